@@ -1,0 +1,229 @@
+import {
+  BaseError,
+  NonceTooLowError,
+  TransactionNotFoundError,
+  TransactionReceiptNotFoundError,
+  createPublicClient,
+  createWalletClient,
+  decodeEventLog,
+  defineChain,
+  encodeFunctionData,
+  erc20Abi,
+  getAddress,
+  http,
+  isAddressEqual,
+  keccak256,
+  parseTransaction,
+  recoverTransactionAddress,
+  type Address,
+  type Hash,
+  type Hex,
+  type PublicClient,
+  type TransactionReceipt,
+} from 'viem';
+import {
+  NonceAlreadyUsedError,
+  type Chain,
+  type NativeTransferRequest,
+  type SignedTransaction,
+  type Signer,
+  type TokenTransferRequest,
+  type Transfer,
+  type TransferVerification,
+} from './types';
+
+export interface EvmChainOptions {
+  chainId: number;
+  rpcUrl: string;
+  /** Per-request timeout; a slow node must fail an activity attempt, not hang it. */
+  timeoutMs?: number;
+}
+
+const TRANSFER_EVENT = erc20Abi.find((item) => item.type === 'event' && item.name === 'Transfer')!;
+
+/** The `Chain` for any EVM network reachable over JSON-RPC (anvil in tests, a provider in production). */
+export function createEvmChain(options: EvmChainOptions): Chain {
+  const { chainId, rpcUrl } = options;
+  const viemChain = defineChain({
+    id: chainId,
+    name: `evm-${chainId}`,
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+  });
+  const transport = http(rpcUrl, { timeout: options.timeoutMs ?? 15_000 });
+  // cacheTime 0: viem otherwise caches the block number for seconds, and confirmation counts go stale.
+  const client: PublicClient = createPublicClient({ chain: viemChain, transport, cacheTime: 0 });
+
+  async function receiptOrNull(hash: Hash): Promise<TransactionReceipt | null> {
+    try {
+      return await client.getTransactionReceipt({ hash });
+    } catch (err) {
+      if (err instanceof TransactionReceiptNotFoundError) return null;
+      throw err;
+    }
+  }
+
+  async function isKnown(hash: Hash): Promise<boolean> {
+    try {
+      await client.getTransaction({ hash });
+      return true;
+    } catch (err) {
+      if (err instanceof TransactionNotFoundError) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * Where the receipt's block stands on the canonical chain now: its depth, or undefined when that
+   * height holds another block (reorged). Reading the head first, then the block at that height,
+   * means a depth we answer was true at the moment of the second read.
+   */
+  async function canonicalDepth(receipt: TransactionReceipt): Promise<number | undefined> {
+    const head = await client.getBlockNumber();
+    if (head < receipt.blockNumber) return undefined;
+    const block = await client.getBlock({ blockNumber: receipt.blockNumber });
+    if (block.hash !== receipt.blockHash) return undefined;
+    return Number(head - receipt.blockNumber) + 1;
+  }
+
+  async function sign(
+    from: Signer,
+    request: { to: Address; data?: Hex; value?: bigint; nonce?: number },
+  ): Promise<SignedTransaction> {
+    const wallet = createWalletClient({ account: from, chain: viemChain, transport });
+    const prepared = await wallet.prepareTransactionRequest({ ...request, chain: viemChain, account: from });
+    const serialized = await wallet.signTransaction(prepared);
+    return { txHash: keccak256(serialized), serialized, nonce: prepared.nonce };
+  }
+
+  const chain: Chain = {
+    chainId,
+
+    getBlockNumber: () => client.getBlockNumber(),
+
+    async getTransfers({ token, to, fromBlock, toBlock }) {
+      if (to !== undefined && to.length === 0) return []; // an empty filter would otherwise match everyone
+      const logs = await client.getLogs({
+        address: token,
+        event: TRANSFER_EVENT,
+        args: to === undefined ? undefined : { to: [...to] },
+        fromBlock,
+        toBlock,
+        strict: true, // drops same-signature logs that don't decode as ERC-20 (e.g. ERC-721's)
+      });
+      const transfers = logs.flatMap((log): Transfer[] =>
+        log.blockNumber === null || log.blockHash === null || log.transactionHash === null || log.logIndex === null
+          ? [] // pending logs have no position yet
+          : [
+              {
+                chainId,
+                txHash: log.transactionHash,
+                logIndex: log.logIndex,
+                blockNumber: log.blockNumber,
+                blockHash: log.blockHash,
+                token: getAddress(log.address),
+                from: getAddress(log.args.from),
+                to: getAddress(log.args.to),
+                amountAtomic: log.args.value,
+              },
+            ],
+      );
+      return transfers.sort((a, b) =>
+        a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1,
+      );
+    },
+
+    async verifyTransfer({ txHash, logIndex, token, to, confirmations }): Promise<TransferVerification> {
+      const receipt = await receiptOrNull(txHash);
+      if (!receipt) {
+        // Broadcast but not mined yet: it may still land, so the caller should ask again later.
+        return (await isKnown(txHash))
+          ? { status: 'pending', confirmations: 0 }
+          : { status: 'not_found', reason: 'unknown_transaction' };
+      }
+      if (receipt.status !== 'success') return { status: 'not_found', reason: 'reverted' };
+      const log = receipt.logs.find((l) => l.logIndex === logIndex);
+      if (!log) return { status: 'not_found', reason: 'no_such_log' };
+      const transfer = decodeTransfer(chainId, log);
+      if (!transfer || !isAddressEqual(transfer.token, token) || !isAddressEqual(transfer.to, to)) {
+        return { status: 'not_found', reason: 'not_a_matching_transfer' };
+      }
+      const depth = await canonicalDepth(receipt);
+      if (depth === undefined) return { status: 'not_found', reason: 'not_canonical' };
+      if (depth < confirmations) return { status: 'pending', confirmations: depth };
+      return { status: 'confirmed', transfer, confirmations: depth };
+    },
+
+    signTokenTransfer: ({ from, token, to, amountAtomic, nonce }) =>
+      sign(from, {
+        to: token,
+        data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amountAtomic] }),
+        nonce,
+      }),
+
+    signNativeTransfer: ({ from, to, amountWei, nonce }) => sign(from, { to, value: amountWei, nonce }),
+
+    async broadcast(tx) {
+      const serialized = typeof tx === 'string' ? tx : tx.serialized;
+      const hash = keccak256(serialized);
+      try {
+        await client.sendRawTransaction({ serializedTransaction: serialized });
+        return hash;
+      } catch (err) {
+        // The same bytes were sent before (a retry, or a timeout that did get through): done already.
+        if (await isKnown(hash)) return hash;
+        if (isNonceTooLow(err)) {
+          const signer = await recoverTransactionAddress({ serializedTransaction: serialized as never });
+          throw new NonceAlreadyUsedError(signer, parseTransaction(serialized).nonce ?? -1);
+        }
+        throw err;
+      }
+    },
+
+    sendTokenTransfer: async (request: TokenTransferRequest) => chain.broadcast(await chain.signTokenTransfer(request)),
+
+    sendNative: async (request: NativeTransferRequest) => chain.broadcast(await chain.signNativeTransfer(request)),
+
+    async getTransactionStatus(txHash, confirmations) {
+      const receipt = await receiptOrNull(txHash);
+      const depth = receipt ? await canonicalDepth(receipt) : undefined;
+      if (!receipt || depth === undefined) return (await isKnown(txHash)) ? 'pending' : 'not_found';
+      if (depth < confirmations) return 'pending';
+      return receipt.status === 'success' ? 'confirmed' : 'reverted';
+    },
+
+    getNonce: (address, blockTag = 'pending') => client.getTransactionCount({ address, blockTag }),
+
+    getTokenBalance: ({ token, owner }) =>
+      client.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [owner] }),
+
+    getNativeBalance: (address) => client.getBalance({ address }),
+  };
+  return chain;
+}
+
+function decodeTransfer(chainId: number, log: TransactionReceipt['logs'][number]): Transfer | undefined {
+  if (log.topics.length !== 3) return undefined; // ERC-721 Transfer has the same signature, 4 topics
+  try {
+    const { eventName, args } = decodeEventLog({ abi: [TRANSFER_EVENT], data: log.data, topics: log.topics });
+    if (eventName !== 'Transfer') return undefined;
+    return {
+      chainId,
+      txHash: log.transactionHash,
+      logIndex: log.logIndex,
+      blockNumber: log.blockNumber,
+      blockHash: log.blockHash,
+      token: getAddress(log.address),
+      from: getAddress(args.from),
+      to: getAddress(args.to),
+      amountAtomic: args.value,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+function isNonceTooLow(err: unknown): boolean {
+  if (err instanceof BaseError && err.walk((e) => e instanceof NonceTooLowError)) return true;
+  return err instanceof Error && /nonce too low|nonce has already been used/i.test(err.message);
+}

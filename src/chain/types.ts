@@ -1,0 +1,119 @@
+import type { Address, Hash, Hex, LocalAccount } from 'viem';
+
+/**
+ * What the Payments and Deposits features need from a chain, and nothing more, so they can be tested
+ * against a fake and so another chain family can sit behind the same shape. Amounts are atomic units
+ * (bigint), never floats.
+ */
+
+/** One ERC-20 `Transfer` log. (chainId, txHash, logIndex) identifies it uniquely. */
+export interface Transfer {
+  chainId: number;
+  txHash: Hash;
+  logIndex: number;
+  blockNumber: bigint;
+  blockHash: Hash;
+  token: Address;
+  from: Address;
+  to: Address;
+  amountAtomic: bigint;
+}
+
+export interface TransferQuery {
+  token: Address;
+  /** Only transfers to these recipients; `undefined` means every recipient, `[]` means none. */
+  to: readonly Address[] | undefined;
+  fromBlock: bigint;
+  toBlock: bigint;
+}
+
+export interface VerifyTransferQuery {
+  txHash: Hash;
+  logIndex: number;
+  token: Address;
+  to: Address;
+  /** Required depth; the block holding the transaction counts as the first confirmation. */
+  confirmations: number;
+}
+
+export type NotFoundReason =
+  | 'unknown_transaction' // never seen, or reorged away and not re-broadcast
+  | 'not_canonical' // the receipt's block is no longer on the canonical chain
+  | 'reverted'
+  | 'no_such_log'
+  | 'not_a_matching_transfer'; // the log exists but is not a Transfer of `token` to `to`
+
+export type TransferVerification =
+  | { status: 'confirmed'; transfer: Transfer; confirmations: number }
+  | { status: 'pending'; confirmations: number }
+  | { status: 'not_found'; reason: NotFoundReason };
+
+export type TransactionStatus = 'confirmed' | 'pending' | 'reverted' | 'not_found';
+
+/** A key the service controls (see src/custody); a KMS/MPC signer fits the same viem shape. */
+export type Signer = LocalAccount;
+
+export interface TokenTransferRequest {
+  from: Signer;
+  token: Address;
+  to: Address;
+  amountAtomic: bigint;
+  /**
+   * The settlement's reserved nonce. Passing it is what makes a retried send safe: see `Chain.broadcast`.
+   * Omitted, the next pending nonce of `from` is used, which is only safe for one-off sends.
+   */
+  nonce?: number;
+}
+
+export interface NativeTransferRequest {
+  from: Signer;
+  to: Address;
+  amountWei: bigint;
+  nonce?: number;
+}
+
+/** A signed transaction whose hash is known before it is broadcast, so it can be recorded first. */
+export interface SignedTransaction {
+  txHash: Hash;
+  serialized: Hex;
+  nonce: number;
+}
+
+export interface Chain {
+  readonly chainId: number;
+  getBlockNumber(): Promise<bigint>;
+  /** Transfer logs in [fromBlock, toBlock], ordered by block then log index. */
+  getTransfers(query: TransferQuery): Promise<Transfer[]>;
+  /** Re-reads the receipt and the canonical chain, so a reorged-away transfer is `not_found`. */
+  verifyTransfer(query: VerifyTransferQuery): Promise<TransferVerification>;
+
+  signTokenTransfer(request: TokenTransferRequest): Promise<SignedTransaction>;
+  signNativeTransfer(request: NativeTransferRequest): Promise<SignedTransaction>;
+  /**
+   * Broadcasts a signed transaction and answers its hash. Idempotent: re-broadcasting the same signed
+   * transaction (already pending or mined) answers the same hash instead of failing. If a *different*
+   * transaction already used that signer's nonce, it throws `NonceAlreadyUsedError`, so a retry that
+   * re-signed can never pay twice.
+   */
+  broadcast(tx: SignedTransaction | Hex): Promise<Hash>;
+  /** sign + broadcast. For exactly-once settlement, reserve the nonce and pass it (see `broadcast`). */
+  sendTokenTransfer(request: TokenTransferRequest): Promise<Hash>;
+  sendNative(request: NativeTransferRequest): Promise<Hash>;
+  /** `pending` also covers "mined, but fewer than `confirmations` deep". */
+  getTransactionStatus(txHash: Hash, confirmations: number): Promise<TransactionStatus>;
+  /** Next nonce of `address`; `pending` includes transactions still in the mempool. */
+  getNonce(address: Address, blockTag?: 'latest' | 'pending'): Promise<number>;
+  getTokenBalance(query: { token: Address; owner: Address }): Promise<bigint>;
+  getNativeBalance(address: Address): Promise<bigint>;
+}
+
+/** The signer's nonce was consumed by another transaction: the thing a settlement retry must not redo. */
+export class NonceAlreadyUsedError extends Error {
+  constructor(
+    readonly signer: Address,
+    readonly nonce: number,
+  ) {
+    super(`nonce ${nonce} of ${signer} is already used by another transaction`);
+    this.name = 'NonceAlreadyUsedError';
+  }
+}

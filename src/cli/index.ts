@@ -1,0 +1,66 @@
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config';
+import { loadEnvironments } from '../config/environments';
+import { createApp, SCOPES, type TScope } from '../domain/apps';
+import { openDatabase } from '../runtime/database';
+
+/**
+ * Operator CLI. Each command prints exactly one JSON object on stdout; diagnostics go to stderr.
+ *   apps create --environment sandbox|production --name <name> [--scopes v2:accounts,...]
+ */
+const USAGE = `usage:
+  npm run cli -- apps create --environment sandbox|production --name <name> [--scopes ${SCOPES.join(',')}]`;
+
+type Command = (argv: string[]) => Promise<unknown>;
+
+const commands: Record<string, Command> = {
+  'apps create': async (argv) => {
+    const { values } = parseArgs({
+      args: argv,
+      options: { environment: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' } },
+      strict: true,
+    });
+    if (!values.environment || !values.name) throw new UsageError('apps create needs --environment and --name');
+    const scopes = values.scopes?.split(',').map((s) => s.trim()).filter(Boolean) as TScope[] | undefined;
+    const config = loadConfig();
+    const envs = loadEnvironments(config.environmentsFile);
+    const opened = await openDatabase(config);
+    try {
+      return await createApp(
+        opened.db.prisma,
+        { name: values.name, environment: values.environment as 'sandbox', ...(scopes ? { scopes } : {}) },
+        envs.apiVersion,
+      );
+    } finally {
+      await opened.close();
+    }
+  },
+};
+
+class UsageError extends Error {}
+
+export function registerCommand(name: string, command: Command): void {
+  commands[name] = command;
+}
+
+export async function runCli(argv: string[]): Promise<number> {
+  const name = argv.slice(0, 2).join(' ');
+  const command = commands[name];
+  if (!command) {
+    process.stderr.write(`${USAGE}\n`);
+    return 2;
+  }
+  try {
+    const result = await command(argv.slice(2));
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    return 0;
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`error: ${message}\n${err instanceof UsageError ? `${USAGE}\n` : ''}`);
+    return err instanceof UsageError ? 2 : 1;
+  }
+}
+
+if (require.main === module) {
+  void runCli(process.argv.slice(2)).then((code) => process.exit(code));
+}

@@ -1,0 +1,97 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+/** What each app environment offers: the content behind GET /v2/partners/config. */
+export const ENVIRONMENTS = ['sandbox', 'production'] as const;
+export type TEnvironmentName = (typeof ENVIRONMENTS)[number];
+
+export const MODULE_IDS = [
+  'accounts',
+  'payments',
+  'deposit_addresses',
+  'vaults',
+  'webhooks',
+  'balances_and_transactions',
+] as const;
+export type TModuleId = (typeof MODULE_IDS)[number];
+
+const ZDecimal = z.string().regex(/^\d+(\.\d+)?$/, 'a non-negative decimal string');
+const ZAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'an EVM address');
+
+export const ZAssetConfig = z.object({
+  symbol: z.string().min(1),
+  tokenAddress: ZAddress,
+  decimals: z.number().int().min(0).max(36),
+  kind: z.literal('token'),
+  minimumDeposit: z.object({ amount: ZDecimal, inclusive: z.boolean() }),
+});
+
+export const ZNetworkConfig = z.object({
+  code: z.string().min(1),
+  aliases: z.array(z.string()).default([]),
+  chainFamily: z.literal('evm'),
+  chainId: z.number().int().positive(),
+  rpcUrl: z.string().min(1),
+  confirmations: z.number().int().min(1),
+  defaultAsset: z.string().min(1),
+  assets: z.array(ZAssetConfig).min(1),
+});
+
+export const ZEnvironmentConfig = z.object({
+  organizationId: z.string(),
+  environmentId: z.string(),
+  namespace: z.string(),
+  modules: z.array(z.enum(MODULE_IDS)),
+  fees: z.object({
+    partnerFeeBps: z.number().int().min(0).max(10_000),
+    platformFeeBps: z.number().int().min(0).max(10_000),
+  }),
+  networks: z.array(ZNetworkConfig),
+  links: z.object({ docs: z.string(), openapi: z.string(), dashboard: z.string() }),
+});
+
+export const ZEnvironmentsFile = z.object({
+  apiVersion: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+  supportedApiVersions: z.array(z.string()).min(1),
+  environments: z.object({ sandbox: ZEnvironmentConfig, production: ZEnvironmentConfig }),
+});
+
+export type TAssetConfig = z.infer<typeof ZAssetConfig>;
+export type TNetworkConfig = z.infer<typeof ZNetworkConfig>;
+export type TEnvironmentConfig = z.infer<typeof ZEnvironmentConfig>;
+export type TEnvironments = z.infer<typeof ZEnvironmentsFile>;
+
+export const DEFAULT_ENVIRONMENTS_FILE = path.resolve(__dirname, '../../config/environments.json');
+
+export function loadEnvironments(file = DEFAULT_ENVIRONMENTS_FILE): TEnvironments {
+  const raw: unknown = JSON.parse(readFileSync(file, 'utf8'));
+  const parsed = ZEnvironmentsFile.safeParse(raw);
+  if (!parsed.success) {
+    throw new Error(`invalid environments file ${file}: ${z.prettifyError(parsed.error)}`);
+  }
+  return parsed.data;
+}
+
+/** Replaces a network's RPC URL, e.g. with the port of the anvil node a test or `npm start` runs. */
+export function withRpcUrl(envs: TEnvironments, chainId: number, rpcUrl: string): TEnvironments {
+  const patch = (e: TEnvironmentConfig): TEnvironmentConfig => ({
+    ...e,
+    networks: e.networks.map((n) => (n.chainId === chainId ? { ...n, rpcUrl } : n)),
+  });
+  return {
+    ...envs,
+    environments: {
+      sandbox: patch(envs.environments.sandbox),
+      production: patch(envs.environments.production),
+    },
+  };
+}
+
+export function findNetwork(env: TEnvironmentConfig, chainId: number): TNetworkConfig | undefined {
+  return env.networks.find((n) => n.chainId === chainId);
+}
+
+export function findAsset(network: TNetworkConfig, assetCode: string): TAssetConfig | undefined {
+  return network.assets.find((a) => a.symbol === assetCode);
+}

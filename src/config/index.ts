@@ -1,0 +1,91 @@
+import { z } from 'zod';
+
+// Environment variables are parsed once, here, at start-up. Nothing else reads process.env.
+const ZFlag = z
+  .enum(['true', 'false', '1', '0'])
+  .transform((v) => v === 'true' || v === '1');
+
+const ZEnv = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('127.0.0.1'),
+  PUBLIC_BASE_URL: z.url().optional(),
+  DATABASE_URL: z.string().min(1).optional(),
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
+  DATABASE_POOL_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(1).default(5000),
+  EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
+  TEMPORAL_ADDRESS: z.string().min(1).optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('partner-payments'),
+  TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
+  EMBEDDED_TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
+  RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(100),
+  RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(1),
+  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(256 * 1024),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  SERVICE_SECRET: z.string().min(32).optional(),
+  DATA_DIR: z.string().optional(),
+  ENVIRONMENTS_FILE: z.string().optional(),
+  EMBEDDED_ANVIL_PORT: z.coerce.number().int().min(1).max(65535).default(8545),
+  WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: ZFlag.default(false),
+});
+
+export type TEnv = z.infer<typeof ZEnv>;
+
+export interface ServiceConfig {
+  http: { port: number; host: string; publicBaseUrl: string; maxBodyBytes: number };
+  database: { url?: string; poolMax: number; acquireTimeoutMs: number; embeddedPort: number };
+  temporal: {
+    address?: string;
+    namespace: string;
+    taskQueue: string;
+    embeddedPort: number;
+    uiPort: number;
+  };
+  rateLimit: { points: number; windowSeconds: number };
+  logLevel: TEnv['LOG_LEVEL'];
+  /** HMAC key for cursors and derived secrets; the embedded default lives under .data/. */
+  serviceSecret?: string;
+  dataDir?: string;
+  environmentsFile?: string;
+  anvil: { embeddedPort: number };
+  webhooks: { allowPrivateDestinations: boolean };
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+  const parsed = ZEnv.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`invalid configuration: ${problems}`);
+  }
+  const e = parsed.data;
+  return {
+    http: {
+      port: e.PORT,
+      host: e.HOST,
+      publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`,
+      maxBodyBytes: e.MAX_BODY_BYTES,
+    },
+    database: {
+      url: e.DATABASE_URL,
+      poolMax: e.DATABASE_POOL_MAX,
+      acquireTimeoutMs: e.DATABASE_POOL_ACQUIRE_TIMEOUT_MS,
+      embeddedPort: e.EMBEDDED_POSTGRES_PORT,
+    },
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      taskQueue: e.TEMPORAL_TASK_QUEUE,
+      embeddedPort: e.EMBEDDED_TEMPORAL_PORT,
+      uiPort: e.TEMPORAL_UI_PORT,
+    },
+    rateLimit: { points: e.RATE_LIMIT_POINTS, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS },
+    logLevel: e.LOG_LEVEL,
+    serviceSecret: e.SERVICE_SECRET,
+    dataDir: e.DATA_DIR,
+    environmentsFile: e.ENVIRONMENTS_FILE,
+    anvil: { embeddedPort: e.EMBEDDED_ANVIL_PORT },
+    webhooks: { allowPrivateDestinations: e.WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS },
+  };
+}

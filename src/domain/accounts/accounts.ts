@@ -1,0 +1,255 @@
+import { Prisma, type PrismaClient } from '../../db/client';
+import type { TEnvironmentConfig } from '../../config/environments';
+import { findAsset, findNetwork } from '../../config/environments';
+import { ApiError, notFound } from '../../http/errors';
+import type { AuthenticatedApp } from '../apps';
+import { recordEvent } from '../events';
+import { newId, randomToken } from '../ids';
+import { BUNDLE_INCLUDE, loadAccount, toAccountBundle } from './account-bundle';
+import type {
+  TAccountBundle,
+  TAccountCapabilities,
+  TCreateAccount,
+  TRegisterConnectedWallet,
+  TSetSettlementProfile,
+  TUpdateDisplayProfile,
+} from './account.schemas';
+
+function isUniqueViolation(err: unknown): boolean {
+  return err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002';
+}
+
+/** Creates a UPA with its payment handle; account.created is written in the same transaction. */
+export async function createAccount(prisma: PrismaClient, app: AuthenticatedApp, input: TCreateAccount): Promise<TAccountBundle> {
+  const accountId = newId('account');
+  try {
+    const account = await prisma.$transaction(async (tx) => {
+      const created = await tx.account.create({
+        data: {
+          id: accountId,
+          appId: app.id,
+          externalUserId: input.externalUserId,
+          subjectType: input.subjectType,
+          status: 'active',
+          metadata: input.metadata as Prisma.InputJsonValue,
+          paymentHandle: {
+            create: { id: newId('handle'), namespace: app.id, handle: randomToken(12).toLowerCase(), status: 'active' },
+          },
+        },
+        include: BUNDLE_INCLUDE,
+      });
+      await recordEvent(tx, {
+        appId: app.id,
+        name: 'account.created',
+        apiVersion: app.apiVersion,
+        accountId,
+        resourceType: 'account',
+        resourceId: accountId,
+        payload: { accountId, externalUserId: input.externalUserId },
+      });
+      return created;
+    });
+    return toAccountBundle(account);
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    const existing = await prisma.account.findUnique({
+      where: { appId_externalUserId: { appId: app.id, externalUserId: input.externalUserId } },
+      select: { id: true },
+    });
+    throw new ApiError('account_already_exists', 'An account with this externalUserId already exists', {
+      accountId: existing?.id ?? null,
+    });
+  }
+}
+
+/**
+ * Optimistic concurrency: the update only applies where the stored version still equals
+ * expectedVersion, so of two concurrent updates exactly one wins and the other gets 409.
+ */
+export async function updateDisplayProfile(
+  prisma: PrismaClient,
+  app: AuthenticatedApp,
+  accountId: string,
+  input: TUpdateDisplayProfile,
+): Promise<TAccountBundle> {
+  const account = await prisma.$transaction(async (tx) => {
+    const { count } = await tx.account.updateMany({
+      where: { id: accountId, appId: app.id, displayProfileVersion: input.expectedVersion },
+      data: {
+        displayName: input.displayName,
+        logoUrl: input.logoUrl ?? null,
+        displayProfileVersion: { increment: 1 },
+        updatedAt: new Date(),
+      },
+    });
+    if (count === 0) {
+      const current = await tx.account.findFirst({ where: { id: accountId, appId: app.id }, select: { displayProfileVersion: true } });
+      if (!current) throw notFound('Account');
+      throw new ApiError('version_conflict', 'The display profile changed since expectedVersion; re-read the account and retry', {
+        expectedVersion: input.expectedVersion,
+        currentVersion: current.displayProfileVersion,
+      });
+    }
+    await tx.displayProfileRevision.create({
+      data: {
+        accountId,
+        version: input.expectedVersion + 1,
+        displayName: input.displayName,
+        logoUrl: input.logoUrl ?? null,
+        reason: input.reason,
+      },
+    });
+    await recordEvent(tx, {
+      appId: app.id,
+      name: 'account.updated',
+      apiVersion: app.apiVersion,
+      accountId,
+      resourceType: 'account',
+      resourceId: accountId,
+      payload: { accountId, change: 'display_profile', version: input.expectedVersion + 1 },
+    });
+    return loadAccount(tx, app.id, accountId);
+  });
+  return toAccountBundle(account);
+}
+
+/** Registers an EVM wallet the account holder controls. Ownership starts unverified. */
+export async function registerConnectedWallet(
+  prisma: PrismaClient,
+  app: AuthenticatedApp,
+  env: TEnvironmentConfig,
+  accountId: string,
+  input: TRegisterConnectedWallet,
+): Promise<TAccountBundle> {
+  await loadAccount(prisma, app.id, accountId);
+  if (!findNetwork(env, input.chainId)) {
+    throw new ApiError('chain_config_missing', `Chain ${input.chainId} is not configured for this environment`);
+  }
+  const address = input.address.toLowerCase();
+  try {
+    await prisma.$transaction(async (tx) => {
+      await tx.connectedWallet.create({
+        data: {
+          id: newId('wallet'),
+          accountId,
+          kind: input.kind,
+          chainId: input.chainId,
+          address,
+          label: input.label ?? null,
+          status: 'active',
+          ownershipVerificationStatus: 'unverified',
+          ownershipVerificationMethod: 'eip712_signature',
+        },
+      });
+      await accountUpdated(tx, app, accountId, 'connected_wallet_added');
+    });
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    throw new ApiError('conflict', 'This wallet is already connected to the account');
+  }
+  return toAccountBundle(await loadAccount(prisma, app.id, accountId));
+}
+
+/**
+ * Makes a connected wallet the account's settlement destination. Each change is a new version with a
+ * new settlementDestinationId and a snapshot; Payments copy the snapshot they were created with.
+ */
+export async function setSettlementProfile(
+  prisma: PrismaClient,
+  app: AuthenticatedApp,
+  env: TEnvironmentConfig,
+  accountId: string,
+  input: TSetSettlementProfile,
+): Promise<TAccountBundle> {
+  const account = await loadAccount(prisma, app.id, accountId);
+  const wallet = account.connectedWallets.find((w) => w.id === input.connectedWalletId && w.status === 'active');
+  if (!wallet) throw notFound('Connected wallet');
+  const network = findNetwork(env, wallet.chainId);
+  if (!network) throw new ApiError('chain_config_missing', `Chain ${wallet.chainId} is not configured for this environment`);
+  const assetSymbol = input.assetSymbol ?? network.defaultAsset;
+  const asset = findAsset(network, assetSymbol);
+  if (!asset) {
+    throw new ApiError('payment_method_not_supported', `Asset ${assetSymbol} is not supported on chain ${wallet.chainId}`);
+  }
+  const previous = account.settlementProfile;
+  const version = (previous?.version ?? 0) + 1;
+  const settlementDestinationId = newId('settlementDestination');
+  const snapshot = {
+    settlementDestinationId,
+    destinationType: 'connected_wallet',
+    connectedWalletId: wallet.id,
+    chainId: wallet.chainId,
+    destinationAddress: wallet.address,
+    assetSymbol: asset.symbol,
+    tokenAddress: asset.tokenAddress,
+    decimals: asset.decimals,
+    version,
+    capturedAt: new Date().toISOString(),
+  };
+  const data = {
+    version,
+    connectedWalletId: wallet.id,
+    settlementDestinationId,
+    status: 'active',
+    destinationType: 'connected_wallet',
+    chainId: wallet.chainId,
+    destinationAddress: wallet.address,
+    assetSymbol: asset.symbol,
+    tokenAddress: asset.tokenAddress,
+    snapshot,
+  };
+  await prisma.$transaction(async (tx) => {
+    if (previous) {
+      // Conditional on the version read above, so two concurrent changes can't both apply.
+      const { count } = await tx.settlementProfile.updateMany({ where: { id: previous.id, version: previous.version }, data });
+      if (count === 0) throw new ApiError('version_conflict', 'The settlement profile changed concurrently; retry');
+    } else {
+      await tx.settlementProfile.create({ data: { id: newId('settlementProfile'), accountId, ...data } });
+    }
+    await accountUpdated(tx, app, accountId, 'settlement_profile');
+  });
+  return toAccountBundle(await loadAccount(prisma, app.id, accountId));
+}
+
+export async function accountCapabilities(
+  prisma: PrismaClient,
+  app: AuthenticatedApp,
+  env: TEnvironmentConfig,
+  accountId: string,
+): Promise<TAccountCapabilities> {
+  const account = await loadAccount(prisma, app.id, accountId);
+  const active = account.status === 'active';
+  const settled = account.settlementProfile?.status === 'active';
+  const paymentsOn = env.modules.includes('payments') && app.scopes.includes('v2:payments');
+  const depositsOn = env.modules.includes('deposit_addresses') && app.scopes.includes('v2:deposit_addresses');
+  const reason = (ok: boolean, why: string) => (ok ? null : why);
+  return {
+    accountId,
+    capabilities: {
+      receivePayments: {
+        available: active && paymentsOn && settled,
+        disabledReason: !paymentsOn ? 'module_not_available' : reason(settled, 'settlement_profile_missing'),
+      },
+      sendPayments: { available: active && paymentsOn, disabledReason: reason(paymentsOn, 'module_not_available') },
+      depositAddresses: {
+        available: active && depositsOn && settled,
+        disabledReason: !depositsOn ? 'module_not_available' : reason(settled, 'settlement_profile_missing'),
+      },
+      connectedWallets: { available: active, supportedChainIds: env.networks.map((n) => n.chainId) },
+      settlement: { configured: settled, settlementProfileId: account.settlementProfile?.id ?? null },
+    },
+  };
+}
+
+async function accountUpdated(tx: Prisma.TransactionClient, app: AuthenticatedApp, accountId: string, change: string) {
+  await tx.account.update({ where: { id: accountId }, data: { updatedAt: new Date() } });
+  await recordEvent(tx, {
+    appId: app.id,
+    name: 'account.updated',
+    apiVersion: app.apiVersion,
+    accountId,
+    resourceType: 'account',
+    resourceId: accountId,
+    payload: { accountId, change },
+  });
+}

@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import type { PrismaClient } from '../db/client';
+import { ENVIRONMENTS, type TEnvironmentName } from '../config/environments';
+import { newId, randomToken } from './ids';
+import { hashSecret, safeEqual } from './secrets';
+
+export const SCOPES = ['v2:accounts', 'v2:deposit_addresses', 'v2:payments', 'v2:vaults'] as const;
+export type TScope = (typeof SCOPES)[number];
+
+export const ZCreateApp = z.object({
+  name: z.string().min(1).max(120),
+  environment: z.enum(ENVIRONMENTS),
+  scopes: z.array(z.enum(SCOPES)).min(1).default([...SCOPES]),
+});
+export type TCreateApp = z.input<typeof ZCreateApp>;
+
+export interface AppCredential {
+  appId: string;
+  appSecret: string;
+  environment: TEnvironmentName;
+  scopes: TScope[];
+}
+
+export interface AuthenticatedApp {
+  id: string;
+  name: string;
+  environment: TEnvironmentName;
+  scopes: TScope[];
+  apiVersion: string;
+}
+
+/** Creates an app and returns its secret; only the secret's hash is stored. */
+export async function createApp(
+  prisma: PrismaClient,
+  input: TCreateApp,
+  apiVersion: string,
+): Promise<AppCredential> {
+  const data = ZCreateApp.parse(input);
+  const appId = newId('app');
+  const appSecret = `sk_${data.environment === 'sandbox' ? 'test' : 'live'}_${randomToken(43)}`;
+  await prisma.app.create({
+    data: {
+      id: appId,
+      name: data.name,
+      environment: data.environment,
+      scopes: data.scopes,
+      secretHash: hashSecret(appSecret),
+      apiVersion,
+    },
+  });
+  return { appId, appSecret, environment: data.environment, scopes: data.scopes };
+}
+
+// Compared against when the app id is unknown, so a miss costs the same as a wrong secret.
+const DUMMY_HASH = hashSecret('not-a-real-secret');
+
+export async function authenticateApp(
+  prisma: PrismaClient,
+  appId: string,
+  appSecret: string,
+): Promise<AuthenticatedApp | null> {
+  const app = appId.length <= 64 ? await prisma.app.findUnique({ where: { id: appId } }) : null;
+  const ok = safeEqual(hashSecret(appSecret), app?.secretHash ?? DUMMY_HASH);
+  if (!app || !ok) return null;
+  return {
+    id: app.id,
+    name: app.name,
+    environment: app.environment as TEnvironmentName,
+    scopes: app.scopes as TScope[],
+    apiVersion: app.apiVersion,
+  };
+}

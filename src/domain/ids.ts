@@ -1,0 +1,42 @@
+import { randomBytes } from 'node:crypto';
+
+/** The spec's id prefixes. Ids are opaque: prefix + 22 base62 characters (~131 bits). */
+export const ID_PREFIXES = {
+  account: 'acct_',
+  payment: 'payment_',
+  paymentOption: 'pay_option_',
+  fundingOperation: 'pay_funding_',
+  transaction: 'txn_',
+  deposit: 'deposit_',
+  depositAddress: 'deposit_addr_',
+  bankAccount: 'bank_account_',
+  handle: 'handle_',
+  wallet: 'wallet_',
+  settlementProfile: 'settle_',
+  settlementDestination: 'destination_',
+  app: 'app_',
+  event: 'evt_',
+  delivery: 'dlv_',
+  webhookEndpoint: 'whe_',
+  ledgerEntry: 'entry_',
+  nextAction: 'action_',
+} as const;
+
+export type TIdKind = keyof typeof ID_PREFIXES;
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+export function randomToken(length: number): string {
+  // Rejection sampling keeps every character uniformly likely.
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248 && out.length < length) out += ALPHABET[byte % 62];
+    }
+  }
+  return out;
+}
+
+export function newId(kind: TIdKind): string {
+  return `${ID_PREFIXES[kind]}${randomToken(22)}`;
+}

@@ -1,0 +1,206 @@
+import type { TEnvironmentConfig, TEnvironments, TModuleId } from '../config/environments';
+import type { AuthenticatedApp, TScope } from './apps';
+import { DELIVERY_POLICY, EVENT_GROUPS, EVENT_NAMES, RECOMMENDED_EVENTS, SIGNATURES } from './event-catalog';
+
+/** The modules the service knows, the scope each needs, and whether this build can run it. */
+const MODULES: Record<TModuleId, { name: string; description: string; scopes: TScope[]; operational: boolean; optional: boolean }> = {
+  accounts: { name: 'Accounts', description: 'Universal Payment Accounts', scopes: ['v2:accounts'], operational: true, optional: false },
+  payments: { name: 'Payments', description: 'Escrow-first receive and send Payments', scopes: ['v2:payments'], operational: true, optional: false },
+  deposit_addresses: { name: 'Deposit addresses', description: 'Reusable receive addresses', scopes: ['v2:deposit_addresses'], operational: true, optional: true },
+  vaults: { name: 'Vaults', description: 'Policy-controlled stablecoin vaults', scopes: ['v2:vaults'], operational: false, optional: true },
+  webhooks: { name: 'Webhooks', description: 'Signed event notifications', scopes: [], operational: true, optional: false },
+  balances_and_transactions: { name: 'Balances and transactions', description: 'Ledger projections', scopes: ['v2:accounts'], operational: true, optional: true },
+};
+
+function pct(bps: number): string {
+  return (bps / 100).toFixed(2);
+}
+
+/** Decimal amount -> atomic units string, exactly (no floats). */
+export function toAtomic(amount: string, decimals: number): string {
+  const [whole = '0', frac = ''] = amount.split('.');
+  if (frac.length > decimals) throw new Error(`${amount} has more than ${decimals} decimals`);
+  return (BigInt(whole) * 10n ** BigInt(decimals) + BigInt(frac.padEnd(decimals, '0') || '0')).toString();
+}
+
+function availability(entitled: boolean, credentialAllowed: boolean, operational: boolean) {
+  const available = entitled && credentialAllowed && operational;
+  const disabledReason = !entitled ? 'not_entitled' : !credentialAllowed ? 'credential_scope_missing' : !operational ? 'not_operational' : null;
+  return { entitled, credentialAllowed, operational, available, disabledReason };
+}
+
+export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments) {
+  const env: TEnvironmentConfig = envs.environments[app.environment];
+  const moduleState = (id: TModuleId) => {
+    const m = MODULES[id];
+    return availability(env.modules.includes(id), m.scopes.every((s) => app.scopes.includes(s)), m.operational);
+  };
+  const modules = (Object.keys(MODULES) as TModuleId[]).map((id) => ({
+    id,
+    name: MODULES[id].name,
+    description: MODULES[id].description,
+    scopes: MODULES[id].scopes,
+    defaultEnabled: !MODULES[id].optional,
+    optional: MODULES[id].optional,
+    ...moduleState(id),
+  }));
+
+  const assetsOf = (n: TEnvironmentConfig['networks'][number]) =>
+    n.assets.map((a) => ({
+      symbol: a.symbol,
+      tokenAddress: a.tokenAddress,
+      decimals: a.decimals,
+      kind: a.kind,
+      minimumDeposit: {
+        amount: a.minimumDeposit.amount,
+        amountAtomic: toAtomic(a.minimumDeposit.amount, a.decimals),
+        inclusive: a.minimumDeposit.inclusive,
+      },
+    }));
+
+  const deposits = moduleState('deposit_addresses');
+  const payments = moduleState('payments');
+  const accounts = moduleState('accounts');
+  const balances = moduleState('balances_and_transactions');
+  const networks = env.networks.map((n) => ({
+    code: n.code,
+    aliases: n.aliases,
+    chainFamily: n.chainFamily,
+    chainId: n.chainId,
+    depositAddresses: { supported: true, provider: 'service', operational: true, disabledReason: null },
+    connectedWallets: { supported: true },
+    settlement: { supported: true },
+    paymentCollection: {
+      supported: true,
+      provider: 'service',
+      network: n.code,
+      configured: true,
+      detectionMode: 'chain_scanner',
+      disabledReason: null,
+    },
+    defaultAsset: n.defaultAsset,
+    supportedAssets: assetsOf(n),
+  }));
+  const feeTotal = env.fees.partnerFeeBps + env.fees.platformFeeBps;
+  const methodOff = { ...availability(false, true, false) };
+  const bankMethod = {
+    ...methodOff,
+    destinationType: 'external_bank',
+    standaloneApi: false,
+    countries: [],
+    preparationAvailable: false,
+    paymentExecutionAvailable: false,
+  };
+
+  return {
+    id: `pcfg_${app.id}`,
+    appId: app.id,
+    organizationId: env.organizationId,
+    environmentId: env.environmentId,
+    apiVersion: app.apiVersion,
+    supportedApiVersions: envs.supportedApiVersions,
+    namespace: env.namespace,
+    scopes: app.scopes,
+    credentialType: 'app',
+    credentialMode: 'app_secret',
+    status: 'active',
+    modules,
+    compliance: {
+      partnerKyb: { status: 'not_required', updatedAt: null },
+      requirements: { partnerFiatAccess: 'kyb', individualUpaFiatAccess: 'kyc', businessUpaFiatAccess: 'kyb' },
+    },
+    fees: {
+      partnerFeeBps: env.fees.partnerFeeBps,
+      partnerFeePercent: pct(env.fees.partnerFeeBps),
+      platformFeeBps: env.fees.platformFeeBps,
+      platformFeePercent: pct(env.fees.platformFeeBps),
+      totalFeeBps: feeTotal,
+      totalFeePercent: pct(feeTotal),
+      model: 'deducted_at_final_settlement',
+      currency: 'USD',
+    },
+    networks,
+    capabilities: {
+      accounts: {
+        ...accounts,
+        availableToCredential: accounts.available,
+        accountIdLookup: true,
+        externalUserIdLookup: true,
+        handles: true,
+        connectedWallets: true,
+        emailVerification: { mode: 'none', partnerAssertionAllowed: false, version: 1 },
+      },
+      depositAddresses: {
+        ...deposits,
+        availableToCredential: deposits.available,
+        supportedChainIds: env.networks.map((n) => n.chainId),
+        availableChainIds: deposits.available ? env.networks.map((n) => n.chainId) : [],
+        supportedNetworks: env.networks.map((n) => ({
+          code: n.code,
+          chainId: n.chainId,
+          chainFamily: n.chainFamily,
+          operational: true,
+          disabledReason: null,
+          assets: assetsOf(n),
+        })),
+      },
+      payments: {
+        ...payments,
+        availableToCredential: payments.available,
+        capabilities: { crypto: true, onramp: false, externalQr: false, externalBank: false, card: false },
+        methods: {
+          direct: { ...payments },
+          routing: methodOff,
+          onramp: methodOff,
+          externalQr: { ...bankMethod, destinationType: 'external_qr' },
+          externalBank: { ...bankMethod, directoryEndpoint: '/v2/payments/external-bank/banks' },
+          card: methodOff,
+        },
+        publicPaymentCreation: {
+          enabled: false,
+          authentication: 'none',
+          purpose: 'wallet_payment',
+          methods: [],
+          destinations: [],
+          allowedFiatCurrencies: [],
+          paymentTtlSeconds: 600,
+          configureEndpoint: null,
+          createEndpoint: `/v2/public/apps/${app.id}/payments`,
+        },
+      },
+      balancesAndTransactions: {
+        enabled: balances.entitled,
+        availableToCredential: balances.available,
+        balances: { enabled: balances.entitled, availableToCredential: balances.available },
+        transactions: { enabled: balances.entitled, availableToCredential: balances.available },
+      },
+      webhooks: {
+        supportedEvents: EVENT_NAMES,
+        recommendedEvents: RECOMMENDED_EVENTS,
+        eventGroups: EVENT_GROUPS.map((g) => ({ id: g.id, label: g.label, events: g.events })),
+        signatures: SIGNATURES,
+        deliveryPolicy: DELIVERY_POLICY,
+      },
+      vaults: {
+        ...moduleState('vaults'),
+        availableToCredential: false,
+        scope: 'v2:vaults',
+        runtime: 'none',
+        ownershipModes: { external: false, stableyard: false },
+        managedApproval: { method: 'email_otp', ready: false, disabledReason: 'not_operational' },
+        spendLimit: { defaultAmountAtomic: '0', maxAmountAtomic: '0', currency: 'USD', decimals: 6, period: 'fixed_30_day' },
+        yieldProviders: ['none'],
+        tokens: env.networks.flatMap((n) =>
+          n.assets.map((a) => ({ symbol: a.symbol, chainId: n.chainId, tokenAddress: a.tokenAddress, decimals: a.decimals })),
+        ),
+        resourceVersion: 1,
+      },
+    },
+    integrations: {
+      clientApi: { enabled: false, availableToCredential: false },
+      webhooks: { enabled: env.modules.includes('webhooks'), availableToCredential: env.modules.includes('webhooks') },
+      partnerConsole: { enabled: false, availableToCredential: false },
+    },
+    links: env.links,
+  };
+}

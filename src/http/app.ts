@@ -1,0 +1,67 @@
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { Database } from '../db/client';
+import type { TEnvironments } from '../config/environments';
+import type { ServiceConfig } from '../config';
+import type { Logger } from '../logger';
+import type { ApiState } from './context';
+import { ApiError } from './errors';
+import { authenticate } from './middleware/auth';
+import { errorHandler } from './middleware/error-handler';
+import { jsonBody } from './middleware/json-body';
+import { rateLimit } from './middleware/rate-limit';
+import { requestContext } from './middleware/request-context';
+import { echoSvcVersion, enforceSvcVersion } from './middleware/versioning';
+import { createCursorCodec, type CursorCodec } from './pagination';
+import { registerAccountRoutes } from './routes/accounts';
+import { registerHealthRoutes, type HealthProbe } from './routes/health';
+import { registerPartnerConfigRoutes } from './routes/partner-config';
+
+export interface ApiDeps {
+  config: ServiceConfig;
+  environments: TEnvironments;
+  db: Database;
+  logger: Logger;
+  serviceSecret: string;
+  temporalHealth: HealthProbe;
+  /** Feature modules (payments, deposits, webhooks admin...) add their routes here. */
+  extraRoutes?: Array<(router: Router<ApiState>, shared: SharedRouteDeps) => void>;
+}
+
+export interface SharedRouteDeps {
+  cursors: CursorCodec;
+}
+
+export function createApi(deps: ApiDeps): Koa<ApiState> {
+  const { config, environments, db, logger } = deps;
+  const app = new Koa<ApiState>({ proxy: false });
+  app.silent = true;
+  const shared: SharedRouteDeps = { cursors: createCursorCodec(deps.serviceSecret) };
+
+  app.use(requestContext(logger));
+  app.use(echoSvcVersion(environments.apiVersion));
+  app.use(errorHandler());
+
+  const open = new Router<ApiState>();
+  registerHealthRoutes(open, { prisma: db.prisma, temporalHealth: deps.temporalHealth });
+  app.use(open.routes());
+
+  const partner = new Router<ApiState>();
+  partner.use(authenticate(db.prisma));
+  partner.use(enforceSvcVersion(environments.supportedApiVersions));
+  partner.use(rateLimit(db.pool, config.rateLimit));
+  partner.use(jsonBody(config.http.maxBodyBytes));
+  registerPartnerConfigRoutes(partner, { environments });
+  registerAccountRoutes(partner, { prisma: db.prisma, environments });
+  for (const register of deps.extraRoutes ?? []) register(partner, shared);
+
+  app.use(partner.routes());
+  app.use(
+    partner.allowedMethods({
+      throw: true,
+      methodNotAllowed: () => new ApiError('method_not_allowed', 'Method not allowed on this resource'),
+      notImplemented: () => new ApiError('method_not_allowed', 'Method not implemented'),
+    }),
+  );
+  return app;
+}

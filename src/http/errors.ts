@@ -1,0 +1,63 @@
+/**
+ * The one table from error code to HTTP status. Codes from the spec's Errors section, plus the few
+ * the spec leaves "not shown" (see docs/decisions.md).
+ */
+export const ERROR_STATUS = {
+  bad_request: 400,
+  api_version_mismatch: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  idempotency_conflict: 409,
+  request_in_progress: 409,
+  payment_quote_expired: 409,
+  payment_not_open: 409,
+  payment_not_cancelable: 409,
+  version_conflict: 409,
+  account_already_exists: 409,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  payment_method_not_supported: 422,
+  payment_amount_below_minimum: 422,
+  chain_config_missing: 424,
+  rate_limited: 429,
+  internal_error: 500,
+  payment_provider_error: 502,
+  provider_failure: 502,
+  payment_provider_unavailable: 503,
+  provider_unavailable: 503,
+  service_unavailable: 503,
+} as const;
+
+export type TErrorCode = keyof typeof ERROR_STATUS;
+
+const MAX_MESSAGE = 1000;
+
+export class ApiError extends Error {
+  readonly status: number;
+
+  constructor(
+    readonly code: TErrorCode,
+    message: string,
+    readonly details?: unknown,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE - 1)}…` : message);
+    this.name = 'ApiError';
+    this.status = ERROR_STATUS[code];
+  }
+
+  toBody(): { error: { code: string; message: string; details?: unknown } } {
+    return {
+      error: {
+        code: this.code,
+        message: this.message,
+        ...(this.details === undefined ? {} : { details: this.details }),
+      },
+    };
+  }
+}
+
+export const notFound = (what: string): ApiError => new ApiError('not_found', `${what} not found`);

@@ -1,0 +1,36 @@
+import type { PrismaClient } from '../../db/client';
+import { authenticateApp, type TScope } from '../../domain/apps';
+import type { ApiMiddleware } from '../context';
+import { ApiError } from '../errors';
+
+const CHALLENGE = { 'WWW-Authenticate': 'Basic realm="partner-payments", charset="UTF-8"' };
+
+function unauthorized(message: string): ApiError {
+  return new ApiError('unauthorized', message, undefined, CHALLENGE);
+}
+
+/** HTTP Basic: username is the app id, password is the app secret. */
+export function authenticate(prisma: PrismaClient): ApiMiddleware {
+  return async (ctx, next) => {
+    const header = ctx.get('Authorization');
+    const match = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header);
+    if (!match?.[1]) throw unauthorized('Authentication required: use HTTP Basic with your app id and app secret');
+    const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon <= 0) throw unauthorized('Invalid credentials');
+    const app = await authenticateApp(prisma, decoded.slice(0, colon), decoded.slice(colon + 1));
+    if (!app) throw unauthorized('Invalid credentials');
+    ctx.state.app = app;
+    await next();
+  };
+}
+
+/** 403 forbidden when the credential lacks the endpoint's scope. */
+export function requireScope(scope: TScope): ApiMiddleware {
+  return async (ctx, next) => {
+    if (!ctx.state.app?.scopes.includes(scope)) {
+      throw new ApiError('forbidden', `This credential lacks the ${scope} scope`, { requiredScope: scope });
+    }
+    await next();
+  };
+}

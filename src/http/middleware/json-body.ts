@@ -1,0 +1,39 @@
+import getRawBody from 'raw-body';
+import type { ApiMiddleware } from '../context';
+import { ApiError } from '../errors';
+
+const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
+
+/** Reads the raw bytes (kept for idempotency) and parses JSON; anything else is refused in the envelope. */
+export function jsonBody(maxBytes: number): ApiMiddleware {
+  return async (ctx, next) => {
+    if (!METHODS_WITH_BODY.has(ctx.method)) return next();
+    const declared = Number(ctx.get('Content-Length') || '0');
+    if (declared > maxBytes) throw tooLarge(maxBytes);
+    let raw: Buffer;
+    try {
+      raw = await getRawBody(ctx.req, { limit: maxBytes });
+    } catch (err) {
+      if ((err as { type?: string }).type === 'entity.too.large') throw tooLarge(maxBytes);
+      throw new ApiError('bad_request', 'Could not read the request body');
+    }
+    ctx.state.rawBody = raw;
+    if (raw.length === 0) {
+      ctx.state.body = {};
+      return next();
+    }
+    if (!ctx.is('application/json')) {
+      throw new ApiError('unsupported_media_type', 'Request body must be sent as Content-Type: application/json');
+    }
+    try {
+      ctx.state.body = JSON.parse(raw.toString('utf8')) as unknown;
+    } catch {
+      throw new ApiError('bad_request', 'Request body is not valid JSON');
+    }
+    await next();
+  };
+}
+
+function tooLarge(maxBytes: number): ApiError {
+  return new ApiError('payload_too_large', `Request body exceeds ${maxBytes} bytes`, { maxBytes });
+}

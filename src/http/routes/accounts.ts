@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import type { PrismaClient } from '../../db/client';
+import type { TEnvironments } from '../../config/environments';
+import {
+  ZAccountId,
+  ZCreateAccount,
+  ZExternalUserId,
+  ZRegisterConnectedWallet,
+  ZSetSettlementProfile,
+  ZUpdateDisplayProfile,
+} from '../../domain/accounts/account.schemas';
+import { loadAccount, loadAccountByExternalUserId, toAccountBundle } from '../../domain/accounts/account-bundle';
+import {
+  accountCapabilities,
+  createAccount,
+  registerConnectedWallet,
+  setSettlementProfile,
+  updateDisplayProfile,
+} from '../../domain/accounts/accounts';
+import { requireScope } from '../middleware/auth';
+import { idempotent } from '../middleware/idempotency';
+import { requireApp, type ApiRouter } from '../context';
+import { parseInput } from '../validate';
+
+const ZAccountPath = z.object({ accountId: ZAccountId });
+
+export function registerAccountRoutes(router: ApiRouter, deps: { prisma: PrismaClient; environments: TEnvironments }): void {
+  const { prisma } = deps;
+  const scope = requireScope('v2:accounts');
+  const envOf = (env: 'sandbox' | 'production') => deps.environments.environments[env];
+
+  router.post('/v2/accounts', scope, idempotent(prisma, { required: false }), async (ctx) => {
+    const input = parseInput(ZCreateAccount, ctx.state.body, 'body');
+    ctx.body = await createAccount(prisma, requireApp(ctx), input);
+    ctx.status = 201;
+  });
+
+  router.get('/v2/accounts/external/:externalUserId', scope, async (ctx) => {
+    const { externalUserId } = parseInput(z.object({ externalUserId: ZExternalUserId }), ctx.params, 'path');
+    ctx.body = toAccountBundle(await loadAccountByExternalUserId(prisma, requireApp(ctx).id, externalUserId));
+  });
+
+  router.get('/v2/accounts/:accountId', scope, async (ctx) => {
+    const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
+    ctx.body = toAccountBundle(await loadAccount(prisma, requireApp(ctx).id, accountId));
+  });
+
+  router.get('/v2/accounts/:accountId/capabilities', scope, async (ctx) => {
+    const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
+    const app = requireApp(ctx);
+    ctx.body = await accountCapabilities(prisma, app, envOf(app.environment), accountId);
+  });
+
+  router.put('/v2/accounts/:accountId/display-profile', scope, async (ctx) => {
+    const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
+    const input = parseInput(ZUpdateDisplayProfile, ctx.state.body, 'body');
+    ctx.body = await updateDisplayProfile(prisma, requireApp(ctx), accountId, input);
+  });
+
+  router.post('/v2/accounts/:accountId/connected-wallets', scope, idempotent(prisma, { required: false }), async (ctx) => {
+    const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
+    const input = parseInput(ZRegisterConnectedWallet, ctx.state.body, 'body');
+    const app = requireApp(ctx);
+    ctx.body = await registerConnectedWallet(prisma, app, envOf(app.environment), accountId, input);
+    ctx.status = 201;
+  });
+
+  router.put('/v2/accounts/:accountId/settlement-profile', scope, async (ctx) => {
+    const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
+    const input = parseInput(ZSetSettlementProfile, ctx.state.body, 'body');
+    const app = requireApp(ctx);
+    ctx.body = await setSettlementProfile(prisma, app, envOf(app.environment), accountId, input);
+  });
+}

@@ -1,0 +1,35 @@
+import path from 'node:path';
+import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+
+export const WORKFLOWS_PATH = path.resolve(__dirname, '../../workflows/index.ts');
+
+/** Bundles workflows/ once (webpack); tests and the service reuse the bundle for every worker. */
+export async function bundleWorkflows(workflowsPath = WORKFLOWS_PATH): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
+}
+
+const noop = () => undefined;
+const quietBundlerLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: console.error, log: noop };
+
+export interface WorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  activities: object;
+  workflowBundle: WorkflowBundleWithSourceMap;
+}
+
+/** The one worker: every workflow and activity of the service on one task queue. */
+export async function createWorker(opts: WorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: opts.connection,
+    namespace: opts.namespace,
+    taskQueue: opts.taskQueue,
+    workflowBundle: opts.workflowBundle,
+    activities: opts.activities,
+  });
+}
+
+export async function connectWorkerConnection(address: string): Promise<NativeConnection> {
+  return NativeConnection.connect({ address });
+}

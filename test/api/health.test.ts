@@ -1,0 +1,69 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
+import { createApi } from '../../src/http/app';
+import { createDatabase } from '../../src/db/client';
+import { connectTemporalClient, temporalHealthProbe } from '../../src/temporal/client';
+import { call } from '../support/api-client';
+import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address() as AddressInfo;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+test('GET /healthz answers 200 when PostgreSQL and Temporal both answer', async () => {
+  const res = await call('/healthz');
+  assert.equal(res.status, 200);
+  assert.equal(res.body.status, 'ok');
+  assert.equal(res.body.checks.postgres.ok, true);
+  assert.equal(res.body.checks.temporal.ok, true);
+});
+
+test('GET /healthz answers 503 when PostgreSQL or Temporal is unreachable', async () => {
+  const h = await getHarness();
+  const deadPort = await freePort();
+  const deadDb = createDatabase({ url: `postgresql://nobody@127.0.0.1:${deadPort}/none`, poolMax: 1, acquireTimeoutMs: 1000 });
+  const liveTemporal = async () => {
+    await h.env.client.connection.workflowService.getSystemInfo({});
+  };
+  const probeDeadTemporal = async () => {
+    const client = await connectTemporalClient({ address: `127.0.0.1:${deadPort}`, namespace: 'default' });
+    await temporalHealthProbe(client)();
+  };
+  const scenarios = [
+    { db: deadDb, temporalHealth: liveTemporal, down: 'postgres' },
+    { db: h.db, temporalHealth: probeDeadTemporal, down: 'temporal' },
+  ] as const;
+  try {
+    for (const s of scenarios) {
+      const api = createApi({
+        config: h.config,
+        environments: h.environments,
+        db: s.db,
+        logger: h.logger,
+        serviceSecret: TEST_SERVICE_SECRET,
+        temporalHealth: s.temporalHealth,
+      });
+      const server = api.listen(0, '127.0.0.1');
+      await new Promise((r) => server.once('listening', r));
+      try {
+        const { port } = server.address() as AddressInfo;
+        const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+        const body = (await res.json()) as { status: string; checks: Record<string, { ok: boolean }> };
+        assert.equal(res.status, 503, s.down);
+        assert.equal(body.status, 'unavailable');
+        assert.equal(body.checks[s.down]?.ok, false);
+        assert.equal(body.checks[s.down === 'postgres' ? 'temporal' : 'postgres']?.ok, true);
+      } finally {
+        server.close();
+      }
+    }
+  } finally {
+    await deadDb.close();
+  }
+});

@@ -1,0 +1,28 @@
+import { after } from 'node:test';
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { closeHarness } from './support/harness';
+
+/**
+ * The single entry of `npm test`: every *.test.ts file runs in this one process, so the suite
+ * shares one PostgreSQL database, one Temporal time-skipping server and one worker.
+ */
+function testFiles(dir: string): string[] {
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const full = path.join(dir, name);
+      if (statSync(full).isDirectory()) return name === 'support' ? [] : testFiles(full);
+      return name.endsWith('.test.ts') ? [full] : [];
+    });
+}
+
+const only = process.env.TEST_FILTER;
+for (const file of testFiles(__dirname)) {
+  if (only && !file.includes(only)) continue;
+  require(file);
+}
+
+after(async () => {
+  await closeHarness();
+});

@@ -1,0 +1,61 @@
+import { createApp, type AppCredential, type TScope } from '../../src/domain/apps';
+import { getHarness } from './harness';
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface RequestOptions {
+  method?: string;
+  body?: unknown;
+  rawBody?: string;
+  credential?: AppCredential | null;
+  headers?: Record<string, string>;
+}
+
+/** Calls the running API over real HTTP, as a partner would. */
+export async function call<T = any>(path: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
+  const { baseUrl } = await getHarness();
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.credential) headers.authorization = basicAuth(opts.credential.appId, opts.credential.appSecret);
+  let body: string | undefined = opts.rawBody;
+  if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(`${baseUrl}${path}`, { method: opts.method ?? (body === undefined ? 'GET' : 'POST'), headers, body });
+  const text = await res.text();
+  let parsed: unknown = undefined;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, headers: res.headers, body: parsed as T, text };
+}
+
+export function basicAuth(user: string, password: string): string {
+  return `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+}
+
+let counter = 0;
+
+/** A fresh app (the same code path as `npm run cli -- apps create`). */
+export async function newApp(opts: { environment?: 'sandbox' | 'production'; scopes?: TScope[] } = {}): Promise<AppCredential> {
+  const h = await getHarness();
+  counter += 1;
+  return createApp(
+    h.db.prisma,
+    { name: `test-app-${counter}`, environment: opts.environment ?? 'sandbox', ...(opts.scopes ? { scopes: opts.scopes } : {}) },
+    h.environments.apiVersion,
+  );
+}
+
+let userCounter = 0;
+export function uniqueUserId(prefix = 'user'): string {
+  userCounter += 1;
+  return `${prefix}-${process.pid}-${Date.now()}-${userCounter}`;
+}

@@ -1,0 +1,116 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Worker } from '@temporalio/worker';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { loadConfig, type ServiceConfig } from '../../src/config';
+import { loadEnvironments, type TEnvironments } from '../../src/config/environments';
+import type { Database } from '../../src/db/client';
+import { createApi } from '../../src/http/app';
+import { createLogger, type Logger } from '../../src/logger';
+import { openDatabase, type OpenedDatabase } from '../../src/runtime/database';
+import { testServerExecutable } from '../../src/embedded/paths';
+import { bundleWorkflows, createWorker } from '../../src/temporal/worker';
+import { createActivities } from '../../activities';
+
+/**
+ * One shared environment per test run: a fresh PostgreSQL database, one Java time-skipping Temporal
+ * server, one worker and the real Koa app on a random port. Started on first use.
+ */
+export interface Harness {
+  config: ServiceConfig;
+  environments: TEnvironments;
+  db: Database;
+  databaseUrl: string;
+  env: TestWorkflowEnvironment;
+  taskQueue: string;
+  workflowBundle: WorkflowBundleWithSourceMap;
+  baseUrl: string;
+  logger: Logger;
+}
+
+let starting: Promise<Harness> | undefined;
+const cleanups: Array<() => Promise<void>> = [];
+
+export function getHarness(): Promise<Harness> {
+  starting ??= start();
+  return starting;
+}
+
+export const TEST_SERVICE_SECRET = 'test-service-secret-0123456789abcdef0123456789';
+
+async function start(): Promise<Harness> {
+  const config = loadConfig({
+    ...process.env,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    RATE_LIMIT_POINTS: '100000',
+    TEMPORAL_TASK_QUEUE: 'partner-payments-test',
+  });
+  const environments = loadEnvironments(config.environmentsFile);
+  const logger = createLogger(config.logLevel);
+
+  const opened: OpenedDatabase = await openDatabase(config, { databaseName: 'partner_payments_test', fresh: true });
+  cleanups.push(() => opened.close());
+
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: { type: 'existing-path', path: testServerExecutable() } },
+  });
+  cleanups.push(() => env.teardown());
+
+  const workflowBundle = await bundleWorkflows();
+  const worker: Worker = await createWorker({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue: config.temporal.taskQueue,
+    workflowBundle,
+    activities: createActivities({ db: opened.db, logger }),
+  });
+  const running = worker.run();
+  cleanups.push(async () => {
+    worker.shutdown();
+    await running;
+  });
+
+  const api = createApi({
+    config,
+    environments,
+    db: opened.db,
+    logger,
+    serviceSecret: TEST_SERVICE_SECRET,
+    temporalHealth: async () => {
+      await env.client.connection.workflowService.getSystemInfo({});
+    },
+  });
+  const server: Server = await new Promise((resolve) => {
+    const s = api.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    config,
+    environments,
+    db: opened.db,
+    databaseUrl: opened.url,
+    env,
+    taskQueue: config.temporal.taskQueue,
+    workflowBundle,
+    baseUrl: `http://127.0.0.1:${port}`,
+    logger,
+  };
+}
+
+/** Stops everything in reverse order of start. Called once, after the last test. */
+export async function closeHarness(): Promise<void> {
+  if (!starting) return;
+  await starting.catch(() => undefined);
+  for (const cleanup of cleanups.reverse()) {
+    await cleanup().catch((err: unknown) => console.error('harness cleanup failed', err));
+  }
+}

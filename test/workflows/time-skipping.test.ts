@@ -1,0 +1,27 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { Worker } from '@temporalio/worker';
+import { bundleWorkflows } from '../../src/temporal/worker';
+import { getHarness } from '../support/harness';
+
+test('a workflow that sleeps through a 24-hour timer finishes in well under a second of wall time', async () => {
+  const h = await getHarness();
+  const bundle = await bundleWorkflows(path.join(__dirname, 'fixtures/sleeper.ts'));
+  const worker = await Worker.create({
+    connection: h.env.nativeConnection,
+    taskQueue: 'time-skipping-proof',
+    workflowBundle: bundle,
+  });
+  await worker.runUntil(async () => {
+    const started = Date.now();
+    const result = await h.env.client.workflow.execute('sleeper', {
+      taskQueue: 'time-skipping-proof',
+      workflowId: `sleeper-${Date.now()}`,
+      args: [24 * 60 * 60 * 1000],
+    });
+    const wallMs = Date.now() - started;
+    assert.ok(result.sleptMs >= 24 * 60 * 60 * 1000, `workflow time advanced ${result.sleptMs}ms`);
+    assert.ok(wallMs < 1000, `took ${wallMs}ms of wall time`);
+  });
+});
