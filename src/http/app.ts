@@ -1,5 +1,6 @@
 import Koa from 'koa';
 import Router from '@koa/router';
+import type { Client } from '@temporalio/client';
 import type { Database } from '../db/client';
 import type { TEnvironments } from '../config/environments';
 import type { ServiceConfig } from '../config';
@@ -24,6 +25,8 @@ export interface ApiDeps {
   logger: Logger;
   serviceSecret: string;
   temporalHealth: HealthProbe;
+  /** Starts, signals and updates workflows. Optional only for tests of the HTTP layer alone. */
+  temporal?: Client;
   /** Feature modules (payments, deposits, webhooks admin...) add their routes here. */
   extraRoutes?: Array<(router: Router<ApiState>, shared: SharedRouteDeps) => void>;
 }
@@ -52,6 +55,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   partner.use(rateLimit(db.pool, config.rateLimit));
   partner.use(jsonBody(config.http.maxBodyBytes));
   registerPartnerConfigRoutes(partner, { environments });
+  // Feature routes: one register call per module.
   registerAccountRoutes(partner, { prisma: db.prisma, environments });
   for (const register of deps.extraRoutes ?? []) register(partner, shared);
 

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { Worker } from '@temporalio/worker';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { loadConfig, type ServiceConfig } from '../../src/config';
@@ -52,6 +53,8 @@ async function start(): Promise<Harness> {
   const opened: OpenedDatabase = await openDatabase(config, { databaseName: 'partner_payments_test', fresh: true });
   cleanups.push(() => opened.close());
 
+  // Temporal's own INFO lines drown the test report; warnings and errors still show.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
   const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: testServerExecutable() } },
   });
@@ -77,6 +80,7 @@ async function start(): Promise<Harness> {
     db: opened.db,
     logger,
     serviceSecret: TEST_SERVICE_SECRET,
+    temporal: env.client,
     temporalHealth: async () => {
       await env.client.connection.workflowService.getSystemInfo({});
     },
