@@ -25,14 +25,15 @@
 // Environment:
 //   PARTNER_PAYMENTS_CACHE   cache dir for the built/fetched tools (default ~/.cache/partner-payments)
 //   DATA_DIR                 project data dir (default <repo>/.data); logs go to <data>/logs/
-//   PGPORT_LOCAL             port of the project-local PostgreSQL cluster (default 54329)
+//   PGPORT_LOCAL             port of the project-local PostgreSQL cluster (default: EMBEDDED_POSTGRES_PORT,
+//                            else 54329); written into its postgresql.conf as the default port
 //   DATABASE_URL             when set, no local PostgreSQL is prepared
 //
 // PostgreSQL refuses to run as root. When set-up runs as root, the cluster directory is owned by the
 // `postgres` OS user (created by Debian's package) and initdb runs as that user; the runtime helper
 // starts pg_ctl as the owner of the directory. If the `postgres` user cannot reach <data>/postgres
 // (e.g. the checkout lives under a 0700 home directory), the cluster is created in
-// /var/lib/partner-payments/<hash of the repo path>/postgres and <data>/postgres is a symlink to it.
+// /var/lib/partner-payments/<hash of that path>/postgres and <data>/postgres is a symlink to it.
 //
 // The path helpers below are exported so other scripts can share the cache-dir logic
 // (src/embedded/paths.ts duplicates them for TypeScript code).
@@ -94,9 +95,11 @@ export function postgresDataDir(env = process.env, root = projectRoot()) {
   return path.join(dataDir(env, root), 'postgres');
 }
 
+/** `${PGPORT_LOCAL:-${EMBEDDED_POSTGRES_PORT:-54329}}` (EMBEDDED_POSTGRES_PORT is the app's own name for it). */
 export function pgPortLocal(env = process.env) {
-  const p = Number(env.PGPORT_LOCAL || DEFAULT_PGPORT_LOCAL);
-  if (!Number.isInteger(p) || p <= 0 || p > 65535) throw new Error(`PGPORT_LOCAL is not a port: ${env.PGPORT_LOCAL}`);
+  const raw = env.PGPORT_LOCAL || env.EMBEDDED_POSTGRES_PORT || DEFAULT_PGPORT_LOCAL;
+  const p = Number(raw);
+  if (!Number.isInteger(p) || p <= 0 || p > 65535) throw new Error(`PGPORT_LOCAL / EMBEDDED_POSTGRES_PORT is not a port: ${raw}`);
   return p;
 }
 
@@ -113,6 +116,11 @@ class SetupError extends Error {
   }
 }
 
+/** `p` relative to the repo when inside it, else absolute. */
+const show = (p) => {
+  const rel = path.relative(projectRoot(), p);
+  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : p;
+};
 const sha256 = (data) => createHash('sha256').update(data).digest('hex');
 const exists = (p) => fs.existsSync(p);
 const readIf = (p) => { try { return fs.readFileSync(p, 'utf8'); } catch { return undefined; } };
@@ -584,7 +592,6 @@ async function stepTemporalCli() {
         GOBIN: tmpBin,
         GOTOOLCHAIN: process.env.GOTOOLCHAIN || 'auto',
         GOFLAGS: process.env.GOFLAGS || '-buildvcs=false',
-        CGO_ENABLED: process.env.CGO_ENABLED || '0', // pure-Go SQLite: no C compiler needed
       },
     }, ['check access to the Go module proxy (go env GOPROXY)', 'Go 1.21+ is needed; see ' + log]);
     fs.renameSync(path.join(tmpBin, 'temporal'), bin);
@@ -637,7 +644,6 @@ function canTraverse(p, uid, gid) {
 
 async function stepPostgres() {
   if (process.env.DATABASE_URL) return { skipped: true, note: 'DATABASE_URL is set' };
-  const root = projectRoot();
   const log = logFile('postgres');
   let binDir = findPostgresBinDir();
   let installedNow = false;
@@ -655,7 +661,7 @@ async function stepPostgres() {
   const port = pgPortLocal();
   const pgdata = postgresDataDir();
   if (exists(path.join(pgdata, 'PG_VERSION'))) {
-    return { cached: !installedNow, note: `cluster ${path.relative(root, pgdata) || pgdata}, port ${port}` };
+    return { cached: !installedNow, note: `cluster ${show(pgdata)}, port ${port}` };
   }
 
   // Who runs the server: the current user, or the `postgres` OS user when we are root.
@@ -682,7 +688,7 @@ async function stepPostgres() {
   }
   fs.mkdirSync(path.dirname(pgdata), { recursive: true });
   if (owner && target === pgdata && !canTraverse(path.dirname(pgdata), owner.uid, owner.gid)) {
-    target = path.join('/var/lib/partner-payments', sha256(root).slice(0, 12), 'postgres');
+    target = path.join('/var/lib/partner-payments', sha256(pgdata).slice(0, 12), 'postgres');
     fs.rmSync(pgdata, { recursive: true, force: true });
     fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o755 });
     fs.symlinkSync(target, pgdata);
@@ -720,7 +726,7 @@ async function stepPostgres() {
     if (!exists(path.join(target, 'PG_VERSION'))) throw err; // else: a concurrent set-up won the race
   }
   const who = owner ? ' (owned by OS user postgres)' : '';
-  return { note: `initialised ${path.relative(root, pgdata) || pgdata}${target !== pgdata ? ` -> ${target}` : ''}${who}, port ${port}` };
+  return { note: `initialised ${show(pgdata)}${target !== pgdata ? ` -> ${target}` : ''}${who}, port ${port}` };
 }
 
 // ---------------------------------------------------------------------------------------------------

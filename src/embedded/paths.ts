@@ -72,10 +72,11 @@ export function postgresDataDir(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(dataDir(env), 'postgres');
 }
 
-/** `${PGPORT_LOCAL:-54329}` */
+/** `${PGPORT_LOCAL:-${EMBEDDED_POSTGRES_PORT:-54329}}` */
 export function pgPortLocal(env: NodeJS.ProcessEnv = process.env): number {
-  const port = Number(env.PGPORT_LOCAL || DEFAULT_PGPORT_LOCAL);
-  if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`PGPORT_LOCAL is not a port: ${env.PGPORT_LOCAL}`);
+  const raw = env.PGPORT_LOCAL || env.EMBEDDED_POSTGRES_PORT || DEFAULT_PGPORT_LOCAL;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`PGPORT_LOCAL / EMBEDDED_POSTGRES_PORT is not a port: ${raw}`);
   return port;
 }
 
