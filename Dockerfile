@@ -13,7 +13,9 @@ ARG NODE_IMAGE=node:20-bookworm-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# The lockfile lacks other platforms' optional packages (the registry it was made against does not
+# serve them), which `npm ci` refuses; `npm install --no-save` then installs the same locked tree.
+RUN npm ci --no-audit --no-fund || npm install --no-save --no-audit --no-fund
 COPY prisma.config.ts ./
 COPY prisma ./prisma
 # prisma-client generator: no engine is needed to generate; these keep `generate` offline-safe.
@@ -25,7 +27,8 @@ FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN (npm ci --omit=dev --no-audit --no-fund || npm install --no-save --omit=dev --no-audit --no-fund) \
+    && npm cache clean --force
 COPY tsconfig.json prisma.config.ts ./
 COPY prisma ./prisma
 COPY config ./config

@@ -306,6 +306,11 @@ async function withLock(lock, isDone, fn) {
   }
 }
 
+/** A lock folder private to this checkout (outside node_modules, which npm ci deletes). */
+function repoLock(name) {
+  return path.join(os.tmpdir(), `partner-payments-setup-${sha256(projectRoot()).slice(0, 12)}-${name}.lock`);
+}
+
 // ---------------------------------------------------------------------------------------------------
 // a. Node dependencies
 // ---------------------------------------------------------------------------------------------------
@@ -342,19 +347,43 @@ async function stepNodeDependencies() {
   const nodeModules = path.join(root, 'node_modules');
   const stamp = path.join(nodeModules, '.setup-stamp');
   if (exists(nodeModules) && readIf(stamp) === want) return { cached: true };
-  if (exists(nodeModules) && installedTreeMatchesLock(root)) {
+  // One install at a time per checkout: a concurrent set-up waits, then finds it done.
+  return withLock(repoLock('npm'), () => exists(nodeModules) && readIf(stamp) === want, async () => {
+    if (exists(nodeModules) && installedTreeMatchesLock(root)) {
+      fs.writeFileSync(stamp, want);
+      return { cached: true, note: 'installed tree matches lockfile' };
+    }
+    const npm = which('npm');
+    if (!npm) throw new SetupError('npm is not on PATH', ['install Node.js 20+ with npm (e.g. from nodejs.org or `apt-get install nodejs npm`)']);
+    const log = logFile('npm');
+    const fix = [
+      'check network access to the npm registry (npm config get registry)',
+      'if package.json and package-lock.json disagree, run `npm install` and commit the lockfile',
+    ];
+    const logStart = exists(log) ? fs.statSync(log).size : 0;
+    const code = await run(npm, ['ci', '--no-audit', '--no-fund'], { log });
+    if (code === 0) {
+      fs.writeFileSync(stamp, want);
+      return {};
+    }
+    // npm ci refuses a lockfile that lacks other platforms' optional packages ("Missing: X from lock
+    // file"), which happens when the registry in use does not serve them (so no npm can record them).
+    // `npm install --no-save` installs exactly the lockfile's tree and never writes the lockfile; the
+    // installed tree is then checked against the lockfile.
+    const output = (readIf(log) || '').slice(logStart);
+    if (!/package\.json and package-lock\.json[\s\S]*in sync/.test(output) || !/Missing: /.test(output)) {
+      throw new SetupError(`npm ci failed (exit code ${code}); last lines of ${log}:\n${tail(log)}`, fix, log);
+    }
+    const lockBytes = fs.readFileSync(lockPath);
+    const code2 = await run(npm, ['install', '--no-save', '--no-audit', '--no-fund'], { log });
+    if (!fs.readFileSync(lockPath).equals(lockBytes)) fs.writeFileSync(lockPath, lockBytes);
+    if (code2 !== 0) throw new SetupError(`npm install --no-save failed (exit code ${code2}); last lines of ${log}:\n${tail(log)}`, fix, log);
+    if (!installedTreeMatchesLock(root)) {
+      throw new SetupError(`the installed packages do not match package-lock.json (npm ci refused it: ${(/Missing: [^\n]*/.exec(output) || [''])[0]})`, fix, log);
+    }
     fs.writeFileSync(stamp, want);
-    return { cached: true, note: 'installed tree matches lockfile' };
-  }
-  const npm = which('npm');
-  if (!npm) throw new SetupError('npm is not on PATH', ['install Node.js 20+ with npm (e.g. from nodejs.org or `apt-get install nodejs npm`)']);
-  const log = logFile('npm');
-  await runOrFail('npm ci', npm, ['ci', '--no-audit', '--no-fund'], { log }, [
-    'check network access to the npm registry (npm config get registry)',
-    'if package.json and package-lock.json disagree, run `npm install` and commit the lockfile',
-  ]);
-  fs.writeFileSync(stamp, want);
-  return {};
+    return { note: 'npm ci refused the lockfile (other platforms\' optional packages missing); installed it with npm install --no-save' };
+  });
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -399,19 +428,21 @@ async function stepPrismaGenerate() {
   const stamp = path.join(outDir, '.setup-stamp');
   if (readIf(stamp) === want) return { cached: true };
 
-  const log = logFile('prisma');
-  await runOrFail('prisma generate', prismaBin, ['generate'], {
-    log,
-    env: {
-      PRISMA_ENGINES_CHECKSUM_IGNORE_MISSING: '1',
-      PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY || (exists('/bin/false') ? '/bin/false' : process.execPath),
-      PRISMA_HIDE_UPDATE_MESSAGE: '1',
-      CHECKPOINT_DISABLE: '1',
-    },
-  }, ['fix the schema error shown above (prisma/schema/*.prisma), then run this again']);
-  fs.mkdirSync(outDir, { recursive: true });
-  fs.writeFileSync(stamp, want);
-  return {};
+  return withLock(repoLock('prisma'), () => readIf(stamp) === want, async () => {
+    const log = logFile('prisma');
+    await runOrFail('prisma generate', prismaBin, ['generate'], {
+      log,
+      env: {
+        PRISMA_ENGINES_CHECKSUM_IGNORE_MISSING: '1',
+        PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY || (exists('/bin/false') ? '/bin/false' : process.execPath),
+        PRISMA_HIDE_UPDATE_MESSAGE: '1',
+        CHECKPOINT_DISABLE: '1',
+      },
+    }, ['fix the schema error shown above (prisma/schema/*.prisma), then run this again']);
+    fs.mkdirSync(outDir, { recursive: true });
+    fs.writeFileSync(stamp, want);
+    return {};
+  });
 }
 
 // ---------------------------------------------------------------------------------------------------

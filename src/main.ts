@@ -13,7 +13,8 @@ import { ensureSandboxToken } from './chain/sandbox';
 import { createApi } from './http/app';
 import { connectTemporalClient, temporalHealthProbe } from './temporal/client';
 import { bundleWorkflows, connectWorkerConnection, createWorker } from './temporal/worker';
-import { createActivities } from '../activities';
+import { createActivities, DEFAULT_TREASURY_POLICY } from '../activities';
+import { createChainServices, ensureChainScanners, fundSandboxTreasury } from './runtime/chain-services';
 
 /**
  * `npm start`: the whole service on one machine. Without DATABASE_URL / TEMPORAL_ADDRESS it runs the
@@ -70,6 +71,8 @@ async function main(): Promise<void> {
         port: config.anvil.embeddedPort,
         chainId: sandbox.chainId,
         stateFile: path.join(data, 'anvil', 'state.json'),
+        // A block a second, so confirmations advance as on a real chain.
+        blockTime: 1,
       });
       stops.push(() => anvil.stop());
       await ensureSandboxToken({ rpcUrl: anvil.rpcUrl });
@@ -79,6 +82,8 @@ async function main(): Promise<void> {
   }
 
   const serviceSecret = resolveServiceSecret(config.serviceSecret, data);
+  const chain = createChainServices(environments, data);
+  if (rpcUrl) await fundSandboxTreasury(chain, rpcUrl);
   const client = await connectTemporalClient({ address: temporalAddress, namespace: config.temporal.namespace });
   stops.push(() => client.connection.close());
 
@@ -89,9 +94,18 @@ async function main(): Promise<void> {
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
       workflowBundle: await bundleWorkflows(),
-      activities: createActivities({ db: opened.db, logger }),
+      activities: createActivities({
+        db: opened.db,
+        logger,
+        chains: chain.chains,
+        custody: chain.custody,
+        temporal: client,
+        treasury: DEFAULT_TREASURY_POLICY,
+        serviceSecret,
+      }),
     });
     const running = worker.run();
+    await ensureChainScanners(client, config.temporal.taskQueue, chain.chains, { pollSeconds: 2 });
     stops.push(async () => {
       worker.shutdown();
       await running;
@@ -107,6 +121,7 @@ async function main(): Promise<void> {
       logger,
       serviceSecret,
       temporal: client,
+      custody: chain.custody,
       temporalHealth: temporalHealthProbe(client),
     });
     const server: Server = await new Promise((resolve) => {

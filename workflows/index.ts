@@ -1,2 +1,4 @@
 // Every workflow the worker runs. Workflow files import activities with `import type` only.
-export {};
+export { paymentWorkflow } from './payment';
+export { chainScannerWorkflow } from './chain-scanner';
+export { webhookDelivery, webhookDispatcher } from './webhooks';

@@ -13,6 +13,7 @@ import {
   http,
   isAddressEqual,
   keccak256,
+  parseAbiItem,
   parseTransaction,
   recoverTransactionAddress,
   type Address,
@@ -20,6 +21,7 @@ import {
   type Hex,
   type PublicClient,
   type TransactionReceipt,
+  type TransactionSerialized,
 } from 'viem';
 import {
   NonceAlreadyUsedError,
@@ -39,7 +41,7 @@ export interface EvmChainOptions {
   timeoutMs?: number;
 }
 
-const TRANSFER_EVENT = erc20Abi.find((item) => item.type === 'event' && item.name === 'Transfer')!;
+const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 
 /** The `Chain` for any EVM network reachable over JSON-RPC (anvil in tests, a provider in production). */
 export function createEvmChain(options: EvmChainOptions): Chain {
@@ -91,9 +93,15 @@ export function createEvmChain(options: EvmChainOptions): Chain {
     request: { to: Address; data?: Hex; value?: bigint; nonce?: number },
   ): Promise<SignedTransaction> {
     const wallet = createWalletClient({ account: from, chain: viemChain, transport });
-    const prepared = await wallet.prepareTransactionRequest({ ...request, chain: viemChain, account: from });
-    const serialized = await wallet.signTransaction(prepared);
-    return { txHash: keccak256(serialized), serialized, nonce: prepared.nonce };
+    try {
+      const prepared = await wallet.prepareTransactionRequest({ ...request, chain: viemChain, account: from });
+      const serialized = await wallet.signTransaction(prepared);
+      return { txHash: keccak256(serialized), serialized, nonce: prepared.nonce };
+    } catch (err) {
+      // Some nodes already refuse a used nonce while estimating gas; same meaning as at broadcast.
+      if (request.nonce !== undefined && isNonceTooLow(err)) throw new NonceAlreadyUsedError(from.address, request.nonce);
+      throw err;
+    }
   }
 
   const chain: Chain = {
@@ -173,7 +181,7 @@ export function createEvmChain(options: EvmChainOptions): Chain {
         // The same bytes were sent before (a retry, or a timeout that did get through): done already.
         if (await isKnown(hash)) return hash;
         if (isNonceTooLow(err)) {
-          const signer = await recoverTransactionAddress({ serializedTransaction: serialized as never });
+          const signer = await recoverTransactionAddress({ serializedTransaction: serialized as TransactionSerialized });
           throw new NonceAlreadyUsedError(signer, parseTransaction(serialized).nonce ?? -1);
         }
         throw err;

@@ -3,6 +3,8 @@ import { loadConfig } from '../config';
 import { loadEnvironments } from '../config/environments';
 import { createApp, SCOPES, type TScope } from '../domain/apps';
 import { openDatabase } from '../runtime/database';
+import { registerLedgerCommands } from './ledger';
+import { registerPaymentCommands } from './payments';
 
 /**
  * Operator CLI. Each command prints exactly one JSON object on stdout; diagnostics go to stderr.
@@ -42,6 +44,9 @@ class UsageError extends Error {}
 export function registerCommand(name: string, command: Command): void {
   commands[name] = command;
 }
+
+registerLedgerCommands(registerCommand);
+registerPaymentCommands(registerCommand);
 
 export async function runCli(argv: string[]): Promise<number> {
   const name = argv.slice(0, 2).join(' ');

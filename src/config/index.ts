@@ -27,6 +27,8 @@ const ZEnv = z.object({
   ENVIRONMENTS_FILE: z.string().optional(),
   EMBEDDED_ANVIL_PORT: z.coerce.number().int().min(1).max(65535).default(8545),
   WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: ZFlag.default(false),
+  /** Bearer token of the operator admin API (/admin/v1); unset disables that API (404). */
+  ADMIN_API_TOKEN: z.string().min(32).optional(),
 });
 
 export type TEnv = z.infer<typeof ZEnv>;
@@ -49,6 +51,7 @@ export interface ServiceConfig {
   environmentsFile?: string;
   anvil: { embeddedPort: number };
   webhooks: { allowPrivateDestinations: boolean };
+  admin: { apiToken?: string };
 }
 
 export class ConfigError extends Error {}
@@ -87,5 +90,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     environmentsFile: e.ENVIRONMENTS_FILE,
     anvil: { embeddedPort: e.EMBEDDED_ANVIL_PORT },
     webhooks: { allowPrivateDestinations: e.WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS },
+    admin: { apiToken: e.ADMIN_API_TOKEN },
   };
 }

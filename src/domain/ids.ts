@@ -19,7 +19,9 @@ export const ID_PREFIXES = {
   delivery: 'dlv_',
   webhookEndpoint: 'whe_',
   ledgerEntry: 'entry_',
+  ledgerPosting: 'posting_',
   nextAction: 'action_',
+  paymentTransfer: 'ptr_',
 } as const;
 
 export type TIdKind = keyof typeof ID_PREFIXES;

@@ -1,5 +1,6 @@
 import type { TEnvironmentConfig, TEnvironments, TModuleId } from '../config/environments';
 import type { AuthenticatedApp, TScope } from './apps';
+import { toAtomic } from './amounts';
 import { DELIVERY_POLICY, EVENT_GROUPS, EVENT_NAMES, RECOMMENDED_EVENTS, SIGNATURES } from './event-catalog';
 
 /** The modules the service knows, the scope each needs, and whether this build can run it. */
@@ -16,12 +17,6 @@ function pct(bps: number): string {
   return (bps / 100).toFixed(2);
 }
 
-/** Decimal amount -> atomic units string, exactly (no floats). */
-export function toAtomic(amount: string, decimals: number): string {
-  const [whole = '0', frac = ''] = amount.split('.');
-  if (frac.length > decimals) throw new Error(`${amount} has more than ${decimals} decimals`);
-  return (BigInt(whole) * 10n ** BigInt(decimals) + BigInt(frac.padEnd(decimals, '0') || '0')).toString();
-}
 
 function availability(entitled: boolean, credentialAllowed: boolean, operational: boolean) {
   const available = entitled && credentialAllowed && operational;
@@ -53,7 +48,7 @@ export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments) {
       kind: a.kind,
       minimumDeposit: {
         amount: a.minimumDeposit.amount,
-        amountAtomic: toAtomic(a.minimumDeposit.amount, a.decimals),
+        amountAtomic: toAtomic(a.minimumDeposit.amount, a.decimals).toString(),
         inclusive: a.minimumDeposit.inclusive,
       },
     }));

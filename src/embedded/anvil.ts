@@ -67,7 +67,7 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilNode>
   process.once('exit', killOnExit);
 
   const recent: string[] = [];
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   try {
     const port = await waitForListening(child, recent, options, exited);
     const rpcUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;

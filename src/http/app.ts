@@ -17,6 +17,11 @@ import { createCursorCodec, type CursorCodec } from './pagination';
 import { registerAccountRoutes } from './routes/accounts';
 import { registerHealthRoutes, type HealthProbe } from './routes/health';
 import { registerPartnerConfigRoutes } from './routes/partner-config';
+import { registerWebhookAdminRoutes } from './routes/webhooks-admin';
+import { registerTransactionRoutes } from './routes/transactions';
+import { registerPaymentRoutes } from './routes/payments';
+import { registerCheckoutRoutes } from './routes/checkout';
+import type { Custody } from '../custody';
 
 export interface ApiDeps {
   config: ServiceConfig;
@@ -27,6 +32,8 @@ export interface ApiDeps {
   temporalHealth: HealthProbe;
   /** Starts, signals and updates workflows. Optional only for tests of the HTTP layer alone. */
   temporal?: Client;
+  /** Derives escrow addresses for new Payments. */
+  custody?: Custody;
   /** Feature modules (payments, deposits, webhooks admin...) add their routes here. */
   extraRoutes?: Array<(router: Router<ApiState>, shared: SharedRouteDeps) => void>;
 }
@@ -47,7 +54,10 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
 
   const open = new Router<ApiState>();
   registerHealthRoutes(open, { prisma: db.prisma, temporalHealth: deps.temporalHealth });
+  registerCheckoutRoutes(open, { prisma: db.prisma });
   app.use(open.routes());
+  // Operator admin API (Bearer ADMIN_API_TOKEN), outside the partner router; absent without a token.
+  registerWebhookAdminRoutes(app, { config, db, serviceSecret: deps.serviceSecret, cursors: shared.cursors, temporal: deps.temporal });
 
   const partner = new Router<ApiState>();
   partner.use(authenticate(db.prisma));
@@ -57,6 +67,19 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   registerPartnerConfigRoutes(partner, { environments });
   // Feature routes: one register call per module.
   registerAccountRoutes(partner, { prisma: db.prisma, environments });
+  registerTransactionRoutes(partner, { prisma: db.prisma, cursors: shared.cursors });
+  if (deps.temporal && deps.custody) {
+    registerPaymentRoutes(partner, {
+      prisma: db.prisma,
+      temporal: deps.temporal,
+      taskQueue: config.temporal.taskQueue,
+      custody: deps.custody,
+      environments,
+      serviceSecret: deps.serviceSecret,
+      publicBaseUrl: config.http.publicBaseUrl,
+      cursors: shared.cursors,
+    });
+  }
   for (const register of deps.extraRoutes ?? []) register(partner, shared);
 
   app.use(partner.routes());

@@ -12,7 +12,14 @@ import { createLogger, type Logger } from '../../src/logger';
 import { openDatabase, type OpenedDatabase } from '../../src/runtime/database';
 import { testServerExecutable } from '../../src/embedded/paths';
 import { bundleWorkflows, createWorker } from '../../src/temporal/worker';
-import { createActivities } from '../../activities';
+import { createActivities, DEFAULT_TREASURY_POLICY } from '../../activities';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { withRpcUrl } from '../../src/config/environments';
+import { startAnvil } from '../../src/embedded/anvil';
+import { ensureSandboxToken } from '../../src/chain/sandbox';
+import { createChainServices, ensureChainScanners, fundSandboxTreasury, type ChainServices } from '../../src/runtime/chain-services';
 
 /**
  * One shared environment per test run: a fresh PostgreSQL database, one Java time-skipping Temporal
@@ -28,6 +35,13 @@ export interface Harness {
   workflowBundle: WorkflowBundleWithSourceMap;
   baseUrl: string;
   logger: Logger;
+  rpcUrl: string;
+  chainId: number;
+  chain: ChainServices;
+  /** Stops the shared worker and starts a new one, as if the worker process was killed and restarted. */
+  restartWorker(): Promise<void>;
+  stopWorker(): Promise<void>;
+  startWorker(): Promise<void>;
 }
 
 let starting: Promise<Harness> | undefined;
@@ -47,7 +61,13 @@ async function start(): Promise<Harness> {
     RATE_LIMIT_POINTS: '100000',
     TEMPORAL_TASK_QUEUE: 'partner-payments-test',
   });
-  const environments = loadEnvironments(config.environmentsFile);
+  const anvil = await startAnvil({ port: 0 });
+  cleanups.push(() => anvil.stop());
+  await ensureSandboxToken({ rpcUrl: anvil.rpcUrl });
+  const sandboxChainId = loadEnvironments(config.environmentsFile).environments.sandbox.networks[0]!.chainId;
+  const environments = withRpcUrl(loadEnvironments(config.environmentsFile), sandboxChainId, anvil.rpcUrl);
+  const chain = createChainServices(environments, mkdtempSync(path.join(os.tmpdir(), 'pp-test-custody-')));
+  await fundSandboxTreasury(chain, anvil.rpcUrl);
   const logger = createLogger(config.logLevel);
 
   const opened: OpenedDatabase = await openDatabase(config, { databaseName: 'partner_payments_test', fresh: true });
@@ -61,18 +81,38 @@ async function start(): Promise<Harness> {
   cleanups.push(() => env.teardown());
 
   const workflowBundle = await bundleWorkflows();
-  const worker: Worker = await createWorker({
-    connection: env.nativeConnection,
-    namespace: env.namespace ?? 'default',
-    taskQueue: config.temporal.taskQueue,
-    workflowBundle,
-    activities: createActivities({ db: opened.db, logger }),
+  const activities = createActivities({
+    db: opened.db,
+    logger,
+    chains: chain.chains,
+    custody: chain.custody,
+    temporal: env.client,
+    treasury: DEFAULT_TREASURY_POLICY,
+    serviceSecret: TEST_SERVICE_SECRET,
   });
-  const running = worker.run();
-  cleanups.push(async () => {
+  let worker: Worker | undefined;
+  let running: Promise<void> | undefined;
+  const startWorker = async () => {
+    if (worker) return;
+    worker = await createWorker({
+      connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
+      taskQueue: config.temporal.taskQueue,
+      workflowBundle,
+      activities,
+    });
+    running = worker.run();
+  };
+  const stopWorker = async () => {
+    if (!worker) return;
     worker.shutdown();
     await running;
-  });
+    worker = undefined;
+  };
+  await startWorker();
+  cleanups.push(stopWorker);
+  // Tests poke the scanner after each transfer; the long poll keeps time-skipping cheap.
+  await ensureChainScanners(env.client, config.temporal.taskQueue, chain.chains, { pollSeconds: 3600 });
 
   const api = createApi({
     config,
@@ -81,6 +121,7 @@ async function start(): Promise<Harness> {
     logger,
     serviceSecret: TEST_SERVICE_SECRET,
     temporal: env.client,
+    custody: chain.custody,
     temporalHealth: async () => {
       await env.client.connection.workflowService.getSystemInfo({});
     },
@@ -107,6 +148,15 @@ async function start(): Promise<Harness> {
     workflowBundle,
     baseUrl: `http://127.0.0.1:${port}`,
     logger,
+    rpcUrl: anvil.rpcUrl,
+    chainId: sandboxChainId,
+    chain,
+    startWorker,
+    stopWorker,
+    async restartWorker() {
+      await stopWorker();
+      await startWorker();
+    },
   };
 }
 

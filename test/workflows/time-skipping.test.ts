@@ -5,7 +5,7 @@ import { Worker } from '@temporalio/worker';
 import { bundleWorkflows } from '../../src/temporal/worker';
 import { getHarness } from '../support/harness';
 
-test('a workflow that sleeps through a 24-hour timer finishes in well under a second of wall time', async () => {
+test('a workflow that sleeps through a 24-hour timer finishes in seconds of wall time, not hours', async () => {
   const h = await getHarness();
   const bundle = await bundleWorkflows(path.join(__dirname, 'fixtures/sleeper.ts'));
   const worker = await Worker.create({
@@ -22,6 +22,9 @@ test('a workflow that sleeps through a 24-hour timer finishes in well under a se
     });
     const wallMs = Date.now() - started;
     assert.ok(result.sleptMs >= 24 * 60 * 60 * 1000, `workflow time advanced ${result.sleptMs}ms`);
-    assert.ok(wallMs < 1000, `took ${wallMs}ms of wall time`);
+    // Proof of time skipping, not a benchmark: without it this test would take 24 hours. The bound is
+    // loose on purpose (a loaded CI machine); the measured figure is printed.
+    console.log(`# 24h workflow timer: ${wallMs} ms of wall time`);
+    assert.ok(wallMs < 60_000, `took ${wallMs}ms of wall time`);
   });
 });

@@ -1,0 +1,106 @@
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import type { Address } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { loadConfig, type ServiceConfig } from '../config';
+import { loadEnvironments } from '../config/environments';
+import { createEvmChain } from '../chain/evm';
+import { mintTo, SANDBOX_TOKEN_ADDRESS } from '../chain/sandbox';
+import { resolvePayment } from '../domain/payments/payments';
+import { remainingOf } from '../domain/payments/payment-view';
+import { toAtomic, formatAtomic } from '../domain/amounts';
+import { openDatabase } from '../runtime/database';
+import { connectTemporalClient } from '../temporal/client';
+import { chainScannerWorkflowId, pokeSignal } from '../../workflows/chain-scanner';
+
+type Register = (name: string, command: (argv: string[]) => Promise<unknown>) => void;
+
+// anvil's well-known dev account #1: funded with test ETH on every fresh sandbox chain. Never real money.
+const SANDBOX_PAYER_KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
+
+async function temporalFor(config: ServiceConfig) {
+  return connectTemporalClient({
+    address: config.temporal.address ?? `127.0.0.1:${config.temporal.embeddedPort}`,
+    namespace: config.temporal.namespace,
+  });
+}
+
+async function loadPaymentRow(config: ServiceConfig, paymentId: string) {
+  const opened = await openDatabase(config);
+  try {
+    return await opened.db.prisma.payment.findUnique({ where: { id: paymentId } });
+  } finally {
+    await opened.close();
+  }
+}
+
+/**
+ *   payments resolve <paymentId> --action retry|mark-settled|fail [--tx <hash>] [--reason <text>] [--actor <who>]
+ *   sandbox pay <paymentId> [--amount <decimal>]
+ */
+export function registerPaymentCommands(register: Register): void {
+  register('payments resolve', async (argv) => {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { action: { type: 'string' }, tx: { type: 'string' }, reason: { type: 'string' }, actor: { type: 'string' } },
+      strict: true,
+    });
+    const paymentId = positionals[0];
+    const action = values.action;
+    if (!paymentId || (action !== 'retry' && action !== 'mark-settled' && action !== 'fail')) {
+      throw new Error('usage: payments resolve <paymentId> --action retry|mark-settled|fail [--tx <hash>] [--reason <text>]');
+    }
+    if (action === 'mark-settled' && !/^0x[0-9a-fA-F]{64}$/.test(values.tx ?? '')) throw new Error('mark-settled needs --tx <0x… transaction hash>');
+    if (action === 'fail' && !values.reason) throw new Error('fail needs --reason <text>');
+    const config = loadConfig();
+    const payment = await loadPaymentRow(config, paymentId);
+    if (!payment) throw new Error(`no Payment ${paymentId}`);
+    if (payment.operationalState !== 'requires_intervention') {
+      throw new Error(`Payment ${paymentId} is not held (operationalState ${payment.operationalState})`);
+    }
+    const client = await temporalFor(config);
+    try {
+      await resolvePayment(client, paymentId, {
+        action,
+        txHash: values.tx,
+        reason: values.reason,
+        actor: values.actor ?? `cli:${os.userInfo().username}`,
+      });
+    } finally {
+      await client.connection.close();
+    }
+    return { paymentId, action, signalled: true };
+  });
+
+  register('sandbox pay', async (argv) => {
+    const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { amount: { type: 'string' } }, strict: true });
+    const paymentId = positionals[0];
+    if (!paymentId) throw new Error('usage: sandbox pay <paymentId> [--amount <decimal>]');
+    const config = loadConfig();
+    const payment = await loadPaymentRow(config, paymentId);
+    if (!payment?.escrowAddress) throw new Error(`no open Payment ${paymentId}`);
+    const network = loadEnvironments(config.environmentsFile).environments.sandbox.networks.find((n) => n.chainId === payment.chainId);
+    if (!network || payment.tokenAddress.toLowerCase() !== SANDBOX_TOKEN_ADDRESS.toLowerCase()) {
+      throw new Error('sandbox pay only pays Payments on the sandbox chain');
+    }
+    const rpcUrl = `http://127.0.0.1:${config.anvil.embeddedPort}`;
+    const amountAtomic = values.amount ? toAtomic(values.amount, payment.decimals) : remainingOf(payment);
+    const payer = privateKeyToAccount(SANDBOX_PAYER_KEY);
+    await mintTo({ rpcUrl, to: payer.address, amountAtomic });
+    const chain = createEvmChain({ chainId: payment.chainId, rpcUrl });
+    const txHash = await chain.sendTokenTransfer({
+      from: payer,
+      token: payment.tokenAddress as Address,
+      to: payment.escrowAddress as Address,
+      amountAtomic,
+    });
+    const client = await temporalFor(config);
+    try {
+      await client.workflow.getHandle(chainScannerWorkflowId(payment.chainId)).signal(pokeSignal);
+    } finally {
+      await client.connection.close();
+    }
+    return { paymentId, txHash, from: payer.address, to: payment.escrowAddress, amount: formatAtomic(amountAtomic, payment.decimals) };
+  });
+}

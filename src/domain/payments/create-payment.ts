@@ -1,0 +1,157 @@
+import type { Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { Prisma, type PrismaClient } from '../../db/client';
+import { findAsset, findNetwork, type TEnvironmentConfig } from '../../config/environments';
+import type { Custody } from '../../custody';
+import { ApiError, notFound } from '../../http/errors';
+import { toAtomic } from '../amounts';
+import type { AuthenticatedApp } from '../apps';
+import { recordEvent } from '../events';
+import { newId } from '../ids';
+import { hmacHex } from '../secrets';
+import { splitFees } from './payment-machine';
+import type { TCreatePayment } from './payment.schemas';
+import type { PaymentRow } from './payment-view';
+import { paymentWorkflowInput, startPaymentWorkflow } from './payment-workflow-client';
+
+export interface CreatePaymentDeps {
+  prisma: PrismaClient;
+  temporal: Client;
+  taskQueue: string;
+  custody: Custody;
+  serviceSecret: string;
+}
+
+/**
+ * The Payment id is derived from (app, Idempotency-Key): a retry after a crash between the database
+ * commit and the workflow start finds the same row and completes the start, instead of making a
+ * second Payment.
+ */
+export function paymentIdFor(serviceSecret: string, appId: string, idempotencyKey: string): string {
+  return `payment_${hmacHex(serviceSecret, `payment-id:${appId}:${idempotencyKey}`).slice(0, 32)}`;
+}
+
+function refuse(code: 'payment_method_not_supported' | 'payment_amount_below_minimum' | 'chain_config_missing', message: string, details?: unknown): never {
+  throw new ApiError(code, message, details);
+}
+
+export async function createPayment(
+  deps: CreatePaymentDeps,
+  app: AuthenticatedApp,
+  env: TEnvironmentConfig,
+  input: TCreatePayment,
+  idempotencyKey: string,
+): Promise<PaymentRow> {
+  const { prisma } = deps;
+  const network = findNetwork(env, input.chainId);
+  if (!network) refuse('chain_config_missing', `Chain ${input.chainId} is not configured for this environment`);
+  const asset = findAsset(network, input.assetCode);
+  if (!asset) refuse('payment_method_not_supported', `${input.assetCode} is not supported on chain ${input.chainId}`);
+
+  let amountAtomic: bigint;
+  try {
+    amountAtomic = toAtomic(input.amount, asset.decimals);
+  } catch {
+    throw new ApiError('bad_request', `amount has more than ${asset.decimals} decimal places`, {
+      fields: [{ field: 'body.amount', message: `at most ${asset.decimals} decimal places` }],
+    });
+  }
+  const minimum = toAtomic(asset.minimumDeposit.amount, asset.decimals);
+  if (amountAtomic <= 0n || amountAtomic < minimum || (!asset.minimumDeposit.inclusive && amountAtomic === minimum)) {
+    refuse('payment_amount_below_minimum', `The minimum for ${asset.symbol} on chain ${network.chainId} is ${asset.minimumDeposit.amount}`, {
+      minimumAmount: asset.minimumDeposit.amount,
+      inclusive: asset.minimumDeposit.inclusive,
+    });
+  }
+
+  const recipient = await prisma.account.findFirst({
+    where: { id: input.destination.accountId, appId: app.id },
+    include: { settlementProfile: true },
+  });
+  if (!recipient) throw notFound('Destination account');
+  if (input.sourceAccountId) {
+    const sender = await prisma.account.findFirst({ where: { id: input.sourceAccountId, appId: app.id }, select: { id: true } });
+    if (!sender) throw notFound('Source account');
+  }
+  const profile = recipient.settlementProfile;
+  if (!profile || profile.status !== 'active') {
+    refuse('payment_method_not_supported', 'The destination account has no settlement destination', { reasonCode: 'settlement_profile_missing' });
+  }
+  if (profile.chainId !== network.chainId || profile.assetSymbol !== asset.symbol) {
+    refuse('payment_method_not_supported', `The destination settles ${profile.assetSymbol} on chain ${profile.chainId}`, {
+      reasonCode: 'settlement_destination_mismatch',
+    });
+  }
+
+  const fees = splitFees(amountAtomic, env.fees.platformFeeBps, env.fees.partnerFeeBps);
+  const paymentId = paymentIdFor(deps.serviceSecret, app.id, idempotencyKey);
+  const expiresAt = new Date(Date.now() + input.expiresInSeconds * 1000);
+
+  let row: PaymentRow;
+  try {
+    row = await prisma.$transaction(async (tx) => {
+      const created = await tx.payment.create({
+        data: {
+          id: paymentId,
+          appId: app.id,
+          apiVersion: app.apiVersion,
+          intent: input.intent,
+          amountMode: 'collect_exact',
+          status: 'requires_payment_method',
+          stage: 'awaiting_funds',
+          operationalState: 'normal',
+          statusVersion: 1,
+          recipientAccountId: recipient.id,
+          senderAccountId: input.sourceAccountId ?? null,
+          chainId: network.chainId,
+          assetCode: asset.symbol,
+          tokenAddress: asset.tokenAddress,
+          decimals: asset.decimals,
+          amountAtomic: amountAtomic.toString(),
+          platformFeeBps: env.fees.platformFeeBps,
+          partnerFeeBps: env.fees.partnerFeeBps,
+          platformFeeAtomic: fees.platformFeeAtomic.toString(),
+          partnerFeeAtomic: fees.partnerFeeAtomic.toString(),
+          merchantNetAtomic: fees.merchantNetAtomic.toString(),
+          recipientDisplayName: recipient.displayName,
+          recipientLogoUrl: recipient.logoUrl,
+          settlement: profile.snapshot as Prisma.InputJsonValue,
+          nextActionId: newId('nextAction'),
+          externalReference: input.externalReference ?? null,
+          description: input.description ?? null,
+          metadata: input.metadata as Prisma.InputJsonValue,
+          returnUrl: input.returnUrl ?? null,
+          expiresAt,
+        },
+      });
+      // The escrow address comes from custody at the row's own sequence number: one address per Payment.
+      const escrowAddress = deps.custody.deriveAddress({ purpose: 'escrow', index: created.escrowIndex }).toLowerCase();
+      const withEscrow = await tx.payment.update({
+        where: { id: paymentId },
+        data: { escrowAddress },
+        include: { incidents: true },
+      });
+      await recordEvent(tx, {
+        appId: app.id,
+        name: 'payment.created',
+        apiVersion: app.apiVersion,
+        accountId: recipient.id,
+        resourceType: 'payment',
+        resourceId: paymentId,
+        payload: { paymentId, accountId: recipient.id, status: 'requires_payment_method', statusVersion: 1 },
+      });
+      return withEscrow;
+    });
+  } catch (err) {
+    if (!(err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002')) throw err;
+    // An earlier attempt with this key committed the row; finish what it started.
+    row = await prisma.payment.findUniqueOrThrow({ where: { id: paymentId }, include: { incidents: true } });
+  }
+
+  try {
+    await startPaymentWorkflow(deps.temporal, deps.taskQueue, paymentWorkflowInput(row, network.confirmations));
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+  return row;
+}

@@ -1,0 +1,348 @@
+/**
+ * The Payment lifecycle as a pure state machine: (state, event) -> (state, transition). No I/O, no
+ * clocks (times come in with the event), so every rule is unit-tested without Temporal. The
+ * PaymentWorkflow feeds it events and carries out the transitions it returns.
+ */
+
+export type PaymentStatus =
+  | 'requires_payment_method'
+  | 'processing'
+  | 'accepted'
+  | 'succeeded'
+  | 'failed'
+  | 'cancelled'
+  | 'expired';
+
+export type OperationalState = 'normal' | 'retrying' | 'requires_intervention';
+
+export type PaymentStage =
+  | 'awaiting_funds'
+  | 'awaiting_confirmations'
+  | 'settlement_pending'
+  | 'settlement_broadcast'
+  | 'settlement_confirmed'
+  | null;
+
+export type PaymentEventName =
+  | 'payment.processing'
+  | 'payment.requires_action'
+  | 'payment.accepted'
+  | 'payment.succeeded'
+  | 'payment.failed'
+  | 'payment.cancelled'
+  | 'payment.expired'
+  | 'payment.requires_intervention'
+  | 'payment.duplicate_received'
+  | 'payment.late_received';
+
+export type TransferRole = 'funding' | 'duplicate' | 'late' | 'excess';
+
+export interface TrackedTransfer {
+  key: string; // chainId:txHash:logIndex
+  amountAtomic: bigint;
+  status: 'pending' | 'confirmed' | 'dropped';
+  role: TransferRole;
+}
+
+export interface PaymentState {
+  intent: 'receive' | 'send';
+  status: PaymentStatus;
+  stage: PaymentStage;
+  operationalState: OperationalState;
+  operationalReasonCode: string | null;
+  statusVersion: number;
+  requiredAtomic: bigint;
+  confirmedAtomic: bigint;
+  transfers: TrackedTransfer[];
+  settlementAttempts: number;
+  settlementTxHash: string | null;
+}
+
+/** An incident: funds that reached escrow but do not count, held for recovery. */
+export interface IncidentEffect {
+  kind: 'late' | 'duplicate' | 'excess' | 'underpaid_expired';
+  amountAtomic: bigint;
+  transferKey: string | null;
+}
+
+/** What to persist, in one transaction, for one step. */
+export interface Transition {
+  fromStatusVersion: number;
+  state: PaymentState;
+  statusChanged: boolean;
+  events: PaymentEventName[];
+  /** Timestamps to set (ISO), e.g. acceptedAt when status becomes accepted. */
+  stamps: Partial<Record<'acceptedAt' | 'succeededAt' | 'cancelledAt', string>>;
+  incidents: IncidentEffect[];
+  transferStatuses: Array<{ key: string; status: TrackedTransfer['status'] }>;
+  ledger: Array<'collection' | 'settlement'>;
+  cancel?: { reasonCode: string; reason: string | null };
+  failure?: { code: string; message: string };
+}
+
+export const TERMINAL: ReadonlySet<PaymentStatus> = new Set(['succeeded', 'failed', 'cancelled', 'expired']);
+const OPEN: ReadonlySet<PaymentStatus> = new Set(['requires_payment_method', 'processing']);
+
+export function isTerminal(s: PaymentState): boolean {
+  return TERMINAL.has(s.status);
+}
+
+export function isOpen(s: PaymentState): boolean {
+  return OPEN.has(s.status);
+}
+
+export function initialState(intent: 'receive' | 'send', requiredAtomic: bigint): PaymentState {
+  return {
+    intent,
+    status: 'requires_payment_method',
+    stage: 'awaiting_funds',
+    operationalState: 'normal',
+    operationalReasonCode: null,
+    statusVersion: 1,
+    requiredAtomic,
+    confirmedAtomic: 0n,
+    transfers: [],
+    settlementAttempts: 0,
+    settlementTxHash: null,
+  };
+}
+
+function begin(state: PaymentState): Transition {
+  return {
+    fromStatusVersion: state.statusVersion,
+    state: { ...state, transfers: state.transfers.map((t) => ({ ...t })) },
+    statusChanged: false,
+    events: [],
+    stamps: {},
+    incidents: [],
+    transferStatuses: [],
+    ledger: [],
+  };
+}
+
+/** Every status change raises statusVersion by exactly one. */
+function moveTo(t: Transition, status: PaymentStatus, stage: PaymentStage): void {
+  if (t.state.status === status) {
+    t.state.stage = stage;
+    return;
+  }
+  t.state.status = status;
+  t.state.stage = stage;
+  t.state.statusVersion += 1;
+  t.statusChanged = true;
+}
+
+export function pendingTransfers(s: PaymentState): TrackedTransfer[] {
+  return s.transfers.filter((t) => t.status === 'pending' && t.role === 'funding');
+}
+
+export function remainingAtomic(s: PaymentState): bigint {
+  const owed = s.requiredAtomic - s.confirmedAtomic;
+  return owed > 0n ? owed : 0n;
+}
+
+/** A transfer to the escrow address was seen on chain (maybe again: then nothing changes). */
+export function onTransferDetected(state: PaymentState, transfer: { key: string; amountAtomic: bigint }): Transition | null {
+  if (state.transfers.some((t) => t.key === transfer.key)) return null;
+  const t = begin(state);
+  if (TERMINAL.has(state.status) && state.status !== 'succeeded') {
+    // Expiry and cancellation are final: later funds don't revive the Payment; they are kept for recovery.
+    t.state.transfers.push({ ...transfer, status: 'confirmed', role: 'late' });
+    t.incidents.push({ kind: 'late', amountAtomic: transfer.amountAtomic, transferKey: transfer.key });
+    t.events.push('payment.late_received');
+    return t;
+  }
+  if (!OPEN.has(state.status)) {
+    // Accepted or settled already: a second payment is a duplicate, held for recovery.
+    t.state.transfers.push({ ...transfer, status: 'confirmed', role: 'duplicate' });
+    t.incidents.push({ kind: 'duplicate', amountAtomic: transfer.amountAtomic, transferKey: transfer.key });
+    t.events.push('payment.duplicate_received');
+    return t;
+  }
+  t.state.transfers.push({ ...transfer, status: 'pending', role: 'funding' });
+  if (state.status === 'requires_payment_method') t.events.push('payment.processing');
+  moveTo(t, 'processing', 'awaiting_confirmations');
+  return t;
+}
+
+/**
+ * Confirmation results for pending funding transfers. Confirmed ones count; dropped ones (no longer
+ * in the canonical chain) don't. collect_exact: the Payment is accepted once confirmed funds reach
+ * the amount; anything above it is excess, held for recovery.
+ */
+export function onTransfersVerified(
+  state: PaymentState,
+  results: Array<{ key: string; outcome: 'confirmed' | 'dropped' | 'pending' }>,
+  nowIso: string,
+): Transition | null {
+  const t = begin(state);
+  let changed = false;
+  for (const r of results) {
+    const tracked = t.state.transfers.find((x) => x.key === r.key && x.status === 'pending');
+    if (!tracked || r.outcome === 'pending') continue;
+    changed = true;
+    tracked.status = r.outcome;
+    t.transferStatuses.push({ key: r.key, status: r.outcome });
+    if (r.outcome === 'confirmed') {
+      if (t.state.confirmedAtomic >= t.state.requiredAtomic) {
+        tracked.role = 'excess';
+        t.incidents.push({ kind: 'excess', amountAtomic: tracked.amountAtomic, transferKey: tracked.key });
+      } else {
+        t.state.confirmedAtomic += tracked.amountAtomic;
+      }
+    }
+  }
+  if (!changed) return null;
+  if (t.state.confirmedAtomic >= t.state.requiredAtomic && OPEN.has(t.state.status)) {
+    const excess = t.state.confirmedAtomic - t.state.requiredAtomic;
+    if (excess > 0n) {
+      t.state.confirmedAtomic = t.state.requiredAtomic;
+      t.incidents.push({ kind: 'excess', amountAtomic: excess, transferKey: null });
+    }
+    moveTo(t, 'accepted', 'settlement_pending');
+    t.stamps.acceptedAt = nowIso;
+    t.events.push('payment.accepted');
+    t.ledger.push('collection');
+  } else if (pendingTransfers(t.state).length === 0 && t.state.confirmedAtomic === 0n && t.state.status === 'processing') {
+    // Everything seen was reorged away: the Payment waits for funds again.
+    moveTo(t, 'requires_payment_method', 'awaiting_funds');
+    t.events.push('payment.requires_action');
+  } else if (pendingTransfers(t.state).length === 0) {
+    t.state.stage = 'awaiting_funds';
+  }
+  return t;
+}
+
+/**
+ * expiresAt passed. Only an open Payment expires, and not while funds it already saw are still
+ * confirming (the payer paid in time); underpaid funds are held for recovery.
+ */
+export function onExpired(state: PaymentState): Transition | null {
+  if (!OPEN.has(state.status) || pendingTransfers(state).length > 0) return null;
+  const t = begin(state);
+  moveTo(t, 'expired', null);
+  t.events.push('payment.expired');
+  if (state.confirmedAtomic > 0n) {
+    t.incidents.push({ kind: 'underpaid_expired', amountAtomic: state.confirmedAtomic, transferKey: null });
+  }
+  return t;
+}
+
+export type CancelDecision =
+  | { outcome: 'cancelled'; transition: Transition }
+  | { outcome: 'already_cancelled' }
+  | { outcome: 'refused'; reasonCode: 'send_payment' | 'funds_detected' | 'not_open'; message: string };
+
+/** Cancel works only on a receive Payment before any funds were detected; a replay is a no-op. */
+export function decideCancel(state: PaymentState, reasonCode: string, reason: string | null, nowIso: string): CancelDecision {
+  if (state.status === 'cancelled') return { outcome: 'already_cancelled' };
+  if (state.intent === 'send') {
+    return { outcome: 'refused', reasonCode: 'send_payment', message: 'Send Payments cannot be cancelled' };
+  }
+  if (state.status !== 'requires_payment_method') {
+    return { outcome: 'refused', reasonCode: 'not_open', message: `A ${state.status} Payment cannot be cancelled` };
+  }
+  if (state.transfers.length > 0) {
+    return { outcome: 'refused', reasonCode: 'funds_detected', message: 'Funds were already detected for this Payment' };
+  }
+  const t = begin(state);
+  moveTo(t, 'cancelled', null);
+  t.stamps.cancelledAt = nowIso;
+  t.events.push('payment.cancelled');
+  t.cancel = { reasonCode, reason };
+  return { outcome: 'cancelled', transition: t };
+}
+
+/** Settlement retry policy: how many attempts before a human must look. */
+export interface SettlementPolicy {
+  maxAttempts: number;
+}
+
+export function onSettlementBroadcast(state: PaymentState, txHash: string): Transition {
+  const t = begin(state);
+  t.state.stage = 'settlement_broadcast';
+  t.state.settlementTxHash = txHash;
+  if (t.state.operationalState === 'retrying') {
+    t.state.operationalState = 'normal';
+    t.state.operationalReasonCode = null;
+  }
+  return t;
+}
+
+/** A settlement attempt failed before anything was broadcast: retry, or hold once the budget is spent. */
+export function onSettlementAttemptFailed(state: PaymentState, policy: SettlementPolicy): Transition {
+  const t = begin(state);
+  t.state.settlementAttempts += 1;
+  if (t.state.settlementAttempts >= policy.maxAttempts) {
+    holdForIntervention(t, 'settlement_requires_intervention');
+  } else {
+    t.state.operationalState = 'retrying';
+    t.state.operationalReasonCode = 'settlement_failed';
+  }
+  return t;
+}
+
+/** The outcome on chain is a revert, or is unknown: stop automation, keep the financial status. */
+export function onSettlementTrouble(state: PaymentState, reason: 'settlement_failed' | 'settlement_unconfirmed'): Transition {
+  const t = begin(state);
+  holdForIntervention(t, reason);
+  return t;
+}
+
+function holdForIntervention(t: Transition, reasonCode: string): void {
+  t.state.operationalState = 'requires_intervention';
+  t.state.operationalReasonCode = reasonCode;
+  t.events.push('payment.requires_intervention');
+}
+
+export function onSettlementConfirmed(state: PaymentState, txHash: string, nowIso: string): Transition {
+  const t = begin(state);
+  t.state.settlementTxHash = txHash;
+  t.state.operationalState = 'normal';
+  t.state.operationalReasonCode = null;
+  moveTo(t, 'succeeded', 'settlement_confirmed');
+  t.stamps.succeededAt = nowIso;
+  t.events.push('payment.succeeded');
+  t.ledger.push('settlement');
+  return t;
+}
+
+export type OperatorAction =
+  | { action: 'retry' }
+  | { action: 'mark-settled'; txHash: string }
+  | { action: 'fail'; reason: string };
+
+/** Operator resolution of a requires_intervention hold. Returns null when there is no hold. */
+export function onOperatorResolution(
+  state: PaymentState,
+  resolution: OperatorAction,
+  nowIso: string,
+): { transition: Transition; next: 'settle' | 'done' } | null {
+  if (state.operationalState !== 'requires_intervention') return null;
+  if (resolution.action === 'retry') {
+    const t = begin(state);
+    t.state.operationalState = 'normal';
+    t.state.operationalReasonCode = null;
+    t.state.settlementAttempts = 0;
+    t.state.stage = 'settlement_pending';
+    t.state.settlementTxHash = null;
+    return { transition: t, next: 'settle' };
+  }
+  if (resolution.action === 'mark-settled') {
+    return { transition: onSettlementConfirmed(state, resolution.txHash, nowIso), next: 'done' };
+  }
+  const t = begin(state);
+  t.state.operationalState = 'normal';
+  t.state.operationalReasonCode = null;
+  moveTo(t, 'failed', null);
+  t.events.push('payment.failed');
+  t.failure = { code: 'operator_failed', message: resolution.reason };
+  return { transition: t, next: 'done' };
+}
+
+/** Fees deducted at final settlement (bps of the gross amount, rounded down; the net gets the rest). */
+export function splitFees(grossAtomic: bigint, platformFeeBps: number, partnerFeeBps: number) {
+  const platformFeeAtomic = (grossAtomic * BigInt(platformFeeBps)) / 10_000n;
+  const partnerFeeAtomic = (grossAtomic * BigInt(partnerFeeBps)) / 10_000n;
+  return { platformFeeAtomic, partnerFeeAtomic, merchantNetAtomic: grossAtomic - platformFeeAtomic - partnerFeeAtomic };
+}

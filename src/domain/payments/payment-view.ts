@@ -1,0 +1,159 @@
+import type { Payment, PaymentIncident } from '../../generated/prisma/client';
+import { formatAtomic } from '../amounts';
+import { hmacHex, safeEqual } from '../secrets';
+import type { TPayment } from './payment.schemas';
+import { z } from 'zod';
+import { ZCheckout, ZNextAction } from './payment.schemas';
+
+export type PaymentRow = Payment & { incidents: PaymentIncident[] };
+
+const OPEN_STATUSES = new Set(['requires_payment_method', 'processing']);
+
+function amountObject(p: Payment, atomic: bigint) {
+  return {
+    amount: formatAtomic(atomic, p.decimals),
+    amountAtomic: atomic.toString(),
+    assetType: 'crypto' as const,
+    assetCode: p.assetCode,
+    decimals: p.decimals,
+    chainId: p.chainId,
+    tokenAddress: p.tokenAddress,
+  };
+}
+
+const big = (d: { toString(): string }) => BigInt(d.toString());
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function remainingOf(p: Payment): bigint {
+  const rest = big(p.amountAtomic) - big(p.receivedAtomic);
+  return rest > 0n ? rest : 0n;
+}
+
+function depositInstructions(p: Payment, atomic: bigint) {
+  return {
+    address: p.escrowAddress ?? '',
+    chainId: p.chainId,
+    tokenAddress: p.tokenAddress,
+    assetCode: p.assetCode,
+    decimals: p.decimals,
+    amount: formatAtomic(atomic, p.decimals),
+    amountAtomic: atomic.toString(),
+  };
+}
+
+export function toPaymentView(p: PaymentRow): TPayment {
+  const gross = big(p.amountAtomic);
+  const platformFee = big(p.platformFeeAtomic);
+  const partnerFee = big(p.partnerFeeAtomic);
+  const settlement = p.settlement as Record<string, unknown>;
+  const incidents = p.incidents;
+  const sum = (xs: PaymentIncident[]) => xs.reduce((acc, i) => acc + big(i.amountAtomic), 0n).toString();
+  return {
+    id: p.id,
+    apiVersion: p.apiVersion,
+    intent: p.intent as TPayment['intent'],
+    amountMode: 'collect_exact',
+    status: p.status as TPayment['status'],
+    offrampStatus: p.offrampStatus,
+    stage: p.stage,
+    operationalState: p.operationalState as TPayment['operationalState'],
+    operationalReasonCode: p.operationalReasonCode,
+    operationalUpdatedAt: iso(p.operationalUpdatedAt),
+    statusVersion: p.statusVersion,
+    paymentAmount: amountObject(p, gross),
+    sourceAmount: amountObject(p, gross),
+    participants: [
+      ...(p.senderAccountId ? [{ role: 'sender' as const, accountId: p.senderAccountId }] : []),
+      { role: 'recipient' as const, accountId: p.recipientAccountId },
+    ],
+    recipientDisplay: { displayName: p.recipientDisplayName, logoUrl: p.recipientLogoUrl },
+    destination: { type: 'upa', accountId: p.recipientAccountId },
+    settlement: {
+      type: 'settlement_destination',
+      settlementDestinationId: (settlement.settlementDestinationId as string | undefined) ?? null,
+      destinationType: String(settlement.destinationType),
+      destinationAddress: String(settlement.destinationAddress),
+      chainId: p.chainId,
+      assetCode: p.assetCode,
+      tokenAddress: p.tokenAddress,
+      decimals: p.decimals,
+    },
+    fees: {
+      version: 1,
+      pricingStatus: 'quoted',
+      platformFeeBps: p.platformFeeBps,
+      partnerFeeBps: p.partnerFeeBps,
+      platformFeeAmountAtomic: platformFee.toString(),
+      partnerFeeAmountAtomic: partnerFee.toString(),
+      merchantNetAmountAtomic: p.merchantNetAtomic.toString(),
+    },
+    funding: p.escrowAddress
+      ? {
+          mode: 'escrow',
+          required: amountObject(p, gross),
+          providerPrincipal: amountObject(p, gross),
+          providerFee: amountObject(p, 0n),
+          platformFee: amountObject(p, platformFee),
+          partnerFee: amountObject(p, partnerFee),
+          totalFees: amountObject(p, platformFee + partnerFee),
+          exchangeRate: { rate: '1', baseAssetCode: p.assetCode, quoteAssetCode: p.assetCode },
+          quoteExpiresAt: p.expiresAt.toISOString(),
+          depositAddress: depositInstructions(p, gross),
+        }
+      : null,
+    externalReference: p.externalReference,
+    description: p.description,
+    metadata: p.metadata as Record<string, unknown>,
+    expiresAt: iso(p.expiresAt),
+    acceptedAt: iso(p.acceptedAt),
+    succeededAt: iso(p.succeededAt),
+    cancelledAt: iso(p.cancelledAt),
+    failure: p.failureCode || p.failureMessage ? { code: p.failureCode, message: p.failureMessage } : null,
+    refundSummary: { status: 'none', count: 0, requestedAmountAtomic: '0', confirmedAmountAtomic: '0' },
+    incidentRecoverySummary: {
+      count: incidents.length,
+      pendingCount: incidents.filter((i) => i.status === 'pending').length,
+      confirmedCount: incidents.filter((i) => i.status === 'confirmed').length,
+      failedCount: incidents.filter((i) => i.status === 'failed').length,
+      requiresInterventionCount: incidents.filter((i) => i.status === 'requires_intervention').length,
+      requestedAmountAtomic: sum(incidents),
+      confirmedAmountAtomic: sum(incidents.filter((i) => i.status === 'confirmed')),
+    },
+    createdAt: p.createdAt.toISOString(),
+    updatedAt: p.updatedAt.toISOString(),
+  };
+}
+
+/** What the payer must do now: send the remaining amount to escrow, while the Payment is open. */
+export function toNextAction(p: Payment): z.infer<typeof ZNextAction> {
+  const remaining = remainingOf(p);
+  if (!OPEN_STATUSES.has(p.status) || remaining === 0n || !p.escrowAddress) return null;
+  return {
+    id: p.nextActionId,
+    type: 'transaction',
+    expiresAt: p.expiresAt.toISOString(),
+    depositInstructions: depositInstructions(p, remaining),
+  };
+}
+
+/**
+ * The checkout clientSecret is derived (HMAC of the Payment id under the service secret), never
+ * stored: the create response and its idempotent replays recompute it, and verification compares
+ * in constant time.
+ */
+export function clientSecretFor(serviceSecret: string, paymentId: string): string {
+  return `${paymentId}_secret_${hmacHex(serviceSecret, `client-secret:${paymentId}`).slice(0, 40)}`;
+}
+
+export function verifyClientSecret(serviceSecret: string, paymentId: string, candidate: string): boolean {
+  return safeEqual(clientSecretFor(serviceSecret, paymentId), candidate);
+}
+
+export function toCheckout(p: Payment, serviceSecret: string, publicBaseUrl: string): z.infer<typeof ZCheckout> {
+  return {
+    paymentUrl: `${publicBaseUrl.replace(/\/$/, '')}/checkout/${p.id}`,
+    clientSecret: clientSecretFor(serviceSecret, p.id),
+    expiresAt: p.expiresAt.toISOString(),
+    returnUrl: p.returnUrl,
+  };
+}

@@ -1,0 +1,171 @@
+import { z } from 'zod';
+import { ZAccountId } from '../accounts/account.schemas';
+import { DECIMAL_PATTERN } from '../amounts';
+import { ZMetadata } from '../metadata';
+
+export const ZPaymentId = z.string().regex(/^payment_[A-Za-z0-9_-]+$/, 'a Payment id (payment_...)').max(64);
+
+export const ZCreatePayment = z
+  .strictObject({
+    intent: z.enum(['receive', 'send']),
+    amount: z.string().regex(DECIMAL_PATTERN, 'a decimal string such as "12.50"').max(40),
+    assetCode: z.string().min(1).max(16),
+    chainId: z.number().int().positive(),
+    destination: z.strictObject({ type: z.literal('upa'), accountId: ZAccountId }),
+    sourceAccountId: ZAccountId.optional(),
+    expiresInSeconds: z.number().int().min(60).max(86_400).default(600),
+    externalReference: z.string().min(1).max(255).optional(),
+    description: z.string().min(1).max(1000).optional(),
+    metadata: ZMetadata.default({}),
+    returnUrl: z.url({ protocol: /^https?$/ }).max(2048).optional(),
+  })
+  .superRefine((v, ctx) => {
+    if (v.intent === 'send' && !v.sourceAccountId) {
+      ctx.addIssue({ code: 'custom', path: ['sourceAccountId'], message: 'Required for a send Payment' });
+    }
+    if (v.intent === 'receive' && v.sourceAccountId) {
+      ctx.addIssue({ code: 'custom', path: ['sourceAccountId'], message: 'Only a send Payment has a source account' });
+    }
+    if (v.sourceAccountId && v.sourceAccountId === v.destination.accountId) {
+      ctx.addIssue({ code: 'custom', path: ['sourceAccountId'], message: 'Source and destination must differ' });
+    }
+  });
+export type TCreatePayment = z.output<typeof ZCreatePayment>;
+
+export const CANCEL_REASON_CODES = ['customer_request', 'duplicate', 'abandoned', 'other'] as const;
+export const ZCancelPayment = z.strictObject({
+  reasonCode: z.enum(CANCEL_REASON_CODES),
+  reason: z.string().min(1).max(500).optional(),
+});
+export type TCancelPayment = z.output<typeof ZCancelPayment>;
+
+const ZIsoDate = z.iso.datetime();
+export const PAYMENT_STATUSES = ['requires_payment_method', 'processing', 'accepted', 'succeeded', 'failed', 'cancelled', 'expired'] as const;
+
+export const ZListPaymentsQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().min(1).max(2048).optional(),
+  externalReference: z.string().min(1).max(255).optional(),
+  status: z.enum(PAYMENT_STATUSES).optional(),
+  createdFrom: ZIsoDate.optional(),
+  createdTo: ZIsoDate.optional(),
+});
+export type TListPaymentsQuery = z.output<typeof ZListPaymentsQuery>;
+
+// ---- responses ----
+export const ZPaymentAmount = z.object({
+  amount: z.string(),
+  amountAtomic: z.string(),
+  assetType: z.literal('crypto'),
+  assetCode: z.string(),
+  decimals: z.number().int(),
+  chainId: z.number().int(),
+  tokenAddress: z.string(),
+});
+
+const ZDepositInstructions = z.object({
+  address: z.string(),
+  chainId: z.number().int(),
+  tokenAddress: z.string(),
+  assetCode: z.string(),
+  decimals: z.number().int(),
+  amount: z.string(),
+  amountAtomic: z.string(),
+});
+
+export const ZPayment = z.object({
+  id: ZPaymentId,
+  apiVersion: z.string(),
+  intent: z.enum(['receive', 'send']),
+  amountMode: z.literal('collect_exact'),
+  status: z.enum(PAYMENT_STATUSES),
+  offrampStatus: z.string().nullable(),
+  stage: z.string().nullable(),
+  operationalState: z.enum(['normal', 'retrying', 'requires_intervention']),
+  operationalReasonCode: z.string().nullable(),
+  operationalUpdatedAt: ZIsoDate.nullable(),
+  statusVersion: z.number().int(),
+  paymentAmount: ZPaymentAmount,
+  sourceAmount: ZPaymentAmount,
+  participants: z.array(z.object({ role: z.enum(['sender', 'recipient']), accountId: z.string() })),
+  recipientDisplay: z.object({ displayName: z.string().nullable(), logoUrl: z.string().nullable() }),
+  destination: z.object({ type: z.literal('upa'), accountId: z.string() }),
+  settlement: z.object({
+    type: z.literal('settlement_destination'),
+    settlementDestinationId: z.string().nullable(),
+    destinationType: z.string(),
+    destinationAddress: z.string(),
+    chainId: z.number().int(),
+    assetCode: z.string(),
+    tokenAddress: z.string(),
+    decimals: z.number().int(),
+  }),
+  fees: z.object({
+    version: z.number().int().nullable(),
+    pricingStatus: z.enum(['quote_pending', 'quoted']),
+    platformFeeBps: z.number().int(),
+    partnerFeeBps: z.number().int(),
+    platformFeeAmountAtomic: z.string().nullable(),
+    partnerFeeAmountAtomic: z.string().nullable(),
+    merchantNetAmountAtomic: z.string().nullable(),
+  }),
+  funding: z
+    .object({
+      mode: z.literal('escrow'),
+      required: ZPaymentAmount,
+      providerPrincipal: ZPaymentAmount,
+      providerFee: ZPaymentAmount,
+      platformFee: ZPaymentAmount,
+      partnerFee: ZPaymentAmount,
+      totalFees: ZPaymentAmount,
+      exchangeRate: z.object({ rate: z.string(), baseAssetCode: z.string(), quoteAssetCode: z.string() }),
+      quoteExpiresAt: ZIsoDate,
+      depositAddress: ZDepositInstructions,
+    })
+    .nullable(),
+  externalReference: z.string().nullable(),
+  description: z.string().nullable(),
+  metadata: z.record(z.string(), z.unknown()),
+  expiresAt: ZIsoDate.nullable(),
+  acceptedAt: ZIsoDate.nullable(),
+  succeededAt: ZIsoDate.nullable(),
+  cancelledAt: ZIsoDate.nullable(),
+  failure: z.object({ code: z.string().nullable(), message: z.string().nullable() }).nullable(),
+  refundSummary: z.object({
+    status: z.string(),
+    count: z.number().int(),
+    requestedAmountAtomic: z.string(),
+    confirmedAmountAtomic: z.string(),
+  }),
+  incidentRecoverySummary: z.object({
+    count: z.number().int(),
+    pendingCount: z.number().int(),
+    confirmedCount: z.number().int(),
+    failedCount: z.number().int(),
+    requiresInterventionCount: z.number().int(),
+    requestedAmountAtomic: z.string(),
+    confirmedAmountAtomic: z.string(),
+  }),
+  createdAt: ZIsoDate,
+  updatedAt: ZIsoDate,
+});
+export type TPayment = z.infer<typeof ZPayment>;
+
+export const ZNextAction = z
+  .object({
+    id: z.string(),
+    type: z.literal('transaction'),
+    expiresAt: ZIsoDate,
+    depositInstructions: ZDepositInstructions,
+  })
+  .nullable();
+
+export const ZCheckout = z.object({
+  paymentUrl: z.string(),
+  clientSecret: z.string(),
+  expiresAt: ZIsoDate,
+  returnUrl: z.string().nullable(),
+});
+
+export const ZCreatePaymentResponse = z.object({ payment: ZPayment, checkout: ZCheckout, nextAction: ZNextAction });
+export const ZPaymentResponse = z.object({ payment: ZPayment, nextAction: ZNextAction });

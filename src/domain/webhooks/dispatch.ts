@@ -1,0 +1,75 @@
+import type { PrismaClient } from '../../db/client';
+import { newId } from '../ids';
+
+/**
+ * The outbox side of the dispatcher. One transaction claims the oldest undispatched events (FOR UPDATE
+ * SKIP LOCKED, so overlapping passes never take the same row), writes one webhook_deliveries row per
+ * subscribed, enabled endpoint of the event's app (queued for a workflow start), and marks the events
+ * dispatched. A crash before the commit leaves the events undispatched; after it, the deliveries are
+ * queued: either way nothing is lost and nothing is created twice (unique (event, endpoint)).
+ */
+export async function claimEventsIntoDeliveries(prisma: PrismaClient, limit: number): Promise<{ events: number; deliveries: number }> {
+  return prisma.$transaction(async (tx) => {
+    const events = await tx.$queryRaw<Array<{ id: string; app_id: string; name: string; created_at: Date }>>`
+      SELECT id, app_id, name, created_at FROM events
+      WHERE dispatched_at IS NULL
+      ORDER BY sequence
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED`;
+    if (events.length === 0) return { events: 0, deliveries: 0 };
+    const appIds = [...new Set(events.map((e) => e.app_id))];
+    const endpoints = await tx.webhookEndpoint.findMany({
+      where: { appId: { in: appIds }, status: 'enabled' },
+      select: { id: true, appId: true, events: true, createdAt: true },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
+    const now = new Date();
+    const rows = events.flatMap((event) =>
+      endpoints
+        .filter(
+          (ep) =>
+            ep.appId === event.app_id &&
+            // An endpoint receives events that happen after it was created.
+            ep.createdAt.getTime() <= event.created_at.getTime() &&
+            (ep.events.length === 0 || ep.events.includes(event.name)),
+        )
+        .map((ep) => ({
+          id: newId('delivery'),
+          appId: event.app_id,
+          eventId: event.id,
+          endpointId: ep.id,
+          status: 'pending',
+          round: 1,
+          queuedAt: now,
+        })),
+    );
+    const created = rows.length > 0 ? await tx.webhookDelivery.createMany({ data: rows, skipDuplicates: true }) : { count: 0 };
+    await tx.event.updateMany({ where: { id: { in: events.map((e) => e.id) } }, data: { dispatchedAt: now } });
+    return { events: events.length, deliveries: created.count };
+  });
+}
+
+export interface QueuedDelivery {
+  id: string;
+  eventId: string;
+  endpointId: string;
+  round: number;
+}
+
+/** Deliveries whose workflow for the current round still has to be started, oldest first. */
+export async function queuedDeliveries(prisma: PrismaClient, limit: number): Promise<QueuedDelivery[]> {
+  return prisma.webhookDelivery.findMany({
+    where: { queuedAt: { not: null } },
+    orderBy: [{ queuedAt: 'asc' }, { id: 'asc' }],
+    take: limit,
+    select: { id: true, eventId: true, endpointId: true, round: true },
+  });
+}
+
+/** The workflow for this round exists; only that round's queue mark is cleared. */
+export async function markDeliveryStarted(prisma: PrismaClient, delivery: QueuedDelivery): Promise<void> {
+  await prisma.webhookDelivery.updateMany({
+    where: { id: delivery.id, round: delivery.round, queuedAt: { not: null } },
+    data: { queuedAt: null },
+  });
+}

@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import type { Client } from '@temporalio/client';
+import type { PrismaClient } from '../../db/client';
+import type { TEnvironments } from '../../config/environments';
+import type { Custody } from '../../custody';
+import { createPayment } from '../../domain/payments/create-payment';
+import { cancelPayment, listPayments, loadPayment, paymentResponse } from '../../domain/payments/payments';
+import { ZCancelPayment, ZCreatePayment, ZListPaymentsQuery, ZPaymentId } from '../../domain/payments/payment.schemas';
+import { clientSecretFor, toCheckout } from '../../domain/payments/payment-view';
+import { requireScope } from '../middleware/auth';
+import { idempotent } from '../middleware/idempotency';
+import { requireApp, type ApiRouter } from '../context';
+import type { CursorCodec } from '../pagination';
+import { parseInput } from '../validate';
+
+export interface PaymentRouteDeps {
+  prisma: PrismaClient;
+  temporal: Client;
+  taskQueue: string;
+  custody: Custody;
+  environments: TEnvironments;
+  serviceSecret: string;
+  publicBaseUrl: string;
+  cursors: CursorCodec;
+}
+
+const ZPaymentPath = z.object({ paymentId: ZPaymentId });
+
+type CreateBody = { checkout?: { clientSecret?: string | null }; payment?: { id?: string } };
+
+export function registerPaymentRoutes(router: ApiRouter, deps: PaymentRouteDeps): void {
+  const { prisma } = deps;
+  const scope = requireScope('v2:payments');
+
+  // The stored idempotent response never holds the clientSecret; a replay derives it again.
+  const seal = (body: unknown) => {
+    const b = body as CreateBody;
+    return b?.checkout?.clientSecret ? { ...b, checkout: { ...b.checkout, clientSecret: null } } : body;
+  };
+  const unseal = (stored: unknown) => {
+    const b = stored as CreateBody;
+    if (!b?.checkout || !b.payment?.id) return stored;
+    return { ...b, checkout: { ...b.checkout, clientSecret: clientSecretFor(deps.serviceSecret, b.payment.id) } };
+  };
+
+  router.post('/v2/payments', scope, idempotent(prisma, { required: true, seal, unseal }), async (ctx) => {
+    const input = parseInput(ZCreatePayment, ctx.state.body, 'body');
+    const app = requireApp(ctx);
+    const row = await createPayment(deps, app, deps.environments.environments[app.environment], input, ctx.get('Idempotency-Key'));
+    ctx.status = 201;
+    ctx.body = { ...paymentResponse(row), checkout: toCheckout(row, deps.serviceSecret, deps.publicBaseUrl) };
+  });
+
+  router.get('/v2/payments', scope, async (ctx) => {
+    const query = parseInput(ZListPaymentsQuery, ctx.query, 'query');
+    ctx.body = await listPayments(prisma, requireApp(ctx), query, deps.cursors);
+  });
+
+  router.get('/v2/payments/:paymentId', scope, async (ctx) => {
+    const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
+    ctx.body = paymentResponse(await loadPayment(prisma, requireApp(ctx).id, paymentId));
+  });
+
+  router.post('/v2/payments/:paymentId/cancel', scope, idempotent(prisma, { required: false }), async (ctx) => {
+    const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
+    const input = parseInput(ZCancelPayment, ctx.state.body, 'body');
+    const row = await cancelPayment(prisma, deps.temporal, requireApp(ctx), paymentId, input);
+    ctx.body = paymentResponse(row);
+  });
+}

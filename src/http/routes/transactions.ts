@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import type { PrismaClient } from '../../db/client';
+import { ZAccountId } from '../../domain/accounts/account.schemas';
+import { getAccountBalances } from '../../domain/ledger/balances';
+import { getAccountTransaction, listAccountTransactions } from '../../domain/ledger/transactions';
+import { ZGetTransactionPath, ZListTransactionsQuery } from '../../domain/ledger/transactions.schemas';
+import { requireScope } from '../middleware/auth';
+import { requireApp, type ApiRouter } from '../context';
+import type { CursorCodec } from '../pagination';
+import { parseInput } from '../validate';
+
+const ZAccountPath = z.object({ accountId: ZAccountId });
+
+/** Transactions and balances: read-only projections of the ledger (src/domain/ledger). */
+export function registerTransactionRoutes(router: ApiRouter, deps: { prisma: PrismaClient; cursors: CursorCodec }): void {
+  const { prisma, cursors } = deps;
+  const scope = requireScope('v2:accounts');
+
+  router.get('/v2/accounts/:accountId/transactions', scope, async (ctx) => {
+    const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
+    const query = parseInput(ZListTransactionsQuery, ctx.query, 'query');
+    ctx.body = await listAccountTransactions(prisma, cursors, requireApp(ctx).id, accountId, query);
+  });
+
+  router.get('/v2/accounts/:accountId/transactions/:transactionId', scope, async (ctx) => {
+    const { accountId, transactionId } = parseInput(ZGetTransactionPath, ctx.params, 'path');
+    ctx.body = await getAccountTransaction(prisma, requireApp(ctx).id, accountId, transactionId);
+  });
+
+  router.get('/v2/accounts/:accountId/balances', scope, async (ctx) => {
+    const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
+    ctx.body = await getAccountBalances(prisma, requireApp(ctx).id, accountId);
+  });
+}

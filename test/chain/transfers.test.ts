@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { fundTestWallet } from '../../src/chain/sandbox';
+import { NonceAlreadyUsedError } from '../../src/chain/types';
+import { createHdCustody, type Custody } from '../../src/custody';
+import { TEST_MNEMONIC, startTestChain, type TestChain } from './helpers';
+
+describe('token transfers', () => {
+  let t: TestChain;
+  let custody: Custody;
+  before(async () => {
+    t = await startTestChain();
+    custody = createHdCustody({ mnemonic: TEST_MNEMONIC });
+  });
+  after(async () => {
+    await t?.node.stop();
+  });
+
+  const payer = () => custody.signer({ purpose: 'escrow', index: 0 });
+  const watched = () => custody.deriveAddress({ purpose: 'deposit', index: 1 });
+  const unwatched = () => custody.deriveAddress({ purpose: 'deposit', index: 2 });
+
+  test('a transfer is found with its tx hash, log index and amount, and only for watched recipients', async () => {
+    await fundTestWallet({ rpcUrl: t.node.rpcUrl, address: payer().address, tokenAtomic: 100_000_000n });
+    const fromBlock = (await t.chain.getBlockNumber()) + 1n;
+    const toWatched = await t.chain.sendTokenTransfer({ from: payer(), token: t.token, to: watched(), amountAtomic: 2_500_000n });
+    const toOther = await t.chain.sendTokenTransfer({ from: payer(), token: t.token, to: unwatched(), amountAtomic: 1n });
+    const toBlock = await t.chain.getBlockNumber();
+
+    const found = await t.chain.getTransfers({ token: t.token, to: [watched()], fromBlock, toBlock });
+    assert.equal(found.length, 1);
+    const [transfer] = found;
+    assert.equal(transfer!.txHash, toWatched);
+    assert.equal(transfer!.logIndex, 0);
+    assert.equal(transfer!.amountAtomic, 2_500_000n);
+    assert.equal(transfer!.from, payer().address);
+    assert.equal(transfer!.to, watched());
+    assert.equal(transfer!.token, t.token);
+    assert.equal(transfer!.chainId, 31337);
+    assert.equal(transfer!.blockNumber, fromBlock);
+
+    const all = await t.chain.getTransfers({ token: t.token, to: undefined, fromBlock, toBlock });
+    assert.deepEqual(all.map((x) => x.txHash), [toWatched, toOther]);
+    assert.deepEqual(await t.chain.getTransfers({ token: t.token, to: [], fromBlock, toBlock }), []);
+  });
+
+  test('a sent token transfer moves the balance and reports confirmed once deep enough', async () => {
+    const to = custody.deriveAddress({ purpose: 'treasury', index: 5 });
+    const hash = await t.chain.sendTokenTransfer({ from: payer(), token: t.token, to, amountAtomic: 777n });
+    assert.equal(await t.chain.getTokenBalance({ token: t.token, owner: to }), 777n);
+    assert.equal(await t.chain.getTransactionStatus(hash, 2), 'pending');
+    await t.mine(1);
+    assert.equal(await t.chain.getTransactionStatus(hash, 2), 'confirmed');
+    assert.equal(await t.chain.getTransactionStatus(`0x${'ab'.repeat(32)}`, 1), 'not_found');
+  });
+
+  test('a transfer of more than the balance is refused before anything is broadcast', async () => {
+    const poor = custody.signer({ purpose: 'fee', index: 3 });
+    await fundTestWallet({ rpcUrl: t.node.rpcUrl, address: poor.address });
+    const nonce = await t.chain.getNonce(poor.address);
+    await assert.rejects(t.chain.sendTokenTransfer({ from: poor, token: t.token, to: watched(), amountAtomic: 1n }), /balance/);
+    assert.equal(await t.chain.getNonce(poor.address), nonce);
+  });
+
+  test('native currency is sent and its balance read in wei', async () => {
+    const to = custody.deriveAddress({ purpose: 'fee', index: 9 });
+    const hash = await t.chain.sendNative({ from: payer(), to, amountWei: 123_456_789n });
+    assert.equal(await t.chain.getNativeBalance(to), 123_456_789n);
+    assert.equal(await t.chain.getTransactionStatus(hash, 1), 'confirmed');
+  });
+
+  test('a retried settlement with the same nonce is never paid twice', async () => {
+    const to = custody.deriveAddress({ purpose: 'treasury', index: 6 });
+    const nonce = await t.chain.getNonce(payer().address);
+    const request = { from: payer(), token: t.token, to, amountAtomic: 1_000_000n, nonce };
+
+    // The hash is known before broadcasting, so a caller can record it first.
+    const signed = await t.chain.signTokenTransfer(request);
+    assert.equal(await t.chain.broadcast(signed), signed.txHash);
+    // A retry re-broadcasting the recorded transaction is answered with the same hash...
+    assert.equal(await t.chain.broadcast(signed), signed.txHash);
+    assert.equal(await t.chain.broadcast(signed.serialized), signed.txHash);
+    // ...and a retry that re-signs with the reserved nonce is refused instead of paying again.
+    await assert.rejects(t.chain.sendTokenTransfer(request), (err: unknown) => {
+      assert.ok(err instanceof NonceAlreadyUsedError);
+      assert.equal(err.nonce, nonce);
+      assert.equal(err.signer, payer().address);
+      return true;
+    });
+    assert.equal(await t.chain.getTokenBalance({ token: t.token, owner: to }), 1_000_000n);
+  });
+});
