@@ -86,7 +86,7 @@ export function createChainScannerActivities(deps: ChainScannerDeps) {
         ledger: [],
         cancel: null,
         failure: null,
-        at: p.updatedAt.toISOString(),
+        at: `after-close:${key}`,
       });
     });
   }

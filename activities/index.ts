@@ -5,6 +5,7 @@ import type { Custody } from '../src/custody';
 import type { Logger } from '../src/logger';
 import { createChainScannerActivities, type TransferHandler } from './chain-scanner';
 import { createPaymentActivities, type TreasuryPolicy } from './payments';
+import { createDepositActivities, createDepositTransferHandler } from './deposits';
 import { createWebhookActivities } from './webhooks';
 
 export interface ActivityDeps {
@@ -36,8 +37,9 @@ export function createActivities(deps: ActivityDeps) {
       prisma,
       chains: deps.chains,
       temporal: deps.temporal,
-      transferHandlers: deps.transferHandlers,
+      transferHandlers: [...(deps.transferHandlers ?? []), createDepositTransferHandler({ prisma, chains: deps.chains, temporal: deps.temporal })],
     }),
+    ...createDepositActivities({ prisma, chains: deps.chains, custody: deps.custody, treasury: deps.treasury }),
     ...createWebhookActivities({ prisma, logger: deps.logger, serviceSecret: deps.serviceSecret, destinations: deps.webhooks, temporal: deps.temporal }),
   };
 }

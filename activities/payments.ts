@@ -24,7 +24,7 @@ export interface PersistedTransition {
   ledger: Array<'collection' | 'settlement'>;
   cancel: { reasonCode: string; reason: string | null } | null;
   failure: { code: string; message: string } | null;
-  /** Workflow time of the step: with the payment id it makes every row id deterministic. */
+  /** Identifies the step (workflow time, or the transfer for a late one): row ids derive from it. */
   at: string;
 }
 
@@ -159,7 +159,7 @@ export async function persistTransition(tx: Prisma.TransactionClient, paymentId:
       operationalState: t.operationalState,
       operationalReasonCode: t.operationalReasonCode,
       ...(current.operationalState !== t.operationalState || current.operationalReasonCode !== t.operationalReasonCode
-        ? { operationalUpdatedAt: new Date(t.at) }
+        ? { operationalUpdatedAt: new Date() }
         : {}),
       receivedAtomic: t.confirmedAtomic,
       settlementTxHash: t.settlementTxHash,
@@ -168,7 +168,7 @@ export async function persistTransition(tx: Prisma.TransactionClient, paymentId:
       ...(t.stamps.cancelledAt ? { cancelledAt: new Date(t.stamps.cancelledAt) } : {}),
       ...(t.cancel ? { cancelReasonCode: t.cancel.reasonCode, cancelReason: t.cancel.reason } : {}),
       ...(t.failure ? { failureCode: t.failure.code, failureMessage: t.failure.message } : {}),
-      updatedAt: new Date(t.at),
+      updatedAt: new Date(),
     },
   });
   if (count !== 1) throw new Error(`payment ${paymentId} moved past statusVersion ${t.fromStatusVersion} concurrently`);
@@ -218,7 +218,7 @@ export async function persistTransition(tx: Prisma.TransactionClient, paymentId:
           operationalState: payment.operationalState,
           operationalReasonCode: payment.operationalReasonCode,
         },
-        createdAt: new Date(t.at),
+        createdAt: new Date(),
       })),
       skipDuplicates: true,
     });

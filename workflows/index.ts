@@ -1,4 +1,6 @@
 // Every workflow the worker runs. Workflow files import activities with `import type` only.
 export { paymentWorkflow } from './payment';
+export { depositWorkflow } from './deposit';
+export { depositReconciliationWorkflow } from './deposit-reconciliation';
 export { chainScannerWorkflow } from './chain-scanner';
 export { webhookDelivery, webhookDispatcher } from './webhooks';

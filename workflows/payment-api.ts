@@ -6,6 +6,8 @@ export interface PaymentWorkflowInput {
   intent: 'receive' | 'send';
   requiredAtomic: string;
   expiresAt: string;
+  /** The expiry timer counts from the workflow's own start (its clock), not from the API's clock. */
+  expiresInSeconds: number;
   chainId: number;
   tokenAddress: string;
   escrowAddress: string;

@@ -1,4 +1,4 @@
-import { ApplicationFailure, condition, proxyActivities, setHandler, sleep, uuid4 } from '@temporalio/workflow';
+import { ApplicationFailure, condition, proxyActivities, setHandler, sleep, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { PaymentActivities, PersistedTransition } from '../activities/payments';
 import {
   decideCancel,
@@ -103,7 +103,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
     while (queue.length > 0) await handle(queue.shift()!);
   };
   const pollMs = input.settlement.confirmationPollSeconds * 1000;
-  const expiresAtMs = Date.parse(input.expiresAt);
+  const expiresAtMs = workflowInfo().startTime.getTime() + input.expiresInSeconds * 1000;
 
   async function settle(): Promise<void> {
     let txHash: string;

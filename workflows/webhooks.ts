@@ -43,6 +43,8 @@ export async function webhookDispatcher(input: TWebhookDispatcherInput): Promise
   let passesStarted = 0;
   let passesCompleted = 0;
   let lastPassDrained = false;
+  let pollArmed = false;
+  let pollDue = false;
   const totals: TDispatchSummary = { passes: 0, eventsDispatched: 0, deliveriesCreated: 0, deliveriesStarted: 0 };
 
   setHandler(webhookDispatcherKick, () => {
@@ -82,7 +84,18 @@ export async function webhookDispatcher(input: TWebhookDispatcherInput): Promise
     lastPassDrained = !pass.more;
     passesCompleted += 1;
     if (pass.more) continue;
-    await condition(() => requested, input.pollIntervalMs);
+    // The poll timer is never cancelled: a kick wakes the loop, the timer stays armed and fires later
+    // (at worst one extra, empty pass). Cancelling a timer that is firing at the same moment trips
+    // Temporal's Java test server ("invalid history builder state") under time skipping.
+    if (!pollArmed) {
+      pollArmed = true;
+      void sleep(input.pollIntervalMs).then(() => {
+        pollArmed = false;
+        pollDue = true;
+      });
+    }
+    await condition(() => requested || pollDue);
+    pollDue = false;
   }
   await condition(allHandlersFinished);
   await continueAsNew<typeof webhookDispatcher>(input);

@@ -5,6 +5,8 @@ import { createApp, SCOPES, type TScope } from '../domain/apps';
 import { openDatabase } from '../runtime/database';
 import { registerLedgerCommands } from './ledger';
 import { registerPaymentCommands } from './payments';
+import { registerDepositCommands } from './deposits';
+import { registerWebhookCommands } from './webhooks';
 
 /**
  * Operator CLI. Each command prints exactly one JSON object on stdout; diagnostics go to stderr.
@@ -47,6 +49,8 @@ export function registerCommand(name: string, command: Command): void {
 
 registerLedgerCommands(registerCommand);
 registerPaymentCommands(registerCommand);
+registerDepositCommands(registerCommand);
+registerWebhookCommands(registerCommand);
 
 export async function runCli(argv: string[]): Promise<number> {
   const name = argv.slice(0, 2).join(' ');

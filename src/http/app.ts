@@ -20,6 +20,7 @@ import { registerPartnerConfigRoutes } from './routes/partner-config';
 import { registerWebhookAdminRoutes } from './routes/webhooks-admin';
 import { registerTransactionRoutes } from './routes/transactions';
 import { registerPaymentRoutes } from './routes/payments';
+import { registerDepositRoutes } from './routes/deposits';
 import { registerCheckoutRoutes } from './routes/checkout';
 import type { Custody } from '../custody';
 
@@ -80,6 +81,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
       cursors: shared.cursors,
     });
   }
+  if (deps.custody) registerDepositRoutes(partner, { prisma: db.prisma, custody: deps.custody, environments, cursors: shared.cursors });
   for (const register of deps.extraRoutes ?? []) register(partner, shared);
 
   app.use(partner.routes());

@@ -17,6 +17,7 @@ export const ERROR_STATUS = {
   version_conflict: 409,
   account_already_exists: 409,
   conflict: 409,
+  settlement_profile_missing: 409,
   webhook_endpoint_archived: 409,
   webhook_delivery_not_abandoned: 409,
   payload_too_large: 413,

@@ -17,6 +17,11 @@ export interface WorkerOptions {
   taskQueue: string;
   activities: object;
   workflowBundle: WorkflowBundleWithSourceMap;
+  /**
+   * 0 turns off the workflow cache (and so sticky task queues). The time-skipping test server never
+   * moves a dead worker's sticky tasks back, so the harness's kill-and-restart test needs this.
+   */
+  maxCachedWorkflows?: number;
 }
 
 /** The one worker: every workflow and activity of the service on one task queue. */
@@ -27,6 +32,7 @@ export async function createWorker(opts: WorkerOptions): Promise<Worker> {
     taskQueue: opts.taskQueue,
     workflowBundle: opts.workflowBundle,
     activities: opts.activities,
+    ...(opts.maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows: opts.maxCachedWorkflows }),
   });
 }
 

@@ -10,6 +10,7 @@ import type { Database } from '../../src/db/client';
 import { createApi } from '../../src/http/app';
 import { createLogger, type Logger } from '../../src/logger';
 import { openDatabase, type OpenedDatabase } from '../../src/runtime/database';
+import pg from 'pg';
 import { testServerExecutable } from '../../src/embedded/paths';
 import { bundleWorkflows, createWorker } from '../../src/temporal/worker';
 import { createActivities, DEFAULT_TREASURY_POLICY } from '../../activities';
@@ -70,8 +71,14 @@ async function start(): Promise<Harness> {
   await fundSandboxTreasury(chain, anvil.rpcUrl);
   const logger = createLogger(config.logLevel);
 
-  const opened: OpenedDatabase = await openDatabase(config, { databaseName: 'partner_payments_test', fresh: true });
-  cleanups.push(() => opened.close());
+  // A database per run, so two runs on one machine (a developer's and CI's) can't drop each other's.
+  const databaseName = `partner_payments_test_${process.pid}`;
+  const opened: OpenedDatabase = await openDatabase(config, { databaseName, fresh: true });
+  cleanups.push(async () => {
+    await opened.db.close();
+    await dropDatabase(opened.url, databaseName);
+    await opened.close();
+  });
 
   // Temporal's own INFO lines drown the test report; warnings and errors still show.
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -89,6 +96,7 @@ async function start(): Promise<Harness> {
     temporal: env.client,
     treasury: DEFAULT_TREASURY_POLICY,
     serviceSecret: TEST_SERVICE_SECRET,
+    webhooks: { allowPrivateDestinations: true }, // delivery tests post to local receivers
   });
   let worker: Worker | undefined;
   let running: Promise<void> | undefined;
@@ -100,6 +108,7 @@ async function start(): Promise<Harness> {
       taskQueue: config.temporal.taskQueue,
       workflowBundle,
       activities,
+      maxCachedWorkflows: 0,
     });
     running = worker.run();
   };
@@ -166,5 +175,17 @@ export async function closeHarness(): Promise<void> {
   await starting.catch(() => undefined);
   for (const cleanup of cleanups.reverse()) {
     await cleanup().catch((err: unknown) => console.error('harness cleanup failed', err));
+  }
+}
+
+async function dropDatabase(url: string, name: string): Promise<void> {
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  } finally {
+    await client.end();
   }
 }

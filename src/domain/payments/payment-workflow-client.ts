@@ -17,6 +17,7 @@ export function paymentWorkflowInput(p: Payment, confirmations: number): Payment
     intent: p.intent as PaymentWorkflowInput['intent'],
     requiredAtomic: p.amountAtomic.toString(),
     expiresAt: p.expiresAt.toISOString(),
+    expiresInSeconds: Math.max(0, Math.round((p.expiresAt.getTime() - p.createdAt.getTime()) / 1000)),
     chainId: p.chainId,
     tokenAddress: p.tokenAddress,
     escrowAddress: p.escrowAddress,

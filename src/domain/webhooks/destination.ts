@@ -178,11 +178,6 @@ export function hostOf(url: URL): string {
   return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
 }
 
-function isLocalhostName(host: string): boolean {
-  const h = host.toLowerCase().replace(/\.$/, '');
-  return h === 'localhost' || h.endsWith('.localhost');
-}
-
 function refusedAmong(host: string, addresses: string[]): DestinationNotAllowedError | undefined {
   for (const address of addresses) {
     const cls = classifyAddress(address);
@@ -209,7 +204,6 @@ export async function assertPublicDestination(url: URL, resolve: TResolve = reso
     if (refused) throw refused;
     return [host];
   }
-  if (isLocalhostName(host)) throw new DestinationNotAllowedError(host, 'loopback');
   let addresses: string[];
   try {
     addresses = await resolve(host);
@@ -231,9 +225,7 @@ export function guardedLookup(policy: DestinationPolicy): LookupFunction {
     dns.lookup(hostname, { all: true, verbatim: true, family: options.family ?? 0, hints: options.hints }, (err, addresses) => {
       if (err) return callback(err, '', 0);
       if (!policy.allowPrivateDestinations) {
-        const refused = isLocalhostName(hostname)
-          ? new DestinationNotAllowedError(hostname, 'loopback')
-          : refusedAmong(hostname, addresses.map((a) => a.address));
+        const refused = refusedAmong(hostname, addresses.map((a) => a.address));
         if (refused) return callback(refused as unknown as NodeJS.ErrnoException, '', 0);
       }
       if (options.all) return callback(null, addresses);

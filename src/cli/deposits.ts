@@ -1,0 +1,78 @@
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import { loadConfig, type ServiceConfig } from '../config';
+import { resolveDeposit } from '../domain/deposits/deposits';
+import { openDatabase } from '../runtime/database';
+import { connectTemporalClient } from '../temporal/client';
+import { DEPOSIT_RECONCILIATION_WORKFLOW, type ReconciliationInput, type ReconciliationSummary } from '../../workflows/deposit-api';
+
+type Register = (name: string, command: (argv: string[]) => Promise<unknown>) => void;
+
+async function temporalFor(config: ServiceConfig) {
+  return connectTemporalClient({
+    address: config.temporal.address ?? `127.0.0.1:${config.temporal.embeddedPort}`,
+    namespace: config.temporal.namespace,
+  });
+}
+
+const USAGE_RESOLVE =
+  'usage: deposits resolve <depositId> --action retry|mark-settled|fail [--tx <hash>] [--reason <text>] [--actor <who>]';
+
+/**
+ *   deposits resolve <depositId> --action retry|mark-settled|fail [--tx <hash>] [--reason <text>] [--actor <who>]
+ *       releases a requires_intervention deposit: a signal to its DepositWorkflow, which records who and why.
+ *   deposits reconcile [--since <ISO date-time>]
+ *       runs one reconciliation pass (a workflow on the service's worker) over deposits settled since then
+ *       (default: the last 7 days) and prints {checked, valid, pending, reversed}.
+ */
+export function registerDepositCommands(register: Register): void {
+  register('deposits resolve', async (argv) => {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { action: { type: 'string' }, tx: { type: 'string' }, reason: { type: 'string' }, actor: { type: 'string' } },
+      strict: true,
+    });
+    const depositId = positionals[0];
+    const action = values.action;
+    if (!depositId || (action !== 'retry' && action !== 'mark-settled' && action !== 'fail')) throw new Error(USAGE_RESOLVE);
+    if (action === 'mark-settled' && !/^0x[0-9a-fA-F]{64}$/.test(values.tx ?? '')) throw new Error('mark-settled needs --tx <0x… transaction hash>');
+    if (action === 'fail' && !values.reason) throw new Error('fail needs --reason <text>');
+    const config = loadConfig();
+    const opened = await openDatabase(config);
+    try {
+      const client = await temporalFor(config);
+      try {
+        return await resolveDeposit(opened.db.prisma, client, depositId, {
+          action,
+          ...(values.tx ? { txHash: values.tx.toLowerCase() } : {}),
+          ...(values.reason ? { reason: values.reason } : {}),
+          actor: values.actor ?? `cli:${os.userInfo().username}`,
+        });
+      } finally {
+        await client.connection.close();
+      }
+    } finally {
+      await opened.close();
+    }
+  });
+
+  register('deposits reconcile', async (argv) => {
+    const { values } = parseArgs({ args: argv, options: { since: { type: 'string' } }, strict: true });
+    if (values.since !== undefined && Number.isNaN(Date.parse(values.since))) throw new Error('--since takes an ISO 8601 date-time');
+    const config = loadConfig();
+    const input: ReconciliationInput = values.since ? { settledSince: new Date(values.since).toISOString() } : {};
+    const client = await temporalFor(config);
+    try {
+      const startedAt = new Date().toISOString();
+      const summary: ReconciliationSummary = await client.workflow.execute(DEPOSIT_RECONCILIATION_WORKFLOW, {
+        taskQueue: config.temporal.taskQueue,
+        workflowId: `deposit-reconciliation:${startedAt}`,
+        args: [input],
+      });
+      return { startedAt, ...summary };
+    } finally {
+      await client.connection.close();
+    }
+  });
+}

@@ -1,0 +1,122 @@
+import { bookFor, type LedgerAsset, type PostingInput } from '../ledger/ledger';
+import type { Deposit } from '../../generated/prisma/client';
+
+/**
+ * The ledger postings of a deposit (sourceType 'deposit', sourceId = deposit id), one per leg:
+ *
+ *   receipt           custody:deposit:<addr> +gross (account)   external:<chainId> -gross
+ *                     + the account's Transaction (received, 'deposit', pending; posted once settled)
+ *   settlement        custody:deposit:<addr> -gross (account)   upa:<account>:settled +net
+ *                     fees:platform +platformFee                fees:partner:<appId> +partnerFee
+ *   receipt_reversal  the receipt negated (an operator failed a held deposit); Transaction -> reversed
+ *   reversal          receipt + settlement negated (the source transfer was invalidated after
+ *                     settlement): external +gross, upa:<account>:settled -net, fees negated;
+ *                     Transaction -> reversed
+ *
+ * Zero amounts (e.g. a 0 bps fee) are left out: the ledger refuses zero entries.
+ */
+type DepositFacts = Pick<
+  Deposit,
+  | 'id'
+  | 'appId'
+  | 'accountId'
+  | 'depositAddressId'
+  | 'chainId'
+  | 'tokenAddress'
+  | 'assetSymbol'
+  | 'decimals'
+  | 'amountAtomic'
+  | 'platformFeeAtomic'
+  | 'partnerFeeAtomic'
+  | 'netAtomic'
+>;
+
+const big = (d: { toString(): string }) => BigInt(d.toString());
+
+export function depositAsset(d: DepositFacts): LedgerAsset {
+  return { chainId: d.chainId, tokenAddress: d.tokenAddress, symbol: d.assetSymbol, decimals: d.decimals };
+}
+
+function nonZero(entries: PostingInput['entries']): PostingInput['entries'] {
+  return entries.filter((e) => e.amountAtomic !== 0n);
+}
+
+export function receiptPosting(d: DepositFacts): PostingInput {
+  const gross = big(d.amountAtomic);
+  return {
+    appId: d.appId,
+    sourceType: 'deposit',
+    sourceId: d.id,
+    leg: 'receipt',
+    asset: depositAsset(d),
+    description: `Deposit ${d.id} received at deposit address ${d.depositAddressId}`,
+    entries: [
+      { book: bookFor('deposit_custody', d.depositAddressId), amountAtomic: gross, accountId: d.accountId },
+      { book: bookFor('external', d.chainId), amountAtomic: -gross },
+    ],
+    transactions: [
+      {
+        accountId: d.accountId,
+        direction: 'received',
+        senderAccountId: null,
+        receiverAccountId: d.accountId,
+        amountAtomic: gross,
+        status: 'pending',
+        financialLegKind: 'deposit',
+      },
+    ],
+  };
+}
+
+export function settlementPosting(d: DepositFacts): PostingInput {
+  return {
+    appId: d.appId,
+    sourceType: 'deposit',
+    sourceId: d.id,
+    leg: 'settlement',
+    asset: depositAsset(d),
+    description: `Deposit ${d.id} settled to the account's destination`,
+    entries: nonZero([
+      { book: bookFor('deposit_custody', d.depositAddressId), amountAtomic: -big(d.amountAtomic), accountId: d.accountId },
+      { book: bookFor('upa_settled', d.accountId), amountAtomic: big(d.netAtomic) },
+      { book: bookFor('platform_fees'), amountAtomic: big(d.platformFeeAtomic) },
+      { book: bookFor('partner_fees', d.appId), amountAtomic: big(d.partnerFeeAtomic) },
+    ]),
+  };
+}
+
+export function receiptReversalPosting(d: DepositFacts): PostingInput {
+  const gross = big(d.amountAtomic);
+  return {
+    appId: d.appId,
+    sourceType: 'deposit',
+    sourceId: d.id,
+    leg: 'receipt_reversal',
+    asset: depositAsset(d),
+    description: `Deposit ${d.id} failed by an operator: receipt reversed`,
+    entries: [
+      { book: bookFor('deposit_custody', d.depositAddressId), amountAtomic: -gross, accountId: d.accountId },
+      { book: bookFor('external', d.chainId), amountAtomic: gross },
+    ],
+  };
+}
+
+export function reversalPosting(d: DepositFacts): PostingInput {
+  const gross = big(d.amountAtomic);
+  // receipt negated (custody -gross, external +gross) plus settlement negated (custody +gross, ...):
+  // the custody lines cancel, so the posting moves external, the settled book and the fee books.
+  return {
+    appId: d.appId,
+    sourceType: 'deposit',
+    sourceId: d.id,
+    leg: 'reversal',
+    asset: depositAsset(d),
+    description: `Deposit ${d.id} reversed: its source transfer is no longer valid`,
+    entries: nonZero([
+      { book: bookFor('external', d.chainId), amountAtomic: gross },
+      { book: bookFor('upa_settled', d.accountId), amountAtomic: -big(d.netAtomic) },
+      { book: bookFor('platform_fees'), amountAtomic: -big(d.platformFeeAtomic) },
+      { book: bookFor('partner_fees', d.appId), amountAtomic: -big(d.partnerFeeAtomic) },
+    ]),
+  };
+}

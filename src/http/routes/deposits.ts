@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import type { PrismaClient } from '../../db/client';
+import type { TEnvironments } from '../../config/environments';
+import type { Custody } from '../../custody';
+import { ZAccountId } from '../../domain/accounts/account.schemas';
+import { createDepositAddress, getDepositAddress, listDepositAddresses } from '../../domain/deposits/deposit-addresses';
+import { getDeposit, listDeposits } from '../../domain/deposits/deposits';
+import {
+  ZCreateDepositAddress,
+  ZDepositAddressId,
+  ZDepositId,
+  ZListDepositAddressesQuery,
+  ZListDepositsQuery,
+} from '../../domain/deposits/deposit.schemas';
+import { requireScope } from '../middleware/auth';
+import { idempotent } from '../middleware/idempotency';
+import { requireApp, type ApiRouter } from '../context';
+import type { CursorCodec } from '../pagination';
+import { parseInput } from '../validate';
+
+export interface DepositRouteDeps {
+  prisma: PrismaClient;
+  custody: Custody;
+  environments: TEnvironments;
+  cursors: CursorCodec;
+}
+
+const ZAccountPath = z.object({ accountId: ZAccountId });
+
+/** Deposit addresses and deposits of an account; every route needs the v2:deposit_addresses scope. */
+export function registerDepositRoutes(router: ApiRouter, deps: DepositRouteDeps): void {
+  const { prisma } = deps;
+  const scope = requireScope('v2:deposit_addresses');
+
+  // 201 with a new address; 200 with the account's existing one for that network and asset.
+  router.post('/v2/accounts/:accountId/deposit-addresses', scope, idempotent(prisma, { required: false }), async (ctx) => {
+    const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
+    const input = parseInput(ZCreateDepositAddress, ctx.state.body ?? {}, 'body');
+    const app = requireApp(ctx);
+    const result = await createDepositAddress(deps, app, deps.environments.environments[app.environment], accountId, input);
+    ctx.status = result.created ? 201 : 200;
+    ctx.body = { depositAddress: result.depositAddress };
+  });
+
+  router.get('/v2/accounts/:accountId/deposit-addresses', scope, async (ctx) => {
+    const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
+    const query = parseInput(ZListDepositAddressesQuery, ctx.query, 'query');
+    ctx.body = await listDepositAddresses(prisma, requireApp(ctx), accountId, query, deps.cursors);
+  });
+
+  router.get('/v2/accounts/:accountId/deposit-addresses/:depositAddressId', scope, async (ctx) => {
+    const { accountId, depositAddressId } = parseInput(
+      z.object({ accountId: ZAccountId, depositAddressId: ZDepositAddressId }),
+      ctx.params,
+      'path',
+    );
+    ctx.body = await getDepositAddress(prisma, requireApp(ctx), accountId, depositAddressId);
+  });
+
+  router.get('/v2/accounts/:accountId/deposits', scope, async (ctx) => {
+    const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
+    const query = parseInput(ZListDepositsQuery, ctx.query, 'query');
+    ctx.body = await listDeposits(prisma, requireApp(ctx), accountId, query, deps.cursors);
+  });
+
+  router.get('/v2/accounts/:accountId/deposits/:depositId', scope, async (ctx) => {
+    const { accountId, depositId } = parseInput(z.object({ accountId: ZAccountId, depositId: ZDepositId }), ctx.params, 'path');
+    ctx.body = await getDeposit(prisma, requireApp(ctx), accountId, depositId);
+  });
+}

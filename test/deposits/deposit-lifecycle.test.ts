@@ -1,0 +1,451 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Worker } from '@temporalio/worker';
+import { checkLedger } from '../../src/domain/ledger/check';
+import { ZDeposit } from '../../src/domain/deposits/deposit.schemas';
+import { depositWorkflowId } from '../../workflows/deposit-api';
+import { call, newApp } from '../support/api-client';
+import { getHarness } from '../support/harness';
+import {
+  USDC,
+  accountWithDestination,
+  blockNumber,
+  cli,
+  createDepositAddress,
+  mine,
+  newPayer,
+  pokeScanner,
+  restartScannerFrom,
+  rpc,
+  send,
+  statuses,
+  tokenBalance,
+  waitForDeposits,
+} from './helpers';
+
+const DEPOSIT_KEYS = ['accountId', 'amount', 'depositAddressId', 'fees', 'id', 'settlement', 'settlementProfileSnapshot', 'sourceTransfer', 'status', 'txHash'];
+const ASSET = { chainId: 31337, tokenAddress: '0xf1108D9fDF3d265B59Bf6Ce7Bf240f99c071ffF5', symbol: 'USDC', decimals: 6, kind: 'token' };
+
+async function ledgerIsBalanced() {
+  const h = await getHarness();
+  const result = await checkLedger(h.db.prisma);
+  assert.deepEqual(result.problems, []);
+  assert.equal(result.ok, true);
+}
+
+async function entriesOf(depositId: string) {
+  const h = await getHarness();
+  const postings = await h.db.prisma.ledgerPosting.findMany({
+    where: { sourceType: 'deposit', sourceId: depositId },
+    include: { entries: { orderBy: { line: 'asc' } }, transactions: true },
+    orderBy: { createdAt: 'asc' },
+  });
+  return Object.fromEntries(
+    postings.map((p) => [p.leg, { entries: p.entries.map((e) => [e.book, e.amountAtomic.toString(), e.accountId]), transactions: p.transactions }]),
+  );
+}
+
+async function depositEvents(depositId: string) {
+  const h = await getHarness();
+  const events = await h.db.prisma.event.findMany({ where: { resourceType: 'deposit', resourceId: depositId }, orderBy: { sequence: 'asc' } });
+  return events.map((e) => ({ name: e.name, accountId: e.accountId, payload: e.payload as Record<string, unknown> }));
+}
+
+describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', () => {
+  test('detects a transfer, confirms it at the network depth and settles the net amount with fees; the ledger balances', async () => {
+    const h = await getHarness();
+    const cred = await newApp();
+    const { accountId, destination } = await accountWithDestination(cred);
+    const address = await createDepositAddress(cred, accountId);
+    const payer = await newPayer(100n * USDC);
+    const feeWallets = [0, 1].map((index) => h.chain.custody.deriveAddress({ purpose: 'fee', index }));
+    const feesBefore = await Promise.all(feeWallets.map(tokenBalance));
+
+    const txHash = await send(payer, address.address, 100n * USDC);
+    await pokeScanner();
+    const [detected] = await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'confirming', { what: 'confirming' });
+    // One block deep of two: confirming, nothing settled or posted yet.
+    const early = await call(`/v2/accounts/${accountId}/deposits/${detected!.id}`, { credential: cred });
+    assert.equal(early.status, 200);
+    assert.equal(early.body.deposit.status, 'confirming');
+    assert.deepEqual(early.body.deposit.settlement, { status: 'pending', txHash: null, settledAt: null, reasonCode: null });
+    assert.deepEqual(await entriesOf(detected!.id), {});
+    assert.deepEqual(await depositEvents(detected!.id), [
+      {
+        name: 'deposit.detected',
+        accountId,
+        payload: { depositId: detected!.id, accountId, depositAddressId: address.id, status: 'detected', statusVersion: 1 },
+      },
+    ]);
+
+    const [settled] = await waitForDeposits(accountId, (d) => d[0]!.status === 'settled', { mine: true, what: 'settled' });
+    const res = await call(`/v2/accounts/${accountId}/deposits/${settled!.id}`, { credential: cred });
+    assert.equal(res.status, 200);
+    assert.deepEqual(Object.keys(res.body), ['deposit']);
+    const deposit = ZDeposit.parse(res.body.deposit);
+    assert.deepEqual(Object.keys(res.body.deposit).sort(), DEPOSIT_KEYS);
+    const profile = await h.db.prisma.settlementProfile.findUniqueOrThrow({ where: { accountId } });
+    assert.deepEqual(deposit, {
+      id: settled!.id,
+      accountId,
+      depositAddressId: address.id,
+      status: 'settled',
+      amount: { asset: ASSET, amount: '100000000' },
+      sourceTransfer: { amount: '100000000', txHash: txHash.toLowerCase(), logIndex: settled!.logIndex, fromAddress: payer.address.toLowerCase() },
+      fees: {
+        partnerAmountAtomic: '500000',
+        platformAmountAtomic: '1000000',
+        networkAmountAtomic: '0',
+        setupAmountAtomic: '0',
+        denomination: ASSET,
+        basis: 'source_amount',
+        actualReceivedAmountAtomic: '98500000',
+      },
+      settlement: { status: 'confirmed', txHash: settled!.settlementTxHash, settledAt: settled!.settledAt!.toISOString(), reasonCode: null },
+      settlementProfileSnapshot: profile.snapshot as Record<string, unknown>,
+      txHash: txHash.toLowerCase(),
+    });
+    assert.match(deposit.settlement.txHash ?? '', /^0x[0-9a-f]{64}$/);
+
+    // On chain: the destination got the net, the fee wallets the fees, and the deposit address is empty.
+    assert.equal(await tokenBalance(destination), 98_500_000n);
+    assert.equal(await tokenBalance(address.address), 0n);
+    const feesAfter = await Promise.all(feeWallets.map(tokenBalance));
+    assert.deepEqual([feesAfter[0]! - feesBefore[0]!, feesAfter[1]! - feesBefore[1]!], [1_000_000n, 500_000n]);
+
+    // Ledger: gross in, then gross out as net + each fee; the account's Transaction is posted.
+    const ledger = await entriesOf(settled!.id);
+    assert.deepEqual(ledger.receipt!.entries, [
+      [`custody:deposit:${address.id}`, '100000000', accountId],
+      ['external:31337', '-100000000', null],
+    ]);
+    assert.deepEqual(ledger.settlement!.entries, [
+      [`custody:deposit:${address.id}`, '-100000000', accountId],
+      [`upa:${accountId}:settled`, '98500000', accountId],
+      ['fees:platform', '1000000', null],
+      [`fees:partner:${cred.appId}`, '500000', null],
+    ]);
+    assert.deepEqual(
+      ledger.receipt!.transactions.map((t) => [t.accountId, t.direction, t.amountAtomic.toString(), t.status, t.financialLegKind]),
+      [[accountId, 'received', '100000000', 'posted', 'deposit']],
+    );
+    const balances = await call(`/v2/accounts/${accountId}/balances`, { credential: cred });
+    assert.deepEqual(balances.body.balances.map((b: Record<string, string>) => [b.settledAtomic, b.pendingAtomic]), [['98500000', '0']]);
+    assert.deepEqual(
+      (await depositEvents(settled!.id)).map((e) => [e.name, e.payload.status, e.payload.accountId, e.payload.depositId]),
+      [
+        ['deposit.detected', 'detected', accountId, settled!.id],
+        ['deposit.settled', 'settled', accountId, settled!.id],
+      ],
+    );
+    const result = await h.env.client.workflow.getHandle(depositWorkflowId(h.chainId, txHash, settled!.logIndex)).result();
+    assert.deepEqual(result, { status: 'settled', statusVersion: 4 });
+    await ledgerIsBalanced();
+  });
+
+  test('records a transfer under the minimum as ignored and visible, settles nothing, and counts one at the inclusive minimum', async () => {
+    const h = await getHarness();
+    const cred = await newApp();
+    const { accountId, destination } = await accountWithDestination(cred);
+    const address = await createDepositAddress(cred, accountId);
+    const payer = await newPayer(3n * USDC);
+    await send(payer, address.address, USDC - 1n);
+    await pokeScanner();
+    const [ignored] = await waitForDeposits(accountId, (d) => d.length === 1, { what: 'the ignored deposit' });
+    assert.equal(ignored!.status, 'ignored');
+    const listed = await call(`/v2/accounts/${accountId}/deposits?status=ignored`, { credential: cred });
+    assert.equal(listed.status, 200);
+    assert.equal(listed.body.deposits.length, 1);
+    const view = ZDeposit.parse(listed.body.deposits[0]);
+    assert.equal(view.amount.amount, '999999');
+    assert.deepEqual(view.settlement, { status: 'not_required', txHash: null, settledAt: null, reasonCode: 'below_minimum' });
+    assert.deepEqual(
+      [view.fees.platformAmountAtomic, view.fees.partnerAmountAtomic, view.fees.actualReceivedAmountAtomic],
+      ['0', '0', null],
+    );
+    assert.deepEqual(await depositEvents(ignored!.id), []);
+    assert.deepEqual(await entriesOf(ignored!.id), {});
+    const result = await h.env.client.workflow.getHandle(depositWorkflowId(h.chainId, ignored!.txHash, ignored!.logIndex)).result();
+    assert.deepEqual(result, { status: 'ignored', statusVersion: 1 });
+
+    // Exactly the minimum counts (inclusive: true in the sandbox configuration).
+    await send(payer, address.address, USDC);
+    await pokeScanner();
+    const rows = await waitForDeposits(accountId, (d) => d.length === 2 && d[1]!.status === 'settled', { mine: true, what: 'the minimum deposit settled' });
+    assert.deepEqual(statuses(rows), ['ignored', 'settled']);
+    assert.equal(await tokenBalance(destination), 985_000n);
+    assert.equal(await tokenBalance(address.address), USDC - 1n); // the ignored funds stay in custody
+    await ledgerIsBalanced();
+  });
+
+  test('fails a deposit whose transfer is reorged out before it reaches the confirmation depth, and posts nothing', async () => {
+    const h = await getHarness();
+    const cred = await newApp();
+    const { accountId } = await accountWithDestination(cred);
+    const address = await createDepositAddress(cred, accountId);
+    const payer = await newPayer(10n * USDC);
+    const snapshot = (await rpc('evm_snapshot')) as string;
+    const forkPoint = await blockNumber();
+    try {
+      await send(payer, address.address, 10n * USDC);
+      await pokeScanner();
+      await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'confirming', { what: 'confirming' });
+      assert.equal(await rpc('evm_revert', [snapshot]), true);
+    } finally {
+      // The scanner had read past the new head: it must read the replacement blocks again.
+      await restartScannerFrom(forkPoint + 1n);
+    }
+    const [failed] = await waitForDeposits(accountId, (d) => d[0]!.status === 'failed', { what: 'failed' });
+    const res = await call(`/v2/accounts/${accountId}/deposits/${failed!.id}`, { credential: cred });
+    assert.equal(res.body.deposit.status, 'failed');
+    assert.deepEqual(res.body.deposit.settlement, { status: 'not_required', txHash: null, settledAt: null, reasonCode: 'source_transfer_dropped' });
+    assert.deepEqual(
+      (await depositEvents(failed!.id)).map((e) => e.name),
+      ['deposit.detected', 'deposit.failed'],
+    );
+    assert.deepEqual(await entriesOf(failed!.id), {});
+    await ledgerIsBalanced();
+  });
+
+  test('reverses a settled deposit whose source transfer a deep reorg removed, found by the reconciliation pass', async () => {
+    const h = await getHarness();
+    const cred = await newApp();
+    const { accountId } = await accountWithDestination(cred);
+    const address = await createDepositAddress(cred, accountId);
+    const payer = await newPayer(20n * USDC);
+    const snapshot = (await rpc('evm_snapshot')) as string;
+    const forkPoint = await blockNumber();
+    let depositId: string;
+    try {
+      await send(payer, address.address, 20n * USDC);
+      await pokeScanner();
+      const [settled] = await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'settled', { mine: true, what: 'settled' });
+      depositId = settled!.id;
+      await mine(3); // deeper than the confirmation depth
+      const clean = await cli(['deposits', 'reconcile']);
+      assert.equal(clean.reversed.includes(depositId), false);
+      assert.equal(await rpc('evm_revert', [snapshot]), true);
+    } finally {
+      await restartScannerFrom(forkPoint + 1n);
+    }
+    const summary = await cli(['deposits', 'reconcile']);
+    assert.ok(summary.reversed.includes(depositId), JSON.stringify(summary));
+    const res = await call(`/v2/accounts/${accountId}/deposits/${depositId}`, { credential: cred });
+    assert.equal(res.body.deposit.status, 'reversed');
+    assert.equal(res.body.deposit.settlement.status, 'reversed');
+    assert.equal(res.body.deposit.settlement.reasonCode, 'source_transfer_invalidated');
+    assert.deepEqual(
+      (await depositEvents(depositId)).map((e) => [e.name, e.payload.depositId, e.payload.accountId]),
+      [
+        ['deposit.detected', depositId, accountId],
+        ['deposit.settled', depositId, accountId],
+        ['deposit.reversed', depositId, accountId],
+      ],
+    );
+    const ledger = await entriesOf(depositId);
+    assert.deepEqual(ledger.reversal!.entries, [
+      ['external:31337', '20000000', null],
+      [`upa:${accountId}:settled`, '-19700000', accountId],
+      ['fees:platform', '-200000', null],
+      [`fees:partner:${cred.appId}`, '-100000', null],
+    ]);
+    assert.deepEqual(ledger.receipt!.transactions.map((t) => t.status), ['reversed']);
+    const balances = await call(`/v2/accounts/${accountId}/balances`, { credential: cred });
+    assert.deepEqual(balances.body.balances.map((b: Record<string, string>) => [b.settledAtomic, b.pendingAtomic]), [['0', '0']]);
+    // A second pass changes nothing.
+    const again = await cli(['deposits', 'reconcile']);
+    assert.equal(again.reversed.includes(depositId), false);
+    assert.equal((await depositEvents(depositId)).length, 3);
+    await ledgerIsBalanced();
+  });
+
+  test('holds deposits whose settlement keeps failing for an operator, who releases them with the CLI (retry, fail, mark-settled)', async () => {
+    const h = await getHarness();
+    const cred = await newApp();
+    const { accountId, destination } = await accountWithDestination(cred);
+    const address = await createDepositAddress(cred, accountId);
+    const payer = await newPayer(100n * USDC);
+    const treasury = h.chain.custody.deriveAddress({ purpose: 'treasury', index: 0 });
+    const gas = await h.chain.chains.get(h.chainId).getNativeBalance(treasury);
+    // No gas in the treasury: the deposit address can't be topped up, so every settlement attempt fails.
+    await rpc('anvil_setBalance', [treasury, '0x0']);
+    let held;
+    try {
+      await send(payer, address.address, 10n * USDC);
+      await send(payer, address.address, 20n * USDC);
+      await send(payer, address.address, 30n * USDC);
+      await pokeScanner();
+      held = await waitForDeposits(accountId, (d) => d.length === 3 && d.every((x) => x.status === 'requires_intervention'), {
+        mine: true,
+        what: 'all three deposits held',
+      });
+    } finally {
+      await rpc('anvil_setBalance', [treasury, `0x${gas.toString(16)}`]);
+    }
+    const byAmount = (atomic: bigint) => held.find((d) => BigInt(d.amountAtomic.toString()) === atomic)!;
+    const [toRetry, toFail, toMark] = [byAmount(10n * USDC), byAmount(20n * USDC), byAmount(30n * USDC)];
+    for (const d of held) {
+      assert.equal(d.settlementAttempts, 3);
+      assert.equal(d.settlementStatus, 'requires_intervention');
+      assert.equal(d.settlementReasonCode, 'settlement_requires_intervention');
+      assert.deepEqual(
+        (await depositEvents(d.id)).map((e) => e.name),
+        ['deposit.detected', 'deposit.requires_intervention'],
+      );
+      // The receipt is posted (the funds are confirmed in custody); nothing is settled yet.
+      assert.deepEqual(Object.keys(await entriesOf(d.id)), ['receipt']);
+    }
+    const view = await call(`/v2/accounts/${accountId}/deposits/${toRetry.id}`, { credential: cred });
+    assert.equal(view.body.deposit.status, 'requires_intervention');
+    assert.deepEqual(view.body.deposit.settlement, { status: 'requires_intervention', txHash: null, settledAt: null, reasonCode: 'settlement_requires_intervention' });
+
+    // Only a held deposit can be resolved, and each action needs its argument.
+    await assert.rejects(cli(['deposits', 'resolve', 'deposit_unknown', '--action', 'retry']), (err: { code?: number }) => err.code === 1);
+    await assert.rejects(cli(['deposits', 'resolve', toMark.id, '--action', 'mark-settled']), (err: { code?: number }) => err.code === 1);
+
+    // The operator paid the third one out by hand and records that transaction.
+    const manual = await send(payer, destination, 29_550_000n);
+    assert.deepEqual(await cli(['deposits', 'resolve', toRetry.id, '--action', 'retry', '--actor', 'ops:alice']), {
+      depositId: toRetry.id,
+      action: 'retry',
+      signalled: true,
+    });
+    assert.deepEqual(
+      await cli(['deposits', 'resolve', toFail.id, '--action', 'fail', '--reason', 'returned to the sender by support', '--actor', 'ops:bob']),
+      { depositId: toFail.id, action: 'fail', signalled: true },
+    );
+    assert.deepEqual(
+      await cli(['deposits', 'resolve', toMark.id, '--action', 'mark-settled', '--tx', manual, '--reason', 'paid by hand', '--actor', 'ops:carol']),
+      { depositId: toMark.id, action: 'mark-settled', signalled: true },
+    );
+    const done = await waitForDeposits(accountId, (d) => d.every((x) => x.status === 'settled' || x.status === 'failed'), { mine: true, what: 'resolved' });
+    const status = Object.fromEntries(done.map((d) => [d.id, d]));
+    assert.equal(status[toRetry.id]!.status, 'settled');
+    assert.equal(status[toFail.id]!.status, 'failed');
+    assert.equal(status[toMark.id]!.status, 'settled');
+    assert.equal(status[toMark.id]!.settlementTxHash, manual.toLowerCase());
+    assert.equal(status[toFail.id]!.failureReason, 'returned to the sender by support');
+    assert.equal(status[toFail.id]!.settlementStatus, 'cancelled');
+    // Paid on chain: 9.85 by the retried settlement, 29.55 by hand; the rest is left for the operator to return.
+    assert.equal(await tokenBalance(destination), 9_850_000n + 29_550_000n);
+    assert.equal(await tokenBalance(address.address), 50n * USDC);
+
+    const resolutions = await h.db.prisma.depositResolution.findMany({ where: { depositId: { in: held.map((d) => d.id) } } });
+    assert.deepEqual(
+      resolutions.map((r) => [r.depositId, r.action, r.actor, r.reason, r.txHash]).sort(),
+      [
+        [toRetry.id, 'retry', 'ops:alice', null, null],
+        [toFail.id, 'fail', 'ops:bob', 'returned to the sender by support', null],
+        [toMark.id, 'mark-settled', 'ops:carol', 'paid by hand', manual.toLowerCase()],
+      ].sort(),
+    );
+    assert.deepEqual((await depositEvents(toRetry.id)).map((e) => e.name), ['deposit.detected', 'deposit.requires_intervention', 'deposit.settled']);
+    assert.deepEqual((await depositEvents(toFail.id)).map((e) => e.name), ['deposit.detected', 'deposit.requires_intervention', 'deposit.failed']);
+    assert.deepEqual((await depositEvents(toMark.id)).map((e) => e.name), ['deposit.detected', 'deposit.requires_intervention', 'deposit.settled']);
+    const failedLedger = await entriesOf(toFail.id);
+    assert.deepEqual(failedLedger.receipt_reversal!.entries, [
+      [`custody:deposit:${address.id}`, '-20000000', accountId],
+      ['external:31337', '20000000', null],
+    ]);
+    assert.deepEqual(failedLedger.receipt!.transactions.map((t) => t.status), ['reversed']);
+    assert.deepEqual(Object.keys(await entriesOf(toMark.id)).sort(), ['receipt', 'settlement']);
+    const balances = await call(`/v2/accounts/${accountId}/balances`, { credential: cred });
+    assert.deepEqual(balances.body.balances.map((b: Record<string, string>) => [b.settledAtomic, b.pendingAtomic]), [['39400000', '0']]);
+    await ledgerIsBalanced();
+
+    // The workflows' histories (signals, retries, backoff timers) replay deterministically on today's code.
+    for (const d of held) {
+      const history = await h.env.client.workflow.getHandle(depositWorkflowId(h.chainId, d.txHash, d.logIndex)).fetchHistory();
+      await Worker.runReplayHistory({ workflowBundle: h.workflowBundle }, history);
+    }
+  });
+
+  test('makes one deposit per transfer when the scanner is restarted mid-range and rescans it, running or finished', async () => {
+    const h = await getHarness();
+    const cred = await newApp();
+    const { accountId } = await accountWithDestination(cred);
+    const address = await createDepositAddress(cred, accountId);
+    const payer = await newPayer(30n * USDC);
+    const before = await blockNumber();
+
+    const tx1 = await send(payer, address.address, 10n * USDC);
+    await pokeScanner();
+    const [first] = await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'confirming', { what: 'first detected' });
+    const handle = h.env.client.workflow.getHandle(depositWorkflowId(h.chainId, tx1, first!.logIndex));
+    const runId = (await handle.describe()).runId;
+
+    // While the first deposit's workflow runs: the worker restarts and the scanner re-reads the range.
+    await h.restartWorker();
+    await restartScannerFrom(before);
+    const tx2 = await send(payer, address.address, 11n * USDC);
+    await pokeScanner();
+    // The scanner reads in block order: once the second transfer is seen, the first was rescanned.
+    let rows = await waitForDeposits(accountId, (d) => d.length === 2 && d.every((x) => x.status === 'settled'), { mine: true, what: 'both settled' });
+    assert.deepEqual(rows.map((r) => r.txHash).sort(), [tx1.toLowerCase(), tx2.toLowerCase()].sort());
+
+    // Both workflows have finished; a rescan from before both still starts nothing new.
+    await restartScannerFrom(before);
+    await send(payer, address.address, 9n * USDC);
+    await pokeScanner();
+    rows = await waitForDeposits(accountId, (d) => d.length === 3 && d.every((x) => x.status === 'settled'), { mine: true, what: 'third settled' });
+    assert.equal(rows.length, 3);
+    const described = await handle.describe();
+    assert.equal(described.runId, runId);
+    assert.equal(described.status.name, 'COMPLETED');
+    for (const d of rows) {
+      assert.deepEqual((await depositEvents(d.id)).map((e) => e.name), ['deposit.detected', 'deposit.settled']);
+    }
+    const settledLegs = await h.db.prisma.ledgerPosting.count({ where: { sourceType: 'deposit', sourceId: { in: rows.map((r) => r.id) }, leg: 'settlement' } });
+    assert.equal(settledLegs, 3);
+    assert.equal(await tokenBalance(address.address), 0n);
+    await ledgerIsBalanced();
+  });
+
+  test('lists an account\'s deposits newest first, filtered by status and paged with a cursor to the end', async () => {
+    const cred = await newApp();
+    const { accountId } = await accountWithDestination(cred);
+    const address = await createDepositAddress(cred, accountId);
+    const payer = await newPayer(10n * USDC);
+    for (const amount of [2n * USDC, USDC / 2n, 3n * USDC, USDC / 4n, 4n * USDC]) await send(payer, address.address, amount);
+    await pokeScanner();
+    const rows = await waitForDeposits(
+      accountId,
+      (d) => d.length === 5 && d.every((x) => x.status === 'settled' || x.status === 'ignored'),
+      { mine: true, what: 'five deposits done' },
+    );
+    assert.deepEqual(statuses(rows).sort(), ['ignored', 'ignored', 'settled', 'settled', 'settled']);
+    const newestFirst = [...rows].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1)).map((r) => r.id);
+
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const query: string = `limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+      const page = await call<any>(`/v2/accounts/${accountId}/deposits?${query}`, { credential: cred });
+      assert.equal(page.status, 200);
+      assert.deepEqual(Object.keys(page.body).sort(), ['accountId', 'deposits', 'nextCursor']);
+      assert.equal(page.body.accountId, accountId);
+      assert.ok(page.body.deposits.length <= 2);
+      seen.push(...page.body.deposits.map((d: { id: string }) => d.id));
+      cursor = page.body.nextCursor;
+      pages += 1;
+    } while (cursor);
+    assert.equal(pages, 3);
+    assert.deepEqual(seen, newestFirst);
+
+    const settled = await call(`/v2/accounts/${accountId}/deposits?status=settled&limit=2`, { credential: cred });
+    assert.deepEqual(settled.body.deposits.map((d: { status: string }) => d.status), ['settled', 'settled']);
+    const rest = await call(`/v2/accounts/${accountId}/deposits?status=settled&limit=2&cursor=${encodeURIComponent(settled.body.nextCursor)}`, { credential: cred });
+    assert.equal(rest.body.deposits.length, 1);
+    assert.equal(rest.body.nextCursor, null);
+    const ignored = await call(`/v2/accounts/${accountId}/deposits?status=ignored`, { credential: cred });
+    assert.deepEqual(ignored.body.deposits.map((d: { amount: { amount: string } }) => d.amount.amount).sort(), ['250000', '500000']);
+    assert.equal(ignored.body.nextCursor, null);
+    // A cursor belongs to its filter: replayed against another one it is refused.
+    const crossed = await call(`/v2/accounts/${accountId}/deposits?status=ignored&cursor=${encodeURIComponent(settled.body.nextCursor)}`, { credential: cred });
+    assert.equal(crossed.status, 400);
+    const defaults = await call(`/v2/accounts/${accountId}/deposits`, { credential: cred });
+    assert.equal(defaults.body.deposits.length, 5);
+    await ledgerIsBalanced();
+  });
+});

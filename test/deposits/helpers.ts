@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import type { Address, Hash } from 'viem';
+import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
+import type { AppCredential } from '../../src/domain/apps';
+import type { Deposit } from '../../src/generated/prisma/client';
+import { CHAIN_SCANNER_WORKFLOW, chainScannerWorkflowId } from '../../workflows/chain-scanner';
+import { call, uniqueUserId } from '../support/api-client';
+import { mine } from '../support/chain';
+import { getHarness } from '../support/harness';
+
+export const USDC = 1_000_000n;
+export const TOKEN = SANDBOX_TOKEN_ADDRESS;
+
+// Shared chain helpers (payer wallets, anvil RPC, balances, scanner poke).
+export { mine, newPayer, pokeScanner, rpc, tokenBalance } from '../support/chain';
+
+export async function blockNumber(): Promise<bigint> {
+  const h = await getHarness();
+  return h.chain.chains.get(h.chainId).getBlockNumber();
+}
+
+/** An account with a connected wallet as its settlement destination (a fresh random address). */
+export async function accountWithDestination(cred: AppCredential): Promise<{ accountId: string; destination: string }> {
+  const h = await getHarness();
+  const created = await call('/v2/accounts', { credential: cred, body: { externalUserId: uniqueUserId('dep') } });
+  assert.equal(created.status, 201, created.text);
+  const accountId: string = created.body.account.id;
+  const destination = privateKeyToAccount(generatePrivateKey()).address.toLowerCase();
+  const wallet = await call(`/v2/accounts/${accountId}/connected-wallets`, { credential: cred, body: { chainId: h.chainId, address: destination } });
+  assert.equal(wallet.status, 201, wallet.text);
+  const profile = await call(`/v2/accounts/${accountId}/settlement-profile`, {
+    method: 'PUT',
+    credential: cred,
+    body: { connectedWalletId: wallet.body.connectedWallets[0].id },
+  });
+  assert.equal(profile.status, 200, profile.text);
+  return { accountId, destination };
+}
+
+export async function createDepositAddress(cred: AppCredential, accountId: string, body: Record<string, unknown> = {}) {
+  const h = await getHarness();
+  const res = await call(`/v2/accounts/${accountId}/deposit-addresses`, { credential: cred, body: { chainId: h.chainId, ...body } });
+  assert.ok(res.status === 201 || res.status === 200, res.text);
+  return res.body.depositAddress as { id: string; address: string };
+}
+
+export async function send(payer: PrivateKeyAccount, to: string, amountAtomic: bigint): Promise<Hash> {
+  const h = await getHarness();
+  return h.chain.chains.get(h.chainId).sendTokenTransfer({ from: payer, token: TOKEN, to: to as Address, amountAtomic });
+}
+
+/** Terminates the chain scanner and starts it again from `fromBlock` (a rescan, or after a reorg). */
+export async function restartScannerFrom(fromBlock: bigint): Promise<void> {
+  const h = await getHarness();
+  const id = chainScannerWorkflowId(h.chainId);
+  try {
+    await h.env.client.workflow.getHandle(id).terminate('deposits test: restart the scanner from an earlier block');
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
+  await h.env.client.workflow.start(CHAIN_SCANNER_WORKFLOW, {
+    taskQueue: h.taskQueue,
+    workflowId: id,
+    args: [{ chainId: h.chainId, fromBlock: fromBlock.toString(), pollSeconds: 3600 }],
+  });
+}
+
+/**
+ * Waits until the account's deposits satisfy `done`: each round optionally mines a block (so
+ * confirmations advance) and lets workflow time move on by a second (time skipping), then re-reads.
+ * The bound only turns a hang into a failure that names what was awaited.
+ */
+export async function waitForDeposits(
+  accountId: string,
+  done: (deposits: Deposit[]) => boolean,
+  opts: { mine?: boolean; what?: string } = {},
+): Promise<Deposit[]> {
+  const h = await getHarness();
+  let rows: Deposit[] = [];
+  for (let round = 0; round < 400; round += 1) {
+    rows = await h.db.prisma.deposit.findMany({ where: { accountId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+    if (done(rows)) return rows;
+    if (opts.mine) await mine(1);
+    await h.env.sleep(1000);
+  }
+  assert.fail(`gave up waiting for ${opts.what ?? 'deposits'}: ${JSON.stringify(rows.map((r) => [r.id, r.status, r.settlementStatus, r.settlementReasonCode]))}`);
+}
+
+export const statuses = (rows: Deposit[]) => rows.map((r) => r.status);
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '../..');
+
+/** Runs `npm run cli -- <args>` against the test database and Temporal; answers its one JSON line. */
+export async function cli(args: string[]): Promise<any> {
+  const h = await getHarness();
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: h.databaseUrl,
+      TEMPORAL_ADDRESS: h.env.address,
+      TEMPORAL_TASK_QUEUE: h.taskQueue,
+      LOG_LEVEL: 'silent',
+    },
+  });
+  const lines = stdout.trim().split('\n');
+  assert.equal(lines.length, 1, stdout);
+  return JSON.parse(lines[0]!);
+}

@@ -1,0 +1,105 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { newPayer, payTo, setNativeBalance, tokenBalance } from '../support/chain';
+import { getHarness } from '../support/harness';
+import { assertLedgerBalanced, createPayment, eventNames, newMerchant, waitForPayment } from './fixtures';
+
+const run = promisify(execFile);
+
+async function cli(args: string[]) {
+  const h = await getHarness();
+  return run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
+    cwd: path.resolve(__dirname, '../..'),
+    env: { ...process.env, DATABASE_URL: h.databaseUrl, TEMPORAL_ADDRESS: h.env.address, TEMPORAL_TASK_QUEUE: h.taskQueue, LOG_LEVEL: 'silent' },
+  });
+}
+
+/** With an empty treasury no escrow gets gas, so every settlement attempt fails before broadcasting. */
+async function treasury(wei: bigint) {
+  const h = await getHarness();
+  await setNativeBalance(h.chain.custody.deriveAddress({ purpose: 'treasury', index: 0 }), wei);
+}
+
+describe('Settlement trouble', () => {
+  test('a settlement that fails is retried (operationalState retrying) and then succeeds', async () => {
+    const m = await newMerchant();
+    const p = (await createPayment(m, { amount: '3' })).body.payment;
+    const payer = await newPayer(3_000_000n);
+    await treasury(0n);
+    try {
+      await payTo(payer, p.funding.depositAddress.address, 3_000_000n);
+      const retrying = await waitForPayment(m, p.id, 'retrying', (x) => x.operationalState === 'retrying');
+      assert.equal(retrying.status, 'accepted');
+      assert.equal(retrying.operationalReasonCode, 'settlement_failed');
+      assert.ok(retrying.operationalUpdatedAt);
+    } finally {
+      await treasury(100n * 10n ** 18n);
+    }
+    const done = await waitForPayment(m, p.id, 'succeeded', (x) => x.status === 'succeeded');
+    assert.equal(done.operationalState, 'normal');
+    assert.equal(done.operationalReasonCode, null);
+    assert.equal(await tokenBalance(m.wallet), 2_955_000n);
+    assert.ok(!(await eventNames(p.id)).includes('payment.requires_intervention'));
+    await assertLedgerBalanced();
+  });
+
+  test('a spent retry budget holds the Payment in requires_intervention until an operator resolves it, by each action', async () => {
+    const h = await getHarness();
+    const m = await newMerchant();
+    const payments = [];
+    for (let i = 0; i < 3; i += 1) payments.push((await createPayment(m, { amount: '2' })).body.payment);
+    const payer = await newPayer(6_000_000n);
+    await treasury(0n);
+    try {
+      for (const p of payments) await payTo(payer, p.funding.depositAddress.address, 2_000_000n);
+      for (const p of payments) {
+        const held = await waitForPayment(m, p.id, 'requires_intervention', (x) => x.operationalState === 'requires_intervention');
+        assert.equal(held.status, 'accepted', 'the financial status is preserved');
+        assert.equal(held.operationalReasonCode, 'settlement_requires_intervention');
+        assert.ok((await eventNames(p.id)).includes('payment.requires_intervention'));
+      }
+    } finally {
+      await treasury(100n * 10n ** 18n);
+    }
+    const [toRetry, toMark, toFail] = payments as [any, any, any];
+
+    await cli(['payments', 'resolve', toRetry.id, '--action', 'retry', '--actor', 'ops@example', '--reason', 'treasury refilled']);
+    const retried = await waitForPayment(m, toRetry.id, 'succeeded', (x) => x.status === 'succeeded');
+    assert.equal(retried.operationalState, 'normal');
+
+    const tx = `0x${'ab'.repeat(32)}`;
+    await cli(['payments', 'resolve', toMark.id, '--action', 'mark-settled', '--tx', tx, '--actor', 'ops@example']);
+    const marked = await waitForPayment(m, toMark.id, 'succeeded', (x) => x.status === 'succeeded');
+    assert.equal(marked.operationalState, 'normal');
+
+    await cli(['payments', 'resolve', toFail.id, '--action', 'fail', '--reason', 'customer refunded off-platform', '--actor', 'ops@example']);
+    const failed = await waitForPayment(m, toFail.id, 'failed', (x) => x.status === 'failed');
+    assert.deepEqual(failed.failure, { code: 'operator_failed', message: 'customer refunded off-platform' });
+    assert.ok((await eventNames(toFail.id)).includes('payment.failed'));
+
+    const resolutions = await h.db.prisma.paymentResolution.findMany({ where: { paymentId: { in: payments.map((p) => p.id) } } });
+    assert.deepEqual(
+      resolutions.map((r) => [r.paymentId, r.action, r.actor]).sort(),
+      [
+        [toRetry.id, 'retry', 'ops@example'],
+        [toMark.id, 'mark-settled', 'ops@example'],
+        [toFail.id, 'fail', 'ops@example'],
+      ].sort(),
+    );
+    assert.equal(resolutions.find((r) => r.action === 'mark-settled')?.txHash, tx);
+    await assertLedgerBalanced();
+  });
+
+  test('resolving a Payment that is not held is refused by the CLI', async () => {
+    const m = await newMerchant();
+    const p = (await createPayment(m)).body.payment;
+    await assert.rejects(cli(['payments', 'resolve', p.id, '--action', 'retry']), (err: { code?: number; stderr?: string }) => {
+      assert.equal(err.code, 1);
+      assert.match(err.stderr ?? '', /not held/);
+      return true;
+    });
+  });
+});

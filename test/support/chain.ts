@@ -1,0 +1,71 @@
+import type { Address, Hash } from 'viem';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { fundTestWallet, SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
+import { chainScannerWorkflowId, pokeSignal } from '../../workflows/chain-scanner';
+import { getHarness } from './harness';
+
+/** A fresh payer wallet with test USDC (atomic units) and gas money. */
+export async function newPayer(tokenAtomic: bigint): Promise<PrivateKeyAccount> {
+  const h = await getHarness();
+  const payer = privateKeyToAccount(generatePrivateKey());
+  await fundTestWallet({ rpcUrl: h.rpcUrl, address: payer.address, tokenAtomic });
+  return payer;
+}
+
+/** Sends test USDC on the sandbox chain and wakes the scanner, as `npm run cli -- sandbox pay` does. */
+export async function payTo(payer: PrivateKeyAccount, to: string, amountAtomic: bigint): Promise<Hash> {
+  const h = await getHarness();
+  const chain = h.chain.chains.get(h.chainId);
+  const txHash = await chain.sendTokenTransfer({ from: payer, token: SANDBOX_TOKEN_ADDRESS, to: to as Address, amountAtomic });
+  await pokeScanner();
+  return txHash;
+}
+
+export async function pokeScanner(): Promise<void> {
+  const h = await getHarness();
+  await h.env.client.workflow.getHandle(chainScannerWorkflowId(h.chainId)).signal(pokeSignal);
+}
+
+export async function rpc<T = unknown>(method: string, params: unknown[] = []): Promise<T> {
+  const h = await getHarness();
+  const res = await fetch(h.rpcUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  const body = (await res.json()) as { result?: T; error?: { message: string } };
+  if (body.error) throw new Error(`${method}: ${body.error.message}`);
+  return body.result as T;
+}
+
+export async function mine(blocks = 1): Promise<void> {
+  await rpc('anvil_mine', [`0x${blocks.toString(16)}`]);
+}
+
+export async function tokenBalance(owner: string): Promise<bigint> {
+  const h = await getHarness();
+  return h.chain.chains.get(h.chainId).getTokenBalance({ token: SANDBOX_TOKEN_ADDRESS, owner: owner as Address });
+}
+
+export async function setNativeBalance(address: string, wei: bigint): Promise<void> {
+  await rpc('anvil_setBalance', [address, `0x${wei.toString(16)}`]);
+}
+
+/**
+ * Polls until check() answers a value, mining a block each round so confirmations advance.
+ * A generous deadline, not a timing assertion: the failure message says what was last seen.
+ */
+export async function eventually<T>(check: () => Promise<T | undefined | false>, what: string, timeoutMs = 90_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    const value = await check().catch((err: unknown) => {
+      last = err;
+      return undefined;
+    });
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${String(last)}`);
+    await mine(1);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}

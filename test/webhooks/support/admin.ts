@@ -1,0 +1,49 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { createApi } from '../../../src/http/app';
+import { getHarness, TEST_SERVICE_SECRET } from '../../support/harness';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
+
+export interface AdminApi {
+  baseUrl: string;
+  call<T = any>(method: string, path: string, body?: unknown, token?: string | null): Promise<{ status: number; body: T; headers: Headers }>;
+  close(): Promise<void>;
+}
+
+/**
+ * The real API with an admin token configured: `allowPrivate` true for delivery tests (local
+ * receivers), false to check the spec's refusal of private destinations.
+ */
+export async function startAdminApi(opts: { allowPrivate: boolean; token?: string }): Promise<AdminApi> {
+  const h = await getHarness();
+  const api = createApi({
+    config: { ...h.config, admin: { apiToken: opts.token ?? ADMIN_TOKEN }, webhooks: { allowPrivateDestinations: opts.allowPrivate } },
+    environments: h.environments,
+    db: h.db,
+    logger: h.logger,
+    serviceSecret: TEST_SERVICE_SECRET,
+    temporal: h.env.client,
+    temporalHealth: async () => undefined,
+  });
+  const server: Server = await new Promise((resolve) => {
+    const s = api.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    baseUrl,
+    async call(method, path, body, token = ADMIN_TOKEN) {
+      const headers: Record<string, string> = {};
+      if (token !== null) headers.authorization = `Bearer ${token}`;
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      const res = await fetch(`${baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const text = await res.text();
+      return { status: res.status, body: (text ? JSON.parse(text) : undefined) as never, headers: res.headers };
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
