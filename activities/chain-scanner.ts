@@ -30,7 +30,7 @@ export function createChainScannerActivities(deps: ChainScannerDeps) {
     const payment = await prisma.payment.findUnique({ where: { escrowAddress: transfer.to.toLowerCase() } });
     if (!payment) return false;
     const key = transferKey(transfer.chainId, transfer.txHash, transfer.logIndex);
-    await prisma.paymentTransfer.createMany({
+    const { count: inserted } = await prisma.paymentTransfer.createMany({
       data: [
         {
           id: newId('paymentTransfer'),
@@ -46,6 +46,14 @@ export function createChainScannerActivities(deps: ChainScannerDeps) {
       ],
       skipDuplicates: true,
     });
+    if (inserted === 0) {
+      // Seen before (a rescan, a retried scan): once its Payment has recorded an outcome, it is done.
+      const row = await prisma.paymentTransfer.findFirst({
+        where: { chainId: transfer.chainId, txHash: transfer.txHash.toLowerCase(), logIndex: transfer.logIndex },
+        select: { status: true },
+      });
+      if (row && row.status !== 'pending') return true;
+    }
     try {
       await temporal.workflow.getHandle(payment.id).signal(transferDetectedSignal, {
         key,

@@ -10,7 +10,7 @@ import type { AppCredential } from '../../src/domain/apps';
 import type { Deposit } from '../../src/generated/prisma/client';
 import { CHAIN_SCANNER_WORKFLOW, chainScannerWorkflowId } from '../../workflows/chain-scanner';
 import { call, uniqueUserId } from '../support/api-client';
-import { mine } from '../support/chain';
+import { mine, pokeScanner } from '../support/chain';
 import { getHarness } from '../support/harness';
 
 export const USDC = 1_000_000n;
@@ -71,9 +71,10 @@ export async function restartScannerFrom(fromBlock: bigint): Promise<void> {
 }
 
 /**
- * Waits until the account's deposits satisfy `done`: each round optionally mines a block (so
- * confirmations advance) and lets workflow time move on by a second (time skipping), then re-reads.
- * The bound only turns a hang into a failure that names what was awaited.
+ * Waits until the account's deposits satisfy `done`. Each round pokes the scanner (a poke that lands
+ * while a scan is running can be lost), optionally mines a block (so confirmations advance) and lets
+ * workflow time move on by a second (time skipping), then re-reads. The deadline only turns a hang
+ * into a failure that names what was awaited.
  */
 export async function waitForDeposits(
   accountId: string,
@@ -81,10 +82,13 @@ export async function waitForDeposits(
   opts: { mine?: boolean; what?: string } = {},
 ): Promise<Deposit[]> {
   const h = await getHarness();
+  const deadline = Date.now() + 120_000;
   let rows: Deposit[] = [];
-  for (let round = 0; round < 400; round += 1) {
+  for (;;) {
     rows = await h.db.prisma.deposit.findMany({ where: { accountId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
     if (done(rows)) return rows;
+    if (Date.now() > deadline) break;
+    await pokeScanner();
     if (opts.mine) await mine(1);
     await h.env.sleep(1000);
   }

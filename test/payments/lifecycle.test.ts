@@ -5,6 +5,9 @@ import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { call } from '../support/api-client';
 import { eventually, mine, newPayer, payTo, tokenBalance } from '../support/chain';
 import { getHarness } from '../support/harness';
+import { Worker } from '@temporalio/worker';
+import { chainScannerWorkflowId } from '../../workflows/chain-scanner';
+import { ensureChainScanners } from '../../src/runtime/chain-services';
 import { assertLedgerBalanced, createPayment, eventNames, getPayment, newMerchant, waitForPayment } from './fixtures';
 
 describe('Payment creation', () => {
@@ -191,5 +194,42 @@ describe('Payment lifecycle on chain', () => {
     assert.equal(done.statusVersion, 4);
     assert.equal(await tokenBalance(m.wallet), 6_895_000n);
     await assertLedgerBalanced();
+  });
+});
+
+describe('Durability', () => {
+  test('a rescan of the chain from block 0 counts no transfer twice', async () => {
+    const m = await newMerchant();
+    const h = await getHarness();
+    const p = (await createPayment(m, { amount: '2' })).body.payment;
+    const payer = await newPayer(2_000_000n);
+    await payTo(payer, p.funding.depositAddress.address, 2_000_000n);
+    const before = await waitForPayment(m, p.id, 'succeeded', (x) => x.status === 'succeeded');
+    const scanner = h.env.client.workflow.getHandle(chainScannerWorkflowId(h.chainId));
+    await scanner.terminate('test: rescan from genesis');
+    await ensureChainScanners(h.env.client, h.taskQueue, h.chain.chains, { pollSeconds: 3600, fromBlock: '0' });
+    // A fresh payment after the rescan proves the restarted scanner has read past the old blocks.
+    const marker = (await createPayment(m, { amount: '1' })).body.payment;
+    await payTo(payer, marker.funding.depositAddress.address, 1_000_000n).catch(async () => {
+      await payTo(await newPayer(1_000_000n), marker.funding.depositAddress.address, 1_000_000n);
+    });
+    await waitForPayment(m, marker.id, 'succeeded', (x) => x.status === 'succeeded');
+    const after = await getPayment(m, p.id);
+    assert.equal(after.payment.statusVersion, before.statusVersion);
+    assert.equal(after.payment.incidentRecoverySummary.count, 0);
+    assert.equal(await h.db.prisma.paymentTransfer.count({ where: { paymentId: p.id } }), 1);
+    assert.deepEqual(await eventNames(p.id), ['payment.created', 'payment.processing', 'payment.accepted', 'payment.succeeded']);
+    await assertLedgerBalanced();
+  });
+
+  test('a completed PaymentWorkflow history replays deterministically against the current code', async () => {
+    const m = await newMerchant();
+    const h = await getHarness();
+    const p = (await createPayment(m, { amount: '2' })).body.payment;
+    const payer = await newPayer(2_000_000n);
+    await payTo(payer, p.funding.depositAddress.address, 2_000_000n);
+    await waitForPayment(m, p.id, 'succeeded', (x) => x.status === 'succeeded');
+    const history = await h.env.client.workflow.getHandle(p.id).fetchHistory();
+    await Worker.runReplayHistory({ workflowBundle: h.workflowBundle }, history, p.id);
   });
 });

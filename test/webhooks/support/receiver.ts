@@ -12,6 +12,8 @@ export interface ScriptedResponse {
   status: number;
   headers?: Record<string, string>;
   body?: string;
+  /** Runs before the response is sent (e.g. an operator action while the delivery is in flight). */
+  before?: () => Promise<void>;
 }
 
 /**
@@ -38,8 +40,10 @@ export async function startReceiver(): Promise<Receiver> {
       list.push({ path, headers: req.headers, rawBody: Buffer.concat(chunks) });
       received.set(path, list);
       const next = scripts.get(path)?.shift() ?? { status: 200, body: 'ok' };
-      res.writeHead(next.status, { 'content-type': 'text/plain', ...next.headers });
-      res.end(next.body ?? '');
+      void (next.before ?? (async () => undefined))().then(() => {
+        res.writeHead(next.status, { 'content-type': 'text/plain', ...next.headers });
+        res.end(next.body ?? '');
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

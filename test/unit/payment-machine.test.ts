@@ -1,0 +1,167 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  decideCancel,
+  initialState,
+  onExpired,
+  onOperatorResolution,
+  onSettlementAttemptFailed,
+  onSettlementBroadcast,
+  onSettlementConfirmed,
+  onSettlementTrouble,
+  onTransferDetected,
+  onTransfersVerified,
+  remainingAtomic,
+  splitFees,
+  type PaymentState,
+  type Transition,
+} from '../../src/domain/payments/payment-machine';
+
+const NOW = '2026-11-22T00:00:00.000Z';
+const must = (t: Transition | null): Transition => {
+  assert.ok(t, 'expected a transition');
+  return t;
+};
+
+function funded(amount = 10n): PaymentState {
+  const seen = must(onTransferDetected(initialState('receive', amount), { key: 'a', amountAtomic: amount })).state;
+  return must(onTransfersVerified(seen, [{ key: 'a', outcome: 'confirmed' }], NOW)).state;
+}
+
+describe('payment machine: funds', () => {
+  test('the first transfer moves to processing and emits payment.processing; a repeat changes nothing', () => {
+    const t = must(onTransferDetected(initialState('receive', 10n), { key: 'a', amountAtomic: 10n }));
+    assert.equal(t.state.status, 'processing');
+    assert.equal(t.state.statusVersion, 2);
+    assert.deepEqual(t.events, ['payment.processing']);
+    assert.equal(onTransferDetected(t.state, { key: 'a', amountAtomic: 10n }), null);
+  });
+
+  test('confirmed funds reaching the amount accept the Payment, post the collection and stamp acceptedAt', () => {
+    const seen = must(onTransferDetected(initialState('receive', 10n), { key: 'a', amountAtomic: 10n })).state;
+    const t = must(onTransfersVerified(seen, [{ key: 'a', outcome: 'confirmed' }], NOW));
+    assert.equal(t.state.status, 'accepted');
+    assert.equal(t.state.statusVersion, 3);
+    assert.deepEqual(t.events, ['payment.accepted']);
+    assert.deepEqual(t.ledger, ['collection']);
+    assert.equal(t.stamps.acceptedAt, NOW);
+  });
+
+  test('an underpayment stays processing with the remainder owed', () => {
+    const seen = must(onTransferDetected(initialState('receive', 10n), { key: 'a', amountAtomic: 4n })).state;
+    const t = must(onTransfersVerified(seen, [{ key: 'a', outcome: 'confirmed' }], NOW));
+    assert.equal(t.state.status, 'processing');
+    assert.equal(remainingAtomic(t.state), 6n);
+    assert.deepEqual(t.events, []);
+  });
+
+  test('an overpayment is accepted for the exact amount and the excess becomes an incident', () => {
+    const seen = must(onTransferDetected(initialState('receive', 10n), { key: 'a', amountAtomic: 12n })).state;
+    const t = must(onTransfersVerified(seen, [{ key: 'a', outcome: 'confirmed' }], NOW));
+    assert.equal(t.state.status, 'accepted');
+    assert.equal(t.state.confirmedAtomic, 10n);
+    assert.deepEqual(t.incidents, [{ kind: 'excess', amountAtomic: 2n, transferKey: null }]);
+  });
+
+  test('a transfer dropped from the canonical chain does not count, and the Payment waits for funds again', () => {
+    const seen = must(onTransferDetected(initialState('receive', 10n), { key: 'a', amountAtomic: 10n })).state;
+    const t = must(onTransfersVerified(seen, [{ key: 'a', outcome: 'dropped' }], NOW));
+    assert.equal(t.state.status, 'requires_payment_method');
+    assert.equal(t.state.statusVersion, 3);
+    assert.equal(t.state.confirmedAtomic, 0n);
+    assert.deepEqual(t.events, ['payment.requires_action']);
+  });
+
+  test('a transfer after acceptance is a duplicate held for recovery', () => {
+    const t = must(onTransferDetected(funded(), { key: 'b', amountAtomic: 10n }));
+    assert.equal(t.state.status, 'accepted');
+    assert.equal(t.statusChanged, false);
+    assert.deepEqual(t.events, ['payment.duplicate_received']);
+    assert.deepEqual(t.incidents, [{ kind: 'duplicate', amountAtomic: 10n, transferKey: 'b' }]);
+  });
+});
+
+describe('payment machine: expiry and cancel', () => {
+  test('expiry is terminal and later funds are late, not counted', () => {
+    const expired = must(onExpired(initialState('receive', 10n)));
+    assert.equal(expired.state.status, 'expired');
+    assert.deepEqual(expired.events, ['payment.expired']);
+    const late = must(onTransferDetected(expired.state, { key: 'a', amountAtomic: 10n }));
+    assert.equal(late.state.status, 'expired');
+    assert.deepEqual(late.events, ['payment.late_received']);
+    assert.equal(late.state.statusVersion, expired.state.statusVersion);
+  });
+
+  test('a Payment whose funds are still confirming does not expire', () => {
+    const seen = must(onTransferDetected(initialState('receive', 10n), { key: 'a', amountAtomic: 10n })).state;
+    assert.equal(onExpired(seen), null);
+  });
+
+  test('an underpaid Payment expires with the received amount held for recovery', () => {
+    const seen = must(onTransferDetected(initialState('receive', 10n), { key: 'a', amountAtomic: 4n })).state;
+    const partial = must(onTransfersVerified(seen, [{ key: 'a', outcome: 'confirmed' }], NOW)).state;
+    const t = must(onExpired(partial));
+    assert.deepEqual(t.incidents, [{ kind: 'underpaid_expired', amountAtomic: 4n, transferKey: null }]);
+  });
+
+  test('cancel works before funds, replays as already cancelled, and is refused after funds or for a send Payment', () => {
+    const d = decideCancel(initialState('receive', 10n), 'customer_request', null, NOW);
+    assert.equal(d.outcome, 'cancelled');
+    assert.ok(d.outcome === 'cancelled' && d.transition.state.status === 'cancelled' && d.transition.stamps.cancelledAt === NOW);
+    if (d.outcome === 'cancelled') assert.equal(decideCancel(d.transition.state, 'other', null, NOW).outcome, 'already_cancelled');
+    const seen = must(onTransferDetected(initialState('receive', 10n), { key: 'a', amountAtomic: 1n })).state;
+    assert.deepEqual(decideCancel(seen, 'other', null, NOW), { outcome: 'refused', reasonCode: 'not_open', message: 'A processing Payment cannot be cancelled' });
+    assert.equal((decideCancel(initialState('send', 10n), 'other', null, NOW) as { reasonCode: string }).reasonCode, 'send_payment');
+  });
+});
+
+describe('payment machine: settlement', () => {
+  test('failed attempts retry until the budget is spent, then hold for intervention', () => {
+    let s = funded();
+    const first = onSettlementAttemptFailed(s, { maxAttempts: 3 });
+    assert.equal(first.state.operationalState, 'retrying');
+    assert.equal(first.state.operationalReasonCode, 'settlement_failed');
+    s = onSettlementAttemptFailed(first.state, { maxAttempts: 3 }).state;
+    const held = onSettlementAttemptFailed(s, { maxAttempts: 3 });
+    assert.equal(held.state.operationalState, 'requires_intervention');
+    assert.equal(held.state.operationalReasonCode, 'settlement_requires_intervention');
+    assert.deepEqual(held.events, ['payment.requires_intervention']);
+    assert.equal(held.state.status, 'accepted', 'financial status preserved');
+  });
+
+  test('a confirmed settlement succeeds, clears retrying and posts the settlement', () => {
+    const retrying = onSettlementAttemptFailed(funded(), { maxAttempts: 3 }).state;
+    const broadcast = onSettlementBroadcast(retrying, '0xabc');
+    assert.equal(broadcast.state.operationalState, 'normal');
+    assert.equal(broadcast.state.stage, 'settlement_broadcast');
+    const done = onSettlementConfirmed(broadcast.state, '0xabc', NOW);
+    assert.equal(done.state.status, 'succeeded');
+    assert.equal(done.state.statusVersion, 4);
+    assert.deepEqual(done.ledger, ['settlement']);
+    assert.deepEqual(done.events, ['payment.succeeded']);
+  });
+
+  test('reverted or unconfirmed settlements hold with their reason codes', () => {
+    assert.equal(onSettlementTrouble(funded(), 'settlement_failed').state.operationalReasonCode, 'settlement_failed');
+    assert.equal(onSettlementTrouble(funded(), 'settlement_unconfirmed').state.operationalReasonCode, 'settlement_unconfirmed');
+  });
+
+  test('operator resolutions: retry settles again, mark-settled succeeds, fail fails; nothing without a hold', () => {
+    const held = onSettlementTrouble(funded(), 'settlement_unconfirmed').state;
+    const retry = onOperatorResolution(held, { action: 'retry' }, NOW);
+    assert.equal(retry?.next, 'settle');
+    assert.equal(retry?.transition.state.operationalState, 'normal');
+    const marked = onOperatorResolution(held, { action: 'mark-settled', txHash: '0x1' }, NOW);
+    assert.equal(marked?.transition.state.status, 'succeeded');
+    assert.equal(marked?.transition.state.settlementTxHash, '0x1');
+    const failed = onOperatorResolution(held, { action: 'fail', reason: 'refunded' }, NOW);
+    assert.equal(failed?.transition.state.status, 'failed');
+    assert.deepEqual(failed?.transition.failure, { code: 'operator_failed', message: 'refunded' });
+    assert.equal(onOperatorResolution(funded(), { action: 'retry' }, NOW), null);
+  });
+
+  test('fees are whole atomic units rounded down, and the net takes the remainder', () => {
+    assert.deepEqual(splitFees(12_500_000n, 100, 50), { platformFeeAtomic: 125_000n, partnerFeeAtomic: 62_500n, merchantNetAtomic: 12_312_500n });
+    assert.deepEqual(splitFees(199n, 100, 50), { platformFeeAtomic: 1n, partnerFeeAtomic: 0n, merchantNetAtomic: 198n });
+  });
+});
