@@ -12,7 +12,14 @@ export interface PaymentWorkflowInput {
   tokenAddress: string;
   escrowAddress: string;
   confirmations: number;
-  settlement: { maxAttempts: number; retryBackoffSeconds: number; confirmationPollSeconds: number; maxConfirmationChecks: number };
+  settlement: {
+    maxAttempts: number;
+    retryBackoffSeconds: number;
+    /** First confirmation poll; each later poll waits twice as long, up to maxPollSeconds. */
+    confirmationPollSeconds: number;
+    maxPollSeconds: number;
+    maxConfirmationChecks: number;
+  };
 }
 
 export interface TransferSeen {

@@ -102,7 +102,10 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
   const drain = async () => {
     while (queue.length > 0) await handle(queue.shift()!);
   };
-  const pollMs = input.settlement.confirmationPollSeconds * 1000;
+  // Polls start fast (a confirmation often lands within a block) and back off to maxPollSeconds.
+  const pollMs = (round: number) =>
+    Math.min(input.settlement.confirmationPollSeconds * 1000 * 2 ** round, input.settlement.maxPollSeconds * 1000);
+  let verifyRound = 0;
   const expiresAtMs = workflowInfo().startTime.getTime() + input.expiresInSeconds * 1000;
 
   async function settle(): Promise<void> {
@@ -121,7 +124,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
       const status = await db.checkSettlement({ paymentId: input.paymentId, confirmations: input.confirmations });
       if (status === 'confirmed') return apply(onSettlementConfirmed(state, txHash, nowIso()));
       if (status === 'reverted') return apply(onSettlementTrouble(state, 'settlement_failed'));
-      await condition(() => queue.length > 0, pollMs);
+      await condition(() => queue.length > 0, pollMs(check));
       await drain();
     }
     // Broadcast but never confirmed: the transfer may still land, so nothing is resent automatically.
@@ -135,7 +138,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
       const pending = pendingTransfers(state);
       const untilExpiry = expiresAtMs - Date.now();
       if (pending.length > 0) {
-        await condition(() => queue.length > 0, pollMs);
+        await condition(() => queue.length > 0, pollMs(verifyRound++));
         const results = await db.verifyPaymentTransfers({
           chainId: input.chainId,
           token: input.tokenAddress,
@@ -143,7 +146,9 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
           confirmations: input.confirmations,
           transfers: pendingTransfers(state).map((t) => t.key),
         });
-        await apply(onTransfersVerified(state, results, nowIso()));
+        const verified = onTransfersVerified(state, results, nowIso());
+        if (verified) verifyRound = 0;
+        await apply(verified);
       } else if (untilExpiry <= 0) {
         await apply(onExpired(state));
       } else {

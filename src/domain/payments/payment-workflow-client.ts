@@ -6,8 +6,10 @@ import { PAYMENT_WORKFLOW, type PaymentWorkflowInput } from '../../../workflows/
 export const SETTLEMENT_POLICY: PaymentWorkflowInput['settlement'] = {
   maxAttempts: 4,
   retryBackoffSeconds: 2,
-  confirmationPollSeconds: 1,
-  maxConfirmationChecks: 600,
+  confirmationPollSeconds: 0.1,
+  maxPollSeconds: 2,
+  // ~10 minutes of polling before a broadcast settlement counts as unconfirmed.
+  maxConfirmationChecks: 310,
 };
 
 export function paymentWorkflowInput(p: Payment, confirmations: number): PaymentWorkflowInput {

@@ -1,0 +1,174 @@
+import { randomUUID } from 'node:crypto';
+import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts';
+import type { Address } from 'viem';
+import { loadConfig } from '../src/config';
+import { createLogger } from '../src/logger';
+import { startService } from '../src/runtime/service';
+import { createApp } from '../src/domain/apps';
+import { fundTestWallet, SANDBOX_TOKEN_ADDRESS } from '../src/chain/sandbox';
+import { chainScannerWorkflowId, pokeSignal } from '../workflows/chain-scanner';
+
+/**
+ * `npm run bench`: figures for the README, against the embedded defaults (dev server on SQLite,
+ * local PostgreSQL, anvil). Prints; asserts nothing.
+ *   BENCH_COUNT (default 2000) receive Payments created through the API, the same count of bare
+ *   client.workflow.start calls, create latency at half the measured maximum rate, and
+ *   BENCH_SETTLE (default 40) Payments timed from a confirmed transfer to `succeeded`.
+ */
+const COUNT = Number(process.env.BENCH_COUNT ?? 2000);
+const SETTLE = Number(process.env.BENCH_SETTLE ?? 40);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+function summary(latencies: number[]) {
+  const s = [...latencies].sort((a, b) => a - b);
+  return { p50: percentile(s, 50).toFixed(1), p99: percentile(s, 99).toFixed(1) };
+}
+
+async function closedLoop(count: number, concurrency: number, op: (i: number) => Promise<void>) {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const i = next++;
+        const t0 = performance.now();
+        await op(i);
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  return { perSecond: count / seconds, latencies };
+}
+
+async function openLoop(count: number, ratePerSecond: number, op: (i: number) => Promise<void>) {
+  const latencies: number[] = [];
+  const interval = 1000 / ratePerSecond;
+  const started = performance.now();
+  const inflight: Promise<void>[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const due = started + i * interval;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    inflight.push(
+      (async () => {
+        const t0 = performance.now();
+        await op(i);
+        latencies.push(performance.now() - t0);
+      })(),
+    );
+  }
+  await Promise.all(inflight);
+  return latencies;
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig({
+    ...process.env,
+    LOG_LEVEL: 'warn',
+    PORT: process.env.BENCH_PORT ?? '3100',
+    EMBEDDED_ANVIL_PORT: process.env.BENCH_ANVIL_PORT ?? '8645',
+    RATE_LIMIT_POINTS: '1000000',
+    DATABASE_POOL_MAX: process.env.DATABASE_POOL_MAX ?? '20',
+  });
+  const logger = createLogger('warn');
+  const service = await startService({ config, logger, roles: ['api', 'worker'], scannerPollSeconds: 1, sandboxBlockTime: 0 });
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  try {
+    const base = service.apiUrl!;
+    const network = service.environments.environments.sandbox.networks[0]!;
+    const cred = await createApp(service.database.db.prisma, { name: 'bench', environment: 'sandbox' }, service.environments.apiVersion);
+    const auth = `Basic ${Buffer.from(`${cred.appId}:${cred.appSecret}`).toString('base64')}`;
+    const api = async (path: string, init: { method?: string; body?: unknown; key?: string } = {}) => {
+      const res = await fetch(`${base}${path}`, {
+        method: init.method ?? (init.body ? 'POST' : 'GET'),
+        headers: { authorization: auth, 'content-type': 'application/json', ...(init.key ? { 'idempotency-key': init.key } : {}) },
+        body: init.body ? JSON.stringify(init.body) : undefined,
+      });
+      const body = (await res.json()) as any;
+      if (res.status >= 300) throw new Error(`${path}: ${res.status} ${JSON.stringify(body)}`);
+      return body;
+    };
+    const account = await api('/v2/accounts', { body: { externalUserId: `bench-${randomUUID()}` } });
+    const accountId = account.account.id as string;
+    const wallet = privateKeyToAccount(generatePrivateKey()).address;
+    const withWallet = await api(`/v2/accounts/${accountId}/connected-wallets`, { body: { chainId: network.chainId, address: wallet } });
+    await api(`/v2/accounts/${accountId}/settlement-profile`, { method: 'PUT', body: { connectedWalletId: withWallet.connectedWallets[0].id } });
+    const createBody = { intent: 'receive', amount: '1', assetCode: 'USDC', chainId: network.chainId, destination: { type: 'upa', accountId } };
+    const create = async () => api('/v2/payments', { body: createBody, key: randomUUID() });
+
+    // Warm up the connection pools, the Prisma plans and the workflow cache.
+    await closedLoop(50, 8, async () => void (await create()));
+
+    out(`# Partner Payments benchmark (${new Date().toISOString()}), ${COUNT} Payments, concurrency ${CONCURRENCY}`);
+    const apiRun = await closedLoop(COUNT, CONCURRENCY, async () => void (await create()));
+    const apiLat = summary(apiRun.latencies);
+    out(`API create:        ${apiRun.perSecond.toFixed(1)}/s   p50 ${apiLat.p50} ms   p99 ${apiLat.p99} ms`);
+
+    const bare = await closedLoop(COUNT, CONCURRENCY, async () => {
+      await service.client.workflow.start('benchNoop', {
+        taskQueue: 'bench-noop',
+        workflowId: `bench-noop-${randomUUID()}`,
+        workflowExecutionTimeout: '1 minute',
+      });
+    });
+    const bareLat = summary(bare.latencies);
+    out(`bare workflow.start: ${bare.perSecond.toFixed(1)}/s   p50 ${bareLat.p50} ms   p99 ${bareLat.p99} ms`);
+    out(`ratio API / bare:  ${(apiRun.perSecond / bare.perSecond).toFixed(2)}   (target >= 0.80)`);
+
+    const halfRate = apiRun.perSecond / 2;
+    const halfCount = Math.min(COUNT, Math.max(200, Math.round(halfRate * 10)));
+    const half = summary(await openLoop(halfCount, halfRate, async () => void (await create())));
+    out(`API create at ${halfRate.toFixed(1)}/s (half max), ${halfCount} requests: p50 ${half.p50} ms   p99 ${half.p99} ms   (target p99 < 50 ms)`);
+
+    // Confirmed transfer -> succeeded. A miner keeps blocks coming so settlements confirm.
+    const rpc = service.rpcUrl!;
+    const chain = service.chain.chains.get(network.chainId);
+    const mine = async (n: number) => {
+      await fetch(rpc, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_mine', params: [`0x${n.toString(16)}`] }) });
+    };
+    const payer = privateKeyToAccount(generatePrivateKey());
+    await fundTestWallet({ rpcUrl: rpc, address: payer.address, tokenAtomic: BigInt(SETTLE) * 1_000_000n, nativeWei: 10n ** 18n });
+    let mining = true;
+    const miner = (async () => {
+      while (mining) {
+        await mine(1);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    const settleLatencies: number[] = [];
+    const poke = () => service.client.workflow.getHandle(chainScannerWorkflowId(network.chainId)).signal(pokeSignal);
+    for (let i = 0; i < SETTLE; i += 1) {
+      const created = await create();
+      const p = created.payment;
+      const hash = await chain.sendTokenTransfer({ from: payer, token: SANDBOX_TOKEN_ADDRESS, to: p.funding.depositAddress.address as Address, amountAtomic: 1_000_000n });
+      await poke();
+      // "Confirmed": the transfer is at the configured depth.
+      while ((await chain.getTransactionStatus(hash, network.confirmations)) !== 'confirmed') await new Promise((r) => setTimeout(r, 10));
+      const t0 = performance.now();
+      for (;;) {
+        const row = await service.database.db.prisma.payment.findUnique({ where: { id: p.id }, select: { status: true } });
+        if (row?.status === 'succeeded') break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      settleLatencies.push(performance.now() - t0);
+    }
+    mining = false;
+    await miner;
+    const settle = summary(settleLatencies);
+    out(`confirmed transfer -> succeeded (${SETTLE} Payments): p50 ${settle.p50} ms   p99 ${settle.p99} ms   (target p99 < 1000 ms)`);
+  } finally {
+    await service.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
