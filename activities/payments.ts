@@ -225,6 +225,18 @@ export async function persistTransition(tx: Prisma.TransactionClient, paymentId:
   }
 }
 
+/** Waits (bounded) for a transaction to be mined: a chain with interval mining takes a block time. */
+export async function waitUntilMined(chain: { getTransactionStatus(hash: Hash, confirmations: number): Promise<string> }, hash: Hash, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const status = await chain.getTransactionStatus(hash, 1);
+    if (status === 'confirmed') return;
+    if (status === 'reverted') throw new Error(`transaction ${hash} reverted`);
+    if (Date.now() > deadline) throw new Error(`transaction ${hash} not mined within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 export function createPaymentActivities(deps: PaymentActivityDeps) {
   const { prisma, chains, custody } = deps;
 
@@ -290,7 +302,7 @@ export function createPaymentActivities(deps: PaymentActivityDeps) {
       const balance = await chain.getNativeBalance(escrow.address);
       if (balance < deps.treasury.minGasWei) {
         const topUp = await chain.sendNative({ from: treasury, to: escrow.address, amountWei: deps.treasury.topUpWei });
-        if ((await chain.getTransactionStatus(topUp, 1)) !== 'confirmed') throw new Error(`gas top-up ${topUp} not mined yet`);
+        await waitUntilMined(chain, topUp);
       }
       const recorded = (p.settlementLegs as unknown as SettlementLeg[]) ?? [];
       const legs: SettlementLeg[] = [];

@@ -179,7 +179,6 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
   });
 
   test('fails a deposit whose transfer is reorged out before it reaches the confirmation depth, and posts nothing', async () => {
-    const h = await getHarness();
     const cred = await newApp();
     const { accountId } = await accountWithDestination(cred);
     const address = await createDepositAddress(cred, accountId);
@@ -208,7 +207,6 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
   });
 
   test('reverses a settled deposit whose source transfer a deep reorg removed, found by the reconciliation pass', async () => {
-    const h = await getHarness();
     const cred = await newApp();
     const { accountId } = await accountWithDestination(cred);
     const address = await createDepositAddress(cred, accountId);

@@ -1,14 +1,16 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { call, newApp, uniqueUserId } from '../support/api-client';
+import { Worker } from '@temporalio/worker';
+import { call, newApp } from '../support/api-client';
 import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import type { AppCredential } from '../../src/domain/apps';
 import { recordEvent } from '../../src/domain/events';
 import { attemptDelivery } from '../../src/domain/webhooks/attempt';
-import { webhookDeliveryWorkflowId, WEBHOOK_DISPATCHER_WORKFLOW_ID, type TWebhookDeliveryResult } from '../../src/domain/webhooks/workflow-names';
-import { dispatchWebhooksNow, ensureWebhookDispatcher } from '../../src/temporal/webhooks';
+import { webhookDeliveryWorkflowId, WEBHOOK_DISPATCHER_WORKFLOW_ID } from '../../src/domain/webhooks/workflow-names';
+import { ensureWebhookDispatcher } from '../../src/temporal/webhooks';
 import { verifyWebhook, WebhookVerificationError } from '../../src/webhooks/verify';
 import { startAdminApi, type AdminApi } from './support/admin';
+import { createAccount, delivered, dispatch, ensureTestDispatcher } from './support/flow';
 import { startReceiver, type Receiver, type ScriptedResponse } from './support/receiver';
 
 interface Endpoint {
@@ -22,12 +24,9 @@ describe('Webhook delivery', () => {
   let receiver: Receiver;
 
   before(async () => {
-    const h = await getHarness();
     admin = await startAdminApi({ allowPrivate: true });
     receiver = await startReceiver();
-    // Tests drive dispatch through the dispatchNow update. A 30-day poll keeps the dispatcher's timer
-    // out of the way of time skipping (skips jump to the nearest timer; every firing is a workflow task).
-    await ensureWebhookDispatcher(h.env.client, h.taskQueue, { pollIntervalMs: 30 * 24 * 3_600_000 });
+    await ensureTestDispatcher();
   });
 
   after(async () => {
@@ -42,27 +41,6 @@ describe('Webhook delivery', () => {
     const res = await admin.call('POST', `/admin/v1/apps/${app.appId}/webhook-endpoints`, { url: hook.url, ...body });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     return { id: res.body.endpoint.id, secret: res.body.signingSecret, path: hook.path };
-  }
-
-  /** Creates an account through the partner API (emits account.created) and returns it with its event id. */
-  async function createAccount(app: AppCredential, externalUserId = uniqueUserId()) {
-    const h = await getHarness();
-    const res = await call('/v2/accounts', { credential: app, body: { externalUserId } });
-    assert.equal(res.status, 201, res.text);
-    const accountId: string = res.body.account.id;
-    const event = await h.db.prisma.event.findFirstOrThrow({ where: { appId: app.appId, resourceId: accountId, name: 'account.created' } });
-    return { accountId, eventId: event.id, externalUserId };
-  }
-
-  async function dispatch() {
-    const h = await getHarness();
-    return dispatchWebhooksNow(h.env.client);
-  }
-
-  /** Waits for a delivery workflow's result (time skips through its backoff timers). */
-  async function delivered(eventId: string, endpointId: string, round = 1): Promise<TWebhookDeliveryResult> {
-    const h = await getHarness();
-    return h.env.client.workflow.getHandle(webhookDeliveryWorkflowId(eventId, endpointId, round)).result();
   }
 
   async function deliveryRow(eventId: string, endpointId: string) {
@@ -147,6 +125,19 @@ describe('Webhook delivery', () => {
     assert.ok(second !== null && second !== undefined && second >= 300_000 && second <= 330_000, `second delay ${second}`);
   });
 
+  test('delivery and dispatcher histories replay deterministically against the current workflow code', async () => {
+    const h = await getHarness();
+    const app = await newApp();
+    const ep = await endpoint(app, [{ status: 503, headers: { 'retry-after': '60' } }, { status: 200 }]);
+    const { eventId } = await createAccount(app);
+    await dispatch();
+    assert.equal((await delivered(eventId, ep.id)).status, 'succeeded');
+    const deliveryId = webhookDeliveryWorkflowId(eventId, ep.id, 1);
+    await Worker.runReplayHistory({ workflowBundle: h.workflowBundle }, await h.env.client.workflow.getHandle(deliveryId).fetchHistory(), deliveryId);
+    const dispatcher = h.env.client.workflow.getHandle(WEBHOOK_DISPATCHER_WORKFLOW_ID);
+    await Worker.runReplayHistory({ workflowBundle: h.workflowBundle }, await dispatcher.fetchHistory(), WEBHOOK_DISPATCHER_WORKFLOW_ID);
+  });
+
   test('400: abandoned after one attempt', async () => {
     const app = await newApp();
     const ep = await endpoint(app, [{ status: 400, body: 'bad payload' }]);
@@ -180,8 +171,7 @@ describe('Webhook delivery', () => {
     assert.deepEqual(row.attempts.map((a) => a.outcome), ['retry', 'retry', 'abandoned']);
   });
 
-  test('a timeout or a refused connection is retried like a 5xx', async () => {
-    const h = await getHarness();
+  test('a refused connection is retried like a 5xx and abandoned after 3 attempts', async () => {
     const app = await newApp();
     // Nothing listens on this port: every attempt is a connection error.
     const closed = await startReceiver();
@@ -196,7 +186,29 @@ describe('Webhook delivery', () => {
     const row = await deliveryRow(eventId, res.body.endpoint.id);
     assert.deepEqual(row.attempts.map((a) => a.outcome), ['retry', 'retry', 'abandoned']);
     assert.ok(row.attempts.every((a) => a.responseStatus === null && /ECONNREFUSED/.test(a.error ?? '')), JSON.stringify(row.attempts));
-    assert.ok(h);
+  });
+
+  test('a receiver that does not answer within the request timeout counts as a timeout and is retried', async () => {
+    const h = await getHarness();
+    const app = await newApp();
+    const slow = receiver.hook([{ status: 200, before: () => new Promise((r) => setTimeout(r, 1_000)) }]);
+    const created = await admin.call('POST', `/admin/v1/apps/${app.appId}/webhook-endpoints`, { url: slow.url });
+    const endpointId: string = created.body.endpoint.id;
+    const eventId = await h.db.prisma.$transaction((tx) =>
+      recordEvent(tx, { appId: app.appId, name: 'account.updated', apiVersion: h.environments.apiVersion, accountId: null, resourceType: 'account', resourceId: 'acct_slow', payload: {} }),
+    );
+    // Taken out of the dispatcher's way: this attempt runs here, with a 200 ms request budget.
+    await h.db.prisma.event.update({ where: { id: eventId }, data: { dispatchedAt: new Date() } });
+    const delivery = await h.db.prisma.webhookDelivery.create({ data: { id: 'dlv_slowReceiver1', appId: app.appId, eventId, endpointId, status: 'pending' } });
+    const report = await attemptDelivery(
+      { prisma: h.db.prisma, logger: h.logger, serviceSecret: TEST_SERVICE_SECRET, destinations: { allowPrivateDestinations: true }, http: { timeoutMs: 200, maxResponseBytes: 1024 } },
+      { deliveryId: delivery.id, round: 1, attempt: 1, jitter: 0 },
+    );
+    assert.deepEqual(report, { step: { action: 'retry', delayMs: 30_000 }, responseStatus: null });
+    const row = await deliveryRow(eventId, endpointId);
+    assert.equal(row.status, 'retrying');
+    assert.equal(row.attempts[0]?.error, 'no complete response within 200 ms');
+    assert.equal(receiver.requests(slow.path).length, 1);
   });
 
   test('429 with Retry-After: 120 waits 120 s before the next attempt', async () => {

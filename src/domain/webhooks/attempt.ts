@@ -110,6 +110,8 @@ export async function attemptDelivery(deps: WebhookAttemptDeps, input: AttemptIn
     throw new DeliveryGoneError(`webhook delivery ${input.deliveryId} is in round ${delivery.round}, not ${input.round}`);
   }
   const { endpoint, event } = delivery;
+  // Before claiming: an unreadable secret (SERVICE_SECRET changed) fails the round without a stuck claim.
+  const secret = endpoint.status === 'enabled' ? decryptSigningSecret(deps.serviceSecret, endpoint.id, endpoint.secretCiphertext) : '';
 
   const claim = await claimAttempt(deps, input, endpoint.url);
   if (claim.kind === 'completed') return claim.report;
@@ -124,7 +126,6 @@ export async function attemptDelivery(deps: WebhookAttemptDeps, input: AttemptIn
     outcome = { kind: 'refused', reason: endpoint.status === 'archived' ? 'endpoint_archived' : 'endpoint_disabled' };
     error = `not sent: the endpoint is ${endpoint.status}`;
   } else {
-    const secret = decryptSigningSecret(deps.serviceSecret, endpoint.id, endpoint.secretCiphertext);
     const rawBody = Buffer.from(
       JSON.stringify({
         id: event.id,

@@ -2,8 +2,10 @@ import type { PrismaClient } from '../../db/client';
 import { newId } from '../ids';
 
 /**
- * The outbox side of the dispatcher. One transaction claims the oldest undispatched events (FOR UPDATE
- * SKIP LOCKED, so overlapping passes never take the same row), writes one webhook_deliveries row per
+ * The outbox side of the dispatcher. One transaction claims the oldest undispatched events (FOR UPDATE:
+ * an overlapping pass, e.g. a retried activity whose first execution still runs, waits for this one and
+ * then finds those rows dispatched, so a pass that returns has seen everything committed before it
+ * started), writes one webhook_deliveries row per
  * subscribed, enabled endpoint of the event's app (queued for a workflow start), and marks the events
  * dispatched. A crash before the commit leaves the events undispatched; after it, the deliveries are
  * queued: either way nothing is lost and nothing is created twice (unique (event, endpoint)).
@@ -15,7 +17,7 @@ export async function claimEventsIntoDeliveries(prisma: PrismaClient, limit: num
       WHERE dispatched_at IS NULL
       ORDER BY sequence
       LIMIT ${limit}
-      FOR UPDATE SKIP LOCKED`;
+      FOR UPDATE`;
     if (events.length === 0) return { events: 0, deliveries: 0 };
     const appIds = [...new Set(events.map((e) => e.app_id))];
     const endpoints = await tx.webhookEndpoint.findMany({

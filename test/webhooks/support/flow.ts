@@ -1,0 +1,37 @@
+import assert from 'node:assert/strict';
+import { call, uniqueUserId } from '../../support/api-client';
+import { getHarness } from '../../support/harness';
+import type { AppCredential } from '../../../src/domain/apps';
+import { webhookDeliveryWorkflowId, type TDispatchSummary, type TWebhookDeliveryResult } from '../../../src/domain/webhooks/workflow-names';
+import { dispatchWebhooksNow, ensureWebhookDispatcher } from '../../../src/temporal/webhooks';
+
+/**
+ * The dispatcher as the service runs it, with a 30-day poll: tests drive passes with the dispatchNow
+ * update, and a far timer stays out of the way of time skipping (skips jump to the nearest timer).
+ */
+export async function ensureTestDispatcher(): Promise<void> {
+  const h = await getHarness();
+  await ensureWebhookDispatcher(h.env.client, h.taskQueue, { pollIntervalMs: 30 * 24 * 3_600_000 });
+}
+
+/** Runs dispatch passes until everything committed so far has its delivery workflows started. */
+export async function dispatch(): Promise<TDispatchSummary> {
+  const h = await getHarness();
+  return dispatchWebhooksNow(h.env.client);
+}
+
+/** A delivery workflow's result (time skips through its backoff timers). */
+export async function delivered(eventId: string, endpointId: string, round = 1): Promise<TWebhookDeliveryResult> {
+  const h = await getHarness();
+  return h.env.client.workflow.getHandle(webhookDeliveryWorkflowId(eventId, endpointId, round)).result();
+}
+
+/** Creates an account through the partner API (emits account.created) and returns it with its event id. */
+export async function createAccount(app: AppCredential, externalUserId = uniqueUserId()) {
+  const h = await getHarness();
+  const res = await call('/v2/accounts', { credential: app, body: { externalUserId } });
+  assert.equal(res.status, 201, res.text);
+  const accountId: string = res.body.account.id;
+  const event = await h.db.prisma.event.findFirstOrThrow({ where: { appId: app.appId, resourceId: accountId, name: 'account.created' } });
+  return { accountId, eventId: event.id, externalUserId };
+}
