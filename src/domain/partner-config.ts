@@ -1,6 +1,7 @@
 import type { TEnvironmentConfig, TEnvironments, TModuleId } from '../config/environments';
 import type { AuthenticatedApp, TScope } from './apps';
 import { toAtomic } from './amounts';
+import type { TPartnerConfig } from './partner-config.schemas';
 import { DELIVERY_POLICY, EVENT_GROUPS, EVENT_NAMES, RECOMMENDED_EVENTS, SIGNATURES } from './event-catalog';
 
 /** The modules the service knows, the scope each needs, and whether this build can run it. */
@@ -24,7 +25,7 @@ function availability(entitled: boolean, credentialAllowed: boolean, operational
   return { entitled, credentialAllowed, operational, available, disabledReason };
 }
 
-export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments) {
+export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments): TPartnerConfig {
   const env: TEnvironmentConfig = envs.environments[app.environment];
   const moduleState = (id: TModuleId) => {
     const m = MODULES[id];
@@ -170,11 +171,11 @@ export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments) {
         transactions: { enabled: balances.entitled, availableToCredential: balances.available },
       },
       webhooks: {
-        supportedEvents: EVENT_NAMES,
-        recommendedEvents: RECOMMENDED_EVENTS,
-        eventGroups: EVENT_GROUPS.map((g) => ({ id: g.id, label: g.label, events: g.events })),
-        signatures: SIGNATURES,
-        deliveryPolicy: DELIVERY_POLICY,
+        supportedEvents: [...EVENT_NAMES],
+        recommendedEvents: [...RECOMMENDED_EVENTS],
+        eventGroups: EVENT_GROUPS.map((g) => ({ id: g.id, label: g.label, events: [...g.events] })),
+        signatures: { ...SIGNATURES },
+        deliveryPolicy: { ...DELIVERY_POLICY, retryableStatuses: [...DELIVERY_POLICY.retryableStatuses] },
       },
       vaults: {
         ...moduleState('vaults'),

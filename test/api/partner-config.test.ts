@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EVENT_NAMES } from '../../src/domain/event-catalog';
+import { ZPartnerConfig } from '../../src/domain/partner-config.schemas';
 import { call, newApp } from '../support/api-client';
 
 test('GET /v2/partners/config returns the full configuration for the credential', async () => {
@@ -8,6 +9,7 @@ test('GET /v2/partners/config returns the full configuration for the credential'
   const res = await call('/v2/partners/config', { credential: cred });
   assert.equal(res.status, 200);
   const c = res.body;
+  ZPartnerConfig.parse(c);
   for (const key of ['id', 'appId', 'organizationId', 'environmentId', 'apiVersion', 'supportedApiVersions', 'namespace', 'scopes', 'credentialType', 'credentialMode', 'status', 'modules', 'compliance', 'fees', 'networks', 'capabilities', 'integrations', 'links']) {
     assert.ok(key in c, `missing ${key}`);
   }

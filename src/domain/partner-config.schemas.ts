@@ -1,0 +1,178 @@
+import { z } from 'zod';
+
+/** The shape of GET /v2/partners/config (spec: Partner configuration). */
+const ZAvailability = z.object({
+  entitled: z.boolean(),
+  credentialAllowed: z.boolean(),
+  operational: z.boolean(),
+  available: z.boolean(),
+  disabledReason: z.string().nullable(),
+});
+const ZMinimumDeposit = z.object({ amount: z.string(), amountAtomic: z.string().regex(/^\d+$/), inclusive: z.boolean() });
+const ZAsset = z.object({ symbol: z.string(), tokenAddress: z.string(), decimals: z.number().int(), kind: z.string(), minimumDeposit: ZMinimumDeposit });
+const ZBankMethod = ZAvailability.extend({
+  destinationType: z.string(),
+  standaloneApi: z.boolean(),
+  countries: z.array(
+    z.object({
+      country: z.string(),
+      countryName: z.string(),
+      currency: z.string(),
+      rails: z.array(z.string()),
+      minimumAmountAtomic: z.string(),
+      maximumAmountAtomic: z.string(),
+      enabled: z.boolean(),
+    }),
+  ),
+  preparationAvailable: z.boolean(),
+  paymentExecutionAvailable: z.boolean(),
+});
+
+export const ZPartnerConfig = z.strictObject({
+  id: z.string(),
+  appId: z.string(),
+  organizationId: z.string(),
+  environmentId: z.string(),
+  apiVersion: z.string(),
+  supportedApiVersions: z.array(z.string()),
+  namespace: z.string(),
+  scopes: z.array(z.string()),
+  credentialType: z.string(),
+  credentialMode: z.literal('app_secret'),
+  status: z.string(),
+  modules: z.array(
+    ZAvailability.extend({
+      id: z.string(),
+      name: z.string(),
+      description: z.string(),
+      scopes: z.array(z.string()),
+      defaultEnabled: z.boolean(),
+      optional: z.boolean(),
+    }),
+  ),
+  compliance: z.object({
+    partnerKyb: z.object({ status: z.string(), updatedAt: z.string().nullable() }),
+    requirements: z.object({ partnerFiatAccess: z.string(), individualUpaFiatAccess: z.string(), businessUpaFiatAccess: z.string() }),
+  }),
+  fees: z.object({
+    partnerFeeBps: z.number().int(),
+    partnerFeePercent: z.string(),
+    platformFeeBps: z.number().int(),
+    platformFeePercent: z.string(),
+    totalFeeBps: z.number().int(),
+    totalFeePercent: z.string(),
+    model: z.literal('deducted_at_final_settlement'),
+    currency: z.literal('USD'),
+  }),
+  networks: z.array(
+    z.object({
+      code: z.string(),
+      aliases: z.array(z.string()),
+      chainFamily: z.string(),
+      chainId: z.number().int(),
+      depositAddresses: z.object({ supported: z.boolean(), provider: z.string(), operational: z.boolean(), disabledReason: z.string().nullable() }),
+      connectedWallets: z.object({ supported: z.boolean() }),
+      settlement: z.object({ supported: z.boolean() }),
+      paymentCollection: z.object({
+        supported: z.boolean(),
+        provider: z.string(),
+        network: z.string(),
+        configured: z.boolean(),
+        detectionMode: z.string(),
+        disabledReason: z.string().nullable(),
+      }),
+      defaultAsset: z.string(),
+      supportedAssets: z.array(ZAsset),
+    }),
+  ),
+  capabilities: z.object({
+    accounts: ZAvailability.extend({
+      availableToCredential: z.boolean(),
+      accountIdLookup: z.boolean(),
+      externalUserIdLookup: z.boolean(),
+      handles: z.boolean(),
+      connectedWallets: z.boolean(),
+      emailVerification: z.object({ mode: z.string(), partnerAssertionAllowed: z.boolean(), version: z.number().int() }),
+    }),
+    depositAddresses: ZAvailability.extend({
+      availableToCredential: z.boolean(),
+      supportedChainIds: z.array(z.number().int()),
+      availableChainIds: z.array(z.number().int()),
+      supportedNetworks: z.array(
+        z.object({
+          code: z.string(),
+          chainId: z.number().int(),
+          chainFamily: z.string(),
+          operational: z.boolean(),
+          disabledReason: z.string().nullable(),
+          assets: z.array(ZAsset),
+        }),
+      ),
+    }),
+    payments: ZAvailability.extend({
+      availableToCredential: z.boolean(),
+      capabilities: z.object({ crypto: z.boolean(), onramp: z.boolean(), externalQr: z.boolean(), externalBank: z.boolean(), card: z.boolean() }),
+      methods: z.object({
+        direct: ZAvailability,
+        routing: ZAvailability,
+        onramp: ZAvailability,
+        externalQr: ZBankMethod,
+        externalBank: ZBankMethod.extend({ directoryEndpoint: z.string() }),
+        card: ZAvailability,
+      }),
+      publicPaymentCreation: z.object({
+        enabled: z.boolean(),
+        authentication: z.string(),
+        purpose: z.string(),
+        methods: z.array(z.string()),
+        destinations: z.array(z.unknown()),
+        allowedFiatCurrencies: z.array(z.string()),
+        paymentTtlSeconds: z.number().int(),
+        configureEndpoint: z.string().nullable(),
+        createEndpoint: z.string(),
+      }),
+    }),
+    balancesAndTransactions: z.object({
+      enabled: z.boolean(),
+      availableToCredential: z.boolean(),
+      balances: z.object({ enabled: z.boolean(), availableToCredential: z.boolean() }),
+      transactions: z.object({ enabled: z.boolean(), availableToCredential: z.boolean() }),
+    }),
+    webhooks: z.object({
+      supportedEvents: z.array(z.string()),
+      recommendedEvents: z.array(z.string()),
+      eventGroups: z.array(z.object({ id: z.string(), label: z.string(), events: z.array(z.string()) })),
+      signatures: z.record(z.string(), z.string()),
+      deliveryPolicy: z.object({
+        guarantee: z.literal('at_least_once'),
+        retryableStatuses: z.array(z.number().int()),
+        maxAttempts: z.number().int(),
+        localPrivateDestinationsAllowed: z.boolean(),
+      }),
+    }),
+    vaults: ZAvailability.extend({
+      availableToCredential: z.boolean(),
+      scope: z.literal('v2:vaults'),
+      runtime: z.string(),
+      ownershipModes: z.object({ external: z.boolean(), stableyard: z.boolean() }),
+      managedApproval: z.object({ method: z.string(), ready: z.boolean(), disabledReason: z.string().nullable() }),
+      spendLimit: z.object({
+        defaultAmountAtomic: z.string(),
+        maxAmountAtomic: z.string(),
+        currency: z.string(),
+        decimals: z.number().int(),
+        period: z.string(),
+      }),
+      yieldProviders: z.array(z.string()),
+      tokens: z.array(z.object({ symbol: z.string(), chainId: z.number().int(), tokenAddress: z.string(), decimals: z.number().int() })),
+      resourceVersion: z.number().int(),
+    }),
+  }),
+  integrations: z.object({
+    clientApi: z.object({ enabled: z.boolean(), availableToCredential: z.boolean() }),
+    webhooks: z.object({ enabled: z.boolean(), availableToCredential: z.boolean() }),
+    partnerConsole: z.object({ enabled: z.boolean(), availableToCredential: z.boolean() }),
+  }),
+  links: z.object({ docs: z.string(), openapi: z.string(), dashboard: z.string() }),
+});
+export type TPartnerConfig = z.infer<typeof ZPartnerConfig>;
