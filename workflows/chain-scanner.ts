@@ -32,10 +32,11 @@ export async function chainScannerWorkflow(input: ChainScannerInput): Promise<vo
   let fromBlock = input.fromBlock;
   const scans = input.scansPerRun ?? 200;
   for (let i = 0; i < scans; i += 1) {
+    // Reset before the scan: a poke that arrives while scanning means "look again", not "lost".
+    poked = false;
     const result = await scanTransfers({ chainId: input.chainId, fromBlock });
     fromBlock = result.nextFromBlock;
     if (!result.caughtUp) continue; // more history to read: no pause
-    poked = false;
     await condition(() => poked, input.pollSeconds * 1000);
   }
   await continueAsNew<typeof chainScannerWorkflow>({ ...input, fromBlock });
