@@ -1,4 +1,5 @@
-import { condition, continueAsNew, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { continueAsNew, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { wakeOn } from './wait';
 import type { ChainScannerActivities } from '../activities/chain-scanner';
 
 export interface ChainScannerInput {
@@ -37,7 +38,7 @@ export async function chainScannerWorkflow(input: ChainScannerInput): Promise<vo
     const result = await scanTransfers({ chainId: input.chainId, fromBlock });
     fromBlock = result.nextFromBlock;
     if (!result.caughtUp) continue; // more history to read: no pause
-    await condition(() => poked, input.pollSeconds * 1000);
+    await wakeOn(() => poked, input.pollSeconds * 1000);
   }
   await continueAsNew<typeof chainScannerWorkflow>({ ...input, fromBlock });
 }

@@ -29,6 +29,7 @@ import {
   type PaymentWorkflowInput,
   type TransferSeen,
 } from './payment-api';
+import { wakeOn } from './wait';
 
 const db = proxyActivities<PaymentActivities>({
   startToCloseTimeout: '30s',
@@ -124,7 +125,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
       const status = await db.checkSettlement({ paymentId: input.paymentId, confirmations: input.confirmations });
       if (status === 'confirmed') return apply(onSettlementConfirmed(state, txHash, nowIso()));
       if (status === 'reverted') return apply(onSettlementTrouble(state, 'settlement_failed'));
-      await condition(() => queue.length > 0, pollMs(check));
+      await wakeOn(() => queue.length > 0, pollMs(check));
       await drain();
     }
     // Broadcast but never confirmed: the transfer may still land, so nothing is resent automatically.
@@ -138,7 +139,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
       const pending = pendingTransfers(state);
       const untilExpiry = expiresAtMs - Date.now();
       if (pending.length > 0) {
-        await condition(() => queue.length > 0, pollMs(verifyRound++));
+        await wakeOn(() => queue.length > 0, pollMs(verifyRound++));
         const results = await db.verifyPaymentTransfers({
           chainId: input.chainId,
           token: input.tokenAddress,
@@ -152,7 +153,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
       } else if (untilExpiry <= 0) {
         await apply(onExpired(state));
       } else {
-        await condition(() => queue.length > 0, untilExpiry);
+        await wakeOn(() => queue.length > 0, untilExpiry);
       }
     } else if (state.operationalState === 'requires_intervention') {
       // Held on purpose: only an operator's resolution (or a duplicate transfer to record) wakes it.

@@ -15,6 +15,7 @@ import { connectTemporalClient, temporalHealthProbe } from '../temporal/client';
 import { bundleWorkflows, connectWorkerConnection, createWorker } from '../temporal/worker';
 import { createActivities, DEFAULT_TREASURY_POLICY } from '../../activities';
 import { createChainServices, ensureChainScanners, fundSandboxTreasury, type ChainServices } from './chain-services';
+import { ensureWebhookDispatcher } from '../temporal/webhooks';
 
 export type Role = 'api' | 'worker';
 
@@ -46,14 +47,18 @@ export async function startService(opts: {
   /** Seconds between sandbox blocks; 0 = automine only. */
   sandboxBlockTime?: number;
 }): Promise<RunningService> {
-  const { config, logger, roles } = opts;
+  const { logger, roles } = opts;
+  const embedded = !opts.config.database.url || !opts.config.temporal.address;
+  // The embedded sandbox lets developers point webhooks at local receivers over plain http.
+  const config: ServiceConfig = embedded
+    ? { ...opts.config, webhooks: { allowPrivateDestinations: true } }
+    : opts.config;
   const stops: Array<() => Promise<void>> = [];
   const stop = async () => {
     for (const s of stops.splice(0).reverse()) await s().catch((err: unknown) => logger.error({ err }, 'stop failed'));
   };
   try {
     const data = dataDir();
-    const embedded = !config.database.url || !config.temporal.address;
     let environments = loadEnvironments(config.environmentsFile);
 
     const database = await openDatabase(config);
@@ -110,6 +115,7 @@ export async function startService(opts: {
           temporal: client,
           treasury: DEFAULT_TREASURY_POLICY,
           serviceSecret,
+          webhooks: config.webhooks,
         }),
       });
       const running = worker.run();
@@ -119,6 +125,7 @@ export async function startService(opts: {
         await connection.close();
       });
       await ensureChainScanners(client, config.temporal.taskQueue, chain.chains, { pollSeconds: opts.scannerPollSeconds ?? 2 });
+      await ensureWebhookDispatcher(client, config.temporal.taskQueue);
     }
 
     let apiUrl: string | undefined;
