@@ -47,3 +47,12 @@ export async function jsonRpc(url: string, method: string, params: unknown[] = [
 
 /** A fixed, well-known test mnemonic (not anvil's), so custody-derived addresses are reproducible. */
 export const TEST_MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
+
+/** anvil answers eth_sendRawTransaction before its automined block is always readable: wait for it. */
+export async function mined(chain: { getTransactionStatus(hash: `0x${string}`, confirmations: number): Promise<string> }, hash: `0x${string}`): Promise<`0x${string}`> {
+  for (let i = 0; i < 200; i += 1) {
+    if ((await chain.getTransactionStatus(hash, 1)) !== 'pending' && (await chain.getTransactionStatus(hash, 1)) !== 'not_found') return hash;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`${hash} was not mined`);
+}

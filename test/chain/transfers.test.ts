@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { fundTestWallet } from '../../src/chain/sandbox';
 import { NonceAlreadyUsedError } from '../../src/chain/types';
 import { createHdCustody, type Custody } from '../../src/custody';
-import { TEST_MNEMONIC, startTestChain, type TestChain } from './helpers';
+import { TEST_MNEMONIC, mined, startTestChain, type TestChain } from './helpers';
 
 describe('token transfers', () => {
   let t: TestChain;
@@ -64,7 +64,7 @@ describe('token transfers', () => {
 
   test('native currency is sent and its balance read in wei', async () => {
     const to = custody.deriveAddress({ purpose: 'fee', index: 9 });
-    const hash = await t.chain.sendNative({ from: payer(), to, amountWei: 123_456_789n });
+    const hash = await mined(t.chain, await t.chain.sendNative({ from: payer(), to, amountWei: 123_456_789n }));
     assert.equal(await t.chain.getNativeBalance(to), 123_456_789n);
     assert.equal(await t.chain.getTransactionStatus(hash, 1), 'confirmed');
   });

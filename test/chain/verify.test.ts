@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Address, Hash } from 'viem';
 import { fundTestWallet } from '../../src/chain/sandbox';
 import { createHdCustody, type Custody } from '../../src/custody';
-import { TEST_MNEMONIC, startTestChain, type TestChain } from './helpers';
+import { TEST_MNEMONIC, mined, startTestChain, type TestChain } from './helpers';
 
 describe('verifying a transfer', () => {
   let t: TestChain;
@@ -20,8 +20,8 @@ describe('verifying a transfer', () => {
   });
 
   const payer = () => custody.signer({ purpose: 'escrow', index: 7 });
-  const pay = (amountAtomic: bigint): Promise<Hash> =>
-    t.chain.sendTokenTransfer({ from: payer(), token: t.token, to: recipient, amountAtomic });
+  const pay = async (amountAtomic: bigint): Promise<Hash> =>
+    mined(t.chain, await t.chain.sendTokenTransfer({ from: payer(), token: t.token, to: recipient, amountAtomic }));
 
   test('a transfer is pending until the required confirmations are mined, then confirmed', async () => {
     const txHash = await pay(5_000_000n);
@@ -83,7 +83,7 @@ describe('verifying a transfer', () => {
   test('a broadcast transfer not yet mined answers pending with zero confirmations', async () => {
     await t.rpc('evm_setAutomine', [false]);
     try {
-      const txHash = await pay(3n);
+      const txHash = await t.chain.sendTokenTransfer({ from: payer(), token: t.token, to: recipient, amountAtomic: 3n });
       const query = { txHash, logIndex: 0, token: t.token, to: recipient, confirmations: 1 };
       assert.deepEqual(await t.chain.verifyTransfer(query), { status: 'pending', confirmations: 0 });
       assert.equal(await t.chain.getTransactionStatus(txHash, 1), 'pending');
