@@ -148,7 +148,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
   let port = await reusablePort(dataDir);
   let started = false;
   if (port === undefined) {
-    port = options.port ?? pgPortLocal();
+    port = await firstFreePort(options.port ?? pgPortLocal());
     const { code, log } = await pgCtl(binDir, [
       'start', '-D', dataDir, '-w', '-t', String(options.startTimeoutSeconds ?? 60),
       '-o', `-p ${port} -c listen_addresses=${HOST}`,
@@ -208,4 +208,15 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
       }
     },
   };
+}
+
+/**
+ * The configured port, or the next free one when something else (say another clone's cluster)
+ * already listens there: the URL is built from the port actually used.
+ */
+async function firstFreePort(preferred: number): Promise<number> {
+  for (let port = preferred; port < preferred + 20; port += 1) {
+    if (!(await isPortOpen(port, HOST))) return port;
+  }
+  throw new Error(`ports ${preferred}-${preferred + 19} on ${HOST} are all in use; set PGPORT_LOCAL or DATABASE_URL`);
 }
