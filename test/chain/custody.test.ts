@@ -7,7 +7,7 @@ import { inspect } from 'node:util';
 import { mnemonicToAccount } from 'viem/accounts';
 import { fundTestWallet } from '../../src/chain/sandbox';
 import { CUSTODY_PURPOSES, createHdCustody, loadOrCreateSeed, seedFilePath } from '../../src/custody';
-import { TEST_MNEMONIC, startTestChain, type TestChain } from './helpers';
+import { TEST_MNEMONIC, startTestChain, type TestChain, mined } from './helpers';
 
 describe('HD custody', () => {
   let t: TestChain;
@@ -66,7 +66,7 @@ describe('HD custody', () => {
     const treasury = custody.deriveAddress({ purpose: 'treasury', index: 0 });
     await fundTestWallet({ rpcUrl: t.node.rpcUrl, address: escrow.address, tokenAtomic: 50_000_000n });
 
-    const txHash = await t.chain.sendTokenTransfer({ from: escrow, token: t.token, to: treasury, amountAtomic: 20_000_000n });
+    const txHash = await mined(t.chain, await t.chain.sendTokenTransfer({ from: escrow, token: t.token, to: treasury, amountAtomic: 20_000_000n }));
     assert.equal(await t.chain.getTransactionStatus(txHash, 1), 'confirmed');
     assert.equal(await t.chain.getTokenBalance({ token: t.token, owner: escrow.address }), 30_000_000n);
     assert.equal(await t.chain.getTokenBalance({ token: t.token, owner: treasury }), 20_000_000n);

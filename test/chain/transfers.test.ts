@@ -23,8 +23,8 @@ describe('token transfers', () => {
   test('a transfer is found with its tx hash, log index and amount, and only for watched recipients', async () => {
     await fundTestWallet({ rpcUrl: t.node.rpcUrl, address: payer().address, tokenAtomic: 100_000_000n });
     const fromBlock = (await t.chain.getBlockNumber()) + 1n;
-    const toWatched = await t.chain.sendTokenTransfer({ from: payer(), token: t.token, to: watched(), amountAtomic: 2_500_000n });
-    const toOther = await t.chain.sendTokenTransfer({ from: payer(), token: t.token, to: unwatched(), amountAtomic: 1n });
+    const toWatched = await mined(t.chain, await t.chain.sendTokenTransfer({ from: payer(), token: t.token, to: watched(), amountAtomic: 2_500_000n }));
+    const toOther = await mined(t.chain, await t.chain.sendTokenTransfer({ from: payer(), token: t.token, to: unwatched(), amountAtomic: 1n }));
     const toBlock = await t.chain.getBlockNumber();
 
     const found = await t.chain.getTransfers({ token: t.token, to: [watched()], fromBlock, toBlock });
@@ -46,7 +46,7 @@ describe('token transfers', () => {
 
   test('a sent token transfer moves the balance and reports confirmed once deep enough', async () => {
     const to = custody.deriveAddress({ purpose: 'treasury', index: 5 });
-    const hash = await t.chain.sendTokenTransfer({ from: payer(), token: t.token, to, amountAtomic: 777n });
+    const hash = await mined(t.chain, await t.chain.sendTokenTransfer({ from: payer(), token: t.token, to, amountAtomic: 777n }));
     assert.equal(await t.chain.getTokenBalance({ token: t.token, owner: to }), 777n);
     assert.equal(await t.chain.getTransactionStatus(hash, 2), 'pending');
     await t.mine(1);

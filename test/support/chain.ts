@@ -17,6 +17,10 @@ export async function payTo(payer: PrivateKeyAccount, to: string, amountAtomic: 
   const h = await getHarness();
   const chain = h.chain.chains.get(h.chainId);
   const txHash = await chain.sendTokenTransfer({ from: payer, token: SANDBOX_TOKEN_ADDRESS, to: to as Address, amountAtomic });
+  // anvil may answer before its automined block is readable; the scanner must see the block.
+  for (let i = 0; i < 200 && (await chain.getTransactionStatus(txHash, 1)) !== 'confirmed'; i += 1) {
+    await new Promise((r) => setTimeout(r, 10));
+  }
   await pokeScanner();
   return txHash;
 }
@@ -58,6 +62,7 @@ export async function setNativeBalance(address: string, wei: bigint): Promise<vo
 export async function eventually<T>(check: () => Promise<T | undefined | false>, what: string, timeoutMs = 90_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
+  let rounds = 0;
   for (;;) {
     const value = await check().catch((err: unknown) => {
       last = err;
@@ -66,6 +71,8 @@ export async function eventually<T>(check: () => Promise<T | undefined | false>,
     if (value) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${String(last)}`);
     await mine(1);
+    rounds += 1;
+    if (rounds % 20 === 0) await pokeScanner(); // the test scanner polls hourly: nudge it now and then
     await new Promise((r) => setTimeout(r, 150));
   }
 }
