@@ -5,6 +5,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Address, Hash, Hex } from 'viem';
 import type { Prisma, PrismaClient } from '../src/db/client';
+import { checkSettlementLegs } from '../src/chain/settlement-legs';
 import type { ChainRegistry } from '../src/chain/registry';
 import { NonceAlreadyUsedError, type Transfer } from '../src/chain/types';
 import type { Custody } from '../src/custody';
@@ -399,19 +400,7 @@ export function createDepositActivities(deps: DepositActivityDeps) {
       const d = await loadDeposit(input.depositId);
       const chain = chains.get(d.chainId);
       const all = d.settlementLegs as unknown as DepositSettlementLeg[];
-      let outcome: 'confirmed' | 'pending' | 'reverted' = 'confirmed';
-      for (const leg of all) {
-        if (leg.status === 'reverted' || leg.status === 'replaced') continue;
-        const status = await chain.getTransactionStatus(leg.txHash as Hash, input.confirmations);
-        if (status === 'reverted') {
-          leg.status = 'reverted';
-          outcome = 'reverted';
-        } else if (status === 'confirmed') {
-          leg.status = 'confirmed';
-        } else if (outcome !== 'reverted') {
-          outcome = 'pending';
-        }
-      }
+      const outcome = await checkSettlementLegs(chain, all, input.confirmations);
       await prisma.deposit.update({ where: { id: d.id }, data: { settlementLegs: all as unknown as Prisma.InputJsonValue } });
       return outcome;
     },

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Address, Hash, Hex } from 'viem';
 import { Prisma, type PrismaClient } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
+import { checkSettlementLegs } from '../src/chain/settlement-legs';
 import type { Custody } from '../src/custody';
 import { bookFor, postToLedger, updateTransactionStatus, type PostingInput } from '../src/domain/ledger/ledger';
 import type { Payment } from '../src/generated/prisma/client';
@@ -348,18 +349,7 @@ export function createPaymentActivities(deps: PaymentActivityDeps) {
       const p = await loadPayment(input.paymentId);
       const chain = chains.get(p.chainId);
       const legs = (p.settlementLegs as unknown as SettlementLeg[]).filter((l) => l.status !== 'reverted');
-      let outcome: 'confirmed' | 'pending' | 'reverted' = 'confirmed';
-      for (const leg of legs) {
-        const status = await chain.getTransactionStatus(leg.txHash as Hash, input.confirmations);
-        if (status === 'reverted') {
-          leg.status = 'reverted';
-          outcome = 'reverted';
-        } else if (status === 'confirmed') {
-          leg.status = 'confirmed';
-        } else if (outcome !== 'reverted') {
-          outcome = 'pending';
-        }
-      }
+      const outcome = await checkSettlementLegs(chain, legs, input.confirmations);
       const reverted = (p.settlementLegs as unknown as SettlementLeg[]).filter((l) => l.status === 'reverted');
       await prisma.payment.update({
         where: { id: p.id },
