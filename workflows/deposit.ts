@@ -20,10 +20,10 @@ import {
   onSettlementTrouble,
   onSourceChecked,
   type DepositState,
-  type OperatorAction,
   type Transition,
   type TroubleReason,
 } from '../src/domain/deposits/deposit-machine';
+import { toOperatorAction } from '../src/domain/operator-resolution';
 import { fromPersistedState, toPersistedState, toPersistedTransition } from '../src/domain/deposits/deposit-serde';
 import {
   DEPOSIT_SETTLEMENT_REFUSED,
@@ -77,13 +77,7 @@ export async function depositWorkflow(input: DepositWorkflowInput): Promise<{ st
   let sourceChecks = 0;
 
   async function resolve(request: DepositResolutionRequest): Promise<void> {
-    const action: OperatorAction =
-      request.action === 'retry'
-        ? { action: 'retry' }
-        : request.action === 'mark-settled'
-          ? { action: 'mark-settled', txHash: request.txHash ?? '' }
-          : { action: 'fail', reason: request.reason ?? 'failed by operator' };
-    const resolved = onOperatorResolution(state, action, nowIso());
+    const resolved = onOperatorResolution(state, toOperatorAction(request), nowIso());
     if (!resolved) return; // not held: a stray or repeated resolution changes nothing
     await db.recordDepositResolution({
       id: `${input.depositId}:resolution:${state.statusVersion}`,

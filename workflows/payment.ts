@@ -14,7 +14,6 @@ import {
   onTransferDetected,
   onTransfersVerified,
   pendingTransfers,
-  type OperatorAction,
   type PaymentState,
   type Transition,
 } from '../src/domain/payments/payment-machine';
@@ -30,6 +29,7 @@ import {
   type TransferSeen,
 } from './payment-api';
 import { wakeOn } from './wait';
+import { toOperatorAction } from '../src/domain/operator-resolution';
 
 const db = proxyActivities<PaymentActivities>({
   startToCloseTimeout: '30s',
@@ -87,13 +87,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
           : { outcome: decision.outcome },
       );
     } else {
-      const action: OperatorAction =
-        cmd.resolution.action === 'retry'
-          ? { action: 'retry' }
-          : cmd.resolution.action === 'mark-settled'
-            ? { action: 'mark-settled', txHash: cmd.resolution.txHash ?? '' }
-            : { action: 'fail', reason: cmd.resolution.reason ?? 'failed by operator' };
-      const resolved = onOperatorResolution(state, action, nowIso());
+      const resolved = onOperatorResolution(state, toOperatorAction(cmd.resolution), nowIso());
       if (!resolved) return; // nothing on hold: a stray or repeated resolution changes nothing
       await db.recordPaymentResolution({ paymentId: input.paymentId, id: `resolution_${uuid4()}`, ...cmd.resolution });
       await apply(resolved.transition);

@@ -1,19 +1,11 @@
-import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { loadConfig, type ServiceConfig } from '../config';
+import { loadConfig } from '../config';
 import { resolveDeposit } from '../domain/deposits/deposits';
 import { openDatabase } from '../runtime/database';
-import { connectTemporalClient } from '../temporal/client';
+import { parseResolutionArgs, temporalFor } from './shared';
 import { DEPOSIT_RECONCILIATION_WORKFLOW, type ReconciliationInput, type ReconciliationSummary } from '../../workflows/deposit-api';
 
 type Register = (name: string, command: (argv: string[]) => Promise<unknown>) => void;
-
-async function temporalFor(config: ServiceConfig) {
-  return connectTemporalClient({
-    address: config.temporal.address ?? `127.0.0.1:${config.temporal.embeddedPort}`,
-    namespace: config.temporal.namespace,
-  });
-}
 
 const USAGE_RESOLVE =
   'usage: deposits resolve <depositId> --action retry|mark-settled|fail [--tx <hash>] [--reason <text>] [--actor <who>]';
@@ -27,17 +19,7 @@ const USAGE_RESOLVE =
  */
 export function registerDepositCommands(register: Register): void {
   register('deposits resolve', async (argv) => {
-    const { values, positionals } = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: { action: { type: 'string' }, tx: { type: 'string' }, reason: { type: 'string' }, actor: { type: 'string' } },
-      strict: true,
-    });
-    const depositId = positionals[0];
-    const action = values.action;
-    if (!depositId || (action !== 'retry' && action !== 'mark-settled' && action !== 'fail')) throw new Error(USAGE_RESOLVE);
-    if (action === 'mark-settled' && !/^0x[0-9a-fA-F]{64}$/.test(values.tx ?? '')) throw new Error('mark-settled needs --tx <0x… transaction hash>');
-    if (action === 'fail' && !values.reason) throw new Error('fail needs --reason <text>');
+    const { id: depositId, action, txHash, reason, actor } = parseResolutionArgs(argv, USAGE_RESOLVE);
     const config = loadConfig();
     const opened = await openDatabase(config);
     try {
@@ -45,9 +27,9 @@ export function registerDepositCommands(register: Register): void {
       try {
         return await resolveDeposit(opened.db.prisma, client, depositId, {
           action,
-          ...(values.tx ? { txHash: values.tx.toLowerCase() } : {}),
-          ...(values.reason ? { reason: values.reason } : {}),
-          actor: values.actor ?? `cli:${os.userInfo().username}`,
+          ...(txHash ? { txHash: txHash.toLowerCase() } : {}),
+          ...(reason ? { reason } : {}),
+          actor,
         });
       } finally {
         await client.connection.close();

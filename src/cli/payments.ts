@@ -1,4 +1,3 @@
-import os from 'node:os';
 import { parseArgs } from 'node:util';
 import type { Address } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -10,20 +9,13 @@ import { resolvePayment } from '../domain/payments/payments';
 import { remainingOf } from '../domain/payments/payment-view';
 import { toAtomic, formatAtomic } from '../domain/amounts';
 import { openDatabase } from '../runtime/database';
-import { connectTemporalClient } from '../temporal/client';
+import { parseResolutionArgs, temporalFor } from './shared';
 import { chainScannerWorkflowId, pokeSignal } from '../../workflows/chain-scanner';
 
 type Register = (name: string, command: (argv: string[]) => Promise<unknown>) => void;
 
 // anvil's well-known dev account #1: funded with test ETH on every fresh sandbox chain. Never real money.
 const SANDBOX_PAYER_KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
-
-async function temporalFor(config: ServiceConfig) {
-  return connectTemporalClient({
-    address: config.temporal.address ?? `127.0.0.1:${config.temporal.embeddedPort}`,
-    namespace: config.temporal.namespace,
-  });
-}
 
 async function loadPaymentRow(config: ServiceConfig, paymentId: string) {
   const opened = await openDatabase(config);
@@ -40,19 +32,10 @@ async function loadPaymentRow(config: ServiceConfig, paymentId: string) {
  */
 export function registerPaymentCommands(register: Register): void {
   register('payments resolve', async (argv) => {
-    const { values, positionals } = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: { action: { type: 'string' }, tx: { type: 'string' }, reason: { type: 'string' }, actor: { type: 'string' } },
-      strict: true,
-    });
-    const paymentId = positionals[0];
-    const action = values.action;
-    if (!paymentId || (action !== 'retry' && action !== 'mark-settled' && action !== 'fail')) {
-      throw new Error('usage: payments resolve <paymentId> --action retry|mark-settled|fail [--tx <hash>] [--reason <text>]');
-    }
-    if (action === 'mark-settled' && !/^0x[0-9a-fA-F]{64}$/.test(values.tx ?? '')) throw new Error('mark-settled needs --tx <0x… transaction hash>');
-    if (action === 'fail' && !values.reason) throw new Error('fail needs --reason <text>');
+    const { id: paymentId, action, txHash, reason, actor } = parseResolutionArgs(
+      argv,
+      'usage: payments resolve <paymentId> --action retry|mark-settled|fail [--tx <hash>] [--reason <text>] [--actor <who>]',
+    );
     const config = loadConfig();
     const payment = await loadPaymentRow(config, paymentId);
     if (!payment) throw new Error(`no Payment ${paymentId}`);
@@ -61,12 +44,7 @@ export function registerPaymentCommands(register: Register): void {
     }
     const client = await temporalFor(config);
     try {
-      await resolvePayment(client, paymentId, {
-        action,
-        txHash: values.tx,
-        reason: values.reason,
-        actor: values.actor ?? `cli:${os.userInfo().username}`,
-      });
+      await resolvePayment(client, paymentId, { action, txHash, reason, actor });
     } finally {
       await client.connection.close();
     }

@@ -1,3 +1,4 @@
+import type { OperatorAction } from '../operator-resolution';
 /**
  * The Deposit lifecycle as a pure state machine: (state, event) -> transition. No I/O and no clocks
  * (times come in with the event), so every rule is unit-tested without Temporal. The DepositWorkflow
@@ -232,10 +233,7 @@ export function onSettlementConfirmed(state: DepositState, txHash: string, nowIs
   return t;
 }
 
-export type OperatorAction =
-  | { action: 'retry' }
-  | { action: 'mark-settled'; txHash: string }
-  | { action: 'fail'; reason: string };
+export type { OperatorAction } from '../operator-resolution';
 
 /**
  * Operator release of a requires_intervention hold. retry: settle again with a fresh budget (recorded

@@ -1,3 +1,4 @@
+import type { OperatorAction } from '../operator-resolution';
 /**
  * The Payment lifecycle as a pure state machine: (state, event) -> (state, transition). No I/O, no
  * clocks (times come in with the event), so every rule is unit-tested without Temporal. The
@@ -307,10 +308,7 @@ export function onSettlementConfirmed(state: PaymentState, txHash: string, nowIs
   return t;
 }
 
-export type OperatorAction =
-  | { action: 'retry' }
-  | { action: 'mark-settled'; txHash: string }
-  | { action: 'fail'; reason: string };
+export type { OperatorAction } from '../operator-resolution';
 
 /** Operator resolution of a requires_intervention hold. Returns null when there is no hold. */
 export function onOperatorResolution(

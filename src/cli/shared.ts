@@ -1,0 +1,43 @@
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import type { ServiceConfig } from '../config';
+import { RESOLUTION_ACTIONS, type TResolutionAction } from '../domain/operator-resolution';
+import { connectTemporalClient } from '../temporal/client';
+
+/** The configured Temporal, or the embedded dev server `npm start` runs. */
+export function temporalFor(config: ServiceConfig) {
+  return connectTemporalClient({
+    address: config.temporal.address ?? `127.0.0.1:${config.temporal.embeddedPort}`,
+    namespace: config.temporal.namespace,
+  });
+}
+
+export interface ResolutionArgs {
+  id: string;
+  action: TResolutionAction;
+  txHash?: string;
+  reason?: string;
+  actor: string;
+}
+
+/** `<id> --action retry|mark-settled|fail [--tx <hash>] [--reason <text>] [--actor <who>]`, checked. */
+export function parseResolutionArgs(argv: string[], usage: string): ResolutionArgs {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { action: { type: 'string' }, tx: { type: 'string' }, reason: { type: 'string' }, actor: { type: 'string' } },
+    strict: true,
+  });
+  const id = positionals[0];
+  const action = values.action as TResolutionAction | undefined;
+  if (!id || !action || !RESOLUTION_ACTIONS.includes(action)) throw new Error(usage);
+  if (action === 'mark-settled' && !/^0x[0-9a-fA-F]{64}$/.test(values.tx ?? '')) throw new Error('mark-settled needs --tx <0x… transaction hash>');
+  if (action === 'fail' && !values.reason) throw new Error('fail needs --reason <text>');
+  return {
+    id,
+    action,
+    ...(values.tx ? { txHash: values.tx } : {}),
+    ...(values.reason ? { reason: values.reason } : {}),
+    actor: values.actor ?? `cli:${os.userInfo().username}`,
+  };
+}
