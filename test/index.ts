@@ -1,7 +1,8 @@
 import { after } from 'node:test';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { closeHarness } from './support/harness';
+import { closeHarness, getHarness } from './support/harness';
+import { recordHistories } from './support/record-histories';
 
 /**
  * The single entry of `npm test`: every *.test.ts file runs in this one process, so the suite
@@ -24,5 +25,9 @@ for (const file of testFiles(__dirname)) {
 }
 
 after(async () => {
+  if (process.env.RECORD_WORKFLOW_HISTORIES) {
+    const written = await recordHistories(await getHarness());
+    console.log(`# recorded ${written.length} workflow histories`);
+  }
   await closeHarness();
 });

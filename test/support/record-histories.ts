@@ -1,0 +1,82 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { temporal } from '@temporalio/proto';
+import type { Harness } from './harness';
+
+const { History } = temporal.api.history.v1;
+type THistory = ReturnType<typeof History.decode>;
+
+/**
+ * Histories as JSON through @temporalio/proto itself (longs, enums and bytes as strings): the SDK's
+ * historyToJSON trips over a second protobufjs copy in this dependency tree ("type must be a Type").
+ */
+export function encodeHistory(history: unknown): unknown {
+  return History.toObject(History.fromObject(history as Record<string, unknown>), { longs: String, enums: String, bytes: String });
+}
+
+export function decodeHistory(json: unknown): THistory {
+  return History.fromObject(json as Record<string, unknown>);
+}
+
+export const HISTORIES_DIR = path.join(__dirname, '..', 'workflows', 'histories');
+
+/**
+ * `RECORD_WORKFLOW_HISTORIES=1 npm test` writes, after the whole run, one history per distinct outcome
+ * of every workflow type to test/workflows/histories/. Committed, they are what the replay test runs
+ * against the current workflow code: a change that breaks a recorded history needs patched().
+ */
+export async function recordHistories(h: Harness): Promise<string[]> {
+  const prisma = h.db.prisma;
+  const picks = new Map<string, string>();
+  const pick = (name: string, workflowId: string) => {
+    if (!picks.has(name)) picks.set(name, workflowId);
+  };
+
+  const payments = await prisma.payment.findMany({
+    orderBy: { createdAt: 'asc' },
+    select: { id: true, intent: true, status: true, operationalState: true, incidents: { select: { kind: true } } },
+  });
+  for (const p of payments) {
+    const incidents = [...new Set(p.incidents.map((i) => i.kind))].sort().join('+') || 'clean';
+    pick(`payment--${p.intent}-${p.status}-${p.operationalState}-${incidents}`, p.id);
+  }
+  const resolved = await prisma.paymentResolution.findMany({ select: { paymentId: true, action: true } });
+  for (const r of resolved) pick(`payment--resolved-${r.action}`, r.paymentId);
+
+  const deposits = await prisma.deposit.findMany({ orderBy: { createdAt: 'asc' } });
+  for (const d of deposits) pick(`deposit--${d.status}-${d.settlementStatus}`, `deposit:${d.chainId}:${d.txHash}:${d.logIndex}`);
+  const depositResolutions = await prisma.depositResolution.findMany({ include: { deposit: true } });
+  for (const r of depositResolutions) {
+    pick(`deposit--resolved-${r.action}`, `deposit:${r.deposit.chainId}:${r.deposit.txHash}:${r.deposit.logIndex}`);
+  }
+
+  const deliveries = await prisma.webhookDelivery.findMany({ orderBy: { createdAt: 'asc' } });
+  for (const d of deliveries) {
+    const base = `webhook-delivery:${d.eventId}:${d.endpointId}`;
+    pick(`webhook-delivery--${d.status}-round${Math.min(d.round, 2)}`, d.round <= 1 ? base : `${base}:redelivery-${d.round - 1}`);
+  }
+  pick('webhook-dispatcher--running', 'webhook-dispatcher');
+  pick('chain-scanner--running', `chain-scanner:${h.chainId}`);
+
+  const reconciliationId = `deposit-reconciliation:recorded-${Date.now()}`;
+  await h.env.client.workflow.execute('depositReconciliationWorkflow', {
+    taskQueue: h.taskQueue,
+    workflowId: reconciliationId,
+    args: [{ settledSince: new Date(0).toISOString() }],
+  });
+  pick('deposit-reconciliation--completed', reconciliationId);
+
+  mkdirSync(HISTORIES_DIR, { recursive: true });
+  const written: string[] = [];
+  for (const [name, workflowId] of picks) {
+    try {
+      const history = await h.env.client.workflow.getHandle(workflowId).fetchHistory();
+      const file = path.join(HISTORIES_DIR, `${name}.json`);
+      writeFileSync(file, `${JSON.stringify({ workflowId, history: encodeHistory(history) })}\n`);
+      written.push(file);
+    } catch (err) {
+      console.error(`could not record ${name} (${workflowId}):`, err instanceof Error ? err.message : err);
+    }
+  }
+  return written;
+}
