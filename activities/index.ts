@@ -1,11 +1,12 @@
-import type { Client } from '@temporalio/client';
 import type { Database } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
 import type { Custody } from '../src/custody';
+import type { DepositEngine, PaymentEngine, WebhookEngine } from '../src/domain/engine';
+import type { TreasuryPolicy } from '../src/domain/settlement/settlement-sender';
 import type { Logger } from '../src/logger';
-import { createChainScannerActivities, type TransferHandler } from './chain-scanner';
-import { createPaymentActivities, type TreasuryPolicy } from './payments';
-import { createDepositActivities, createDepositTransferHandler } from './deposits';
+import { createChainScannerActivities } from './chain-scanner';
+import { createDepositActivities } from './deposits';
+import { createPaymentActivities } from './payments';
 import { createWebhookActivities } from './webhooks';
 
 export interface ActivityDeps {
@@ -13,34 +14,23 @@ export interface ActivityDeps {
   logger: Logger;
   chains: ChainRegistry;
   custody: Custody;
-  /** Activities that hand work to other workflows (the chain scanner signals Payments). */
-  temporal: Client;
+  /** Activities that hand work to other workflows (the scanner signals Payments, starts deposits). */
+  engine: Pick<PaymentEngine, 'transferSeen'> & Pick<DepositEngine, 'startDeposit'> & Pick<WebhookEngine, 'startWebhookDelivery'>;
   treasury: TreasuryPolicy;
   serviceSecret: string;
-  /** Extra owners of watched chain addresses, e.g. deposit addresses. */
-  transferHandlers?: TransferHandler[];
   /** Webhook destination policy (config.webhooks); absent means private destinations are refused. */
   webhooks?: { allowPrivateDestinations: boolean };
 }
 
-export const DEFAULT_TREASURY_POLICY: TreasuryPolicy = {
-  minGasWei: 5_000_000_000_000_000n, // 0.005 ETH
-  topUpWei: 10_000_000_000_000_000n, // 0.01 ETH
-};
-
 /** All activities, each feature's from its own factory, with dependencies injected. */
 export function createActivities(deps: ActivityDeps) {
   const prisma = deps.db.prisma;
+  const settlement = { prisma, chains: deps.chains, custody: deps.custody, treasury: deps.treasury };
   return {
-    ...createPaymentActivities({ prisma, chains: deps.chains, custody: deps.custody, treasury: deps.treasury }),
-    ...createChainScannerActivities({
-      prisma,
-      chains: deps.chains,
-      temporal: deps.temporal,
-      transferHandlers: [...(deps.transferHandlers ?? []), createDepositTransferHandler({ prisma, chains: deps.chains, temporal: deps.temporal })],
-    }),
-    ...createDepositActivities({ prisma, chains: deps.chains, custody: deps.custody, treasury: deps.treasury }),
-    ...createWebhookActivities({ prisma, logger: deps.logger, serviceSecret: deps.serviceSecret, destinations: deps.webhooks, temporal: deps.temporal }),
+    ...createPaymentActivities({ prisma, chains: deps.chains, settlement }),
+    ...createDepositActivities({ prisma, chains: deps.chains, settlement }),
+    ...createChainScannerActivities({ prisma, chains: deps.chains, engine: deps.engine }),
+    ...createWebhookActivities({ prisma, logger: deps.logger, serviceSecret: deps.serviceSecret, destinations: deps.webhooks, engine: deps.engine }),
   };
 }
 

@@ -1,18 +1,12 @@
-import { Context } from '@temporalio/activity';
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { PrismaClient } from '../src/db/client';
 import type { Logger } from '../src/logger';
 import { abandonDelivery, attemptDelivery, DeliveryGoneError, type AttemptInput, type AttemptReport } from '../src/domain/webhooks/attempt';
-import type { DestinationPolicy } from '../src/domain/webhooks/destination';
+import type { DestinationPolicy } from '../src/webhooks/destination';
 import { claimEventsIntoDeliveries, markDeliveryStarted, queuedDeliveries } from '../src/domain/webhooks/dispatch';
 import { SigningSecretUnreadableError } from '../src/domain/webhooks/signing-secrets';
-import {
-  WEBHOOK_DELIVERY_WORKFLOW_TYPE,
-  webhookDeliveryWorkflowId,
-  type TDispatchPass,
-  type TWebhookDeliveryInput,
-} from '../src/domain/webhooks/workflow-names';
+import type { WebhookEngine } from '../src/domain/engine';
+import { WEBHOOK_FAILURES, type DispatchPass } from '../workflows/contracts/webhooks';
 
 export interface WebhookActivityDeps {
   prisma: PrismaClient;
@@ -21,18 +15,12 @@ export interface WebhookActivityDeps {
   serviceSecret: string;
   /** Re-checked at every attempt (DNS rebinding). Absent means the spec's default: private refused. */
   destinations?: DestinationPolicy;
-  /** Starts delivery workflows; defaults to the worker's own client. */
-  temporal?: Client;
+  /** Starts delivery workflows. */
+  engine: Pick<WebhookEngine, 'startWebhookDelivery'>;
   http?: { timeoutMs?: number; maxResponseBytes?: number };
 }
 
 export const WEBHOOK_HTTP_TIMEOUT_MS = 10_000;
-
-/** Activity failure types the webhook workflows treat as final. */
-export const WEBHOOK_FAILURE_TYPES = {
-  deliveryGone: 'webhook_delivery_gone',
-  secretUnreadable: 'webhook_signing_secret_unreadable',
-} as const;
 
 export function createWebhookActivities(deps: WebhookActivityDeps) {
   const attemptDeps = {
@@ -49,26 +37,14 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
   return {
     /**
      * One dispatcher pass: events -> queued deliveries (one transaction), then a workflow per queued
-     * delivery. Deterministic workflow ids with REJECT_DUPLICATE: a retried pass (or an overlapping
-     * one) finds the workflow already there, running or finished, and counts it as started.
+     * delivery. Deterministic workflow ids: a retried pass (or an overlapping one) finds the workflow
+     * already there, running or finished, and counts it as started.
      */
-    async dispatchWebhookEvents(input: { batchSize: number }): Promise<TDispatchPass> {
-      const ctx = Context.current();
-      const client = deps.temporal ?? ctx.client;
+    async dispatchWebhookEvents(input: { batchSize: number }): Promise<DispatchPass> {
       const claimed = await claimEventsIntoDeliveries(deps.prisma, input.batchSize);
       const queued = await queuedDeliveries(deps.prisma, input.batchSize);
       for (const delivery of queued) {
-        const args: [TWebhookDeliveryInput] = [{ deliveryId: delivery.id, round: delivery.round }];
-        try {
-          await client.workflow.start(WEBHOOK_DELIVERY_WORKFLOW_TYPE, {
-            taskQueue: ctx.info.taskQueue,
-            workflowId: webhookDeliveryWorkflowId(delivery.eventId, delivery.endpointId, delivery.round),
-            workflowIdReusePolicy: 'REJECT_DUPLICATE',
-            args,
-          });
-        } catch (err) {
-          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-        }
+        await deps.engine.startWebhookDelivery({ deliveryId: delivery.id, eventId: delivery.eventId, endpointId: delivery.endpointId, round: delivery.round });
         await markDeliveryStarted(deps.prisma, delivery);
       }
       return {
@@ -85,10 +61,10 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
         return await attemptDelivery(attemptDeps, input);
       } catch (err) {
         if (err instanceof DeliveryGoneError) {
-          throw ApplicationFailure.create({ type: WEBHOOK_FAILURE_TYPES.deliveryGone, message: err.message, nonRetryable: true });
+          throw ApplicationFailure.create({ type: WEBHOOK_FAILURES.deliveryGone, message: err.message, nonRetryable: true });
         }
         if (err instanceof SigningSecretUnreadableError) {
-          throw ApplicationFailure.create({ type: WEBHOOK_FAILURE_TYPES.secretUnreadable, message: err.message, nonRetryable: true });
+          throw ApplicationFailure.create({ type: WEBHOOK_FAILURES.secretUnreadable, message: err.message, nonRetryable: true });
         }
         throw err;
       }

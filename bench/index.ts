@@ -6,7 +6,6 @@ import { createLogger } from '../src/logger';
 import { startService } from '../src/runtime/service';
 import { createApp } from '../src/domain/apps';
 import { fundTestWallet, SANDBOX_TOKEN_ADDRESS } from '../src/chain/sandbox';
-import { chainScannerWorkflowId, pokeSignal } from '../workflows/chain-scanner';
 
 /**
  * `npm run bench`: figures for the README, against the embedded defaults (dev server on SQLite,
@@ -113,11 +112,7 @@ async function main(): Promise<void> {
     out(`API create:        ${apiRun.perSecond.toFixed(1)}/s   p50 ${apiLat.p50} ms   p99 ${apiLat.p99} ms`);
 
     const bare = await closedLoop(COUNT, CONCURRENCY, async () => {
-      await service.client.workflow.start('benchNoop', {
-        taskQueue: 'bench-noop',
-        workflowId: `bench-noop-${randomUUID()}`,
-        workflowExecutionTimeout: '1 minute',
-      });
+      await service.engine.startProbeWorkflow(`bench-noop-${randomUUID()}`);
     });
     const bareLat = summary(bare.latencies);
     out(`bare workflow.start: ${bare.perSecond.toFixed(1)}/s   p50 ${bareLat.p50} ms   p99 ${bareLat.p99} ms`);
@@ -146,7 +141,7 @@ async function main(): Promise<void> {
       }
     })();
     const settleLatencies: number[] = [];
-    const poke = () => service.client.workflow.getHandle(chainScannerWorkflowId(network.chainId)).signal(pokeSignal);
+    const poke = () => service.engine.pokeChainScanner(network.chainId);
     for (let i = 0; i < SETTLE; i += 1) {
       const created = await create();
       const p = created.payment;

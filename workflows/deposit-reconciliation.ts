@@ -1,11 +1,10 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { DepositActivities } from '../activities/deposits';
-import type { ReconciliationInput, ReconciliationSummary } from './deposit-api';
+import type { ReconciliationInput, ReconciliationSummary } from './contracts/deposit-reconciliation';
+import { BOUNDED } from './retry-profiles';
 
-const { listDepositsToReconcile, reconcileDeposit } = proxyActivities<DepositActivities>({
-  startToCloseTimeout: '1m',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
-});
+// An operator's pass must end: a deposit that can't be re-read after a few tries fails the pass.
+const bounded = proxyActivities<DepositActivities>(BOUNDED);
 
 const WEEK_MS = 7 * 24 * 60 * 60 * 1000;
 
@@ -21,9 +20,9 @@ export async function depositReconciliationWorkflow(input: ReconciliationInput =
   const summary: ReconciliationSummary = { checked: 0, valid: 0, pending: 0, reversed: [] };
   let afterId: string | undefined;
   for (;;) {
-    const ids = await listDepositsToReconcile({ settledSince, afterId, limit: batchSize });
+    const ids = await bounded.listDepositsToReconcile({ settledSince, afterId, limit: batchSize });
     for (const depositId of ids) {
-      const outcome = await reconcileDeposit({ depositId, at: new Date(Date.now()).toISOString() });
+      const outcome = await bounded.reconcileDeposit({ depositId, at: new Date(Date.now()).toISOString() });
       if (outcome === 'skipped') continue;
       summary.checked += 1;
       if (outcome === 'valid') summary.valid += 1;

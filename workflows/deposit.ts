@@ -1,13 +1,4 @@
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  condition,
-  continueAsNew,
-  proxyActivities,
-  setHandler,
-  sleep,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { condition, continueAsNew, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import type { DepositActivities } from '../activities/deposits';
 import {
   detect,
@@ -21,29 +12,19 @@ import {
   onSourceChecked,
   type DepositState,
   type Transition,
-  type TroubleReason,
 } from '../src/domain/deposits/deposit-machine';
-import { toOperatorAction } from '../src/domain/operator-resolution';
 import { fromPersistedState, toPersistedState, toPersistedTransition } from '../src/domain/deposits/deposit-serde';
-import {
-  DEPOSIT_SETTLEMENT_REFUSED,
-  resolveDepositSignal,
-  type DepositResolutionRequest,
-  type DepositWorkflowInput,
-} from './deposit-api';
+import { toOperatorAction, type ResolutionRequest } from '../src/domain/operator-resolution';
+import { refusalReason } from '../src/domain/settlement/hold-reasons';
+import { resolveDepositSignal, type DepositWorkflowInput, type DepositWorkflowResult } from './contracts/deposit';
+import { SINGLE_ATTEMPT, UNTIL_DONE } from './retry-profiles';
+import { settleOnce } from './settle';
 
 const SLOW_AFTER_CHECKS = 300;
 const SLOW_POLL_MS = 30_000;
 
-const db = proxyActivities<DepositActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
-});
-// One settlement attempt per call: the workflow owns the retry budget, so the partner can see it.
-const settlement = proxyActivities<DepositActivities>({
-  startToCloseTimeout: '2m',
-  retry: { maximumAttempts: 1 },
-});
+const untilDone = proxyActivities<DepositActivities>({ ...UNTIL_DONE, startToCloseTimeout: '30s' });
+const singleAttempt = proxyActivities<DepositActivities>(SINGLE_ATTEMPT);
 
 /**
  * One inbound transfer's whole lifecycle (workflow id = depositWorkflowId(chainId, txHash, logIndex)).
@@ -51,8 +32,8 @@ const settlement = proxyActivities<DepositActivities>({
  * and ledger postings. The stored deposit is the state, so a continue-as-new (or a rerun after a
  * failed run) resumes from the database.
  */
-export async function depositWorkflow(input: DepositWorkflowInput): Promise<{ status: string; statusVersion: number }> {
-  const queue: DepositResolutionRequest[] = [];
+export async function depositWorkflow(input: DepositWorkflowInput): Promise<DepositWorkflowResult> {
+  const queue: ResolutionRequest[] = [];
   setHandler(resolveDepositSignal, (request) => void queue.push(request));
 
   const nowIso = () => new Date(Date.now()).toISOString();
@@ -65,21 +46,21 @@ export async function depositWorkflow(input: DepositWorkflowInput): Promise<{ st
   });
   // Idempotent: answers the stored deposit when an earlier run already recorded it.
   let state: DepositState = fromPersistedState(
-    await db.recordDepositDetected(input, { state: toPersistedState(initial.state), events: initial.events, at: nowIso() }),
+    await untilDone.recordDepositDetected(input, { state: toPersistedState(initial.state), events: initial.events, at: nowIso() }),
   );
 
   const apply = async (t: Transition | null) => {
     if (!t) return;
-    await db.persistDepositTransition(input.depositId, toPersistedTransition(t, nowIso()));
+    await untilDone.persistDepositTransition(input.depositId, toPersistedTransition(t, nowIso()));
     state = t.state;
   };
   const pollMs = input.policy.confirmationPollSeconds * 1000;
   let sourceChecks = 0;
 
-  async function resolve(request: DepositResolutionRequest): Promise<void> {
+  async function resolve(request: ResolutionRequest): Promise<void> {
     const resolved = onOperatorResolution(state, toOperatorAction(request), nowIso());
     if (!resolved) return; // not held: a stray or repeated resolution changes nothing
-    await db.recordDepositResolution({
+    await untilDone.recordDepositResolution({
       id: `${input.depositId}:resolution:${state.statusVersion}`,
       depositId: input.depositId,
       action: request.action,
@@ -90,33 +71,21 @@ export async function depositWorkflow(input: DepositWorkflowInput): Promise<{ st
     await apply(resolved.transition);
   }
 
-  async function settle(): Promise<void> {
-    let txHash: string;
-    try {
-      ({ txHash } = await settlement.broadcastDepositSettlement({ depositId: input.depositId }));
-    } catch (err) {
-      const cause = err instanceof ActivityFailure ? err.cause : undefined;
-      if (cause instanceof ApplicationFailure && cause.type === DEPOSIT_SETTLEMENT_REFUSED) {
-        // Nowhere to pay it: retrying can't help, an operator must look.
-        await apply(onSettlementTrouble(state, (cause.details?.[0] as TroubleReason | undefined) ?? 'settlement_destination_missing'));
-        return;
-      }
-      await apply(onSettlementAttemptFailed(state, { maxAttempts: input.policy.maxAttempts }));
-      if (state.status === 'settling') {
-        await sleep(input.policy.retryBackoffSeconds * 1000 * 2 ** (state.settlementAttempts - 1));
-      }
-      return;
-    }
-    await apply(onSettlementBroadcast(state, txHash));
-    for (let check = 0; check < input.policy.maxConfirmationChecks; check += 1) {
-      const status = await db.checkDepositSettlement({ depositId: input.depositId, confirmations: input.confirmations });
-      if (status === 'confirmed') return apply(onSettlementConfirmed(state, txHash, nowIso()));
-      if (status === 'reverted') return apply(onSettlementTrouble(state, 'settlement_failed'));
-      await sleep(pollMs);
-    }
-    // Broadcast but never confirmed: it may still land, so nothing is resent automatically.
-    await apply(onSettlementTrouble(state, 'settlement_unconfirmed'));
-  }
+  const settle = () =>
+    settleOnce({
+      broadcast: () => singleAttempt.broadcastDepositSettlement({ depositId: input.depositId }),
+      check: () => untilDone.checkDepositSettlement({ depositId: input.depositId, confirmations: input.confirmations }),
+      refused: (reasonCode) => apply(onSettlementTrouble(state, refusalReason(reasonCode))),
+      attemptFailed: async () => {
+        await apply(onSettlementAttemptFailed(state, { maxAttempts: input.policy.maxAttempts }));
+        return state.status === 'settling' ? input.policy.retryBackoffSeconds * 1000 * 2 ** (state.settlementAttempts - 1) : null;
+      },
+      broadcastDone: (txHash) => apply(onSettlementBroadcast(state, txHash)),
+      confirmed: (txHash) => apply(onSettlementConfirmed(state, txHash, nowIso())),
+      trouble: (reason) => apply(onSettlementTrouble(state, reason)),
+      waitBeforeCheck: () => sleep(pollMs),
+      maxConfirmationChecks: input.policy.maxConfirmationChecks,
+    });
 
   while (!isTerminal(state)) {
     // Resolutions only mean something while held; any others are dropped here.
@@ -127,7 +96,7 @@ export async function depositWorkflow(input: DepositWorkflowInput): Promise<{ st
     if (state.status === 'detected') {
       await apply(onConfirming(state));
     } else if (state.status === 'confirming') {
-      const outcome = await db.verifyDepositSource({
+      const outcome = await untilDone.verifyDepositSource({
         chainId: input.chainId,
         txHash: input.txHash,
         logIndex: input.logIndex,

@@ -1,5 +1,5 @@
-import { ApplicationFailure, condition, proxyActivities, setHandler, sleep, uuid4, workflowInfo } from '@temporalio/workflow';
-import type { PaymentActivities, PersistedTransition } from '../activities/payments';
+import { ApplicationFailure, condition, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { PaymentActivities } from '../activities/payments';
 import {
   decideCancel,
   initialState,
@@ -17,6 +17,9 @@ import {
   type PaymentState,
   type Transition,
 } from '../src/domain/payments/payment-machine';
+import { toPersistedTransition } from '../src/domain/payments/payment-serde';
+import { toOperatorAction, type ResolutionRequest } from '../src/domain/operator-resolution';
+import { refusalReason } from '../src/domain/settlement/hold-reasons';
 import {
   cancelUpdate,
   PAYMENT_NOT_CANCELABLE,
@@ -24,33 +27,27 @@ import {
   transferDetectedSignal,
   type CancelRequest,
   type CancelResult,
-  type OperatorResolution,
   type PaymentWorkflowInput,
+  type PaymentWorkflowResult,
   type TransferSeen,
-} from './payment-api';
+} from './contracts/payment';
+import { SINGLE_ATTEMPT, UNTIL_DONE } from './retry-profiles';
+import { settleOnce } from './settle';
 import { wakeOn } from './wait';
-import { toOperatorAction } from '../src/domain/operator-resolution';
 
-const db = proxyActivities<PaymentActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
-});
-// One settlement attempt per call: the workflow owns the retry budget, so the partner can see it.
-const settlement = proxyActivities<PaymentActivities>({
-  startToCloseTimeout: '2m',
-  retry: { maximumAttempts: 1 },
-});
+const untilDone = proxyActivities<PaymentActivities>({ ...UNTIL_DONE, startToCloseTimeout: '30s' });
+const singleAttempt = proxyActivities<PaymentActivities>(SINGLE_ATTEMPT);
 
 type Command =
   | { type: 'transfer'; transfer: TransferSeen }
-  | { type: 'resolve'; resolution: OperatorResolution }
+  | { type: 'resolve'; resolution: ResolutionRequest }
   | { type: 'cancel'; id: number; request: CancelRequest };
 
 /**
  * One Payment's whole lifecycle (workflow id = Payment id). A thin loop: messages go into a queue,
  * the pure payment machine decides, and activities persist each transition with its events.
  */
-export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ status: string; statusVersion: number }> {
+export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<PaymentWorkflowResult> {
   let state: PaymentState = initialState(input.intent, BigInt(input.requiredAtomic));
   const queue: Command[] = [];
   const cancelOutcomes = new Map<number, CancelResult | ApplicationFailure>();
@@ -70,7 +67,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
   const nowIso = () => new Date(Date.now()).toISOString();
   const apply = async (t: Transition | null) => {
     if (!t) return;
-    await db.persistPaymentTransition(input.paymentId, serialize(t, nowIso()));
+    await untilDone.persistPaymentTransition(input.paymentId, toPersistedTransition(t, nowIso()));
     state = t.state;
   };
 
@@ -89,7 +86,11 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
     } else {
       const resolved = onOperatorResolution(state, toOperatorAction(cmd.resolution), nowIso());
       if (!resolved) return; // nothing on hold: a stray or repeated resolution changes nothing
-      await db.recordPaymentResolution({ paymentId: input.paymentId, id: `resolution_${uuid4()}`, ...cmd.resolution });
+      await untilDone.recordPaymentResolution({
+        paymentId: input.paymentId,
+        id: `${input.paymentId}:resolution:${state.statusVersion}:${nowIso()}`,
+        ...cmd.resolution,
+      });
       await apply(resolved.transition);
     }
   }
@@ -103,28 +104,25 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
   let verifyRound = 0;
   const expiresAtMs = workflowInfo().startTime.getTime() + input.expiresInSeconds * 1000;
 
-  async function settle(): Promise<void> {
-    let txHash: string;
-    try {
-      ({ txHash } = await settlement.broadcastSettlement({ paymentId: input.paymentId }));
-    } catch {
-      await apply(onSettlementAttemptFailed(state, { maxAttempts: input.settlement.maxAttempts }));
-      if (state.operationalState === 'retrying') {
-        await sleep(input.settlement.retryBackoffSeconds * 1000 * 2 ** (state.settlementAttempts - 1));
-      }
-      return;
-    }
-    await apply(onSettlementBroadcast(state, txHash));
-    for (let check = 0; check < input.settlement.maxConfirmationChecks; check += 1) {
-      const status = await db.checkSettlement({ paymentId: input.paymentId, confirmations: input.confirmations });
-      if (status === 'confirmed') return apply(onSettlementConfirmed(state, txHash, nowIso()));
-      if (status === 'reverted') return apply(onSettlementTrouble(state, 'settlement_failed'));
-      await wakeOn(() => queue.length > 0, pollMs(check));
-      await drain();
-    }
-    // Broadcast but never confirmed: the transfer may still land, so nothing is resent automatically.
-    await apply(onSettlementTrouble(state, 'settlement_unconfirmed'));
-  }
+  const settle = () =>
+    settleOnce({
+      broadcast: () => singleAttempt.broadcastSettlement({ paymentId: input.paymentId }),
+      check: () => untilDone.checkSettlement({ paymentId: input.paymentId, confirmations: input.confirmations }),
+      refused: (reasonCode) => apply(onSettlementTrouble(state, refusalReason(reasonCode))),
+      attemptFailed: async () => {
+        await apply(onSettlementAttemptFailed(state, { maxAttempts: input.settlement.maxAttempts }));
+        return state.operationalState === 'retrying' ? input.settlement.retryBackoffSeconds * 1000 * 2 ** (state.settlementAttempts - 1) : null;
+      },
+      broadcastDone: (txHash) => apply(onSettlementBroadcast(state, txHash)),
+      confirmed: (txHash) => apply(onSettlementConfirmed(state, txHash, nowIso())),
+      trouble: (reason) => apply(onSettlementTrouble(state, reason)),
+      // Transfers keep arriving while the settlement confirms (duplicates): record them meanwhile.
+      waitBeforeCheck: async (check) => {
+        await wakeOn(() => queue.length > 0, pollMs(check));
+        await drain();
+      },
+      maxConfirmationChecks: input.settlement.maxConfirmationChecks,
+    });
 
   while (!isTerminal(state)) {
     await drain();
@@ -134,7 +132,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
       const untilExpiry = expiresAtMs - Date.now();
       if (pending.length > 0) {
         await wakeOn(() => queue.length > 0, pollMs(verifyRound++));
-        const results = await db.verifyPaymentTransfers({
+        const results = await untilDone.verifyPaymentTransfers({
           chainId: input.chainId,
           token: input.tokenAddress,
           to: input.escrowAddress,
@@ -158,29 +156,4 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<{ st
   }
   await drain();
   return { status: state.status, statusVersion: state.statusVersion };
-}
-
-function serialize(t: Transition, nowIso: string): PersistedTransition {
-  const s = t.state;
-  return {
-    fromStatusVersion: t.fromStatusVersion,
-    statusVersion: s.statusVersion,
-    status: s.status,
-    stage: s.stage,
-    operationalState: s.operationalState,
-    operationalReasonCode: s.operationalReasonCode,
-    confirmedAtomic: s.confirmedAtomic.toString(),
-    settlementTxHash: s.settlementTxHash,
-    events: t.events,
-    stamps: t.stamps,
-    incidents: t.incidents.map((i) => ({ kind: i.kind, amountAtomic: i.amountAtomic.toString(), transferKey: i.transferKey })),
-    transferStatuses: [
-      ...t.transferStatuses,
-      ...s.transfers.filter((x) => x.role !== 'funding').map((x) => ({ key: x.key, status: x.status, role: x.role })),
-    ],
-    ledger: t.ledger,
-    cancel: t.cancel ?? null,
-    failure: t.failure ?? null,
-    at: nowIso,
-  };
 }

@@ -4,8 +4,7 @@ import {
   ApplicationFailure,
   condition,
   continueAsNew,
-  defineSignal,
-  defineUpdate,
+  patched,
   proxyActivities,
   setHandler,
   sleep,
@@ -13,22 +12,21 @@ import {
 } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks';
 import {
-  WEBHOOK_DISPATCH_NOW_UPDATE,
-  WEBHOOK_DISPATCHER_KICK_SIGNAL,
-  type TDispatchSummary,
-  type TWebhookDeliveryInput,
-  type TWebhookDeliveryResult,
-  type TWebhookDispatcherInput,
-} from '../src/domain/webhooks/workflow-names';
+  webhookDispatcherKickSignal,
+  webhookDispatchNowUpdate,
+  type DispatchSummary,
+  type WebhookDeliveryInput,
+  type WebhookDeliveryResult,
+  type WebhookDispatcherInput,
+} from './contracts/webhooks';
+import { BOUNDED, UNTIL_DONE } from './retry-profiles';
+import { runIsLong } from './wait';
 
-export const webhookDispatcherKick = defineSignal(WEBHOOK_DISPATCHER_KICK_SIGNAL);
-export const webhookDispatchNow = defineUpdate<TDispatchSummary>(WEBHOOK_DISPATCH_NOW_UPDATE);
-
-const dispatcherActivities = proxyActivities<WebhookActivities>({
-  startToCloseTimeout: '2m',
-  // A pass is idempotent; retry until the database or Temporal is back.
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
-});
+// A dispatch pass and an abandonment are idempotent: retried until the database or Temporal is back.
+const untilDone = proxyActivities<WebhookActivities>({ ...UNTIL_DONE, startToCloseTimeout: '2m' });
+// The HTTP request has a 10 s budget; a retried execution may wait for the first one's claim. Retries
+// here are for infrastructure faults only: HTTP outcomes are results, never activity failures.
+const bounded = proxyActivities<WebhookActivities>(BOUNDED);
 
 /** Passes before the dispatcher continues as new (bounded history: about 10 events per idle pass). */
 const PASSES_PER_RUN = 400;
@@ -38,20 +36,20 @@ const PASSES_PER_RUN = 400;
  * After a pass that drained the outbox it waits for a kick signal, a dispatchNow update, or the poll
  * interval, whichever comes first. Continues as new to bound its history.
  */
-export async function webhookDispatcher(input: TWebhookDispatcherInput): Promise<void> {
+export async function webhookDispatcher(input: WebhookDispatcherInput): Promise<void> {
   let requested = false;
   let passesStarted = 0;
   let passesCompleted = 0;
   let lastPassDrained = false;
   let pollArmed = false;
   let pollDue = false;
-  const totals: TDispatchSummary = { passes: 0, eventsDispatched: 0, deliveriesCreated: 0, deliveriesStarted: 0 };
+  const totals: DispatchSummary = { passes: 0, eventsDispatched: 0, deliveriesCreated: 0, deliveriesStarted: 0 };
 
-  setHandler(webhookDispatcherKick, () => {
+  setHandler(webhookDispatcherKickSignal, () => {
     requested = true;
   });
   let waitingUpdates = 0;
-  setHandler(webhookDispatchNow, async () => {
+  setHandler(webhookDispatchNowUpdate, async () => {
     requested = true;
     waitingUpdates += 1;
     const before = { ...totals };
@@ -70,13 +68,15 @@ export async function webhookDispatcher(input: TWebhookDispatcherInput): Promise
     };
   });
 
+  // Runs end by history size too: a worker without this run cached replays all of it on every kick.
+  const bounded = patched('dispatcher-bounded-history');
   for (let i = 0; ; i += 1) {
-    const runIsLong = i >= PASSES_PER_RUN || workflowInfo().continueAsNewSuggested;
+    const long = i >= PASSES_PER_RUN || (bounded ? runIsLong() : workflowInfo().continueAsNewSuggested);
     // Never leave a waiting dispatchNow behind: it is answered by this run's passes.
-    if (runIsLong && waitingUpdates === 0) break;
+    if (long && waitingUpdates === 0) break;
     requested = false;
     passesStarted += 1;
-    const pass = await dispatcherActivities.dispatchWebhookEvents({ batchSize: input.batchSize });
+    const pass = await untilDone.dispatchWebhookEvents({ batchSize: input.batchSize });
     totals.passes += 1;
     totals.eventsDispatched += pass.eventsDispatched;
     totals.deliveriesCreated += pass.deliveriesCreated;
@@ -101,19 +101,6 @@ export async function webhookDispatcher(input: TWebhookDispatcherInput): Promise
   await continueAsNew<typeof webhookDispatcher>(input);
 }
 
-const deliveryActivities = proxyActivities<WebhookActivities>({
-  // The HTTP request has a 10 s budget; a retried execution may wait for the first one's claim.
-  startToCloseTimeout: '1m',
-  // Retries here are for infrastructure faults only (database down, worker lost): HTTP outcomes are
-  // results, never activity failures. Attempt rows make a retried execution idempotent.
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 8 },
-});
-
-const abandonActivities = proxyActivities<WebhookActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
-});
-
 /** Guard against a policy bug looping forever; the policy itself stops at 3 attempts. */
 const MAX_ATTEMPTS_GUARD = 10;
 
@@ -121,15 +108,15 @@ const MAX_ATTEMPTS_GUARD = 10;
  * One round of one delivery: attempt, then sleep for the policy's delay, until the delivery succeeds or
  * is abandoned. Attempts are numbered here, so each activity execution knows which attempt it is.
  */
-export async function webhookDelivery(input: TWebhookDeliveryInput): Promise<TWebhookDeliveryResult> {
+export async function webhookDelivery(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
   for (let attempt = 1; attempt <= MAX_ATTEMPTS_GUARD; attempt += 1) {
     let report;
     try {
-      report = await deliveryActivities.attemptWebhookDelivery({ ...input, attempt, jitter: Math.random() });
+      report = await bounded.attemptWebhookDelivery({ ...input, attempt, jitter: Math.random() });
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
       const type = err.cause instanceof ApplicationFailure ? err.cause.type : undefined;
-      await abandonActivities.abandonWebhookDelivery({ ...input, reason: `internal_error: ${type ?? err.cause?.message ?? 'activity failed'}` });
+      await untilDone.abandonWebhookDelivery({ ...input, reason: `internal_error: ${type ?? err.cause?.message ?? 'activity failed'}` });
       return { ...input, status: 'abandoned', attempts: attempt };
     }
     if (report.step.action === 'retry') {
@@ -138,6 +125,6 @@ export async function webhookDelivery(input: TWebhookDeliveryInput): Promise<TWe
     }
     return { ...input, status: report.step.action, attempts: attempt };
   }
-  await abandonActivities.abandonWebhookDelivery({ ...input, reason: 'internal_error: attempt guard reached' });
+  await untilDone.abandonWebhookDelivery({ ...input, reason: 'internal_error: attempt guard reached' });
   return { ...input, status: 'abandoned', attempts: MAX_ATTEMPTS_GUARD };
 }

@@ -2,8 +2,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
 import { resolveDeposit } from '../domain/deposits/deposits';
 import { openDatabase } from '../runtime/database';
-import { parseResolutionArgs, temporalFor } from './shared';
-import { DEPOSIT_RECONCILIATION_WORKFLOW, type ReconciliationInput, type ReconciliationSummary } from '../../workflows/deposit-api';
+import { parseResolutionArgs, withEngine } from './shared';
 
 type Register = (name: string, command: (argv: string[]) => Promise<unknown>) => void;
 
@@ -19,21 +18,13 @@ const USAGE_RESOLVE =
  */
 export function registerDepositCommands(register: Register): void {
   register('deposits resolve', async (argv) => {
-    const { id: depositId, action, txHash, reason, actor } = parseResolutionArgs(argv, USAGE_RESOLVE);
+    const { id: depositId, txHash, ...request } = parseResolutionArgs(argv, USAGE_RESOLVE);
     const config = loadConfig();
     const opened = await openDatabase(config);
     try {
-      const client = await temporalFor(config);
-      try {
-        return await resolveDeposit(opened.db.prisma, client, depositId, {
-          action,
-          ...(txHash ? { txHash: txHash.toLowerCase() } : {}),
-          ...(reason ? { reason } : {}),
-          actor,
-        });
-      } finally {
-        await client.connection.close();
-      }
+      return await withEngine(config, (engine) =>
+        resolveDeposit(opened.db.prisma, engine, depositId, { ...request, ...(txHash ? { txHash: txHash.toLowerCase() } : {}) }),
+      );
     } finally {
       await opened.close();
     }
@@ -43,18 +34,6 @@ export function registerDepositCommands(register: Register): void {
     const { values } = parseArgs({ args: argv, options: { since: { type: 'string' } }, strict: true });
     if (values.since !== undefined && Number.isNaN(Date.parse(values.since))) throw new Error('--since takes an ISO 8601 date-time');
     const config = loadConfig();
-    const input: ReconciliationInput = values.since ? { settledSince: new Date(values.since).toISOString() } : {};
-    const client = await temporalFor(config);
-    try {
-      const startedAt = new Date().toISOString();
-      const summary: ReconciliationSummary = await client.workflow.execute(DEPOSIT_RECONCILIATION_WORKFLOW, {
-        taskQueue: config.temporal.taskQueue,
-        workflowId: `deposit-reconciliation:${startedAt}`,
-        args: [input],
-      });
-      return { startedAt, ...summary };
-    } finally {
-      await client.connection.close();
-    }
+    return withEngine(config, (engine) => engine.reconcileDeposits(values.since ? { settledSince: new Date(values.since).toISOString() } : {}));
   });
 }

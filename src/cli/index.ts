@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
 import { loadEnvironments } from '../config/environments';
-import { createApp, SCOPES, type TScope } from '../domain/apps';
+import { createApp, SCOPES, type Scope } from '../domain/apps';
 import { openDatabase } from '../runtime/database';
 import { registerLedgerCommands } from './ledger';
 import { registerPaymentCommands } from './payments';
@@ -25,7 +25,7 @@ const commands: Record<string, Command> = {
       strict: true,
     });
     if (!values.environment || !values.name) throw new UsageError('apps create needs --environment and --name');
-    const scopes = values.scopes?.split(',').map((s) => s.trim()).filter(Boolean) as TScope[] | undefined;
+    const scopes = values.scopes?.split(',').map((s) => s.trim()).filter(Boolean) as Scope[] | undefined;
     const config = loadConfig();
     const envs = loadEnvironments(config.environmentsFile);
     const opened = await openDatabase(config);

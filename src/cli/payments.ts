@@ -9,8 +9,7 @@ import { resolvePayment } from '../domain/payments/payments';
 import { remainingOf } from '../domain/payments/payment-view';
 import { toAtomic, formatAtomic } from '../domain/amounts';
 import { openDatabase } from '../runtime/database';
-import { parseResolutionArgs, temporalFor } from './shared';
-import { chainScannerWorkflowId, pokeSignal } from '../../workflows/chain-scanner';
+import { parseResolutionArgs, withEngine } from './shared';
 
 type Register = (name: string, command: (argv: string[]) => Promise<unknown>) => void;
 
@@ -32,23 +31,17 @@ async function loadPaymentRow(config: ServiceConfig, paymentId: string) {
  */
 export function registerPaymentCommands(register: Register): void {
   register('payments resolve', async (argv) => {
-    const { id: paymentId, action, txHash, reason, actor } = parseResolutionArgs(
+    const { id: paymentId, ...request } = parseResolutionArgs(
       argv,
       'usage: payments resolve <paymentId> --action retry|mark-settled|fail [--tx <hash>] [--reason <text>] [--actor <who>]',
     );
     const config = loadConfig();
-    const payment = await loadPaymentRow(config, paymentId);
-    if (!payment) throw new Error(`no Payment ${paymentId}`);
-    if (payment.operationalState !== 'requires_intervention') {
-      throw new Error(`Payment ${paymentId} is not held (operationalState ${payment.operationalState})`);
-    }
-    const client = await temporalFor(config);
+    const opened = await openDatabase(config);
     try {
-      await resolvePayment(client, paymentId, { action, txHash, reason, actor });
+      return await withEngine(config, (engine) => resolvePayment(opened.db.prisma, engine, paymentId, request));
     } finally {
-      await client.connection.close();
+      await opened.close();
     }
-    return { paymentId, action, signalled: true };
   });
 
   register('sandbox pay', async (argv) => {
@@ -73,12 +66,7 @@ export function registerPaymentCommands(register: Register): void {
       to: payment.escrowAddress as Address,
       amountAtomic,
     });
-    const client = await temporalFor(config);
-    try {
-      await client.workflow.getHandle(chainScannerWorkflowId(payment.chainId)).signal(pokeSignal);
-    } finally {
-      await client.connection.close();
-    }
+    await withEngine(config, (engine) => engine.pokeChainScanner(payment.chainId));
     return { paymentId, txHash, from: payer.address, to: payment.escrowAddress, amount: formatAtomic(amountAtomic, payment.decimals) };
   });
 }

@@ -1,24 +1,24 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import type { ServiceConfig } from '../config';
-import { RESOLUTION_ACTIONS, type TResolutionAction } from '../domain/operator-resolution';
-import { connectTemporalClient } from '../temporal/client';
+import { RESOLUTION_ACTIONS, type ResolutionAction, type ResolutionRequest } from '../domain/operator-resolution';
+import { connectTemporalGateway, type TemporalGateway } from '../temporal/gateway';
 
-/** The configured Temporal, or the embedded dev server `npm start` runs. */
-export function temporalFor(config: ServiceConfig) {
-  return connectTemporalClient({
+/** Runs fn with the gateway to the configured Temporal, or to the embedded dev server `npm start` runs. */
+export async function withEngine<T>(config: ServiceConfig, fn: (engine: TemporalGateway) => Promise<T>): Promise<T> {
+  const engine = await connectTemporalGateway({
     address: config.temporal.address ?? `127.0.0.1:${config.temporal.embeddedPort}`,
     namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
   });
+  try {
+    return await fn(engine);
+  } finally {
+    await engine.close();
+  }
 }
 
-export interface ResolutionArgs {
-  id: string;
-  action: TResolutionAction;
-  txHash?: string;
-  reason?: string;
-  actor: string;
-}
+export type ResolutionArgs = ResolutionRequest & { id: string };
 
 /** `<id> --action retry|mark-settled|fail [--tx <hash>] [--reason <text>] [--actor <who>]`, checked. */
 export function parseResolutionArgs(argv: string[], usage: string): ResolutionArgs {
@@ -29,7 +29,7 @@ export function parseResolutionArgs(argv: string[], usage: string): ResolutionAr
     strict: true,
   });
   const id = positionals[0];
-  const action = values.action as TResolutionAction | undefined;
+  const action = values.action as ResolutionAction | undefined;
   if (!id || !action || !RESOLUTION_ACTIONS.includes(action)) throw new Error(usage);
   if (action === 'mark-settled' && !/^0x[0-9a-fA-F]{64}$/.test(values.tx ?? '')) throw new Error('mark-settled needs --tx <0x… transaction hash>');
   if (action === 'fail' && !values.reason) throw new Error('fail needs --reason <text>');

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, type ServiceConfig } from '../config';
 import { dataDir } from '../embedded/paths';
-import { createCursorCodec } from '../http/pagination';
+import { createCursorCodec } from '../domain/pagination';
 import { getWebhookDelivery, listWebhookDeliveries, redeliverWebhook } from '../domain/webhooks/deliveries';
 import {
   archiveWebhookEndpoint,

@@ -4,7 +4,7 @@ import { z } from 'zod';
 
 /** What each app environment offers: the content behind GET /v2/partners/config. */
 export const ENVIRONMENTS = ['sandbox', 'production'] as const;
-export type TEnvironmentName = (typeof ENVIRONMENTS)[number];
+export type EnvironmentName = (typeof ENVIRONMENTS)[number];
 
 export const MODULE_IDS = [
   'accounts',
@@ -14,7 +14,7 @@ export const MODULE_IDS = [
   'webhooks',
   'balances_and_transactions',
 ] as const;
-export type TModuleId = (typeof MODULE_IDS)[number];
+export type ModuleId = (typeof MODULE_IDS)[number];
 
 const ZDecimal = z.string().regex(/^\d+(\.\d+)?$/, 'a non-negative decimal string');
 const ZAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'an EVM address');

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { PrismaClient } from '../db/client';
-import { ENVIRONMENTS, type TEnvironmentName } from '../config/environments';
+import { ENVIRONMENTS, type EnvironmentName } from '../config/environments';
 import { newId, randomToken } from './ids';
 import { hashSecret, safeEqual } from './secrets';
 
 export const SCOPES = ['v2:accounts', 'v2:deposit_addresses', 'v2:payments', 'v2:vaults'] as const;
-export type TScope = (typeof SCOPES)[number];
+export type Scope = (typeof SCOPES)[number];
 
 export const ZCreateApp = z.object({
   name: z.string().min(1).max(120),
@@ -17,15 +17,15 @@ export type TCreateApp = z.input<typeof ZCreateApp>;
 export interface AppCredential {
   appId: string;
   appSecret: string;
-  environment: TEnvironmentName;
-  scopes: TScope[];
+  environment: EnvironmentName;
+  scopes: Scope[];
 }
 
 export interface AuthenticatedApp {
   id: string;
   name: string;
-  environment: TEnvironmentName;
-  scopes: TScope[];
+  environment: EnvironmentName;
+  scopes: Scope[];
   apiVersion: string;
 }
 
@@ -65,8 +65,8 @@ export async function authenticateApp(
   return {
     id: app.id,
     name: app.name,
-    environment: app.environment as TEnvironmentName,
-    scopes: app.scopes as TScope[],
+    environment: app.environment as EnvironmentName,
+    scopes: app.scopes as Scope[],
     apiVersion: app.apiVersion,
   };
 }

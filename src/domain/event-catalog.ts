@@ -73,15 +73,15 @@ export const EVENT_GROUPS = [
   },
 ] as const;
 
-export type TEventName = (typeof EVENT_GROUPS)[number]['events'][number];
+export type EventName = (typeof EVENT_GROUPS)[number]['events'][number];
 
-export const EVENT_NAMES: readonly TEventName[] = EVENT_GROUPS.flatMap((g) => [...g.events]);
+export const EVENT_NAMES: readonly EventName[] = EVENT_GROUPS.flatMap((g) => [...g.events]);
 
 const NOT_RECOMMENDED_GROUPS = new Set(['kyc', 'vaults', 'smart_wallets']);
 const NOT_RECOMMENDED_EVENTS = new Set(['payment.created', 'payment.requires_action', 'deposit.failed', 'compliance.submitted']);
 
 /** The spec's recommended subset: everything except the listed events and groups. */
-export const RECOMMENDED_EVENTS: readonly TEventName[] = EVENT_GROUPS.flatMap((g) =>
+export const RECOMMENDED_EVENTS: readonly EventName[] = EVENT_GROUPS.flatMap((g) =>
   NOT_RECOMMENDED_GROUPS.has(g.id) ? [] : g.events.filter((e) => !NOT_RECOMMENDED_EVENTS.has(e)),
 );
 

@@ -1,25 +1,42 @@
+import { createHash } from 'node:crypto';
 import type { Prisma } from '../db/client';
-import type { TEventName } from './event-catalog';
-import { newId } from './ids';
+import type { EventName } from './event-catalog';
 
-export interface NewEvent {
+/** The resource an event is about, and whose app and account it belongs to. */
+export interface EventSubject {
   appId: string;
-  name: TEventName;
   apiVersion: string;
   accountId: string | null;
   resourceType: 'account' | 'payment' | 'deposit';
   resourceId: string;
+}
+
+export interface NewEvent {
+  name: EventName;
   payload: Record<string, unknown>;
 }
 
 /**
- * Writes an event row. Always called inside the transaction that makes the state change, so an event
- * exists if and only if its change committed (the webhook dispatcher reads these rows).
+ * The one event writer. Called inside the transaction that makes the state change, so an event
+ * exists if and only if its change committed (the webhook dispatcher reads these rows). `step` names
+ * the change (e.g. a statusVersion); ids derive from (resource, step, position, name), so a retried
+ * step writes nothing twice.
  */
-export async function recordEvent(tx: Prisma.TransactionClient, event: NewEvent): Promise<string> {
-  const id = newId('event');
-  await tx.event.create({
-    data: { id, ...event, payload: event.payload as Prisma.InputJsonValue },
-  });
-  return id;
+export async function writeEvents(tx: Prisma.TransactionClient, subject: EventSubject, step: string, events: NewEvent[]): Promise<string[]> {
+  // Wall time of the commit, not a workflow's clock: events order as the changes committed.
+  const createdAt = new Date();
+  const rows = events.map((e, i) => ({
+    id: eventId(subject, step, i, e.name),
+    ...subject,
+    name: e.name,
+    payload: e.payload as Prisma.InputJsonValue,
+    createdAt,
+  }));
+  if (rows.length > 0) await tx.event.createMany({ data: rows, skipDuplicates: true });
+  return rows.map((r) => r.id);
+}
+
+export function eventId(subject: EventSubject, step: string, index: number, name: string): string {
+  const digest = createHash('sha256').update([subject.resourceType, subject.resourceId, step, String(index), name].join('|')).digest('hex');
+  return `evt_${digest.slice(0, 24)}`;
 }

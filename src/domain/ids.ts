@@ -24,7 +24,7 @@ export const ID_PREFIXES = {
   paymentTransfer: 'ptr_',
 } as const;
 
-export type TIdKind = keyof typeof ID_PREFIXES;
+export type IdKind = keyof typeof ID_PREFIXES;
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -39,6 +39,6 @@ export function randomToken(length: number): string {
   return out;
 }
 
-export function newId(kind: TIdKind): string {
+export function newId(kind: IdKind): string {
   return `${ID_PREFIXES[kind]}${randomToken(22)}`;
 }

@@ -1,11 +1,11 @@
-import type { TEnvironmentConfig, TEnvironments, TModuleId } from '../config/environments';
-import type { AuthenticatedApp, TScope } from './apps';
+import type { TEnvironmentConfig, TEnvironments, ModuleId } from '../config/environments';
+import type { AuthenticatedApp, Scope } from './apps';
 import { toAtomic } from './amounts';
 import type { TPartnerConfig } from './partner-config.schemas';
 import { DELIVERY_POLICY, EVENT_GROUPS, EVENT_NAMES, RECOMMENDED_EVENTS, SIGNATURES } from './event-catalog';
 
 /** The modules the service knows, the scope each needs, and whether this build can run it. */
-const MODULES: Record<TModuleId, { name: string; description: string; scopes: TScope[]; operational: boolean; optional: boolean }> = {
+const MODULES: Record<ModuleId, { name: string; description: string; scopes: Scope[]; operational: boolean; optional: boolean }> = {
   accounts: { name: 'Accounts', description: 'Universal Payment Accounts', scopes: ['v2:accounts'], operational: true, optional: false },
   payments: { name: 'Payments', description: 'Escrow-first receive and send Payments', scopes: ['v2:payments'], operational: true, optional: false },
   deposit_addresses: { name: 'Deposit addresses', description: 'Reusable receive addresses', scopes: ['v2:deposit_addresses'], operational: true, optional: true },
@@ -27,11 +27,11 @@ function availability(entitled: boolean, credentialAllowed: boolean, operational
 
 export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments): TPartnerConfig {
   const env: TEnvironmentConfig = envs.environments[app.environment];
-  const moduleState = (id: TModuleId) => {
+  const moduleState = (id: ModuleId) => {
     const m = MODULES[id];
     return availability(env.modules.includes(id), m.scopes.every((s) => app.scopes.includes(s)), m.operational);
   };
-  const modules = (Object.keys(MODULES) as TModuleId[]).map((id) => ({
+  const modules = (Object.keys(MODULES) as ModuleId[]).map((id) => ({
     id,
     name: MODULES[id].name,
     description: MODULES[id].description,

@@ -1,19 +1,18 @@
 import Koa from 'koa';
 import Router from '@koa/router';
-import type { Client } from '@temporalio/client';
 import type { Database } from '../db/client';
 import type { TEnvironments } from '../config/environments';
 import type { ServiceConfig } from '../config';
 import type { Logger } from '../logger';
 import type { ApiState } from './context';
-import { ApiError } from './errors';
+import { ApiError } from '../domain/errors';
 import { authenticate } from './middleware/auth';
 import { errorHandler } from './middleware/error-handler';
 import { jsonBody } from './middleware/json-body';
 import { rateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
 import { echoSvcVersion, enforceSvcVersion } from './middleware/versioning';
-import { createCursorCodec, type CursorCodec } from './pagination';
+import { createCursorCodec, type CursorCodec } from '../domain/pagination';
 import { registerAccountRoutes } from './routes/accounts';
 import { registerHealthRoutes, type HealthProbe } from './routes/health';
 import { registerPartnerConfigRoutes } from './routes/partner-config';
@@ -23,6 +22,7 @@ import { registerPaymentRoutes } from './routes/payments';
 import { registerDepositRoutes } from './routes/deposits';
 import { registerCheckoutRoutes } from './routes/checkout';
 import type { Custody } from '../custody';
+import type { PaymentEngine, WebhookEngine } from '../domain/engine';
 
 export interface ApiDeps {
   config: ServiceConfig;
@@ -31,8 +31,8 @@ export interface ApiDeps {
   logger: Logger;
   serviceSecret: string;
   temporalHealth: HealthProbe;
-  /** Starts, signals and updates workflows. Optional only for tests of the HTTP layer alone. */
-  temporal?: Client;
+  /** The workflow engine (src/temporal/gateway.ts). Optional only for tests of the HTTP layer alone. */
+  engine?: Pick<PaymentEngine, 'startPayment' | 'cancelPayment'> & Pick<WebhookEngine, 'kickWebhookDispatcher'>;
   /** Derives escrow addresses for new Payments. */
   custody?: Custody;
   /** Feature modules (payments, deposits, webhooks admin...) add their routes here. */
@@ -58,7 +58,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   registerCheckoutRoutes(open, { prisma: db.prisma });
   app.use(open.routes());
   // Operator admin API (Bearer ADMIN_API_TOKEN), outside the partner router; absent without a token.
-  registerWebhookAdminRoutes(app, { config, db, serviceSecret: deps.serviceSecret, cursors: shared.cursors, temporal: deps.temporal });
+  registerWebhookAdminRoutes(app, { config, db, serviceSecret: deps.serviceSecret, cursors: shared.cursors, engine: deps.engine });
 
   const partner = new Router<ApiState>();
   partner.use(authenticate(db.prisma));
@@ -69,11 +69,10 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   // Feature routes: one register call per module.
   registerAccountRoutes(partner, { prisma: db.prisma, environments });
   registerTransactionRoutes(partner, { prisma: db.prisma, cursors: shared.cursors });
-  if (deps.temporal && deps.custody) {
+  if (deps.engine && deps.custody) {
     registerPaymentRoutes(partner, {
       prisma: db.prisma,
-      temporal: deps.temporal,
-      taskQueue: config.temporal.taskQueue,
+      engine: deps.engine,
       custody: deps.custody,
       environments,
       serviceSecret: deps.serviceSecret,

@@ -1,10 +1,7 @@
-import type { Client } from '@temporalio/client';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { TEnvironments } from '../config/environments';
 import { createChainRegistry, type ChainRegistry } from '../chain/registry';
 import { fundTestWallet } from '../chain/sandbox';
 import { createHdCustody, loadOrCreateSeed, type Custody } from '../custody';
-import { CHAIN_SCANNER_WORKFLOW, chainScannerWorkflowId, type ChainScannerInput } from '../../workflows/chain-scanner';
 
 export interface ChainServices {
   chains: ChainRegistry;
@@ -23,25 +20,4 @@ export async function fundSandboxTreasury(services: ChainServices, rpcUrl: strin
   if (!chain) return;
   const balance = await services.chains.get(chain.chainId).getNativeBalance(treasury);
   if (balance < 10n ** 18n) await fundTestWallet({ rpcUrl, address: treasury, nativeWei: 100n * 10n ** 18n });
-}
-
-/** One durable scanner per configured network; starting one that already runs is a no-op. */
-export async function ensureChainScanners(
-  client: Client,
-  taskQueue: string,
-  chains: ChainRegistry,
-  opts: { pollSeconds: number; fromBlock?: string },
-): Promise<void> {
-  for (const network of chains.networks()) {
-    const input: ChainScannerInput = { chainId: network.chainId, fromBlock: opts.fromBlock ?? '0', pollSeconds: opts.pollSeconds };
-    try {
-      await client.workflow.start(CHAIN_SCANNER_WORKFLOW, {
-        taskQueue,
-        workflowId: chainScannerWorkflowId(network.chainId),
-        args: [input],
-      });
-    } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    }
-  }
 }

@@ -1,6 +1,5 @@
 import type { Server } from 'node:http';
 import path from 'node:path';
-import type { Client } from '@temporalio/client';
 import type { ServiceConfig } from '../config';
 import { loadEnvironments, withRpcUrl, type TEnvironments } from '../config/environments';
 import type { Logger } from '../logger';
@@ -11,11 +10,11 @@ import { startTemporalDevServer } from '../embedded/temporal-dev-server';
 import { startAnvil } from '../embedded/anvil';
 import { ensureSandboxToken } from '../chain/sandbox';
 import { createApi } from '../http/app';
-import { connectTemporalClient, temporalHealthProbe } from '../temporal/client';
+import { connectTemporalGateway, type TemporalGateway } from '../temporal/gateway';
 import { bundleWorkflows, connectWorkerConnection, createWorker } from '../temporal/worker';
-import { createActivities, DEFAULT_TREASURY_POLICY } from '../../activities';
-import { createChainServices, ensureChainScanners, fundSandboxTreasury, type ChainServices } from './chain-services';
-import { ensureWebhookDispatcher } from '../temporal/webhooks';
+import { createActivities } from '../../activities';
+import { DEFAULT_TREASURY_POLICY } from '../domain/settlement/settlement-sender';
+import { createChainServices, fundSandboxTreasury, type ChainServices } from './chain-services';
 
 export type Role = 'api' | 'worker';
 
@@ -23,7 +22,7 @@ export interface RunningService {
   config: ServiceConfig;
   environments: TEnvironments;
   database: OpenedDatabase;
-  client: Client;
+  engine: TemporalGateway;
   chain: ChainServices;
   temporalAddress: string;
   uiUrl?: string;
@@ -97,8 +96,8 @@ export async function startService(opts: {
     const serviceSecret = resolveServiceSecret(config.serviceSecret, data);
     const chain = createChainServices(environments, data);
     if (rpcUrl) await fundSandboxTreasury(chain, rpcUrl);
-    const client = await connectTemporalClient({ address: temporalAddress, namespace: config.temporal.namespace });
-    stops.push(() => client.connection.close());
+    const engine = await connectTemporalGateway({ address: temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue });
+    stops.push(() => engine.close());
 
     if (roles.includes('worker')) {
       const connection = await connectWorkerConnection(temporalAddress);
@@ -112,7 +111,7 @@ export async function startService(opts: {
           logger,
           chains: chain.chains,
           custody: chain.custody,
-          temporal: client,
+          engine,
           treasury: DEFAULT_TREASURY_POLICY,
           serviceSecret,
           webhooks: config.webhooks,
@@ -124,8 +123,8 @@ export async function startService(opts: {
         await running;
         await connection.close();
       });
-      await ensureChainScanners(client, config.temporal.taskQueue, chain.chains, { pollSeconds: opts.scannerPollSeconds ?? 2 });
-      await ensureWebhookDispatcher(client, config.temporal.taskQueue);
+      await engine.ensureChainScanners(chain.chains.networks().map((n) => n.chainId), { pollSeconds: opts.scannerPollSeconds ?? 2 });
+      await engine.ensureWebhookDispatcher();
     }
 
     let apiUrl: string | undefined;
@@ -136,9 +135,9 @@ export async function startService(opts: {
         db: database.db,
         logger,
         serviceSecret,
-        temporal: client,
+        engine,
         custody: chain.custody,
-        temporalHealth: temporalHealthProbe(client),
+        temporalHealth: () => engine.ping(),
       });
       const server: Server = await new Promise((resolve) => {
         const s = api.listen(config.http.port, config.http.host, () => resolve(s));
@@ -152,7 +151,7 @@ export async function startService(opts: {
       );
       apiUrl = `http://${config.http.host}:${config.http.port}`;
     }
-    return { config, environments, database, client, chain, temporalAddress, uiUrl, rpcUrl, apiUrl, dataDir: data, stop };
+    return { config, environments, database, engine, chain, temporalAddress, uiUrl, rpcUrl, apiUrl, dataDir: data, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { Duration } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 
 export const WORKFLOWS_PATH = path.resolve(__dirname, '../../workflows/index.ts');
@@ -22,6 +23,12 @@ export interface WorkerOptions {
    * moves a dead worker's sticky tasks back, so the harness's kill-and-restart test needs this.
    */
   maxCachedWorkflows?: number;
+  /**
+   * How long a shutdown lets running activities finish and report. An activity abandoned at shutdown
+   * stays "started" on the server until its timeout (on the time-skipping test server it also holds
+   * time still until then).
+   */
+  shutdownGraceTime?: Duration;
 }
 
 /** The one worker: every workflow and activity of the service on one task queue. */
@@ -33,6 +40,7 @@ export async function createWorker(opts: WorkerOptions): Promise<Worker> {
     workflowBundle: opts.workflowBundle,
     activities: opts.activities,
     ...(opts.maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows: opts.maxCachedWorkflows }),
+    ...(opts.shutdownGraceTime === undefined ? {} : { shutdownGraceTime: opts.shutdownGraceTime }),
   });
 }
 

@@ -23,7 +23,7 @@ export type WebhookHeaders =
   | { get(name: string): string | null }
   | Record<string, string | string[] | undefined>;
 
-export type TWebhookVerificationErrorCode =
+export type WebhookVerificationErrorCode =
   | 'missing_header'
   | 'malformed_signature'
   | 'timestamp_out_of_tolerance'
@@ -34,7 +34,7 @@ export class WebhookVerificationError extends Error {
   override name = 'WebhookVerificationError';
 
   constructor(
-    readonly code: TWebhookVerificationErrorCode,
+    readonly code: WebhookVerificationErrorCode,
     message: string,
   ) {
     super(message);

@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { call, newApp, basicAuth } from '../support/api-client';
 import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import { createApi } from '../../src/http/app';
-import { ApiError } from '../../src/http/errors';
-import { createCursorCodec } from '../../src/http/pagination';
+import { ApiError } from '../../src/domain/errors';
+import { createCursorCodec } from '../../src/domain/pagination';
 
 function assertEnvelope(body: any, code: string) {
   assert.equal(typeof body?.error?.message, 'string');

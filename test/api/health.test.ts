@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
 import { createApi } from '../../src/http/app';
 import { createDatabase } from '../../src/db/client';
-import { connectTemporalClient, temporalHealthProbe } from '../../src/temporal/client';
+import { connectTemporalGateway } from '../../src/temporal/gateway';
 import { call } from '../support/api-client';
 import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 
@@ -28,12 +28,10 @@ test('GET /healthz answers 503 when PostgreSQL or Temporal is unreachable', asyn
   const h = await getHarness();
   const deadPort = await freePort();
   const deadDb = createDatabase({ url: `postgresql://nobody@127.0.0.1:${deadPort}/none`, poolMax: 1, acquireTimeoutMs: 1000 });
-  const liveTemporal = async () => {
-    await h.env.client.connection.workflowService.getSystemInfo({});
-  };
+  const liveTemporal = () => h.engine.ping();
   const probeDeadTemporal = async () => {
-    const client = await connectTemporalClient({ address: `127.0.0.1:${deadPort}`, namespace: 'default' });
-    await temporalHealthProbe(client)();
+    const engine = await connectTemporalGateway({ address: `127.0.0.1:${deadPort}`, namespace: 'default', taskQueue: 'none' });
+    await engine.ping();
   };
   const scenarios = [
     { db: deadDb, temporalHealth: liveTemporal, down: 'postgres' },

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Worker } from '@temporalio/worker';
 import { checkLedger } from '../../src/domain/ledger/check';
 import { ZDeposit } from '../../src/domain/deposits/deposit.schemas';
-import { depositWorkflowId } from '../../workflows/deposit-api';
+import { depositWorkflowId } from '../../workflows/contracts/deposit';
 import { call, newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';
 import {
@@ -138,7 +138,7 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
         ['deposit.settled', 'settled', accountId, settled!.id],
       ],
     );
-    const result = await h.env.client.workflow.getHandle(depositWorkflowId(h.chainId, txHash, settled!.logIndex)).result();
+    const result = await h.engine.workflowResult(depositWorkflowId(h.chainId, txHash, settled!.logIndex));
     assert.deepEqual(result, { status: 'settled', statusVersion: 4 });
     await ledgerIsBalanced();
   });
@@ -165,7 +165,7 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     );
     assert.deepEqual(await depositEvents(ignored!.id), []);
     assert.deepEqual(await entriesOf(ignored!.id), {});
-    const result = await h.env.client.workflow.getHandle(depositWorkflowId(h.chainId, ignored!.txHash, ignored!.logIndex)).result();
+    const result = await h.engine.workflowResult(depositWorkflowId(h.chainId, ignored!.txHash, ignored!.logIndex));
     assert.deepEqual(result, { status: 'ignored', statusVersion: 1 });
 
     // Exactly the minimum counts (inclusive: true in the sandbox configuration).
@@ -353,7 +353,7 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
 
     // The workflows' histories (signals, retries, backoff timers) replay deterministically on today's code.
     for (const d of held) {
-      const history = await h.env.client.workflow.getHandle(depositWorkflowId(h.chainId, d.txHash, d.logIndex)).fetchHistory();
+      const history = await h.engine.workflowHistory(depositWorkflowId(h.chainId, d.txHash, d.logIndex));
       await Worker.runReplayHistory({ workflowBundle: h.workflowBundle }, history);
     }
   });
@@ -369,8 +369,8 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     const tx1 = await send(payer, address.address, 10n * USDC);
     await pokeScanner();
     const [first] = await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'confirming', { what: 'first detected' });
-    const handle = h.env.client.workflow.getHandle(depositWorkflowId(h.chainId, tx1, first!.logIndex));
-    const runId = (await handle.describe()).runId;
+    const firstWorkflowId = depositWorkflowId(h.chainId, tx1, first!.logIndex);
+    const runId = (await h.engine.describeWorkflow(firstWorkflowId)).runId;
 
     // While the first deposit's workflow runs: the worker restarts and the scanner re-reads the range.
     await h.restartWorker();
@@ -387,9 +387,9 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     await pokeScanner();
     rows = await waitForDeposits(accountId, (d) => d.length === 3 && d.every((x) => x.status === 'settled'), { mine: true, what: 'third settled' });
     assert.equal(rows.length, 3);
-    const described = await handle.describe();
+    const described = await h.engine.describeWorkflow(firstWorkflowId);
     assert.equal(described.runId, runId);
-    assert.equal(described.status.name, 'COMPLETED');
+    assert.equal(described.status, 'COMPLETED');
     for (const d of rows) {
       assert.deepEqual((await depositEvents(d.id)).map((e) => e.name), ['deposit.detected', 'deposit.settled']);
     }

@@ -2,13 +2,11 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { Address, Hash } from 'viem';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import type { AppCredential } from '../../src/domain/apps';
 import type { Deposit } from '../../src/generated/prisma/client';
-import { CHAIN_SCANNER_WORKFLOW, chainScannerWorkflowId } from '../../workflows/chain-scanner';
 import { call, uniqueUserId } from '../support/api-client';
 import { mine, pokeScanner } from '../support/chain';
 import { getHarness } from '../support/harness';
@@ -54,20 +52,10 @@ export async function send(payer: PrivateKeyAccount, to: string, amountAtomic: b
   return h.chain.chains.get(h.chainId).sendTokenTransfer({ from: payer, token: TOKEN, to: to as Address, amountAtomic });
 }
 
-/** Terminates the chain scanner and starts it again from `fromBlock` (a rescan, or after a reorg). */
+/** Makes the chain scanner read again from `fromBlock` (a rescan, or after a reorg). */
 export async function restartScannerFrom(fromBlock: bigint): Promise<void> {
   const h = await getHarness();
-  const id = chainScannerWorkflowId(h.chainId);
-  try {
-    await h.env.client.workflow.getHandle(id).terminate('deposits test: restart the scanner from an earlier block');
-  } catch (err) {
-    if (!(err instanceof WorkflowNotFoundError)) throw err;
-  }
-  await h.env.client.workflow.start(CHAIN_SCANNER_WORKFLOW, {
-    taskQueue: h.taskQueue,
-    workflowId: id,
-    args: [{ chainId: h.chainId, fromBlock: fromBlock.toString(), pollSeconds: 3600 }],
-  });
+  await h.engine.rescanChain(h.chainId, fromBlock);
 }
 
 /**

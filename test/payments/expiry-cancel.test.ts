@@ -11,7 +11,7 @@ describe('Payment expiry', () => {
     const h = await getHarness();
     const p = (await createPayment(m, { expiresInSeconds: 86_400 })).body.payment;
     // Waiting on the workflow's result lets the time-skipping server jump the 24-hour timer.
-    const result = await h.env.client.workflow.getHandle(p.id).result();
+    const result = await h.engine.workflowResult(p.id);
     assert.deepEqual(result, { status: 'expired', statusVersion: 2 });
     const expired = await getPayment(m, p.id);
     assert.equal(expired.payment.status, 'expired');

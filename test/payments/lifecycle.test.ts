@@ -6,8 +6,6 @@ import { call } from '../support/api-client';
 import { eventually, mine, newPayer, payTo, tokenBalance } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { Worker } from '@temporalio/worker';
-import { chainScannerWorkflowId } from '../../workflows/chain-scanner';
-import { ensureChainScanners } from '../../src/runtime/chain-services';
 import { assertLedgerBalanced, createPayment, eventNames, getPayment, newMerchant, waitForPayment } from './fixtures';
 
 describe('Payment creation', () => {
@@ -205,11 +203,9 @@ describe('Durability', () => {
     const payer = await newPayer(2_000_000n);
     await payTo(payer, p.funding.depositAddress.address, 2_000_000n);
     const before = await waitForPayment(m, p.id, 'succeeded', (x) => x.status === 'succeeded');
-    const scanner = h.env.client.workflow.getHandle(chainScannerWorkflowId(h.chainId));
     // Rescan from just before this Payment's transfer: everything after it is read a second time.
     const seen = await h.db.prisma.paymentTransfer.findFirstOrThrow({ where: { paymentId: p.id } });
-    await scanner.terminate('test: rescan');
-    await ensureChainScanners(h.env.client, h.taskQueue, h.chain.chains, { pollSeconds: 3600, fromBlock: String(seen.blockNumber - 1n) });
+    await h.engine.rescanChain(h.chainId, seen.blockNumber - 1n);
     // A fresh payment after the rescan proves the restarted scanner has read past the old blocks.
     const marker = (await createPayment(m, { amount: '1' })).body.payment;
     await payTo(payer, marker.funding.depositAddress.address, 1_000_000n).catch(async () => {
@@ -231,7 +227,7 @@ describe('Durability', () => {
     const payer = await newPayer(2_000_000n);
     await payTo(payer, p.funding.depositAddress.address, 2_000_000n);
     await waitForPayment(m, p.id, 'succeeded', (x) => x.status === 'succeeded');
-    const history = await h.env.client.workflow.getHandle(p.id).fetchHistory();
+    const history = await h.engine.workflowHistory(p.id);
     await Worker.runReplayHistory({ workflowBundle: h.workflowBundle }, history, p.id);
   });
 });

@@ -1,4 +1,4 @@
-import { createApp, type AppCredential, type TScope } from '../../src/domain/apps';
+import { createApp, type AppCredential, type Scope } from '../../src/domain/apps';
 import { getHarness } from './harness';
 
 export interface ApiResponse<T = any> {
@@ -44,7 +44,7 @@ export function basicAuth(user: string, password: string): string {
 let counter = 0;
 
 /** A fresh app (the same code path as `npm run cli -- apps create`). */
-export async function newApp(opts: { environment?: 'sandbox' | 'production'; scopes?: TScope[] } = {}): Promise<AppCredential> {
+export async function newApp(opts: { environment?: 'sandbox' | 'production'; scopes?: Scope[] } = {}): Promise<AppCredential> {
   const h = await getHarness();
   counter += 1;
   return createApp(

@@ -1,7 +1,6 @@
 import type { Address, Hash } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { fundTestWallet, SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
-import { chainScannerWorkflowId, pokeSignal } from '../../workflows/chain-scanner';
 import { getHarness } from './harness';
 
 /** A fresh payer wallet with test USDC (atomic units) and gas money. */
@@ -27,7 +26,7 @@ export async function payTo(payer: PrivateKeyAccount, to: string, amountAtomic: 
 
 export async function pokeScanner(): Promise<void> {
   const h = await getHarness();
-  await h.env.client.workflow.getHandle(chainScannerWorkflowId(h.chainId)).signal(pokeSignal);
+  await h.engine.pokeChainScanner(h.chainId);
 }
 
 export async function rpc<T = unknown>(method: string, params: unknown[] = []): Promise<T> {

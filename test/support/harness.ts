@@ -13,14 +13,16 @@ import { openDatabase, type OpenedDatabase } from '../../src/runtime/database';
 import pg from 'pg';
 import { testServerExecutable } from '../../src/embedded/paths';
 import { bundleWorkflows, createWorker } from '../../src/temporal/worker';
-import { createActivities, DEFAULT_TREASURY_POLICY } from '../../activities';
+import { createActivities } from '../../activities';
+import { DEFAULT_TREASURY_POLICY } from '../../src/domain/settlement/settlement-sender';
+import { createTemporalGateway, type TemporalGateway } from '../../src/temporal/gateway';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { withRpcUrl } from '../../src/config/environments';
 import { startAnvil } from '../../src/embedded/anvil';
 import { ensureSandboxToken } from '../../src/chain/sandbox';
-import { createChainServices, ensureChainScanners, fundSandboxTreasury, type ChainServices } from '../../src/runtime/chain-services';
+import { createChainServices, fundSandboxTreasury, type ChainServices } from '../../src/runtime/chain-services';
 
 /**
  * One shared environment per test run: a fresh PostgreSQL database, one Java time-skipping Temporal
@@ -32,6 +34,8 @@ export interface Harness {
   db: Database;
   databaseUrl: string;
   env: TestWorkflowEnvironment;
+  /** The service's one gateway to Temporal, on the time-skipping test server. */
+  engine: TemporalGateway;
   taskQueue: string;
   workflowBundle: WorkflowBundleWithSourceMap;
   baseUrl: string;
@@ -87,13 +91,14 @@ async function start(): Promise<Harness> {
   });
   cleanups.push(() => env.teardown());
 
+  const engine = createTemporalGateway(env.client, { taskQueue: config.temporal.taskQueue });
   const workflowBundle = await bundleWorkflows();
   const activities = createActivities({
     db: opened.db,
     logger,
     chains: chain.chains,
     custody: chain.custody,
-    temporal: env.client,
+    engine,
     treasury: DEFAULT_TREASURY_POLICY,
     serviceSecret: TEST_SERVICE_SECRET,
     webhooks: { allowPrivateDestinations: true }, // delivery tests post to local receivers
@@ -109,6 +114,7 @@ async function start(): Promise<Harness> {
       workflowBundle,
       activities,
       maxCachedWorkflows: 0,
+      shutdownGraceTime: '20s',
     });
     running = worker.run();
   };
@@ -121,7 +127,7 @@ async function start(): Promise<Harness> {
   await startWorker();
   cleanups.push(stopWorker);
   // Tests poke the scanner after each transfer; the long poll keeps time-skipping cheap.
-  await ensureChainScanners(env.client, config.temporal.taskQueue, chain.chains, { pollSeconds: 3600 });
+  await engine.ensureChainScanners(chain.chains.networks().map((n) => n.chainId), { pollSeconds: 3600 });
 
   const api = createApi({
     config,
@@ -129,11 +135,9 @@ async function start(): Promise<Harness> {
     db: opened.db,
     logger,
     serviceSecret: TEST_SERVICE_SECRET,
-    temporal: env.client,
+    engine,
     custody: chain.custody,
-    temporalHealth: async () => {
-      await env.client.connection.workflowService.getSystemInfo({});
-    },
+    temporalHealth: () => engine.ping(),
   });
   const server: Server = await new Promise((resolve) => {
     const s = api.listen(0, '127.0.0.1', () => resolve(s));
@@ -153,6 +157,7 @@ async function start(): Promise<Harness> {
     db: opened.db,
     databaseUrl: opened.url,
     env,
+    engine,
     taskQueue: config.temporal.taskQueue,
     workflowBundle,
     baseUrl: `http://127.0.0.1:${port}`,

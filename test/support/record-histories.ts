@@ -4,7 +4,6 @@ import { temporal } from '@temporalio/proto';
 import type { Harness } from './harness';
 
 const { History } = temporal.api.history.v1;
-type THistory = ReturnType<typeof History.decode>;
 
 /**
  * Histories as JSON through @temporalio/proto itself (longs, enums and bytes as strings): the SDK's
@@ -14,8 +13,8 @@ export function encodeHistory(history: unknown): unknown {
   return History.toObject(History.fromObject(history as Record<string, unknown>), { longs: String, enums: String, bytes: String });
 }
 
-export function decodeHistory(json: unknown): THistory {
-  return History.fromObject(json as Record<string, unknown>);
+export function decodeHistory(json: unknown) {
+  return History.fromObject(json as Record<string, unknown>) as unknown as Parameters<typeof History.encode>[0];
 }
 
 export const HISTORIES_DIR = path.join(__dirname, '..', 'workflows', 'histories');

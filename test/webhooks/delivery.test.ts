@@ -4,14 +4,22 @@ import { Worker } from '@temporalio/worker';
 import { call, newApp } from '../support/api-client';
 import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import type { AppCredential } from '../../src/domain/apps';
-import { recordEvent } from '../../src/domain/events';
+import { randomUUID } from 'node:crypto';
+import type { Prisma } from '../../src/db/client';
+import { writeEvents } from '../../src/domain/events';
 import { attemptDelivery } from '../../src/domain/webhooks/attempt';
-import { webhookDeliveryWorkflowId, WEBHOOK_DISPATCHER_WORKFLOW_ID } from '../../src/domain/webhooks/workflow-names';
-import { ensureWebhookDispatcher } from '../../src/temporal/webhooks';
+import { webhookDeliveryWorkflowId, WEBHOOK_DISPATCHER_WORKFLOW_ID } from '../../workflows/contracts/webhooks';
 import { verifyWebhook, WebhookVerificationError } from '../../src/webhooks/verify';
 import { startAdminApi, type AdminApi } from './support/admin';
 import { createAccount, delivered, dispatch, ensureTestDispatcher } from './support/flow';
 import { startReceiver, type Receiver, type ScriptedResponse } from './support/receiver';
+
+/** An account.updated event written as the service writes events (no account: no account headers). */
+async function accountEvent(tx: Prisma.TransactionClient, appId: string, apiVersion: string, resourceId: string, payload: Record<string, unknown>): Promise<string> {
+  const subject = { appId, apiVersion, accountId: null, resourceType: 'account' as const, resourceId };
+  const [id] = await writeEvents(tx, subject, `test:${randomUUID()}`, [{ name: 'account.updated', payload }]);
+  return id!;
+}
 
 interface Endpoint {
   id: string;
@@ -31,7 +39,7 @@ describe('Webhook delivery', () => {
 
   after(async () => {
     const h = await getHarness();
-    await h.env.client.workflow.getHandle(WEBHOOK_DISPATCHER_WORKFLOW_ID).terminate('webhook tests done').catch(() => undefined);
+    await h.engine.stopWebhookDispatcher('webhook tests done');
     await admin.close();
     await receiver.close();
   });
@@ -133,9 +141,8 @@ describe('Webhook delivery', () => {
     await dispatch();
     assert.equal((await delivered(eventId, ep.id)).status, 'succeeded');
     const deliveryId = webhookDeliveryWorkflowId(eventId, ep.id, 1);
-    await Worker.runReplayHistory({ workflowBundle: h.workflowBundle }, await h.env.client.workflow.getHandle(deliveryId).fetchHistory(), deliveryId);
-    const dispatcher = h.env.client.workflow.getHandle(WEBHOOK_DISPATCHER_WORKFLOW_ID);
-    await Worker.runReplayHistory({ workflowBundle: h.workflowBundle }, await dispatcher.fetchHistory(), WEBHOOK_DISPATCHER_WORKFLOW_ID);
+    await Worker.runReplayHistory({ workflowBundle: h.workflowBundle }, await h.engine.workflowHistory(deliveryId), deliveryId);
+    await Worker.runReplayHistory({ workflowBundle: h.workflowBundle }, await h.engine.workflowHistory(WEBHOOK_DISPATCHER_WORKFLOW_ID), WEBHOOK_DISPATCHER_WORKFLOW_ID);
   });
 
   test('400: abandoned after one attempt', async () => {
@@ -195,7 +202,7 @@ describe('Webhook delivery', () => {
     const created = await admin.call('POST', `/admin/v1/apps/${app.appId}/webhook-endpoints`, { url: slow.url });
     const endpointId: string = created.body.endpoint.id;
     const eventId = await h.db.prisma.$transaction((tx) =>
-      recordEvent(tx, { appId: app.appId, name: 'account.updated', apiVersion: h.environments.apiVersion, accountId: null, resourceType: 'account', resourceId: 'acct_slow', payload: {} }),
+      accountEvent(tx, app.appId, h.environments.apiVersion, 'acct_slow', {}),
     );
     // Taken out of the dispatcher's way: this attempt runs here, with a 200 ms request budget.
     await h.db.prisma.event.update({ where: { id: eventId }, data: { dispatchedAt: new Date() } });
@@ -225,7 +232,7 @@ describe('Webhook delivery', () => {
       [200, null],
     ]);
     // The workflow really slept 120 s (not the 30 s backoff) between the attempts.
-    const history = await h.env.client.workflow.getHandle(webhookDeliveryWorkflowId(eventId, ep.id, 1)).fetchHistory();
+    const history = await h.engine.workflowHistory(webhookDeliveryWorkflowId(eventId, ep.id, 1));
     const timers = (history.events ?? [])
       .map((e) => e.timerStartedEventAttributes?.startToFireTimeout?.seconds)
       .filter((s) => s !== undefined && s !== null)
@@ -376,19 +383,11 @@ describe('Webhook delivery', () => {
     const ep = await endpoint(app);
     // The state change committed with its event row, then the process died before any dispatch.
     const eventId = await h.db.prisma.$transaction((tx) =>
-      recordEvent(tx, {
-        appId: app.appId,
-        name: 'account.updated',
-        apiVersion: h.environments.apiVersion,
-        accountId: null,
-        resourceType: 'account',
-        resourceId: 'acct_crashTest',
-        payload: { accountId: 'acct_crashTest' },
-      }),
+      accountEvent(tx, app.appId, h.environments.apiVersion, 'acct_crashTest', { accountId: 'acct_crashTest' }),
     );
     assert.equal((await h.db.prisma.event.findUniqueOrThrow({ where: { id: eventId } })).dispatchedAt, null);
     // The service restarts: ensureWebhookDispatcher finds the dispatcher running and leaves it be.
-    assert.deepEqual(await ensureWebhookDispatcher(h.env.client, h.taskQueue), { started: false });
+    assert.deepEqual(await h.engine.ensureWebhookDispatcher(), { started: false });
     await dispatch();
     assert.equal((await delivered(eventId, ep.id)).status, 'succeeded');
     const req = receiver.requests(ep.path)[0]!;
@@ -417,7 +416,7 @@ describe('Webhook delivery', () => {
     assert.equal(created.status, 201);
     const endpointId: string = created.body.endpoint.id;
     const eventId = await h.db.prisma.$transaction((tx) =>
-      recordEvent(tx, { appId: app.appId, name: 'account.updated', apiVersion: h.environments.apiVersion, accountId: null, resourceType: 'account', resourceId: 'acct_x', payload: {} }),
+      accountEvent(tx, app.appId, h.environments.apiVersion, 'acct_x', {}),
     );
     await h.db.prisma.event.update({ where: { id: eventId }, data: { dispatchedAt: new Date() } });
     const delivery = await h.db.prisma.webhookDelivery.create({

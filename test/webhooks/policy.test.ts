@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertPublicDestination, classifyAddress, DestinationNotAllowedError } from '../../src/domain/webhooks/destination';
+import { assertPublicDestination, classifyAddress, DestinationNotAllowedError } from '../../src/webhooks/destination';
 import { parseRetryAfter, planNextStep } from '../../src/domain/webhooks/policy';
 
 describe('Webhook delivery policy (pure)', () => {

@@ -1,9 +1,9 @@
 import { Prisma, type PrismaClient } from '../../db/client';
 import type { TEnvironmentConfig } from '../../config/environments';
 import { findAsset, findNetwork } from '../../config/environments';
-import { ApiError, notFound } from '../../http/errors';
+import { ApiError, notFound } from '../errors';
 import type { AuthenticatedApp } from '../apps';
-import { recordEvent } from '../events';
+import { writeEvents, type EventSubject } from '../events';
 import { newId, randomToken } from '../ids';
 import { BUNDLE_INCLUDE, loadAccount, toAccountBundle } from './account-bundle';
 import type {
@@ -38,15 +38,9 @@ export async function createAccount(prisma: PrismaClient, app: AuthenticatedApp,
         },
         include: BUNDLE_INCLUDE,
       });
-      await recordEvent(tx, {
-        appId: app.id,
-        name: 'account.created',
-        apiVersion: app.apiVersion,
-        accountId,
-        resourceType: 'account',
-        resourceId: accountId,
-        payload: { accountId, externalUserId: input.externalUserId },
-      });
+      await writeEvents(tx, accountSubject(app, accountId), 'created', [
+        { name: 'account.created', payload: { accountId, externalUserId: input.externalUserId } },
+      ]);
       return created;
     });
     return toAccountBundle(account);
@@ -99,15 +93,9 @@ export async function updateDisplayProfile(
         reason: input.reason,
       },
     });
-    await recordEvent(tx, {
-      appId: app.id,
-      name: 'account.updated',
-      apiVersion: app.apiVersion,
-      accountId,
-      resourceType: 'account',
-      resourceId: accountId,
-      payload: { accountId, change: 'display_profile', version: input.expectedVersion + 1 },
-    });
+    await writeEvents(tx, accountSubject(app, accountId), `display_profile:v${input.expectedVersion + 1}`, [
+      { name: 'account.updated', payload: { accountId, change: 'display_profile', version: input.expectedVersion + 1 } },
+    ]);
     return loadAccount(tx, app.id, accountId);
   });
   return toAccountBundle(account);
@@ -127,10 +115,11 @@ export async function registerConnectedWallet(
   }
   const address = input.address.toLowerCase();
   try {
+    const walletId = newId('wallet');
     await prisma.$transaction(async (tx) => {
       await tx.connectedWallet.create({
         data: {
-          id: newId('wallet'),
+          id: walletId,
           accountId,
           kind: input.kind,
           chainId: input.chainId,
@@ -141,7 +130,7 @@ export async function registerConnectedWallet(
           ownershipVerificationMethod: 'eip712_signature',
         },
       });
-      await accountUpdated(tx, app, accountId, 'connected_wallet_added');
+      await accountUpdated(tx, app, accountId, 'connected_wallet_added', walletId);
     });
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
@@ -206,7 +195,7 @@ export async function setSettlementProfile(
     } else {
       await tx.settlementProfile.create({ data: { id: newId('settlementProfile'), accountId, ...data } });
     }
-    await accountUpdated(tx, app, accountId, 'settlement_profile');
+    await accountUpdated(tx, app, accountId, 'settlement_profile', `v${version}`);
   });
   return toAccountBundle(await loadAccount(prisma, app.id, accountId));
 }
@@ -241,15 +230,12 @@ export async function accountCapabilities(
   };
 }
 
-async function accountUpdated(tx: Prisma.TransactionClient, app: AuthenticatedApp, accountId: string, change: string) {
+function accountSubject(app: AuthenticatedApp, accountId: string): EventSubject {
+  return { appId: app.id, apiVersion: app.apiVersion, accountId, resourceType: 'account', resourceId: accountId };
+}
+
+/** account.updated for a change of one of the account's parts; `version` names that change. */
+async function accountUpdated(tx: Prisma.TransactionClient, app: AuthenticatedApp, accountId: string, change: string, version: string) {
   await tx.account.update({ where: { id: accountId }, data: { updatedAt: new Date() } });
-  await recordEvent(tx, {
-    appId: app.id,
-    name: 'account.updated',
-    apiVersion: app.apiVersion,
-    accountId,
-    resourceType: 'account',
-    resourceId: accountId,
-    payload: { accountId, change },
-  });
+  await writeEvents(tx, accountSubject(app, accountId), `${change}:${version}`, [{ name: 'account.updated', payload: { accountId, change } }]);
 }

@@ -1,8 +1,8 @@
 import type { Prisma, PrismaClient } from '../../db/client';
 import { findAsset, findNetwork, type TEnvironmentConfig } from '../../config/environments';
 import type { Custody } from '../../custody';
-import { ApiError, notFound } from '../../http/errors';
-import { afterPosition, pageOf, type CursorCodec } from '../../http/pagination';
+import { ApiError, notFound } from '../errors';
+import { afterPosition, pageOf, type CursorCodec } from '../pagination';
 import type { AuthenticatedApp } from '../apps';
 import { newId } from '../ids';
 import type { TCreateDepositAddress, TDepositAddress, TListDepositAddressesQuery } from './deposit.schemas';

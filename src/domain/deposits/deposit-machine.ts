@@ -1,4 +1,5 @@
 import type { OperatorAction } from '../operator-resolution';
+import type { SettlementHoldReason } from '../settlement/hold-reasons';
 /**
  * The Deposit lifecycle as a pure state machine: (state, event) -> transition. No I/O and no clocks
  * (times come in with the event), so every rule is unit-tested without Temporal. The DepositWorkflow
@@ -202,11 +203,7 @@ export function onSettlementAttemptFailed(state: DepositState, policy: Settlemen
   return t;
 }
 
-export type TroubleReason =
-  | 'settlement_failed'
-  | 'settlement_unconfirmed'
-  | 'settlement_destination_missing'
-  | 'settlement_destination_mismatch';
+export type TroubleReason = Exclude<SettlementHoldReason, 'settlement_requires_intervention'>;
 
 /** The payout reverted, never confirmed, or has nowhere to go: stop automation and hold. */
 export function onSettlementTrouble(state: DepositState, reason: TroubleReason): Transition | null {

@@ -1,9 +1,9 @@
-import type { Client } from '@temporalio/client';
 import type { Prisma, PrismaClient } from '../../db/client';
-import { notFound } from '../../http/errors';
-import { afterPosition, pageOf, type CursorCodec } from '../../http/pagination';
+import { ApiError, notFound } from '../errors';
+import { afterPosition, pageOf, type CursorCodec } from '../pagination';
 import type { AuthenticatedApp } from '../apps';
-import { depositWorkflowId, resolveDepositSignal, type DepositResolutionRequest } from '../../../workflows/deposit-api';
+import type { DepositEngine } from '../engine';
+import { isHeld, type ResolutionRequest } from '../operator-resolution';
 import type { TListDepositsQuery } from './deposit.schemas';
 import { requireAccount } from './deposit-addresses';
 import { toDepositView } from './deposit-view';
@@ -37,15 +37,15 @@ export async function getDeposit(prisma: PrismaClient, app: AuthenticatedApp, ac
 }
 
 /**
- * Operator release of a requires_intervention hold: a signal to the deposit's workflow, which records
- * who and why (deposit_resolutions) and applies it. Refused here unless the deposit is held.
+ * Operator release of a requires_intervention hold: the deposit's workflow records who and why
+ * (deposit_resolutions) and applies it. Refused here unless the deposit is held.
  */
-export async function resolveDeposit(prisma: PrismaClient, temporal: Client, depositId: string, request: DepositResolutionRequest) {
+export async function resolveDeposit(prisma: PrismaClient, engine: Pick<DepositEngine, 'resolveDeposit'>, depositId: string, request: ResolutionRequest) {
   const deposit = await prisma.deposit.findUnique({ where: { id: depositId } });
-  if (!deposit) throw new Error(`no deposit ${depositId}`);
-  if (deposit.status !== 'requires_intervention') {
-    throw new Error(`deposit ${depositId} is not held (status ${deposit.status})`);
+  if (!deposit) throw notFound('Deposit');
+  if (!isHeld({ kind: 'deposit', status: deposit.status })) {
+    throw new ApiError('conflict', `deposit ${depositId} is not held (status ${deposit.status})`);
   }
-  await temporal.workflow.getHandle(depositWorkflowId(deposit.chainId, deposit.txHash, deposit.logIndex)).signal(resolveDepositSignal, request);
+  await engine.resolveDeposit(deposit, request);
   return { depositId, action: request.action, signalled: true };
 }

@@ -1,5 +1,5 @@
 import { Prisma, type PrismaClient } from '../../db/client';
-import { notFound } from '../../http/errors';
+import { notFound } from '../errors';
 import type { TBalance, TBalances } from './balances.schemas';
 
 type Db = PrismaClient | Prisma.TransactionClient;

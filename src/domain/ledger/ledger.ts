@@ -58,7 +58,7 @@ export interface LedgerTransactionInput {
   receiverAccountId: string | null;
   /** Positive; direction says which way it moved. */
   amountAtomic: bigint;
-  status: TTransactionStatus;
+  status: LedgerTransactionStatus;
   /** e.g. 'collection', 'settlement', 'fee', 'deposit', 'reversal'. */
   financialLegKind: string;
   paymentId?: string | null;
@@ -70,7 +70,7 @@ export interface LedgerTransactionInput {
 
 export interface PostingInput {
   appId: string;
-  sourceType: TSourceType;
+  sourceType: LedgerSourceType;
   sourceId: string;
   /** Unique per source: ('payment', 'payment_x', 'collection') posts once. */
   leg: string;
@@ -82,9 +82,9 @@ export interface PostingInput {
 }
 
 export const SOURCE_TYPES = ['payment', 'deposit'] as const;
-export type TSourceType = (typeof SOURCE_TYPES)[number];
+export type LedgerSourceType = (typeof SOURCE_TYPES)[number];
 export const TRANSACTION_STATUSES = ['pending', 'posted', 'reversed'] as const;
-export type TTransactionStatus = (typeof TRANSACTION_STATUSES)[number];
+export type LedgerTransactionStatus = (typeof TRANSACTION_STATUSES)[number];
 export const TRANSACTION_DIRECTIONS = ['received', 'sent'] as const;
 
 /** The largest magnitude DECIMAL(78,0) holds (exclusive). */
@@ -135,10 +135,10 @@ export interface BookKinds {
   partner_fees: [appId: string];
   network_fees: [];
 }
-export type TBookKind = keyof BookKinds;
+export type BookKind = keyof BookKinds;
 
 /** The book name for one place in the chart of books, e.g. bookFor('escrow', paymentId). */
-export function bookFor<K extends TBookKind>(kind: K, ...args: BookKinds[K]): string {
+export function bookFor<K extends BookKind>(kind: K, ...args: BookKinds[K]): string {
   const [id] = args as unknown as [string | number | undefined];
   const part = (name: string) => {
     const value = String(id ?? '');
@@ -199,7 +199,7 @@ export interface PreparedTransaction extends Omit<LedgerTransactionInput, 'asset
 export interface PreparedPosting {
   key: string;
   appId: string;
-  sourceType: TSourceType;
+  sourceType: LedgerSourceType;
   sourceId: string;
   leg: string;
   description: string;
@@ -457,7 +457,7 @@ export async function postToLedger(
 }
 
 /** Which statuses may move to each status (a repeat of the current status is a no-op). */
-const ALLOWED_FROM: Record<TTransactionStatus, TTransactionStatus[]> = {
+const ALLOWED_FROM: Record<LedgerTransactionStatus, LedgerTransactionStatus[]> = {
   pending: [],
   posted: ['pending'],
   reversed: ['pending', 'posted'],
@@ -473,7 +473,7 @@ const ALLOWED_FROM: Record<TTransactionStatus, TTransactionStatus[]> = {
  */
 export async function updateTransactionStatus(
   tx: Prisma.TransactionClient,
-  input: { sourceType: TSourceType; sourceId: string; leg: string; status: TTransactionStatus; accountId?: string },
+  input: { sourceType: LedgerSourceType; sourceId: string; leg: string; status: LedgerTransactionStatus; accountId?: string },
 ): Promise<void> {
   const key = `${input.sourceType}/${input.sourceId}/${input.leg}`;
   if (!TRANSACTION_STATUSES.includes(input.status)) throw new LedgerValidationError([`status must be one of ${TRANSACTION_STATUSES.join(', ')}`]);

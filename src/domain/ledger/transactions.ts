@@ -1,6 +1,6 @@
 import type { Prisma, PrismaClient } from '../../db/client';
-import { notFound } from '../../http/errors';
-import { afterPosition, pageOf, type CursorCodec } from '../../http/pagination';
+import { notFound } from '../errors';
+import { afterPosition, pageOf, type CursorCodec } from '../pagination';
 import type {
   TAssetAmount,
   TLedgerEntryView,

@@ -1,23 +1,20 @@
-import type { Client } from '@temporalio/client';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { Prisma, type PrismaClient } from '../../db/client';
 import { findAsset, findNetwork, type TEnvironmentConfig } from '../../config/environments';
 import type { Custody } from '../../custody';
-import { ApiError, notFound } from '../../http/errors';
+import { ApiError, notFound } from '../errors';
 import { toAtomic } from '../amounts';
 import type { AuthenticatedApp } from '../apps';
-import { recordEvent } from '../events';
+import type { PaymentEngine } from '../engine';
+import { writeEvents } from '../events';
 import { newId } from '../ids';
 import { hmacHex } from '../secrets';
 import { splitFees } from './payment-machine';
 import type { TCreatePayment } from './payment.schemas';
 import type { PaymentRow } from './payment-view';
-import { paymentWorkflowInput, startPaymentWorkflow } from './payment-workflow-client';
 
 export interface CreatePaymentDeps {
   prisma: PrismaClient;
-  temporal: Client;
-  taskQueue: string;
+  engine: Pick<PaymentEngine, 'startPayment'>;
   custody: Custody;
   serviceSecret: string;
 }
@@ -131,15 +128,10 @@ export async function createPayment(
         data: { escrowAddress },
         include: { incidents: true },
       });
-      await recordEvent(tx, {
-        appId: app.id,
-        name: 'payment.created',
-        apiVersion: app.apiVersion,
-        accountId: recipient.id,
-        resourceType: 'payment',
-        resourceId: paymentId,
-        payload: { paymentId, accountId: recipient.id, status: 'requires_payment_method', statusVersion: 1 },
-      });
+      const subject = { appId: app.id, apiVersion: app.apiVersion, accountId: recipient.id, resourceType: 'payment' as const, resourceId: paymentId };
+      await writeEvents(tx, subject, 'created', [
+        { name: 'payment.created', payload: { paymentId, accountId: recipient.id, status: 'requires_payment_method', statusVersion: 1 } },
+      ]);
       return withEscrow;
     });
   } catch (err) {
@@ -148,10 +140,6 @@ export async function createPayment(
     row = await prisma.payment.findUniqueOrThrow({ where: { id: paymentId }, include: { incidents: true } });
   }
 
-  try {
-    await startPaymentWorkflow(deps.temporal, deps.taskQueue, paymentWorkflowInput(row, network.confirmations));
-  } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-  }
+  await deps.engine.startPayment(row, network.confirmations);
   return row;
 }

@@ -1,4 +1,5 @@
 import type { OperatorAction } from '../operator-resolution';
+import type { SettlementHoldReason } from '../settlement/hold-reasons';
 /**
  * The Payment lifecycle as a pure state machine: (state, event) -> (state, transition). No I/O, no
  * clocks (times come in with the event), so every rule is unit-tested without Temporal. The
@@ -142,22 +143,26 @@ export function remainingAtomic(s: PaymentState): bigint {
   return owed > 0n ? owed : 0n;
 }
 
+/**
+ * How a transfer counts once the Payment can no longer use it, held for recovery: late after expiry,
+ * cancellation or failure (final: later funds don't revive it), duplicate once accepted or settled.
+ * null while the Payment is open.
+ */
+export function unusableTransferKind(status: PaymentStatus): 'late' | 'duplicate' | null {
+  if (TERMINAL.has(status) && status !== 'succeeded') return 'late';
+  if (!OPEN.has(status)) return 'duplicate';
+  return null;
+}
+
 /** A transfer to the escrow address was seen on chain (maybe again: then nothing changes). */
 export function onTransferDetected(state: PaymentState, transfer: { key: string; amountAtomic: bigint }): Transition | null {
   if (state.transfers.some((t) => t.key === transfer.key)) return null;
   const t = begin(state);
-  if (TERMINAL.has(state.status) && state.status !== 'succeeded') {
-    // Expiry and cancellation are final: later funds don't revive the Payment; they are kept for recovery.
-    t.state.transfers.push({ ...transfer, status: 'confirmed', role: 'late' });
-    t.incidents.push({ kind: 'late', amountAtomic: transfer.amountAtomic, transferKey: transfer.key });
-    t.events.push('payment.late_received');
-    return t;
-  }
-  if (!OPEN.has(state.status)) {
-    // Accepted or settled already: a second payment is a duplicate, held for recovery.
-    t.state.transfers.push({ ...transfer, status: 'confirmed', role: 'duplicate' });
-    t.incidents.push({ kind: 'duplicate', amountAtomic: transfer.amountAtomic, transferKey: transfer.key });
-    t.events.push('payment.duplicate_received');
+  const unusable = unusableTransferKind(state.status);
+  if (unusable) {
+    t.state.transfers.push({ ...transfer, status: 'confirmed', role: unusable });
+    t.incidents.push({ kind: unusable, amountAtomic: transfer.amountAtomic, transferKey: transfer.key });
+    t.events.push(unusable === 'late' ? 'payment.late_received' : 'payment.duplicate_received');
     return t;
   }
   t.state.transfers.push({ ...transfer, status: 'pending', role: 'funding' });
@@ -284,13 +289,13 @@ export function onSettlementAttemptFailed(state: PaymentState, policy: Settlemen
 }
 
 /** The outcome on chain is a revert, or is unknown: stop automation, keep the financial status. */
-export function onSettlementTrouble(state: PaymentState, reason: 'settlement_failed' | 'settlement_unconfirmed'): Transition {
+export function onSettlementTrouble(state: PaymentState, reason: Exclude<SettlementHoldReason, 'settlement_requires_intervention'>): Transition {
   const t = begin(state);
   holdForIntervention(t, reason);
   return t;
 }
 
-function holdForIntervention(t: Transition, reasonCode: string): void {
+function holdForIntervention(t: Transition, reasonCode: SettlementHoldReason): void {
   t.state.operationalState = 'requires_intervention';
   t.state.operationalReasonCode = reasonCode;
   t.events.push('payment.requires_intervention');

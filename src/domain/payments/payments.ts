@@ -1,11 +1,9 @@
-import type { Client } from '@temporalio/client';
-import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import type { Prisma, PrismaClient } from '../../db/client';
-import { ApiError, notFound } from '../../http/errors';
-import { afterPosition, pageOf, type CursorCodec } from '../../http/pagination';
+import { ApiError, notFound } from '../errors';
+import { afterPosition, pageOf, type CursorCodec } from '../pagination';
 import type { AuthenticatedApp } from '../apps';
-import { cancelUpdate, PAYMENT_NOT_CANCELABLE, resolveSignal, type OperatorResolution } from '../../../workflows/payment-api';
+import type { PaymentEngine } from '../engine';
+import { isHeld, type ResolutionRequest } from '../operator-resolution';
 import type { TCancelPayment, TListPaymentsQuery } from './payment.schemas';
 import { toNextAction, toPaymentView, type PaymentRow } from './payment-view';
 
@@ -42,12 +40,12 @@ export async function listPayments(prisma: PrismaClient, app: AuthenticatedApp, 
 }
 
 /**
- * Cancel is a workflow update: the PaymentWorkflow decides against its own state (funds seen or
- * not), so a cancel can't race a transfer the database hasn't recorded yet.
+ * Cancel is decided by the PaymentWorkflow against its own state (funds seen or not), so a cancel
+ * can't race a transfer the database hasn't recorded yet.
  */
 export async function cancelPayment(
   prisma: PrismaClient,
-  temporal: Client,
+  engine: Pick<PaymentEngine, 'cancelPayment'>,
   app: AuthenticatedApp,
   paymentId: string,
   input: TCancelPayment,
@@ -57,25 +55,25 @@ export async function cancelPayment(
   if (p.intent === 'send') {
     throw new ApiError('payment_not_cancelable', 'Send Payments cannot be cancelled', { reasonCode: 'send_payment' });
   }
-  try {
-    await temporal.workflow.getHandle(paymentId).executeUpdate(cancelUpdate, { args: [{ reasonCode: input.reasonCode, reason: input.reason ?? null }] });
-  } catch (err) {
-    const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
-    if (cause instanceof ApplicationFailure && cause.type === PAYMENT_NOT_CANCELABLE) {
-      throw new ApiError('payment_not_cancelable', cause.message, { reasonCode: cause.details?.[0] ?? null, status: p.status });
-    }
-    const fresh = await loadPayment(prisma, app.id, paymentId);
-    // The workflow has finished (expired, succeeded...): the stored status is the answer.
-    if (fresh.status === 'cancelled') return fresh;
-    if (['succeeded', 'failed', 'expired'].includes(fresh.status)) {
-      throw new ApiError('payment_not_cancelable', `A ${fresh.status} Payment cannot be cancelled`, { reasonCode: 'not_open', status: fresh.status });
-    }
-    throw err;
+  const decision = await engine.cancelPayment(paymentId, { reasonCode: input.reasonCode, reason: input.reason ?? null });
+  if (decision.outcome === 'refused') {
+    throw new ApiError('payment_not_cancelable', decision.message, { reasonCode: decision.reasonCode, status: p.status });
   }
-  return loadPayment(prisma, app.id, paymentId);
+  const fresh = await loadPayment(prisma, app.id, paymentId);
+  if (decision.outcome === 'closed' && fresh.status !== 'cancelled') {
+    // The workflow has finished (expired, succeeded...): the stored status is the answer.
+    throw new ApiError('payment_not_cancelable', `A ${fresh.status} Payment cannot be cancelled`, { reasonCode: 'not_open', status: fresh.status });
+  }
+  return fresh;
 }
 
-/** Operator release of a requires_intervention hold (a signal: the workflow records who and why). */
-export async function resolvePayment(temporal: Client, paymentId: string, resolution: OperatorResolution): Promise<void> {
-  await temporal.workflow.getHandle(paymentId).signal(resolveSignal, resolution);
+/** Operator release of a requires_intervention hold (the workflow records who and why). */
+export async function resolvePayment(prisma: PrismaClient, engine: Pick<PaymentEngine, 'resolvePayment'>, paymentId: string, request: ResolutionRequest) {
+  const payment = await prisma.payment.findUnique({ where: { id: paymentId }, select: { operationalState: true } });
+  if (!payment) throw notFound('Payment');
+  if (!isHeld({ kind: 'payment', operationalState: payment.operationalState })) {
+    throw new ApiError('conflict', `Payment ${paymentId} is not held (operationalState ${payment.operationalState})`);
+  }
+  await engine.resolvePayment(paymentId, request);
+  return { paymentId, action: request.action, signalled: true };
 }

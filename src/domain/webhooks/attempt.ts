@@ -1,9 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Prisma, type PrismaClient } from '../../db/client';
 import type { Logger } from '../../logger';
-import type { DestinationPolicy } from './destination';
-import { postWebhook, type TPostResult } from './http-post';
-import { parseRetryAfter, planNextStep, type TAttemptOutcome, type TNextStep } from './policy';
+import type { DestinationPolicy } from '../../webhooks/destination';
+import { postWebhook, type PostResult } from '../../webhooks/http-post';
+import { parseRetryAfter, planNextStep, type AttemptOutcome, type NextStep } from './policy';
 import { decryptSigningSecret, signatureHeader, signDelivery } from './signing-secrets';
 
 /**
@@ -30,7 +30,7 @@ export interface AttemptInput {
 }
 
 export interface AttemptReport {
-  step: TNextStep;
+  step: NextStep;
   responseStatus: number | null;
 }
 
@@ -45,10 +45,10 @@ const claimTtlMs = (deps: WebhookAttemptDeps) => deps.http.timeoutMs + 5_000;
 
 const USER_AGENT = 'PartnerPayments-Webhooks/1.0';
 
-function stepOf(row: { outcome: string | null; nextDelayMs: number | null; error: string | null }): TNextStep {
+function stepOf(row: { outcome: string | null; nextDelayMs: number | null; error: string | null }): NextStep {
   if (row.outcome === 'succeeded') return { action: 'succeeded' };
   if (row.outcome === 'retry') return { action: 'retry', delayMs: row.nextDelayMs ?? 0 };
-  const reason = (row.error ?? '').split(':')[0] as Extract<TNextStep, { action: 'abandoned' }>['reason'];
+  const reason = (row.error ?? '').split(':')[0] as Extract<NextStep, { action: 'abandoned' }>['reason'];
   return { action: 'abandoned', reason: reason || 'internal_error' };
 }
 
@@ -83,7 +83,7 @@ async function claimAttempt(deps: WebhookAttemptDeps, input: AttemptInput, url: 
   }
 }
 
-function outcomeOf(result: TPostResult): TAttemptOutcome {
+function outcomeOf(result: PostResult): AttemptOutcome {
   switch (result.kind) {
     case 'response': {
       const header = result.headers['retry-after'];
@@ -116,7 +116,7 @@ export async function attemptDelivery(deps: WebhookAttemptDeps, input: AttemptIn
   const claim = await claimAttempt(deps, input, endpoint.url);
   if (claim.kind === 'completed') return claim.report;
 
-  let outcome: TAttemptOutcome;
+  let outcome: AttemptOutcome;
   let responseStatus: number | null = null;
   let responseBody: string | null = null;
   let latencyMs: number | null = null;

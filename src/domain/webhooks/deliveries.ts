@@ -1,12 +1,12 @@
 import type { Prisma, PrismaClient } from '../../db/client';
-import { ApiError, notFound } from '../../http/errors';
-import { afterPosition, pageOf, type CursorCodec } from '../../http/pagination';
-import { parseInput } from '../../http/validate';
+import { ApiError, notFound } from '../errors';
+import { afterPosition, pageOf, type CursorCodec } from '../pagination';
+import { parseInput } from '../validation';
 import {
   ZListWebhookDeliveries,
-  type TWebhookAttempt,
-  type TWebhookDelivery,
-  type TWebhookDeliveryStatus,
+  type WebhookAttemptView,
+  type WebhookDeliveryView,
+  type WebhookDeliveryStatus,
 } from './endpoint.schemas';
 
 /** Delivery history (read by operators through the CLI and the admin API) and redelivery. */
@@ -15,14 +15,14 @@ const DELIVERY_INCLUDE = { event: { select: { name: true } } } as const;
 type DeliveryRow = Prisma.WebhookDeliveryGetPayload<{ include: typeof DELIVERY_INCLUDE }>;
 type AttemptRow = Prisma.WebhookAttemptGetPayload<object>;
 
-export function toWebhookDelivery(row: DeliveryRow): TWebhookDelivery {
+export function toWebhookDelivery(row: DeliveryRow): WebhookDeliveryView {
   return {
     id: row.id,
     appId: row.appId,
     eventId: row.eventId,
     eventName: row.event.name,
     endpointId: row.endpointId,
-    status: row.status as TWebhookDeliveryStatus,
+    status: row.status as WebhookDeliveryStatus,
     round: row.round,
     attemptCount: row.attemptCount,
     lastStatusCode: row.lastStatusCode,
@@ -34,12 +34,12 @@ export function toWebhookDelivery(row: DeliveryRow): TWebhookDelivery {
   };
 }
 
-export function toWebhookAttempt(row: AttemptRow): TWebhookAttempt {
+export function toWebhookAttempt(row: AttemptRow): WebhookAttemptView {
   return {
     deliveryId: row.deliveryId,
     round: row.round,
     attempt: row.attempt,
-    state: row.state as TWebhookAttempt['state'],
+    state: row.state as WebhookAttemptView['state'],
     url: row.url,
     startedAt: row.claimedAt.toISOString(),
     completedAt: row.completedAt?.toISOString() ?? null,
@@ -47,7 +47,7 @@ export function toWebhookAttempt(row: AttemptRow): TWebhookAttempt {
     latencyMs: row.latencyMs,
     responseBody: row.responseBody,
     error: row.error,
-    outcome: row.outcome as TWebhookAttempt['outcome'],
+    outcome: row.outcome as WebhookAttemptView['outcome'],
     nextDelayMs: row.nextDelayMs,
   };
 }
@@ -62,7 +62,7 @@ export async function listWebhookDeliveries(
   cursors: CursorCodec,
   appId: string,
   rawQuery: unknown,
-): Promise<{ items: TWebhookDelivery[]; nextCursor: string | null }> {
+): Promise<{ items: WebhookDeliveryView[]; nextCursor: string | null }> {
   const query = parseInput(ZListWebhookDeliveries, rawQuery, 'query');
   const app = appId.length <= 64 ? await prisma.app.findUnique({ where: { id: appId }, select: { id: true } }) : null;
   if (!app) throw notFound('App');
@@ -94,7 +94,7 @@ async function loadDeliveryRow(prisma: PrismaClient, ref: DeliveryRef): Promise<
 export async function getWebhookDelivery(
   prisma: PrismaClient,
   ref: DeliveryRef,
-): Promise<{ delivery: TWebhookDelivery; attempts: TWebhookAttempt[] }> {
+): Promise<{ delivery: WebhookDeliveryView; attempts: WebhookAttemptView[] }> {
   const row = await loadDeliveryRow(prisma, ref);
   const attempts = await prisma.webhookAttempt.findMany({
     where: { deliveryId: row.id },
@@ -107,7 +107,7 @@ export async function getWebhookDelivery(
  * Queues an abandoned delivery for another round of (up to 3) attempts, under the same delivery id.
  * The dispatcher starts the round's workflow (id `webhook-delivery:<event>:<endpoint>:redelivery-<n>`).
  */
-export async function redeliverWebhook(prisma: PrismaClient, ref: DeliveryRef): Promise<{ delivery: TWebhookDelivery }> {
+export async function redeliverWebhook(prisma: PrismaClient, ref: DeliveryRef): Promise<{ delivery: WebhookDeliveryView }> {
   const row = await loadDeliveryRow(prisma, ref);
   const endpoint = await prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: row.endpointId }, select: { status: true } });
   if (endpoint.status === 'archived') {

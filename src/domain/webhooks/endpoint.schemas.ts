@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EVENT_NAMES, type TEventName } from '../event-catalog';
+import { EVENT_NAMES, type EventName } from '../event-catalog';
 
 const KNOWN_EVENTS = new Set<string>(EVENT_NAMES);
 
@@ -13,7 +13,7 @@ export const ZAppId = z.string().regex(/^app_[A-Za-z0-9]+$/, 'an app id (app_...
 export const ZEventSubscription = z
   .array(z.string().refine((name) => KNOWN_EVENTS.has(name), { message: 'not an event name from the catalog' }))
   .max(WEBHOOK_LIMITS.maxEvents)
-  .transform((names) => [...new Set(names)] as TEventName[]);
+  .transform((names) => [...new Set(names)] as EventName[]);
 
 export const ZWebhookDescription = z.string().max(WEBHOOK_LIMITS.descriptionMaxChars);
 
@@ -34,10 +34,10 @@ export const ZUpdateWebhookEndpoint = z
 export type TUpdateWebhookEndpoint = z.output<typeof ZUpdateWebhookEndpoint>;
 
 export const WEBHOOK_ENDPOINT_STATUSES = ['enabled', 'disabled', 'archived'] as const;
-export type TWebhookEndpointStatus = (typeof WEBHOOK_ENDPOINT_STATUSES)[number];
+export type WebhookEndpointStatus = (typeof WEBHOOK_ENDPOINT_STATUSES)[number];
 
 export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'retrying', 'succeeded', 'abandoned'] as const;
-export type TWebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
+export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
 
 export const ZListWebhookDeliveries = z.strictObject({
   endpointId: ZWebhookEndpointId.optional(),
@@ -48,15 +48,15 @@ export const ZListWebhookDeliveries = z.strictObject({
 export type TListWebhookDeliveries = z.output<typeof ZListWebhookDeliveries>;
 
 /** An endpoint as the CLI and the admin API show it. The signing secret is never part of it. */
-export interface TWebhookEndpoint {
+export interface WebhookEndpointView {
   id: string;
   appId: string;
   url: string;
   description: string | null;
   /** The subscribed event names; empty means every event. */
-  events: TEventName[];
+  events: EventName[];
   allEvents: boolean;
-  status: TWebhookEndpointStatus;
+  status: WebhookEndpointStatus;
   secretVersion: number;
   secretRotatedAt: string | null;
   archivedAt: string | null;
@@ -64,13 +64,13 @@ export interface TWebhookEndpoint {
   updatedAt: string;
 }
 
-export interface TWebhookDelivery {
+export interface WebhookDeliveryView {
   id: string;
   appId: string;
   eventId: string;
   eventName: string;
   endpointId: string;
-  status: TWebhookDeliveryStatus;
+  status: WebhookDeliveryStatus;
   round: number;
   attemptCount: number;
   lastStatusCode: number | null;
@@ -81,7 +81,7 @@ export interface TWebhookDelivery {
   updatedAt: string;
 }
 
-export interface TWebhookAttempt {
+export interface WebhookAttemptView {
   deliveryId: string;
   round: number;
   attempt: number;

@@ -1,15 +1,15 @@
 import { Prisma, type PrismaClient } from '../../db/client';
-import { ApiError, notFound } from '../../http/errors';
-import { parseInput } from '../../http/validate';
-import type { TEventName } from '../event-catalog';
+import { ApiError, notFound } from '../errors';
+import { parseInput } from '../validation';
+import type { EventName } from '../event-catalog';
 import { newId } from '../ids';
-import { assertPublicDestination, DestinationNotAllowedError, resolveAll, type DestinationPolicy, type TResolve } from './destination';
+import { assertPublicDestination, DestinationNotAllowedError, resolveAll, type DestinationPolicy, type HostResolver } from '../../webhooks/destination';
 import {
   WEBHOOK_LIMITS,
   ZCreateWebhookEndpoint,
   ZUpdateWebhookEndpoint,
-  type TWebhookEndpoint,
-  type TWebhookEndpointStatus,
+  type WebhookEndpointView,
+  type WebhookEndpointStatus,
 } from './endpoint.schemas';
 import { encryptSigningSecret, generateSigningSecret } from './signing-secrets';
 
@@ -22,7 +22,7 @@ export interface WebhookEndpointDeps {
   serviceSecret: string;
   destinations: DestinationPolicy;
   /** DNS resolution of endpoint hosts (real DNS unless a test injects one). */
-  resolve?: TResolve;
+  resolve?: HostResolver;
 }
 
 /** An endpoint addressed by id, optionally within one app (the admin API's tenancy check). */
@@ -32,22 +32,22 @@ export interface EndpointRef {
 }
 
 export interface CreatedWebhookEndpoint {
-  endpoint: TWebhookEndpoint;
+  endpoint: WebhookEndpointView;
   /** Shown once; only its ciphertext is stored. */
   signingSecret: string;
 }
 
 type EndpointRow = Prisma.WebhookEndpointGetPayload<object>;
 
-export function toWebhookEndpoint(row: EndpointRow): TWebhookEndpoint {
+export function toWebhookEndpoint(row: EndpointRow): WebhookEndpointView {
   return {
     id: row.id,
     appId: row.appId,
     url: row.url,
     description: row.description,
-    events: row.events as TEventName[],
+    events: row.events as EventName[],
     allEvents: row.events.length === 0,
-    status: row.status as TWebhookEndpointStatus,
+    status: row.status as WebhookEndpointStatus,
     secretVersion: row.secretVersion,
     secretRotatedAt: row.secretRotatedAt?.toISOString() ?? null,
     archivedAt: row.archivedAt?.toISOString() ?? null,
@@ -65,7 +65,7 @@ function invalidField(field: string, message: string): ApiError {
  * 2048 characters, no credentials, no fragment, and, unless private destinations are allowed, a host
  * whose every resolved address is public. Returns the normalised URL that is stored and compared.
  */
-export async function validateEndpointUrl(raw: string, policy: DestinationPolicy, resolve: TResolve = resolveAll): Promise<string> {
+export async function validateEndpointUrl(raw: string, policy: DestinationPolicy, resolve: HostResolver = resolveAll): Promise<string> {
   let url: URL;
   try {
     url = new URL(raw);
@@ -130,7 +130,7 @@ export async function createWebhookEndpoint(deps: WebhookEndpointDeps, appId: st
   }
 }
 
-export async function listWebhookEndpoints(prisma: PrismaClient, appId: string): Promise<{ items: TWebhookEndpoint[] }> {
+export async function listWebhookEndpoints(prisma: PrismaClient, appId: string): Promise<{ items: WebhookEndpointView[] }> {
   await requireApp(prisma, appId);
   const rows = await prisma.webhookEndpoint.findMany({ where: { appId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
   return { items: rows.map(toWebhookEndpoint) };
@@ -142,7 +142,7 @@ async function loadEndpointRow(prisma: PrismaClient, ref: EndpointRef): Promise<
   return row;
 }
 
-export async function getWebhookEndpoint(prisma: PrismaClient, ref: EndpointRef): Promise<TWebhookEndpoint> {
+export async function getWebhookEndpoint(prisma: PrismaClient, ref: EndpointRef): Promise<WebhookEndpointView> {
   return toWebhookEndpoint(await loadEndpointRow(prisma, ref));
 }
 
@@ -159,7 +159,7 @@ async function changeEndpoint(prisma: PrismaClient, ref: EndpointRef, data: Pris
   return loadEndpointRow(prisma, ref);
 }
 
-export async function updateWebhookEndpoint(prisma: PrismaClient, ref: EndpointRef, rawInput: unknown): Promise<TWebhookEndpoint> {
+export async function updateWebhookEndpoint(prisma: PrismaClient, ref: EndpointRef, rawInput: unknown): Promise<WebhookEndpointView> {
   if (typeof rawInput === 'object' && rawInput !== null && 'url' in rawInput) {
     throw invalidField('url', 'is immutable after creation: create a new endpoint and archive this one');
   }
@@ -171,16 +171,16 @@ export async function updateWebhookEndpoint(prisma: PrismaClient, ref: EndpointR
 }
 
 /** A disabled endpoint receives no new events (deliveries already retrying stop at their next attempt). */
-export async function disableWebhookEndpoint(prisma: PrismaClient, ref: EndpointRef): Promise<TWebhookEndpoint> {
+export async function disableWebhookEndpoint(prisma: PrismaClient, ref: EndpointRef): Promise<WebhookEndpointView> {
   return toWebhookEndpoint(await changeEndpoint(prisma, ref, { status: 'disabled' }));
 }
 
-export async function enableWebhookEndpoint(prisma: PrismaClient, ref: EndpointRef): Promise<TWebhookEndpoint> {
+export async function enableWebhookEndpoint(prisma: PrismaClient, ref: EndpointRef): Promise<WebhookEndpointView> {
   return toWebhookEndpoint(await changeEndpoint(prisma, ref, { status: 'enabled' }));
 }
 
 /** Permanent: an archived endpoint can't be changed, re-enabled or rotated, and frees its URL. */
-export async function archiveWebhookEndpoint(prisma: PrismaClient, ref: EndpointRef): Promise<TWebhookEndpoint> {
+export async function archiveWebhookEndpoint(prisma: PrismaClient, ref: EndpointRef): Promise<WebhookEndpointView> {
   return toWebhookEndpoint(await changeEndpoint(prisma, ref, { status: 'archived', archivedAt: new Date() }));
 }
 

@@ -20,27 +20,27 @@ export const WEBHOOK_RETRY_POLICY = {
 } as const;
 
 /** What happened on one attempt. */
-export type TAttemptOutcome =
+export type AttemptOutcome =
   | { kind: 'response'; status: number; retryAfterMs?: number }
   | { kind: 'timeout' }
   | { kind: 'connection_error' }
   /** Not sent: the destination resolved to a refused address, or the endpoint is no longer enabled. */
-  | { kind: 'refused'; reason: TRefusalReason };
+  | { kind: 'refused'; reason: RefusalReason };
 
-export type TRefusalReason = 'destination_not_allowed' | 'endpoint_disabled' | 'endpoint_archived';
+export type RefusalReason = 'destination_not_allowed' | 'endpoint_disabled' | 'endpoint_archived';
 
-export type TAbandonReason = 'non_retryable_status' | 'max_attempts_reached' | TRefusalReason | 'internal_error';
+export type AbandonReason = 'non_retryable_status' | 'max_attempts_reached' | RefusalReason | 'internal_error';
 
-export type TNextStep =
+export type NextStep =
   | { action: 'succeeded' }
   | { action: 'retry'; delayMs: number }
-  | { action: 'abandoned'; reason: TAbandonReason };
+  | { action: 'abandoned'; reason: AbandonReason };
 
 /**
  * The step after attempt number `attempt` (1-based) of a delivery round.
  * `jitter` is a number in [0, 1) chosen by the workflow (deterministic on replay).
  */
-export function planNextStep(outcome: TAttemptOutcome, attempt: number, jitter: number): TNextStep {
+export function planNextStep(outcome: AttemptOutcome, attempt: number, jitter: number): NextStep {
   const policy = WEBHOOK_RETRY_POLICY;
   if (outcome.kind === 'refused') return { action: 'abandoned', reason: outcome.reason };
   if (outcome.kind === 'response') {

@@ -1,7 +1,7 @@
 import type { PrismaClient } from '../../db/client';
-import { authenticateApp, type TScope } from '../../domain/apps';
+import { authenticateApp, type Scope } from '../../domain/apps';
 import type { ApiMiddleware } from '../context';
-import { ApiError } from '../errors';
+import { ApiError } from '../../domain/errors';
 
 const CHALLENGE = { 'WWW-Authenticate': 'Basic realm="partner-payments", charset="UTF-8"' };
 
@@ -26,7 +26,7 @@ export function authenticate(prisma: PrismaClient): ApiMiddleware {
 }
 
 /** 403 forbidden when the credential lacks the endpoint's scope. */
-export function requireScope(scope: TScope): ApiMiddleware {
+export function requireScope(scope: Scope): ApiMiddleware {
   return async (ctx, next) => {
     if (!ctx.state.app?.scopes.includes(scope)) {
       throw new ApiError('forbidden', `This credential lacks the ${scope} scope`, { requiredScope: scope });

@@ -1,5 +1,5 @@
 import type { ApiMiddleware } from '../context';
-import { ApiError } from '../errors';
+import { ApiError } from '../../domain/errors';
 
 /** Maps every failure, expected or not, to the spec's error envelope. Internals never leak. */
 export function errorHandler(): ApiMiddleware {

@@ -2,8 +2,8 @@ import type { PrismaClient } from '../../db/client';
 import { sha256Hex } from '../../domain/secrets';
 import type { ApiContext, ApiMiddleware } from '../context';
 import { requireApp } from '../context';
-import { ApiError } from '../errors';
-import { parseInput } from '../validate';
+import { ApiError } from '../../domain/errors';
+import { parseInput } from '../../domain/validation';
 import { z } from 'zod';
 
 export const ZIdempotencyKey = z

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { ApiMiddleware } from '../context';
-import { ApiError } from '../errors';
+import { ApiError } from '../../domain/errors';
 
 export interface RateLimitPolicy {
   points: number;

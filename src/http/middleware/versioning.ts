@@ -1,5 +1,5 @@
 import type { ApiMiddleware } from '../context';
-import { ApiError } from '../errors';
+import { ApiError } from '../../domain/errors';
 
 export const SVC_VERSION_HEADER = 'Svc-Version';
 

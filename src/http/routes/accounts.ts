@@ -20,7 +20,7 @@ import {
 import { requireScope } from '../middleware/auth';
 import { idempotent } from '../middleware/idempotency';
 import { requireApp, type ApiRouter } from '../context';
-import { parseInput } from '../validate';
+import { parseInput } from '../../domain/validation';
 
 const ZAccountPath = z.object({ accountId: ZAccountId });
 

@@ -5,8 +5,8 @@ import { ZPaymentId } from '../../domain/payments/payment.schemas';
 import { toNextAction } from '../../domain/payments/payment-view';
 import { formatAtomic } from '../../domain/amounts';
 import type { ApiState } from '../context';
-import { notFound } from '../errors';
-import { parseInput } from '../validate';
+import { notFound } from '../../domain/errors';
+import { parseInput } from '../../domain/validation';
 
 const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 

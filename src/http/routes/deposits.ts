@@ -15,8 +15,8 @@ import {
 import { requireScope } from '../middleware/auth';
 import { idempotent } from '../middleware/idempotency';
 import { requireApp, type ApiRouter } from '../context';
-import type { CursorCodec } from '../pagination';
-import { parseInput } from '../validate';
+import type { CursorCodec } from '../../domain/pagination';
+import { parseInput } from '../../domain/validation';
 
 export interface DepositRouteDeps {
   prisma: PrismaClient;

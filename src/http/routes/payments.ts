@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { Client } from '@temporalio/client';
 import type { PrismaClient } from '../../db/client';
 import type { TEnvironments } from '../../config/environments';
 import type { Custody } from '../../custody';
+import type { PaymentEngine } from '../../domain/engine';
 import { createPayment } from '../../domain/payments/create-payment';
 import { cancelPayment, listPayments, loadPayment, paymentResponse } from '../../domain/payments/payments';
 import { ZCancelPayment, ZCreatePayment, ZListPaymentsQuery, ZPaymentId } from '../../domain/payments/payment.schemas';
@@ -10,13 +10,12 @@ import { clientSecretFor, toCheckout } from '../../domain/payments/payment-view'
 import { requireScope } from '../middleware/auth';
 import { idempotent } from '../middleware/idempotency';
 import { requireApp, type ApiRouter } from '../context';
-import type { CursorCodec } from '../pagination';
-import { parseInput } from '../validate';
+import type { CursorCodec } from '../../domain/pagination';
+import { parseInput } from '../../domain/validation';
 
 export interface PaymentRouteDeps {
   prisma: PrismaClient;
-  temporal: Client;
-  taskQueue: string;
+  engine: Pick<PaymentEngine, 'startPayment' | 'cancelPayment'>;
   custody: Custody;
   environments: TEnvironments;
   serviceSecret: string;
@@ -64,7 +63,7 @@ export function registerPaymentRoutes(router: ApiRouter, deps: PaymentRouteDeps)
   router.post('/v2/payments/:paymentId/cancel', scope, idempotent(prisma, { required: false }), async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
     const input = parseInput(ZCancelPayment, ctx.state.body, 'body');
-    const row = await cancelPayment(prisma, deps.temporal, requireApp(ctx), paymentId, input);
+    const row = await cancelPayment(prisma, deps.engine, requireApp(ctx), paymentId, input);
     ctx.body = paymentResponse(row);
   });
 }

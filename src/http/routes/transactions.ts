@@ -6,8 +6,8 @@ import { getAccountTransaction, listAccountTransactions } from '../../domain/led
 import { ZGetTransactionPath, ZListTransactionsQuery } from '../../domain/ledger/transactions.schemas';
 import { requireScope } from '../middleware/auth';
 import { requireApp, type ApiRouter } from '../context';
-import type { CursorCodec } from '../pagination';
-import { parseInput } from '../validate';
+import type { CursorCodec } from '../../domain/pagination';
+import { parseInput } from '../../domain/validation';
 
 const ZAccountPath = z.object({ accountId: ZAccountId });
 

@@ -1,6 +1,5 @@
 import type Koa from 'koa';
 import Router from '@koa/router';
-import type { Client } from '@temporalio/client';
 import { z } from 'zod';
 import type { ServiceConfig } from '../../config';
 import type { Database } from '../../db/client';
@@ -18,12 +17,12 @@ import {
   updateWebhookEndpoint,
   type WebhookEndpointDeps,
 } from '../../domain/webhooks/endpoints';
-import { kickWebhookDispatcher } from '../../temporal/webhooks';
+import type { WebhookEngine } from '../../domain/engine';
 import type { ApiMiddleware, ApiState } from '../context';
-import { ApiError } from '../errors';
+import { ApiError } from '../../domain/errors';
 import { jsonBody } from '../middleware/json-body';
-import type { CursorCodec } from '../pagination';
-import { parseInput } from '../validate';
+import type { CursorCodec } from '../../domain/pagination';
+import { parseInput } from '../../domain/validation';
 
 /**
  * Operator admin API for webhook endpoints and deliveries, the HTTP twin of `npm run cli -- webhooks`:
@@ -47,7 +46,7 @@ export interface WebhookAdminDeps {
   db: Database;
   serviceSecret: string;
   cursors: CursorCodec;
-  temporal?: Client;
+  engine?: Pick<WebhookEngine, 'kickWebhookDispatcher'>;
 }
 
 export function adminAuth(token: string): ApiMiddleware {
@@ -138,8 +137,8 @@ export function registerWebhookAdminRoutes(app: Koa<ApiState>, deps: WebhookAdmi
     ctx.body = await redeliverWebhook(prisma, parseInput(ZDeliveryPath, ctx.params, 'path'));
     ctx.status = 202;
     // The dispatcher would pick it up within its poll interval anyway; this only saves the wait.
-    if (deps.temporal) {
-      await kickWebhookDispatcher(deps.temporal).catch((err: unknown) => ctx.state.log.warn({ err }, 'could not kick the webhook dispatcher'));
+    if (deps.engine) {
+      await deps.engine.kickWebhookDispatcher().catch((err: unknown) => ctx.state.log.warn({ err }, 'could not kick the webhook dispatcher'));
     }
   });
 

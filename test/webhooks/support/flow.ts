@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import { call, uniqueUserId } from '../../support/api-client';
 import { getHarness } from '../../support/harness';
 import type { AppCredential } from '../../../src/domain/apps';
-import { webhookDeliveryWorkflowId, type TDispatchSummary, type TWebhookDeliveryResult } from '../../../src/domain/webhooks/workflow-names';
-import { dispatchWebhooksNow, ensureWebhookDispatcher } from '../../../src/temporal/webhooks';
+import { webhookDeliveryWorkflowId, type DispatchSummary, type WebhookDeliveryResult } from '../../../workflows/contracts/webhooks';
 
 /**
  * The dispatcher as the service runs it, with a 30-day poll: tests drive passes with the dispatchNow
@@ -11,19 +10,19 @@ import { dispatchWebhooksNow, ensureWebhookDispatcher } from '../../../src/tempo
  */
 export async function ensureTestDispatcher(): Promise<void> {
   const h = await getHarness();
-  await ensureWebhookDispatcher(h.env.client, h.taskQueue, { pollIntervalMs: 30 * 24 * 3_600_000 });
+  await h.engine.ensureWebhookDispatcher({ pollIntervalMs: 30 * 24 * 3_600_000 });
 }
 
 /** Runs dispatch passes until everything committed so far has its delivery workflows started. */
-export async function dispatch(): Promise<TDispatchSummary> {
+export async function dispatch(): Promise<DispatchSummary> {
   const h = await getHarness();
-  return dispatchWebhooksNow(h.env.client);
+  return h.engine.dispatchWebhooksNow();
 }
 
 /** A delivery workflow's result (time skips through its backoff timers). */
-export async function delivered(eventId: string, endpointId: string, round = 1): Promise<TWebhookDeliveryResult> {
+export async function delivered(eventId: string, endpointId: string, round = 1): Promise<WebhookDeliveryResult> {
   const h = await getHarness();
-  return h.env.client.workflow.getHandle(webhookDeliveryWorkflowId(eventId, endpointId, round)).result();
+  return h.engine.workflowResult(webhookDeliveryWorkflowId(eventId, endpointId, round));
 }
 
 /** Creates an account through the partner API (emits account.created) and returns it with its event id. */

@@ -1,10 +1,10 @@
 import type { z } from 'zod';
 import { ApiError } from './errors';
 
-export type TInputLocation = 'body' | 'query' | 'path' | 'header';
+export type InputLocation = 'body' | 'query' | 'path' | 'header';
 
 /** Parses one part of a request; a failure is a 400 bad_request whose details name each field. */
-export function parseInput<S extends z.ZodType>(schema: S, value: unknown, location: TInputLocation): z.output<S> {
+export function parseInput<S extends z.ZodType>(schema: S, value: unknown, location: InputLocation): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const fields = result.error.issues.map((issue) => ({

@@ -35,7 +35,7 @@ export const ERROR_STATUS = {
   service_unavailable: 503,
 } as const;
 
-export type TErrorCode = keyof typeof ERROR_STATUS;
+export type ErrorCode = keyof typeof ERROR_STATUS;
 
 const MAX_MESSAGE = 1000;
 
@@ -43,7 +43,7 @@ export class ApiError extends Error {
   readonly status: number;
 
   constructor(
-    readonly code: TErrorCode,
+    readonly code: ErrorCode,
     message: string,
     readonly details?: unknown,
     readonly headers: Record<string, string> = {},

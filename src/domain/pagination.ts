@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { hmacHex, safeEqual } from '../domain/secrets';
+import { hmacHex, safeEqual } from './secrets';
 import { ApiError } from './errors';
 
 /**

@@ -12,7 +12,7 @@ export interface PostOptions {
   maxResponseBytes: number;
 }
 
-export type TPostResult =
+export type PostResult =
   | { kind: 'response'; status: number; headers: http.IncomingHttpHeaders; body: string; latencyMs: number }
   | { kind: 'timeout'; error: string; latencyMs: number }
   | { kind: 'connection_error'; error: string; latencyMs: number }
@@ -23,13 +23,13 @@ export type TPostResult =
  * policy allows them) at connection time through a guarded DNS lookup; an IP-literal host is checked
  * before connecting. Never throws: every failure is a result.
  */
-export function postWebhook(target: string, headers: Record<string, string>, body: Buffer, opts: PostOptions): Promise<TPostResult> {
+export function postWebhook(target: string, headers: Record<string, string>, body: Buffer, opts: PostOptions): Promise<PostResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
-  return new Promise<TPostResult>((resolve) => {
+  return new Promise<PostResult>((resolve) => {
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
-    const finish = (result: TPostResult) => {
+    const finish = (result: PostResult) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);

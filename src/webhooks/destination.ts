@@ -10,7 +10,7 @@ export interface DestinationPolicy {
   allowPrivateDestinations: boolean;
 }
 
-export type TAddressClass =
+export type AddressClass =
   | 'public'
   | 'unspecified'
   | 'loopback'
@@ -32,7 +32,7 @@ export type TAddressClass =
 interface Range {
   bytes: number[];
   prefix: number;
-  cls: Exclude<TAddressClass, 'public'>;
+  cls: Exclude<AddressClass, 'public'>;
 }
 
 const v4 = (a: string, prefix: number, cls: Range['cls']): Range => ({ bytes: a.split('.').map(Number), prefix, cls });
@@ -130,7 +130,7 @@ export function parseIPv6(input: string): number[] | undefined {
 }
 
 /** Classifies one IP address; anything but 'public' is refused as a webhook destination. */
-export function classifyAddress(address: string): TAddressClass {
+export function classifyAddress(address: string): AddressClass {
   const family = isIP(address.split('%')[0] ?? '');
   if (family === 4) {
     const bytes = parseIPv4(address);
@@ -162,7 +162,7 @@ export class DestinationNotAllowedError extends Error {
 
   constructor(
     readonly host: string,
-    readonly reason: TAddressClass | 'unresolvable',
+    readonly reason: AddressClass | 'unresolvable',
     readonly address?: string,
   ) {
     super(
@@ -186,9 +186,9 @@ function refusedAmong(host: string, addresses: string[]): DestinationNotAllowedE
   return undefined;
 }
 
-export type TResolve = (host: string) => Promise<string[]>;
+export type HostResolver = (host: string) => Promise<string[]>;
 
-export const resolveAll: TResolve = async (host) => {
+export const resolveAll: HostResolver = async (host) => {
   const found = await dns.promises.lookup(host, { all: true, verbatim: true });
   return found.map((a) => a.address);
 };
@@ -197,7 +197,7 @@ export const resolveAll: TResolve = async (host) => {
  * Resolves the URL's host and checks every address it resolves to (one private address among public
  * ones is enough to refuse: the client could connect to any of them). Throws DestinationNotAllowedError.
  */
-export async function assertPublicDestination(url: URL, resolve: TResolve = resolveAll): Promise<string[]> {
+export async function assertPublicDestination(url: URL, resolve: HostResolver = resolveAll): Promise<string[]> {
   const host = hostOf(url);
   if (isIP(host)) {
     const refused = refusedAmong(host, [host]);

@@ -1,0 +1,37 @@
+import type { PrismaClient } from '../../db/client';
+import type { ChainRegistry } from '../../chain/registry';
+import { checkSettlement, type SettlementCheck } from '../settlement/settlement-legs';
+import { feeLegs, sendSettlement, SettlementRefusedError, type SettlementSenderDeps } from '../settlement/settlement-sender';
+
+/**
+ * A deposit's payout from its deposit address: the net amount to the destination of the settlement
+ * profile snapshot taken at detection, the fees to the fee wallets, through the one settlement sender.
+ * Deposits are paid out as they came in: a destination on another chain or asset is refused.
+ */
+export async function sendDepositSettlement(deps: SettlementSenderDeps, depositId: string): Promise<{ txHash: string }> {
+  const d = await deps.prisma.deposit.findUniqueOrThrow({ where: { id: depositId }, include: { depositAddress: true } });
+  const snapshot = d.settlementProfileSnapshot as { destinationAddress?: string; chainId?: number; tokenAddress?: string };
+  if (!snapshot.destinationAddress) throw new SettlementRefusedError('settlement_destination_missing', `deposit ${d.id} has no settlement destination`);
+  if (snapshot.chainId !== d.chainId || String(snapshot.tokenAddress).toLowerCase() !== d.tokenAddress.toLowerCase()) {
+    throw new SettlementRefusedError('settlement_destination_mismatch', `deposit ${d.id} is in another asset than its settlement destination`);
+  }
+  return sendSettlement(deps, {
+    source: { type: 'deposit', id: d.id },
+    chainId: d.chainId,
+    token: d.tokenAddress,
+    payer: { purpose: 'deposit', index: d.depositAddress.custodyIndex },
+    legs: [
+      { leg: 'net', to: snapshot.destinationAddress, amountAtomic: BigInt(d.netAtomic.toFixed()) },
+      ...feeLegs(deps.custody, BigInt(d.platformFeeAtomic.toFixed()), BigInt(d.partnerFeeAtomic.toFixed())),
+    ],
+  });
+}
+
+export async function checkDepositSettlement(
+  deps: { prisma: PrismaClient; chains: ChainRegistry },
+  depositId: string,
+  confirmations: number,
+): Promise<SettlementCheck> {
+  const d = await deps.prisma.deposit.findUniqueOrThrow({ where: { id: depositId }, select: { chainId: true } });
+  return checkSettlement(deps.prisma, deps.chains.get(d.chainId), { type: 'deposit', id: depositId }, confirmations);
+}

@@ -1,0 +1,99 @@
+/**
+ * What the domain asks of the workflow engine, in the domain's own terms. src/temporal/gateway.ts
+ * implements it; each use case is handed only the slice it needs. Types only (pure): the workflow
+ * contracts build their inputs and messages from these shapes.
+ */
+import type { ResolutionRequest } from './operator-resolution';
+
+/** What a Payment row says about the workflow it needs. */
+export interface PaymentStart {
+  id: string;
+  intent: string;
+  amountAtomic: { toString(): string };
+  createdAt: Date;
+  expiresAt: Date;
+  chainId: number;
+  tokenAddress: string;
+  escrowAddress: string | null;
+}
+
+/** A transfer to a Payment's escrow address, as the chain scanner saw it. */
+export interface TransferSeen {
+  key: string;
+  txHash: string;
+  logIndex: number;
+  amountAtomic: string;
+}
+
+export interface CancelRequest {
+  reasonCode: string;
+  reason: string | null;
+}
+
+/**
+ * The PaymentWorkflow's answer to a cancel: done (or already done), refused by its rules, or none
+ * because the workflow has already finished (the stored Payment is then the answer).
+ */
+export type CancelOutcome =
+  | { outcome: 'cancelled' | 'already_cancelled' }
+  | { outcome: 'refused'; reasonCode: string | null; message: string }
+  | { outcome: 'closed' };
+
+export interface PaymentEngine {
+  /** Idempotent: a Payment has one workflow, and starting it again is a no-op. */
+  startPayment(payment: PaymentStart, confirmations: number): Promise<void>;
+  cancelPayment(paymentId: string, request: CancelRequest): Promise<CancelOutcome>;
+  resolvePayment(paymentId: string, request: ResolutionRequest): Promise<void>;
+  /** 'closed' when the Payment's workflow has finished: the caller records the transfer itself. */
+  transferSeen(paymentId: string, transfer: TransferSeen): Promise<'delivered' | 'closed'>;
+}
+
+/** One inbound transfer to a deposit address, as its DepositWorkflow needs it. */
+export interface DepositStart {
+  depositId: string;
+  depositAddressId: string;
+  chainId: number;
+  txHash: string;
+  logIndex: number;
+  blockNumber: string;
+  tokenAddress: string;
+  fromAddress: string;
+  toAddress: string;
+  amountAtomic: string;
+  /** The asset actually transferred (from the network's configuration). */
+  asset: { symbol: string; decimals: number };
+  /** false when the token is not the asset the deposit address was created for. */
+  assetAccepted: boolean;
+  minimumDeposit: { amountAtomic: string; inclusive: boolean };
+  fees: { platformFeeBps: number; partnerFeeBps: number };
+  /** The network's confirmation depth. */
+  confirmations: number;
+}
+
+/** A deposit's source transfer, which also names its workflow. */
+export interface DepositRef {
+  chainId: number;
+  txHash: string;
+  logIndex: number;
+}
+
+export interface DepositEngine {
+  /** Idempotent: one workflow per transfer, ever; 'exists' when it was already started (or finished). */
+  startDeposit(start: DepositStart): Promise<'started' | 'exists'>;
+  resolveDeposit(deposit: DepositRef, request: ResolutionRequest): Promise<void>;
+}
+
+/** One delivery round of one webhook event to one endpoint. */
+export interface WebhookDeliveryStart {
+  deliveryId: string;
+  eventId: string;
+  endpointId: string;
+  round: number;
+}
+
+export interface WebhookEngine {
+  /** Idempotent: one workflow per (event, endpoint, round). */
+  startWebhookDelivery(delivery: WebhookDeliveryStart): Promise<void>;
+  /** Wakes the dispatcher now instead of at its next poll; best effort. */
+  kickWebhookDispatcher(): Promise<void>;
+}

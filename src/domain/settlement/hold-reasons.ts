@@ -1,0 +1,24 @@
+/**
+ * Why a settlement stopped for an operator, for every resource that settles (Payments, deposits).
+ * Pure: the state machines and the workflows import it.
+ */
+export type SettlementHoldReason =
+  /** A leg reverted on chain. */
+  | 'settlement_failed'
+  /** Broadcast, but not confirmed within the checks: it may still land, so nothing is resent. */
+  | 'settlement_unconfirmed'
+  /** The retry budget is spent. */
+  | 'settlement_requires_intervention'
+  /** Refused before sending: nowhere to pay. */
+  | 'settlement_destination_missing'
+  /** Refused before sending: the destination is on another chain or asset. */
+  | 'settlement_destination_mismatch';
+
+export type SettlementRefusalReason = Extract<SettlementHoldReason, 'settlement_destination_missing' | 'settlement_destination_mismatch'>;
+
+const REFUSAL_REASONS: ReadonlySet<string> = new Set<SettlementRefusalReason>(['settlement_destination_missing', 'settlement_destination_mismatch']);
+
+/** A refusal's reason as sent by the activity; an unknown one still holds, as "missing". */
+export function refusalReason(code: string): SettlementRefusalReason {
+  return REFUSAL_REASONS.has(code) ? (code as SettlementRefusalReason) : 'settlement_destination_missing';
+}

@@ -1,0 +1,126 @@
+import { createHash } from 'node:crypto';
+import type { Hash } from 'viem';
+import type { PrismaClient } from '../../db/client';
+import type { Chain } from '../../chain/types';
+
+/** Every resource that sends money out; each names its legs by (sourceType, sourceId, leg). */
+export type SettlementSourceType = 'payment' | 'deposit';
+
+export interface SettlementSource {
+  type: SettlementSourceType;
+  id: string;
+}
+
+export type LegKind = 'net' | 'platform_fee' | 'partner_fee';
+
+/**
+ * broadcast: signed, recorded, sent (maybe not mined yet); confirmed: at the confirmation depth;
+ * reverted: mined and reverted (its nonce is spent); replaced: its nonce went to another transaction
+ * before it was mined, so it never can be.
+ */
+export type LegStatus = 'broadcast' | 'confirmed' | 'reverted' | 'replaced';
+
+/** One signed outgoing transfer of a settlement, recorded before it is broadcast. */
+export interface SettlementLeg {
+  id: string;
+  source: SettlementSource;
+  leg: LegKind;
+  chainId: number;
+  from: string;
+  to: string;
+  token: string;
+  amountAtomic: bigint;
+  nonce: number;
+  txHash: string;
+  serialized: string;
+  status: LegStatus;
+}
+
+export type SettlementCheck = 'confirmed' | 'pending' | 'reverted';
+
+/** A leg that may still count: sent and not known to be dead. */
+export const isLive = (leg: SettlementLeg) => leg.status === 'broadcast' || leg.status === 'confirmed';
+
+export async function loadLegs(prisma: PrismaClient, source: SettlementSource): Promise<SettlementLeg[]> {
+  const rows = await prisma.settlementLeg.findMany({
+    where: { sourceType: source.type, sourceId: source.id },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  });
+  return rows.map((r) => ({
+    id: r.id,
+    source,
+    leg: r.leg as LegKind,
+    chainId: r.chainId,
+    from: r.fromAddress,
+    to: r.toAddress,
+    token: r.tokenAddress,
+    amountAtomic: BigInt(r.amountAtomic.toFixed()),
+    nonce: r.nonce,
+    txHash: r.txHash,
+    serialized: r.serialized,
+    status: r.status as LegStatus,
+  }));
+}
+
+/** The id is derived from the signed transaction, so recording it twice records it once. */
+export function legId(txHash: string): string {
+  return `leg_${createHash('sha256').update(txHash.toLowerCase()).digest('hex').slice(0, 32)}`;
+}
+
+/** Committed before the transaction is broadcast: a retry then re-sends these bytes instead of signing again. */
+export async function recordLeg(prisma: PrismaClient, leg: Omit<SettlementLeg, 'id'>): Promise<SettlementLeg> {
+  const id = legId(leg.txHash);
+  await prisma.settlementLeg.createMany({
+    data: [
+      {
+        id,
+        sourceType: leg.source.type,
+        sourceId: leg.source.id,
+        leg: leg.leg,
+        chainId: leg.chainId,
+        fromAddress: leg.from.toLowerCase(),
+        toAddress: leg.to.toLowerCase(),
+        tokenAddress: leg.token.toLowerCase(),
+        amountAtomic: leg.amountAtomic.toString(),
+        nonce: leg.nonce,
+        txHash: leg.txHash.toLowerCase(),
+        serialized: leg.serialized,
+        status: leg.status,
+      },
+    ],
+    skipDuplicates: true,
+  });
+  return { ...leg, id };
+}
+
+export async function markLeg(prisma: PrismaClient, leg: SettlementLeg, status: LegStatus): Promise<void> {
+  await prisma.settlementLeg.update({ where: { id: leg.id }, data: { status } });
+  leg.status = status;
+}
+
+/**
+ * Re-reads each live leg at the confirmation depth and records what it finds. The settlement is
+ * confirmed when every live leg is, reverted as soon as one is.
+ */
+export async function checkSettlement(
+  prisma: PrismaClient,
+  chain: Pick<Chain, 'getTransactionStatus'>,
+  source: SettlementSource,
+  confirmations: number,
+): Promise<SettlementCheck> {
+  let outcome: SettlementCheck = 'confirmed';
+  for (const leg of (await loadLegs(prisma, source)).filter(isLive)) {
+    // Confirmed legs are read again too: until the whole settlement is deep enough, a reorg can undo one.
+    const status = await chain.getTransactionStatus(leg.txHash as Hash, confirmations);
+    if (status === 'reverted') {
+      await markLeg(prisma, leg, 'reverted');
+      outcome = 'reverted';
+    } else if (status === 'confirmed') {
+      if (leg.status !== 'confirmed') await markLeg(prisma, leg, 'confirmed');
+    } else {
+      if (leg.status === 'confirmed') await markLeg(prisma, leg, 'broadcast');
+      if (outcome !== 'reverted') outcome = 'pending';
+    }
+  }
+  return outcome;
+}

@@ -1,0 +1,167 @@
+import type { Address, Hash, Hex } from 'viem';
+import type { PrismaClient } from '../../db/client';
+import type { ChainRegistry } from '../../chain/registry';
+import { NonceAlreadyUsedError, type Chain } from '../../chain/types';
+import type { Custody, KeyPath } from '../../custody';
+import type { SettlementRefusalReason } from './hold-reasons';
+import { withLease } from './lease-lock';
+import { isLive, loadLegs, markLeg, recordLeg, type LegKind, type SettlementLeg, type SettlementSource } from './settlement-legs';
+
+export interface TreasuryPolicy {
+  /** Payers below this native balance get topped up from the treasury before they send. */
+  minGasWei: bigint;
+  topUpWei: bigint;
+}
+
+export const DEFAULT_TREASURY_POLICY: TreasuryPolicy = {
+  minGasWei: 5_000_000_000_000_000n, // 0.005 ETH
+  topUpWei: 10_000_000_000_000_000n, // 0.01 ETH
+};
+
+export interface SettlementSenderDeps {
+  prisma: PrismaClient;
+  chains: ChainRegistry;
+  custody: Custody;
+  treasury: TreasuryPolicy;
+  /** How long a gas top-up may take to be mined before the attempt fails (a block time or two). */
+  topUpTimeoutMs?: number;
+}
+
+export interface PlannedLeg {
+  leg: LegKind;
+  to: string;
+  amountAtomic: bigint;
+}
+
+/** What to pay out, from which address the service controls. */
+export interface SettlementOrder {
+  source: SettlementSource;
+  chainId: number;
+  token: string;
+  payer: KeyPath;
+  legs: PlannedLeg[];
+}
+
+/** Nothing can be sent: retrying can't help. The workflow holds the resource for an operator. */
+export class SettlementRefusedError extends Error {
+  constructor(
+    readonly reason: SettlementRefusalReason,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SettlementRefusedError';
+  }
+}
+
+/**
+ * The one way money leaves an address the service controls (Payment escrow, deposit addresses, and
+ * every later sender). Rules, in docs/decisions.md ("Settlement sender"):
+ * - each leg is signed once, recorded (committed) before it is broadcast, and on a retry re-broadcast
+ *   byte for byte, so a retry can never pay twice;
+ * - one sender at a time per payer address and per treasury (a lease, not a held connection), so no
+ *   two transactions share a nonce;
+ * - a payer short of gas is topped up from the treasury, and the top-up is mined before any leg is sent;
+ * - a recorded leg whose nonce another transaction took, and that was never mined, can never be mined:
+ *   it is marked replaced and signed again.
+ * Answers the net leg's transaction hash.
+ */
+export async function sendSettlement(deps: SettlementSenderDeps, order: SettlementOrder): Promise<{ txHash: string }> {
+  const planned = order.legs.filter((l) => l.amountAtomic > 0n);
+  if (!planned.some((l) => l.leg === 'net')) {
+    throw new SettlementRefusedError('settlement_destination_missing', `${order.source.type} ${order.source.id} has no net amount to settle`);
+  }
+  const chain = deps.chains.get(order.chainId);
+  const payer = deps.custody.signer(order.payer);
+  return withLease(deps.prisma, senderKey(order.chainId, payer.address), async (lease) => {
+    const legs = await loadLegs(deps.prisma, order.source);
+    let gasChecked = false;
+    const gas = async () => {
+      if (gasChecked) return;
+      await ensureGas(deps, chain, order.chainId, payer.address);
+      gasChecked = true;
+    };
+    for (const plan of planned) {
+      const live = legs.find((l) => l.leg === plan.leg && isLive(l));
+      if (live?.status === 'confirmed') continue;
+      if (live) {
+        await gas();
+        if (await rebroadcast(chain, live)) continue;
+        await markLeg(deps.prisma, live, 'replaced');
+      }
+      await gas();
+      await lease.renew();
+      const signed = await chain.signTokenTransfer({
+        from: payer,
+        token: order.token as Address,
+        to: plan.to as Address,
+        amountAtomic: plan.amountAtomic,
+        nonce: await chain.getNonce(payer.address, 'pending'),
+      });
+      legs.push(
+        await recordLeg(deps.prisma, {
+          source: order.source,
+          leg: plan.leg,
+          chainId: order.chainId,
+          from: payer.address,
+          to: plan.to,
+          token: order.token,
+          amountAtomic: plan.amountAtomic,
+          nonce: signed.nonce,
+          txHash: signed.txHash,
+          serialized: signed.serialized,
+          status: 'broadcast',
+        }),
+      );
+      await chain.broadcast(signed);
+    }
+    const net = legs.find((l) => l.leg === 'net' && isLive(l));
+    if (!net) throw new Error(`${order.source.type} ${order.source.id}: net leg missing after sending`);
+    return { txHash: net.txHash };
+  });
+}
+
+/** The platform fee to fee wallet 0, the partner fee to fee wallet 1: every settlement alike. */
+export function feeLegs(custody: Custody, platformAtomic: bigint, partnerAtomic: bigint): PlannedLeg[] {
+  return [
+    { leg: 'platform_fee', to: custody.deriveAddress({ purpose: 'fee', index: 0 }), amountAtomic: platformAtomic },
+    { leg: 'partner_fee', to: custody.deriveAddress({ purpose: 'fee', index: 1 }), amountAtomic: partnerAtomic },
+  ];
+}
+
+/** One lease per (chain, address): payers and the treasury alike. */
+function senderKey(chainId: number, address: string): string {
+  return `sender:${chainId}:${address.toLowerCase()}`;
+}
+
+/** True when the recorded leg is on its way (or mined); false when it can never be mined. */
+async function rebroadcast(chain: Chain, leg: SettlementLeg): Promise<boolean> {
+  try {
+    await chain.broadcast(leg.serialized as Hex);
+    return true;
+  } catch (err) {
+    if (err instanceof NonceAlreadyUsedError && (await chain.getTransactionStatus(leg.txHash as Hash, 1)) === 'not_found') return false;
+    throw err;
+  }
+}
+
+/** Tops the payer up from the treasury (one treasury sender at a time) and waits for it to be mined. */
+async function ensureGas(deps: SettlementSenderDeps, chain: Chain, chainId: number, address: Address): Promise<void> {
+  if ((await chain.getNativeBalance(address)) >= deps.treasury.minGasWei) return;
+  const treasury = deps.custody.signer({ purpose: 'treasury', index: 0 });
+  const topUp = await withLease(deps.prisma, senderKey(chainId, treasury.address), async () =>
+    chain.sendNative({ from: treasury, to: address, amountWei: deps.treasury.topUpWei, nonce: await chain.getNonce(treasury.address, 'pending') }),
+  );
+  await waitUntilMined(chain, topUp, deps.topUpTimeoutMs ?? 30_000);
+}
+
+/** A chain with interval mining takes a block time; a top-up that takes longer fails this attempt. */
+async function waitUntilMined(chain: Chain, hash: Hash, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let pause = 50; ; pause = Math.min(pause * 2, 500)) {
+    const status = await chain.getTransactionStatus(hash, 1);
+    if (status === 'confirmed') return;
+    if (status === 'reverted') throw new Error(`gas top-up ${hash} reverted`);
+    if (Date.now() > deadline) throw new Error(`gas top-up ${hash} not mined within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, pause));
+  }
+}

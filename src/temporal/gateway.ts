@@ -1,0 +1,262 @@
+import {
+  Client,
+  Connection,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type {
+  CancelOutcome,
+  CancelRequest,
+  DepositEngine,
+  DepositRef,
+  DepositStart,
+  PaymentEngine,
+  PaymentStart,
+  TransferSeen,
+  WebhookDeliveryStart,
+  WebhookEngine,
+} from '../domain/engine';
+import type { ResolutionRequest } from '../domain/operator-resolution';
+import { CHAIN_SCANNER_WORKFLOW, chainScannerWorkflowId, pokeSignal, rescanFromSignal, type ChainScannerInput } from '../../workflows/contracts/chain-scanner';
+import {
+  DEPOSIT_SETTLEMENT_POLICY,
+  DEPOSIT_WORKFLOW,
+  depositWorkflowId,
+  resolveDepositSignal,
+  type DepositWorkflowInput,
+} from '../../workflows/contracts/deposit';
+import {
+  DEPOSIT_RECONCILIATION_WORKFLOW,
+  depositReconciliationWorkflowId,
+  type ReconciliationInput,
+  type ReconciliationSummary,
+} from '../../workflows/contracts/deposit-reconciliation';
+import {
+  cancelUpdate,
+  PAYMENT_NOT_CANCELABLE,
+  PAYMENT_WORKFLOW,
+  paymentWorkflowId,
+  paymentWorkflowInput,
+  resolveSignal,
+  transferDetectedSignal,
+} from '../../workflows/contracts/payment';
+import {
+  DEFAULT_WEBHOOK_DISPATCHER,
+  WEBHOOK_DELIVERY_WORKFLOW,
+  WEBHOOK_DISPATCHER_WORKFLOW,
+  WEBHOOK_DISPATCHER_WORKFLOW_ID,
+  webhookDeliveryWorkflowId,
+  webhookDispatcherKickSignal,
+  webhookDispatchNowUpdate,
+  type DispatchSummary,
+  type WebhookDeliveryInput,
+  type WebhookDispatcherInput,
+} from '../../workflows/contracts/webhooks';
+
+/**
+ * The one module that talks to the Temporal client. Everything else (the API, the CLI, activities,
+ * the benchmark, the tests) asks it for typed operations on the service's workflows, built from the
+ * workflow contracts in workflows/contracts/. Engine errors are turned into typed outcomes here, so no
+ * caller unpacks a WorkflowUpdateFailedError.
+ */
+export interface TemporalGateway extends PaymentEngine, DepositEngine, WebhookEngine {
+  readonly taskQueue: string;
+  /** One cheap RPC that needs the frontend service to answer (health checks). */
+  ping(): Promise<void>;
+
+  /** One durable scanner per network; starting one that already runs is a no-op. */
+  ensureChainScanners(chainIds: number[], opts: { pollSeconds: number; fromBlock?: string }): Promise<void>;
+  /** Wakes a network's scanner now instead of at its next poll. */
+  pokeChainScanner(chainId: number): Promise<void>;
+  /** Makes a network's scanner read again from a block on (owners count a transfer once). */
+  rescanChain(chainId: number, fromBlock: bigint): Promise<void>;
+
+  /** Runs one deposit reconciliation pass on the worker and answers its summary. */
+  reconcileDeposits(input: ReconciliationInput): Promise<ReconciliationSummary & { startedAt: string }>;
+
+  /** Makes sure the webhook dispatcher runs (idempotent: a running one keeps its settings). */
+  ensureWebhookDispatcher(options?: Partial<WebhookDispatcherInput>): Promise<{ started: boolean }>;
+  /** Runs dispatch passes until everything committed before the call is dispatched. */
+  dispatchWebhooksNow(): Promise<DispatchSummary>;
+  /** Stops the dispatcher (tests; an operator's maintenance). Undelivered events wait for the next one. */
+  stopWebhookDispatcher(reason: string): Promise<void>;
+
+  /** For operators and tests: a workflow's result, failing after timeoutMs instead of hanging. */
+  workflowResult<T>(workflowId: string, opts?: { timeoutMs?: number }): Promise<T>;
+  /** For operators and tests: which run of a workflow is current, and its status (e.g. RUNNING, COMPLETED). */
+  describeWorkflow(workflowId: string): Promise<{ runId: string; status: string }>;
+  /** For tests: a workflow's event history (replay tests). */
+  workflowHistory(workflowId: string): ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>;
+  /** Starts a no-op workflow on a queue no worker polls: the engine's bare start cost (benchmark). */
+  startProbeWorkflow(workflowId: string): Promise<void>;
+}
+
+export interface GatewayOptions {
+  /** Where the service's workflows run (one worker runs them all). */
+  taskQueue: string;
+}
+
+const DEFAULT_RESULT_TIMEOUT_MS = 5 * 60_000;
+export const PROBE_TASK_QUEUE = 'engine-probe';
+
+export function createTemporalGateway(client: Client, opts: GatewayOptions): TemporalGateway {
+  const { taskQueue } = opts;
+  const handle = (workflowId: string) => client.workflow.getHandle(workflowId);
+
+  /** Temporal refuses a second workflow with the same id: that refusal means "already there". */
+  async function startOnce(type: string, workflowId: string, args: unknown[], reuse?: 'ALLOW_DUPLICATE_FAILED_ONLY' | 'REJECT_DUPLICATE') {
+    try {
+      await client.workflow.start(type, { taskQueue, workflowId, args, ...(reuse ? { workflowIdReusePolicy: reuse } : {}) });
+      return 'started' as const;
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return 'exists' as const;
+      throw err;
+    }
+  }
+
+  return {
+    taskQueue,
+
+    async ping() {
+      await client.connection.workflowService.getSystemInfo({});
+    },
+
+    async startPayment(payment: PaymentStart, confirmations: number) {
+      await startOnce(PAYMENT_WORKFLOW, paymentWorkflowId(payment.id), [paymentWorkflowInput(payment, confirmations)]);
+    },
+
+    async cancelPayment(paymentId: string, request: CancelRequest): Promise<CancelOutcome> {
+      try {
+        return await handle(paymentWorkflowId(paymentId)).executeUpdate(cancelUpdate, { args: [request] });
+      } catch (err) {
+        const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
+        if (cause instanceof ApplicationFailure && cause.type === PAYMENT_NOT_CANCELABLE) {
+          return { outcome: 'refused', reasonCode: (cause.details?.[0] as string | undefined) ?? null, message: cause.message };
+        }
+        if (err instanceof WorkflowNotFoundError || isWorkflowClosed(err)) return { outcome: 'closed' };
+        throw err;
+      }
+    },
+
+    async resolvePayment(paymentId: string, request: ResolutionRequest) {
+      await handle(paymentWorkflowId(paymentId)).signal(resolveSignal, request);
+    },
+
+    async transferSeen(paymentId: string, transfer: TransferSeen) {
+      try {
+        await handle(paymentWorkflowId(paymentId)).signal(transferDetectedSignal, transfer);
+        return 'delivered';
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return 'closed';
+        throw err;
+      }
+    },
+
+    async startDeposit(start: DepositStart) {
+      const input: DepositWorkflowInput = { ...start, policy: DEPOSIT_SETTLEMENT_POLICY };
+      // Only a failed or terminated run may be started again (it resumes from the stored deposit).
+      return startOnce(DEPOSIT_WORKFLOW, depositWorkflowId(start.chainId, start.txHash, start.logIndex), [input], 'ALLOW_DUPLICATE_FAILED_ONLY');
+    },
+
+    async resolveDeposit(deposit: DepositRef, request: ResolutionRequest) {
+      await handle(depositWorkflowId(deposit.chainId, deposit.txHash, deposit.logIndex)).signal(resolveDepositSignal, request);
+    },
+
+    async reconcileDeposits(input: ReconciliationInput) {
+      const startedAt = new Date().toISOString();
+      const summary = await client.workflow.execute(DEPOSIT_RECONCILIATION_WORKFLOW, {
+        taskQueue,
+        workflowId: depositReconciliationWorkflowId(startedAt),
+        args: [input],
+      });
+      return { startedAt, ...(summary as ReconciliationSummary) };
+    },
+
+    async ensureChainScanners(chainIds: number[], scan: { pollSeconds: number; fromBlock?: string }) {
+      for (const chainId of chainIds) {
+        const input: ChainScannerInput = { chainId, fromBlock: scan.fromBlock ?? '0', pollSeconds: scan.pollSeconds };
+        await startOnce(CHAIN_SCANNER_WORKFLOW, chainScannerWorkflowId(chainId), [input]);
+      }
+    },
+
+    async pokeChainScanner(chainId: number) {
+      await handle(chainScannerWorkflowId(chainId)).signal(pokeSignal);
+    },
+
+    async rescanChain(chainId: number, fromBlock: bigint) {
+      await handle(chainScannerWorkflowId(chainId)).signal(rescanFromSignal, fromBlock.toString());
+    },
+
+    async startWebhookDelivery(delivery: WebhookDeliveryStart) {
+      const input: WebhookDeliveryInput = { deliveryId: delivery.deliveryId, round: delivery.round };
+      const id = webhookDeliveryWorkflowId(delivery.eventId, delivery.endpointId, delivery.round);
+      await startOnce(WEBHOOK_DELIVERY_WORKFLOW, id, [input], 'REJECT_DUPLICATE');
+    },
+
+    async ensureWebhookDispatcher(options: Partial<WebhookDispatcherInput> = {}) {
+      const input: WebhookDispatcherInput = { ...DEFAULT_WEBHOOK_DISPATCHER, ...options };
+      return { started: (await startOnce(WEBHOOK_DISPATCHER_WORKFLOW, WEBHOOK_DISPATCHER_WORKFLOW_ID, [input])) === 'started' };
+    },
+
+    async kickWebhookDispatcher() {
+      try {
+        await handle(WEBHOOK_DISPATCHER_WORKFLOW_ID).signal(webhookDispatcherKickSignal);
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      }
+    },
+
+    async dispatchWebhooksNow() {
+      return handle(WEBHOOK_DISPATCHER_WORKFLOW_ID).executeUpdate(webhookDispatchNowUpdate);
+    },
+
+    async stopWebhookDispatcher(reason: string) {
+      try {
+        await handle(WEBHOOK_DISPATCHER_WORKFLOW_ID).terminate(reason);
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      }
+    },
+
+    async workflowResult<T>(workflowId: string, o: { timeoutMs?: number } = {}): Promise<T> {
+      const timeoutMs = o.timeoutMs ?? DEFAULT_RESULT_TIMEOUT_MS;
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`workflow ${workflowId} did not finish within ${timeoutMs} ms`)), timeoutMs);
+      });
+      try {
+        return await Promise.race([handle(workflowId).result() as Promise<T>, timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+
+    async describeWorkflow(workflowId: string) {
+      const d = await handle(workflowId).describe();
+      return { runId: d.runId, status: d.status.name };
+    },
+
+    workflowHistory(workflowId: string) {
+      return handle(workflowId).fetchHistory();
+    },
+
+    async startProbeWorkflow(workflowId: string) {
+      await client.workflow.start('engineProbe', { taskQueue: PROBE_TASK_QUEUE, workflowId, workflowExecutionTimeout: '1 minute' });
+    },
+  };
+}
+
+/** An update or signal sent to a workflow that has already completed. */
+function isWorkflowClosed(err: unknown): boolean {
+  const message = err instanceof Error ? `${err.message} ${(err as { cause?: Error }).cause?.message ?? ''}` : '';
+  return /workflow execution already completed|already completed/i.test(message);
+}
+
+/** The gateway on a connection of its own (the API, the CLI); close() ends the connection. */
+export async function connectTemporalGateway(opts: { address: string; namespace: string } & GatewayOptions): Promise<TemporalGateway & { close(): Promise<void> }> {
+  const connection = await Connection.connect({ address: opts.address, connectTimeout: '10s' });
+  const client = new Client({ connection, namespace: opts.namespace });
+  return Object.assign(createTemporalGateway(client, opts), { close: () => connection.close() });
+}

@@ -1,0 +1,42 @@
+import { defineSignal } from '@temporalio/workflow';
+import type { DepositStart } from '../../src/domain/engine';
+import type { ResolutionRequest } from '../../src/domain/operator-resolution';
+
+/** The DepositWorkflow's contract: its name, id, input, messages and failure types. */
+export const DEPOSIT_WORKFLOW = 'depositWorkflow';
+
+/** One workflow per inbound transfer: Temporal's workflow-id uniqueness is what makes a deposit once. */
+export function depositWorkflowId(chainId: number, txHash: string, logIndex: number): string {
+  return `deposit:${chainId}:${txHash.toLowerCase()}:${logIndex}`;
+}
+
+export interface DepositSettlementPolicy {
+  /** Settlement attempts (each one a broadcast try) before the deposit is held for an operator. */
+  maxAttempts: number;
+  /** Backoff between attempts: retryBackoffSeconds * 2^(attempt-1). */
+  retryBackoffSeconds: number;
+  /** How often the source transfer and the settlement are re-read. */
+  confirmationPollSeconds: number;
+  /** Checks of a broadcast settlement before it counts as unconfirmed (held). */
+  maxConfirmationChecks: number;
+}
+
+/** The same for every deposit (see docs/decisions.md `## Deposits`). */
+export const DEPOSIT_SETTLEMENT_POLICY: DepositSettlementPolicy = {
+  maxAttempts: 3,
+  retryBackoffSeconds: 5,
+  confirmationPollSeconds: 1,
+  maxConfirmationChecks: 600,
+};
+
+export interface DepositWorkflowInput extends DepositStart {
+  policy: DepositSettlementPolicy;
+}
+
+export interface DepositWorkflowResult {
+  status: string;
+  statusVersion: number;
+}
+
+/** An operator's release of a requires_intervention hold. */
+export const resolveDepositSignal = defineSignal<[ResolutionRequest]>('resolveDeposit');

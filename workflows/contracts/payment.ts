@@ -1,0 +1,81 @@
+import { defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { CancelRequest, PaymentStart, TransferSeen } from '../../src/domain/engine';
+import type { ResolutionRequest } from '../../src/domain/operator-resolution';
+
+export type { CancelRequest, PaymentStart, TransferSeen };
+
+/** The PaymentWorkflow's contract: its name, id, input, messages and failure types. */
+export const PAYMENT_WORKFLOW = 'paymentWorkflow';
+
+/** Workflow id = Payment id: Temporal refuses a second run with the same id, so a Payment has one. */
+export function paymentWorkflowId(paymentId: string): string {
+  return paymentId;
+}
+
+export interface PaymentSettlementPolicy {
+  /** Settlement attempts (each one a broadcast try) before the Payment is held for an operator. */
+  maxAttempts: number;
+  /** Backoff between attempts: retryBackoffSeconds * 2^(attempt-1). */
+  retryBackoffSeconds: number;
+  /** First confirmation poll; each later poll waits twice as long, up to maxPollSeconds. */
+  confirmationPollSeconds: number;
+  maxPollSeconds: number;
+  /** Checks of a broadcast settlement before it counts as unconfirmed (held). */
+  maxConfirmationChecks: number;
+}
+
+/** The same for every Payment (see docs/decisions.md). */
+export const PAYMENT_SETTLEMENT_POLICY: PaymentSettlementPolicy = {
+  maxAttempts: 4,
+  retryBackoffSeconds: 2,
+  confirmationPollSeconds: 0.1,
+  maxPollSeconds: 2,
+  // ~10 minutes of polling before a broadcast settlement counts as unconfirmed.
+  maxConfirmationChecks: 310,
+};
+
+export interface PaymentWorkflowInput {
+  paymentId: string;
+  intent: 'receive' | 'send';
+  requiredAtomic: string;
+  expiresAt: string;
+  /** The expiry timer counts from the workflow's own start (its clock), not from the API's clock. */
+  expiresInSeconds: number;
+  chainId: number;
+  tokenAddress: string;
+  escrowAddress: string;
+  confirmations: number;
+  settlement: PaymentSettlementPolicy;
+}
+
+export function paymentWorkflowInput(p: PaymentStart, confirmations: number): PaymentWorkflowInput {
+  if (!p.escrowAddress) throw new Error(`payment ${p.id} has no escrow address`);
+  return {
+    paymentId: p.id,
+    intent: p.intent as PaymentWorkflowInput['intent'],
+    requiredAtomic: p.amountAtomic.toString(),
+    expiresAt: p.expiresAt.toISOString(),
+    expiresInSeconds: Math.max(0, Math.round((p.expiresAt.getTime() - p.createdAt.getTime()) / 1000)),
+    chainId: p.chainId,
+    tokenAddress: p.tokenAddress,
+    escrowAddress: p.escrowAddress,
+    confirmations,
+    settlement: PAYMENT_SETTLEMENT_POLICY,
+  };
+}
+
+export interface PaymentWorkflowResult {
+  status: string;
+  statusVersion: number;
+}
+
+export type CancelResult = { outcome: 'cancelled' | 'already_cancelled' };
+
+export const transferDetectedSignal = defineSignal<[TransferSeen]>('transferDetected');
+/** An operator's release of a requires_intervention hold. */
+export const resolveSignal = defineSignal<[ResolutionRequest]>('resolve');
+/** The workflow decides against its own state, so a cancel can't race a transfer not yet recorded. */
+export const cancelUpdate = defineUpdate<CancelResult, [CancelRequest]>('cancel');
+
+/** ApplicationFailure type of a refused cancel; details[0] is the reason code. */
+export const PAYMENT_NOT_CANCELABLE = 'payment_not_cancelable';

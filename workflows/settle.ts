@@ -1,0 +1,52 @@
+import { ActivityFailure, ApplicationFailure, sleep } from '@temporalio/workflow';
+import { isSettlementRefusal } from './contracts/settlement';
+
+export type SettlementCheck = 'confirmed' | 'pending' | 'reverted';
+
+/**
+ * One settlement attempt, the same for every workflow that sends money out (Payments, deposits): the
+ * workflow supplies its activities and its state machine's steps, each persisted before it returns.
+ */
+export interface SettlementSteps {
+  /** One broadcast try (a single-attempt activity: the workflow owns the budget). */
+  broadcast(): Promise<{ txHash: string }>;
+  /** Re-reads every leg at the confirmation depth. */
+  check(): Promise<SettlementCheck>;
+  /** Nothing can be sent (no destination, a forbidden one...): retrying can't help, an operator must look. */
+  refused(reasonCode: string): Promise<void>;
+  /** The try failed before anything was broadcast: answers the backoff before the next, or null when held. */
+  attemptFailed(): Promise<number | null>;
+  broadcastDone(txHash: string): Promise<void>;
+  confirmed(txHash: string): Promise<void>;
+  trouble(reason: 'settlement_failed' | 'settlement_unconfirmed'): Promise<void>;
+  waitBeforeCheck(check: number): Promise<void>;
+  maxConfirmationChecks: number;
+}
+
+export async function settleOnce(steps: SettlementSteps): Promise<void> {
+  let txHash: string;
+  try {
+    ({ txHash } = await steps.broadcast());
+  } catch (err) {
+    const refusal = refusalOf(err);
+    if (refusal) return steps.refused(refusal);
+    const backoffMs = await steps.attemptFailed();
+    if (backoffMs !== null) await sleep(backoffMs);
+    return;
+  }
+  await steps.broadcastDone(txHash);
+  for (let check = 0; check < steps.maxConfirmationChecks; check += 1) {
+    const status = await steps.check();
+    if (status === 'confirmed') return steps.confirmed(txHash);
+    if (status === 'reverted') return steps.trouble('settlement_failed');
+    await steps.waitBeforeCheck(check);
+  }
+  // Broadcast but never confirmed: it may still land, so nothing is resent automatically.
+  await steps.trouble('settlement_unconfirmed');
+}
+
+function refusalOf(err: unknown): string | null {
+  const cause = err instanceof ActivityFailure ? err.cause : undefined;
+  if (!(cause instanceof ApplicationFailure) || !isSettlementRefusal(cause.type)) return null;
+  return (cause.details?.[0] as string | undefined) ?? 'settlement_destination_missing';
+}
