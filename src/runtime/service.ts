@@ -12,7 +12,8 @@ import { startAnvil } from '../embedded/anvil';
 import { ensureSandboxToken } from '../chain/sandbox';
 import { createApi } from '../http/app';
 import { connectTemporalClient, temporalHealthProbe } from '../temporal/client';
-import { bundleWorkflows, connectWorkerConnection, createWorker } from '../temporal/worker';
+import { connectWorkerConnection, createWorker } from '../temporal/worker';
+import { loadWorkflowBundle } from '../temporal/workflow-bundle';
 import { createActivities, DEFAULT_TREASURY_POLICY } from '../../activities';
 import { createChainServices, ensureChainScanners, fundSandboxTreasury, type ChainServices } from './chain-services';
 import { ensureWebhookDispatcher } from '../temporal/webhooks';
@@ -106,7 +107,7 @@ export async function startService(opts: {
         connection,
         namespace: config.temporal.namespace,
         taskQueue: config.temporal.taskQueue,
-        workflowBundle: await bundleWorkflows(),
+        workflowBundle: await loadWorkflowBundle(),
         activities: createActivities({
           db: database.db,
           logger,
