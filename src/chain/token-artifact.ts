@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Abi, Hex } from 'viem';
+import { projectRoot } from '../embedded/paths';
 
 /**
  * The sandbox token (contracts/TestUSD.sol), compiled with the `solc` npm package. That compiler is a
@@ -14,7 +15,8 @@ export interface ContractArtifact {
   bytecode: Hex;
 }
 
-export const TEST_TOKEN_SOURCE = path.resolve(__dirname, '../../contracts/TestUSD.sol');
+// From the project root, not __dirname: the compiled module lives in dist/src/chain/.
+export const TEST_TOKEN_SOURCE = path.join(projectRoot(), 'contracts', 'TestUSD.sol');
 const CONTRACT_NAME = 'TestUSD';
 
 // Pinned so the bytecode, and with it the token's CREATE2 address, depends only on the code: no

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { projectRoot } from '../embedded/paths';
 
 /** What each app environment offers: the content behind GET /v2/partners/config. */
 export const ENVIRONMENTS = ['sandbox', 'production'] as const;
@@ -62,7 +63,8 @@ export type TNetworkConfig = z.infer<typeof ZNetworkConfig>;
 export type TEnvironmentConfig = z.infer<typeof ZEnvironmentConfig>;
 export type TEnvironments = z.infer<typeof ZEnvironmentsFile>;
 
-export const DEFAULT_ENVIRONMENTS_FILE = path.resolve(__dirname, '../../config/environments.json');
+// From the project root, not __dirname: the compiled module lives in dist/src/config/.
+export const DEFAULT_ENVIRONMENTS_FILE = path.join(projectRoot(), 'config', 'environments.json');
 
 export function loadEnvironments(file = DEFAULT_ENVIRONMENTS_FILE): TEnvironments {
   const raw: unknown = JSON.parse(readFileSync(file, 'utf8'));

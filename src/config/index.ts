@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { toolchain } from './toolchain';
 
 // Environment variables are parsed once, here, at start-up. Nothing else reads process.env.
 const ZFlag = z
@@ -6,18 +7,18 @@ const ZFlag = z
   .transform((v) => v === 'true' || v === '1');
 
 const ZEnv = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PORT: z.coerce.number().int().min(0).max(65535).default(toolchain.ports.api),
   HOST: z.string().default('127.0.0.1'),
   PUBLIC_BASE_URL: z.url().optional(),
   DATABASE_URL: z.string().min(1).optional(),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
   DATABASE_POOL_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(1).default(5000),
-  EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
+  EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(1).max(65535).default(toolchain.ports.postgres),
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('partner-payments'),
-  TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
-  EMBEDDED_TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
+  TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(toolchain.ports.temporalUi),
+  EMBEDDED_TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(toolchain.ports.temporal),
   RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(100),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(1),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(256 * 1024),
@@ -25,7 +26,7 @@ const ZEnv = z.object({
   SERVICE_SECRET: z.string().min(32).optional(),
   DATA_DIR: z.string().optional(),
   ENVIRONMENTS_FILE: z.string().optional(),
-  EMBEDDED_ANVIL_PORT: z.coerce.number().int().min(1).max(65535).default(8545),
+  EMBEDDED_ANVIL_PORT: z.coerce.number().int().min(1).max(65535).default(toolchain.ports.anvil),
   WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: ZFlag.default(false),
   /** Bearer token of the operator admin API (/admin/v1); unset disables that API (404). */
   ADMIN_API_TOKEN: z.string().min(32).optional(),

@@ -1,33 +1,32 @@
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { toolchain } from '../config/toolchain';
 
 /**
- * Where the embedded servers and the tools prepared by `scripts/setup.mjs` live. This duplicates the
- * path logic exported by scripts/setup.mjs (which cannot be imported here: it is ESM and runs before
- * node_modules exists); keep the two in step.
+ * Where the embedded servers and the tools prepared by `scripts/setup.mjs` live. Mirrors the path
+ * functions of scripts/setup/util.mjs (plain ESM that runs before node_modules exists, so it can't be
+ * imported here); versions and default ports come from config/toolchain.json for both.
  */
-
-export const TEMPORAL_CLI_VERSION = '1.5.1';
-export const DEFAULT_PGPORT_LOCAL = 54329;
 
 let cachedRoot: string | undefined;
 
-/** Repository root: the nearest folder above this file holding package.json and scripts/setup.mjs. */
+/**
+ * Repository root (or the image's /app): the nearest folder above this file holding package.json and
+ * config/toolchain.json. Walking up works from src/ (tsx) and from dist/src/ (compiled) alike.
+ */
 export function projectRoot(): string {
   if (cachedRoot) return cachedRoot;
-  let dir = __dirname;
-  for (;;) {
-    if (existsSync(path.join(dir, 'package.json')) && existsSync(path.join(dir, 'scripts', 'setup.mjs'))) {
+  for (let dir = __dirname; ; ) {
+    if (existsSync(path.join(dir, 'package.json')) && existsSync(path.join(dir, 'config', 'toolchain.json'))) {
       cachedRoot = dir;
       return dir;
     }
     const parent = path.dirname(dir);
-    if (parent === dir) break;
+    if (parent === dir) throw new Error(`no project root (package.json and config/toolchain.json) above ${__dirname}`);
     dir = parent;
   }
-  cachedRoot = path.resolve(__dirname, '..', '..');
-  return cachedRoot;
 }
 
 /** `${DATA_DIR:-<repo>/.data}`; a relative DATA_DIR is resolved against the repo root. */
@@ -46,25 +45,20 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return fromEnv ? path.resolve(fromEnv) : path.join(os.homedir(), '.cache', 'partner-payments');
 }
 
-/** io.temporal:temporal-test-server version pinned in tools/temporal-test-server/pom.xml. */
-export function testServerVersion(): string {
-  const pom = readFileSync(path.join(projectRoot(), 'tools', 'temporal-test-server', 'pom.xml'), 'utf8');
-  const m = /<temporal\.test-server\.version>\s*([^<\s]+)\s*</.exec(pom);
-  if (!m?.[1]) throw new Error('tools/temporal-test-server/pom.xml has no <temporal.test-server.version>');
-  return m[1];
-}
-
 /**
  * Executable wrapper around Temporal's Java time-skipping test server (`<wrapper> <port>`), for
  * `TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } })`.
+ * Its folder is named by the version and a hash of tools/temporal-test-server/pom.xml, as set-up names it.
  */
 export function testServerWrapperPath(env: NodeJS.ProcessEnv = process.env): string {
-  return path.join(cacheDir(env), `temporal-test-server-${testServerVersion()}`, 'temporal-test-server');
+  const pom = readFileSync(path.join(projectRoot(), 'tools', 'temporal-test-server', 'pom.xml'));
+  const key = createHash('sha256').update(pom).digest('hex').slice(0, 8);
+  return path.join(cacheDir(env), `temporal-test-server-${toolchain.temporalTestServer.version}-${key}`, 'temporal-test-server');
 }
 
 /** The Temporal CLI binary (`temporal server start-dev`). */
 export function temporalCliPath(env: NodeJS.ProcessEnv = process.env): string {
-  return path.join(cacheDir(env), `temporal-cli-${TEMPORAL_CLI_VERSION}`, 'temporal');
+  return path.join(cacheDir(env), `temporal-cli-${toolchain.temporalCli.version}`, 'temporal');
 }
 
 /** The project-local PostgreSQL cluster (may be a symlink when set-up ran as root; see setup.mjs). */
@@ -72,9 +66,9 @@ export function postgresDataDir(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(dataDir(env), 'postgres');
 }
 
-/** `${PGPORT_LOCAL:-${EMBEDDED_POSTGRES_PORT:-54329}}` */
+/** `${PGPORT_LOCAL:-${EMBEDDED_POSTGRES_PORT:-<config/toolchain.json ports.postgres>}}` */
 export function pgPortLocal(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.PGPORT_LOCAL || env.EMBEDDED_POSTGRES_PORT || DEFAULT_PGPORT_LOCAL;
+  const raw = env.PGPORT_LOCAL || env.EMBEDDED_POSTGRES_PORT || toolchain.ports.postgres;
   const port = Number(raw);
   if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`PGPORT_LOCAL / EMBEDDED_POSTGRES_PORT is not a port: ${raw}`);
   return port;

@@ -14,7 +14,7 @@ import { isPortOpen, spawnLogged, tailFile } from './process';
  */
 
 export interface EmbeddedPostgresOptions {
-  /** Port to start the cluster on (default `PGPORT_LOCAL` or 54329). A running cluster keeps its port. */
+  /** Port to start the cluster on (default `PGPORT_LOCAL`, else config/toolchain.json ports.postgres). A running cluster keeps its port. */
   port?: number;
   /** Cluster folder (default `<data>/postgres`). */
   dataDir?: string;

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { toolchain } from '../config/toolchain';
 import { requireTool, temporalCliPath, temporalDbFile } from './paths';
 import { isPortOpen, spawnLogged, stopProcess, tailFile, temporalNamespaceReady, waitFor } from './process';
 
@@ -10,7 +11,7 @@ import { isPortOpen, spawnLogged, stopProcess, tailFile, temporalNamespaceReady,
  */
 
 export interface TemporalDevServerOptions {
-  /** Front-end gRPC port (default 7233). */
+  /** Front-end gRPC port (default config/toolchain.json ports.temporal). */
   port?: number;
   /** Web UI port (default port + 1000). */
   uiPort?: number;
@@ -43,7 +44,7 @@ export interface TemporalDevServer {
 
 export async function startTemporalDevServer(options: TemporalDevServerOptions = {}): Promise<TemporalDevServer> {
   const ip = options.ip ?? '127.0.0.1';
-  const port = options.port ?? 7233;
+  const port = options.port ?? toolchain.ports.temporal;
   const uiPort = options.uiPort ?? port + 1000;
   const address = `${ip}:${port}`;
   const uiUrl = options.headless ? undefined : `http://${ip}:${uiPort}`;

@@ -11,7 +11,8 @@ import { startAnvil } from '../embedded/anvil';
 import { ensureSandboxToken } from '../chain/sandbox';
 import { createApi } from '../http/app';
 import { connectTemporalGateway, type TemporalGateway } from '../temporal/gateway';
-import { bundleWorkflows, connectWorkerConnection, createWorker } from '../temporal/worker';
+import { connectWorkerConnection, createWorker } from '../temporal/worker';
+import { loadWorkflowBundle } from '../temporal/workflow-bundle';
 import { createActivities } from '../../activities';
 import { DEFAULT_TREASURY_POLICY } from '../domain/settlement/settlement-sender';
 import { createChainServices, fundSandboxTreasury, type ChainServices } from './chain-services';
@@ -105,7 +106,7 @@ export async function startService(opts: {
         connection,
         namespace: config.temporal.namespace,
         taskQueue: config.temporal.taskQueue,
-        workflowBundle: await bundleWorkflows(),
+        workflowBundle: await loadWorkflowBundle(),
         activities: createActivities({
           db: database.db,
           logger,

@@ -1,23 +1,14 @@
-import path from 'node:path';
 import type { Duration } from '@temporalio/common';
-import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 
-export const WORKFLOWS_PATH = path.resolve(__dirname, '../../workflows/index.ts');
-
-/** Bundles workflows/ once (webpack); tests and the service reuse the bundle for every worker. */
-export async function bundleWorkflows(workflowsPath = WORKFLOWS_PATH): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
-}
-
-const noop = () => undefined;
-const quietBundlerLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: console.error, log: noop };
+export { bundleWorkflows, WORKFLOWS_PATH } from './workflow-bundle';
 
 export interface WorkerOptions {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
   activities: object;
-  workflowBundle: WorkflowBundleWithSourceMap;
+  workflowBundle: WorkflowBundleOption;
   /**
    * 0 turns off the workflow cache (and so sticky task queues). The time-skipping test server never
    * moves a dead worker's sticky tasks back, so the harness's kill-and-restart test needs this.

@@ -1,0 +1,99 @@
+// @ts-check
+// The lint guards what review would miss: promises nobody awaits, workflow determinism, and the
+// direction of imports between layers. Otherwise it stays light: typescript-eslint's recommended set,
+// minus the rules listed below.
+import { builtinModules } from 'node:module';
+import { defineConfig, globalIgnores } from 'eslint/config';
+import tseslint from 'typescript-eslint';
+import local from './tools/eslint/import-boundaries.mjs';
+
+/**
+ * Pure domain modules that workflow code may import. Pure: no I/O, clock or randomness, no Node
+ * built-ins, Prisma or viem; each imports only other modules of this list. Add a module here when a
+ * workflow needs it, and it is held to the same rule.
+ */
+const WORKFLOW_PURE_MODULES = [
+  'src/domain/payments/payment-machine.ts',
+  'src/domain/deposits/deposit-machine.ts',
+  'src/domain/deposits/deposit-serde.ts',
+  'src/domain/operator-resolution.ts',
+];
+
+/** Node built-ins, bare (`fs`, `fs/promises`) and prefixed (`node:fs`, also prefix-only ones like `node:test`). */
+const noNodeBuiltins = (why) => [
+  'error',
+  {
+    paths: builtinModules.filter((m) => !m.startsWith('node:')).map((name) => ({ name, message: why })),
+    patterns: [{ group: ['node:*'], message: why }],
+  },
+];
+
+export default defineConfig(
+  globalIgnores(['src/generated/', 'dist/', 'node_modules/', '.data/']),
+
+  tseslint.configs.recommended,
+  {
+    // Type-aware rules need the TypeScript program: every .ts file is in tsconfig.json.
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      // A promise nobody awaits loses its error, and in a workflow its ordering. `void p` says "on purpose".
+      // node:test's describe/it/test return promises the runner itself awaits.
+      '@typescript-eslint/no-floating-promises': ['error', {
+        allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite'] }],
+      }],
+    },
+  },
+  { plugins: { local } },
+  {
+    // Tests and the benchmark read JSON response bodies as `any` on purpose.
+    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+
+  {
+    // Only src/temporal/ talks to the Temporal client; the API, the CLI, tests and the benchmark go
+    // through its gateway. Type imports count too: holding a Client is talking to it.
+    files: ['**/*.ts'],
+    ignores: ['src/temporal/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        patterns: [{ regex: '^@temporalio/client(/.*)?$', message: 'only src/temporal/ imports the Temporal client; use its gateway' }],
+      }],
+    },
+  },
+  {
+    // Layers point one way: the domain knows nothing of HTTP or of the workflow engine.
+    files: ['src/domain/**/*.ts'],
+    rules: {
+      'local/import-boundaries': ['error', {
+        deny: { paths: ['src/http/**', 'workflows/**', 'activities/**'] },
+        message: 'src/domain imports nothing from src/http, workflows/ or activities/ (layers point one way)',
+      }],
+    },
+  },
+  {
+    // Workflow code is replayed: it must be deterministic, so it reaches only the SDK's workflow API,
+    // its own contracts and pure modules. Activities are called through proxyActivities<typeof ...>.
+    files: ['workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': noNodeBuiltins('workflow code runs in a deterministic sandbox: no Node built-ins (do I/O in an activity)'),
+      'local/import-boundaries': ['error', {
+        allow: { packages: ['@temporalio/workflow'], paths: ['workflows/**', ...WORKFLOW_PURE_MODULES] },
+        allowTypeOnly: { paths: ['activities/**'] },
+        message: 'workflows import only @temporalio/workflow, workflows/ (contracts: workflows/contracts/), WORKFLOW_PURE_MODULES in eslint.config.mjs, and `import type` from activities/',
+      }],
+    },
+  },
+  {
+    // After the src/domain block: for these files this stricter allow-list replaces its deny-list.
+    files: WORKFLOW_PURE_MODULES,
+    rules: {
+      'no-restricted-imports': noNodeBuiltins('a pure module (WORKFLOW_PURE_MODULES) runs inside workflows: no Node built-ins'),
+      'local/import-boundaries': ['error', {
+        allow: { paths: WORKFLOW_PURE_MODULES },
+        message: 'a pure module imports only other WORKFLOW_PURE_MODULES (eslint.config.mjs): no Prisma, viem or I/O',
+      }],
+    },
+  },
+);
