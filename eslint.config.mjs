@@ -17,6 +17,10 @@ const WORKFLOW_PURE_MODULES = [
   'src/domain/deposits/deposit-machine.ts',
   'src/domain/deposits/deposit-serde.ts',
   'src/domain/operator-resolution.ts',
+  'src/domain/payments/payment-serde.ts',
+  'src/domain/settlement/hold-reasons.ts',
+  // Types only: the domain's view of the engine, which the contracts build their messages from.
+  'src/domain/engine.ts',
 ];
 
 /** Node built-ins, bare (`fs`, `fs/promises`) and prefixed (`node:fs`, also prefix-only ones like `node:test`). */

@@ -21,6 +21,8 @@ function testFiles(dir: string): string[] {
 const only = process.env.TEST_FILTER;
 for (const file of testFiles(__dirname)) {
   if (only && !file.includes(only)) continue;
+  // Synchronously and in order: node:test registers each file's tests as it is loaded.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
   require(file);
 }
 

@@ -28,7 +28,8 @@ export function postWebhook(target: string, headers: Record<string, string>, bod
   const elapsed = () => Math.round(performance.now() - started);
   return new Promise<PostResult>((resolve) => {
     let settled = false;
-    let timer: NodeJS.Timeout | undefined;
+    // Armed below, after `finish` (which clears it) is defined.
+    let timer: NodeJS.Timeout | undefined = undefined;
     const finish = (result: PostResult) => {
       if (settled) return;
       settled = true;

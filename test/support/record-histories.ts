@@ -65,12 +65,15 @@ export async function recordHistories(h: Harness): Promise<string[]> {
   });
   pick('deposit-reconciliation--completed', reconciliationId);
 
-  mkdirSync(HISTORIES_DIR, { recursive: true });
+  // A set per recording (RECORD_WORKFLOW_HISTORIES=<name>, or today's date): older sets stay and keep replaying.
+  const label = process.env.RECORD_WORKFLOW_HISTORIES && process.env.RECORD_WORKFLOW_HISTORIES !== '1' ? process.env.RECORD_WORKFLOW_HISTORIES : new Date().toISOString().slice(0, 10);
+  const dir = path.join(HISTORIES_DIR, label);
+  mkdirSync(dir, { recursive: true });
   const written: string[] = [];
   for (const [name, workflowId] of picks) {
     try {
       const history = await h.env.client.workflow.getHandle(workflowId).fetchHistory();
-      const file = path.join(HISTORIES_DIR, `${name}.json`);
+      const file = path.join(dir, `${name}.json`);
       writeFileSync(file, `${JSON.stringify({ workflowId, history: encodeHistory(history) })}\n`);
       written.push(file);
     } catch (err) {

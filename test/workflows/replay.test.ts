@@ -11,10 +11,13 @@ import { decodeHistory, HISTORIES_DIR } from '../support/record-histories';
  * today's bundle. A change that would make a running workflow non-deterministic fails here, in CI,
  * instead of in production: such a change belongs behind patched().
  */
-const files = readdirSync(HISTORIES_DIR).filter((f) => f.endsWith('.json')).sort();
+// One folder per recording; every one of them keeps replaying.
+const files = readdirSync(HISTORIES_DIR, { recursive: true, encoding: 'utf8' })
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 
 test('the recorded histories cover every workflow type the worker runs', () => {
-  const types = new Set(files.map((f) => f.split('--')[0]));
+  const types = new Set(files.map((f) => path.basename(f).split('--')[0]));
   for (const type of ['payment', 'deposit', 'deposit-reconciliation', 'chain-scanner', 'webhook-dispatcher', 'webhook-delivery']) {
     assert.ok(types.has(type), `no recorded history of ${type}`);
   }
