@@ -6,7 +6,8 @@ import type { ResolutionRequest } from '../src/domain/operator-resolution';
 import type { DepositEventName } from '../src/domain/deposits/deposit-machine';
 import type { PersistedDepositState, PersistedDepositTransition } from '../src/domain/deposits/deposit-serde';
 import { depositsToReconcile, reconcileDeposit } from '../src/domain/deposits/deposit-reconciliation';
-import { checkDepositSettlement, sendDepositSettlement } from '../src/domain/deposits/deposit-settlement';
+import { sendDepositSettlement } from '../src/domain/deposits/deposit-settlement';
+import { checkSettlement } from '../src/domain/settlement/settlement-legs';
 import { persistDepositTransition, recordDepositDetected, recordDepositResolution } from '../src/domain/deposits/deposit-store';
 import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-sender';
 import { refusalsAsFailures } from './failures';
@@ -34,7 +35,7 @@ export function createDepositActivities(deps: DepositActivityDeps) {
 
     broadcastDepositSettlement: (input: { depositId: string }) => refusalsAsFailures(() => sendDepositSettlement(deps.settlement, input.depositId)),
 
-    checkDepositSettlement: (input: { depositId: string; confirmations: number }) => checkDepositSettlement(deps, input.depositId, input.confirmations),
+    checkDepositSettlement: (input: { depositId: string; confirmations: number }) => checkSettlement(deps, { type: 'deposit', id: input.depositId }, input.confirmations),
 
     listDepositsToReconcile: (input: { settledSince: string; afterId?: string; limit: number }) => depositsToReconcile(prisma, input),
 

@@ -4,7 +4,8 @@ import { parseTransferKey } from '../src/chain/transfer-key';
 import { verifyIncomingTransfer, type TransferOutcome } from '../src/domain/incoming-transfers';
 import type { ResolutionRequest } from '../src/domain/operator-resolution';
 import type { PersistedTransition } from '../src/domain/payments/payment-serde';
-import { checkPaymentSettlement, sendPaymentSettlement } from '../src/domain/payments/payment-settlement';
+import { sendPaymentSettlement } from '../src/domain/payments/payment-settlement';
+import { checkSettlement } from '../src/domain/settlement/settlement-legs';
 import { persistPaymentTransition, recordPaymentResolution } from '../src/domain/payments/payment-store';
 import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-sender';
 import { refusalsAsFailures } from './failures';
@@ -37,7 +38,7 @@ export function createPaymentActivities(deps: PaymentActivityDeps) {
 
     broadcastSettlement: (input: { paymentId: string }) => refusalsAsFailures(() => sendPaymentSettlement(deps.settlement, input.paymentId)),
 
-    checkSettlement: (input: { paymentId: string; confirmations: number }) => checkPaymentSettlement(deps, input.paymentId, input.confirmations),
+    checkSettlement: (input: { paymentId: string; confirmations: number }) => checkSettlement(deps, { type: 'payment', id: input.paymentId }, input.confirmations),
   };
 }
 

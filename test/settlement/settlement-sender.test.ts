@@ -66,7 +66,7 @@ describe('Settlement sender', () => {
   async function confirmed(source: SettlementSource): Promise<void> {
     const h = await getHarness();
     const deadline = Date.now() + 60_000;
-    while ((await checkSettlement(h.db.prisma, chain, source, 1)) !== 'confirmed') {
+    while ((await checkSettlement({ prisma: h.db.prisma, chains }, source, 1)) !== 'confirmed') {
       if (Date.now() > deadline) assert.fail(`settlement of ${source.id} never confirmed`);
       await new Promise((r) => setTimeout(r, 200));
     }

@@ -1,6 +1,3 @@
-import type { PrismaClient } from '../../db/client';
-import type { ChainRegistry } from '../../chain/registry';
-import { checkSettlement, type SettlementCheck } from '../settlement/settlement-legs';
 import { feeLegs, sendSettlement, SettlementRefusedError, type SettlementSenderDeps } from '../settlement/settlement-sender';
 
 /**
@@ -25,13 +22,4 @@ export async function sendDepositSettlement(deps: SettlementSenderDeps, depositI
       ...feeLegs(deps.custody, BigInt(d.platformFeeAtomic.toFixed()), BigInt(d.partnerFeeAtomic.toFixed())),
     ],
   });
-}
-
-export async function checkDepositSettlement(
-  deps: { prisma: PrismaClient; chains: ChainRegistry },
-  depositId: string,
-  confirmations: number,
-): Promise<SettlementCheck> {
-  const d = await deps.prisma.deposit.findUniqueOrThrow({ where: { id: depositId }, select: { chainId: true } });
-  return checkSettlement(deps.prisma, deps.chains.get(d.chainId), { type: 'deposit', id: depositId }, confirmations);
 }

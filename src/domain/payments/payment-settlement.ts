@@ -1,6 +1,3 @@
-import type { PrismaClient } from '../../db/client';
-import type { ChainRegistry } from '../../chain/registry';
-import { checkSettlement, type SettlementCheck } from '../settlement/settlement-legs';
 import { feeLegs, sendSettlement, type SettlementSenderDeps } from '../settlement/settlement-sender';
 
 /**
@@ -21,13 +18,4 @@ export async function sendPaymentSettlement(deps: SettlementSenderDeps, paymentI
       ...feeLegs(deps.custody, BigInt(p.platformFeeAtomic.toFixed()), BigInt(p.partnerFeeAtomic.toFixed())),
     ],
   });
-}
-
-export async function checkPaymentSettlement(
-  deps: { prisma: PrismaClient; chains: ChainRegistry },
-  paymentId: string,
-  confirmations: number,
-): Promise<SettlementCheck> {
-  const p = await deps.prisma.payment.findUniqueOrThrow({ where: { id: paymentId }, select: { chainId: true } });
-  return checkSettlement(deps.prisma, deps.chains.get(p.chainId), { type: 'payment', id: paymentId }, confirmations);
 }

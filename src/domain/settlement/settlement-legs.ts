@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Hash } from 'viem';
 import type { PrismaClient } from '../../db/client';
-import type { Chain } from '../../chain/types';
+import type { ChainRegistry } from '../../chain/registry';
 
 /** Every resource that sends money out; each names its legs by (sourceType, sourceId, leg). */
 export type SettlementSourceType = 'payment' | 'deposit';
@@ -103,15 +103,15 @@ export async function markLeg(prisma: PrismaClient, leg: SettlementLeg, status: 
  * confirmed when every live leg is, reverted as soon as one is.
  */
 export async function checkSettlement(
-  prisma: PrismaClient,
-  chain: Pick<Chain, 'getTransactionStatus'>,
+  deps: { prisma: PrismaClient; chains: Pick<ChainRegistry, 'get'> },
   source: SettlementSource,
   confirmations: number,
 ): Promise<SettlementCheck> {
+  const { prisma } = deps;
   let outcome: SettlementCheck = 'confirmed';
   for (const leg of (await loadLegs(prisma, source)).filter(isLive)) {
     // Confirmed legs are read again too: until the whole settlement is deep enough, a reorg can undo one.
-    const status = await chain.getTransactionStatus(leg.txHash as Hash, confirmations);
+    const status = await deps.chains.get(leg.chainId).getTransactionStatus(leg.txHash as Hash, confirmations);
     if (status === 'reverted') {
       await markLeg(prisma, leg, 'reverted');
       outcome = 'reverted';
