@@ -4,10 +4,13 @@ import { scanRange, type TransferTaker } from '../src/domain/chain-scan';
 import { takeDepositTransfer } from '../src/domain/deposits/deposit-intake';
 import type { DepositEngine, PaymentEngine } from '../src/domain/engine';
 import { takePaymentTransfer } from '../src/domain/payments/payment-intake';
+import { isServiceControlled } from '../src/domain/custody-addresses';
+import type { Custody } from '../src/custody';
 
 export interface ChainScannerDeps {
   prisma: PrismaClient;
   chains: ChainRegistry;
+  custody: Pick<Custody, 'deriveAddress'>;
   engine: Pick<PaymentEngine, 'transferSeen'> & Pick<DepositEngine, 'startDeposit'>;
   /** Blocks per scan; bounds one activity's work. */
   batchBlocks?: number;
@@ -17,7 +20,8 @@ export interface ChainScannerDeps {
 export function createChainScannerActivities(deps: ChainScannerDeps) {
   const takers: TransferTaker[] = [(t) => takePaymentTransfer(deps, t), (t) => takeDepositTransfer(deps, t)];
   return {
-    scanTransfers: (input: { chainId: number; fromBlock: string }) => scanRange({ chains: deps.chains, takers, batchBlocks: deps.batchBlocks }, input),
+    scanTransfers: (input: { chainId: number; fromBlock: string }) =>
+      scanRange({ chains: deps.chains, takers, batchBlocks: deps.batchBlocks, isOurs: (a) => isServiceControlled(deps.prisma, deps.custody, a) }, input),
   };
 }
 

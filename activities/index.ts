@@ -29,7 +29,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createPaymentActivities({ prisma, chains: deps.chains, settlement }),
     ...createDepositActivities({ prisma, chains: deps.chains, settlement }),
-    ...createChainScannerActivities({ prisma, chains: deps.chains, engine: deps.engine }),
+    ...createChainScannerActivities({ prisma, chains: deps.chains, custody: deps.custody, engine: deps.engine }),
     ...createWebhookActivities({ prisma, logger: deps.logger, serviceSecret: deps.serviceSecret, destinations: deps.webhooks, engine: deps.engine }),
   };
 }

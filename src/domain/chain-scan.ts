@@ -17,7 +17,7 @@ export interface ScanResult {
  * Owners count a transfer once, so a rescan is harmless.
  */
 export async function scanRange(
-  deps: { chains: ChainRegistry; takers: TransferTaker[]; batchBlocks?: number },
+  deps: { chains: ChainRegistry; takers: TransferTaker[]; batchBlocks?: number; isOurs?: (address: string) => Promise<boolean> },
   input: { chainId: number; fromBlock: string },
 ): Promise<ScanResult> {
   const chain = deps.chains.get(input.chainId);
@@ -31,6 +31,8 @@ export async function scanRange(
   for (const asset of network.assets) {
     const transfers = await chain.getTransfers({ token: asset.tokenAddress as Address, to: undefined, fromBlock: from, toBlock: to });
     for (const transfer of transfers) {
+      // Money moving between the service's own addresses is never a new payment or deposit.
+      if (deps.isOurs && (await deps.isOurs(transfer.from))) continue;
       for (const take of deps.takers) {
         if (await take(transfer)) {
           seen += 1;

@@ -33,8 +33,8 @@ export interface ApiDeps {
   temporalHealth: HealthProbe;
   /** The workflow engine (src/temporal/gateway.ts). Optional only for tests of the HTTP layer alone. */
   engine?: Pick<PaymentEngine, 'startPayment' | 'cancelPayment'> & Pick<WebhookEngine, 'kickWebhookDispatcher'>;
-  /** Derives escrow addresses for new Payments. */
-  custody?: Custody;
+  /** Derives escrow and deposit addresses, and tells the service's own addresses from others. */
+  custody: Custody;
   /** Feature modules (payments, deposits, webhooks admin...) add their routes here. */
   extraRoutes?: Array<(router: Router<ApiState>, shared: SharedRouteDeps) => void>;
 }
@@ -67,9 +67,9 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   partner.use(jsonBody(config.http.maxBodyBytes));
   registerPartnerConfigRoutes(partner, { environments });
   // Feature routes: one register call per module.
-  registerAccountRoutes(partner, { prisma: db.prisma, environments });
+  registerAccountRoutes(partner, { prisma: db.prisma, environments, custody: deps.custody });
   registerTransactionRoutes(partner, { prisma: db.prisma, cursors: shared.cursors });
-  if (deps.engine && deps.custody) {
+  if (deps.engine) {
     registerPaymentRoutes(partner, {
       prisma: db.prisma,
       engine: deps.engine,
@@ -80,7 +80,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
       cursors: shared.cursors,
     });
   }
-  if (deps.custody) registerDepositRoutes(partner, { prisma: db.prisma, custody: deps.custody, environments, cursors: shared.cursors });
+  registerDepositRoutes(partner, { prisma: db.prisma, custody: deps.custody, environments, cursors: shared.cursors });
   for (const register of deps.extraRoutes ?? []) register(partner, shared);
 
   app.use(partner.routes());

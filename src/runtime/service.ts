@@ -15,6 +15,7 @@ import { connectWorkerConnection, createWorker } from '../temporal/worker';
 import { loadWorkflowBundle } from '../temporal/workflow-bundle';
 import { createActivities } from '../../activities';
 import { DEFAULT_TREASURY_POLICY } from '../domain/settlement/settlement-sender';
+import { registerServiceWallets } from '../domain/custody-addresses';
 import { createChainServices, fundSandboxTreasury, type ChainServices } from './chain-services';
 
 export type Role = 'api' | 'worker';
@@ -97,6 +98,7 @@ export async function startService(opts: {
     const serviceSecret = resolveServiceSecret(config.serviceSecret, data);
     const chain = createChainServices(environments, data);
     if (rpcUrl) await fundSandboxTreasury(chain, rpcUrl);
+    await registerServiceWallets(database.db.prisma, chain.custody);
     const engine = await connectTemporalGateway({ address: temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue });
     stops.push(() => engine.close());
 

@@ -78,6 +78,7 @@ describe('errors use the spec envelope', () => {
     const api = createApi({
       config: h.config,
       environments: h.environments,
+      custody: h.chain.custody,
       db: h.db,
       logger: h.logger,
       serviceSecret: TEST_SERVICE_SECRET,

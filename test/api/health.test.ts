@@ -42,6 +42,7 @@ test('GET /healthz answers 503 when PostgreSQL or Temporal is unreachable', asyn
       const api = createApi({
         config: h.config,
         environments: h.environments,
+        custody: h.chain.custody,
         db: s.db,
         logger: h.logger,
         serviceSecret: TEST_SERVICE_SECRET,

@@ -41,6 +41,7 @@ test('request logs are structured JSON with a request id and never carry the cre
   const api = createApi({
     config: h.config,
     environments: h.environments,
+    custody: h.chain.custody,
     db: h.db,
     logger: createLogger('info', stream),
     serviceSecret: TEST_SERVICE_SECRET,

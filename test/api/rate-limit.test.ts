@@ -10,6 +10,7 @@ test('a credential over its quota gets 429 rate_limited with Retry-After and Rat
   const api = createApi({
     config: { ...h.config, rateLimit: { points: 3, windowSeconds: 60 } },
     environments: h.environments,
+    custody: h.chain.custody,
     db: h.db,
     logger: h.logger,
     serviceSecret: TEST_SERVICE_SECRET,

@@ -15,6 +15,7 @@ import { testServerExecutable } from '../../src/embedded/paths';
 import { bundleWorkflows, createWorker } from '../../src/temporal/worker';
 import { createActivities } from '../../activities';
 import { DEFAULT_TREASURY_POLICY } from '../../src/domain/settlement/settlement-sender';
+import { registerServiceWallets } from '../../src/domain/custody-addresses';
 import { createTemporalGateway, type TemporalGateway } from '../../src/temporal/gateway';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
@@ -91,6 +92,7 @@ async function start(): Promise<Harness> {
   });
   cleanups.push(() => env.teardown());
 
+  await registerServiceWallets(opened.db.prisma, chain.custody);
   const engine = createTemporalGateway(env.client, { taskQueue: config.temporal.taskQueue });
   const workflowBundle = await bundleWorkflows();
   const activities = createActivities({

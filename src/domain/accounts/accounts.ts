@@ -4,6 +4,8 @@ import { findAsset, findNetwork } from '../../config/environments';
 import { ApiError, notFound } from '../errors';
 import type { AuthenticatedApp } from '../apps';
 import { writeEvents, type EventSubject } from '../events';
+import { isServiceControlled } from '../custody-addresses';
+import type { Custody } from '../../custody';
 import { newId, randomToken } from '../ids';
 import { BUNDLE_INCLUDE, loadAccount, toAccountBundle } from './account-bundle';
 import type {
@@ -104,6 +106,7 @@ export async function updateDisplayProfile(
 /** Registers an EVM wallet the account holder controls. Ownership starts unverified. */
 export async function registerConnectedWallet(
   prisma: PrismaClient,
+  custody: Pick<Custody, 'deriveAddress'>,
   app: AuthenticatedApp,
   env: TEnvironmentConfig,
   accountId: string,
@@ -114,6 +117,7 @@ export async function registerConnectedWallet(
     throw new ApiError('chain_config_missing', `Chain ${input.chainId} is not configured for this environment`);
   }
   const address = input.address.toLowerCase();
+  if (await isServiceControlled(prisma, custody, address)) throw notOursToPayTo('body.address');
   try {
     const walletId = newId('wallet');
     await prisma.$transaction(async (tx) => {
@@ -145,6 +149,7 @@ export async function registerConnectedWallet(
  */
 export async function setSettlementProfile(
   prisma: PrismaClient,
+  custody: Pick<Custody, 'deriveAddress'>,
   app: AuthenticatedApp,
   env: TEnvironmentConfig,
   accountId: string,
@@ -153,6 +158,8 @@ export async function setSettlementProfile(
   const account = await loadAccount(prisma, app.id, accountId);
   const wallet = account.connectedWallets.find((w) => w.id === input.connectedWalletId && w.status === 'active');
   if (!wallet) throw notFound('Connected wallet');
+  // A wallet registered before this check existed may still be one of the service's own addresses.
+  if (await isServiceControlled(prisma, custody, wallet.address)) throw notOursToPayTo('body.connectedWalletId');
   const network = findNetwork(env, wallet.chainId);
   if (!network) throw new ApiError('chain_config_missing', `Chain ${wallet.chainId} is not configured for this environment`);
   const assetSymbol = input.assetSymbol ?? network.defaultAsset;
@@ -228,6 +235,12 @@ export async function accountCapabilities(
       settlement: { configured: settled, settlementProfileId: account.settlementProfile?.id ?? null },
     },
   };
+}
+
+/** Paying out to one of the service's own addresses would credit the account again with its own money. */
+function notOursToPayTo(field: string): ApiError {
+  const message = 'This address belongs to the service (an escrow, deposit, treasury or fee address) and cannot receive payouts';
+  return new ApiError('bad_request', message, { fields: [{ field, message }] });
 }
 
 function accountSubject(app: AuthenticatedApp, accountId: string): EventSubject {

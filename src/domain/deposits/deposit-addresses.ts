@@ -5,6 +5,7 @@ import { ApiError, notFound } from '../errors';
 import { afterPosition, pageOf, type CursorCodec } from '../pagination';
 import type { AuthenticatedApp } from '../apps';
 import { newId } from '../ids';
+import { registerCustodyAddress } from '../custody-addresses';
 import type { TCreateDepositAddress, TDepositAddress, TListDepositAddressesQuery } from './deposit.schemas';
 import { toDepositAddressView } from './deposit-view';
 
@@ -80,7 +81,7 @@ export async function createDepositAddress(
         partnerFeeBps: env.fees.partnerFeeBps,
       },
     });
-    const address = deps.custody.deriveAddress({ purpose: 'deposit', index: row.custodyIndex }).toLowerCase();
+    const address = await registerCustodyAddress(tx, deps.custody, { purpose: 'deposit', index: row.custodyIndex });
     const withAddress = await tx.depositAddress.update({ where: { id }, data: { address } });
     return { created: true, depositAddress: toDepositAddressView(withAddress) };
   });

@@ -6,6 +6,7 @@ import { toAtomic } from '../amounts';
 import type { AuthenticatedApp } from '../apps';
 import type { PaymentEngine } from '../engine';
 import { writeEvents } from '../events';
+import { registerCustodyAddress } from '../custody-addresses';
 import { newId } from '../ids';
 import { hmacHex } from '../secrets';
 import { splitFees } from './payment-machine';
@@ -122,7 +123,7 @@ export async function createPayment(
         },
       });
       // The escrow address comes from custody at the row's own sequence number: one address per Payment.
-      const escrowAddress = deps.custody.deriveAddress({ purpose: 'escrow', index: created.escrowIndex }).toLowerCase();
+      const escrowAddress = await registerCustodyAddress(tx, deps.custody, { purpose: 'escrow', index: created.escrowIndex });
       const withEscrow = await tx.payment.update({
         where: { id: paymentId },
         data: { escrowAddress },

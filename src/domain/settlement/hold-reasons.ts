@@ -12,11 +12,20 @@ export type SettlementHoldReason =
   /** Refused before sending: nowhere to pay. */
   | 'settlement_destination_missing'
   /** Refused before sending: the destination is on another chain or asset. */
-  | 'settlement_destination_mismatch';
+  | 'settlement_destination_mismatch'
+  /** Refused before sending: the destination is one of the service's own addresses. */
+  | 'settlement_destination_not_allowed';
 
-export type SettlementRefusalReason = Extract<SettlementHoldReason, 'settlement_destination_missing' | 'settlement_destination_mismatch'>;
+export type SettlementRefusalReason = Extract<
+  SettlementHoldReason,
+  'settlement_destination_missing' | 'settlement_destination_mismatch' | 'settlement_destination_not_allowed'
+>;
 
-const REFUSAL_REASONS: ReadonlySet<string> = new Set<SettlementRefusalReason>(['settlement_destination_missing', 'settlement_destination_mismatch']);
+const REFUSAL_REASONS: ReadonlySet<string> = new Set<SettlementRefusalReason>([
+  'settlement_destination_missing',
+  'settlement_destination_mismatch',
+  'settlement_destination_not_allowed',
+]);
 
 /** A refusal's reason as sent by the activity; an unknown one still holds, as "missing". */
 export function refusalReason(code: string): SettlementRefusalReason {

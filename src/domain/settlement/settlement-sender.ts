@@ -4,6 +4,7 @@ import type { ChainRegistry } from '../../chain/registry';
 import { NonceAlreadyUsedError, type Chain } from '../../chain/types';
 import type { Custody, KeyPath } from '../../custody';
 import type { SettlementRefusalReason } from './hold-reasons';
+import { isServiceControlled } from '../custody-addresses';
 import { withLease } from './lease-lock';
 import { isLive, loadLegs, markLeg, recordLeg, type LegKind, type SettlementLeg, type SettlementSource } from './settlement-legs';
 
@@ -70,6 +71,12 @@ export async function sendSettlement(deps: SettlementSenderDeps, order: Settleme
   if (!planned.some((l) => l.leg === 'net')) {
     throw new SettlementRefusedError('settlement_destination_missing', `${order.source.type} ${order.source.id} has no net amount to settle`);
   }
+  const net = planned.find((l) => l.leg === 'net')!;
+  // Checked again here, not only at registration: a destination accepted before the rule existed, or
+  // one that became ours since, would otherwise be paid the service's own money (and credited again).
+  if (await isServiceControlled(deps.prisma, deps.custody, net.to)) {
+    throw new SettlementRefusedError('settlement_destination_not_allowed', `${order.source.type} ${order.source.id}: ${net.to} belongs to the service`);
+  }
   const chain = deps.chains.get(order.chainId);
   const payer = deps.custody.signer(order.payer);
   return withLease(deps.prisma, senderKey(order.chainId, payer.address), async (lease) => {
@@ -114,9 +121,9 @@ export async function sendSettlement(deps: SettlementSenderDeps, order: Settleme
       );
       await chain.broadcast(signed);
     }
-    const net = legs.find((l) => l.leg === 'net' && isLive(l));
-    if (!net) throw new Error(`${order.source.type} ${order.source.id}: net leg missing after sending`);
-    return { txHash: net.txHash };
+    const sentNet = legs.find((l) => l.leg === 'net' && isLive(l));
+    if (!sentNet) throw new Error(`${order.source.type} ${order.source.id}: net leg missing after sending`);
+    return { txHash: sentNet.txHash };
   });
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { PrismaClient } from '../../db/client';
+import type { Custody } from '../../custody';
 import type { TEnvironments } from '../../config/environments';
 import {
   ZAccountId,
@@ -24,7 +25,7 @@ import { parseInput } from '../../domain/validation';
 
 const ZAccountPath = z.object({ accountId: ZAccountId });
 
-export function registerAccountRoutes(router: ApiRouter, deps: { prisma: PrismaClient; environments: TEnvironments }): void {
+export function registerAccountRoutes(router: ApiRouter, deps: { prisma: PrismaClient; environments: TEnvironments; custody: Custody }): void {
   const { prisma } = deps;
   const scope = requireScope('v2:accounts');
   const envOf = (env: 'sandbox' | 'production') => deps.environments.environments[env];
@@ -61,7 +62,7 @@ export function registerAccountRoutes(router: ApiRouter, deps: { prisma: PrismaC
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
     const input = parseInput(ZRegisterConnectedWallet, ctx.state.body, 'body');
     const app = requireApp(ctx);
-    ctx.body = await registerConnectedWallet(prisma, app, envOf(app.environment), accountId, input);
+    ctx.body = await registerConnectedWallet(prisma, deps.custody, app, envOf(app.environment), accountId, input);
     ctx.status = 201;
   });
 
@@ -69,6 +70,6 @@ export function registerAccountRoutes(router: ApiRouter, deps: { prisma: PrismaC
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
     const input = parseInput(ZSetSettlementProfile, ctx.state.body, 'body');
     const app = requireApp(ctx);
-    ctx.body = await setSettlementProfile(prisma, app, envOf(app.environment), accountId, input);
+    ctx.body = await setSettlementProfile(prisma, deps.custody, app, envOf(app.environment), accountId, input);
   });
 }

@@ -20,6 +20,7 @@ export async function startAdminApi(opts: { allowPrivate: boolean; token?: strin
   const api = createApi({
     config: { ...h.config, admin: { apiToken: opts.token ?? ADMIN_TOKEN }, webhooks: { allowPrivateDestinations: opts.allowPrivate } },
     environments: h.environments,
+    custody: h.chain.custody,
     db: h.db,
     logger: h.logger,
     serviceSecret: TEST_SERVICE_SECRET,

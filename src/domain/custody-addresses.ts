@@ -1,0 +1,33 @@
+import type { Prisma, PrismaClient } from '../db/client';
+import type { Custody, KeyPath } from '../custody';
+
+type Db = PrismaClient | Prisma.TransactionClient;
+
+/** The treasury and the fee wallets: derived at fixed paths, registered at start-up. */
+export const SERVICE_WALLETS: readonly KeyPath[] = [
+  { purpose: 'treasury', index: 0 },
+  { purpose: 'fee', index: 0 },
+  { purpose: 'fee', index: 1 },
+];
+
+/**
+ * Records an address custody derived and the service hands out (in the transaction that hands it out).
+ * Anything recorded here can never be a payout destination, and money moving between two of these
+ * addresses is never a new deposit or payment.
+ */
+export async function registerCustodyAddress(db: Db, custody: Pick<Custody, 'deriveAddress'>, path: KeyPath): Promise<string> {
+  const address = custody.deriveAddress(path).toLowerCase();
+  await db.custodyAddress.createMany({ data: [{ address, purpose: path.purpose, custodyIndex: path.index }], skipDuplicates: true });
+  return address;
+}
+
+export async function registerServiceWallets(db: Db, custody: Pick<Custody, 'deriveAddress'>): Promise<void> {
+  for (const path of SERVICE_WALLETS) await registerCustodyAddress(db, custody, path);
+}
+
+/** Is this address one the service controls? (Case-insensitive; the fixed wallets are derived, so never missed.) */
+export async function isServiceControlled(db: Db, custody: Pick<Custody, 'deriveAddress'>, address: string): Promise<boolean> {
+  const lower = address.toLowerCase();
+  if (SERVICE_WALLETS.some((p) => custody.deriveAddress(p).toLowerCase() === lower)) return true;
+  return (await db.custodyAddress.count({ where: { address: lower } })) > 0;
+}
