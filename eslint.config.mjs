@@ -19,6 +19,7 @@ const WORKFLOW_PURE_MODULES = [
   'src/domain/operator-resolution.ts',
   'src/domain/payments/payment-serde.ts',
   'src/domain/settlement/hold-reasons.ts',
+  'src/domain/confirmation-polling.ts',
   // Types only: the domain's view of the engine, which the contracts build their messages from.
   'src/domain/engine.ts',
 ];

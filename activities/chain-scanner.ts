@@ -1,6 +1,6 @@
 import type { PrismaClient } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
-import { scanRange, type TransferTaker } from '../src/domain/chain-scan';
+import { scanRange, type BlockCheckpoint, type TransferTaker } from '../src/domain/chain-scan';
 import { takeDepositTransfer } from '../src/domain/deposits/deposit-intake';
 import type { DepositEngine, PaymentEngine } from '../src/domain/engine';
 import { takePaymentTransfer } from '../src/domain/payments/payment-intake';
@@ -20,7 +20,7 @@ export interface ChainScannerDeps {
 export function createChainScannerActivities(deps: ChainScannerDeps) {
   const takers: TransferTaker[] = [(t) => takePaymentTransfer(deps, t), (t) => takeDepositTransfer(deps, t)];
   return {
-    scanTransfers: (input: { chainId: number; fromBlock: string }) =>
+    scanTransfers: (input: { chainId: number; fromBlock: string; checkpoints?: BlockCheckpoint[] }) =>
       scanRange({ chains: deps.chains, takers, batchBlocks: deps.batchBlocks, isOurs: (a) => isServiceControlled(deps.prisma, deps.custody, a) }, input),
   };
 }

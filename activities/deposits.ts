@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import type { PrismaClient } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
 import type { DepositStart } from '../src/domain/engine';
@@ -6,7 +7,7 @@ import type { ResolutionRequest } from '../src/domain/operator-resolution';
 import type { DepositEventName } from '../src/domain/deposits/deposit-machine';
 import type { PersistedDepositState, PersistedDepositTransition } from '../src/domain/deposits/deposit-serde';
 import { depositsToReconcile, reconcileDeposit } from '../src/domain/deposits/deposit-reconciliation';
-import { sendDepositSettlement } from '../src/domain/deposits/deposit-settlement';
+import { recordManualDepositPayout, sendDepositSettlement } from '../src/domain/deposits/deposit-settlement';
 import { checkSettlement } from '../src/domain/settlement/settlement-legs';
 import { persistDepositTransition, recordDepositDetected, recordDepositResolution } from '../src/domain/deposits/deposit-store';
 import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-sender';
@@ -23,15 +24,19 @@ export function createDepositActivities(deps: DepositActivityDeps) {
   const { prisma, chains } = deps;
   return {
     recordDepositDetected: (input: DepositStart, initial: { state: PersistedDepositState; events: DepositEventName[]; at: string }) =>
-      refusalsAsFailures(() => recordDepositDetected(prisma, input, initial)),
+      // Deposits started before ordinals have none in their input (their rows exist already).
+      refusalsAsFailures(() => recordDepositDetected(prisma, { ...input, ordinal: input.ordinal ?? 0 }, initial, Context.current().info.workflowExecution?.workflowId ?? '')),
 
     persistDepositTransition: (depositId: string, t: PersistedDepositTransition) => refusalsAsFailures(() => persistDepositTransition(prisma, depositId, t)),
 
     recordDepositResolution: (input: ResolutionRequest & { id: string; depositId: string }) => recordDepositResolution(prisma, input),
 
     /** Re-reads the source transfer at the confirmation depth; one no longer in the canonical chain is dropped. */
-    verifyDepositSource: (input: { chainId: number; txHash: string; logIndex: number; tokenAddress: string; toAddress: string; confirmations: number }) =>
+    verifyDepositSource: (input: { chainId: number; txHash: string; logIndex: number; ordinal?: number; tokenAddress: string; toAddress: string; confirmations: number }) =>
       verifyIncomingTransfer(chains.get(input.chainId), { ...input, token: input.tokenAddress, to: input.toAddress }),
+
+    /** An operator's hand-made payout (mark-settled), checked on chain and recorded as the net leg. */
+    recordManualDepositPayout: (input: { depositId: string; txHash: string }) => recordManualDepositPayout(deps, input.depositId, input.txHash),
 
     broadcastDepositSettlement: (input: { depositId: string }) => refusalsAsFailures(() => sendDepositSettlement(deps.settlement, input.depositId)),
 

@@ -4,9 +4,9 @@ import { parseTransferKey } from '../src/chain/transfer-key';
 import { verifyIncomingTransfer, type TransferOutcome } from '../src/domain/incoming-transfers';
 import type { ResolutionRequest } from '../src/domain/operator-resolution';
 import type { PersistedTransition } from '../src/domain/payments/payment-serde';
-import { sendPaymentSettlement } from '../src/domain/payments/payment-settlement';
+import { recordManualPaymentPayout, sendPaymentSettlement } from '../src/domain/payments/payment-settlement';
 import { checkSettlement } from '../src/domain/settlement/settlement-legs';
-import { persistPaymentTransition, recordPaymentResolution } from '../src/domain/payments/payment-store';
+import { loadPaymentState, persistPaymentTransition, recordPaymentResolution } from '../src/domain/payments/payment-store';
 import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-sender';
 import { refusalsAsFailures } from './failures';
 
@@ -23,6 +23,8 @@ export function createPaymentActivities(deps: PaymentActivityDeps) {
     persistPaymentTransition: (paymentId: string, t: PersistedTransition) =>
       refusalsAsFailures(() => persistPaymentTransition(prisma, paymentId, t)),
 
+    loadPaymentState: (paymentId: string) => loadPaymentState(prisma, paymentId),
+
     recordPaymentResolution: (input: ResolutionRequest & { id: string; paymentId: string }) => recordPaymentResolution(prisma, input),
 
     /** Re-reads each pending transfer at the confirmation depth; one that left the canonical chain is dropped. */
@@ -30,11 +32,14 @@ export function createPaymentActivities(deps: PaymentActivityDeps) {
       const chain = chains.get(input.chainId);
       const results: Array<{ key: string; outcome: TransferOutcome }> = [];
       for (const key of input.transfers) {
-        const { txHash, logIndex } = parseTransferKey(key);
-        results.push({ key, outcome: await verifyIncomingTransfer(chain, { txHash, logIndex, token: input.token, to: input.to, confirmations: input.confirmations }) });
+        const { txHash, ordinal, logIndex } = parseTransferKey(key);
+        results.push({ key, outcome: await verifyIncomingTransfer(chain, { txHash, ordinal, logIndex, token: input.token, to: input.to, confirmations: input.confirmations }) });
       }
       return results;
     },
+
+    /** An operator's hand-made payout (mark-settled), checked on chain and recorded as the net leg. */
+    recordManualPayout: (input: { paymentId: string; txHash: string }) => recordManualPaymentPayout(deps, input.paymentId, input.txHash),
 
     broadcastSettlement: (input: { paymentId: string }) => refusalsAsFailures(() => sendPaymentSettlement(deps.settlement, input.paymentId)),
 

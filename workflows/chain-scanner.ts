@@ -1,15 +1,19 @@
 import { continueAsNew, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { ChainScannerActivities } from '../activities/chain-scanner';
-import { pokeSignal, rescanFromSignal, type ChainScannerInput } from './contracts/chain-scanner';
+import { pokeSignal, rescanFromSignal, type BlockCheckpoint, type ChainScannerInput } from './contracts/chain-scanner';
 import { UNTIL_DONE } from './retry-profiles';
 import { runIsLong, wakeOn } from './wait';
 
 const untilDone = proxyActivities<ChainScannerActivities>(UNTIL_DONE);
 
+/** Blocks remembered to notice a reorg (at the head a scan reads a block or two, so about as deep). */
+const MAX_CHECKPOINTS = 64;
+
 /**
  * One durable scanner per network: reads ERC-20 Transfer logs range by range and hands each
  * transfer to its owner (a Payment's or a deposit's workflow). Rescans are harmless: owners count a
- * transfer once.
+ * transfer once. It remembers the last blocks it read; when one of them is no longer canonical (a
+ * reorg), it reads again from the newest block that still is, so re-mined transfers are seen.
  */
 export async function chainScannerWorkflow(input: ChainScannerInput): Promise<void> {
   let poked = false;
@@ -25,18 +29,26 @@ export async function chainScannerWorkflow(input: ChainScannerInput): Promise<vo
   const scans = input.scansPerRun ?? 200;
   // Runs end by history size too: a worker without this run cached replays all of it on every poke.
   const bounded = patched('scanner-bounded-history');
+  const detectsReorgs = patched('scanner-detects-reorgs');
+  let checkpoints: BlockCheckpoint[] = input.checkpoints ?? [];
   for (let i = 0; i < scans && !(bounded && runIsLong()); i += 1) {
     // Reset before the scan: a poke that arrives while scanning means "look again", not "lost".
     poked = false;
     if (rescanFrom !== null) {
       fromBlock = rescanFrom;
       rescanFrom = null;
+      checkpoints = checkpoints.filter((c) => BigInt(c.number) < BigInt(fromBlock));
     }
-    const result = await untilDone.scanTransfers({ chainId: input.chainId, fromBlock });
+    const result = await untilDone.scanTransfers({ chainId: input.chainId, fromBlock, ...(detectsReorgs ? { checkpoints } : {}) });
+    if (result.reorg) {
+      checkpoints = checkpoints.filter((c) => BigInt(c.number) < BigInt(result.reorg!.rescanFrom));
+    } else if (result.checkpoint) {
+      checkpoints = [...checkpoints, result.checkpoint].slice(-MAX_CHECKPOINTS);
+    }
     fromBlock = result.nextFromBlock;
     if (!result.caughtUp) continue; // more history to read: no pause
     await wakeOn(() => poked, input.pollSeconds * 1000);
   }
   // A rescan asked for in the last wait carries over into the next run.
-  await continueAsNew<typeof chainScannerWorkflow>({ ...input, fromBlock: (rescanFrom as string | null) ?? fromBlock });
+  await continueAsNew<typeof chainScannerWorkflow>({ ...input, fromBlock: (rescanFrom as string | null) ?? fromBlock, checkpoints });
 }

@@ -1,4 +1,4 @@
-import { condition, continueAsNew, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import { condition, continueAsNew, patched, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import type { DepositActivities } from '../activities/deposits';
 import {
   detect,
@@ -15,6 +15,7 @@ import {
 } from '../src/domain/deposits/deposit-machine';
 import { fromPersistedState, toPersistedState, toPersistedTransition } from '../src/domain/deposits/deposit-serde';
 import { toOperatorAction, type ResolutionRequest } from '../src/domain/operator-resolution';
+import { confirmationPollMs } from '../src/domain/confirmation-polling';
 import { refusalReason } from '../src/domain/settlement/hold-reasons';
 import { resolveDepositSignal, type DepositWorkflowInput, type DepositWorkflowResult } from './contracts/deposit';
 import { SINGLE_ATTEMPT, UNTIL_DONE } from './retry-profiles';
@@ -56,9 +57,15 @@ export async function depositWorkflow(input: DepositWorkflowInput): Promise<Depo
   };
   const pollMs = input.policy.confirmationPollSeconds * 1000;
   let sourceChecks = 0;
+  // A source that stays shallow is read ever less often (runs before that read it every 30 s on).
+  const backsOff = patched('deposit-source-polls-back-off');
+  const sourcePollMs = (checks: number) =>
+    backsOff ? confirmationPollMs(checks, { firstMs: pollMs, maxMs: pollMs, fastRounds: SLOW_AFTER_CHECKS }) : checks > SLOW_AFTER_CHECKS ? SLOW_POLL_MS : pollMs;
 
   async function resolve(request: ResolutionRequest): Promise<void> {
-    const resolved = onOperatorResolution(state, toOperatorAction(request), nowIso());
+    // Runs before this recorded a hand-made payout as the whole settlement, fees included.
+    const manualPayoutSettlesRest = request.action === 'mark-settled' && patched('deposit-manual-payout-pays-fees');
+    const resolved = onOperatorResolution(state, toOperatorAction(request), nowIso(), { manualPayoutSettlesRest });
     if (!resolved) return; // not held: a stray or repeated resolution changes nothing
     await untilDone.recordDepositResolution({
       id: `${input.depositId}:resolution:${state.statusVersion}`,
@@ -68,6 +75,8 @@ export async function depositWorkflow(input: DepositWorkflowInput): Promise<Depo
       reason: request.reason,
       actor: request.actor,
     });
+    // The operator's payout must be on chain as claimed (the CLI checked it; checked again here).
+    if (manualPayoutSettlesRest && !(await untilDone.recordManualDepositPayout({ depositId: input.depositId, txHash: request.txHash ?? '' }))) return;
     await apply(resolved.transition);
   }
 
@@ -100,6 +109,7 @@ export async function depositWorkflow(input: DepositWorkflowInput): Promise<Depo
         chainId: input.chainId,
         txHash: input.txHash,
         logIndex: input.logIndex,
+        ordinal: input.ordinal,
         tokenAddress: input.tokenAddress,
         toAddress: input.toAddress,
         confirmations: input.confirmations,
@@ -107,7 +117,7 @@ export async function depositWorkflow(input: DepositWorkflowInput): Promise<Depo
       const t = onSourceChecked(state, outcome);
       if (t) await apply(t);
       // A transfer that stays shallow (e.g. back in the mempool after a reorg) is re-read less often.
-      else await sleep((sourceChecks += 1) > SLOW_AFTER_CHECKS ? SLOW_POLL_MS : pollMs);
+      else await sleep(sourcePollMs((sourceChecks += 1)));
     } else if (state.status === 'settling') {
       await settle();
     } else {

@@ -1,4 +1,4 @@
-import { ApplicationFailure, condition, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { PaymentActivities } from '../activities/payments';
 import {
   decideCancel,
@@ -14,11 +14,13 @@ import {
   onTransferDetected,
   onTransfersVerified,
   pendingTransfers,
+  unresolvedTransfers,
   type PaymentState,
   type Transition,
 } from '../src/domain/payments/payment-machine';
-import { toPersistedTransition } from '../src/domain/payments/payment-serde';
+import { fromCarriedState, toCarriedState, toPersistedTransition } from '../src/domain/payments/payment-serde';
 import { toOperatorAction, type ResolutionRequest } from '../src/domain/operator-resolution';
+import { confirmationPollMs } from '../src/domain/confirmation-polling';
 import { refusalReason } from '../src/domain/settlement/hold-reasons';
 import {
   cancelUpdate,
@@ -33,7 +35,7 @@ import {
 } from './contracts/payment';
 import { SINGLE_ATTEMPT, UNTIL_DONE } from './retry-profiles';
 import { settleOnce } from './settle';
-import { wakeOn } from './wait';
+import { runIsLong, wakeOn } from './wait';
 
 const untilDone = proxyActivities<PaymentActivities>({ ...UNTIL_DONE, startToCloseTimeout: '30s' });
 const singleAttempt = proxyActivities<PaymentActivities>(SINGLE_ATTEMPT);
@@ -45,11 +47,25 @@ type Command =
 
 /**
  * One Payment's whole lifecycle (workflow id = Payment id). A thin loop: messages go into a queue,
- * the pure payment machine decides, and activities persist each transition with its events.
+ * the pure payment machine decides, and activities persist each transition with its events. Every
+ * transfer seen is followed until it is confirmed or dropped, so the run ends only when the Payment
+ * is final and nothing it saw is still confirming; a transfer that comes later starts a new run from
+ * the stored Payment (input.resume). Long runs continue as new, carrying the state.
  */
 export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<PaymentWorkflowResult> {
-  let state: PaymentState = initialState(input.intent, BigInt(input.requiredAtomic));
+  // Runs started before this kept the older rule: a run ended at the final status, and only funding
+  // transfers were followed, only while the Payment was open.
+  const followsEveryTransfer = patched('payment-follows-every-transfer');
   const queue: Command[] = [];
+  let state: PaymentState = initialState(input.intent, BigInt(input.requiredAtomic));
+  if (input.carried) {
+    state = fromCarriedState(input.carried.state);
+  } else if (input.resume) {
+    const stored = await untilDone.loadPaymentState(input.paymentId);
+    state = fromCarriedState(stored.state);
+    // Recorded by the scanner, never taken by a run (a lost signal): taken now, as if just seen.
+    for (const transfer of stored.unacknowledged) queue.push({ type: 'transfer', transfer });
+  }
   const cancelOutcomes = new Map<number, CancelResult | ApplicationFailure>();
   let nextCancelId = 0;
 
@@ -84,13 +100,17 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
           : { outcome: decision.outcome },
       );
     } else {
-      const resolved = onOperatorResolution(state, toOperatorAction(cmd.resolution), nowIso());
+      const resolved = onOperatorResolution(state, toOperatorAction(cmd.resolution), nowIso(), { manualPayoutSettlesRest: followsEveryTransfer });
       if (!resolved) return; // nothing on hold: a stray or repeated resolution changes nothing
       await untilDone.recordPaymentResolution({
         paymentId: input.paymentId,
         id: `${input.paymentId}:resolution:${state.statusVersion}:${nowIso()}`,
         ...cmd.resolution,
       });
+      // The operator's payout must be on chain as claimed (the CLI checked it; checked again here).
+      if (followsEveryTransfer && cmd.resolution.action === 'mark-settled') {
+        if (!(await untilDone.recordManualPayout({ paymentId: input.paymentId, txHash: cmd.resolution.txHash ?? '' }))) return;
+      }
       await apply(resolved.transition);
     }
   }
@@ -98,11 +118,34 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
   const drain = async () => {
     while (queue.length > 0) await handle(queue.shift()!);
   };
-  // Polls start fast (a confirmation often lands within a block) and back off to maxPollSeconds.
-  const pollMs = (round: number) =>
+  // Polls start fast (a confirmation often lands within a block) and back off to maxPollSeconds; a
+  // transfer that stays unconfirmed is then read ever less often (runs before that polled on).
+  const fastPollMs = (round: number) =>
     Math.min(input.settlement.confirmationPollSeconds * 1000 * 2 ** round, input.settlement.maxPollSeconds * 1000);
+  const pollMs = (round: number) =>
+    followsEveryTransfer
+      ? confirmationPollMs(round, { firstMs: input.settlement.confirmationPollSeconds * 1000, maxMs: input.settlement.maxPollSeconds * 1000, fastRounds: 150 })
+      : fastPollMs(round);
   let verifyRound = 0;
-  const expiresAtMs = workflowInfo().startTime.getTime() + input.expiresInSeconds * 1000;
+  // On the workflow's clock when it started the Payment; a resumed run only has the stored expiresAt.
+  const expiresAtMs =
+    input.carried?.expiresAtMs ?? (input.resume ? Date.parse(input.expiresAt) : workflowInfo().startTime.getTime() + input.expiresInSeconds * 1000);
+  const unresolved = () => (followsEveryTransfer ? unresolvedTransfers(state) : pendingTransfers(state));
+  // Done when final and nothing seen or queued is left to follow (a resumed run starts with its transfer queued).
+  const finished = () => isTerminal(state) && (!followsEveryTransfer || (queue.length === 0 && unresolvedTransfers(state).length === 0));
+
+  async function verifyTransfers(): Promise<void> {
+    const results = await untilDone.verifyPaymentTransfers({
+      chainId: input.chainId,
+      token: input.tokenAddress,
+      to: input.escrowAddress,
+      confirmations: input.confirmations,
+      transfers: unresolved().map((t) => t.key),
+    });
+    const verified = onTransfersVerified(state, results, nowIso());
+    if (verified) verifyRound = 0;
+    await apply(verified);
+  }
 
   const settle = () =>
     settleOnce({
@@ -124,31 +167,29 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
       maxConfirmationChecks: input.settlement.maxConfirmationChecks,
     });
 
-  while (!isTerminal(state)) {
+  while (!finished()) {
     await drain();
-    if (isTerminal(state)) break;
+    if (finished()) break;
+    if (followsEveryTransfer && runIsLong() && queue.length === 0) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof paymentWorkflow>({ ...input, resume: undefined, carried: { state: toCarriedState(state), expiresAtMs } });
+    }
     if (isOpen(state)) {
-      const pending = pendingTransfers(state);
       const untilExpiry = expiresAtMs - Date.now();
-      if (pending.length > 0) {
+      if (unresolved().length > 0) {
         await wakeOn(() => queue.length > 0, pollMs(verifyRound++));
-        const results = await untilDone.verifyPaymentTransfers({
-          chainId: input.chainId,
-          token: input.tokenAddress,
-          to: input.escrowAddress,
-          confirmations: input.confirmations,
-          transfers: pendingTransfers(state).map((t) => t.key),
-        });
-        const verified = onTransfersVerified(state, results, nowIso());
-        if (verified) verifyRound = 0;
-        await apply(verified);
+        await verifyTransfers();
       } else if (untilExpiry <= 0) {
         await apply(onExpired(state));
       } else {
         await wakeOn(() => queue.length > 0, untilExpiry);
       }
+    } else if (followsEveryTransfer && unresolved().length > 0 && (isTerminal(state) || state.operationalState === 'requires_intervention')) {
+      // Final or held: transfers it saw are still followed to their resolution (excess, late...).
+      await wakeOn(() => queue.length > 0, pollMs(verifyRound++));
+      await verifyTransfers();
     } else if (state.operationalState === 'requires_intervention') {
-      // Held on purpose: only an operator's resolution (or a duplicate transfer to record) wakes it.
+      // Held on purpose: only an operator's resolution (or a transfer to record) wakes it.
       await condition(() => queue.length > 0);
     } else {
       await settle();

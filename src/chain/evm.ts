@@ -1,5 +1,6 @@
 import {
   BaseError,
+  BlockNotFoundError,
   NonceTooLowError,
   TransactionNotFoundError,
   TransactionReceiptNotFoundError,
@@ -109,6 +110,15 @@ export function createEvmChain(options: EvmChainOptions): Chain {
 
     getBlockNumber: () => client.getBlockNumber(),
 
+    async getBlockHash(blockNumber) {
+      try {
+        return (await client.getBlock({ blockNumber })).hash;
+      } catch (err) {
+        if (err instanceof BlockNotFoundError) return null;
+        throw err;
+      }
+    },
+
     async getTransfers({ token, to, fromBlock, toBlock }) {
       if (to !== undefined && to.length === 0) return []; // an empty filter would otherwise match everyone
       const logs = await client.getLogs({
@@ -119,7 +129,7 @@ export function createEvmChain(options: EvmChainOptions): Chain {
         toBlock,
         strict: true, // drops same-signature logs that don't decode as ERC-20 (e.g. ERC-721's)
       });
-      const transfers = logs.flatMap((log): Transfer[] =>
+      const transfers = logs.flatMap((log): Array<Omit<Transfer, 'ordinal'>> =>
         log.blockNumber === null || log.blockHash === null || log.transactionHash === null || log.logIndex === null
           ? [] // pending logs have no position yet
           : [
@@ -136,12 +146,16 @@ export function createEvmChain(options: EvmChainOptions): Chain {
               },
             ],
       );
-      return transfers.sort((a, b) =>
-        a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1,
-      );
+      transfers.sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
+      return withOrdinals(transfers);
     },
 
-    async verifyTransfer({ txHash, logIndex, token, to, confirmations }): Promise<TransferVerification> {
+    async getTransactionTransfers(txHash) {
+      const receipt = await receiptOrNull(txHash);
+      return receipt ? withOrdinals(receipt.logs.flatMap((l) => decodeTransfer(chainId, l) ?? [])) : [];
+    },
+
+    async verifyTransfer({ txHash, ordinal, logIndex, token, to, confirmations }): Promise<TransferVerification> {
       const receipt = await receiptOrNull(txHash);
       if (!receipt) {
         // Broadcast but not mined yet: it may still land, so the caller should ask again later.
@@ -150,11 +164,20 @@ export function createEvmChain(options: EvmChainOptions): Chain {
           : { status: 'not_found', reason: 'unknown_transaction' };
       }
       if (receipt.status !== 'success') return { status: 'not_found', reason: 'reverted' };
-      const log = receipt.logs.find((l) => l.logIndex === logIndex);
-      if (!log) return { status: 'not_found', reason: 'no_such_log' };
-      const transfer = decodeTransfer(chainId, log);
-      if (!transfer || !isAddressEqual(transfer.token, token) || !isAddressEqual(transfer.to, to)) {
-        return { status: 'not_found', reason: 'not_a_matching_transfer' };
+      let transfer: Transfer | undefined;
+      if (ordinal !== undefined) {
+        // Found by its place in the transaction, wherever a reorg has mined it now.
+        const ours = withOrdinals(receipt.logs.flatMap((l) => decodeTransfer(chainId, l) ?? []).filter((t) => isAddressEqual(t.token, token)));
+        transfer = ours.find((t) => isAddressEqual(t.to, to) && t.ordinal === ordinal);
+        if (!transfer) return { status: 'not_found', reason: 'no_such_log' };
+      } else {
+        const log = receipt.logs.find((l) => l.logIndex === logIndex);
+        if (!log) return { status: 'not_found', reason: 'no_such_log' };
+        const decoded = decodeTransfer(chainId, log);
+        if (!decoded || !isAddressEqual(decoded.token, token) || !isAddressEqual(decoded.to, to)) {
+          return { status: 'not_found', reason: 'not_a_matching_transfer' };
+        }
+        transfer = { ...decoded, ordinal: 0 };
       }
       const depth = await canonicalDepth(receipt);
       if (depth === undefined) return { status: 'not_found', reason: 'not_canonical' };
@@ -210,7 +233,18 @@ export function createEvmChain(options: EvmChainOptions): Chain {
   return chain;
 }
 
-function decodeTransfer(chainId: number, log: TransactionReceipt['logs'][number]): Transfer | undefined {
+/** Numbers each transfer among the earlier ones of its transaction to the same recipient (logs in order). */
+function withOrdinals(transfers: Array<Omit<Transfer, 'ordinal'>>): Transfer[] {
+  const seen = new Map<string, number>();
+  return transfers.map((t) => {
+    const key = `${t.txHash.toLowerCase()}:${t.token.toLowerCase()}:${t.to.toLowerCase()}`;
+    const ordinal = seen.get(key) ?? 0;
+    seen.set(key, ordinal + 1);
+    return { ...t, ordinal };
+  });
+}
+
+function decodeTransfer(chainId: number, log: TransactionReceipt['logs'][number]): Omit<Transfer, 'ordinal'> | undefined {
   if (log.topics.length !== 3) return undefined; // ERC-721 Transfer has the same signature, 4 topics
   try {
     const { eventName, args } = decodeEventLog({ abi: [TRANSFER_EVENT], data: log.data, topics: log.topics });

@@ -6,11 +6,17 @@ import type { Address, Hash, Hex, LocalAccount } from 'viem';
  * (bigint), never floats.
  */
 
-/** One ERC-20 `Transfer` log. (chainId, txHash, logIndex) identifies it uniquely. */
+/**
+ * One ERC-20 `Transfer` log. It is identified by (chainId, txHash, recipient, ordinal): a reorg can
+ * mine the same transaction again in another block, at another log index, but within the transaction
+ * its transfers keep their order. logIndex is where it was last seen.
+ */
 export interface Transfer {
   chainId: number;
   txHash: Hash;
   logIndex: number;
+  /** Its position among the transaction's transfers of this token to this recipient (0 for the first). */
+  ordinal: number;
   blockNumber: bigint;
   blockHash: Hash;
   token: Address;
@@ -29,7 +35,10 @@ export interface TransferQuery {
 
 export interface VerifyTransferQuery {
   txHash: Hash;
-  logIndex: number;
+  /** The transfer's position within its transaction (see Transfer.ordinal). */
+  ordinal?: number;
+  /** Legacy identity (transfers recorded before ordinals): the log index it was seen at. */
+  logIndex?: number;
   token: Address;
   to: Address;
   /** Required depth; the block holding the transaction counts as the first confirmation. */
@@ -82,8 +91,12 @@ export interface SignedTransaction {
 export interface Chain {
   readonly chainId: number;
   getBlockNumber(): Promise<bigint>;
+  /** The canonical block hash at a height, or null above the head (reorg detection). */
+  getBlockHash(blockNumber: bigint): Promise<Hash | null>;
   /** Transfer logs in [fromBlock, toBlock], ordered by block then log index. */
   getTransfers(query: TransferQuery): Promise<Transfer[]>;
+  /** The ERC-20 Transfer logs of a mined transaction (empty when it is not mined). */
+  getTransactionTransfers(txHash: Hash): Promise<Transfer[]>;
   /** Re-reads the receipt and the canonical chain, so a reorged-away transfer is `not_found`. */
   verifyTransfer(query: VerifyTransferQuery): Promise<TransferVerification>;
 

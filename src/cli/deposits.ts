@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
 import { resolveDeposit } from '../domain/deposits/deposits';
 import { openDatabase } from '../runtime/database';
-import { parseResolutionArgs, withEngine } from './shared';
+import { chainsFor, parseResolutionArgs, withEngine } from './shared';
 
 type Register = (name: string, command: (argv: string[]) => Promise<unknown>) => void;
 
@@ -23,7 +23,7 @@ export function registerDepositCommands(register: Register): void {
     const opened = await openDatabase(config);
     try {
       return await withEngine(config, (engine) =>
-        resolveDeposit(opened.db.prisma, engine, depositId, { ...request, ...(txHash ? { txHash: txHash.toLowerCase() } : {}) }),
+        resolveDeposit({ prisma: opened.db.prisma, chains: chainsFor(config) }, engine, depositId, { ...request, ...(txHash ? { txHash: txHash.toLowerCase() } : {}) }),
       );
     } finally {
       await opened.close();

@@ -9,7 +9,7 @@ import { resolvePayment } from '../domain/payments/payments';
 import { remainingOf } from '../domain/payments/payment-view';
 import { toAtomic, formatAtomic } from '../domain/amounts';
 import { openDatabase } from '../runtime/database';
-import { parseResolutionArgs, withEngine } from './shared';
+import { chainsFor, parseResolutionArgs, withEngine } from './shared';
 
 type Register = (name: string, command: (argv: string[]) => Promise<unknown>) => void;
 
@@ -38,7 +38,7 @@ export function registerPaymentCommands(register: Register): void {
     const config = loadConfig();
     const opened = await openDatabase(config);
     try {
-      return await withEngine(config, (engine) => resolvePayment(opened.db.prisma, engine, paymentId, request));
+      return await withEngine(config, (engine) => resolvePayment({ prisma: opened.db.prisma, chains: chainsFor(config) }, engine, paymentId, request));
     } finally {
       await opened.close();
     }

@@ -1,8 +1,20 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import type { ServiceConfig } from '../config';
+import { loadEnvironments, withRpcUrl } from '../config/environments';
+import { createChainRegistry, type ChainRegistry } from '../chain/registry';
 import { RESOLUTION_ACTIONS, type ResolutionAction, type ResolutionRequest } from '../domain/operator-resolution';
 import { connectTemporalGateway, type TemporalGateway } from '../temporal/gateway';
+
+/**
+ * The networks' chain clients as the service reaches them: the sandbox network through the embedded
+ * anvil (EMBEDDED_ANVIL_PORT), production networks as configured.
+ */
+export function chainsFor(config: ServiceConfig): ChainRegistry {
+  const envs = loadEnvironments(config.environmentsFile);
+  const sandbox = envs.environments.sandbox.networks[0];
+  return createChainRegistry(sandbox ? withRpcUrl(envs, sandbox.chainId, `http://127.0.0.1:${config.anvil.embeddedPort}`) : envs);
+}
 
 /** Runs fn with the gateway to the configured Temporal, or to the embedded dev server `npm start` runs. */
 export async function withEngine<T>(config: ServiceConfig, fn: (engine: TemporalGateway) => Promise<T>): Promise<T> {

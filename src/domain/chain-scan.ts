@@ -1,37 +1,61 @@
-import type { Address } from 'viem';
+import type { Address, Hash } from 'viem';
 import type { ChainRegistry } from '../chain/registry';
-import type { Transfer } from '../chain/types';
+import type { Chain, Transfer } from '../chain/types';
 
 /** Answers true when it owned (and took) the transfer. */
 export type TransferTaker = (transfer: Transfer) => Promise<boolean>;
+
+/** A scanned block and its hash (the scanner keeps the last few; see findReorg). */
+export interface BlockCheckpoint {
+  number: string;
+  hash: string;
+}
 
 export interface ScanResult {
   nextFromBlock: string;
   caughtUp: boolean;
   seen: number;
+  /** The last block of this scan, to check next time that it is still canonical. */
+  checkpoint?: BlockCheckpoint;
+  /** The chain reorganised under blocks already scanned: read again from here (nothing was read now). */
+  reorg?: { rescanFrom: string; replaced: number; deeperThanKnown: boolean };
+}
+
+export interface ScanDeps {
+  chains: ChainRegistry;
+  takers: TransferTaker[];
+  batchBlocks?: number;
+  /** Transfers from the service's own addresses are no payment or deposit. */
+  isOurs?: (address: string) => Promise<boolean>;
 }
 
 /**
- * One scan of a network: the ERC-20 Transfer logs of every configured asset in the next block range
- * (at most batchBlocks), each offered to its owners in turn (Payments, then deposit addresses).
- * Owners count a transfer once, so a rescan is harmless.
+ * One scan of a network. First, when checkpoints are given, the newest one must still be canonical;
+ * if not, the chain reorganised and the answer is where to read again (the block after the newest
+ * checkpoint that is still canonical). Otherwise: the ERC-20 Transfer logs of every configured asset in
+ * the next block range (at most batchBlocks), each offered to its owners in turn (Payments, then
+ * deposit addresses). Owners count a transfer once (by its identity, which a re-mined transfer
+ * keeps), so a rescan is harmless.
  */
-export async function scanRange(
-  deps: { chains: ChainRegistry; takers: TransferTaker[]; batchBlocks?: number; isOurs?: (address: string) => Promise<boolean> },
-  input: { chainId: number; fromBlock: string },
-): Promise<ScanResult> {
+export async function scanRange(deps: ScanDeps, input: { chainId: number; fromBlock: string; checkpoints?: BlockCheckpoint[] }): Promise<ScanResult> {
   const chain = deps.chains.get(input.chainId);
   const network = deps.chains.network(input.chainId);
+  if (input.checkpoints?.length) {
+    const reorg = await findReorg(chain, input.checkpoints);
+    if (reorg) return { nextFromBlock: reorg.rescanFrom, caughtUp: false, seen: 0, reorg };
+  }
   const head = await chain.getBlockNumber();
   const from = BigInt(input.fromBlock);
   if (from > head) return { nextFromBlock: input.fromBlock, caughtUp: true, seen: 0 };
   const last = from + BigInt(deps.batchBlocks ?? 500) - 1n;
   const to = head < last ? head : last;
+  // The hash of the range's last block before and after reading it: if a reorg replaced it meanwhile,
+  // the logs may be of either chain, so this scan is retried instead of trusted.
+  const before = await chain.getBlockHash(to);
   let seen = 0;
   for (const asset of network.assets) {
     const transfers = await chain.getTransfers({ token: asset.tokenAddress as Address, to: undefined, fromBlock: from, toBlock: to });
     for (const transfer of transfers) {
-      // Money moving between the service's own addresses is never a new payment or deposit.
       if (deps.isOurs && (await deps.isOurs(transfer.from))) continue;
       for (const take of deps.takers) {
         if (await take(transfer)) {
@@ -41,5 +65,27 @@ export async function scanRange(
       }
     }
   }
-  return { nextFromBlock: (to + 1n).toString(), caughtUp: to === head, seen };
+  const after = await chain.getBlockHash(to);
+  if (!before || before !== after) throw new Error(`block ${to} changed while it was scanned (a reorg): scanning it again`);
+  return { nextFromBlock: (to + 1n).toString(), caughtUp: to === head, seen, checkpoint: { number: to.toString(), hash: before } };
+}
+
+/**
+ * Compares the checkpoints (oldest first) with the chain, newest first. All canonical: no reorg.
+ * Otherwise the rescan starts after the newest checkpoint still canonical, or, when none is, at the
+ * oldest one (a reorg deeper than the scanner remembers, reported as such).
+ */
+export async function findReorg(
+  chain: Pick<Chain, 'getBlockHash'>,
+  checkpoints: BlockCheckpoint[],
+): Promise<{ rescanFrom: string; replaced: number; deeperThanKnown: boolean } | null> {
+  const newest = checkpoints[checkpoints.length - 1]!;
+  if ((await chain.getBlockHash(BigInt(newest.number))) === (newest.hash as Hash)) return null;
+  for (let i = checkpoints.length - 2; i >= 0; i -= 1) {
+    const c = checkpoints[i]!;
+    if ((await chain.getBlockHash(BigInt(c.number))) === (c.hash as Hash)) {
+      return { rescanFrom: (BigInt(c.number) + 1n).toString(), replaced: checkpoints.length - 1 - i, deeperThanKnown: false };
+    }
+  }
+  return { rescanFrom: checkpoints[0]!.number, replaced: checkpoints.length, deeperThanKnown: true };
 }

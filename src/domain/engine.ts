@@ -44,8 +44,11 @@ export interface PaymentEngine {
   startPayment(payment: PaymentStart, confirmations: number): Promise<void>;
   cancelPayment(paymentId: string, request: CancelRequest): Promise<CancelOutcome>;
   resolvePayment(paymentId: string, request: ResolutionRequest): Promise<void>;
-  /** 'closed' when the Payment's workflow has finished: the caller records the transfer itself. */
-  transferSeen(paymentId: string, transfer: TransferSeen): Promise<'delivered' | 'closed'>;
+  /**
+   * Hands a transfer to the Payment's workflow, starting it again (from the stored Payment) when it
+   * has finished or never started: the workflow, not the caller, verifies every transfer it counts.
+   */
+  transferSeen(payment: PaymentStart, confirmations: number, transfer: TransferSeen): Promise<void>;
 }
 
 /** One inbound transfer to a deposit address, as its DepositWorkflow needs it. */
@@ -55,6 +58,8 @@ export interface DepositStart {
   chainId: number;
   txHash: string;
   logIndex: number;
+  /** The transfer's place within its transaction (its identity; see src/chain/transfer-key.ts). */
+  ordinal: number;
   blockNumber: string;
   tokenAddress: string;
   fromAddress: string;
@@ -70,11 +75,9 @@ export interface DepositStart {
   confirmations: number;
 }
 
-/** A deposit's source transfer, which also names its workflow. */
+/** A deposit, by the id of its workflow (stored with the deposit when it was started). */
 export interface DepositRef {
-  chainId: number;
-  txHash: string;
-  logIndex: number;
+  workflowId: string;
 }
 
 export interface DepositEngine {

@@ -10,10 +10,11 @@ export type TransferOutcome = 'confirmed' | 'pending' | 'dropped';
  */
 export async function verifyIncomingTransfer(
   chain: Pick<Chain, 'verifyTransfer'>,
-  transfer: { txHash: string; logIndex: number; token: string; to: string; confirmations: number },
+  transfer: { txHash: string; ordinal?: number; logIndex?: number; token: string; to: string; confirmations: number },
 ): Promise<TransferOutcome> {
   const v = await chain.verifyTransfer({
     txHash: transfer.txHash as Hash,
+    ordinal: transfer.ordinal,
     logIndex: transfer.logIndex,
     token: transfer.token as Address,
     to: transfer.to as Address,

@@ -144,24 +144,25 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
       await handle(paymentWorkflowId(paymentId)).signal(resolveSignal, request);
     },
 
-    async transferSeen(paymentId: string, transfer: TransferSeen) {
-      try {
-        await handle(paymentWorkflowId(paymentId)).signal(transferDetectedSignal, transfer);
-        return 'delivered';
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) return 'closed';
-        throw err;
-      }
+    async transferSeen(payment: PaymentStart, confirmations: number, transfer: TransferSeen) {
+      // A finished (or never started) run is started again from the stored Payment to take it.
+      await client.workflow.signalWithStart(PAYMENT_WORKFLOW, {
+        taskQueue,
+        workflowId: paymentWorkflowId(payment.id),
+        args: [paymentWorkflowInput(payment, confirmations, { resume: true })],
+        signal: transferDetectedSignal,
+        signalArgs: [transfer],
+      });
     },
 
     async startDeposit(start: DepositStart) {
       const input: DepositWorkflowInput = { ...start, policy: DEPOSIT_SETTLEMENT_POLICY };
       // Only a failed or terminated run may be started again (it resumes from the stored deposit).
-      return startOnce(DEPOSIT_WORKFLOW, depositWorkflowId(start.chainId, start.txHash, start.logIndex), [input], 'ALLOW_DUPLICATE_FAILED_ONLY');
+      return startOnce(DEPOSIT_WORKFLOW, depositWorkflowId(start), [input], 'ALLOW_DUPLICATE_FAILED_ONLY');
     },
 
     async resolveDeposit(deposit: DepositRef, request: ResolutionRequest) {
-      await handle(depositWorkflowId(deposit.chainId, deposit.txHash, deposit.logIndex)).signal(resolveDepositSignal, request);
+      await handle(deposit.workflowId).signal(resolveDepositSignal, request);
     },
 
     async reconcileDeposits(input: ReconciliationInput) {

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { Worker } from '@temporalio/worker';
 import { checkLedger } from '../../src/domain/ledger/check';
 import { ZDeposit } from '../../src/domain/deposits/deposit.schemas';
-import { depositWorkflowId } from '../../workflows/contracts/deposit';
 import { call, newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';
 import {
+  TOKEN,
   USDC,
   accountWithDestination,
   blockNumber,
@@ -138,7 +138,7 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
         ['deposit.settled', 'settled', accountId, settled!.id],
       ],
     );
-    const result = await h.engine.workflowResult(depositWorkflowId(h.chainId, txHash, settled!.logIndex));
+    const result = await h.engine.workflowResult(settled!.workflowId);
     assert.deepEqual(result, { status: 'settled', statusVersion: 4 });
     await ledgerIsBalanced();
   });
@@ -165,7 +165,7 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     );
     assert.deepEqual(await depositEvents(ignored!.id), []);
     assert.deepEqual(await entriesOf(ignored!.id), {});
-    const result = await h.engine.workflowResult(depositWorkflowId(h.chainId, ignored!.txHash, ignored!.logIndex));
+    const result = await h.engine.workflowResult(ignored!.workflowId);
     assert.deepEqual(result, { status: 'ignored', statusVersion: 1 });
 
     // Exactly the minimum counts (inclusive: true in the sandbox configuration).
@@ -184,16 +184,11 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     const address = await createDepositAddress(cred, accountId);
     const payer = await newPayer(10n * USDC);
     const snapshot = (await rpc('evm_snapshot')) as string;
-    const forkPoint = await blockNumber();
-    try {
-      await send(payer, address.address, 10n * USDC);
-      await pokeScanner();
-      await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'confirming', { what: 'confirming' });
-      assert.equal(await rpc('evm_revert', [snapshot]), true);
-    } finally {
-      // The scanner had read past the new head: it must read the replacement blocks again.
-      await restartScannerFrom(forkPoint + 1n);
-    }
+    await send(payer, address.address, 10n * USDC);
+    await pokeScanner();
+    await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'confirming', { what: 'confirming' });
+    // The chain drops the block: the scanner notices by itself (no restart) and reads the new chain.
+    assert.equal(await rpc('evm_revert', [snapshot]), true);
     const [failed] = await waitForDeposits(accountId, (d) => d[0]!.status === 'failed', { what: 'failed' });
     const res = await call(`/v2/accounts/${accountId}/deposits/${failed!.id}`, { credential: cred });
     assert.equal(res.body.deposit.status, 'failed');
@@ -212,20 +207,15 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     const address = await createDepositAddress(cred, accountId);
     const payer = await newPayer(20n * USDC);
     const snapshot = (await rpc('evm_snapshot')) as string;
-    const forkPoint = await blockNumber();
-    let depositId: string;
-    try {
-      await send(payer, address.address, 20n * USDC);
-      await pokeScanner();
-      const [settled] = await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'settled', { mine: true, what: 'settled' });
-      depositId = settled!.id;
-      await mine(3); // deeper than the confirmation depth
-      const clean = await cli(['deposits', 'reconcile']);
-      assert.equal(clean.reversed.includes(depositId), false);
-      assert.equal(await rpc('evm_revert', [snapshot]), true);
-    } finally {
-      await restartScannerFrom(forkPoint + 1n);
-    }
+    await send(payer, address.address, 20n * USDC);
+    await pokeScanner();
+    const [settled] = await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'settled', { mine: true, what: 'settled' });
+    const depositId = settled!.id;
+    await mine(3); // deeper than the confirmation depth
+    const clean = await cli(['deposits', 'reconcile']);
+    assert.equal(clean.reversed.includes(depositId), false);
+    // A reorg deeper than the confirmation depth: no service restart, no scanner restart.
+    assert.equal(await rpc('evm_revert', [snapshot]), true);
     const summary = await cli(['deposits', 'reconcile']);
     assert.ok(summary.reversed.includes(depositId), JSON.stringify(summary));
     const res = await call(`/v2/accounts/${accountId}/deposits/${depositId}`, { credential: cred });
@@ -301,8 +291,17 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     await assert.rejects(cli(['deposits', 'resolve', 'deposit_unknown', '--action', 'retry']), (err: { code?: number }) => err.code === 1);
     await assert.rejects(cli(['deposits', 'resolve', toMark.id, '--action', 'mark-settled']), (err: { code?: number }) => err.code === 1);
 
-    // The operator paid the third one out by hand and records that transaction.
-    const manual = await send(payer, destination, 29_550_000n);
+    // mark-settled is checked against the chain: a transfer that does not come from the deposit address is refused.
+    const notOurs = await send(payer, destination, 29_550_000n);
+    await mine(2);
+    await assert.rejects(cli(['deposits', 'resolve', toMark.id, '--action', 'mark-settled', '--tx', notOurs]), (err: { code?: number }) => err.code === 1);
+    // The operator pays the third one's net amount out of the deposit address by hand and records that
+    // transaction; the service then pays its fees.
+    const row = await h.db.prisma.depositAddress.findUniqueOrThrow({ where: { id: address.id } });
+    const custodySigner = h.chain.custody.signer({ purpose: 'deposit', index: row.custodyIndex });
+    await h.chain.chains.get(h.chainId).sendNative({ from: payer, to: custodySigner.address, amountWei: 10n ** 16n });
+    const manual = await h.chain.chains.get(h.chainId).sendTokenTransfer({ from: custodySigner, token: TOKEN, to: destination as `0x${string}`, amountAtomic: 29_550_000n });
+    await mine(2);
     assert.deepEqual(await cli(['deposits', 'resolve', toRetry.id, '--action', 'retry', '--actor', 'ops:alice']), {
       depositId: toRetry.id,
       action: 'retry',
@@ -324,9 +323,10 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     assert.equal(status[toMark.id]!.settlementTxHash, manual.toLowerCase());
     assert.equal(status[toFail.id]!.failureReason, 'returned to the sender by support');
     assert.equal(status[toFail.id]!.settlementStatus, 'cancelled');
-    // Paid on chain: 9.85 by the retried settlement, 29.55 by hand; the rest is left for the operator to return.
-    assert.equal(await tokenBalance(destination), 9_850_000n + 29_550_000n);
-    assert.equal(await tokenBalance(address.address), 50n * USDC);
+    // Paid on chain: 9.85 by the retried settlement, 29.55 by hand (and its fees by the service); the
+    // failed one's 20 are left for the operator to return.
+    assert.equal(await tokenBalance(destination), 9_850_000n + 29_550_000n + 29_550_000n);
+    assert.equal(await tokenBalance(address.address), 20n * USDC);
 
     const resolutions = await h.db.prisma.depositResolution.findMany({ where: { depositId: { in: held.map((d) => d.id) } } });
     assert.deepEqual(
@@ -353,7 +353,7 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
 
     // The workflows' histories (signals, retries, backoff timers) replay deterministically on today's code.
     for (const d of held) {
-      const history = await h.engine.workflowHistory(depositWorkflowId(h.chainId, d.txHash, d.logIndex));
+      const history = await h.engine.workflowHistory(d.workflowId);
       await Worker.runReplayHistory({ workflowBundle: h.workflowBundle }, history);
     }
   });
@@ -369,7 +369,7 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     const tx1 = await send(payer, address.address, 10n * USDC);
     await pokeScanner();
     const [first] = await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'confirming', { what: 'first detected' });
-    const firstWorkflowId = depositWorkflowId(h.chainId, tx1, first!.logIndex);
+    const firstWorkflowId = first!.workflowId;
     const runId = (await h.engine.describeWorkflow(firstWorkflowId)).runId;
 
     // While the first deposit's workflow runs: the worker restarts and the scanner re-reads the range.

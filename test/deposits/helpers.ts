@@ -98,6 +98,7 @@ export async function cli(args: string[]): Promise<any> {
       DATABASE_URL: h.databaseUrl,
       TEMPORAL_ADDRESS: h.env.address,
       TEMPORAL_TASK_QUEUE: h.taskQueue,
+      EMBEDDED_ANVIL_PORT: new URL(h.rpcUrl).port,
       LOG_LEVEL: 'silent',
     },
   });

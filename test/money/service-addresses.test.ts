@@ -86,7 +86,15 @@ describe('Service-controlled addresses', () => {
     // A later ordinary deposit proves the scanner has read past the internal transfer.
     const later = await newPayer(2n * USDC);
     await send(later, deposit.address, 2n * USDC);
-    const rows = await waitForDeposits(accountId, (d) => d.some((x) => x.fromAddress === later.address.toLowerCase()), { mine: true, what: 'the later deposit' });
+    const rows = await waitForDeposits(accountId, (d) => d.some((x) => x.fromAddress === later.address.toLowerCase() && x.status === 'settled'), {
+      mine: true,
+      what: 'the later deposit settled',
+    });
     assert.deepEqual(rows.map((r) => r.txHash).filter((t) => t === moved.toLowerCase()), []);
+    // Put the funds back where the books have them (the Payment's escrow): also an internal move (the
+    // deposit address has no settlement running now, so this send can't take its nonce).
+    const depositSigner = h.chain.custody.signer({ purpose: 'deposit', index: (await h.db.prisma.depositAddress.findUniqueOrThrow({ where: { id: deposit.id } })).custodyIndex });
+    await h.chain.chains.get(h.chainId).sendNative({ from: await newPayer(0n), to: depositSigner.address, amountWei: 10n ** 16n });
+    await h.chain.chains.get(h.chainId).sendTokenTransfer({ from: depositSigner, token: TOKEN, to: escrowSigner.address, amountAtomic: 5n * USDC });
   });
 });

@@ -3,9 +3,11 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { newPayer, payTo, setNativeBalance, tokenBalance } from '../support/chain';
+import type { Address } from 'viem';
+import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
+import { mine, newPayer, payTo, setNativeBalance, tokenBalance } from '../support/chain';
 import { getHarness } from '../support/harness';
-import { assertLedgerBalanced, createPayment, eventNames, newMerchant, waitForPayment } from './fixtures';
+import { assertLedgerBalanced, createPayment, eventNames, getPayment, newMerchant, waitForPayment } from './fixtures';
 
 const run = promisify(execFile);
 
@@ -13,7 +15,14 @@ async function cli(args: string[]) {
   const h = await getHarness();
   return run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
     cwd: path.resolve(__dirname, '../..'),
-    env: { ...process.env, DATABASE_URL: h.databaseUrl, TEMPORAL_ADDRESS: h.env.address, TEMPORAL_TASK_QUEUE: h.taskQueue, LOG_LEVEL: 'silent' },
+    env: {
+      ...process.env,
+      DATABASE_URL: h.databaseUrl,
+      TEMPORAL_ADDRESS: h.env.address,
+      TEMPORAL_TASK_QUEUE: h.taskQueue,
+      EMBEDDED_ANVIL_PORT: new URL(h.rpcUrl).port,
+      LOG_LEVEL: 'silent',
+    },
   });
 }
 
@@ -70,10 +79,33 @@ describe('Settlement trouble', () => {
     const retried = await waitForPayment(m, toRetry.id, 'succeeded', (x) => x.status === 'succeeded');
     assert.equal(retried.operationalState, 'normal');
 
-    const tx = `0x${'ab'.repeat(32)}`;
+    // An operator's word is checked against the chain: a hash that pays nobody is refused, the hold stays.
+    await assert.rejects(
+      cli(['payments', 'resolve', toMark.id, '--action', 'mark-settled', '--tx', `0x${'ab'.repeat(32)}`, '--actor', 'ops@example']),
+      (err: { code?: number; stderr?: string }) => err.code === 1 && /not on the chain/.test(err.stderr ?? ''),
+    );
+    // So is a real payment of the right amount to the right wallet that did not come from the escrow.
+    const chain = h.chain.chains.get(h.chainId);
+    const net = BigInt(toMark.fees.merchantNetAmountAtomic);
+    const outsider = await newPayer(net);
+    const notOurs = await chain.sendTokenTransfer({ from: outsider, token: SANDBOX_TOKEN_ADDRESS, to: m.wallet as Address, amountAtomic: net });
+    await mine(2);
+    await assert.rejects(
+      cli(['payments', 'resolve', toMark.id, '--action', 'mark-settled', '--tx', notOurs, '--actor', 'ops@example']),
+      (err: { code?: number; stderr?: string }) => err.code === 1 && /does not move/.test(err.stderr ?? ''),
+    );
+    assert.equal((await getPayment(m, toMark.id)).payment.operationalState, 'requires_intervention');
+    // The operator pays the net amount out of the escrow by hand; the service then pays the fees.
+    const escrowRow = await h.db.prisma.payment.findUniqueOrThrow({ where: { id: toMark.id } });
+    const escrow = h.chain.custody.signer({ purpose: 'escrow', index: escrowRow.escrowIndex });
+    await chain.sendNative({ from: outsider, to: escrow.address, amountWei: 10n ** 16n });
+    const tx = await chain.sendTokenTransfer({ from: escrow, token: SANDBOX_TOKEN_ADDRESS, to: m.wallet as Address, amountAtomic: net });
+    await mine(2);
     await cli(['payments', 'resolve', toMark.id, '--action', 'mark-settled', '--tx', tx, '--actor', 'ops@example']);
     const marked = await waitForPayment(m, toMark.id, 'succeeded', (x) => x.status === 'succeeded');
     assert.equal(marked.operationalState, 'normal');
+    assert.equal(await tokenBalance(escrow.address), 0n, 'fees paid by the service, nothing left in escrow');
+    assert.equal((await h.db.prisma.payment.findUniqueOrThrow({ where: { id: toMark.id } })).settlementTxHash, tx.toLowerCase());
 
     await cli(['payments', 'resolve', toFail.id, '--action', 'fail', '--reason', 'customer refunded off-platform', '--actor', 'ops@example']);
     const failed = await waitForPayment(m, toFail.id, 'failed', (x) => x.status === 'failed');

@@ -14,11 +14,13 @@ export interface RequestOptions {
   rawBody?: string;
   credential?: AppCredential | null;
   headers?: Record<string, string>;
+  /** Another instance of the app (default: the harness's API). */
+  baseUrl?: string;
 }
 
 /** Calls the running API over real HTTP, as a partner would. */
 export async function call<T = any>(path: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
-  const { baseUrl } = await getHarness();
+  const baseUrl = opts.baseUrl ?? (await getHarness()).baseUrl;
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.credential) headers.authorization = basicAuth(opts.credential.appId, opts.credential.appSecret);
   let body: string | undefined = opts.rawBody;

@@ -43,10 +43,10 @@ export async function recordHistories(h: Harness): Promise<string[]> {
   for (const r of resolved) pick(`payment--resolved-${r.action}`, r.paymentId);
 
   const deposits = await prisma.deposit.findMany({ orderBy: { createdAt: 'asc' } });
-  for (const d of deposits) pick(`deposit--${d.status}-${d.settlementStatus}`, `deposit:${d.chainId}:${d.txHash}:${d.logIndex}`);
+  for (const d of deposits) pick(`deposit--${d.status}-${d.settlementStatus}`, d.workflowId);
   const depositResolutions = await prisma.depositResolution.findMany({ include: { deposit: true } });
   for (const r of depositResolutions) {
-    pick(`deposit--resolved-${r.action}`, `deposit:${r.deposit.chainId}:${r.deposit.txHash}:${r.deposit.logIndex}`);
+    pick(`deposit--resolved-${r.action}`, r.deposit.workflowId);
   }
 
   const deliveries = await prisma.webhookDelivery.findMany({ orderBy: { createdAt: 'asc' } });

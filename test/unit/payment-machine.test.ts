@@ -11,6 +11,8 @@ import {
   onSettlementTrouble,
   onTransferDetected,
   onTransfersVerified,
+  pendingFundingAtomic,
+  unresolvedTransfers,
   remainingAtomic,
   splitFees,
   type PaymentState,
@@ -60,7 +62,30 @@ describe('payment machine: funds', () => {
     const t = must(onTransfersVerified(seen, [{ key: 'a', outcome: 'confirmed' }], NOW));
     assert.equal(t.state.status, 'accepted');
     assert.equal(t.state.confirmedAtomic, 10n);
-    assert.deepEqual(t.incidents, [{ kind: 'excess', amountAtomic: 2n, transferKey: null }]);
+    // The transfer that crosses the amount pays it; the rest of that transfer is the excess.
+    assert.deepEqual(t.incidents, [{ kind: 'excess', amountAtomic: 2n, transferKey: 'a' }]);
+  });
+
+  test('funds still confirming when the Payment is accepted become excess once confirmed, and nothing once dropped', () => {
+    const first = must(onTransferDetected(initialState('receive', 10n), { key: 'a', amountAtomic: 10n })).state;
+    const both = must(onTransferDetected(first, { key: 'b', amountAtomic: 5n })).state;
+    const accepted = must(onTransfersVerified(both, [{ key: 'a', outcome: 'confirmed' }, { key: 'b', outcome: 'pending' }], NOW));
+    assert.equal(accepted.state.status, 'accepted');
+    assert.deepEqual(accepted.incidents, []);
+    assert.deepEqual(unresolvedTransfers(accepted.state).map((t) => t.key), ['b']);
+    const excess = must(onTransfersVerified(accepted.state, [{ key: 'b', outcome: 'confirmed' }], NOW));
+    assert.deepEqual(excess.incidents, [{ kind: 'excess', amountAtomic: 5n, transferKey: 'b' }]);
+    assert.deepEqual(excess.transferStatuses, [{ key: 'b', status: 'confirmed', role: 'excess' }]);
+    assert.equal(excess.state.confirmedAtomic, 10n);
+    const dropped = must(onTransfersVerified(accepted.state, [{ key: 'b', outcome: 'dropped' }], NOW));
+    assert.deepEqual(dropped.incidents, []);
+    assert.deepEqual(unresolvedTransfers(dropped.state), []);
+  });
+
+  test('seen funding counts against what is still owed, so the payer is not asked for it again', () => {
+    const seen = must(onTransferDetected(initialState('receive', 10n), { key: 'a', amountAtomic: 10n })).state;
+    assert.equal(pendingFundingAtomic(seen), 10n);
+    assert.equal(pendingFundingAtomic(must(onTransfersVerified(seen, [{ key: 'a', outcome: 'confirmed' }], NOW)).state), 0n);
   });
 
   test('a transfer dropped from the canonical chain does not count, and the Payment waits for funds again', () => {
@@ -72,10 +97,13 @@ describe('payment machine: funds', () => {
     assert.deepEqual(t.events, ['payment.requires_action']);
   });
 
-  test('a transfer after acceptance is a duplicate held for recovery', () => {
-    const t = must(onTransferDetected(funded(), { key: 'b', amountAtomic: 10n }));
-    assert.equal(t.state.status, 'accepted');
-    assert.equal(t.statusChanged, false);
+  test('a transfer after acceptance is a duplicate, held for recovery once it is confirmed', () => {
+    const seen = must(onTransferDetected(funded(), { key: 'b', amountAtomic: 10n }));
+    assert.equal(seen.state.status, 'accepted');
+    assert.equal(seen.statusChanged, false);
+    assert.deepEqual(seen.events, []);
+    assert.deepEqual(seen.incidents, [], 'nothing is held for a transfer that may still be reorged away');
+    const t = must(onTransfersVerified(seen.state, [{ key: 'b', outcome: 'confirmed' }], NOW));
     assert.deepEqual(t.events, ['payment.duplicate_received']);
     assert.deepEqual(t.incidents, [{ kind: 'duplicate', amountAtomic: 10n, transferKey: 'b' }]);
   });
@@ -86,9 +114,13 @@ describe('payment machine: expiry and cancel', () => {
     const expired = must(onExpired(initialState('receive', 10n)));
     assert.equal(expired.state.status, 'expired');
     assert.deepEqual(expired.events, ['payment.expired']);
-    const late = must(onTransferDetected(expired.state, { key: 'a', amountAtomic: 10n }));
+    const seen = must(onTransferDetected(expired.state, { key: 'a', amountAtomic: 10n }));
+    assert.deepEqual(seen.events, []);
+    const late = must(onTransfersVerified(seen.state, [{ key: 'a', outcome: 'confirmed' }], NOW));
     assert.equal(late.state.status, 'expired');
     assert.deepEqual(late.events, ['payment.late_received']);
+    assert.deepEqual(late.incidents, [{ kind: 'late', amountAtomic: 10n, transferKey: 'a' }]);
+    assert.equal(late.state.confirmedAtomic, 0n);
     assert.equal(late.state.statusVersion, expired.state.statusVersion);
   });
 

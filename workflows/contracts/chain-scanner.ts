@@ -14,6 +14,14 @@ export interface ChainScannerInput {
   pollSeconds: number;
   /** Scans per run before continue-as-new keeps the history small. */
   scansPerRun?: number;
+  /** The last blocks scanned, carried across continue-as-new: how the scanner notices a reorg. */
+  checkpoints?: BlockCheckpoint[];
+}
+
+/** A scanned block and its hash: if that height later holds another hash, the chain reorganised. */
+export interface BlockCheckpoint {
+  number: string;
+  hash: string;
 }
 
 /** Wakes the scanner now (e.g. after a sandbox payment) instead of at the next poll. */

@@ -5,9 +5,14 @@ import type { ResolutionRequest } from '../../src/domain/operator-resolution';
 /** The DepositWorkflow's contract: its name, id, input, messages and failure types. */
 export const DEPOSIT_WORKFLOW = 'depositWorkflow';
 
-/** One workflow per inbound transfer: Temporal's workflow-id uniqueness is what makes a deposit once. */
-export function depositWorkflowId(chainId: number, txHash: string, logIndex: number): string {
-  return `deposit:${chainId}:${txHash.toLowerCase()}:${logIndex}`;
+/**
+ * One workflow per inbound transfer, named after its identity (see src/chain/transfer-key.ts):
+ * Temporal's workflow-id uniqueness is what makes a deposit once, even when a reorg mines the
+ * transfer again at another log index. Deposits started before ordinals were named
+ * `deposit:<chainId>:<txHash>:<logIndex>`; each deposit row keeps its workflow's id.
+ */
+export function depositWorkflowId(t: { chainId: number; txHash: string; toAddress: string; ordinal: number }): string {
+  return `deposit:${t.chainId}:${t.txHash.toLowerCase()}:${t.toAddress.toLowerCase()}:${t.ordinal}`;
 }
 
 export interface DepositSettlementPolicy {

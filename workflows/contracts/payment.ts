@@ -1,6 +1,7 @@
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { CancelRequest, PaymentStart, TransferSeen } from '../../src/domain/engine';
 import type { ResolutionRequest } from '../../src/domain/operator-resolution';
+import type { CarriedPaymentState } from '../../src/domain/payments/payment-serde';
 
 export type { CancelRequest, PaymentStart, TransferSeen };
 
@@ -46,9 +47,13 @@ export interface PaymentWorkflowInput {
   escrowAddress: string;
   confirmations: number;
   settlement: PaymentSettlementPolicy;
+  /** Set when the run starts again for a finished Payment (a late transfer): its state is loaded. */
+  resume?: boolean;
+  /** The state carried across continue-as-new, and where expiry stands on the workflow clock. */
+  carried?: { state: CarriedPaymentState; expiresAtMs: number };
 }
 
-export function paymentWorkflowInput(p: PaymentStart, confirmations: number): PaymentWorkflowInput {
+export function paymentWorkflowInput(p: PaymentStart, confirmations: number, opts: { resume?: boolean } = {}): PaymentWorkflowInput {
   if (!p.escrowAddress) throw new Error(`payment ${p.id} has no escrow address`);
   return {
     paymentId: p.id,
@@ -61,6 +66,7 @@ export function paymentWorkflowInput(p: PaymentStart, confirmations: number): Pa
     escrowAddress: p.escrowAddress,
     confirmations,
     settlement: PAYMENT_SETTLEMENT_POLICY,
+    ...(opts.resume ? { resume: true } : {}),
   };
 }
 

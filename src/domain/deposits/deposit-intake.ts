@@ -20,12 +20,16 @@ export async function takeDepositTransfer(
   const network = deps.chains.network(transfer.chainId);
   const asset = network.assets.find((a) => a.tokenAddress.toLowerCase() === transfer.token.toLowerCase());
   if (!asset) return false; // the scanner only reads configured assets; nothing to own otherwise
+  // Recorded already (maybe under an older workflow name): its own workflow follows it.
+  const known = await deps.prisma.deposit.count({ where: { depositAddressId: address.id, txHash: transfer.txHash.toLowerCase(), ordinal: transfer.ordinal } });
+  if (known > 0) return true;
   const start: DepositStart = {
-    depositId: depositIdFor(transfer.chainId, transfer.txHash, transfer.logIndex),
+    depositId: depositIdFor(transfer),
     depositAddressId: address.id,
     chainId: transfer.chainId,
     txHash: transfer.txHash.toLowerCase(),
     logIndex: transfer.logIndex,
+    ordinal: transfer.ordinal,
     blockNumber: transfer.blockNumber.toString(),
     tokenAddress: asset.tokenAddress,
     fromAddress: transfer.from.toLowerCase(),

@@ -242,9 +242,12 @@ export function onOperatorResolution(
   state: DepositState,
   resolution: OperatorAction,
   nowIso: string,
+  opts: { manualPayoutSettlesRest?: boolean } = {},
 ): { transition: Transition; next: 'settle' | 'done' } | null {
   if (state.status !== 'requires_intervention') return null;
-  if (resolution.action === 'retry') {
+  // The operator paid the net amount by hand (checked on chain and recorded as the net leg): settling
+  // resumes, so the sender pays what is left (the fees) and the books match the chain.
+  if (resolution.action === 'retry' || (resolution.action === 'mark-settled' && opts.manualPayoutSettlesRest)) {
     const t = begin(state);
     moveTo(t, 'settling');
     t.state.settlementAttempts = 0;

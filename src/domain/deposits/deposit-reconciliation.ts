@@ -32,7 +32,7 @@ export async function reconcileDeposit(
   if (d.status !== 'settled' || !d.depositAddress.address) return 'skipped';
   const outcome = await verifyIncomingTransfer(deps.chains.get(d.chainId), {
     txHash: d.txHash,
-    logIndex: d.logIndex,
+    ordinal: d.ordinal,
     token: d.tokenAddress,
     to: d.depositAddress.address,
     confirmations: deps.chains.network(d.chainId).confirmations,

@@ -1,3 +1,7 @@
+import type { ChainRegistry } from '../../chain/registry';
+import type { PrismaClient } from '../../db/client';
+import type { Deposit, DepositAddress } from '../../generated/prisma/client';
+import { payoutProblem, recordManualNetLeg, type ExpectedPayout } from '../settlement/manual-payout';
 import { feeLegs, sendSettlement, SettlementRefusedError, type SettlementSenderDeps } from '../settlement/settlement-sender';
 
 /**
@@ -22,4 +26,25 @@ export async function sendDepositSettlement(deps: SettlementSenderDeps, depositI
       ...feeLegs(deps.custody, BigInt(d.platformFeeAtomic.toFixed()), BigInt(d.partnerFeeAtomic.toFixed())),
     ],
   });
+}
+
+/** What an operator's hand-made payout of this deposit must be: its net amount, deposit address to destination. */
+export function expectedDepositPayout(d: Deposit & { depositAddress: DepositAddress }, confirmations: number): ExpectedPayout {
+  return {
+    chainId: d.chainId,
+    token: d.tokenAddress,
+    from: d.depositAddress.address ?? '',
+    to: String((d.settlementProfileSnapshot as { destinationAddress?: string }).destinationAddress ?? ''),
+    amountAtomic: BigInt(d.netAtomic.toFixed()),
+    confirmations,
+  };
+}
+
+/** Records a verified hand-made payout as the net leg; false (nothing recorded) when the chain says otherwise. */
+export async function recordManualDepositPayout(deps: { prisma: PrismaClient; chains: ChainRegistry }, depositId: string, txHash: string): Promise<boolean> {
+  const d = await deps.prisma.deposit.findUniqueOrThrow({ where: { id: depositId }, include: { depositAddress: true } });
+  const expected = expectedDepositPayout(d, deps.chains.network(d.chainId).confirmations);
+  if (await payoutProblem(deps.chains, txHash, expected)) return false;
+  await recordManualNetLeg(deps.prisma, { type: 'deposit', id: depositId }, txHash, expected);
+  return true;
 }

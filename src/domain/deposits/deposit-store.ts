@@ -81,6 +81,7 @@ export async function recordDepositDetected(
   prisma: PrismaClient,
   input: DepositStart,
   initial: { state: PersistedDepositState; events: DepositEventName[]; at: string },
+  workflowId: string,
 ): Promise<PersistedDepositState> {
   const existing = await prisma.deposit.findUnique({ where: { id: input.depositId } });
   if (existing) return toPersistedState(depositStateOf(existing));
@@ -107,6 +108,8 @@ export async function recordDepositDetected(
           decimals: input.asset.decimals,
           txHash: input.txHash.toLowerCase(),
           logIndex: input.logIndex,
+          ordinal: input.ordinal,
+          workflowId,
           blockNumber: BigInt(input.blockNumber),
           fromAddress: input.fromAddress.toLowerCase(),
           amountAtomic: s.amountAtomic,

@@ -4,6 +4,9 @@ import { afterPosition, pageOf, type CursorCodec } from '../pagination';
 import type { AuthenticatedApp } from '../apps';
 import type { DepositEngine } from '../engine';
 import { isHeld, type ResolutionRequest } from '../operator-resolution';
+import type { ChainRegistry } from '../../chain/registry';
+import { requirePayout } from '../settlement/manual-payout';
+import { expectedDepositPayout } from './deposit-settlement';
 import type { TListDepositsQuery } from './deposit.schemas';
 import { requireAccount } from './deposit-addresses';
 import { toDepositView } from './deposit-view';
@@ -38,14 +41,24 @@ export async function getDeposit(prisma: PrismaClient, app: AuthenticatedApp, ac
 
 /**
  * Operator release of a requires_intervention hold: the deposit's workflow records who and why
- * (deposit_resolutions) and applies it. Refused here unless the deposit is held.
+ * (deposit_resolutions) and applies it. Refused here unless the deposit is held; a hand-made payout
+ * (mark-settled) is checked against the chain first.
  */
-export async function resolveDeposit(prisma: PrismaClient, engine: Pick<DepositEngine, 'resolveDeposit'>, depositId: string, request: ResolutionRequest) {
-  const deposit = await prisma.deposit.findUnique({ where: { id: depositId } });
+export async function resolveDeposit(
+  deps: { prisma: PrismaClient; chains: ChainRegistry },
+  engine: Pick<DepositEngine, 'resolveDeposit'>,
+  depositId: string,
+  request: ResolutionRequest,
+) {
+  const deposit = await deps.prisma.deposit.findUnique({ where: { id: depositId }, include: { depositAddress: true } });
   if (!deposit) throw notFound('Deposit');
   if (!isHeld({ kind: 'deposit', status: deposit.status })) {
     throw new ApiError('conflict', `deposit ${depositId} is not held (status ${deposit.status})`);
   }
-  await engine.resolveDeposit(deposit, request);
+  if (request.action === 'mark-settled') {
+    const expected = expectedDepositPayout(deposit, deps.chains.network(deposit.chainId).confirmations);
+    await requirePayout(deps, { type: 'deposit', id: depositId }, request.txHash ?? '', expected);
+  }
+  await engine.resolveDeposit({ workflowId: deposit.workflowId }, request);
   return { depositId, action: request.action, signalled: true };
 }

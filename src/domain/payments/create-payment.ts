@@ -38,7 +38,7 @@ export async function createPayment(
   app: AuthenticatedApp,
   env: TEnvironmentConfig,
   input: TCreatePayment,
-  idempotencyKey: string,
+  request: { idempotencyKey: string; bodyHash: string },
 ): Promise<PaymentRow> {
   const { prisma } = deps;
   const network = findNetwork(env, input.chainId);
@@ -82,7 +82,7 @@ export async function createPayment(
   }
 
   const fees = splitFees(amountAtomic, env.fees.platformFeeBps, env.fees.partnerFeeBps);
-  const paymentId = paymentIdFor(deps.serviceSecret, app.id, idempotencyKey);
+  const paymentId = paymentIdFor(deps.serviceSecret, app.id, request.idempotencyKey);
   const expiresAt = new Date(Date.now() + input.expiresInSeconds * 1000);
 
   let row: PaymentRow;
@@ -115,6 +115,7 @@ export async function createPayment(
           recipientLogoUrl: recipient.logoUrl,
           settlement: profile.snapshot as Prisma.InputJsonValue,
           nextActionId: newId('nextAction'),
+          requestHash: request.bodyHash,
           externalReference: input.externalReference ?? null,
           description: input.description ?? null,
           metadata: input.metadata as Prisma.InputJsonValue,
@@ -137,8 +138,11 @@ export async function createPayment(
     });
   } catch (err) {
     if (!(err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002')) throw err;
-    // An earlier attempt with this key committed the row; finish what it started.
+    // An earlier attempt with this key committed the row; finish what it started, if it is the same request.
     row = await prisma.payment.findUniqueOrThrow({ where: { id: paymentId }, include: { incidents: true } });
+    if (row.requestHash && row.requestHash !== request.bodyHash) {
+      throw new ApiError('idempotency_conflict', 'This Idempotency-Key was used with a different request body');
+    }
   }
 
   await deps.engine.startPayment(row, network.confirmations);

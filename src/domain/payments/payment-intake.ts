@@ -1,23 +1,28 @@
 import type { PrismaClient } from '../../db/client';
+import type { ChainRegistry } from '../../chain/registry';
 import { transferKey } from '../../chain/transfer-key';
 import type { Transfer } from '../../chain/types';
+import { toAtomic } from '../amounts';
 import type { PaymentEngine } from '../engine';
 import { newId } from '../ids';
-import { recordTransferAfterClose } from './payment-store';
 
 /**
  * Takes a scanned transfer whose recipient is a Payment's escrow address: recorded once, then handed
- * to the Payment's workflow, or, when that has finished, recorded for recovery here. Answers false
- * when the recipient is no escrow address.
+ * to the Payment's workflow, which verifies it and decides what it is (funding, excess, duplicate,
+ * late). A transfer below the asset's minimum is only recorded as dust: escrow addresses are public,
+ * and dust must not wake a workflow (the dust sweep accounts for it). Answers false when the
+ * recipient is no escrow address.
  */
 export async function takePaymentTransfer(
-  deps: { prisma: PrismaClient; engine: Pick<PaymentEngine, 'transferSeen'> },
+  deps: { prisma: PrismaClient; chains: ChainRegistry; engine: Pick<PaymentEngine, 'transferSeen'> },
   transfer: Transfer,
 ): Promise<boolean> {
   const { prisma } = deps;
-  const payment = await prisma.payment.findUnique({ where: { escrowAddress: transfer.to.toLowerCase() }, select: { id: true } });
+  const payment = await prisma.payment.findUnique({ where: { escrowAddress: transfer.to.toLowerCase() } });
   if (!payment) return false;
-  const key = transferKey(transfer.chainId, transfer.txHash, transfer.logIndex);
+  const network = deps.chains.network(transfer.chainId);
+  const asset = network.assets.find((a) => a.tokenAddress.toLowerCase() === transfer.token.toLowerCase());
+  const dust = !asset || transfer.amountAtomic < toAtomic(asset.minimumDeposit.amount, asset.decimals);
   const { count: inserted } = await prisma.paymentTransfer.createMany({
     data: [
       {
@@ -26,28 +31,29 @@ export async function takePaymentTransfer(
         chainId: transfer.chainId,
         txHash: transfer.txHash.toLowerCase(),
         logIndex: transfer.logIndex,
+        ordinal: transfer.ordinal,
         blockNumber: transfer.blockNumber,
         fromAddress: transfer.from.toLowerCase(),
         amountAtomic: transfer.amountAtomic.toString(),
-        status: 'pending',
+        status: dust ? 'dust' : 'pending',
       },
     ],
     skipDuplicates: true,
   });
+  if (dust) return true;
   if (inserted === 0) {
-    // Seen before (a rescan, a retried scan): once its Payment has recorded an outcome, it is done.
+    // Seen before (a rescan, a retried scan, a reorg that mined it again): once resolved, it is done.
     const row = await prisma.paymentTransfer.findFirst({
-      where: { chainId: transfer.chainId, txHash: transfer.txHash.toLowerCase(), logIndex: transfer.logIndex },
+      where: { paymentId: payment.id, txHash: transfer.txHash.toLowerCase(), ordinal: transfer.ordinal },
       select: { status: true },
     });
     if (row && row.status !== 'pending') return true;
   }
-  const handed = await deps.engine.transferSeen(payment.id, {
-    key,
+  await deps.engine.transferSeen(payment, network.confirmations, {
+    key: transferKey(transfer),
     txHash: transfer.txHash,
     logIndex: transfer.logIndex,
     amountAtomic: transfer.amountAtomic.toString(),
   });
-  if (handed === 'closed') await recordTransferAfterClose(prisma, payment.id, { key, amountAtomic: transfer.amountAtomic });
   return true;
 }

@@ -37,10 +37,15 @@ export type PaymentEventName =
   | 'payment.duplicate_received'
   | 'payment.late_received';
 
+/**
+ * What a transfer is to the Payment. Its intent is fixed when it is seen (funding while the Payment is
+ * open, duplicate once accepted or settled, late after expiry, cancellation or failure); a funding
+ * transfer that confirms when nothing is owed any more becomes excess.
+ */
 export type TransferRole = 'funding' | 'duplicate' | 'late' | 'excess';
 
 export interface TrackedTransfer {
-  key: string; // chainId:txHash:logIndex
+  key: string; // see src/chain/transfer-key.ts
   amountAtomic: bigint;
   status: 'pending' | 'confirmed' | 'dropped';
   role: TransferRole;
@@ -76,7 +81,8 @@ export interface Transition {
   /** Timestamps to set (ISO), e.g. acceptedAt when status becomes accepted. */
   stamps: Partial<Record<'acceptedAt' | 'succeededAt' | 'cancelledAt', string>>;
   incidents: IncidentEffect[];
-  transferStatuses: Array<{ key: string; status: TrackedTransfer['status'] }>;
+  /** The transfers this step changed (seen, confirmed, dropped, or given another role). */
+  transferStatuses: Array<{ key: string; status: TrackedTransfer['status']; role: TransferRole }>;
   ledger: Array<'collection' | 'settlement'>;
   cancel?: { reasonCode: string; reason: string | null };
   failure?: { code: string; message: string };
@@ -134,8 +140,19 @@ function moveTo(t: Transition, status: PaymentStatus, stage: PaymentStage): void
   t.statusChanged = true;
 }
 
+/** Funding transfers still confirming: while there are any the Payment neither expires nor asks for more. */
 export function pendingTransfers(s: PaymentState): TrackedTransfer[] {
   return s.transfers.filter((t) => t.status === 'pending' && t.role === 'funding');
+}
+
+/** Every transfer not yet confirmed or dropped, whatever its role: each is followed to its resolution. */
+export function unresolvedTransfers(s: PaymentState): TrackedTransfer[] {
+  return s.transfers.filter((t) => t.status === 'pending');
+}
+
+/** Seen funding not yet confirmed: counted against what the payer still owes, so nobody pays twice. */
+export function pendingFundingAtomic(s: PaymentState): bigint {
+  return pendingTransfers(s).reduce((sum, t) => sum + t.amountAtomic, 0n);
 }
 
 export function remainingAtomic(s: PaymentState): bigint {
@@ -154,27 +171,28 @@ export function unusableTransferKind(status: PaymentStatus): 'late' | 'duplicate
   return null;
 }
 
-/** A transfer to the escrow address was seen on chain (maybe again: then nothing changes). */
+/**
+ * A transfer to the escrow address was seen on chain (maybe again: then nothing changes). It is
+ * tracked until it is confirmed or dropped; only then does it count, or become an incident.
+ */
 export function onTransferDetected(state: PaymentState, transfer: { key: string; amountAtomic: bigint }): Transition | null {
   if (state.transfers.some((t) => t.key === transfer.key)) return null;
   const t = begin(state);
-  const unusable = unusableTransferKind(state.status);
-  if (unusable) {
-    t.state.transfers.push({ ...transfer, status: 'confirmed', role: unusable });
-    t.incidents.push({ kind: unusable, amountAtomic: transfer.amountAtomic, transferKey: transfer.key });
-    t.events.push(unusable === 'late' ? 'payment.late_received' : 'payment.duplicate_received');
-    return t;
-  }
-  t.state.transfers.push({ ...transfer, status: 'pending', role: 'funding' });
+  const role: TransferRole = unusableTransferKind(state.status) ?? 'funding';
+  t.state.transfers.push({ ...transfer, status: 'pending', role });
+  t.transferStatuses.push({ key: transfer.key, status: 'pending', role });
+  if (role !== 'funding') return t;
   if (state.status === 'requires_payment_method') t.events.push('payment.processing');
   moveTo(t, 'processing', 'awaiting_confirmations');
   return t;
 }
 
 /**
- * Confirmation results for pending funding transfers. Confirmed ones count; dropped ones (no longer
- * in the canonical chain) don't. collect_exact: the Payment is accepted once confirmed funds reach
- * the amount; anything above it is excess, held for recovery.
+ * Confirmation results for tracked transfers. A confirmed funding transfer counts while the Payment
+ * is open and owed (collect_exact: accepted once confirmed funds reach the amount, anything above
+ * it is excess); one that confirms after that is excess; a confirmed duplicate or late transfer is
+ * an incident. Every incident is held for recovery. Dropped transfers (no longer in the canonical
+ * chain) count for nothing.
  */
 export function onTransfersVerified(
   state: PaymentState,
@@ -188,23 +206,11 @@ export function onTransfersVerified(
     if (!tracked || r.outcome === 'pending') continue;
     changed = true;
     tracked.status = r.outcome;
-    t.transferStatuses.push({ key: r.key, status: r.outcome });
-    if (r.outcome === 'confirmed') {
-      if (t.state.confirmedAtomic >= t.state.requiredAtomic) {
-        tracked.role = 'excess';
-        t.incidents.push({ kind: 'excess', amountAtomic: tracked.amountAtomic, transferKey: tracked.key });
-      } else {
-        t.state.confirmedAtomic += tracked.amountAtomic;
-      }
-    }
+    if (r.outcome === 'confirmed') countConfirmed(t, tracked);
+    t.transferStatuses.push({ key: r.key, status: r.outcome, role: tracked.role });
   }
   if (!changed) return null;
   if (t.state.confirmedAtomic >= t.state.requiredAtomic && OPEN.has(t.state.status)) {
-    const excess = t.state.confirmedAtomic - t.state.requiredAtomic;
-    if (excess > 0n) {
-      t.state.confirmedAtomic = t.state.requiredAtomic;
-      t.incidents.push({ kind: 'excess', amountAtomic: excess, transferKey: null });
-    }
     moveTo(t, 'accepted', 'settlement_pending');
     t.stamps.acceptedAt = nowIso;
     t.events.push('payment.accepted');
@@ -213,10 +219,30 @@ export function onTransfersVerified(
     // Everything seen was reorged away: the Payment waits for funds again.
     moveTo(t, 'requires_payment_method', 'awaiting_funds');
     t.events.push('payment.requires_action');
-  } else if (pendingTransfers(t.state).length === 0) {
+  } else if (pendingTransfers(t.state).length === 0 && OPEN.has(t.state.status)) {
     t.state.stage = 'awaiting_funds';
   }
   return t;
+}
+
+function countConfirmed(t: Transition, tracked: TrackedTransfer): void {
+  if (tracked.role === 'duplicate' || tracked.role === 'late') {
+    t.incidents.push({ kind: tracked.role, amountAtomic: tracked.amountAtomic, transferKey: tracked.key });
+    t.events.push(tracked.role === 'late' ? 'payment.late_received' : 'payment.duplicate_received');
+    return;
+  }
+  const owed = OPEN.has(t.state.status) ? t.state.requiredAtomic - t.state.confirmedAtomic : 0n;
+  if (owed <= 0n) {
+    tracked.role = 'excess';
+    t.incidents.push({ kind: 'excess', amountAtomic: tracked.amountAtomic, transferKey: tracked.key });
+    return;
+  }
+  const counted = tracked.amountAtomic < owed ? tracked.amountAtomic : owed;
+  t.state.confirmedAtomic += counted;
+  // The transfer that crosses the amount pays it, and the rest of it is excess.
+  if (tracked.amountAtomic > counted) {
+    t.incidents.push({ kind: 'excess', amountAtomic: tracked.amountAtomic - counted, transferKey: tracked.key });
+  }
 }
 
 /**
@@ -320,9 +346,12 @@ export function onOperatorResolution(
   state: PaymentState,
   resolution: OperatorAction,
   nowIso: string,
+  opts: { manualPayoutSettlesRest?: boolean } = {},
 ): { transition: Transition; next: 'settle' | 'done' } | null {
   if (state.operationalState !== 'requires_intervention') return null;
-  if (resolution.action === 'retry') {
+  // The operator paid the net amount by hand (checked on chain and recorded as the net leg): the
+  // settlement resumes, so the sender pays what is left (the fees) and the books match the chain.
+  if (resolution.action === 'retry' || (resolution.action === 'mark-settled' && opts.manualPayoutSettlesRest)) {
     const t = begin(state);
     t.state.operationalState = 'normal';
     t.state.operationalReasonCode = null;

@@ -68,19 +68,34 @@ export function settlementPosting(p: Payment): PostingInput {
   };
 }
 
-/** Funds that reached escrow but don't count for the Payment still sit in custody: the ledger says so. */
-export function incidentPosting(p: Payment, incidentId: string, amountAtomic: bigint): PostingInput {
+/**
+ * Funds that reached escrow but don't count for the Payment (underpaid at expiry, late, excess,
+ * duplicate, dust) still sit in custody: escrow holdings attributed to the recipient, visible in its
+ * balances (pending) and transactions until they are recovered.
+ */
+export function incidentPosting(p: Payment, incident: { id: string; kind: string }, amountAtomic: bigint): PostingInput {
   return {
     appId: p.appId,
     sourceType: 'payment',
     sourceId: p.id,
-    leg: `incident:${incidentId}`,
+    leg: `incident:${incident.id}`,
     asset: asset(p),
-    description: `Funds held for recovery on Payment ${p.id}`,
+    description: `Funds held for recovery on Payment ${p.id} (${incident.kind})`,
     entries: [
-      { book: bookFor('escrow', p.id), amountAtomic, accountId: escrowOwner(p) },
+      { book: bookFor('escrow', p.id), amountAtomic, accountId: p.recipientAccountId },
       { book: bookFor('external', p.chainId), amountAtomic: -amountAtomic },
+    ],
+    transactions: [
+      {
+        accountId: p.recipientAccountId,
+        direction: 'received',
+        senderAccountId: null,
+        receiverAccountId: p.recipientAccountId,
+        amountAtomic,
+        status: 'pending',
+        financialLegKind: 'recovery_hold',
+        paymentId: p.id,
+      },
     ],
   };
 }
-

@@ -2,7 +2,7 @@
  * The JSON-safe form of a payment machine transition (amounts as decimal strings): what the
  * PaymentWorkflow hands the activity that persists one step. Pure: the workflow imports this file.
  */
-import type { PaymentEventName, Transition } from './payment-machine';
+import { pendingFundingAtomic, type PaymentEventName, type PaymentState, type Transition } from './payment-machine';
 
 export interface PersistedTransition {
   fromStatusVersion: number;
@@ -12,6 +12,8 @@ export interface PersistedTransition {
   operationalState: string;
   operationalReasonCode: string | null;
   confirmedAtomic: string;
+  /** Seen funding still confirming (what the payer is not asked for again). Absent from older steps. */
+  pendingAtomic?: string;
   settlementTxHash: string | null;
   events: PaymentEventName[];
   stamps: Partial<Record<'acceptedAt' | 'succeededAt' | 'cancelledAt', string>>;
@@ -34,17 +36,49 @@ export function toPersistedTransition(t: Transition, at: string): PersistedTrans
     operationalState: s.operationalState,
     operationalReasonCode: s.operationalReasonCode,
     confirmedAtomic: s.confirmedAtomic.toString(),
+    pendingAtomic: pendingFundingAtomic(s).toString(),
     settlementTxHash: s.settlementTxHash,
     events: t.events,
     stamps: t.stamps,
     incidents: t.incidents.map((i) => ({ kind: i.kind, amountAtomic: i.amountAtomic.toString(), transferKey: i.transferKey })),
-    transferStatuses: [
-      ...t.transferStatuses,
-      ...s.transfers.filter((x) => x.role !== 'funding').map((x) => ({ key: x.key, status: x.status, role: x.role })),
-    ],
+    // Only what this step changed: a step's cost must not grow with the transfers seen so far.
+    transferStatuses: t.transferStatuses,
     ledger: t.ledger,
     cancel: t.cancel ?? null,
     failure: t.failure ?? null,
     at,
+  };
+}
+
+/** The machine state in JSON-safe form, carried across continue-as-new and loaded when a run resumes. */
+export interface CarriedPaymentState {
+  intent: PaymentState['intent'];
+  status: PaymentState['status'];
+  stage: PaymentState['stage'];
+  operationalState: PaymentState['operationalState'];
+  operationalReasonCode: string | null;
+  statusVersion: number;
+  requiredAtomic: string;
+  confirmedAtomic: string;
+  transfers: Array<{ key: string; amountAtomic: string; status: PaymentState['transfers'][number]['status']; role: PaymentState['transfers'][number]['role'] }>;
+  settlementAttempts: number;
+  settlementTxHash: string | null;
+}
+
+export function toCarriedState(s: PaymentState): CarriedPaymentState {
+  return {
+    ...s,
+    requiredAtomic: s.requiredAtomic.toString(),
+    confirmedAtomic: s.confirmedAtomic.toString(),
+    transfers: s.transfers.map((t) => ({ ...t, amountAtomic: t.amountAtomic.toString() })),
+  };
+}
+
+export function fromCarriedState(c: CarriedPaymentState): PaymentState {
+  return {
+    ...c,
+    requiredAtomic: BigInt(c.requiredAtomic),
+    confirmedAtomic: BigInt(c.confirmedAtomic),
+    transfers: c.transfers.map((t) => ({ ...t, amountAtomic: BigInt(t.amountAtomic) })),
   };
 }

@@ -1,3 +1,7 @@
+import type { Payment } from '../../generated/prisma/client';
+import type { ChainRegistry } from '../../chain/registry';
+import type { PrismaClient } from '../../db/client';
+import { payoutProblem, recordManualNetLeg, type ExpectedPayout } from '../settlement/manual-payout';
 import { feeLegs, sendSettlement, type SettlementSenderDeps } from '../settlement/settlement-sender';
 
 /**
@@ -18,4 +22,25 @@ export async function sendPaymentSettlement(deps: SettlementSenderDeps, paymentI
       ...feeLegs(deps.custody, BigInt(p.platformFeeAtomic.toFixed()), BigInt(p.partnerFeeAtomic.toFixed())),
     ],
   });
+}
+
+/** What an operator's hand-made payout of this Payment must be: its net amount, escrow to destination. */
+export function expectedPaymentPayout(p: Payment, confirmations: number): ExpectedPayout {
+  return {
+    chainId: p.chainId,
+    token: p.tokenAddress,
+    from: p.escrowAddress ?? '',
+    to: String((p.settlement as { destinationAddress?: string }).destinationAddress ?? ''),
+    amountAtomic: BigInt(p.merchantNetAtomic.toFixed()),
+    confirmations,
+  };
+}
+
+/** Records a verified hand-made payout as the net leg; false (nothing recorded) when the chain says otherwise. */
+export async function recordManualPaymentPayout(deps: { prisma: PrismaClient; chains: ChainRegistry }, paymentId: string, txHash: string): Promise<boolean> {
+  const p = await deps.prisma.payment.findUniqueOrThrow({ where: { id: paymentId } });
+  const expected = expectedPaymentPayout(p, deps.chains.network(p.chainId).confirmations);
+  if (await payoutProblem(deps.chains, txHash, expected)) return false;
+  await recordManualNetLeg(deps.prisma, { type: 'payment', id: paymentId }, txHash, expected);
+  return true;
 }

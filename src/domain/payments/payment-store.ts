@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { Prisma, PrismaClient } from '../../db/client';
-import { parseTransferKey } from '../../chain/transfer-key';
+import { parseTransferKey, transferKey } from '../../chain/transfer-key';
 import type { Payment } from '../../generated/prisma/client';
 import { postToLedger, updateTransactionStatus } from '../ledger/ledger';
 import { writeEvents, type EventSubject } from '../events';
+import type { TransferSeen } from '../engine';
 import type { ResolutionRequest } from '../operator-resolution';
-import { unusableTransferKind, type PaymentEventName, type PaymentStatus } from './payment-machine';
+import type { PaymentEventName, PaymentState, TransferRole } from './payment-machine';
 import { collectionPosting, incidentPosting, settlementPosting } from './payment-postings';
-import type { PersistedTransition } from './payment-serde';
+import type { CarriedPaymentState, PersistedTransition } from './payment-serde';
 
 /**
  * Where a Payment's steps are written: the row (conditional on the statusVersion the workflow saw),
@@ -53,6 +54,7 @@ export async function applyPaymentTransition(tx: Prisma.TransactionClient, payme
         ? { operationalUpdatedAt: new Date() }
         : {}),
       receivedAtomic: t.confirmedAtomic,
+      ...(t.pendingAtomic === undefined ? {} : { pendingAtomic: t.pendingAtomic }),
       settlementTxHash: t.settlementTxHash,
       ...(t.stamps.acceptedAt ? { acceptedAt: new Date(t.stamps.acceptedAt) } : {}),
       ...(t.stamps.succeededAt ? { succeededAt: new Date(t.stamps.succeededAt) } : {}),
@@ -66,9 +68,12 @@ export async function applyPaymentTransition(tx: Prisma.TransactionClient, payme
   const payment = await tx.payment.findUniqueOrThrow({ where: { id: paymentId } });
 
   for (const s of t.transferStatuses) {
+    // Steps written before roles had their own column put a non-funding role in status.
+    const legacyRole = s.role === undefined && ['duplicate', 'late', 'excess'].includes(s.status) ? s.status : undefined;
     await tx.paymentTransfer.updateMany({
-      where: { ...parseTransferKey(s.key), paymentId },
-      data: { status: s.role && s.role !== 'funding' ? s.role : s.status },
+      where: transferWhere(paymentId, s.key),
+      // A step without roles came from a run that only followed funding transfers.
+      data: legacyRole ? { status: 'confirmed', role: legacyRole } : { status: s.status, role: s.role ?? 'funding' },
     });
   }
   for (const incident of t.incidents) await recordIncident(tx, payment, incident, t.at);
@@ -83,42 +88,26 @@ export async function applyPaymentTransition(tx: Prisma.TransactionClient, payme
   await writeEvents(tx, subjectOf(payment), step, paymentEvents(payment, t.events));
 }
 
-/** Funds that reached escrow but don't count for the Payment, held for recovery. */
-async function recordIncident(
+/** Funds that reached escrow but don't count for the Payment: recorded once, and posted as escrow holdings. */
+export async function recordIncident(
   tx: Prisma.TransactionClient,
   payment: Payment,
   incident: { kind: string; amountAtomic: string; transferKey: string | null },
   at: string,
 ): Promise<void> {
   const id = `incident_${digest(payment.id, incident.kind, incident.transferKey ?? at)}`;
-  const transfer = incident.transferKey
-    ? await tx.paymentTransfer.findFirst({ where: { paymentId: payment.id, ...parseTransferKey(incident.transferKey) }, select: { id: true } })
-    : null;
+  const transfer = incident.transferKey ? await tx.paymentTransfer.findFirst({ where: transferWhere(payment.id, incident.transferKey), select: { id: true } }) : null;
   const { count: created } = await tx.paymentIncident.createMany({
     data: [{ id, paymentId: payment.id, kind: incident.kind, status: 'pending', amountAtomic: incident.amountAtomic, transferId: transfer?.id ?? null }],
     skipDuplicates: true,
   });
-  // Underpaid funds at expiry were already posted to escrow with the collection; the rest were not.
-  if (created === 1 && incident.kind !== 'underpaid_expired') {
-    await postToLedger(tx, incidentPosting(payment, id, BigInt(incident.amountAtomic)));
-  }
+  if (created === 1) await postToLedger(tx, incidentPosting(payment, { id, kind: incident.kind }, BigInt(incident.amountAtomic)));
 }
 
-/**
- * A transfer the Payment's workflow can no longer take (it has finished): the machine's rule says
- * whether it is late or a duplicate, and it is recorded for recovery with its event. Idempotent: the
- * incident and event ids derive from the transfer. An open Payment's transfer is left to its workflow.
- */
-export async function recordTransferAfterClose(prisma: PrismaClient, paymentId: string, transfer: { key: string; amountAtomic: bigint }): Promise<void> {
-  await prisma.$transaction(async (tx) => {
-    const payment = await tx.payment.findUniqueOrThrow({ where: { id: paymentId } });
-    const kind = unusableTransferKind(payment.status as PaymentStatus);
-    if (!kind) return;
-    await tx.paymentTransfer.updateMany({ where: { paymentId, ...parseTransferKey(transfer.key) }, data: { status: kind } });
-    await recordIncident(tx, payment, { kind, amountAtomic: transfer.amountAtomic.toString(), transferKey: transfer.key }, transfer.key);
-    const name = kind === 'late' ? 'payment.late_received' : 'payment.duplicate_received';
-    await writeEvents(tx, subjectOf(payment), `transfer:${transfer.key}`, paymentEvents(payment, [name]));
-  });
+/** A transfer row by its key: by its place in its transaction, or (recorded before ordinals) by log index. */
+function transferWhere(paymentId: string, key: string) {
+  const k = parseTransferKey(key);
+  return k.ordinal !== undefined ? { paymentId, txHash: k.txHash, ordinal: k.ordinal } : { paymentId, chainId: k.chainId, txHash: k.txHash, logIndex: k.logIndex };
 }
 
 export async function recordPaymentResolution(prisma: PrismaClient, input: ResolutionRequest & { id: string; paymentId: string }): Promise<void> {
@@ -126,4 +115,43 @@ export async function recordPaymentResolution(prisma: PrismaClient, input: Resol
     data: [{ id: input.id, paymentId: input.paymentId, action: input.action, txHash: input.txHash ?? null, reason: input.reason ?? null, actor: input.actor }],
     skipDuplicates: true,
   });
+}
+
+/**
+ * The machine state as the database has it, for a run that starts again for a Payment whose
+ * workflow had finished (a late transfer) or never started, and the transfers recorded for it that no
+ * run has taken yet (their signal may be lost): the run takes those as if just seen. The settlement
+ * budget starts afresh.
+ */
+export async function loadPaymentState(prisma: PrismaClient, paymentId: string): Promise<{ state: CarriedPaymentState; unacknowledged: TransferSeen[] }> {
+  const p = await prisma.payment.findUniqueOrThrow({
+    where: { id: paymentId },
+    // Dust is followed by the dust sweep, never by a workflow.
+    include: { transfers: { where: { status: { notIn: ['dust', 'dust_confirmed', 'dust_dropped'] } }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } },
+  });
+  const keyOf = (t: { chainId: number; txHash: string; ordinal: number }) => transferKey({ ...t, to: p.escrowAddress ?? '' });
+  const state: CarriedPaymentState = {
+    intent: p.intent as PaymentState['intent'],
+    status: p.status as PaymentState['status'],
+    stage: p.stage as PaymentState['stage'],
+    operationalState: p.operationalState as PaymentState['operationalState'],
+    operationalReasonCode: p.operationalReasonCode,
+    statusVersion: p.statusVersion,
+    requiredAtomic: p.amountAtomic.toFixed(),
+    confirmedAtomic: p.receivedAtomic.toFixed(),
+    transfers: p.transfers
+      .filter((t) => t.role !== null)
+      .map((t) => ({
+        key: keyOf(t),
+        amountAtomic: t.amountAtomic.toFixed(),
+        status: t.status as PaymentState['transfers'][number]['status'],
+        role: t.role as TransferRole,
+      })),
+    settlementAttempts: 0,
+    settlementTxHash: p.settlementTxHash,
+  };
+  const unacknowledged = p.transfers
+    .filter((t) => t.role === null)
+    .map((t) => ({ key: keyOf(t), txHash: t.txHash, logIndex: t.logIndex, amountAtomic: t.amountAtomic.toFixed() }));
+  return { state, unacknowledged };
 }

@@ -24,8 +24,9 @@ function amountObject(p: Payment, atomic: bigint) {
 const big = (d: { toString(): string }) => BigInt(d.toString());
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
+/** What the payer still owes: the amount less confirmed funds and funds seen but still confirming. */
 export function remainingOf(p: Payment): bigint {
-  const rest = big(p.amountAtomic) - big(p.receivedAtomic);
+  const rest = big(p.amountAtomic) - big(p.receivedAtomic) - big(p.pendingAtomic);
   return rest > 0n ? rest : 0n;
 }
 
@@ -124,16 +125,17 @@ export function toPaymentView(p: PaymentRow): TPayment {
   };
 }
 
-/** What the payer must do now: send the remaining amount to escrow, while the Payment is open. */
+/**
+ * What the payer must do now, while the Payment is open: send what is still owed to escrow, or, when
+ * the funds seen cover it but are still confirming, wait (type none: never ask to pay twice).
+ */
 export function toNextAction(p: Payment): z.infer<typeof ZNextAction> {
+  if (!OPEN_STATUSES.has(p.status) || !p.escrowAddress) return null;
   const remaining = remainingOf(p);
-  if (!OPEN_STATUSES.has(p.status) || remaining === 0n || !p.escrowAddress) return null;
-  return {
-    id: p.nextActionId,
-    type: 'transaction',
-    expiresAt: p.expiresAt.toISOString(),
-    depositInstructions: depositInstructions(p, remaining),
-  };
+  const expiresAt = p.expiresAt.toISOString();
+  if (remaining > 0n) return { id: p.nextActionId, type: 'transaction', expiresAt, depositInstructions: depositInstructions(p, remaining) };
+  if (big(p.pendingAtomic) > 0n) return { id: p.nextActionId, type: 'none', expiresAt, depositInstructions: null };
+  return null;
 }
 
 /**

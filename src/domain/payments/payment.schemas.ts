@@ -151,13 +151,15 @@ export const ZPayment = z.object({
 });
 export type TPayment = z.infer<typeof ZPayment>;
 
+/**
+ * `transaction`: send what is still owed to the deposit address. `none`: the funds seen cover the
+ * amount and are confirming; the payer waits (nothing to send, so no instructions).
+ */
 export const ZNextAction = z
-  .object({
-    id: z.string(),
-    type: z.literal('transaction'),
-    expiresAt: ZIsoDate,
-    depositInstructions: ZDepositInstructions,
-  })
+  .discriminatedUnion('type', [
+    z.object({ id: z.string(), type: z.literal('transaction'), expiresAt: ZIsoDate, depositInstructions: ZDepositInstructions }),
+    z.object({ id: z.string(), type: z.literal('none'), expiresAt: ZIsoDate, depositInstructions: z.null() }),
+  ])
   .nullable();
 
 export const ZCheckout = z.object({

@@ -4,6 +4,9 @@ import { afterPosition, pageOf, type CursorCodec } from '../pagination';
 import type { AuthenticatedApp } from '../apps';
 import type { PaymentEngine } from '../engine';
 import { isHeld, type ResolutionRequest } from '../operator-resolution';
+import type { ChainRegistry } from '../../chain/registry';
+import { requirePayout } from '../settlement/manual-payout';
+import { expectedPaymentPayout } from './payment-settlement';
 import type { TCancelPayment, TListPaymentsQuery } from './payment.schemas';
 import { toNextAction, toPaymentView, type PaymentRow } from './payment-view';
 
@@ -67,12 +70,24 @@ export async function cancelPayment(
   return fresh;
 }
 
-/** Operator release of a requires_intervention hold (the workflow records who and why). */
-export async function resolvePayment(prisma: PrismaClient, engine: Pick<PaymentEngine, 'resolvePayment'>, paymentId: string, request: ResolutionRequest) {
-  const payment = await prisma.payment.findUnique({ where: { id: paymentId }, select: { operationalState: true } });
+/**
+ * Operator release of a requires_intervention hold (the workflow records who and why). A hand-made
+ * payout (mark-settled) is checked against the chain first: the ledger will say "settled" on it.
+ */
+export async function resolvePayment(
+  deps: { prisma: PrismaClient; chains: ChainRegistry },
+  engine: Pick<PaymentEngine, 'resolvePayment'>,
+  paymentId: string,
+  request: ResolutionRequest,
+) {
+  const payment = await deps.prisma.payment.findUnique({ where: { id: paymentId } });
   if (!payment) throw notFound('Payment');
   if (!isHeld({ kind: 'payment', operationalState: payment.operationalState })) {
     throw new ApiError('conflict', `Payment ${paymentId} is not held (operationalState ${payment.operationalState})`);
+  }
+  if (request.action === 'mark-settled') {
+    const expected = expectedPaymentPayout(payment, deps.chains.network(payment.chainId).confirmations);
+    await requirePayout(deps, { type: 'payment', id: paymentId }, request.txHash ?? '', expected);
   }
   await engine.resolvePayment(paymentId, request);
   return { paymentId, action: request.action, signalled: true };

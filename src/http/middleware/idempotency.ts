@@ -67,8 +67,9 @@ export function idempotent(prisma: PrismaClient, options: IdempotencyOptions): A
     try {
       await next();
     } catch (err) {
-      // A refusal (4xx) is the answer for this key; a fault releases the key so a retry can run.
-      if (err instanceof ApiError && err.status < 500) {
+      // A refusal (4xx) is the answer for this key; a fault releases the key so a retry can run. So
+      // does a conflict found behind the key (the key belongs to the request that made the resource).
+      if (err instanceof ApiError && err.status < 500 && err.code !== 'idempotency_conflict') {
         await complete(prisma, target, err.status, err.toBody());
       } else {
         await release(prisma, target);

@@ -21,7 +21,9 @@ export function registerCheckoutRoutes(router: Router<ApiState>, deps: { prisma:
     if (!p) throw notFound('Payment');
     const action = toNextAction(p);
     const amount = `${formatAtomic(p.amountAtomic.toString(), p.decimals)} ${p.assetCode}`;
-    const body = action
+    const body = action?.type === 'none'
+      ? `<p>Payment seen: waiting for the network to confirm it. Nothing more to send.</p>`
+      : action
       ? `<p>Send exactly <strong>${escape(action.depositInstructions.amount)} ${escape(p.assetCode)}</strong> on chain ${p.chainId} to</p>
 <pre>${escape(action.depositInstructions.address)}</pre>
 <p>Token contract: <code>${escape(p.tokenAddress)}</code>. This request expires at ${escape(action.expiresAt)}.</p>`

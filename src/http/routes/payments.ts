@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { PrismaClient } from '../../db/client';
 import type { TEnvironments } from '../../config/environments';
@@ -45,7 +46,8 @@ export function registerPaymentRoutes(router: ApiRouter, deps: PaymentRouteDeps)
   router.post('/v2/payments', scope, idempotent(prisma, { required: true, seal, unseal }), async (ctx) => {
     const input = parseInput(ZCreatePayment, ctx.state.body, 'body');
     const app = requireApp(ctx);
-    const row = await createPayment(deps, app, deps.environments.environments[app.environment], input, ctx.get('Idempotency-Key'));
+    const bodyHash = createHash('sha256').update(ctx.state.rawBody ?? Buffer.alloc(0)).digest('hex');
+    const row = await createPayment(deps, app, deps.environments.environments[app.environment], input, { idempotencyKey: ctx.get('Idempotency-Key'), bodyHash });
     ctx.status = 201;
     ctx.body = { ...paymentResponse(row), checkout: toCheckout(row, deps.serviceSecret, deps.publicBaseUrl) };
   });

@@ -1,0 +1,14 @@
+/**
+ * How long a workflow waits before it reads a still-confirming transfer again. Fast at first (the next
+ * block often confirms it): `firstMs` doubling up to `maxMs`, for `fastRounds` reads. A transfer that
+ * stays unconfirmed longer (back in the mempool after a reorg, or never mined) is read ever less
+ * often: 30 s, doubling every 10 reads, up to 10 minutes, so a stuck transfer costs little forever.
+ * Pure: the workflows import it.
+ */
+export function confirmationPollMs(round: number, fast: { firstMs: number; maxMs: number; fastRounds: number }): number {
+  if (round < fast.fastRounds) return Math.min(fast.firstMs * 2 ** Math.min(round, 30), fast.maxMs);
+  return Math.min(SLOW_FIRST_MS * 2 ** Math.floor((round - fast.fastRounds) / 10), SLOW_MAX_MS);
+}
+
+const SLOW_FIRST_MS = 30_000;
+const SLOW_MAX_MS = 600_000;

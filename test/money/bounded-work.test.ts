@@ -1,0 +1,85 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Address } from 'viem';
+import type { PrivateKeyAccount } from 'viem/accounts';
+import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
+import { sweepDust } from '../../src/domain/payments/dust';
+import { call } from '../support/api-client';
+import { mine, newPayer, pokeScanner, rpc, tokenBalance } from '../support/chain';
+import { getHarness } from '../support/harness';
+import { assertLedgerBalanced, createPayment, getPayment, newMerchant, waitForPayment } from '../payments/fixtures';
+
+const USDC = 1_000_000n;
+
+/** Several transfers in one block, as chains do: mining paused, all sent, one block mined. */
+async function inOneBlock(payer: PrivateKeyAccount, to: string, amounts: bigint[]): Promise<void> {
+  const h = await getHarness();
+  const chain = h.chain.chains.get(h.chainId);
+  await rpc('evm_setAutomine', [false]);
+  try {
+    for (const amountAtomic of amounts) await chain.sendTokenTransfer({ from: payer, token: SANDBOX_TOKEN_ADDRESS, to: to as Address, amountAtomic });
+    await rpc('evm_mine');
+  } finally {
+    await rpc('evm_setAutomine', [true]);
+  }
+}
+
+async function historyLength(workflowId: string): Promise<number> {
+  const h = await getHarness();
+  return (await h.engine.workflowHistory(workflowId)).events?.length ?? 0;
+}
+
+describe('Bounded work per Payment', () => {
+  test('dust sent to an escrow never wakes the Payment\'s workflow; the dust sweep holds it for recovery once confirmed', async () => {
+    const h = await getHarness();
+    const m = await newMerchant();
+    const p = (await createPayment(m, { amount: '10' })).body.payment;
+    const escrow = p.funding.depositAddress.address as string;
+    await new Promise((r) => setTimeout(r, 500));
+    const before = await historyLength(p.id);
+    const payer = await newPayer(25n * (USDC / 2n));
+    await inOneBlock(payer, escrow, Array.from({ length: 25 }, () => USDC / 2n));
+    await mine(2);
+    await pokeScanner();
+    for (let i = 0; i < 200 && (await h.db.prisma.paymentTransfer.count({ where: { paymentId: p.id, status: 'dust' } })) < 25; i += 1) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(await h.db.prisma.paymentTransfer.count({ where: { paymentId: p.id, status: 'dust' } }), 25);
+    assert.equal(await historyLength(p.id), before, 'no signal, no step: the workflow never saw the dust');
+
+    const swept = await sweepDust({ prisma: h.db.prisma, chains: h.chain.chains });
+    assert.ok(swept.held >= 25, JSON.stringify(swept));
+    const { payment } = await getPayment(m, p.id);
+    assert.equal(payment.status, 'requires_payment_method');
+    assert.equal(payment.incidentRecoverySummary.count, 25);
+    assert.equal(payment.incidentRecoverySummary.requestedAmountAtomic, String(25n * (USDC / 2n)));
+    const balances = await call(`/v2/accounts/${m.accountId}/balances`, { credential: m.cred });
+    assert.deepEqual(balances.body.balances.map((b: Record<string, string>) => b.pendingAtomic), [String(25n * (USDC / 2n))]);
+    assert.equal(await tokenBalance(escrow), 25n * (USDC / 2n));
+    // A second sweep finds nothing left to do.
+    assert.equal((await sweepDust({ prisma: h.db.prisma, chains: h.chain.chains })).held, 0);
+    await assertLedgerBalanced();
+  });
+
+  test('a Payment that sees many transfers continues as new, carrying its state, and counts each once', async () => {
+    const h = await getHarness();
+    const m = await newMerchant();
+    const p = (await createPayment(m, { amount: '100' })).body.payment;
+    const escrow = p.funding.depositAddress.address as string;
+    const firstRun = (await h.engine.describeWorkflow(p.id)).runId;
+    const payer = await newPayer(100n * USDC);
+    await inOneBlock(payer, escrow, Array.from({ length: 70 }, () => USDC));
+    await mine(2);
+    await pokeScanner();
+    await waitForPayment(m, p.id, '70 USDC confirmed', (x) => x.status === 'processing' && x.stage === 'awaiting_funds');
+    await inOneBlock(payer, escrow, [30n * USDC]);
+    await mine(2);
+    await pokeScanner();
+    const done = await waitForPayment(m, p.id, 'succeeded', (x) => x.status === 'succeeded');
+    assert.equal(done.incidentRecoverySummary.count, 0);
+    assert.equal(await h.db.prisma.paymentTransfer.count({ where: { paymentId: p.id, status: 'confirmed', role: 'funding' } }), 71);
+    assert.notEqual((await h.engine.describeWorkflow(p.id)).runId, firstRun, 'the lifecycle went on in a new run');
+    assert.equal(await tokenBalance(escrow), 0n);
+    await assertLedgerBalanced();
+  });
+});

@@ -1,0 +1,59 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Address, Hex } from 'viem';
+import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
+import { mine, newPayer, pokeScanner, rpc, tokenBalance } from '../support/chain';
+import { getHarness } from '../support/harness';
+import { assertLedgerBalanced, createPayment, newMerchant, waitForPayment } from '../payments/fixtures';
+
+const USDC = 1_000_000n;
+
+/**
+ * Finding 6: a one-block reorg mines the paying transfer again, at log index 1 (another transfer
+ * went first). The scanner must notice the reorg by itself (no test restarts it), read the new block,
+ * and the Payment must recognise its transfer there: counted once, and paid out.
+ */
+describe('Reorgs', () => {
+  test('a paying transfer that a one-block reorg mines again at another log index is still the same transfer, counted once', async () => {
+    const h = await getHarness();
+    const chain = h.chain.chains.get(h.chainId);
+    const m = await newMerchant();
+    const p = (await createPayment(m, { amount: '10' })).body.payment;
+    const escrow = p.funding.depositAddress.address as Address;
+    const payer = await newPayer(10n * USDC);
+    const other = await newPayer(1n * USDC);
+    const paying = await chain.signTokenTransfer({ from: payer, token: SANDBOX_TOKEN_ADDRESS, to: escrow, amountAtomic: 10n * USDC });
+    const otherTx = await chain.signTokenTransfer({ from: other, token: SANDBOX_TOKEN_ADDRESS, to: other.address, amountAtomic: 1n * USDC });
+
+    const snapshot = await rpc<string>('evm_snapshot');
+    await chain.broadcast(paying);
+    const minedAt = await rpc<{ blockNumber: Hex; blockHash: Hex; logs: Array<{ logIndex: Hex }> }>('eth_getTransactionReceipt', [paying.txHash]);
+    assert.equal(Number(minedAt.logs[0]!.logIndex), 0);
+    await pokeScanner();
+    await waitForPayment(m, p.id, 'seen', (x) => x.status === 'processing');
+
+    // The block is replaced: same height, another transfer first, the paying transfer at log index 1.
+    assert.equal(await rpc('evm_revert', [snapshot]), true);
+    await rpc('evm_setAutomine', [false]);
+    try {
+      await rpc('eth_sendRawTransaction', [otherTx.serialized]);
+      await rpc('eth_sendRawTransaction', [paying.serialized]);
+      await rpc('evm_mine');
+    } finally {
+      await rpc('evm_setAutomine', [true]);
+    }
+    const remined = await rpc<{ blockNumber: Hex; blockHash: Hex; logs: Array<{ logIndex: Hex }> }>('eth_getTransactionReceipt', [paying.txHash]);
+    assert.equal(remined.blockNumber, minedAt.blockNumber, 'the same height');
+    assert.notEqual(remined.blockHash, minedAt.blockHash, 'another block: the chain reorganised');
+    assert.equal(Number(remined.logs[0]!.logIndex), 1);
+    await mine(2);
+
+    const done = await waitForPayment(m, p.id, 'succeeded after the reorg', (x) => x.status === 'succeeded');
+    assert.equal(done.incidentRecoverySummary.count, 0);
+    const transfers = await h.db.prisma.paymentTransfer.findMany({ where: { paymentId: p.id } });
+    assert.deepEqual(transfers.map((t) => [t.txHash, t.ordinal, t.status, t.role]), [[paying.txHash.toLowerCase(), 0, 'confirmed', 'funding']]);
+    assert.equal(await tokenBalance(escrow), 0n, 'paid out once, nothing left or missing at the escrow');
+    assert.equal(await tokenBalance(m.wallet), BigInt(done.fees.merchantNetAmountAtomic));
+    await assertLedgerBalanced();
+  });
+});
