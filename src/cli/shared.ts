@@ -4,6 +4,9 @@ import type { ServiceConfig } from '../config';
 import { RESOLUTION_ACTIONS, type ResolutionAction, type ResolutionRequest } from '../domain/operator-resolution';
 import { connectTemporalGateway, type TemporalGateway } from '../temporal/gateway';
 
+/** A command called wrongly: the CLI prints the usage and exits 2 (other failures exit 1). */
+export class UsageError extends Error {}
+
 /** Runs fn with the gateway to the configured Temporal, or to the embedded dev server `npm start` runs. */
 export async function withEngine<T>(config: ServiceConfig, fn: (engine: TemporalGateway) => Promise<T>): Promise<T> {
   const engine = await connectTemporalGateway({
