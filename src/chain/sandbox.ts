@@ -2,6 +2,7 @@ import {
   createPublicClient,
   createWalletClient,
   encodeDeployData,
+  erc20Abi,
   getCreate2Address,
   http,
   keccak256,
@@ -97,6 +98,40 @@ export async function mintTo(opts: {
   const receipt = await publicClient.waitForTransactionReceipt({ hash });
   if (receipt.status !== 'success') throw new Error(`mint of ${opts.amountAtomic} to ${opts.to} reverted (${hash})`);
   return hash;
+}
+
+/**
+ * Mints test tokens to the deployer and transfers them on to `to`, both sent by the deployer: their
+ * nonces order them even when they wait in the mempool together (mining paused), so the transfer can
+ * never run before its mint. Answers once both are broadcast, without waiting for a block.
+ */
+export async function sendTestTokens(opts: {
+  rpcUrl: string;
+  to: Address;
+  amountAtomic: bigint;
+  token?: Address;
+}): Promise<{ from: Address; mintTxHash: Hash; txHash: Hash }> {
+  const { wallet } = clients(opts.rpcUrl);
+  const token = opts.token ?? SANDBOX_TOKEN_ADDRESS;
+  const mintTxHash = await wallet.writeContract({
+    account: SANDBOX_DEPLOYER,
+    chain: null,
+    address: token,
+    abi: MINT_ABI,
+    functionName: 'mint',
+    args: [SANDBOX_DEPLOYER, opts.amountAtomic],
+  });
+  // A fixed gas limit: an estimate would run before the mint is mined and fail on the empty balance.
+  const txHash = await wallet.writeContract({
+    account: SANDBOX_DEPLOYER,
+    chain: null,
+    address: token,
+    abi: erc20Abi,
+    functionName: 'transfer',
+    args: [opts.to, opts.amountAtomic],
+    gas: 100_000n,
+  });
+  return { from: SANDBOX_DEPLOYER, mintTxHash, txHash };
 }
 
 /** Gives a wallet test tokens and gas money, so it can send transfers itself. */

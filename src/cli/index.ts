@@ -7,13 +7,16 @@ import { registerLedgerCommands } from './ledger';
 import { registerPaymentCommands } from './payments';
 import { registerDepositCommands } from './deposits';
 import { registerWebhookCommands } from './webhooks';
+import { registerSandboxCommands, SANDBOX_USAGE } from './sandbox';
+import { UsageError } from './shared';
 
 /**
  * Operator CLI. Each command prints exactly one JSON object on stdout; diagnostics go to stderr.
  *   apps create --environment sandbox|production --name <name> [--scopes v2:accounts,...]
  */
 const USAGE = `usage:
-  npm run cli -- apps create --environment sandbox|production --name <name> [--scopes ${SCOPES.join(',')}]`;
+  npm run cli -- apps create --environment sandbox|production --name <name> [--scopes ${SCOPES.join(',')}]
+${SANDBOX_USAGE}`;
 
 type Command = (argv: string[]) => Promise<unknown>;
 
@@ -41,8 +44,6 @@ const commands: Record<string, Command> = {
   },
 };
 
-class UsageError extends Error {}
-
 export function registerCommand(name: string, command: Command): void {
   commands[name] = command;
 }
@@ -51,6 +52,7 @@ registerLedgerCommands(registerCommand);
 registerPaymentCommands(registerCommand);
 registerDepositCommands(registerCommand);
 registerWebhookCommands(registerCommand);
+registerSandboxCommands(registerCommand);
 
 export async function runCli(argv: string[]): Promise<number> {
   const name = argv.slice(0, 2).join(' ');

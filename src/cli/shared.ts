@@ -16,6 +16,9 @@ export function chainsFor(config: ServiceConfig): ChainRegistry {
   return createChainRegistry(sandbox ? withRpcUrl(envs, sandbox.chainId, `http://127.0.0.1:${config.anvil.embeddedPort}`) : envs);
 }
 
+/** A command called wrongly: the CLI prints the usage and exits 2 (other failures exit 1). */
+export class UsageError extends Error {}
+
 /** Runs fn with the gateway to the configured Temporal, or to the embedded dev server `npm start` runs. */
 export async function withEngine<T>(config: ServiceConfig, fn: (engine: TemporalGateway) => Promise<T>): Promise<T> {
   const engine = await connectTemporalGateway({

@@ -1,6 +1,7 @@
 import { pbkdf2Sync } from 'node:crypto';
 import { toHex, type Address, type LocalAccount } from 'viem';
 import { HDKey, privateKeyToAccount, toAccount } from 'viem/accounts';
+import { LruCache } from './lru';
 import { Mnemonic } from './mnemonic';
 import { assertKeyPath, type Custody, type CustodyPurpose, type KeyPath } from './types';
 
@@ -20,6 +21,18 @@ export function hdPath({ purpose, index }: KeyPath): string {
 }
 
 /**
+ * Signers kept ready per custody. Every Payment escrow and deposit address has an index of its own, so
+ * an unbounded cache would grow with every Payment for the life of the process; a miss costs one
+ * derivation from the cached branch key (well under a millisecond).
+ */
+export const DEFAULT_MAX_CACHED_SIGNERS = 1024;
+
+export interface HdCustody extends Custody {
+  /** How many signers are cached now (at most `maxCachedSigners`). */
+  cachedSigners(): number;
+}
+
+/**
  * The embedded custody: every key derived from one mnemonic, the same derivation as viem's
  * `mnemonicToAccount(mnemonic, { accountIndex, addressIndex })` (and MetaMask-style wallets), but the
  * BIP-39 seed and each purpose's branch key are computed once: deriving from the mnemonic each time
@@ -28,12 +41,12 @@ export function hdPath({ purpose, index }: KeyPath): string {
  * Key material lives only in this closure; the returned object and its signers carry no keys, so
  * serializing or logging them shows nothing secret.
  */
-export function createHdCustody(options: { mnemonic: Mnemonic | string }): Custody {
+export function createHdCustody(options: { mnemonic: Mnemonic | string; maxCachedSigners?: number }): HdCustody {
   const mnemonic = typeof options.mnemonic === 'string' ? new Mnemonic(options.mnemonic) : options.mnemonic;
   // BIP-39 seed: PBKDF2-HMAC-SHA512(mnemonic, "mnemonic" + empty passphrase, 2048 rounds).
   const master = HDKey.fromMasterSeed(pbkdf2Sync(mnemonic.reveal(), 'mnemonic', 2048, 64, 'sha512'));
   const branches = new Map<CustodyPurpose, HDKey>();
-  const signers = new Map<string, LocalAccount>();
+  const signers = new LruCache<string, LocalAccount>(options.maxCachedSigners ?? DEFAULT_MAX_CACHED_SIGNERS);
 
   function signer(path: KeyPath): LocalAccount {
     assertKeyPath(path);
@@ -63,5 +76,6 @@ export function createHdCustody(options: { mnemonic: Mnemonic | string }): Custo
   return {
     deriveAddress: (path: KeyPath): Address => signer(path).address,
     signer,
+    cachedSigners: () => signers.size,
   };
 }

@@ -7,6 +7,9 @@ import { getHarness } from '../support/harness';
 const BUNDLE_KEYS = ['account', 'connectedWallets', 'displayProfile', 'paymentHandle', 'settlementProfile'];
 const ACCOUNT_KEYS = ['createdAt', 'externalUserId', 'id', 'metadata', 'paymentAcceptance', 'status', 'subjectType', 'updatedAt'];
 const WALLET = '0x1111111111111111111111111111111111111111';
+// anvil's dev account 1, checksummed, and with the case of one letter flipped (a typo EIP-55 catches).
+const CHECKSUMMED = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
+const MISTYPED = '0x70997970c51812dc3A010C7d01b50e0d17dc79C8';
 
 async function createAccount(cred: Awaited<ReturnType<typeof newApp>>, body: Record<string, unknown> = {}) {
   const res = await call('/v2/accounts', { credential: cred, body: { externalUserId: uniqueUserId(), ...body } });
@@ -194,6 +197,78 @@ describe('Connected wallets and settlement profile', () => {
     });
     assert.equal(res.status, 424);
     assert.equal(res.body.error.code, 'chain_config_missing');
+  });
+
+  test('refuses a mixed-case address with a wrong EIP-55 checksum with 400 naming body.address, and stores nothing', async () => {
+    const cred = await newApp();
+    const created = await createAccount(cred);
+    const res = await call(`/v2/accounts/${created.account.id}/connected-wallets`, {
+      credential: cred,
+      body: { chainId: 31337, address: MISTYPED },
+    });
+    assert.equal(res.status, 400, res.text);
+    assert.equal(res.body.error.code, 'bad_request');
+    assert.deepEqual(res.body.error.details.fields.map((f: { field: string }) => f.field), ['body.address']);
+    assert.match(res.body.error.details.fields[0].message, /EIP-55 checksum/);
+    const h = await getHarness();
+    assert.equal(await h.db.prisma.connectedWallet.count({ where: { accountId: created.account.id } }), 0);
+  });
+
+  test('accepts an all-lowercase or all-uppercase address and keeps and answers it checksummed, in the wallet and the settlement profile', async () => {
+    const h = await getHarness();
+    const cred = await newApp();
+    for (const spelling of [CHECKSUMMED.toLowerCase(), `0x${CHECKSUMMED.slice(2).toUpperCase()}`]) {
+      const id = (await createAccount(cred)).account.id;
+      const wallet = await call(`/v2/accounts/${id}/connected-wallets`, { credential: cred, body: { chainId: 31337, address: spelling } });
+      assert.equal(wallet.status, 201, wallet.text);
+      assert.equal(wallet.body.connectedWallets[0].address, CHECKSUMMED);
+      const profile = await call(`/v2/accounts/${id}/settlement-profile`, {
+        credential: cred,
+        method: 'PUT',
+        body: { connectedWalletId: wallet.body.connectedWallets[0].id },
+      });
+      assert.equal(profile.status, 200, profile.text);
+      assert.equal(profile.body.settlementProfile.destinationAddress, CHECKSUMMED);
+      assert.equal(profile.body.settlementProfile.snapshot.destinationAddress, CHECKSUMMED);
+
+      const rows = await h.db.prisma.connectedWallet.findMany({ where: { accountId: id } });
+      assert.deepEqual(rows.map((r) => r.address), [CHECKSUMMED]);
+      const stored = await h.db.prisma.settlementProfile.findUniqueOrThrow({ where: { accountId: id } });
+      assert.equal(stored.destinationAddress, CHECKSUMMED);
+      assert.equal((stored.snapshot as { destinationAddress: string }).destinationAddress, CHECKSUMMED);
+    }
+  });
+
+  test('the same wallet in another spelling is 409 conflict, also against a lowercase row stored before checksumming', async () => {
+    const h = await getHarness();
+    const cred = await newApp();
+    const id = (await createAccount(cred)).account.id;
+    const first = await call(`/v2/accounts/${id}/connected-wallets`, { credential: cred, body: { chainId: 31337, address: CHECKSUMMED } });
+    assert.equal(first.status, 201, first.text);
+    for (const spelling of [CHECKSUMMED, CHECKSUMMED.toLowerCase(), `0x${CHECKSUMMED.slice(2).toUpperCase()}`]) {
+      const again = await call(`/v2/accounts/${id}/connected-wallets`, { credential: cred, body: { chainId: 31337, address: spelling } });
+      assert.equal(again.status, 409, `${spelling}: ${again.text}`);
+      assert.equal(again.body.error.code, 'conflict');
+    }
+
+    // As written before checksumming: lowercase in the row.
+    const legacy = (await createAccount(cred)).account.id;
+    await h.db.prisma.connectedWallet.create({
+      data: {
+        id: `wallet_legacy${Date.now()}`,
+        accountId: legacy,
+        kind: 'evm',
+        chainId: 31337,
+        address: CHECKSUMMED.toLowerCase(),
+        status: 'active',
+        ownershipVerificationStatus: 'unverified',
+        ownershipVerificationMethod: 'eip712_signature',
+      },
+    });
+    const clash = await call(`/v2/accounts/${legacy}/connected-wallets`, { credential: cred, body: { chainId: 31337, address: CHECKSUMMED } });
+    assert.equal(clash.status, 409, clash.text);
+    assert.equal(await h.db.prisma.connectedWallet.count({ where: { accountId: legacy } }), 1);
+    assert.equal(await h.db.prisma.connectedWallet.count({ where: { accountId: id } }), 1);
   });
 
   test('refuses an unknown wallet id as settlement destination with 404', async () => {

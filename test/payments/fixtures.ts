@@ -23,8 +23,9 @@ export async function newMerchant(cred?: AppCredential): Promise<Merchant> {
     method: 'PUT',
     body: { displayName: 'Corner Shop', expectedVersion: 0, reason: 'initial set-up for tests' },
   });
-  const wallet = privateKeyToAccount(generatePrivateKey()).address.toLowerCase();
-  const w = await call(`/v2/accounts/${accountId}/connected-wallets`, { credential: app, body: { chainId: 31337, address: wallet } });
+  // Registered lowercase; the service keeps and answers it checksummed.
+  const wallet = privateKeyToAccount(generatePrivateKey()).address;
+  const w = await call(`/v2/accounts/${accountId}/connected-wallets`, { credential: app, body: { chainId: 31337, address: wallet.toLowerCase() } });
   assert.equal(w.status, 201, w.text);
   const sp = await call(`/v2/accounts/${accountId}/settlement-profile`, {
     credential: app,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { checkEvmAddress } from '../../chain/address';
 import { ZMetadata } from '../metadata';
 
 // No control characters: these ids end up in headers (x-svc-external-user-id) and logs.
@@ -10,7 +11,13 @@ export const ZExternalUserId = z
 
 export const ZAccountId = z.string().regex(/^acct_[A-Za-z0-9_-]+$/, 'an account id (acct_...)').max(64);
 export const ZWalletId = z.string().regex(/^wallet_[A-Za-z0-9_-]+$/, 'a connected wallet id (wallet_...)').max(64);
-export const ZEvmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'a 0x-prefixed 20-byte EVM address');
+/** A partner's EVM address: a wrong EIP-55 checksum is refused; the output is always checksummed. */
+export const ZEvmAddress = z.string().transform((value, ctx) => {
+  const checked = checkEvmAddress(value);
+  if (checked.ok) return checked.address;
+  ctx.addIssue({ code: 'custom', message: checked.reason });
+  return z.NEVER;
+});
 
 export const SUBJECT_TYPES = ['individual', 'business'] as const;
 

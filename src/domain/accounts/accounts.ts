@@ -1,3 +1,4 @@
+import { getAddress } from 'viem';
 import { Prisma, type PrismaClient } from '../../db/client';
 import type { TEnvironmentConfig } from '../../config/environments';
 import { findAsset, findNetwork } from '../../config/environments';
@@ -116,7 +117,8 @@ export async function registerConnectedWallet(
   if (!findNetwork(env, input.chainId)) {
     throw new ApiError('chain_config_missing', `Chain ${input.chainId} is not configured for this environment`);
   }
-  const address = input.address.toLowerCase();
+  // Checksummed by the schema; uniqueness ignores case (index on lower(address)), as do the checks.
+  const address = input.address;
   if (await isServiceControlled(prisma, custody, address)) throw notOursToPayTo('body.address');
   try {
     const walletId = newId('wallet');
@@ -162,6 +164,8 @@ export async function setSettlementProfile(
   if (await isServiceControlled(prisma, custody, wallet.address)) throw notOursToPayTo('body.connectedWalletId');
   const network = findNetwork(env, wallet.chainId);
   if (!network) throw new ApiError('chain_config_missing', `Chain ${wallet.chainId} is not configured for this environment`);
+  // Wallets registered before checksumming are stored lowercase; the new profile version is checksummed.
+  const destinationAddress = getAddress(wallet.address);
   const assetSymbol = input.assetSymbol ?? network.defaultAsset;
   const asset = findAsset(network, assetSymbol);
   if (!asset) {
@@ -175,7 +179,7 @@ export async function setSettlementProfile(
     destinationType: 'connected_wallet',
     connectedWalletId: wallet.id,
     chainId: wallet.chainId,
-    destinationAddress: wallet.address,
+    destinationAddress,
     assetSymbol: asset.symbol,
     tokenAddress: asset.tokenAddress,
     decimals: asset.decimals,
@@ -189,7 +193,7 @@ export async function setSettlementProfile(
     status: 'active',
     destinationType: 'connected_wallet',
     chainId: wallet.chainId,
-    destinationAddress: wallet.address,
+    destinationAddress,
     assetSymbol: asset.symbol,
     tokenAddress: asset.tokenAddress,
     snapshot,
