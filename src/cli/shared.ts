@@ -1,6 +1,11 @@
+import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import type { ServiceConfig } from '../config';
+import { loadEnvironments, withRpcUrl } from '../config/environments';
+import { seedFilePath } from '../custody';
+import { dataDir } from '../embedded/paths';
+import { createChainServices, type ChainServices } from '../runtime/chain-services';
 import { RESOLUTION_ACTIONS, type ResolutionAction, type ResolutionRequest } from '../domain/operator-resolution';
 import { connectTemporalGateway, type TemporalGateway } from '../temporal/gateway';
 
@@ -40,4 +45,23 @@ export function parseResolutionArgs(argv: string[], usage: string): ResolutionAr
     ...(values.reason ? { reason: values.reason } : {}),
     actor: values.actor ?? `cli:${os.userInfo().username}`,
   };
+}
+
+/**
+ * The chains and custody the service runs with: the configured networks (the embedded sandbox chain
+ * at EMBEDDED_ANVIL_PORT when DATABASE_URL or TEMPORAL_ADDRESS is unset, as `npm start` runs it) and
+ * the custody seed (CUSTODY_MNEMONIC or <DATA_DIR>/custody/seed.txt). Refuses to make up a seed: a new
+ * one would derive other addresses than the service's.
+ */
+export function serviceChains(config: ServiceConfig, env: NodeJS.ProcessEnv = process.env): ChainServices {
+  let environments = loadEnvironments(config.environmentsFile);
+  const sandbox = environments.environments.sandbox.networks[0];
+  if ((!config.database.url || !config.temporal.address) && sandbox) {
+    environments = withRpcUrl(environments, sandbox.chainId, `http://127.0.0.1:${config.anvil.embeddedPort}`);
+  }
+  const data = dataDir(env);
+  if (!env.CUSTODY_MNEMONIC?.trim() && !existsSync(seedFilePath(data))) {
+    throw new Error(`no custody seed: set CUSTODY_MNEMONIC or DATA_DIR (looked for ${seedFilePath(data)})`);
+  }
+  return createChainServices(environments, data);
 }
