@@ -351,7 +351,7 @@ function scheduleMatches(d: ScheduleDescription, s: ServiceSchedule, taskQueue: 
   return (
     intervals.length === 1 &&
     intervals[0]!.every === msToNumber(s.every) &&
-    intervals[0]!.offset === 0 &&
+    (intervals[0]!.offset ?? 0) === 0 &&
     (d.spec.calendars ?? []).length === 0 &&
     d.action.workflowType === s.workflowType &&
     d.action.workflowId === s.workflowId &&
