@@ -22,6 +22,8 @@ const WORKFLOW_PURE_MODULES = [
   'src/domain/confirmation-polling.ts',
   // Types only: the domain's view of the engine, which the contracts build their messages from.
   'src/domain/engine.ts',
+  // Types only: what a reconciliation of the books against the chain reports.
+  'src/domain/ledger/reconcile-report.ts',
 ];
 
 /** Node built-ins, bare (`fs`, `fs/promises`) and prefixed (`node:fs`, also prefix-only ones like `node:test`). */

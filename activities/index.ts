@@ -7,6 +7,7 @@ import type { Logger } from '../src/logger';
 import { createChainScannerActivities } from './chain-scanner';
 import { createDepositActivities } from './deposits';
 import { createPaymentActivities } from './payments';
+import { createReconciliationActivities } from './reconciliation';
 import { createWebhookActivities } from './webhooks';
 
 export interface ActivityDeps {
@@ -14,8 +15,13 @@ export interface ActivityDeps {
   logger: Logger;
   chains: ChainRegistry;
   custody: Custody;
-  /** Activities that hand work to other workflows (the scanner signals Payments, starts deposits). */
-  engine: Pick<PaymentEngine, 'transferSeen'> & Pick<DepositEngine, 'startDeposit'> & Pick<WebhookEngine, 'startWebhookDelivery'>;
+  /**
+   * Activities that hand work to other workflows (the scanner signals Payments, starts deposits; the
+   * orphan reconciler starts Payments).
+   */
+  engine: Pick<PaymentEngine, 'transferSeen' | 'startPayment' | 'paymentWorkflowState'> &
+    Pick<DepositEngine, 'startDeposit'> &
+    Pick<WebhookEngine, 'startWebhookDelivery'>;
   treasury: TreasuryPolicy;
   serviceSecret: string;
   /** Webhook destination policy (config.webhooks); absent means private destinations are refused. */
@@ -30,6 +36,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createPaymentActivities({ prisma, chains: deps.chains, settlement }),
     ...createDepositActivities({ prisma, chains: deps.chains, settlement }),
     ...createChainScannerActivities({ prisma, chains: deps.chains, custody: deps.custody, engine: deps.engine }),
+    ...createReconciliationActivities({ prisma, chains: deps.chains, custody: deps.custody, engine: deps.engine, logger: deps.logger }),
     ...createWebhookActivities({ prisma, logger: deps.logger, serviceSecret: deps.serviceSecret, destinations: deps.webhooks, engine: deps.engine }),
   };
 }

@@ -4,3 +4,5 @@ export { depositWorkflow } from './deposit';
 export { depositReconciliationWorkflow } from './deposit-reconciliation';
 export { chainScannerWorkflow } from './chain-scanner';
 export { webhookDelivery, webhookDispatcher } from './webhooks';
+export { ledgerReconciliationWorkflow } from './ledger-reconciliation';
+export { paymentReconciliationWorkflow } from './payment-reconciliation';

@@ -225,8 +225,20 @@ export function createEvmChain(options: EvmChainOptions): Chain {
 
     getNonce: (address, blockTag = 'pending') => client.getTransactionCount({ address, blockTag }),
 
-    getTokenBalance: ({ token, owner }) =>
-      client.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [owner] }),
+    getTokenBalance: ({ token, owner, blockNumber }) =>
+      client.readContract({
+        address: token,
+        abi: erc20Abi,
+        functionName: 'balanceOf',
+        args: [owner],
+        ...(blockNumber === undefined ? {} : { blockNumber }),
+      }),
+
+    async getTransactionInclusion(txHash) {
+      const receipt = await receiptOrNull(txHash);
+      if (!receipt || (await canonicalDepth(receipt)) === undefined) return null;
+      return { blockNumber: receipt.blockNumber, success: receipt.status === 'success' };
+    },
 
     getNativeBalance: (address) => client.getBalance({ address }),
   };

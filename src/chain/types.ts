@@ -116,7 +116,13 @@ export interface Chain {
   getTransactionStatus(txHash: Hash, confirmations: number): Promise<TransactionStatus>;
   /** Next nonce of `address`; `pending` includes transactions still in the mempool. */
   getNonce(address: Address, blockTag?: 'latest' | 'pending'): Promise<number>;
-  getTokenBalance(query: { token: Address; owner: Address }): Promise<bigint>;
+  /** At `blockNumber` when given (reconciliation reads every balance at one block), else at the head. */
+  getTokenBalance(query: { token: Address; owner: Address; blockNumber?: bigint }): Promise<bigint>;
+  /**
+   * Where a transaction is on the canonical chain: the block that holds it and whether it succeeded,
+   * or null when it is not mined (yet), or its block was reorged away.
+   */
+  getTransactionInclusion(txHash: Hash): Promise<{ blockNumber: bigint; success: boolean } | null>;
   getNativeBalance(address: Address): Promise<bigint>;
 }
 

@@ -3,6 +3,7 @@ import { loadConfig } from '../config';
 import { loadEnvironments } from '../config/environments';
 import { createApp, SCOPES, type Scope } from '../domain/apps';
 import { openDatabase } from '../runtime/database';
+import { registerAlertCommands } from './alerts';
 import { registerLedgerCommands } from './ledger';
 import { registerPaymentCommands } from './payments';
 import { registerDepositCommands } from './deposits';
@@ -53,6 +54,7 @@ registerPaymentCommands(registerCommand);
 registerDepositCommands(registerCommand);
 registerWebhookCommands(registerCommand);
 registerSandboxCommands(registerCommand);
+registerAlertCommands(registerCommand);
 
 export async function runCli(argv: string[]): Promise<number> {
   const name = argv.slice(0, 2).join(' ');

@@ -1,15 +1,20 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
 import { checkLedger } from '../domain/ledger/check';
+import { reconcileLedger } from '../domain/ledger/reconcile';
 import { openDatabase } from '../runtime/database';
+import { serviceChains } from './shared';
 
 export { checkLedger } from '../domain/ledger/check';
 
 type Register = (name: string, command: (argv: string[]) => Promise<unknown>) => void;
 
 /**
- *   ledger check   verifies the journal (see checkLedger) and prints {ok, postings, entries, transactions,
- *                  problems}; exits 1 when a problem is found.
+ *   ledger check       verifies the journal (see checkLedger) and prints {ok, postings, entries, transactions,
+ *                      problems}; exits 1 when a problem is found.
+ *   ledger reconcile   compares the books of every address the service controls with its on-chain token
+ *                      balances (see reconcileLedger) and prints {ok, heads, checked, inFlight, differences};
+ *                      exits 1 on any difference. Read-only: alerts are the scheduled workflow's.
  * The register function is passed in (rather than imported from ./index) because a module imported by
  * index.ts runs before index.ts has built its command table.
  */
@@ -27,5 +32,23 @@ export function registerLedgerCommands(register: Register): void {
     // Still exactly one JSON object on stdout; the thrown error makes the exit code 1.
     process.stdout.write(`${JSON.stringify(result)}\n`);
     throw new Error(`ledger check found ${result.problems.length} problem(s)`);
+  });
+
+  register('ledger reconcile', async (argv) => {
+    const { values } = parseArgs({ args: argv, options: { 'page-size': { type: 'string' } }, strict: true });
+    const pageSize = values['page-size'] === undefined ? undefined : Number(values['page-size']);
+    if (pageSize !== undefined && (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 1000)) throw new Error('--page-size takes 1-1000');
+    const config = loadConfig();
+    const { chains, custody } = serviceChains(config);
+    const opened = await openDatabase(config);
+    let result;
+    try {
+      result = await reconcileLedger({ prisma: opened.db.prisma, chains, custody }, { pageSize });
+    } finally {
+      await opened.close();
+    }
+    if (result.ok) return result;
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    throw new Error(`ledger reconcile found ${result.differences.length} difference(s) between the books and the chain`);
   });
 }

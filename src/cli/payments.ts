@@ -27,6 +27,9 @@ async function loadPaymentRow(config: ServiceConfig, paymentId: string) {
 
 /**
  *   payments resolve <paymentId> --action retry|mark-settled|fail [--tx <hash>] [--reason <text>] [--actor <who>]
+ *   payments reconcile [--grace-seconds n]
+ *       runs one pass of the orphan Payment reconciler (a workflow on the service's worker; the schedule
+ *       runs it every minute) and prints {cutoff, checked, startedCount, started, missingCount, missing}.
  *   sandbox pay <paymentId> [--amount <decimal>]
  */
 export function registerPaymentCommands(register: Register): void {
@@ -42,6 +45,13 @@ export function registerPaymentCommands(register: Register): void {
     } finally {
       await opened.close();
     }
+  });
+
+  register('payments reconcile', async (argv) => {
+    const { values } = parseArgs({ args: argv, options: { 'grace-seconds': { type: 'string' } }, strict: true });
+    const grace = values['grace-seconds'] === undefined ? undefined : Number(values['grace-seconds']);
+    if (grace !== undefined && (!Number.isInteger(grace) || grace < 0)) throw new Error('--grace-seconds takes a whole number of seconds');
+    return withEngine(loadConfig(), (engine) => engine.runPaymentReconciliation(grace === undefined ? {} : { graceSeconds: grace }));
   });
 
   register('sandbox pay', async (argv) => {

@@ -1,19 +1,31 @@
+import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import type { ServiceConfig } from '../config';
 import { loadEnvironments, withRpcUrl } from '../config/environments';
 import { createChainRegistry, type ChainRegistry } from '../chain/registry';
+import { seedFilePath } from '../custody';
+import { dataDir } from '../embedded/paths';
+import { createChainServices, type ChainServices } from '../runtime/chain-services';
 import { RESOLUTION_ACTIONS, type ResolutionAction, type ResolutionRequest } from '../domain/operator-resolution';
 import { connectTemporalGateway, type TemporalGateway } from '../temporal/gateway';
 
 /**
- * The networks' chain clients as the service reaches them: the sandbox network through the embedded
- * anvil (EMBEDDED_ANVIL_PORT), production networks as configured.
+ * The networks as the service reaches them: the embedded sandbox chain at EMBEDDED_ANVIL_PORT when
+ * DATABASE_URL or TEMPORAL_ADDRESS is unset (as `npm start` runs it), production networks as configured.
  */
+function serviceEnvironments(config: ServiceConfig) {
+  const environments = loadEnvironments(config.environmentsFile);
+  const sandbox = environments.environments.sandbox.networks[0];
+  if ((!config.database.url || !config.temporal.address) && sandbox) {
+    return withRpcUrl(environments, sandbox.chainId, `http://127.0.0.1:${config.anvil.embeddedPort}`);
+  }
+  return environments;
+}
+
+/** The chain clients alone (no custody): what an operator resolution verifies against. */
 export function chainsFor(config: ServiceConfig): ChainRegistry {
-  const envs = loadEnvironments(config.environmentsFile);
-  const sandbox = envs.environments.sandbox.networks[0];
-  return createChainRegistry(sandbox ? withRpcUrl(envs, sandbox.chainId, `http://127.0.0.1:${config.anvil.embeddedPort}`) : envs);
+  return createChainRegistry(serviceEnvironments(config));
 }
 
 /** A command called wrongly: the CLI prints the usage and exits 2 (other failures exit 1). */
@@ -55,4 +67,18 @@ export function parseResolutionArgs(argv: string[], usage: string): ResolutionAr
     ...(values.reason ? { reason: values.reason } : {}),
     actor: values.actor ?? `cli:${os.userInfo().username}`,
   };
+}
+
+/**
+ * The chains and custody the service runs with: the configured networks (the embedded sandbox chain
+ * at EMBEDDED_ANVIL_PORT when DATABASE_URL or TEMPORAL_ADDRESS is unset, as `npm start` runs it) and
+ * the custody seed (CUSTODY_MNEMONIC or <DATA_DIR>/custody/seed.txt). Refuses to make up a seed: a new
+ * one would derive other addresses than the service's.
+ */
+export function serviceChains(config: ServiceConfig, env: NodeJS.ProcessEnv = process.env): ChainServices {
+  const data = dataDir(env);
+  if (!env.CUSTODY_MNEMONIC?.trim() && !existsSync(seedFilePath(data))) {
+    throw new Error(`no custody seed: set CUSTODY_MNEMONIC or DATA_DIR (looked for ${seedFilePath(data)})`);
+  }
+  return createChainServices(serviceEnvironments(config), data);
 }

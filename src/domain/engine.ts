@@ -40,8 +40,11 @@ export type CancelOutcome =
   | { outcome: 'closed' };
 
 export interface PaymentEngine {
-  /** Idempotent: a Payment has one workflow, and starting it again is a no-op. */
-  startPayment(payment: PaymentStart, confirmations: number): Promise<void>;
+  /** Idempotent: a Payment has one workflow, and starting it again is a no-op ('exists' while it runs). */
+  /** resume: the run takes its state and any transfers no run took from the stored Payment. */
+  startPayment(payment: PaymentStart, confirmations: number, opts?: { resume?: boolean }): Promise<'started' | 'exists'>;
+  /** Whether the Payment's workflow runs, has closed, or was never started (or is past retention). */
+  paymentWorkflowState(paymentId: string): Promise<'running' | 'closed' | 'not_found'>;
   cancelPayment(paymentId: string, request: CancelRequest): Promise<CancelOutcome>;
   resolvePayment(paymentId: string, request: ResolutionRequest): Promise<void>;
   /**

@@ -22,6 +22,7 @@ export const ID_PREFIXES = {
   ledgerPosting: 'posting_',
   nextAction: 'action_',
   paymentTransfer: 'ptr_',
+  operatorAlert: 'alert_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

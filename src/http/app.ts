@@ -17,6 +17,7 @@ import { registerAccountRoutes } from './routes/accounts';
 import { registerHealthRoutes, type HealthProbe } from './routes/health';
 import { registerPartnerConfigRoutes } from './routes/partner-config';
 import { registerWebhookAdminRoutes } from './routes/webhooks-admin';
+import { registerAlertAdminRoutes } from './routes/alerts-admin';
 import { registerTransactionRoutes } from './routes/transactions';
 import { registerPaymentRoutes } from './routes/payments';
 import { registerDepositRoutes } from './routes/deposits';
@@ -59,6 +60,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   app.use(open.routes());
   // Operator admin API (Bearer ADMIN_API_TOKEN), outside the partner router; absent without a token.
   registerWebhookAdminRoutes(app, { config, db, serviceSecret: deps.serviceSecret, cursors: shared.cursors, engine: deps.engine });
+  registerAlertAdminRoutes(app, { config, db, cursors: shared.cursors });
 
   const partner = new Router<ApiState>();
   partner.use(authenticate(db.prisma));

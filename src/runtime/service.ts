@@ -128,6 +128,8 @@ export async function startService(opts: {
       });
       await engine.ensureChainScanners(chain.chains.networks().map((n) => n.chainId), { pollSeconds: opts.scannerPollSeconds ?? 2 });
       await engine.ensureWebhookDispatcher();
+      // Reconciliation runs by itself: deposits, the books against the chain, orphaned Payments.
+      logger.info({ schedules: await engine.ensureSchedules() }, 'temporal schedules ensured');
     }
 
     let apiUrl: string | undefined;

@@ -1,11 +1,16 @@
 import {
   Client,
   Connection,
+  ScheduleAlreadyRunning,
+  ScheduleOverlapPolicy,
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
+  type ScheduleDescription,
+  type ScheduleOptions,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { msToNumber } from '@temporalio/common/lib/time';
 import type {
   CancelOutcome,
   CancelRequest,
@@ -43,6 +48,19 @@ import {
   transferDetectedSignal,
 } from '../../workflows/contracts/payment';
 import {
+  LEDGER_RECONCILIATION_WORKFLOW,
+  ledgerReconciliationWorkflowId,
+  type LedgerReconciliationInput,
+  type LedgerReconciliationSummary,
+} from '../../workflows/contracts/ledger-reconciliation';
+import {
+  PAYMENT_RECONCILIATION_WORKFLOW,
+  paymentReconciliationWorkflowId,
+  type PaymentReconciliationInput,
+  type PaymentReconciliationSummary,
+} from '../../workflows/contracts/payment-reconciliation';
+import { SERVICE_SCHEDULES, type ServiceSchedule } from './schedules';
+import {
   DEFAULT_WEBHOOK_DISPATCHER,
   WEBHOOK_DELIVERY_WORKFLOW,
   WEBHOOK_DISPATCHER_WORKFLOW,
@@ -75,6 +93,15 @@ export interface TemporalGateway extends PaymentEngine, DepositEngine, WebhookEn
 
   /** Runs one deposit reconciliation pass on the worker and answers its summary. */
   reconcileDeposits(input: ReconciliationInput): Promise<ReconciliationSummary & { startedAt: string }>;
+  /** Runs one pass of the books against the chain on the worker (alerts included) and answers its summary. */
+  runLedgerReconciliation(input?: LedgerReconciliationInput): Promise<LedgerReconciliationSummary & { startedAt: string }>;
+  /** Runs one pass of the orphan Payment reconciler on the worker and answers its summary. */
+  runPaymentReconciliation(input?: PaymentReconciliationInput): Promise<PaymentReconciliationSummary & { startedAt: string }>;
+  /**
+   * Creates the service's schedules (src/temporal/schedules.ts), or updates one whose definition
+   * changed; an unchanged one is left alone, and an operator's pause is kept.
+   */
+  ensureSchedules(schedules?: readonly ServiceSchedule[]): Promise<Array<{ scheduleId: string; outcome: 'created' | 'updated' | 'unchanged' }>>;
 
   /** Makes sure the webhook dispatcher runs (idempotent: a running one keeps its settings). */
   ensureWebhookDispatcher(options?: Partial<WebhookDispatcherInput>): Promise<{ started: boolean }>;
@@ -123,8 +150,18 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
       await client.connection.workflowService.getSystemInfo({});
     },
 
-    async startPayment(payment: PaymentStart, confirmations: number) {
-      await startOnce(PAYMENT_WORKFLOW, paymentWorkflowId(payment.id), [paymentWorkflowInput(payment, confirmations)]);
+    async startPayment(payment: PaymentStart, confirmations: number, opts: { resume?: boolean } = {}) {
+      return startOnce(PAYMENT_WORKFLOW, paymentWorkflowId(payment.id), [paymentWorkflowInput(payment, confirmations, opts)]);
+    },
+
+    async paymentWorkflowState(paymentId: string) {
+      try {
+        const d = await handle(paymentWorkflowId(paymentId)).describe();
+        return d.status.name === 'RUNNING' ? 'running' : 'closed';
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return 'not_found';
+        throw err;
+      }
     },
 
     async cancelPayment(paymentId: string, request: CancelRequest): Promise<CancelOutcome> {
@@ -173,6 +210,49 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
         args: [input],
       });
       return { startedAt, ...(summary as ReconciliationSummary) };
+    },
+
+    async runLedgerReconciliation(input: LedgerReconciliationInput = {}) {
+      const startedAt = new Date().toISOString();
+      const summary = await client.workflow.execute(LEDGER_RECONCILIATION_WORKFLOW, {
+        taskQueue,
+        workflowId: ledgerReconciliationWorkflowId(startedAt),
+        args: [input],
+      });
+      return { startedAt, ...(summary as LedgerReconciliationSummary) };
+    },
+
+    async runPaymentReconciliation(input: PaymentReconciliationInput = {}) {
+      const startedAt = new Date().toISOString();
+      const summary = await client.workflow.execute(PAYMENT_RECONCILIATION_WORKFLOW, {
+        taskQueue,
+        workflowId: paymentReconciliationWorkflowId(startedAt),
+        args: [input],
+      });
+      return { startedAt, ...(summary as PaymentReconciliationSummary) };
+    },
+
+    async ensureSchedules(schedules: readonly ServiceSchedule[] = SERVICE_SCHEDULES) {
+      const outcomes: Array<{ scheduleId: string; outcome: 'created' | 'updated' | 'unchanged' }> = [];
+      for (const schedule of schedules) {
+        const options = scheduleOptions(schedule, taskQueue);
+        try {
+          await client.schedule.create(options);
+          outcomes.push({ scheduleId: schedule.scheduleId, outcome: 'created' });
+          continue;
+        } catch (err) {
+          if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+        }
+        const existing = client.schedule.getHandle(schedule.scheduleId);
+        if (scheduleMatches(await existing.describe(), schedule, taskQueue)) {
+          outcomes.push({ scheduleId: schedule.scheduleId, outcome: 'unchanged' });
+          continue;
+        }
+        // The previous state (an operator's pause and note) is kept; only the definition changes.
+        await existing.update((previous) => ({ ...previous, spec: options.spec, action: options.action, policies: options.policies }));
+        outcomes.push({ scheduleId: schedule.scheduleId, outcome: 'updated' });
+      }
+      return outcomes;
     },
 
     async ensureChainScanners(chainIds: number[], scan: { pollSeconds: number; fromBlock?: string }) {
@@ -247,6 +327,42 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
       await client.workflow.start('engineProbe', { taskQueue: PROBE_TASK_QUEUE, workflowId, workflowExecutionTimeout: '1 minute' });
     },
   };
+}
+
+function scheduleOptions(s: ServiceSchedule, taskQueue: string): ScheduleOptions {
+  return {
+    scheduleId: s.scheduleId,
+    spec: { intervals: [{ every: s.every }] },
+    action: {
+      type: 'startWorkflow',
+      workflowType: s.workflowType,
+      workflowId: s.workflowId,
+      taskQueue,
+      args: s.args,
+      workflowExecutionTimeout: s.executionTimeout,
+    },
+    // A pass still running when the next is due: skip that one. After downtime, one catch-up run.
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: s.every },
+    state: { note: s.description },
+  };
+}
+
+function scheduleMatches(d: ScheduleDescription, s: ServiceSchedule, taskQueue: string): boolean {
+  const intervals = d.spec.intervals ?? [];
+  return (
+    intervals.length === 1 &&
+    intervals[0]!.every === msToNumber(s.every) &&
+    (intervals[0]!.offset ?? 0) === 0 &&
+    (d.spec.calendars ?? []).length === 0 &&
+    d.action.workflowType === s.workflowType &&
+    d.action.workflowId === s.workflowId &&
+    d.action.taskQueue === taskQueue &&
+    JSON.stringify(d.action.args ?? []) === JSON.stringify(s.args) &&
+    d.action.workflowExecutionTimeout !== undefined &&
+    msToNumber(d.action.workflowExecutionTimeout) === msToNumber(s.executionTimeout) &&
+    d.policies.overlap === ScheduleOverlapPolicy.SKIP &&
+    d.policies.catchupWindow === msToNumber(s.every)
+  );
 }
 
 /** An update or signal sent to a workflow that has already completed. */

@@ -44,6 +44,8 @@ export interface Harness {
   rpcUrl: string;
   chainId: number;
   chain: ChainServices;
+  /** The DATA_DIR holding the custody seed, for CLI processes that must derive the same addresses. */
+  custodyDataDir: string;
   /** Stops the shared worker and starts a new one, as if the worker process was killed and restarted. */
   restartWorker(): Promise<void>;
   stopWorker(): Promise<void>;
@@ -72,7 +74,8 @@ async function start(): Promise<Harness> {
   await ensureSandboxToken({ rpcUrl: anvil.rpcUrl });
   const sandboxChainId = loadEnvironments(config.environmentsFile).environments.sandbox.networks[0]!.chainId;
   const environments = withRpcUrl(loadEnvironments(config.environmentsFile), sandboxChainId, anvil.rpcUrl);
-  const chain = createChainServices(environments, mkdtempSync(path.join(os.tmpdir(), 'pp-test-custody-')));
+  const custodyDataDir = mkdtempSync(path.join(os.tmpdir(), 'pp-test-custody-'));
+  const chain = createChainServices(environments, custodyDataDir);
   await fundSandboxTreasury(chain, anvil.rpcUrl);
   const logger = createLogger(config.logLevel);
 
@@ -167,6 +170,7 @@ async function start(): Promise<Harness> {
     rpcUrl: anvil.rpcUrl,
     chainId: sandboxChainId,
     chain,
+    custodyDataDir,
     startWorker,
     stopWorker,
     async restartWorker() {

@@ -64,6 +64,15 @@ export async function recordHistories(h: Harness): Promise<string[]> {
     args: [{ settledSince: new Date(0).toISOString() }],
   });
   pick('deposit-reconciliation--completed', reconciliationId);
+  // The other reconciliation passes: a short recheck so a difference left by the run shows its timer too.
+  for (const [type, input] of [
+    ['ledgerReconciliationWorkflow', { recheckAfterSeconds: 1 }],
+    ['paymentReconciliationWorkflow', { graceSeconds: 0 }],
+  ] as const) {
+    const workflowId = `${type === 'ledgerReconciliationWorkflow' ? 'ledger' : 'payment'}-reconciliation:recorded-${Date.now()}`;
+    await h.env.client.workflow.execute(type, { taskQueue: h.taskQueue, workflowId, args: [input] });
+    pick(`${type === 'ledgerReconciliationWorkflow' ? 'ledger' : 'payment'}-reconciliation--completed`, workflowId);
+  }
 
   // A set per recording (RECORD_WORKFLOW_HISTORIES=<name>, or today's date): older sets stay and keep replaying.
   const label = process.env.RECORD_WORKFLOW_HISTORIES && process.env.RECORD_WORKFLOW_HISTORIES !== '1' ? process.env.RECORD_WORKFLOW_HISTORIES : new Date().toISOString().slice(0, 10);

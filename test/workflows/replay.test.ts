@@ -18,7 +18,16 @@ const files = readdirSync(HISTORIES_DIR, { recursive: true, encoding: 'utf8' })
 
 test('the recorded histories cover every workflow type the worker runs', () => {
   const types = new Set(files.map((f) => path.basename(f).split('--')[0]));
-  for (const type of ['payment', 'deposit', 'deposit-reconciliation', 'chain-scanner', 'webhook-dispatcher', 'webhook-delivery']) {
+  for (const type of [
+    'payment',
+    'deposit',
+    'deposit-reconciliation',
+    'ledger-reconciliation',
+    'payment-reconciliation',
+    'chain-scanner',
+    'webhook-dispatcher',
+    'webhook-delivery',
+  ]) {
     assert.ok(types.has(type), `no recorded history of ${type}`);
   }
 });

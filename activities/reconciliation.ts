@@ -1,0 +1,50 @@
+import type { PrismaClient } from '../src/db/client';
+import type { ChainRegistry } from '../src/chain/registry';
+import type { Custody } from '../src/custody';
+import type { PaymentEngine } from '../src/domain/engine';
+import { reconcileLedgerAddresses, reconcileLedgerPage, syncLedgerAlerts, type BooksDifference } from '../src/domain/ledger/reconcile';
+import { reconcilePaymentWorkflows } from '../src/domain/payment-workflows';
+import type { Logger } from '../src/logger';
+
+export interface ReconciliationActivityDeps {
+  prisma: PrismaClient;
+  chains: ChainRegistry;
+  custody: Custody;
+  /** The orphan reconciler starts Payment workflows and hands them their transfers. */
+  engine: Pick<PaymentEngine, 'startPayment' | 'transferSeen' | 'paymentWorkflowState'>;
+  logger: Logger;
+}
+
+/** What a workflow keeps of one look at the books: counts and differences, not every amount in flight. */
+export interface LedgerLook {
+  checked: number;
+  inFlight: number;
+  differences: BooksDifference[];
+}
+
+/** The reconciliation workflows' side effects: reads, alerts and workflow starts, each one call into the domain. */
+export function createReconciliationActivities(deps: ReconciliationActivityDeps) {
+  const ledger = { prisma: deps.prisma, chains: deps.chains, custody: deps.custody };
+  const look = (r: { checked: number; inFlight: unknown[]; differences: BooksDifference[] }): LedgerLook => ({
+    checked: r.checked,
+    inFlight: r.inFlight.length,
+    differences: r.differences,
+  });
+  return {
+    async reconcileLedgerPage(input: { afterAddress: string | null; limit: number }): Promise<LedgerLook & { next: string | null }> {
+      const page = await reconcileLedgerPage(ledger, input);
+      return { ...look(page), next: page.next };
+    },
+
+    async reconcileLedgerAddresses(input: { addresses: string[] }): Promise<LedgerLook> {
+      return look(await reconcileLedgerAddresses(ledger, input.addresses));
+    },
+
+    syncLedgerAlerts: (input: { differences: BooksDifference[] }) => syncLedgerAlerts({ prisma: deps.prisma, logger: deps.logger }, input.differences),
+
+    reconcilePaymentWorkflows: (input: { graceSeconds: number; cutoff?: string; afterId: string | null; limit: number }) =>
+      reconcilePaymentWorkflows({ prisma: deps.prisma, chains: deps.chains, engine: deps.engine, logger: deps.logger }, input),
+  };
+}
+
+export type ReconciliationActivities = ReturnType<typeof createReconciliationActivities>;

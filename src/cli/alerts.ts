@@ -1,0 +1,37 @@
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config';
+import { listAlerts } from '../domain/alerts';
+import { createCursorCodec } from '../domain/pagination';
+import { dataDir } from '../embedded/paths';
+import { openDatabase } from '../runtime/database';
+import { resolveServiceSecret } from '../runtime/service-secret';
+
+type Register = (name: string, command: (argv: string[]) => Promise<unknown>) => void;
+
+/**
+ *   alerts list [--open] [--kind ledger_difference|payment_workflow_missing] [--limit n] [--cursor c]
+ *       operator alerts, newest first: {items: [{id, kind, severity, subject, details, createdAt,
+ *       updatedAt, resolvedAt}], nextCursor}. --open lists only the unresolved ones.
+ */
+export function registerAlertCommands(register: Register): void {
+  register('alerts list', async (argv) => {
+    const { values } = parseArgs({
+      args: argv,
+      options: { open: { type: 'boolean' }, kind: { type: 'string' }, limit: { type: 'string' }, cursor: { type: 'string' } },
+      strict: true,
+    });
+    const config = loadConfig();
+    const cursors = createCursorCodec(resolveServiceSecret(config.serviceSecret, dataDir()));
+    const opened = await openDatabase(config);
+    try {
+      return await listAlerts(opened.db.prisma, cursors, {
+        ...(values.open ? { open: 'true' } : {}),
+        ...(values.kind ? { kind: values.kind } : {}),
+        ...(values.limit ? { limit: values.limit } : {}),
+        ...(values.cursor ? { cursor: values.cursor } : {}),
+      });
+    } finally {
+      await opened.close();
+    }
+  });
+}

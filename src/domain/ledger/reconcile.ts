@@ -1,0 +1,382 @@
+import { getAddress, type Address, type Hash } from 'viem';
+import { Prisma, type PrismaClient } from '../../db/client';
+import type { ChainRegistry } from '../../chain/registry';
+import type { Custody } from '../../custody';
+import { syncAlerts, type AlertDeps, type AlertInput } from '../alerts';
+import { SERVICE_WALLETS } from '../custody-addresses';
+import type { AddressPurpose, BooksDifference, InFlightAmount, ReconcilePage, ReconcileResult } from './reconcile-report';
+
+export type { AddressPurpose, BooksDifference, InFlightAmount, ReconcilePage, ReconcileResult } from './reconcile-report';
+
+/**
+ * The books against the chain (`npm run cli -- ledger reconcile`, the ledgerReconciliationWorkflow).
+ *
+ * For every address the service controls (custody_addresses plus the fixed SERVICE_WALLETS) and every
+ * configured asset of its network, the journal's books for that address must equal the token balance
+ * the chain holds there, once money in flight is accounted for:
+ *
+ *   escrow address of Payment P     escrow:P                     (the Payment's network)
+ *   deposit address A               custody:deposit:A            (the address's network)
+ *   fee wallet 0                    fees:platform                (every network)
+ *   fee wallet 1                    fees:partner:<appId>, summed (every network)
+ *   treasury, any other address     no book: holds no tokens     (every network)
+ *
+ * These books are assets of the service: positive while it holds the money. In flight (signed, added
+ * to the books before comparing), see docs/decisions.md "Reconciliation":
+ *   + a transfer to an escrow address recorded in payment_transfers, of a Payment that is not terminal,
+ *     while it is pending, or confirmed before the Payment posted its collection;
+ *   + a deposit detected or confirming (its receipt is posted at the confirmation depth);
+ *   - / + a live settlement leg (broadcast | confirmed) mined successfully at or below the head read,
+ *     whose source has not posted its settlement: out of its `from`, into its `to` when that is ours.
+ * difference = chain - books - in flight; anything else than 0 is a difference. Books of an escrow or
+ * deposit address the service doesn't know (no such Payment or address) are differences too.
+ *
+ * Consistency: the database is read first, in one REPEATABLE READ snapshot, then each network's head,
+ * then balances at that head. Everything the snapshot records was seen on chain before the head was
+ * read. What the chain has and the database does not yet (a transfer the scanner has not read, a leg
+ * recorded after the snapshot) shows as a difference for a moment: the workflow checks again before
+ * it alerts.
+ */
+export interface ReconcileDeps {
+  prisma: PrismaClient;
+  chains: Pick<ChainRegistry, 'get' | 'networks'>;
+  custody: Pick<Custody, 'deriveAddress'>;
+}
+
+const TERMINAL_PAYMENT = ['succeeded', 'failed', 'cancelled', 'expired'];
+const PARTNER_BOOKS = 'fees:partner:*';
+/** Parallel chain reads per call: enough to hide RPC latency, few enough not to hammer a provider. */
+const READ_CONCURRENCY = 8;
+
+interface Target {
+  /** Lower case. */
+  address: string;
+  purpose: AddressPurpose;
+  book: string | null;
+  chainIds: number[];
+}
+
+interface Snapshot {
+  targets: Target[];
+  /** `${book}|${chainId}|${token}` -> sum; partner books folded into PARTNER_BOOKS. */
+  books: Map<string, bigint>;
+  incoming: Array<Omit<InFlightAmount, 'purpose' | 'amountAtomic'> & { amount: bigint }>;
+  legs: Array<{ sourceType: 'payment' | 'deposit'; sourceId: string; txHash: string; chainId: number; from: string; to: string; token: string; amount: bigint }>;
+  unaddressed: Array<{ book: string; purpose: AddressPurpose; chainId: number; token: string; total: bigint }>;
+}
+
+const lower = (s: string) => s.toLowerCase();
+const key = (...parts: Array<string | number>) => parts.join('|');
+
+/** Every address of the service, page by page (keyset on the address); the first page also checks unaddressed books. */
+export async function reconcileLedgerPage(deps: ReconcileDeps, input: { afterAddress?: string | null; limit: number }): Promise<ReconcilePage> {
+  const after = input.afterAddress ? lower(input.afterAddress) : null;
+  const rows = await deps.prisma.custodyAddress.findMany({
+    where: after ? { address: { gt: after } } : {},
+    orderBy: { address: 'asc' },
+    take: input.limit,
+    select: { address: true },
+  });
+  const next = rows.length === input.limit ? rows[rows.length - 1]!.address : null;
+  // The fixed wallets are derived, so they are checked even if their registration was missed.
+  const wallets = [...walletsOf(deps.custody).keys()].filter((w) => (after === null || w > after) && (next === null || w <= next));
+  const addresses = [...new Set([...rows.map((r) => r.address), ...wallets])];
+  return { ...(await reconcileAddresses(deps, addresses, { unaddressedBooks: after === null })), next };
+}
+
+/** The same check for some addresses only (the workflow's second look at what differed). */
+export function reconcileLedgerAddresses(deps: ReconcileDeps, addresses: string[]): Promise<ReconcileResult> {
+  return reconcileAddresses(deps, [...new Set(addresses.map(lower))], { unaddressedBooks: false });
+}
+
+/** Every page, merged: what `ledger reconcile` prints. */
+export async function reconcileLedger(deps: ReconcileDeps, opts: { pageSize?: number } = {}): Promise<ReconcileResult> {
+  const total: ReconcileResult = { ok: true, heads: [], checked: 0, inFlight: [], differences: [] };
+  let after: string | null = null;
+  do {
+    const page: ReconcilePage = await reconcileLedgerPage(deps, { afterAddress: after, limit: opts.pageSize ?? 200 });
+    total.checked += page.checked;
+    total.inFlight.push(...page.inFlight);
+    total.differences.push(...page.differences);
+    for (const head of page.heads) {
+      const known = total.heads.find((h) => h.chainId === head.chainId);
+      if (!known) total.heads.push(head);
+      else if (BigInt(head.blockNumber) > BigInt(known.blockNumber)) known.blockNumber = head.blockNumber;
+    }
+    after = page.next;
+  } while (after);
+  total.ok = total.differences.length === 0;
+  return total;
+}
+
+export const LEDGER_DIFFERENCE = 'ledger_difference';
+
+/**
+ * One alert per difference, named by (network, token, address or book) so the same open difference is
+ * not raised again: critical when money is missing (the chain holds less than the books and money in
+ * flight say), a warning when the chain holds money the books don't know.
+ */
+export function ledgerAlertOf(d: BooksDifference): AlertInput {
+  return {
+    kind: LEDGER_DIFFERENCE,
+    severity: BigInt(d.differenceAtomic) < 0n ? 'critical' : 'warning',
+    subject: [d.chainId, lower(d.token), d.address ? lower(d.address) : (d.book ?? 'unknown')].join(':'),
+    details: { ...d },
+  };
+}
+
+/** Makes the open ledger_difference alerts those of a complete pass (raised, refreshed, resolved). */
+export function syncLedgerAlerts(deps: AlertDeps, differences: BooksDifference[]) {
+  return syncAlerts(deps, LEDGER_DIFFERENCE, differences.map(ledgerAlertOf));
+}
+
+/** Lower-case address -> what it is, for the treasury and the two fee wallets. */
+function walletsOf(custody: Pick<Custody, 'deriveAddress'>): Map<string, { purpose: AddressPurpose; book: string | null }> {
+  const out = new Map<string, { purpose: AddressPurpose; book: string | null }>();
+  for (const path of SERVICE_WALLETS) {
+    const address = lower(custody.deriveAddress(path));
+    if (path.purpose === 'treasury') out.set(address, { purpose: 'treasury', book: null });
+    else if (path.index === 0) out.set(address, { purpose: 'platform_fees', book: 'fees:platform' });
+    else out.set(address, { purpose: 'partner_fees', book: PARTNER_BOOKS });
+  }
+  return out;
+}
+
+async function reconcileAddresses(deps: ReconcileDeps, addresses: string[], opts: { unaddressedBooks: boolean }): Promise<ReconcileResult> {
+  const networks = new Map(deps.chains.networks().map((n) => [n.chainId, n]));
+  const allChains = [...networks.keys()];
+  const snap = await deps.prisma.$transaction((tx) => readSnapshot(tx, deps.custody, addresses, allChains, opts), {
+    isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead,
+  });
+
+  // Heads after the snapshot: whatever the snapshot records happened at or below them.
+  const chainIds = [...new Set(snap.targets.flatMap((t) => t.chainIds))].filter((id) => networks.has(id)).sort((a, b) => a - b);
+  const heads = new Map<number, bigint>();
+  for (const chainId of chainIds) heads.set(chainId, await deps.chains.get(chainId).getBlockNumber());
+
+  const targetOf = new Map(snap.targets.map((t) => [t.address, t]));
+  const inFlight: InFlightAmount[] = snap.incoming.map((i) => ({
+    ...i,
+    purpose: targetOf.get(i.address)?.purpose ?? 'unknown',
+    amountAtomic: i.amount.toString(),
+  }));
+  const minedLegs = await mapLimit(
+    snap.legs.filter((l) => heads.has(l.chainId)),
+    READ_CONCURRENCY,
+    async (leg) => {
+      const inclusion = await deps.chains.get(leg.chainId).getTransactionInclusion(leg.txHash as Hash);
+      return inclusion !== null && inclusion.success && inclusion.blockNumber <= heads.get(leg.chainId)! ? leg : null;
+    },
+  );
+  for (const leg of minedLegs) {
+    if (!leg) continue;
+    for (const [address, amount] of [
+      [leg.from, -leg.amount],
+      [leg.to, leg.amount],
+    ] as const) {
+      const target = targetOf.get(address);
+      if (!target) continue; // the other side is not on this page, or not ours (a destination)
+      inFlight.push({
+        address,
+        purpose: target.purpose,
+        chainId: leg.chainId,
+        token: leg.token,
+        amountAtomic: amount.toString(),
+        kind: 'settlement_leg',
+        sourceType: leg.sourceType,
+        sourceId: leg.sourceId,
+        txHash: leg.txHash,
+      });
+    }
+  }
+
+  const pairs = snap.targets.flatMap((t) =>
+    t.chainIds.filter((id) => heads.has(id)).flatMap((chainId) => networks.get(chainId)!.assets.map((a) => ({ target: t, chainId, token: a.tokenAddress }))),
+  );
+  const balances = await mapLimit(pairs, READ_CONCURRENCY, ({ target, chainId, token }) =>
+    deps.chains.get(chainId).getTokenBalance({ token: token as Address, owner: target.address as Address, blockNumber: heads.get(chainId)! }),
+  );
+
+  const flights = new Map<string, bigint>();
+  for (const f of inFlight) {
+    const k = key(f.address, f.chainId, lower(f.token));
+    flights.set(k, (flights.get(k) ?? 0n) + BigInt(f.amountAtomic));
+  }
+  const differences: BooksDifference[] = [];
+  pairs.forEach(({ target, chainId, token }, i) => {
+    const chainAtomic = balances[i]!;
+    const ledgerAtomic = target.book === null ? 0n : (snap.books.get(key(target.book, chainId, lower(token))) ?? 0n);
+    const inFlightAtomic = flights.get(key(target.address, chainId, lower(token))) ?? 0n;
+    const differenceAtomic = chainAtomic - ledgerAtomic - inFlightAtomic;
+    if (differenceAtomic === 0n) return;
+    differences.push({
+      address: getAddress(target.address),
+      purpose: target.purpose,
+      book: target.book,
+      chainId,
+      token: getAddress(token),
+      ledgerAtomic: ledgerAtomic.toString(),
+      chainAtomic: chainAtomic.toString(),
+      inFlightAtomic: inFlightAtomic.toString(),
+      differenceAtomic: differenceAtomic.toString(),
+    });
+  });
+  for (const u of snap.unaddressed) {
+    differences.push({
+      address: null,
+      purpose: u.purpose,
+      book: u.book,
+      chainId: u.chainId,
+      token: getAddress(u.token),
+      ledgerAtomic: u.total.toString(),
+      chainAtomic: '0',
+      inFlightAtomic: '0',
+      differenceAtomic: (-u.total).toString(),
+    });
+  }
+
+  return {
+    ok: differences.length === 0,
+    heads: [...heads].map(([chainId, blockNumber]) => ({ chainId, blockNumber: blockNumber.toString() })),
+    checked: pairs.length,
+    inFlight: inFlight.map((f) => ({ ...f, address: getAddress(f.address), token: getAddress(f.token) })),
+    differences,
+  };
+}
+
+async function readSnapshot(
+  tx: Prisma.TransactionClient,
+  custody: Pick<Custody, 'deriveAddress'>,
+  addresses: string[],
+  allChains: number[],
+  opts: { unaddressedBooks: boolean },
+): Promise<Snapshot> {
+  const wallets = walletsOf(custody);
+  const registry = await tx.custodyAddress.findMany({ where: { address: { in: addresses } }, select: { address: true, purpose: true } });
+  const payments = await tx.payment.findMany({ where: { escrowAddress: { in: addresses } }, select: { id: true, chainId: true, escrowAddress: true } });
+  const depositAddresses = await tx.depositAddress.findMany({ where: { address: { in: addresses } }, select: { id: true, chainId: true, address: true } });
+  const purposeOf = new Map(registry.map((r) => [r.address, r.purpose]));
+  const paymentOf = new Map(payments.map((p) => [p.escrowAddress!, p]));
+  const depositOf = new Map(depositAddresses.map((d) => [d.address!, d]));
+  const targets: Target[] = addresses.map((address) => {
+    const wallet = wallets.get(address);
+    if (wallet) return { address, ...wallet, chainIds: allChains };
+    const payment = paymentOf.get(address);
+    if (payment) return { address, purpose: 'escrow', book: `escrow:${payment.id}`, chainIds: [payment.chainId] };
+    const deposit = depositOf.get(address);
+    if (deposit) return { address, purpose: 'deposit', book: `custody:deposit:${deposit.id}`, chainIds: [deposit.chainId] };
+    // Registered but owned by nothing (yet): it must hold nothing, on any network.
+    return { address, purpose: purposeOf.get(address) ?? 'unknown', book: null, chainIds: allChains };
+  });
+
+  const exactBooks = targets.flatMap((t) => (t.book && t.book !== PARTNER_BOOKS ? [t.book] : []));
+  // Partner books by name (one per app), so the book index is used instead of a LIKE scan.
+  const partnerBooks = targets.some((t) => t.book === PARTNER_BOOKS)
+    ? (await tx.app.findMany({ select: { id: true } })).map((a) => `fees:partner:${a.id}`)
+    : [];
+  const sums =
+    exactBooks.length + partnerBooks.length === 0
+      ? []
+      : await tx.$queryRaw<Array<{ book: string; chain_id: number; token: string; total: string }>>`
+          SELECT book, chain_id, lower(token_address) AS token, sum(amount_atomic)::text AS total FROM ledger_entries
+          WHERE book = ANY(${[...exactBooks, ...partnerBooks]}::text[])
+          GROUP BY book, chain_id, lower(token_address)`;
+  const books = new Map<string, bigint>();
+  for (const s of sums) {
+    const book = s.book.startsWith('fees:partner:') ? PARTNER_BOOKS : s.book;
+    const k = key(book, Number(s.chain_id), s.token);
+    books.set(k, (books.get(k) ?? 0n) + BigInt(s.total));
+  }
+
+  const transfers = await tx.$queryRaw<Array<{ payment_id: string; tx_hash: string; amount: string; address: string; chain_id: number; token: string }>>`
+    SELECT t.payment_id, t.tx_hash, t.amount_atomic::text AS amount, p.escrow_address AS address, p.chain_id, lower(p.token_address) AS token
+    FROM payment_transfers t JOIN payments p ON p.id = t.payment_id
+    WHERE p.escrow_address = ANY(${addresses}::text[])
+      AND p.status <> ALL(${TERMINAL_PAYMENT}::text[])
+      AND (t.status = 'pending'
+           OR (t.status = 'confirmed' AND NOT EXISTS (
+                 SELECT 1 FROM ledger_postings lp WHERE lp.source_type = 'payment' AND lp.source_id = p.id AND lp.leg = 'collection')))`;
+  const deposits = await tx.$queryRaw<Array<{ id: string; tx_hash: string; amount: string; address: string; chain_id: number; token: string }>>`
+    SELECT d.id, d.tx_hash, d.amount_atomic::text AS amount, a.address, d.chain_id, lower(d.token_address) AS token
+    FROM deposits d JOIN deposit_addresses a ON a.id = d.deposit_address_id
+    WHERE a.address = ANY(${addresses}::text[]) AND d.status IN ('detected', 'confirming')`;
+  const legs = await tx.$queryRaw<
+    Array<{ source_type: 'payment' | 'deposit'; source_id: string; tx_hash: string; chain_id: number; from_address: string; to_address: string; token: string; amount: string }>
+  >`
+    SELECT l.source_type, l.source_id, l.tx_hash, l.chain_id, l.from_address, l.to_address, lower(l.token_address) AS token, l.amount_atomic::text AS amount
+    FROM settlement_legs l
+    WHERE l.status IN ('broadcast', 'confirmed')
+      AND (l.from_address = ANY(${addresses}::text[]) OR l.to_address = ANY(${addresses}::text[]))
+      AND NOT EXISTS (SELECT 1 FROM ledger_postings lp WHERE lp.source_type = l.source_type AND lp.source_id = l.source_id AND lp.leg = 'settlement')`;
+
+  const unaddressed = opts.unaddressedBooks
+    ? await tx.$queryRaw<Array<{ book: string; chain_id: number; token: string; total: string }>>`
+        SELECT e.book, e.chain_id, lower(e.token_address) AS token, sum(e.amount_atomic)::text AS total
+        FROM ledger_entries e
+        WHERE (e.book LIKE 'escrow:%'
+               AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.id = substr(e.book, 8) AND p.escrow_address IS NOT NULL))
+           OR (e.book LIKE 'custody:deposit:%'
+               AND NOT EXISTS (SELECT 1 FROM deposit_addresses a WHERE a.id = substr(e.book, 17) AND a.address IS NOT NULL))
+        GROUP BY e.book, e.chain_id, lower(e.token_address)
+        HAVING sum(e.amount_atomic) <> 0
+        ORDER BY e.book, e.chain_id`
+    : [];
+
+  return {
+    targets,
+    books,
+    incoming: [
+      ...transfers.map((t) => ({
+        address: t.address,
+        chainId: Number(t.chain_id),
+        token: t.token,
+        amount: BigInt(t.amount),
+        kind: 'payment_transfer' as const,
+        sourceType: 'payment' as const,
+        sourceId: t.payment_id,
+        txHash: t.tx_hash,
+      })),
+      ...deposits.map((d) => ({
+        address: d.address,
+        chainId: Number(d.chain_id),
+        token: d.token,
+        amount: BigInt(d.amount),
+        kind: 'deposit_receipt' as const,
+        sourceType: 'deposit' as const,
+        sourceId: d.id,
+        txHash: d.tx_hash,
+      })),
+    ],
+    legs: legs.map((l) => ({
+      sourceType: l.source_type,
+      sourceId: l.source_id,
+      txHash: l.tx_hash,
+      chainId: Number(l.chain_id),
+      from: l.from_address,
+      to: l.to_address,
+      token: l.token,
+      amount: BigInt(l.amount),
+    })),
+    unaddressed: unaddressed.map((u) => ({
+      book: u.book,
+      purpose: u.book.startsWith('escrow:') ? 'escrow' : 'deposit',
+      chainId: Number(u.chain_id),
+      token: u.token,
+      total: BigInt(u.total),
+    })),
+  };
+}
+
+/** Runs fn over items with at most `limit` in flight, answering results in item order. */
+async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}

@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { reconcileLedger, type BooksDifference, type ReconcileResult } from '../../src/domain/ledger/reconcile';
+import { mine, pokeScanner } from './chain';
+import { getHarness } from './harness';
+
+/**
+ * The books against the chain for chain test files: `ledger reconcile` over every address the service
+ * controls, on the shared harness. Call `assertBooksMatchChain({ baseline })` at the end of a file,
+ * with a baseline taken in its before(): the database and chain are shared by the whole run, so a
+ * difference an earlier file left (on purpose: a reorg test, ledger fixtures without chain money) is
+ * not this file's, as long as it is unchanged.
+ */
+export function reconcileBooks(): Promise<ReconcileResult> {
+  return getHarness().then((h) => reconcileLedger({ prisma: h.db.prisma, chains: h.chain.chains, custody: h.chain.custody }));
+}
+
+/** difference key -> differenceAtomic. */
+export type BooksBaseline = ReadonlyMap<string, string>;
+
+export const differenceKey = (d: Pick<BooksDifference, 'chainId' | 'token' | 'address' | 'book'>): string =>
+  `${d.chainId}:${d.token.toLowerCase()}:${(d.address ?? `book:${d.book}`).toLowerCase()}`;
+
+/** The differences the books have now; a later assertBooksMatchChain({ baseline }) tolerates them unchanged. */
+export async function booksBaseline(): Promise<BooksBaseline> {
+  const result = await reconcileBooks();
+  return new Map(result.differences.map((d) => [differenceKey(d), d.differenceAtomic]));
+}
+
+/** The differences of `result` that are not in the baseline with the same amount. */
+export function newDifferences(result: ReconcileResult, baseline: BooksBaseline = new Map()): BooksDifference[] {
+  return result.differences.filter((d) => baseline.get(differenceKey(d)) !== d.differenceAtomic);
+}
+
+/**
+ * Asserts that every service address's books equal its on-chain balances, money in flight aside (see
+ * src/domain/ledger/reconcile.ts). The service may still be catching up (a transfer the scanner has not
+ * read, a settlement waiting for depth), so it looks again, poking the scanner and mining a block each
+ * round, until nothing new differs; the deadline only turns a hang into a failure listing the
+ * differences. Answers the last result.
+ */
+export async function assertBooksMatchChain(opts: { baseline?: BooksBaseline; timeoutMs?: number } = {}): Promise<ReconcileResult> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
+  for (;;) {
+    const result = await reconcileBooks();
+    const differences = newDifferences(result, opts.baseline);
+    if (differences.length === 0) return result;
+    if (Date.now() >= deadline) {
+      assert.deepEqual(differences, [], `the books differ from the chain (in flight: ${JSON.stringify(result.inFlight)})`);
+    }
+    await pokeScanner();
+    await mine(1);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * The PaymentReconciliationWorkflow's contract: one pass of the orphan Payment reconciler (every
+ * Payment that is not terminal has a running workflow). Run every minute by a Temporal Schedule.
+ */
+export const PAYMENT_RECONCILIATION_WORKFLOW = 'paymentReconciliationWorkflow';
+
+/** One id per pass started by hand (the schedule names its runs itself). */
+export function paymentReconciliationWorkflowId(startedAt: string): string {
+  return `payment-reconciliation:${startedAt}`;
+}
+
+export interface PaymentReconciliationInput {
+  /** Payments younger than this are left alone: their create may still be starting the workflow. */
+  graceSeconds?: number;
+  /** Payments looked at per activity. */
+  batchSize?: number;
+}
+
+export const DEFAULT_PAYMENT_RECONCILIATION: Required<PaymentReconciliationInput> = { graceSeconds: 60, batchSize: 100 };
+
+/** At most this many ids are listed per outcome (the counts are exact). */
+export const MAX_LISTED_PAYMENTS = 100;
+
+export interface PaymentReconciliationSummary {
+  /** Payments created before this were looked at. */
+  cutoff: string;
+  checked: number;
+  /** Orphans whose workflow this pass started. */
+  startedCount: number;
+  started: string[];
+  /** Payments that moved on but whose workflow does not run: alerted, not restarted. */
+  missingCount: number;
+  missing: string[];
+}

@@ -1,0 +1,42 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { ReconciliationActivities } from '../activities/reconciliation';
+import {
+  DEFAULT_PAYMENT_RECONCILIATION,
+  MAX_LISTED_PAYMENTS,
+  type PaymentReconciliationInput,
+  type PaymentReconciliationSummary,
+} from './contracts/payment-reconciliation';
+import { BOUNDED } from './retry-profiles';
+
+// A pass must end: a batch that keeps failing fails this pass; the next one starts over.
+const bounded = proxyActivities<ReconciliationActivities>(BOUNDED);
+
+/**
+ * One pass of the orphan Payment reconciler over every Payment that is not terminal and older than
+ * the grace period, batch by batch (keyset on the id, the cutoff fixed by the first batch): orphans
+ * get their workflow started, Payments that moved on without a running workflow are alerted.
+ */
+export async function paymentReconciliationWorkflow(input: PaymentReconciliationInput = {}): Promise<PaymentReconciliationSummary> {
+  const graceSeconds = input.graceSeconds ?? DEFAULT_PAYMENT_RECONCILIATION.graceSeconds;
+  const limit = input.batchSize ?? DEFAULT_PAYMENT_RECONCILIATION.batchSize;
+  const summary: PaymentReconciliationSummary = { cutoff: '', checked: 0, startedCount: 0, started: [], missingCount: 0, missing: [] };
+  let cutoff: string | undefined;
+  let afterId: string | null = null;
+  do {
+    const batch: Awaited<ReturnType<ReconciliationActivities['reconcilePaymentWorkflows']>> = await bounded.reconcilePaymentWorkflows({
+      graceSeconds,
+      cutoff,
+      afterId,
+      limit,
+    });
+    cutoff = batch.cutoff;
+    summary.checked += batch.checked;
+    summary.startedCount += batch.started.length;
+    summary.missingCount += batch.missing.length;
+    summary.started.push(...batch.started.slice(0, MAX_LISTED_PAYMENTS - summary.started.length));
+    summary.missing.push(...batch.missing.slice(0, MAX_LISTED_PAYMENTS - summary.missing.length));
+    afterId = batch.next;
+  } while (afterId !== null);
+  summary.cutoff = cutoff;
+  return summary;
+}
