@@ -4,6 +4,7 @@ import type { Custody } from '../src/custody';
 import type { PaymentEngine } from '../src/domain/engine';
 import { reconcileLedgerAddresses, reconcileLedgerPage, syncLedgerAlerts, type BooksDifference } from '../src/domain/ledger/reconcile';
 import { reconcilePaymentWorkflows } from '../src/domain/payment-workflows';
+import { sweepDust } from '../src/domain/payments/dust';
 import type { Logger } from '../src/logger';
 
 export interface ReconciliationActivityDeps {
@@ -11,7 +12,7 @@ export interface ReconciliationActivityDeps {
   chains: ChainRegistry;
   custody: Custody;
   /** The orphan reconciler starts Payment workflows and hands them their transfers. */
-  engine: Pick<PaymentEngine, 'startPayment' | 'transferSeen' | 'paymentWorkflowState'>;
+  engine: Pick<PaymentEngine, 'startPayment' | 'paymentWorkflowState'>;
   logger: Logger;
 }
 
@@ -44,6 +45,8 @@ export function createReconciliationActivities(deps: ReconciliationActivityDeps)
 
     reconcilePaymentWorkflows: (input: { graceSeconds: number; cutoff?: string; afterId: string | null; limit: number }) =>
       reconcilePaymentWorkflows({ prisma: deps.prisma, chains: deps.chains, engine: deps.engine, logger: deps.logger }, input),
+
+    sweepDust: (input: { limit: number }) => sweepDust({ prisma: deps.prisma, chains: deps.chains }, input),
   };
 }
 

@@ -127,9 +127,12 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
       ? confirmationPollMs(round, { firstMs: input.settlement.confirmationPollSeconds * 1000, maxMs: input.settlement.maxPollSeconds * 1000, fastRounds: 150 })
       : fastPollMs(round);
   let verifyRound = 0;
-  // On the workflow's clock when it started the Payment; a resumed run only has the stored expiresAt.
+  // On the workflow's clock when it started the Payment. A resumed run of a Payment that had moved on
+  // only has the stored expiresAt; one never moved (an orphan) times it from its own start, as a first
+  // run does: a payer who paid in time is not called late for our delay.
   const expiresAtMs =
-    input.carried?.expiresAtMs ?? (input.resume ? Date.parse(input.expiresAt) : workflowInfo().startTime.getTime() + input.expiresInSeconds * 1000);
+    input.carried?.expiresAtMs ??
+    (input.resume && state.statusVersion > 1 ? Date.parse(input.expiresAt) : workflowInfo().startTime.getTime() + input.expiresInSeconds * 1000);
   const unresolved = () => (followsEveryTransfer ? unresolvedTransfers(state) : pendingTransfers(state));
   // Done when final and nothing seen or queued is left to follow (a resumed run starts with its transfer queued).
   const finished = () => isTerminal(state) && (!followsEveryTransfer || (queue.length === 0 && unresolvedTransfers(state).length === 0));

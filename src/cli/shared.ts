@@ -11,13 +11,14 @@ import { RESOLUTION_ACTIONS, type ResolutionAction, type ResolutionRequest } fro
 import { connectTemporalGateway, type TemporalGateway } from '../temporal/gateway';
 
 /**
- * The networks as the service reaches them: the embedded sandbox chain at EMBEDDED_ANVIL_PORT when
- * DATABASE_URL or TEMPORAL_ADDRESS is unset (as `npm start` runs it), production networks as configured.
+ * The networks as the service reaches them: with the bundled environments file, the sandbox network
+ * is the embedded chain at EMBEDDED_ANVIL_PORT (what `npm start` runs, or a test's own anvil); an
+ * ENVIRONMENTS_FILE of a deployment says where each network is.
  */
 function serviceEnvironments(config: ServiceConfig) {
   const environments = loadEnvironments(config.environmentsFile);
   const sandbox = environments.environments.sandbox.networks[0];
-  if ((!config.database.url || !config.temporal.address) && sandbox) {
+  if (!config.environmentsFile && sandbox) {
     return withRpcUrl(environments, sandbox.chainId, `http://127.0.0.1:${config.anvil.embeddedPort}`);
   }
   return environments;
@@ -70,9 +71,7 @@ export function parseResolutionArgs(argv: string[], usage: string): ResolutionAr
 }
 
 /**
- * The chains and custody the service runs with: the configured networks (the embedded sandbox chain
- * at EMBEDDED_ANVIL_PORT when DATABASE_URL or TEMPORAL_ADDRESS is unset, as `npm start` runs it) and
- * the custody seed (CUSTODY_MNEMONIC or <DATA_DIR>/custody/seed.txt). Refuses to make up a seed: a new
+ * The chains and custody the service runs with: the networks (serviceEnvironments) and the custody seed (CUSTODY_MNEMONIC or <DATA_DIR>/custody/seed.txt). Refuses to make up a seed: a new
  * one would derive other addresses than the service's.
  */
 export function serviceChains(config: ServiceConfig, env: NodeJS.ProcessEnv = process.env): ChainServices {

@@ -22,6 +22,7 @@ import {
   tokenBalance,
   waitForDeposits,
 } from './helpers';
+import { endsWithBooksChecked } from '../support/books';
 
 const DEPOSIT_KEYS = ['accountId', 'amount', 'depositAddressId', 'fees', 'id', 'settlement', 'settlementProfileSnapshot', 'sourceTransfer', 'status', 'txHash'];
 const ASSET = { chainId: 31337, tokenAddress: '0xf1108D9fDF3d265B59Bf6Ce7Bf240f99c071ffF5', symbol: 'USDC', decimals: 6, kind: 'token' };
@@ -52,6 +53,8 @@ async function depositEvents(depositId: string) {
 }
 
 describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', () => {
+  endsWithBooksChecked();
+
   test('detects a transfer, confirms it at the network depth and settles the net amount with fees; the ledger balances', async () => {
     const h = await getHarness();
     const cred = await newApp();

@@ -7,6 +7,7 @@ import { call } from '../support/api-client';
 import { mine, newPayer, payTo, rpc, tokenBalance } from '../support/chain';
 import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import { assertLedgerBalanced, createPayment, eventNames, getPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
+import { endsWithBooksChecked } from '../support/books';
 
 const USDC = 1_000_000n;
 
@@ -33,6 +34,8 @@ async function recoveryHolds(m: Merchant, paymentId: string) {
 }
 
 describe('Every unit that reaches an escrow is accounted for', () => {
+  endsWithBooksChecked();
+
   test('funds still confirming when the Payment is accepted become an excess incident once confirmed, posted and visible', async () => {
     const m = await newMerchant();
     const p = (await createPayment(m, { amount: '10' })).body.payment;

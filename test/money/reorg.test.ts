@@ -5,6 +5,7 @@ import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { mine, newPayer, pokeScanner, rpc, tokenBalance } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { assertLedgerBalanced, createPayment, newMerchant, waitForPayment } from '../payments/fixtures';
+import { endsWithBooksChecked } from '../support/books';
 
 const USDC = 1_000_000n;
 
@@ -14,6 +15,8 @@ const USDC = 1_000_000n;
  * and the Payment must recognise its transfer there: counted once, and paid out.
  */
 describe('Reorgs', () => {
+  endsWithBooksChecked();
+
   test('a paying transfer that a one-block reorg mines again at another log index is still the same transfer, counted once', async () => {
     const h = await getHarness();
     const chain = h.chain.chains.get(h.chainId);

@@ -5,12 +5,15 @@ import { call, newApp, uniqueUserId } from '../support/api-client';
 import { getHarness } from '../support/harness';
 import { accountWithDestination, createDepositAddress, newPayer, send, USDC, waitForDeposits, TOKEN } from '../deposits/helpers';
 import { createPayment, newMerchant } from '../payments/fixtures';
+import { endsWithBooksChecked } from '../support/books';
 
 /**
  * Finding 1: an address the service controls must never become a payout destination, and money
  * moving between the service's own addresses is never a new deposit (both invent value).
  */
 describe('Service-controlled addresses', () => {
+  endsWithBooksChecked();
+
   async function accountOf(cred: Awaited<ReturnType<typeof newApp>>) {
     const res = await call('/v2/accounts', { credential: cred, body: { externalUserId: uniqueUserId('svc') } });
     assert.equal(res.status, 201, res.text);

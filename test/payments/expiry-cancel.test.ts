@@ -4,8 +4,11 @@ import { call } from '../support/api-client';
 import { newPayer, payTo } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { assertLedgerBalanced, createPayment, eventNames, getPayment, newMerchant, waitForPayment } from './fixtures';
+import { endsWithBooksChecked } from '../support/books';
 
 describe('Payment expiry', () => {
+  endsWithBooksChecked();
+
   test('expires an unpaid Payment at expiresAt and emits payment.expired; a late payment does not revive it', async () => {
     const m = await newMerchant();
     const h = await getHarness();
@@ -34,6 +37,8 @@ describe('Payment expiry', () => {
 });
 
 describe('Cancel an unpaid receive Payment', () => {
+  endsWithBooksChecked();
+
   test('cancels before any funds, and a replay returns the same Payment', async () => {
     const m = await newMerchant();
     const p = (await createPayment(m)).body.payment;
@@ -86,6 +91,8 @@ describe('Cancel an unpaid receive Payment', () => {
 });
 
 describe('Send Payment', () => {
+  endsWithBooksChecked();
+
   test("a send Payment funded by the sender settles to the recipient's destination", async () => {
     const m = await newMerchant();
     const sender = await call('/v2/accounts', { credential: m.cred, body: { externalUserId: `payer-${Date.now()}` } });

@@ -7,8 +7,11 @@ import { eventually, mine, newPayer, payTo, tokenBalance } from '../support/chai
 import { getHarness } from '../support/harness';
 import { Worker } from '@temporalio/worker';
 import { assertLedgerBalanced, createPayment, eventNames, getPayment, newMerchant, waitForPayment } from './fixtures';
+import { endsWithBooksChecked } from '../support/books';
 
 describe('Payment creation', () => {
+  endsWithBooksChecked();
+
   test('creates a receive Payment with escrow deposit instructions, fees and a checkout', async () => {
     const m = await newMerchant();
     const res = await createPayment(m, { amount: '12.5', externalReference: 'order-1', description: 'Two coffees', metadata: { order: 1 }, returnUrl: 'https://shop.example/return' });
@@ -116,6 +119,8 @@ describe('Payment creation', () => {
 });
 
 describe('Payment lifecycle on chain', () => {
+  endsWithBooksChecked();
+
   test('happy path: funds detected, confirmed, accepted, settled to the destination with fees, ledger balanced', async () => {
     const m = await newMerchant();
     const h = await getHarness();
@@ -196,6 +201,8 @@ describe('Payment lifecycle on chain', () => {
 });
 
 describe('Durability', () => {
+  endsWithBooksChecked();
+
   test('a rescan of blocks already scanned counts no transfer twice', async () => {
     const m = await newMerchant();
     const h = await getHarness();

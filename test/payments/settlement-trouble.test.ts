@@ -8,6 +8,7 @@ import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { mine, newPayer, payTo, setNativeBalance, tokenBalance } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { assertLedgerBalanced, createPayment, eventNames, getPayment, newMerchant, waitForPayment } from './fixtures';
+import { endsWithBooksChecked } from '../support/books';
 
 const run = promisify(execFile);
 
@@ -33,6 +34,8 @@ async function treasury(wei: bigint) {
 }
 
 describe('Settlement trouble', () => {
+  endsWithBooksChecked();
+
   test('a settlement that fails is retried (operationalState retrying) and then succeeds', async () => {
     const m = await newMerchant();
     const p = (await createPayment(m, { amount: '3' })).body.payment;

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
+import { checkLedger } from '../../src/domain/ledger/check';
 import { reconcileLedger, type BooksDifference, type ReconcileResult } from '../../src/domain/ledger/reconcile';
 import { mine, pokeScanner } from './chain';
 import { getHarness } from './harness';
@@ -51,4 +53,21 @@ export async function assertBooksMatchChain(opts: { baseline?: BooksBaseline; ti
     await mine(1);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/**
+ * For each describe of a chain test file: `ledger check` and `ledger reconcile` end it. The baseline
+ * is taken before its tests; after them, nothing new may differ and the ledger must check clean.
+ */
+export function endsWithBooksChecked(): void {
+  let baseline: BooksBaseline | undefined;
+  before(async () => {
+    baseline = await booksBaseline();
+  });
+  after(async () => {
+    await assertBooksMatchChain({ baseline });
+    const h = await getHarness();
+    const checked = await checkLedger(h.db.prisma);
+    assert.equal(checked.ok, true, JSON.stringify(checked.problems));
+  });
 }

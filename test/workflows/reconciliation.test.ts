@@ -11,15 +11,16 @@ import { SERVICE_SCHEDULES } from '../../src/temporal/schedules';
 import { eventually, mine, newPayer, payTo, setNativeBalance } from '../support/chain';
 import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import { createPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
+import { endsWithBooksChecked } from '../support/books';
 
 const USDC = 1_000_000n;
 
 /** What create-payment commits when Temporal refuses the start: the row, its escrow address, no workflow. */
-async function orphanPayment(m: Merchant, amount: string) {
+async function orphanPayment(m: Merchant, amount: string, expiresInSeconds = 600) {
   const h = await getHarness();
   const app = await authenticateApp(h.db.prisma, m.cred.appId, m.cred.appSecret);
   assert.ok(app);
-  const input = ZCreatePayment.parse({ intent: 'receive', amount, assetCode: 'USDC', chainId: h.chainId, destination: { type: 'upa', accountId: m.accountId } });
+  const input = ZCreatePayment.parse({ intent: 'receive', amount, assetCode: 'USDC', chainId: h.chainId, destination: { type: 'upa', accountId: m.accountId }, expiresInSeconds });
   const unavailable = { startPayment: () => Promise.reject(new Error('Temporal is unavailable')) };
   await assert.rejects(
     createPaymentRow({ prisma: h.db.prisma, engine: unavailable, custody: h.chain.custody, serviceSecret: TEST_SERVICE_SECRET }, app, h.environments.environments.sandbox, input, { idempotencyKey: `orphan-${process.pid}-${Date.now()}`, bodyHash: 'test' }),
@@ -40,10 +41,14 @@ async function moveOut(path: { purpose: 'treasury' | 'escrow'; index: number }, 
 }
 
 describe('Orphan Payment reconciler (paymentReconciliationWorkflow)', () => {
+  endsWithBooksChecked();
+
   test('starts the workflow of a Payment whose create could not, after the grace period; paid afterwards, the Payment succeeds', async () => {
     const h = await getHarness();
     const m = await newMerchant();
-    const row = await orphanPayment(m, '3');
+    // A day to pay: awaiting a pass lets the test server skip time to the next timer, and a ten-minute
+    // expiry could be it.
+    const row = await orphanPayment(m, '3', 86_400);
     assert.equal(row.status, 'requires_payment_method');
     assert.equal(await h.engine.paymentWorkflowState(row.id), 'not_found');
 
@@ -122,6 +127,8 @@ describe('Orphan Payment reconciler (paymentReconciliationWorkflow)', () => {
 });
 
 describe('Ledger reconciliation (ledgerReconciliationWorkflow)', () => {
+  endsWithBooksChecked();
+
   test('a difference that survives the second look raises one alert, is not raised again while open, and is resolved once it is gone', async () => {
     const h = await getHarness();
     // A registered address with no book: tokens sent to it are money the books don't know.
@@ -167,6 +174,8 @@ describe('Ledger reconciliation (ledgerReconciliationWorkflow)', () => {
 });
 
 describe('Service schedules', () => {
+  endsWithBooksChecked();
+
   test('each schedule starts a workflow the worker runs, every minute (orphans, ledger) or ten (deposits), and its action completes as the schedule would run it', async () => {
     const h = await getHarness();
     assert.deepEqual(

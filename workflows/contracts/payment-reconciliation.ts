@@ -18,6 +18,9 @@ export interface PaymentReconciliationInput {
 
 export const DEFAULT_PAYMENT_RECONCILIATION: Required<PaymentReconciliationInput> = { graceSeconds: 60, batchSize: 100 };
 
+/** Dust transfers followed per pass (the oldest first). */
+export const DUST_PER_PASS = 200;
+
 /** At most this many ids are listed per outcome (the counts are exact). */
 export const MAX_LISTED_PAYMENTS = 100;
 
@@ -31,4 +34,6 @@ export interface PaymentReconciliationSummary {
   /** Payments that moved on but whose workflow does not run: alerted, not restarted. */
   missingCount: number;
   missing: string[];
+  /** Transfers under the minimum followed by this pass: held once confirmed, nothing once dropped. */
+  dust?: { checked: number; held: number; dropped: number; pending: number };
 }

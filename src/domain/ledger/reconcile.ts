@@ -23,8 +23,8 @@ export type { AddressPurpose, BooksDifference, InFlightAmount, ReconcilePage, Re
  *
  * These books are assets of the service: positive while it holds the money. In flight (signed, added
  * to the books before comparing), see docs/decisions.md "Reconciliation":
- *   + a transfer to an escrow address recorded in payment_transfers, of a Payment that is not terminal,
- *     while it is pending, or confirmed before the Payment posted its collection;
+ *   + a transfer to an escrow address recorded in payment_transfers while it is pending (or dust not
+ *     yet followed), or, of a Payment that is not terminal, confirmed before it posted its collection;
  *   + a deposit detected or confirming (its receipt is posted at the confirmation depth);
  *   - / + a live settlement leg (broadcast | confirmed) mined successfully at or below the head read,
  *     whose source has not posted its settlement: out of its `from`, into its `to` when that is ours.
@@ -120,9 +120,24 @@ export function ledgerAlertOf(d: BooksDifference): AlertInput {
   return {
     kind: LEDGER_DIFFERENCE,
     severity: BigInt(d.differenceAtomic) < 0n ? 'critical' : 'warning',
-    subject: [d.chainId, lower(d.token), d.address ? lower(d.address) : (d.book ?? 'unknown')].join(':'),
+    subject: ledgerSubject(d.chainId, d.token, d.address ? d.address : (d.book ?? 'unknown')),
     details: { ...d },
   };
+}
+
+function ledgerSubject(chainId: number, token: string, addressOrBook: string): string {
+  return [chainId, lower(token), lower(addressOrBook)].join(':');
+}
+
+/**
+ * Money the books say an address holds is missing from it (an open critical ledger_difference):
+ * sending from it now could pay out money that is not there, so new settlement legs wait.
+ */
+export async function isMoneyMissingAt(prisma: PrismaClient, at: { chainId: number; token: string; address: string }): Promise<boolean> {
+  const open = await prisma.operatorAlert.count({
+    where: { kind: LEDGER_DIFFERENCE, severity: 'critical', resolvedAt: null, subject: ledgerSubject(at.chainId, at.token, at.address) },
+  });
+  return open > 0;
 }
 
 /** Makes the open ledger_difference alerts those of a complete pass (raised, refreshed, resolved). */
@@ -292,9 +307,8 @@ async function readSnapshot(
     SELECT t.payment_id, t.tx_hash, t.amount_atomic::text AS amount, p.escrow_address AS address, p.chain_id, lower(p.token_address) AS token
     FROM payment_transfers t JOIN payments p ON p.id = t.payment_id
     WHERE p.escrow_address = ANY(${addresses}::text[])
-      AND p.status <> ALL(${TERMINAL_PAYMENT}::text[])
-      AND (t.status = 'pending'
-           OR (t.status = 'confirmed' AND NOT EXISTS (
+      AND (t.status IN ('pending', 'dust')
+           OR (p.status <> ALL(${TERMINAL_PAYMENT}::text[]) AND t.status = 'confirmed' AND NOT EXISTS (
                  SELECT 1 FROM ledger_postings lp WHERE lp.source_type = 'payment' AND lp.source_id = p.id AND lp.leg = 'collection')))`;
   const deposits = await tx.$queryRaw<Array<{ id: string; tx_hash: string; amount: string; address: string; chain_id: number; token: string }>>`
     SELECT d.id, d.tx_hash, d.amount_atomic::text AS amount, a.address, d.chain_id, lower(d.token_address) AS token

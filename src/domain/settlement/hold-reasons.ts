@@ -14,17 +14,20 @@ export type SettlementHoldReason =
   /** Refused before sending: the destination is on another chain or asset. */
   | 'settlement_destination_mismatch'
   /** Refused before sending: the destination is one of the service's own addresses. */
-  | 'settlement_destination_not_allowed';
+  | 'settlement_destination_not_allowed'
+  /** Refused before sending: reconciliation found money missing at the paying address. */
+  | 'ledger_difference';
 
 export type SettlementRefusalReason = Extract<
   SettlementHoldReason,
-  'settlement_destination_missing' | 'settlement_destination_mismatch' | 'settlement_destination_not_allowed'
+  'settlement_destination_missing' | 'settlement_destination_mismatch' | 'settlement_destination_not_allowed' | 'ledger_difference'
 >;
 
 const REFUSAL_REASONS: ReadonlySet<string> = new Set<SettlementRefusalReason>([
   'settlement_destination_missing',
   'settlement_destination_mismatch',
   'settlement_destination_not_allowed',
+  'ledger_difference',
 ]);
 
 /** A refusal's reason as sent by the activity; an unknown one still holds, as "missing". */

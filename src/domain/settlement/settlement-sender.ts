@@ -5,6 +5,7 @@ import { NonceAlreadyUsedError, type Chain } from '../../chain/types';
 import type { Custody, KeyPath } from '../../custody';
 import type { SettlementRefusalReason } from './hold-reasons';
 import { isServiceControlled } from '../custody-addresses';
+import { isMoneyMissingAt } from '../ledger/reconcile';
 import { withLease } from './lease-lock';
 import { isLive, loadLegs, markLeg, recordLeg, type LegKind, type SettlementLeg, type SettlementSource } from './settlement-legs';
 
@@ -81,6 +82,11 @@ export async function sendSettlement(deps: SettlementSenderDeps, order: Settleme
   const payer = deps.custody.signer(order.payer);
   return withLease(deps.prisma, senderKey(order.chainId, payer.address), async (lease) => {
     const legs = await loadLegs(deps.prisma, order.source);
+    // Legs already signed are followed through; only new money waits for the books to be right.
+    const signsNew = planned.some((p) => !legs.some((l) => l.leg === p.leg && isLive(l)));
+    if (signsNew && (await isMoneyMissingAt(deps.prisma, { chainId: order.chainId, token: order.token, address: payer.address }))) {
+      throw new SettlementRefusedError('ledger_difference', `${order.source.type} ${order.source.id}: money is missing at ${payer.address} (open ledger_difference alert)`);
+    }
     let gasChecked = false;
     const gas = async () => {
       if (gasChecked) return;
