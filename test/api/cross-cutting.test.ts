@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { call, newApp, basicAuth } from '../support/api-client';
-import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
+import { getHarness, apiDepsOnHarness } from '../support/harness';
 import { createApi } from '../../src/http/app';
 import { ApiError } from '../../src/domain/errors';
 import { createCursorCodec } from '../../src/domain/pagination';
@@ -73,16 +73,8 @@ describe('errors use the spec envelope', () => {
   });
 
   test('an unexpected exception answers 500 internal_error and leaks no internals', async () => {
-    const h = await getHarness();
     const cred = await newApp();
-    const api = createApi({
-      config: h.config,
-      environments: h.environments,
-      custody: h.chain.custody,
-      db: h.db,
-      logger: h.logger,
-      serviceSecret: TEST_SERVICE_SECRET,
-      temporalHealth: async () => undefined,
+    const api = createApi(await apiDepsOnHarness({
       extraRoutes: [
         (router) => {
           router.get('/v2/boom', () => {
@@ -90,7 +82,7 @@ describe('errors use the spec envelope', () => {
           });
         },
       ],
-    });
+    }));
     const server = api.listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     try {

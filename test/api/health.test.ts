@@ -6,7 +6,7 @@ import { createApi } from '../../src/http/app';
 import { createDatabase } from '../../src/db/client';
 import { connectTemporalGateway } from '../../src/temporal/gateway';
 import { call } from '../support/api-client';
-import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
+import { getHarness, apiDepsOnHarness } from '../support/harness';
 
 async function freePort(): Promise<number> {
   const srv = createServer();
@@ -39,15 +39,10 @@ test('GET /healthz answers 503 when PostgreSQL or Temporal is unreachable', asyn
   ] as const;
   try {
     for (const s of scenarios) {
-      const api = createApi({
-        config: h.config,
-        environments: h.environments,
-        custody: h.chain.custody,
+      const api = createApi(await apiDepsOnHarness({
         db: s.db,
-        logger: h.logger,
-        serviceSecret: TEST_SERVICE_SECRET,
         temporalHealth: s.temporalHealth,
-      });
+      }));
       const server = api.listen(0, '127.0.0.1');
       await new Promise((r) => server.once('listening', r));
       try {

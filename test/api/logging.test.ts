@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { createLogger } from '../../src/logger';
 import { createApi } from '../../src/http/app';
 import { basicAuth, newApp } from '../support/api-client';
-import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
+import { apiDepsOnHarness } from '../support/harness';
 
 function capture() {
   const lines: string[] = [];
@@ -36,17 +36,10 @@ test('the logger redacts secrets wherever a caller puts them', () => {
 });
 
 test('request logs are structured JSON with a request id and never carry the credential', async () => {
-  const h = await getHarness();
   const { lines, stream } = capture();
-  const api = createApi({
-    config: h.config,
-    environments: h.environments,
-    custody: h.chain.custody,
-    db: h.db,
+  const api = createApi(await apiDepsOnHarness({
     logger: createLogger('info', stream),
-    serviceSecret: TEST_SERVICE_SECRET,
-    temporalHealth: async () => undefined,
-  });
+  }));
   const server = api.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   try {

@@ -2,20 +2,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { basicAuth, newApp } from '../support/api-client';
-import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
+import { getHarness, apiDepsOnHarness } from '../support/harness';
 import { createApi } from '../../src/http/app';
 
 test('a credential over its quota gets 429 rate_limited with Retry-After and RateLimit headers', async () => {
   const h = await getHarness();
-  const api = createApi({
+  const api = createApi(await apiDepsOnHarness({
     config: { ...h.config, rateLimit: { points: 3, windowSeconds: 60 } },
-    environments: h.environments,
-    custody: h.chain.custody,
-    db: h.db,
-    logger: h.logger,
-    serviceSecret: TEST_SERVICE_SECRET,
-    temporalHealth: async () => undefined,
-  });
+  }));
   const server = api.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   try {

@@ -167,7 +167,14 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
       ['0', '0', null],
     );
     assert.deepEqual(await depositEvents(ignored!.id), []);
-    assert.deepEqual(await entriesOf(ignored!.id), {});
+    // Nothing is owed, but the funds reached our address: booked, held for recovery.
+    const heldLedger = await entriesOf(ignored!.id);
+    assert.deepEqual(Object.keys(heldLedger), ['held']);
+    assert.deepEqual(heldLedger.held!.entries, [
+      [`custody:deposit:${address.id}`, '999999', accountId],
+      ['external:31337', '-999999', null],
+    ]);
+    assert.deepEqual(heldLedger.held!.transactions.map((t) => [t.financialLegKind, t.status]), [['recovery_hold', 'pending']]);
     const result = await h.engine.workflowResult(ignored!.workflowId);
     assert.deepEqual(result, { status: 'ignored', statusVersion: 1 });
 
@@ -344,14 +351,16 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     assert.deepEqual((await depositEvents(toFail.id)).map((e) => e.name), ['deposit.detected', 'deposit.requires_intervention', 'deposit.failed']);
     assert.deepEqual((await depositEvents(toMark.id)).map((e) => e.name), ['deposit.detected', 'deposit.requires_intervention', 'deposit.settled']);
     const failedLedger = await entriesOf(toFail.id);
+    // Failed, but its 20 USDC are still at the address: held for recovery, in the books and the balances.
     assert.deepEqual(failedLedger.receipt_reversal!.entries, [
       [`custody:deposit:${address.id}`, '-20000000', accountId],
-      ['external:31337', '20000000', null],
+      [`custody:deposit:${address.id}`, '20000000', accountId],
     ]);
     assert.deepEqual(failedLedger.receipt!.transactions.map((t) => t.status), ['reversed']);
+    assert.deepEqual(failedLedger.receipt_reversal!.transactions.map((t) => [t.financialLegKind, t.status]), [['recovery_hold', 'pending']]);
     assert.deepEqual(Object.keys(await entriesOf(toMark.id)).sort(), ['receipt', 'settlement']);
     const balances = await call(`/v2/accounts/${accountId}/balances`, { credential: cred });
-    assert.deepEqual(balances.body.balances.map((b: Record<string, string>) => [b.settledAtomic, b.pendingAtomic]), [['39400000', '0']]);
+    assert.deepEqual(balances.body.balances.map((b: Record<string, string>) => [b.settledAtomic, b.pendingAtomic]), [['39400000', '20000000']]);
     await ledgerIsBalanced();
 
     // The workflows' histories (signals, retries, backoff timers) replay deterministically on today's code.

@@ -5,7 +5,7 @@ import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { createApi } from '../../src/http/app';
 import { call } from '../support/api-client';
 import { mine, newPayer, payTo, rpc, tokenBalance } from '../support/chain';
-import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
+import { getHarness, apiDepsOnHarness } from '../support/harness';
 import { assertLedgerBalanced, createPayment, eventNames, getPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
 import { endsWithBooksChecked } from '../support/books';
 
@@ -133,14 +133,7 @@ describe('Every unit that reaches an escrow is accounted for', () => {
     const h = await getHarness();
     const m = await newMerchant();
     // The same service while Temporal is down: the Payment commits, its workflow start fails.
-    const down = createApi({
-      config: h.config,
-      environments: h.environments,
-      custody: h.chain.custody,
-      db: h.db,
-      logger: h.logger,
-      serviceSecret: TEST_SERVICE_SECRET,
-      temporalHealth: async () => undefined,
+    const down = createApi(await apiDepsOnHarness({
       engine: {
         startPayment: async () => {
           throw new Error('Temporal is unavailable');
@@ -148,7 +141,7 @@ describe('Every unit that reaches an escrow is accounted for', () => {
         cancelPayment: async () => ({ outcome: 'closed' as const }),
         kickWebhookDispatcher: async () => undefined,
       },
-    });
+    }));
     const server = await new Promise<import('node:http').Server>((resolve) => {
       const s = down.listen(0, '127.0.0.1', () => resolve(s));
     });

@@ -14,6 +14,18 @@ const USDC = 1_000_000n;
  * went first). The scanner must notice the reorg by itself (no test restarts it), read the new block,
  * and the Payment must recognise its transfer there: counted once, and paid out.
  */
+type Receipt = { blockNumber: Hex; blockHash: Hex; logs: Array<{ logIndex: Hex }> };
+
+/** The transaction's receipt, waited for briefly: a busy node may answer before it has one. */
+async function receiptOf(hash: Hex): Promise<Receipt> {
+  for (let i = 0; i < 50; i += 1) {
+    const receipt = await rpc<Receipt | null>('eth_getTransactionReceipt', [hash]);
+    if (receipt) return receipt;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.fail(`transaction ${hash} was not mined`);
+}
+
 describe('Reorgs', () => {
   endsWithBooksChecked();
 
@@ -30,7 +42,7 @@ describe('Reorgs', () => {
 
     const snapshot = await rpc<string>('evm_snapshot');
     await chain.broadcast(paying);
-    const minedAt = await rpc<{ blockNumber: Hex; blockHash: Hex; logs: Array<{ logIndex: Hex }> }>('eth_getTransactionReceipt', [paying.txHash]);
+    const minedAt = await receiptOf(paying.txHash);
     assert.equal(Number(minedAt.logs[0]!.logIndex), 0);
     await pokeScanner();
     await waitForPayment(m, p.id, 'seen', (x) => x.status === 'processing');
@@ -45,7 +57,7 @@ describe('Reorgs', () => {
     } finally {
       await rpc('evm_setAutomine', [true]);
     }
-    const remined = await rpc<{ blockNumber: Hex; blockHash: Hex; logs: Array<{ logIndex: Hex }> }>('eth_getTransactionReceipt', [paying.txHash]);
+    const remined = await receiptOf(paying.txHash);
     assert.equal(remined.blockNumber, minedAt.blockNumber, 'the same height');
     assert.notEqual(remined.blockHash, minedAt.blockHash, 'another block: the chain reorganised');
     assert.equal(Number(remined.logs[0]!.logIndex), 1);

@@ -7,7 +7,7 @@ import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { loadConfig, type ServiceConfig } from '../../src/config';
 import { loadEnvironments, type TEnvironments } from '../../src/config/environments';
 import type { Database } from '../../src/db/client';
-import { createApi } from '../../src/http/app';
+import { createApi, type ApiDeps } from '../../src/http/app';
 import { createLogger, type Logger } from '../../src/logger';
 import { openDatabase, type OpenedDatabase } from '../../src/runtime/database';
 import pg from 'pg';
@@ -199,4 +199,22 @@ async function dropDatabase(url: string, name: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/**
+ * The API's dependencies on the shared harness, for a test that runs an API of its own (another
+ * config, logger or engine): no Temporal health probe or engine unless the overrides give one.
+ */
+export async function apiDepsOnHarness(overrides: Partial<ApiDeps> = {}): Promise<ApiDeps> {
+  const h = await getHarness();
+  return {
+    config: h.config,
+    environments: h.environments,
+    custody: h.chain.custody,
+    db: h.db,
+    logger: h.logger,
+    serviceSecret: TEST_SERVICE_SECRET,
+    temporalHealth: async () => undefined,
+    ...overrides,
+  };
 }

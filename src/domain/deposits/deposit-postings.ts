@@ -8,7 +8,12 @@ import type { Deposit } from '../../generated/prisma/client';
  *                     + the account's Transaction (received, 'deposit', pending; posted once settled)
  *   settlement        custody:deposit:<addr> -gross (account)   upa:<account>:settled +net
  *                     fees:platform +platformFee                fees:partner:<appId> +partnerFee
- *   receipt_reversal  the receipt negated (an operator failed a held deposit); Transaction -> reversed
+ *   receipt_reversal  an operator failed a held deposit: its receipt Transaction -> reversed, and the
+ *                     funds, still at the address, stay in custody held for recovery (custody line
+ *                     out and in again, with a pending recovery_hold Transaction): the books still
+ *                     equal the chain
+ *   held              a transfer under the minimum (ignored): custody +amount (account), external
+ *                     -amount, a pending recovery_hold Transaction; nothing is owed or settled
  *   reversal          receipt + settlement negated (the source transfer was invalidated after
  *                     settlement): external +gross, upa:<account>:settled -net, fees negated;
  *                     Transaction -> reversed
@@ -87,17 +92,49 @@ export function settlementPosting(d: DepositFacts): PostingInput {
 
 export function receiptReversalPosting(d: DepositFacts): PostingInput {
   const gross = big(d.amountAtomic);
+  const custody = bookFor('deposit_custody', d.depositAddressId);
   return {
     appId: d.appId,
     sourceType: 'deposit',
     sourceId: d.id,
     leg: 'receipt_reversal',
     asset: depositAsset(d),
-    description: `Deposit ${d.id} failed by an operator: receipt reversed`,
+    description: `Deposit ${d.id} failed by an operator: its funds are held for recovery`,
     entries: [
-      { book: bookFor('deposit_custody', d.depositAddressId), amountAtomic: -gross, accountId: d.accountId },
-      { book: bookFor('external', d.chainId), amountAtomic: gross },
+      { book: custody, amountAtomic: -gross, accountId: d.accountId },
+      { book: custody, amountAtomic: gross, accountId: d.accountId },
     ],
+    transactions: [recoveryHold(d, gross)],
+  };
+}
+
+/** Funds under the minimum (an ignored deposit) still reached the address: held for recovery. */
+export function heldPosting(d: DepositFacts): PostingInput {
+  const amount = big(d.amountAtomic);
+  return {
+    appId: d.appId,
+    sourceType: 'deposit',
+    sourceId: d.id,
+    leg: 'held',
+    asset: depositAsset(d),
+    description: `Deposit ${d.id} under the minimum: held for recovery at deposit address ${d.depositAddressId}`,
+    entries: [
+      { book: bookFor('deposit_custody', d.depositAddressId), amountAtomic: amount, accountId: d.accountId },
+      { book: bookFor('external', d.chainId), amountAtomic: -amount },
+    ],
+    transactions: [recoveryHold(d, amount)],
+  };
+}
+
+function recoveryHold(d: DepositFacts, amountAtomic: bigint) {
+  return {
+    accountId: d.accountId,
+    direction: 'received' as const,
+    senderAccountId: null,
+    receiverAccountId: d.accountId,
+    amountAtomic,
+    status: 'pending' as const,
+    financialLegKind: 'recovery_hold',
   };
 }
 

@@ -6,7 +6,7 @@ import type { DepositStart } from '../engine';
 import type { ResolutionRequest } from '../operator-resolution';
 import type { DepositEventName } from './deposit-machine';
 import { toPersistedState, type PersistedDepositState, type PersistedDepositTransition } from './deposit-serde';
-import { receiptPosting, receiptReversalPosting, reversalPosting, settlementPosting } from './deposit-postings';
+import { heldPosting, receiptPosting, receiptReversalPosting, reversalPosting, settlementPosting } from './deposit-postings';
 import { depositStateOf } from './deposit-view';
 
 /**
@@ -129,9 +129,12 @@ export async function recordDepositDetected(
       ],
       skipDuplicates: true,
     });
-    if (count === 1 && initial.events.length > 0) {
-      const created = await tx.deposit.findUniqueOrThrow({ where: { id: input.depositId } });
-      await depositEvents(tx, created, initial.events);
+    if (count !== 1) return;
+    const created = await tx.deposit.findUniqueOrThrow({ where: { id: input.depositId } });
+    if (initial.events.length > 0) await depositEvents(tx, created, initial.events);
+    // Under the minimum in an asset the address takes: the funds are ours to hold, so they are booked.
+    if (s.status === 'ignored' && s.settlement.reasonCode === 'below_minimum' && created.amountAtomic.gt(0)) {
+      await postToLedger(tx, heldPosting(created));
     }
   });
   return toPersistedState(depositStateOf(await prisma.deposit.findUniqueOrThrow({ where: { id: input.depositId } })));

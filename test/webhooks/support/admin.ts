@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createApi } from '../../../src/http/app';
-import { getHarness, TEST_SERVICE_SECRET } from '../../support/harness';
+import { getHarness, apiDepsOnHarness } from '../../support/harness';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
 
@@ -17,17 +17,11 @@ export interface AdminApi {
  */
 export async function startAdminApi(opts: { allowPrivate: boolean; token?: string }): Promise<AdminApi> {
   const h = await getHarness();
-  const api = createApi({
+  const api = createApi(await apiDepsOnHarness({
     config: { ...h.config, admin: { apiToken: opts.token ?? ADMIN_TOKEN }, webhooks: { allowPrivateDestinations: opts.allowPrivate } },
-    environments: h.environments,
-    custody: h.chain.custody,
-    db: h.db,
-    logger: h.logger,
-    serviceSecret: TEST_SERVICE_SECRET,
     // No Temporal client: the admin API's best-effort kick of the dispatcher stays out of the tests,
     // which drive dispatch themselves (dispatchWebhooksNow).
-    temporalHealth: async () => undefined,
-  });
+  }));
   const server: Server = await new Promise((resolve) => {
     const s = api.listen(0, '127.0.0.1', () => resolve(s));
   });
