@@ -1,4 +1,4 @@
-import { keccak256, stringToHex, type Address, type Hash } from 'viem';
+import { createPublicClient, http, keccak256, stringToHex, type Address, type Hash } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { createChainFaults, jsonRpc, type ChainFaults, type ReorgResult } from '../src/chain/chain-faults';
 import { mintTo, SANDBOX_TOKEN_ADDRESS } from '../src/chain/sandbox';
@@ -43,7 +43,10 @@ export class ChainDriver {
     for (const payer of this.payers) {
       await jsonRpc(this.stack.rpcUrl, 'anvil_setBalance', [payer.address, `0x${(10n ** 20n).toString(16)}`]);
     }
-    await Promise.all(this.payers.map((payer) => mintTo({ rpcUrl: this.stack.rpcUrl, to: payer.address, amountAtomic: 10n ** 12n })));
+    // One sender: mints go one after the other, each mined at once (automine) rather than a second apart.
+    await this.faults.resumeMining();
+    for (const payer of this.payers) await mintTo({ rpcUrl: this.stack.rpcUrl, to: payer.address, amountAtomic: 10n ** 12n });
+    await this.faults.resumeMining({ intervalSeconds: 1 });
   }
 
   private chain() {
@@ -81,6 +84,20 @@ export class ChainDriver {
   /** The last `depth` blocks replaced, their transactions mined again in the new ones (same hashes). */
   reorg(depth: number): Promise<ReorgResult> {
     return this.lock.run(() => this.faults.reorg(depth, { reincludeAll: true }));
+  }
+
+  /** Waits until one of the last `depth` blocks holds a transaction; false after `timeoutMs`. */
+  async waitForTransactions(depth: number, timeoutMs: number): Promise<boolean> {
+    const client = createPublicClient({ transport: http(this.stack.rpcUrl), cacheTime: 0 });
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const head = await client.getBlockNumber();
+      for (let n = head; n > head - BigInt(depth) && n > 0n; n -= 1n) {
+        if ((await client.getBlockTransactionCount({ blockNumber: n })) > 0) return true;
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    return false;
   }
 
   pauseMining(): Promise<void> {

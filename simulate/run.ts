@@ -239,7 +239,10 @@ export async function runPlan(stack: Stack, plan: Plan, log: (line: string) => v
         return `killed -9, down ${f.downMs} ms, restarted`;
       }
       case 'reorg': {
+        // A reorg of empty blocks tests little: wait (a while, not forever) for a transaction within reach.
+        const waited = await driver.waitForTransactions(f.depth, 30_000);
         const r = await driver.reorg(f.depth);
+        if (!waited) return `depth ${f.depth}: no transactions came within 30 s; blocks ${r.replaced.map((b) => b.number).join(', ')} replaced anyway`;
         return `depth ${f.depth}: blocks ${r.replaced.map((b) => b.number).join(', ')} replaced, ${r.included.length} transactions mined again, ${r.dropped.length} dropped`;
       }
       case 'mining_pause': {
