@@ -83,7 +83,17 @@ export class ChainDriver {
 
   /** The last `depth` blocks replaced, their transactions mined again in the new ones (same hashes). */
   reorg(depth: number): Promise<ReorgResult> {
-    return this.lock.run(() => this.faults.reorg(depth, { reincludeAll: true }));
+    return this.lock.run(async () => {
+      // A block re-mined with the same transactions in the same second as the original has the same
+      // hash (the kit then refuses: nothing was replaced). Paused, the next second is a new timestamp.
+      await this.faults.pauseMining();
+      try {
+        await new Promise((r) => setTimeout(r, 1100));
+        return await this.faults.reorg(depth, { reincludeAll: true });
+      } finally {
+        await this.faults.resumeMining({ intervalSeconds: 1 });
+      }
+    });
   }
 
   /** Waits until one of the last `depth` blocks holds a transaction; false after `timeoutMs`. */
