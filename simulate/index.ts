@@ -140,15 +140,18 @@ async function main(): Promise<number> {
       workerStarts: stack.worker.starts,
       transfers: record.driver.sent,
       apiRetries: record.client.retries,
+      detectionMs: verdict.detectionMs,
       ledger: verdict.ledger,
       reconcile: verdict.reconcile,
       openAlerts: verdict.openAlerts,
       held: verdict.held,
+      failureKinds: verdict.failureKinds,
       failures: verdict.failures,
     };
     out('');
     out(`Payments by scenario: ${JSON.stringify(verdict.paymentsByScenario)}`);
     out(`Payments: ${JSON.stringify(verdict.paymentsByStatus)}; deposits: ${JSON.stringify(verdict.depositsByStatus)}; incidents ${verdict.incidents}`);
+    out(`transfers noticed by the service ${verdict.detectionMs.p50} ms after broadcast (p50), p99 ${verdict.detectionMs.p99} ms, max ${verdict.detectionMs.max} ms`);
     out(`ledger check: ${verdict.ledger.problems} problems (${verdict.ledger.postings} postings); ledger reconcile: ${verdict.reconcile.differences} differences (${verdict.reconcile.checked} addresses)`);
     for (const h of verdict.held) out(`held: ${h}`);
     for (const a of verdict.openAlerts) out(`open alert: ${a}`);
@@ -157,6 +160,8 @@ async function main(): Promise<number> {
     } else {
       out(`simulate: seed ${seed} FAILED (${verdict.failures.length}):`);
       for (const f of verdict.failures) out(`  - ${f}`);
+      out('by kind:');
+      for (const [kind, n] of Object.entries(verdict.failureKinds).sort((a, b) => b[1] - a[1])) out(`  ${n} × ${kind}`);
       out(`replay: ${replay}  (the plan replays exactly; where faults land in the work in flight may differ)`);
     }
     out(`summary: ${JSON.stringify(summary)}`);

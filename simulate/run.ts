@@ -16,6 +16,8 @@ export interface SentTransfer {
   txHash: Hash;
   to: string;
   amountAtomic: bigint;
+  /** When it was broadcast (ms since the epoch): how long the service took to notice it is measured from here. */
+  sentAt: number;
 }
 
 export interface PaymentRecord {
@@ -205,7 +207,7 @@ export async function runPlan(stack: Stack, plan: Plan, log: (line: string) => v
         } else {
           txHash = await driver.send(rec.escrow, t.amountAtomic);
         }
-        rec.sent.push({ txHash, to: rec.escrow, amountAtomic: t.amountAtomic });
+        rec.sent.push({ txHash, to: rec.escrow, amountAtomic: t.amountAtomic, sentAt: Date.now() });
       }
     } catch (err) {
       rec.errors.push(message(err));
@@ -222,7 +224,7 @@ export async function runPlan(stack: Stack, plan: Plan, log: (line: string) => v
       const to = accounts[d.account]!.depositAddress;
       rec.address = to;
       const txHash = burst ? await burst.join(memberKey({ kind: 'deposit', index: d.index }), to, d.amountAtomic) : await driver.send(to, d.amountAtomic);
-      rec.sent = { txHash, to, amountAtomic: d.amountAtomic };
+      rec.sent = { txHash, to, amountAtomic: d.amountAtomic, sentAt: Date.now() };
     } catch (err) {
       rec.errors.push(message(err));
     }

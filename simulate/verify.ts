@@ -36,6 +36,23 @@ export interface Verdict {
   reconcile: { checked: number; differences: number };
   openAlerts: string[];
   settledInMs: number;
+  /** From broadcast to the service's record of the transfer (payment_transfers or deposits). */
+  detectionMs: { p50: number; p99: number; max: number };
+  /** The failures with ids and amounts blanked, counted: what kinds of thing went wrong, how often. */
+  failureKinds: Record<string, number>;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+function kindOf(failure: string): string {
+  return failure
+    .replace(/\((\w+), payment_[0-9a-f]+\)/g, '($1)')
+    .replace(/0x[0-9a-fA-F]+/g, '0x…')
+    .replace(/#\d+/g, '#n')
+    .replace(/-?\d+(\.\d+)?/g, 'N');
 }
 
 /** Waits until every Payment and deposit is terminal or held and their workflows have ended. Answers what is still not. */
@@ -111,6 +128,26 @@ export async function verifyRun(
   const t0 = Date.now();
   const restless = await waitUntilAtRest(stack, run, opts.deadlineMs, log);
   const settledInMs = Date.now() - t0;
+
+  // How long the service took to notice each transfer: a slow chain scanner shows here first.
+  const recordedAt = new Map<string, number>();
+  const allSent = [...run.payments.flatMap((r) => r.sent), ...run.deposits.flatMap((r) => (r.sent ? [r.sent] : []))];
+  const txs = allSent.map((s) => s.txHash.toLowerCase());
+  const rows = [
+    ...(await prisma.paymentTransfer.findMany({ where: { txHash: { in: txs } }, select: { txHash: true, createdAt: true } })),
+    ...(await prisma.deposit.findMany({ where: { txHash: { in: txs } }, select: { txHash: true, createdAt: true } })),
+  ];
+  for (const row of rows) recordedAt.set(row.txHash, Math.min(recordedAt.get(row.txHash) ?? Infinity, row.createdAt.getTime()));
+  const lagOf = (txHash: string, sentAt: number) => {
+    const at = recordedAt.get(txHash.toLowerCase());
+    return at === undefined ? null : at - sentAt;
+  };
+  const lags = allSent.flatMap((s) => {
+    const lag = lagOf(s.txHash, s.sentAt);
+    return lag === null ? [] : [lag];
+  }).sort((a, b) => a - b);
+  const detectionMs = { p50: percentile(lags, 50), p99: percentile(lags, 99), max: lags[lags.length - 1] ?? 0 };
+
   for (const w of restless.slice(0, 50)) failures.push(`not at rest after ${(opts.deadlineMs / 1000).toFixed(0)} s: ${w}`);
   if (restless.length > 50) failures.push(`... and ${restless.length - 50} more not at rest`);
 
@@ -148,7 +185,17 @@ export async function verifyRun(
     incidents += rows.length;
     const got = rows.map((i) => `${i.kind}:${i.amountAtomic.toFixed()}`).sort();
     const want = expect.incidents.map((i) => `${i.kind}:${i.amountAtomic}`).sort();
-    if (got.join(',') !== want.join(',')) failures.push(`${label(r)}: incidents [${got.join(', ')}], expected [${want.join(', ')}]`);
+    if (got.join(',') !== want.join(',')) {
+      // When each transfer went out against the expiry, and when the service noticed it: the usual story.
+      const expiresAt = Date.parse(p.expiresAt as string);
+      const timing = r.sent
+        .map((t) => {
+          const lag = lagOf(t.txHash, t.sentAt);
+          return `sent ${((expiresAt - t.sentAt) / 1000).toFixed(0)} s before expiresAt, recorded ${lag === null ? 'never' : `${(lag / 1000).toFixed(0)} s later`}`;
+        })
+        .join('; ');
+      failures.push(`${label(r)}: incidents [${got.join(', ')}], expected [${want.join(', ')}]${timing ? ` (${timing})` : ''}`);
+    }
     if (!isHeld && p.status === 'succeeded') addTo(r.plan.account, BigInt(p.fees.merchantNetAmountAtomic as string));
     if (p.status === 'succeeded') {
       const a = r.plan.amountAtomic;
@@ -249,5 +296,7 @@ export async function verifyRun(
     reconcile: { checked: reconcile!.checked, differences: reconcile!.differences.length },
     openAlerts: alerts.map((a) => `${a.kind} ${a.severity} ${a.subject}`),
     settledInMs,
+    detectionMs,
+    failureKinds: countBy(failures, kindOf),
   };
 }
