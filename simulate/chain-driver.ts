@@ -1,6 +1,6 @@
 import { createPublicClient, http, keccak256, stringToHex, type Address, type Hash } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { createChainFaults, jsonRpc, type ChainFaults, type ReorgResult } from '../src/chain/chain-faults';
+import { ChainFaultError, createChainFaults, jsonRpc, type ChainFaults, type ReorgResult } from '../src/chain/chain-faults';
 import { mintTo, SANDBOX_TOKEN_ADDRESS } from '../src/chain/sandbox';
 import type { Stack } from './stack';
 
@@ -82,14 +82,24 @@ export class ChainDriver {
   }
 
   /** The last `depth` blocks replaced, their transactions mined again in the new ones (same hashes). */
-  reorg(depth: number): Promise<ReorgResult> {
+  /**
+   * Now and then (twice in a 500-Payment run) anvil_reorg left the blocks as they were, and the kit
+   * refuses such a reorg: nothing was replaced. Why is anvil's business, not the service's; the reorg
+   * is tried again (up to three tries, a fresh block between them), and `tries` says how many it took.
+   */
+  reorg(depth: number): Promise<ReorgResult & { tries: number }> {
     return this.lock.run(async () => {
-      // A block re-mined with the same transactions in the same second as the original has the same
-      // hash (the kit then refuses: nothing was replaced). Paused, the next second is a new timestamp.
       await this.faults.pauseMining();
       try {
-        await new Promise((r) => setTimeout(r, 1100));
-        return await this.faults.reorg(depth, { reincludeAll: true });
+        for (let tries = 1; ; tries += 1) {
+          await new Promise((r) => setTimeout(r, 1100));
+          try {
+            return { ...(await this.faults.reorg(depth, { reincludeAll: true })), tries };
+          } catch (err) {
+            if (!(err instanceof ChainFaultError) || !/unchanged/.test(err.message) || tries >= 3) throw err;
+            await this.faults.mine(1);
+          }
+        }
       } finally {
         await this.faults.resumeMining({ intervalSeconds: 1 });
       }

@@ -77,19 +77,19 @@ async function main(): Promise<number> {
   const kinds = plan.faults.reduce<Partial<Record<FaultKind, number>>>((acc, f) => ({ ...acc, [f.kind]: (acc[f.kind] ?? 0) + 1 }), {});
   out(`plan ${plan.digest}: ${plan.accounts} accounts, faults ${JSON.stringify(kinds)}, ${plan.bursts.length} one-block bursts; data in ${dataDir}`);
 
+  // Embedded: a DATABASE_URL or TEMPORAL_ADDRESS in the caller's environment must not point the run elsewhere.
+  const embeddedEnv = { ...env };
+  delete embeddedEnv.DATABASE_URL;
+  delete embeddedEnv.TEMPORAL_ADDRESS;
   if (!clusterExists()) {
     // The run's own PostgreSQL cluster (it is paused with SIGSTOP, so never one shared with `npm start`).
     const setup = spawnSync(process.execPath, [path.join(projectRoot(), 'scripts', 'setup.mjs'), '--for', 'start'], {
-      env: { ...env, EMBEDDED_POSTGRES_PORT: String(ports.postgres) },
+      env: { ...embeddedEnv, EMBEDDED_POSTGRES_PORT: String(ports.postgres) },
       stdio: 'inherit',
     });
     if (setup.status !== 0) throw new Error('set-up of the simulation\'s PostgreSQL cluster failed');
   }
 
-  // Embedded: a DATABASE_URL or TEMPORAL_ADDRESS in the caller's environment must not point the run elsewhere.
-  const embeddedEnv = { ...env };
-  delete embeddedEnv.DATABASE_URL;
-  delete embeddedEnv.TEMPORAL_ADDRESS;
   const config = loadConfig({
     ...embeddedEnv,
     EMBEDDED_POSTGRES_PORT: String(ports.postgres),

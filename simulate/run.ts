@@ -246,7 +246,7 @@ export async function runPlan(stack: Stack, plan: Plan, log: (line: string) => v
         const waited = await driver.waitForTransactions(f.depth, 30_000);
         const r = await driver.reorg(f.depth);
         if (!waited) return `depth ${f.depth}: no transactions came within 30 s; blocks ${r.replaced.map((b) => b.number).join(', ')} replaced anyway`;
-        return `depth ${f.depth}: blocks ${r.replaced.map((b) => b.number).join(', ')} replaced, ${r.included.length} transactions mined again, ${r.dropped.length} dropped`;
+        return `depth ${f.depth}: blocks ${r.replaced.map((b) => b.number).join(', ')} replaced, ${r.included.length} transactions mined again, ${r.dropped.length} dropped${r.tries > 1 ? ` (anvil replaced them at try ${r.tries})` : ''}`;
       }
       case 'mining_pause': {
         await driver.pauseMining();

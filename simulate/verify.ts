@@ -50,7 +50,7 @@ function percentile(sorted: number[], p: number): number {
 function kindOf(failure: string): string {
   return failure
     .replace(/\((\w+), payment_[0-9a-f]+\)/g, '($1)')
-    .replace(/0x[0-9a-fA-F]+/g, '0x…')
+    .replace(/0x[0-9a-fA-F]+/g, '<hex>')
     .replace(/#\d+/g, '#n')
     .replace(/-?\d+(\.\d+)?/g, 'N');
 }
