@@ -83,9 +83,10 @@ export class ChainDriver {
 
   /** The last `depth` blocks replaced, their transactions mined again in the new ones (same hashes). */
   /**
-   * Now and then (twice in a 500-Payment run) anvil_reorg left the blocks as they were, and the kit
-   * refuses such a reorg: nothing was replaced. Why is anvil's business, not the service's; the reorg
-   * is tried again (up to three tries, a fresh block between them), and `tries` says how many it took.
+   * Now and then (once or twice in a 500-Payment run) anvil_reorg leaves the blocks as they were, and
+   * the kit refuses such a reorg: nothing was replaced. Why is anvil's business, not the service's; the
+   * reorg is tried again (up to three tries, a fresh block between them; `tries` says how many it took),
+   * and a reorg never made is noted, not counted against the service.
    */
   reorg(depth: number): Promise<ReorgResult & { tries: number }> {
     return this.lock.run(async () => {

@@ -1,4 +1,5 @@
 import type { Hash } from 'viem';
+import { ChainFaultError } from '../src/chain/chain-faults';
 import { createApp } from '../src/domain/apps';
 import { formatAtomic } from '../src/domain/amounts';
 import { ChainDriver, recipientWallet } from './chain-driver';
@@ -42,6 +43,8 @@ export interface FaultRecord {
   tookMs: number;
   detail: string;
   error: string | null;
+  /** Set when the fault could not be made (the chain kit refused), which says nothing about the service. */
+  skipped: string | null;
 }
 
 export interface AccountRecord {
@@ -269,15 +272,17 @@ export async function runPlan(stack: Stack, plan: Plan, log: (line: string) => v
     for (const f of plan.faults) {
       await at(f.atMs);
       const startedAtMs = Date.now() - t0;
-      const rec: FaultRecord = { fault: f, startedAtMs, tookMs: 0, detail: '', error: null };
+      const rec: FaultRecord = { fault: f, startedAtMs, tookMs: 0, detail: '', error: null, skipped: null };
       try {
         rec.detail = await runFault(f);
       } catch (err) {
-        rec.error = message(err);
+        // anvil_reorg now and then leaves the blocks as they were, try after try: no reorg happened.
+        if (err instanceof ChainFaultError && /unchanged/.test(err.message)) rec.skipped = err.message;
+        else rec.error = message(err);
       }
       rec.tookMs = Date.now() - t0 - startedAtMs;
       faults.push(rec);
-      log(`+${(startedAtMs / 1000).toFixed(1)}s fault ${f.kind}: ${rec.error ? `FAILED: ${rec.error}` : rec.detail}`);
+      log(`+${(startedAtMs / 1000).toFixed(1)}s fault ${f.kind}: ${rec.error ? `FAILED: ${rec.error}` : rec.skipped ? `not made: ${rec.skipped}` : rec.detail}`);
     }
   }
 

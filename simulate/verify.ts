@@ -123,7 +123,11 @@ export async function verifyRun(
 
   for (const r of run.payments) for (const e of r.errors) failures.push(`${label(r)}: ${e}`);
   for (const r of run.deposits) for (const e of r.errors) failures.push(`deposit #${r.plan.index}: ${e}`);
-  for (const f of run.faults) if (f.error) failures.push(`fault ${f.fault.kind} at +${(f.startedAtMs / 1000).toFixed(1)}s failed: ${f.error}`);
+  for (const f of run.faults) {
+    const at = `fault ${f.fault.kind} at +${(f.startedAtMs / 1000).toFixed(1)}s`;
+    if (f.error) failures.push(`${at} failed: ${f.error}`);
+    if (f.skipped) log(`note: ${at} was not made: ${f.skipped}`);
+  }
 
   const t0 = Date.now();
   const restless = await waitUntilAtRest(stack, run, opts.deadlineMs, log);
