@@ -144,6 +144,8 @@ async function main(): Promise<number> {
       detectionMs: verdict.detectionMs,
       ledger: verdict.ledger,
       reconcile: verdict.reconcile,
+      alertsRaised: verdict.alertsRaised,
+      criticalAlerts: verdict.criticalAlerts,
       openAlerts: verdict.openAlerts,
       held: verdict.held,
       failureKinds: verdict.failureKinds,
@@ -155,6 +157,8 @@ async function main(): Promise<number> {
     out(`transfers noticed by the service ${verdict.detectionMs.p50} ms after broadcast (p50), p99 ${verdict.detectionMs.p99} ms, max ${verdict.detectionMs.max} ms`);
     out(`ledger check: ${verdict.ledger.problems} problems (${verdict.ledger.postings} postings); ledger reconcile: ${verdict.reconcile.differences} differences (${verdict.reconcile.checked} addresses)`);
     for (const h of verdict.held) out(`held: ${h}`);
+    out(`operator alerts raised during the run: ${JSON.stringify(verdict.alertsRaised)}`);
+    for (const a of verdict.criticalAlerts) out(`critical alert: ${a}`);
     for (const a of verdict.openAlerts) out(`open alert: ${a}`);
     if (summary.ok) {
       out(`simulate: seed ${seed} passed in ${summary.wallSeconds} s`);

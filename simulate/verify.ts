@@ -35,6 +35,10 @@ export interface Verdict {
   ledger: { postings: number; problems: number };
   reconcile: { checked: number; differences: number };
   openAlerts: string[];
+  /** Every operator alert raised during the run, open or resolved since, counted by kind and severity. */
+  alertsRaised: Record<string, number>;
+  /** The critical ones (money missing, a Payment's workflow gone), which nothing in a run should cause. */
+  criticalAlerts: string[];
   settledInMs: number;
   /** From broadcast to the service's record of the transfer (payment_transfers or deposits). */
   detectionMs: { p50: number; p99: number; max: number };
@@ -288,7 +292,12 @@ export async function verifyRun(
     failures.push(`ledger reconcile: ${d.purpose} ${d.address ?? d.book}: books ${d.ledgerAtomic}, chain ${d.chainAtomic}, in flight ${d.inFlightAtomic}, difference ${d.differenceAtomic}`);
   }
 
-  const alerts = await prisma.operatorAlert.findMany({ where: { resolvedAt: null }, select: { kind: true, subject: true, severity: true } });
+  // Alerts are for operators: reported here, not failed on (a pass may race a Payment that moves on).
+  const raised = await prisma.operatorAlert.findMany({ select: { kind: true, subject: true, severity: true, details: true, createdAt: true, resolvedAt: true } });
+  const alerts = raised.filter((a) => a.resolvedAt === null);
+  const criticalAlerts = raised
+    .filter((a) => a.severity === 'critical')
+    .map((a) => `${a.kind} ${a.subject} at ${a.createdAt.toISOString()}${a.resolvedAt ? `, resolved ${a.resolvedAt.toISOString()}` : ', open'}: ${JSON.stringify(a.details)}`);
   return {
     failures,
     held,
@@ -299,6 +308,8 @@ export async function verifyRun(
     ledger: { postings: ledger.postings, problems: ledger.problems.length },
     reconcile: { checked: reconcile!.checked, differences: reconcile!.differences.length },
     openAlerts: alerts.map((a) => `${a.kind} ${a.severity} ${a.subject}`),
+    alertsRaised: countBy(raised, (a) => `${a.kind} ${a.severity}`),
+    criticalAlerts,
     settledInMs,
     detectionMs,
     failureKinds: countBy(failures, kindOf),
