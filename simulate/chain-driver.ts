@@ -81,12 +81,13 @@ export class ChainDriver {
     return result;
   }
 
-  /** The last `depth` blocks replaced, their transactions mined again in the new ones (same hashes). */
   /**
+   * The last `depth` blocks replaced, their transactions mined again in the new ones (same hashes).
    * Now and then (once or twice in a 500-Payment run) anvil_reorg leaves the blocks as they were, and
-   * the kit refuses such a reorg: nothing was replaced. Why is anvil's business, not the service's; the
-   * reorg is tried again (up to three tries, a fresh block between them; `tries` says how many it took),
-   * and a reorg never made is noted, not counted against the service.
+   * the kit refuses such a reorg: nothing was replaced. The cause is anvil's (a second's pause before
+   * each try, mining paused, did not make it go away), not the service's; the reorg is tried again (up
+   * to three tries, a fresh block between them; `tries` says how many it took), and a reorg never made
+   * is noted, not counted against the service.
    */
   reorg(depth: number): Promise<ReorgResult & { tries: number }> {
     return this.lock.run(async () => {
