@@ -26,12 +26,12 @@ import { fmtDuration, SetupError, toolchain } from './setup/util.mjs';
 const TARGETS = ['start', 'test', 'bench', 'all'];
 
 // Which targets need each step (`all` runs every step). `start` and `bench` run the dev server;
-// `test` runs the time-skipping test server instead.
+// `test` runs the time-skipping test server, and the dev server for the short simulation run.
 const STEPS = [
   { name: 'node dependencies', for: ['start', 'test', 'bench'], run: nodeDependencies },
   { name: 'prisma client', for: ['start', 'test', 'bench'], run: prismaClient },
   { name: `temporal test server ${toolchain.temporalTestServer.version}`, for: ['test'], run: temporalTestServer },
-  { name: `temporal CLI ${toolchain.temporalCli.version}`, for: ['start', 'bench'], run: temporalCli },
+  { name: `temporal CLI ${toolchain.temporalCli.version}`, for: ['start', 'test', 'bench'], run: temporalCli },
   { name: 'postgresql', for: ['start', 'test', 'bench'], run: postgresql },
 ];
 

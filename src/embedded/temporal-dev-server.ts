@@ -38,6 +38,8 @@ export interface TemporalDevServer {
   /** True when this call started the server; only then does `stop()` stop it. */
   started: boolean;
   logFile: string | undefined;
+  /** The server's process id when this call started it (the simulation pauses it with SIGSTOP). */
+  pid: number | undefined;
   /** SIGTERM, then waits for the exit (SIGKILL after 20s). Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -59,7 +61,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions =
       if (!(await allReady())) {
         throw new Error(`a Temporal server already runs on ${address} but lacks namespaces ${namespaces.join(', ')}`);
       }
-      return { address, uiUrl, started: false, logFile: undefined, stop: async () => undefined };
+      return { address, uiUrl, started: false, logFile: undefined, pid: undefined, stop: async () => undefined };
     }
     throw new Error(`port ${port} on ${ip} is in use by something that is not a Temporal server`);
   }
@@ -94,6 +96,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions =
     uiUrl,
     started: true,
     logFile: proc.logFile,
+    pid: proc.child.pid,
     stop: () => stopProcess(proc),
   };
 }

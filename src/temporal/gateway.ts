@@ -118,6 +118,25 @@ export interface TemporalGateway extends PaymentEngine, DepositEngine, WebhookEn
   workflowHistory(workflowId: string): ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>;
   /** Starts a no-op workflow on a queue no worker polls: the engine's bare start cost (benchmark). */
   startProbeWorkflow(workflowId: string): Promise<void>;
+  /** For operators and the simulation: workflows matching a visibility query, e.g. `ExecutionStatus = 'Running'`. */
+  listWorkflows(query: string): Promise<WorkflowSummary[]>;
+  /** For operators and the simulation: a running workflow's pending activities, to spot one that retries forever. */
+  pendingActivities(workflowId: string): Promise<PendingActivity[]>;
+}
+
+export interface WorkflowSummary {
+  workflowId: string;
+  runId: string;
+  type: string;
+  /** RUNNING, COMPLETED, FAILED, TERMINATED, TIMED_OUT... */
+  status: string;
+}
+
+export interface PendingActivity {
+  activityType: string;
+  /** The attempt running or about to run (1 = first). */
+  attempt: number;
+  lastFailure: string | null;
 }
 
 export interface GatewayOptions {
@@ -325,6 +344,23 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
 
     async startProbeWorkflow(workflowId: string) {
       await client.workflow.start('engineProbe', { taskQueue: PROBE_TASK_QUEUE, workflowId, workflowExecutionTimeout: '1 minute' });
+    },
+
+    async listWorkflows(query: string) {
+      const found: WorkflowSummary[] = [];
+      for await (const w of client.workflow.list({ query })) {
+        found.push({ workflowId: w.workflowId, runId: w.runId, type: w.type, status: w.status.name });
+      }
+      return found;
+    },
+
+    async pendingActivities(workflowId: string) {
+      const d = await handle(workflowId).describe();
+      return (d.raw.pendingActivities ?? []).map((a) => ({
+        activityType: a.activityType?.name ?? 'unknown',
+        attempt: a.attempt ?? 0,
+        lastFailure: a.lastFailure?.message ?? null,
+      }));
     },
   };
 }

@@ -1,0 +1,309 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { ServiceConfig } from '../src/config';
+import { loadEnvironments, withRpcUrl, type TEnvironments } from '../src/config/environments';
+import type { Database } from '../src/db/client';
+import { startAnvil } from '../src/embedded/anvil';
+import { logsDir, postgresDataDir, projectRoot } from '../src/embedded/paths';
+import { startTemporalDevServer } from '../src/embedded/temporal-dev-server';
+import { ensureSandboxToken } from '../src/chain/sandbox';
+import { createApi } from '../src/http/app';
+import { createLogger } from '../src/logger';
+import { openDatabase } from '../src/runtime/database';
+import { resolveServiceSecret } from '../src/runtime/service-secret';
+import { createChainServices, fundSandboxTreasury, type ChainServices } from '../src/runtime/chain-services';
+import { registerServiceWallets } from '../src/domain/custody-addresses';
+import { connectTemporalGateway, type TemporalGateway } from '../src/temporal/gateway';
+
+/**
+ * The embedded stack as `npm start` runs it (PostgreSQL, the Temporal dev server, anvil with a block a
+ * second, the API), except that the worker is a child process of its own, in the production shape
+ * (`src/main.ts --only worker` with DATABASE_URL and TEMPORAL_ADDRESS), so it can be killed with
+ * SIGKILL and started again. Every run starts from nothing: a fresh database, Temporal store and chain.
+ */
+
+export interface StackPorts {
+  postgres: number;
+  temporal: number;
+  temporalUi: number;
+  anvil: number;
+  api: number;
+}
+
+export interface Stack {
+  config: ServiceConfig;
+  environments: TEnvironments;
+  db: Database;
+  engine: TemporalGateway;
+  chain: ChainServices;
+  chainId: number;
+  rpcUrl: string;
+  apiUrl: string;
+  temporalAddress: string;
+  uiUrl: string | undefined;
+  dataDir: string;
+  worker: WorkerProcess;
+  /** SIGSTOP on PostgreSQL (postmaster first, then its backends) for `ms`, then SIGCONT. */
+  pausePostgres(ms: number): Promise<number>;
+  /** SIGSTOP on the Temporal dev server for `ms`, then SIGCONT. */
+  pauseTemporal(ms: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export async function startStack(opts: { config: ServiceConfig; dataDir: string; ports: StackPorts; log: (line: string) => void }): Promise<Stack> {
+  const { config, dataDir, ports, log } = opts;
+  const stops: Array<() => Promise<void>> = [];
+  const paused = new Set<number>();
+  const stop = async () => {
+    // Never leave a process stopped behind us, whatever failed.
+    for (const pid of paused) signal(pid, 'SIGCONT');
+    for (const s of stops.splice(0).reverse()) await s().catch((err: unknown) => log(`stop failed: ${String(err)}`));
+  };
+  try {
+    const opened = await openDatabase(config, { databaseName: 'partner_payments_simulation', fresh: true });
+    stops.push(() => opened.close());
+    log(`postgres ${redact(opened.url)}`);
+
+    // A fresh Temporal store: workflows of an earlier run would wake up against an empty database.
+    rmSync(path.join(dataDir, 'temporal'), { recursive: true, force: true });
+    const dev = await startTemporalDevServer({
+      port: ports.temporal,
+      uiPort: ports.temporalUi,
+      dbFile: path.join(dataDir, 'temporal', 'temporal.db'),
+      namespaces: [config.temporal.namespace],
+    });
+    stops.push(() => dev.stop());
+    if (!dev.started || dev.pid === undefined) throw new Error(`a Temporal server already answers on ${dev.address}; pick another EMBEDDED_TEMPORAL_PORT`);
+    log(`temporal ${dev.address}${dev.uiUrl ? ` (UI ${dev.uiUrl})` : ''}`);
+
+    let environments = loadEnvironments(config.environmentsFile);
+    const network = environments.environments.sandbox.networks[0];
+    if (!network) throw new Error('the sandbox environment configures no network');
+    // In memory: every run starts on an empty chain.
+    const anvil = await startAnvil({ port: ports.anvil, chainId: network.chainId, blockTime: 1 });
+    stops.push(() => anvil.stop());
+    await ensureSandboxToken({ rpcUrl: anvil.rpcUrl });
+    environments = withRpcUrl(environments, network.chainId, anvil.rpcUrl);
+    log(`anvil ${anvil.rpcUrl} (chain ${network.chainId}, a block a second)`);
+    // The worker reads its networks from a file, as production does.
+    const environmentsFile = path.join(dataDir, 'environments.json');
+    writeFileSync(environmentsFile, `${JSON.stringify(environments, null, 2)}\n`);
+
+    const serviceSecret = resolveServiceSecret(config.serviceSecret, dataDir);
+    const chain = createChainServices(environments, dataDir);
+    await fundSandboxTreasury(chain, anvil.rpcUrl);
+    await registerServiceWallets(opened.db.prisma, chain.custody);
+
+    const engine = await connectTemporalGateway({ address: dev.address, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue });
+    stops.push(() => engine.close());
+
+    const worker = new WorkerProcess({
+      DATABASE_URL: opened.url,
+      TEMPORAL_ADDRESS: dev.address,
+      TEMPORAL_NAMESPACE: config.temporal.namespace,
+      TEMPORAL_TASK_QUEUE: config.temporal.taskQueue,
+      ENVIRONMENTS_FILE: environmentsFile,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+    });
+    stops.push(() => worker.stop());
+    worker.start();
+
+    const apiLog = createWriteStream(path.join(logsDir(), 'api.log'), { flags: 'a' });
+    stops.push(() => new Promise<void>((resolve) => apiLog.end(() => resolve())));
+    const api = createApi({
+      config,
+      environments,
+      db: opened.db,
+      logger: createLogger('warn', apiLog),
+      serviceSecret,
+      engine,
+      custody: chain.custody,
+      temporalHealth: () => engine.ping(),
+    });
+    const server: Server = await new Promise((resolve) => {
+      const s = api.listen(ports.api, '127.0.0.1', () => resolve(s));
+    });
+    stops.push(
+      () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    );
+    const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    log(`api ${apiUrl}`);
+
+    const pgDir = realpathSync(postgresDataDir());
+    const temporalPid = dev.pid;
+    return {
+      config,
+      environments,
+      db: opened.db,
+      engine,
+      chain,
+      chainId: network.chainId,
+      rpcUrl: anvil.rpcUrl,
+      apiUrl,
+      temporalAddress: dev.address,
+      uiUrl: dev.uiUrl,
+      dataDir,
+      worker,
+      async pausePostgres(ms) {
+        const postmaster = Number(readFileSync(path.join(pgDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+        // The postmaster first, so it forks no backend we would miss; its children after.
+        const pids = [postmaster, ...childrenOf(postmaster)];
+        for (const pid of pids) {
+          paused.add(pid);
+          signal(pid, 'SIGSTOP');
+        }
+        try {
+          await sleep(ms);
+        } finally {
+          for (const pid of [...pids].reverse()) {
+            signal(pid, 'SIGCONT');
+            paused.delete(pid);
+          }
+        }
+        return pids.length;
+      },
+      async pauseTemporal(ms) {
+        paused.add(temporalPid);
+        signal(temporalPid, 'SIGSTOP');
+        try {
+          await sleep(ms);
+        } finally {
+          signal(temporalPid, 'SIGCONT');
+          paused.delete(temporalPid);
+        }
+      },
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err; // gone already: nothing to pause
+  }
+}
+
+/** Direct children of a process, from /proc (Linux). */
+function childrenOf(parent: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the last ')'.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === parent) children.push(Number(entry));
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return children;
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/([^:@/]+):[^@/]+@/, '//$1:***@');
+}
+
+/**
+ * The worker as its own process: `node --import tsx src/main.ts --only worker` (one process, so SIGKILL
+ * really kills it, with no tsx wrapper left to forward signals). Output goes to <data>/logs/worker.log.
+ */
+export class WorkerProcess {
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> = Promise.resolve();
+  private readyPromise: Promise<void> = Promise.resolve();
+  private readonly log: WriteStream;
+  starts = 0;
+  kills = 0;
+
+  constructor(private readonly env: Record<string, string>) {
+    this.log = createWriteStream(path.join(logsDir(), 'worker.log'), { flags: 'a' });
+  }
+
+  start(): void {
+    if (this.child) throw new Error('the worker is running already');
+    this.starts += 1;
+    this.log.write(`\n--- ${new Date().toISOString()} worker start #${this.starts}\n`);
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot(), 'src', 'main.ts'), '--only', 'worker'], {
+      cwd: projectRoot(),
+      env: { ...process.env, ...this.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    child.stdout?.pipe(this.log, { end: false });
+    child.stderr?.pipe(this.log, { end: false });
+    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    this.readyPromise = new Promise((resolve, reject) => {
+      let seen = '';
+      // main.ts prints this line once the worker polls, the scanners run and the schedules exist.
+      child.stdout?.on('data', (chunk: Buffer) => {
+        seen = (seen + chunk.toString('utf8')).slice(-4096);
+        if (seen.includes('is running')) resolve();
+      });
+      child.once('exit', (code, sig) => reject(new Error(`the worker exited (${sig ?? code}) before it was ready; see ${path.join(logsDir(), 'worker.log')}`)));
+    });
+    // Nobody may be waiting for it yet (it is killed before it is ready): not an unhandled rejection.
+    this.readyPromise.catch(() => undefined);
+    void this.exited.then(() => {
+      if (this.child === child) this.child = undefined;
+    });
+  }
+
+  get running(): boolean {
+    return this.child !== undefined;
+  }
+
+  async ready(timeoutMs = 120_000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the worker was not ready within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      await Promise.race([this.readyPromise, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** kill -9: no shutdown, activities in flight are abandoned mid-step. */
+  async kill9(): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    this.kills += 1;
+    this.log.write(`\n--- ${new Date().toISOString()} worker kill -9 (pid ${child.pid})\n`);
+    child.kill('SIGKILL');
+    await this.exited;
+  }
+
+  /** A clean stop (SIGTERM: the worker finishes its activities), SIGKILL after 30 s. */
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (child) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      await this.exited;
+      clearTimeout(timer);
+    }
+    await new Promise<void>((resolve) => this.log.end(() => resolve()));
+  }
+}
+
+/** The cluster the stack runs on must exist; set-up makes it (`node scripts/setup.mjs --for start`). */
+export function clusterExists(): boolean {
+  return existsSync(path.join(postgresDataDir(), 'PG_VERSION'));
+}
