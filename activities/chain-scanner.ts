@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import type { PrismaClient } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
 import { scanRange, type BlockCheckpoint, type TransferTaker } from '../src/domain/chain-scan';
@@ -21,7 +22,16 @@ export function createChainScannerActivities(deps: ChainScannerDeps) {
   const takers: TransferTaker[] = [(t) => takePaymentTransfer(deps, t), (t) => takeDepositTransfer(deps, t)];
   return {
     scanTransfers: (input: { chainId: number; fromBlock: string; checkpoints?: BlockCheckpoint[] }) =>
-      scanRange({ chains: deps.chains, takers, batchBlocks: deps.batchBlocks, isOurs: (a) => isServiceControlled(deps.prisma, deps.custody, a) }, input),
+      scanRange(
+        {
+          chains: deps.chains,
+          takers,
+          batchBlocks: deps.batchBlocks,
+          isOurs: (a) => isServiceControlled(deps.prisma, deps.custody, a),
+          progress: () => Context.current().heartbeat(),
+        },
+        input,
+      ),
   };
 }
 

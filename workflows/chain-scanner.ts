@@ -1,10 +1,11 @@
 import { continueAsNew, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { ChainScannerActivities } from '../activities/chain-scanner';
 import { pokeSignal, rescanFromSignal, type BlockCheckpoint, type ChainScannerInput } from './contracts/chain-scanner';
-import { UNTIL_DONE } from './retry-profiles';
+import { UNTIL_DONE, UNTIL_DONE_HEARTBEATING } from './retry-profiles';
 import { runIsLong, wakeOn } from './wait';
 
 const untilDone = proxyActivities<ChainScannerActivities>(UNTIL_DONE);
+const heartbeating = proxyActivities<ChainScannerActivities>(UNTIL_DONE_HEARTBEATING);
 
 /** Blocks remembered to notice a reorg (at the head a scan reads a block or two, so about as deep). */
 const MAX_CHECKPOINTS = 64;
@@ -30,6 +31,8 @@ export async function chainScannerWorkflow(input: ChainScannerInput): Promise<vo
   // Runs end by history size too: a worker without this run cached replays all of it on every poke.
   const bounded = patched('scanner-bounded-history');
   const detectsReorgs = patched('scanner-detects-reorgs');
+  // A busy range used to time out after a minute and start over from its first block, ever larger.
+  const scanner = patched('scanner-heartbeats') ? heartbeating : untilDone;
   let checkpoints: BlockCheckpoint[] = input.checkpoints ?? [];
   for (let i = 0; i < scans && !(bounded && runIsLong()); i += 1) {
     // Reset before the scan: a poke that arrives while scanning means "look again", not "lost".
@@ -39,7 +42,7 @@ export async function chainScannerWorkflow(input: ChainScannerInput): Promise<vo
       rescanFrom = null;
       checkpoints = checkpoints.filter((c) => BigInt(c.number) < BigInt(fromBlock));
     }
-    const result = await untilDone.scanTransfers({ chainId: input.chainId, fromBlock, ...(detectsReorgs ? { checkpoints } : {}) });
+    const result = await scanner.scanTransfers({ chainId: input.chainId, fromBlock, ...(detectsReorgs ? { checkpoints } : {}) });
     if (result.reorg) {
       checkpoints = checkpoints.filter((c) => BigInt(c.number) < BigInt(result.reorg!.rescanFrom));
     } else if (result.checkpoint) {

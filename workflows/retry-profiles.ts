@@ -9,6 +9,16 @@ export const UNTIL_DONE: ActivityOptions = {
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 };
 
+/**
+ * UNTIL_DONE for long, heartbeating work (a chain scan of a busy range): a dead worker is noticed
+ * within the heartbeat timeout, and a slow but live attempt is not cut off and redone from the start.
+ */
+export const UNTIL_DONE_HEARTBEATING: ActivityOptions = {
+  ...UNTIL_DONE,
+  startToCloseTimeout: '10m',
+  heartbeatTimeout: '20s',
+};
+
 /** A few tries, then the workflow decides (an operator command or one delivery attempt must end). */
 export const BOUNDED: ActivityOptions = {
   startToCloseTimeout: '1m',

@@ -27,6 +27,10 @@ export interface ScanDeps {
   batchBlocks?: number;
   /** Transfers from the service's own addresses are no payment or deposit. */
   isOurs?: (address: string) => Promise<boolean>;
+  /** Called after each transfer is handled: the activity heartbeats, so a dead worker is noticed soon. */
+  progress?: () => void;
+  /** Recipients whose transfers are handled at once (each recipient's in chain order). */
+  concurrency?: number;
 }
 
 /**
@@ -52,22 +56,45 @@ export async function scanRange(deps: ScanDeps, input: { chainId: number; fromBl
   // The hash of the range's last block before and after reading it: if a reorg replaced it meanwhile,
   // the logs may be of either chain, so this scan is retried instead of trusted.
   const before = await chain.getBlockHash(to);
-  let seen = 0;
+  const transfers: Transfer[] = [];
   for (const asset of network.assets) {
-    const transfers = await chain.getTransfers({ token: asset.tokenAddress as Address, to: undefined, fromBlock: from, toBlock: to });
-    for (const transfer of transfers) {
-      if (deps.isOurs && (await deps.isOurs(transfer.from))) continue;
-      for (const take of deps.takers) {
-        if (await take(transfer)) {
-          seen += 1;
-          break;
-        }
+    transfers.push(...(await chain.getTransfers({ token: asset.tokenAddress as Address, to: undefined, fromBlock: from, toBlock: to })));
+  }
+  let seen = 0;
+  const take = async (transfer: Transfer) => {
+    if (deps.isOurs && (await deps.isOurs(transfer.from))) return;
+    for (const taker of deps.takers) {
+      if (await taker(transfer)) {
+        seen += 1;
+        return;
       }
     }
-  }
+  };
+  // A busy block range must not take longer than the chain makes blocks: recipients are independent,
+  // but one recipient's transfers keep their chain order (a Payment's roles depend on it).
+  await forEachRecipient(transfers, deps.concurrency ?? 8, async (t) => {
+    await take(t);
+    deps.progress?.();
+  });
   const after = await chain.getBlockHash(to);
   if (!before || before !== after) throw new Error(`block ${to} changed while it was scanned (a reorg): scanning it again`);
   return { nextFromBlock: (to + 1n).toString(), caughtUp: to === head, seen, checkpoint: { number: to.toString(), hash: before } };
+}
+
+/** Runs fn over every transfer: up to `concurrency` recipients at a time, each recipient's in order. */
+async function forEachRecipient(transfers: Transfer[], concurrency: number, fn: (t: Transfer) => Promise<void>): Promise<void> {
+  const byRecipient = new Map<string, Transfer[]>();
+  for (const t of transfers) {
+    const key = t.to.toLowerCase();
+    byRecipient.set(key, [...(byRecipient.get(key) ?? []), t]);
+  }
+  const queues = [...byRecipient.values()].map((q) => q.sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1)));
+  const lanes = Array.from({ length: Math.min(concurrency, queues.length) }, async () => {
+    for (let q = queues.shift(); q; q = queues.shift()) {
+      for (const t of q) await fn(t);
+    }
+  });
+  await Promise.all(lanes);
 }
 
 /**

@@ -3,6 +3,7 @@ import type { ChainRegistry } from '../chain/registry';
 import type { Logger } from '../logger';
 import { raiseAlert, resolveAlerts, type AlertDeps } from './alerts';
 import type { PaymentEngine } from './engine';
+import { TERMINAL, type PaymentStatus } from './payments/payment-machine';
 
 /**
  * The orphan Payment reconciler: every Payment that is not terminal has a running workflow.
@@ -57,8 +58,13 @@ export async function reconcilePaymentWorkflows(
   const started: string[] = [];
   const missing: string[] = [];
   const healthy: string[] = [];
+  // The rows were read before each workflow is described: one that finished meanwhile is no orphan.
+  const endedMeanwhile = async (id: string) => {
+    const now = await deps.prisma.payment.findUnique({ where: { id }, select: { status: true } });
+    return !now || TERMINAL.has(now.status as PaymentStatus);
+  };
   for (const row of rows) {
-    if (row.statusVersion === 1 && row.status === 'requires_payment_method') {
+    if (row.statusVersion === 1 && row.status === 'requires_payment_method' && (await deps.engine.paymentWorkflowState(row.id)) === 'not_found') {
       // Resumed from the row: transfers the scanner recorded meanwhile, which no run took, are taken.
       const outcome = await deps.engine.startPayment(row, deps.chains.network(row.chainId).confirmations, { resume: true });
       if (outcome === 'started') {
@@ -69,7 +75,7 @@ export async function reconcilePaymentWorkflows(
       continue;
     }
     const state = await deps.engine.paymentWorkflowState(row.id);
-    if (state === 'running') {
+    if (state === 'running' || (await endedMeanwhile(row.id))) {
       healthy.push(row.id);
       continue;
     }
@@ -105,7 +111,7 @@ async function resolveAlertsOfTerminalPayments(prisma: PrismaClient, alerts: Ale
   if (open.length === 0) return;
   const ids = open.map((o) => o.subject.replace(/^payment:/, ''));
   const terminal = await prisma.payment.findMany({
-    where: { id: { in: ids }, status: { in: ['succeeded', 'failed', 'cancelled', 'expired'] } },
+    where: { id: { in: ids }, status: { in: [...TERMINAL] } },
     select: { id: true },
   });
   await resolveAlerts(alerts, PAYMENT_WORKFLOW_MISSING, terminal.map((p) => subjectOf(p.id)));
