@@ -1,5 +1,5 @@
-// Step: the Temporal CLI (`temporal server start-dev`, the dev server with the Web UI) for `npm start`
-// and the benchmark; no test starts it. Built once with `go install` from the Go module proxy (about
+// Step: the Temporal CLI (`temporal server start-dev`, the dev server with the Web UI) for `npm start`,
+// the benchmark and the simulation (its short run is in `npm test`). Built once with `go install` from the Go module proxy (about
 // 4.5 minutes on 2 cores) into <cache>/temporal-cli-<version>/temporal.
 
 import fs from 'node:fs';
