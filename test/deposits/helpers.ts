@@ -88,10 +88,10 @@ export const statuses = (rows: Deposit[]) => rows.map((r) => r.status);
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
 
-/** Runs `npm run cli -- <args>` against the test database and Temporal; answers its one JSON line. */
-export async function cli(args: string[]): Promise<any> {
+/** Runs `npm run cli -- <args>` against the test database, Temporal and chain; answers stdout and stderr. */
+export async function runCli(args: string[]): Promise<{ stdout: string; stderr: string }> {
   const h = await getHarness();
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
+  return run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -102,6 +102,11 @@ export async function cli(args: string[]): Promise<any> {
       LOG_LEVEL: 'silent',
     },
   });
+}
+
+/** runCli, answering the command's one JSON line. */
+export async function cli(args: string[]): Promise<any> {
+  const { stdout } = await runCli(args);
   const lines = stdout.trim().split('\n');
   assert.equal(lines.length, 1, stdout);
   return JSON.parse(lines[0]!);

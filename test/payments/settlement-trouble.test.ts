@@ -1,31 +1,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import type { Address } from 'viem';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { mine, newPayer, payTo, setNativeBalance, tokenBalance } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { assertLedgerBalanced, createPayment, eventNames, getPayment, newMerchant, waitForPayment } from './fixtures';
 import { endsWithBooksChecked } from '../support/books';
-
-const run = promisify(execFile);
-
-async function cli(args: string[]) {
-  const h = await getHarness();
-  return run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
-    cwd: path.resolve(__dirname, '../..'),
-    env: {
-      ...process.env,
-      DATABASE_URL: h.databaseUrl,
-      TEMPORAL_ADDRESS: h.env.address,
-      TEMPORAL_TASK_QUEUE: h.taskQueue,
-      EMBEDDED_ANVIL_PORT: new URL(h.rpcUrl).port,
-      LOG_LEVEL: 'silent',
-    },
-  });
-}
+import { runCli as cli } from '../deposits/helpers';
 
 /** With an empty treasury no escrow gets gas, so every settlement attempt fails before broadcasting. */
 async function treasury(wei: bigint) {

@@ -46,31 +46,26 @@ function nonZero(entries: PostingInput['entries']): PostingInput['entries'] {
   return entries.filter((e) => e.amountAtomic !== 0n);
 }
 
-export function receiptPosting(d: DepositFacts): PostingInput {
+/** Money that came in from outside to the deposit address, for the account, with its Transaction. */
+function inflowPosting(d: DepositFacts, leg: string, description: string, financialLegKind: string): PostingInput {
   const gross = big(d.amountAtomic);
   return {
     appId: d.appId,
     sourceType: 'deposit',
     sourceId: d.id,
-    leg: 'receipt',
+    leg,
     asset: depositAsset(d),
-    description: `Deposit ${d.id} received at deposit address ${d.depositAddressId}`,
+    description,
     entries: [
       { book: bookFor('deposit_custody', d.depositAddressId), amountAtomic: gross, accountId: d.accountId },
       { book: bookFor('external', d.chainId), amountAtomic: -gross },
     ],
-    transactions: [
-      {
-        accountId: d.accountId,
-        direction: 'received',
-        senderAccountId: null,
-        receiverAccountId: d.accountId,
-        amountAtomic: gross,
-        status: 'pending',
-        financialLegKind: 'deposit',
-      },
-    ],
+    transactions: [pendingReceived(d, gross, financialLegKind)],
   };
+}
+
+export function receiptPosting(d: DepositFacts): PostingInput {
+  return inflowPosting(d, 'receipt', `Deposit ${d.id} received at deposit address ${d.depositAddressId}`, 'deposit');
 }
 
 export function settlementPosting(d: DepositFacts): PostingInput {
@@ -104,29 +99,16 @@ export function receiptReversalPosting(d: DepositFacts): PostingInput {
       { book: custody, amountAtomic: -gross, accountId: d.accountId },
       { book: custody, amountAtomic: gross, accountId: d.accountId },
     ],
-    transactions: [recoveryHold(d, gross)],
+    transactions: [pendingReceived(d, gross, 'recovery_hold')],
   };
 }
 
 /** Funds under the minimum (an ignored deposit) still reached the address: held for recovery. */
 export function heldPosting(d: DepositFacts): PostingInput {
-  const amount = big(d.amountAtomic);
-  return {
-    appId: d.appId,
-    sourceType: 'deposit',
-    sourceId: d.id,
-    leg: 'held',
-    asset: depositAsset(d),
-    description: `Deposit ${d.id} under the minimum: held for recovery at deposit address ${d.depositAddressId}`,
-    entries: [
-      { book: bookFor('deposit_custody', d.depositAddressId), amountAtomic: amount, accountId: d.accountId },
-      { book: bookFor('external', d.chainId), amountAtomic: -amount },
-    ],
-    transactions: [recoveryHold(d, amount)],
-  };
+  return inflowPosting(d, 'held', `Deposit ${d.id} under the minimum: held for recovery at deposit address ${d.depositAddressId}`, 'recovery_hold');
 }
 
-function recoveryHold(d: DepositFacts, amountAtomic: bigint) {
+function pendingReceived(d: DepositFacts, amountAtomic: bigint, financialLegKind: string) {
   return {
     accountId: d.accountId,
     direction: 'received' as const,
@@ -134,7 +116,7 @@ function recoveryHold(d: DepositFacts, amountAtomic: bigint) {
     receiverAccountId: d.accountId,
     amountAtomic,
     status: 'pending' as const,
-    financialLegKind: 'recovery_hold',
+    financialLegKind,
   };
 }
 
