@@ -4,6 +4,7 @@ import type { Address } from 'viem';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/logger';
 import { startService } from '../src/runtime/service';
+import { Lifecycle } from '../src/runtime/lifecycle';
 import { createApp } from '../src/domain/apps';
 import { fundTestWallet, SANDBOX_TOKEN_ADDRESS } from '../src/chain/sandbox';
 
@@ -77,7 +78,10 @@ async function main(): Promise<void> {
     DATABASE_POOL_MAX: process.env.DATABASE_POOL_MAX ?? '20',
   });
   const logger = createLogger('warn');
-  const service = await startService({ config, logger, roles: ['api', 'worker'], scannerPollSeconds: 1, sandboxBlockTime: 0 });
+  // Ctrl-C stops the bench's own stack like `npm start` stops its one (src/runtime/lifecycle.ts).
+  const lifecycle = new Lifecycle();
+  lifecycle.stopOnSignals((line) => process.stdout.write(`bench: ${line}\n`));
+  const service = await startService({ config, logger, roles: ['api', 'worker'], scannerPollSeconds: 1, sandboxBlockTime: 0, lifecycle });
   const out = (line: string) => process.stdout.write(`${line}\n`);
   try {
     const base = service.apiUrl!;

@@ -2,29 +2,23 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from './config';
 import { createLogger } from './logger';
 import { startService, type Role } from './runtime/service';
+import { Lifecycle } from './runtime/lifecycle';
 
 /**
  * `npm start`: the whole service on one machine (see startService). `--only api` / `--only worker`
  * run one role; the production shape runs them as separate processes.
  */
+const lifecycle = new Lifecycle();
+
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { only: { type: 'string' } } });
   if (values.only && values.only !== 'api' && values.only !== 'worker') throw new Error('--only takes api or worker');
   const roles: Role[] = values.only ? [values.only as Role] : ['api', 'worker'];
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
-  const service = await startService({ config, logger, roles });
-
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    await service.stop();
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  // Listening from the start, so a Ctrl-C during start-up also stops whatever had started.
+  lifecycle.stopOnSignals((line) => process.stdout.write(`${line}\n`));
+  const service = await startService({ config, logger, roles, lifecycle });
 
   const chainId = service.environments.environments.sandbox.networks[0]?.chainId;
   const lines = [
@@ -52,6 +46,7 @@ function redactUrl(url: string): string {
 }
 
 main().catch((err: unknown) => {
+  if (lifecycle.stopping) return; // a signal stopped the start-up; its handler exits
   process.stderr.write(`failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

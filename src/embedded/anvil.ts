@@ -29,6 +29,8 @@ export interface AnvilNode {
   chainId: number;
   /** Stops the node; with a state file, anvil writes the state before it exits. Safe to call twice. */
   stop(): Promise<void>;
+  /** SIGKILL, at once (a forced stop). */
+  kill(): void;
 }
 
 export const DEFAULT_CHAIN_ID = 31337;
@@ -59,7 +61,9 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilNode>
   }
   if (options.blockTime !== undefined) args.push('--block-time', String(options.blockTime));
 
-  const child = spawn(anvilBinaryPath(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its own process group: a Ctrl-C in the terminal reaches only our process, which stops the node
+  // after the worker has drained (see src/runtime/lifecycle.ts).
+  const child = spawn(anvilBinaryPath(), args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   // A crashed or killed parent must not leave an orphan node holding the port.
   const killOnExit = (): void => {
     child.kill('SIGKILL');
@@ -78,6 +82,7 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilNode>
       port,
       chainId,
       stop: () => (stopping ??= stop(child, exited).finally(() => process.removeListener('exit', killOnExit))),
+      kill: killOnExit,
     };
   } catch (err) {
     child.kill('SIGKILL');

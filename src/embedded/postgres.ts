@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync, accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
@@ -34,6 +35,8 @@ export interface EmbeddedPostgres {
   ensureDatabase(name: string, options?: { fresh?: boolean }): Promise<string>;
   /** Stops the cluster if this call started it (pg_ctl stop -m fast). Safe to call twice. */
   stop(): Promise<void>;
+  /** A forced stop, synchronous (pg_ctl stop -m immediate), if this call started the cluster. */
+  kill(): void;
 }
 
 const HOST = '127.0.0.1';
@@ -206,6 +209,11 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
       if (code !== 0 && runningPort(dataDir) !== undefined) {
         throw new Error(`pg_ctl stop failed (exit code ${code}); last lines of ${log}:\n${tailFile(log)}`);
       }
+    },
+    kill() {
+      if (stopped || !started) return;
+      stopped = true;
+      spawnSync(path.join(binDir, 'pg_ctl'), ['stop', '-D', dataDir, '-m', 'immediate', '-w', '-t', '10'], { cwd: '/', stdio: 'ignore', ...runAs(dataDir) });
     },
   };
 }

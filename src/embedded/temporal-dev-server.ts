@@ -42,6 +42,8 @@ export interface TemporalDevServer {
   pid: number | undefined;
   /** SIGTERM, then waits for the exit (SIGKILL after 20s). Safe to call twice. */
   stop(): Promise<void>;
+  /** SIGKILL, at once (a forced stop). */
+  kill(): void;
 }
 
 export async function startTemporalDevServer(options: TemporalDevServerOptions = {}): Promise<TemporalDevServer> {
@@ -61,7 +63,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions =
       if (!(await allReady())) {
         throw new Error(`a Temporal server already runs on ${address} but lacks namespaces ${namespaces.join(', ')}`);
       }
-      return { address, uiUrl, started: false, logFile: undefined, pid: undefined, stop: async () => undefined };
+      return { address, uiUrl, started: false, logFile: undefined, pid: undefined, stop: async () => undefined, kill: () => undefined };
     }
     throw new Error(`port ${port} on ${ip} is in use by something that is not a Temporal server`);
   }
@@ -78,7 +80,14 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions =
   }
   args.push(...(options.extraArgs ?? []));
 
-  const proc = spawnLogged(cli, args, { log: 'temporal.log' });
+  // Its own process group, so a Ctrl-C reaches only our process, which stops the server after the
+  // worker has drained; a parent that exits without stopping it still takes it down.
+  const proc = spawnLogged(cli, args, { log: 'temporal.log', detached: true });
+  const kill = () => {
+    if (!proc.exited()) proc.child.kill('SIGKILL');
+  };
+  process.once('exit', kill);
+  void proc.exit.then(() => process.removeListener('exit', kill));
   try {
     await waitFor(allReady, {
       timeoutMs: options.startTimeoutMs ?? 60_000,
@@ -98,5 +107,6 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions =
     logFile: proc.logFile,
     pid: proc.child.pid,
     stop: () => stopProcess(proc),
+    kill,
   };
 }

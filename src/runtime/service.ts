@@ -11,12 +11,13 @@ import { startAnvil } from '../embedded/anvil';
 import { ensureSandboxToken } from '../chain/sandbox';
 import { createApi } from '../http/app';
 import { connectTemporalGateway, type TemporalGateway } from '../temporal/gateway';
-import { connectWorkerConnection, createWorker } from '../temporal/worker';
+import { connectWorkerConnection, createWorker, ownShutdownSignals } from '../temporal/worker';
 import { loadWorkflowBundle } from '../temporal/workflow-bundle';
 import { createActivities } from '../../activities';
 import { DEFAULT_TREASURY_POLICY } from '../domain/settlement/settlement-sender';
 import { registerServiceWallets } from '../domain/custody-addresses';
 import { createChainServices, fundSandboxTreasury, type ChainServices } from './chain-services';
+import { Lifecycle } from './lifecycle';
 
 export type Role = 'api' | 'worker';
 
@@ -32,7 +33,13 @@ export interface RunningService {
   apiUrl?: string;
   dataDir: string;
   stop(): Promise<void>;
+  kill(): void;
 }
+
+/** How long a stop lets the API's in-flight requests finish before their connections are closed. */
+const API_DRAIN_MS = 10_000;
+/** How long a stop lets running activities finish and report before they are cancelled. */
+const WORKER_DRAIN = '10 seconds';
 
 /**
  * Starts the service: DATABASE_URL and TEMPORAL_ADDRESS when set (production shape), otherwise the
@@ -47,6 +54,8 @@ export async function startService(opts: {
   scannerPollSeconds?: number;
   /** Seconds between sandbox blocks; 0 = automine only. */
   sandboxBlockTime?: number;
+  /** Where the started parts are registered, so a signal during start-up stops them too. */
+  lifecycle?: Lifecycle;
 }): Promise<RunningService> {
   const { logger, roles } = opts;
   const embedded = !opts.config.database.url || !opts.config.temporal.address;
@@ -54,16 +63,14 @@ export async function startService(opts: {
   const config: ServiceConfig = embedded
     ? { ...opts.config, webhooks: { allowPrivateDestinations: true } }
     : opts.config;
-  const stops: Array<() => Promise<void>> = [];
-  const stop = async () => {
-    for (const s of stops.splice(0).reverse()) await s().catch((err: unknown) => logger.error({ err }, 'stop failed'));
-  };
+  const lifecycle = opts.lifecycle ?? new Lifecycle();
+  const stop = () => lifecycle.stop();
   try {
     const data = dataDir();
     let environments = loadEnvironments(config.environmentsFile);
 
     const database = await openDatabase(config);
-    stops.push(() => database.close());
+    lifecycle.add('postgresql', () => database.close(), () => database.kill());
 
     let temporalAddress = config.temporal.address;
     let uiUrl: string | undefined;
@@ -74,7 +81,7 @@ export async function startService(opts: {
         dbFile: path.join(data, 'temporal', 'temporal.db'),
         namespaces: [config.temporal.namespace],
       });
-      stops.push(() => dev.stop());
+      lifecycle.add('temporal dev server', () => dev.stop(), () => dev.kill());
       temporalAddress = dev.address;
       uiUrl = dev.uiUrl;
     }
@@ -89,7 +96,7 @@ export async function startService(opts: {
         // Blocks keep coming, so confirmations advance as on a real chain.
         ...(opts.sandboxBlockTime === 0 ? {} : { blockTime: opts.sandboxBlockTime ?? 1 }),
       });
-      stops.push(() => anvil.stop());
+      lifecycle.add('anvil', () => anvil.stop(), () => anvil.kill());
       await ensureSandboxToken({ rpcUrl: anvil.rpcUrl });
       environments = withRpcUrl(environments, sandbox.chainId, anvil.rpcUrl);
       rpcUrl = anvil.rpcUrl;
@@ -100,9 +107,10 @@ export async function startService(opts: {
     if (rpcUrl) await fundSandboxTreasury(chain, rpcUrl);
     await registerServiceWallets(database.db.prisma, chain.custody);
     const engine = await connectTemporalGateway({ address: temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue });
-    stops.push(() => engine.close());
+    lifecycle.add('temporal client', () => engine.close());
 
     if (roles.includes('worker')) {
+      ownShutdownSignals();
       const connection = await connectWorkerConnection(temporalAddress);
       const worker = await createWorker({
         connection,
@@ -119,10 +127,12 @@ export async function startService(opts: {
           serviceSecret,
           webhooks: config.webhooks,
         }),
+        shutdownGraceTime: WORKER_DRAIN,
       });
       const running = worker.run();
-      stops.push(async () => {
-        worker.shutdown();
+      // Drained once, here; the Temporal runtime's own signal handlers are off (ownShutdownSignals).
+      lifecycle.add('worker', async () => {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
         await running;
         await connection.close();
       });
@@ -147,18 +157,24 @@ export async function startService(opts: {
       const server: Server = await new Promise((resolve) => {
         const s = api.listen(config.http.port, config.http.host, () => resolve(s));
       });
-      stops.push(
-        () =>
-          new Promise<void>((resolve) => {
-            server.close(() => resolve());
-            server.closeIdleConnections();
-          }),
-      );
+      lifecycle.add('api', () => closeServer(server, API_DRAIN_MS));
       apiUrl = `http://${config.http.host}:${config.http.port}`;
     }
-    return { config, environments, database, engine, chain, temporalAddress, uiUrl, rpcUrl, apiUrl, dataDir: data, stop };
+    return { config, environments, database, engine, chain, temporalAddress, uiUrl, rpcUrl, apiUrl, dataDir: data, stop, kill: () => lifecycle.kill() };
   } catch (err) {
-    await stop();
+    await stop().catch((stopErr: unknown) => logger.error({ msg: String(stopErr) }, 'stop after a failed start failed'));
     throw err;
   }
+}
+
+/** Stops accepting connections and lets in-flight requests finish; after `drainMs` closes the rest. */
+function closeServer(server: Server, drainMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(() => server.closeAllConnections(), drainMs);
+    server.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
 }

@@ -1,5 +1,5 @@
 import type { Duration } from '@temporalio/common';
-import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 
 export { bundleWorkflows, WORKFLOWS_PATH } from './workflow-bundle';
 
@@ -37,4 +37,17 @@ export async function createWorker(opts: WorkerOptions): Promise<Worker> {
 
 export async function connectWorkerConnection(address: string): Promise<NativeConnection> {
   return NativeConnection.connect({ address });
+}
+
+let runtimeInstalled = false;
+
+/**
+ * Turns off the Temporal runtime's own shutdown on SIGINT/SIGTERM: the service's lifecycle drains the
+ * worker once, in order (src/runtime/lifecycle.ts). Left on, a signal started a drain that the
+ * service's stop then tried again ("Not running. Current state: DRAINING"). Call before the first worker.
+ */
+export function ownShutdownSignals(): void {
+  if (runtimeInstalled) return;
+  Runtime.install({ shutdownSignals: [] });
+  runtimeInstalled = true;
 }
