@@ -23,6 +23,7 @@ import {
   waitForDeposits,
 } from './helpers';
 import { endsWithBooksChecked } from '../support/books';
+import { awaitWorkflowResult } from '../support/workflow-result';
 
 const DEPOSIT_KEYS = ['accountId', 'amount', 'depositAddressId', 'fees', 'id', 'settlement', 'settlementProfileSnapshot', 'sourceTransfer', 'status', 'txHash'];
 const ASSET = { chainId: 31337, tokenAddress: '0xf1108D9fDF3d265B59Bf6Ce7Bf240f99c071ffF5', symbol: 'USDC', decimals: 6, kind: 'token' };
@@ -141,7 +142,7 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
         ['deposit.settled', 'settled', accountId, settled!.id],
       ],
     );
-    const result = await h.engine.workflowResult(settled!.workflowId);
+    const result = await awaitWorkflowResult(h, settled!.workflowId);
     assert.deepEqual(result, { status: 'settled', statusVersion: 4 });
     await ledgerIsBalanced();
   });
@@ -175,7 +176,7 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
       ['external:31337', '-999999', null],
     ]);
     assert.deepEqual(heldLedger.held!.transactions.map((t) => [t.financialLegKind, t.status]), [['recovery_hold', 'pending']]);
-    const result = await h.engine.workflowResult(ignored!.workflowId);
+    const result = await awaitWorkflowResult(h, ignored!.workflowId);
     assert.deepEqual(result, { status: 'ignored', statusVersion: 1 });
 
     // Exactly the minimum counts (inclusive: true in the sandbox configuration).
