@@ -39,6 +39,12 @@ export async function recordHistories(h: Harness): Promise<string[]> {
     const incidents = [...new Set(p.incidents.map((i) => i.kind))].sort().join('+') || 'clean';
     pick(`payment--${p.intent}-${p.status}-${p.operationalState}-${incidents}`, p.id);
   }
+  // A Payment once held (a data error, a settlement hold) and released, whatever its end.
+  const held = await prisma.event.findMany({ where: { name: 'payment.requires_intervention' }, select: { resourceId: true }, orderBy: { createdAt: 'asc' } });
+  for (const e of held) {
+    const p = payments.find((x) => x.id === e.resourceId);
+    if (p && p.operationalState === 'normal') pick(`payment--held-then-${p.status}`, p.id);
+  }
   const resolved = await prisma.paymentResolution.findMany({ select: { paymentId: true, action: true } });
   for (const r of resolved) pick(`payment--resolved-${r.action}`, r.paymentId);
 
