@@ -50,6 +50,11 @@ export async function recordHistories(h: Harness): Promise<string[]> {
 
   const deposits = await prisma.deposit.findMany({ orderBy: { createdAt: 'asc' } });
   for (const d of deposits) pick(`deposit--${d.status}-${d.settlementStatus}`, d.workflowId);
+  const heldDeposits = await prisma.event.findMany({ where: { name: 'deposit.requires_intervention' }, select: { resourceId: true }, orderBy: { createdAt: 'asc' } });
+  for (const e of heldDeposits) {
+    const d = deposits.find((x) => x.id === e.resourceId && x.settlementReasonCode === null && x.status === 'settled');
+    if (d) pick(`deposit--held-then-${d.status}`, d.workflowId);
+  }
   const depositResolutions = await prisma.depositResolution.findMany({ include: { deposit: true } });
   for (const r of depositResolutions) {
     pick(`deposit--resolved-${r.action}`, r.deposit.workflowId);
