@@ -79,7 +79,7 @@ describe('Idempotency-Key', () => {
   test('a retry while the first request still runs answers 409 request_in_progress; another body with that key is idempotency_conflict', async () => {
     const m = await newMerchant();
     const p = (await createPayment(m)).body.payment;
-    const api = await apiWithUpdateTimeout(3000);
+    const api = await apiWithUpdateTimeout(5000);
     const key = 'cancel-in-flight';
     const cancel = (body: unknown) => call(`/v2/payments/${p.id}/cancel`, { credential: m.cred, body, headers: { 'idempotency-key': key }, baseUrl: api.baseUrl });
     try {
