@@ -11,7 +11,6 @@ import { recordManualDepositPayout, sendDepositSettlement } from '../src/domain/
 import { checkSettlement } from '../src/domain/settlement/settlement-legs';
 import { persistDepositTransition, recordDepositDetected, recordDepositResolution } from '../src/domain/deposits/deposit-store';
 import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-sender';
-import { refusalsAsFailures } from './failures';
 
 export interface DepositActivityDeps {
   prisma: PrismaClient;
@@ -25,9 +24,9 @@ export function createDepositActivities(deps: DepositActivityDeps) {
   return {
     recordDepositDetected: (input: DepositStart, initial: { state: PersistedDepositState; events: DepositEventName[]; at: string }) =>
       // Deposits started before ordinals have none in their input (their rows exist already).
-      refusalsAsFailures(() => recordDepositDetected(prisma, { ...input, ordinal: input.ordinal ?? 0 }, initial, Context.current().info.workflowExecution?.workflowId ?? '')),
+      recordDepositDetected(prisma, { ...input, ordinal: input.ordinal ?? 0 }, initial, Context.current().info.workflowExecution?.workflowId ?? ''),
 
-    persistDepositTransition: (depositId: string, t: PersistedDepositTransition) => refusalsAsFailures(() => persistDepositTransition(prisma, depositId, t)),
+    persistDepositTransition: (depositId: string, t: PersistedDepositTransition) => persistDepositTransition(prisma, depositId, t),
 
     recordDepositResolution: (input: ResolutionRequest & { id: string; depositId: string }) => recordDepositResolution(prisma, input),
 
@@ -38,13 +37,13 @@ export function createDepositActivities(deps: DepositActivityDeps) {
     /** An operator's hand-made payout (mark-settled), checked on chain and recorded as the net leg. */
     recordManualDepositPayout: (input: { depositId: string; txHash: string }) => recordManualDepositPayout(deps, input.depositId, input.txHash),
 
-    broadcastDepositSettlement: (input: { depositId: string }) => refusalsAsFailures(() => sendDepositSettlement(deps.settlement, input.depositId)),
+    broadcastDepositSettlement: (input: { depositId: string }) => sendDepositSettlement(deps.settlement, input.depositId),
 
     checkDepositSettlement: (input: { depositId: string; confirmations: number }) => checkSettlement(deps, { type: 'deposit', id: input.depositId }, input.confirmations),
 
     listDepositsToReconcile: (input: { settledSince: string; afterId?: string; limit: number }) => depositsToReconcile(prisma, input),
 
-    reconcileDeposit: (input: { depositId: string; at: string }) => refusalsAsFailures(() => reconcileDeposit(deps, input.depositId, input.at)),
+    reconcileDeposit: (input: { depositId: string; at: string }) => reconcileDeposit(deps, input.depositId, input.at),
   };
 }
 

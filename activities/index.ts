@@ -5,6 +5,7 @@ import type { DepositEngine, PaymentEngine, WebhookEngine } from '../src/domain/
 import type { TreasuryPolicy } from '../src/domain/settlement/settlement-sender';
 import type { Logger } from '../src/logger';
 import { createChainScannerActivities } from './chain-scanner';
+import { classifiedActivities } from './failures';
 import { createDepositActivities } from './deposits';
 import { createPaymentActivities } from './payments';
 import { createReconciliationActivities } from './reconciliation';
@@ -28,16 +29,29 @@ export interface ActivityDeps {
   webhooks?: { allowPrivateDestinations: boolean };
 }
 
-/** All activities, each feature's from its own factory, with dependencies injected. */
+/**
+ * All activities, each feature's from its own factory, with dependencies injected, and every one
+ * wrapped in the one error classification (activities/failures.ts), so none can forget it. The chain
+ * scanner and the webhook dispatcher are long-lived singletons: a data error there keeps retrying
+ * (with backoff) instead of stopping detection or delivery for every partner.
+ */
 export function createActivities(deps: ActivityDeps) {
   const prisma = deps.db.prisma;
   const settlement = { prisma, chains: deps.chains, custody: deps.custody, treasury: deps.treasury };
+  const { dispatchWebhookEvents, ...webhookDelivery } = createWebhookActivities({
+    prisma,
+    logger: deps.logger,
+    serviceSecret: deps.serviceSecret,
+    destinations: deps.webhooks,
+    engine: deps.engine,
+  });
   return {
-    ...createPaymentActivities({ prisma, chains: deps.chains, settlement }),
-    ...createDepositActivities({ prisma, chains: deps.chains, settlement }),
-    ...createChainScannerActivities({ prisma, chains: deps.chains, custody: deps.custody, engine: deps.engine }),
-    ...createReconciliationActivities({ prisma, chains: deps.chains, custody: deps.custody, engine: deps.engine, logger: deps.logger }),
-    ...createWebhookActivities({ prisma, logger: deps.logger, serviceSecret: deps.serviceSecret, destinations: deps.webhooks, engine: deps.engine }),
+    ...classifiedActivities(createPaymentActivities({ prisma, chains: deps.chains, settlement })),
+    ...classifiedActivities(createDepositActivities({ prisma, chains: deps.chains, settlement })),
+    ...classifiedActivities(createChainScannerActivities({ prisma, chains: deps.chains, custody: deps.custody, engine: deps.engine }), { retryDataErrors: true }),
+    ...classifiedActivities(createReconciliationActivities({ prisma, chains: deps.chains, custody: deps.custody, engine: deps.engine, logger: deps.logger })),
+    ...classifiedActivities(webhookDelivery),
+    ...classifiedActivities({ dispatchWebhookEvents }, { retryDataErrors: true }),
   };
 }
 

@@ -8,7 +8,6 @@ import { recordManualPaymentPayout, sendPaymentSettlement } from '../src/domain/
 import { checkSettlement } from '../src/domain/settlement/settlement-legs';
 import { loadPaymentState, persistPaymentTransition, recordPaymentResolution } from '../src/domain/payments/payment-store';
 import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-sender';
-import { refusalsAsFailures } from './failures';
 
 export interface PaymentActivityDeps {
   prisma: PrismaClient;
@@ -21,7 +20,7 @@ export function createPaymentActivities(deps: PaymentActivityDeps) {
   const { prisma, chains } = deps;
   return {
     persistPaymentTransition: (paymentId: string, t: PersistedTransition) =>
-      refusalsAsFailures(() => persistPaymentTransition(prisma, paymentId, t)),
+      persistPaymentTransition(prisma, paymentId, t),
 
     loadPaymentState: (paymentId: string) => loadPaymentState(prisma, paymentId),
 
@@ -41,7 +40,7 @@ export function createPaymentActivities(deps: PaymentActivityDeps) {
     /** An operator's hand-made payout (mark-settled), checked on chain and recorded as the net leg. */
     recordManualPayout: (input: { paymentId: string; txHash: string }) => recordManualPaymentPayout(deps, input.paymentId, input.txHash),
 
-    broadcastSettlement: (input: { paymentId: string }) => refusalsAsFailures(() => sendPaymentSettlement(deps.settlement, input.paymentId)),
+    broadcastSettlement: (input: { paymentId: string }) => sendPaymentSettlement(deps.settlement, input.paymentId),
 
     checkSettlement: (input: { paymentId: string; confirmations: number }) => checkSettlement(deps, { type: 'payment', id: input.paymentId }, input.confirmations),
   };

@@ -2,14 +2,17 @@ import { condition, continueAsNew, patched, proxyActivities, setHandler, sleep, 
 import type { DepositActivities } from '../activities/deposits';
 import {
   detect,
+  isDataHold,
   isTerminal,
   onConfirming,
+  onDataError,
   onOperatorResolution,
   onSettlementAttemptFailed,
   onSettlementBroadcast,
   onSettlementConfirmed,
   onSettlementTrouble,
   onSourceChecked,
+  type DataHoldFrom,
   type DepositState,
   type Transition,
 } from '../src/domain/deposits/deposit-machine';
@@ -18,6 +21,7 @@ import { toOperatorAction, type ResolutionRequest } from '../src/domain/operator
 import { confirmationPollMs } from '../src/domain/confirmation-polling';
 import { refusalReason } from '../src/domain/settlement/hold-reasons';
 import { resolveDepositSignal, type DepositWorkflowInput, type DepositWorkflowResult } from './contracts/deposit';
+import { isDataError } from './contracts/failures';
 import { SINGLE_ATTEMPT, UNTIL_DONE } from './retry-profiles';
 import { settleOnce } from './settle';
 
@@ -62,10 +66,35 @@ export async function depositWorkflow(input: DepositWorkflowInput): Promise<Depo
   const sourcePollMs = (checks: number) =>
     backsOff ? confirmationPollMs(checks, { firstMs: pollMs, maxMs: pollMs, fastRounds: SLOW_AFTER_CHECKS }) : checks > SLOW_AFTER_CHECKS ? SLOW_POLL_MS : pollMs;
 
+  // Runs before this let an activity's data error fail the run (or, earlier, retry forever).
+  const holdsDataErrors = patched('deposit-holds-data-errors');
+  // Where a data error held the deposit (this run's memory: the stored status is requires_intervention).
+  let dataHoldFrom: DataHoldFrom | undefined;
+  /**
+   * A data error (the database refused a write for its data: retrying the same write can't help)
+   * holds the deposit for an operator instead of failing the run. The hold is written by an activity
+   * too: if the database itself is down, that write is transient and retries.
+   */
+  async function holdingDataErrors(step: () => Promise<void>): Promise<void> {
+    if (!holdsDataErrors) return step();
+    const from = state.status;
+    try {
+      await step();
+    } catch (err) {
+      if (!isDataError(err)) throw err;
+      const held = onDataError(state);
+      await apply(held);
+      if (held && (from === 'detected' || from === 'confirming' || from === 'settling')) dataHoldFrom = from;
+    }
+  }
+
   async function resolve(request: ResolutionRequest): Promise<void> {
     // Runs before this recorded a hand-made payout as the whole settlement, fees included.
     const manualPayoutSettlesRest = request.action === 'mark-settled' && patched('deposit-manual-payout-pays-fees');
-    const resolved = onOperatorResolution(state, toOperatorAction(request), nowIso(), { manualPayoutSettlesRest });
+    const resolved = onOperatorResolution(state, toOperatorAction(request), nowIso(), {
+      manualPayoutSettlesRest,
+      ...(holdsDataErrors && isDataHold(state) ? { dataHoldFrom } : {}),
+    });
     if (!resolved) return; // not held: a stray or repeated resolution changes nothing
     await untilDone.recordDepositResolution({
       id: `${input.depositId}:resolution:${state.statusVersion}`,
@@ -94,6 +123,7 @@ export async function depositWorkflow(input: DepositWorkflowInput): Promise<Depo
       trouble: (reason) => apply(onSettlementTrouble(state, reason)),
       waitBeforeCheck: () => sleep(pollMs),
       maxConfirmationChecks: input.policy.maxConfirmationChecks,
+      holdsDataErrors,
     });
 
   while (!isTerminal(state)) {
@@ -103,27 +133,29 @@ export async function depositWorkflow(input: DepositWorkflowInput): Promise<Depo
     if (workflowInfo().continueAsNewSuggested && queue.length === 0) await continueAsNew<typeof depositWorkflow>(input);
 
     if (state.status === 'detected') {
-      await apply(onConfirming(state));
+      await holdingDataErrors(() => apply(onConfirming(state)));
     } else if (state.status === 'confirming') {
-      const outcome = await untilDone.verifyDepositSource({
-        chainId: input.chainId,
-        txHash: input.txHash,
-        logIndex: input.logIndex,
-        ordinal: input.ordinal,
-        tokenAddress: input.tokenAddress,
-        toAddress: input.toAddress,
-        confirmations: input.confirmations,
+      await holdingDataErrors(async () => {
+        const outcome = await untilDone.verifyDepositSource({
+          chainId: input.chainId,
+          txHash: input.txHash,
+          logIndex: input.logIndex,
+          ordinal: input.ordinal,
+          tokenAddress: input.tokenAddress,
+          toAddress: input.toAddress,
+          confirmations: input.confirmations,
+        });
+        const t = onSourceChecked(state, outcome);
+        if (t) await apply(t);
+        // A transfer that stays shallow (e.g. back in the mempool after a reorg) is re-read less often.
+        else await sleep(sourcePollMs((sourceChecks += 1)));
       });
-      const t = onSourceChecked(state, outcome);
-      if (t) await apply(t);
-      // A transfer that stays shallow (e.g. back in the mempool after a reorg) is re-read less often.
-      else await sleep(sourcePollMs((sourceChecks += 1)));
     } else if (state.status === 'settling') {
-      await settle();
+      await holdingDataErrors(settle);
     } else {
       // requires_intervention: held on purpose; only an operator's resolution wakes it.
       await condition(() => queue.length > 0);
-      await resolve(queue.shift()!);
+      await holdingDataErrors(() => resolve(queue.shift()!));
     }
   }
   return { status: state.status, statusVersion: state.statusVersion };

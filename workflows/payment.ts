@@ -3,8 +3,10 @@ import type { PaymentActivities } from '../activities/payments';
 import {
   decideCancel,
   initialState,
+  isDataHold,
   isOpen,
   isTerminal,
+  onDataError,
   onExpired,
   onOperatorResolution,
   onSettlementAttemptFailed,
@@ -33,6 +35,7 @@ import {
   type PaymentWorkflowResult,
   type TransferSeen,
 } from './contracts/payment';
+import { DATA_ERROR, isDataError } from './contracts/failures';
 import { SINGLE_ATTEMPT, UNTIL_DONE } from './retry-profiles';
 import { settleOnce } from './settle';
 import { runIsLong, wakeOn } from './wait';
@@ -56,6 +59,8 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
   // Runs started before this kept the older rule: a run ended at the final status, and only funding
   // transfers were followed, only while the Payment was open.
   const followsEveryTransfer = patched('payment-follows-every-transfer');
+  // Runs started before this let an activity's data error fail the run (or, earlier, retry forever).
+  const holdsDataErrors = patched('payment-holds-data-errors');
   const queue: Command[] = [];
   let state: PaymentState = initialState(input.intent, BigInt(input.requiredAtomic));
   if (input.carried) {
@@ -67,6 +72,8 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
     for (const transfer of stored.unacknowledged) queue.push({ type: 'transfer', transfer });
   }
   const cancelOutcomes = new Map<number, CancelResult | ApplicationFailure>();
+  // Transfers whose step the database refused for its data (offered again on the operator's retry).
+  const refusedSteps: Command[] = [];
   let nextCancelId = 0;
 
   setHandler(transferDetectedSignal, (transfer) => void queue.push({ type: 'transfer', transfer }));
@@ -92,7 +99,15 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
       await apply(onTransferDetected(state, { key: cmd.transfer.key, amountAtomic: BigInt(cmd.transfer.amountAtomic) }));
     } else if (cmd.type === 'cancel') {
       const decision = decideCancel(state, cmd.request.reasonCode, cmd.request.reason, nowIso());
-      if (decision.outcome === 'cancelled') await apply(decision.transition);
+      try {
+        if (decision.outcome === 'cancelled') await apply(decision.transition);
+      } catch (err) {
+        // The caller gets an answer (the update must not wait forever); the Payment is then held.
+        if (holdsDataErrors && isDataError(err)) {
+          cancelOutcomes.set(cmd.id, ApplicationFailure.create({ type: DATA_ERROR, message: 'The cancellation could not be stored', nonRetryable: true }));
+        }
+        throw err;
+      }
       cancelOutcomes.set(
         cmd.id,
         decision.outcome === 'refused'
@@ -112,11 +127,32 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
         if (!(await untilDone.recordManualPayout({ paymentId: input.paymentId, txHash: cmd.resolution.txHash ?? '' }))) return;
       }
       await apply(resolved.transition);
+      // Released: the steps a data error stopped are offered again.
+      if (holdsDataErrors) queue.unshift(...refusedSteps.splice(0));
+    }
+  }
+
+  /**
+   * A data error (the database refused a write for its data: retrying the same write can't help)
+   * holds the Payment for an operator instead of failing the run. The hold is written by an activity
+   * too: if the database itself is down, that write is transient and retries.
+   */
+  async function holdingDataErrors(step: () => Promise<void>, cmd?: Command): Promise<void> {
+    if (!holdsDataErrors) return step();
+    try {
+      await step();
+    } catch (err) {
+      if (!isDataError(err)) throw err;
+      if (cmd?.type === 'transfer') refusedSteps.push(cmd);
+      await apply(onDataError(state));
     }
   }
 
   const drain = async () => {
-    while (queue.length > 0) await handle(queue.shift()!);
+    while (queue.length > 0) {
+      const cmd = queue.shift()!;
+      await holdingDataErrors(() => handle(cmd), cmd);
+    }
   };
   // Polls start fast (a confirmation often lands within a block) and back off to maxPollSeconds; a
   // transfer that stays unconfirmed is then read ever less often (runs before that polled on).
@@ -168,6 +204,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
         await drain();
       },
       maxConfirmationChecks: input.settlement.maxConfirmationChecks,
+      holdsDataErrors,
     });
 
   while (!finished()) {
@@ -177,25 +214,28 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
       await condition(allHandlersFinished);
       await continueAsNew<typeof paymentWorkflow>({ ...input, resume: undefined, carried: { state: toCarriedState(state), expiresAtMs } });
     }
-    if (isOpen(state)) {
+    if (holdsDataErrors && isDataHold(state)) {
+      // Nothing is automated while a refused write waits for an operator (a cancel still runs).
+      await condition(() => queue.length > 0);
+    } else if (isOpen(state)) {
       const untilExpiry = expiresAtMs - Date.now();
       if (unresolved().length > 0) {
         await wakeOn(() => queue.length > 0, pollMs(verifyRound++));
-        await verifyTransfers();
+        await holdingDataErrors(verifyTransfers);
       } else if (untilExpiry <= 0) {
-        await apply(onExpired(state));
+        await holdingDataErrors(() => apply(onExpired(state)));
       } else {
         await wakeOn(() => queue.length > 0, untilExpiry);
       }
     } else if (followsEveryTransfer && unresolved().length > 0 && (isTerminal(state) || state.operationalState === 'requires_intervention')) {
       // Final or held: transfers it saw are still followed to their resolution (excess, late...).
       await wakeOn(() => queue.length > 0, pollMs(verifyRound++));
-      await verifyTransfers();
+      await holdingDataErrors(verifyTransfers);
     } else if (state.operationalState === 'requires_intervention') {
       // Held on purpose: only an operator's resolution (or a transfer to record) wakes it.
       await condition(() => queue.length > 0);
     } else {
-      await settle();
+      await holdingDataErrors(settle);
     }
   }
   await drain();

@@ -1,4 +1,5 @@
 import { ActivityFailure, ApplicationFailure, sleep } from '@temporalio/workflow';
+import { isDataError } from './contracts/failures';
 import { isSettlementRefusal } from './contracts/settlement';
 
 export type SettlementCheck = 'confirmed' | 'pending' | 'reverted';
@@ -21,6 +22,8 @@ export interface SettlementSteps {
   trouble(reason: 'settlement_failed' | 'settlement_unconfirmed'): Promise<void>;
   waitBeforeCheck(check: number): Promise<void>;
   maxConfirmationChecks: number;
+  /** A data error is the caller's to hold on, not a spent attempt (runs before this counted it as one). */
+  holdsDataErrors?: boolean;
 }
 
 export async function settleOnce(steps: SettlementSteps): Promise<void> {
@@ -30,6 +33,7 @@ export async function settleOnce(steps: SettlementSteps): Promise<void> {
   } catch (err) {
     const refusal = refusalOf(err);
     if (refusal) return steps.refused(refusal);
+    if (steps.holdsDataErrors && isDataError(err)) throw err;
     const backoffMs = await steps.attemptFailed();
     if (backoffMs !== null) await sleep(backoffMs);
     return;

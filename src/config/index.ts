@@ -19,6 +19,8 @@ const ZEnv = z.object({
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('partner-payments'),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(toolchain.ports.temporalUi),
   EMBEDDED_TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(toolchain.ports.temporal),
+  /** How long a workflow update (a cancel) may take before the API answers 503 service_unavailable. */
+  TEMPORAL_UPDATE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(100),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(1),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(256 * 1024),
@@ -43,6 +45,7 @@ export interface ServiceConfig {
     taskQueue: string;
     embeddedPort: number;
     uiPort: number;
+    updateTimeoutMs: number;
   };
   rateLimit: { points: number; windowSeconds: number };
   logLevel: TEnv['LOG_LEVEL'];
@@ -83,6 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
       taskQueue: e.TEMPORAL_TASK_QUEUE,
       embeddedPort: e.EMBEDDED_TEMPORAL_PORT,
       uiPort: e.TEMPORAL_UI_PORT,
+      updateTimeoutMs: e.TEMPORAL_UPDATE_TIMEOUT_MS,
     },
     rateLimit: { points: e.RATE_LIMIT_POINTS, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS },
     logLevel: e.LOG_LEVEL,

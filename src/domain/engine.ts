@@ -31,13 +31,17 @@ export interface CancelRequest {
 }
 
 /**
- * The PaymentWorkflow's answer to a cancel: done (or already done), refused by its rules, or none
- * because the workflow has already finished (the stored Payment is then the answer).
+ * The PaymentWorkflow's answer to a cancel: done (or already done), refused by its rules, none
+ * because the workflow has already finished (the stored Payment is then the answer), not stored (the
+ * database refused the write: the Payment is held for an operator), or no answer in time (the engine
+ * or its worker is unavailable; retry after retryAfterSeconds).
  */
 export type CancelOutcome =
   | { outcome: 'cancelled' | 'already_cancelled' }
   | { outcome: 'refused'; reasonCode: string | null; message: string }
-  | { outcome: 'closed' };
+  | { outcome: 'closed' }
+  | { outcome: 'not_stored'; message: string }
+  | { outcome: 'unavailable'; retryAfterSeconds: number };
 
 export interface PaymentEngine {
   /** Idempotent: a Payment has one workflow, and starting it again is a no-op ('exists' while it runs). */

@@ -106,7 +106,12 @@ export async function startService(opts: {
     const chain = createChainServices(environments, data);
     if (rpcUrl) await fundSandboxTreasury(chain, rpcUrl);
     await registerServiceWallets(database.db.prisma, chain.custody);
-    const engine = await connectTemporalGateway({ address: temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue });
+    const engine = await connectTemporalGateway({
+      address: temporalAddress,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      updateTimeoutMs: config.temporal.updateTimeoutMs,
+    });
     lifecycle.add('temporal client', () => engine.close());
 
     if (roles.includes('worker')) {

@@ -6,6 +6,7 @@ import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
   type ScheduleDescription,
   type ScheduleOptions,
 } from '@temporalio/client';
@@ -59,6 +60,7 @@ import {
   type PaymentReconciliationInput,
   type PaymentReconciliationSummary,
 } from '../../workflows/contracts/payment-reconciliation';
+import { DATA_ERROR } from '../../workflows/contracts/failures';
 import { SERVICE_SCHEDULES, type ServiceSchedule } from './schedules';
 import {
   DEFAULT_WEBHOOK_DISPATCHER,
@@ -142,13 +144,21 @@ export interface PendingActivity {
 export interface GatewayOptions {
   /** Where the service's workflows run (one worker runs them all). */
   taskQueue: string;
+  /**
+   * How long a workflow update (a cancel) may take before the caller is told the engine is
+   * unavailable (no worker, a wedged workflow task): a request never hangs on it.
+   */
+  updateTimeoutMs?: number;
 }
+
+export const DEFAULT_UPDATE_TIMEOUT_MS = 10_000;
 
 const DEFAULT_RESULT_TIMEOUT_MS = 5 * 60_000;
 export const PROBE_TASK_QUEUE = 'engine-probe';
 
 export function createTemporalGateway(client: Client, opts: GatewayOptions): TemporalGateway {
   const { taskQueue } = opts;
+  const updateTimeoutMs = opts.updateTimeoutMs ?? DEFAULT_UPDATE_TIMEOUT_MS;
   const handle = (workflowId: string) => client.workflow.getHandle(workflowId);
 
   /** Temporal refuses a second workflow with the same id: that refusal means "already there". */
@@ -185,13 +195,20 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
 
     async cancelPayment(paymentId: string, request: CancelRequest): Promise<CancelOutcome> {
       try {
-        return await handle(paymentWorkflowId(paymentId)).executeUpdate(cancelUpdate, { args: [request] });
+        // The deadline bounds every RPC of the update (its admission and the wait for its result).
+        return await client.withDeadline(Date.now() + updateTimeoutMs, () =>
+          handle(paymentWorkflowId(paymentId)).executeUpdate(cancelUpdate, { args: [request] }),
+        );
       } catch (err) {
         const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
         if (cause instanceof ApplicationFailure && cause.type === PAYMENT_NOT_CANCELABLE) {
           return { outcome: 'refused', reasonCode: (cause.details?.[0] as string | undefined) ?? null, message: cause.message };
         }
+        if (cause instanceof ApplicationFailure && cause.type === DATA_ERROR) return { outcome: 'not_stored', message: cause.message };
         if (err instanceof WorkflowNotFoundError || isWorkflowClosed(err)) return { outcome: 'closed' };
+        // Not answered in time. The update may still run once a worker takes it; a retry then finds
+        // the Payment cancelled (a cancel is idempotent in the workflow).
+        if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return { outcome: 'unavailable', retryAfterSeconds: Math.max(1, Math.ceil(updateTimeoutMs / 1000)) };
         throw err;
       }
     },

@@ -23,6 +23,8 @@ import {
   waitForDeposits,
 } from './helpers';
 import { endsWithBooksChecked } from '../support/books';
+import { awaitWorkflowResult } from '../support/workflow-result';
+import { resolveDeposit } from '../../src/domain/deposits/deposits';
 
 const DEPOSIT_KEYS = ['accountId', 'amount', 'depositAddressId', 'fees', 'id', 'settlement', 'settlementProfileSnapshot', 'sourceTransfer', 'status', 'txHash'];
 const ASSET = { chainId: 31337, tokenAddress: '0xf1108D9fDF3d265B59Bf6Ce7Bf240f99c071ffF5', symbol: 'USDC', decimals: 6, kind: 'token' };
@@ -141,7 +143,7 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
         ['deposit.settled', 'settled', accountId, settled!.id],
       ],
     );
-    const result = await h.engine.workflowResult(settled!.workflowId);
+    const result = await awaitWorkflowResult(h, settled!.workflowId);
     assert.deepEqual(result, { status: 'settled', statusVersion: 4 });
     await ledgerIsBalanced();
   });
@@ -175,7 +177,7 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
       ['external:31337', '-999999', null],
     ]);
     assert.deepEqual(heldLedger.held!.transactions.map((t) => [t.financialLegKind, t.status]), [['recovery_hold', 'pending']]);
-    const result = await h.engine.workflowResult(ignored!.workflowId);
+    const result = await awaitWorkflowResult(h, ignored!.workflowId);
     assert.deepEqual(result, { status: 'ignored', statusVersion: 1 });
 
     // Exactly the minimum counts (inclusive: true in the sandbox configuration).
@@ -254,6 +256,33 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     const again = await cli(['deposits', 'reconcile']);
     assert.equal(again.reversed.includes(depositId), false);
     assert.equal((await depositEvents(depositId)).length, 3);
+    await ledgerIsBalanced();
+  });
+
+  test('a step the database refuses for its data holds the deposit with reason data_error and its event; retry resumes it to settled', async () => {
+    const h = await getHarness();
+    const cred = await newApp();
+    const { accountId } = await accountWithDestination(cred);
+    const address = await createDepositAddress(cred, accountId);
+    const payer = await newPayer(10n * USDC);
+    // The move to confirming breaks a constraint (SQLSTATE 23514) for this deposit address only.
+    const constraint = `test_refuses_${address.id}`.toLowerCase();
+    await h.db.prisma.$executeRawUnsafe(
+      `ALTER TABLE deposits ADD CONSTRAINT "${constraint}" CHECK (deposit_address_id <> '${address.id}' OR status <> 'confirming') NOT VALID`,
+    );
+    let held;
+    try {
+      await send(payer, address.address, 10n * USDC);
+      [held] = await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'requires_intervention', { what: 'held for the refused write' });
+      assert.equal(held!.settlementReasonCode, 'data_error');
+      assert.deepEqual((await depositEvents(held!.id)).map((e) => e.name), ['deposit.detected', 'deposit.requires_intervention']);
+      assert.deepEqual(await h.engine.pendingActivities(held!.workflowId), []);
+    } finally {
+      await h.db.prisma.$executeRawUnsafe(`ALTER TABLE deposits DROP CONSTRAINT "${constraint}"`);
+    }
+    await resolveDeposit({ prisma: h.db.prisma, chains: h.chain.chains }, h.engine, held!.id, { action: 'retry', actor: 'test' });
+    const [settled] = await waitForDeposits(accountId, (d) => d[0]!.status === 'settled', { mine: true, what: 'settled after the retry' });
+    assert.deepEqual((await depositEvents(settled!.id)).map((e) => e.name), ['deposit.detected', 'deposit.requires_intervention', 'deposit.settled']);
     await ledgerIsBalanced();
   });
 

@@ -3,9 +3,11 @@ import assert from 'node:assert/strict';
 import {
   depositFees,
   detect,
+  isDataHold,
   isTerminal,
   meetsMinimum,
   onConfirming,
+  onDataError,
   onOperatorResolution,
   onSettlementAttemptFailed,
   onSettlementBroadcast,
@@ -220,5 +222,38 @@ describe('Deposit state machine', () => {
     }
     assert.deepEqual(Object.fromEntries(receiptAndHeld), { 'custody:deposit:deposit_addr_x': 100_000_000n, 'external:31337': -100_000_000n });
     assert.deepEqual(receiptReversalPosting(d).transactions?.map((t) => [t.financialLegKind, t.status, t.amountAtomic]), [['recovery_hold', 'pending', 100_000_000n]]);
+  });
+});
+
+describe('Deposit held by a data error (a write the database refused)', () => {
+  const confirming = () => onConfirming(detect(detection()).state)!.state;
+
+  test('holds in requires_intervention with reason data_error and deposit.requires_intervention; a final deposit is not held', () => {
+    const t = onDataError(confirming())!;
+    assert.equal(t.state.status, 'requires_intervention');
+    assert.equal(t.state.settlement.reasonCode, 'data_error');
+    assert.deepEqual(t.events, ['deposit.requires_intervention']);
+    assert.ok(isDataHold(t.state));
+    assert.equal(onDataError(t.state), null);
+    assert.equal(onDataError(detect(detection({ amountAtomic: 1n })).state), null);
+  });
+
+  test('retry resumes where the refused step stood; without that, neither retry nor fail is taken', () => {
+    const heldWhileConfirming = onDataError(confirming())!.state;
+    const resumed = onOperatorResolution(heldWhileConfirming, { action: 'retry' }, NOW, { dataHoldFrom: 'confirming' })!;
+    assert.equal(resumed.transition.state.status, 'confirming');
+    assert.equal(resumed.transition.state.settlement.reasonCode, null);
+    assert.deepEqual(resumed.transition.ledger, []);
+    assert.equal(onOperatorResolution(heldWhileConfirming, { action: 'retry' }, NOW), null);
+    assert.equal(onOperatorResolution(heldWhileConfirming, { action: 'fail', reason: 'x' }, NOW), null);
+  });
+
+  test('fail reverses the receipt only when the deposit was settling (before that none was posted)', () => {
+    const beforeReceipt = onOperatorResolution(onDataError(confirming())!.state, { action: 'fail', reason: 'bad data' }, NOW, { dataHoldFrom: 'confirming' })!;
+    assert.equal(beforeReceipt.transition.state.status, 'failed');
+    assert.deepEqual(beforeReceipt.transition.ledger, []);
+    assert.deepEqual(beforeReceipt.transition.events, ['deposit.failed']);
+    const afterReceipt = onOperatorResolution(onDataError(settling())!.state, { action: 'fail', reason: 'bad data' }, NOW, { dataHoldFrom: 'settling' })!;
+    assert.deepEqual(afterReceipt.transition.ledger, ['receipt_reversal']);
   });
 });

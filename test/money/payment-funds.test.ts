@@ -8,6 +8,7 @@ import { mine, newPayer, payTo, rpc, tokenBalance } from '../support/chain';
 import { getHarness, apiDepsOnHarness } from '../support/harness';
 import { assertLedgerBalanced, createPayment, eventNames, getPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
 import { endsWithBooksChecked } from '../support/books';
+import { awaitWorkflowResult } from '../support/workflow-result';
 
 const USDC = 1_000_000n;
 
@@ -86,7 +87,7 @@ describe('Every unit that reaches an escrow is accounted for', () => {
     await payTo(payer, p.funding.depositAddress.address, 4n * USDC);
     await mine(1);
     await waitForPayment(m, p.id, '4 USDC confirmed', (x) => x.status === 'processing' && x.stage === 'awaiting_funds');
-    assert.equal((await h.engine.workflowResult<{ status: string }>(p.id, { timeoutMs: 120_000 })).status, 'expired');
+    assert.equal((await awaitWorkflowResult<{ status: string }>(h, p.id)).status, 'expired');
     const expired = await getPayment(m, p.id);
     assert.equal(expired.payment.status, 'expired');
     assert.equal(expired.payment.incidentRecoverySummary.requestedAmountAtomic, String(4n * USDC));
@@ -100,7 +101,7 @@ describe('Every unit that reaches an escrow is accounted for', () => {
     const h = await getHarness();
     const m = await newMerchant();
     const p = (await createPayment(m, { expiresInSeconds: 60 })).body.payment;
-    assert.equal((await h.engine.workflowResult<{ status: string }>(p.id, { timeoutMs: 120_000 })).status, 'expired');
+    assert.equal((await awaitWorkflowResult<{ status: string }>(h, p.id)).status, 'expired');
     const escrow = p.funding.depositAddress.address as string;
     const payer = await newPayer(10n * USDC);
 

@@ -5,6 +5,8 @@ import { newPayer, payTo } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { assertLedgerBalanced, createPayment, eventNames, getPayment, newMerchant, waitForPayment } from './fixtures';
 import { endsWithBooksChecked } from '../support/books';
+import { apiWithUpdateTimeout, withWorkerStopped } from '../support/bounded-api';
+import { awaitWorkflowResult } from '../support/workflow-result';
 
 describe('Payment expiry', () => {
   endsWithBooksChecked();
@@ -16,7 +18,7 @@ describe('Payment expiry', () => {
     // once, and a day of the suite's pollers firing is minutes of wall time (24 hours are proven alone).
     const p = (await createPayment(m, { expiresInSeconds: 600 })).body.payment;
     // Waiting on the workflow's result lets the time-skipping server jump the timer.
-    const result = await h.engine.workflowResult(p.id);
+    const result = await awaitWorkflowResult(h, p.id);
     assert.deepEqual(result, { status: 'expired', statusVersion: 2 });
     const expired = await getPayment(m, p.id);
     assert.equal(expired.payment.status, 'expired');
@@ -79,6 +81,61 @@ describe('Cancel an unpaid receive Payment', () => {
     const res = await call(`/v2/payments/${p.body.payment.id}/cancel`, { credential: m.cred, body: { reasonCode: 'other' } });
     assert.equal(res.status, 409);
     assert.equal(res.body.error.details.reasonCode, 'send_payment');
+  });
+
+  test('a cancel the engine cannot answer in time is 503 service_unavailable with Retry-After and releases its key; the retry succeeds once the worker is back', async () => {
+    const h = await getHarness();
+    const m = await newMerchant();
+    const p = (await createPayment(m)).body.payment;
+    const api = await apiWithUpdateTimeout(1000);
+    const cancel = () =>
+      call(`/v2/payments/${p.id}/cancel`, { credential: m.cred, body: { reasonCode: 'customer_request' }, headers: { 'idempotency-key': 'cancel-1' }, baseUrl: api.baseUrl });
+    try {
+      const unavailable = await withWorkerStopped(cancel);
+      assert.equal(unavailable.status, 503, unavailable.text);
+      assert.equal(unavailable.body.error.code, 'service_unavailable');
+      assert.equal(typeof unavailable.body.error.message, 'string');
+      assert.match(unavailable.headers.get('retry-after') ?? '', /^[1-9][0-9]*$/);
+      // The 5xx released the key: the retry runs again instead of replaying the 503.
+      assert.equal(await h.db.prisma.idempotencyRecord.count({ where: { appId: m.cred.appId, key: 'cancel-1' } }), 0);
+      const retried = await cancel();
+      assert.equal(retried.status, 200, retried.text);
+      assert.equal(retried.body.payment.status, 'cancelled');
+      assert.equal(retried.headers.get('idempotent-replayed'), null);
+    } finally {
+      await api.close();
+    }
+    assert.deepEqual(await eventNames(p.id), ['payment.created', 'payment.cancelled']);
+  });
+
+  test('a cancel the database refuses for its data holds the Payment in requires_intervention with its event, and the Payment can still be cancelled', async () => {
+    const h = await getHarness();
+    const m = await newMerchant();
+    const p = (await createPayment(m)).body.payment;
+    // A value the API accepts but the database refuses (SQLSTATE 23514), for this test's Payment only.
+    const poison = `poison-${p.id}`;
+    const constraint = `test_refuses_${p.id}`.toLowerCase();
+    await h.db.prisma.$executeRawUnsafe(`ALTER TABLE payments ADD CONSTRAINT "${constraint}" CHECK (cancel_reason IS DISTINCT FROM '${poison}') NOT VALID`);
+    try {
+      const refused = await call(`/v2/payments/${p.id}/cancel`, { credential: m.cred, body: { reasonCode: 'other', reason: poison } });
+      assert.equal(refused.status, 500, refused.text);
+      assert.equal(refused.body.error.code, 'internal_error');
+      const held = await waitForPayment(m, p.id, 'held for the refused write', (x) => x.operationalState === 'requires_intervention');
+      assert.equal(held.status, 'requires_payment_method');
+      const row = await h.db.prisma.payment.findUniqueOrThrow({ where: { id: p.id } });
+      assert.equal(row.operationalReasonCode, 'data_error');
+      assert.deepEqual(await eventNames(p.id), ['payment.created', 'payment.requires_intervention']);
+      // Nothing retries it: the workflow waits for an operator, with no activity pending.
+      assert.deepEqual(await h.engine.pendingActivities(p.id), []);
+    } finally {
+      await h.db.prisma.$executeRawUnsafe(`ALTER TABLE payments DROP CONSTRAINT "${constraint}"`);
+    }
+    const cancelled = await call(`/v2/payments/${p.id}/cancel`, { credential: m.cred, body: { reasonCode: 'customer_request', reason: 'changed mind' } });
+    assert.equal(cancelled.status, 200, cancelled.text);
+    assert.equal(cancelled.body.payment.status, 'cancelled');
+    assert.equal(cancelled.body.payment.operationalState, 'normal');
+    assert.deepEqual(await eventNames(p.id), ['payment.created', 'payment.requires_intervention', 'payment.cancelled']);
+    assert.deepEqual(await awaitWorkflowResult(h, p.id), { status: 'cancelled', statusVersion: 2 });
   });
 
   test('validates the cancel body', async () => {

@@ -1,5 +1,13 @@
 import type { Harness } from './harness';
 
+/** One workflow as a failing test reports it: its status, history length and pending activities. */
+export async function describeWorkflow(h: Pick<Harness, 'env'>, workflowId: string): Promise<string> {
+  const d = await h.env.client.workflow.getHandle(workflowId).describe().catch((err: unknown) => err as Error);
+  if (d instanceof Error) return `${workflowId}: not described (${d.message})`;
+  const pending = (d.raw.pendingActivities ?? []).map((a) => `${a.activityType?.name}#${a.attempt} ${a.state} ${a.lastFailure?.message ?? ''}`.trim());
+  return `${workflowId} ${d.status.name} (${d.historyLength} events)${pending.length ? `: ${pending.join('; ')}` : ''}`;
+}
+
 /**
  * What is still running on the test server, with each workflow's pending activities: the first thing
  * to look at when a time-skipping wait does not return (a running activity holds time still).
@@ -15,8 +23,7 @@ export async function runningWorkflows(h: Harness): Promise<string[]> {
   for (const id of ids) {
     const d = await h.env.client.workflow.getHandle(id).describe().catch(() => null);
     if (!d || d.status.name !== 'RUNNING') continue;
-    const pending = (d.raw.pendingActivities ?? []).map((a) => `${a.activityType?.name}#${a.attempt} ${a.state} ${a.lastFailure?.message ?? ''}`.trim());
-    out.push(`${id} (${d.historyLength} events)${pending.length ? `: ${pending.join('; ')}` : ''}`);
+    out.push(await describeWorkflow(h, id));
   }
   return out;
 }

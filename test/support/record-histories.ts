@@ -39,11 +39,22 @@ export async function recordHistories(h: Harness): Promise<string[]> {
     const incidents = [...new Set(p.incidents.map((i) => i.kind))].sort().join('+') || 'clean';
     pick(`payment--${p.intent}-${p.status}-${p.operationalState}-${incidents}`, p.id);
   }
+  // A Payment once held (a data error, a settlement hold) and released, whatever its end.
+  const held = await prisma.event.findMany({ where: { name: 'payment.requires_intervention' }, select: { resourceId: true }, orderBy: { createdAt: 'asc' } });
+  for (const e of held) {
+    const p = payments.find((x) => x.id === e.resourceId);
+    if (p && p.operationalState === 'normal') pick(`payment--held-then-${p.status}`, p.id);
+  }
   const resolved = await prisma.paymentResolution.findMany({ select: { paymentId: true, action: true } });
   for (const r of resolved) pick(`payment--resolved-${r.action}`, r.paymentId);
 
   const deposits = await prisma.deposit.findMany({ orderBy: { createdAt: 'asc' } });
   for (const d of deposits) pick(`deposit--${d.status}-${d.settlementStatus}`, d.workflowId);
+  const heldDeposits = await prisma.event.findMany({ where: { name: 'deposit.requires_intervention' }, select: { resourceId: true }, orderBy: { createdAt: 'asc' } });
+  for (const e of heldDeposits) {
+    const d = deposits.find((x) => x.id === e.resourceId && x.settlementReasonCode === null && x.status === 'settled');
+    if (d) pick(`deposit--held-then-${d.status}`, d.workflowId);
+  }
   const depositResolutions = await prisma.depositResolution.findMany({ include: { deposit: true } });
   for (const r of depositResolutions) {
     pick(`deposit--resolved-${r.action}`, r.deposit.workflowId);

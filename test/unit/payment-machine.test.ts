@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import {
   decideCancel,
   initialState,
+  isDataHold,
+  onDataError,
   onExpired,
   onOperatorResolution,
   onSettlementAttemptFailed,
@@ -195,5 +197,41 @@ describe('payment machine: settlement', () => {
   test('fees are whole atomic units rounded down, and the net takes the remainder', () => {
     assert.deepEqual(splitFees(12_500_000n, 100, 50), { platformFeeAtomic: 125_000n, partnerFeeAtomic: 62_500n, merchantNetAtomic: 12_312_500n });
     assert.deepEqual(splitFees(199n, 100, 50), { platformFeeAtomic: 1n, partnerFeeAtomic: 0n, merchantNetAtomic: 198n });
+  });
+});
+
+describe('Payment held by a data error (a write the database refused)', () => {
+  test('holds in requires_intervention with reason data_error and payment.requires_intervention, keeping the financial status', () => {
+    const open = initialState('receive', 10n);
+    const t = must(onDataError(open));
+    assert.equal(t.state.status, 'requires_payment_method');
+    assert.equal(t.state.statusVersion, open.statusVersion);
+    assert.equal(t.state.operationalState, 'requires_intervention');
+    assert.equal(t.state.operationalReasonCode, 'data_error');
+    assert.deepEqual(t.events, ['payment.requires_intervention']);
+    assert.ok(isDataHold(t.state));
+    // Already held: nothing new (no second event).
+    assert.equal(onDataError(t.state), null);
+  });
+
+  test('retry releases the hold and resumes from the stored state (no settlement reset for an open Payment)', () => {
+    const held = must(onDataError(initialState('receive', 10n))).state;
+    const resolved = onOperatorResolution(held, { action: 'retry' }, NOW);
+    assert.ok(resolved);
+    assert.equal(resolved.transition.state.operationalState, 'normal');
+    assert.equal(resolved.transition.state.operationalReasonCode, null);
+    assert.equal(resolved.transition.state.status, 'requires_payment_method');
+    assert.equal(resolved.transition.state.stage, 'awaiting_funds');
+    assert.deepEqual(resolved.transition.events, []);
+  });
+
+  test('a cancel of a Payment held by a data error cancels it and ends the hold', () => {
+    const held = must(onDataError(initialState('receive', 10n))).state;
+    const decision = decideCancel(held, 'customer_request', null, NOW);
+    assert.equal(decision.outcome, 'cancelled');
+    assert.ok(decision.outcome === 'cancelled');
+    assert.equal(decision.transition.state.status, 'cancelled');
+    assert.equal(decision.transition.state.operationalState, 'normal');
+    assert.deepEqual(decision.transition.events, ['payment.cancelled']);
   });
 });

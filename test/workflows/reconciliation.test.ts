@@ -12,6 +12,7 @@ import { eventually, mine, newPayer, payTo, setNativeBalance } from '../support/
 import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import { createPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
 import { endsWithBooksChecked } from '../support/books';
+import { awaitWorkflowResult } from '../support/workflow-result';
 
 const USDC = 1_000_000n;
 
@@ -189,12 +190,13 @@ describe('Service schedules', () => {
     for (const s of SERVICE_SCHEDULES) {
       assert.ok(s.workflowType in workflows, `${s.workflowType} is not a workflow of the worker`);
       // The Java test server has no schedule API (CreateSchedule is UNIMPLEMENTED): run the action itself.
-      const result = await h.env.client.workflow.execute(s.workflowType, {
+      const started = await h.env.client.workflow.start(s.workflowType, {
         taskQueue: h.taskQueue,
         workflowId: `${s.workflowId}-test-${Date.now()}`,
         args: s.args,
         workflowExecutionTimeout: s.executionTimeout,
       });
+      const result = await awaitWorkflowResult(h, started.workflowId);
       assert.equal(typeof result, 'object', `${s.scheduleId}: ${JSON.stringify(result)}`);
     }
   });

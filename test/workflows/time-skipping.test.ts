@@ -5,6 +5,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { testServerExecutable } from '../../src/embedded/paths';
 import { bundleWorkflows } from '../../src/temporal/worker';
+import { awaitWorkflowResult } from '../support/workflow-result';
 
 // A time-skipping server of its own: the suite's shared one carries every earlier test's workflows
 // and timers, and what it skips through is not what this test proves.
@@ -21,11 +22,12 @@ test('a workflow that sleeps through a 24-hour timer finishes in seconds of wall
     });
     await worker.runUntil(async () => {
       const started = Date.now();
-      const result = await env.client.workflow.execute('sleeper', {
+      const handle = await env.client.workflow.start('sleeper', {
         taskQueue: 'time-skipping-proof',
         workflowId: `sleeper-${Date.now()}`,
         args: [24 * 60 * 60 * 1000],
       });
+      const result = await awaitWorkflowResult<{ sleptMs: number }>({ env }, handle.workflowId);
       const wallMs = Date.now() - started;
       assert.ok(result.sleptMs >= 24 * 60 * 60 * 1000, `workflow time advanced ${result.sleptMs}ms`);
       // Proof of time skipping, not a benchmark: without it this test would take 24 hours. The bound is

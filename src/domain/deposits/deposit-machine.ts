@@ -1,5 +1,5 @@
 import type { OperatorAction } from '../operator-resolution';
-import type { SettlementHoldReason } from '../settlement/hold-reasons';
+import type { HoldReason, SettlementHoldReason } from '../settlement/hold-reasons';
 /**
  * The Deposit lifecycle as a pure state machine: (state, event) -> transition. No I/O and no clocks
  * (times come in with the event), so every rule is unit-tested without Temporal. The DepositWorkflow
@@ -213,7 +213,26 @@ export function onSettlementTrouble(state: DepositState, reason: TroubleReason):
   return t;
 }
 
-function hold(t: Transition, reasonCode: string): void {
+/**
+ * The database refused a step's write for its data (a data_error): the step is not taken and the
+ * deposit is held for an operator. null when already held or final.
+ */
+export function onDataError(state: DepositState): Transition | null {
+  if (state.status === 'requires_intervention' || isTerminal(state)) return null;
+  const t = begin(state);
+  hold(t, 'data_error');
+  return t;
+}
+
+/** True while the deposit is held because a write was refused for its data. */
+export function isDataHold(state: DepositState): boolean {
+  return state.status === 'requires_intervention' && state.settlement.reasonCode === 'data_error';
+}
+
+/** The statuses a data error can hold a deposit from (before that, nothing is stored to hold). */
+export type DataHoldFrom = 'detected' | 'confirming' | 'settling';
+
+function hold(t: Transition, reasonCode: HoldReason): void {
   moveTo(t, 'requires_intervention');
   t.state.settlement = { ...t.state.settlement, status: 'requires_intervention', reasonCode };
   t.events.push('deposit.requires_intervention');
@@ -242,9 +261,27 @@ export function onOperatorResolution(
   state: DepositState,
   resolution: OperatorAction,
   nowIso: string,
-  opts: { manualPayoutSettlesRest?: boolean } = {},
+  opts: { manualPayoutSettlesRest?: boolean; dataHoldFrom?: DataHoldFrom } = {},
 ): { transition: Transition; next: 'settle' | 'done' } | null {
   if (state.status !== 'requires_intervention') return null;
+  if (isDataHold(state) && resolution.action !== 'mark-settled') {
+    // Where the refused step stood is known to the run that held it; without it, neither resuming
+    // nor reversing a receipt that may not be posted is safe (mark-settled still is).
+    if (!opts.dataHoldFrom) return null;
+    const t = begin(state);
+    if (resolution.action === 'retry') {
+      moveTo(t, opts.dataHoldFrom);
+      t.state.settlement = { ...t.state.settlement, status: 'pending', reasonCode: null };
+      return { transition: t, next: opts.dataHoldFrom === 'settling' ? 'settle' : 'done' };
+    }
+    moveTo(t, 'failed');
+    t.state.settlement = { ...t.state.settlement, status: opts.dataHoldFrom === 'settling' ? 'cancelled' : 'not_required', reasonCode: 'operator_failed' };
+    t.state.failureReason = resolution.reason;
+    t.events.push('deposit.failed');
+    // Only a deposit that was settling has its receipt posted.
+    if (opts.dataHoldFrom === 'settling') t.ledger.push('receipt_reversal');
+    return { transition: t, next: 'done' };
+  }
   // The operator paid the net amount by hand (checked on chain and recorded as the net leg): settling
   // resumes, so the sender pays what is left (the fees) and the books match the chain.
   if (resolution.action === 'retry' || (resolution.action === 'mark-settled' && opts.manualPayoutSettlesRest)) {

@@ -1,5 +1,5 @@
 import type { OperatorAction } from '../operator-resolution';
-import type { SettlementHoldReason } from '../settlement/hold-reasons';
+import type { HoldReason, SettlementHoldReason } from '../settlement/hold-reasons';
 /**
  * The Payment lifecycle as a pure state machine: (state, event) -> (state, transition). No I/O, no
  * clocks (times come in with the event), so every rule is unit-tested without Temporal. The
@@ -279,6 +279,8 @@ export function decideCancel(state: PaymentState, reasonCode: string, reason: st
   }
   const t = begin(state);
   moveTo(t, 'cancelled', null);
+  // A write refused for its data held the Payment; the cancellation ends what that hold stopped.
+  if (isDataHold(state)) clearHold(t);
   t.stamps.cancelledAt = nowIso;
   t.events.push('payment.cancelled');
   t.cancel = { reasonCode, reason };
@@ -321,10 +323,31 @@ export function onSettlementTrouble(state: PaymentState, reason: Exclude<Settlem
   return t;
 }
 
-function holdForIntervention(t: Transition, reasonCode: SettlementHoldReason): void {
+/**
+ * The database refused a step's write for its data (a data_error): the step is not taken, and nothing
+ * more is automated until an operator resolves the hold. null when already held (the operator looks).
+ */
+export function onDataError(state: PaymentState): Transition | null {
+  if (state.operationalState === 'requires_intervention') return null;
+  const t = begin(state);
+  holdForIntervention(t, 'data_error');
+  return t;
+}
+
+/** True while the Payment is held because a write was refused for its data. */
+export function isDataHold(state: PaymentState): boolean {
+  return state.operationalState === 'requires_intervention' && state.operationalReasonCode === 'data_error';
+}
+
+function holdForIntervention(t: Transition, reasonCode: HoldReason): void {
   t.state.operationalState = 'requires_intervention';
   t.state.operationalReasonCode = reasonCode;
   t.events.push('payment.requires_intervention');
+}
+
+function clearHold(t: Transition): void {
+  t.state.operationalState = 'normal';
+  t.state.operationalReasonCode = null;
 }
 
 export function onSettlementConfirmed(state: PaymentState, txHash: string, nowIso: string): Transition {
@@ -349,6 +372,12 @@ export function onOperatorResolution(
   opts: { manualPayoutSettlesRest?: boolean } = {},
 ): { transition: Transition; next: 'settle' | 'done' } | null {
   if (state.operationalState !== 'requires_intervention') return null;
+  // A write refused for its data: retry resumes from the stored state (the refused step is offered again).
+  if (resolution.action === 'retry' && isDataHold(state)) {
+    const t = begin(state);
+    clearHold(t);
+    return { transition: t, next: isOpen(state) || isTerminal(state) ? 'done' : 'settle' };
+  }
   // The operator paid the net amount by hand (checked on chain and recorded as the net leg): the
   // settlement resumes, so the sender pays what is left (the fees) and the books match the chain.
   if (resolution.action === 'retry' || (resolution.action === 'mark-settled' && opts.manualPayoutSettlesRest)) {

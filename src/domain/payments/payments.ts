@@ -59,6 +59,15 @@ export async function cancelPayment(
     throw new ApiError('payment_not_cancelable', 'Send Payments cannot be cancelled', { reasonCode: 'send_payment' });
   }
   const decision = await engine.cancelPayment(paymentId, { reasonCode: input.reasonCode, reason: input.reason ?? null });
+  if (decision.outcome === 'unavailable') {
+    // A 5xx: the Idempotency-Key is released, so the same request may be sent again.
+    throw new ApiError('service_unavailable', 'The Payment did not answer in time; retry the cancel', undefined, {
+      'Retry-After': String(decision.retryAfterSeconds),
+    });
+  }
+  if (decision.outcome === 'not_stored') {
+    throw new ApiError('internal_error', 'The cancellation could not be stored; the Payment is held for an operator');
+  }
   if (decision.outcome === 'refused') {
     throw new ApiError('payment_not_cancelable', decision.message, { reasonCode: decision.reasonCode, status: p.status });
   }

@@ -1,7 +1,14 @@
 /**
- * Why a settlement stopped for an operator, for every resource that settles (Payments, deposits).
- * Pure: the state machines and the workflows import it.
+ * Why a resource stopped for an operator (requires_intervention), for every resource that settles
+ * (Payments, deposits): the one set of hold reasons. Pure: the state machines and the workflows
+ * import it.
  */
+export type HoldReason =
+  | SettlementHoldReason
+  /** An activity's write was refused by the database for its data (activities/failures.ts): retrying can't help. */
+  | 'data_error';
+
+/** Why a settlement stopped for an operator. */
 export type SettlementHoldReason =
   /** A leg reverted on chain. */
   | 'settlement_failed'

@@ -3,6 +3,7 @@ import { call, uniqueUserId } from '../../support/api-client';
 import { getHarness } from '../../support/harness';
 import type { AppCredential } from '../../../src/domain/apps';
 import { webhookDeliveryWorkflowId, type DispatchSummary, type WebhookDeliveryResult } from '../../../workflows/contracts/webhooks';
+import { awaitWorkflowResult } from '../../support/workflow-result';
 
 /**
  * The dispatcher as the service runs it, with a 30-day poll: tests drive passes with the dispatchNow
@@ -22,7 +23,7 @@ export async function dispatch(): Promise<DispatchSummary> {
 /** A delivery workflow's result (time skips through its backoff timers). */
 export async function delivered(eventId: string, endpointId: string, round = 1): Promise<WebhookDeliveryResult> {
   const h = await getHarness();
-  return h.engine.workflowResult(webhookDeliveryWorkflowId(eventId, endpointId, round));
+  return awaitWorkflowResult(h, webhookDeliveryWorkflowId(eventId, endpointId, round));
 }
 
 /** Creates an account through the partner API (emits account.created) and returns it with its event id. */

@@ -1,0 +1,39 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { createApi } from '../../src/http/app';
+import { createTemporalGateway } from '../../src/temporal/gateway';
+import { apiDepsOnHarness, getHarness } from './harness';
+
+/**
+ * An API of its own on the shared harness whose workflow updates (cancel) answer within
+ * updateTimeoutMs: with the worker stopped, a cancel is then a prompt 503 instead of the
+ * service's 10 s default.
+ */
+export async function apiWithUpdateTimeout(updateTimeoutMs: number): Promise<{ baseUrl: string; close(): Promise<void> }> {
+  const h = await getHarness();
+  const engine = createTemporalGateway(h.env.client, { taskQueue: h.taskQueue, updateTimeoutMs });
+  const api = createApi(await apiDepsOnHarness({ engine }));
+  const server: Server = await new Promise((resolve) => {
+    const s = api.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Runs fn with the shared worker stopped (no workflow task or activity runs), and starts it again. */
+export async function withWorkerStopped<T>(fn: () => Promise<T>): Promise<T> {
+  const h = await getHarness();
+  await h.stopWorker();
+  try {
+    return await fn();
+  } finally {
+    await h.startWorker();
+  }
+}

@@ -1,0 +1,26 @@
+import { describeWorkflow } from './diagnose';
+import type { Harness } from './harness';
+
+/** Long enough for any workflow the suite runs (time-skipping jumps its timers); a bound, not a timing assertion. */
+const DEFAULT_TIMEOUT_MS = 120_000;
+
+/**
+ * The one way a test waits for a workflow's result: raced against a timeout, so a workflow that never
+ * finishes fails its test, naming the workflow, its status and its pending activities, instead of
+ * hanging the suite. Waiting on the result is also what lets the time-skipping server jump timers.
+ */
+export async function awaitWorkflowResult<T = unknown>(h: Pick<Harness, 'env'>, workflowId: string, opts: { timeoutMs?: number } = {}): Promise<T> {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timedOut = Symbol('timed out');
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<typeof timedOut>((resolve) => {
+    timer = setTimeout(() => resolve(timedOut), timeoutMs);
+  });
+  try {
+    const outcome = await Promise.race([h.env.client.workflow.getHandle(workflowId).result() as Promise<T>, timeout]);
+    if (outcome === timedOut) throw new Error(`workflow did not finish within ${timeoutMs} ms: ${await describeWorkflow(h, workflowId)}`);
+    return outcome as T;
+  } finally {
+    clearTimeout(timer);
+  }
+}
