@@ -14,10 +14,12 @@ import { applyMutation, fuzzCase, toRequest, validDraft, type FuzzRequest } from
 /**
  * Issue 10, item 3: every endpoint's body, path, query and headers, mutated as a buggy client
  * would, against the real app, PostgreSQL and Temporal. FUZZ_RUNS (default 150) sets how many
- * requests; FUZZ_SEED replays a failing run (fast-check prints the seed and the shrunk case).
+ * requests; FUZZ_SEED (and FUZZ_PATH) replay a failing run (fast-check prints both).
  */
 const RUNS = Number(process.env.FUZZ_RUNS ?? 150);
 const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
+/** With FUZZ_SEED, FUZZ_PATH (the `path` fast-check prints) replays just the failing case. */
+const PATH = process.env.FUZZ_PATH;
 /** An answer later than this is a hang: a correctness property, not a performance one. */
 const ANSWER_WITHIN_MS = 5000;
 
@@ -36,7 +38,7 @@ async function send(baseUrl: string, req: FuzzRequest): Promise<Answer> {
   const headers = { ...req.headers, ...(body ? { 'content-length': String(body.length) } : {}) };
   try {
     return await new Promise<Answer>((resolve, reject) => {
-      const r = http.request(`${baseUrl}${req.target}`, { method: req.method, headers, signal: AbortSignal.timeout(ANSWER_WITHIN_MS) }, (res) => {
+      const r = http.request(`${baseUrl}${req.target}`, { method: req.method, headers, agent: false, signal: AbortSignal.timeout(ANSWER_WITHIN_MS) }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('error', reject);
@@ -171,6 +173,7 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
         // Node joins a repeated Idempotency-Key with ", ", and that is the key the service sees.
         const key = [req.headers['idempotency-key'] ?? []].flat().join(', ') || undefined;
         const before = await snapshot(f, key);
+        if (process.env.FUZZ_DEBUG) console.log(JSON.stringify(req).slice(0, 300));
         const answer = await send(api.baseUrl, req);
 
         assert.ok(answer.status < 500, `${answer.status} to ${req.method} ${req.target.slice(0, 200)}: ${answer.text.slice(0, 300)}`);
@@ -185,7 +188,7 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
           assert.equal(read.status, 200, read.text);
         }
       }),
-      { numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
+      { numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }), ...(PATH === undefined ? {} : { path: PATH }) },
     );
   });
 });
