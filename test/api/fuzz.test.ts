@@ -157,9 +157,10 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
     assert.deepEqual(served, Object.keys(ROUTE_MODELS).sort());
   });
 
-  test('mutated requests to every endpoint: no 5xx, an answer within 5 s, the envelope on every 4xx, nothing created by a refusal, the resource still usable', async () => {
+  test('mutated requests to every endpoint: no 5xx, an answer within 5 s, the envelope on every 4xx, nothing created by a refusal, the resource still usable', async (t) => {
     const routes = Object.keys(ROUTE_MODELS);
     let keys = 0;
+    const statuses = new Map<number, number>();
     await fc.assert(
       fc.asyncProperty(fuzzCase(routes, f), async ({ route, mutations }) => {
         const model = ROUTE_MODELS[route as keyof typeof ROUTE_MODELS]!;
@@ -175,6 +176,7 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
         const before = await snapshot(f, key);
         if (process.env.FUZZ_DEBUG) console.log(JSON.stringify(req).slice(0, 300));
         const answer = await send(api.baseUrl, req);
+        statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
 
         assert.ok(answer.status < 500, `${answer.status} to ${req.method} ${req.target.slice(0, 200)}: ${answer.text.slice(0, 300)}`);
         assert.ok(answer.headers.get('svc-version'), 'every response echoes Svc-Version');
@@ -190,5 +192,47 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
       }),
       { numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }), ...(PATH === undefined ? {} : { path: PATH }) },
     );
+    t.diagnostic(`answers: ${[...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(' ')}`);
+  });
+});
+
+/** The fuzz's findings, kept as examples: each was a 500, a bare answer or silently altered text. */
+describe('Bad input the fuzz found', () => {
+  const auth = (c: { appId: string; appSecret: string }) => `Basic ${Buffer.from(`${c.appId}:${c.appSecret}`).toString('base64')}`;
+
+  test('a body nested 2,000 levels deep is 400 naming where it got too deep, not a stack overflow', async () => {
+    const h = await getHarness();
+    const cred = await newApp();
+    const deep = `{"externalUserId":"deep-1","metadata":${'{"a":'.repeat(2000)}1${'}'.repeat(2000)}}`;
+    const res = await send(h.baseUrl, { method: 'POST', target: '/v2/accounts', headers: { authorization: auth(cred), 'content-type': 'application/json' }, body: deep });
+    assert.equal(res.status, 400, res.text);
+    const { error } = JSON.parse(res.text) as { error: { code: string; details: { fields: Array<{ field: string }> } } };
+    assert.equal(error.code, 'bad_request');
+    assert.equal(error.details.fields[0]!.field, `body.metadata${'.a'.repeat(31)}`);
+    assert.equal(await h.db.prisma.account.count({ where: { appId: cred.appId } }), 0);
+  });
+
+  test('requests Node refuses before the app (headers over 16 KiB, an unknown method) get the envelope and Svc-Version; a HEAD gets no body', async () => {
+    const h = await getHarness();
+    const big = await send(h.baseUrl, { method: 'GET', target: '/v2/partners/config', headers: { 'x-pad': 'x'.repeat(17_000) } });
+    assert.equal(big.status, 431);
+    assert.equal(big.headers.get('svc-version'), h.environments.apiVersion);
+    assert.deepEqual(JSON.parse(big.text), { error: { code: 'headers_too_large', message: 'Request headers are too large' } });
+    const head = await send(h.baseUrl, { method: 'HEAD', target: '/healthz', headers: { 'x-pad': 'x'.repeat(17_000) } });
+    assert.equal(head.status, 431);
+    assert.equal(head.text, '');
+    const method = await send(h.baseUrl, { method: 'FOO', target: '/v2/accounts', headers: {} });
+    assert.equal(method.status, 400);
+    assert.equal((JSON.parse(method.text) as { error: { code: string } }).error.code, 'bad_request');
+  });
+
+  test('a body whose bytes are not UTF-8 is 400, not stored with U+FFFD in their place', async () => {
+    const h = await getHarness();
+    const cred = await newApp();
+    const body = Buffer.concat([Buffer.from('{"externalUserId":"bad-'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+    const res = await send(h.baseUrl, { method: 'POST', target: '/v2/accounts', headers: { authorization: auth(cred), 'content-type': 'application/json' }, body });
+    assert.equal(res.status, 400, res.text);
+    assert.equal((JSON.parse(res.text) as { error: { message: string } }).error.message, 'Request body is not valid UTF-8');
+    assert.equal(await h.db.prisma.account.count({ where: { appId: cred.appId } }), 0);
   });
 });
