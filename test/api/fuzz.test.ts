@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import fc from 'fast-check';
 import { ERROR_STATUS } from '../../src/domain/errors';
-import { call, newApp } from '../support/api-client';
+import { basicAuth, call, newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';
 import { createPayment, newMerchant, type Merchant } from '../payments/fixtures';
 import { ADMIN_TOKEN, startAdminApi, type AdminApi } from '../webhooks/support/admin';
@@ -111,7 +111,7 @@ async function assertPaymentUsable(f: FuzzFixture): Promise<void> {
   const cancel = await send((await getHarness()).baseUrl, {
     method: 'POST',
     target: `/v2/payments/${f.paymentId}/cancel`,
-    headers: { authorization: `Basic ${Buffer.from(`${f.cred.appId}:${f.cred.appSecret}`).toString('base64')}`, 'content-type': 'application/json' },
+    headers: { authorization: basicAuth(f.cred.appId, f.cred.appSecret), 'content-type': 'application/json' },
     body: JSON.stringify({ reasonCode: 'abandoned' }),
   });
   const code = cancel.status === 409 ? (JSON.parse(cancel.text) as { error: { code: string } }).error.code : undefined;
@@ -174,7 +174,6 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
         // Node joins a repeated Idempotency-Key with ", ", and that is the key the service sees.
         const key = [req.headers['idempotency-key'] ?? []].flat().join(', ') || undefined;
         const before = await snapshot(f, key);
-        if (process.env.FUZZ_DEBUG) console.log(JSON.stringify(req).slice(0, 300));
         const answer = await send(api.baseUrl, req);
         statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
 
@@ -198,7 +197,7 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
 
 /** The fuzz's findings, kept as examples: each was a 500, a bare answer or silently altered text. */
 describe('Bad input the fuzz found', () => {
-  const auth = (c: { appId: string; appSecret: string }) => `Basic ${Buffer.from(`${c.appId}:${c.appSecret}`).toString('base64')}`;
+  const auth = (c: { appId: string; appSecret: string }) => basicAuth(c.appId, c.appSecret);
 
   test('a body nested 2,000 levels deep is 400 naming where it got too deep, not a stack overflow', async () => {
     const h = await getHarness();
