@@ -8,6 +8,24 @@ export type InputLocation = 'body' | 'query' | 'path' | 'header';
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const UNSTORABLE_ALL = new RegExp(UNSTORABLE.source, 'g');
 
+/**
+ * No request part is nested deeper than this (the deepest schema needs a handful of levels); past it
+ * a body is refused before anything walks it recursively (a 2,000-deep body overflowed the stack).
+ */
+export const MAX_INPUT_DEPTH = 32;
+
+/** The path to the first object or array nested deeper than maxDepth, found without recursion. */
+export function tooDeep(value: unknown, maxDepth: number = MAX_INPUT_DEPTH): string[] | undefined {
+  const pending: Array<[unknown, string[]]> = [[value, []]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [v, path] = next;
+    if (!v || typeof v !== 'object') continue;
+    if (path.length >= maxDepth) return path;
+    for (const [k, child] of Object.entries(v)) pending.push([child, [...path, k]]);
+  }
+  return undefined;
+}
+
 /** The paths of every string (value or object key), at any depth, that can't be stored faithfully. */
 export function unstorableText(value: unknown, path: string[] = []): string[][] {
   if (typeof value === 'string') return UNSTORABLE.test(value) ? [path] : [];
@@ -23,10 +41,17 @@ export function unstorableText(value: unknown, path: string[] = []): string[][] 
 
 /**
  * Parses one part of a request; a failure is a 400 bad_request whose details name each field. Every
- * request part passes here, so text nothing can store (NUL, a lone surrogate) is refused here, once,
- * before any schema or route sees it.
+ * request part passes here, so text nothing can store (NUL, a lone surrogate) and nesting past
+ * MAX_INPUT_DEPTH are refused here, once, before any schema or route sees them.
  */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, location: InputLocation): z.output<S> {
+  const deep = tooDeep(value);
+  if (deep) {
+    const field = [location, ...deep.map((k) => k.replace(UNSTORABLE_ALL, '\uFFFD'))].join('.');
+    throw new ApiError('bad_request', `Invalid ${location}: nested deeper than ${MAX_INPUT_DEPTH} levels`, {
+      fields: [{ field, message: `nesting is at most ${MAX_INPUT_DEPTH} levels` }],
+    });
+  }
   const unstorable = unstorableText(value);
   if (unstorable.length > 0) {
     const fields = unstorable.map((p) => ({

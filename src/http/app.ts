@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Database } from '../db/client';
@@ -12,6 +13,7 @@ import { jsonBody } from './middleware/json-body';
 import { rateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
 import { echoSvcVersion, enforceSvcVersion } from './middleware/versioning';
+import { answerMalformedRequests } from './malformed-requests';
 import { createCursorCodec, type CursorCodec } from '../domain/pagination';
 import { registerAccountRoutes } from './routes/accounts';
 import { registerHealthRoutes, type HealthProbe } from './routes/health';
@@ -48,6 +50,9 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   const { config, environments, db, logger } = deps;
   const app = new Koa<ApiState>({ proxy: false });
   app.silent = true;
+  // Every server of this app (service, tests) answers what Node's parser refuses in the envelope too.
+  const listen = app.listen.bind(app) as (...args: unknown[]) => Server;
+  app.listen = ((...args: unknown[]) => answerMalformedRequests(listen(...args), environments.apiVersion)) as typeof app.listen;
   const shared: SharedRouteDeps = { cursors: createCursorCodec(deps.serviceSecret) };
 
   app.use(requestContext(logger));

@@ -25,8 +25,15 @@ export function jsonBody(maxBytes: number): ApiMiddleware {
     if (!ctx.is('application/json')) {
       throw new ApiError('unsupported_media_type', 'Request body must be sent as Content-Type: application/json');
     }
+    let text: string;
     try {
-      ctx.state.body = JSON.parse(raw.toString('utf8')) as unknown;
+      // Fatal: bytes that are not UTF-8 are refused, not stored as U+FFFD in the partner's place.
+      text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(raw);
+    } catch {
+      throw new ApiError('bad_request', 'Request body is not valid UTF-8');
+    }
+    try {
+      ctx.state.body = JSON.parse(text) as unknown;
     } catch {
       throw new ApiError('bad_request', 'Request body is not valid JSON');
     }

@@ -1,0 +1,117 @@
+import type { AppCredential } from '../../../src/domain/apps';
+import type { RouteKey } from './routes';
+
+/** The resources a fuzz run works on: one merchant app and what it owns, and a second app. */
+export interface FuzzFixture {
+  cred: AppCredential;
+  /** Another tenant: its credential on this app's resources must be a clean 404. */
+  other: AppCredential;
+  adminToken: string;
+  accountId: string;
+  externalUserId: string;
+  walletId: string;
+  walletAddress: string;
+  depositAddressId: string;
+  endpointId: string;
+  /** A genuine cursor of GET /v2/payments, to replay on lists it doesn't belong to. */
+  paymentsCursor: string;
+  /** An open Payment made for the request that is about to run (routes with a :paymentId). */
+  paymentId: string;
+}
+
+/** A valid request to one route; the mutations in requests.ts turn it into a buggy client's. */
+export interface RouteModel {
+  auth: 'partner' | 'admin' | 'none';
+  params?: (f: FuzzFixture) => Record<string, string>;
+  query?: (f: FuzzFixture) => Record<string, string>;
+  /** A valid JSON body; called once per request, so unique fields stay unique. */
+  body?: (f: FuzzFixture) => Record<string, unknown>;
+  idempotencyKey?: 'required' | 'optional';
+  /** The resource to read (and for a Payment, cancel) after the request. */
+  touches?: 'payment' | 'account';
+}
+
+let unique = 0;
+const next = (prefix: string) => `${prefix}-${process.pid}-${(unique += 1)}`;
+
+const account = (f: FuzzFixture) => ({ accountId: f.accountId });
+const payment = (f: FuzzFixture) => ({ paymentId: f.paymentId });
+const app = (f: FuzzFixture) => ({ appId: f.cred.appId });
+const endpoint = (f: FuzzFixture) => ({ appId: f.cred.appId, endpointId: f.endpointId });
+// No delivery, transaction, deposit or alert exists for the fuzz app: well-formed ids that find nothing.
+const delivery = (f: FuzzFixture) => ({ appId: f.cred.appId, deliveryId: 'dlv_0fuzz0' });
+
+/**
+ * One model per route of the app. The test fails on a route without a model (and on a model
+ * without a route), so a new endpoint can't escape the fuzzing.
+ */
+export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
+  'GET /healthz': { auth: 'none' },
+  'GET /checkout/:paymentId': { auth: 'none', params: payment, touches: 'payment' },
+
+  'GET /v2/partners/config': { auth: 'partner' },
+  'POST /v2/accounts': { auth: 'partner', idempotencyKey: 'optional', body: () => ({ externalUserId: next('fuzz-user'), subjectType: 'business', metadata: { order: 'A-1', n: 1, nested: { ok: true } } }) },
+  'GET /v2/accounts/external/:externalUserId': { auth: 'partner', params: (f) => ({ externalUserId: f.externalUserId }), touches: 'account' },
+  'GET /v2/accounts/:accountId': { auth: 'partner', params: account, touches: 'account' },
+  'GET /v2/accounts/:accountId/capabilities': { auth: 'partner', params: account, touches: 'account' },
+  'PUT /v2/accounts/:accountId/display-profile': {
+    auth: 'partner',
+    params: account,
+    touches: 'account',
+    body: () => ({ displayName: 'Fuzz Shop', logoUrl: 'https://example.com/logo.png', expectedVersion: 1, reason: 'rebranding for the fuzz run' }),
+  },
+  'POST /v2/accounts/:accountId/connected-wallets': {
+    auth: 'partner',
+    idempotencyKey: 'optional',
+    params: account,
+    touches: 'account',
+    body: (f) => ({ kind: 'evm', chainId: 31337, address: f.walletAddress, label: 'main' }),
+  },
+  'PUT /v2/accounts/:accountId/settlement-profile': { auth: 'partner', params: account, touches: 'account', body: (f) => ({ connectedWalletId: f.walletId, assetSymbol: 'USDC' }) },
+  'GET /v2/accounts/:accountId/transactions': { auth: 'partner', params: account, touches: 'account', query: () => ({ limit: '10', status: 'posted' }) },
+  'GET /v2/accounts/:accountId/transactions/:transactionId': { auth: 'partner', params: (f) => ({ accountId: f.accountId, transactionId: 'txn_0fuzz0' }), touches: 'account' },
+  'GET /v2/accounts/:accountId/balances': { auth: 'partner', params: account, touches: 'account' },
+  'POST /v2/accounts/:accountId/deposit-addresses': { auth: 'partner', idempotencyKey: 'optional', params: account, touches: 'account', body: () => ({ chainId: 31337, assetSymbol: 'USDC', newAddress: false }) },
+  'GET /v2/accounts/:accountId/deposit-addresses': { auth: 'partner', params: account, touches: 'account', query: () => ({ chainId: '31337', assetSymbol: 'USDC', limit: '5' }) },
+  'GET /v2/accounts/:accountId/deposit-addresses/:depositAddressId': {
+    auth: 'partner',
+    params: (f) => ({ accountId: f.accountId, depositAddressId: f.depositAddressId }),
+    touches: 'account',
+  },
+  'GET /v2/accounts/:accountId/deposits': { auth: 'partner', params: account, touches: 'account', query: () => ({ status: 'settled', limit: '5' }) },
+  'GET /v2/accounts/:accountId/deposits/:depositId': { auth: 'partner', params: (f) => ({ accountId: f.accountId, depositId: 'deposit_0fuzz0' }), touches: 'account' },
+  'POST /v2/payments': {
+    auth: 'partner',
+    idempotencyKey: 'required',
+    body: (f) => ({
+      intent: 'receive',
+      amount: '12.50',
+      assetCode: 'USDC',
+      chainId: 31337,
+      destination: { type: 'upa', accountId: f.accountId },
+      expiresInSeconds: 600,
+      externalReference: next('order'),
+      description: 'Two coffees',
+      metadata: { cart: ['espresso', 'latte'] },
+      returnUrl: 'https://shop.example/return',
+    }),
+  },
+  'GET /v2/payments': { auth: 'partner', query: () => ({ limit: '5', status: 'requires_payment_method', createdFrom: '2020-01-01T00:00:00Z' }) },
+  'GET /v2/payments/:paymentId': { auth: 'partner', params: payment, touches: 'payment' },
+  'POST /v2/payments/:paymentId/cancel': { auth: 'partner', idempotencyKey: 'optional', params: payment, touches: 'payment', body: () => ({ reasonCode: 'customer_request', reason: 'changed their mind' }) },
+
+  'POST /admin/v1/apps/:appId/webhook-endpoints': { auth: 'admin', params: app, body: () => ({ url: 'http://127.0.0.1:9/fuzz', description: 'fuzz', events: ['deposit.settled'] }) },
+  'GET /admin/v1/apps/:appId/webhook-endpoints': { auth: 'admin', params: app },
+  'GET /admin/v1/apps/:appId/webhook-endpoints/:endpointId': { auth: 'admin', params: endpoint },
+  'PATCH /admin/v1/apps/:appId/webhook-endpoints/:endpointId': { auth: 'admin', params: endpoint, body: () => ({ description: 'still fuzz', events: ['deposit.settled'] }) },
+  'POST /admin/v1/apps/:appId/webhook-endpoints/:endpointId/disable': { auth: 'admin', params: endpoint },
+  'POST /admin/v1/apps/:appId/webhook-endpoints/:endpointId/enable': { auth: 'admin', params: endpoint },
+  'POST /admin/v1/apps/:appId/webhook-endpoints/:endpointId/archive': { auth: 'admin', params: endpoint },
+  'POST /admin/v1/apps/:appId/webhook-endpoints/:endpointId/rotate-secret': { auth: 'admin', params: endpoint },
+  'GET /admin/v1/apps/:appId/webhook-deliveries': { auth: 'admin', params: app, query: (f) => ({ endpointId: f.endpointId, status: 'pending', limit: '5' }) },
+  'GET /admin/v1/apps/:appId/webhook-deliveries/:deliveryId': { auth: 'admin', params: delivery },
+  'GET /admin/v1/apps/:appId/webhook-deliveries/:deliveryId/attempts': { auth: 'admin', params: delivery },
+  'POST /admin/v1/apps/:appId/webhook-deliveries/:deliveryId/redeliver': { auth: 'admin', params: delivery },
+  'GET /admin/v1/alerts': { auth: 'admin', query: () => ({ open: 'true', kind: 'ledger_difference', limit: '5' }) },
+  'GET /admin/v1/alerts/:alertId': { auth: 'admin', params: () => ({ alertId: 'alert_0fuzz0' }) },
+};
