@@ -62,7 +62,8 @@ export async function startService(opts: {
     const data = dataDir();
     let environments = loadEnvironments(config.environmentsFile);
 
-    const database = await openDatabase(config);
+    // Each role has a pool of its own (API_/WORKER_DATABASE_POOL_*), also when both share this process.
+    const database = await openDatabase(config, { role: roles.includes('worker') ? 'worker' : 'api' });
     stops.push(() => database.close());
 
     let temporalAddress = config.temporal.address;
@@ -99,7 +100,12 @@ export async function startService(opts: {
     const chain = createChainServices(environments, data);
     if (rpcUrl) await fundSandboxTreasury(chain, rpcUrl);
     await registerServiceWallets(database.db.prisma, chain.custody);
-    const engine = await connectTemporalGateway({ address: temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue });
+    const engine = await connectTemporalGateway({
+      address: temporalAddress,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      rpcTimeoutMs: config.temporal.rpcTimeoutMs,
+    });
     stops.push(() => engine.close());
 
     if (roles.includes('worker')) {
@@ -110,7 +116,7 @@ export async function startService(opts: {
         taskQueue: config.temporal.taskQueue,
         workflowBundle: await loadWorkflowBundle(),
         activities: createActivities({
-          db: database.db,
+          db: database.pool('worker'),
           logger,
           chains: chain.chains,
           custody: chain.custody,
@@ -137,7 +143,7 @@ export async function startService(opts: {
       const api = createApi({
         config,
         environments,
-        db: database.db,
+        db: database.pool('api'),
         logger,
         serviceSecret,
         engine,
