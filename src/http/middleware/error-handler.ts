@@ -3,7 +3,7 @@ import { ApiError, type ErrorCode } from '../../domain/errors';
 import { classifyFailure, type FailureClass } from '../../domain/failure-classes';
 
 /** Seconds a caller waits before retrying a 503: our own capacity frees up fast, an upstream's outage less so. */
-export const RETRY_AFTER_SECONDS = { capacity: 1, unreachable: 5 } as const;
+const RETRY_AFTER_SECONDS = { capacity: 1, unreachable: 5 } as const;
 
 /** Maps every failure, expected or not, to the spec's error envelope. Internals never leak. */
 export function errorHandler(): ApiMiddleware {
