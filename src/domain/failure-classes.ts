@@ -94,8 +94,11 @@ function grpcFailure(err: GrpcStatusError): FailureClass {
 
 /** pg-pool's messages when no connection came within the acquire timeout (its error has no code). */
 const POOL_TIMEOUT = /^(timeout exceeded when trying to connect|Connection terminated due to connection timeout)/;
-/** Prisma's codes for a database not reached, a closed connection, or its own pool's timeout. */
-const PRISMA_AWAY = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
+/**
+ * Prisma's codes for a database not reached, a closed connection, its own pool's timeout, and P2028:
+ * an interactive transaction that got no connection within its maxWait (or outlived its timeout).
+ */
+const PRISMA_AWAY = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028']);
 /** The driver adapter's kinds for the same. */
 const ADAPTER_AWAY = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections']);
 /** SQLSTATEs: query cancelled (statement_timeout), too many connections, server shutting down, connection exceptions. */
