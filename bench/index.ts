@@ -123,6 +123,7 @@ async function main(): Promise<void> {
     EMBEDDED_ANVIL_PORT: process.env.BENCH_ANVIL_PORT ?? '8645',
     RATE_LIMIT_POINTS: '1000000',
     API_DATABASE_POOL_MAX: process.env.API_DATABASE_POOL_MAX ?? '20',
+    WORKER_DATABASE_POOL_MAX: process.env.WORKER_DATABASE_POOL_MAX ?? '20',
   });
   const logger = createLogger('warn');
   const service = await startService({ config, logger, roles: ['api', 'worker'], scannerPollSeconds: 1, sandboxBlockTime: 0 });

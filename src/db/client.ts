@@ -26,7 +26,9 @@ export function createDatabase(opts: { url: string; poolMax: number; acquireTime
   });
   // An idle client's error (e.g. the server restarting) must not crash the process.
   pool.on('error', () => undefined);
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  // An interactive transaction waits for its connection as long as any query does: Prisma's own
+  // maxWait (2 s by default) would otherwise be a second, unconfigured acquire timeout (P2028).
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool), transactionOptions: { maxWait: opts.acquireTimeoutMs } });
   return {
     prisma,
     pool,
