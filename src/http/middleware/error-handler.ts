@@ -35,13 +35,15 @@ function isPaymentEndpoint(path: string): boolean {
 }
 
 function fromUnexpected(err: unknown, paymentEndpoint: boolean): ApiError {
+  // First: an upstream's error may carry the upstream's HTTP status (viem's HttpRequestError does),
+  // which is not the client's fault.
+  const failure = classifyFailure(err);
+  if (failure) return fromFailure(failure, paymentEndpoint);
   // Koa and its body readers raise errors with an HTTP status for client faults.
   const status = typeof err === 'object' && err !== null && 'status' in err ? Number(err.status) : 500;
   if (status === 413) return new ApiError('payload_too_large', 'Request body is too large');
   if (status === 415) return new ApiError('unsupported_media_type', 'Request body must be application/json');
   if (status === 400) return new ApiError('bad_request', 'Malformed request');
-  const failure = classifyFailure(err);
-  if (failure) return fromFailure(failure, paymentEndpoint);
   return new ApiError('internal_error', 'An unexpected error occurred');
 }
 
