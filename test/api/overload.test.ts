@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import net, { type AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createApi, type ApiDeps } from '../../src/http/app';
+import http from 'node:http';
+import { createPublicClient, http as viemHttp } from 'viem';
 import { createDatabase } from '../../src/db/client';
 import { classifyFailure } from '../../src/domain/failure-classes';
 import { connectTemporalGateway } from '../../src/temporal/gateway';
@@ -113,5 +115,59 @@ describe('overload and upstream failures answer 503 fast, never 500', () => {
     assert.equal(retried.status, 201, retried.text);
     assert.equal((await h.engine.describeWorkflow(retried.body.payment.id)).status, 'RUNNING');
     assert.equal(await h.db.prisma.payment.count({ where: { recipientAccountId: m.accountId } }), 1);
+  });
+
+  test('a chain RPC that is gone answers 503 with Retry-After and one that answers an error 502, with the Payment variants on Payment endpoints', async () => {
+    // No endpoint reads the chain today: a route that does stands in for the first one that will.
+    const badRequest = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"bad"}'));
+    });
+    await new Promise<void>((resolve) => badRequest.listen(0, '127.0.0.1', resolve));
+    const gone = net.createServer();
+    await new Promise<void>((resolve) => gone.listen(0, '127.0.0.1', resolve));
+    const gonePort = (gone.address() as AddressInfo).port;
+    await new Promise((resolve) => gone.close(resolve));
+    const rpc = {
+      gone: `http://127.0.0.1:${gonePort}`,
+      error: `http://127.0.0.1:${(badRequest.address() as AddressInfo).port}`,
+    };
+    const readChain = async (kind: string) => {
+      // No retries: one attempt shows the mapping (the service's transport retries 3 times).
+      const client = createPublicClient({ transport: viemHttp(rpc[kind as keyof typeof rpc], { timeout: 500, retryCount: 0 }), cacheTime: 0 });
+      return { block: (await client.getBlockNumber()).toString() };
+    };
+    const api = await listen(
+      await apiDepsOnHarness({
+        extraRoutes: [
+          (router) => {
+            router.get('/v2/chain-probe/:kind', async (ctx) => {
+              ctx.body = await readChain(ctx.params.kind!);
+            });
+            router.get('/v2/payments/:paymentId/chain-probe/:kind', async (ctx) => {
+              ctx.body = await readChain(ctx.params.kind!);
+            });
+          },
+        ],
+      }),
+    );
+    const cred = await newApp();
+    try {
+      const answers = [];
+      for (const path of ['/v2/chain-probe/gone', '/v2/payments/pay_x/chain-probe/gone', '/v2/chain-probe/error', '/v2/payments/pay_x/chain-probe/error']) {
+        const res = await call(path, { baseUrl: api.baseUrl, credential: cred });
+        answers.push([path, res.status, res.body?.error?.code, res.headers.get('retry-after')]);
+      }
+      assert.deepEqual(answers, [
+        ['/v2/chain-probe/gone', 503, 'provider_unavailable', '5'],
+        ['/v2/payments/pay_x/chain-probe/gone', 503, 'payment_provider_unavailable', '5'],
+        // The provider's own 400 is its error, not the client's.
+        ['/v2/chain-probe/error', 502, 'provider_failure', null],
+        ['/v2/payments/pay_x/chain-probe/error', 502, 'payment_provider_error', null],
+      ]);
+    } finally {
+      await api.close();
+      await new Promise((resolve) => badRequest.close(resolve));
+    }
   });
 });
