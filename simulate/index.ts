@@ -99,7 +99,7 @@ async function main(): Promise<number> {
     PORT: String(ports.api),
     // The partner here is one app sending many requests at once: the per-credential quota is not under test.
     RATE_LIMIT_POINTS: '1000000',
-    DATABASE_POOL_MAX: '20',
+    API_DATABASE_POOL_MAX: '20',
     LOG_LEVEL: 'warn',
   });
 

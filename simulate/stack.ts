@@ -65,7 +65,8 @@ export async function startStack(opts: { config: ServiceConfig; dataDir: string;
     for (const s of stops.splice(0).reverse()) await s().catch((err: unknown) => log(`stop failed: ${String(err)}`));
   };
   try {
-    const opened = await openDatabase(config, { databaseName: 'partner_payments_simulation', fresh: true });
+    // This process runs the API (the worker is a process of its own): the API's pool settings.
+    const opened = await openDatabase(config, { databaseName: 'partner_payments_simulation', fresh: true, role: 'api' });
     stops.push(() => opened.close());
     log(`postgres ${redact(opened.url)}`);
 

@@ -1,12 +1,12 @@
 import {
   TransactionReceiptNotFoundError,
   createPublicClient,
-  http,
   type Hash,
   type Hex,
   type PublicClient,
   type TransactionReceipt,
 } from 'viem';
+import { RPC_TIMEOUT_MS, rpcTransport } from './transport';
 
 /**
  * Chain faults on an anvil node, for tests and the sandbox CLI: mining paused and resumed, several
@@ -111,6 +111,7 @@ export async function jsonRpc<T = unknown>(rpcUrl: string, method: string, param
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    signal: AbortSignal.timeout(RPC_TIMEOUT_MS),
   });
   const body = (await res.json()) as { result?: T; error?: { message: string } };
   if (body.error) throw new ChainFaultError(`${method}: ${body.error.message}`);
@@ -121,7 +122,7 @@ const quantity = (n: number | bigint) => `0x${n.toString(16)}`;
 
 export function createChainFaults(rpcUrl: string): ChainFaults {
   // cacheTime 0: viem would otherwise answer a cached block number across a reorg.
-  const client: PublicClient = createPublicClient({ transport: http(rpcUrl), cacheTime: 0 });
+  const client: PublicClient = createPublicClient({ transport: rpcTransport(rpcUrl), cacheTime: 0 });
   const rpc = <T>(method: string, params: unknown[] = []) => jsonRpc<T>(rpcUrl, method, params);
 
   async function head(): Promise<BlockRef> {

@@ -11,7 +11,6 @@ import {
   encodeFunctionData,
   erc20Abi,
   getAddress,
-  http,
   isAddressEqual,
   keccak256,
   parseAbiItem,
@@ -24,6 +23,7 @@ import {
   type TransactionReceipt,
   type TransactionSerialized,
 } from 'viem';
+import { rpcTransport } from './transport';
 import {
   NonceAlreadyUsedError,
   type Chain,
@@ -53,7 +53,7 @@ export function createEvmChain(options: EvmChainOptions): Chain {
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [rpcUrl] } },
   });
-  const transport = http(rpcUrl, { timeout: options.timeoutMs ?? 15_000 });
+  const transport = rpcTransport(rpcUrl, options.timeoutMs);
   // cacheTime 0: viem otherwise caches the block number for seconds, and confirmation counts go stale.
   const client: PublicClient = createPublicClient({ chain: viemChain, transport, cacheTime: 0 });
 

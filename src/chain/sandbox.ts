@@ -4,7 +4,6 @@ import {
   encodeDeployData,
   erc20Abi,
   getCreate2Address,
-  http,
   keccak256,
   parseAbi,
   parseEther,
@@ -14,6 +13,7 @@ import {
   type PublicClient,
   type WalletClient,
 } from 'viem';
+import { rpcTransport } from './transport';
 import { loadTestTokenArtifact } from './token-artifact';
 
 /**
@@ -41,7 +41,7 @@ interface Clients {
 
 function clients(rpcUrl: string): Clients {
   // A short polling interval: a local node mines at once, and viem's default would wait 4 s a receipt.
-  const transport = http(rpcUrl);
+  const transport = rpcTransport(rpcUrl);
   return {
     publicClient: createPublicClient({ transport, pollingInterval: 50, cacheTime: 0 }),
     wallet: createWalletClient({ transport, account: SANDBOX_DEPLOYER, pollingInterval: 50 }),

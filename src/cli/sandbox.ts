@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { createPublicClient, http, type Address } from 'viem';
+import { createPublicClient, type Address } from 'viem';
+import { rpcTransport } from '../chain/transport';
 import { loadConfig, type ServiceConfig } from '../config';
 import { findAsset, loadEnvironments, type TNetworkConfig } from '../config/environments';
 import { checkEvmAddress } from '../chain/address';
@@ -114,7 +115,7 @@ export function registerSandboxCommands(register: Register): void {
     const sent = await sendTestTokens({ rpcUrl, to: to.address, amountAtomic, token: asset.tokenAddress as Address });
     let minedIn: bigint | null = null;
     if (mining.mode !== 'paused') {
-      const client = createPublicClient({ transport: http(rpcUrl), pollingInterval: 100, cacheTime: 0 });
+      const client = createPublicClient({ transport: rpcTransport(rpcUrl), pollingInterval: 100, cacheTime: 0 });
       const receipt = await client.waitForTransactionReceipt({ hash: sent.txHash, timeout: RECEIPT_TIMEOUT_MS });
       if (receipt.status !== 'success') throw new Error(`the transfer ${sent.txHash} reverted`);
       minedIn = receipt.blockNumber;

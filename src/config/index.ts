@@ -11,12 +11,17 @@ const ZEnv = z.object({
   HOST: z.string().default('127.0.0.1'),
   PUBLIC_BASE_URL: z.url().optional(),
   DATABASE_URL: z.string().min(1).optional(),
-  DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
-  DATABASE_POOL_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(1).default(5000),
+  // The API and the worker each get a pool of their own, so neither can starve the other.
+  API_DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
+  API_DATABASE_POOL_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(1).default(2000),
+  API_DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
+  WORKER_DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
+  WORKER_DATABASE_POOL_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
   EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(1).max(65535).default(toolchain.ports.postgres),
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('partner-payments'),
+  TEMPORAL_RPC_TIMEOUT_MS: z.coerce.number().int().min(1).default(5000),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(toolchain.ports.temporalUi),
   EMBEDDED_TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(toolchain.ports.temporal),
   /** How long a workflow update (a cancel) may take before the API answers 503 service_unavailable. */
@@ -38,9 +43,11 @@ export type TEnv = z.infer<typeof ZEnv>;
 
 export interface ServiceConfig {
   http: { port: number; host: string; publicBaseUrl: string; maxBodyBytes: number };
-  database: { url?: string; poolMax: number; acquireTimeoutMs: number; embeddedPort: number };
+  database: { url?: string; embeddedPort: number; pools: Record<PoolRole, PoolSettings> };
   temporal: {
     address?: string;
+    /** Deadline of each gRPC call to Temporal that is not a long poll (src/temporal/deadlines.ts). */
+    rpcTimeoutMs: number;
     namespace: string;
     taskQueue: string;
     embeddedPort: number;
@@ -56,6 +63,17 @@ export interface ServiceConfig {
   anvil: { embeddedPort: number };
   webhooks: { allowPrivateDestinations: boolean };
   admin: { apiToken?: string };
+}
+
+/** Which process role a PostgreSQL pool serves (the CLI uses the worker's settings). */
+export type PoolRole = 'api' | 'worker';
+
+export interface PoolSettings {
+  max: number;
+  /** How long a query waits for a free connection before failing (503 in the API). */
+  acquireTimeoutMs: number;
+  /** PostgreSQL's statement_timeout for the pool's sessions; unset: none. */
+  statementTimeoutMs?: number;
 }
 
 export class ConfigError extends Error {}
@@ -76,14 +94,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     },
     database: {
       url: e.DATABASE_URL,
-      poolMax: e.DATABASE_POOL_MAX,
-      acquireTimeoutMs: e.DATABASE_POOL_ACQUIRE_TIMEOUT_MS,
       embeddedPort: e.EMBEDDED_POSTGRES_PORT,
+      pools: {
+        api: {
+          max: e.API_DATABASE_POOL_MAX,
+          acquireTimeoutMs: e.API_DATABASE_POOL_ACQUIRE_TIMEOUT_MS,
+          statementTimeoutMs: e.API_DATABASE_STATEMENT_TIMEOUT_MS,
+        },
+        worker: { max: e.WORKER_DATABASE_POOL_MAX, acquireTimeoutMs: e.WORKER_DATABASE_POOL_ACQUIRE_TIMEOUT_MS },
+      },
     },
     temporal: {
       address: e.TEMPORAL_ADDRESS,
       namespace: e.TEMPORAL_NAMESPACE,
       taskQueue: e.TEMPORAL_TASK_QUEUE,
+      rpcTimeoutMs: e.TEMPORAL_RPC_TIMEOUT_MS,
       embeddedPort: e.EMBEDDED_TEMPORAL_PORT,
       uiPort: e.TEMPORAL_UI_PORT,
       updateTimeoutMs: e.TEMPORAL_UPDATE_TIMEOUT_MS,

@@ -69,7 +69,8 @@ export async function startService(opts: {
     const data = dataDir();
     let environments = loadEnvironments(config.environmentsFile);
 
-    const database = await openDatabase(config);
+    // Each role has a pool of its own (API_/WORKER_DATABASE_POOL_*), also when both share this process.
+    const database = await openDatabase(config, { role: roles.includes('worker') ? 'worker' : 'api' });
     lifecycle.add('postgresql', () => database.close(), () => database.kill());
 
     let temporalAddress = config.temporal.address;
@@ -111,6 +112,7 @@ export async function startService(opts: {
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
       updateTimeoutMs: config.temporal.updateTimeoutMs,
+      rpcTimeoutMs: config.temporal.rpcTimeoutMs,
     });
     lifecycle.add('temporal client', () => engine.close());
 
@@ -123,7 +125,7 @@ export async function startService(opts: {
         taskQueue: config.temporal.taskQueue,
         workflowBundle: await loadWorkflowBundle(),
         activities: createActivities({
-          db: database.db,
+          db: database.pool('worker'),
           logger,
           chains: chain.chains,
           custody: chain.custody,
@@ -152,7 +154,7 @@ export async function startService(opts: {
       const api = createApi({
         config,
         environments,
-        db: database.db,
+        db: database.pool('api'),
         logger,
         serviceSecret,
         engine,

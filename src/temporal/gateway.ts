@@ -62,6 +62,7 @@ import {
 } from '../../workflows/contracts/payment-reconciliation';
 import { DATA_ERROR } from '../../workflows/contracts/failures';
 import { SERVICE_SCHEDULES, type ServiceSchedule } from './schedules';
+import { temporalInterceptors } from './deadlines';
 import {
   DEFAULT_WEBHOOK_DISPATCHER,
   WEBHOOK_DELIVERY_WORKFLOW,
@@ -424,9 +425,22 @@ function isWorkflowClosed(err: unknown): boolean {
   return /workflow execution already completed|already completed/i.test(message);
 }
 
-/** The gateway on a connection of its own (the API, the CLI); close() ends the connection. */
-export async function connectTemporalGateway(opts: { address: string; namespace: string } & GatewayOptions): Promise<TemporalGateway & { close(): Promise<void> }> {
-  const connection = await Connection.connect({ address: opts.address, connectTimeout: '10s' });
+/** Deadline of a call to Temporal (not a long poll) when the caller names none; TEMPORAL_RPC_TIMEOUT_MS. */
+export const DEFAULT_RPC_TIMEOUT_MS = 5000;
+
+/**
+ * The gateway on a connection of its own (the API, the CLI); close() ends the connection. Every call
+ * but the long polls has a deadline (src/temporal/deadlines.ts), so Temporal being away fails a
+ * request within rpcTimeoutMs instead of holding it.
+ */
+export async function connectTemporalGateway(
+  opts: { address: string; namespace: string; rpcTimeoutMs?: number } & GatewayOptions,
+): Promise<TemporalGateway & { close(): Promise<void> }> {
+  const connection = await Connection.connect({
+    address: opts.address,
+    connectTimeout: '10s',
+    interceptors: temporalInterceptors(opts.rpcTimeoutMs ?? DEFAULT_RPC_TIMEOUT_MS),
+  });
   const client = new Client({ connection, namespace: opts.namespace });
   return Object.assign(createTemporalGateway(client, opts), { close: () => connection.close() });
 }

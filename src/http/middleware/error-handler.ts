@@ -1,5 +1,9 @@
 import type { ApiMiddleware } from '../context';
-import { ApiError } from '../../domain/errors';
+import { ApiError, type ErrorCode } from '../../domain/errors';
+import { classifyFailure, type FailureClass } from '../../domain/failure-classes';
+
+/** Seconds a caller waits before retrying a 503: our own capacity frees up fast, an upstream's outage less so. */
+const RETRY_AFTER_SECONDS = { capacity: 1, unreachable: 5 } as const;
 
 /** Maps every failure, expected or not, to the spec's error envelope. Internals never leak. */
 export function errorHandler(): ApiMiddleware {
@@ -10,22 +14,55 @@ export function errorHandler(): ApiMiddleware {
         throw new ApiError('not_found', `No route for ${ctx.method} ${ctx.path}`);
       }
     } catch (err) {
-      const apiError = err instanceof ApiError ? err : fromUnexpected(err);
+      const apiError = err instanceof ApiError ? err : fromUnexpected(err, isPaymentEndpoint(ctx.path));
       if (!(err instanceof ApiError)) {
-        ctx.state.log.error({ err }, 'unexpected error');
+        // A classified failure is the service or an upstream being away, not a bug: a warning each.
+        const level = apiError.code === 'internal_error' ? 'error' : 'warn';
+        ctx.state.log[level]({ err, code: apiError.code }, 'unexpected error');
       }
       ctx.status = apiError.status;
       for (const [name, value] of Object.entries(apiError.headers)) ctx.set(name, value);
+      // Every 503 says when to come back, whoever raised it.
+      if (apiError.status === 503 && !ctx.response.get('Retry-After')) ctx.set('Retry-After', String(RETRY_AFTER_SECONDS.capacity));
       ctx.body = apiError.toBody();
     }
   };
 }
 
-function fromUnexpected(err: unknown): ApiError {
+/** The spec's Payment endpoints answer the payment_* variants of the upstream codes. */
+function isPaymentEndpoint(path: string): boolean {
+  return /^\/v2\/payments(\/|$)/.test(path);
+}
+
+function fromUnexpected(err: unknown, paymentEndpoint: boolean): ApiError {
+  // First: an upstream's error may carry the upstream's HTTP status (viem's HttpRequestError does),
+  // which is not the client's fault.
+  const failure = classifyFailure(err);
+  if (failure) return fromFailure(failure, paymentEndpoint);
   // Koa and its body readers raise errors with an HTTP status for client faults.
   const status = typeof err === 'object' && err !== null && 'status' in err ? Number(err.status) : 500;
   if (status === 413) return new ApiError('payload_too_large', 'Request body is too large');
   if (status === 415) return new ApiError('unsupported_media_type', 'Request body must be application/json');
   if (status === 400) return new ApiError('bad_request', 'Malformed request');
   return new ApiError('internal_error', 'An unexpected error occurred');
+}
+
+const UPSTREAM_NAME = { temporal: 'The workflow engine', chain: 'The chain RPC provider' } as const;
+
+/** The table in docs/decisions.md "Overload and upstream failures". */
+function fromFailure(failure: FailureClass, paymentEndpoint: boolean): ApiError {
+  if (failure.kind === 'capacity') {
+    return new ApiError('service_unavailable', 'The service is at capacity; retry after the Retry-After interval', undefined, {
+      'Retry-After': String(RETRY_AFTER_SECONDS.capacity),
+    });
+  }
+  const what = UPSTREAM_NAME[failure.source];
+  if (failure.kind === 'unreachable') {
+    const code: ErrorCode = paymentEndpoint ? 'payment_provider_unavailable' : 'provider_unavailable';
+    return new ApiError(code, `${what} is unavailable; retry after the Retry-After interval with the same Idempotency-Key`, undefined, {
+      'Retry-After': String(RETRY_AFTER_SECONDS.unreachable),
+    });
+  }
+  const code: ErrorCode = paymentEndpoint ? 'payment_provider_error' : 'provider_failure';
+  return new ApiError(code, `${what} answered with an error; retry with backoff and the same Idempotency-Key`);
 }

@@ -41,6 +41,8 @@ export function registerHealthRoutes(
     ]);
     const ok = postgres.ok && temporal.ok;
     ctx.status = ok ? 200 : 503;
+    // A 503 says when to ask again, as every 503 of the service does.
+    if (!ok) ctx.set('Retry-After', '5');
     ctx.body = { status: ok ? 'ok' : 'unavailable', checks: { postgres, temporal } };
   });
 }
