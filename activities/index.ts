@@ -5,6 +5,7 @@ import type { DepositEngine, PaymentEngine, WebhookEngine } from '../src/domain/
 import type { TreasuryPolicy } from '../src/domain/settlement/settlement-sender';
 import type { Logger } from '../src/logger';
 import { createChainScannerActivities } from './chain-scanner';
+import { withCrashPoints } from './crash-points';
 import { createDepositActivities } from './deposits';
 import { createPaymentActivities } from './payments';
 import { createReconciliationActivities } from './reconciliation';
@@ -32,13 +33,13 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   const prisma = deps.db.prisma;
   const settlement = { prisma, chains: deps.chains, custody: deps.custody, treasury: deps.treasury };
-  return {
+  return withCrashPoints({
     ...createPaymentActivities({ prisma, chains: deps.chains, settlement }),
     ...createDepositActivities({ prisma, chains: deps.chains, settlement }),
     ...createChainScannerActivities({ prisma, chains: deps.chains, custody: deps.custody, engine: deps.engine }),
     ...createReconciliationActivities({ prisma, chains: deps.chains, custody: deps.custody, engine: deps.engine, logger: deps.logger }),
     ...createWebhookActivities({ prisma, logger: deps.logger, serviceSecret: deps.serviceSecret, destinations: deps.webhooks, engine: deps.engine }),
-  };
+  });
 }
 
 export type Activities = ReturnType<typeof createActivities>;
