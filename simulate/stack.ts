@@ -69,6 +69,8 @@ export async function startStack(opts: {
   databaseName?: string;
   /** Extra settings of the worker (and other service processes), e.g. for a local webhook receiver. */
   serviceEnv?: Record<string, string>;
+  /** Default true; false leaves starting it (with settings of the caller's choosing) to the caller. */
+  startWorker?: boolean;
 }): Promise<Stack> {
   const { config, dataDir, ports, log } = opts;
   const stops: Array<() => Promise<void>> = [];
@@ -128,7 +130,7 @@ export async function startStack(opts: {
     };
     const worker = new ServiceProcess('worker', serviceEnv);
     stops.push(() => worker.stop());
-    worker.start();
+    if (opts.startWorker !== false) worker.start();
 
     const apiLog = createWriteStream(path.join(logsDir(), 'api.log'), { flags: 'a' });
     stops.push(() => new Promise<void>((resolve) => apiLog.end(() => resolve())));
