@@ -34,8 +34,9 @@ import { WebhookReceiver } from './webhook-receiver';
  * recorded), and every committed event delivered, signature verified, to a local receiver.
  */
 
-const USAGE = `usage: npm run crash-matrix -- [--cell <name>]... [--subset] [--list]
+const USAGE = `usage: npm run crash-matrix -- [--cell <name>]... [--lifecycle payment|deposit|api]... [--subset] [--list]
   --cell <name>  run only this cell (repeatable), e.g. --cell payment:settlement.leg.after-broadcast
+  --lifecycle l  run only this lifecycle's cells (repeatable); two runs on separate DATA_DIRs can share the matrix
   --subset       the cells npm test runs (${'`'}test/crash/crash-matrix.test.ts${'`'})
   --list         print the cells (after the clean runs that enumerate them) and stop
   DATA_DIR (default <repo>/.data/crash-matrix); ports as for npm run simulate.`;
@@ -313,7 +314,10 @@ async function runApiCell(m: Matrix, crash: CrashTarget): Promise<{ resource: Re
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { cell: { type: 'string', multiple: true }, subset: { type: 'boolean' }, list: { type: 'boolean' }, help: { type: 'boolean' } }, strict: true });
+  const { values } = parseArgs({
+    options: { cell: { type: 'string', multiple: true }, lifecycle: { type: 'string', multiple: true }, subset: { type: 'boolean' }, list: { type: 'boolean' }, help: { type: 'boolean' } },
+    strict: true,
+  });
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
@@ -321,7 +325,11 @@ async function main(): Promise<number> {
   const started = Date.now();
   const out = (line: string) => process.stdout.write(`${line}\n`);
   const wanted = values.subset ? CRASH_SUBSET.map(parseCell) : (values.cell ?? []).map(parseCell);
-  const needs = (l: Lifecycle) => wanted.length === 0 || wanted.some((c) => c.lifecycle === l || (l === 'payment' && c.lifecycle === 'api'));
+  const lifecycles = (values.lifecycle ?? ['payment', 'deposit', 'api']) as Lifecycle[];
+  for (const l of lifecycles) if (!['payment', 'deposit', 'api'].includes(l)) throw new Error(`--lifecycle takes payment, deposit or api, got ${l}\n${USAGE}`);
+  const inScope = (c: Cell) => lifecycles.includes(c.lifecycle) && (wanted.length === 0 || wanted.some((w) => cellName(w) === cellName(c)));
+  // The API cells drive Payments: they compare with the clean Payment run.
+  const needs = (l: Lifecycle) => (wanted.length ? wanted.map((c) => c.lifecycle) : lifecycles).some((w) => w === l || (l === 'payment' && w === 'api'));
 
   const { dataDir, ports, config } = await stackSettings({ defaultDataDir: path.join('.data', 'crash-matrix'), overrides: { RATE_LIMIT_POINTS: '1000000' } });
   out(`crash-matrix: data in ${dataDir}${wanted.length ? `; cells ${wanted.map(cellName).join(', ')}` : '; every cell'}`);
@@ -378,7 +386,7 @@ async function main(): Promise<number> {
       if (problems.length) results.push({ cell: `${kind}:clean`, ok: false, seconds: 0, problems });
     }
     if (references.has('payment')) references.set('api', references.get('payment')!);
-    cells.push(...Object.values(API_CRASH_POINTS).map((point): Cell => ({ lifecycle: 'api', target: { point, occurrence: 1 } })));
+    if (needs('api')) cells.push(...Object.values(API_CRASH_POINTS).map((point): Cell => ({ lifecycle: 'api', target: { point, occurrence: 1 } })));
 
     const names = new Set(cells.map(cellName));
     const unknown = wanted.filter((c) => !names.has(cellName(c)));
@@ -387,7 +395,7 @@ async function main(): Promise<number> {
       for (const n of names) out(n);
       return 0;
     }
-    const toRun = wanted.length ? wanted : cells;
+    const toRun = wanted.length ? wanted.filter(inScope) : cells.filter(inScope);
     out(`${toRun.length} cells`);
     for (const cell of toRun) {
       const name = cellName(cell);
