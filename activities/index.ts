@@ -6,6 +6,7 @@ import type { TreasuryPolicy } from '../src/domain/settlement/settlement-sender'
 import type { Logger } from '../src/logger';
 import { createChainScannerActivities } from './chain-scanner';
 import { classifiedActivities } from './failures';
+import { withCrashPoints } from './crash-points';
 import { createDepositActivities } from './deposits';
 import { createPaymentActivities } from './payments';
 import { createReconciliationActivities } from './reconciliation';
@@ -45,14 +46,14 @@ export function createActivities(deps: ActivityDeps) {
     destinations: deps.webhooks,
     engine: deps.engine,
   });
-  return {
+  return withCrashPoints({
     ...classifiedActivities(createPaymentActivities({ prisma, chains: deps.chains, settlement })),
     ...classifiedActivities(createDepositActivities({ prisma, chains: deps.chains, settlement })),
     ...classifiedActivities(createChainScannerActivities({ prisma, chains: deps.chains, custody: deps.custody, engine: deps.engine }), { retryDataErrors: true }),
     ...classifiedActivities(createReconciliationActivities({ prisma, chains: deps.chains, custody: deps.custody, engine: deps.engine, logger: deps.logger })),
     ...classifiedActivities(webhookDelivery),
     ...classifiedActivities({ dispatchWebhookEvents }, { retryDataErrors: true }),
-  };
+  });
 }
 
 export type Activities = ReturnType<typeof createActivities>;

@@ -1,12 +1,8 @@
-import { spawnSync } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../src/config';
-import { projectRoot } from '../src/embedded/paths';
 import { makePlan, type FaultKind } from './plan';
 import { runPlan } from './run';
-import { clusterExists, startStack, type Stack, type StackPorts } from './stack';
+import { stackSettings, startStack, type Stack } from './stack';
 import { verifyRun } from './verify';
 
 /**
@@ -22,17 +18,6 @@ function int(value: string | undefined, name: string, fallback: number, min = 0)
   if (value === undefined) return fallback;
   if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) throw new Error(`--${name} takes an integer ≥ ${min}, got ${value}\n${USAGE}`);
   return Number(value);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 async function main(): Promise<number> {
@@ -59,49 +44,15 @@ async function main(): Promise<number> {
   const replay = `npm run simulate -- --seed ${seed} --payments ${payments} --deposits ${deposits}`;
   out(`simulate: seed ${seed}, ${payments} Payments, ${deposits} deposits (replay: ${replay})`);
 
-  // The environment is read here, once. Everything in this process (logs, the cluster, the custody
-  // seed) and the worker it starts then live under the run's own data folder.
-  const env = process.env;
-  const dataDir = path.resolve(projectRoot(), env.DATA_DIR ?? path.join('.data', 'simulate'));
-  env.DATA_DIR = dataDir;
-  const port = async (name: string) => (env[name] ? Number(env[name]) : freePort());
-  const ports: StackPorts = {
-    postgres: await port('EMBEDDED_POSTGRES_PORT'),
-    temporal: await port('EMBEDDED_TEMPORAL_PORT'),
-    temporalUi: await port('TEMPORAL_UI_PORT'),
-    anvil: await port('EMBEDDED_ANVIL_PORT'),
-    api: await port('PORT'),
-  };
+  const { dataDir, ports, config } = await stackSettings({
+    defaultDataDir: path.join('.data', 'simulate'),
+    // The partner here is one app sending many requests at once: the per-credential quota is not under test.
+    overrides: { RATE_LIMIT_POINTS: '1000000', API_DATABASE_POOL_MAX: '20' },
+  });
 
   const plan = makePlan(seed, { payments, deposits });
   const kinds = plan.faults.reduce<Partial<Record<FaultKind, number>>>((acc, f) => ({ ...acc, [f.kind]: (acc[f.kind] ?? 0) + 1 }), {});
   out(`plan ${plan.digest}: ${plan.accounts} accounts, faults ${JSON.stringify(kinds)}, ${plan.bursts.length} one-block bursts; data in ${dataDir}`);
-
-  // Embedded: a DATABASE_URL or TEMPORAL_ADDRESS in the caller's environment must not point the run elsewhere.
-  const embeddedEnv = { ...env };
-  delete embeddedEnv.DATABASE_URL;
-  delete embeddedEnv.TEMPORAL_ADDRESS;
-  if (!clusterExists()) {
-    // The run's own PostgreSQL cluster (it is paused with SIGSTOP, so never one shared with `npm start`).
-    const setup = spawnSync(process.execPath, [path.join(projectRoot(), 'scripts', 'setup.mjs'), '--for', 'start'], {
-      env: { ...embeddedEnv, EMBEDDED_POSTGRES_PORT: String(ports.postgres) },
-      stdio: 'inherit',
-    });
-    if (setup.status !== 0) throw new Error('set-up of the simulation\'s PostgreSQL cluster failed');
-  }
-
-  const config = loadConfig({
-    ...embeddedEnv,
-    EMBEDDED_POSTGRES_PORT: String(ports.postgres),
-    EMBEDDED_TEMPORAL_PORT: String(ports.temporal),
-    TEMPORAL_UI_PORT: String(ports.temporalUi),
-    EMBEDDED_ANVIL_PORT: String(ports.anvil),
-    PORT: String(ports.api),
-    // The partner here is one app sending many requests at once: the per-credential quota is not under test.
-    RATE_LIMIT_POINTS: '1000000',
-    API_DATABASE_POOL_MAX: '20',
-    LOG_LEVEL: 'warn',
-  });
 
   let stack: Stack | undefined;
   const stopAll = async () => {

@@ -119,15 +119,7 @@ export async function runPlan(stack: Stack, plan: Plan, log: (line: string) => v
 
   // Recipients: an account each, its settlement wallet, and one reusable deposit address.
   const accounts: AccountRecord[] = [];
-  for (let i = 0; i < plan.accounts; i += 1) {
-    const created = await client.post('/v2/accounts', { externalUserId: `simulation-${seed}-${i}` }, `account-${i}`);
-    const id = created.body.account.id as string;
-    const wallet = recipientWallet(seed, i);
-    const withWallet = await client.post(`/v2/accounts/${id}/connected-wallets`, { chainId: stack.chainId, address: wallet }, `wallet-${i}`);
-    await client.put(`/v2/accounts/${id}/settlement-profile`, { connectedWalletId: withWallet.body.connectedWallets[0].id });
-    const da = await client.post(`/v2/accounts/${id}/deposit-addresses`, { chainId: stack.chainId }, `deposit-address-${i}`);
-    accounts.push({ id, wallet, depositAddress: da.body.depositAddress.address as string });
-  }
+  for (let i = 0; i < plan.accounts; i += 1) accounts.push(await createRecipient(client, stack.chainId, `simulation-${seed}-${i}`, recipientWallet(seed, i)));
 
   const t0 = Date.now();
   const at = (ms: number) => sleep(Math.max(0, t0 + ms - Date.now()));
@@ -300,6 +292,16 @@ export async function runPlan(stack: Stack, plan: Plan, log: (line: string) => v
   clearInterval(progress);
   log(`${stamp()} traffic done: every planned request and transfer was made`);
   return { accounts, payments, deposits, faults, client, driver, trafficStartedAt: t0 };
+}
+
+/** A recipient through the API: an account, its settlement wallet, and one reusable deposit address. */
+export async function createRecipient(client: PartnerClient, chainId: number, name: string, wallet: string): Promise<AccountRecord> {
+  const created = await client.post('/v2/accounts', { externalUserId: name }, `account-${name}`);
+  const id = created.body.account.id as string;
+  const withWallet = await client.post(`/v2/accounts/${id}/connected-wallets`, { chainId, address: wallet }, `wallet-${name}`);
+  await client.put(`/v2/accounts/${id}/settlement-profile`, { connectedWalletId: withWallet.body.connectedWallets[0].id });
+  const da = await client.post(`/v2/accounts/${id}/deposit-addresses`, { chainId }, `deposit-address-${name}`);
+  return { id, wallet, depositAddress: da.body.depositAddress.address as string };
 }
 
 function memberKey(m: BurstMember): string {

@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
-import type { ServiceConfig } from '../src/config';
+import { loadConfig, type ServiceConfig } from '../src/config';
 import { loadEnvironments, withRpcUrl, type TEnvironments } from '../src/config/environments';
 import type { Database } from '../src/db/client';
 import { startAnvil } from '../src/embedded/anvil';
@@ -23,6 +23,8 @@ import { connectTemporalGateway, type TemporalGateway } from '../src/temporal/ga
  * second, the API), except that the worker is a child process of its own, in the production shape
  * (`src/main.ts --only worker` with DATABASE_URL and TEMPORAL_ADDRESS), so it can be killed with
  * SIGKILL and started again. Every run starts from nothing: a fresh database, Temporal store and chain.
+ * The crash matrix (simulate/crash-matrix.ts) runs on it too, and starts an API process of its own
+ * (`serviceProcess('api', ...)`) to kill mid-request.
  */
 
 export interface StackPorts {
@@ -45,7 +47,10 @@ export interface Stack {
   temporalAddress: string;
   uiUrl: string | undefined;
   dataDir: string;
-  worker: WorkerProcess;
+  serviceSecret: string;
+  worker: ServiceProcess;
+  /** The environment a service process of this stack runs with (database, Temporal, networks, data). */
+  serviceEnv: Record<string, string>;
   /** SIGSTOP on PostgreSQL (postmaster first, then its backends) for `ms`, then SIGCONT. */
   pausePostgres(ms: number): Promise<number>;
   /** SIGSTOP on the Temporal dev server for `ms`, then SIGCONT. */
@@ -55,7 +60,18 @@ export interface Stack {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export async function startStack(opts: { config: ServiceConfig; dataDir: string; ports: StackPorts; log: (line: string) => void }): Promise<Stack> {
+export async function startStack(opts: {
+  config: ServiceConfig;
+  dataDir: string;
+  ports: StackPorts;
+  log: (line: string) => void;
+  /** Default partner_payments_simulation; each user of the shared cluster its own. */
+  databaseName?: string;
+  /** Extra settings of the worker (and other service processes), e.g. for a local webhook receiver. */
+  serviceEnv?: Record<string, string>;
+  /** Default true; false leaves starting it (with settings of the caller's choosing) to the caller. */
+  startWorker?: boolean;
+}): Promise<Stack> {
   const { config, dataDir, ports, log } = opts;
   const stops: Array<() => Promise<void>> = [];
   const paused = new Set<number>();
@@ -66,7 +82,7 @@ export async function startStack(opts: { config: ServiceConfig; dataDir: string;
   };
   try {
     // This process runs the API (the worker is a process of its own): the API's pool settings.
-    const opened = await openDatabase(config, { databaseName: 'partner_payments_simulation', fresh: true, role: 'api' });
+    const opened = await openDatabase(config, { databaseName: opts.databaseName ?? 'partner_payments_simulation', fresh: true, role: 'api' });
     stops.push(() => opened.close());
     log(`postgres ${redact(opened.url)}`);
 
@@ -103,7 +119,7 @@ export async function startStack(opts: { config: ServiceConfig; dataDir: string;
     const engine = await connectTemporalGateway({ address: dev.address, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue });
     stops.push(() => engine.close());
 
-    const worker = new WorkerProcess({
+    const serviceEnv = {
       DATABASE_URL: opened.url,
       TEMPORAL_ADDRESS: dev.address,
       TEMPORAL_NAMESPACE: config.temporal.namespace,
@@ -111,9 +127,11 @@ export async function startStack(opts: { config: ServiceConfig; dataDir: string;
       ENVIRONMENTS_FILE: environmentsFile,
       DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
-    });
+      ...opts.serviceEnv,
+    };
+    const worker = new ServiceProcess('worker', serviceEnv);
     stops.push(() => worker.stop());
-    worker.start();
+    if (opts.startWorker !== false) worker.start();
 
     const apiLog = createWriteStream(path.join(logsDir(), 'api.log'), { flags: 'a' });
     stops.push(() => new Promise<void>((resolve) => apiLog.end(() => resolve())));
@@ -154,7 +172,9 @@ export async function startStack(opts: { config: ServiceConfig; dataDir: string;
       temporalAddress: dev.address,
       uiUrl: dev.uiUrl,
       dataDir,
+      serviceSecret,
       worker,
+      serviceEnv,
       async pausePostgres(ms) {
         const postmaster = Number(readFileSync(path.join(pgDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
         // The postmaster first, so it forks no backend we would miss; its children after.
@@ -220,43 +240,55 @@ function redact(url: string): string {
   return url.replace(/\/\/([^:@/]+):[^@/]+@/, '//$1:***@');
 }
 
+export type ServiceRole = 'worker' | 'api';
+
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
 /**
- * The worker as its own process: `node --import tsx src/main.ts --only worker` (one process, so SIGKILL
- * really kills it, with no tsx wrapper left to forward signals). Output goes to <data>/logs/worker.log.
+ * A role of the service as its own process: `node --import tsx src/main.ts --only <role>` (one process,
+ * so SIGKILL really kills it, with no tsx wrapper left to forward signals). Output goes to
+ * <data>/logs/<role>.log. Each start may add settings (the crash matrix's CRASH_AT).
  */
-export class WorkerProcess {
+export class ServiceProcess {
   private child: ChildProcess | undefined;
-  private exited: Promise<void> = Promise.resolve();
+  private exited: Promise<ProcessExit> = Promise.resolve({ code: 0, signal: null });
   private readyPromise: Promise<void> = Promise.resolve();
   private readonly log: WriteStream;
   starts = 0;
   kills = 0;
 
-  constructor(private readonly env: Record<string, string>) {
-    this.log = createWriteStream(path.join(logsDir(), 'worker.log'), { flags: 'a' });
+  constructor(
+    readonly role: ServiceRole,
+    private readonly env: Record<string, string>,
+  ) {
+    this.log = createWriteStream(path.join(logsDir(), `${role}.log`), { flags: 'a' });
   }
 
-  start(): void {
-    if (this.child) throw new Error('the worker is running already');
+  start(extraEnv: Record<string, string> = {}): void {
+    if (this.child) throw new Error(`the ${this.role} is running already`);
     this.starts += 1;
-    this.log.write(`\n--- ${new Date().toISOString()} worker start #${this.starts}\n`);
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot(), 'src', 'main.ts'), '--only', 'worker'], {
+    const extra = Object.entries(extraEnv).map(([k, v]) => `${k}=${v}`).join(' ');
+    this.log.write(`\n--- ${new Date().toISOString()} ${this.role} start #${this.starts}${extra ? ` (${extra})` : ''}\n`);
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot(), 'src', 'main.ts'), '--only', this.role], {
       cwd: projectRoot(),
-      env: { ...process.env, ...this.env },
+      env: { ...process.env, ...this.env, ...extraEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
     child.stdout?.pipe(this.log, { end: false });
     child.stderr?.pipe(this.log, { end: false });
-    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
     this.readyPromise = new Promise((resolve, reject) => {
       let seen = '';
-      // main.ts prints this line once the worker polls, the scanners run and the schedules exist.
+      // main.ts prints this line once the role runs (the worker: it polls, the scanners run and the schedules exist).
       child.stdout?.on('data', (chunk: Buffer) => {
         seen = (seen + chunk.toString('utf8')).slice(-4096);
         if (seen.includes('is running')) resolve();
       });
-      child.once('exit', (code, sig) => reject(new Error(`the worker exited (${sig ?? code}) before it was ready; see ${path.join(logsDir(), 'worker.log')}`)));
+      child.once('exit', (code, sig) => reject(new Error(`the ${this.role} exited (${sig ?? code}) before it was ready; see ${path.join(logsDir(), `${this.role}.log`)}`)));
     });
     // Nobody may be waiting for it yet (it is killed before it is ready): not an unhandled rejection.
     this.readyPromise.catch(() => undefined);
@@ -270,15 +302,12 @@ export class WorkerProcess {
   }
 
   async ready(timeoutMs = 120_000): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the worker was not ready within ${timeoutMs} ms`)), timeoutMs);
-    });
-    try {
-      await Promise.race([this.readyPromise, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+    await withTimeout(this.readyPromise, timeoutMs, `the ${this.role} was not ready within ${timeoutMs} ms`);
+  }
+
+  /** How the current (or last) process ended; rejects after `timeoutMs` if it is still running. */
+  exit(timeoutMs: number): Promise<ProcessExit> {
+    return withTimeout(this.exited, timeoutMs, `the ${this.role} still runs after ${timeoutMs} ms`);
   }
 
   /** kill -9: no shutdown, activities in flight are abandoned mid-step. */
@@ -286,25 +315,90 @@ export class WorkerProcess {
     const child = this.child;
     if (!child) return;
     this.kills += 1;
-    this.log.write(`\n--- ${new Date().toISOString()} worker kill -9 (pid ${child.pid})\n`);
+    this.log.write(`\n--- ${new Date().toISOString()} ${this.role} kill -9 (pid ${child.pid})\n`);
     child.kill('SIGKILL');
     await this.exited;
   }
 
-  /** A clean stop (SIGTERM: the worker finishes its activities), SIGKILL after 30 s. */
-  async stop(): Promise<void> {
+  /** A clean stop (SIGTERM: the worker finishes its activities), SIGKILL after 30 s; the log stays open. */
+  async halt(): Promise<void> {
     const child = this.child;
-    if (child) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      await this.exited;
-      clearTimeout(timer);
-    }
+    if (!child) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    await this.exited;
+    clearTimeout(timer);
+  }
+
+  /** halt(), then the log is closed: the last call. */
+  async stop(): Promise<void> {
+    await this.halt();
     await new Promise<void>((resolve) => this.log.end(() => resolve()));
   }
 }
 
-/** The cluster the stack runs on must exist; set-up makes it (`node scripts/setup.mjs --for start`). */
-export function clusterExists(): boolean {
-  return existsSync(path.join(postgresDataDir(), 'PG_VERSION'));
+async function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  try {
+    return await Promise.race([p, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Reads the environment once for a run on its own stack (the simulation, the crash matrix): its data
+ * folder (DATA_DIR, else `defaultDataDir`; logs, the PostgreSQL cluster and the custody seed live there,
+ * and so does every process it starts), its ports (each from its variable or a free one), the cluster
+ * (set up when missing) and the configuration. A DATABASE_URL or TEMPORAL_ADDRESS in the caller's
+ * environment must not point the run elsewhere: both are ignored.
+ */
+export async function stackSettings(opts: { defaultDataDir: string; overrides?: Record<string, string> }): Promise<{ dataDir: string; ports: StackPorts; config: ServiceConfig }> {
+  const env = process.env;
+  const dataDir = path.resolve(projectRoot(), env.DATA_DIR ?? opts.defaultDataDir);
+  env.DATA_DIR = dataDir;
+  const port = async (name: string) => (env[name] ? Number(env[name]) : freePort());
+  const ports: StackPorts = {
+    postgres: await port('EMBEDDED_POSTGRES_PORT'),
+    temporal: await port('EMBEDDED_TEMPORAL_PORT'),
+    temporalUi: await port('TEMPORAL_UI_PORT'),
+    anvil: await port('EMBEDDED_ANVIL_PORT'),
+    api: await port('PORT'),
+  };
+  const embeddedEnv = { ...env };
+  delete embeddedEnv.DATABASE_URL;
+  delete embeddedEnv.TEMPORAL_ADDRESS;
+  if (!existsSync(path.join(postgresDataDir(), 'PG_VERSION'))) {
+    // The run's own PostgreSQL cluster (the simulation pauses it with SIGSTOP, so never one shared with `npm start`).
+    const setup = spawnSync(process.execPath, [path.join(projectRoot(), 'scripts', 'setup.mjs'), '--for', 'start'], {
+      env: { ...embeddedEnv, EMBEDDED_POSTGRES_PORT: String(ports.postgres) },
+      stdio: 'inherit',
+    });
+    if (setup.status !== 0) throw new Error(`set-up of the PostgreSQL cluster in ${dataDir} failed`);
+  }
+  const config = loadConfig({
+    ...embeddedEnv,
+    EMBEDDED_POSTGRES_PORT: String(ports.postgres),
+    EMBEDDED_TEMPORAL_PORT: String(ports.temporal),
+    TEMPORAL_UI_PORT: String(ports.temporalUi),
+    EMBEDDED_ANVIL_PORT: String(ports.anvil),
+    PORT: String(ports.api),
+    LOG_LEVEL: 'warn',
+    ...opts.overrides,
+  });
+  return { dataDir, ports, config };
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
 }

@@ -1,4 +1,4 @@
-import { checkLedger } from '../src/domain/ledger/check';
+import { checkLedger, type LedgerCheckResult } from '../src/domain/ledger/check';
 import { reconcileLedger } from '../src/domain/ledger/reconcile';
 import type { ReconcileResult } from '../src/domain/ledger/reconcile-report';
 import { CHAIN_SCANNER_WORKFLOW } from '../workflows/contracts/chain-scanner';
@@ -102,6 +102,26 @@ async function waitUntilAtRest(stack: Stack, run: RunRecord, deadlineMs: number,
     }
     await sleep(2000);
   }
+}
+
+/**
+ * `ledger check` (every posting balances, balances equal the entries) and `ledger reconcile` (every
+ * service address's books equal the chain, money in flight aside), as problem lines.
+ */
+export async function checkBooks(stack: Stack): Promise<{ ledger: LedgerCheckResult; reconcile: ReconcileResult; problems: string[] }> {
+  const prisma = stack.db.prisma;
+  const problems: string[] = [];
+  const ledger = await checkLedger(prisma);
+  for (const p of ledger.problems) problems.push(`ledger check: ${p.code}: ${p.message}`);
+  let reconcile = await reconcileLedger({ prisma, chains: stack.chain.chains, custody: stack.chain.custody });
+  for (let attempt = 2; attempt <= 3 && !reconcile.ok; attempt += 1) {
+    await sleep(5000); // a leg mined after the snapshot shows as a difference for a moment: look again
+    reconcile = await reconcileLedger({ prisma, chains: stack.chain.chains, custody: stack.chain.custody });
+  }
+  for (const d of reconcile.differences) {
+    problems.push(`ledger reconcile: ${d.purpose} ${d.address ?? d.book}: books ${d.ledgerAtomic}, chain ${d.chainAtomic}, in flight ${d.inFlightAtomic}, difference ${d.differenceAtomic}`);
+  }
+  return { ledger, reconcile, problems };
 }
 
 function countBy<T>(items: T[], key: (t: T) => string): Record<string, number> {
@@ -280,17 +300,8 @@ export async function verifyRun(
   }
 
   // The books: every posting balances, and every service address holds what its books say.
-  const ledger = await checkLedger(prisma);
-  for (const p of ledger.problems) failures.push(`ledger check: ${p.code}: ${p.message}`);
-  let reconcile: ReconcileResult | undefined;
-  for (let attempt = 1; attempt <= 3; attempt += 1) {
-    reconcile = await reconcileLedger({ prisma, chains: stack.chain.chains, custody: stack.chain.custody });
-    if (reconcile.ok) break;
-    await sleep(5000); // a leg mined after the snapshot shows as a difference for a moment: look again
-  }
-  for (const d of reconcile!.differences) {
-    failures.push(`ledger reconcile: ${d.purpose} ${d.address ?? d.book}: books ${d.ledgerAtomic}, chain ${d.chainAtomic}, in flight ${d.inFlightAtomic}, difference ${d.differenceAtomic}`);
-  }
+  const { ledger, reconcile, problems } = await checkBooks(stack);
+  failures.push(...problems);
 
   // Alerts are for operators: reported here, not failed on (a pass may race a Payment that moves on).
   const raised = await prisma.operatorAlert.findMany({ select: { kind: true, subject: true, severity: true, details: true, createdAt: true, resolvedAt: true } });
@@ -306,7 +317,7 @@ export async function verifyRun(
     depositsByStatus: countBy(depositStatuses, (s) => s),
     incidents,
     ledger: { postings: ledger.postings, problems: ledger.problems.length },
-    reconcile: { checked: reconcile!.checked, differences: reconcile!.differences.length },
+    reconcile: { checked: reconcile.checked, differences: reconcile.differences.length },
     openAlerts: alerts.map((a) => `${a.kind} ${a.severity} ${a.subject}`),
     alertsRaised: countBy(raised, (a) => `${a.kind} ${a.severity}`),
     criticalAlerts,

@@ -9,6 +9,7 @@ import { writeEvents } from '../events';
 import { registerCustodyAddress } from '../custody-addresses';
 import { newId } from '../ids';
 import { hmacHex } from '../secrets';
+import { API_CRASH_POINTS, crashPoint } from '../../runtime/crash-points';
 import { splitFees } from './payment-machine';
 import type { TCreatePayment } from './payment.schemas';
 import type { PaymentRow } from './payment-view';
@@ -144,6 +145,7 @@ export async function createPayment(
       throw new ApiError('idempotency_conflict', 'This Idempotency-Key was used with a different request body');
     }
   }
+  crashPoint(API_CRASH_POINTS.paymentCommitted);
 
   await deps.engine.startPayment(row, network.confirmations);
   return row;

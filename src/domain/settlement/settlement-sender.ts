@@ -6,6 +6,7 @@ import type { Custody, KeyPath } from '../../custody';
 import type { SettlementRefusalReason } from './hold-reasons';
 import { isServiceControlled } from '../custody-addresses';
 import { isMoneyMissingAt } from '../ledger/reconcile';
+import { crashPoint, SETTLEMENT_CRASH_POINTS } from '../../runtime/crash-points';
 import { withLease } from './lease-lock';
 import { isLive, loadLegs, markLeg, recordLeg, type LegKind, type SettlementLeg, type SettlementSource } from './settlement-legs';
 
@@ -125,7 +126,9 @@ export async function sendSettlement(deps: SettlementSenderDeps, order: Settleme
           status: 'broadcast',
         }),
       );
+      crashPoint(SETTLEMENT_CRASH_POINTS.legRecorded);
       await chain.broadcast(signed);
+      crashPoint(SETTLEMENT_CRASH_POINTS.legBroadcast);
     }
     const sentNet = legs.find((l) => l.leg === 'net' && isLive(l));
     if (!sentNet) throw new Error(`${order.source.type} ${order.source.id}: net leg missing after sending`);

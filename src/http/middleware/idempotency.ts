@@ -4,6 +4,7 @@ import type { ApiContext, ApiMiddleware } from '../context';
 import { requireApp } from '../context';
 import { ApiError } from '../../domain/errors';
 import { parseInput } from '../../domain/validation';
+import { API_CRASH_POINTS, crashPoint } from '../../runtime/crash-points';
 import { z } from 'zod';
 
 export const ZIdempotencyKey = z
@@ -76,6 +77,7 @@ export function idempotent(prisma: PrismaClient, options: IdempotencyOptions): A
       }
       throw err;
     }
+    crashPoint(API_CRASH_POINTS.beforeIdempotencyComplete);
     if (ctx.status < 500) {
       const stored = options.seal ? options.seal(ctx.body, ctx) : ctx.body;
       await complete(prisma, target, ctx.status, stored);
