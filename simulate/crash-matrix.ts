@@ -48,12 +48,12 @@ export interface Cell {
   target: CrashTarget;
 }
 
-/** The subset in npm test: a leg broadcast but not recorded as sent, a transition before its postings, the API killed mid-create. */
-export const CRASH_SUBSET = [
-  'payment:settlement.leg.after-broadcast',
-  'payment:activity.persistPaymentTransition.before#2',
-  `api:${API_CRASH_POINTS.paymentCommitted}`,
-];
+/**
+ * The subset in npm test: a worker killed after a leg's broadcast, before it is recorded as sent (the
+ * cell where money could go out twice). Each cell costs minutes of waiting, and the suite's budget is
+ * ten; CI runs every cell.
+ */
+export const CRASH_SUBSET = ['payment:settlement.leg.after-broadcast'];
 
 const AMOUNT = 5_000_000n; // 5 USDC
 const CRASH_WAIT_MS = 180_000;
