@@ -122,6 +122,10 @@ describe('stopping the service', () => {
 
   it('SIGTERM to npm, then a second one, forces the stop and still leaves no port open', { timeout: 300_000 }, async () => {
     const s = await startService();
+    // A request that never finishes keeps the first stop waiting on the API's drain (10 s), so the
+    // second signal comes while it is still under way.
+    const stuck = requestUnderWay(s.apiUrl);
+    await stuck.headersIn;
     s.child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 1500)); // later than an echo of the first (lifecycle.ts)
     s.child.kill('SIGTERM');
