@@ -51,7 +51,7 @@ export interface Cell {
 /**
  * The subset in npm test: a worker killed after a leg's broadcast, before it is recorded as sent (the
  * cell where money could go out twice). Each cell costs minutes of waiting, and the suite's budget is
- * ten; CI runs every cell.
+ * ten; `npm run crash-matrix` runs every cell.
  */
 export const CRASH_SUBSET = ['payment:settlement.leg.after-broadcast'];
 

@@ -46,7 +46,7 @@ function redactUrl(url: string): string {
 }
 
 main().catch((err: unknown) => {
-  if (lifecycle.stopping) return; // a signal stopped the start-up; its handler exits
+  if (lifecycle.stoppedBySignal) return; // a signal stopped the start-up; its handler exits
   process.stderr.write(`failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

@@ -20,9 +20,11 @@ export class Lifecycle {
   private readonly parts: Part[] = [];
   private closed = false;
 
-  /** True once a stop (or kill) has begun: a start-up failing now is the stop's doing, not a fault. */
-  get stopping(): boolean {
-    return this.closed;
+  private signalled = false;
+
+  /** True once a shutdown signal came: a start-up failing now is the stop's doing, not a fault. */
+  get stoppedBySignal(): boolean {
+    return this.signalled;
   }
 
   /** Registers a started part. One started after the stop began is stopped at once. */
@@ -79,6 +81,7 @@ export class Lifecycle {
         return force(`second ${signal}`);
       }
       stoppingSince = Date.now();
+      this.signalled = true;
       say(`${signal}: stopping (send it again to force)`);
       setTimeout(() => force(`still stopping after ${graceMs / 1000} s`), graceMs).unref();
       this.stop().then(

@@ -143,10 +143,10 @@ export async function startService(opts: {
         await running;
         await connection.close();
       });
-      await engine.ensureChainScanners(chain.chains.networks().map((n) => n.chainId), { pollSeconds: opts.scannerPollSeconds ?? 2 });
-      await engine.ensureWebhookDispatcher();
+      await retriedAtStart(logger, 'chain scanners', () => engine.ensureChainScanners(chain.chains.networks().map((n) => n.chainId), { pollSeconds: opts.scannerPollSeconds ?? 2 }));
+      await retriedAtStart(logger, 'webhook dispatcher', () => engine.ensureWebhookDispatcher());
       // Reconciliation runs by itself: deposits, the books against the chain, orphaned Payments.
-      logger.info({ schedules: await engine.ensureSchedules() }, 'temporal schedules ensured');
+      logger.info({ schedules: await retriedAtStart(logger, 'schedules', () => engine.ensureSchedules()) }, 'temporal schedules ensured');
     }
 
     let apiUrl: string | undefined;
@@ -171,6 +171,22 @@ export async function startService(opts: {
   } catch (err) {
     await stop().catch((stopErr: unknown) => logger.error({ msg: String(stopErr) }, 'stop after a failed start failed'));
     throw err;
+  }
+}
+
+/**
+ * A start-up call to Temporal, tried a few times: each call has a short deadline
+ * (TEMPORAL_RPC_TIMEOUT_MS), and a busy server (say, catching up after a restart) can miss one.
+ */
+async function retriedAtStart<T>(logger: Logger, what: string, fn: () => Promise<T>, attempts = 4): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt >= attempts) throw err;
+      logger.warn({ what, attempt, msg: err instanceof Error ? err.message : String(err) }, 'start-up call to Temporal failed; trying again');
+      await new Promise((resolve) => setTimeout(resolve, 2000 * attempt));
+    }
   }
 }
 
