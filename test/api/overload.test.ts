@@ -1,8 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net, { type AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { createApi, type ApiDeps } from '../../src/http/app';
 import http from 'node:http';
 import { createPublicClient, http as viemHttp } from 'viem';
 import { createDatabase } from '../../src/db/client';
@@ -11,22 +9,7 @@ import { connectTemporalGateway } from '../../src/temporal/gateway';
 import { call, newApp } from '../support/api-client';
 import { apiDepsOnHarness, getHarness } from '../support/harness';
 import { newMerchant } from '../payments/fixtures';
-
-/** The app on a port of its own, with some dependencies replaced (a tiny pool, a gateway that loses Temporal). */
-async function listen(deps: ApiDeps): Promise<{ baseUrl: string; close(): Promise<void> }> {
-  const server: Server = await new Promise((resolve) => {
-    const s = createApi(deps).listen(0, '127.0.0.1', () => resolve(s));
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    baseUrl: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
+import { listenApi } from '../support/bounded-api';
 
 /** A TCP relay to Temporal that the test can cut, as if the server went away under a running API. */
 async function relayTo(target: string): Promise<{ address: string; cut(): Promise<void> }> {
@@ -57,7 +40,7 @@ describe('overload and upstream failures answer 503 fast, never 500', () => {
   test('an API pool with no free connection answers 503 service_unavailable with Retry-After, and serves again once one is free', async () => {
     const h = await getHarness();
     const tiny = createDatabase({ url: h.databaseUrl, poolMax: 1, acquireTimeoutMs: 200 });
-    const api = await listen(await apiDepsOnHarness({ db: tiny }));
+    const api = await listenApi(await apiDepsOnHarness({ db: tiny }));
     const cred = await newApp();
     const held = await tiny.pool.connect();
     try {
@@ -91,7 +74,7 @@ describe('overload and upstream failures answer 503 fast, never 500', () => {
     const h = await getHarness();
     const relay = await relayTo(h.env.address);
     const gateway = await connectTemporalGateway({ address: relay.address, namespace: h.env.namespace ?? 'default', taskQueue: h.taskQueue, rpcTimeoutMs: 500 });
-    const api = await listen(await apiDepsOnHarness({ engine: gateway }));
+    const api = await listenApi(await apiDepsOnHarness({ engine: gateway }));
     const m = await newMerchant();
     const key = `temporal-gone-${Date.now()}`;
     const body = { intent: 'receive', amount: '3', assetCode: 'USDC', chainId: h.chainId, destination: { type: 'upa', accountId: m.accountId } };
@@ -137,7 +120,7 @@ describe('overload and upstream failures answer 503 fast, never 500', () => {
       const client = createPublicClient({ transport: viemHttp(rpc[kind as keyof typeof rpc], { timeout: 500, retryCount: 0 }), cacheTime: 0 });
       return { block: (await client.getBlockNumber()).toString() };
     };
-    const api = await listen(
+    const api = await listenApi(
       await apiDepsOnHarness({
         extraRoutes: [
           (router) => {

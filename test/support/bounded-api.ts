@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { createApi } from '../../src/http/app';
+import { createApi, type ApiDeps } from '../../src/http/app';
 import { createTemporalGateway } from '../../src/temporal/gateway';
 import { apiDepsOnHarness, getHarness } from './harness';
 
@@ -12,9 +12,13 @@ import { apiDepsOnHarness, getHarness } from './harness';
 export async function apiWithUpdateTimeout(updateTimeoutMs: number): Promise<{ baseUrl: string; close(): Promise<void> }> {
   const h = await getHarness();
   const engine = createTemporalGateway(h.env.client, { taskQueue: h.taskQueue, updateTimeoutMs });
-  const api = createApi(await apiDepsOnHarness({ engine }));
+  return listenApi(await apiDepsOnHarness({ engine }));
+}
+
+/** The real app on a port of its own, with the dependencies given (a tiny pool, another gateway...). */
+export async function listenApi(deps: ApiDeps): Promise<{ baseUrl: string; close(): Promise<void> }> {
   const server: Server = await new Promise((resolve) => {
-    const s = api.listen(0, '127.0.0.1', () => resolve(s));
+    const s = createApi(deps).listen(0, '127.0.0.1', () => resolve(s));
   });
   const { port } = server.address() as AddressInfo;
   return {
