@@ -121,6 +121,8 @@ export interface TemporalGateway extends PaymentEngine, DepositEngine, WebhookEn
   workflowHistory(workflowId: string): ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>;
   /** Starts a no-op workflow on a queue no worker polls: the engine's bare start cost (benchmark). */
   startProbeWorkflow(workflowId: string): Promise<void>;
+  /** The benchmark's fair baseline: a PaymentWorkflow start the worker runs, closed by the server after a minute. */
+  startPaymentProbe(payment: PaymentStart, confirmations: number): Promise<void>;
   /** For operators and the simulation: workflows matching a visibility query, e.g. `ExecutionStatus = 'Running'`. */
   listWorkflows(query: string): Promise<WorkflowSummary[]>;
   /** For operators and the simulation: a running workflow's pending activities, to spot one that retries forever. */
@@ -362,6 +364,15 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
 
     async startProbeWorkflow(workflowId: string) {
       await client.workflow.start('engineProbe', { taskQueue: PROBE_TASK_QUEUE, workflowId, workflowExecutionTimeout: '1 minute' });
+    },
+
+    async startPaymentProbe(payment: PaymentStart, confirmations: number) {
+      await client.workflow.start(PAYMENT_WORKFLOW, {
+        taskQueue,
+        workflowId: paymentWorkflowId(payment.id),
+        args: [paymentWorkflowInput(payment, confirmations, {})],
+        workflowExecutionTimeout: '1 minute',
+      });
     },
 
     async listWorkflows(query: string) {

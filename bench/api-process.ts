@@ -1,0 +1,65 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { sleep } from './measure';
+
+export interface ApiProcess {
+  url: string;
+  pid: number;
+  /** The process's peak resident set (VmHWM) so far, in MB. */
+  peakRssMb(): number;
+  stop(): Promise<void>;
+}
+
+/**
+ * The API under test runs as its own process (`src/main.ts --only api`, the production shape) against
+ * the bench's PostgreSQL and Temporal: its event loop and memory are its own, not shared with the
+ * worker or the load generator.
+ */
+export async function startApiProcess(opts: { databaseUrl: string; temporalAddress: string; port: number; env?: Record<string, string> }): Promise<ApiProcess> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--only', 'api'], {
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: opts.databaseUrl,
+      TEMPORAL_ADDRESS: opts.temporalAddress,
+      PORT: String(opts.port),
+      ...opts.env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${opts.port}`;
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+  });
+  for (let i = 0; ; i += 1) {
+    if (exited) throw new Error('the API process exited during start-up');
+    const up = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+    if (up) break;
+    if (i > 600) throw new Error('the API process did not answer /healthz within 60 s');
+    await sleep(100);
+  }
+  const pid = child.pid!;
+  let lastPeak = 0;
+  const peakRssMb = () => {
+    try {
+      const kb = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+      lastPeak = Math.max(lastPeak, Math.round(kb / 1024));
+    } catch {
+      // gone: the last reading stands
+    }
+    return lastPeak;
+  };
+  return {
+    url,
+    pid,
+    peakRssMb,
+    stop: async () => {
+      peakRssMb();
+      if (exited) return;
+      const gone = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await gone;
+    },
+  };
+}

@@ -1,0 +1,25 @@
+import type { Address } from 'viem';
+import type { RunningService } from '../src/runtime/service';
+import type { BenchFigures } from './figures';
+
+/** What every bench phase gets: the running stack, a partner credential, and where to report. */
+export interface BenchContext {
+  service: RunningService;
+  /** The API under test (its own process, see bench/api-process.ts). */
+  apiUrl: string;
+  appId: string;
+  authorization: string;
+  accountId: string;
+  network: { chainId: number; confirmations: number };
+  tokenAddress: Address;
+  /** A receive Payment's create body for `accountId`. */
+  createBody: Record<string, unknown>;
+  /** Calls the API; throws (with `status`) on a status of 300 or more. */
+  api(path: string, init?: { method?: string; body?: unknown; key?: string }): Promise<any>;
+  /** POST /v2/payments with a fresh Idempotency-Key. */
+  createPayment(): Promise<any>;
+  figures: BenchFigures;
+  out(line: string): void;
+}
+
+export type BenchPhase = (ctx: BenchContext) => Promise<void>;

@@ -1,0 +1,38 @@
+import type { BenchContext } from '../context';
+import { closedLoop, latency, openLoop, showLatency } from '../measure';
+
+/**
+ * API create at saturation (closed loop), then open-loop at half that rate for the latency a partner
+ * sees when the service is not saturated. A 503 (the service refusing load) is counted, not fatal.
+ */
+export async function createPhase(ctx: BenchContext, count: number, concurrency: number): Promise<void> {
+  const { out, figures } = ctx;
+  let refused = 0;
+  const timedCreate = async () => {
+    try {
+      await ctx.createPayment();
+    } catch (err) {
+      if ((err as { status?: number }).status !== 503) throw err;
+      refused += 1;
+    }
+  };
+  const refusedNote = () => {
+    const note = refused ? `   (${refused} refused with 503)` : '';
+    refused = 0;
+    return note;
+  };
+
+  figures.apiCreate = await closedLoop(count, concurrency, timedCreate);
+  out(`API create:          ${figures.apiCreate.perSecond}/s   ${showLatency(figures.apiCreate.latency)}${refusedNote()}`);
+  const baseline = figures.paymentWorkflowStartWithWorker?.perSecond;
+  if (baseline) {
+    figures.ratio = Math.round((figures.apiCreate.perSecond / baseline) * 100) / 100;
+    out(`ratio API create / PaymentWorkflow start with the worker: ${figures.ratio}   (target >= 0.80)`);
+  }
+
+  const rate = figures.apiCreate.perSecond / 2;
+  const halfCount = Math.min(count, Math.max(200, Math.round(rate * 10)));
+  const half = latency(await openLoop(halfCount, rate, timedCreate));
+  figures.createAtHalfMaxRate = { ratePerSecond: Math.round(rate * 10) / 10, latency: half };
+  out(`API create at ${rate.toFixed(1)}/s (half max), ${halfCount} requests: ${showLatency(half)}   (target p99 <= 50 ms)${refusedNote()}`);
+}

@@ -1,0 +1,51 @@
+import { randomUUID } from 'node:crypto';
+import type { BenchContext } from '../context';
+import { latency, openLoop, showLatency } from '../measure';
+
+/** A request still unanswered after this counts as hung (the client gives up on it). */
+const HANG_MS = 30_000;
+
+/**
+ * Open-loop creates at twice the measured maximum rate for `seconds`; every request gets HANG_MS to
+ * answer. Counts each answer by status and error code. The one check of the bench (in the output and
+ * the exit code): no request hung or answered 500, and every 503 carried Retry-After.
+ */
+export async function overloadPhase(ctx: BenchContext, seconds: number): Promise<boolean> {
+  const { out, figures } = ctx;
+  const rate = 2 * (figures.apiCreate?.perSecond ?? 0);
+  if (!(rate > 0) || seconds <= 0) return true;
+  const count = Math.max(1, Math.round(rate * seconds));
+  const answers: Record<string, number> = {};
+  const note = (key: string) => void (answers[key] = (answers[key] ?? 0) + 1);
+  const samples = await openLoop(count, rate, async () => {
+    try {
+      const res = await fetch(`${ctx.apiUrl}/v2/payments`, {
+        method: 'POST',
+        headers: { authorization: ctx.authorization, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+        body: JSON.stringify(ctx.createBody),
+        signal: AbortSignal.timeout(HANG_MS),
+      });
+      const body = (await res.json().catch(() => ({}))) as { error?: { code?: string } };
+      note(body.error?.code ? `${res.status} ${body.error.code}` : String(res.status));
+      if (res.status === 503 && !(Number(res.headers.get('retry-after')) >= 1)) note('503 without Retry-After');
+    } catch (err) {
+      note(err instanceof Error && err.name === 'TimeoutError' ? 'hung' : 'connection failed');
+    }
+  });
+  const bad = Object.entries(answers).filter(([k]) => k === 'hung' || k === 'connection failed' || k.startsWith('500') || k === '503 without Retry-After');
+  const passed = bad.length === 0;
+  const lat = latency(samples);
+  figures.overload = { ratePerSecond: Math.round(rate * 10) / 10, seconds, count, answers, latency: lat, passed };
+  const share = (prefix: string) => {
+    const n = Object.entries(answers).filter(([k]) => k.startsWith(prefix)).reduce((sum, [, v]) => sum + v, 0);
+    return `${((100 * n) / count).toFixed(1)}%`;
+  };
+  out(`overload at ${rate.toFixed(1)}/s (2x max) for ${seconds} s, ${count} creates: 429 ${share('429')}, 503 ${share('503')}   ${showLatency(lat)}   max ${lat.maxMs} ms`);
+  out(`  answers: ${Object.entries(answers).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k}: ${v}`).join(', ')}`);
+  out(
+    passed
+      ? `overload check: PASS (every request answered within ${HANG_MS / 1000} s, none 500, every 503 with Retry-After)`
+      : `overload check: FAIL (${bad.map(([k, v]) => `${k}: ${v}`).join(', ')})`,
+  );
+  return passed;
+}

@@ -1,0 +1,50 @@
+import type { Address } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { fundTestWallet } from '../../src/chain/sandbox';
+import type { BenchContext } from '../context';
+import { latency, showLatency, sleep } from '../measure';
+
+/**
+ * Confirmed transfer -> `succeeded`: `count` Payments, one at a time, each paid in full; timed from
+ * the moment the payer's transfer reaches the confirmation depth to the row reading `succeeded`. A
+ * miner makes a block every 100 ms, so settlements confirm as on a fast chain.
+ */
+export async function settlePhase(ctx: BenchContext, count: number): Promise<void> {
+  const { service, out, figures } = ctx;
+  const rpc = service.rpcUrl!;
+  const chain = service.chain.chains.get(ctx.network.chainId);
+  const mine = async (n: number) => {
+    // A dropped keep-alive connection to anvil only costs one block.
+    await fetch(rpc, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_mine', params: [`0x${n.toString(16)}`] }) }).catch(() => undefined);
+  };
+  const payer = privateKeyToAccount(generatePrivateKey());
+  await fundTestWallet({ rpcUrl: rpc, address: payer.address, tokenAtomic: BigInt(count) * 1_000_000n, nativeWei: 10n ** 18n });
+  let mining = true;
+  const miner = (async () => {
+    while (mining) {
+      await mine(1);
+      await sleep(100);
+    }
+  })();
+  const samples: number[] = [];
+  try {
+    for (let i = 0; i < count; i += 1) {
+      const p = (await ctx.createPayment()).payment;
+      const hash = await chain.sendTokenTransfer({ from: payer, token: ctx.tokenAddress, to: p.funding.depositAddress.address as Address, amountAtomic: 1_000_000n });
+      // "Confirmed": the transfer is at the configured depth.
+      while ((await chain.getTransactionStatus(hash, ctx.network.confirmations)) !== 'confirmed') await sleep(10);
+      const t0 = performance.now();
+      for (;;) {
+        const row = await service.database.db.prisma.payment.findUnique({ where: { id: p.id }, select: { status: true } });
+        if (row?.status === 'succeeded') break;
+        await sleep(10);
+      }
+      samples.push(performance.now() - t0);
+    }
+  } finally {
+    mining = false;
+    await miner;
+  }
+  figures.confirmedTransferToSucceeded = latency(samples);
+  out(`confirmed transfer -> succeeded (${count} Payments): ${showLatency(figures.confirmedTransferToSucceeded)}   (target p99 <= 1000 ms)`);
+}
