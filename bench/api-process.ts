@@ -7,6 +7,8 @@ export interface ApiProcess {
   pid: number;
   /** The process's peak resident set (VmHWM) so far, in MB. */
   peakRssMb(): number;
+  /** CPU seconds (user + system) the process has used so far. */
+  cpuSeconds(): number;
   stop(): Promise<void>;
 }
 
@@ -16,7 +18,9 @@ export interface ApiProcess {
  * worker or the load generator.
  */
 export async function startApiProcess(opts: { databaseUrl: string; temporalAddress: string; port: number; env?: Record<string, string> }): Promise<ApiProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--only', 'api'], {
+  // e.g. BENCH_API_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the API alone.
+  const nodeArgs = (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts', '--only', 'api'], {
     env: {
       ...process.env,
       LOG_LEVEL: 'warn',
@@ -50,10 +54,20 @@ export async function startApiProcess(opts: { databaseUrl: string; temporalAddre
     }
     return lastPeak;
   };
+  const ticksPerSecond = 100; // USER_HZ on Linux
+  const cpuSeconds = () => {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
+    } catch {
+      return NaN;
+    }
+  };
   return {
     url,
     pid,
     peakRssMb,
+    cpuSeconds,
     stop: async () => {
       peakRssMb();
       if (exited) return;

@@ -18,6 +18,8 @@ export interface BenchContext {
   api(path: string, init?: { method?: string; body?: unknown; key?: string }): Promise<any>;
   /** POST /v2/payments with a fresh Idempotency-Key. */
   createPayment(): Promise<any>;
+  /** CPU seconds the API process has used so far. */
+  apiCpuSeconds(): number;
   figures: BenchFigures;
   out(line: string): void;
 }

@@ -16,6 +16,8 @@ export interface BenchFigures {
   paymentWorkflowStartWithWorker?: Rate;
   bareWorkflowStartWithoutWorker?: Rate;
   apiCreate?: Rate;
+  /** The API process's CPU time per create, at saturation. */
+  apiCpuMsPerCreate?: number;
   /** apiCreate / paymentWorkflowStartWithWorker (target >= 0.8). */
   ratio?: number;
   createAtHalfMaxRate?: { ratePerSecond: number; latency: Latency };

@@ -91,6 +91,7 @@ async function main(): Promise<void> {
       createBody,
       api: call,
       createPayment: () => call('/v2/payments', { body: createBody, key: randomUUID() }),
+      apiCpuSeconds: () => api.cpuSeconds(),
       figures,
       out,
     };

@@ -22,8 +22,10 @@ export async function createPhase(ctx: BenchContext, count: number, concurrency:
     return note;
   };
 
+  const cpuBefore = ctx.apiCpuSeconds();
   figures.apiCreate = await closedLoop(count, concurrency, timedCreate);
-  out(`API create:          ${figures.apiCreate.perSecond}/s   ${showLatency(figures.apiCreate.latency)}${refusedNote()}`);
+  figures.apiCpuMsPerCreate = Math.round(((ctx.apiCpuSeconds() - cpuBefore) * 1000 * 10) / count) / 10;
+  out(`API create:          ${figures.apiCreate.perSecond}/s   ${showLatency(figures.apiCreate.latency)}   API CPU ${figures.apiCpuMsPerCreate} ms per create${refusedNote()}`);
   const baseline = figures.paymentWorkflowStartWithWorker?.perSecond;
   if (baseline) {
     figures.ratio = Math.round((figures.apiCreate.perSecond / baseline) * 100) / 100;

@@ -28,6 +28,10 @@ const ZEnv = z.object({
   TEMPORAL_UPDATE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(100),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(1),
+  /** How often each API process adds its counts to the shared (PostgreSQL) quota; 0 = every request. */
+  RATE_LIMIT_SYNC_MS: z.coerce.number().int().min(0).default(100),
+  /** How long an API process trusts a verified app credential before reading the app again; 0 = never. */
+  AUTH_CACHE_SECONDS: z.coerce.number().int().min(0).max(300).default(10),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(256 * 1024),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SERVICE_SECRET: z.string().min(32).optional(),
@@ -54,7 +58,8 @@ export interface ServiceConfig {
     uiPort: number;
     updateTimeoutMs: number;
   };
-  rateLimit: { points: number; windowSeconds: number };
+  rateLimit: { points: number; windowSeconds: number; syncMs?: number };
+  auth?: { cacheSeconds: number };
   logLevel: TEnv['LOG_LEVEL'];
   /** HMAC key for cursors and derived secrets; the embedded default lives under .data/. */
   serviceSecret?: string;
@@ -113,7 +118,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
       uiPort: e.TEMPORAL_UI_PORT,
       updateTimeoutMs: e.TEMPORAL_UPDATE_TIMEOUT_MS,
     },
-    rateLimit: { points: e.RATE_LIMIT_POINTS, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS },
+    rateLimit: { points: e.RATE_LIMIT_POINTS, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS, syncMs: e.RATE_LIMIT_SYNC_MS },
+    auth: { cacheSeconds: e.AUTH_CACHE_SECONDS },
     logLevel: e.LOG_LEVEL,
     serviceSecret: e.SERVICE_SECRET,
     dataDir: e.DATA_DIR,

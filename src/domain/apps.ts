@@ -3,6 +3,7 @@ import type { PrismaClient } from '../db/client';
 import { ENVIRONMENTS, type EnvironmentName } from '../config/environments';
 import { newId, randomToken } from './ids';
 import { hashSecret, safeEqual } from './secrets';
+import { LruCache } from '../custody/lru';
 
 export const SCOPES = ['v2:accounts', 'v2:deposit_addresses', 'v2:payments', 'v2:vaults'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -68,5 +69,30 @@ export async function authenticateApp(
     environment: app.environment as EnvironmentName,
     scopes: app.scopes as Scope[],
     apiVersion: app.apiVersion,
+  };
+}
+
+export type AppAuthenticator = (appId: string, appSecret: string) => Promise<AuthenticatedApp | null>;
+
+/** Credentials remembered per API process (a bound on memory, not on correctness). */
+const MAX_CACHED_CREDENTIALS = 10_000;
+
+/**
+ * authenticateApp behind a short-lived in-process cache: a credential verified within `ttlMs` is
+ * trusted without reading the app again. Keyed by the app id and the secret's hash, so the cache
+ * holds no secret; only successes are kept, so a wrong secret is always checked against the database.
+ * Apps are never changed after creation today; a future rotation or revocation takes effect within
+ * `ttlMs` in every process.
+ */
+export function cachedAppAuthenticator(prisma: PrismaClient, ttlMs: number): AppAuthenticator {
+  if (ttlMs <= 0) return (appId, appSecret) => authenticateApp(prisma, appId, appSecret);
+  const cache = new LruCache<string, { app: AuthenticatedApp; until: number }>(MAX_CACHED_CREDENTIALS);
+  return async (appId, appSecret) => {
+    const key = `${appId}:${hashSecret(appSecret)}`;
+    const hit = cache.get(key);
+    if (hit && hit.until > Date.now()) return hit.app;
+    const app = await authenticateApp(prisma, appId, appSecret);
+    if (app) cache.set(key, { app, until: Date.now() + ttlMs });
+    return app;
   };
 }

@@ -16,9 +16,14 @@ export const SERVICE_WALLETS: readonly KeyPath[] = [
  * addresses is never a new deposit or payment.
  */
 export async function registerCustodyAddress(db: Db, custody: Pick<Custody, 'deriveAddress'>, path: KeyPath): Promise<string> {
-  const address = custody.deriveAddress(path).toLowerCase();
-  await db.custodyAddress.createMany({ data: [{ address, purpose: path.purpose, custodyIndex: path.index }], skipDuplicates: true });
-  return address;
+  const row = custodyAddressRow(custody, path);
+  await db.custodyAddress.createMany({ data: [row], skipDuplicates: true });
+  return row.address;
+}
+
+/** The row registerCustodyAddress inserts (with skipDuplicates), for a caller that batches its transaction. */
+export function custodyAddressRow(custody: Pick<Custody, 'deriveAddress'>, path: KeyPath) {
+  return { address: custody.deriveAddress(path).toLowerCase(), purpose: path.purpose, custodyIndex: path.index };
 }
 
 export async function registerServiceWallets(db: Db, custody: Pick<Custody, 'deriveAddress'>): Promise<void> {

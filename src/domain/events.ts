@@ -23,17 +23,22 @@ export interface NewEvent {
  * step writes nothing twice.
  */
 export async function writeEvents(tx: Prisma.TransactionClient, subject: EventSubject, step: string, events: NewEvent[]): Promise<string[]> {
+  const rows = eventRows(subject, step, events);
+  if (rows.length > 0) await tx.event.createMany({ data: rows, skipDuplicates: true });
+  return rows.map((r) => r.id);
+}
+
+/** The rows writeEvents inserts (insert them with skipDuplicates), for a caller that batches its transaction. */
+export function eventRows(subject: EventSubject, step: string, events: NewEvent[]) {
   // Wall time of the commit, not a workflow's clock: events order as the changes committed.
   const createdAt = new Date();
-  const rows = events.map((e, i) => ({
+  return events.map((e, i) => ({
     id: eventId(subject, step, i, e.name),
     ...subject,
     name: e.name,
     payload: e.payload as Prisma.InputJsonValue,
     createdAt,
   }));
-  if (rows.length > 0) await tx.event.createMany({ data: rows, skipDuplicates: true });
-  return rows.map((r) => r.id);
 }
 
 export function eventId(subject: EventSubject, step: string, index: number, name: string): string {

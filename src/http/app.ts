@@ -8,6 +8,8 @@ import type { Logger } from '../logger';
 import type { ApiState } from './context';
 import { ApiError } from '../domain/errors';
 import { authenticate } from './middleware/auth';
+import { cachedAppAuthenticator } from '../domain/apps';
+import { idempotencyRecords } from '../domain/idempotency-records';
 import { errorHandler } from './middleware/error-handler';
 import { jsonBody } from './middleware/json-body';
 import { rateLimit } from './middleware/rate-limit';
@@ -68,17 +70,19 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   registerAlertAdminRoutes(app, { config, db, cursors: shared.cursors });
 
   const partner = new Router<ApiState>();
-  partner.use(authenticate(db.prisma));
+  partner.use(authenticate(cachedAppAuthenticator(db.prisma, (config.auth?.cacheSeconds ?? 0) * 1000)));
   partner.use(enforceSvcVersion(environments.supportedApiVersions));
   partner.use(rateLimit(db.pool, config.rateLimit));
   partner.use(jsonBody(config.http.maxBodyBytes));
   registerPartnerConfigRoutes(partner, { environments });
   // Feature routes: one register call per module.
-  registerAccountRoutes(partner, { prisma: db.prisma, environments, custody: deps.custody });
+  const idempotency = idempotencyRecords(db.pool);
+  registerAccountRoutes(partner, { prisma: db.prisma, idempotency, environments, custody: deps.custody });
   registerTransactionRoutes(partner, { prisma: db.prisma, cursors: shared.cursors });
   if (deps.engine) {
     registerPaymentRoutes(partner, {
       prisma: db.prisma,
+      idempotency,
       engine: deps.engine,
       custody: deps.custody,
       environments,
@@ -87,7 +91,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
       cursors: shared.cursors,
     });
   }
-  registerDepositRoutes(partner, { prisma: db.prisma, custody: deps.custody, environments, cursors: shared.cursors });
+  registerDepositRoutes(partner, { prisma: db.prisma, idempotency, custody: deps.custody, environments, cursors: shared.cursors });
   for (const register of deps.extraRoutes ?? []) register(partner, shared);
 
   app.use(partner.routes());

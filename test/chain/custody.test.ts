@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { inspect } from 'node:util';
+import fc from 'fast-check';
 import { mnemonicToAccount } from 'viem/accounts';
 import { fundTestWallet } from '../../src/chain/sandbox';
 import { CUSTODY_PURPOSES, createHdCustody, loadOrCreateSeed, seedFilePath } from '../../src/custody';
@@ -38,6 +39,19 @@ describe('HD custody', () => {
       }
     }
     assert.equal(seen.size, CUSTODY_PURPOSES.length * 4);
+  });
+
+  test('a fresh address (native derivation) is the address of the signer viem derives, for any purpose and index', () => {
+    const custody = createHdCustody({ mnemonic: TEST_MNEMONIC });
+    const reference = createHdCustody({ mnemonic: TEST_MNEMONIC });
+    fc.assert(
+      fc.property(fc.constantFrom(...CUSTODY_PURPOSES), fc.integer({ min: 0, max: 2 ** 31 - 1 }), (purpose, index) => {
+        // deriveAddress first (no signer cached yet), then the signer from viem's derivation.
+        const fresh = custody.deriveAddress({ purpose, index });
+        assert.equal(fresh, reference.signer({ purpose, index }).address);
+      }),
+      { numRuns: 200 },
+    );
   });
 
   test('addresses follow standard BIP-44 paths, so any wallet can recover them from the mnemonic', () => {

@@ -5,8 +5,8 @@ import { ApiError, notFound } from '../errors';
 import { toAtomic } from '../amounts';
 import type { AuthenticatedApp } from '../apps';
 import type { PaymentEngine } from '../engine';
-import { writeEvents } from '../events';
-import { registerCustodyAddress } from '../custody-addresses';
+import { eventRows } from '../events';
+import { custodyAddressRow } from '../custody-addresses';
 import { newId } from '../ids';
 import { hmacHex } from '../secrets';
 import { API_CRASH_POINTS, crashPoint } from '../../runtime/crash-points';
@@ -88,8 +88,13 @@ export async function createPayment(
 
   let row: PaymentRow;
   try {
-    row = await prisma.$transaction(async (tx) => {
-      const created = await tx.payment.create({
+    // The escrow address comes from custody at the row's own sequence number (one address per
+    // Payment), taken first so that the row, the address and the event go in one batched transaction.
+    const [{ escrowIndex }] = await prisma.$queryRaw<[{ escrowIndex: number }]>`SELECT nextval(pg_get_serial_sequence('payments', 'escrow_index'))::int AS "escrowIndex"`;
+    const custody = custodyAddressRow(deps.custody, { purpose: 'escrow', index: escrowIndex });
+    const subject = { appId: app.id, apiVersion: app.apiVersion, accountId: recipient.id, resourceType: 'payment' as const, resourceId: paymentId };
+    const [created] = await prisma.$transaction([
+      prisma.payment.create({
         data: {
           id: paymentId,
           appId: app.id,
@@ -112,6 +117,8 @@ export async function createPayment(
           platformFeeAtomic: fees.platformFeeAtomic.toString(),
           partnerFeeAtomic: fees.partnerFeeAtomic.toString(),
           merchantNetAtomic: fees.merchantNetAtomic.toString(),
+          escrowIndex,
+          escrowAddress: custody.address,
           recipientDisplayName: recipient.displayName,
           recipientLogoUrl: recipient.logoUrl,
           settlement: profile.snapshot as Prisma.InputJsonValue,
@@ -123,20 +130,16 @@ export async function createPayment(
           returnUrl: input.returnUrl ?? null,
           expiresAt,
         },
-      });
-      // The escrow address comes from custody at the row's own sequence number: one address per Payment.
-      const escrowAddress = await registerCustodyAddress(tx, deps.custody, { purpose: 'escrow', index: created.escrowIndex });
-      const withEscrow = await tx.payment.update({
-        where: { id: paymentId },
-        data: { escrowAddress },
-        include: { incidents: true },
-      });
-      const subject = { appId: app.id, apiVersion: app.apiVersion, accountId: recipient.id, resourceType: 'payment' as const, resourceId: paymentId };
-      await writeEvents(tx, subject, 'created', [
-        { name: 'payment.created', payload: { paymentId, accountId: recipient.id, status: 'requires_payment_method', statusVersion: 1 } },
-      ]);
-      return withEscrow;
-    });
+      }),
+      prisma.custodyAddress.createMany({ data: [custody], skipDuplicates: true }),
+      prisma.event.createMany({
+        data: eventRows(subject, 'created', [
+          { name: 'payment.created', payload: { paymentId, accountId: recipient.id, status: 'requires_payment_method', statusVersion: 1 } },
+        ]),
+        skipDuplicates: true,
+      }),
+    ]);
+    row = { ...created, incidents: [] };
   } catch (err) {
     if (!(err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002')) throw err;
     // An earlier attempt with this key committed the row; finish what it started, if it is the same request.

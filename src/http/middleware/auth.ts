@@ -1,5 +1,4 @@
-import type { PrismaClient } from '../../db/client';
-import { authenticateApp, type Scope } from '../../domain/apps';
+import type { AppAuthenticator, Scope } from '../../domain/apps';
 import type { ApiMiddleware } from '../context';
 import { ApiError } from '../../domain/errors';
 
@@ -10,7 +9,7 @@ function unauthorized(message: string): ApiError {
 }
 
 /** HTTP Basic: username is the app id, password is the app secret. */
-export function authenticate(prisma: PrismaClient): ApiMiddleware {
+export function authenticate(authenticateApp: AppAuthenticator): ApiMiddleware {
   return async (ctx, next) => {
     const header = ctx.get('Authorization');
     const match = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header);
@@ -18,7 +17,7 @@ export function authenticate(prisma: PrismaClient): ApiMiddleware {
     const decoded = Buffer.from(match[1], 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon <= 0) throw unauthorized('Invalid credentials');
-    const app = await authenticateApp(prisma, decoded.slice(0, colon), decoded.slice(colon + 1));
+    const app = await authenticateApp(decoded.slice(0, colon), decoded.slice(colon + 1));
     if (!app) throw unauthorized('Invalid credentials');
     ctx.state.app = app;
     await next();

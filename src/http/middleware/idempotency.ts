@@ -1,4 +1,3 @@
-import type { PrismaClient } from '../../db/client';
 import { sha256Hex } from '../../domain/secrets';
 import type { ApiContext, ApiMiddleware } from '../context';
 import { requireApp } from '../context';
@@ -6,15 +5,13 @@ import { ApiError } from '../../domain/errors';
 import { parseInput } from '../../domain/validation';
 import { API_CRASH_POINTS, crashPoint } from '../../runtime/crash-points';
 import { z } from 'zod';
+import type { IdempotencyRecords } from '../../domain/idempotency-records';
 
 export const ZIdempotencyKey = z
   .string()
   .min(1)
   .max(256)
   .regex(/^[ -~]+$/, 'printable ASCII only');
-
-/** How long a claimed key stays locked; a process that died mid-request frees it after this. */
-const LOCK_MS = 60_000;
 
 export interface IdempotencyOptions {
   required: boolean;
@@ -31,7 +28,7 @@ export interface IdempotencyOptions {
  * byte-identical body) gets the stored status and body; anything else with that key is a conflict.
  * The key is claimed by an INSERT on its primary key, so concurrent duplicates can't both run.
  */
-export function idempotent(prisma: PrismaClient, options: IdempotencyOptions): ApiMiddleware {
+export function idempotent(records: IdempotencyRecords, options: IdempotencyOptions): ApiMiddleware {
   return async (ctx, next) => {
     const header = ctx.get('Idempotency-Key');
     if (!header) {
@@ -47,8 +44,8 @@ export function idempotent(prisma: PrismaClient, options: IdempotencyOptions): A
     const requestHash = sha256Hex(Buffer.concat([Buffer.from(`${ctx.method} ${ctx.path}\n`), ctx.state.rawBody ?? Buffer.alloc(0)]));
     const target = { appId: app.id, key, method: ctx.method, path: ctx.path, requestHash };
 
-    if (!(await claim(prisma, target))) {
-      const record = await prisma.idempotencyRecord.findUnique({ where: { appId_key: { appId: app.id, key } } });
+    if (!(await records.claim(target))) {
+      const record = await records.find(app.id, key);
       if (!record) throw new ApiError('request_in_progress', 'A request with this Idempotency-Key is still running');
       if (record.method !== ctx.method || record.path !== ctx.path || record.requestHash !== requestHash) {
         throw new ApiError('idempotency_conflict', 'This Idempotency-Key was already used with a different request');
@@ -60,7 +57,7 @@ export function idempotent(prisma: PrismaClient, options: IdempotencyOptions): A
         ctx.set('Idempotent-Replayed', 'true');
         return;
       }
-      if (!(await takeOverExpired(prisma, target, record.lockedUntil))) {
+      if (!(await records.takeOverExpired(target, record.lockedUntil))) {
         throw new ApiError('request_in_progress', 'A request with this Idempotency-Key is still running; read the resource instead of retrying');
       }
     }
@@ -71,54 +68,18 @@ export function idempotent(prisma: PrismaClient, options: IdempotencyOptions): A
       // A refusal (4xx) is the answer for this key; a fault releases the key so a retry can run. So
       // does a conflict found behind the key (the key belongs to the request that made the resource).
       if (err instanceof ApiError && err.status < 500 && err.code !== 'idempotency_conflict') {
-        await complete(prisma, target, err.status, err.toBody());
+        await records.complete(target, err.status, err.toBody());
       } else {
-        await release(prisma, target);
+        await records.release(target);
       }
       throw err;
     }
     crashPoint(API_CRASH_POINTS.beforeIdempotencyComplete);
     if (ctx.status < 500) {
       const stored = options.seal ? options.seal(ctx.body, ctx) : ctx.body;
-      await complete(prisma, target, ctx.status, stored);
+      await records.complete(target, ctx.status, stored);
     } else {
-      await release(prisma, target);
+      await records.release(target);
     }
   };
-}
-
-interface Target {
-  appId: string;
-  key: string;
-  method: string;
-  path: string;
-  requestHash: string;
-}
-
-async function claim(prisma: PrismaClient, t: Target): Promise<boolean> {
-  const { count } = await prisma.idempotencyRecord.createMany({
-    data: [{ ...t, state: 'in_progress', lockedUntil: new Date(Date.now() + LOCK_MS) }],
-    skipDuplicates: true,
-  });
-  return count === 1;
-}
-
-async function takeOverExpired(prisma: PrismaClient, t: Target, lockedUntil: Date): Promise<boolean> {
-  if (lockedUntil.getTime() > Date.now()) return false;
-  const { count } = await prisma.idempotencyRecord.updateMany({
-    where: { appId: t.appId, key: t.key, state: 'in_progress', lockedUntil },
-    data: { lockedUntil: new Date(Date.now() + LOCK_MS) },
-  });
-  return count === 1;
-}
-
-async function complete(prisma: PrismaClient, t: Target, status: number, body: unknown): Promise<void> {
-  await prisma.idempotencyRecord.update({
-    where: { appId_key: { appId: t.appId, key: t.key } },
-    data: { state: 'completed', responseStatus: status, responseBody: JSON.stringify(body), completedAt: new Date() },
-  });
-}
-
-async function release(prisma: PrismaClient, t: Target): Promise<void> {
-  await prisma.idempotencyRecord.deleteMany({ where: { appId: t.appId, key: t.key, state: 'in_progress' } });
 }

@@ -1,37 +1,28 @@
 import type pg from 'pg';
-import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { ApiMiddleware } from '../context';
 import { ApiError } from '../../domain/errors';
+import { SharedQuota } from './shared-quota';
 
 export interface RateLimitPolicy {
   points: number;
   windowSeconds: number;
+  /** How often this process adds its counts to the shared quota (ms; default 100). */
+  syncMs?: number;
 }
 
 /**
- * Per-credential fixed window, counted in PostgreSQL so that every API process shares one quota.
- * Every response carries the RateLimit-* headers; a 429 also carries Retry-After.
+ * Per-credential fixed window, decided in memory and shared through PostgreSQL, so every API process
+ * counts against one quota (src/http/middleware/shared-quota.ts). Every response carries the
+ * RateLimit-* headers; a 429 also carries Retry-After.
  */
 export function rateLimit(pool: pg.Pool, policy: RateLimitPolicy): ApiMiddleware {
-  const limiter = new RateLimiterPostgres({
-    storeClient: pool,
-    tableName: 'rate_limits',
-    tableCreated: true,
-    clearExpiredByTimeout: false,
-    keyPrefix: 'app',
-    points: policy.points,
-    duration: policy.windowSeconds,
-  });
-
+  const quota = new SharedQuota(pool, policy);
   return async (ctx, next) => {
     const appId = ctx.state.app?.id;
     if (!appId) return next();
-    let res: RateLimiterRes;
-    try {
-      res = await limiter.consume(appId, 1);
-    } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      const resetSeconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+    const decision = await quota.take(appId);
+    const resetSeconds = Math.max(1, Math.ceil(decision.msBeforeReset / 1000));
+    if (!decision.allowed) {
       throw new ApiError('rate_limited', 'Too many requests; retry after the Retry-After interval', undefined, {
         'Retry-After': String(resetSeconds),
         'RateLimit-Limit': String(policy.points),
@@ -40,8 +31,8 @@ export function rateLimit(pool: pg.Pool, policy: RateLimitPolicy): ApiMiddleware
       });
     }
     ctx.set('RateLimit-Limit', String(policy.points));
-    ctx.set('RateLimit-Remaining', String(Math.max(0, res.remainingPoints)));
-    ctx.set('RateLimit-Reset', String(Math.max(0, Math.ceil(res.msBeforeNext / 1000))));
+    ctx.set('RateLimit-Remaining', String(decision.remaining));
+    ctx.set('RateLimit-Reset', String(resetSeconds));
     await next();
   };
 }

@@ -20,17 +20,18 @@ import {
 } from '../../domain/accounts/accounts';
 import { requireScope } from '../middleware/auth';
 import { idempotent } from '../middleware/idempotency';
+import type { IdempotencyRecords } from '../../domain/idempotency-records';
 import { requireApp, type ApiRouter } from '../context';
 import { parseInput } from '../../domain/validation';
 
 const ZAccountPath = z.object({ accountId: ZAccountId });
 
-export function registerAccountRoutes(router: ApiRouter, deps: { prisma: PrismaClient; environments: TEnvironments; custody: Custody }): void {
+export function registerAccountRoutes(router: ApiRouter, deps: { prisma: PrismaClient; idempotency: IdempotencyRecords; environments: TEnvironments; custody: Custody }): void {
   const { prisma } = deps;
   const scope = requireScope('v2:accounts');
   const envOf = (env: 'sandbox' | 'production') => deps.environments.environments[env];
 
-  router.post('/v2/accounts', scope, idempotent(prisma, { required: false }), async (ctx) => {
+  router.post('/v2/accounts', scope, idempotent(deps.idempotency, { required: false }), async (ctx) => {
     const input = parseInput(ZCreateAccount, ctx.state.body, 'body');
     ctx.body = await createAccount(prisma, requireApp(ctx), input);
     ctx.status = 201;
@@ -58,7 +59,7 @@ export function registerAccountRoutes(router: ApiRouter, deps: { prisma: PrismaC
     ctx.body = await updateDisplayProfile(prisma, requireApp(ctx), accountId, input);
   });
 
-  router.post('/v2/accounts/:accountId/connected-wallets', scope, idempotent(prisma, { required: false }), async (ctx) => {
+  router.post('/v2/accounts/:accountId/connected-wallets', scope, idempotent(deps.idempotency, { required: false }), async (ctx) => {
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
     const input = parseInput(ZRegisterConnectedWallet, ctx.state.body, 'body');
     const app = requireApp(ctx);

@@ -14,12 +14,14 @@ import {
 } from '../../domain/deposits/deposit.schemas';
 import { requireScope } from '../middleware/auth';
 import { idempotent } from '../middleware/idempotency';
+import type { IdempotencyRecords } from '../../domain/idempotency-records';
 import { requireApp, type ApiRouter } from '../context';
 import type { CursorCodec } from '../../domain/pagination';
 import { parseInput } from '../../domain/validation';
 
 export interface DepositRouteDeps {
   prisma: PrismaClient;
+  idempotency: IdempotencyRecords;
   custody: Custody;
   environments: TEnvironments;
   cursors: CursorCodec;
@@ -33,7 +35,7 @@ export function registerDepositRoutes(router: ApiRouter, deps: DepositRouteDeps)
   const scope = requireScope('v2:deposit_addresses');
 
   // 201 with a new address; 200 with the account's existing one for that network and asset.
-  router.post('/v2/accounts/:accountId/deposit-addresses', scope, idempotent(prisma, { required: false }), async (ctx) => {
+  router.post('/v2/accounts/:accountId/deposit-addresses', scope, idempotent(deps.idempotency, { required: false }), async (ctx) => {
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
     const input = parseInput(ZCreateDepositAddress, ctx.state.body ?? {}, 'body');
     const app = requireApp(ctx);

@@ -10,12 +10,14 @@ import { ZCancelPayment, ZCreatePayment, ZListPaymentsQuery, ZPaymentId } from '
 import { clientSecretFor, toCheckout } from '../../domain/payments/payment-view';
 import { requireScope } from '../middleware/auth';
 import { idempotent } from '../middleware/idempotency';
+import type { IdempotencyRecords } from '../../domain/idempotency-records';
 import { requireApp, type ApiRouter } from '../context';
 import type { CursorCodec } from '../../domain/pagination';
 import { parseInput } from '../../domain/validation';
 
 export interface PaymentRouteDeps {
   prisma: PrismaClient;
+  idempotency: IdempotencyRecords;
   engine: Pick<PaymentEngine, 'startPayment' | 'cancelPayment'>;
   custody: Custody;
   environments: TEnvironments;
@@ -43,7 +45,7 @@ export function registerPaymentRoutes(router: ApiRouter, deps: PaymentRouteDeps)
     return { ...b, checkout: { ...b.checkout, clientSecret: clientSecretFor(deps.serviceSecret, b.payment.id) } };
   };
 
-  router.post('/v2/payments', scope, idempotent(prisma, { required: true, seal, unseal }), async (ctx) => {
+  router.post('/v2/payments', scope, idempotent(deps.idempotency, { required: true, seal, unseal }), async (ctx) => {
     const input = parseInput(ZCreatePayment, ctx.state.body, 'body');
     const app = requireApp(ctx);
     const bodyHash = createHash('sha256').update(ctx.state.rawBody ?? Buffer.alloc(0)).digest('hex');
@@ -62,7 +64,7 @@ export function registerPaymentRoutes(router: ApiRouter, deps: PaymentRouteDeps)
     ctx.body = paymentResponse(await loadPayment(prisma, requireApp(ctx).id, paymentId));
   });
 
-  router.post('/v2/payments/:paymentId/cancel', scope, idempotent(prisma, { required: false }), async (ctx) => {
+  router.post('/v2/payments/:paymentId/cancel', scope, idempotent(deps.idempotency, { required: false }), async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
     const input = parseInput(ZCancelPayment, ctx.state.body, 'body');
     const row = await cancelPayment(prisma, deps.engine, requireApp(ctx), paymentId, input);
