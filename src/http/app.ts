@@ -82,6 +82,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   if (deps.engine) {
     registerPaymentRoutes(partner, {
       prisma: db.prisma,
+      pool: db.pool,
       idempotency,
       engine: deps.engine,
       custody: deps.custody,

@@ -1,5 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { ZCreatePaymentResponse, ZPaymentResponse } from '../../src/domain/payments/payment.schemas';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { call } from '../support/api-client';
@@ -57,6 +58,29 @@ describe('Payment creation', () => {
     const read = await getPayment(m, payment.id);
     ZPaymentResponse.parse(read);
     assert.equal('checkout' in read, false);
+  });
+
+  test('the created Payment (written in plain SQL) reads back identical through the API, for generated bodies', async () => {
+    const m = await newMerchant();
+    const text = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          amount: fc.tuple(fc.integer({ min: 1, max: 10 ** 9 }), fc.integer({ min: 0, max: 999_999 })).map(([i, f]) => `${i}.${String(f).padStart(6, '0')}`.replace(/\.?0+$/, '')),
+          externalReference: fc.option(text, { nil: undefined }),
+          description: fc.option(text, { nil: undefined }),
+          metadata: fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), fc.oneof(text, fc.integer(), fc.boolean(), fc.constant(null)), { maxKeys: 5 }),
+        }),
+        async (body) => {
+          const created = await createPayment(m, body);
+          assert.equal(created.status, 201, created.text);
+          const read = await getPayment(m, created.body.payment.id);
+          assert.deepEqual(read.payment, created.body.payment);
+          assert.deepEqual(read.nextAction, created.body.nextAction);
+        },
+      ),
+      { numRuns: 8 },
+    );
   });
 
   test('an identical create retry returns the same Payment and clientSecret, and stores no secret', async () => {

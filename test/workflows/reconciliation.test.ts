@@ -24,7 +24,7 @@ async function orphanPayment(m: Merchant, amount: string, expiresInSeconds = 600
   const input = ZCreatePayment.parse({ intent: 'receive', amount, assetCode: 'USDC', chainId: h.chainId, destination: { type: 'upa', accountId: m.accountId }, expiresInSeconds });
   const unavailable = { startPayment: () => Promise.reject(new Error('Temporal is unavailable')) };
   await assert.rejects(
-    createPaymentRow({ prisma: h.db.prisma, engine: unavailable, custody: h.chain.custody, serviceSecret: TEST_SERVICE_SECRET }, app, h.environments.environments.sandbox, input, { idempotencyKey: `orphan-${process.pid}-${Date.now()}`, bodyHash: 'test' }),
+    createPaymentRow({ prisma: h.db.prisma, pool: h.db.pool, engine: unavailable, custody: h.chain.custody, serviceSecret: TEST_SERVICE_SECRET }, app, h.environments.environments.sandbox, input, { idempotencyKey: `orphan-${process.pid}-${Date.now()}`, bodyHash: 'test' }),
     /Temporal is unavailable/,
   );
   return h.db.prisma.payment.findFirstOrThrow({ where: { recipientAccountId: m.accountId }, orderBy: { createdAt: 'desc' } });

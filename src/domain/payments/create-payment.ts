@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { Prisma, type PrismaClient } from '../../db/client';
 import { findAsset, findNetwork, type TEnvironmentConfig } from '../../config/environments';
 import type { Custody } from '../../custody';
@@ -5,7 +6,7 @@ import { ApiError, notFound } from '../errors';
 import { toAtomic } from '../amounts';
 import type { AuthenticatedApp } from '../apps';
 import type { PaymentEngine } from '../engine';
-import { eventRows } from '../events';
+import { insertPayment, isDuplicatePayment, loadCreateContext } from './payment-insert';
 import { custodyAddressRow } from '../custody-addresses';
 import { newId } from '../ids';
 import { hmacHex } from '../secrets';
@@ -16,6 +17,7 @@ import type { PaymentRow } from './payment-view';
 
 export interface CreatePaymentDeps {
   prisma: PrismaClient;
+  pool: pg.Pool;
   engine: Pick<PaymentEngine, 'startPayment'>;
   custody: Custody;
   serviceSecret: string;
@@ -63,16 +65,13 @@ export async function createPayment(
     });
   }
 
-  const recipient = await prisma.account.findFirst({
-    where: { id: input.destination.accountId, appId: app.id },
-    include: { settlementProfile: true },
-  });
-  if (!recipient) throw notFound('Destination account');
+  const context = await loadCreateContext(deps.pool, app.id, input.destination.accountId);
+  if (!context) throw notFound('Destination account');
+  const { recipient, profile, escrowIndex } = context;
   if (input.sourceAccountId) {
     const sender = await prisma.account.findFirst({ where: { id: input.sourceAccountId, appId: app.id }, select: { id: true } });
     if (!sender) throw notFound('Source account');
   }
-  const profile = recipient.settlementProfile;
   if (!profile || profile.status !== 'active') {
     refuse('payment_method_not_supported', 'The destination account has no settlement destination', { reasonCode: 'settlement_profile_missing' });
   }
@@ -86,62 +85,68 @@ export async function createPayment(
   const paymentId = paymentIdFor(deps.serviceSecret, app.id, request.idempotencyKey);
   const expiresAt = new Date(Date.now() + input.expiresInSeconds * 1000);
 
+  const custody = custodyAddressRow(deps.custody, { purpose: 'escrow', index: escrowIndex });
+  const subject = { appId: app.id, apiVersion: app.apiVersion, accountId: recipient.id, resourceType: 'payment' as const, resourceId: paymentId };
+  const decimal = (v: bigint) => new Prisma.Decimal(v.toString());
   let row: PaymentRow;
   try {
-    // The escrow address comes from custody at the row's own sequence number (one address per
-    // Payment), taken first so that the row, the address and the event go in one batched transaction.
-    const [{ escrowIndex }] = await prisma.$queryRaw<[{ escrowIndex: number }]>`SELECT nextval(pg_get_serial_sequence('payments', 'escrow_index'))::int AS "escrowIndex"`;
-    const custody = custodyAddressRow(deps.custody, { purpose: 'escrow', index: escrowIndex });
-    const subject = { appId: app.id, apiVersion: app.apiVersion, accountId: recipient.id, resourceType: 'payment' as const, resourceId: paymentId };
-    const [created] = await prisma.$transaction([
-      prisma.payment.create({
-        data: {
-          id: paymentId,
-          appId: app.id,
-          apiVersion: app.apiVersion,
-          intent: input.intent,
-          amountMode: 'collect_exact',
-          status: 'requires_payment_method',
-          stage: 'awaiting_funds',
-          operationalState: 'normal',
-          statusVersion: 1,
-          recipientAccountId: recipient.id,
-          senderAccountId: input.sourceAccountId ?? null,
-          chainId: network.chainId,
-          assetCode: asset.symbol,
-          tokenAddress: asset.tokenAddress,
-          decimals: asset.decimals,
-          amountAtomic: amountAtomic.toString(),
-          platformFeeBps: env.fees.platformFeeBps,
-          partnerFeeBps: env.fees.partnerFeeBps,
-          platformFeeAtomic: fees.platformFeeAtomic.toString(),
-          partnerFeeAtomic: fees.partnerFeeAtomic.toString(),
-          merchantNetAtomic: fees.merchantNetAtomic.toString(),
-          escrowIndex,
-          escrowAddress: custody.address,
-          recipientDisplayName: recipient.displayName,
-          recipientLogoUrl: recipient.logoUrl,
-          settlement: profile.snapshot as Prisma.InputJsonValue,
-          nextActionId: newId('nextAction'),
-          requestHash: request.bodyHash,
-          externalReference: input.externalReference ?? null,
-          description: input.description ?? null,
-          metadata: input.metadata as Prisma.InputJsonValue,
-          returnUrl: input.returnUrl ?? null,
-          expiresAt,
-        },
-      }),
-      prisma.custodyAddress.createMany({ data: [custody], skipDuplicates: true }),
-      prisma.event.createMany({
-        data: eventRows(subject, 'created', [
-          { name: 'payment.created', payload: { paymentId, accountId: recipient.id, status: 'requires_payment_method', statusVersion: 1 } },
-        ]),
-        skipDuplicates: true,
-      }),
-    ]);
+    const created = await insertPayment(
+      deps.pool,
+      {
+        id: paymentId,
+        appId: app.id,
+        apiVersion: app.apiVersion,
+        intent: input.intent,
+        amountMode: 'collect_exact',
+        status: 'requires_payment_method',
+        offrampStatus: null,
+        stage: 'awaiting_funds',
+        operationalState: 'normal',
+        operationalReasonCode: null,
+        operationalUpdatedAt: null,
+        statusVersion: 1,
+        recipientAccountId: recipient.id,
+        senderAccountId: input.sourceAccountId ?? null,
+        chainId: network.chainId,
+        assetCode: asset.symbol,
+        tokenAddress: asset.tokenAddress,
+        decimals: asset.decimals,
+        amountAtomic: decimal(amountAtomic),
+        receivedAtomic: decimal(0n),
+        pendingAtomic: decimal(0n),
+        platformFeeBps: env.fees.platformFeeBps,
+        partnerFeeBps: env.fees.partnerFeeBps,
+        platformFeeAtomic: decimal(fees.platformFeeAtomic),
+        partnerFeeAtomic: decimal(fees.partnerFeeAtomic),
+        merchantNetAtomic: decimal(fees.merchantNetAtomic),
+        escrowIndex,
+        escrowAddress: custody.address,
+        recipientDisplayName: recipient.displayName,
+        recipientLogoUrl: recipient.logoUrl,
+        settlement: profile.snapshot,
+        settlementTxHash: null,
+        nextActionId: newId('nextAction'),
+        requestHash: request.bodyHash,
+        externalReference: input.externalReference ?? null,
+        description: input.description ?? null,
+        metadata: input.metadata as Prisma.JsonValue,
+        returnUrl: input.returnUrl ?? null,
+        cancelReasonCode: null,
+        cancelReason: null,
+        failureCode: null,
+        failureMessage: null,
+        expiresAt,
+        acceptedAt: null,
+        succeededAt: null,
+        cancelledAt: null,
+      },
+      custody,
+      subject,
+      [{ name: 'payment.created', payload: { paymentId, accountId: recipient.id, status: 'requires_payment_method', statusVersion: 1 } }],
+    );
     row = { ...created, incidents: [] };
   } catch (err) {
-    if (!(err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002')) throw err;
+    if (!isDuplicatePayment(err)) throw err;
     // An earlier attempt with this key committed the row; finish what it started, if it is the same request.
     row = await prisma.payment.findUniqueOrThrow({ where: { id: paymentId }, include: { incidents: true } });
     if (row.requestHash && row.requestHash !== request.bodyHash) {

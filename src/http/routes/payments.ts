@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type pg from 'pg';
 import { z } from 'zod';
 import type { PrismaClient } from '../../db/client';
 import type { TEnvironments } from '../../config/environments';
@@ -17,6 +18,7 @@ import { parseInput } from '../../domain/validation';
 
 export interface PaymentRouteDeps {
   prisma: PrismaClient;
+  pool: pg.Pool;
   idempotency: IdempotencyRecords;
   engine: Pick<PaymentEngine, 'startPayment' | 'cancelPayment'>;
   custody: Custody;
