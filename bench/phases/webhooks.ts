@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { archiveWebhookEndpoint, createWebhookEndpoint } from '../../src/domain/webhooks/endpoints';
@@ -10,7 +11,9 @@ const STRAGGLER_MS = 30_000;
 
 /**
  * Committed event -> webhook delivered: a receiver in this process, an endpoint of the bench app
- * subscribed to payment.created, and Payments created open-loop at `ratePerSecond` for `seconds`.
+ * subscribed to account.created, and accounts created through the API open-loop at `ratePerSecond`
+ * for `seconds`. Accounts, not Payments: an account starts no workflow of its own, so the figure is
+ * the webhook path's, not the Payment workflows' competing for the same dev server.
  * Each delivery is timed from its event's commit (the envelope's createdAt, the event row's
  * created_at) to its arrival here: the NOTIFY, the kick, the dispatch pass, the delivery workflow
  * and the POST.
@@ -39,20 +42,20 @@ export async function webhooksPhase(ctx: BenchContext, ratePerSecond: number, se
         destinations: { allowPrivateDestinations: true },
       },
       ctx.appId,
-      { url: `http://127.0.0.1:${port}/bench`, events: ['payment.created'] },
+      { url: `http://127.0.0.1:${port}/bench`, events: ['account.created'] },
     );
     const started = new Date();
     const count = Math.round(ratePerSecond * seconds);
     // A create the API refuses (503 at capacity) commits no event: counted, not timed.
     const refused = new Map<string, number>();
     await openLoop(count, ratePerSecond, async () => {
-      await ctx.createPayment().catch((err: { status?: number }) => {
+      await ctx.api('/v2/accounts', { body: { externalUserId: `bench-hook-${randomUUID()}` } }).catch((err: { status?: number }) => {
         const key = String(err.status ?? 'error');
         refused.set(key, (refused.get(key) ?? 0) + 1);
       });
     });
     const expected = await service.database.db.prisma.event.findMany({
-      where: { appId: ctx.appId, name: 'payment.created', createdAt: { gte: started } },
+      where: { appId: ctx.appId, name: 'account.created', createdAt: { gte: started } },
       select: { id: true },
     });
     const deadline = Date.now() + STRAGGLER_MS;

@@ -35,7 +35,7 @@ export function listenOnChannel(opts: {
   const connect = async () => {
     retryTimer = undefined;
     if (stopped) return;
-    const c = new pg.Client({ connectionString: opts.url, application_name: opts.applicationName, keepAlive: true });
+    const c = new pg.Client({ connectionString: opts.url, application_name: opts.applicationName, keepAlive: true, connectionTimeoutMillis: 10_000 });
     client = c;
     let failed = false;
     const fail = (err: Error) => {
