@@ -3,7 +3,7 @@ import type { PrismaClient } from '../src/db/client';
 import type { Logger } from '../src/logger';
 import { abandonDelivery, attemptDelivery, DeliveryGoneError, type AttemptInput, type AttemptReport } from '../src/domain/webhooks/attempt';
 import type { DestinationPolicy } from '../src/webhooks/destination';
-import { claimEventsIntoDeliveries, markDeliveryStarted, queuedDeliveries } from '../src/domain/webhooks/dispatch';
+import { claimEventsIntoDeliveries, markDeliveriesStarted, queuedDeliveries } from '../src/domain/webhooks/dispatch';
 import { SigningSecretUnreadableError } from '../src/domain/webhooks/signing-secrets';
 import type { WebhookEngine } from '../src/domain/engine';
 import { WEBHOOK_FAILURES, type DispatchPass } from '../workflows/contracts/webhooks';
@@ -38,15 +38,19 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
     /**
      * One dispatcher pass: events -> queued deliveries (one transaction), then a workflow per queued
      * delivery. Deterministic workflow ids: a retried pass (or an overlapping one) finds the workflow
-     * already there, running or finished, and counts it as started.
+     * already there, running or finished, and counts it as started. The starts go out together (not
+     * one round trip after another), and the queue marks of those that started clear in one statement;
+     * a start that failed stays queued and fails the pass, so its retry starts it.
      */
     async dispatchWebhookEvents(input: { batchSize: number }): Promise<DispatchPass> {
       const claimed = await claimEventsIntoDeliveries(deps.prisma, input.batchSize);
       const queued = await queuedDeliveries(deps.prisma, input.batchSize);
-      for (const delivery of queued) {
-        await deps.engine.startWebhookDelivery({ deliveryId: delivery.id, eventId: delivery.eventId, endpointId: delivery.endpointId, round: delivery.round });
-        await markDeliveryStarted(deps.prisma, delivery);
-      }
+      const starts = await Promise.allSettled(
+        queued.map((d) => deps.engine.startWebhookDelivery({ deliveryId: d.id, eventId: d.eventId, endpointId: d.endpointId, round: d.round })),
+      );
+      await markDeliveriesStarted(deps.prisma, queued.filter((_, i) => starts[i]!.status === 'fulfilled'));
+      const failed = starts.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+      if (failed) throw failed.reason;
       return {
         eventsDispatched: claimed.events,
         deliveriesCreated: claimed.deliveries,

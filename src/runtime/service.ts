@@ -18,6 +18,7 @@ import { DEFAULT_TREASURY_POLICY } from '../domain/settlement/settlement-sender'
 import { registerServiceWallets } from '../domain/custody-addresses';
 import { createChainServices, fundSandboxTreasury, type ChainServices } from './chain-services';
 import { Lifecycle } from './lifecycle';
+import { startWebhookKicks } from './webhook-kicks';
 
 export type Role = 'api' | 'worker';
 
@@ -145,6 +146,10 @@ export async function startService(opts: {
       });
       await retriedAtStart(logger, 'chain scanners', () => engine.ensureChainScanners(chain.chains.networks().map((n) => n.chainId), { pollSeconds: opts.scannerPollSeconds ?? 2 }));
       await retriedAtStart(logger, 'webhook dispatcher', () => engine.ensureWebhookDispatcher());
+      // Committed events kick the dispatcher at once (a NOTIFY from the events table), not at its poll.
+      const kicks = startWebhookKicks({ url: database.url, engine, logger });
+      lifecycle.add('webhook kicks', () => kicks.stop());
+      await kicks.ready;
       // Reconciliation runs by itself: deposits, the books against the chain, orphaned Payments.
       logger.info({ schedules: await retriedAtStart(logger, 'schedules', () => engine.ensureSchedules()) }, 'temporal schedules ensured');
     }

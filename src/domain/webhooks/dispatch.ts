@@ -68,10 +68,11 @@ export async function queuedDeliveries(prisma: PrismaClient, limit: number): Pro
   });
 }
 
-/** The workflow for this round exists; only that round's queue mark is cleared. */
-export async function markDeliveryStarted(prisma: PrismaClient, delivery: QueuedDelivery): Promise<void> {
+/** These rounds' workflows exist; only each one's own round's queue mark is cleared (one statement). */
+export async function markDeliveriesStarted(prisma: PrismaClient, deliveries: QueuedDelivery[]): Promise<void> {
+  if (deliveries.length === 0) return;
   await prisma.webhookDelivery.updateMany({
-    where: { id: delivery.id, round: delivery.round, queuedAt: { not: null } },
+    where: { OR: deliveries.map((d) => ({ id: d.id, round: d.round })), queuedAt: { not: null } },
     data: { queuedAt: null },
   });
 }

@@ -1,0 +1,80 @@
+import pg from 'pg';
+
+export interface ChannelListener {
+  /** Resolves once the first LISTEN is in place (later reconnects are the listener's own business). */
+  ready: Promise<void>;
+  stop(): Promise<void>;
+}
+
+const FIRST_RETRY_MS = 100;
+const MAX_RETRY_MS = 5_000;
+
+/**
+ * A dedicated connection (not from a pool: LISTEN belongs to one session) that LISTENs on `channel`
+ * and calls `onNotification` for each notification. When the connection fails (the server restarts,
+ * an operator terminates the backend) it reconnects with a growing delay, and calls `onConnected`
+ * after every LISTEN, the first included: notifications sent while nobody listened are gone, so the
+ * caller acts once as if one had come.
+ */
+export function listenOnChannel(opts: {
+  url: string;
+  channel: string;
+  /** Shows in pg_stat_activity, so an operator (or a test) can find the session. */
+  applicationName: string;
+  onNotification: () => void;
+  onConnected: () => void;
+  onError: (err: Error, retryInMs: number) => void;
+}): ChannelListener {
+  let stopped = false;
+  let client: pg.Client | undefined;
+  let retryTimer: NodeJS.Timeout | undefined;
+  let delay = FIRST_RETRY_MS;
+  let markReady: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => (markReady = resolve));
+
+  const connect = async () => {
+    retryTimer = undefined;
+    if (stopped) return;
+    const c = new pg.Client({ connectionString: opts.url, application_name: opts.applicationName, keepAlive: true, connectionTimeoutMillis: 10_000 });
+    client = c;
+    let failed = false;
+    const fail = (err: Error) => {
+      if (failed || stopped) return;
+      failed = true;
+      client = undefined;
+      c.removeAllListeners('notification');
+      void c.end().catch(() => undefined);
+      opts.onError(err, delay);
+      retryTimer = setTimeout(() => void connect(), delay);
+      delay = Math.min(delay * 2, MAX_RETRY_MS);
+    };
+    c.on('error', fail);
+    c.on('end', () => fail(new Error('listener connection ended')));
+    c.on('notification', (msg) => {
+      if (msg.channel === opts.channel) opts.onNotification();
+    });
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${pg.escapeIdentifier(opts.channel)}`);
+    } catch (err) {
+      fail(err instanceof Error ? err : new Error(String(err)));
+      return;
+    }
+    if (failed || stopped) return;
+    delay = FIRST_RETRY_MS;
+    markReady();
+    opts.onConnected();
+  };
+  void connect();
+
+  return {
+    ready,
+    async stop() {
+      stopped = true;
+      if (retryTimer) clearTimeout(retryTimer);
+      const c = client;
+      client = undefined;
+      await c?.end().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,102 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { newApp } from '../support/api-client';
+import { getHarness } from '../support/harness';
+import type { AppCredential } from '../../src/domain/apps';
+import type { ChannelListener } from '../../src/db/listener';
+import { startWebhookKicks, WEBHOOK_KICKS_APPLICATION_NAME } from '../../src/runtime/webhook-kicks';
+import { verifyWebhook } from '../../src/webhooks/verify';
+import { startAdminApi, type AdminApi } from './support/admin';
+import { createAccount, dispatch, ensureTestDispatcher } from './support/flow';
+import { startReceiver, type ReceivedRequest, type Receiver } from './support/receiver';
+
+/** Long enough for a kicked pass and its delivery on a loaded machine: a bound, not a timing assertion. */
+const BOUND_MS = 60_000;
+
+async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  const deadline = Date.now() + BOUND_MS;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${BOUND_MS} ms`);
+    await sleep(50);
+  }
+}
+
+/**
+ * The after-commit path: with the dispatcher's poll at 30 days (and no time skipping, since nothing
+ * awaits a workflow result here), only the events table's NOTIFY, heard by the worker's listener, can
+ * get an event to the receiver. Nobody calls dispatchNow or the admin kick.
+ */
+describe('Webhook kicks after commit', () => {
+  let admin: AdminApi;
+  let receiver: Receiver;
+  let kicks: ChannelListener;
+
+  before(async () => {
+    const h = await getHarness();
+    admin = await startAdminApi({ allowPrivate: true });
+    receiver = await startReceiver();
+    await ensureTestDispatcher();
+    // Settles the dispatcher's first pass, so what follows can only be delivered by a kick.
+    await dispatch();
+    kicks = startWebhookKicks({ url: h.databaseUrl, engine: h.engine, logger: h.logger });
+    await kicks.ready;
+  });
+
+  after(async () => {
+    const h = await getHarness();
+    await kicks.stop();
+    await h.engine.stopWebhookDispatcher('webhook kick tests done');
+    await admin.close();
+    await receiver.close();
+  });
+
+  async function endpoint(app: AppCredential) {
+    const hook = receiver.hook();
+    const res = await admin.call('POST', `/admin/v1/apps/${app.appId}/webhook-endpoints`, { url: hook.url });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    return { secret: res.body.signingSecret as string, path: hook.path };
+  }
+
+  /** Creates an account through the API and waits for its account.created at the receiver, verified. */
+  async function accountCreatedArrives(app: AppCredential, ep: { secret: string; path: string }) {
+    const { accountId, eventId } = await createAccount(app);
+    const req = await until<ReceivedRequest>(`event ${eventId} delivered`, () =>
+      receiver.requests(ep.path).find((r) => r.headers['x-svc-event-id'] === eventId),
+    );
+    const envelope = verifyWebhook(req.rawBody, req.headers, ep.secret);
+    assert.equal(envelope.id, eventId);
+    assert.equal(envelope.name, 'account.created');
+    assert.deepEqual(envelope.payload, { accountId, externalUserId: (envelope.payload as { externalUserId: string }).externalUserId });
+  }
+
+  test('an event committed by an API call is delivered, signed, with no poll and no dispatchNow', async () => {
+    const app = await newApp();
+    const ep = await endpoint(app);
+    await accountCreatedArrives(app, ep);
+  });
+
+  test('the listener reconnects after its backend is terminated and still kicks', async () => {
+    const h = await getHarness();
+    const app = await newApp();
+    const ep = await endpoint(app);
+    const listenerPids = async () =>
+      (
+        await h.db.prisma.$queryRaw<Array<{ pid: number }>>`
+          SELECT pid FROM pg_stat_activity
+          WHERE application_name = ${WEBHOOK_KICKS_APPLICATION_NAME} AND datname = current_database() AND query LIKE 'LISTEN%'`
+      ).map((r) => r.pid);
+    const [before] = await listenerPids();
+    assert.ok(before, 'the listener has its session');
+    const terminated = await h.db.prisma.$queryRaw<Array<{ ok: boolean }>>`SELECT pg_terminate_backend(${before}::int) AS ok`;
+    assert.deepEqual(terminated, [{ ok: true }]);
+    const after = await until('the listener back on a new session', async () => (await listenerPids()).find((pid) => pid !== before));
+    assert.notEqual(after, before);
+    // Two in a row: the second commits after the first arrived, so a kick from the reconnect alone
+    // could not carry both.
+    await accountCreatedArrives(app, ep);
+    await accountCreatedArrives(app, ep);
+  });
+});
