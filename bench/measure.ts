@@ -53,18 +53,23 @@ export async function openLoop(count: number, ratePerSecond: number, op: (i: num
   const interval = 1000 / ratePerSecond;
   const started = performance.now();
   const inflight: Promise<void>[] = [];
+  let failure: unknown;
   for (let i = 0; i < count; i += 1) {
     const wait = started + i * interval - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    // Settled, never left rejected: a failed request surfaces after the others, not as a crash.
     inflight.push(
       (async () => {
         const t0 = performance.now();
         await op(i);
         latencies.push(performance.now() - t0);
-      })(),
+      })().catch((err: unknown) => {
+        failure ??= err;
+      }),
     );
   }
   await Promise.all(inflight);
+  if (failure !== undefined) throw failure;
   return latencies;
 }
 

@@ -1,0 +1,92 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import type { BenchFigures } from './figures';
+import type { Latency, Rate } from './measure';
+
+/**
+ * `npm run bench:readme -- <bench output>`: rewrites the README's figures table (between its
+ * bench-figures markers) from the last JSON line of a `npm run bench -- --json` run, with the date
+ * and the machine. The table is never edited by hand.
+ */
+const START = '<!-- bench-figures:start -->';
+const END = '<!-- bench-figures:end -->';
+
+const lat = (l?: Latency) => (l ? `p50 ${l.p50Ms} ms, p99 ${l.p99Ms} ms` : 'not measured');
+const rate = (r?: Rate) => (r ? `${r.perSecond}/s (${lat(r.latency)})` : 'not measured');
+const verdict = (ok: boolean | undefined) => (ok === undefined ? '' : ok ? ' — met' : ' — **missed**');
+
+export function figuresTable(f: BenchFigures): string {
+  const rows: [string, string, string][] = [
+    ['no-op Koa route (ceiling)', rate(f.noopKoaRoute), ''],
+    ['PostgreSQL single-row commit (ceiling)', rate(f.postgresSingleRowCommit), ''],
+    ['PaymentWorkflow start with the worker running (the fair baseline)', rate(f.paymentWorkflowStartWithWorker), ''],
+    ['bare `workflow.start` without a worker', rate(f.bareWorkflowStartWithoutWorker), ''],
+    ['API create (closed loop)', `${rate(f.apiCreate)}; API CPU ${f.apiCpuMsPerCreate ?? '?'} ms per create`, ''],
+    ['ratio API create / fair baseline', f.ratio === undefined ? 'not measured' : String(f.ratio), `≥ 0.8${verdict(f.ratio === undefined ? undefined : f.ratio >= 0.8)}`],
+    [
+      "create latency at half the API's max rate",
+      f.createAtHalfMaxRate ? `${f.createAtHalfMaxRate.ratePerSecond}/s: ${lat(f.createAtHalfMaxRate.latency)}` : 'not measured',
+      `p99 ≤ 50 ms${verdict(f.createAtHalfMaxRate ? f.createAtHalfMaxRate.latency.p99Ms <= 50 : undefined)}`,
+    ],
+    [
+      'confirmed transfer → `succeeded` (a block every 100 ms)',
+      lat(f.confirmedTransferToSucceeded),
+      `p99 ≤ 1 s${verdict(f.confirmedTransferToSucceeded ? f.confirmedTransferToSucceeded.p99Ms <= 1000 : undefined)}`,
+    ],
+    [
+      'committed event → webhook delivered',
+      f.committedEventToWebhookDelivered
+        ? `${f.committedEventToWebhookDelivered.ratePerSecond}/s for ${f.committedEventToWebhookDelivered.seconds} s: ${lat(f.committedEventToWebhookDelivered.latency)}`
+        : 'not measured',
+      `p99 ≤ 500 ms at 20/s for 60 s${verdict(f.committedEventToWebhookDelivered ? f.committedEventToWebhookDelivered.latency.p99Ms <= 500 : undefined)}`,
+    ],
+    ...listRows(f.listP99),
+    ['API process peak RSS', f.apiPeakRssMb === undefined ? 'not measured' : `${f.apiPeakRssMb} MB`, ''],
+    [
+      'overload (creates at twice the max rate)',
+      f.overload ? `${f.overload.ratePerSecond}/s for ${f.overload.seconds} s: ${Object.entries(f.overload.answers).map(([k, v]) => `${k} ×${v}`).join(', ')}; ${lat(f.overload.latency)}` : 'not measured',
+      f.overload ? (f.overload.passed ? 'no 500, none hung — met' : '**failed**') : '',
+    ],
+  ];
+  const m = f.machine;
+  return [
+    `Measured ${f.date.slice(0, 16).replace('T', ' ')} UTC on ${m.cpus} × ${m.model}, ${m.memoryGb} GB, Node ${m.node} (load average ${m.loadAverage1m} at the start).`,
+    '',
+    '| Figure | Measured | Target |',
+    '|---|---|---|',
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
+}
+
+/** The list figures, one row per list and page: p99 at each size and the ratio of the largest to the smallest. */
+function listRows(lists: unknown): [string, string, string][] {
+  if (!lists || typeof lists !== 'object') return [['list p99, 1M rows against 10k', 'not measured', 'ratio ≤ 1.5']];
+  const rows: [string, string, string][] = [];
+  const walk = (prefix: string, node: unknown) => {
+    if (!node || typeof node !== 'object') return;
+    const entries = Object.entries(node as Record<string, unknown>);
+    if (entries.some(([k]) => k === 'ratio')) {
+      const ratio = (node as { ratio: number }).ratio;
+      const sizes = entries.filter(([k]) => k !== 'ratio').map(([k, v]) => `${k}: ${typeof v === 'number' ? `${v} ms` : JSON.stringify(v)}`);
+      rows.push([`list p99: ${prefix}`, `${sizes.join(', ')}; ratio ${ratio}`, `ratio ≤ 1.5${verdict(ratio <= 1.5)}`]);
+      return;
+    }
+    for (const [k, v] of entries) walk(prefix ? `${prefix} ${k}` : k, v);
+  };
+  walk('', lists);
+  return rows;
+}
+
+function main(): void {
+  const file = process.argv[2];
+  if (!file) throw new Error('usage: npm run bench:readme -- <file holding the output of npm run bench -- --json>');
+  const line = readFileSync(file, 'utf8').trim().split('\n').reverse().find((l) => l.startsWith('{'));
+  if (!line) throw new Error(`${file} holds no JSON line (run the bench with --json)`);
+  const readme = readFileSync('README.md', 'utf8');
+  const a = readme.indexOf(START);
+  const b = readme.indexOf(END);
+  if (a < 0 || b < a) throw new Error(`README.md has no ${START} … ${END} block`);
+  writeFileSync('README.md', `${readme.slice(0, a + START.length)}\n${figuresTable(JSON.parse(line) as BenchFigures)}\n${readme.slice(b)}`);
+  process.stdout.write('README.md: figures table rewritten\n');
+}
+
+if (process.argv[1]?.endsWith('readme-table.ts')) main();
