@@ -1,4 +1,4 @@
-import { CancellationScope, condition, continueAsNew, patched, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, continueAsNew, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { ChainScannerActivities } from '../activities/chain-scanner';
 import { pokeSignal, rescanFromSignal, type BlockCheckpoint, type ChainScannerInput } from './contracts/chain-scanner';
 import { UNTIL_DONE, UNTIL_DONE_HEARTBEATING } from './retry-profiles';
@@ -41,18 +41,22 @@ export async function chainScannerWorkflow(input: ChainScannerInput): Promise<vo
   // Runs before this slept pollSeconds between caught-up scans and signalled nobody.
   const wakesOnBlocks = patched('scanner-wakes-on-blocks');
   // The next block, a poke, or maxWaitMs (an empty chain: the scan then finds nothing, as a poll did).
+  // A poke does not cancel the wait (cancelling an activity as it completes fails the workflow task
+  // on the server: ACTIVITY_UNKNOWN): the scan runs, and the next wait takes over the one in flight,
+  // which answers at the next block all the same.
+  let waiting: Promise<void> | null = null;
+  let waited = false;
   const nextBlockOrPoke = async (afterBlock: string) => {
-    const scope = new CancellationScope();
-    let done = false;
-    const waiting = scope
-      .run(() => heartbeating.awaitNewBlock({ chainId: input.chainId, afterBlock, maxWaitMs: Math.min(input.pollSeconds * 5000, MAX_BLOCK_WAIT_MS) }))
-      .then(
-        () => void (done = true),
-        () => void (done = true),
+    if (!waiting) {
+      waited = false;
+      const maxWaitMs = Math.min(input.pollSeconds * 5000, MAX_BLOCK_WAIT_MS);
+      waiting = heartbeating.awaitNewBlock({ chainId: input.chainId, afterBlock, maxWaitMs }).then(
+        () => void (waited = true),
+        () => void (waited = true),
       );
-    await condition(() => done || poked);
-    if (!done) scope.cancel();
-    await waiting;
+    }
+    await condition(() => waited || poked);
+    if (waited) waiting = null;
   };
   let checkpoints: BlockCheckpoint[] = input.checkpoints ?? [];
   for (let i = 0; i < scans && !(bounded && runIsLong()); i += 1) {
