@@ -3,7 +3,8 @@ import type { PrismaClient } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
 import { scanRange, type BlockCheckpoint, type TransferTaker } from '../src/domain/chain-scan';
 import { takeDepositTransfer } from '../src/domain/deposits/deposit-intake';
-import type { DepositEngine, PaymentEngine } from '../src/domain/engine';
+import type { ChainAdvanceEngine, DepositEngine, PaymentEngine } from '../src/domain/engine';
+import { notifyChainAdvanced } from '../src/domain/chain-waiters';
 import { takePaymentTransfer } from '../src/domain/payments/payment-intake';
 import { isServiceControlled } from '../src/domain/custody-addresses';
 import type { Custody } from '../src/custody';
@@ -12,17 +13,23 @@ export interface ChainScannerDeps {
   prisma: PrismaClient;
   chains: ChainRegistry;
   custody: Pick<Custody, 'deriveAddress'>;
-  engine: Pick<PaymentEngine, 'transferSeen'> & Pick<DepositEngine, 'startDeposit'>;
+  engine: Pick<PaymentEngine, 'transferSeen'> & Pick<DepositEngine, 'startDeposit'> & ChainAdvanceEngine;
   /** Blocks per scan; bounds one activity's work. */
   batchBlocks?: number;
 }
 
-/** The chain scanner's one side effect: a scan of the next block range, each transfer handed to its owner. */
+/** How often a wait for the next block reads the head (a long poll: it answers as soon as one comes). */
+const HEAD_POLL_MS = 100;
+
+/**
+ * The chain scanner's side effects: a scan of the next block range, each transfer handed to its owner
+ * (and, when asked, every workflow waiting on the chain told it advanced), and the wait for a new block.
+ */
 export function createChainScannerActivities(deps: ChainScannerDeps) {
   const takers: TransferTaker[] = [(t) => takePaymentTransfer(deps, t), (t) => takeDepositTransfer(deps, t)];
   return {
-    scanTransfers: (input: { chainId: number; fromBlock: string; checkpoints?: BlockCheckpoint[] }) =>
-      scanRange(
+    async scanTransfers(input: { chainId: number; fromBlock: string; checkpoints?: BlockCheckpoint[]; signalsWaiters?: boolean }) {
+      const result = await scanRange(
         {
           chains: deps.chains,
           takers,
@@ -31,7 +38,28 @@ export function createChainScannerActivities(deps: ChainScannerDeps) {
           progress: () => Context.current().heartbeat(),
         },
         input,
-      ),
+      );
+      // New blocks read: what waits on a confirmation may have one now (after the transfers were handed over).
+      if (input.signalsWaiters && result.checkpoint) await notifyChainAdvanced(deps, input.chainId, BigInt(result.checkpoint.number));
+      return result;
+    },
+
+    /**
+     * Answers the head as soon as it passes afterBlock, or null after maxWaitMs. Heartbeats while it
+     * waits, so a cancel (the scanner was poked) or a dead worker is noticed within a poll.
+     */
+    async awaitNewBlock(input: { chainId: number; afterBlock: string; maxWaitMs: number }): Promise<{ head: string | null }> {
+      const chain = deps.chains.get(input.chainId);
+      const ctx = Context.current();
+      const until = Date.now() + input.maxWaitMs;
+      for (;;) {
+        const head = await chain.getBlockNumber();
+        if (head > BigInt(input.afterBlock)) return { head: head.toString() };
+        if (Date.now() >= until) return { head: null };
+        ctx.heartbeat();
+        await ctx.sleep(HEAD_POLL_MS);
+      }
+    },
   };
 }
 

@@ -1,7 +1,7 @@
 import type { Database } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
 import type { Custody } from '../src/custody';
-import type { DepositEngine, PaymentEngine, WebhookEngine } from '../src/domain/engine';
+import type { ChainAdvanceEngine, DepositEngine, PaymentEngine, WebhookEngine } from '../src/domain/engine';
 import type { TreasuryPolicy } from '../src/domain/settlement/settlement-sender';
 import type { Logger } from '../src/logger';
 import { createChainScannerActivities } from './chain-scanner';
@@ -23,7 +23,8 @@ export interface ActivityDeps {
    */
   engine: Pick<PaymentEngine, 'transferSeen' | 'startPayment' | 'paymentWorkflowState'> &
     Pick<DepositEngine, 'startDeposit'> &
-    Pick<WebhookEngine, 'startWebhookDelivery'>;
+    Pick<WebhookEngine, 'startWebhookDelivery'> &
+    ChainAdvanceEngine;
   treasury: TreasuryPolicy;
   serviceSecret: string;
   /** Webhook destination policy (config.webhooks); absent means private destinations are refused. */

@@ -1,4 +1,4 @@
-import { continueAsNew, patched, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, continueAsNew, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { ChainScannerActivities } from '../activities/chain-scanner';
 import { pokeSignal, rescanFromSignal, type BlockCheckpoint, type ChainScannerInput } from './contracts/chain-scanner';
 import { UNTIL_DONE, UNTIL_DONE_HEARTBEATING } from './retry-profiles';
@@ -10,11 +10,16 @@ const heartbeating = proxyActivities<ChainScannerActivities>(UNTIL_DONE_HEARTBEA
 /** Blocks remembered to notice a reorg (at the head a scan reads a block or two, so about as deep). */
 const MAX_CHECKPOINTS = 64;
 
+/** The longest wait for a block in one activity (well under its 10-minute start-to-close timeout). */
+const MAX_BLOCK_WAIT_MS = 5 * 60_000;
+
 /**
  * One durable scanner per network: reads ERC-20 Transfer logs range by range and hands each
  * transfer to its owner (a Payment's or a deposit's workflow). Rescans are harmless: owners count a
  * transfer once. It remembers the last blocks it read; when one of them is no longer canonical (a
  * reorg), it reads again from the newest block that still is, so re-mined transfers are seen.
+ * Caught up, it waits for the next block (a long poll) and, having read new blocks, tells every
+ * Payment and deposit with something in flight, so confirmations wait on blocks, not on timers.
  */
 export async function chainScannerWorkflow(input: ChainScannerInput): Promise<void> {
   let poked = false;
@@ -33,6 +38,26 @@ export async function chainScannerWorkflow(input: ChainScannerInput): Promise<vo
   const detectsReorgs = patched('scanner-detects-reorgs');
   // A busy range used to time out after a minute and start over from its first block, ever larger.
   const scanner = patched('scanner-heartbeats') ? heartbeating : untilDone;
+  // Runs before this slept pollSeconds between caught-up scans and signalled nobody.
+  const wakesOnBlocks = patched('scanner-wakes-on-blocks');
+  // The next block, a poke, or maxWaitMs (an empty chain: the scan then finds nothing, as a poll did).
+  // A poke does not cancel the wait (cancelling an activity as it completes fails the workflow task
+  // on the server: ACTIVITY_UNKNOWN): the scan runs, and the next wait takes over the one in flight,
+  // which answers at the next block all the same.
+  let waiting: Promise<void> | null = null;
+  let waited = false;
+  const nextBlockOrPoke = async (afterBlock: string) => {
+    if (!waiting) {
+      waited = false;
+      const maxWaitMs = Math.min(input.pollSeconds * 5000, MAX_BLOCK_WAIT_MS);
+      waiting = heartbeating.awaitNewBlock({ chainId: input.chainId, afterBlock, maxWaitMs }).then(
+        () => void (waited = true),
+        () => void (waited = true),
+      );
+    }
+    await condition(() => waited || poked);
+    if (waited) waiting = null;
+  };
   let checkpoints: BlockCheckpoint[] = input.checkpoints ?? [];
   for (let i = 0; i < scans && !(bounded && runIsLong()); i += 1) {
     // Reset before the scan: a poke that arrives while scanning means "look again", not "lost".
@@ -42,7 +67,12 @@ export async function chainScannerWorkflow(input: ChainScannerInput): Promise<vo
       rescanFrom = null;
       checkpoints = checkpoints.filter((c) => BigInt(c.number) < BigInt(fromBlock));
     }
-    const result = await scanner.scanTransfers({ chainId: input.chainId, fromBlock, ...(detectsReorgs ? { checkpoints } : {}) });
+    const result = await scanner.scanTransfers({
+      chainId: input.chainId,
+      fromBlock,
+      ...(detectsReorgs ? { checkpoints } : {}),
+      ...(wakesOnBlocks ? { signalsWaiters: true } : {}),
+    });
     if (result.reorg) {
       checkpoints = checkpoints.filter((c) => BigInt(c.number) < BigInt(result.reorg!.rescanFrom));
     } else if (result.checkpoint) {
@@ -50,7 +80,8 @@ export async function chainScannerWorkflow(input: ChainScannerInput): Promise<vo
     }
     fromBlock = result.nextFromBlock;
     if (!result.caughtUp) continue; // more history to read: no pause
-    await wakeOn(() => poked, input.pollSeconds * 1000);
+    if (wakesOnBlocks) await nextBlockOrPoke((BigInt(result.nextFromBlock) - 1n).toString());
+    else await wakeOn(() => poked, input.pollSeconds * 1000);
   }
   // A rescan asked for in the last wait carries over into the next run.
   await continueAsNew<typeof chainScannerWorkflow>({ ...input, fromBlock: (rescanFrom as string | null) ?? fromBlock, checkpoints });

@@ -18,12 +18,13 @@ import {
 } from '../src/domain/deposits/deposit-machine';
 import { fromPersistedState, toPersistedState, toPersistedTransition } from '../src/domain/deposits/deposit-serde';
 import { toOperatorAction, type ResolutionRequest } from '../src/domain/operator-resolution';
-import { confirmationPollMs } from '../src/domain/confirmation-polling';
+import { confirmationPollMs, safetyNetMs } from '../src/domain/confirmation-polling';
 import { refusalReason } from '../src/domain/settlement/hold-reasons';
 import { resolveDepositSignal, type DepositWorkflowInput, type DepositWorkflowResult } from './contracts/deposit';
 import { isDataError } from './contracts/failures';
 import { SINGLE_ATTEMPT, UNTIL_DONE } from './retry-profiles';
 import { settleOnce } from './settle';
+import { blockWaiter } from './wait';
 
 const SLOW_AFTER_CHECKS = 300;
 const SLOW_POLL_MS = 30_000;
@@ -40,6 +41,7 @@ const singleAttempt = proxyActivities<DepositActivities>(SINGLE_ATTEMPT);
 export async function depositWorkflow(input: DepositWorkflowInput): Promise<DepositWorkflowResult> {
   const queue: ResolutionRequest[] = [];
   setHandler(resolveDepositSignal, (request) => void queue.push(request));
+  const blocks = blockWaiter();
 
   const nowIso = () => new Date(Date.now()).toISOString();
   const initial = detect({
@@ -63,8 +65,10 @@ export async function depositWorkflow(input: DepositWorkflowInput): Promise<Depo
   let sourceChecks = 0;
   // A source that stays shallow is read ever less often (runs before that read it every 30 s on).
   const backsOff = patched('deposit-source-polls-back-off');
-  const sourcePollMs = (checks: number) =>
-    backsOff ? confirmationPollMs(checks, { firstMs: pollMs, maxMs: pollMs, fastRounds: SLOW_AFTER_CHECKS }) : checks > SLOW_AFTER_CHECKS ? SLOW_POLL_MS : pollMs;
+  const schedule = { firstMs: pollMs, maxMs: pollMs, fastRounds: SLOW_AFTER_CHECKS };
+  const sourcePollMs = (checks: number) => (backsOff ? confirmationPollMs(checks, schedule) : checks > SLOW_AFTER_CHECKS ? SLOW_POLL_MS : pollMs);
+  // Runs before this read the chain on timers only; now every new block the scanner reads wakes them.
+  const wakesOnBlocks = patched('deposit-wakes-on-blocks');
 
   // Runs before this let an activity's data error fail the run (or, earlier, retry forever).
   const holdsDataErrors = patched('deposit-holds-data-errors');
@@ -121,7 +125,8 @@ export async function depositWorkflow(input: DepositWorkflowInput): Promise<Depo
       broadcastDone: (txHash) => apply(onSettlementBroadcast(state, txHash)),
       confirmed: (txHash) => apply(onSettlementConfirmed(state, txHash, nowIso())),
       trouble: (reason) => apply(onSettlementTrouble(state, reason)),
-      waitBeforeCheck: () => sleep(pollMs),
+      // The settlement's budget is counted in the timer's rounds (never slowed down, as a source's are).
+      waitBeforeCheck: (check) => (wakesOnBlocks ? blocks.wait(() => false, safetyNetMs(check, { ...schedule, fastRounds: Infinity })) : sleep(pollMs)),
       maxConfirmationChecks: input.policy.maxConfirmationChecks,
       holdsDataErrors,
     });
@@ -148,7 +153,8 @@ export async function depositWorkflow(input: DepositWorkflowInput): Promise<Depo
         const t = onSourceChecked(state, outcome);
         if (t) await apply(t);
         // A transfer that stays shallow (e.g. back in the mempool after a reorg) is re-read less often.
-        else await sleep(sourcePollMs((sourceChecks += 1)));
+        else if (!wakesOnBlocks) await sleep(sourcePollMs((sourceChecks += 1)));
+        else if ((await blocks.wait(() => false, safetyNetMs(sourceChecks + 1, schedule))) === 'timer') sourceChecks += 1;
       });
     } else if (state.status === 'settling') {
       await holdingDataErrors(settle);

@@ -22,7 +22,7 @@ import {
 } from '../src/domain/payments/payment-machine';
 import { fromCarriedState, toCarriedState, toPersistedTransition } from '../src/domain/payments/payment-serde';
 import { toOperatorAction, type ResolutionRequest } from '../src/domain/operator-resolution';
-import { confirmationPollMs } from '../src/domain/confirmation-polling';
+import { confirmationPollMs, safetyNetMs } from '../src/domain/confirmation-polling';
 import { refusalReason } from '../src/domain/settlement/hold-reasons';
 import {
   cancelUpdate,
@@ -38,7 +38,7 @@ import {
 import { DATA_ERROR, isDataError } from './contracts/failures';
 import { SINGLE_ATTEMPT, UNTIL_DONE } from './retry-profiles';
 import { settleOnce } from './settle';
-import { runIsLong, wakeOn } from './wait';
+import { blockWaiter, runIsLong, wakeOn } from './wait';
 
 const untilDone = proxyActivities<PaymentActivities>({ ...UNTIL_DONE, startToCloseTimeout: '30s' });
 const singleAttempt = proxyActivities<PaymentActivities>(SINGLE_ATTEMPT);
@@ -61,6 +61,8 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
   const followsEveryTransfer = patched('payment-follows-every-transfer');
   // Runs started before this let an activity's data error fail the run (or, earlier, retry forever).
   const holdsDataErrors = patched('payment-holds-data-errors');
+  // Runs before this read the chain on timers only; now every new block the scanner reads wakes them.
+  const wakesOnBlocks = patched('payment-wakes-on-blocks');
   const queue: Command[] = [];
   let state: PaymentState = initialState(input.intent, BigInt(input.requiredAtomic));
   if (input.carried) {
@@ -78,6 +80,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
 
   setHandler(transferDetectedSignal, (transfer) => void queue.push({ type: 'transfer', transfer }));
   setHandler(resolveSignal, (resolution) => void queue.push({ type: 'resolve', resolution }));
+  const blocks = blockWaiter();
   setHandler(cancelUpdate, async (request) => {
     const id = nextCancelId++;
     queue.push({ type: 'cancel', id, request });
@@ -158,11 +161,14 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
   // transfer that stays unconfirmed is then read ever less often (runs before that polled on).
   const fastPollMs = (round: number) =>
     Math.min(input.settlement.confirmationPollSeconds * 1000 * 2 ** round, input.settlement.maxPollSeconds * 1000);
-  const pollMs = (round: number) =>
-    followsEveryTransfer
-      ? confirmationPollMs(round, { firstMs: input.settlement.confirmationPollSeconds * 1000, maxMs: input.settlement.maxPollSeconds * 1000, fastRounds: 150 })
-      : fastPollMs(round);
+  const schedule = { firstMs: input.settlement.confirmationPollSeconds * 1000, maxMs: input.settlement.maxPollSeconds * 1000, fastRounds: 150 };
+  const pollMs = (round: number) => (followsEveryTransfer ? confirmationPollMs(round, schedule) : fastPollMs(round));
   let verifyRound = 0;
+  // Until a transfer seen should be read again: the next block, a message, or the timer.
+  const waitToVerify = async () => {
+    if (!wakesOnBlocks) return void (await wakeOn(() => queue.length > 0, pollMs(verifyRound++)));
+    if ((await blocks.wait(() => queue.length > 0, safetyNetMs(verifyRound, schedule))) === 'timer') verifyRound += 1;
+  };
   // On the workflow's clock when it started the Payment. A resumed run of a Payment that had moved on
   // only has the stored expiresAt; one never moved (an orphan) times it from its own start, as a first
   // run does: a payer who paid in time is not called late for our delay.
@@ -200,8 +206,9 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
       trouble: (reason) => apply(onSettlementTrouble(state, reason)),
       // Transfers keep arriving while the settlement confirms (duplicates): record them meanwhile.
       waitBeforeCheck: async (check) => {
-        await wakeOn(() => queue.length > 0, pollMs(check));
+        const woke = wakesOnBlocks ? await blocks.wait(() => queue.length > 0, safetyNetMs(check, schedule)) : await wakeOn(() => queue.length > 0, pollMs(check));
         await drain();
+        return woke === 'early' ? 'early' : 'timer';
       },
       maxConfirmationChecks: input.settlement.maxConfirmationChecks,
       holdsDataErrors,
@@ -220,7 +227,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
     } else if (isOpen(state)) {
       const untilExpiry = expiresAtMs - Date.now();
       if (unresolved().length > 0) {
-        await wakeOn(() => queue.length > 0, pollMs(verifyRound++));
+        await waitToVerify();
         await holdingDataErrors(verifyTransfers);
       } else if (untilExpiry <= 0) {
         await holdingDataErrors(() => apply(onExpired(state)));
@@ -229,7 +236,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
       }
     } else if (followsEveryTransfer && unresolved().length > 0 && (isTerminal(state) || state.operationalState === 'requires_intervention')) {
       // Final or held: transfers it saw are still followed to their resolution (excess, late...).
-      await wakeOn(() => queue.length > 0, pollMs(verifyRound++));
+      await waitToVerify();
       await holdingDataErrors(verifyTransfers);
     } else if (state.operationalState === 'requires_intervention') {
       // Held on purpose: only an operator's resolution (or a transfer to record) wakes it.

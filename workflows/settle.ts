@@ -20,7 +20,8 @@ export interface SettlementSteps {
   broadcastDone(txHash: string): Promise<void>;
   confirmed(txHash: string): Promise<void>;
   trouble(reason: 'settlement_failed' | 'settlement_unconfirmed'): Promise<void>;
-  waitBeforeCheck(check: number): Promise<void>;
+  /** 'early': woken before the round's timer (a new block), so the check that follows spends no round of the budget. */
+  waitBeforeCheck(check: number): Promise<void | 'early' | 'timer'>;
   maxConfirmationChecks: number;
   /** A data error is the caller's to hold on, not a spent attempt (runs before this counted it as one). */
   holdsDataErrors?: boolean;
@@ -39,11 +40,11 @@ export async function settleOnce(steps: SettlementSteps): Promise<void> {
     return;
   }
   await steps.broadcastDone(txHash);
-  for (let check = 0; check < steps.maxConfirmationChecks; check += 1) {
+  for (let check = 0; check < steps.maxConfirmationChecks; ) {
     const status = await steps.check();
     if (status === 'confirmed') return steps.confirmed(txHash);
     if (status === 'reverted') return steps.trouble('settlement_failed');
-    await steps.waitBeforeCheck(check);
+    if ((await steps.waitBeforeCheck(check)) !== 'early') check += 1;
   }
   // Broadcast but never confirmed: it may still land, so nothing is resent automatically.
   await steps.trouble('settlement_unconfirmed');

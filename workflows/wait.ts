@@ -1,4 +1,5 @@
-import { condition, sleep, workflowInfo } from '@temporalio/workflow';
+import { condition, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import { chainAdvancedSignal } from './contracts/chain-advanced';
 
 /**
  * Waits until fn() holds or ms pass; answers fn(). Unlike condition(fn, ms) it never cancels its
@@ -24,4 +25,33 @@ export const MAX_RUN_EVENTS = 500;
 export function runIsLong(): boolean {
   const info = workflowInfo();
   return info.historyLength >= MAX_RUN_EVENTS || info.continueAsNewSuggested;
+}
+
+/**
+ * Waits for the chain to advance (the scanner's chainAdvanced signal), for fn(), or for a safety-net
+ * timer, whichever comes first. One timer per round, armed by the first wait of the round and kept
+ * across the early wakes (a block, a message) that follow, so a round lasts the timer's time however
+ * many blocks come; it is never cancelled (see wakeOn). A block signalled while the caller was reading
+ * the chain wakes the next wait at once.
+ */
+export function blockWaiter() {
+  let advanced = false;
+  let fired = true;
+  setHandler(chainAdvancedSignal, () => {
+    advanced = true;
+  });
+  return {
+    /** 'timer' ends the round (the next wait arms a new timer of the given ms); 'early' does not. */
+    async wait(fn: () => boolean, ms: number): Promise<'early' | 'timer'> {
+      if (fired) {
+        fired = false;
+        void sleep(ms).then(() => {
+          fired = true;
+        });
+      }
+      await condition(() => advanced || fired || fn());
+      advanced = false;
+      return fired ? 'timer' : 'early';
+    },
+  };
 }

@@ -12,3 +12,17 @@ export function confirmationPollMs(round: number, fast: { firstMs: number; maxMs
 
 const SLOW_FIRST_MS = 30_000;
 const SLOW_MAX_MS = 600_000;
+
+/**
+ * The safety-net timer of a workflow that the chain scanner wakes on every new block: a block is what
+ * can confirm anything, so the read happens on the block's signal, and the timer only covers a lost
+ * signal (a scanner down, a fan-out over its cap). It is the polling schedule, never faster than
+ * SAFETY_NET_FLOOR_MS: a lost signal costs latency, never correctness. Rounds count the timer's
+ * firings only (a block's wake re-reads within the same round), so a budget counted in rounds (a
+ * settlement's confirmation checks) still measures time, not blocks.
+ */
+export function safetyNetMs(round: number, fast: { firstMs: number; maxMs: number; fastRounds: number }): number {
+  return Math.max(confirmationPollMs(round, fast), SAFETY_NET_FLOOR_MS);
+}
+
+export const SAFETY_NET_FLOOR_MS = 2_000;

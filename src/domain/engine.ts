@@ -58,6 +58,17 @@ export interface PaymentEngine {
   transferSeen(payment: PaymentStart, confirmations: number, transfer: TransferSeen): Promise<void>;
 }
 
+/** Who waits on the chain: a Payment (by id) or a deposit (by its workflow's id). */
+export type ChainWaiter = { paymentId: string } | { depositWorkflowId: string };
+
+export interface ChainAdvanceEngine {
+  /**
+   * Tells a workflow waiting on the chain that it advanced to `block` (it re-reads at once). Best
+   * effort: a workflow that has finished (or never ran) is skipped, and a lost one costs latency only.
+   */
+  chainAdvanced(waiter: ChainWaiter, block: bigint): Promise<void>;
+}
+
 /** One inbound transfer to a deposit address, as its DepositWorkflow needs it. */
 export interface DepositStart {
   depositId: string;

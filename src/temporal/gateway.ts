@@ -14,6 +14,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time';
 import type {
   CancelOutcome,
+  ChainAdvanceEngine,
+  ChainWaiter,
   CancelRequest,
   DepositEngine,
   DepositRef,
@@ -61,6 +63,9 @@ import {
   type PaymentReconciliationSummary,
 } from '../../workflows/contracts/payment-reconciliation';
 import { DATA_ERROR } from '../../workflows/contracts/failures';
+import { chainAdvancedSignal } from '../../workflows/contracts/chain-advanced';
+import type { PaymentSettlementPolicy } from '../../workflows/contracts/payment';
+import type { DepositSettlementPolicy } from '../../workflows/contracts/deposit';
 import { SERVICE_SCHEDULES, type ServiceSchedule } from './schedules';
 import { temporalInterceptors } from './deadlines';
 import {
@@ -82,7 +87,7 @@ import {
  * workflow contracts in workflows/contracts/. Engine errors are turned into typed outcomes here, so no
  * caller unpacks a WorkflowUpdateFailedError.
  */
-export interface TemporalGateway extends PaymentEngine, DepositEngine, WebhookEngine {
+export interface TemporalGateway extends PaymentEngine, DepositEngine, WebhookEngine, ChainAdvanceEngine {
   readonly taskQueue: string;
   /** One cheap RPC that needs the frontend service to answer (health checks). */
   ping(): Promise<void>;
@@ -152,6 +157,11 @@ export interface GatewayOptions {
    * unavailable (no worker, a wedged workflow task): a request never hangs on it.
    */
   updateTimeoutMs?: number;
+  /**
+   * Tests only: changes to the settlement policies of the workflows this gateway starts (e.g. a
+   * confirmation poll of an hour, to show that blocks alone drive them). Read at each start.
+   */
+  policies?: { payment?: Partial<PaymentSettlementPolicy>; deposit?: Partial<DepositSettlementPolicy> };
 }
 
 export const DEFAULT_UPDATE_TIMEOUT_MS = 10_000;
@@ -163,6 +173,10 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
   const { taskQueue } = opts;
   const updateTimeoutMs = opts.updateTimeoutMs ?? DEFAULT_UPDATE_TIMEOUT_MS;
   const handle = (workflowId: string) => client.workflow.getHandle(workflowId);
+  const paymentInput = (payment: PaymentStart, confirmations: number, o: { resume?: boolean }) => {
+    const input = paymentWorkflowInput(payment, confirmations, o);
+    return opts.policies?.payment ? { ...input, settlement: { ...input.settlement, ...opts.policies.payment } } : input;
+  };
 
   /** Temporal refuses a second workflow with the same id: that refusal means "already there". */
   async function startOnce(type: string, workflowId: string, args: unknown[], reuse?: 'ALLOW_DUPLICATE_FAILED_ONLY' | 'REJECT_DUPLICATE') {
@@ -183,7 +197,7 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
     },
 
     async startPayment(payment: PaymentStart, confirmations: number, opts: { resume?: boolean } = {}) {
-      return startOnce(PAYMENT_WORKFLOW, paymentWorkflowId(payment.id), [paymentWorkflowInput(payment, confirmations, opts)]);
+      return startOnce(PAYMENT_WORKFLOW, paymentWorkflowId(payment.id), [paymentInput(payment, confirmations, opts)]);
     },
 
     async paymentWorkflowState(paymentId: string) {
@@ -225,20 +239,30 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
       await client.workflow.signalWithStart(PAYMENT_WORKFLOW, {
         taskQueue,
         workflowId: paymentWorkflowId(payment.id),
-        args: [paymentWorkflowInput(payment, confirmations, { resume: true })],
+        args: [paymentInput(payment, confirmations, { resume: true })],
         signal: transferDetectedSignal,
         signalArgs: [transfer],
       });
     },
 
     async startDeposit(start: DepositStart) {
-      const input: DepositWorkflowInput = { ...start, policy: DEPOSIT_SETTLEMENT_POLICY };
+      const input: DepositWorkflowInput = { ...start, policy: { ...DEPOSIT_SETTLEMENT_POLICY, ...opts.policies?.deposit } };
       // Only a failed or terminated run may be started again (it resumes from the stored deposit).
       return startOnce(DEPOSIT_WORKFLOW, depositWorkflowId(start), [input], 'ALLOW_DUPLICATE_FAILED_ONLY');
     },
 
     async resolveDeposit(deposit: DepositRef, request: ResolutionRequest) {
       await handle(deposit.workflowId).signal(resolveDepositSignal, request);
+    },
+
+    async chainAdvanced(waiter: ChainWaiter, block: bigint) {
+      const workflowId = 'paymentId' in waiter ? paymentWorkflowId(waiter.paymentId) : waiter.depositWorkflowId;
+      try {
+        await handle(workflowId).signal(chainAdvancedSignal, block.toString());
+      } catch (err) {
+        // Finished between the query and the signal (or never started): nothing waits any more.
+        if (!(err instanceof WorkflowNotFoundError) && !isWorkflowClosed(err)) throw err;
+      }
     },
 
     async reconcileDeposits(input: ReconciliationInput) {

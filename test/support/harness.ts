@@ -16,7 +16,7 @@ import { bundleWorkflows, createWorker } from '../../src/temporal/worker';
 import { createActivities } from '../../activities';
 import { DEFAULT_TREASURY_POLICY } from '../../src/domain/settlement/settlement-sender';
 import { registerServiceWallets } from '../../src/domain/custody-addresses';
-import { createTemporalGateway, type TemporalGateway } from '../../src/temporal/gateway';
+import { createTemporalGateway, type GatewayOptions, type TemporalGateway } from '../../src/temporal/gateway';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -37,6 +37,8 @@ export interface Harness {
   env: TestWorkflowEnvironment;
   /** The service's one gateway to Temporal, on the time-skipping test server. */
   engine: TemporalGateway;
+  /** Changes to the settlement policies of the workflows the engine starts from now on (a test sets and clears them). */
+  policies: NonNullable<GatewayOptions['policies']>;
   taskQueue: string;
   workflowBundle: WorkflowBundleWithSourceMap;
   baseUrl: string;
@@ -96,7 +98,8 @@ async function start(): Promise<Harness> {
   cleanups.push(() => env.teardown());
 
   await registerServiceWallets(opened.db.prisma, chain.custody);
-  const engine = createTemporalGateway(env.client, { taskQueue: config.temporal.taskQueue });
+  const policies: Harness['policies'] = {};
+  const engine = createTemporalGateway(env.client, { taskQueue: config.temporal.taskQueue, policies });
   const workflowBundle = await bundleWorkflows();
   const activities = createActivities({
     db: opened.db,
@@ -163,6 +166,7 @@ async function start(): Promise<Harness> {
     databaseUrl: opened.url,
     env,
     engine,
+    policies,
     taskQueue: config.temporal.taskQueue,
     workflowBundle,
     baseUrl: `http://127.0.0.1:${port}`,

@@ -1,0 +1,42 @@
+import type { PrismaClient } from '../db/client';
+import type { ChainAdvanceEngine, ChainWaiter } from './engine';
+
+/**
+ * At most this many Payments, and as many deposits, are signalled per scan: a scan's fan-out (one
+ * signal each, 16 at a time) stays well under a block time even on a busy network. Workflows beyond
+ * the cap (in no particular order) still read the chain on their safety-net timer: latency, not money.
+ */
+export const MAX_WAITERS_PER_SCAN = 500;
+const SIGNALS_AT_ONCE = 16;
+
+/**
+ * The workflows with something in flight on a network, one indexed query each (partial indexes of
+ * migration 20261122090000): Payments with a transfer still pending (open, final or held: each is
+ * followed to its resolution) or a settlement leg broadcast and not yet confirmed; deposits whose
+ * source is confirming or whose settlement is under way.
+ */
+export async function chainWaiters(prisma: PrismaClient, chainId: number, cap = MAX_WAITERS_PER_SCAN): Promise<ChainWaiter[]> {
+  const payments = await prisma.$queryRaw<Array<{ id: string }>>`
+    SELECT payment_id AS id FROM payment_transfers WHERE chain_id = ${chainId} AND status = 'pending'
+    UNION
+    SELECT source_id AS id FROM settlement_legs WHERE chain_id = ${chainId} AND source_type = 'payment' AND status = 'broadcast'
+    LIMIT ${cap}`;
+  const deposits = await prisma.$queryRaw<Array<{ id: string }>>`
+    SELECT workflow_id AS id FROM deposits WHERE chain_id = ${chainId} AND status IN ('confirming', 'settling') LIMIT ${cap}`;
+  return [...payments.map((r) => ({ paymentId: r.id })), ...deposits.map((r) => ({ depositWorkflowId: r.id }))];
+}
+
+/** Tells every workflow waiting on the network that it advanced to `block`; answers how many were told. */
+export async function notifyChainAdvanced(
+  deps: { prisma: PrismaClient; engine: Pick<ChainAdvanceEngine, 'chainAdvanced'> },
+  chainId: number,
+  block: bigint,
+): Promise<number> {
+  const waiters = await chainWaiters(deps.prisma, chainId);
+  const queue = [...waiters];
+  const lanes = Array.from({ length: Math.min(SIGNALS_AT_ONCE, queue.length) }, async () => {
+    for (let w = queue.shift(); w; w = queue.shift()) await deps.engine.chainAdvanced(w, block);
+  });
+  await Promise.all(lanes);
+  return waiters.length;
+}

@@ -1,0 +1,76 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { newApp } from '../support/api-client';
+import { eventually } from '../support/chain';
+import { getHarness } from '../support/harness';
+import { endsWithBooksChecked } from '../support/books';
+import { createPayment, newMerchant, waitForPayment } from '../payments/fixtures';
+import { USDC, accountWithDestination, createDepositAddress, newPayer, send } from '../deposits/helpers';
+
+/** An hour between confirmation reads: within a test, only the scanner's block signals can move a workflow on. */
+const HOURLY = { confirmationPollSeconds: 3600, maxPollSeconds: 3600 };
+
+/** What drove a workflow: its chain reads (by activity), the chainAdvanced signals it got, the timers that fired, its clock. */
+async function drivers(workflowId: string) {
+  const h = await getHarness();
+  const events = (await h.engine.workflowHistory(workflowId)).events ?? [];
+  const activities = (name: string) => events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === name).length;
+  const seconds = (i: number) => Number(events[i]!.eventTime?.seconds ?? 0);
+  return {
+    activities,
+    signals: events.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'chainAdvanced').length,
+    timersFired: events.filter((e) => e.timerFiredEventAttributes).length,
+    clockSeconds: seconds(events.length - 1) - seconds(0),
+  };
+}
+
+describe('Confirmations wait on blocks, not timers (the scanner signals every workflow with something in flight)', () => {
+  endsWithBooksChecked();
+
+  test('a Payment polling hourly re-verifies its confirming transfer and its settlement on each block signal and succeeds; no timer fired', async () => {
+    const h = await getHarness();
+    h.policies.payment = HOURLY;
+    try {
+      const m = await newMerchant();
+      const p = (await createPayment(m, { amount: '3' })).body.payment;
+      const payer = await newPayer(3n * USDC);
+      await send(payer, p.funding.depositAddress.address, 3n * USDC);
+      // eventually() mines a block per round (the network needs two confirmations) and never skips time.
+      await waitForPayment(m, p.id, 'succeeded', (x) => x.status === 'succeeded');
+      const d = await drivers(p.id);
+      // With an hourly poll the old workflow would still be waiting: it moved on blocks' signals alone.
+      assert.ok(d.activities('verifyPaymentTransfers') >= 1, JSON.stringify(d));
+      assert.ok(d.activities('checkSettlement') >= 1, JSON.stringify(d));
+      assert.ok(d.signals >= 1, JSON.stringify(d));
+      // The hourly timer never fired: the workflow clock did not skip the hour, signals did the waking.
+      assert.equal(d.timersFired, 0);
+      assert.ok(d.clockSeconds < 3600, JSON.stringify(d));
+    } finally {
+      delete h.policies.payment;
+    }
+  });
+
+  test('a deposit polling hourly confirms its source and its settlement on block signals and settles; no timer fired', async () => {
+    const h = await getHarness();
+    h.policies.deposit = HOURLY;
+    try {
+      const cred = await newApp();
+      const { accountId } = await accountWithDestination(cred);
+      const address = await createDepositAddress(cred, accountId);
+      const payer = await newPayer(20n * USDC);
+      await send(payer, address.address, 20n * USDC);
+      const settled = await eventually(
+        () => h.db.prisma.deposit.findFirst({ where: { accountId, status: 'settled' } }).then((d) => d ?? undefined),
+        'the deposit settled',
+      );
+      const d = await drivers(settled.workflowId);
+      assert.ok(d.activities('verifyDepositSource') >= 1, JSON.stringify(d));
+      assert.ok(d.activities('checkDepositSettlement') >= 1, JSON.stringify(d));
+      assert.ok(d.signals >= 1, JSON.stringify(d));
+      assert.equal(d.timersFired, 0);
+      assert.ok(d.clockSeconds < 3600, JSON.stringify(d));
+    } finally {
+      delete h.policies.deposit;
+    }
+  });
+});
