@@ -1,3 +1,4 @@
+import os from 'node:os';
 import pg from 'pg';
 import { createCursorCodec } from '../../src/domain/pagination';
 import { resolveServiceSecret } from '../../src/runtime/service-secret';
@@ -96,10 +97,11 @@ export async function listsPhase(ctx: BenchContext, opts: ListsOptions): Promise
     let seeded = 0;
     for (const size of sizes) {
       const t0 = performance.now();
-      await seed(db, seeding, seeded + 1, size);
+      const took = await seed(db, seeding, seeded + 1, size);
       seeded = size;
       seedSeconds[label(size)] = Math.round((performance.now() - t0) / 100) / 10;
-      ctx.out(`lists: seeded ${label(size)} Payments, deposits and transactions in ${seedSeconds[label(size)]} s`);
+      const split = Object.entries(took).map(([k, v]) => `${k} ${v} s`).join(', ');
+      ctx.out(`lists: seeded ${label(size)} Payments, deposits and transactions in ${seedSeconds[label(size)]} s (${split}; load average ${os.loadavg()[0]!.toFixed(1)})`);
       for (const c of cases) {
         for (const page of ['first', 'deep'] as const) {
           const query = new URLSearchParams(c.filter);
@@ -178,9 +180,15 @@ interface Seeding {
 
 const depositAddressId = `deposit_addr_${MARK}${'0'.repeat(13)}`;
 
-/** Rows from..to (1-based) of every seeded table; each statement one INSERT ... SELECT. */
-async function seed(db: pg.Client, s: Seeding, from: number, to: number): Promise<void> {
+/** Rows from..to (1-based) of every seeded table, each one INSERT ... SELECT; returns the seconds each took. */
+async function seed(db: pg.Client, s: Seeding, from: number, to: number): Promise<Record<string, number>> {
   const range = [from, to, s.now];
+  const took: Record<string, number> = {};
+  let t0 = performance.now();
+  const lap = (name: string) => {
+    took[name] = Math.round((performance.now() - t0) / 100) / 10;
+    t0 = performance.now();
+  };
   const asset = s.network.assets[0]!;
   // Payments: copies of the template (every column the service wrote), with their own identity, times and terminal status.
   const { rows: columns } = await db.query<{ name: string }>(
@@ -211,6 +219,7 @@ async function seed(db: pg.Client, s: Seeding, from: number, to: number): Promis
      FROM payments t CROSS JOIN ${ROW} WHERE t.id = $4`,
     [...range, s.template],
   );
+  lap('payments');
 
   await db.query(
     `INSERT INTO deposit_addresses (id, app_id, account_id, chain_id, network_code, asset_symbol, token_address, decimals, custody_index, address, status, platform_fee_bps, partner_fee_bps, created_at, updated_at)
@@ -235,6 +244,7 @@ async function seed(db: pg.Client, s: Seeding, from: number, to: number): Promis
      FROM deposit_addresses a CROSS JOIN ${ROW} WHERE a.id = $4`,
     [...range, depositAddressId, s.apiVersion],
   );
+  lap('deposits');
 
   // The ledger: one transaction, for the balance triggers check each posting at COMMIT.
   await db.query('BEGIN');
@@ -267,8 +277,11 @@ async function seed(db: pg.Client, s: Seeding, from: number, to: number): Promis
     await db.query('ROLLBACK');
     throw err;
   }
+  lap('ledger');
   // As autovacuum would soon after: the planner sees the tables as they are.
   await db.query('ANALYZE payments, deposits, deposit_addresses, ledger_postings, ledger_entries, ledger_transactions');
+  lap('analyze');
+  return took;
 }
 
 /** Every seeded row (by its id's mark); the ledger's append-only triggers lifted for this one transaction. */
