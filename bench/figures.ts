@@ -23,9 +23,36 @@ export interface BenchFigures {
   createAtHalfMaxRate?: { ratePerSecond: number; latency: Latency };
   confirmedTransferToSucceeded?: Latency;
   committedEventToWebhookDelivered?: { ratePerSecond: number; seconds: number; latency: Latency };
-  listP99?: Record<string, unknown>;
+  /** Lists stay flat: 1M rows against 10k (bench/phases/lists.ts). */
+  listP99?: ListsP99;
   overload?: { ratePerSecond: number; seconds: number; count: number; answers: Record<string, number>; latency: Latency; passed: boolean };
   apiPeakRssMb?: number;
+}
+
+/**
+ * The p99 (ms) of one page read at each seeded size, keyed by the size ('10k', '1M'; BENCH_LIST_ROWS
+ * sets the large one), and the large size's p99 over the small one's (target <= 1.5).
+ */
+export type ListPageP99 = Record<string, number> & { ratio: number };
+
+/** One list: its first page and a deep page (a cursor half-way down), unfiltered and per filter ('status=settled', 'limit=100'). */
+export interface ListP99 {
+  first: ListPageP99;
+  deep: ListPageP99;
+  filtered: Record<string, { first: ListPageP99; deep: ListPageP99 }>;
+}
+
+export interface ListFigures {
+  payments: ListP99;
+  deposits: ListP99;
+  transactions: ListP99;
+}
+
+export interface ListsP99 extends ListFigures {
+  /** Reads per page and size. */
+  reads: number;
+  /** Seconds the seeding of each size took (the large size's only adds the rows the small one lacks). */
+  seedSeconds: Record<string, number>;
 }
 
 export function newFigures(): BenchFigures {

@@ -63,11 +63,18 @@ export function pageOf<T extends { id: string; createdAt: Date }>(
   return { items, nextCursor };
 }
 
-/** The Prisma where-clause continuing after a decoded position (createdAt desc, id desc). */
+/**
+ * The Prisma where-clause continuing after a decoded position (createdAt desc, id desc): rows before
+ * (t, id). Written as `createdAt <= t AND (createdAt < t OR id < id)`, not as the plain
+ * `createdAt < t OR (createdAt = t AND id < id)`: PostgreSQL can't start an index range at an OR, so
+ * that form scanned the list's index from its newest row and filtered every row newer than the cursor
+ * away (a page half-way down 1M rows read 500k). The `<=` bound is the index range's start; the OR only
+ * drops the few rows that share t. (A row comparison `(created_at, id) < (t, id)` is what Prisma can't write.)
+ */
 export function afterPosition(position: Record<string, string | number> | undefined) {
   if (!position) return {};
   const t = new Date(String(position.t));
   const id = String(position.id);
   if (Number.isNaN(t.getTime())) throw new ApiError('bad_request', 'Invalid cursor');
-  return { OR: [{ createdAt: { lt: t } }, { createdAt: t, id: { lt: id } }] };
+  return { createdAt: { lte: t }, OR: [{ createdAt: { lt: t } }, { id: { lt: id } }] };
 }

@@ -38,6 +38,7 @@ interface Captured {
 interface PlanNode {
   'Node Type': string;
   'Index Name'?: string;
+  'Index Cond'?: string;
   'Relation Name'?: string;
   Plans?: PlanNode[];
 }
@@ -112,9 +113,16 @@ describe('list queries use an index matching their filters and order', () => {
 
   /**
    * Every query `run` sends to `table` reads it through one of `indexes`; a list (`ordered`) with an
-   * index scan and no sort, so the page comes out of the index in order.
+   * index scan and no sort, so the page comes out of the index in order; a next page (`after`) with
+   * the cursor's created_at as a bound of that scan (an Index Cond, not a Filter): the scan starts at
+   * the cursor instead of reading, and dropping, every newer row.
    */
-  async function assertIndexed(table: string, indexes: string[], run: (db: PrismaClient) => Promise<unknown>, opts: { ordered?: boolean } = {}) {
+  async function assertListIndexed(
+    table: string,
+    indexes: string[],
+    run: (db: PrismaClient) => Promise<unknown>,
+    opts: { ordered?: boolean; after?: boolean } = {},
+  ) {
     for (const q of await queriesOn(table, run)) {
       const plan = await explain(q);
       const nodes = nodesOf(plan);
@@ -123,6 +131,10 @@ describe('list queries use an index matching their filters and order', () => {
       if (opts.ordered !== false) {
         assert.ok(nodes.some((n) => /^Index (Only )?Scan$/.test(n['Node Type'])), `an ordered index scan: ${summary(nodes)}`);
         assert.equal(nodes.filter((n) => /Sort/.test(n['Node Type'])).length, 0, `a sort on top of the index: ${summary(nodes)}\n${q.sql}`);
+      }
+      if (opts.after) {
+        const scan = nodes.find((n) => n['Relation Name'] === table && /^Index (Only )?Scan$/.test(n['Node Type']));
+        assert.match(scan?.['Index Cond'] ?? '', /created_at <=/, `the cursor bounds the index scan: ${JSON.stringify(scan?.['Index Cond'])}\n${q.sql}`);
       }
     }
   }
@@ -139,6 +151,7 @@ describe('list queries use an index matching their filters and order', () => {
 
   for (const cursor of [undefined, 'next']) {
     const page = cursor ? ' (a next page)' : '';
+    const assertIndexed = (table: string, indexes: string[], run: (db: PrismaClient) => Promise<unknown>) => assertListIndexed(table, indexes, run, { after: !!cursor });
     test(`GET /v2/payments${page}: by app, by externalReference, by status, by creation range`, async () => {
       await assertIndexed('payments', ['payments_app_id_created_at_id_idx'], payments({ cursor }));
       await assertIndexed('payments', ['payments_app_id_external_reference_created_at_id_idx'], payments({ cursor, externalReference: 'order-7' }));
@@ -192,11 +205,11 @@ describe('list queries use an index matching their filters and order', () => {
   }
 
   test('webhook endpoints of an app (one list, no pages)', async () => {
-    await assertIndexed('webhook_endpoints', ['webhook_endpoints_app_id_created_at_id_idx'], (db) => listWebhookEndpoints(db, app.id));
+    await assertListIndexed('webhook_endpoints', ['webhook_endpoints_app_id_created_at_id_idx'], (db) => listWebhookEndpoints(db, app.id));
   });
 
   test("a Payment's incidents are read by payment id", async () => {
-    await assertIndexed('payment_incidents', ['payment_incidents_payment_id_idx'], payments({}), { ordered: false });
+    await assertListIndexed('payment_incidents', ['payment_incidents_payment_id_idx'], payments({}), { ordered: false });
   });
 });
 
