@@ -80,7 +80,7 @@ export async function chainScannerWorkflow(input: ChainScannerInput): Promise<vo
     }
     fromBlock = result.nextFromBlock;
     if (!result.caughtUp) continue; // more history to read: no pause
-    if (wakesOnBlocks) await nextBlockOrPoke((BigInt(result.nextFromBlock) - 1n).toString());
+    if (wakesOnBlocks && input.waitForBlocks !== false) await nextBlockOrPoke((BigInt(result.nextFromBlock) - 1n).toString());
     else await wakeOn(() => poked, input.pollSeconds * 1000);
   }
   // A rescan asked for in the last wait carries over into the next run.

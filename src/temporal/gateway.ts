@@ -93,7 +93,7 @@ export interface TemporalGateway extends PaymentEngine, DepositEngine, WebhookEn
   ping(): Promise<void>;
 
   /** One durable scanner per network; starting one that already runs is a no-op. */
-  ensureChainScanners(chainIds: number[], opts: { pollSeconds: number; fromBlock?: string }): Promise<void>;
+  ensureChainScanners(chainIds: number[], opts: { pollSeconds: number; fromBlock?: string; waitForBlocks?: boolean }): Promise<void>;
   /** Wakes a network's scanner now instead of at its next poll. */
   pokeChainScanner(chainId: number): Promise<void>;
   /** Makes a network's scanner read again from a block on (owners count a transfer once). */
@@ -318,9 +318,14 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
       return outcomes;
     },
 
-    async ensureChainScanners(chainIds: number[], scan: { pollSeconds: number; fromBlock?: string }) {
+    async ensureChainScanners(chainIds: number[], scan: { pollSeconds: number; fromBlock?: string; waitForBlocks?: boolean }) {
       for (const chainId of chainIds) {
-        const input: ChainScannerInput = { chainId, fromBlock: scan.fromBlock ?? '0', pollSeconds: scan.pollSeconds };
+        const input: ChainScannerInput = {
+          chainId,
+          fromBlock: scan.fromBlock ?? '0',
+          pollSeconds: scan.pollSeconds,
+          ...(scan.waitForBlocks === false ? { waitForBlocks: false } : {}),
+        };
         await startOnce(CHAIN_SCANNER_WORKFLOW, chainScannerWorkflowId(chainId), [input]);
       }
     },

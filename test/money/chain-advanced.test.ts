@@ -1,10 +1,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { newApp } from '../support/api-client';
-import { eventually } from '../support/chain';
+import { mine, pokeScanner } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { endsWithBooksChecked } from '../support/books';
-import { createPayment, newMerchant, waitForPayment } from '../payments/fixtures';
+import { createPayment, getPayment, newMerchant } from '../payments/fixtures';
 import { USDC, accountWithDestination, createDepositAddress, newPayer, send } from '../deposits/helpers';
 
 /** An hour between confirmation reads: within a test, only the scanner's block signals can move a workflow on. */
@@ -24,6 +24,21 @@ async function drivers(workflowId: string) {
   };
 }
 
+/**
+ * A block at a time, each scanned at once, as the service's scanner does when it waits for blocks
+ * (the harness's scanner sleeps between pokes, so that time-skipping stays cheap). Never skips time.
+ */
+async function blockByBlock<T>(check: () => Promise<T | undefined>, what: string): Promise<T> {
+  for (let round = 0; round < 600; round += 1) {
+    const value = await check();
+    if (value) return value;
+    await mine(1);
+    await pokeScanner();
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
 describe('Confirmations wait on blocks, not timers (the scanner signals every workflow with something in flight)', () => {
   endsWithBooksChecked();
 
@@ -35,8 +50,7 @@ describe('Confirmations wait on blocks, not timers (the scanner signals every wo
       const p = (await createPayment(m, { amount: '3' })).body.payment;
       const payer = await newPayer(3n * USDC);
       await send(payer, p.funding.depositAddress.address, 3n * USDC);
-      // eventually() mines a block per round (the network needs two confirmations) and never skips time.
-      await waitForPayment(m, p.id, 'succeeded', (x) => x.status === 'succeeded');
+      await blockByBlock(async () => ((await getPayment(m, p.id)).payment.status === 'succeeded' ? true : undefined), 'the Payment succeeded');
       const d = await drivers(p.id);
       // With an hourly poll the old workflow would still be waiting: it moved on blocks' signals alone.
       assert.ok(d.activities('verifyPaymentTransfers') >= 1, JSON.stringify(d));
@@ -59,7 +73,7 @@ describe('Confirmations wait on blocks, not timers (the scanner signals every wo
       const address = await createDepositAddress(cred, accountId);
       const payer = await newPayer(20n * USDC);
       await send(payer, address.address, 20n * USDC);
-      const settled = await eventually(
+      const settled = await blockByBlock(
         () => h.db.prisma.deposit.findFirst({ where: { accountId, status: 'settled' } }).then((d) => d ?? undefined),
         'the deposit settled',
       );

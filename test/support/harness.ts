@@ -134,8 +134,9 @@ async function start(): Promise<Harness> {
   };
   await startWorker();
   cleanups.push(stopWorker);
-  // Tests poke the scanner after each transfer; the long poll keeps time-skipping cheap.
-  await engine.ensureChainScanners(chain.chains.networks().map((n) => n.chainId), { pollSeconds: 3600 });
+  // Tests poke the scanner after each transfer. It sleeps between scans: a block-waiting activity
+  // would hold the time-skipping clock (a 10-minute expiry then waits in real time).
+  await engine.ensureChainScanners(chain.chains.networks().map((n) => n.chainId), { pollSeconds: 3600, waitForBlocks: false });
 
   const api = createApi({
     config,

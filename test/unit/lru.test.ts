@@ -70,7 +70,7 @@ describe('HD custody signer cache', () => {
   test('keeps at most maxCachedSigners signers; an evicted path derives the same address and still signs', async () => {
     const custody = createHdCustody({ mnemonic: TEST_MNEMONIC, maxCachedSigners: 2 });
     const fresh = createHdCustody({ mnemonic: TEST_MNEMONIC });
-    const addresses = [0, 1, 2, 3, 4].map((index) => custody.deriveAddress({ purpose: 'escrow', index }));
+    const addresses = [0, 1, 2, 3, 4].map((index) => custody.signer({ purpose: 'escrow', index }).address);
     assert.equal(custody.cachedSigners(), 2);
     assert.equal(new Set(addresses).size, 5);
 
@@ -84,7 +84,10 @@ describe('HD custody signer cache', () => {
 
   test('is bounded by default', () => {
     const custody = createHdCustody({ mnemonic: TEST_MNEMONIC });
-    for (let index = 0; index < DEFAULT_MAX_CACHED_SIGNERS + 10; index += 1) custody.deriveAddress({ purpose: 'deposit', index });
+    for (let index = 0; index < DEFAULT_MAX_CACHED_SIGNERS + 10; index += 1) custody.signer({ purpose: 'deposit', index });
+    assert.equal(custody.cachedSigners(), DEFAULT_MAX_CACHED_SIGNERS);
+    // Handing out an address caches no signer (it is derived natively).
+    custody.deriveAddress({ purpose: 'escrow', index: 5000 });
     assert.equal(custody.cachedSigners(), DEFAULT_MAX_CACHED_SIGNERS);
   });
 });

@@ -12,6 +12,11 @@ export interface ChainScannerInput {
   /** Next block to read; the cursor lives in the workflow, so a worker restart resumes where it was. */
   fromBlock: string;
   pollSeconds: number;
+  /**
+   * Caught up, wait for the next block in a long-poll activity (the default) or sleep pollSeconds.
+   * The time-skipping test server can't skip time while an activity runs, so its harness sleeps.
+   */
+  waitForBlocks?: boolean;
   /** Scans per run before continue-as-new keeps the history small. */
   scansPerRun?: number;
   /** The last blocks scanned, carried across continue-as-new: how the scanner notices a reorg. */
