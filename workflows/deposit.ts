@@ -18,7 +18,7 @@ import {
 } from '../src/domain/deposits/deposit-machine';
 import { fromPersistedState, toPersistedState, toPersistedTransition } from '../src/domain/deposits/deposit-serde';
 import { toOperatorAction, type ResolutionRequest } from '../src/domain/operator-resolution';
-import { confirmationPollMs, safetyNetMs } from '../src/domain/confirmation-polling';
+import { confirmationPollMs, safetyNetFloorMs, safetyNetMs } from '../src/domain/confirmation-polling';
 import { refusalReason } from '../src/domain/settlement/hold-reasons';
 import { resolveDepositSignal, type DepositWorkflowInput, type DepositWorkflowResult } from './contracts/deposit';
 import { isDataError } from './contracts/failures';
@@ -126,7 +126,7 @@ export async function depositWorkflow(input: DepositWorkflowInput): Promise<Depo
       confirmed: (txHash) => apply(onSettlementConfirmed(state, txHash, nowIso())),
       trouble: (reason) => apply(onSettlementTrouble(state, reason)),
       // The settlement's budget is counted in the timer's rounds (never slowed down, as a source's are).
-      waitBeforeCheck: (check) => (wakesOnBlocks ? blocks.wait(() => false, safetyNetMs(check, { ...schedule, fastRounds: Infinity })) : sleep(pollMs)),
+      waitBeforeCheck: (check) => (wakesOnBlocks ? blocks.wait(() => false, safetyNetMs(check, { ...schedule, fastRounds: Infinity }, safetyNetFloorMs(input.policy))) : sleep(pollMs)),
       maxConfirmationChecks: input.policy.maxConfirmationChecks,
       holdsDataErrors,
     });
@@ -154,7 +154,7 @@ export async function depositWorkflow(input: DepositWorkflowInput): Promise<Depo
         if (t) await apply(t);
         // A transfer that stays shallow (e.g. back in the mempool after a reorg) is re-read less often.
         else if (!wakesOnBlocks) await sleep(sourcePollMs((sourceChecks += 1)));
-        else if ((await blocks.wait(() => false, safetyNetMs(sourceChecks + 1, schedule))) === 'timer') sourceChecks += 1;
+        else if ((await blocks.wait(() => false, safetyNetMs(sourceChecks + 1, schedule, safetyNetFloorMs(input.policy)))) === 'timer') sourceChecks += 1;
       });
     } else if (state.status === 'settling') {
       await holdingDataErrors(settle);

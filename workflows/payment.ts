@@ -22,7 +22,7 @@ import {
 } from '../src/domain/payments/payment-machine';
 import { fromCarriedState, toCarriedState, toPersistedTransition } from '../src/domain/payments/payment-serde';
 import { toOperatorAction, type ResolutionRequest } from '../src/domain/operator-resolution';
-import { confirmationPollMs, safetyNetMs } from '../src/domain/confirmation-polling';
+import { confirmationPollMs, safetyNetFloorMs, safetyNetMs } from '../src/domain/confirmation-polling';
 import { refusalReason } from '../src/domain/settlement/hold-reasons';
 import {
   cancelUpdate,
@@ -167,7 +167,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
   // Until a transfer seen should be read again: the next block, a message, or the timer.
   const waitToVerify = async () => {
     if (!wakesOnBlocks) return void (await wakeOn(() => queue.length > 0, pollMs(verifyRound++)));
-    if ((await blocks.wait(() => queue.length > 0, safetyNetMs(verifyRound, schedule))) === 'timer') verifyRound += 1;
+    if ((await blocks.wait(() => queue.length > 0, safetyNetMs(verifyRound, schedule, safetyNetFloorMs(input.settlement)))) === 'timer') verifyRound += 1;
   };
   // On the workflow's clock when it started the Payment. A resumed run of a Payment that had moved on
   // only has the stored expiresAt; one never moved (an orphan) times it from its own start, as a first
@@ -206,7 +206,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
       trouble: (reason) => apply(onSettlementTrouble(state, reason)),
       // Transfers keep arriving while the settlement confirms (duplicates): record them meanwhile.
       waitBeforeCheck: async (check) => {
-        const woke = wakesOnBlocks ? await blocks.wait(() => queue.length > 0, safetyNetMs(check, schedule)) : await wakeOn(() => queue.length > 0, pollMs(check));
+        const woke = wakesOnBlocks ? await blocks.wait(() => queue.length > 0, safetyNetMs(check, schedule, safetyNetFloorMs(input.settlement))) : await wakeOn(() => queue.length > 0, pollMs(check));
         await drain();
         return woke === 'early' ? 'early' : 'timer';
       },

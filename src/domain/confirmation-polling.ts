@@ -21,8 +21,13 @@ const SLOW_MAX_MS = 600_000;
  * firings only (a block's wake re-reads within the same round), so a budget counted in rounds (a
  * settlement's confirmation checks) still measures time, not blocks.
  */
-export function safetyNetMs(round: number, fast: { firstMs: number; maxMs: number; fastRounds: number }): number {
-  return Math.max(confirmationPollMs(round, fast), SAFETY_NET_FLOOR_MS);
+export function safetyNetMs(round: number, fast: { firstMs: number; maxMs: number; fastRounds: number }, floorMs = SAFETY_NET_FLOOR_MS): number {
+  return Math.max(confirmationPollMs(round, fast), floorMs);
+}
+
+/** The floor a policy asks for (absent: SAFETY_NET_FLOOR_MS; runs recorded before it existed keep it). */
+export function safetyNetFloorMs(policy: { safetyNetFloorSeconds?: number }): number {
+  return policy.safetyNetFloorSeconds === undefined ? SAFETY_NET_FLOOR_MS : policy.safetyNetFloorSeconds * 1000;
 }
 
 export const SAFETY_NET_FLOOR_MS = 2_000;

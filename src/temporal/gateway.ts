@@ -162,6 +162,8 @@ export interface GatewayOptions {
    * confirmation poll of an hour, to show that blocks alone drive them). Read at each start.
    */
   policies?: { payment?: Partial<PaymentSettlementPolicy>; deposit?: Partial<DepositSettlementPolicy> };
+  /** Tests only: the safety-net floor of every workflow started (see PaymentSettlementPolicy). */
+  safetyNetFloorSeconds?: number;
 }
 
 export const DEFAULT_UPDATE_TIMEOUT_MS = 10_000;
@@ -175,7 +177,10 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
   const handle = (workflowId: string) => client.workflow.getHandle(workflowId);
   const paymentInput = (payment: PaymentStart, confirmations: number, o: { resume?: boolean }) => {
     const input = paymentWorkflowInput(payment, confirmations, o);
-    return opts.policies?.payment ? { ...input, settlement: { ...input.settlement, ...opts.policies.payment } } : input;
+    const floor = opts.safetyNetFloorSeconds === undefined ? {} : { safetyNetFloorSeconds: opts.safetyNetFloorSeconds };
+    return opts.policies?.payment || opts.safetyNetFloorSeconds !== undefined
+      ? { ...input, settlement: { ...input.settlement, ...floor, ...opts.policies?.payment } }
+      : input;
   };
 
   /** Temporal refuses a second workflow with the same id: that refusal means "already there". */
@@ -246,7 +251,11 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
     },
 
     async startDeposit(start: DepositStart) {
-      const input: DepositWorkflowInput = { ...start, policy: { ...DEPOSIT_SETTLEMENT_POLICY, ...opts.policies?.deposit } };
+      const input: DepositWorkflowInput = { ...start, policy: {
+          ...DEPOSIT_SETTLEMENT_POLICY,
+          ...(opts.safetyNetFloorSeconds === undefined ? {} : { safetyNetFloorSeconds: opts.safetyNetFloorSeconds }),
+          ...opts.policies?.deposit,
+        } };
       // Only a failed or terminated run may be started again (it resumes from the stored deposit).
       return startOnce(DEPOSIT_WORKFLOW, depositWorkflowId(start), [input], 'ALLOW_DUPLICATE_FAILED_ONLY');
     },

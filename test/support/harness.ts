@@ -99,7 +99,8 @@ async function start(): Promise<Harness> {
 
   await registerServiceWallets(opened.db.prisma, chain.custody);
   const policies: Harness['policies'] = {};
-  const engine = createTemporalGateway(env.client, { taskQueue: config.temporal.taskQueue, policies });
+  // Its scanner scans when poked, not on every block: workflows keep their fast polls (no 2 s floor).
+  const engine = createTemporalGateway(env.client, { taskQueue: config.temporal.taskQueue, policies, safetyNetFloorSeconds: 0 });
   const workflowBundle = await bundleWorkflows();
   const activities = createActivities({
     db: opened.db,

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { confirmationPollMs, SAFETY_NET_FLOOR_MS, safetyNetMs } from '../../src/domain/confirmation-polling';
+import { confirmationPollMs, SAFETY_NET_FLOOR_MS, safetyNetFloorMs, safetyNetMs } from '../../src/domain/confirmation-polling';
 
 const schedules = fc.record({
   firstMs: fc.integer({ min: 1, max: 3_600_000 }),
@@ -20,6 +20,12 @@ describe('How long a workflow waits before it reads the chain again', () => {
     const fast = { firstMs: 100, maxMs: 2000, fastRounds: 150 };
     assert.deepEqual([0, 3, 4, 149, 150].map((r) => safetyNetMs(r, fast)), [2000, 2000, 2000, 2000, 30_000]);
     assert.equal(safetyNetMs(0, { firstMs: 3_600_000, maxMs: 3_600_000, fastRounds: 150 }), 3_600_000);
+  });
+
+  test('a policy can lower the floor (the test harness polls as before) and a policy without one keeps 2 s', () => {
+    const fast = { firstMs: 100, maxMs: 2000, fastRounds: 150 };
+    assert.equal(safetyNetMs(0, fast, safetyNetFloorMs({ safetyNetFloorSeconds: 0 })), 100);
+    assert.equal(safetyNetMs(0, fast, safetyNetFloorMs({})), SAFETY_NET_FLOOR_MS);
   });
 
   test('property: the safety net is never faster than the floor nor than the poll it replaces, and never shortens from one round to the next within a phase', () => {

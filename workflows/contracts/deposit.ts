@@ -24,6 +24,8 @@ export interface DepositSettlementPolicy {
   confirmationPollSeconds: number;
   /** Checks of a broadcast settlement before it counts as unconfirmed (held). */
   maxConfirmationChecks: number;
+  /** As PaymentSettlementPolicy.safetyNetFloorSeconds. */
+  safetyNetFloorSeconds?: number;
 }
 
 /** The same for every deposit (see docs/decisions.md `## Deposits`). */

@@ -23,6 +23,11 @@ export interface PaymentSettlementPolicy {
   maxPollSeconds: number;
   /** Checks of a broadcast settlement before it counts as unconfirmed (held). */
   maxConfirmationChecks: number;
+  /**
+   * The shortest safety-net wait of a run woken by blocks (default 2 s). Tests only set it lower:
+   * the test harness's scanner scans when poked, not on every block, so its workflows need the poll.
+   */
+  safetyNetFloorSeconds?: number;
 }
 
 /** The same for every Payment (see docs/decisions.md). */
