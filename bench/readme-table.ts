@@ -76,16 +76,29 @@ function listRows(lists: unknown): [string, string, string][] {
   return rows;
 }
 
-function main(): void {
-  const file = process.argv[2];
-  if (!file) throw new Error('usage: npm run bench:readme -- <file holding the output of npm run bench -- --json>');
+/** The last JSON line of a bench run's output. */
+function figuresOf(file: string): BenchFigures {
   const line = readFileSync(file, 'utf8').trim().split('\n').reverse().find((l) => l.startsWith('{'));
   if (!line) throw new Error(`${file} holds no JSON line (run the bench with --json)`);
+  return JSON.parse(line) as BenchFigures;
+}
+
+/**
+ * Several runs (e.g. `--only lists` apart from the rest) make one table: a later run's figures
+ * replace an earlier one's, and the table names every run's date.
+ */
+function main(): void {
+  const files = process.argv.slice(2);
+  if (files.length === 0) throw new Error('usage: npm run bench:readme -- <file holding the output of npm run bench -- --json> [more files]');
+  const runs = files.map(figuresOf);
+  const merged = Object.assign({}, ...runs) as BenchFigures;
+  const table = figuresTable(merged);
+  const more = runs.length > 1 ? `\n\nFrom ${runs.length} runs: ${runs.map((r) => `${r.date.slice(0, 16).replace('T', ' ')} UTC (${Object.keys(r).filter((k) => k !== 'date' && k !== 'machine').join(', ')}; load ${r.machine.loadAverage1m})`).join('; ')}.` : '';
   const readme = readFileSync('README.md', 'utf8');
   const a = readme.indexOf(START);
   const b = readme.indexOf(END);
   if (a < 0 || b < a) throw new Error(`README.md has no ${START} … ${END} block`);
-  writeFileSync('README.md', `${readme.slice(0, a + START.length)}\n${figuresTable(JSON.parse(line) as BenchFigures)}\n${readme.slice(b)}`);
+  writeFileSync('README.md', `${readme.slice(0, a + START.length)}\n${table}${more}\n${readme.slice(b)}`);
   process.stdout.write('README.md: figures table rewritten\n');
 }
 

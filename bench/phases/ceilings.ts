@@ -44,7 +44,7 @@ export async function ceilings(ctx: BenchContext, count: number, concurrency: nu
   out(`PostgreSQL single-row commit: ${figures.postgresSingleRowCommit.perSecond}/s   ${showLatency(figures.postgresSingleRowCommit.latency)}`);
 
   // A real Payment's workflow input under probe ids: the worker runs each one's first task (which
-  // arms its expiry timer), as it does for an API create; the server closes them after a minute.
+  // arms its expiry timer), as it does for an API create; the server closes them 30 s after their start.
   const template = (await ctx.createPayment()).payment;
   const row = await service.database.db.prisma.payment.findUniqueOrThrow({ where: { id: template.id } });
   figures.paymentWorkflowStartWithWorker = await closedLoop(count, concurrency, async () => {

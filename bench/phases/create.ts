@@ -26,11 +26,6 @@ export async function createPhase(ctx: BenchContext, count: number, concurrency:
   figures.apiCreate = await closedLoop(count, concurrency, timedCreate);
   figures.apiCpuMsPerCreate = Math.round(((ctx.apiCpuSeconds() - cpuBefore) * 1000 * 10) / count) / 10;
   out(`API create:          ${figures.apiCreate.perSecond}/s   ${showLatency(figures.apiCreate.latency)}   API CPU ${figures.apiCpuMsPerCreate} ms per create${refusedNote()}`);
-  const baseline = figures.paymentWorkflowStartWithWorker?.perSecond;
-  if (baseline) {
-    figures.ratio = Math.round((figures.apiCreate.perSecond / baseline) * 100) / 100;
-    out(`ratio API create / PaymentWorkflow start with the worker: ${figures.ratio}   (target >= 0.80)`);
-  }
 
   const rate = figures.apiCreate.perSecond / 2;
   const halfCount = Math.min(count, Math.max(200, Math.round(rate * 10)));

@@ -126,7 +126,7 @@ export interface TemporalGateway extends PaymentEngine, DepositEngine, WebhookEn
   workflowHistory(workflowId: string): ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>;
   /** Starts a no-op workflow on a queue no worker polls: the engine's bare start cost (benchmark). */
   startProbeWorkflow(workflowId: string): Promise<void>;
-  /** The benchmark's fair baseline: a PaymentWorkflow start the worker runs, closed by the server after a minute. */
+  /** The benchmark's fair baseline: a PaymentWorkflow start the worker runs, closed by the server after PROBE_LIFETIME. */
   startPaymentProbe(payment: PaymentStart, confirmations: number): Promise<void>;
   /** For operators and the simulation: workflows matching a visibility query, e.g. `ExecutionStatus = 'Running'`. */
   listWorkflows(query: string): Promise<WorkflowSummary[]>;
@@ -170,6 +170,8 @@ export const DEFAULT_UPDATE_TIMEOUT_MS = 10_000;
 
 const DEFAULT_RESULT_TIMEOUT_MS = 5 * 60_000;
 export const PROBE_TASK_QUEUE = 'engine-probe';
+/** Probe workflows (the bench's baselines) are closed by the server after this. */
+export const PROBE_LIFETIME = '30 seconds';
 
 export function createTemporalGateway(client: Client, opts: GatewayOptions): TemporalGateway {
   const { taskQueue } = opts;
@@ -401,7 +403,7 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
     },
 
     async startProbeWorkflow(workflowId: string) {
-      await client.workflow.start('engineProbe', { taskQueue: PROBE_TASK_QUEUE, workflowId, workflowExecutionTimeout: '1 minute' });
+      await client.workflow.start('engineProbe', { taskQueue: PROBE_TASK_QUEUE, workflowId, workflowExecutionTimeout: PROBE_LIFETIME });
     },
 
     async startPaymentProbe(payment: PaymentStart, confirmations: number) {
@@ -409,7 +411,7 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
         taskQueue,
         workflowId: paymentWorkflowId(payment.id),
         args: [paymentWorkflowInput(payment, confirmations, {})],
-        workflowExecutionTimeout: '1 minute',
+        workflowExecutionTimeout: PROBE_LIFETIME,
       });
     },
 
