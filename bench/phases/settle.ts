@@ -18,7 +18,7 @@ export async function settlePhase(ctx: BenchContext, count: number): Promise<voi
     await fetch(rpc, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_mine', params: [`0x${n.toString(16)}`] }) }).catch(() => undefined);
   };
   const payer = privateKeyToAccount(generatePrivateKey());
-  await fundTestWallet({ rpcUrl: rpc, address: payer.address, tokenAtomic: BigInt(count) * 1_000_000n, nativeWei: 10n ** 18n });
+  await fundTestWallet({ rpcUrl: rpc, address: payer.address, tokenAtomic: BigInt(count + 1) * 1_000_000n, nativeWei: 10n ** 18n });
   let mining = true;
   const miner = (async () => {
     while (mining) {
@@ -28,7 +28,9 @@ export async function settlePhase(ctx: BenchContext, count: number): Promise<voi
   })();
   const samples: number[] = [];
   try {
-    for (let i = 0; i < count; i += 1) {
+    // The first Payment is untimed: its transfer's signal waits behind the earlier phases' backlog of
+    // first workflow tasks (measured: 34 s after the create phase's 2,000 Payments).
+    for (let i = -1; i < count; i += 1) {
       const p = (await ctx.createPayment()).payment;
       const hash = await chain.sendTokenTransfer({ from: payer, token: ctx.tokenAddress, to: p.funding.depositAddress.address as Address, amountAtomic: 1_000_000n });
       // "Confirmed": the transfer is at the configured depth.
@@ -39,7 +41,7 @@ export async function settlePhase(ctx: BenchContext, count: number): Promise<voi
         if (row?.status === 'succeeded') break;
         await sleep(10);
       }
-      samples.push(performance.now() - t0);
+      if (i >= 0) samples.push(performance.now() - t0);
     }
   } finally {
     mining = false;
