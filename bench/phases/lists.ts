@@ -105,7 +105,8 @@ export async function listsPhase(ctx: BenchContext, opts: ListsOptions): Promise
       for (const c of cases) {
         for (const page of ['first', 'deep'] as const) {
           const query = new URLSearchParams(c.filter);
-          if (page === 'deep') query.set('cursor', await deepCursor(ctx, db, codec, c));
+          const deep = page === 'deep' ? await deepCursor(ctx, db, codec, c) : undefined;
+          if (deep) query.set('cursor', deep.cursor);
           const path = `${c.path}${query.size ? `?${query}` : ''}`;
           const samples: number[] = [];
           for (let i = 0; i < opts.reads; i += 1) {
@@ -115,7 +116,10 @@ export async function listsPhase(ctx: BenchContext, opts: ListsOptions): Promise
           }
           const l = latency(samples);
           measured.set(`${c.list} ${c.filter} ${page} ${size}`, l);
-          ctx.out(`lists: ${c.list.padEnd(12)} ${(c.filter || 'default').padEnd(16)} ${page.padEnd(5)} ${label(size).padStart(4)}   ${showLatency(l)}`);
+          const sql = await explainRead(db, c, deep?.position);
+          ctx.out(
+            `lists: ${c.list.padEnd(12)} ${(c.filter || 'default').padEnd(16)} ${page.padEnd(5)} ${label(size).padStart(4)}   ${showLatency(l)}   query ${sql.ms} ms, ${sql.hit} buffers hit, ${sql.read} read`,
+          );
         }
       }
     }
@@ -158,7 +162,7 @@ async function deepCursor(
   db: pg.Client,
   codec: ReturnType<typeof createCursorCodec>,
   c: ListCase,
-): Promise<string> {
+): Promise<{ cursor: string; position: { t: Date; id: string } }> {
   const query = new URLSearchParams(c.filter);
   query.set('limit', '1');
   const issued = (await ctx.api(`${c.path}?${query}`)).nextCursor as string;
@@ -167,7 +171,24 @@ async function deepCursor(
     `SELECT created_at, id FROM ${c.table} WHERE ${c.where} ORDER BY created_at DESC, id DESC
      OFFSET (SELECT count(*) / 2 FROM ${c.table} WHERE ${c.where}) LIMIT 1`,
   );
-  return codec.encode(scope, { t: rows[0]!.created_at.toISOString(), id: rows[0]!.id });
+  const position = { t: rows[0]!.created_at, id: rows[0]!.id };
+  return { cursor: codec.encode(scope, { t: position.t.toISOString(), id: position.id }), position };
+}
+
+/**
+ * The database's part of one read: EXPLAIN (ANALYZE, BUFFERS) of the SQL the list function sends
+ * (one table, its filters, the cursor's bound, newest first), so that a growth of the request's time
+ * with the size can be told apart from a growth of the query's.
+ */
+async function explainRead(db: pg.Client, c: ListCase, position?: { t: Date; id: string }): Promise<{ ms: number; hit: number; read: number }> {
+  const limit = (c.filter === 'limit=100' ? 100 : c.list === 'payments' ? 20 : 50) + 1;
+  const bound = position ? ` AND created_at <= $1 AND (created_at < $1 OR id < $2)` : '';
+  const { rows } = await db.query(
+    `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT * FROM ${c.table} WHERE ${c.where}${bound} ORDER BY created_at DESC, id DESC LIMIT ${limit}`,
+    position ? [position.t, position.id] : [],
+  );
+  const plan = (rows[0] as { 'QUERY PLAN': Array<{ 'Execution Time': number; Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }> })['QUERY PLAN'][0]!;
+  return { ms: Math.round(plan['Execution Time'] * 100) / 100, hit: plan.Plan['Shared Hit Blocks'], read: plan.Plan['Shared Read Blocks'] };
 }
 
 interface Seeding {
