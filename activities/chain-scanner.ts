@@ -40,7 +40,7 @@ export function createChainScannerActivities(deps: ChainScannerDeps) {
         input,
       );
       // New blocks read: what waits on a confirmation may have one now (after the transfers were handed over).
-      if (input.signalsWaiters && result.checkpoint) await notifyChainAdvanced(deps, input.chainId, BigInt(result.checkpoint.number));
+      if (input.signalsWaiters && result.checkpoint) await notifyChainAdvanced(deps, input.chainId, BigInt(result.checkpoint.number), () => Context.current().heartbeat());
       return result;
     },
 

@@ -13,7 +13,7 @@ const SIGNALS_AT_ONCE = 16;
  * The workflows with something in flight on a network, one indexed query each (partial indexes of
  * migration 20261122090000): Payments with a transfer still pending (open, final or held: each is
  * followed to its resolution) or a settlement leg broadcast and not yet confirmed; deposits whose
- * source is confirming or whose settlement is under way.
+ * source is not yet confirmed (detected, confirming) or whose settlement is under way.
  */
 export async function chainWaiters(prisma: PrismaClient, chainId: number, cap = MAX_WAITERS_PER_SCAN): Promise<ChainWaiter[]> {
   // Newest first: what just arrived is what a block can move on now (a transfer pending for long
@@ -25,7 +25,7 @@ export async function chainWaiters(prisma: PrismaClient, chainId: number, cap = 
       SELECT source_id AS id, created_at FROM settlement_legs WHERE chain_id = ${chainId} AND source_type = 'payment' AND status = 'broadcast'
     ) w GROUP BY id ORDER BY max(created_at) DESC LIMIT ${cap}`;
   const deposits = await prisma.$queryRaw<Array<{ id: string }>>`
-    SELECT workflow_id AS id FROM deposits WHERE chain_id = ${chainId} AND status IN ('confirming', 'settling') ORDER BY created_at DESC LIMIT ${cap}`;
+    SELECT workflow_id AS id FROM deposits WHERE chain_id = ${chainId} AND status IN ('detected', 'confirming', 'settling') ORDER BY created_at DESC LIMIT ${cap}`;
   return [...deposits.map((r) => ({ depositWorkflowId: r.id })), ...payments.map((r) => ({ paymentId: r.id }))];
 }
 
@@ -38,6 +38,8 @@ export async function notifyChainAdvanced(
   deps: { prisma: PrismaClient; engine: Pick<ChainAdvanceEngine, 'chainAdvanced'> },
   chainId: number,
   block: bigint,
+  /** Called after each signal: the scan activity heartbeats, so a long fan-out is not taken for a dead worker. */
+  progress?: () => void,
 ): Promise<number> {
   const waiters = await chainWaiters(deps.prisma, chainId);
   const queue = [...waiters];
@@ -45,6 +47,7 @@ export async function notifyChainAdvanced(
   const lanes = Array.from({ length: Math.min(SIGNALS_AT_ONCE, queue.length) }, async () => {
     for (let w = queue.shift(); w; w = queue.shift()) {
       if (await deps.engine.chainAdvanced(w, block).then(() => true, () => false)) told += 1;
+      progress?.();
     }
   });
   await Promise.all(lanes);
