@@ -10,7 +10,7 @@ import {
   type ScheduleDescription,
   type ScheduleOptions,
 } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, type SignalDefinition } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time';
 import type {
   CancelOutcome,
@@ -169,6 +169,7 @@ export interface GatewayOptions {
 export const DEFAULT_UPDATE_TIMEOUT_MS = 10_000;
 
 const DEFAULT_RESULT_TIMEOUT_MS = 5 * 60_000;
+const CONTINUE_AS_NEW_SIGNAL_ATTEMPTS = 5;
 export const PROBE_TASK_QUEUE = 'engine-probe';
 /** Probe workflows (the bench's baselines) are closed by the server after this. */
 export const PROBE_LIFETIME = '30 seconds';
@@ -184,6 +185,22 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
       ? { ...input, settlement: { ...input.settlement, ...floor, ...opts.policies?.payment } }
       : input;
   };
+
+  /**
+   * Signals a workflow that continues as new (the scanner): in the moment between one run and the
+   * next, a server can answer "completed" for the id; the next run is there a moment later.
+   */
+  async function signalLongLived<Args extends unknown[]>(workflowId: string, signal: SignalDefinition<Args>, ...args: Args) {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await handle(workflowId).signal(signal, ...args);
+        return;
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError) || attempt >= CONTINUE_AS_NEW_SIGNAL_ATTEMPTS) throw err;
+        await new Promise((r) => setTimeout(r, 50 * attempt));
+      }
+    }
+  }
 
   /** Temporal refuses a second workflow with the same id: that refusal means "already there". */
   async function startOnce(type: string, workflowId: string, args: unknown[], reuse?: 'ALLOW_DUPLICATE_FAILED_ONLY' | 'REJECT_DUPLICATE') {
@@ -342,11 +359,11 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
     },
 
     async pokeChainScanner(chainId: number) {
-      await handle(chainScannerWorkflowId(chainId)).signal(pokeSignal);
+      await signalLongLived(chainScannerWorkflowId(chainId), pokeSignal);
     },
 
     async rescanChain(chainId: number, fromBlock: bigint) {
-      await handle(chainScannerWorkflowId(chainId)).signal(rescanFromSignal, fromBlock.toString());
+      await signalLongLived(chainScannerWorkflowId(chainId), rescanFromSignal, fromBlock.toString());
     },
 
     async startWebhookDelivery(delivery: WebhookDeliveryStart) {
