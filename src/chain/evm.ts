@@ -56,6 +56,7 @@ export function createEvmChain(options: EvmChainOptions): Chain {
   const transport = rpcTransport(rpcUrl, options.timeoutMs);
   // cacheTime 0: viem otherwise caches the block number for seconds, and confirmation counts go stale.
   const client: PublicClient = createPublicClient({ chain: viemChain, transport, cacheTime: 0 });
+  const batchClient: PublicClient = createPublicClient({ chain: viemChain, transport: rpcTransport(rpcUrl, options.timeoutMs, { batched: true }), cacheTime: 0 });
 
   async function receiptOrNull(hash: Hash): Promise<TransactionReceipt | null> {
     try {
@@ -233,6 +234,9 @@ export function createEvmChain(options: EvmChainOptions): Chain {
         args: [owner],
         ...(blockNumber === undefined ? {} : { blockNumber }),
       }),
+
+    getTokenBalances: ({ token, owners, blockNumber }) =>
+      Promise.all(owners.map((owner) => batchClient.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [owner], blockNumber }))),
 
     async getTransactionInclusion(txHash) {
       const receipt = await receiptOrNull(txHash);

@@ -7,7 +7,13 @@ import { http, type HttpTransport } from 'viem';
  */
 export const RPC_TIMEOUT_MS = 15_000;
 
-/** The one way the service builds a viem transport to a chain: always with a timeout. */
-export function rpcTransport(rpcUrl: string, timeoutMs: number = RPC_TIMEOUT_MS): HttpTransport {
-  return http(rpcUrl, { timeout: timeoutMs });
+/** Calls sent in one JSON-RPC batch at most (the common provider limit is 100 or more). */
+export const RPC_BATCH_SIZE = 100;
+
+/**
+ * The one way the service builds a viem transport to a chain: always with a timeout. `batched` sends
+ * the calls made in one tick as JSON-RPC batches (reconciliation reads hundreds of balances at once).
+ */
+export function rpcTransport(rpcUrl: string, timeoutMs: number = RPC_TIMEOUT_MS, opts: { batched?: boolean } = {}): HttpTransport {
+  return http(rpcUrl, { timeout: timeoutMs, ...(opts.batched ? { batch: { batchSize: RPC_BATCH_SIZE } } : {}) });
 }

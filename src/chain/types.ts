@@ -118,6 +118,8 @@ export interface Chain {
   getNonce(address: Address, blockTag?: 'latest' | 'pending'): Promise<number>;
   /** At `blockNumber` when given (reconciliation reads every balance at one block), else at the head. */
   getTokenBalance(query: { token: Address; owner: Address; blockNumber?: bigint }): Promise<bigint>;
+  /** Many owners' balances at one block, in JSON-RPC batches (one round trip per batch), in order. */
+  getTokenBalances(query: { token: Address; owners: Address[]; blockNumber: bigint }): Promise<bigint[]>;
   /**
    * Where a transaction is on the canonical chain: the block that holds it and whether it succeeded,
    * or null when it is not mined (yet), or its block was reorged away.

@@ -54,6 +54,20 @@ describe('token transfers', () => {
     assert.equal(await t.chain.getTransactionStatus(`0x${'ab'.repeat(32)}`, 1), 'not_found');
   });
 
+  test('balances read in one batch answer, in order, what each read alone answers, at the block asked for', async () => {
+    const owners = Array.from({ length: 150 }, (_, i) => custody.deriveAddress({ purpose: 'treasury', index: 100 + i }));
+    // Different amounts to a few of them, so an answer in the wrong order would show.
+    for (const [i, amount] of [[0, 11n], [77, 22n], [149, 33n]] as const) {
+      await mined(t.chain, await t.chain.sendTokenTransfer({ from: payer(), token: t.token, to: owners[i]!, amountAtomic: amount }));
+    }
+    const at = await t.chain.getBlockNumber();
+    await mined(t.chain, await t.chain.sendTokenTransfer({ from: payer(), token: t.token, to: owners[1]!, amountAtomic: 5n }));
+    const batch = await t.chain.getTokenBalances({ token: t.token, owners, blockNumber: at });
+    const alone = await Promise.all(owners.map((owner) => t.chain.getTokenBalance({ token: t.token, owner, blockNumber: at })));
+    assert.deepEqual(batch, alone);
+    assert.deepEqual([batch[0], batch[1], batch[77], batch[149]], [11n, 0n, 22n, 33n]);
+  });
+
   test('a transfer of more than the balance is refused before anything is broadcast', async () => {
     const poor = custody.signer({ purpose: 'fee', index: 3 });
     await fundTestWallet({ rpcUrl: t.node.rpcUrl, address: poor.address });

@@ -208,9 +208,7 @@ async function reconcileAddresses(deps: ReconcileDeps, addresses: string[], opts
   const pairs = snap.targets.flatMap((t) =>
     t.chainIds.filter((id) => heads.has(id)).flatMap((chainId) => networks.get(chainId)!.assets.map((a) => ({ target: t, chainId, token: a.tokenAddress }))),
   );
-  const balances = await mapLimit(pairs, READ_CONCURRENCY, ({ target, chainId, token }) =>
-    deps.chains.get(chainId).getTokenBalance({ token: token as Address, owner: target.address as Address, blockNumber: heads.get(chainId)! }),
-  );
+  const balances = await balancesOf(deps, pairs, heads);
 
   const flights = new Map<string, bigint>();
   for (const f of inFlight) {
@@ -257,6 +255,28 @@ async function reconcileAddresses(deps: ReconcileDeps, addresses: string[], opts
     inFlight: inFlight.map((f) => ({ ...f, address: getAddress(f.address), token: getAddress(f.token) })),
     differences,
   };
+}
+
+/** Each pair's balance at its network's head: one batched read per (network, token), in the pairs' order. */
+async function balancesOf(
+  deps: ReconcileDeps,
+  pairs: Array<{ target: Target; chainId: number; token: string }>,
+  heads: Map<number, bigint>,
+): Promise<bigint[]> {
+  const groups = new Map<string, number[]>();
+  pairs.forEach(({ chainId, token }, i) => {
+    const group = groups.get(key(chainId, token)) ?? [];
+    group.push(i);
+    groups.set(key(chainId, token), group);
+  });
+  const out: bigint[] = new Array<bigint>(pairs.length);
+  for (const indexes of groups.values()) {
+    const { chainId, token } = pairs[indexes[0]!]!;
+    const owners = indexes.map((i) => pairs[i]!.target.address as Address);
+    const read = await deps.chains.get(chainId).getTokenBalances({ token: token as Address, owners, blockNumber: heads.get(chainId)! });
+    indexes.forEach((pairIndex, j) => (out[pairIndex] = read[j]!));
+  }
+  return out;
 }
 
 async function readSnapshot(
