@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import type { Server } from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { loadConfig, type ServiceConfig } from '../src/config';
 import { loadEnvironments, withRpcUrl, type TEnvironments } from '../src/config/environments';
@@ -9,6 +9,7 @@ import type { Database } from '../src/db/client';
 import { startAnvil } from '../src/embedded/anvil';
 import { logsDir, postgresDataDir, projectRoot } from '../src/embedded/paths';
 import { startTemporalDevServer } from '../src/embedded/temporal-dev-server';
+import { freePort } from '../src/embedded/process';
 import { ensureSandboxToken } from '../src/chain/sandbox';
 import { createApi } from '../src/http/app';
 import { createLogger } from '../src/logger';
@@ -392,13 +393,4 @@ export async function stackSettings(opts: { defaultDataDir: string; overrides?: 
   return { dataDir, ports, config };
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };

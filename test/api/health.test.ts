@@ -1,20 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:net';
 import { createApi } from '../../src/http/app';
+import type { AddressInfo } from 'node:net';
 import { createDatabase } from '../../src/db/client';
+import { freePort } from '../../src/embedded/process';
 import { connectTemporalGateway } from '../../src/temporal/gateway';
 import { call } from '../support/api-client';
 import { getHarness, apiDepsOnHarness } from '../support/harness';
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address() as AddressInfo;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 test('GET /healthz answers 200 when PostgreSQL and Temporal both answer', async () => {
   const res = await call('/healthz');
