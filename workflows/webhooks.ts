@@ -6,6 +6,7 @@ import {
   continueAsNew,
   patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   sleep,
   workflowInfo,
@@ -27,6 +28,11 @@ const untilDone = proxyActivities<WebhookActivities>({ ...UNTIL_DONE, startToClo
 // The HTTP request has a 10 s budget; a retried execution may wait for the first one's claim. Retries
 // here are for infrastructure faults only: HTTP outcomes are results, never activity failures.
 const bounded = proxyActivities<WebhookActivities>(BOUNDED);
+// The first attempt runs in the workflow's first task (a local activity): no activity task to
+// schedule, dispatch and report, so a delivery costs the engine one task round trip, not three.
+// Same budget and retries as an activity attempt; a worker that dies mid-attempt runs it again, as it
+// would an activity (the attempt's claim makes the re-run wait for, or reuse, the first one's record).
+const local = proxyLocalActivities<WebhookActivities>({ ...BOUNDED, startToCloseTimeout: '15s' });
 
 /** Passes before the dispatcher continues as new (bounded history: about 10 events per idle pass). */
 const PASSES_PER_RUN = 400;
@@ -109,10 +115,12 @@ const MAX_ATTEMPTS_GUARD = 10;
  * is abandoned. Attempts are numbered here, so each activity execution knows which attempt it is.
  */
 export async function webhookDelivery(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
+  const firstAttemptLocal = patched('webhook-first-attempt-local');
   for (let attempt = 1; attempt <= MAX_ATTEMPTS_GUARD; attempt += 1) {
     let report;
     try {
-      report = await bounded.attemptWebhookDelivery({ ...input, attempt, jitter: Math.random() });
+      const attempter = attempt === 1 && firstAttemptLocal ? local : bounded;
+      report = await attempter.attemptWebhookDelivery({ ...input, attempt, jitter: Math.random() });
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
       const type = err.cause instanceof ApplicationFailure ? err.cause.type : undefined;
