@@ -115,24 +115,25 @@ const MAX_ATTEMPTS_GUARD = 10;
  * is abandoned. Attempts are numbered here, so each activity execution knows which attempt it is.
  */
 export async function webhookDelivery(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
-  const firstAttemptLocal = patched('webhook-first-attempt-local');
+  const firstAttemptLocal = patched('webhook-first-attempt-local') && input.firstAttemptLocal !== false;
+  const delivery = { deliveryId: input.deliveryId, round: input.round };
   for (let attempt = 1; attempt <= MAX_ATTEMPTS_GUARD; attempt += 1) {
     let report;
     try {
       const attempter = attempt === 1 && firstAttemptLocal ? local : bounded;
-      report = await attempter.attemptWebhookDelivery({ ...input, attempt, jitter: Math.random() });
+      report = await attempter.attemptWebhookDelivery({ ...delivery, attempt, jitter: Math.random() });
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
       const type = err.cause instanceof ApplicationFailure ? err.cause.type : undefined;
-      await untilDone.abandonWebhookDelivery({ ...input, reason: `internal_error: ${type ?? err.cause?.message ?? 'activity failed'}` });
-      return { ...input, status: 'abandoned', attempts: attempt };
+      await untilDone.abandonWebhookDelivery({ ...delivery, reason: `internal_error: ${type ?? err.cause?.message ?? 'activity failed'}` });
+      return { ...delivery, status: 'abandoned', attempts: attempt };
     }
     if (report.step.action === 'retry') {
       await sleep(report.step.delayMs);
       continue;
     }
-    return { ...input, status: report.step.action, attempts: attempt };
+    return { ...delivery, status: report.step.action, attempts: attempt };
   }
-  await untilDone.abandonWebhookDelivery({ ...input, reason: 'internal_error: attempt guard reached' });
-  return { ...input, status: 'abandoned', attempts: MAX_ATTEMPTS_GUARD };
+  await untilDone.abandonWebhookDelivery({ ...delivery, reason: 'internal_error: attempt guard reached' });
+  return { ...delivery, status: 'abandoned', attempts: MAX_ATTEMPTS_GUARD };
 }

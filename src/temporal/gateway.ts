@@ -161,7 +161,16 @@ export interface GatewayOptions {
    * Tests only: changes to the settlement policies of the workflows this gateway starts (e.g. a
    * confirmation poll of an hour, to show that blocks alone drive them). Read at each start.
    */
-  policies?: { payment?: Partial<PaymentSettlementPolicy>; deposit?: Partial<DepositSettlementPolicy> };
+  policies?: {
+    payment?: Partial<PaymentSettlementPolicy>;
+    deposit?: Partial<DepositSettlementPolicy>;
+    /**
+     * `firstAttemptLocal: false` makes the first attempt an ordinary activity. The time-skipping test
+     * server skips time while a workflow task runs a local activity, so the task times out and the
+     * attempt runs again: correct but slow, so the harness turns it off except where it tests it.
+     */
+    webhookDelivery?: { firstAttemptLocal: boolean };
+  };
   /** Tests only: the safety-net floor of every workflow started (see PaymentSettlementPolicy). */
   safetyNetFloorSeconds?: number;
 }
@@ -367,7 +376,11 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
     },
 
     async startWebhookDelivery(delivery: WebhookDeliveryStart) {
-      const input: WebhookDeliveryInput = { deliveryId: delivery.deliveryId, round: delivery.round };
+      const input: WebhookDeliveryInput = {
+        deliveryId: delivery.deliveryId,
+        round: delivery.round,
+        ...(opts.policies?.webhookDelivery?.firstAttemptLocal === false ? { firstAttemptLocal: false } : {}),
+      };
       const id = webhookDeliveryWorkflowId(delivery.eventId, delivery.endpointId, delivery.round);
       await startOnce(WEBHOOK_DELIVERY_WORKFLOW, id, [input], 'REJECT_DUPLICATE');
     },

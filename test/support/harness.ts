@@ -98,7 +98,8 @@ async function start(): Promise<Harness> {
   cleanups.push(() => env.teardown());
 
   await registerServiceWallets(opened.db.prisma, chain.custody);
-  const policies: Harness['policies'] = {};
+  // Deliveries' first attempts as activities: see GatewayOptions.policies.webhookDelivery.
+  const policies: Harness['policies'] = { webhookDelivery: { firstAttemptLocal: false } };
   // Its scanner scans when poked, not on every block: workflows keep their fast polls (no 2 s floor).
   const engine = createTemporalGateway(env.client, { taskQueue: config.temporal.taskQueue, policies, safetyNetFloorSeconds: 0 });
   const workflowBundle = await bundleWorkflows();

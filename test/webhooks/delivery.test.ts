@@ -133,6 +133,35 @@ describe('Webhook delivery', () => {
     assert.ok(second !== null && second !== undefined && second >= 300_000 && second <= 330_000, `second delay ${second}`);
   });
 
+  test('as the service runs it, the first attempt is a local activity in the first workflow task; a retry after it is an activity', async () => {
+    const h = await getHarness();
+    h.policies.webhookDelivery = { firstAttemptLocal: true };
+    try {
+      const app = await newApp();
+      const ep = await endpoint(app, [{ status: 503 }, { status: 200 }]);
+      const { eventId } = await createAccount(app);
+      await dispatch();
+      const result = await delivered(eventId, ep.id);
+      assert.equal(result.status, 'succeeded');
+      assert.equal(result.attempts, 2);
+      const row = await deliveryRow(eventId, ep.id);
+      assert.deepEqual(row.attempts.map((a) => [a.attempt, a.responseStatus, a.outcome]), [
+        [1, 503, 'retry'],
+        [2, 200, 'succeeded'],
+      ]);
+      // Each attempt was sent once (a re-run of the local attempt reuses its claimed record).
+      const requests = receiver.requests(ep.path);
+      assert.deepEqual(requests.map((r) => r.headers['x-svc-delivery']), [row.id, row.id]);
+      const events = (await h.engine.workflowHistory(webhookDeliveryWorkflowId(eventId, ep.id, 1))).events ?? [];
+      const localAttempts = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
+      const activityAttempts = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'attemptWebhookDelivery');
+      assert.equal(localAttempts.length, 1);
+      assert.equal(activityAttempts.length, 1);
+    } finally {
+      h.policies.webhookDelivery = { firstAttemptLocal: false };
+    }
+  });
+
   test('delivery and dispatcher histories replay deterministically against the current workflow code', async () => {
     const h = await getHarness();
     const app = await newApp();

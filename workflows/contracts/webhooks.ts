@@ -51,6 +51,8 @@ export function webhookDeliveryWorkflowId(eventId: string, endpointId: string, r
 export interface WebhookDeliveryInput {
   deliveryId: string;
   round: number;
+  /** Absent means true: the first attempt runs as a local activity (false: tests on time skipping). */
+  firstAttemptLocal?: false;
 }
 
 export interface WebhookDeliveryResult {
