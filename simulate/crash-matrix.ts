@@ -12,7 +12,8 @@ import { PAYMENT_WORKFLOW } from '../workflows/contracts/payment';
 import { ChainDriver, recipientWallet } from './chain-driver';
 import { PartnerClient } from './partner';
 import { createRecipient, type AccountRecord } from './run';
-import { freePort, ServiceProcess, stackSettings, startStack, type Stack } from './stack';
+import { freePort } from '../src/embedded/process';
+import { ServiceProcess, stackSettings, startStack, type Stack } from './stack';
 import { checkBooks } from './verify';
 import { WebhookReceiver } from './webhook-receiver';
 

@@ -393,4 +393,3 @@ export async function stackSettings(opts: { defaultDataDir: string; overrides?: 
   return { dataDir, ports, config };
 }
 
-export { freePort };

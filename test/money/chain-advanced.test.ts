@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { newApp } from '../support/api-client';
-import { mine, pokeScanner } from '../support/chain';
+import { eventually, mine, pokeScanner } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { endsWithBooksChecked } from '../support/books';
 import { createPayment, getPayment, newMerchant } from '../payments/fixtures';
@@ -37,23 +37,11 @@ async function assertWokenByBlocks(workflowId: string, reads: Record<string, num
   assert.ok(d.clockSeconds < 3600, JSON.stringify(d));
 }
 
-/**
- * Pokes between a test's checks: at most one a second. A poke is a workflow task, and the harness's
- * worker caches no workflow, so each one replays the scanner's run; pokes faster than that kept the
- * scanner from ever completing its continue-as-new (each new signal refuses the task that carries
- * it), and it stopped scanning for minutes.
- */
-const POKE_EVERY_ROUNDS = 7;
-
-/** Pokes the scanner, never mining, until `read` answers (the workflow has read the chain once). */
+/** Until `read` answers (the workflow has read the chain once), with no block mined meanwhile. */
 async function firstReadBeforeAnyBlock<T>(read: () => Promise<T | undefined>): Promise<T> {
-  for (let round = 0; round < 600; round += 1) {
-    const value = await read();
-    if (value) return value;
-    if (round % POKE_EVERY_ROUNDS === 0) await pokeScanner();
-    await new Promise((r) => setTimeout(r, 150));
-  }
-  throw new Error(`timed out waiting for the first chain read; the scanner: ${JSON.stringify(await scannerState())}`);
+  return eventually(read, 'the first chain read', { mine: false }).catch(async (err: Error) => {
+    throw new Error(`${err.message}; the scanner: ${JSON.stringify(await scannerState())}`);
+  });
 }
 
 /** What a failure needs to say about the scanner: its run, what it is doing, how far it read. */

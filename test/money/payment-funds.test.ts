@@ -4,7 +4,7 @@ import type { Address } from 'viem';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { createApi } from '../../src/http/app';
 import { call } from '../support/api-client';
-import { mine, newPayer, payTo, pokeScanner, rpc, tokenBalance } from '../support/chain';
+import { eventually, mine, newPayer, payTo, rpc, tokenBalance } from '../support/chain';
 import { getHarness, apiDepsOnHarness } from '../support/harness';
 import { assertLedgerBalanced, createPayment, eventNames, getPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
 import { endsWithBooksChecked } from '../support/books';
@@ -65,10 +65,7 @@ describe('Every unit that reaches an escrow is accounted for', () => {
     // One block deep of the two the network needs: seen, not confirmed (automining mines nothing more).
     await payTo(payer, p.funding.depositAddress.address, 10n * USDC);
     // Not waitForPayment: its rounds mine blocks, and a block-woken Payment would be accepted first.
-    for (let i = 0; i < 400 && (await getPayment(m, p.id)).payment.status !== 'processing'; i += 1) {
-      if (i % 20 === 19) await pokeScanner();
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await eventually(async () => (await getPayment(m, p.id)).payment.status === 'processing', 'processing', { mine: false });
     for (let i = 0; i < 100 && (await h.db.prisma.payment.findUniqueOrThrow({ where: { id: p.id } })).pendingAtomic.toFixed() === '0'; i += 1) {
       await new Promise((r) => setTimeout(r, 50));
     }

@@ -55,13 +55,23 @@ export async function setNativeBalance(address: string, wei: bigint): Promise<vo
 }
 
 /**
- * Polls until check() answers a value, mining a block each round so confirmations advance.
+ * Polls until check() answers a value, mining a block each round so confirmations advance (or, with
+ * `mine: false`, leaving the chain as it is). The test scanner polls hourly, so it is poked every 3 s
+ * (every second when nothing is mined: pokes are then all that moves it). Never faster: each poke
+ * is a workflow task that replays the scanner's run, and pokes faster than that kept it from ever
+ * completing its continue-as-new (each new signal refuses the task that carries it).
  * A generous deadline, not a timing assertion: the failure message says what was last seen.
  */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, what: string, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+export async function eventually<T>(
+  check: () => Promise<T | undefined | false>,
+  what: string,
+  opts: { timeoutMs?: number; mine?: boolean } = {},
+): Promise<T> {
+  const mining = opts.mine ?? true;
+  const pokeEveryMs = mining ? 3000 : 1000;
+  const deadline = Date.now() + (opts.timeoutMs ?? 90_000);
   let last: unknown;
-  let rounds = 0;
+  let poked = Date.now();
   for (;;) {
     const value = await check().catch((err: unknown) => {
       last = err;
@@ -69,9 +79,11 @@ export async function eventually<T>(check: () => Promise<T | undefined | false>,
     });
     if (value) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${String(last)}`);
-    await mine(1);
-    rounds += 1;
-    if (rounds % 20 === 0) await pokeScanner(); // the test scanner polls hourly: nudge it now and then
+    if (mining) await mine(1);
+    if (Date.now() - poked >= pokeEveryMs) {
+      await pokeScanner();
+      poked = Date.now();
+    }
     await new Promise((r) => setTimeout(r, 150));
   }
 }
