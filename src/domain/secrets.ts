@@ -26,3 +26,8 @@ export function hmacHex(key: string, data: string): string {
 export function sha256Hex(data: string | Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }
+
+/** A 256-bit key for one purpose, derived from the service secret under a label no other use shares. */
+export function deriveKey(serviceSecret: string, label: string): Uint8Array {
+  return new Uint8Array(createHmac('sha256', serviceSecret).update(`derive:${label}`, 'utf8').digest());
+}

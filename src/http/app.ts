@@ -26,6 +26,9 @@ import { registerTransactionRoutes } from './routes/transactions';
 import { registerPaymentRoutes } from './routes/payments';
 import { registerDepositRoutes } from './routes/deposits';
 import { registerCheckoutRoutes } from './routes/checkout';
+import { registerClientAuthRoutes, registerClientRoutes } from './routes/client';
+import type { ChainRegistry } from '../chain/registry';
+import type { PaymentOptionProvider } from '../domain/payments/payment-options';
 import type { Custody } from '../custody';
 import type { PaymentEngine, WebhookEngine } from '../domain/engine';
 
@@ -40,6 +43,12 @@ export interface ApiDeps {
   engine?: Pick<PaymentEngine, 'startPayment' | 'cancelPayment'> & Pick<WebhookEngine, 'kickWebhookDispatcher'>;
   /** Derives escrow and deposit addresses, and tells the service's own addresses from others. */
   custody: Custody;
+  /**
+   * The client API (/v2/client/...): confirm reads the transactions clients name and hands them to
+   * Payments' workflows; extraOptions adds checkout options (the Vault option) after the direct one.
+   * Absent: no client routes.
+   */
+  client?: { chains: ChainRegistry; engine: Pick<PaymentEngine, 'transferSeen'>; extraOptions?: readonly PaymentOptionProvider[] };
   /** Feature modules (payments, deposits, webhooks admin...) add their routes here. */
   extraRoutes?: Array<(router: Router<ApiState>, shared: SharedRouteDeps) => void>;
 }
@@ -69,14 +78,31 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   registerWebhookAdminRoutes(app, { config, db, serviceSecret: deps.serviceSecret, cursors: shared.cursors, engine: deps.engine });
   registerAlertAdminRoutes(app, { config, db, cursors: shared.cursors });
 
+  const svcVersion = enforceSvcVersion(environments.supportedApiVersions);
+  // One quota per app, whichever credential (app secret or a client token of the app) spends it.
+  const limit = rateLimit(db.pool, config.rateLimit);
+  const body = jsonBody(config.http.maxBodyBytes);
+  const idempotency = idempotencyRecords(db.pool);
+
+  // Client API: its own router, so the partner router's Basic authentication never runs on it.
+  if (deps.client) {
+    const client = new Router<ApiState>();
+    registerClientRoutes(
+      client,
+      { prisma: db.prisma, idempotency, serviceSecret: deps.serviceSecret, publicBaseUrl: config.http.publicBaseUrl, ...deps.client },
+      { rateLimit: limit, jsonBody: body, svcVersion },
+    );
+    app.use(client.routes());
+  }
+
   const partner = new Router<ApiState>();
   partner.use(authenticate(cachedAppAuthenticator(db.prisma, (config.auth?.cacheSeconds ?? 0) * 1000)));
-  partner.use(enforceSvcVersion(environments.supportedApiVersions));
-  partner.use(rateLimit(db.pool, config.rateLimit));
-  partner.use(jsonBody(config.http.maxBodyBytes));
+  partner.use(svcVersion);
+  partner.use(limit);
+  partner.use(body);
   registerPartnerConfigRoutes(partner, { environments });
   // Feature routes: one register call per module.
-  const idempotency = idempotencyRecords(db.pool);
+  if (deps.client) registerClientAuthRoutes(partner, { prisma: db.prisma, serviceSecret: deps.serviceSecret });
   registerAccountRoutes(partner, { prisma: db.prisma, idempotency, environments, custody: deps.custody });
   registerTransactionRoutes(partner, { prisma: db.prisma, cursors: shared.cursors });
   if (deps.engine) {

@@ -1,12 +1,15 @@
 import type { RouterContext, RouterInstance, RouterMiddleware } from '@koa/router';
 import type { Logger } from '../logger';
 import type { AuthenticatedApp } from '../domain/apps';
+import type { ClientPrincipal } from '../domain/client-auth/access-tokens';
 
 export interface ApiState {
   requestId: string;
   log: Logger;
   /** Set once the credential is authenticated. */
   app?: AuthenticatedApp;
+  /** Client API only: the account a verified bearer token speaks for (app is then the token's app). */
+  client?: ClientPrincipal;
   /** The exact request bytes (idempotency compares them byte for byte). */
   rawBody?: Buffer;
   body?: unknown;
@@ -20,4 +23,10 @@ export function requireApp(ctx: { state: ApiState }): AuthenticatedApp {
   const app = ctx.state.app;
   if (!app) throw new Error('route reached without authentication');
   return app;
+}
+
+export function requireClient(ctx: { state: ApiState }): ClientPrincipal {
+  const client = ctx.state.client;
+  if (!client) throw new Error('client route reached without a bearer token');
+  return client;
 }

@@ -165,6 +165,7 @@ export async function startService(opts: {
         engine,
         custody: chain.custody,
         temporalHealth: () => engine.ping(),
+        client: { chains: chain.chains, engine },
       });
       const server: Server = await new Promise((resolve) => {
         const s = api.listen(config.http.port, config.http.host, () => resolve(s));

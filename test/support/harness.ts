@@ -149,6 +149,7 @@ async function start(): Promise<Harness> {
     engine,
     custody: chain.custody,
     temporalHealth: () => engine.ping(),
+    client: { chains: chain.chains, engine },
   });
   const server: Server = await new Promise((resolve) => {
     const s = api.listen(0, '127.0.0.1', () => resolve(s));

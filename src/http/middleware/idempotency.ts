@@ -21,6 +21,11 @@ export interface IdempotencyOptions {
    */
   seal?: (body: unknown, ctx: ApiContext) => unknown;
   unseal?: (stored: unknown) => unknown;
+  /**
+   * Keys are per app; a route used by many principals of one app (the client API's accounts) puts
+   * each principal's keys in its own namespace, so one account can never replay another's response.
+   */
+  namespace?: (ctx: ApiContext) => string;
 }
 
 /**
@@ -39,7 +44,8 @@ export function idempotent(records: IdempotencyRecords, options: IdempotencyOpti
       }
       return next();
     }
-    const key = parseInput(ZIdempotencyKey, header, 'header');
+    const parsed = parseInput(ZIdempotencyKey, header, 'header');
+    const key = options.namespace ? `${options.namespace(ctx)}:${parsed}` : parsed;
     const app = requireApp(ctx);
     const requestHash = sha256Hex(Buffer.concat([Buffer.from(`${ctx.method} ${ctx.path}\n`), ctx.state.rawBody ?? Buffer.alloc(0)]));
     const target = { appId: app.id, key, method: ctx.method, path: ctx.path, requestHash };

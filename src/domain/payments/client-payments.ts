@@ -1,0 +1,98 @@
+import type { Hash } from 'viem';
+import type { PrismaClient } from '../../db/client';
+import type { ChainRegistry } from '../../chain/registry';
+import type { PaymentEngine } from '../engine';
+import type { ClientPrincipal } from '../client-auth/access-tokens';
+import { ApiError, notFound } from '../errors';
+import { consumeAction, findAction } from './payment-actions';
+import { paymentOptionId, paymentOptions, WALLET_TRANSFER_METHOD, type PaymentOptionProvider } from './payment-options';
+import { takePaymentTransfer } from './payment-intake';
+import { toCheckout, toNextAction, toPaymentView, type PaymentRow } from './payment-view';
+import type { TConfirmClientPayment } from './client-payment.schemas';
+
+export interface ClientPaymentDeps {
+  prisma: PrismaClient;
+  serviceSecret: string;
+  publicBaseUrl: string;
+  chains: ChainRegistry;
+  engine: Pick<PaymentEngine, 'transferSeen'>;
+  extraOptions?: readonly PaymentOptionProvider[];
+}
+
+const OPEN_STATUSES = new Set(['requires_payment_method', 'processing']);
+
+/**
+ * The Payments a client token may act on: receive Payments of the token's app (so of its environment).
+ * Any account of that app may pay one (the payer is whoever holds the payment secret); what a payer
+ * was issued (action ids) stays bound to its account. Anything else is "not found", never "forbidden",
+ * so a token can't probe another app's ids.
+ */
+async function loadPayable(prisma: PrismaClient, principal: ClientPrincipal, paymentId: string): Promise<PaymentRow> {
+  const p = await prisma.payment.findFirst({ where: { id: paymentId, appId: principal.app.id, intent: 'receive' }, include: { incidents: true } });
+  if (!p) throw notFound('Payment');
+  return p;
+}
+
+function view(deps: ClientPaymentDeps, p: PaymentRow) {
+  return { payment: toPaymentView(p), checkout: toCheckout(p, deps.serviceSecret, deps.publicBaseUrl), nextAction: toNextAction(p) };
+}
+
+/** GET /v2/client/me/payments/{paymentId} (the payment secret is checked by the route, before this). */
+export async function readClientPayment(deps: ClientPaymentDeps, principal: ClientPrincipal, paymentId: string, now = new Date()) {
+  const payment = await loadPayable(deps.prisma, principal, paymentId);
+  const options = await paymentOptions({ prisma: deps.prisma, serviceSecret: deps.serviceSecret, payment, accountId: principal.accountId, now }, deps.extraOptions);
+  return { ...view(deps, payment), options };
+}
+
+/**
+ * POST /v2/client/me/payments/{paymentId}/confirm. The action must have been issued to this account for
+ * this Payment's direct option; the proof must be what the Payment's next action asks for. A
+ * transaction is verified at once the way the chain scanner does it (takePaymentTransfer: recorded,
+ * then handed to the Payment's workflow, which verifies and counts it), so the answer is the current
+ * Payment, not a settlement.
+ */
+export async function confirmClientPayment(deps: ClientPaymentDeps, principal: ClientPrincipal, paymentId: string, input: TConfirmClientPayment, now = new Date()) {
+  const { prisma } = deps;
+  const payment = await loadPayable(prisma, principal, paymentId);
+  const action = await findAction(prisma, input.actionId);
+  const directOption = paymentOptionId(deps.serviceSecret, paymentId, WALLET_TRANSFER_METHOD);
+  if (!action || action.paymentId !== paymentId || action.accountId !== principal.accountId || action.optionId !== directOption) {
+    throw notFound('Action');
+  }
+  if (action.usedAt) throw new ApiError('conflict', 'This actionId was already used; read the Payment for a new one', { reasonCode: 'action_already_used' });
+  if (!OPEN_STATUSES.has(payment.status)) {
+    throw new ApiError('payment_not_open', `A ${payment.status} Payment accepts no confirmation`, { status: payment.status });
+  }
+  const nextAction = toNextAction(payment);
+  // Escrow funding is confirmed by the chain itself; only a transfer the payer still owes is an
+  // outgoing execution a client can prove.
+  if (nextAction?.type !== 'transaction') {
+    throw new ApiError('conflict', 'This Payment is escrow-funded and has no outgoing execution to confirm', {
+      reasonCode: 'payment_confirmation_not_supported',
+    });
+  }
+  if (input.proof.type !== nextAction.type) {
+    throw new ApiError('bad_request', `The Payment's next action asks for a ${nextAction.type} proof`, {
+      reasonCode: 'proof_type_mismatch',
+      fields: [{ field: 'body.proof.type', message: `must be ${nextAction.type}` }],
+    });
+  }
+  if (action.expiresAt <= now) throw new ApiError('conflict', 'This actionId has expired; read the Payment for a new one', { reasonCode: 'action_expired' });
+
+  const escrow = payment.escrowAddress!.toLowerCase();
+  const token = payment.tokenAddress.toLowerCase();
+  const transfers = (await deps.chains.get(payment.chainId).getTransactionTransfers(input.proof.transactionHash as Hash)).filter(
+    (t) => t.to.toLowerCase() === escrow && t.token.toLowerCase() === token,
+  );
+  if (transfers.length === 0) {
+    // Not consumed: once the transaction is mined, the same confirm succeeds.
+    throw new ApiError('conflict', 'The transaction is not mined yet or pays nothing to this Payment; retry once it is mined', {
+      reasonCode: 'transaction_not_found',
+    });
+  }
+  if (!(await consumeAction(prisma, { actionId: action.id, proof: input.proof, metadata: input.metadata }, now))) {
+    throw new ApiError('conflict', 'This actionId was already used; read the Payment for a new one', { reasonCode: 'action_already_used' });
+  }
+  for (const transfer of transfers) await takePaymentTransfer({ prisma, chains: deps.chains, engine: deps.engine }, transfer);
+  return view(deps, await loadPayable(prisma, principal, paymentId));
+}

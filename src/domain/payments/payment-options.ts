@@ -1,0 +1,114 @@
+import type { PrismaClient } from '../../db/client';
+import { formatAtomic } from '../amounts';
+import { hmacHex } from '../secrets';
+import { issueAction } from './payment-actions';
+import { ZPaymentOption, type TPaymentOption } from './payment-option.schemas';
+import { remainingOf, toNextAction, type PaymentRow } from './payment-view';
+
+/** What an option provider sees: the Payment, the payer account (from the client token) and the clock. */
+export interface PaymentOptionContext {
+  prisma: PrismaClient;
+  serviceSecret: string;
+  payment: PaymentRow;
+  /** The payer: the account the client token is bound to. */
+  accountId: string;
+  now: Date;
+}
+
+/**
+ * One kind of checkout option (a rail). The direct wallet transfer is built in; others (the Vault
+ * option) are passed as extraOptions by the module that owns them, and issue their action ids with
+ * issueAction like the direct one.
+ */
+export type PaymentOptionProvider = (ctx: PaymentOptionContext) => Promise<TPaymentOption[]>;
+
+/** The payment method of the direct option: the payer's own wallet sends to the deposit address. */
+export const WALLET_TRANSFER_METHOD = 'wallet_transfer';
+
+/**
+ * Stable per (Payment, method), so a later call (authorize, confirm) can name the option it was shown,
+ * and unguessable across Payments (an HMAC under the service secret).
+ */
+export function paymentOptionId(serviceSecret: string, paymentId: string, method: string): string {
+  return `pay_option_${hmacHex(serviceSecret, `payment-option:${paymentId}:${method}`).slice(0, 32)}`;
+}
+
+const big = (d: { toString(): string }) => BigInt(d.toString());
+const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'expired']);
+
+function optionStatus(p: PaymentRow, paid: bigint): TPaymentOption['status'] {
+  if (p.status === 'succeeded' || p.status === 'accepted') return 'completed';
+  if (TERMINAL.has(p.status)) return 'unavailable';
+  return paid > 0n ? 'processing' : 'available';
+}
+
+/** The direct option, derived from the Payment's deposit instructions; none without an escrow address. */
+export async function walletTransferOption(ctx: PaymentOptionContext): Promise<TPaymentOption[]> {
+  const p = ctx.payment;
+  if (!p.escrowAddress) return [];
+  const id = paymentOptionId(ctx.serviceSecret, p.id, WALLET_TRANSFER_METHOD);
+  const required = big(p.amountAtomic);
+  const seen = big(p.receivedAtomic) + big(p.pendingAtomic);
+  const net = big(p.merchantNetAtomic);
+  const nextAction = toNextAction(p);
+  // Only a transfer still owed is something to execute; an action id is issued for it alone.
+  const action =
+    nextAction?.type === 'transaction'
+      ? await issueAction(ctx.prisma, { paymentId: p.id, optionId: id, accountId: ctx.accountId, proofType: 'transaction', expiresAt: p.expiresAt }, ctx.now)
+      : null;
+  const transfers = await ctx.prisma.paymentTransfer.findMany({
+    where: { paymentId: p.id, NOT: { status: { startsWith: 'dust' } } },
+    orderBy: [{ blockNumber: 'asc' }, { logIndex: 'asc' }],
+  });
+  const asset = { assetSymbol: p.assetCode, decimals: p.decimals, chainId: p.chainId };
+  const settled = (atomic: bigint) => ({ amountAtomic: atomic.toString(), amountDecimal: formatAtomic(atomic, p.decimals), ...asset, tokenAddress: p.tokenAddress });
+  const expiresAt = p.expiresAt.toISOString();
+  return [
+    ZPaymentOption.parse({
+      id,
+      providerCode: 'direct',
+      paymentMethodType: WALLET_TRANSFER_METHOD,
+      paymentMethodId: `evm:${p.chainId}:${p.tokenAddress.toLowerCase()}`,
+      type: 'crypto_transfer',
+      displayName: `Send ${p.assetCode} from a wallet`,
+      status: optionStatus(p, seen),
+      selectionStatus: seen > 0n ? 'selected' : 'not_selected',
+      requiredAmountAtomic: required.toString(),
+      paidAmountAtomic: seen.toString(),
+      remainingAmountAtomic: remainingOf(p).toString(),
+      isTerminal: TERMINAL.has(p.status),
+      confirmationMode: 'chain_detection',
+      transactionSubmissions: transfers.map((t) => ({
+        transactionHash: t.txHash,
+        chainId: t.chainId,
+        amountAtomic: t.amountAtomic.toString(),
+        status: t.status,
+        submittedAt: t.createdAt.toISOString(),
+      })),
+      sourceAmount: { amountAtomic: required.toString(), ...asset },
+      destinationAmount: { amountAtomic: net.toString(), ...asset },
+      payerAmount: settled(required),
+      recipientAmount: settled(net),
+      providerFee: settled(0n),
+      execution: action ? { actionId: action.id, type: action.proofType, expiresAt: action.expiresAt.toISOString() } : null,
+      expiresAt,
+      // Same asset in and out: there is no quote to refresh.
+      refreshable: false,
+      feeAmountAtomic: '0',
+      actionExpiresAt: action ? action.expiresAt.toISOString() : null,
+      quoteExpiresAt: expiresAt,
+      orderExpiresAt: expiresAt,
+      receipts: transfers
+        .filter((t) => t.status === 'confirmed' && (t.role ?? 'funding') === 'funding')
+        .map((t) => ({ type: 'transaction' as const, transactionHash: t.txHash, chainId: t.chainId, amountAtomic: t.amountAtomic.toString(), confirmedAt: t.updatedAt.toISOString() })),
+    }),
+  ];
+}
+
+/** Every option of a Payment for one payer: the direct one first, then each extra provider's. */
+export async function paymentOptions(ctx: PaymentOptionContext, extraOptions: readonly PaymentOptionProvider[] = []): Promise<TPaymentOption[]> {
+  const all = [walletTransferOption, ...extraOptions];
+  const lists = [];
+  for (const provide of all) lists.push(...(await provide(ctx)));
+  return lists;
+}

@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import type { PrismaClient } from '../../db/client';
+import type { ChainRegistry } from '../../chain/registry';
+import type { PaymentEngine } from '../../domain/engine';
+import type { IdempotencyRecords } from '../../domain/idempotency-records';
+import { clientTokenKey, exchangeClientToken, revokeClientTokens, verifyClientToken } from '../../domain/client-auth/access-tokens';
+import { ZClientAccountRef } from '../../domain/client-auth/client-auth.schemas';
+import { confirmClientPayment, readClientPayment, type ClientPaymentDeps } from '../../domain/payments/client-payments';
+import { ZConfirmClientPayment } from '../../domain/payments/client-payment.schemas';
+import type { PaymentOptionProvider } from '../../domain/payments/payment-options';
+import { ZPaymentId } from '../../domain/payments/payment.schemas';
+import { clientSecretFor } from '../../domain/payments/payment-view';
+import { parseInput } from '../../domain/validation';
+import { requireScope } from '../middleware/auth';
+import { assertPaymentSecret, clientBearer } from '../middleware/client-auth';
+import { idempotent } from '../middleware/idempotency';
+import { requireApp, requireClient, type ApiMiddleware, type ApiRouter } from '../context';
+
+export interface ClientRouteDeps {
+  prisma: PrismaClient;
+  idempotency: IdempotencyRecords;
+  serviceSecret: string;
+  publicBaseUrl: string;
+  /** Confirm reads the transaction a client names, and hands it to the Payment's workflow. */
+  chains: ChainRegistry;
+  engine: Pick<PaymentEngine, 'transferSeen'>;
+  /** More checkout options (e.g. the Vault option), after the direct wallet transfer. */
+  extraOptions?: readonly PaymentOptionProvider[];
+}
+
+const ZPaymentPath = z.strictObject({ paymentId: ZPaymentId });
+const ZNoQuery = z.strictObject({});
+
+type WithCheckout = { payment?: { id?: string }; checkout?: { clientSecret?: string | null } };
+
+/** POST /v2/client/auth/exchange and /revoke: partner routes (HTTP Basic, v2:payments scope). */
+export function registerClientAuthRoutes(partner: ApiRouter, deps: Pick<ClientRouteDeps, 'prisma' | 'serviceSecret'>): void {
+  const key = clientTokenKey(deps.serviceSecret);
+  const scope = requireScope('v2:payments');
+  // Not idempotent on purpose: a stored response would hold a token. Each call issues a new one.
+  partner.post('/v2/client/auth/exchange', scope, async (ctx) => {
+    const ref = parseInput(ZClientAccountRef, ctx.state.body, 'body');
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = await exchangeClientToken(deps.prisma, key, requireApp(ctx), ref);
+  });
+  partner.post('/v2/client/auth/revoke', scope, async (ctx) => {
+    const ref = parseInput(ZClientAccountRef, ctx.state.body, 'body');
+    ctx.body = await revokeClientTokens(deps.prisma, requireApp(ctx), ref);
+  });
+}
+
+/** /v2/client/me/...: Bearer tokens only, on a router of their own (no Basic middleware runs here). */
+export function registerClientRoutes(client: ApiRouter, deps: ClientRouteDeps, shared: { rateLimit: ApiMiddleware; jsonBody: ApiMiddleware; svcVersion: ApiMiddleware }): void {
+  const key = clientTokenKey(deps.serviceSecret);
+  client.use(clientBearer((token) => verifyClientToken(deps.prisma, key, token)));
+  client.use(shared.svcVersion);
+  client.use(shared.rateLimit);
+  client.use(shared.jsonBody);
+  const use: ClientPaymentDeps = deps;
+
+  client.get('/v2/client/me/payments/:paymentId', async (ctx) => {
+    const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
+    assertPaymentSecret(ctx, deps.serviceSecret, paymentId);
+    parseInput(ZNoQuery, ctx.query, 'query');
+    ctx.body = await readClientPayment(use, requireClient(ctx), paymentId);
+  });
+
+  // The stored idempotent response never holds the clientSecret (a replay derives it again), and
+  // each account's keys are its own.
+  const seal = (body: unknown) => {
+    const b = body as WithCheckout;
+    return b?.checkout?.clientSecret ? { ...b, checkout: { ...b.checkout, clientSecret: null } } : body;
+  };
+  const unseal = (stored: unknown) => {
+    const b = stored as WithCheckout;
+    if (!b?.checkout || !b.payment?.id) return stored;
+    return { ...b, checkout: { ...b.checkout, clientSecret: clientSecretFor(deps.serviceSecret, b.payment.id) } };
+  };
+  const confirmIdempotency = idempotent(deps.idempotency, { required: false, seal, unseal, namespace: (ctx) => `client:${requireClient(ctx).accountId}` });
+
+  client.post('/v2/client/me/payments/:paymentId/confirm', confirmIdempotency, async (ctx) => {
+    const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
+    parseInput(ZNoQuery, ctx.query, 'query');
+    const input = parseInput(ZConfirmClientPayment, ctx.state.body, 'body');
+    ctx.body = await confirmClientPayment(use, requireClient(ctx), paymentId, input);
+  });
+}
