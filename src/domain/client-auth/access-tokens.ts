@@ -80,6 +80,10 @@ export async function revokeClientTokens(prisma: PrismaClient, app: Authenticate
  * or account that no longer match, or a generation a revoke has passed.
  */
 export async function verifyClientToken(prisma: PrismaClient, key: Uint8Array, token: string): Promise<ClientPrincipal | null> {
+  // base64url lets several strings decode to one signature (the last character's spare bits): only
+  // the canonical one, the one we issued, is accepted, so altering any character of a token refuses it.
+  const signature = token.slice(token.lastIndexOf('.') + 1);
+  if (Buffer.from(signature, 'base64url').toString('base64url') !== signature) return null;
   let payload: unknown;
   try {
     ({ payload } = await jwtVerify(token, key, { algorithms: ['HS256'], issuer: ISSUER, audience: AUDIENCE, typ: 'JWT' }));

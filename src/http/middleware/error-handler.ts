@@ -31,7 +31,7 @@ export function errorHandler(): ApiMiddleware {
 
 /** The spec's Payment endpoints answer the payment_* variants of the upstream codes. */
 function isPaymentEndpoint(path: string): boolean {
-  return /^\/v2\/payments(\/|$)/.test(path);
+  return /^\/v2\/(client\/me\/)?payments(\/|$)/.test(path);
 }
 
 function fromUnexpected(err: unknown, paymentEndpoint: boolean): ApiError {
