@@ -94,7 +94,9 @@ async function snapshot(f: FuzzFixture, idempotencyKey: string | undefined): Pro
        'payments', (SELECT json_build_array(count(*), sum(status_version)) FROM payments WHERE app_id = ANY($1)),
        'depositAddresses', (SELECT count(*) FROM deposit_addresses WHERE app_id = ANY($1)),
        'webhookEndpoints', (SELECT json_build_array(count(*), max(updated_at)) FROM webhook_endpoints WHERE app_id = ANY($1)),
-       'idempotencyRecords', (SELECT count(*) FROM idempotency_records WHERE app_id = ANY($1) AND key IS DISTINCT FROM $2),
+       'idempotencyRecords', (SELECT count(*) FROM idempotency_records WHERE app_id = ANY($1) AND key IS DISTINCT FROM $2
+         -- The client API keeps an account's keys as client:<accountId>:<key>.
+         AND ($2::text IS NULL OR key NOT LIKE 'client:%' OR right(key, length($2::text) + 1) <> ':' || $2::text)),
        'events', (SELECT count(*) FROM events WHERE app_id = ANY($1)),
        'ledgerPostings', (SELECT count(*) FROM ledger_postings WHERE app_id = ANY($1)),
        'custodyAddresses', (SELECT count(*) FROM custody_addresses)
@@ -146,7 +148,12 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
       endpointId: endpoint.body.endpoint.id,
       paymentsCursor: page.body.nextCursor,
       paymentId: '',
+      clientToken: '',
+      spareAccountId: (await call('/v2/accounts', { credential: merchant.cred, body: { externalUserId: `fuzz-spare-${process.pid}` } })).body.account.id,
     };
+    const token = await call('/v2/client/auth/exchange', { credential: merchant.cred, body: { accountId: merchant.accountId } });
+    assert.equal(token.status, 200, token.text);
+    f.clientToken = token.body.accessToken;
     assert.ok(f.paymentsCursor, 'a second page of Payments');
   });
   after(() => api.close());

@@ -464,6 +464,14 @@ describe('Client API: confirming a Payment', () => {
     }
     assert.equal((await h.db.prisma.paymentAction.findUniqueOrThrow({ where: { id: actionId } })).usedAt, null);
     assert.equal(await h.db.prisma.paymentTransfer.count({ where: { paymentId: p.payment.id } }), 0);
+    // With a key, that refusal is not the key's answer: the key stays free for the retry once mined.
+    const keyed = await confirm(aliceToken, p.payment.id, { actionId, proof: { type: 'transaction', transactionHash: hash } }, { 'idempotency-key': 'not-mined-yet' });
+    assert.equal(keyed.body.error.details.reasonCode, 'transaction_not_found');
+    assert.equal(await h.db.prisma.idempotencyRecord.count({ where: { appId: m.cred.appId, key: `client:${alice}:not-mined-yet` } }), 0);
+    // Other refusals are the key's answer, as everywhere else.
+    const refused = await confirm(aliceToken, p.payment.id, { actionId, proof: { type: 'managed_authorization', authorization: 'approved' } }, { 'idempotency-key': 'wrong-proof' });
+    assert.equal(refused.status, 400);
+    assert.equal((await h.db.prisma.idempotencyRecord.findUniqueOrThrow({ where: { appId_key: { appId: m.cred.appId, key: `client:${alice}:wrong-proof` } } })).responseStatus, 400);
   });
 
   test('validates the body: required fields, strict shapes, metadata limits, NUL characters, header patterns', async () => {

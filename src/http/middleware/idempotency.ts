@@ -26,6 +26,8 @@ export interface IdempotencyOptions {
    * each principal's keys in its own namespace, so one account can never replay another's response.
    */
   namespace?: (ctx: ApiContext) => string;
+  /** A refusal that is not the key's final answer (the world may change: a transaction gets mined): the key is released. */
+  releaseOn?: (err: ApiError) => boolean;
 }
 
 /**
@@ -73,7 +75,7 @@ export function idempotent(records: IdempotencyRecords, options: IdempotencyOpti
     } catch (err) {
       // A refusal (4xx) is the answer for this key; a fault releases the key so a retry can run. So
       // does a conflict found behind the key (the key belongs to the request that made the resource).
-      if (err instanceof ApiError && err.status < 500 && err.code !== 'idempotency_conflict') {
+      if (err instanceof ApiError && err.status < 500 && err.code !== 'idempotency_conflict' && !options.releaseOn?.(err)) {
         await records.complete(target, err.status, err.toBody());
       } else {
         await records.release(target);

@@ -76,7 +76,14 @@ export function registerClientRoutes(client: ApiRouter, deps: ClientRouteDeps, s
     if (!b?.checkout || !b.payment?.id) return stored;
     return { ...b, checkout: { ...b.checkout, clientSecret: clientSecretFor(deps.serviceSecret, b.payment.id) } };
   };
-  const confirmIdempotency = idempotent(deps.idempotency, { required: false, seal, unseal, namespace: (ctx) => `client:${requireClient(ctx).accountId}` });
+  const confirmIdempotency = idempotent(deps.idempotency, {
+    required: false,
+    seal,
+    unseal,
+    namespace: (ctx) => `client:${requireClient(ctx).accountId}`,
+    // Not mined yet: the same request (same key) must succeed once it is.
+    releaseOn: (err) => (err.details as { reasonCode?: string } | undefined)?.reasonCode === 'transaction_not_found',
+  });
 
   client.post('/v2/client/me/payments/:paymentId/confirm', confirmIdempotency, async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');

@@ -17,11 +17,17 @@ export interface FuzzFixture {
   paymentsCursor: string;
   /** An open Payment made for the request that is about to run (routes with a :paymentId). */
   paymentId: string;
+  /** A client API token of the merchant's account. */
+  clientToken: string;
+  /** Another account of the app, whose tokens the revoke route revokes (not clientToken's). */
+  spareAccountId: string;
 }
 
 /** A valid request to one route; the mutations in requests.ts turn it into a buggy client's. */
 export interface RouteModel {
-  auth: 'partner' | 'admin' | 'none';
+  auth: 'partner' | 'admin' | 'client' | 'none';
+  /** Client API: send the Payment's X-Svc-Payment-Secret (its checkout.clientSecret). */
+  paymentSecret?: boolean;
   params?: (f: FuzzFixture) => Record<string, string>;
   query?: (f: FuzzFixture) => Record<string, string>;
   /** A valid JSON body; called once per request, so unique fields stay unique. */
@@ -99,6 +105,17 @@ export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
   'GET /v2/payments': { auth: 'partner', query: () => ({ limit: '5', status: 'requires_payment_method', createdFrom: '2020-01-01T00:00:00Z' }) },
   'GET /v2/payments/:paymentId': { auth: 'partner', params: payment, touches: 'payment' },
   'POST /v2/payments/:paymentId/cancel': { auth: 'partner', idempotencyKey: 'optional', params: payment, touches: 'payment', body: () => ({ reasonCode: 'customer_request', reason: 'changed their mind' }) },
+
+  'POST /v2/client/auth/exchange': { auth: 'partner', body: (f) => ({ accountId: f.accountId }) },
+  'POST /v2/client/auth/revoke': { auth: 'partner', body: (f) => ({ accountId: f.spareAccountId }) },
+  'GET /v2/client/me/payments/:paymentId': { auth: 'client', paymentSecret: true, params: payment, touches: 'payment' },
+  'POST /v2/client/me/payments/:paymentId/confirm': {
+    auth: 'client',
+    idempotencyKey: 'optional',
+    params: payment,
+    touches: 'payment',
+    body: () => ({ actionId: 'action_0fuzz0', proof: { type: 'transaction', transactionHash: `0x${'ab'.repeat(32)}` }, metadata: { order: 'fuzz' } }),
+  },
 
   'POST /admin/v1/apps/:appId/webhook-endpoints': { auth: 'admin', params: app, body: () => ({ url: 'http://127.0.0.1:9/fuzz', description: 'fuzz', events: ['deposit.settled'] }) },
   'GET /admin/v1/apps/:appId/webhook-endpoints': { auth: 'admin', params: app },

@@ -1,5 +1,7 @@
 import fc from 'fast-check';
 import { basicAuth } from '../../support/api-client';
+import { TEST_SERVICE_SECRET } from '../../support/harness';
+import { clientSecretFor } from '../../../src/domain/payments/payment-view';
 import type { FuzzFixture, RouteModel } from './models';
 
 /** A request as sent: the route it aims at, and what a buggy client made of it. */
@@ -90,7 +92,7 @@ const rawBody: fc.Arbitrary<string | Uint8Array> = fc.oneof(
   fc.constant(`{"pad":"${'p'.repeat(300_000)}"}`),
 );
 
-const HEADER_NAMES = ['idempotency-key', 'svc-version', 'content-type', 'authorization', 'x-request-id', 'accept', 'content-encoding', 'x-forwarded-for', 'cookie', 'x-http-method-override'] as const;
+const HEADER_NAMES = ['idempotency-key', 'svc-version', 'content-type', 'authorization', 'x-request-id', 'accept', 'content-encoding', 'x-forwarded-for', 'cookie', 'x-http-method-override', 'x-svc-payment-secret'] as const;
 const headerValue: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom('', ' ', 'a, b', 'key-1, key-1', 'x'.repeat(300), 'x'.repeat(9000), 'x'.repeat(17_000), '2026-09-09', '2026-09-09, 2026-09-09', '2020-01-01', 'latest', 'null'),
   fc.constantFrom('text/plain', 'application/json; charset=utf-16', 'application/json; charset=latin1', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json, text/plain', 'application/merge-patch+json', '*/*', 'gzip', 'br'),
@@ -143,6 +145,8 @@ export function validDraft(route: string, model: RouteModel, f: FuzzFixture, ide
   const headers: Record<string, string> = {};
   if (model.auth === 'partner') headers.authorization = basicAuth(f.cred.appId, f.cred.appSecret);
   if (model.auth === 'admin') headers.authorization = `Bearer ${f.adminToken}`;
+  if (model.auth === 'client') headers.authorization = `Bearer ${f.clientToken}`;
+  if (model.paymentSecret) headers['x-svc-payment-secret'] = clientSecretFor(TEST_SERVICE_SECRET, f.paymentId);
   if (model.idempotencyKey) headers['idempotency-key'] = idempotencyKey;
   const draft: Draft = {
     method,
