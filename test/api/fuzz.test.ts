@@ -126,7 +126,7 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
   let f: FuzzFixture;
 
   before(async () => {
-    // The whole surface: partner, open and admin routes (ADMIN_API_TOKEN set), on the shared harness.
+    // The whole surface: partner, client, open and admin routes (ADMIN_API_TOKEN set), on the shared harness.
     api = await startAdminApi({ allowPrivate: true, withEngine: true });
     merchant = await newMerchant();
     const account = await call(`/v2/accounts/${merchant.accountId}`, { credential: merchant.cred });

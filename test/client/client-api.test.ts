@@ -12,7 +12,8 @@ import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { clientTokenKey, CLIENT_TOKEN_LIFETIME_SECONDS } from '../../src/domain/client-auth/access-tokens';
 import { ZClientTokenResponse, ZClientTokenRevokeResponse } from '../../src/domain/client-auth/client-auth.schemas';
 import { ZClientConfirmResponse, ZClientPaymentResponse } from '../../src/domain/payments/client-payment.schemas';
-import { paymentOptionId } from '../../src/domain/payments/payment-options';
+import { paymentOptionId, walletTransferOption, type PaymentOptionProvider } from '../../src/domain/payments/payment-options';
+import { issueAction } from '../../src/domain/payments/payment-actions';
 import { deriveKey } from '../../src/domain/secrets';
 import type { AppCredential } from '../../src/domain/apps';
 import { call, newApp, uniqueUserId, type ApiResponse } from '../support/api-client';
@@ -510,11 +511,53 @@ describe('Client API: confirming a Payment', () => {
     const ok = await confirm(token, p.payment.id, { actionId, proof, metadata: atLimits });
     assert.equal(ok.status, 409, ok.text);
     assert.equal(ok.body.error.details.reasonCode, 'transaction_not_found');
-    for (const key of ['', 'é', 'a'.repeat(257), 'tab\there']) {
-      const res = await call(`/v2/client/me/payments/${p.payment.id}/confirm`, { baseUrl, headers: bearer(token, key === '' ? {} : { 'idempotency-key': encodeURIComponent(key) === key ? key : key }), body: { actionId, proof, extra: 1 } });
+    // Idempotency-Key: 1-256 printable ASCII; refused before the (valid) body is looked at.
+    for (const key of ['é', 'a'.repeat(257), 'tab\there']) {
+      const res = await confirm(token, p.payment.id, { actionId, proof }, { 'idempotency-key': key });
       assert.equal(res.status, 400, `${JSON.stringify(key)}: ${res.text}`);
+      assert.match(res.body.error.details.fields[0].field, /^header/, res.text);
     }
     assert.equal((await h.db.prisma.paymentAction.findUniqueOrThrow({ where: { id: actionId } })).usedAt, null);
+  });
+});
+
+describe('Client API: more checkout options', () => {
+  test('an extraOptions provider adds its options after the direct one, and its action ids do not confirm a wallet transfer', async () => {
+    const h = await getHarness();
+    // A stand-in for the Vault option: its own method, id and single-use action, from the same tools.
+    const extra: PaymentOptionProvider = async (ctx) => {
+      const [direct] = await walletTransferOption(ctx);
+      const id = paymentOptionId(ctx.serviceSecret, ctx.payment.id, 'vault');
+      const action = await issueAction(ctx.prisma, { paymentId: ctx.payment.id, optionId: id, accountId: ctx.accountId, proofType: 'managed_authorization', expiresAt: ctx.payment.expiresAt });
+      return [{ ...direct!, id, providerCode: 'vault', paymentMethodType: 'vault', execution: { actionId: action.id, type: 'managed_authorization', expiresAt: action.expiresAt.toISOString() } }];
+    };
+    const api = createApi(await apiDepsOnHarness({ engine: h.engine, client: { chains: h.chain.chains, engine: h.engine, extraOptions: [extra] } }));
+    const s = await new Promise<Server>((resolve) => {
+      const x = api.listen(0, '127.0.0.1', () => resolve(x));
+    });
+    try {
+      const url = `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+      const m = await newMerchant();
+      const p = await newPaymentFor(m);
+      const token = await tokenFor(m.cred, m.accountId);
+      const read = await call(`/v2/client/me/payments/${p.payment.id}`, { baseUrl: url, headers: bearer(token, { 'x-svc-payment-secret': p.checkout.clientSecret }) });
+      assert.equal(read.status, 200, read.text);
+      ZClientPaymentResponse.parse(read.body);
+      assert.deepEqual(read.body.options.map((o: { paymentMethodType: string }) => o.paymentMethodType), ['wallet_transfer', 'vault']);
+      const vaultAction = read.body.options[1].execution.actionId as string;
+      assert.notEqual(vaultAction, read.body.options[0].execution.actionId);
+      const res = await call(`/v2/client/me/payments/${p.payment.id}/confirm`, {
+        baseUrl: url,
+        headers: bearer(token),
+        body: { actionId: vaultAction, proof: { type: 'transaction', transactionHash: `0x${'12'.repeat(32)}` } },
+      });
+      assert.equal(res.status, 404, res.text);
+      // The harness API (no extra providers) shows the direct option only.
+      assert.equal((await readAsClient(token, p.payment.id, p.checkout.clientSecret)).body.options.length, 1);
+    } finally {
+      s.closeAllConnections();
+      await new Promise((r) => s.close(r));
+    }
   });
 });
 

@@ -25,7 +25,7 @@ export async function startAdminApi(opts: { allowPrivate: boolean; token?: strin
     config: { ...h.config, admin: { apiToken: opts.token ?? ADMIN_TOKEN }, webhooks: { allowPrivateDestinations: opts.allowPrivate } },
     // No Temporal client by default: the admin API's best-effort kick of the dispatcher stays out of
     // the tests, which drive dispatch themselves (dispatchWebhooksNow). withEngine: every route
-    // (the Payment routes need the engine), for tests of the whole surface.
+    // (the Payment and client routes need the engine), for tests of the whole surface.
     ...(opts.withEngine ? { engine: h.engine, temporalHealth: () => h.engine.ping(), client: { chains: h.chain.chains, engine: h.engine } } : {}),
   }));
   const server: Server = await new Promise((resolve) => {
