@@ -342,9 +342,14 @@ describe('Client API: reading a Payment', () => {
     assert.equal(inQuery.status, 400, inQuery.text);
   });
 
-  test('refuses malformed Payment ids and NUL characters with 400', async () => {
+  test('refuses malformed Payment ids and NUL characters with 400, and other methods with 405', async () => {
     const m = await newMerchant();
     const token = await tokenFor(m.cred, m.accountId);
+    for (const [method, path] of [['DELETE', '/v2/client/me/payments/payment_x'], ['GET', '/v2/client/me/payments/payment_x/confirm'], ['GET', '/v2/client/auth/exchange']] as const) {
+      const res = await call(path, { baseUrl, method, headers: bearer(token) });
+      assert.equal(res.status, 405, `${method} ${path}: ${res.text}`);
+      assert.equal(res.body.error.code, 'method_not_allowed');
+    }
     for (const id of ['payment_a%00b', 'pay_123', 'payment_', `payment_${'a'.repeat(80)}`, 'payment_a%20b']) {
       const res = await readAsClient(token, id, 'payment_x_secret_' + '0'.repeat(40));
       assert.equal(res.status, 400, `${id}: ${res.text}`);
