@@ -567,6 +567,32 @@ describe('Client API: more checkout options', () => {
 });
 
 describe('Client API: secrets stay out of logs and stored data', () => {
+  test('the logger redacts the payment secret header and client tokens wherever a caller puts them', async () => {
+    const out: string[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        out.push(chunk.toString('utf8'));
+        cb();
+      },
+    });
+    const logger = createLogger('info', stream);
+    logger.info(
+      {
+        'x-svc-payment-secret': 'secret-top-1',
+        ctx: { 'x-svc-payment-secret': 'secret-nested-2' },
+        upstream: { headers: { 'x-svc-payment-secret': 'secret-headers-3', authorization: 'Bearer secret-bearer-4' } },
+        req: { headers: { 'x-svc-payment-secret': 'secret-req-5' } },
+        accessToken: 'secret-token-6',
+        body: { accessToken: 'secret-token-7' },
+      },
+      'redaction check',
+    );
+    await new Promise((r) => setImmediate(r));
+    const text = out.join('');
+    assert.match(text, /redaction check/);
+    for (const n of [1, 2, 3, 4, 5, 6, 7]) assert.equal(text.includes(`-${n}"`), false, `${n}: ${text}`);
+  });
+
   test('no token or payment secret this file issued is in any log line, stored idempotent response or event', async () => {
     const h = await getHarness();
     // The request log writes at the end of each request; give the last lines their turn.
