@@ -418,6 +418,21 @@ describe('Client API: confirming a Payment', () => {
     assert.equal(late.body.error.code, 'payment_not_open');
   });
 
+  test('two confirms racing on one action id: exactly one is answered 200, the other 409 action_already_used', async () => {
+    const h = await getHarness();
+    const m = await newMerchant();
+    const p = await newPaymentFor(m, { amount: '3' });
+    const token = await tokenFor(m.cred, await newAccount(m.cred));
+    const actionId = (await readAsClient(token, p.payment.id, p.checkout.clientSecret)).body.options[0].execution.actionId as string;
+    const txHash = await sendUnannounced(p.payment.funding.depositAddress.address, 3_000_000n);
+    const body = { actionId, proof: { type: 'transaction', transactionHash: txHash } };
+    const answers = await Promise.all([confirm(token, p.payment.id, body), confirm(token, p.payment.id, body), confirm(token, p.payment.id, body)]);
+    const statuses = answers.map((a) => a.status).sort();
+    assert.deepEqual(statuses, [200, 409, 409], answers.map((a) => a.text).join('\n'));
+    for (const a of answers.filter((x) => x.status === 409)) assert.equal(a.body.error.details.reasonCode, 'action_already_used');
+    assert.equal(await h.db.prisma.paymentTransfer.count({ where: { paymentId: p.payment.id } }), 1);
+  });
+
   test('an escrow Payment whose funds are seen and confirming answers 409 payment_confirmation_not_supported', async () => {
     const m = await newMerchant();
     const p = await newPaymentFor(m, { amount: '5' });
