@@ -32,6 +32,8 @@ const ZEnv = z.object({
   RATE_LIMIT_SYNC_MS: z.coerce.number().int().min(0).default(100),
   /** How long an API process trusts a verified app credential before reading the app again; 0 = never. */
   AUTH_CACHE_SECONDS: z.coerce.number().int().min(0).max(300).default(10),
+  /** Answer each API request's step durations as a Server-Timing header (the bench's create breakdown). */
+  SERVER_TIMING: ZFlag.default(false),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(256 * 1024),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SERVICE_SECRET: z.string().min(32).optional(),
@@ -46,7 +48,7 @@ const ZEnv = z.object({
 export type TEnv = z.infer<typeof ZEnv>;
 
 export interface ServiceConfig {
-  http: { port: number; host: string; publicBaseUrl: string; maxBodyBytes: number };
+  http: { port: number; host: string; publicBaseUrl: string; maxBodyBytes: number; serverTiming: boolean };
   database: { url?: string; embeddedPort: number; pools: Record<PoolRole, PoolSettings> };
   temporal: {
     address?: string;
@@ -96,6 +98,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
       host: e.HOST,
       publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`,
       maxBodyBytes: e.MAX_BODY_BYTES,
+      serverTiming: e.SERVER_TIMING,
     },
     database: {
       url: e.DATABASE_URL,

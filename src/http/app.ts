@@ -57,7 +57,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   app.listen = ((...args: unknown[]) => answerMalformedRequests(listen(...args), environments.apiVersion)) as typeof app.listen;
   const shared: SharedRouteDeps = { cursors: createCursorCodec(deps.serviceSecret) };
 
-  app.use(requestContext(logger));
+  app.use(requestContext(logger, { serverTiming: config.http.serverTiming }));
   app.use(echoSvcVersion(environments.apiVersion));
   app.use(errorHandler());
 
