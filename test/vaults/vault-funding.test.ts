@@ -193,6 +193,42 @@ describe('Vault funding: the on-chain leg', () => {
     assert.equal(option?.remainingInPeriodAtomic, (USDC(100) - 7_250_000n).toString());
   });
 
+  test('the vault funding workflow sends the leg, the Payment succeeds by its own verification, and the operation is confirmed with vault.funding_posted', async () => {
+    const h = await getHarness();
+    const { vault, accountId, merchant } = await fundedVault(USDC(100), USDC(20));
+    const [paymentId] = await payments(merchant, 1, '3.5');
+    const payment = await h.db.prisma.payment.findUniqueOrThrow({ where: { id: paymentId! } });
+    const { fundingOperation } = await authorizeVaultFunding(await deps(), { paymentId: paymentId!, payerAccountId: accountId, actor });
+    assert.equal(await h.engine.startVaultFunding(fundingOperation.id, 2), 'started');
+    assert.equal(await h.engine.startVaultFunding(fundingOperation.id, 2), 'exists');
+    await eventually(async () => (await tokenBalance(payment.escrowAddress!)) >= 3_500_000n, 'funds at escrow');
+    await pokeScanner();
+    await waitForPayment(merchant, paymentId!, 'succeeded', (p) => p.status === 'succeeded');
+    const op = await eventually(async () => {
+      const row = await h.db.prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: fundingOperation.id } });
+      return row.status === 'confirmed' ? row : undefined;
+    }, 'funding confirmed by the workflow');
+    assert.ok(op.transactionHash);
+    assert.equal(await h.db.prisma.event.count({ where: { resourceId: vault.id, name: 'vault.funding_posted' } }), 1);
+    assert.equal(await tokenBalance(vault.address), USDC(20) - 3_500_000n);
+  });
+
+  test('the vault funding workflow turns a refused transfer into vault.funding_requires_intervention and a failed operation', async () => {
+    const h = await getHarness();
+    const { vault, accountId, merchant } = await fundedVault(USDC(100), USDC(10));
+    const [paymentId] = await payments(merchant, 1, '2');
+    const { fundingOperation } = await authorizeVaultFunding(await deps(), { paymentId: paymentId!, payerAccountId: accountId, actor });
+    await h.db.prisma.vaultFundingOperation.update({ where: { id: fundingOperation.id }, data: { toAddress: merchant.wallet.toLowerCase() } });
+    await h.engine.startVaultFunding(fundingOperation.id, 2);
+    const result = await h.env.client.workflow.getHandle(`vault-funding:${fundingOperation.id}`).result();
+    assert.deepEqual(result, { status: 'failed' });
+    const row = await h.db.prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: fundingOperation.id } });
+    assert.equal(row.status, 'failed');
+    assert.equal(row.failureReason, 'settlement_destination_not_allowed');
+    assert.equal(await h.db.prisma.event.count({ where: { resourceId: vault.id, name: 'vault.funding_requires_intervention' } }), 1);
+    assert.equal(await tokenBalance(vault.address), USDC(10));
+  });
+
   test('a transfer the sender refuses fails the operation, frees its amount and emits vault.funding_requires_intervention', async () => {
     const h = await getHarness();
     const { vault, accountId, merchant } = await fundedVault(USDC(100), USDC(10));
