@@ -41,6 +41,12 @@ const ZEnv = z.object({
   ENVIRONMENTS_FILE: z.string().optional(),
   EMBEDDED_ANVIL_PORT: z.coerce.number().int().min(1).max(65535).default(toolchain.ports.anvil),
   WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: ZFlag.default(false),
+  /** SMTP server for vault approval codes (smtp:// or smtps://, credentials in the URL); unset: no mail. */
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\/[^\s]+$/, 'an smtp:// or smtps:// URL')
+    .optional(),
+  MAIL_FROM: z.string().min(3).max(320).default('Partner Payments <no-reply@localhost>'),
   /** Bearer token of the operator admin API (/admin/v1); unset disables that API (404). */
   ADMIN_API_TOKEN: z.string().min(32).optional(),
 });
@@ -70,6 +76,8 @@ export interface ServiceConfig {
   anvil: { embeddedPort: number };
   webhooks: { allowPrivateDestinations: boolean };
   admin: { apiToken?: string };
+  /** Outgoing mail (vault approval codes). smtpUrl may hold a password: never log it. */
+  mail: { smtpUrl?: string; from: string };
 }
 
 /** Which process role a PostgreSQL pool serves (the CLI uses the worker's settings). */
@@ -130,5 +138,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     anvil: { embeddedPort: e.EMBEDDED_ANVIL_PORT },
     webhooks: { allowPrivateDestinations: e.WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS },
     admin: { apiToken: e.ADMIN_API_TOKEN },
+    mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
   };
 }

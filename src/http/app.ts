@@ -26,6 +26,9 @@ import { registerTransactionRoutes } from './routes/transactions';
 import { registerPaymentRoutes } from './routes/payments';
 import { registerDepositRoutes } from './routes/deposits';
 import { registerCheckoutRoutes } from './routes/checkout';
+import { registerVaultRoutes } from './routes/vaults';
+import { createSmtpMailer, type Mailer } from '../mail/mailer';
+import { createChainRegistry, type ChainRegistry } from '../chain/registry';
 import type { Custody } from '../custody';
 import type { PaymentEngine, WebhookEngine } from '../domain/engine';
 
@@ -40,6 +43,10 @@ export interface ApiDeps {
   engine?: Pick<PaymentEngine, 'startPayment' | 'cancelPayment'> & Pick<WebhookEngine, 'kickWebhookDispatcher'>;
   /** Derives escrow and deposit addresses, and tells the service's own addresses from others. */
   custody: Custody;
+  /** Chain clients (vault balances); default: one per configured network of `environments`. */
+  chains?: ChainRegistry;
+  /** Outgoing mail; default: SMTP from config.mail when set, else none (the sandbox outbox). */
+  mailer?: Mailer | null;
   /** Feature modules (payments, deposits, webhooks admin...) add their routes here. */
   extraRoutes?: Array<(router: Router<ApiState>, shared: SharedRouteDeps) => void>;
 }
@@ -74,7 +81,8 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   partner.use(enforceSvcVersion(environments.supportedApiVersions));
   partner.use(rateLimit(db.pool, config.rateLimit));
   partner.use(jsonBody(config.http.maxBodyBytes));
-  registerPartnerConfigRoutes(partner, { environments });
+  const mailer = deps.mailer !== undefined ? deps.mailer : config.mail?.smtpUrl ? createSmtpMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from }) : null;
+  registerPartnerConfigRoutes(partner, { environments, mail: { smtpConfigured: mailer !== null } });
   // Feature routes: one register call per module.
   const idempotency = idempotencyRecords(db.pool);
   registerAccountRoutes(partner, { prisma: db.prisma, idempotency, environments, custody: deps.custody });
@@ -93,6 +101,16 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
     });
   }
   registerDepositRoutes(partner, { prisma: db.prisma, idempotency, custody: deps.custody, environments, cursors: shared.cursors });
+  registerVaultRoutes(partner, {
+    prisma: db.prisma,
+    idempotency,
+    custody: deps.custody,
+    chains: deps.chains ?? createChainRegistry(environments),
+    environments,
+    cursors: shared.cursors,
+    serviceSecret: deps.serviceSecret,
+    mailer,
+  });
   for (const register of deps.extraRoutes ?? []) register(partner, shared);
 
   app.use(partner.routes());

@@ -164,6 +164,7 @@ export async function startService(opts: {
         serviceSecret,
         engine,
         custody: chain.custody,
+        chains: chain.chains,
         temporalHealth: () => engine.ping(),
       });
       const server: Server = await new Promise((resolve) => {
