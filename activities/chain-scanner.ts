@@ -6,7 +6,7 @@ import { takeDepositTransfer } from '../src/domain/deposits/deposit-intake';
 import type { ChainAdvanceEngine, DepositEngine, PaymentEngine } from '../src/domain/engine';
 import { notifyChainAdvanced } from '../src/domain/chain-waiters';
 import { takePaymentTransfer } from '../src/domain/payments/payment-intake';
-import { isServiceControlled } from '../src/domain/custody-addresses';
+import { isServiceSender } from '../src/domain/custody-addresses';
 import type { Custody } from '../src/custody';
 
 export interface ChainScannerDeps {
@@ -34,7 +34,7 @@ export function createChainScannerActivities(deps: ChainScannerDeps) {
           chains: deps.chains,
           takers,
           batchBlocks: deps.batchBlocks,
-          isOurs: (a) => isServiceControlled(deps.prisma, deps.custody, a),
+          isOurs: (a) => isServiceSender(deps.prisma, deps.custody, a),
           progress: () => Context.current().heartbeat(),
         },
         input,

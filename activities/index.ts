@@ -11,6 +11,7 @@ import { createDepositActivities } from './deposits';
 import { createPaymentActivities } from './payments';
 import { createReconciliationActivities } from './reconciliation';
 import { createWebhookActivities } from './webhooks';
+import { createVaultActivities } from './vaults';
 
 export interface ActivityDeps {
   db: Database;
@@ -50,6 +51,7 @@ export function createActivities(deps: ActivityDeps) {
   return withCrashPoints({
     ...classifiedActivities(createPaymentActivities({ prisma, chains: deps.chains, settlement })),
     ...classifiedActivities(createDepositActivities({ prisma, chains: deps.chains, settlement })),
+    ...classifiedActivities(createVaultActivities({ prisma, chains: deps.chains, settlement })),
     ...classifiedActivities(createChainScannerActivities({ prisma, chains: deps.chains, custody: deps.custody, engine: deps.engine }), { retryDataErrors: true }),
     ...classifiedActivities(createReconciliationActivities({ prisma, chains: deps.chains, custody: deps.custody, engine: deps.engine, logger: deps.logger })),
     ...classifiedActivities(webhookDelivery),

@@ -20,7 +20,8 @@ export interface BenchFigures {
   apiCpuMsPerCreate?: number;
   /** apiCreate / paymentWorkflowStartWithWorker (target >= 0.8). */
   ratio?: number;
-  createAtHalfMaxRate?: { ratePerSecond: number; latency: Latency };
+  /** `steps`: each step's latency inside the API (its Server-Timing header), `total` the API's own. */
+  createAtHalfMaxRate?: { ratePerSecond: number; latency: Latency; steps?: Record<string, Latency> };
   confirmedTransferToSucceeded?: Latency;
   committedEventToWebhookDelivered?: { ratePerSecond: number; seconds: number; latency: Latency };
   /** Lists stay flat: 1M rows against 10k (bench/phases/lists.ts). */

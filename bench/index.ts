@@ -11,6 +11,7 @@ import { freePort } from '../src/embedded/process';
 import { startApiProcess } from './api-process';
 import type { BenchContext } from './context';
 import { newFigures } from './figures';
+import { parseServerTiming } from './measure';
 import { ceilings } from './phases/ceilings';
 import { createPhase } from './phases/create';
 import { settlePhase } from './phases/settle';
@@ -59,7 +60,7 @@ async function main(): Promise<void> {
     temporalAddress: service.temporalAddress,
     port: Number(process.env.BENCH_PORT ?? (await freePort())),
     // The quota is lifted: the bench measures the service, not the per-credential limit.
-    env: { RATE_LIMIT_POINTS: '1000000', API_DATABASE_POOL_MAX: process.env.API_DATABASE_POOL_MAX ?? '20' },
+    env: { SERVER_TIMING: 'true', RATE_LIMIT_POINTS: '1000000', API_DATABASE_POOL_MAX: process.env.API_DATABASE_POOL_MAX ?? '20' },
   });
   lifecycle.add('api process', () => api.stop());
   const out = (line: string) => process.stdout.write(`${line}\n`);
@@ -75,6 +76,7 @@ async function main(): Promise<void> {
         body: init.body ? JSON.stringify(init.body) : undefined,
       });
       const body = (await res.json()) as any;
+      init.onTimings?.(parseServerTiming(res.headers.get('server-timing')));
       if (res.status >= 300) throw Object.assign(new Error(`${path}: ${res.status} ${JSON.stringify(body)}`), { status: res.status });
       return body;
     };
@@ -94,7 +96,7 @@ async function main(): Promise<void> {
       tokenAddress: network.assets[0]!.tokenAddress as Address,
       createBody,
       api: call,
-      createPayment: () => call('/v2/payments', { body: createBody, key: randomUUID() }),
+      createPayment: (onTimings) => call('/v2/payments', { body: createBody, key: randomUUID(), onTimings }),
       apiCpuSeconds: () => api.cpuSeconds(),
       figures,
       out,

@@ -6,3 +6,4 @@ export { chainScannerWorkflow } from './chain-scanner';
 export { webhookDelivery, webhookDispatcher } from './webhooks';
 export { ledgerReconciliationWorkflow } from './ledger-reconciliation';
 export { paymentReconciliationWorkflow } from './payment-reconciliation';
+export { vaultFundingWorkflow } from './vault-funding';

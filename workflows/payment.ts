@@ -217,7 +217,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
   while (!finished()) {
     await drain();
     if (finished()) break;
-    if (followsEveryTransfer && runIsLong() && queue.length === 0) {
+    if (followsEveryTransfer && runIsLong(input.settlement.maxRunEvents) && queue.length === 0) {
       await condition(allHandlersFinished);
       await continueAsNew<typeof paymentWorkflow>({ ...input, resume: undefined, carried: { state: toCarriedState(state), expiresAtMs } });
     }

@@ -22,9 +22,9 @@ export const MAX_RUN_EVENTS = 500;
  * True once a long-running workflow (scanner, dispatcher) should continue as new: its history is
  * replayed in full whenever a worker has it out of its cache, so a run is kept short.
  */
-export function runIsLong(): boolean {
+export function runIsLong(maxEvents = MAX_RUN_EVENTS): boolean {
   const info = workflowInfo();
-  return info.historyLength >= MAX_RUN_EVENTS || info.continueAsNewSuggested;
+  return info.historyLength >= maxEvents || info.continueAsNewSuggested;
 }
 
 /**

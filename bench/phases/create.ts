@@ -1,5 +1,5 @@
 import type { BenchContext } from '../context';
-import { closedLoop, latency, openLoop, showLatency } from '../measure';
+import { closedLoop, latency, openLoop, showLatency, type Latency } from '../measure';
 
 /**
  * API create at saturation (closed loop), then open-loop at half that rate for the latency a partner
@@ -8,9 +8,15 @@ import { closedLoop, latency, openLoop, showLatency } from '../measure';
 export async function createPhase(ctx: BenchContext, count: number, concurrency: number): Promise<void> {
   const { out, figures } = ctx;
   let refused = 0;
+  const steps = new Map<string, number[]>();
+  let collecting = false;
+  const collect = (timings: Map<string, number>) => {
+    if (!collecting) return;
+    for (const [name, ms] of timings) steps.set(name, [...(steps.get(name) ?? []), ms]);
+  };
   const timedCreate = async () => {
     try {
-      await ctx.createPayment();
+      await ctx.createPayment(collect);
     } catch (err) {
       if ((err as { status?: number }).status !== 503) throw err;
       refused += 1;
@@ -29,7 +35,11 @@ export async function createPhase(ctx: BenchContext, count: number, concurrency:
 
   const rate = figures.apiCreate.perSecond / 2;
   const halfCount = Math.min(count, Math.max(200, Math.round(rate * 10)));
+  collecting = true;
   const half = latency(await openLoop(halfCount, rate, timedCreate));
-  figures.createAtHalfMaxRate = { ratePerSecond: Math.round(rate * 10) / 10, latency: half };
+  // Where a create's time goes, step by step, as the API measured it (Server-Timing).
+  const bySteps: Record<string, Latency> = Object.fromEntries([...steps].map(([name, ms]) => [name, latency(ms)]));
+  figures.createAtHalfMaxRate = { ratePerSecond: Math.round(rate * 10) / 10, latency: half, steps: bySteps };
   out(`API create at ${rate.toFixed(1)}/s (half max), ${halfCount} requests: ${showLatency(half)}   (target p99 <= 50 ms)${refusedNote()}`);
+  for (const [name, l] of Object.entries(bySteps)) out(`  step ${name.padEnd(22)} ${showLatency(l)}`);
 }

@@ -118,7 +118,7 @@ export async function listsPhase(ctx: BenchContext, opts: ListsOptions): Promise
           measured.set(`${c.list} ${c.filter} ${page} ${size}`, l);
           const sql = await explainRead(db, c, deep?.position);
           ctx.out(
-            `lists: ${c.list.padEnd(12)} ${(c.filter || 'default').padEnd(16)} ${page.padEnd(5)} ${label(size).padStart(4)}   ${showLatency(l)}   query ${sql.ms} ms, ${sql.hit} buffers hit, ${sql.read} read`,
+            `lists: ${c.list.padEnd(12)} ${(c.filter || 'default').padEnd(16)} ${page.padEnd(5)} ${label(size).padStart(4)}   ${showLatency(l)}   query ${sql.ms} ms (planning ${sql.planMs} ms), ${sql.hit} buffers hit, ${sql.read} read`,
           );
         }
       }
@@ -180,15 +180,16 @@ async function deepCursor(
  * (one table, its filters, the cursor's bound, newest first), so that a growth of the request's time
  * with the size can be told apart from a growth of the query's.
  */
-async function explainRead(db: pg.Client, c: ListCase, position?: { t: Date; id: string }): Promise<{ ms: number; hit: number; read: number }> {
+async function explainRead(db: pg.Client, c: ListCase, position?: { t: Date; id: string }): Promise<{ ms: number; planMs: number; hit: number; read: number }> {
   const limit = (c.filter === 'limit=100' ? 100 : c.list === 'payments' ? 20 : 50) + 1;
   const bound = position ? ` AND created_at <= $1 AND (created_at < $1 OR id < $2)` : '';
   const { rows } = await db.query(
     `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT * FROM ${c.table} WHERE ${c.where}${bound} ORDER BY created_at DESC, id DESC LIMIT ${limit}`,
     position ? [position.t, position.id] : [],
   );
-  const plan = (rows[0] as { 'QUERY PLAN': Array<{ 'Execution Time': number; Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }> })['QUERY PLAN'][0]!;
-  return { ms: Math.round(plan['Execution Time'] * 100) / 100, hit: plan.Plan['Shared Hit Blocks'], read: plan.Plan['Shared Read Blocks'] };
+  const plan = (rows[0] as { 'QUERY PLAN': Array<{ 'Execution Time': number; 'Planning Time': number; Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }> })['QUERY PLAN'][0]!;
+  const ms = (v: number) => Math.round(v * 100) / 100;
+  return { ms: ms(plan['Execution Time']), planMs: ms(plan['Planning Time']), hit: plan.Plan['Shared Hit Blocks'], read: plan.Plan['Shared Read Blocks'] };
 }
 
 interface Seeding {

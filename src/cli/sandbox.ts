@@ -8,6 +8,8 @@ import { createChainFaults, jsonRpc, type BlockRef, type ChainFaults, type Minin
 import { SANDBOX_TOKEN_ADDRESS, sendTestTokens } from '../chain/sandbox';
 import { formatAtomic, toAtomic } from '../domain/amounts';
 import { UsageError, withEngine } from './shared';
+import { openDatabase } from '../runtime/database';
+import { sandboxVaultCodes } from '../domain/vaults/sandbox-mail';
 
 type Register = (name: string, command: (argv: string[]) => Promise<unknown>) => void;
 
@@ -21,7 +23,8 @@ export const SANDBOX_USAGE = `  npm run cli -- sandbox transfer --to <address> -
   npm run cli -- sandbox mine [--blocks <n>]
   npm run cli -- sandbox pause-mining
   npm run cli -- sandbox resume-mining [--interval <seconds, 0 = a block per transaction>]
-  npm run cli -- sandbox reorg --depth <n> [--reinclude]`;
+  npm run cli -- sandbox reorg --depth <n> [--reinclude]
+  npm run cli -- sandbox vault-codes --account <accountId> [--limit <n>]`;
 
 /** The mining mode `npm start` runs the sandbox chain in (src/runtime/service.ts): a block a second. */
 const DEFAULT_INTERVAL_SECONDS = 1;
@@ -134,6 +137,20 @@ export function registerSandboxCommands(register: Register): void {
       blockNumber: minedIn === null ? null : Number(minedIn),
       scannerPoked,
     };
+  });
+
+  // The vault approval codes the sandbox outbox holds (no SMTP configured); sandbox accounts only.
+  register('sandbox vault-codes', async (argv) => {
+    const usage = 'usage: sandbox vault-codes --account <accountId> [--limit <n>]';
+    const values = parse(argv, { account: { type: 'string' }, limit: { type: 'string' } }, usage);
+    if (!values.account) throw new UsageError(`sandbox vault-codes needs --account\n${usage}`);
+    const limit = positiveInt(values.limit, 'limit', 5);
+    const opened = await openDatabase(loadConfig());
+    try {
+      return await sandboxVaultCodes(opened.db.prisma, values.account, limit);
+    } finally {
+      await opened.close();
+    }
   });
 
   register('sandbox mine', async (argv) => {

@@ -39,6 +39,25 @@ export const ZNetworkConfig = z.object({
   assets: z.array(ZAssetConfig).min(1),
 });
 
+const ZAtomic = z.string().regex(/^[1-9]\d{0,77}$/, 'a positive integer string');
+
+/** The vaults module of an environment: its network, tokens (symbols of that network) and spend-limit bounds. */
+export const ZVaultsConfig = z
+  .object({
+    chainId: z.number().int().positive(),
+    tokens: z.array(z.string().min(1)).min(1),
+    spendLimit: z.object({
+      defaultAmountAtomic: ZAtomic,
+      maxAmountAtomic: ZAtomic,
+      currency: z.string().min(1),
+      decimals: z.number().int().min(0).max(36),
+    }),
+    resourceVersion: z.number().int().min(1),
+  })
+  .refine((v) => BigInt(v.spendLimit.defaultAmountAtomic) <= BigInt(v.spendLimit.maxAmountAtomic), {
+    message: 'spendLimit.defaultAmountAtomic must not exceed maxAmountAtomic',
+  });
+
 export const ZEnvironmentConfig = z.object({
   organizationId: z.string(),
   environmentId: z.string(),
@@ -48,6 +67,7 @@ export const ZEnvironmentConfig = z.object({
     partnerFeeBps: z.number().int().min(0).max(10_000),
     platformFeeBps: z.number().int().min(0).max(10_000),
   }),
+  vaults: ZVaultsConfig.optional(),
   networks: z.array(ZNetworkConfig),
   links: z.object({ docs: z.string(), openapi: z.string(), dashboard: z.string() }),
 });
@@ -60,6 +80,7 @@ export const ZEnvironmentsFile = z.object({
 
 export type TAssetConfig = z.infer<typeof ZAssetConfig>;
 export type TNetworkConfig = z.infer<typeof ZNetworkConfig>;
+export type TVaultsConfig = z.infer<typeof ZVaultsConfig>;
 export type TEnvironmentConfig = z.infer<typeof ZEnvironmentConfig>;
 export type TEnvironments = z.infer<typeof ZEnvironmentsFile>;
 

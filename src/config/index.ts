@@ -32,6 +32,8 @@ const ZEnv = z.object({
   RATE_LIMIT_SYNC_MS: z.coerce.number().int().min(0).default(100),
   /** How long an API process trusts a verified app credential before reading the app again; 0 = never. */
   AUTH_CACHE_SECONDS: z.coerce.number().int().min(0).max(300).default(10),
+  /** Answer each API request's step durations as a Server-Timing header (the bench's create breakdown). */
+  SERVER_TIMING: ZFlag.default(false),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(256 * 1024),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SERVICE_SECRET: z.string().min(32).optional(),
@@ -39,6 +41,12 @@ const ZEnv = z.object({
   ENVIRONMENTS_FILE: z.string().optional(),
   EMBEDDED_ANVIL_PORT: z.coerce.number().int().min(1).max(65535).default(toolchain.ports.anvil),
   WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: ZFlag.default(false),
+  /** SMTP server for vault approval codes (smtp:// or smtps://, credentials in the URL); unset: no mail. */
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\/[^\s]+$/, 'an smtp:// or smtps:// URL')
+    .optional(),
+  MAIL_FROM: z.string().min(3).max(320).default('Partner Payments <no-reply@localhost>'),
   /** Bearer token of the operator admin API (/admin/v1); unset disables that API (404). */
   ADMIN_API_TOKEN: z.string().min(32).optional(),
 });
@@ -46,7 +54,7 @@ const ZEnv = z.object({
 export type TEnv = z.infer<typeof ZEnv>;
 
 export interface ServiceConfig {
-  http: { port: number; host: string; publicBaseUrl: string; maxBodyBytes: number };
+  http: { port: number; host: string; publicBaseUrl: string; maxBodyBytes: number; serverTiming: boolean };
   database: { url?: string; embeddedPort: number; pools: Record<PoolRole, PoolSettings> };
   temporal: {
     address?: string;
@@ -68,6 +76,8 @@ export interface ServiceConfig {
   anvil: { embeddedPort: number };
   webhooks: { allowPrivateDestinations: boolean };
   admin: { apiToken?: string };
+  /** Outgoing mail (vault approval codes). smtpUrl may hold a password: never log it. */
+  mail: { smtpUrl?: string; from: string };
 }
 
 /** Which process role a PostgreSQL pool serves (the CLI uses the worker's settings). */
@@ -96,6 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
       host: e.HOST,
       publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`,
       maxBodyBytes: e.MAX_BODY_BYTES,
+      serverTiming: e.SERVER_TIMING,
     },
     database: {
       url: e.DATABASE_URL,
@@ -127,5 +138,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     anvil: { embeddedPort: e.EMBEDDED_ANVIL_PORT },
     webhooks: { allowPrivateDestinations: e.WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS },
     admin: { apiToken: e.ADMIN_API_TOKEN },
+    mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
   };
 }

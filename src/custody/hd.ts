@@ -14,6 +14,8 @@ export const HD_ACCOUNT_BY_PURPOSE: Readonly<Record<CustodyPurpose, number>> = O
   deposit: 2,
   treasury: 3,
   fee: 4,
+  // Vaults get a branch of their own: their indexes can never meet an escrow or deposit address.
+  vault: 5,
 });
 
 export function hdPath({ purpose, index }: KeyPath): string {

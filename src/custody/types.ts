@@ -5,7 +5,7 @@ import type { Address, LocalAccount } from 'viem';
  * (./hd.ts); production puts a KMS or MPC signer behind the same interface, so no caller ever holds
  * key material, only addresses and signing functions.
  */
-export const CUSTODY_PURPOSES = ['escrow', 'deposit', 'treasury', 'fee'] as const;
+export const CUSTODY_PURPOSES = ['escrow', 'deposit', 'treasury', 'fee', 'vault'] as const;
 export type CustodyPurpose = (typeof CUSTODY_PURPOSES)[number];
 
 export interface KeyPath {

@@ -36,3 +36,14 @@ export async function isServiceControlled(db: Db, custody: Pick<Custody, 'derive
   if (SERVICE_WALLETS.some((p) => custody.deriveAddress(p).toLowerCase() === lower)) return true;
   return (await db.custodyAddress.count({ where: { address: lower } })) > 0;
 }
+
+/**
+ * Is a transfer from this address the service moving its own money (never a payment or deposit)? Every
+ * service address but a vault: a vault holds a payer's funds, and its transfer to an escrow is that
+ * payer paying the Payment, seen and verified like any other.
+ */
+export async function isServiceSender(db: Db, custody: Pick<Custody, 'deriveAddress'>, address: string): Promise<boolean> {
+  const lower = address.toLowerCase();
+  if (SERVICE_WALLETS.some((p) => custody.deriveAddress(p).toLowerCase() === lower)) return true;
+  return (await db.custodyAddress.count({ where: { address: lower, purpose: { not: 'vault' } } })) > 0;
+}

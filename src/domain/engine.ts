@@ -98,6 +98,12 @@ export interface DepositRef {
   workflowId: string;
 }
 
+/** The vault-to-escrow leg of an authorized funding operation (workflows/vault-funding.ts). */
+export interface VaultFundingEngine {
+  /** Idempotent: one workflow per funding operation, ever; 'exists' when it was already started. */
+  startVaultFunding(fundingOperationId: string, confirmations: number): Promise<'started' | 'exists'>;
+}
+
 export interface DepositEngine {
   /** Idempotent: one workflow per transfer, ever; 'exists' when it was already started (or finished). */
   startDeposit(start: DepositStart): Promise<'started' | 'exists'>;

@@ -7,7 +7,7 @@ export interface EventSubject {
   appId: string;
   apiVersion: string;
   accountId: string | null;
-  resourceType: 'account' | 'payment' | 'deposit';
+  resourceType: 'account' | 'payment' | 'deposit' | 'vault';
   resourceId: string;
 }
 

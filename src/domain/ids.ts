@@ -23,6 +23,11 @@ export const ID_PREFIXES = {
   nextAction: 'action_',
   paymentTransfer: 'ptr_',
   operatorAlert: 'alert_',
+  vault: 'vault_',
+  vaultPolicy: 'vault_policy_',
+  vaultAuditEvent: 'vault_evt_',
+  vaultApprovalCode: 'vault_otp_',
+  sandboxMail: 'mail_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -2,6 +2,7 @@ import type { TEnvironmentConfig, TEnvironments, ModuleId } from '../config/envi
 import type { AuthenticatedApp, Scope } from './apps';
 import { toAtomic } from './amounts';
 import type { TPartnerConfig } from './partner-config.schemas';
+import { approvalMailReady, vaultsSetup, type MailAvailability } from './vaults/vault-config';
 import { DELIVERY_POLICY, EVENT_GROUPS, EVENT_NAMES, RECOMMENDED_EVENTS, SIGNATURES } from './event-catalog';
 
 /** The modules the service knows, the scope each needs, and whether this build can run it. */
@@ -9,7 +10,7 @@ const MODULES: Record<ModuleId, { name: string; description: string; scopes: Sco
   accounts: { name: 'Accounts', description: 'Universal Payment Accounts', scopes: ['v2:accounts'], operational: true, optional: false },
   payments: { name: 'Payments', description: 'Escrow-first receive and send Payments', scopes: ['v2:payments'], operational: true, optional: false },
   deposit_addresses: { name: 'Deposit addresses', description: 'Reusable receive addresses', scopes: ['v2:deposit_addresses'], operational: true, optional: true },
-  vaults: { name: 'Vaults', description: 'Policy-controlled stablecoin vaults', scopes: ['v2:vaults'], operational: false, optional: true },
+  vaults: { name: 'Vaults', description: 'Policy-controlled stablecoin vaults', scopes: ['v2:vaults'], operational: true, optional: true },
   webhooks: { name: 'Webhooks', description: 'Signed event notifications', scopes: [], operational: true, optional: false },
   balances_and_transactions: { name: 'Balances and transactions', description: 'Ledger projections', scopes: ['v2:accounts'], operational: true, optional: true },
 };
@@ -25,11 +26,14 @@ function availability(entitled: boolean, credentialAllowed: boolean, operational
   return { entitled, credentialAllowed, operational, available, disabledReason };
 }
 
-export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments): TPartnerConfig {
+export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, mail: MailAvailability = { smtpConfigured: false }): TPartnerConfig {
   const env: TEnvironmentConfig = envs.environments[app.environment];
+  const vaultSetup = vaultsSetup(env);
+  // The vaults module runs only where its network and tokens are configured, not just listed.
+  const operational = (id: ModuleId) => MODULES[id].operational && (id !== 'vaults' || vaultSetup !== null || !env.modules.includes(id));
   const moduleState = (id: ModuleId) => {
     const m = MODULES[id];
-    return availability(env.modules.includes(id), m.scopes.every((s) => app.scopes.includes(s)), m.operational);
+    return availability(env.modules.includes(id), m.scopes.every((s) => app.scopes.includes(s)), operational(id));
   };
   const modules = (Object.keys(MODULES) as ModuleId[]).map((id) => ({
     id,
@@ -177,20 +181,7 @@ export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments): 
         signatures: { ...SIGNATURES },
         deliveryPolicy: { ...DELIVERY_POLICY, retryableStatuses: [...DELIVERY_POLICY.retryableStatuses] },
       },
-      vaults: {
-        ...moduleState('vaults'),
-        availableToCredential: false,
-        scope: 'v2:vaults',
-        runtime: 'none',
-        ownershipModes: { external: false, stableyard: false },
-        managedApproval: { method: 'email_otp', ready: false, disabledReason: 'not_operational' },
-        spendLimit: { defaultAmountAtomic: '0', maxAmountAtomic: '0', currency: 'USD', decimals: 6, period: 'fixed_30_day' },
-        yieldProviders: ['none'],
-        tokens: env.networks.flatMap((n) =>
-          n.assets.map((a) => ({ symbol: a.symbol, chainId: n.chainId, tokenAddress: a.tokenAddress, decimals: a.decimals })),
-        ),
-        resourceVersion: 1,
-      },
+      vaults: vaultsCapability(moduleState('vaults'), vaultSetup, approvalMailReady(app.environment, mail)),
     },
     integrations: {
       clientApi: { enabled: false, availableToCredential: false },
@@ -198,5 +189,31 @@ export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments): 
       partnerConsole: { enabled: false, availableToCredential: false },
     },
     links: env.links,
+  };
+}
+
+function vaultsCapability(state: ReturnType<typeof availability>, setup: ReturnType<typeof vaultsSetup>, mailReady: boolean) {
+  const approvalReady = state.available && mailReady;
+  return {
+    ...state,
+    availableToCredential: state.available,
+    scope: 'v2:vaults' as const,
+    runtime: setup ? 'service_custody' : 'none',
+    ownershipModes: { external: false, stableyard: setup !== null },
+    managedApproval: {
+      method: 'email_otp',
+      ready: approvalReady,
+      disabledReason: approvalReady ? null : !state.available ? state.disabledReason : 'mail_not_configured',
+    },
+    spendLimit: {
+      defaultAmountAtomic: (setup?.spendLimit.defaultAmountAtomic ?? 0n).toString(),
+      maxAmountAtomic: (setup?.spendLimit.maxAmountAtomic ?? 0n).toString(),
+      currency: setup?.spendLimit.currency ?? 'USD',
+      decimals: setup?.spendLimit.decimals ?? 6,
+      period: 'fixed_30_day',
+    },
+    yieldProviders: ['none'],
+    tokens: setup?.tokens.map((t) => ({ ...t })) ?? [],
+    resourceVersion: setup?.resourceVersion ?? 0,
   };
 }

@@ -27,8 +27,10 @@ import { registerPaymentRoutes } from './routes/payments';
 import { registerDepositRoutes } from './routes/deposits';
 import { registerCheckoutRoutes } from './routes/checkout';
 import { registerClientAuthRoutes, registerClientRoutes } from './routes/client';
-import type { ChainRegistry } from '../chain/registry';
 import type { PaymentOptionProvider } from '../domain/payments/payment-options';
+import { registerVaultRoutes } from './routes/vaults';
+import { createSmtpMailer, type Mailer } from '../mail/mailer';
+import { createChainRegistry, type ChainRegistry } from '../chain/registry';
 import type { Custody } from '../custody';
 import type { PaymentEngine, WebhookEngine } from '../domain/engine';
 
@@ -43,12 +45,16 @@ export interface ApiDeps {
   engine?: Pick<PaymentEngine, 'startPayment' | 'cancelPayment'> & Pick<WebhookEngine, 'kickWebhookDispatcher'>;
   /** Derives escrow and deposit addresses, and tells the service's own addresses from others. */
   custody: Custody;
+  /** Chain clients (vault balances, client confirms); default: one per configured network of `environments`. */
+  chains?: ChainRegistry;
+  /** Outgoing mail; default: SMTP from config.mail when set, else none (the sandbox outbox). */
+  mailer?: Mailer | null;
   /**
-   * The client API (/v2/client/...): confirm reads the transactions clients name and hands them to
-   * Payments' workflows; extraOptions adds checkout options (the Vault option) after the direct one.
-   * Absent: no client routes.
+   * The client API (/v2/client/...): confirm reads the transactions clients name (through `chains`)
+   * and hands them to Payments' workflows; extraOptions adds checkout options (the Vault option)
+   * after the direct one. Absent: no client routes.
    */
-  client?: { chains: ChainRegistry; engine: Pick<PaymentEngine, 'transferSeen'>; extraOptions?: readonly PaymentOptionProvider[] };
+  client?: { engine: Pick<PaymentEngine, 'transferSeen'>; extraOptions?: readonly PaymentOptionProvider[] };
   /** Feature modules (payments, deposits, webhooks admin...) add their routes here. */
   extraRoutes?: Array<(router: Router<ApiState>, shared: SharedRouteDeps) => void>;
 }
@@ -66,7 +72,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   app.listen = ((...args: unknown[]) => answerMalformedRequests(listen(...args), environments.apiVersion)) as typeof app.listen;
   const shared: SharedRouteDeps = { cursors: createCursorCodec(deps.serviceSecret) };
 
-  app.use(requestContext(logger));
+  app.use(requestContext(logger, { serverTiming: config.http.serverTiming }));
   app.use(echoSvcVersion(environments.apiVersion));
   app.use(errorHandler());
 
@@ -83,13 +89,14 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   const limit = rateLimit(db.pool, config.rateLimit);
   const body = jsonBody(config.http.maxBodyBytes);
   const idempotency = idempotencyRecords(db.pool);
+  const chains = deps.chains ?? createChainRegistry(environments);
 
   // Client API: its own router, so the partner router's Basic authentication never runs on it.
   if (deps.client) {
     const client = new Router<ApiState>();
     registerClientRoutes(
       client,
-      { prisma: db.prisma, idempotency, serviceSecret: deps.serviceSecret, publicBaseUrl: config.http.publicBaseUrl, ...deps.client },
+      { prisma: db.prisma, idempotency, serviceSecret: deps.serviceSecret, publicBaseUrl: config.http.publicBaseUrl, chains, ...deps.client },
       { rateLimit: limit, jsonBody: body, svcVersion },
     );
     app.use(client.routes());
@@ -100,7 +107,8 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   partner.use(svcVersion);
   partner.use(limit);
   partner.use(body);
-  registerPartnerConfigRoutes(partner, { environments });
+  const mailer = deps.mailer !== undefined ? deps.mailer : config.mail?.smtpUrl ? createSmtpMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from }) : null;
+  registerPartnerConfigRoutes(partner, { environments, mail: { smtpConfigured: mailer !== null } });
   // Feature routes: one register call per module.
   if (deps.client) registerClientAuthRoutes(partner, { prisma: db.prisma, serviceSecret: deps.serviceSecret });
   registerAccountRoutes(partner, { prisma: db.prisma, idempotency, environments, custody: deps.custody });
@@ -119,6 +127,16 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
     });
   }
   registerDepositRoutes(partner, { prisma: db.prisma, idempotency, custody: deps.custody, environments, cursors: shared.cursors });
+  registerVaultRoutes(partner, {
+    prisma: db.prisma,
+    idempotency,
+    custody: deps.custody,
+    chains,
+    environments,
+    cursors: shared.cursors,
+    serviceSecret: deps.serviceSecret,
+    mailer,
+  });
   for (const register of deps.extraRoutes ?? []) register(partner, shared);
 
   app.use(partner.routes());

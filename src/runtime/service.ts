@@ -164,8 +164,9 @@ export async function startService(opts: {
         serviceSecret,
         engine,
         custody: chain.custody,
+        chains: chain.chains,
         temporalHealth: () => engine.ping(),
-        client: { chains: chain.chains, engine },
+        client: { engine },
       });
       const server: Server = await new Promise((resolve) => {
         const s = api.listen(config.http.port, config.http.host, () => resolve(s));

@@ -25,6 +25,7 @@ import type {
   TransferSeen,
   WebhookDeliveryStart,
   WebhookEngine,
+  VaultFundingEngine,
 } from '../domain/engine';
 import type { ResolutionRequest } from '../domain/operator-resolution';
 import { CHAIN_SCANNER_WORKFLOW, chainScannerWorkflowId, pokeSignal, rescanFromSignal, type ChainScannerInput } from '../../workflows/contracts/chain-scanner';
@@ -63,6 +64,7 @@ import {
   type PaymentReconciliationSummary,
 } from '../../workflows/contracts/payment-reconciliation';
 import { DATA_ERROR } from '../../workflows/contracts/failures';
+import { VAULT_FUNDING_WORKFLOW, vaultFundingWorkflowId, type VaultFundingWorkflowInput } from '../../workflows/contracts/vault-funding';
 import { chainAdvancedSignal } from '../../workflows/contracts/chain-advanced';
 import type { PaymentSettlementPolicy } from '../../workflows/contracts/payment';
 import type { DepositSettlementPolicy } from '../../workflows/contracts/deposit';
@@ -87,7 +89,7 @@ import {
  * workflow contracts in workflows/contracts/. Engine errors are turned into typed outcomes here, so no
  * caller unpacks a WorkflowUpdateFailedError.
  */
-export interface TemporalGateway extends PaymentEngine, DepositEngine, WebhookEngine, ChainAdvanceEngine {
+export interface TemporalGateway extends PaymentEngine, DepositEngine, WebhookEngine, ChainAdvanceEngine, VaultFundingEngine {
   readonly taskQueue: string;
   /** One cheap RPC that needs the frontend service to answer (health checks). */
   ping(): Promise<void>;
@@ -286,6 +288,12 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
         } };
       // Only a failed or terminated run may be started again (it resumes from the stored deposit).
       return startOnce(DEPOSIT_WORKFLOW, depositWorkflowId(start), [input], 'ALLOW_DUPLICATE_FAILED_ONLY');
+    },
+
+    async startVaultFunding(fundingOperationId: string, confirmations: number) {
+      const input: VaultFundingWorkflowInput = { fundingOperationId, confirmations, pollSeconds: 1, maxChecks: 600 };
+      // Never a second run for one operation: a failed one is an operator's case, not a retry.
+      return startOnce(VAULT_FUNDING_WORKFLOW, vaultFundingWorkflowId(fundingOperationId), [input], 'REJECT_DUPLICATE');
     },
 
     async resolveDeposit(deposit: DepositRef, request: ResolutionRequest) {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { call, newApp, basicAuth } from '../support/api-client';
 import { getHarness, apiDepsOnHarness } from '../support/harness';
+import { listenApi } from '../support/bounded-api';
 import { createApi } from '../../src/http/app';
 import { ApiError } from '../../src/domain/errors';
 import { createCursorCodec } from '../../src/domain/pagination';
@@ -204,5 +205,29 @@ describe('pagination cursors', () => {
       assert.throws(() => codec.decode('payments:app_1', bad), (e: unknown) => e instanceof ApiError && e.status === 400);
     }
     assert.throws(() => codec.decode('payments:app_2', cursor), (e: unknown) => e instanceof ApiError && e.status === 400);
+  });
+});
+
+describe('Server-Timing (SERVER_TIMING, the bench)', () => {
+  test("off by default; on, an answer names each step it took and the API's total", async () => {
+    const h = await getHarness();
+    const cred = await newApp();
+    const headers = { authorization: basicAuth(cred.appId, cred.appSecret) };
+    const plain = await fetch(`${h.baseUrl}/v2/partners/config`, { headers });
+    assert.equal(plain.status, 200);
+    assert.equal(plain.headers.get('server-timing'), null);
+
+    const timed = await listenApi(await apiDepsOnHarness({ config: { ...h.config, http: { ...h.config.http, serverTiming: true } } }));
+    try {
+      const res = await fetch(`${timed.baseUrl}/v2/partners/config`, { headers });
+      assert.equal(res.status, 200);
+      const steps = (res.headers.get('server-timing') ?? '').split(', ').map((s) => s.split(';dur=')[0]);
+      assert.deepEqual(steps, ['auth', 'quota', 'total']);
+      const refused = await fetch(`${timed.baseUrl}/v2/partners/config`, { headers: { authorization: basicAuth(cred.appId, 'wrong') } });
+      assert.equal(refused.status, 401);
+      assert.match(refused.headers.get('server-timing') ?? '', /^auth;dur=[0-9.]+, total;dur=[0-9.]+$/);
+    } finally {
+      await timed.close();
+    }
   });
 });

@@ -39,7 +39,7 @@ before(async () => {
     },
   });
   const api = createApi(
-    await apiDepsOnHarness({ logger: createLogger('debug', stream), engine: h.engine, client: { chains: h.chain.chains, engine: h.engine } }),
+    await apiDepsOnHarness({ logger: createLogger('debug', stream), engine: h.engine, chains: h.chain.chains, client: { engine: h.engine } }),
   );
   server = await new Promise<Server>((resolve) => {
     const s = api.listen(0, '127.0.0.1', () => resolve(s));
@@ -551,7 +551,7 @@ describe('Client API: more checkout options', () => {
       const action = await issueAction(ctx.prisma, { paymentId: ctx.payment.id, optionId: id, accountId: ctx.accountId, proofType: 'managed_authorization', expiresAt: ctx.payment.expiresAt });
       return [{ ...direct!, id, providerCode: 'vault', paymentMethodType: 'vault', execution: { actionId: action.id, type: 'managed_authorization', expiresAt: action.expiresAt.toISOString() } }];
     };
-    const api = createApi(await apiDepsOnHarness({ engine: h.engine, client: { chains: h.chain.chains, engine: h.engine, extraOptions: [extra] } }));
+    const api = createApi(await apiDepsOnHarness({ engine: h.engine, chains: h.chain.chains, client: { engine: h.engine, extraOptions: [extra] } }));
     const s = await new Promise<Server>((resolve) => {
       const x = api.listen(0, '127.0.0.1', () => resolve(x));
     });

@@ -9,6 +9,9 @@ import { authenticateApp, type AuthenticatedApp } from '../../src/domain/apps';
 import { listPayments } from '../../src/domain/payments/payments';
 import { ZListPaymentsQuery } from '../../src/domain/payments/payment.schemas';
 import { listDeposits } from '../../src/domain/deposits/deposits';
+import { listVaultAuditEvents } from '../../src/domain/vaults/vault-audit';
+import { ZListVaultAuditEventsQuery } from '../../src/domain/vaults/vault.schemas';
+import { call } from '../support/api-client';
 import { listDepositAddresses } from '../../src/domain/deposits/deposit-addresses';
 import { ZListDepositAddressesQuery, ZListDepositsQuery } from '../../src/domain/deposits/deposit.schemas';
 import { listAccountTransactions } from '../../src/domain/ledger/transactions';
@@ -65,6 +68,7 @@ describe('list queries use an index matching their filters and order', () => {
     // One Payment, so the Payments list also runs its incidents query.
     assert.equal((await createPayment(merchant, { externalReference: 'order-7' })).status, 201);
     app = (await authenticateApp(h.db.prisma, merchant.cred.appId, merchant.cred.appSecret))!;
+    assert.equal((await call(`/v2/accounts/${merchant.accountId}/vault`, { credential: merchant.cred, body: {} })).status, 201);
     pool = new pg.Pool({ connectionString: h.databaseUrl, max: 2 });
     const client = new PrismaClient({ adapter: new PrismaPg(pool), log: [{ emit: 'event', level: 'query' }] });
     client.$on('query', (e) => {
@@ -166,6 +170,12 @@ describe('list queries use an index matching their filters and order', () => {
         ['payments_app_id_external_reference_created_at_id_idx', 'payments_app_id_status_created_at_id_idx'],
         payments({ cursor, externalReference: 'order-7', status: 'requires_payment_method', createdFrom: '2026-01-01T00:00:00.000Z' }),
       );
+    });
+
+    test(`GET /v2/accounts/{id}/vault/audit-events${page}`, async () => {
+      const list = (query: Record<string, unknown>) => (db: PrismaClient) =>
+        listVaultAuditEvents(db, app, merchant.accountId, ZListVaultAuditEventsQuery.parse(query), anyCursor);
+      await assertIndexed('vault_audit_events', ['vault_audit_events_vault_id_created_at_id_idx'], list({ cursor }));
     });
 
     test(`GET /v2/accounts/{id}/deposits${page}: all, by status`, async () => {

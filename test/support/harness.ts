@@ -24,6 +24,7 @@ import { withRpcUrl } from '../../src/config/environments';
 import { startAnvil } from '../../src/embedded/anvil';
 import { ensureSandboxToken } from '../../src/chain/sandbox';
 import { createChainServices, fundSandboxTreasury, type ChainServices } from '../../src/runtime/chain-services';
+import { startMailbox, type Mailbox } from './mailbox';
 
 /**
  * One shared environment per test run: a fresh PostgreSQL database, one Java time-skipping Temporal
@@ -46,6 +47,8 @@ export interface Harness {
   rpcUrl: string;
   chainId: number;
   chain: ChainServices;
+  /** The SMTP server the API's mailer (SMTP_URL) delivers to. */
+  mailbox: Mailbox;
   /** The DATA_DIR holding the custody seed, for CLI processes that must derive the same addresses. */
   custodyDataDir: string;
   /** Stops the shared worker and starts a new one, as if the worker process was killed and restarted. */
@@ -65,8 +68,11 @@ export function getHarness(): Promise<Harness> {
 export const TEST_SERVICE_SECRET = 'test-service-secret-0123456789abcdef0123456789';
 
 async function start(): Promise<Harness> {
+  const mailbox = await startMailbox();
+  cleanups.push(() => mailbox.close());
   const config = loadConfig({
     ...process.env,
+    SMTP_URL: mailbox.url,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     RATE_LIMIT_POINTS: '100000',
     TEMPORAL_TASK_QUEUE: 'partner-payments-test',
@@ -149,7 +155,8 @@ async function start(): Promise<Harness> {
     engine,
     custody: chain.custody,
     temporalHealth: () => engine.ping(),
-    client: { chains: chain.chains, engine },
+    chains: chain.chains,
+    client: { engine },
   });
   const server: Server = await new Promise((resolve) => {
     const s = api.listen(0, '127.0.0.1', () => resolve(s));
@@ -178,6 +185,7 @@ async function start(): Promise<Harness> {
     rpcUrl: anvil.rpcUrl,
     chainId: sandboxChainId,
     chain,
+    mailbox,
     custodyDataDir,
     startWorker,
     stopWorker,

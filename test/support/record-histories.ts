@@ -66,6 +66,12 @@ export async function recordHistories(h: Harness): Promise<string[]> {
     pick(`webhook-delivery--${d.status}-round${Math.min(d.round, 2)}`, d.round <= 1 ? base : `${base}:redelivery-${d.round - 1}`);
   }
   pick('webhook-dispatcher--running', 'webhook-dispatcher');
+  // Funding operations run by a workflow (tests also drive the activities directly, without one).
+  for (const f of await prisma.vaultFundingOperation.findMany({ orderBy: { createdAt: 'asc' } })) {
+    const workflowId = `vault-funding:${f.id}`;
+    const ran = await h.env.client.workflow.getHandle(workflowId).describe().then(() => true, () => false);
+    if (ran) pick(`vault-funding--${f.status}`, workflowId);
+  }
   pick('chain-scanner--running', `chain-scanner:${h.chainId}`);
 
   const reconciliationId = `deposit-reconciliation:recorded-${Date.now()}`;

@@ -27,6 +27,7 @@ test('the recorded histories cover every workflow type the worker runs', () => {
     'chain-scanner',
     'webhook-dispatcher',
     'webhook-delivery',
+    'vault-funding',
   ]) {
     assert.ok(types.has(type), `no recorded history of ${type}`);
   }

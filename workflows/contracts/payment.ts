@@ -28,6 +28,11 @@ export interface PaymentSettlementPolicy {
    * the test harness's scanner scans when poked, not on every block, so its workflows need the poll.
    */
   safetyNetFloorSeconds?: number;
+  /**
+   * Events a run may reach before it continues as new (default MAX_RUN_EVENTS). Tests only set it
+   * lower, to reach a continue-as-new with a few transfers instead of seventy.
+   */
+  maxRunEvents?: number;
 }
 
 /** The same for every Payment (see docs/decisions.md). */

@@ -72,7 +72,8 @@ const key = (...parts: Array<string | number>) => parts.join('|');
 export async function reconcileLedgerPage(deps: ReconcileDeps, input: { afterAddress?: string | null; limit: number }): Promise<ReconcilePage> {
   const after = input.afterAddress ? lower(input.afterAddress) : null;
   const rows = await deps.prisma.custodyAddress.findMany({
-    where: after ? { address: { gt: after } } : {},
+    // Vault addresses hold payers' funds the ledger does not book yet (docs/decisions.md "Vaults: balances").
+    where: { purpose: { not: 'vault' }, ...(after ? { address: { gt: after } } : {}) },
     orderBy: { address: 'asc' },
     take: input.limit,
     select: { address: true },
@@ -340,6 +341,8 @@ async function readSnapshot(
     SELECT l.source_type, l.source_id, l.tx_hash, l.chain_id, l.from_address, l.to_address, lower(l.token_address) AS token, l.amount_atomic::text AS amount
     FROM settlement_legs l
     WHERE l.status IN ('broadcast', 'confirmed')
+      -- A vault's funding leg arrives at escrow as a Payment transfer, counted there (vaults have no books yet).
+      AND l.source_type IN ('payment', 'deposit')
       AND (l.from_address = ANY(${addresses}::text[]) OR l.to_address = ANY(${addresses}::text[]))
       AND NOT EXISTS (SELECT 1 FROM ledger_postings lp WHERE lp.source_type = l.source_type AND lp.source_id = l.source_id AND lp.leg = 'settlement')`;
 

@@ -11,6 +11,7 @@ import { custodyAddressRow } from '../custody-addresses';
 import { newId } from '../ids';
 import { hmacHex } from '../secrets';
 import { API_CRASH_POINTS, crashPoint } from '../../runtime/crash-points';
+import { timed } from '../../runtime/step-timing';
 import { splitFees } from './payment-machine';
 import type { TCreatePayment } from './payment.schemas';
 import type { PaymentRow } from './payment-view';
@@ -65,7 +66,7 @@ export async function createPayment(
     });
   }
 
-  const context = await loadCreateContext(deps.pool, app.id, input.destination.accountId);
+  const context = await timed('context', () => loadCreateContext(deps.pool, app.id, input.destination.accountId));
   if (!context) throw notFound('Destination account');
   const { recipient, profile, escrowIndex } = context;
   if (input.sourceAccountId) {
@@ -90,7 +91,7 @@ export async function createPayment(
   const decimal = (v: bigint) => new Prisma.Decimal(v.toString());
   let row: PaymentRow;
   try {
-    const created = await insertPayment(
+    const created = await timed('insert', () => insertPayment(
       deps.pool,
       {
         id: paymentId,
@@ -143,7 +144,7 @@ export async function createPayment(
       custody,
       subject,
       [{ name: 'payment.created', payload: { paymentId, accountId: recipient.id, status: 'requires_payment_method', statusVersion: 1 } }],
-    );
+    ));
     row = { ...created, incidents: [] };
   } catch (err) {
     if (!isDuplicatePayment(err)) throw err;
@@ -155,6 +156,6 @@ export async function createPayment(
   }
   crashPoint(API_CRASH_POINTS.paymentCommitted);
 
-  await deps.engine.startPayment(row, network.confirmations);
+  await timed('workflow_start', () => deps.engine.startPayment(row, network.confirmations));
   return row;
 }

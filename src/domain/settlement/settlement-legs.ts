@@ -4,7 +4,8 @@ import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 
 /** Every resource that sends money out; each names its legs by (sourceType, sourceId, leg). */
-export type SettlementSourceType = 'payment' | 'deposit';
+/** vault_funding: a vault's transfer to a Payment's escrow (src/domain/vaults/vault-funding-transfer.ts). */
+export type SettlementSourceType = 'payment' | 'deposit' | 'vault_funding';
 
 export interface SettlementSource {
   type: SettlementSourceType;

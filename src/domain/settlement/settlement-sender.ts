@@ -76,7 +76,13 @@ export async function sendSettlement(deps: SettlementSenderDeps, order: Settleme
   const net = planned.find((l) => l.leg === 'net')!;
   // Checked again here, not only at registration: a destination accepted before the rule existed, or
   // one that became ours since, would otherwise be paid the service's own money (and credited again).
-  if (await isServiceControlled(deps.prisma, deps.custody, net.to)) {
+  if (order.source.type === 'vault_funding') {
+    // A vault pays only into a Payment's escrow, an address of the service by definition.
+    const escrow = await deps.prisma.custodyAddress.findUnique({ where: { address: net.to.toLowerCase() } });
+    if (escrow?.purpose !== 'escrow') {
+      throw new SettlementRefusedError('settlement_destination_not_allowed', `vault_funding ${order.source.id}: ${net.to} is not a Payment escrow`);
+    }
+  } else if (await isServiceControlled(deps.prisma, deps.custody, net.to)) {
     throw new SettlementRefusedError('settlement_destination_not_allowed', `${order.source.type} ${order.source.id}: ${net.to} belongs to the service`);
   }
   const chain = deps.chains.get(order.chainId);

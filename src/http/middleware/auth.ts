@@ -1,6 +1,7 @@
 import type { AppAuthenticator, Scope } from '../../domain/apps';
 import type { ApiMiddleware } from '../context';
 import { ApiError } from '../../domain/errors';
+import { timed } from '../../runtime/step-timing';
 
 const CHALLENGE = { 'WWW-Authenticate': 'Basic realm="partner-payments", charset="UTF-8"' };
 
@@ -17,7 +18,7 @@ export function authenticate(authenticateApp: AppAuthenticator): ApiMiddleware {
     const decoded = Buffer.from(match[1], 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon <= 0) throw unauthorized('Invalid credentials');
-    const app = await authenticateApp(decoded.slice(0, colon), decoded.slice(colon + 1));
+    const app = await timed('auth', () => authenticateApp(decoded.slice(0, colon), decoded.slice(colon + 1)));
     if (!app) throw unauthorized('Invalid credentials');
     ctx.state.app = app;
     await next();

@@ -6,6 +6,7 @@ import { parseInput } from '../../domain/validation';
 import { API_CRASH_POINTS, crashPoint } from '../../runtime/crash-points';
 import { z } from 'zod';
 import type { IdempotencyRecords } from '../../domain/idempotency-records';
+import { timed } from '../../runtime/step-timing';
 
 export const ZIdempotencyKey = z
   .string()
@@ -52,7 +53,7 @@ export function idempotent(records: IdempotencyRecords, options: IdempotencyOpti
     const requestHash = sha256Hex(Buffer.concat([Buffer.from(`${ctx.method} ${ctx.path}\n`), ctx.state.rawBody ?? Buffer.alloc(0)]));
     const target = { appId: app.id, key, method: ctx.method, path: ctx.path, requestHash };
 
-    if (!(await records.claim(target))) {
+    if (!(await timed('idempotency_claim', () => records.claim(target)))) {
       const record = await records.find(app.id, key);
       if (!record) throw new ApiError('request_in_progress', 'A request with this Idempotency-Key is still running');
       if (record.method !== ctx.method || record.path !== ctx.path || record.requestHash !== requestHash) {
@@ -85,7 +86,7 @@ export function idempotent(records: IdempotencyRecords, options: IdempotencyOpti
     crashPoint(API_CRASH_POINTS.beforeIdempotencyComplete);
     if (ctx.status < 500) {
       const stored = options.seal ? options.seal(ctx.body, ctx) : ctx.body;
-      await records.complete(target, ctx.status, stored);
+      await timed('idempotency_complete', () => records.complete(target, ctx.status, stored));
     } else {
       await records.release(target);
     }

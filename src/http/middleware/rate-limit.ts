@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { ApiMiddleware } from '../context';
 import { ApiError } from '../../domain/errors';
 import { SharedQuota } from './shared-quota';
+import { timed } from '../../runtime/step-timing';
 
 export interface RateLimitPolicy {
   points: number;
@@ -20,7 +21,7 @@ export function rateLimit(pool: pg.Pool, policy: RateLimitPolicy): ApiMiddleware
   return async (ctx, next) => {
     const appId = ctx.state.app?.id;
     if (!appId) return next();
-    const decision = await quota.take(appId);
+    const decision = await timed('quota', () => quota.take(appId));
     const resetSeconds = Math.max(1, Math.ceil(decision.msBeforeReset / 1000));
     if (!decision.allowed) {
       throw new ApiError('rate_limited', 'Too many requests; retry after the Retry-After interval', undefined, {

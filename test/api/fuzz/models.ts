@@ -86,6 +86,23 @@ export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
   },
   'GET /v2/accounts/:accountId/deposits': { auth: 'partner', params: account, touches: 'account', query: () => ({ status: 'settled', limit: '5' }) },
   'GET /v2/accounts/:accountId/deposits/:depositId': { auth: 'partner', params: (f) => ({ accountId: f.accountId, depositId: 'deposit_0fuzz0' }), touches: 'account' },
+  'POST /v2/accounts/:accountId/vault': { auth: 'partner', idempotencyKey: 'optional', params: account, touches: 'account', body: () => ({ chainId: 31337 }) },
+  'GET /v2/accounts/:accountId/vault': { auth: 'partner', params: account, touches: 'account' },
+  'PUT /v2/accounts/:accountId/vault/policy': {
+    auth: 'partner',
+    idempotencyKey: 'optional',
+    params: account,
+    touches: 'account',
+    body: () => ({
+      spendLimit: { amountAtomic: '5000000' },
+      period: 'fixed_30_day',
+      allowedTokens: [{ chainId: 31337, tokenAddress: '0xf1108D9fDF3d265B59Bf6Ce7Bf240f99c071ffF5' }],
+      managedApproval: { method: 'email_otp', email: 'fuzz@example.com' },
+    }),
+  },
+  'POST /v2/accounts/:accountId/vault/policy/approval': { auth: 'partner', params: account, touches: 'account', body: () => ({}) },
+  'POST /v2/accounts/:accountId/vault/policy/approval/verify': { auth: 'partner', params: account, touches: 'account', body: () => ({ code: '123456' }) },
+  'GET /v2/accounts/:accountId/vault/audit-events': { auth: 'partner', params: account, touches: 'account', query: () => ({ limit: '5' }) },
   'POST /v2/payments': {
     auth: 'partner',
     idempotencyKey: 'required',

@@ -1,0 +1,66 @@
+import { findAsset, findNetwork, type TEnvironmentConfig, type TNetworkConfig } from '../../config/environments';
+import { ApiError } from '../errors';
+
+export interface VaultToken {
+  symbol: string;
+  chainId: number;
+  tokenAddress: string;
+  decimals: number;
+}
+
+export interface VaultsSetup {
+  network: TNetworkConfig;
+  tokens: VaultToken[];
+  spendLimit: { defaultAmountAtomic: bigint; maxAmountAtomic: bigint; currency: string; decimals: number };
+  resourceVersion: number;
+}
+
+/** Whether outgoing mail exists for an environment: SMTP, or the sandbox outbox (docs/decisions.md). */
+export interface MailAvailability {
+  smtpConfigured: boolean;
+}
+
+export const SPEND_PERIOD = 'fixed_30_day';
+export const SPEND_PERIOD_MS = 30 * 24 * 60 * 60 * 1000;
+
+/** The environment's vault setup, or null when the module is off or its network/tokens are not configured. */
+export function vaultsSetup(env: TEnvironmentConfig): VaultsSetup | null {
+  if (!env.modules.includes('vaults') || !env.vaults) return null;
+  const network = findNetwork(env, env.vaults.chainId);
+  if (!network) return null;
+  const tokens: VaultToken[] = [];
+  for (const symbol of env.vaults.tokens) {
+    const asset = findAsset(network, symbol);
+    if (!asset) return null;
+    tokens.push({ symbol: asset.symbol, chainId: network.chainId, tokenAddress: asset.tokenAddress, decimals: asset.decimals });
+  }
+  return {
+    network,
+    tokens,
+    spendLimit: {
+      defaultAmountAtomic: BigInt(env.vaults.spendLimit.defaultAmountAtomic),
+      maxAmountAtomic: BigInt(env.vaults.spendLimit.maxAmountAtomic),
+      currency: env.vaults.spendLimit.currency,
+      decimals: env.vaults.spendLimit.decimals,
+    },
+    resourceVersion: env.vaults.resourceVersion,
+  };
+}
+
+/** 424 chain_config_missing, as every optional module answers when it is off for the environment. */
+export function requireVaultsSetup(env: TEnvironmentConfig): VaultsSetup {
+  const setup = vaultsSetup(env);
+  if (!setup) throw new ApiError('chain_config_missing', 'Vaults are not configured for this environment');
+  return setup;
+}
+
+/** Managed approval needs a way to mail the code: SMTP anywhere, or the outbox in the sandbox. */
+export function approvalMailReady(environment: 'sandbox' | 'production', mail: MailAvailability): boolean {
+  return mail.smtpConfigured || environment === 'sandbox';
+}
+
+/** Start of the fixed 30-day period containing `at`, counted from the vault's anchor. */
+export function periodStartOf(anchor: Date, at: Date): Date {
+  const elapsed = Math.max(0, at.getTime() - anchor.getTime());
+  return new Date(anchor.getTime() + Math.floor(elapsed / SPEND_PERIOD_MS) * SPEND_PERIOD_MS);
+}

@@ -1,0 +1,228 @@
+import type { Address } from 'viem';
+import { Prisma, type PrismaClient } from '../../db/client';
+import type { ChainRegistry } from '../../chain/registry';
+import { ApiError, notFound } from '../errors';
+import { newId } from '../ids';
+import { writeVaultAudit, type VaultActor } from './vault-audit';
+import { periodStartOf, SPEND_PERIOD_MS } from './vault-config';
+import type { TFundingOperation } from './vault.schemas';
+import { lockVault, reservedByToken, spentInPeriod } from './vaults';
+import { policyTokens } from './vault-view';
+
+type Db = PrismaClient | Prisma.TransactionClient;
+type FundingRow = Awaited<ReturnType<PrismaClient['vaultFundingOperation']['findFirstOrThrow']>>;
+
+export interface VaultFundingDeps {
+  prisma: PrismaClient;
+  chains: Pick<ChainRegistry, 'get'>;
+}
+
+/** What a Vault payment option offers: the exact transfer this vault would make for the Payment. */
+export interface VaultOption {
+  paymentMethodType: 'vault';
+  vaultId: string;
+  policyId: string;
+  accountId: string;
+  vaultAddress: string;
+  chainId: number;
+  tokenAddress: string;
+  assetSymbol: string;
+  decimals: number;
+  amountAtomic: string;
+  availableAtomic: string;
+  remainingInPeriodAtomic: string;
+  periodEndsAt: string;
+}
+
+/** Why a vault can't fund a Payment (reasonCode of a 422 payment_method_not_supported). */
+export type FundingRefusal =
+  | 'vault_missing'
+  | 'vault_policy_inactive'
+  | 'vault_token_not_allowed'
+  | 'vault_spend_limit_exceeded'
+  | 'vault_insufficient_balance'
+  | 'payment_not_fundable';
+
+export interface FundingFacts {
+  policyActive: boolean;
+  tokenAllowed: boolean;
+  limitAtomic: bigint;
+  spentInPeriodAtomic: bigint;
+  availableAtomic: bigint;
+  amountAtomic: bigint;
+}
+
+/**
+ * The one rule (pure, property-tested): an active policy, an allowed token, the period's authorized
+ * total plus this amount within the limit, and the available balance covering the amount.
+ */
+export function decideFunding(f: FundingFacts): { ok: true } | { ok: false; reason: FundingRefusal } {
+  if (!f.policyActive) return { ok: false, reason: 'vault_policy_inactive' };
+  if (!f.tokenAllowed) return { ok: false, reason: 'vault_token_not_allowed' };
+  if (f.amountAtomic <= 0n) return { ok: false, reason: 'payment_not_fundable' };
+  if (f.spentInPeriodAtomic + f.amountAtomic > f.limitAtomic) return { ok: false, reason: 'vault_spend_limit_exceeded' };
+  if (f.availableAtomic < f.amountAtomic) return { ok: false, reason: 'vault_insufficient_balance' };
+  return { ok: true };
+}
+
+interface Evaluation {
+  facts: FundingFacts;
+  vault: { id: string; appId: string; accountId: string; address: string | null; periodAnchorAt: Date | null; activePolicyId: string | null };
+  payment: { id: string; chainId: number; tokenAddress: string; assetCode: string; decimals: number; escrowAddress: string | null; expiresAt: Date };
+  policyId: string | null;
+  periodStart: Date;
+}
+
+/** Reads everything the rule needs; inside a transaction that locked the vault, the answer holds until commit. */
+async function evaluate(db: Db, chains: VaultFundingDeps['chains'], paymentId: string, payerAccountId: string, now: Date): Promise<Evaluation | FundingRefusal> {
+  const payment = await db.payment.findUnique({ where: { id: paymentId } });
+  if (!payment) throw notFound('Payment');
+  const vault = await db.vault.findFirst({ where: { accountId: payerAccountId } });
+  if (!vault || vault.appId !== payment.appId || !vault.address) return 'vault_missing';
+  if (payment.intent !== 'receive' || payment.status !== 'requires_payment_method' || payment.expiresAt <= now || !payment.escrowAddress) return 'payment_not_fundable';
+  if (payment.recipientAccountId === payerAccountId) return 'payment_not_fundable';
+  const policy = vault.activePolicyId ? await db.vaultPolicy.findUnique({ where: { id: vault.activePolicyId } }) : null;
+  const policyActive = policy?.status === 'active' && vault.periodAnchorAt !== null;
+  const tokenAllowed = policy
+    ? policyTokens(policy).some((t) => t.chainId === payment.chainId && t.tokenAddress.toLowerCase() === payment.tokenAddress.toLowerCase())
+    : false;
+  const periodStart = periodStartOf(vault.periodAnchorAt ?? now, now);
+  const spent = await spentInPeriod(db, vault.id, periodStart);
+  const reserved = (await reservedByToken(db, vault.id)).get(payment.tokenAddress.toLowerCase()) ?? 0n;
+  const balance = policyActive && tokenAllowed
+    ? await chains.get(payment.chainId).getTokenBalance({ token: payment.tokenAddress as Address, owner: vault.address as Address })
+    : 0n;
+  return {
+    facts: {
+      policyActive,
+      tokenAllowed,
+      limitAtomic: policy ? BigInt(policy.spendLimitAtomic.toFixed()) : 0n,
+      spentInPeriodAtomic: spent,
+      availableAtomic: balance > reserved ? balance - reserved : 0n,
+      amountAtomic: BigInt(payment.amountAtomic.toFixed()),
+    },
+    vault,
+    payment,
+    policyId: policy?.id ?? null,
+    periodStart,
+  };
+}
+
+/**
+ * Whether the payer account's vault can pay this receive Payment: the data of a Vault payment option,
+ * or null. Advisory (no lock): authorizeVaultFunding decides again under the vault's lock.
+ */
+export async function vaultOptionFor(
+  deps: VaultFundingDeps,
+  input: { paymentId: string; payerAccountId: string; now?: Date },
+): Promise<VaultOption | null> {
+  const now = input.now ?? new Date();
+  const e = await evaluate(deps.prisma, deps.chains, input.paymentId, input.payerAccountId, now);
+  if (typeof e === 'string' || !decideFunding(e.facts).ok || !e.policyId) return null;
+  return {
+    paymentMethodType: 'vault',
+    vaultId: e.vault.id,
+    policyId: e.policyId,
+    accountId: e.vault.accountId,
+    vaultAddress: e.vault.address!,
+    chainId: e.payment.chainId,
+    tokenAddress: e.payment.tokenAddress,
+    assetSymbol: e.payment.assetCode,
+    decimals: e.payment.decimals,
+    amountAtomic: e.facts.amountAtomic.toString(),
+    availableAtomic: e.facts.availableAtomic.toString(),
+    remainingInPeriodAtomic: (e.facts.limitAtomic - e.facts.spentInPeriodAtomic).toString(),
+    periodEndsAt: new Date(e.periodStart.getTime() + SPEND_PERIOD_MS).toISOString(),
+  };
+}
+
+export function toFundingOperationView(r: FundingRow): TFundingOperation {
+  return {
+    id: r.id,
+    status: r.status as TFundingOperation['status'],
+    statusVersion: r.statusVersion,
+    commercialFeeMode: 'parent_payment',
+    transactionHash: r.transactionHash,
+    authorizedAt: r.authorizedAt.toISOString(),
+    broadcastAt: r.broadcastAt?.toISOString() ?? null,
+    confirmedAt: r.confirmedAt?.toISOString() ?? null,
+    expiresAt: r.expiresAt?.toISOString() ?? null,
+  };
+}
+
+/**
+ * Authorizes the exact Vault-to-escrow transfer for a receive Payment. One transaction: the vault row
+ * is locked (SELECT ... FOR UPDATE), so concurrent authorizations of one vault run one after another
+ * and each sees the others' amounts in the period total and the reserved balance. A Payment already
+ * authorized from this vault answers its existing operation (created: false). Refusals are 422
+ * payment_method_not_supported with a reasonCode; nothing is written for them.
+ */
+export async function authorizeVaultFunding(
+  deps: VaultFundingDeps,
+  input: { paymentId: string; payerAccountId: string; optionId?: string | null; actor: VaultActor; now?: Date },
+): Promise<{ created: boolean; fundingOperation: TFundingOperation; vaultId: string }> {
+  const now = input.now ?? new Date();
+  return deps.prisma.$transaction(
+    async (tx) => {
+      const found = await tx.vault.findFirst({ where: { accountId: input.payerAccountId }, select: { id: true } });
+      if (!found) throw refusal('vault_missing');
+      await lockVault(tx, found.id);
+      const existing = await tx.vaultFundingOperation.findFirst({
+        where: { vaultId: found.id, paymentId: input.paymentId, status: { not: 'failed' } },
+      });
+      if (existing) return { created: false, fundingOperation: toFundingOperationView(existing), vaultId: found.id };
+      const e = await evaluate(tx, deps.chains, input.paymentId, input.payerAccountId, now);
+      if (typeof e === 'string') throw refusal(e);
+      const decision = decideFunding(e.facts);
+      if (!decision.ok) throw refusal(decision.reason);
+      const id = newId('fundingOperation');
+      const row = await tx.vaultFundingOperation.create({
+        data: {
+          id,
+          vaultId: e.vault.id,
+          accountId: e.vault.accountId,
+          paymentId: e.payment.id,
+          optionId: input.optionId ?? null,
+          status: 'authorized',
+          statusVersion: 1,
+          commercialFeeMode: 'parent_payment',
+          chainId: e.payment.chainId,
+          tokenAddress: e.payment.tokenAddress.toLowerCase(),
+          amountAtomic: new Prisma.Decimal(e.facts.amountAtomic.toString()),
+          toAddress: e.payment.escrowAddress!.toLowerCase(),
+          periodStart: e.periodStart,
+          authorizedAt: now,
+          expiresAt: e.payment.expiresAt,
+        },
+      });
+      await writeVaultAudit(tx, e.vault, {
+        policyId: e.policyId,
+        eventType: 'vault.funding.authorized',
+        actor: input.actor,
+        payload: {
+          fundingOperationId: id,
+          paymentId: e.payment.id,
+          amountAtomic: e.facts.amountAtomic.toString(),
+          tokenAddress: e.payment.tokenAddress,
+          periodStart: e.periodStart.toISOString(),
+          periodAuthorizedAtomic: (e.facts.spentInPeriodAtomic + e.facts.amountAtomic).toString(),
+        },
+      });
+      return { created: true, fundingOperation: toFundingOperationView(row), vaultId: e.vault.id };
+    },
+    // A vault's authorizations queue on its row lock; the default 5 s would fail the back of a burst.
+    { maxWait: 10_000, timeout: 30_000 },
+  );
+}
+
+function refusal(reason: FundingRefusal): ApiError {
+  const messages: Record<FundingRefusal, string> = {
+    vault_missing: 'The payer has no vault that can pay this Payment',
+    vault_policy_inactive: "The vault's policy is not active",
+    vault_token_not_allowed: "The vault's policy does not allow this token",
+    vault_spend_limit_exceeded: "The amount exceeds what the vault's policy allows in this period",
+    vault_insufficient_balance: 'The vault does not hold enough available funds',
+    payment_not_fundable: 'This Payment cannot be funded from a vault now',
+  };
+  return new ApiError('payment_method_not_supported', messages[reason], { reasonCode: reason });
+}

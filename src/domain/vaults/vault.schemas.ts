@@ -1,0 +1,129 @@
+import { z } from 'zod';
+
+// ---- requests ----
+const ZAtomicString = z.string().regex(/^[1-9]\d{0,77}$/, 'a positive integer string of atomic units');
+const ZTokenAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'an EVM address');
+
+/** Body of POST /v2/accounts/{accountId}/vault; an empty body (or none) takes the environment's network. */
+export const ZCreateVault = z.strictObject({
+  chainId: z.number().int().positive().optional(),
+});
+export type TCreateVault = z.output<typeof ZCreateVault>;
+
+/** Body of PUT /v2/accounts/{accountId}/vault/policy. */
+export const ZPutVaultPolicy = z.strictObject({
+  spendLimit: z.strictObject({ amountAtomic: ZAtomicString.optional() }).optional(),
+  period: z.literal('fixed_30_day').default('fixed_30_day'),
+  allowedTokens: z
+    .array(z.strictObject({ chainId: z.number().int().positive(), tokenAddress: ZTokenAddress }))
+    .min(1)
+    .max(20),
+  managedApproval: z.strictObject({
+    method: z.literal('email_otp'),
+    email: z.email().max(254),
+  }),
+});
+export type TPutVaultPolicy = z.output<typeof ZPutVaultPolicy>;
+
+/** Body of POST /v2/accounts/{accountId}/vault/policy/approval/verify. */
+export const ZVerifyVaultApproval = z.strictObject({
+  code: z.string().regex(/^\d{6}$/, 'the 6-digit code from the email'),
+});
+export type TVerifyVaultApproval = z.output<typeof ZVerifyVaultApproval>;
+
+/** The spec's List vault audit events query: limit 1-100, default 20. */
+export const ZListVaultAuditEventsQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().min(1).max(2048).optional(),
+});
+export type TListVaultAuditEventsQuery = z.output<typeof ZListVaultAuditEventsQuery>;
+
+// ---- responses ----
+const ZDateTime = z.iso.datetime();
+
+export const ZVaultToken = z.strictObject({
+  symbol: z.string(),
+  chainId: z.number().int(),
+  tokenAddress: z.string(),
+  decimals: z.number().int(),
+});
+
+export const ZVaultPolicy = z.strictObject({
+  id: z.string().regex(/^vault_policy_[A-Za-z0-9]+$/),
+  vaultId: z.string(),
+  version: z.number().int().min(1),
+  status: z.enum(['pending_approval', 'active', 'superseded']),
+  spendLimit: z.strictObject({ amountAtomic: z.string(), currency: z.string(), decimals: z.number().int(), period: z.literal('fixed_30_day') }),
+  allowedTokens: z.array(ZVaultToken),
+  managedApproval: z.strictObject({ method: z.literal('email_otp'), email: z.string() }),
+  activatedAt: ZDateTime.nullable(),
+  createdAt: ZDateTime,
+  updatedAt: ZDateTime,
+});
+export type TVaultPolicy = z.infer<typeof ZVaultPolicy>;
+
+export const ZVaultBalance = ZVaultToken.extend({
+  /** On-chain balanceOf at the latest block. */
+  balanceAtomic: z.string(),
+  /** Authorized or broadcast funding not yet confirmed on chain. */
+  reservedAtomic: z.string(),
+  availableAtomic: z.string(),
+});
+
+export const ZVault = z.strictObject({
+  id: z.string().regex(/^vault_[A-Za-z0-9]+$/),
+  accountId: z.string(),
+  status: z.enum(['active']),
+  chainId: z.number().int(),
+  address: z.string(),
+  ownership: z.literal('stableyard'),
+  policy: ZVaultPolicy.nullable(),
+  pendingPolicy: ZVaultPolicy.nullable(),
+  spendPeriod: z
+    .strictObject({ startsAt: ZDateTime, endsAt: ZDateTime, authorizedAtomic: z.string(), remainingAtomic: z.string() })
+    .nullable(),
+  balances: z.array(ZVaultBalance),
+  createdAt: ZDateTime,
+  updatedAt: ZDateTime,
+});
+export type TVault = z.infer<typeof ZVault>;
+
+export const ZVaultAuditEvent = z.strictObject({
+  id: z.string().regex(/^vault_evt_[A-Za-z0-9]+$/),
+  vaultId: z.string(),
+  policyId: z.string().nullable(),
+  eventType: z.string(),
+  actor: z.strictObject({ type: z.string(), id: z.string().nullable() }),
+  payload: z.record(z.string(), z.unknown()),
+  createdAt: ZDateTime,
+});
+export type TVaultAuditEvent = z.infer<typeof ZVaultAuditEvent>;
+
+export const ZVaultAuditEventList = z.strictObject({
+  data: z.array(ZVaultAuditEvent),
+  nextCursor: z.string().optional(),
+});
+
+export const ZVaultApprovalSent = z.strictObject({
+  approval: z.strictObject({
+    policyId: z.string(),
+    method: z.literal('email_otp'),
+    /** The address, masked (a***@example.com). */
+    sentTo: z.string(),
+    expiresAt: ZDateTime,
+    attemptsAllowed: z.number().int(),
+  }),
+});
+
+export const ZFundingOperation = z.strictObject({
+  id: z.string().regex(/^pay_funding_[A-Za-z0-9]+$/),
+  status: z.enum(['authorized', 'broadcast', 'confirmed', 'failed']),
+  statusVersion: z.number().int(),
+  commercialFeeMode: z.literal('parent_payment'),
+  transactionHash: z.string().nullable(),
+  authorizedAt: ZDateTime.nullable(),
+  broadcastAt: ZDateTime.nullable(),
+  confirmedAt: ZDateTime.nullable(),
+  expiresAt: ZDateTime.nullable(),
+});
+export type TFundingOperation = z.infer<typeof ZFundingOperation>;

@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import type { PrismaClient } from '../../db/client';
+import type { TEnvironments } from '../../config/environments';
+import type { Custody } from '../../custody';
+import type { ChainRegistry } from '../../chain/registry';
+import type { Mailer } from '../../mail/mailer';
+import { ZAccountId } from '../../domain/accounts/account.schemas';
+import { createVault, getVault, putVaultPolicy } from '../../domain/vaults/vaults';
+import { sendVaultApproval, verifyVaultApproval } from '../../domain/vaults/vault-approval';
+import { listVaultAuditEvents } from '../../domain/vaults/vault-audit';
+import { requireVaultsSetup } from '../../domain/vaults/vault-config';
+import { ZCreateVault, ZListVaultAuditEventsQuery, ZPutVaultPolicy, ZVerifyVaultApproval } from '../../domain/vaults/vault.schemas';
+import type { IdempotencyRecords } from '../../domain/idempotency-records';
+import type { CursorCodec } from '../../domain/pagination';
+import { parseInput } from '../../domain/validation';
+import { requireScope } from '../middleware/auth';
+import { idempotent } from '../middleware/idempotency';
+import { requireApp, type ApiMiddleware, type ApiRouter } from '../context';
+
+export interface VaultRouteDeps {
+  prisma: PrismaClient;
+  idempotency: IdempotencyRecords;
+  custody: Custody;
+  chains: Pick<ChainRegistry, 'get'>;
+  environments: TEnvironments;
+  cursors: CursorCodec;
+  serviceSecret: string;
+  mailer: Mailer | null;
+}
+
+const ZAccountPath = z.object({ accountId: ZAccountId });
+
+/** The account's vault, its policy, the policy's email approval and the audit trail: scope v2:vaults. */
+export function registerVaultRoutes(router: ApiRouter, deps: VaultRouteDeps): void {
+  const scope = requireScope('v2:vaults');
+  const envOf = (ctx: Parameters<ApiMiddleware>[0]) => deps.environments.environments[requireApp(ctx).environment];
+  // 424 before anything else is read: the module is off for the environment (as deposit addresses answer).
+  const configured: ApiMiddleware = async (ctx, next) => {
+    requireVaultsSetup(envOf(ctx));
+    await next();
+  };
+  const guard = [scope, configured] as const;
+
+  router.post('/v2/accounts/:accountId/vault', ...guard, idempotent(deps.idempotency, { required: false }), async (ctx) => {
+    const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
+    const input = parseInput(ZCreateVault, ctx.state.body ?? {}, 'body');
+    const result = await createVault(deps, requireApp(ctx), envOf(ctx), accountId, input);
+    ctx.status = result.created ? 201 : 200;
+    ctx.body = { vault: result.vault };
+  });
+
+  router.get('/v2/accounts/:accountId/vault', ...guard, async (ctx) => {
+    const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
+    ctx.body = await getVault(deps, requireApp(ctx), envOf(ctx), accountId);
+  });
+
+  router.put('/v2/accounts/:accountId/vault/policy', ...guard, idempotent(deps.idempotency, { required: false }), async (ctx) => {
+    const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
+    const input = parseInput(ZPutVaultPolicy, ctx.state.body ?? {}, 'body');
+    ctx.body = await putVaultPolicy(deps, requireApp(ctx), envOf(ctx), accountId, input);
+  });
+
+  router.post('/v2/accounts/:accountId/vault/policy/approval', ...guard, async (ctx) => {
+    const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
+    parseInput(z.strictObject({}), ctx.state.body ?? {}, 'body');
+    ctx.status = 201;
+    ctx.body = await sendVaultApproval(deps, requireApp(ctx), envOf(ctx), accountId);
+  });
+
+  router.post('/v2/accounts/:accountId/vault/policy/approval/verify', ...guard, async (ctx) => {
+    const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
+    const input = parseInput(ZVerifyVaultApproval, ctx.state.body ?? {}, 'body');
+    const app = requireApp(ctx);
+    await verifyVaultApproval(deps, app, envOf(ctx), accountId, input.code);
+    ctx.body = await getVault(deps, app, envOf(ctx), accountId);
+  });
+
+  router.get('/v2/accounts/:accountId/vault/audit-events', ...guard, async (ctx) => {
+    const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
+    const query = parseInput(ZListVaultAuditEventsQuery, ctx.query, 'query');
+    ctx.body = await listVaultAuditEvents(deps.prisma, requireApp(ctx), accountId, query, deps.cursors);
+  });
+}

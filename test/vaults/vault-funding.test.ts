@@ -1,0 +1,249 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { getHarness } from '../support/harness';
+import { eventually, mine, newPayer, payTo, pokeScanner, tokenBalance } from '../support/chain';
+import { createPayment, newMerchant, waitForPayment } from '../payments/fixtures';
+import { endsWithBooksChecked } from '../support/books';
+import { authorizeVaultFunding, decideFunding, vaultOptionFor } from '../../src/domain/vaults/vault-funding';
+import { periodStartOf, SPEND_PERIOD_MS } from '../../src/domain/vaults/vault-config';
+import { createVaultActivities } from '../../activities/vaults';
+import { DEFAULT_TREASURY_POLICY } from '../../src/domain/settlement/settlement-sender';
+import { ApiError } from '../../src/domain/errors';
+import { activeVault } from './support';
+
+const USDC = (n: number) => BigInt(n) * 1_000_000n;
+const actor = { type: 'client' as const, id: null };
+
+async function deps() {
+  const h = await getHarness();
+  return { prisma: h.db.prisma, chains: h.chain.chains };
+}
+
+async function vaultActivities() {
+  const h = await getHarness();
+  const settlement = { prisma: h.db.prisma, chains: h.chain.chains, custody: h.chain.custody, treasury: DEFAULT_TREASURY_POLICY };
+  return createVaultActivities({ prisma: h.db.prisma, chains: h.chain.chains, settlement });
+}
+
+/** A vault with an active policy (limit), holding `funded` USDC on chain, and a merchant of the same app. */
+async function fundedVault(limitAtomic: bigint, funded: bigint) {
+  const v = await activeVault(limitAtomic.toString());
+  if (funded > 0n) await payTo(await newPayer(funded), v.vault.address, funded);
+  const merchant = await newMerchant(v.cred);
+  return { ...v, merchant };
+}
+
+async function payments(merchant: Awaited<ReturnType<typeof newMerchant>>, count: number, amount: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const res = await createPayment(merchant, { amount });
+    assert.equal(res.status, 201, res.text);
+    ids.push(res.body.payment.id);
+  }
+  return ids;
+}
+
+const reasonOf = (err: unknown) => (err instanceof ApiError ? (err.details as { reasonCode: string }).reasonCode : String(err));
+
+describe('Vault funding: the spend-limit rule', () => {
+  test('property: authorizations in one period never exceed the limit, and one is refused exactly when it would', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 1n, max: 10n ** 12n }), fc.array(fc.bigInt({ min: 1n, max: 10n ** 11n }), { maxLength: 40 }), (limit, amounts) => {
+        let spent = 0n;
+        for (const amount of amounts) {
+          const d = decideFunding({ policyActive: true, tokenAllowed: true, limitAtomic: limit, spentInPeriodAtomic: spent, availableAtomic: 10n ** 18n, amountAtomic: amount });
+          assert.equal(d.ok, spent + amount <= limit);
+          if (!d.ok) assert.equal(d.reason, 'vault_spend_limit_exceeded');
+          if (d.ok) spent += amount;
+          assert.ok(spent <= limit);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  test('property: the available balance, an inactive policy and a token not allowed each refuse', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 1n, max: 10n ** 12n }), fc.bigInt({ min: 0n, max: 10n ** 12n }), fc.boolean(), fc.boolean(), (amount, available, active, allowed) => {
+        const d = decideFunding({ policyActive: active, tokenAllowed: allowed, limitAtomic: 10n ** 15n, spentInPeriodAtomic: 0n, availableAtomic: available, amountAtomic: amount });
+        assert.equal(d.ok, active && allowed && available >= amount);
+        if (!active) assert.deepEqual(d, { ok: false, reason: 'vault_policy_inactive' });
+        else if (!allowed) assert.deepEqual(d, { ok: false, reason: 'vault_token_not_allowed' });
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test('property: fixed 30-day periods counted from the anchor contain their instant and start on the 30-day grid', () => {
+    fc.assert(
+      fc.property(fc.date({ min: new Date('2026-01-01'), max: new Date('2027-01-01'), noInvalidDate: true }), fc.integer({ min: 0, max: 400 * 86_400_000 }), (anchor, offset) => {
+        const at = new Date(anchor.getTime() + offset);
+        const start = periodStartOf(anchor, at);
+        assert.ok(start.getTime() <= at.getTime() && at.getTime() < start.getTime() + SPEND_PERIOD_MS);
+        assert.equal((start.getTime() - anchor.getTime()) % SPEND_PERIOD_MS, 0);
+      }),
+    );
+  });
+});
+
+describe('Vault funding: authorization against the database', () => {
+  test('20 concurrent authorizations against one vault never exceed the spend limit of the period', async () => {
+    const h = await getHarness();
+    // Limit 50 USDC, 1000 USDC in the vault, twenty 5 USDC Payments: exactly ten fit.
+    const { vault, accountId, merchant } = await fundedVault(USDC(50), USDC(1000));
+    const ids = await payments(merchant, 20, '5');
+    const d = await deps();
+    const results = await Promise.allSettled(ids.map((paymentId) => authorizeVaultFunding(d, { paymentId, payerAccountId: accountId, actor })));
+    const ok = results.filter((r) => r.status === 'fulfilled');
+    const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    assert.equal(ok.length, 10);
+    assert.deepEqual([...new Set(refused.map((r) => reasonOf(r.reason)))], ['vault_spend_limit_exceeded']);
+    const rows = await h.db.prisma.vaultFundingOperation.findMany({ where: { vaultId: vault.id } });
+    assert.equal(rows.length, 10);
+    assert.equal(rows.reduce((s, r) => s + BigInt(r.amountAtomic.toFixed()), 0n), USDC(50));
+    assert.equal(new Set(rows.map((r) => r.periodStart.getTime())).size, 1);
+    for (const r of ok) {
+      const op = (r as PromiseFulfilledResult<Awaited<ReturnType<typeof authorizeVaultFunding>>>).value.fundingOperation;
+      assert.match(op.id, /^pay_funding_/);
+      assert.equal(op.status, 'authorized');
+      assert.equal(op.statusVersion, 1);
+      assert.equal(op.commercialFeeMode, 'parent_payment');
+      assert.equal(op.transactionHash, null);
+      assert.equal(op.broadcastAt, null);
+    }
+    const audits = await h.db.prisma.vaultAuditEvent.count({ where: { vaultId: vault.id, eventType: 'vault.funding.authorized' } });
+    assert.equal(audits, 10);
+  });
+
+  test('the available balance is the on-chain balance less reserved funding; a repeat for one Payment answers the same operation', async () => {
+    const { accountId, merchant } = await fundedVault(USDC(1000), USDC(12));
+    const [a, b, c] = await payments(merchant, 3, '5');
+    const d = await deps();
+    const option = await vaultOptionFor(d, { paymentId: a!, payerAccountId: accountId });
+    assert.ok(option);
+    assert.equal(option.amountAtomic, '5000000');
+    assert.equal(option.availableAtomic, '12000000');
+    assert.equal(option.remainingInPeriodAtomic, '1000000000');
+    const first = await authorizeVaultFunding(d, { paymentId: a!, payerAccountId: accountId, actor });
+    assert.equal(first.created, true);
+    const again = await authorizeVaultFunding(d, { paymentId: a!, payerAccountId: accountId, actor });
+    assert.equal(again.created, false);
+    assert.equal(again.fundingOperation.id, first.fundingOperation.id);
+    assert.equal((await vaultOptionFor(d, { paymentId: b!, payerAccountId: accountId }))?.availableAtomic, '7000000');
+    await authorizeVaultFunding(d, { paymentId: b!, payerAccountId: accountId, actor });
+    assert.equal(await vaultOptionFor(d, { paymentId: c!, payerAccountId: accountId }), null);
+    await assert.rejects(authorizeVaultFunding(d, { paymentId: c!, payerAccountId: accountId, actor }), (err) => reasonOf(err) === 'vault_insufficient_balance');
+  });
+
+  test('no option and a refusal without an active policy, for a token the policy does not allow, or for a Payment that is not open', async () => {
+    const h = await getHarness();
+    const { accountId, merchant, vault } = await fundedVault(USDC(100), USDC(20));
+    const [p] = await payments(merchant, 1, '5');
+    const d = await deps();
+    await h.db.prisma.vaultPolicy.update({ where: { id: vault.policy.id }, data: { allowedTokens: [{ symbol: 'X', chainId: 31337, tokenAddress: '0x0000000000000000000000000000000000000001', decimals: 6 }] } });
+    assert.equal(await vaultOptionFor(d, { paymentId: p!, payerAccountId: accountId }), null);
+    await assert.rejects(authorizeVaultFunding(d, { paymentId: p!, payerAccountId: accountId, actor }), (err) => reasonOf(err) === 'vault_token_not_allowed');
+    await h.db.prisma.vaultPolicy.update({ where: { id: vault.policy.id }, data: { status: 'superseded' } });
+    await assert.rejects(authorizeVaultFunding(d, { paymentId: p!, payerAccountId: accountId, actor }), (err) => reasonOf(err) === 'vault_policy_inactive');
+    const cancelled = await (await import('../support/api-client')).call(`/v2/payments/${p}/cancel`, { credential: merchant.cred, body: { reasonCode: 'other' } });
+    assert.equal(cancelled.status, 200, cancelled.text);
+    await assert.rejects(authorizeVaultFunding(d, { paymentId: p!, payerAccountId: accountId, actor }), (err) => reasonOf(err) === 'payment_not_fundable');
+  });
+});
+
+describe('Vault funding: the on-chain leg', () => {
+  endsWithBooksChecked();
+
+  test('moves the exact amount from the vault to the escrow once, the Payment advances by its own verification, and vault.funding_posted follows confirmation', async () => {
+    const h = await getHarness();
+    const { vault, accountId, merchant } = await fundedVault(USDC(100), USDC(30));
+    const [paymentId] = await payments(merchant, 1, '7.25');
+    const payment = await h.db.prisma.payment.findUniqueOrThrow({ where: { id: paymentId! } });
+    const { fundingOperation } = await authorizeVaultFunding(await deps(), { paymentId: paymentId!, payerAccountId: accountId, actor });
+    const vaultBefore = await tokenBalance(vault.address);
+    const escrowBefore = await tokenBalance(payment.escrowAddress!);
+    const activities = await vaultActivities();
+    const sent = await activities.sendVaultFunding({ fundingOperationId: fundingOperation.id });
+    assert.equal(sent.status, 'broadcast');
+    assert.match(sent.transactionHash!, /^0x[0-9a-f]{64}$/);
+    assert.ok(sent.broadcastAt);
+    // A retry (a worker crash after the broadcast) sends nothing twice.
+    const retried = await activities.sendVaultFunding({ fundingOperationId: fundingOperation.id });
+    assert.equal(retried.transactionHash, sent.transactionHash);
+    const legs = await h.db.prisma.settlementLeg.findMany({ where: { sourceType: 'vault_funding', sourceId: fundingOperation.id } });
+    assert.equal(legs.length, 1);
+    await eventually(async () => (await tokenBalance(payment.escrowAddress!)) - escrowBefore === 7_250_000n, 'funds at escrow');
+    assert.equal(vaultBefore - (await tokenBalance(vault.address)), 7_250_000n);
+    await pokeScanner();
+    // The Payment sees the vault's transfer like any payer's, and settles by its own rules.
+    await waitForPayment(merchant, paymentId!, 'succeeded', (p) => p.status === 'succeeded');
+    await mine(3);
+    const confirmed = await eventually(async () => {
+      const op = await activities.checkVaultFunding({ fundingOperationId: fundingOperation.id, confirmations: 2 });
+      return op.status === 'confirmed' ? op : undefined;
+    }, 'funding confirmed');
+    assert.ok(confirmed.confirmedAt);
+    assert.equal(confirmed.statusVersion, 3);
+    const events = await h.db.prisma.event.findMany({ where: { resourceId: vault.id }, orderBy: [{ createdAt: 'asc' }] });
+    assert.deepEqual(events.map((e) => e.name), ['vault.policy_active', 'vault.funding_posted']);
+    assert.deepEqual(events[1]!.payload, { accountId, vaultId: vault.id, fundingOperationId: fundingOperation.id, paymentId });
+    const option = await vaultOptionFor(await deps(), { paymentId: (await payments(merchant, 1, '1'))[0]!, payerAccountId: accountId });
+    assert.equal(option?.availableAtomic, (USDC(30) - 7_250_000n).toString());
+    assert.equal(option?.remainingInPeriodAtomic, (USDC(100) - 7_250_000n).toString());
+  });
+
+  test('the vault funding workflow sends the leg, the Payment succeeds by its own verification, and the operation is confirmed with vault.funding_posted', async () => {
+    const h = await getHarness();
+    const { vault, accountId, merchant } = await fundedVault(USDC(100), USDC(20));
+    const [paymentId] = await payments(merchant, 1, '3.5');
+    const payment = await h.db.prisma.payment.findUniqueOrThrow({ where: { id: paymentId! } });
+    const { fundingOperation } = await authorizeVaultFunding(await deps(), { paymentId: paymentId!, payerAccountId: accountId, actor });
+    assert.equal(await h.engine.startVaultFunding(fundingOperation.id, 2), 'started');
+    assert.equal(await h.engine.startVaultFunding(fundingOperation.id, 2), 'exists');
+    await eventually(async () => (await tokenBalance(payment.escrowAddress!)) >= 3_500_000n, 'funds at escrow');
+    await pokeScanner();
+    await waitForPayment(merchant, paymentId!, 'succeeded', (p) => p.status === 'succeeded');
+    const op = await eventually(async () => {
+      const row = await h.db.prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: fundingOperation.id } });
+      return row.status === 'confirmed' ? row : undefined;
+    }, 'funding confirmed by the workflow');
+    assert.ok(op.transactionHash);
+    assert.equal(await h.db.prisma.event.count({ where: { resourceId: vault.id, name: 'vault.funding_posted' } }), 1);
+    assert.equal(await tokenBalance(vault.address), USDC(20) - 3_500_000n);
+  });
+
+  test('the vault funding workflow turns a refused transfer into vault.funding_requires_intervention and a failed operation', async () => {
+    const h = await getHarness();
+    const { vault, accountId, merchant } = await fundedVault(USDC(100), USDC(10));
+    const [paymentId] = await payments(merchant, 1, '2');
+    const { fundingOperation } = await authorizeVaultFunding(await deps(), { paymentId: paymentId!, payerAccountId: accountId, actor });
+    await h.db.prisma.vaultFundingOperation.update({ where: { id: fundingOperation.id }, data: { toAddress: merchant.wallet.toLowerCase() } });
+    await h.engine.startVaultFunding(fundingOperation.id, 2);
+    const result = await h.env.client.workflow.getHandle(`vault-funding:${fundingOperation.id}`).result();
+    assert.deepEqual(result, { status: 'failed' });
+    const row = await h.db.prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: fundingOperation.id } });
+    assert.equal(row.status, 'failed');
+    assert.equal(row.failureReason, 'settlement_destination_not_allowed');
+    assert.equal(await h.db.prisma.event.count({ where: { resourceId: vault.id, name: 'vault.funding_requires_intervention' } }), 1);
+    assert.equal(await tokenBalance(vault.address), USDC(10));
+  });
+
+  test('a transfer the sender refuses fails the operation, frees its amount and emits vault.funding_requires_intervention', async () => {
+    const h = await getHarness();
+    const { vault, accountId, merchant } = await fundedVault(USDC(100), USDC(10));
+    const [paymentId] = await payments(merchant, 1, '4');
+    const { fundingOperation } = await authorizeVaultFunding(await deps(), { paymentId: paymentId!, payerAccountId: accountId, actor });
+    // Not an escrow: the sender must refuse to pay anything but a Payment's escrow from a vault.
+    await h.db.prisma.vaultFundingOperation.update({ where: { id: fundingOperation.id }, data: { toAddress: merchant.wallet.toLowerCase() } });
+    const activities = await vaultActivities();
+    await assert.rejects(activities.sendVaultFunding({ fundingOperationId: fundingOperation.id }), /not a Payment escrow/);
+    const failed = await activities.failVaultFunding({ fundingOperationId: fundingOperation.id, reason: 'settlement_destination_not_allowed' });
+    assert.equal(failed.status, 'failed');
+    assert.equal(await tokenBalance(vault.address), USDC(10));
+    const event = await h.db.prisma.event.findFirstOrThrow({ where: { resourceId: vault.id, name: 'vault.funding_requires_intervention' } });
+    assert.equal((event.payload as Record<string, unknown>).reasonCode, 'settlement_destination_not_allowed');
+    const option = await vaultOptionFor(await deps(), { paymentId: paymentId!, payerAccountId: accountId });
+    assert.equal(option?.availableAtomic, USDC(10).toString());
+  });
+});
