@@ -151,6 +151,26 @@ export function verifyClientSecret(serviceSecret: string, paymentId: string, can
   return safeEqual(clientSecretFor(serviceSecret, paymentId), candidate);
 }
 
+type WithCheckout = { payment?: { id?: string }; checkout?: { clientSecret?: string | null } };
+
+/**
+ * An idempotent response holding a checkout is stored without its clientSecret, and a replay derives
+ * it again: the secret is never at rest (the idempotency middleware's seal and unseal).
+ */
+export function checkoutSecretSealing(serviceSecret: string) {
+  return {
+    seal(body: unknown): unknown {
+      const b = body as WithCheckout;
+      return b?.checkout?.clientSecret ? { ...b, checkout: { ...b.checkout, clientSecret: null } } : body;
+    },
+    unseal(stored: unknown): unknown {
+      const b = stored as WithCheckout;
+      if (!b?.checkout || !b.payment?.id) return stored;
+      return { ...b, checkout: { ...b.checkout, clientSecret: clientSecretFor(serviceSecret, b.payment.id) } };
+    },
+  };
+}
+
 export function toCheckout(p: Payment, serviceSecret: string, publicBaseUrl: string): z.infer<typeof ZCheckout> {
   return {
     paymentUrl: `${publicBaseUrl.replace(/\/$/, '')}/checkout/${p.id}`,

@@ -12,7 +12,7 @@ import { confirmClientPayment, readClientPayment, type ClientPaymentDeps } from 
 import { ZAuthorizeVaultOption, ZConfirmClientPayment } from '../../domain/payments/client-payment.schemas';
 import type { PaymentOptionProvider } from '../../domain/payments/payment-options';
 import { ZPaymentId } from '../../domain/payments/payment.schemas';
-import { clientSecretFor } from '../../domain/payments/payment-view';
+import { checkoutSecretSealing } from '../../domain/payments/payment-view';
 import { parseInput } from '../../domain/validation';
 import { requireScope } from '../middleware/auth';
 import { assertPaymentSecret, clientBearer } from '../middleware/client-auth';
@@ -36,7 +36,6 @@ const ZPaymentPath = z.strictObject({ paymentId: ZPaymentId });
 const ZOptionPath = z.strictObject({ paymentId: ZPaymentId, optionId: ZPaymentOptionId });
 const ZNoQuery = z.strictObject({});
 
-type WithCheckout = { payment?: { id?: string }; checkout?: { clientSecret?: string | null } };
 
 /** POST /v2/client/auth/exchange and /revoke: partner routes (HTTP Basic, v2:payments scope). */
 export function registerClientAuthRoutes(partner: ApiRouter, deps: Pick<ClientRouteDeps, 'prisma' | 'serviceSecret'>): void {
@@ -73,15 +72,7 @@ export function registerClientRoutes(client: ApiRouter, deps: ClientRouteDeps, s
 
   // The stored idempotent response never holds the clientSecret (a replay derives it again), and
   // each account's keys are its own.
-  const seal = (body: unknown) => {
-    const b = body as WithCheckout;
-    return b?.checkout?.clientSecret ? { ...b, checkout: { ...b.checkout, clientSecret: null } } : body;
-  };
-  const unseal = (stored: unknown) => {
-    const b = stored as WithCheckout;
-    if (!b?.checkout || !b.payment?.id) return stored;
-    return { ...b, checkout: { ...b.checkout, clientSecret: clientSecretFor(deps.serviceSecret, b.payment.id) } };
-  };
+  const { seal, unseal } = checkoutSecretSealing(deps.serviceSecret);
   const confirmIdempotency = idempotent(deps.idempotency, {
     required: false,
     seal,

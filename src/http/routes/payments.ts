@@ -8,7 +8,7 @@ import type { PaymentEngine } from '../../domain/engine';
 import { createPayment } from '../../domain/payments/create-payment';
 import { cancelPayment, listPayments, loadPayment, paymentResponse } from '../../domain/payments/payments';
 import { ZCancelPayment, ZCreatePayment, ZListPaymentsQuery, ZPaymentId } from '../../domain/payments/payment.schemas';
-import { clientSecretFor, toCheckout } from '../../domain/payments/payment-view';
+import { checkoutSecretSealing, toCheckout } from '../../domain/payments/payment-view';
 import { requireScope } from '../middleware/auth';
 import { idempotent } from '../middleware/idempotency';
 import type { IdempotencyRecords } from '../../domain/idempotency-records';
@@ -30,22 +30,13 @@ export interface PaymentRouteDeps {
 
 const ZPaymentPath = z.object({ paymentId: ZPaymentId });
 
-type CreateBody = { checkout?: { clientSecret?: string | null }; payment?: { id?: string } };
 
 export function registerPaymentRoutes(router: ApiRouter, deps: PaymentRouteDeps): void {
   const { prisma } = deps;
   const scope = requireScope('v2:payments');
 
   // The stored idempotent response never holds the clientSecret; a replay derives it again.
-  const seal = (body: unknown) => {
-    const b = body as CreateBody;
-    return b?.checkout?.clientSecret ? { ...b, checkout: { ...b.checkout, clientSecret: null } } : body;
-  };
-  const unseal = (stored: unknown) => {
-    const b = stored as CreateBody;
-    if (!b?.checkout || !b.payment?.id) return stored;
-    return { ...b, checkout: { ...b.checkout, clientSecret: clientSecretFor(deps.serviceSecret, b.payment.id) } };
-  };
+  const { seal, unseal } = checkoutSecretSealing(deps.serviceSecret);
 
   router.post('/v2/payments', scope, idempotent(deps.idempotency, { required: true, seal, unseal }), async (ctx) => {
     const input = parseInput(ZCreatePayment, ctx.state.body, 'body');
