@@ -152,6 +152,19 @@ describe('Vault ledger: inflows, funding and reconcile on chain', () => {
     assert.equal(await vaultBook(vault.id), await tokenBalance(vault.address));
   });
 
+  test('the scheduled payment reconciliation pass is what posts a receipt', async () => {
+    const h = await getHarness();
+    const { vault } = await newVault();
+    await payTo(await newPayer(USDC(2)), vault.address, USDC(2));
+    const [seen] = await receiptsOf(vault.id, 1);
+    await mine(2);
+    const pass = await h.engine.runPaymentReconciliation({ graceSeconds: 3600 });
+    assert.ok(pass.vaultReceipts, 'the pass follows vault receipts');
+    assert.ok(pass.vaultReceipts.posted >= 1, JSON.stringify(pass.vaultReceipts));
+    assert.equal((await h.db.prisma.vaultReceipt.findUniqueOrThrow({ where: { id: seen!.id } })).status, 'posted');
+    assert.deepEqual(await vaultPostings(vault.id), [`receipt:${seen!.id}`]);
+  });
+
   test('several transfers in one block are each posted once', async () => {
     const h = await getHarness();
     const chain = h.chain.chains.get(h.chainId);
@@ -231,6 +244,7 @@ describe('Vault ledger: inflows, funding and reconcile on chain', () => {
     const baseline = await booksBaseline();
     const v = await activeVault(USDC(100).toString());
     await payTo(await newPayer(USDC(30)), v.vault.address, USDC(30));
+    await receiptsOf(v.vault.id, 1); // seen by the scanner: in flight at the vault until posted
     const merchant = await newMerchant(v.cred);
     const created = await createPayment(merchant, { amount: '7.25' });
     assert.equal(created.status, 201, created.text);
@@ -239,8 +253,17 @@ describe('Vault ledger: inflows, funding and reconcile on chain', () => {
     const settlement = { prisma: h.db.prisma, chains: h.chain.chains, custody: h.chain.custody, treasury: DEFAULT_TREASURY_POLICY };
     const activities = createVaultActivities({ prisma: h.db.prisma, chains: h.chain.chains, settlement });
     await activities.sendVaultFunding({ fundingOperationId: fundingOperation.id });
-    // Broadcast, not confirmed: the leg is in flight out of the vault, no funding posting yet.
+    // Mined, not confirmed: no funding posting yet; reconcile counts the leg in flight at the vault only
+    // (the escrow may differ for a moment: the scanner may not have read the transfer there yet).
+    await eventually(async () => (await tokenBalance(v.vault.address)) === USDC(30) - 7_250_000n, 'the leg mined', { mine: false });
     assert.ok(!(await vaultPostings(v.vault.id)).some((l) => l.startsWith('funding:')));
+    const mid = await reconcileBooks();
+    const legInFlight = mid.inFlight.filter((f) => f.kind === 'settlement_leg' && f.sourceType === 'vault_funding' && f.sourceId === fundingOperation.id);
+    assert.deepEqual(
+      legInFlight.map((f) => [f.address.toLowerCase(), f.amountAtomic]),
+      [[v.vault.address.toLowerCase(), '-7250000']],
+    );
+    assert.ok(!mid.differences.some((d) => d.address?.toLowerCase() === v.vault.address.toLowerCase()), JSON.stringify(mid.differences));
     await pokeScanner();
     await waitForPayment(merchant, paymentId, 'succeeded', (p) => p.status === 'succeeded');
     const confirmed = await eventually(async () => {
