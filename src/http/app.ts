@@ -32,7 +32,7 @@ import { registerVaultRoutes } from './routes/vaults';
 import { createSmtpMailer, type Mailer } from '../mail/mailer';
 import { createChainRegistry, type ChainRegistry } from '../chain/registry';
 import type { Custody } from '../custody';
-import type { PaymentEngine, WebhookEngine } from '../domain/engine';
+import type { PaymentEngine, VaultFundingEngine, WebhookEngine } from '../domain/engine';
 
 export interface ApiDeps {
   config: ServiceConfig;
@@ -54,7 +54,7 @@ export interface ApiDeps {
    * and hands them to Payments' workflows; extraOptions adds checkout options (the Vault option)
    * after the direct one. Absent: no client routes.
    */
-  client?: { engine: Pick<PaymentEngine, 'transferSeen'>; extraOptions?: readonly PaymentOptionProvider[] };
+  client?: { engine: Pick<PaymentEngine, 'transferSeen'> & VaultFundingEngine; extraOptions?: readonly PaymentOptionProvider[] };
   /** Feature modules (payments, deposits, webhooks admin...) add their routes here. */
   extraRoutes?: Array<(router: Router<ApiState>, shared: SharedRouteDeps) => void>;
 }
@@ -96,7 +96,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
     const client = new Router<ApiState>();
     registerClientRoutes(
       client,
-      { prisma: db.prisma, idempotency, serviceSecret: deps.serviceSecret, publicBaseUrl: config.http.publicBaseUrl, chains, ...deps.client },
+      { prisma: db.prisma, idempotency, serviceSecret: deps.serviceSecret, publicBaseUrl: config.http.publicBaseUrl, chains, environments, ...deps.client },
       { rateLimit: limit, jsonBody: body, svcVersion },
     );
     app.use(client.routes());

@@ -47,7 +47,7 @@ export async function assertBooksMatchChain(opts: { baseline?: BooksBaseline; ti
     const differences = newDifferences(result, opts.baseline);
     if (differences.length === 0) return result;
     if (Date.now() >= deadline) {
-      assert.deepEqual(differences, [], `the books differ from the chain (in flight: ${JSON.stringify(result.inFlight)})`);
+      assert.deepEqual(differences, [], `the books differ from the chain (in flight: ${JSON.stringify(result.inFlight, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))})`);
     }
     await pokeScanner();
     await mine(1);

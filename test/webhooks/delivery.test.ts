@@ -1,4 +1,4 @@
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Worker } from '@temporalio/worker';
 import { call, newApp } from '../support/api-client';
@@ -10,8 +10,8 @@ import { writeEvents } from '../../src/domain/events';
 import { attemptDelivery } from '../../src/domain/webhooks/attempt';
 import { webhookDeliveryWorkflowId, WEBHOOK_DISPATCHER_WORKFLOW_ID } from '../../workflows/contracts/webhooks';
 import { verifyWebhook, WebhookVerificationError } from '../../src/webhooks/verify';
-import { startAdminApi, type AdminApi } from './support/admin';
-import { createAccount, delivered, dispatch, ensureTestDispatcher } from './support/flow';
+import type { AdminApi } from './support/admin';
+import { createAccount, delivered, dispatch, webhookTestbed } from './support/flow';
 import { startReceiver, type Receiver, type ScriptedResponse } from './support/receiver';
 
 /** An account.updated event written as the service writes events (no account: no account headers). */
@@ -28,20 +28,12 @@ interface Endpoint {
 }
 
 describe('Webhook delivery', () => {
+  const bed = webhookTestbed();
   let admin: AdminApi;
   let receiver: Receiver;
-
-  before(async () => {
-    admin = await startAdminApi({ allowPrivate: true });
-    receiver = await startReceiver();
-    await ensureTestDispatcher();
-  });
-
-  after(async () => {
-    const h = await getHarness();
-    await h.engine.stopWebhookDispatcher('webhook tests done');
-    await admin.close();
-    await receiver.close();
+  before(() => {
+    admin = bed.admin();
+    receiver = bed.receiver();
   });
 
   async function endpoint(app: AppCredential, script: ScriptedResponse[] = [], body: Record<string, unknown> = {}): Promise<Endpoint> {

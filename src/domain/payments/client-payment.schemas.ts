@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ZMetadata } from '../metadata';
 import { ZActionId, ZPaymentOption } from './payment-option.schemas';
 import { ZCheckout, ZNextAction, ZPayment } from './payment.schemas';
+import { ZFundingOperation } from '../vaults/vault.schemas';
 
 export const ZTransactionProof = z.strictObject({
   type: z.literal('transaction'),
@@ -33,4 +34,18 @@ export const ZClientConfirmResponse = z.strictObject({
   payment: ZPayment,
   checkout: ZCheckout,
   nextAction: ZNextAction,
+});
+
+/** POST .../options/{optionId}/authorize: the spec's table (actionId 1-128, the managed approval's proof, metadata). */
+export const ZAuthorizeVaultOption = z.strictObject({
+  actionId: ZActionId,
+  proof: ZManagedAuthorizationProof,
+  metadata: ZMetadata.default({}),
+});
+export type TAuthorizeVaultOption = z.output<typeof ZAuthorizeVaultOption>;
+
+export const ZAuthorizeVaultOptionResponse = z.strictObject({
+  paymentId: z.string(),
+  option: ZPaymentOption,
+  fundingOperation: ZFundingOperation,
 });

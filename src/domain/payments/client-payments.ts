@@ -27,7 +27,7 @@ const OPEN_STATUSES = new Set(['requires_payment_method', 'processing']);
  * was issued (action ids) stays bound to its account. Anything else is "not found", never "forbidden",
  * so a token can't probe another app's ids.
  */
-async function loadPayable(prisma: PrismaClient, principal: ClientPrincipal, paymentId: string): Promise<PaymentRow> {
+export async function loadPayable(prisma: PrismaClient, principal: ClientPrincipal, paymentId: string): Promise<PaymentRow> {
   const p = await prisma.payment.findFirst({ where: { id: paymentId, appId: principal.app.id, intent: 'receive' }, include: { incidents: true } });
   if (!p) throw notFound('Payment');
   return p;

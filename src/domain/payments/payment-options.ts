@@ -49,7 +49,6 @@ export async function walletTransferOption(ctx: PaymentOptionContext): Promise<T
   const id = paymentOptionId(ctx.serviceSecret, p.id, WALLET_TRANSFER_METHOD);
   const required = big(p.amountAtomic);
   const seen = big(p.receivedAtomic) + big(p.pendingAtomic);
-  const net = big(p.merchantNetAtomic);
   const nextAction = toNextAction(p);
   // Only a transfer still owed is something to execute; an action id is issued for it alone.
   const action =
@@ -60,9 +59,6 @@ export async function walletTransferOption(ctx: PaymentOptionContext): Promise<T
     where: { paymentId: p.id, NOT: { status: { startsWith: 'dust' } } },
     orderBy: [{ blockNumber: 'asc' }, { logIndex: 'asc' }],
   });
-  const asset = { assetSymbol: p.assetCode, decimals: p.decimals, chainId: p.chainId };
-  const settled = (atomic: bigint) => ({ amountAtomic: atomic.toString(), amountDecimal: formatAtomic(atomic, p.decimals), ...asset, tokenAddress: p.tokenAddress });
-  const expiresAt = p.expiresAt.toISOString();
   return [
     ZPaymentOption.parse({
       id,
@@ -85,24 +81,41 @@ export async function walletTransferOption(ctx: PaymentOptionContext): Promise<T
         status: t.status,
         submittedAt: t.createdAt.toISOString(),
       })),
-      sourceAmount: { amountAtomic: required.toString(), ...asset },
-      destinationAmount: { amountAtomic: net.toString(), ...asset },
-      payerAmount: settled(required),
-      recipientAmount: settled(net),
-      providerFee: settled(0n),
-      execution: action ? { actionId: action.id, type: action.proofType, expiresAt: action.expiresAt.toISOString() } : null,
-      expiresAt,
-      // Same asset in and out: there is no quote to refresh.
-      refreshable: false,
-      feeAmountAtomic: '0',
-      actionExpiresAt: action ? action.expiresAt.toISOString() : null,
-      quoteExpiresAt: expiresAt,
-      orderExpiresAt: expiresAt,
+      ...optionTerms(p, action),
       receipts: transfers
         .filter((t) => t.status === 'confirmed' && (t.role ?? 'funding') === 'funding')
         .map((t) => ({ type: 'transaction' as const, transactionHash: t.txHash, chainId: t.chainId, amountAtomic: t.amountAtomic.toString(), confirmedAt: t.updatedAt.toISOString() })),
     }),
   ];
+}
+
+type IssuedAction = Awaited<ReturnType<typeof issueAction>>;
+
+/**
+ * What every option of a Payment shares: the amounts (the payer sends the Payment's amount in its
+ * asset, the recipient nets it after fees, no provider fee), the action to execute and the expiries.
+ * Same asset in and out: there is no quote to refresh.
+ */
+export function optionTerms(p: PaymentRow, action: IssuedAction | null) {
+  const required = big(p.amountAtomic);
+  const net = big(p.merchantNetAtomic);
+  const asset = { assetSymbol: p.assetCode, decimals: p.decimals, chainId: p.chainId };
+  const settled = (atomic: bigint) => ({ amountAtomic: atomic.toString(), amountDecimal: formatAtomic(atomic, p.decimals), ...asset, tokenAddress: p.tokenAddress });
+  const expiresAt = p.expiresAt.toISOString();
+  return {
+    sourceAmount: { amountAtomic: required.toString(), ...asset },
+    destinationAmount: { amountAtomic: net.toString(), ...asset },
+    payerAmount: settled(required),
+    recipientAmount: settled(net),
+    providerFee: settled(0n),
+    execution: action ? { actionId: action.id, type: action.proofType, expiresAt: action.expiresAt.toISOString() } : null,
+    expiresAt,
+    refreshable: false,
+    feeAmountAtomic: '0',
+    actionExpiresAt: action ? action.expiresAt.toISOString() : null,
+    quoteExpiresAt: expiresAt,
+    orderExpiresAt: expiresAt,
+  };
 }
 
 /** Every option of a Payment for one payer: the direct one first, then each extra provider's. */

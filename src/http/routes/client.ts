@@ -1,12 +1,15 @@
 import { z } from 'zod';
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
-import type { PaymentEngine } from '../../domain/engine';
+import type { PaymentEngine, VaultFundingEngine } from '../../domain/engine';
+import type { TEnvironments } from '../../config/environments';
+import { authorizeVaultOption, vaultOptionProvider } from '../../domain/vaults/vault-option';
+import { ZPaymentOptionId } from '../../domain/payments/payment-option.schemas';
 import type { IdempotencyRecords } from '../../domain/idempotency-records';
 import { clientTokenKey, exchangeClientToken, revokeClientTokens, verifyClientToken } from '../../domain/client-auth/access-tokens';
 import { ZClientAccountRef } from '../../domain/client-auth/client-auth.schemas';
 import { confirmClientPayment, readClientPayment, type ClientPaymentDeps } from '../../domain/payments/client-payments';
-import { ZConfirmClientPayment } from '../../domain/payments/client-payment.schemas';
+import { ZAuthorizeVaultOption, ZConfirmClientPayment } from '../../domain/payments/client-payment.schemas';
 import type { PaymentOptionProvider } from '../../domain/payments/payment-options';
 import { ZPaymentId } from '../../domain/payments/payment.schemas';
 import { clientSecretFor } from '../../domain/payments/payment-view';
@@ -23,12 +26,14 @@ export interface ClientRouteDeps {
   publicBaseUrl: string;
   /** Confirm reads the transaction a client names, and hands it to the Payment's workflow. */
   chains: ChainRegistry;
-  engine: Pick<PaymentEngine, 'transferSeen'>;
+  engine: Pick<PaymentEngine, 'transferSeen'> & VaultFundingEngine;
+  environments: TEnvironments;
   /** More checkout options (e.g. the Vault option), after the direct wallet transfer. */
   extraOptions?: readonly PaymentOptionProvider[];
 }
 
 const ZPaymentPath = z.strictObject({ paymentId: ZPaymentId });
+const ZOptionPath = z.strictObject({ paymentId: ZPaymentId, optionId: ZPaymentOptionId });
 const ZNoQuery = z.strictObject({});
 
 type WithCheckout = { payment?: { id?: string }; checkout?: { clientSecret?: string | null } };
@@ -56,7 +61,8 @@ export function registerClientRoutes(client: ApiRouter, deps: ClientRouteDeps, s
   client.use(shared.svcVersion);
   client.use(shared.rateLimit);
   client.use(shared.jsonBody);
-  const use: ClientPaymentDeps = deps;
+  // The Vault option is offered beside the direct one wherever the payer's vault can pay.
+  const use: ClientPaymentDeps = { ...deps, extraOptions: [vaultOptionProvider(deps), ...(deps.extraOptions ?? [])] };
 
   client.get('/v2/client/me/payments/:paymentId', async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
@@ -90,5 +96,20 @@ export function registerClientRoutes(client: ApiRouter, deps: ClientRouteDeps, s
     parseInput(ZNoQuery, ctx.query, 'query');
     const input = parseInput(ZConfirmClientPayment, ctx.state.body, 'body');
     ctx.body = await confirmClientPayment(use, requireClient(ctx), paymentId, input);
+  });
+
+  // The payment secret is checked before the idempotency record is read: a replay answers only the
+  // holder of the Payment's secret.
+  const paymentSecret: ApiMiddleware = async (ctx, next) => {
+    const { paymentId } = parseInput(ZOptionPath, ctx.params, 'path');
+    assertPaymentSecret(ctx, deps.serviceSecret, paymentId);
+    await next();
+  };
+  const authorizeIdempotency = idempotent(deps.idempotency, { required: true, namespace: (ctx) => `client:${requireClient(ctx).accountId}` });
+  client.post('/v2/client/me/payments/:paymentId/options/:optionId/authorize', paymentSecret, authorizeIdempotency, async (ctx) => {
+    const { paymentId, optionId } = parseInput(ZOptionPath, ctx.params, 'path');
+    parseInput(ZNoQuery, ctx.query, 'query');
+    const input = parseInput(ZAuthorizeVaultOption, ctx.state.body, 'body');
+    ctx.body = await authorizeVaultOption(deps, requireClient(ctx), paymentId, optionId, input);
   });
 }

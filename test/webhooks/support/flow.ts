@@ -1,4 +1,7 @@
+import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
+import { startAdminApi, type AdminApi } from './admin';
+import { startReceiver, type Receiver } from './receiver';
 import { call, uniqueUserId } from '../../support/api-client';
 import { getHarness } from '../../support/harness';
 import type { AppCredential } from '../../../src/domain/apps';
@@ -34,4 +37,25 @@ export async function createAccount(app: AppCredential, externalUserId = uniqueU
   const accountId: string = res.body.account.id;
   const event = await h.db.prisma.event.findFirstOrThrow({ where: { appId: app.appId, resourceId: accountId, name: 'account.created' } });
   return { accountId, eventId: event.id, externalUserId };
+}
+
+/**
+ * What a suite that checks signed deliveries needs: the admin API (to add endpoints), a receiver, and
+ * the test dispatcher. Registers its own before/after hooks in the calling describe.
+ */
+export function webhookTestbed(): { admin(): AdminApi; receiver(): Receiver } {
+  let admin: AdminApi | undefined;
+  let receiver: Receiver | undefined;
+  before(async () => {
+    admin = await startAdminApi({ allowPrivate: true });
+    receiver = await startReceiver();
+    await ensureTestDispatcher();
+  });
+  after(async () => {
+    const h = await getHarness();
+    await h.engine.stopWebhookDispatcher('suite done');
+    await admin?.close();
+    await receiver?.close();
+  });
+  return { admin: () => admin!, receiver: () => receiver! };
 }

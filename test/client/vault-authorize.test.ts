@@ -1,0 +1,223 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { AppCredential } from '../../src/domain/apps';
+import { ZAuthorizeVaultOptionResponse, ZClientPaymentResponse } from '../../src/domain/payments/client-payment.schemas';
+import { paymentOptionId } from '../../src/domain/payments/payment-options';
+import { verifyWebhook } from '../../src/webhooks/verify';
+import { call, type ApiResponse } from '../support/api-client';
+import { apiDepsOnHarness, getHarness, TEST_SERVICE_SECRET } from '../support/harness';
+import { listenApi } from '../support/bounded-api';
+import { eventually, newPayer, payTo, pokeScanner, tokenBalance } from '../support/chain';
+import { assertLedgerBalanced, createPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
+import { activeVault } from '../vaults/support';
+import { delivered, dispatch, webhookTestbed } from '../webhooks/support/flow';
+
+const USDC = (n: number) => BigInt(n) * 1_000_000n;
+let keys = 0;
+const newKey = () => `authorize-${process.pid}-${(keys += 1)}`;
+
+interface Payer {
+  cred: AppCredential;
+  accountId: string;
+  vault: { id: string; address: string };
+  token: string;
+  merchant: Merchant;
+}
+
+/** A payer with an active vault (limit), holding `funded` on chain, a client token, and a merchant of the same app. */
+async function payerWithVault(limitAtomic: bigint, funded: bigint): Promise<Payer> {
+  const v = await activeVault(limitAtomic.toString());
+  if (funded > 0n) await payTo(await newPayer(funded), v.vault.address, funded);
+  const exchanged = await call('/v2/client/auth/exchange', { credential: v.cred, body: { accountId: v.accountId } });
+  assert.equal(exchanged.status, 200, exchanged.text);
+  return { cred: v.cred, accountId: v.accountId, vault: v.vault, token: exchanged.body.accessToken, merchant: await newMerchant(v.cred) };
+}
+
+async function newPayment(m: Merchant, amount: string) {
+  const res = await createPayment(m, { amount });
+  assert.equal(res.status, 201, res.text);
+  return { id: res.body.payment.id as string, secret: res.body.checkout.clientSecret as string, escrow: res.body.payment.funding.depositAddress.address as string };
+}
+
+const headersFor = (token: string, secret?: string, key?: string) => ({
+  authorization: `Bearer ${token}`,
+  ...(secret === undefined ? {} : { 'x-svc-payment-secret': secret }),
+  ...(key === undefined ? {} : { 'idempotency-key': key }),
+});
+
+async function readOptions(p: Payer, payment: { id: string; secret: string }) {
+  const res = await call(`/v2/client/me/payments/${payment.id}`, { headers: headersFor(p.token, payment.secret) });
+  assert.equal(res.status, 200, res.text);
+  ZClientPaymentResponse.parse(res.body);
+  return res.body.options as Array<{ id: string; paymentMethodType: string; status: string; execution: { actionId: string; type: string } | null }>;
+}
+
+async function vaultOptionOf(p: Payer, payment: { id: string; secret: string }) {
+  const option = (await readOptions(p, payment)).find((o) => o.paymentMethodType === 'vault');
+  assert.ok(option, 'a Vault option is offered');
+  return option;
+}
+
+const approved = { type: 'managed_authorization', authorization: 'approved' };
+
+function authorize(p: Payer, payment: { id: string; secret?: string }, optionId: string, body: unknown, key: string | null = newKey(), opts: { baseUrl?: string; token?: string } = {}): Promise<ApiResponse> {
+  return call(`/v2/client/me/payments/${payment.id}/options/${optionId}/authorize`, {
+    baseUrl: opts.baseUrl,
+    headers: headersFor(opts.token ?? p.token, payment.secret, key ?? undefined),
+    body,
+  });
+}
+
+function assertError(res: ApiResponse, status: number, code: string, reasonCode?: string) {
+  assert.equal(res.status, status, res.text);
+  assert.equal(res.body.error.code, code, res.text);
+  if (reasonCode) assert.equal(res.body.error.details?.reasonCode, reasonCode, res.text);
+}
+
+describe('Authorize a Vault funding operation (client)', () => {
+  const bed = webhookTestbed();
+
+  test('end to end on anvil: the Vault option, authorize, vault → escrow on chain, the Payment succeeds by its own verification, signed vault.* and payment.* webhooks, balanced books', async () => {
+    const h = await getHarness();
+    const p = await payerWithVault(USDC(100), USDC(40));
+    const [admin, receiver] = [bed.admin(), bed.receiver()];
+    const hook = receiver.hook([]);
+    const ep = await admin.call('POST', `/admin/v1/apps/${p.cred.appId}/webhook-endpoints`, { url: hook.url, events: ['vault.funding_posted', 'payment.succeeded'] });
+    assert.equal(ep.status, 201, JSON.stringify(ep.body));
+    const payment = await newPayment(p.merchant, '12.5');
+
+    const option = await vaultOptionOf(p, payment);
+    assert.equal(option.id, paymentOptionId(TEST_SERVICE_SECRET, payment.id, 'vault'));
+    assert.equal(option.status, 'available');
+    assert.equal(option.execution?.type, 'managed_authorization');
+    const key = newKey();
+    const body = { actionId: option.execution!.actionId, proof: approved, metadata: { orderRef: 'A-1' } };
+    const res = await authorize(p, payment, option.id, body, key);
+    assert.equal(res.status, 200, res.text);
+    const answer = ZAuthorizeVaultOptionResponse.parse(res.body);
+    assert.equal(answer.paymentId, payment.id);
+    assert.match(answer.fundingOperation.id, /^pay_funding_[A-Za-z0-9_-]+$/);
+    assert.equal(answer.fundingOperation.commercialFeeMode, 'parent_payment');
+    assert.ok(['authorized', 'broadcast'].includes(answer.fundingOperation.status));
+    assert.equal(answer.option.id, option.id);
+    assert.equal(answer.option.execution, null, 'the action is spent');
+    assert.equal(answer.option.selectionStatus, 'selected');
+
+    // The same key and body replay the answer; the same key with another body is a conflict.
+    const replay = await authorize(p, payment, option.id, body, key);
+    assert.equal(replay.status, 200);
+    assert.deepEqual(replay.body, res.body);
+    assertError(await authorize(p, payment, option.id, { ...body, metadata: { orderRef: 'A-2' } }, key), 409, 'idempotency_conflict');
+    // The action is single use.
+    assertError(await authorize(p, payment, option.id, body), 409, 'conflict', 'action_already_used');
+
+    await eventually(async () => ((await tokenBalance(payment.escrow)) >= 12_500_000n ? true : undefined), 'the vault paid the escrow');
+    await pokeScanner();
+    await waitForPayment(p.merchant, payment.id, 'succeeded', (x) => x.status === 'succeeded');
+    const op = await eventually(async () => {
+      const row = await h.db.prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: answer.fundingOperation.id } });
+      return row.status === 'confirmed' ? row : undefined;
+    }, 'funding confirmed');
+    assert.ok(op.transactionHash && op.broadcastAt && op.confirmedAt);
+    assert.equal(await tokenBalance(p.vault.address), USDC(40) - 12_500_000n);
+    assert.equal((await vaultOptionOf(p, payment)).status, 'completed');
+
+    const posted = await h.db.prisma.event.findFirstOrThrow({ where: { resourceId: p.vault.id, name: 'vault.funding_posted' } });
+    const succeeded = await h.db.prisma.event.findFirstOrThrow({ where: { resourceId: payment.id, name: 'payment.succeeded' } });
+    await dispatch();
+    for (const event of [posted, succeeded]) {
+      const endpointId = ep.body.endpoint.id as string;
+      assert.equal((await delivered(event.id, endpointId)).status, 'succeeded');
+      const req = receiver.requests(hook.path).find((r) => r.headers['x-svc-event-id'] === event.id);
+      assert.ok(req, `${event.name} delivered`);
+      assert.equal(verifyWebhook(req.rawBody, req.headers, ep.body.signingSecret).name, event.name);
+    }
+    await assertLedgerBalanced();
+  });
+
+  test('every rule of the table: headers, path patterns, body, the option kind, the spend limit', async () => {
+    const p = await payerWithVault(USDC(10), USDC(30));
+    const payment = await newPayment(p.merchant, '4');
+    const option = await vaultOptionOf(p, payment);
+    const body = { actionId: option.execution!.actionId, proof: approved };
+    const path = `/v2/client/me/payments/${payment.id}/options/${option.id}/authorize`;
+
+    // Authentication: the bearer token and this Payment's secret.
+    assertError(await call(path, { headers: { 'x-svc-payment-secret': payment.secret, 'idempotency-key': newKey() }, body }), 401, 'unauthorized');
+    assertError(await authorize(p, { id: payment.id }, option.id, body), 401, 'unauthorized');
+    const other = await newPayment(p.merchant, '1');
+    assertError(await authorize(p, { id: payment.id, secret: other.secret }, option.id, body), 401, 'unauthorized');
+    // Idempotency-Key: required, 1-256 printable ASCII.
+    assertError(await authorize(p, payment, option.id, body, null), 400, 'bad_request');
+    assertError(await authorize(p, payment, option.id, body, 'k'.repeat(257)), 400, 'bad_request');
+    // Path patterns.
+    assertError(await authorize(p, { id: 'pay_123', secret: payment.secret }, option.id, body), 400, 'bad_request');
+    assertError(await authorize(p, payment, 'option_123', body), 400, 'bad_request');
+    // Body: actionId 1-128, the managed approval's proof exactly, metadata within its limits, nothing else.
+    for (const bad of [
+      { ...body, actionId: '' },
+      { ...body, actionId: 'a'.repeat(129) },
+      { ...body, proof: { type: 'managed_authorization', authorization: 'denied' } },
+      { ...body, proof: { type: 'transaction', transactionHash: `0x${'1'.repeat(64)}` } },
+      { ...body, metadata: { a: { b: { c: { d: 1 } } } } },
+      { ...body, metadata: { s: 'x'.repeat(513) } },
+      { ...body, metadata: { s: 'nul\u0000' } },
+      { ...body, extra: true },
+      { proof: approved },
+    ]) {
+      const res = await authorize(p, payment, option.id, bad);
+      assert.equal(res.status, 400, `${JSON.stringify(bad)}: ${res.text}`);
+      assert.equal(res.body.error.code, 'bad_request');
+    }
+    // The direct option is confirmed, not authorized; an option of another Payment is not found.
+    assertError(await authorize(p, payment, paymentOptionId(TEST_SERVICE_SECRET, payment.id, 'wallet_transfer'), body), 422, 'payment_method_not_supported');
+    assertError(await authorize(p, payment, paymentOptionId(TEST_SERVICE_SECRET, other.id, 'vault'), body), 404, 'not_found');
+    // An action id of another option or another payer is not found; nothing was used by all of the above.
+    assertError(await authorize(p, payment, option.id, { ...body, actionId: 'action_unknown' }), 404, 'not_found');
+    const ok = await authorize(p, payment, option.id, body);
+    assert.equal(ok.status, 200, ok.text);
+
+    // The policy's limit (10 USDC per period): 4 authorized, 7 more is over it.
+    const big = await newPayment(p.merchant, '7');
+    const bigOption = await readOptions(p, big);
+    assert.equal(bigOption.some((o) => o.paymentMethodType === 'vault'), false, 'no Vault option over the limit');
+    assertError(await authorize(p, big, paymentOptionId(TEST_SERVICE_SECRET, big.id, 'vault'), { actionId: 'action_none', proof: approved }), 404, 'not_found');
+  });
+
+  test('a payer without a vault sees no Vault option; an environment without vaults answers 424 chain_config_missing', async () => {
+    const h = await getHarness();
+    const p = await payerWithVault(USDC(10), USDC(10));
+    const payment = await newPayment(p.merchant, '1');
+    const option = await vaultOptionOf(p, payment);
+    const sandbox = h.environments.environments.sandbox;
+    const noVaults = {
+      ...h.environments,
+      environments: { ...h.environments.environments, sandbox: { ...sandbox, modules: sandbox.modules.filter((m) => m !== 'vaults') } },
+    };
+    const api = await listenApi(await apiDepsOnHarness({ environments: noVaults, chains: h.chain.chains, client: { engine: h.engine } }));
+    try {
+      const res = await authorize(p, payment, option.id, { actionId: option.execution!.actionId, proof: approved }, newKey(), { baseUrl: api.baseUrl });
+      assertError(res, 424, 'chain_config_missing');
+    } finally {
+      await api.close();
+    }
+    // The merchant's own account has no vault: no Vault option for it as a payer.
+    const merchantToken = await call('/v2/client/auth/exchange', { credential: p.cred, body: { accountId: p.merchant.accountId } });
+    const asMerchant = { ...p, token: merchantToken.body.accessToken as string };
+    assert.deepEqual((await readOptions(asMerchant, payment)).map((o) => o.paymentMethodType), ['wallet_transfer']);
+  });
+
+  test('20 concurrent authorizations against one vault never exceed its limit per period', async () => {
+    const p = await payerWithVault(USDC(50), USDC(200));
+    const payments = [];
+    for (let i = 0; i < 20; i += 1) payments.push(await newPayment(p.merchant, '5'));
+    const options = await Promise.all(payments.map((payment) => vaultOptionOf(p, payment)));
+    const answers = await Promise.all(payments.map((payment, i) => authorize(p, payment, options[i]!.id, { actionId: options[i]!.execution!.actionId, proof: approved })));
+    const ok = answers.filter((r) => r.status === 200);
+    const refused = answers.filter((r) => r.status !== 200);
+    assert.equal(ok.length, 10, answers.map((r) => r.status).join(','));
+    for (const r of refused) assertError(r, 422, 'payment_method_not_supported', 'vault_spend_limit_exceeded');
+    const ids = new Set(ok.map((r) => ZAuthorizeVaultOptionResponse.parse(r.body).fundingOperation.id));
+    assert.equal(ids.size, 10, 'one funding operation per authorized Payment');
+  });
+});
