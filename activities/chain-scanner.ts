@@ -7,6 +7,7 @@ import type { ChainAdvanceEngine, DepositEngine, PaymentEngine } from '../src/do
 import { notifyChainAdvanced } from '../src/domain/chain-waiters';
 import { takePaymentTransfer } from '../src/domain/payments/payment-intake';
 import { isServiceSender } from '../src/domain/custody-addresses';
+import { takeVaultTransfer } from '../src/domain/vaults/vault-receipts';
 import type { Custody } from '../src/custody';
 
 export interface ChainScannerDeps {
@@ -26,7 +27,7 @@ const HEAD_POLL_MS = 100;
  * (and, when asked, every workflow waiting on the chain told it advanced), and the wait for a new block.
  */
 export function createChainScannerActivities(deps: ChainScannerDeps) {
-  const takers: TransferTaker[] = [(t) => takePaymentTransfer(deps, t), (t) => takeDepositTransfer(deps, t)];
+  const takers: TransferTaker[] = [(t) => takePaymentTransfer(deps, t), (t) => takeDepositTransfer(deps, t), (t) => takeVaultTransfer(deps, t)];
   return {
     async scanTransfers(input: { chainId: number; fromBlock: string; checkpoints?: BlockCheckpoint[]; signalsWaiters?: boolean }) {
       const result = await scanRange(

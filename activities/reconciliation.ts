@@ -5,6 +5,7 @@ import type { PaymentEngine } from '../src/domain/engine';
 import { reconcileLedgerAddresses, reconcileLedgerPage, syncLedgerAlerts, type BooksDifference } from '../src/domain/ledger/reconcile';
 import { reconcilePaymentWorkflows } from '../src/domain/payment-workflows';
 import { sweepDust } from '../src/domain/payments/dust';
+import { followVaultReceipts } from '../src/domain/vaults/vault-receipts';
 import type { Logger } from '../src/logger';
 
 export interface ReconciliationActivityDeps {
@@ -47,6 +48,8 @@ export function createReconciliationActivities(deps: ReconciliationActivityDeps)
       reconcilePaymentWorkflows({ prisma: deps.prisma, chains: deps.chains, engine: deps.engine, logger: deps.logger }, input),
 
     sweepDust: (input: { limit: number }) => sweepDust({ prisma: deps.prisma, chains: deps.chains }, input),
+
+    followVaultReceipts: (input: { limit: number }) => followVaultReceipts({ prisma: deps.prisma, chains: deps.chains }, input),
   };
 }
 

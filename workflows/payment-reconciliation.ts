@@ -3,6 +3,7 @@ import type { ReconciliationActivities } from '../activities/reconciliation';
 import {
   DEFAULT_PAYMENT_RECONCILIATION,
   DUST_PER_PASS,
+  VAULT_RECEIPTS_PER_PASS,
   MAX_LISTED_PAYMENTS,
   type PaymentReconciliationInput,
   type PaymentReconciliationSummary,
@@ -16,7 +17,8 @@ const bounded = proxyActivities<ReconciliationActivities>(BOUNDED);
  * One pass of the orphan Payment reconciler over every Payment that is not terminal and older than
  * the grace period, batch by batch (keyset on the id, the cutoff fixed by the first batch): orphans
  * get their workflow started, Payments that moved on without a running workflow are alerted. Then
- * one batch of dust (transfers under the minimum, which wake no Payment workflow) is followed.
+ * one batch of dust (transfers under the minimum, which wake no Payment workflow) is followed, and one
+ * of transfers into vaults (posted to the vault's book at depth).
  */
 export async function paymentReconciliationWorkflow(input: PaymentReconciliationInput = {}): Promise<PaymentReconciliationSummary> {
   const graceSeconds = input.graceSeconds ?? DEFAULT_PAYMENT_RECONCILIATION.graceSeconds;
@@ -41,5 +43,6 @@ export async function paymentReconciliationWorkflow(input: PaymentReconciliation
   } while (afterId !== null);
   summary.cutoff = cutoff;
   if (patched('payment-reconciliation-sweeps-dust')) summary.dust = await bounded.sweepDust({ limit: DUST_PER_PASS });
+  if (patched('payment-reconciliation-follows-vault-receipts')) summary.vaultReceipts = await bounded.followVaultReceipts({ limit: VAULT_RECEIPTS_PER_PASS });
   return summary;
 }

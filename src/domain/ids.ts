@@ -27,6 +27,7 @@ export const ID_PREFIXES = {
   vaultPolicy: 'vault_policy_',
   vaultAuditEvent: 'vault_evt_',
   vaultApprovalCode: 'vault_otp_',
+  vaultReceipt: 'vault_rcpt_',
   sandboxMail: 'mail_',
 } as const;
 

@@ -21,6 +21,9 @@ export const DEFAULT_PAYMENT_RECONCILIATION: Required<PaymentReconciliationInput
 /** Dust transfers followed per pass (the oldest first). */
 export const DUST_PER_PASS = 200;
 
+/** Vault receipts followed per pass, and as many posted ones re-verified (see vault-receipts.ts). */
+export const VAULT_RECEIPTS_PER_PASS = 200;
+
 /** At most this many ids are listed per outcome (the counts are exact). */
 export const MAX_LISTED_PAYMENTS = 100;
 
@@ -36,4 +39,6 @@ export interface PaymentReconciliationSummary {
   missing: string[];
   /** Transfers under the minimum followed by this pass: held once confirmed, nothing once dropped. */
   dust?: { checked: number; held: number; dropped: number; pending: number };
+  /** Transfers into vaults followed by this pass: posted at depth, dropped, or reversed once gone. */
+  vaultReceipts?: { checked: number; posted: number; dropped: number; pending: number; reversed: number };
 }

@@ -16,6 +16,8 @@ import { newId } from '../ids';
  *                                                         banks): the contra book of money entering/leaving
  *   escrow:<paymentId>                  'escrow'          funds held in escrow for a Payment
  *   custody:deposit:<depositAddressId>  'deposit_custody' funds received at a deposit address, not yet settled
+ *   custody:vault:<vaultId>             'vault_custody'   funds held at a vault address (unattributed: a vault's
+ *                                                         balance is read from the chain, see vault-postings.ts)
  *   upa:<accountId>:settled             'upa_settled'     amounts paid out to the account's settlement destination
  *   fees:platform                       'platform_fees'   platform fees earned
  *   fees:partner:<appId>                'partner_fees'    partner fees earned by that app
@@ -81,7 +83,7 @@ export interface PostingInput {
   transactions?: LedgerTransactionInput[];
 }
 
-export const SOURCE_TYPES = ['payment', 'deposit'] as const;
+export const SOURCE_TYPES = ['payment', 'deposit', 'vault'] as const;
 export type LedgerSourceType = (typeof SOURCE_TYPES)[number];
 export const TRANSACTION_STATUSES = ['pending', 'posted', 'reversed'] as const;
 export type LedgerTransactionStatus = (typeof TRANSACTION_STATUSES)[number];
@@ -130,6 +132,7 @@ export interface BookKinds {
   external: [chainId: number];
   escrow: [paymentId: string];
   deposit_custody: [depositAddressId: string];
+  vault_custody: [vaultId: string];
   upa_settled: [accountId: string];
   platform_fees: [];
   partner_fees: [appId: string];
@@ -152,6 +155,8 @@ export function bookFor<K extends BookKind>(kind: K, ...args: BookKinds[K]): str
       return `escrow:${part('paymentId')}`;
     case 'deposit_custody':
       return `custody:deposit:${part('depositAddressId')}`;
+    case 'vault_custody':
+      return `custody:vault:${part('vaultId')}`;
     case 'upa_settled':
       return `upa:${part('accountId')}:settled`;
     case 'platform_fees':

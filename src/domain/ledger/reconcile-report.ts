@@ -3,7 +3,7 @@
  * only, so the reconciliation workflow and its contract can carry them (WORKFLOW_PURE_MODULES).
  */
 
-/** escrow | deposit | treasury | platform_fees | partner_fees, or the custody purpose of an address with no owner. */
+/** escrow | deposit | vault | treasury | platform_fees | partner_fees, or the custody purpose of an address with no owner. */
 export type AddressPurpose = string;
 
 export interface BooksDifference {
@@ -28,8 +28,9 @@ export interface InFlightAmount {
   token: string;
   /** + arriving, - leaving. */
   amountAtomic: string;
-  kind: 'payment_transfer' | 'deposit_receipt' | 'settlement_leg';
-  sourceType: 'payment' | 'deposit';
+  kind: 'payment_transfer' | 'deposit_receipt' | 'vault_receipt' | 'settlement_leg';
+  /** The leg's or receipt's source: a vault receipt is 'vault' (sourceId the vault), a vault's funding leg 'vault_funding'. */
+  sourceType: 'payment' | 'deposit' | 'vault' | 'vault_funding';
   sourceId: string;
   txHash: string;
 }

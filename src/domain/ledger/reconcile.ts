@@ -17,6 +17,7 @@ export type { AddressPurpose, BooksDifference, InFlightAmount, ReconcilePage, Re
  *
  *   escrow address of Payment P     escrow:P                     (the Payment's network)
  *   deposit address A               custody:deposit:A            (the address's network)
+ *   vault address of vault V        custody:vault:V              (the vault's network)
  *   fee wallet 0                    fees:platform                (every network)
  *   fee wallet 1                    fees:partner:<appId>, summed (every network)
  *   treasury, any other address     no book: holds no tokens     (every network)
@@ -26,8 +27,11 @@ export type { AddressPurpose, BooksDifference, InFlightAmount, ReconcilePage, Re
  *   + a transfer to an escrow address recorded in payment_transfers while it is pending (or dust not
  *     yet followed), or, of a Payment that is not terminal, confirmed before it posted its collection;
  *   + a deposit detected or confirming (its receipt is posted at the confirmation depth);
+ *   + a transfer into a vault seen and not yet posted (vault_receipts 'seen');
  *   - / + a live settlement leg (broadcast | confirmed) mined successfully at or below the head read,
- *     whose source has not posted its settlement: out of its `from`, into its `to` when that is ours.
+ *     whose source has not posted its settlement: out of its `from`, into its `to` when that is ours;
+ *     a vault's funding leg only out of the vault until its funding posting: the escrow counts it as
+ *     a Payment transfer (above), as any payer's.
  * difference = chain - books - in flight; anything else than 0 is a difference. Books of an escrow or
  * deposit address the service doesn't know (no such Payment or address) are differences too.
  *
@@ -61,7 +65,7 @@ interface Snapshot {
   /** `${book}|${chainId}|${token}` -> sum; partner books folded into PARTNER_BOOKS. */
   books: Map<string, bigint>;
   incoming: Array<Omit<InFlightAmount, 'purpose' | 'amountAtomic'> & { amount: bigint }>;
-  legs: Array<{ sourceType: 'payment' | 'deposit'; sourceId: string; txHash: string; chainId: number; from: string; to: string; token: string; amount: bigint }>;
+  legs: Array<{ sourceType: 'payment' | 'deposit' | 'vault_funding'; sourceId: string; txHash: string; chainId: number; from: string; to: string; token: string; amount: bigint }>;
   unaddressed: Array<{ book: string; purpose: AddressPurpose; chainId: number; token: string; total: bigint }>;
 }
 
@@ -72,8 +76,7 @@ const key = (...parts: Array<string | number>) => parts.join('|');
 export async function reconcileLedgerPage(deps: ReconcileDeps, input: { afterAddress?: string | null; limit: number }): Promise<ReconcilePage> {
   const after = input.afterAddress ? lower(input.afterAddress) : null;
   const rows = await deps.prisma.custodyAddress.findMany({
-    // Vault addresses hold payers' funds the ledger does not book yet (docs/decisions.md "Vaults: balances").
-    where: { purpose: { not: 'vault' }, ...(after ? { address: { gt: after } } : {}) },
+    where: after ? { address: { gt: after } } : {},
     orderBy: { address: 'asc' },
     take: input.limit,
     select: { address: true },
@@ -186,10 +189,9 @@ async function reconcileAddresses(deps: ReconcileDeps, addresses: string[], opts
   );
   for (const leg of minedLegs) {
     if (!leg) continue;
-    for (const [address, amount] of [
-      [leg.from, -leg.amount],
-      [leg.to, leg.amount],
-    ] as const) {
+    // A vault's leg arrives at escrow as a Payment transfer, counted there: only its vault side is in flight.
+    const sides = leg.sourceType === 'vault_funding' ? ([[leg.from, -leg.amount]] as const) : ([[leg.from, -leg.amount], [leg.to, leg.amount]] as const);
+    for (const [address, amount] of sides) {
       const target = targetOf.get(address);
       if (!target) continue; // the other side is not on this page, or not ours (a destination)
       inFlight.push({
@@ -291,9 +293,11 @@ async function readSnapshot(
   const registry = await tx.custodyAddress.findMany({ where: { address: { in: addresses } }, select: { address: true, purpose: true } });
   const payments = await tx.payment.findMany({ where: { escrowAddress: { in: addresses } }, select: { id: true, chainId: true, escrowAddress: true } });
   const depositAddresses = await tx.depositAddress.findMany({ where: { address: { in: addresses } }, select: { id: true, chainId: true, address: true } });
+  const vaults = await tx.vault.findMany({ where: { address: { in: addresses } }, select: { id: true, chainId: true, address: true } });
   const purposeOf = new Map(registry.map((r) => [r.address, r.purpose]));
   const paymentOf = new Map(payments.map((p) => [p.escrowAddress!, p]));
   const depositOf = new Map(depositAddresses.map((d) => [d.address!, d]));
+  const vaultOf = new Map(vaults.map((v) => [v.address!, v]));
   const targets: Target[] = addresses.map((address) => {
     const wallet = wallets.get(address);
     if (wallet) return { address, ...wallet, chainIds: allChains };
@@ -301,6 +305,8 @@ async function readSnapshot(
     if (payment) return { address, purpose: 'escrow', book: `escrow:${payment.id}`, chainIds: [payment.chainId] };
     const deposit = depositOf.get(address);
     if (deposit) return { address, purpose: 'deposit', book: `custody:deposit:${deposit.id}`, chainIds: [deposit.chainId] };
+    const vault = vaultOf.get(address);
+    if (vault) return { address, purpose: 'vault', book: `custody:vault:${vault.id}`, chainIds: [vault.chainId] };
     // Registered but owned by nothing (yet): it must hold nothing, on any network.
     return { address, purpose: purposeOf.get(address) ?? 'unknown', book: null, chainIds: allChains };
   });
@@ -341,10 +347,22 @@ async function readSnapshot(
     SELECT l.source_type, l.source_id, l.tx_hash, l.chain_id, l.from_address, l.to_address, lower(l.token_address) AS token, l.amount_atomic::text AS amount
     FROM settlement_legs l
     WHERE l.status IN ('broadcast', 'confirmed')
-      -- A vault's funding leg arrives at escrow as a Payment transfer, counted there (vaults have no books yet).
       AND l.source_type IN ('payment', 'deposit')
       AND (l.from_address = ANY(${addresses}::text[]) OR l.to_address = ANY(${addresses}::text[]))
       AND NOT EXISTS (SELECT 1 FROM ledger_postings lp WHERE lp.source_type = l.source_type AND lp.source_id = l.source_id AND lp.leg = 'settlement')`;
+
+  const receipts = await tx.$queryRaw<Array<{ vault_id: string; tx_hash: string; amount: string; address: string; chain_id: number; token: string }>>`
+    SELECT r.vault_id, r.tx_hash, r.amount_atomic::text AS amount, v.address, r.chain_id, lower(r.token_address) AS token
+    FROM vault_receipts r JOIN vaults v ON v.id = r.vault_id
+    WHERE v.address = ANY(${addresses}::text[]) AND r.status = 'seen'`;
+  const vaultLegs = await tx.$queryRaw<
+    Array<{ source_id: string; tx_hash: string; chain_id: number; from_address: string; to_address: string; token: string; amount: string }>
+  >`
+    SELECT l.source_id, l.tx_hash, l.chain_id, l.from_address, l.to_address, lower(l.token_address) AS token, l.amount_atomic::text AS amount
+    FROM settlement_legs l JOIN vault_funding_operations o ON o.id = l.source_id
+    WHERE l.source_type = 'vault_funding' AND l.status IN ('broadcast', 'confirmed')
+      AND l.from_address = ANY(${addresses}::text[])
+      AND NOT EXISTS (SELECT 1 FROM ledger_postings lp WHERE lp.source_type = 'vault' AND lp.source_id = o.vault_id AND lp.leg = 'funding:' || o.id)`;
 
   const unaddressed = opts.unaddressedBooks
     ? await tx.$queryRaw<Array<{ book: string; chain_id: number; token: string; total: string }>>`
@@ -354,6 +372,8 @@ async function readSnapshot(
                AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.id = substr(e.book, 8) AND p.escrow_address IS NOT NULL))
            OR (e.book LIKE 'custody:deposit:%'
                AND NOT EXISTS (SELECT 1 FROM deposit_addresses a WHERE a.id = substr(e.book, 17) AND a.address IS NOT NULL))
+           OR (e.book LIKE 'custody:vault:%'
+               AND NOT EXISTS (SELECT 1 FROM vaults v WHERE v.id = substr(e.book, 15) AND v.address IS NOT NULL))
         GROUP BY e.book, e.chain_id, lower(e.token_address)
         HAVING sum(e.amount_atomic) <> 0
         ORDER BY e.book, e.chain_id`
@@ -383,8 +403,21 @@ async function readSnapshot(
         sourceId: d.id,
         txHash: d.tx_hash,
       })),
+      ...receipts.map((r) => ({
+        address: r.address,
+        chainId: Number(r.chain_id),
+        token: r.token,
+        amount: BigInt(r.amount),
+        kind: 'vault_receipt' as const,
+        sourceType: 'vault' as const,
+        sourceId: r.vault_id,
+        txHash: r.tx_hash,
+      })),
     ],
-    legs: legs.map((l) => ({
+    legs: [
+      ...legs.map((l) => ({ ...l, source_type: l.source_type as 'payment' | 'deposit' | 'vault_funding' })),
+      ...vaultLegs.map((l) => ({ ...l, source_type: 'vault_funding' as const })),
+    ].map((l) => ({
       sourceType: l.source_type,
       sourceId: l.source_id,
       txHash: l.tx_hash,
@@ -396,7 +429,7 @@ async function readSnapshot(
     })),
     unaddressed: unaddressed.map((u) => ({
       book: u.book,
-      purpose: u.book.startsWith('escrow:') ? 'escrow' : 'deposit',
+      purpose: u.book.startsWith('escrow:') ? 'escrow' : u.book.startsWith('custody:vault:') ? 'vault' : 'deposit',
       chainId: Number(u.chain_id),
       token: u.token,
       total: BigInt(u.total),

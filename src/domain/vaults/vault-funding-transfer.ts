@@ -2,7 +2,9 @@ import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import { sendSettlement, type SettlementSenderDeps } from '../settlement/settlement-sender';
 import { checkSettlement, isLive, loadLegs, type SettlementSource } from '../settlement/settlement-legs';
+import { postToLedger } from '../ledger/ledger';
 import { writeVaultAudit } from './vault-audit';
+import { vaultFundingPosting } from './vault-postings';
 import { toFundingOperationView } from './vault-funding';
 import type { TFundingOperation } from './vault.schemas';
 
@@ -12,8 +14,12 @@ const sourceOf = (fundingOperationId: string): SettlementSource => ({ type: 'vau
 async function load(prisma: PrismaClient, id: string) {
   const op = await prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id } });
   const vault = await prisma.vault.findUniqueOrThrow({ where: { id: op.vaultId } });
-  const payment = await prisma.payment.findUniqueOrThrow({ where: { id: op.paymentId }, select: { apiVersion: true } });
-  return { op, vault, apiVersion: payment.apiVersion };
+  const payment = await prisma.payment.findUniqueOrThrow({
+    where: { id: op.paymentId },
+    select: { apiVersion: true, chainId: true, tokenAddress: true, assetCode: true, decimals: true },
+  });
+  const asset = { chainId: payment.chainId, tokenAddress: payment.tokenAddress, symbol: payment.assetCode, decimals: payment.decimals };
+  return { op, vault, apiVersion: payment.apiVersion, asset };
 }
 
 /**
@@ -51,8 +57,8 @@ export async function sendVaultFunding(deps: SettlementSenderDeps, fundingOperat
 }
 
 /**
- * Re-reads the leg at the confirmation depth. Confirmed: the operation is confirmed and
- * vault.funding_posted is emitted; reverted: it needs an operator (vault.funding_requires_intervention);
+ * Re-reads the leg at the confirmation depth. Confirmed: the operation is confirmed, the vault's
+ * funding posting written and vault.funding_posted emitted, in one transaction; reverted: it needs an operator (vault.funding_requires_intervention);
  * still pending: nothing changes. Each change is conditional on the statusVersion it read.
  */
 export async function checkVaultFunding(
@@ -60,7 +66,7 @@ export async function checkVaultFunding(
   fundingOperationId: string,
   confirmations: number,
 ): Promise<TFundingOperation> {
-  const { op, vault, apiVersion } = await load(deps.prisma, fundingOperationId);
+  const { op, vault, apiVersion, asset } = await load(deps.prisma, fundingOperationId);
   if (op.status !== 'broadcast') return toFundingOperationView(op);
   const outcome = await checkSettlement(deps, sourceOf(op.id), confirmations);
   if (outcome === 'pending') return toFundingOperationView(op);
@@ -71,6 +77,8 @@ export async function checkVaultFunding(
       data: { status: 'confirmed', statusVersion: op.statusVersion + 1, confirmedAt: new Date() },
     });
     if (moved.count === 1) {
+      // The vault's side of the leg; the escrow's side is the Payment's own collection (vault-postings.ts).
+      await postToLedger(tx, vaultFundingPosting({ id: op.id, vaultId: vault.id, appId: vault.appId, paymentId: op.paymentId, amountAtomic: op.amountAtomic.toFixed(), asset }));
       const payload = { accountId: vault.accountId, vaultId: vault.id, fundingOperationId: op.id, paymentId: op.paymentId };
       await writeVaultAudit(
         tx,
