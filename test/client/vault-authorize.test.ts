@@ -68,6 +68,14 @@ function authorize(p: Payer, payment: { id: string; secret?: string }, optionId:
   });
 }
 
+/** Waits until the vault-funded Payments have succeeded (settled, fees paid): no money moves after the test. */
+async function settled(p: Payer, payments: Array<{ id: string }>) {
+  for (const payment of payments) {
+    await pokeScanner();
+    await waitForPayment(p.merchant, payment.id, 'succeeded', (x) => x.status === 'succeeded');
+  }
+}
+
 function assertError(res: ApiResponse, status: number, code: string, reasonCode?: string) {
   assert.equal(res.status, status, res.text);
   assert.equal(res.body.error.code, code, res.text);
@@ -176,6 +184,7 @@ describe('Authorize a Vault funding operation (client)', () => {
     assertError(await authorize(p, payment, option.id, { ...body, actionId: 'action_unknown' }), 404, 'not_found');
     const ok = await authorize(p, payment, option.id, body);
     assert.equal(ok.status, 200, ok.text);
+    await settled(p, [payment]);
 
     // The policy's limit (10 USDC per period): 4 authorized, 7 more is over it.
     const big = await newPayment(p.merchant, '7');
@@ -219,5 +228,7 @@ describe('Authorize a Vault funding operation (client)', () => {
     for (const r of refused) assertError(r, 422, 'payment_method_not_supported', 'vault_spend_limit_exceeded');
     const ids = new Set(ok.map((r) => ZAuthorizeVaultOptionResponse.parse(r.body).fundingOperation.id));
     assert.equal(ids.size, 10, 'one funding operation per authorized Payment');
+    await settled(p, payments.filter((_, i) => answers[i]!.status === 200));
+    assert.equal(await tokenBalance(p.vault.address), USDC(150));
   });
 });

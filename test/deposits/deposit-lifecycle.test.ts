@@ -296,6 +296,8 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     const gas = await h.chain.chains.get(h.chainId).getNativeBalance(treasury);
     // No gas in the treasury: the deposit address can't be topped up, so every settlement attempt fails.
     await rpc('anvil_setBalance', [treasury, '0x0']);
+    // Short backoffs: the budget is what is tested, not its pacing (seconds of real time per attempt).
+    h.policies.deposit = { retryBackoffSeconds: 0.2 };
     let held;
     try {
       await send(payer, address.address, 10n * USDC);
@@ -307,6 +309,7 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
         what: 'all three deposits held',
       });
     } finally {
+      delete h.policies.deposit;
       await rpc('anvil_setBalance', [treasury, `0x${gas.toString(16)}`]);
     }
     const byAmount = (atomic: bigint) => held.find((d) => BigInt(d.amountAtomic.toString()) === atomic)!;
@@ -341,19 +344,15 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     await h.chain.chains.get(h.chainId).sendNative({ from: payer, to: custodySigner.address, amountWei: 10n ** 16n });
     const manual = await h.chain.chains.get(h.chainId).sendTokenTransfer({ from: custodySigner, token: TOKEN, to: destination as `0x${string}`, amountAtomic: 29_550_000n });
     await mine(2);
-    assert.deepEqual(await cli(['deposits', 'resolve', toRetry.id, '--action', 'retry', '--actor', 'ops:alice']), {
-      depositId: toRetry.id,
-      action: 'retry',
-      signalled: true,
-    });
-    assert.deepEqual(
-      await cli(['deposits', 'resolve', toFail.id, '--action', 'fail', '--reason', 'returned to the sender by support', '--actor', 'ops:bob']),
-      { depositId: toFail.id, action: 'fail', signalled: true },
-    );
-    assert.deepEqual(
-      await cli(['deposits', 'resolve', toMark.id, '--action', 'mark-settled', '--tx', manual, '--reason', 'paid by hand', '--actor', 'ops:carol']),
-      { depositId: toMark.id, action: 'mark-settled', signalled: true },
-    );
+    // Three operators at once: each resolve is its own CLI process.
+    const [retried, failed, marked] = await Promise.all([
+      cli(['deposits', 'resolve', toRetry.id, '--action', 'retry', '--actor', 'ops:alice']),
+      cli(['deposits', 'resolve', toFail.id, '--action', 'fail', '--reason', 'returned to the sender by support', '--actor', 'ops:bob']),
+      cli(['deposits', 'resolve', toMark.id, '--action', 'mark-settled', '--tx', manual, '--reason', 'paid by hand', '--actor', 'ops:carol']),
+    ]);
+    assert.deepEqual(retried, { depositId: toRetry.id, action: 'retry', signalled: true });
+    assert.deepEqual(failed, { depositId: toFail.id, action: 'fail', signalled: true });
+    assert.deepEqual(marked, { depositId: toMark.id, action: 'mark-settled', signalled: true });
     const done = await waitForDeposits(accountId, (d) => d.every((x) => x.status === 'settled' || x.status === 'failed'), { mine: true, what: 'resolved' });
     const status = Object.fromEntries(done.map((d) => [d.id, d]));
     assert.equal(status[toRetry.id]!.status, 'settled');

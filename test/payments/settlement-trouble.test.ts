@@ -43,7 +43,13 @@ describe('Settlement trouble', () => {
     const h = await getHarness();
     const m = await newMerchant();
     const payments = [];
-    for (let i = 0; i < 3; i += 1) payments.push((await createPayment(m, { amount: '2' })).body.payment);
+    // Short backoffs: the budget is what is tested, not its pacing (seconds of real time per attempt).
+    h.policies.payment = { retryBackoffSeconds: 0.2 };
+    try {
+      for (let i = 0; i < 3; i += 1) payments.push((await createPayment(m, { amount: '2' })).body.payment);
+    } finally {
+      delete h.policies.payment;
+    }
     const payer = await newPayer(6_000_000n);
     await treasury(0n);
     try {

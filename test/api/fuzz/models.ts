@@ -133,6 +133,14 @@ export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
     touches: 'payment',
     body: () => ({ actionId: 'action_0fuzz0', proof: { type: 'transaction', transactionHash: `0x${'ab'.repeat(32)}` }, metadata: { order: 'fuzz' } }),
   },
+  'POST /v2/client/me/payments/:paymentId/options/:optionId/authorize': {
+    auth: 'client',
+    paymentSecret: true,
+    idempotencyKey: 'required',
+    params: (f) => ({ paymentId: f.paymentId, optionId: 'pay_option_0fuzz0' }),
+    touches: 'payment',
+    body: () => ({ actionId: 'action_0fuzz0', proof: { type: 'managed_authorization', authorization: 'approved' }, metadata: { order: 'fuzz' } }),
+  },
 
   'POST /admin/v1/apps/:appId/webhook-endpoints': { auth: 'admin', params: app, body: () => ({ url: 'http://127.0.0.1:9/fuzz', description: 'fuzz', events: ['deposit.settled'] }) },
   'GET /admin/v1/apps/:appId/webhook-endpoints': { auth: 'admin', params: app },
