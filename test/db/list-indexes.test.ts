@@ -159,7 +159,9 @@ describe('list queries use an index matching their filters and order', () => {
     test(`GET /v2/payments${page}: by app, by externalReference, by status, by creation range`, async () => {
       await assertIndexed('payments', ['payments_app_id_created_at_id_idx'], payments({ cursor }));
       await assertIndexed('payments', ['payments_app_id_external_reference_created_at_id_idx'], payments({ cursor, externalReference: 'order-7' }));
-      await assertIndexed('payments', ['payments_app_id_status_created_at_id_idx'], payments({ cursor, status: 'requires_payment_method' }));
+      // A rare status: for one most Payments of the suite have (unpaid), reading the app's index and
+      // filtering is the planner's right choice, and the suite's data decides it.
+      await assertIndexed('payments', ['payments_app_id_status_created_at_id_idx'], payments({ cursor, status: 'cancelled' }));
       await assertIndexed(
         'payments',
         ['payments_app_id_created_at_id_idx'],
