@@ -125,10 +125,10 @@ describe('list queries use an index matching their filters and order', () => {
     table: string,
     indexes: string[],
     run: (db: PrismaClient) => Promise<unknown>,
-    opts: { ordered?: boolean; after?: boolean } = {},
+    opts: { ordered?: boolean; after?: boolean; without?: string[] } = {},
   ) {
     for (const q of await queriesOn(table, run)) {
-      const plan = await explain(q);
+      const plan = await explain(q, (opts.without ?? []).map((index) => `DROP INDEX ${index}`)); // rolled back
       const nodes = nodesOf(plan);
       const used = indexesRead(plan, table);
       assert.ok(used.length > 0 && used.every((i) => i !== undefined && indexes.includes(i)), `${table} should be read through ${indexes.join(' or ')}: ${summary(nodes)}\n${q.sql}`);
@@ -155,13 +155,15 @@ describe('list queries use an index matching their filters and order', () => {
 
   for (const cursor of [undefined, 'next']) {
     const page = cursor ? ' (a next page)' : '';
-    const assertIndexed = (table: string, indexes: string[], run: (db: PrismaClient) => Promise<unknown>) => assertListIndexed(table, indexes, run, { after: !!cursor });
+    const assertIndexed = (table: string, indexes: string[], run: (db: PrismaClient) => Promise<unknown>, without?: string[]) =>
+      assertListIndexed(table, indexes, run, { after: !!cursor, without });
     test(`GET /v2/payments${page}: by app, by externalReference, by status, by creation range`, async () => {
       await assertIndexed('payments', ['payments_app_id_created_at_id_idx'], payments({ cursor }));
       await assertIndexed('payments', ['payments_app_id_external_reference_created_at_id_idx'], payments({ cursor, externalReference: 'order-7' }));
-      // A rare status: for one most Payments of the suite have (unpaid), reading the app's index and
-      // filtering is the planner's right choice, and the suite's data decides it.
-      await assertIndexed('payments', ['payments_app_id_status_created_at_id_idx'], payments({ cursor, status: 'cancelled' }));
+      // For an app with few Payments, its index plus a filter is as cheap as the status index, and the
+      // suite's data decides which the planner takes: without the app's index, the status index must
+      // serve the filter and the order on its own (no sort).
+      await assertIndexed('payments', ['payments_app_id_status_created_at_id_idx'], payments({ cursor, status: 'requires_payment_method' }), ['payments_app_id_created_at_id_idx']);
       await assertIndexed(
         'payments',
         ['payments_app_id_created_at_id_idx'],
