@@ -1,8 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Address, Hex } from 'viem';
+import type { Address } from 'viem';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
-import { mine, newPayer, pokeScanner, rpc, tokenBalance } from '../support/chain';
+import { mine, newPayer, pokeScanner, receiptOf, rpc, tokenBalance } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { assertLedgerBalanced, createPayment, newMerchant, waitForPayment } from '../payments/fixtures';
 import { endsWithBooksChecked } from '../support/books';
@@ -14,17 +14,6 @@ const USDC = 1_000_000n;
  * went first). The scanner must notice the reorg by itself (no test restarts it), read the new block,
  * and the Payment must recognise its transfer there: counted once, and paid out.
  */
-type Receipt = { blockNumber: Hex; blockHash: Hex; logs: Array<{ logIndex: Hex }> };
-
-/** The transaction's receipt, waited for briefly: a busy node may answer before it has one. */
-async function receiptOf(hash: Hex): Promise<Receipt> {
-  for (let i = 0; i < 50; i += 1) {
-    const receipt = await rpc<Receipt | null>('eth_getTransactionReceipt', [hash]);
-    if (receipt) return receipt;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  assert.fail(`transaction ${hash} was not mined`);
-}
 
 describe('Reorgs', () => {
   endsWithBooksChecked();

@@ -1,4 +1,5 @@
-import type { Address, Hash } from 'viem';
+import assert from 'node:assert/strict';
+import type { Address, Hash, Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { fundTestWallet, SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { getHarness } from './harness';
@@ -86,4 +87,16 @@ export async function eventually<T>(
     }
     await new Promise((r) => setTimeout(r, 150));
   }
+}
+
+export type TransactionReceipt = { blockNumber: Hex; blockHash: Hex; logs: Array<{ logIndex: Hex }> };
+
+/** The transaction's receipt, waited for briefly: a busy node may answer before it has one. */
+export async function receiptOf(hash: Hex): Promise<TransactionReceipt> {
+  for (let i = 0; i < 50; i += 1) {
+    const receipt = await rpc<TransactionReceipt | null>('eth_getTransactionReceipt', [hash]);
+    if (receipt) return receipt;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.fail(`transaction ${hash} was not mined`);
 }

@@ -12,7 +12,7 @@ import { createVaultActivities } from '../../activities/vaults';
 import { DEFAULT_TREASURY_POLICY } from '../../src/domain/settlement/settlement-sender';
 import type { Payment } from '../../src/generated/prisma/client';
 import { getHarness } from '../support/harness';
-import { eventually, mine, newPayer, payTo, pokeScanner, rpc, tokenBalance } from '../support/chain';
+import { eventually, mine, newPayer, payTo, pokeScanner, receiptOf, rpc, tokenBalance } from '../support/chain';
 import { assertBooksMatchChain, booksBaseline, endsWithBooksChecked, reconcileBooks } from '../support/books';
 import { assertLedgerBalanced, createPayment, newMerchant, waitForPayment } from '../payments/fixtures';
 import { activeVault, newVault } from './support';
@@ -58,15 +58,6 @@ async function sweepUntilSettled(vaultId: string) {
   }, 'vault receipts followed');
 }
 
-type Receipt = { blockNumber: Hex; blockHash: Hex };
-async function receiptOf(hash: Hex): Promise<Receipt> {
-  for (let i = 0; i < 50; i += 1) {
-    const receipt = await rpc<Receipt | null>('eth_getTransactionReceipt', [hash]);
-    if (receipt) return receipt;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  assert.fail(`transaction ${hash} was not mined`);
-}
 
 describe('Vault ledger: the postings (pure)', () => {
   test('property: over any receipts, reversals and fundings, every posting balances and each book equals its address on chain', () => {
