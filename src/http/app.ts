@@ -32,7 +32,8 @@ import { registerVaultRoutes } from './routes/vaults';
 import { createSmtpMailer, type Mailer } from '../mail/mailer';
 import { createChainRegistry, type ChainRegistry } from '../chain/registry';
 import type { Custody } from '../custody';
-import type { PaymentEngine, VaultFundingEngine, WebhookEngine } from '../domain/engine';
+import type { FundReturnEngine, PaymentEngine, VaultFundingEngine, WebhookEngine } from '../domain/engine';
+import { registerFundReturnAdminRoutes, registerFundReturnRoutes } from './routes/fund-returns';
 
 export interface ApiDeps {
   config: ServiceConfig;
@@ -55,6 +56,8 @@ export interface ApiDeps {
    * after the direct one. Absent: no client routes.
    */
   client?: { engine: Pick<PaymentEngine, 'transferSeen'> & VaultFundingEngine; extraOptions?: readonly PaymentOptionProvider[] };
+  /** Sends refunds and incident recoveries (workflows/fund-return.ts). Absent: no refund or recovery routes. */
+  returns?: FundReturnEngine;
   /** Feature modules (payments, deposits, webhooks admin...) add their routes here. */
   extraRoutes?: Array<(router: Router<ApiState>, shared: SharedRouteDeps) => void>;
 }
@@ -83,13 +86,14 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   // Operator admin API (Bearer ADMIN_API_TOKEN), outside the partner router; absent without a token.
   registerWebhookAdminRoutes(app, { config, db, serviceSecret: deps.serviceSecret, cursors: shared.cursors, engine: deps.engine });
   registerAlertAdminRoutes(app, { config, db, cursors: shared.cursors });
+  const chains = deps.chains ?? createChainRegistry(environments);
+  if (deps.returns) registerFundReturnAdminRoutes(app, { config, prisma: db.prisma, custody: deps.custody, chains, engine: deps.returns });
 
   const svcVersion = enforceSvcVersion(environments.supportedApiVersions);
   // One quota per app, whichever credential (app secret or a client token of the app) spends it.
   const limit = rateLimit(db.pool, config.rateLimit);
   const body = jsonBody(config.http.maxBodyBytes);
   const idempotency = idempotencyRecords(db.pool);
-  const chains = deps.chains ?? createChainRegistry(environments);
 
   // Client API: its own router, so the partner router's Basic authentication never runs on it.
   if (deps.client) {
@@ -126,6 +130,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
       cursors: shared.cursors,
     });
   }
+  if (deps.returns) registerFundReturnRoutes(partner, { prisma: db.prisma, idempotency, custody: deps.custody, chains, engine: deps.returns });
   registerDepositRoutes(partner, { prisma: db.prisma, idempotency, custody: deps.custody, environments, cursors: shared.cursors });
   registerVaultRoutes(partner, {
     prisma: db.prisma,

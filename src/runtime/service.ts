@@ -167,6 +167,7 @@ export async function startService(opts: {
         chains: chain.chains,
         temporalHealth: () => engine.ping(),
         client: { engine },
+        returns: engine,
       });
       const server: Server = await new Promise((resolve) => {
         const s = api.listen(config.http.port, config.http.host, () => resolve(s));

@@ -157,6 +157,7 @@ async function start(): Promise<Harness> {
     temporalHealth: () => engine.ping(),
     chains: chain.chains,
     client: { engine },
+    returns: engine,
   });
   const server: Server = await new Promise((resolve) => {
     const s = api.listen(0, '127.0.0.1', () => resolve(s));

@@ -14,7 +14,7 @@ import { API_CRASH_POINTS, crashPoint } from '../../runtime/crash-points';
 import { timed } from '../../runtime/step-timing';
 import { splitFees } from './payment-machine';
 import type { TCreatePayment } from './payment.schemas';
-import type { PaymentRow } from './payment-view';
+import { PAYMENT_VIEW_INCLUDE, type PaymentRow } from './payment-view';
 
 export interface CreatePaymentDeps {
   prisma: PrismaClient;
@@ -145,11 +145,11 @@ export async function createPayment(
       subject,
       [{ name: 'payment.created', payload: { paymentId, accountId: recipient.id, status: 'requires_payment_method', statusVersion: 1 } }],
     ));
-    row = { ...created, incidents: [] };
+    row = { ...created, incidents: [], fundReturns: [] };
   } catch (err) {
     if (!isDuplicatePayment(err)) throw err;
     // An earlier attempt with this key committed the row; finish what it started, if it is the same request.
-    row = await prisma.payment.findUniqueOrThrow({ where: { id: paymentId }, include: { incidents: true } });
+    row = await prisma.payment.findUniqueOrThrow({ where: { id: paymentId }, include: PAYMENT_VIEW_INCLUDE });
     if (row.requestHash && row.requestHash !== request.bodyHash) {
       throw new ApiError('idempotency_conflict', 'This Idempotency-Key was used with a different request body');
     }

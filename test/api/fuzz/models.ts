@@ -123,6 +123,13 @@ export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
   'GET /v2/payments/:paymentId': { auth: 'partner', params: payment, touches: 'payment' },
   'POST /v2/payments/:paymentId/cancel': { auth: 'partner', idempotencyKey: 'optional', params: payment, touches: 'payment', body: () => ({ reasonCode: 'customer_request', reason: 'changed their mind' }) },
 
+  // An open Payment: a refund is refused (409), an unknown incident is not found (404).
+  'POST /v2/payments/:paymentId/refunds': { auth: 'partner', idempotencyKey: 'required', params: payment, touches: 'payment', body: () => ({ amount: '1.5', reason: 'fuzz' }) },
+  'GET /v2/payments/:paymentId/refunds': { auth: 'partner', params: payment, touches: 'payment' },
+  'POST /v2/payments/:paymentId/incident-recoveries': { auth: 'partner', idempotencyKey: 'required', params: payment, touches: 'payment', body: () => ({ incidentId: 'incident_0fuzz0' }) },
+  'GET /v2/payments/:paymentId/incident-recoveries': { auth: 'partner', params: payment, touches: 'payment' },
+  'GET /v2/payments/:paymentId/incidents': { auth: 'partner', params: payment, touches: 'payment' },
+
   'POST /v2/client/auth/exchange': { auth: 'partner', body: (f) => ({ accountId: f.accountId }) },
   'POST /v2/client/auth/revoke': { auth: 'partner', body: (f) => ({ accountId: f.spareAccountId }) },
   'GET /v2/client/me/payments/:paymentId': { auth: 'client', paymentSecret: true, params: payment, touches: 'payment' },
@@ -142,6 +149,7 @@ export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
     body: () => ({ actionId: 'action_0fuzz0', proof: { type: 'managed_authorization', authorization: 'approved' }, metadata: { order: 'fuzz' } }),
   },
 
+  'POST /admin/v1/payments/:paymentId/incident-recoveries': { auth: 'admin', params: payment, body: () => ({ incidentId: 'incident_0fuzz0', reason: 'fuzz', actor: 'fuzz-operator' }) },
   'POST /admin/v1/apps/:appId/webhook-endpoints': { auth: 'admin', params: app, body: () => ({ url: 'http://127.0.0.1:9/fuzz', description: 'fuzz', events: ['deposit.settled'] }) },
   'GET /admin/v1/apps/:appId/webhook-endpoints': { auth: 'admin', params: app },
   'GET /admin/v1/apps/:appId/webhook-endpoints/:endpointId': { auth: 'admin', params: endpoint },
