@@ -8,8 +8,30 @@ import { endsWithBooksChecked } from '../support/books';
 import { assertLedgerBalanced, createPayment, eventNames, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
 import { startAdminApi } from '../webhooks/support/admin';
 import { awaitWorkflowResult } from '../support/workflow-result';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n;
+const run = promisify(execFile);
+
+/** `npm run cli -- <args>` against the test database, Temporal, chain and custody seed: its one JSON line. */
+async function cli(args: string[]) {
+  const h = await getHarness();
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
+    cwd: path.resolve(__dirname, '../..'),
+    env: {
+      ...process.env,
+      DATABASE_URL: h.databaseUrl,
+      TEMPORAL_ADDRESS: h.env.address,
+      TEMPORAL_TASK_QUEUE: h.taskQueue,
+      EMBEDDED_ANVIL_PORT: new URL(h.rpcUrl).port,
+      DATA_DIR: h.custodyDataDir,
+      LOG_LEVEL: 'silent',
+    },
+  });
+  return JSON.parse(stdout.trim());
+}
 let keys = 0;
 const key = (what: string) => `${what}-${process.pid}-${Date.now()}-${(keys += 1)}`;
 
@@ -102,29 +124,47 @@ describe('Refunds and incident recovery', () => {
     await assertLedgerBalanced();
   });
 
-  test('an operator returns late funds to a given address (admin API); a service address is refused and nothing is created', async () => {
+  test('operators return an underpaid Payment\'s funds (CLI, to the payer) and its late funds (admin API, to a given address); a service address is refused', async () => {
     const h = await getHarness();
-    const p = (await createPayment(m, { expiresInSeconds: 60 })).body.payment;
+    const p = (await createPayment(m, { amount: '10', expiresInSeconds: 60 })).body.payment;
+    const escrow = p.funding.depositAddress.address as string;
+    const payer = await newPayer(USDC(6));
+    await payTo(payer, escrow, USDC(4));
+    await waitForPayment(m, p.id, '4 USDC confirmed', (x) => x.status === 'processing' && x.stage === 'awaiting_funds');
     assert.equal((await awaitWorkflowResult<{ status: string }>(h, p.id)).status, 'expired');
-    const payer = await newPayer(USDC(2));
-    await payTo(payer, p.funding.depositAddress.address, USDC(2));
-    await waitForPayment(m, p.id, 'late funds held', (x) => x.incidentRecoverySummary.count === 1);
-    const incident = (await call(`/v2/payments/${p.id}/incidents`, { credential: m.cred })).body.items[0];
-    assert.equal(incident.kind, 'late');
+    await payTo(payer, escrow, USDC(2));
+    await waitForPayment(m, p.id, 'late funds held', (x) => x.incidentRecoverySummary.count === 2);
+    const incidents = (await call(`/v2/payments/${p.id}/incidents`, { credential: m.cred })).body.items;
+    const underpaid = incidents.find((i: { kind: string }) => i.kind === 'underpaid_expired');
+    const late = incidents.find((i: { kind: string }) => i.kind === 'late');
+    assert.ok(underpaid && late, JSON.stringify(incidents));
+    const before = await tokenBalance(payer.address);
 
     const admin = await startAdminApi({ allowPrivate: false, withEngine: true });
     try {
-      const path = `/admin/v1/payments/${p.id}/incident-recoveries`;
-      const ours = await admin.call('POST', path, { incidentId: incident.id, destinationAddress: p.funding.depositAddress.address, reason: 'payer asked', actor: 'ops@example.com' });
+      const route = `/admin/v1/payments/${p.id}/incident-recoveries`;
+      const ours = await admin.call('POST', route, { incidentId: late.id, destinationAddress: escrow, reason: 'payer asked', actor: 'ops@example.com' });
       assert.equal(ours.status, 400, JSON.stringify(ours.body));
+      assert.equal(ours.body.error.details.fields[0].field, 'body.destinationAddress');
       assert.equal(await h.db.prisma.fundReturn.count({ where: { paymentId: p.id } }), 0);
       const target = (await newPayer(0n)).address;
-      const res = await admin.call('POST', path, { incidentId: incident.id, destinationAddress: target, reason: 'payer asked', actor: 'ops@example.com' });
+      // The CLI (its own process) and the admin API at once: one escrow, two recoveries, each paid once.
+      const [printed, res] = await Promise.all([
+        cli(['payments', 'recover', p.id, '--incident', underpaid.id, '--reason', 'expired underpaid', '--actor', 'ops:alice']),
+        admin.call('POST', route, { incidentId: late.id, destinationAddress: target, reason: 'payer asked', actor: 'ops@example.com' }),
+      ]);
       assert.equal(res.status, 201, JSON.stringify(res.body));
+      assert.equal(printed.object, 'incident_recovery');
+      assert.equal(printed.destinationAddress, payer.address.toLowerCase());
+      await waitForReturn(m, p.id, 'incident-recoveries', printed.id, 'confirmed');
       await waitForReturn(m, p.id, 'incident-recoveries', res.body.incidentRecovery.id, 'confirmed');
+      assert.equal(await tokenBalance(payer.address), before + USDC(4));
       assert.equal(await tokenBalance(target), USDC(2));
-      const row = await h.db.prisma.fundReturn.findUniqueOrThrow({ where: { id: res.body.incidentRecovery.id } });
-      assert.deepEqual([row.requestedBy, row.actor, row.reason], ['operator', 'ops@example.com', 'payer asked']);
+      assert.equal(await tokenBalance(escrow), 0n);
+      const rows = await h.db.prisma.fundReturn.findMany({ where: { paymentId: p.id }, orderBy: { amountAtomic: 'asc' } });
+      assert.deepEqual(rows.map((r) => [r.requestedBy, r.actor, r.reason]), [['operator', 'ops@example.com', 'payer asked'], ['operator', 'ops:alice', 'expired underpaid']]);
+      const summary = (await waitForPayment(m, p.id, 'both recovered', (x) => x.incidentRecoverySummary.confirmedCount === 2)).incidentRecoverySummary;
+      assert.equal(summary.confirmedAmountAtomic, String(USDC(6)));
     } finally {
       await admin.close();
     }
