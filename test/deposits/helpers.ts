@@ -99,6 +99,8 @@ export async function runCli(args: string[]): Promise<{ stdout: string; stderr: 
       TEMPORAL_ADDRESS: h.env.address,
       TEMPORAL_TASK_QUEUE: h.taskQueue,
       EMBEDDED_ANVIL_PORT: new URL(h.rpcUrl).port,
+      // The harness's custody seed, for commands that sign or tell the service's addresses apart.
+      DATA_DIR: h.custodyDataDir,
       LOG_LEVEL: 'silent',
     },
   });

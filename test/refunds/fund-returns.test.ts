@@ -8,30 +8,9 @@ import { endsWithBooksChecked } from '../support/books';
 import { assertLedgerBalanced, createPayment, eventNames, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
 import { startAdminApi } from '../webhooks/support/admin';
 import { awaitWorkflowResult } from '../support/workflow-result';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
+import { cli } from '../deposits/helpers';
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n;
-const run = promisify(execFile);
-
-/** `npm run cli -- <args>` against the test database, Temporal, chain and custody seed: its one JSON line. */
-async function cli(args: string[]) {
-  const h = await getHarness();
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
-    cwd: path.resolve(__dirname, '../..'),
-    env: {
-      ...process.env,
-      DATABASE_URL: h.databaseUrl,
-      TEMPORAL_ADDRESS: h.env.address,
-      TEMPORAL_TASK_QUEUE: h.taskQueue,
-      EMBEDDED_ANVIL_PORT: new URL(h.rpcUrl).port,
-      DATA_DIR: h.custodyDataDir,
-      LOG_LEVEL: 'silent',
-    },
-  });
-  return JSON.parse(stdout.trim());
-}
 let keys = 0;
 const key = (what: string) => `${what}-${process.pid}-${Date.now()}-${(keys += 1)}`;
 

@@ -6,7 +6,6 @@ import type { Database } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import type { Custody } from '../../custody';
 import type { FundReturnEngine } from '../../domain/engine';
-import { ApiError } from '../../domain/errors';
 import type { IdempotencyRecords } from '../../domain/idempotency-records';
 import { ZPaymentId } from '../../domain/payments/payment.schemas';
 import { createRecovery, createRefund, listFundReturns, listIncidents, type FundReturnDeps } from '../../domain/returns/fund-returns';
@@ -16,7 +15,7 @@ import { requireScope } from '../middleware/auth';
 import { idempotent } from '../middleware/idempotency';
 import { jsonBody } from '../middleware/json-body';
 import { requireApp, type ApiRouter, type ApiState } from '../context';
-import { adminAuth } from './webhooks-admin';
+import { adminAuth, mountAdminRouter } from './webhooks-admin';
 
 export interface FundReturnRouteDeps {
   prisma: Database['prisma'];
@@ -93,12 +92,5 @@ export function registerFundReturnAdminRoutes(app: Koa<ApiState>, deps: Omit<Fun
     ctx.body = { incidentRecovery: await createRecovery(domain, { by: 'operator', actor }, paymentId, input) };
   });
 
-  app.use(router.routes());
-  app.use(
-    router.allowedMethods({
-      throw: true,
-      methodNotAllowed: () => new ApiError('method_not_allowed', 'Method not allowed on this resource'),
-      notImplemented: () => new ApiError('method_not_allowed', 'Method not implemented'),
-    }),
-  );
+  mountAdminRouter(app, router);
 }
