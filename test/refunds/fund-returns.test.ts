@@ -126,6 +126,19 @@ describe('Refunds and incident recovery', () => {
       assert.equal(ours.status, 400, JSON.stringify(ours.body));
       assert.equal(ours.body.error.details.fields[0].field, 'body.destinationAddress');
       assert.equal(await h.db.prisma.fundReturn.count({ where: { paymentId: p.id } }), 0);
+      // A recovery recorded to an address that is now the service's: the sender refuses it, so it
+      // fails with nothing sent, the incident shows failed, and a new request may follow.
+      const refused = await h.db.prisma.fundReturn.create({
+        data: {
+          id: `recovery_refused${Date.now()}`, kind: 'incident_recovery', appId: m.cred.appId, paymentId: p.id, incidentId: late.id,
+          status: 'pending', statusVersion: 1, chainId: h.chainId, tokenAddress: p.paymentAmount.tokenAddress.toLowerCase(),
+          fromAddress: escrow.toLowerCase(), toAddress: escrow.toLowerCase(), amountAtomic: String(USDC(2)), requestedBy: 'operator', actor: 'test',
+        },
+      });
+      await h.engine.startFundReturn(refused.id, 2);
+      assert.deepEqual(await awaitWorkflowResult(h, `fund-return:${refused.id}`), { status: 'failed' });
+      assert.equal((await h.db.prisma.fundReturn.findUniqueOrThrow({ where: { id: refused.id } })).failureReason, 'settlement_destination_not_allowed');
+      assert.equal((await waitForPayment(m, p.id, 'a failed recovery', (x) => x.incidentRecoverySummary.failedCount === 1)).incidentRecoverySummary.pendingCount, 1);
       const target = (await newPayer(0n)).address;
       // The CLI (its own process) and the admin API at once: one escrow, two recoveries, each paid once.
       const [printed, res] = await Promise.all([
@@ -140,7 +153,7 @@ describe('Refunds and incident recovery', () => {
       assert.equal(await tokenBalance(payer.address), before + USDC(4));
       assert.equal(await tokenBalance(target), USDC(2));
       assert.equal(await tokenBalance(escrow), 0n);
-      const rows = await h.db.prisma.fundReturn.findMany({ where: { paymentId: p.id }, orderBy: { amountAtomic: 'asc' } });
+      const rows = await h.db.prisma.fundReturn.findMany({ where: { paymentId: p.id, status: 'confirmed' }, orderBy: { amountAtomic: 'asc' } });
       assert.deepEqual(rows.map((r) => [r.requestedBy, r.actor, r.reason]), [['operator', 'ops@example.com', 'payer asked'], ['operator', 'ops:alice', 'expired underpaid']]);
       const summary = (await waitForPayment(m, p.id, 'both recovered', (x) => x.incidentRecoverySummary.confirmedCount === 2)).incidentRecoverySummary;
       assert.equal(summary.confirmedAmountAtomic, String(USDC(6)));
