@@ -166,8 +166,13 @@ describe('Refunds and incident recovery', () => {
     const vault = await fundedVault(m, 12);
     const { payment, payer } = await paidPayment(m, 5);
     const before = await tokenBalance(payer.address);
-    const first = await post(m, `/v2/payments/${payment.id}/refunds`, { amount: '2', reason: 'one item returned' });
+    const firstKey = { 'idempotency-key': key('refund') };
+    const first = await call(`/v2/payments/${payment.id}/refunds`, { credential: m.cred, headers: firstKey, body: { amount: '2', reason: 'one item returned' } });
     assert.equal(first.status, 201, first.text);
+    const replay = await call(`/v2/payments/${payment.id}/refunds`, { credential: m.cred, headers: firstKey, body: { amount: '2', reason: 'one item returned' } });
+    assert.equal(replay.body.refund.id, first.body.refund.id, 'the same key answers the same refund');
+    const keyless = await call(`/v2/payments/${payment.id}/refunds`, { credential: m.cred, body: { amount: '1' } });
+    assert.equal(keyless.status, 400, keyless.text);
     assert.equal(first.body.refund.destinationAddress, payer.address.toLowerCase());
     const over = await post(m, `/v2/payments/${payment.id}/refunds`, { amount: '3.000001' });
     assert.equal(over.status, 409, over.text);
