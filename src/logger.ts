@@ -23,6 +23,10 @@ export const REDACTED_PATHS = [
   'password',
   'mnemonic',
   'privateKey',
+  // A bank account number (the link's body, a provider registration) is never written whole.
+  'accountNumber',
+  '*.accountNumber',
+  '*.*.accountNumber',
   'token',
   'accessToken',
   '*.appSecret',

@@ -29,6 +29,8 @@ import { registerCheckoutRoutes } from './routes/checkout';
 import { registerClientAuthRoutes, registerClientRoutes } from './routes/client';
 import type { PaymentOptionProvider } from '../domain/payments/payment-options';
 import { registerVaultRoutes } from './routes/vaults';
+import { registerBankAccountRoutes } from './routes/bank-accounts';
+import type { OfframpProvider } from '../offramp/offramp-provider';
 import { createSmtpMailer, type Mailer } from '../mail/mailer';
 import { createChainRegistry, type ChainRegistry } from '../chain/registry';
 import type { Custody } from '../custody';
@@ -55,6 +57,8 @@ export interface ApiDeps {
    * after the direct one. Absent: no client routes.
    */
   client?: { engine: Pick<PaymentEngine, 'transferSeen'> & VaultFundingEngine; extraOptions?: readonly PaymentOptionProvider[] };
+  /** The off-ramp provider (bank accounts, payouts). Absent: linking a bank account answers 424. */
+  offramp?: { provider: OfframpProvider };
   /** Feature modules (payments, deposits, webhooks admin...) add their routes here. */
   extraRoutes?: Array<(router: Router<ApiState>, shared: SharedRouteDeps) => void>;
 }
@@ -136,6 +140,14 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
     cursors: shared.cursors,
     serviceSecret: deps.serviceSecret,
     mailer,
+  });
+  registerBankAccountRoutes(partner, {
+    prisma: db.prisma,
+    idempotency,
+    environments,
+    cursors: shared.cursors,
+    serviceSecret: deps.serviceSecret,
+    provider: deps.offramp?.provider,
   });
   for (const register of deps.extraRoutes ?? []) register(partner, shared);
 
