@@ -16,6 +16,7 @@ import { ZPartnerConfig } from '../../src/domain/partner-config.schemas';
 import type { AppCredential } from '../../src/domain/apps';
 import { call, newApp, uniqueUserId, type RequestOptions } from '../support/api-client';
 import { listenApi } from '../support/bounded-api';
+import { US_NUMBER, usBody as usBodyOf } from './fixtures';
 import { apiDepsOnHarness, getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 
 /** A provider that registers accounts in memory, or fails the way it is told to. */
@@ -44,17 +45,7 @@ class InTestProvider implements OfframpProvider {
   }
 }
 
-const US_NUMBER = '000123456789';
-const usBody = (accountNumber = US_NUMBER) => ({
-  country: 'US',
-  currency: 'USD',
-  accountHolderName: 'Ada Lovelace',
-  bankName: 'JPMorgan Chase Bank, N.A.',
-  bankCode: 'CHASUS33',
-  routingNumber: '021000021',
-  accountNumber,
-  accountType: 'savings',
-});
+const usBody = (accountNumber = US_NUMBER) => ({ ...usBodyOf(accountNumber), accountType: 'savings' });
 
 let keys = 0;
 const newKey = () => `bank-${process.pid}-${(keys += 1)}`;

@@ -6,19 +6,12 @@ import { ApiError } from '../../src/domain/errors';
 import { isValidAbaRoutingNumber } from '../../src/domain/bank-accounts/aba-routing';
 import { BANK_DIRECTORY } from '../../src/domain/bank-accounts/bank-directory';
 import { BANK_ACCOUNT_SCHEMAS, validateBankFields } from '../../src/domain/bank-accounts/bank-requirements';
+import { usBody } from './fixtures';
 
 const sandbox = loadEnvironments().environments.sandbox;
 const production = loadEnvironments().environments.production;
 
-const US_BODY = {
-  country: 'US',
-  currency: 'USD',
-  accountHolderName: 'Ada Lovelace',
-  bankName: 'JPMorgan Chase Bank, N.A.',
-  bankCode: 'CHASUS33',
-  routingNumber: '021000021',
-  accountNumber: '000123456789',
-};
+const US_BODY = usBody();
 const VN_BODY = { country: 'VN', currency: 'VND', accountHolderName: 'Nguyen Van A', bankName: 'Vietcombank', bankCode: 'BFTVVNVX', accountNumber: '0071000123456' };
 const PH_BODY = { country: 'PH', currency: 'PHP', accountHolderName: 'Juan Dela Cruz', bankName: 'BDO Unibank, Inc.', bankCode: 'BNORPHMM', accountNumber: '001234567890' };
 
