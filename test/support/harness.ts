@@ -127,6 +127,25 @@ async function start(): Promise<Harness> {
   await fundSandboxTreasury(chain, anvil.rpcUrl);
   const logger = createLogger(config.logLevel);
 
+  // The sandbox provider starts now, beside the rest (it takes a second or more on a busy machine):
+  // its port and the API's are chosen first, as its callbacks go to the API and the API verifies them.
+  const apiPort = await freePort();
+  let providerPort = await freePort();
+  while (providerPort === apiPort) providerPort = await freePort();
+  const providerDataDir = mkdtempSync(path.join(os.tmpdir(), 'pp-test-provider-'));
+  const providerStarting = launchSandboxProvider({
+    port: providerPort,
+    dataDir: providerDataDir,
+    rpcUrl: anvil.rpcUrl,
+    chainId: sandboxChainId,
+    callbackUrl: `http://127.0.0.1:${apiPort}/v2/providers/sandbox/callbacks`,
+    callbackSecret: TEST_OFFRAMP_CALLBACK_SECRET,
+    env: TEST_SANDBOX_PROVIDER_ENV,
+    logFile: path.join(providerDataDir, 'provider.log'),
+  });
+  cleanups.push(async () => (await providerStarting.catch(() => undefined))?.stop());
+  providerStarting.catch(() => undefined); // awaited below; a failure is thrown there
+
   // A database per run, so two runs on one machine (a developer's and CI's) can't drop each other's.
   const databaseName = `partner_payments_test_${process.pid}`;
   const opened: OpenedDatabase = await openDatabase(config, { databaseName, fresh: true });
@@ -186,9 +205,6 @@ async function start(): Promise<Harness> {
   // would hold the time-skipping clock (a 10-minute expiry then waits in real time).
   await engine.ensureChainScanners(chain.chains.networks().map((n) => n.chainId), { pollSeconds: 3600, waitForBlocks: false });
 
-  // The sandbox provider's port is chosen first: the API verifies its callbacks with an adapter of it,
-  // and the provider is started once the API listens (its callback URL names the API's port).
-  const providerPort = await freePort();
   const adapter = new HttpOfframpProvider({ baseUrl: `http://127.0.0.1:${providerPort}`, callbackSecret: TEST_OFFRAMP_CALLBACK_SECRET });
   const received: ProviderCallback[] = [];
   const handlers: SandboxProviderHarness['handlers'] = {};
@@ -216,8 +232,9 @@ async function start(): Promise<Harness> {
     client: { engine },
     offramp: offrampDeps,
   });
-  const server: Server = await new Promise((resolve) => {
-    const s = api.listen(0, '127.0.0.1', () => resolve(s));
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = api.listen(apiPort, '127.0.0.1', () => resolve(s));
+    s.once('error', reject);
   });
   cleanups.push(
     () =>
@@ -227,18 +244,7 @@ async function start(): Promise<Harness> {
       }),
   );
   const { port } = server.address() as AddressInfo;
-  const providerDataDir = mkdtempSync(path.join(os.tmpdir(), 'pp-test-provider-'));
-  const providerProcess = await launchSandboxProvider({
-    port: providerPort,
-    dataDir: providerDataDir,
-    rpcUrl: anvil.rpcUrl,
-    chainId: sandboxChainId,
-    callbackUrl: `http://127.0.0.1:${port}/v2/providers/sandbox/callbacks`,
-    callbackSecret: TEST_OFFRAMP_CALLBACK_SECRET,
-    env: TEST_SANDBOX_PROVIDER_ENV,
-    logFile: path.join(providerDataDir, 'provider.log'),
-  });
-  cleanups.push(() => providerProcess.stop());
+  const providerProcess = await providerStarting;
   const control = (paymentId: string, action: string, body?: unknown) =>
     fetch(`${providerProcess.url}/sandbox/payouts/${encodeURIComponent(paymentId)}/${action}`, {
       method: 'POST',

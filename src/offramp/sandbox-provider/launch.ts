@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { SANDBOX_TOKEN_ADDRESS } from '../../chain/sandbox';
 import { READY_PREFIX } from './contract';
 
 /**
@@ -13,6 +14,8 @@ export interface SandboxProviderLaunch {
   dataDir: string;
   rpcUrl: string;
   chainId: number;
+  /** The stablecoin it takes (default: the sandbox's TestUSD). */
+  tokenAddress?: string;
   callbackUrl?: string;
   callbackSecret: string;
   /** Extra SANDBOX_PROVIDER_* settings (delays, TTLs) for tests. */
@@ -44,6 +47,7 @@ export async function launchSandboxProvider(opts: SandboxProviderLaunch): Promis
     SANDBOX_PROVIDER_DATA_DIR: opts.dataDir,
     SANDBOX_PROVIDER_RPC_URL: opts.rpcUrl,
     SANDBOX_PROVIDER_CHAIN_ID: String(opts.chainId),
+    SANDBOX_PROVIDER_TOKEN_ADDRESS: opts.tokenAddress ?? SANDBOX_TOKEN_ADDRESS,
     OFFRAMP_CALLBACK_SECRET: opts.callbackSecret,
     ...(opts.callbackUrl ? { SANDBOX_PROVIDER_CALLBACK_URL: opts.callbackUrl } : {}),
   };

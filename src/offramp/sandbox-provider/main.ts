@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { Address, Hex } from 'viem';
 import { createLogger } from '../../logger';
-import { SANDBOX_TOKEN_ADDRESS } from '../../chain/sandbox';
 import { READY_PREFIX } from './contract';
 import { createProviderWallet, loadOrCreateProviderKey } from './chain';
 import { createSandboxProviderServer } from './server';
@@ -18,7 +17,8 @@ const ZProviderEnv = z.object({
   SANDBOX_PROVIDER_DATA_DIR: z.string().min(1),
   SANDBOX_PROVIDER_RPC_URL: z.url(),
   SANDBOX_PROVIDER_CHAIN_ID: z.coerce.number().int().positive().default(31337),
-  SANDBOX_PROVIDER_TOKEN_ADDRESS: z.string().regex(/^0x[0-9a-fA-F]{40}$/).default(SANDBOX_TOKEN_ADDRESS),
+  /** The stablecoin it takes (launch.ts passes the sandbox token's address). */
+  SANDBOX_PROVIDER_TOKEN_ADDRESS: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
   /** An anvil dev key to use instead of the key made under the data dir. */
   SANDBOX_PROVIDER_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/).optional(),
   SANDBOX_PROVIDER_CALLBACK_URL: z.url().optional(),
