@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { SANDBOX_TOKEN_ADDRESS } from '../../chain/sandbox';
+import { projectRoot } from '../../embedded/paths';
 import { READY_PREFIX } from './contract';
 
 /**
@@ -51,9 +52,9 @@ export async function launchSandboxProvider(opts: SandboxProviderLaunch): Promis
     OFFRAMP_CALLBACK_SECRET: opts.callbackSecret,
     ...(opts.callbackUrl ? { SANDBOX_PROVIDER_CALLBACK_URL: opts.callbackUrl } : {}),
   };
-  // From src/ through tsx; from a build (dist/), the compiled main.js.
-  const source = path.join(__dirname, 'main.ts');
-  const args = existsSync(source) ? ['--import', 'tsx', source] : [path.join(__dirname, 'main.js')];
+  // From src/ through tsx; in a build without sources, the compiled main.js (paths from the project root).
+  const source = path.join(projectRoot(), 'src', 'offramp', 'sandbox-provider', 'main.ts');
+  const args = existsSync(source) ? ['--import', 'tsx', source] : [path.join(projectRoot(), 'dist', 'src', 'offramp', 'sandbox-provider', 'main.js')];
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const killOnExit = (): void => {
     child.kill('SIGKILL');
