@@ -23,10 +23,6 @@ export const REDACTED_PATHS = [
   'password',
   'mnemonic',
   'privateKey',
-  // A bank account number (the link's body, a provider registration) is never written whole.
-  'accountNumber',
-  '*.accountNumber',
-  '*.*.accountNumber',
   'token',
   'accessToken',
   '*.appSecret',
@@ -42,6 +38,12 @@ export const REDACTED_PATHS = [
   '*.*.clientSecret',
   '*.*.appSecret',
   '*.*.signingSecret',
+  // Off-ramp: the provider callbacks' HMAC key and bank account numbers.
+  'callbackSecret',
+  '*.callbackSecret',
+  'accountNumber',
+  '*.accountNumber',
+  '*.*.accountNumber',
 ];
 
 export type { Logger };

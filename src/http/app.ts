@@ -30,7 +30,7 @@ import { registerClientAuthRoutes, registerClientRoutes } from './routes/client'
 import type { PaymentOptionProvider } from '../domain/payments/payment-options';
 import { registerVaultRoutes } from './routes/vaults';
 import { registerBankAccountRoutes } from './routes/bank-accounts';
-import type { OfframpProvider } from '../offramp/offramp-provider';
+import { registerProviderCallbackRoutes, type OfframpCallbackDeps } from './routes/provider-callbacks';
 import { createSmtpMailer, type Mailer } from '../mail/mailer';
 import { createChainRegistry, type ChainRegistry } from '../chain/registry';
 import type { Custody } from '../custody';
@@ -57,8 +57,11 @@ export interface ApiDeps {
    * after the direct one. Absent: no client routes.
    */
   client?: { engine: Pick<PaymentEngine, 'transferSeen'> & VaultFundingEngine; extraOptions?: readonly PaymentOptionProvider[] };
-  /** The off-ramp provider (bank accounts, payouts). Absent: linking a bank account answers 424. */
-  offramp?: { provider: OfframpProvider };
+  /**
+   * The off-ramp provider and what its verified callbacks update (bank accounts, payouts). Absent:
+   * no POST /v2/providers/{providerCode}/callbacks, and linking a bank account answers 424.
+   */
+  offramp?: OfframpCallbackDeps;
   /** Feature modules (payments, deposits, webhooks admin...) add their routes here. */
   extraRoutes?: Array<(router: Router<ApiState>, shared: SharedRouteDeps) => void>;
 }
@@ -83,6 +86,8 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   const open = new Router<ApiState>();
   registerHealthRoutes(open, { prisma: db.prisma, temporalHealth: deps.temporalHealth });
   registerCheckoutRoutes(open, { prisma: db.prisma });
+  // Signed by the provider, not the partner: outside the partner router's Basic authentication.
+  if (deps.offramp) registerProviderCallbackRoutes(open, { ...deps.offramp, maxBodyBytes: config.http.maxBodyBytes });
   app.use(open.routes());
   // Operator admin API (Bearer ADMIN_API_TOKEN), outside the partner router; absent without a token.
   registerWebhookAdminRoutes(app, { config, db, serviceSecret: deps.serviceSecret, cursors: shared.cursors, engine: deps.engine });

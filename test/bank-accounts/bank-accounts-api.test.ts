@@ -11,13 +11,15 @@ import {
 } from '../../src/domain/bank-accounts/bank-account.schemas';
 import { BANK_ACCOUNT_SCHEMAS } from '../../src/domain/bank-accounts/bank-requirements';
 import { BANK_DIRECTORY } from '../../src/domain/bank-accounts/bank-directory';
-import { accountNumberOf, applyProviderBankAccountUpdate, bankAccountIdFor } from '../../src/domain/bank-accounts/bank-accounts';
+import { accountNumberOf, applyProviderBankAccountUpdate, bankAccountIdFor, onProviderBankAccountUpdated } from '../../src/domain/bank-accounts/bank-accounts';
 import { ZPartnerConfig } from '../../src/domain/partner-config.schemas';
 import type { AppCredential } from '../../src/domain/apps';
 import { call, newApp, uniqueUserId, type RequestOptions } from '../support/api-client';
 import { listenApi } from '../support/bounded-api';
 import { US_NUMBER, usBody as usBodyOf } from './fixtures';
-import { apiDepsOnHarness, getHarness, TEST_SERVICE_SECRET } from '../support/harness';
+import { apiDepsOnHarness, getHarness, TEST_OFFRAMP_CALLBACK_SECRET, TEST_SERVICE_SECRET } from '../support/harness';
+import { HttpOfframpProvider } from '../../src/offramp/http-provider';
+import { freePort } from '../../src/embedded/process';
 
 /** A provider that registers accounts in memory, or fails the way it is told to. */
 class InTestProvider implements OfframpProvider {
@@ -341,5 +343,78 @@ describe('Linked bank accounts (API)', () => {
     const prod = await call('/v2/partners/config', { credential: await newApp({ environment: 'production' }), baseUrl: api.baseUrl });
     assert.deepEqual(prod.body.capabilities.payments.methods.externalBank.countries, []);
     assert.equal(prod.body.capabilities.payments.methods.externalBank.preparationAvailable, false);
+  });
+});
+
+/** Polls until check gives a value; a generous deadline, not a timing assertion. */
+async function until<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('Linked bank accounts with the sandbox provider (its own process, signed callbacks)', () => {
+  let cred: AppCredential;
+  let accountId: string;
+
+  before(async () => {
+    cred = await newApp();
+    const created = await call('/v2/accounts', { credential: cred, body: { externalUserId: uniqueUserId('bank-sbx') } });
+    assert.equal(created.status, 201, created.text);
+    accountId = created.body.account.id;
+  });
+
+  const linkAndSettle = async (accountNumber: string, settled: string) => {
+    const res = await call(`/v2/accounts/${accountId}/bank-accounts`, { credential: cred, body: usBodyOf(accountNumber), headers: { 'idempotency-key': newKey() } });
+    assert.equal(res.status, 201, res.text);
+    assert.equal(res.body.bankAccount.status, 'pending_verification');
+    const id = res.body.bankAccount.id as string;
+    const read = async () => (await call(`/v2/accounts/${accountId}/bank-accounts/${id}`, { credential: cred })).body.bankAccount;
+    return until(async () => {
+      const b = await read();
+      return b.status === settled ? b : undefined;
+    }, `${id} ${settled}`);
+  };
+
+  test('link -> pending_verification -> the provider callback -> verified', async () => {
+    const verified = await linkAndSettle('000111222333', 'verified');
+    assert.equal(verified.verification.version, 2);
+    assert.ok(verified.verification.verifiedAt);
+    const row = await (await getHarness()).db.prisma.bankAccount.findUniqueOrThrow({ where: { id: verified.id } });
+    assert.match(row.providerAccountId ?? '', /^ba_sbx_/);
+    assert.equal(row.statusVersion, 2);
+  });
+
+  test('an account number ending 0002 (the sandbox magic value) ends verification_failed', async () => {
+    const failed = await linkAndSettle('000111220002', 'verification_failed');
+    assert.equal(failed.verification.verifiedAt, null);
+    const row = await (await getHarness()).db.prisma.bankAccount.findUniqueOrThrow({ where: { id: failed.id } });
+    assert.equal(row.failureReason, 'account_not_found');
+  });
+
+  test('provider down (nothing listening) is 503 provider_unavailable and creates nothing', async () => {
+    const h = await getHarness();
+    const down = await listenApi(await apiDepsOnHarness({
+      offramp: { provider: new HttpOfframpProvider({ baseUrl: `http://127.0.0.1:${await freePort()}`, callbackSecret: TEST_OFFRAMP_CALLBACK_SECRET }) },
+    }));
+    try {
+      const res = await call(`/v2/accounts/${accountId}/bank-accounts`, { credential: cred, baseUrl: down.baseUrl, body: usBodyOf('000999888777'), headers: { 'idempotency-key': newKey() } });
+      assert.equal(res.status, 503, res.text);
+      assert.equal(res.body.error.code, 'provider_unavailable');
+      assert.equal(await h.db.prisma.bankAccount.count({ where: { accountId, accountNumberLast4: '8777' } }), 0);
+    } finally {
+      await down.close();
+    }
+  });
+
+  test('a callback for an id of the service form that is not stored yet is refused (the provider sends it again); another provider id is ignored', async () => {
+    const handler = onProviderBankAccountUpdated((await getHarness()).db.prisma);
+    const account = { providerAccountId: 'ba_sbx_x', status: 'verified' as const, failureReason: null };
+    await assert.rejects(handler('bank_account_0notstoredyet', account), /not stored/);
+    await handler('ba_not_ours', account);
   });
 });

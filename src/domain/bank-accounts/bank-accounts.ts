@@ -4,6 +4,7 @@ import type { TEnvironmentConfig } from '../../config/environments';
 import type { AuthenticatedApp } from '../apps';
 import { ApiError, notFound } from '../errors';
 import { hmacHex } from '../secrets';
+import { ID_PREFIXES } from '../ids';
 import { sealText, openSealedText } from '../sealed-text';
 import { afterPosition, pageOf, type CursorCodec } from '../pagination';
 import { requireAccount } from '../deposits/deposit-addresses';
@@ -16,7 +17,7 @@ const ACCOUNT_NUMBER_LABEL = 'partner-payments/bank-account-number/v1';
 
 /** The id a link with this Idempotency-Key gets, so a retry registers the same account with the provider. */
 export function bankAccountIdFor(serviceSecret: string, appId: string, idempotencyKey: string): string {
-  return `bank_account_${hmacHex(serviceSecret, `bank-account-id:${appId}:${idempotencyKey}`).slice(0, 32)}`;
+  return `${ID_PREFIXES.bankAccount}${hmacHex(serviceSecret, `bank-account-id:${appId}:${idempotencyKey}`).slice(0, 32)}`;
 }
 
 /** One real account (country, bank, routing, number) is linked at most once per account. */
@@ -215,6 +216,18 @@ export async function applyProviderBankAccountUpdate(prisma: PrismaClient, bankA
   const event: BankAccountEvent = account.status === 'verified' ? { type: 'verified', at } : { type: 'verification_failed', at, reason: account.failureReason };
   const result = await applyEvent(prisma, { id: bankAccountId }, event, { providerAccountId: account.providerAccountId });
   return result?.row ?? null;
+}
+
+/**
+ * The callback route's handler (ApiDeps.offramp.onBankAccountUpdated). The link registers before it
+ * inserts, so a callback can beat the link's own write: an unknown id of the service's own form
+ * throws, the route answers 503 and the provider sends it again. Any other unknown id is not ours.
+ */
+export function onProviderBankAccountUpdated(prisma: PrismaClient) {
+  return async (bankAccountId: string, account: ProviderBankAccount): Promise<void> => {
+    const row = await applyProviderBankAccountUpdate(prisma, bankAccountId, account);
+    if (!row && bankAccountId.startsWith(ID_PREFIXES.bankAccount)) throw new Error(`bank account ${bankAccountId} is not stored (yet)`);
+  };
 }
 
 /** The partner removes a bank account as a payout destination; disabling twice answers the same account. */
