@@ -17,6 +17,7 @@ import type { AppCredential } from '../../src/domain/apps';
 import { call, newApp, uniqueUserId, type RequestOptions } from '../support/api-client';
 import { listenApi } from '../support/bounded-api';
 import { US_NUMBER, usBody as usBodyOf } from './fixtures';
+import { until } from '../support/until';
 import { apiDepsOnHarness, getHarness, TEST_OFFRAMP_CALLBACK_SECRET, TEST_SERVICE_SECRET } from '../support/harness';
 import { HttpOfframpProvider } from '../../src/offramp/http-provider';
 import { freePort } from '../../src/embedded/process';
@@ -345,17 +346,6 @@ describe('Linked bank accounts (API)', () => {
     assert.equal(prod.body.capabilities.payments.methods.externalBank.preparationAvailable, false);
   });
 });
-
-/** Polls until check gives a value; a generous deadline, not a timing assertion. */
-async function until<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('Linked bank accounts with the sandbox provider (its own process, signed callbacks)', () => {
   let cred: AppCredential;
