@@ -29,6 +29,8 @@ import { registerCheckoutRoutes } from './routes/checkout';
 import { registerClientAuthRoutes, registerClientRoutes } from './routes/client';
 import type { PaymentOptionProvider } from '../domain/payments/payment-options';
 import { registerVaultRoutes } from './routes/vaults';
+import { registerBankAccountRoutes } from './routes/bank-accounts';
+import { registerProviderCallbackRoutes, type OfframpCallbackDeps } from './routes/provider-callbacks';
 import { createSmtpMailer, type Mailer } from '../mail/mailer';
 import { createChainRegistry, type ChainRegistry } from '../chain/registry';
 import type { Custody } from '../custody';
@@ -58,6 +60,11 @@ export interface ApiDeps {
   client?: { engine: Pick<PaymentEngine, 'transferSeen'> & VaultFundingEngine; extraOptions?: readonly PaymentOptionProvider[] };
   /** Sends refunds and incident recoveries (workflows/fund-return.ts). Absent: no refund or recovery routes. */
   returns?: FundReturnEngine;
+  /**
+   * The off-ramp provider and what its verified callbacks update (bank accounts, payouts). Absent:
+   * no POST /v2/providers/{providerCode}/callbacks, and linking a bank account answers 424.
+   */
+  offramp?: OfframpCallbackDeps;
   /** Feature modules (payments, deposits, webhooks admin...) add their routes here. */
   extraRoutes?: Array<(router: Router<ApiState>, shared: SharedRouteDeps) => void>;
 }
@@ -82,6 +89,8 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   const open = new Router<ApiState>();
   registerHealthRoutes(open, { prisma: db.prisma, temporalHealth: deps.temporalHealth });
   registerCheckoutRoutes(open, { prisma: db.prisma });
+  // Signed by the provider, not the partner: outside the partner router's Basic authentication.
+  if (deps.offramp) registerProviderCallbackRoutes(open, { ...deps.offramp, maxBodyBytes: config.http.maxBodyBytes });
   app.use(open.routes());
   // Operator admin API (Bearer ADMIN_API_TOKEN), outside the partner router; absent without a token.
   registerWebhookAdminRoutes(app, { config, db, serviceSecret: deps.serviceSecret, cursors: shared.cursors, engine: deps.engine });
@@ -141,6 +150,14 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
     cursors: shared.cursors,
     serviceSecret: deps.serviceSecret,
     mailer,
+  });
+  registerBankAccountRoutes(partner, {
+    prisma: db.prisma,
+    idempotency,
+    environments,
+    cursors: shared.cursors,
+    serviceSecret: deps.serviceSecret,
+    provider: deps.offramp?.provider,
   });
   for (const register of deps.extraRoutes ?? []) register(partner, shared);
 

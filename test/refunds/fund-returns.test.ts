@@ -8,7 +8,7 @@ import { endsWithBooksChecked } from '../support/books';
 import { assertLedgerBalanced, createPayment, eventNames, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
 import { startAdminApi } from '../webhooks/support/admin';
 import { awaitWorkflowResult } from '../support/workflow-result';
-import { cli } from '../deposits/helpers';
+import { cli } from '../support/cli';
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n;
 let keys = 0;
@@ -142,7 +142,7 @@ describe('Refunds and incident recovery', () => {
       const target = (await newPayer(0n)).address;
       // The CLI (its own process) and the admin API at once: one escrow, two recoveries, each paid once.
       const [printed, res] = await Promise.all([
-        cli(['payments', 'recover', p.id, '--incident', underpaid.id, '--reason', 'expired underpaid', '--actor', 'ops:alice']),
+        cli(['payments', 'recover', p.id, '--incident', underpaid.id, '--reason', 'expired underpaid', '--actor', 'ops:alice'], { DATA_DIR: h.custodyDataDir }),
         admin.call('POST', route, { incidentId: late.id, destinationAddress: target, reason: 'payer asked', actor: 'ops@example.com' }),
       ]);
       assert.equal(res.status, 201, JSON.stringify(res.body));

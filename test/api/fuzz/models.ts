@@ -54,6 +54,17 @@ const delivery = (f: FuzzFixture) => ({ appId: f.cred.appId, deliveryId: 'dlv_0f
 export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
   'GET /healthz': { auth: 'none' },
   'GET /checkout/:paymentId': { auth: 'none', params: payment, touches: 'payment' },
+  // The provider's callbacks: a buggy caller has no signature, so every answer is a 4xx (401, 400, 404).
+  'POST /v2/providers/:providerCode/callbacks': {
+    auth: 'none',
+    params: () => ({ providerCode: 'sandbox' }),
+    body: () => ({
+      id: next('evt'),
+      type: 'bank_account.updated',
+      createdAt: new Date().toISOString(),
+      data: { bankAccountId: next('ba'), providerAccountId: 'ba_sbx_fuzz', status: 'verified', failureReason: null, accountNumberLast4: '6789' },
+    }),
+  },
 
   'GET /v2/partners/config': { auth: 'partner' },
   'POST /v2/accounts': { auth: 'partner', idempotencyKey: 'optional', body: () => ({ externalUserId: next('fuzz-user'), subjectType: 'business', metadata: { order: 'A-1', n: 1, nested: { ok: true } } }) },
@@ -103,6 +114,34 @@ export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
   'POST /v2/accounts/:accountId/vault/policy/approval': { auth: 'partner', params: account, touches: 'account', body: () => ({}) },
   'POST /v2/accounts/:accountId/vault/policy/approval/verify': { auth: 'partner', params: account, touches: 'account', body: () => ({ code: '123456' }) },
   'GET /v2/accounts/:accountId/vault/audit-events': { auth: 'partner', params: account, touches: 'account', query: () => ({ limit: '5' }) },
+  'GET /v2/accounts/:accountId/bank-account-requirements': { auth: 'partner', params: account, touches: 'account' },
+  'POST /v2/accounts/:accountId/bank-accounts': {
+    auth: 'partner',
+    idempotencyKey: 'required',
+    params: account,
+    touches: 'account',
+    body: () => ({
+      country: 'US',
+      currency: 'USD',
+      accountHolderName: 'Fuzz Holder',
+      bankName: 'Citibank, N.A.',
+      bankCode: 'CITIUS33',
+      routingNumber: '021000089',
+      // Unique per request: the same real account twice is a conflict, not what this model tests.
+      accountNumber: String(10_000_000 + (unique += 1)),
+      accountType: 'checking',
+    }),
+  },
+  'GET /v2/accounts/:accountId/bank-accounts': { auth: 'partner', params: account, touches: 'account', query: () => ({ limit: '5', status: 'pending_verification' }) },
+  'GET /v2/accounts/:accountId/bank-accounts/:bankAccountId': { auth: 'partner', params: (f) => ({ accountId: f.accountId, bankAccountId: 'bank_account_0fuzz0' }), touches: 'account' },
+  'POST /v2/accounts/:accountId/bank-accounts/:bankAccountId/disable': {
+    auth: 'partner',
+    idempotencyKey: 'optional',
+    params: (f) => ({ accountId: f.accountId, bankAccountId: 'bank_account_0fuzz0' }),
+    touches: 'account',
+    body: () => ({}),
+  },
+  'GET /v2/payments/external-bank/banks': { auth: 'partner', query: () => ({ country: 'VN' }) },
   'POST /v2/payments': {
     auth: 'partner',
     idempotencyKey: 'required',
