@@ -32,6 +32,7 @@ import { registerVaultRoutes } from './routes/vaults';
 import { createSmtpMailer, type Mailer } from '../mail/mailer';
 import { createChainRegistry, type ChainRegistry } from '../chain/registry';
 import type { Custody } from '../custody';
+import type { OfframpProvider, Payout } from '../offramp/offramp-provider';
 import type { PaymentEngine, VaultFundingEngine, WebhookEngine } from '../domain/engine';
 
 export interface ApiDeps {
@@ -55,6 +56,11 @@ export interface ApiDeps {
    * after the direct one. Absent: no client routes.
    */
   client?: { engine: Pick<PaymentEngine, 'transferSeen'> & VaultFundingEngine; extraOptions?: readonly PaymentOptionProvider[] };
+  /**
+   * The off-ramp provider (bank payouts): quotes at Payment creation; onPayoutUpdated takes its
+   * verified payout callbacks (src/domain/payments/payment-payouts.ts onPayoutUpdated). Absent: no bank payouts.
+   */
+  offramp?: { provider: OfframpProvider; onPayoutUpdated?(payout: Payout): Promise<void> };
   /** Feature modules (payments, deposits, webhooks admin...) add their routes here. */
   extraRoutes?: Array<(router: Router<ApiState>, shared: SharedRouteDeps) => void>;
 }
@@ -124,6 +130,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
       serviceSecret: deps.serviceSecret,
       publicBaseUrl: config.http.publicBaseUrl,
       cursors: shared.cursors,
+      offramp: deps.offramp,
     });
   }
   registerDepositRoutes(partner, { prisma: db.prisma, idempotency, custody: deps.custody, environments, cursors: shared.cursors });

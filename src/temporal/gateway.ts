@@ -23,6 +23,7 @@ import type {
   PaymentEngine,
   PaymentStart,
   TransferSeen,
+  PayoutUpdateSeen,
   WebhookDeliveryStart,
   WebhookEngine,
   VaultFundingEngine,
@@ -50,6 +51,7 @@ import {
   paymentWorkflowInput,
   resolveSignal,
   transferDetectedSignal,
+  payoutUpdatedSignal,
 } from '../../workflows/contracts/payment';
 import {
   LEDGER_RECONCILIATION_WORKFLOW,
@@ -277,6 +279,17 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
         args: [paymentInput(payment, confirmations, { resume: true })],
         signal: transferDetectedSignal,
         signalArgs: [transfer],
+      });
+    },
+
+    async payoutUpdated(payment: PaymentStart, confirmations: number, update: PayoutUpdateSeen) {
+      // A run that has finished (a payout returned after success) is started again to take it.
+      await client.workflow.signalWithStart(PAYMENT_WORKFLOW, {
+        taskQueue,
+        workflowId: paymentWorkflowId(payment.id),
+        args: [paymentInput(payment, confirmations, { resume: true })],
+        signal: payoutUpdatedSignal,
+        signalArgs: [update],
       });
     },
 

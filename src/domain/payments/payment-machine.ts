@@ -104,6 +104,8 @@ export interface Transition {
   ledger: Array<'collection' | 'settlement' | 'payout' | 'payout_returned'>;
   cancel?: { reasonCode: string; reason: string | null };
   failure?: { code: string; message: string };
+  /** Bank Payments: the provider's reason for a failed or returned payout. */
+  payoutReasonCode?: string | null;
 }
 
 export const TERMINAL: ReadonlySet<PaymentStatus> = new Set(['succeeded', 'failed', 'cancelled', 'expired']);

@@ -22,6 +22,8 @@ export interface PersistedTransition {
   ledger: Transition['ledger'];
   /** Bank Payments: the off-ramp leg after the step. Absent for upa Payments and older steps. */
   payout?: PayoutState;
+  /** The provider's reason for a failed or returned payout (set with that step). */
+  payoutReasonCode?: string | null;
   cancel: { reasonCode: string; reason: string | null } | null;
   failure: { code: string; message: string } | null;
   /** Workflow time of the step: with the statusVersion it identifies the step (row ids derive from it). */
@@ -47,6 +49,7 @@ export function toPersistedTransition(t: Transition, at: string): PersistedTrans
     transferStatuses: t.transferStatuses,
     ledger: t.ledger,
     ...(s.payout ? { payout: s.payout } : {}),
+    ...(t.payoutReasonCode !== undefined ? { payoutReasonCode: t.payoutReasonCode } : {}),
     cancel: t.cancel ?? null,
     failure: t.failure ?? null,
     at,

@@ -1,11 +1,12 @@
-import type { Payment, PaymentIncident } from '../../generated/prisma/client';
+import type { Payment, PaymentIncident, PaymentPayout } from '../../generated/prisma/client';
 import { formatAtomic } from '../amounts';
 import { hmacHex, safeEqual } from '../secrets';
 import type { TPayment } from './payment.schemas';
 import { z } from 'zod';
 import { ZCheckout, ZNextAction } from './payment.schemas';
 
-export type PaymentRow = Payment & { incidents: PaymentIncident[] };
+/** payout: a bank Payment's quote and payout (null or absent for upa Payments). */
+export type PaymentRow = Payment & { incidents: PaymentIncident[]; payout?: PaymentPayout | null };
 
 const OPEN_STATUSES = new Set(['requires_payment_method', 'processing']);
 
@@ -68,7 +69,9 @@ export function toPaymentView(p: PaymentRow): TPayment {
       { role: 'recipient' as const, accountId: p.recipientAccountId },
     ],
     recipientDisplay: { displayName: p.recipientDisplayName, logoUrl: p.recipientLogoUrl },
-    destination: { type: 'upa', accountId: p.recipientAccountId },
+    destination: p.payout
+      ? { type: 'bank_account', accountId: p.recipientAccountId, bankAccountId: p.payout.bankAccountId }
+      : { type: 'upa', accountId: p.recipientAccountId },
     settlement: {
       type: 'settlement_destination',
       settlementDestinationId: (settlement.settlementDestinationId as string | undefined) ?? null,
@@ -92,13 +95,16 @@ export function toPaymentView(p: PaymentRow): TPayment {
       ? {
           mode: 'escrow',
           required: amountObject(p, gross),
-          providerPrincipal: amountObject(p, gross),
-          providerFee: amountObject(p, 0n),
+          // A bank Payment's quote: the provider converts its principal and keeps its fee.
+          providerPrincipal: amountObject(p, p.payout ? big(p.payout.providerPrincipalAtomic) : gross),
+          providerFee: amountObject(p, p.payout ? big(p.payout.providerFeeAtomic) : 0n),
           platformFee: amountObject(p, platformFee),
           partnerFee: amountObject(p, partnerFee),
           totalFees: amountObject(p, platformFee + partnerFee),
-          exchangeRate: { rate: '1', baseAssetCode: p.assetCode, quoteAssetCode: p.assetCode },
-          quoteExpiresAt: p.expiresAt.toISOString(),
+          exchangeRate: p.payout
+            ? { rate: p.payout.rate, baseAssetCode: p.assetCode, quoteAssetCode: p.payout.destinationCurrency }
+            : { rate: '1', baseAssetCode: p.assetCode, quoteAssetCode: p.assetCode },
+          quoteExpiresAt: (p.payout?.quoteExpiresAt ?? p.expiresAt).toISOString(),
           depositAddress: depositInstructions(p, gross),
         }
       : null,

@@ -71,6 +71,7 @@ export function onPayoutUpdate(state: PaymentState, update: PayoutUpdate, nowIso
     t.ledger.push('payout');
   } else if (update.status === 'failed') {
     p.refundTxHash = update.refundTxHash;
+    t.payoutReasonCode = update.reasonCode;
     clearHold(t);
     moveTo(t, 'failed', null);
     t.events.push('payment.failed', 'bank_funding.failed');
@@ -78,6 +79,7 @@ export function onPayoutUpdate(state: PaymentState, update: PayoutUpdate, nowIso
     markRefund(t, update.refundTxHash);
   } else if (update.status === 'returned') {
     p.refundTxHash = update.refundTxHash;
+    t.payoutReasonCode = update.reasonCode;
     t.state.operationalReasonCode = 'settlement_returned';
     t.events.push('payment.settlement_returned');
     t.ledger.push('payout_returned');
