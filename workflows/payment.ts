@@ -79,7 +79,8 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
     // Recorded by the scanner, never taken by a run (a lost signal): taken now, as if just seen.
     for (const transfer of stored.unacknowledged) queue.push({ type: 'transfer', transfer });
   } else if (input.payout) {
-    state = { ...state, payout: { quoteExpiresAt: input.payout.quoteExpiresAt, offrampStatus: null, refundTxHash: null } };
+    const quoteExpiresAt = new Date(workflowInfo().startTime.getTime() + input.payout.quoteExpiresInSeconds * 1000).toISOString();
+    state = { ...state, payout: { quoteExpiresAt, offrampStatus: null, refundTxHash: null } };
   }
   // A bank Payment's payout leg (issue 13): only bank Payments ask, so upa histories are unchanged.
   const bankPayout = state.payout !== undefined && patched('payment-bank-payout');

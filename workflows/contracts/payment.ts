@@ -59,8 +59,11 @@ export interface PaymentWorkflowInput {
   escrowAddress: string;
   confirmations: number;
   settlement: PaymentSettlementPolicy;
-  /** A bank Payment: its quote's expiry (the payout leg follows the settlement). Absent for upa. */
-  payout?: { quoteExpiresAt: string };
+  /**
+   * A bank Payment: its quote's lifetime from the Payment's creation (timed, like expiry, on the
+   * workflow's own clock from its start). Absent for upa Payments.
+   */
+  payout?: { quoteExpiresInSeconds: number };
   /** Set when the run starts again for a finished Payment (a late transfer): its state is loaded. */
   resume?: boolean;
   /** The state carried across continue-as-new, and where expiry stands on the workflow clock. */
@@ -80,7 +83,9 @@ export function paymentWorkflowInput(p: PaymentStart, confirmations: number, opt
     escrowAddress: p.escrowAddress,
     confirmations,
     settlement: PAYMENT_SETTLEMENT_POLICY,
-    ...(p.payoutQuoteExpiresAt ? { payout: { quoteExpiresAt: p.payoutQuoteExpiresAt.toISOString() } } : {}),
+    ...(p.payoutQuoteExpiresAt
+      ? { payout: { quoteExpiresInSeconds: Math.max(0, Math.floor((p.payoutQuoteExpiresAt.getTime() - p.createdAt.getTime()) / 1000)) } }
+      : {}),
     ...(opts.resume ? { resume: true } : {}),
   };
 }

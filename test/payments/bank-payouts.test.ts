@@ -1,0 +1,391 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import type { Address } from 'viem';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import type { Worker } from '@temporalio/worker';
+import { createActivities } from '../../activities';
+import { createApi } from '../../src/http/app';
+import { createTemporalGateway, type TemporalGateway } from '../../src/temporal/gateway';
+import { createWorker } from '../../src/temporal/worker';
+import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
+import { DEFAULT_TREASURY_POLICY } from '../../src/domain/settlement/settlement-sender';
+import { ZPaymentResponse } from '../../src/domain/payments/payment.schemas';
+import { onPayoutUpdated } from '../../src/domain/payments/payment-payouts';
+import {
+  ProviderError,
+  type OfframpProvider,
+  type Payout,
+  type PayoutRequest,
+  type PayoutStatus,
+  type Quote,
+  type QuoteRequest,
+} from '../../src/offramp/offramp-provider';
+import { call, newApp, uniqueUserId } from '../support/api-client';
+import { eventually, newPayer, payTo, setNativeBalance, tokenBalance } from '../support/chain';
+import { endsWithBooksChecked } from '../support/books';
+import { apiDepsOnHarness, getHarness, TEST_SERVICE_SECRET } from '../support/harness';
+import { eventNames } from './fixtures';
+
+/**
+ * Send Payments to a linked bank account, end to end on anvil: quoted at creation, funded into
+ * escrow by the sender, settled to the quote's deposit address, paid out by the provider. The
+ * provider is an in-process stand-in with the adapter's interface (its deposit addresses are real
+ * keys, so refunds are real transfers back to escrow); its callbacks go through onPayoutUpdated, as
+ * the callback route's hook does. The suite runs its own API and worker on its own task queue.
+ */
+class StandInProvider implements OfframpProvider {
+  readonly code = 'sandbox';
+  quoteTtlMs = 15 * 60_000;
+  quoteError: ProviderError | null = null;
+  /** Thrown by createPayout, in order, before it succeeds. */
+  createErrors: ProviderError[] = [];
+  readonly requests: PayoutRequest[] = [];
+  readonly payouts = new Map<string, Payout>();
+  readonly depositKeys = new Map<string, PrivateKeyAccount>();
+  private n = 0;
+
+  async quote(request: QuoteRequest): Promise<Quote> {
+    if (this.quoteError) throw this.quoteError;
+    const fee = request.sourceAmountAtomic / 100n;
+    const deposit = privateKeyToAccount(generatePrivateKey());
+    await setNativeBalance(deposit.address, 10n ** 18n);
+    const quoteId = `quote_${++this.n}`;
+    this.depositKeys.set(deposit.address.toLowerCase(), deposit);
+    const principal = request.sourceAmountAtomic - fee;
+    return {
+      quoteId,
+      providerPrincipalAtomic: principal,
+      providerFeeAtomic: fee,
+      rate: '1.0000',
+      destinationAmount: `${principal / 10n ** 6n}.${(principal % 10n ** 6n).toString().padStart(6, '0').slice(0, 2)}`,
+      currency: request.currency,
+      depositAddress: deposit.address,
+      expiresAt: new Date(Date.now() + this.quoteTtlMs),
+    };
+  }
+
+  async registerBankAccount(): Promise<never> {
+    throw new ProviderError('failure', 'not used here');
+  }
+
+  async createPayout(request: PayoutRequest): Promise<Payout> {
+    this.requests.push(request);
+    const error = this.createErrors.shift();
+    if (error) throw error;
+    const existing = this.payouts.get(request.paymentId);
+    if (existing) return existing;
+    const payout: Payout = { payoutId: `payout_${++this.n}`, paymentId: request.paymentId, status: 'submitted', reasonCode: null, refundTxHash: null, updatedAt: new Date() };
+    this.payouts.set(request.paymentId, payout);
+    return payout;
+  }
+
+  async getPayout(paymentId: string): Promise<Payout | null> {
+    return this.payouts.get(paymentId) ?? null;
+  }
+
+  verifyCallback(): never {
+    throw new ProviderError('failure', 'not used here');
+  }
+}
+
+const provider = new StandInProvider();
+let gateway: TemporalGateway;
+let worker: Worker;
+let running: Promise<void>;
+let server: Server;
+let baseUrl: string;
+
+/** The provider moves a payout; failed and returned send the stablecoin back to escrow first. */
+async function providerMoves(paymentId: string, status: PayoutStatus, reasonCode: string | null = null): Promise<Payout> {
+  const h = await getHarness();
+  const current = provider.payouts.get(paymentId);
+  assert.ok(current, `the provider holds a payout for ${paymentId}`);
+  let refundTxHash: string | null = null;
+  if (status === 'failed' || status === 'returned') {
+    const request = provider.requests.find((r) => r.paymentId === paymentId)!;
+    const payment = await h.db.prisma.payment.findUniqueOrThrow({ where: { id: paymentId }, include: { payout: true } });
+    const from = provider.depositKeys.get(payment.payout!.depositAddress)!;
+    refundTxHash = await h.chain.chains.get(h.chainId).sendTokenTransfer({ from, token: SANDBOX_TOKEN_ADDRESS, to: request.refundAddress as Address, amountAtomic: request.amountAtomic });
+  }
+  const payout: Payout = { ...current, status, reasonCode, refundTxHash, updatedAt: new Date() };
+  provider.payouts.set(paymentId, payout);
+  await onPayoutUpdated({ prisma: h.db.prisma, engine: gateway, confirmationsOf: (chainId) => h.chain.chains.network(chainId).confirmations }, payout);
+  return payout;
+}
+
+interface Party {
+  cred: Awaited<ReturnType<typeof newApp>>;
+  senderId: string;
+  ownerId: string;
+  bankAccountId: string;
+}
+
+let bankCounter = 0;
+async function newParty(status = 'verified'): Promise<Party> {
+  const h = await getHarness();
+  const cred = await newApp();
+  const account = async (prefix: string) => {
+    const res = await call('/v2/accounts', { credential: cred, body: { externalUserId: uniqueUserId(prefix) } });
+    assert.equal(res.status, 201, res.text);
+    return res.body.account.id as string;
+  };
+  const senderId = await account('sender');
+  const ownerId = await account('owner');
+  bankCounter += 1;
+  const bankAccountId = `bank_account_test${process.pid}x${bankCounter}`;
+  // Rows of the bank accounts module, inserted directly until its routes land.
+  await h.db.prisma.bankAccount.create({
+    data: {
+      id: bankAccountId,
+      appId: cred.appId,
+      accountId: ownerId,
+      country: 'US',
+      currency: 'USD',
+      accountHolderName: 'Jane Doe',
+      beneficiaryType: 'individual',
+      bankName: 'Test Bank',
+      bankCode: '021000021',
+      details: { routingNumber: '021000021', accountType: 'checking' },
+      accountNumberEncrypted: 'not-a-real-ciphertext',
+      accountNumberLast4: '6789',
+      fingerprint: `fp-${bankAccountId}`,
+      rail: 'ach',
+      status,
+      providerCode: 'sandbox',
+      providerAccountId: status === 'verified' ? `prov_${bankAccountId}` : null,
+    },
+  });
+  return { cred, senderId, ownerId, bankAccountId };
+}
+
+let keys = 0;
+function createBankPayment(p: Party, overrides: Record<string, unknown> = {}) {
+  keys += 1;
+  return call('/v2/payments', {
+    baseUrl,
+    credential: p.cred,
+    headers: { 'idempotency-key': `bank-${process.pid}-${keys}` },
+    body: { intent: 'send', amount: '10', assetCode: 'USDC', chainId: 31337, sourceAccountId: p.senderId, destination: { type: 'bank_account', bankAccountId: p.bankAccountId }, ...overrides },
+  });
+}
+
+async function readPayment(p: Party, id: string) {
+  const res = await call(`/v2/payments/${id}`, { baseUrl, credential: p.cred });
+  assert.equal(res.status, 200, res.text);
+  return ZPaymentResponse.parse(res.body).payment;
+}
+
+function waitFor(p: Party, id: string, what: string, predicate: (x: Awaited<ReturnType<typeof readPayment>>) => boolean) {
+  return eventually(async () => {
+    const payment = await readPayment(p, id);
+    return predicate(payment) ? payment : undefined;
+  }, `${id} ${what}`);
+}
+
+/** A created bank Payment funded by its sender: it waits for the provider's payout. */
+async function fundedAtProvider(p: Party, overrides: Record<string, unknown> = {}) {
+  const created = await createBankPayment(p, overrides);
+  assert.equal(created.status, 201, created.text);
+  const payment = created.body.payment;
+  const payer = await newPayer(BigInt(payment.funding.required.amountAtomic));
+  await payTo(payer, payment.funding.depositAddress.address, BigInt(payment.funding.required.amountAtomic));
+  return waitFor(p, payment.id, 'submitted at the provider', (x) => x.offrampStatus === 'submitted');
+}
+
+describe('bank payouts', () => {
+  endsWithBooksChecked();
+
+  before(async () => {
+    const h = await getHarness();
+    const taskQueue = 'bank-payouts-test';
+    gateway = createTemporalGateway(h.env.client, { taskQueue, safetyNetFloorSeconds: 0, policies: { payment: { payoutPollSeconds: 2 } } });
+    worker = await createWorker({
+      connection: h.env.nativeConnection,
+      namespace: h.env.namespace ?? 'default',
+      taskQueue,
+      workflowBundle: h.workflowBundle,
+      activities: createActivities({
+        db: h.db,
+        logger: h.logger,
+        chains: h.chain.chains,
+        custody: h.chain.custody,
+        engine: gateway,
+        treasury: DEFAULT_TREASURY_POLICY,
+        serviceSecret: TEST_SERVICE_SECRET,
+        offramp: provider,
+      }),
+      maxCachedWorkflows: 0,
+      shutdownGraceTime: '5s',
+    });
+    running = worker.run();
+    const api = createApi(await apiDepsOnHarness({ engine: gateway, chains: h.chain.chains, offramp: { provider } }));
+    server = await new Promise((resolve) => {
+      const s = api.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  after(async () => {
+    server?.closeAllConnections();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    worker?.shutdown();
+    await running;
+  });
+
+  test('creation quotes the payout: bank destination, the provider principal and fee, the rate, the quote expiry (expiresAt clipped to it)', async () => {
+    const p = await newParty();
+    provider.quoteTtlMs = 5 * 60_000;
+    const res = await createBankPayment(p, { expiresInSeconds: 3600 });
+    provider.quoteTtlMs = 15 * 60_000;
+    assert.equal(res.status, 201, res.text);
+    const payment = ZPaymentResponse.parse(res.body).payment;
+    assert.deepEqual(payment.destination, { type: 'bank_account', accountId: p.ownerId, bankAccountId: p.bankAccountId });
+    assert.deepEqual(payment.participants, [{ role: 'sender', accountId: p.senderId }, { role: 'recipient', accountId: p.ownerId }]);
+    assert.equal(payment.offrampStatus, null);
+    // 10 USDC less 1% + 0.5% fees: the provider gets 9.85, keeps 1% of it.
+    assert.equal(payment.funding!.required.amountAtomic, '10000000');
+    assert.equal(payment.funding!.providerPrincipal.amountAtomic, '9751500');
+    assert.equal(payment.funding!.providerFee.amountAtomic, '98500');
+    assert.deepEqual(payment.funding!.exchangeRate, { rate: '1.0000', baseAssetCode: 'USDC', quoteAssetCode: 'USD' });
+    const row = await (await getHarness()).db.prisma.paymentPayout.findUniqueOrThrow({ where: { paymentId: payment.id } });
+    assert.equal(payment.funding!.quoteExpiresAt, row.quoteExpiresAt.toISOString());
+    assert.equal(payment.expiresAt, payment.funding!.quoteExpiresAt, 'the Payment expires with its quote');
+    assert.equal(payment.settlement.destinationAddress, row.depositAddress);
+  });
+
+  test('creation refuses what it cannot quote, and creates nothing: provider down 503, provider refusal 502, unverified account 422, receive 400', async () => {
+    const p = await newParty();
+    const h = await getHarness();
+    const before = await h.db.prisma.payment.count({ where: { appId: p.cred.appId } });
+    provider.quoteError = new ProviderError('unavailable', 'timeout');
+    const down = await createBankPayment(p);
+    provider.quoteError = new ProviderError('failure', 'corridor closed', 'corridor_closed');
+    const refused = await createBankPayment(p);
+    provider.quoteError = null;
+    assert.equal(down.status, 503, down.text);
+    assert.equal(down.body.error.code, 'provider_unavailable');
+    assert.equal(refused.status, 502, refused.text);
+    assert.equal(refused.body.error.code, 'provider_failure');
+    const unverified = await newParty('pending_verification');
+    const pending = await createBankPayment({ ...unverified, cred: unverified.cred });
+    assert.equal(pending.status, 422, pending.text);
+    const receive = await createBankPayment(p, { intent: 'receive', sourceAccountId: undefined });
+    assert.equal(receive.status, 400, receive.text);
+    assert.equal(await h.db.prisma.payment.count({ where: { appId: p.cred.appId } }), before);
+  });
+
+  test('success: escrow funded, the provider paid principal + fee on chain, payout submitted -> processing -> completed, succeeded with bank_funding.completed', async () => {
+    const p = await newParty();
+    const atProvider = await fundedAtProvider(p, { metadata: { sandboxPayoutScenario: 'slow_success' } });
+    const request = provider.requests.find((r) => r.paymentId === atProvider.id)!;
+    assert.equal(request.sandboxScenario, 'slow_success');
+    assert.equal(request.amountAtomic, 9_850_000n);
+    assert.equal(request.refundAddress.toLowerCase(), atProvider.funding!.depositAddress.address.toLowerCase());
+    assert.equal(await tokenBalance(atProvider.settlement.destinationAddress), 9_850_000n, 'the provider got principal + its fee');
+    assert.equal(atProvider.status, 'accepted');
+
+    await providerMoves(atProvider.id, 'processing');
+    await waitFor(p, atProvider.id, 'processing', (x) => x.offrampStatus === 'processing');
+    await providerMoves(atProvider.id, 'completed');
+    const done = await waitFor(p, atProvider.id, 'succeeded', (x) => x.status === 'succeeded');
+    assert.equal(done.offrampStatus, 'completed');
+    assert.equal(provider.requests.filter((r) => r.paymentId === atProvider.id).length, 1);
+    const names = await eventNames(atProvider.id);
+    for (const name of ['payment.created', 'payment.processing', 'payment.accepted', 'payment.succeeded', 'bank_funding.completed']) assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
+    const h = await getHarness();
+    const event = await h.db.prisma.event.findFirstOrThrow({ where: { resourceId: atProvider.id, name: 'bank_funding.completed' } });
+    assert.deepEqual(
+      { ...(event.payload as Record<string, unknown>), statusVersion: undefined },
+      { ...(event.payload as Record<string, unknown>), statusVersion: undefined, paymentId: atProvider.id, bankAccountId: p.bankAccountId, destinationCurrency: 'USD', destinationAmount: '9.75' },
+    );
+    const books = await h.db.prisma.$queryRaw<Array<{ book: string; total: string }>>`
+      SELECT book, sum(amount_atomic)::text AS total FROM ledger_entries e JOIN ledger_postings lp ON lp.id = e.posting_id
+      WHERE lp.source_id = ${atProvider.id} GROUP BY book ORDER BY book`;
+    const byBook = new Map(books.map((b) => [b.book, b.total]));
+    assert.equal(byBook.get(`escrow:${atProvider.id}`), '0');
+    assert.equal(byBook.get(`offramp:${atProvider.id}`), '0');
+  });
+
+  test('a payout timed out and refused with a 5xx is asked again with the same key: one payout at the provider', async () => {
+    const p = await newParty();
+    provider.createErrors.push(new ProviderError('unavailable', 'timeout'), new ProviderError('unavailable', '503 from provider'));
+    const atProvider = await fundedAtProvider(p);
+    const asked = provider.requests.filter((r) => r.paymentId === atProvider.id);
+    assert.equal(asked.length, 3);
+    assert.equal(new Set(asked.map((r) => r.quoteId)).size, 1);
+    assert.equal([...provider.payouts.values()].filter((x) => x.paymentId === atProvider.id).length, 1);
+    await providerMoves(atProvider.id, 'completed');
+    await waitFor(p, atProvider.id, 'succeeded', (x) => x.status === 'succeeded');
+  });
+
+  test('a failed payout: the stablecoin comes back to escrow, the Payment fails (provider_failure, bank_funding.failed), the refund is held for recovery', async () => {
+    const p = await newParty();
+    const atProvider = await fundedAtProvider(p);
+    const escrow = atProvider.funding!.depositAddress.address;
+    await providerMoves(atProvider.id, 'failed', 'R03');
+    const failed = await waitFor(p, atProvider.id, 'failed with its refund held', (x) => x.status === 'failed' && x.incidentRecoverySummary.count === 1);
+    assert.deepEqual(failed.failure, { code: 'provider_failure', message: 'The bank payout failed (R03)' });
+    assert.equal(failed.offrampStatus, 'failed');
+    assert.equal(failed.incidentRecoverySummary.requestedAmountAtomic, '9850000');
+    assert.equal(await tokenBalance(escrow), 9_850_000n);
+    const names = await eventNames(atProvider.id);
+    assert.ok(names.includes('payment.failed') && names.includes('bank_funding.failed'), names.join(', '));
+    assert.ok(!names.includes('payment.duplicate_received') && !names.includes('payment.late_received'), 'a refund is neither late nor a duplicate');
+  });
+
+  test('a payout returned after success: still succeeded, payment.settlement_returned, the payout reversed and the funds back in escrow', async () => {
+    const p = await newParty();
+    const atProvider = await fundedAtProvider(p);
+    await providerMoves(atProvider.id, 'completed');
+    await waitFor(p, atProvider.id, 'succeeded', (x) => x.status === 'succeeded');
+    await providerMoves(atProvider.id, 'returned', 'R01');
+    const returned = await waitFor(p, atProvider.id, 'returned and held', (x) => x.offrampStatus === 'returned' && x.incidentRecoverySummary.count === 1);
+    assert.equal(returned.status, 'succeeded');
+    assert.equal(returned.operationalReasonCode, 'settlement_returned');
+    assert.equal(await tokenBalance(atProvider.funding!.depositAddress.address), 9_850_000n);
+    assert.ok((await eventNames(atProvider.id)).includes('payment.settlement_returned'));
+    const h = await getHarness();
+    const legs = await h.db.prisma.ledgerPosting.findMany({ where: { sourceId: atProvider.id }, select: { leg: true } });
+    assert.ok(legs.some((l) => l.leg === 'payout_returned'), JSON.stringify(legs));
+  });
+
+  test('a provider that cannot tell holds the Payment (provider_state_uncertain) until it learns the payout, then it goes on', async () => {
+    const p = await newParty();
+    provider.createErrors.push(new ProviderError('uncertain', 'lost the answer'));
+    const created = await createBankPayment(p);
+    const payment = created.body.payment;
+    const payer = await newPayer(10_000_000n);
+    await payTo(payer, payment.funding.depositAddress.address, 10_000_000n);
+    const held = await waitFor(p, payment.id, 'held', (x) => x.operationalState === 'requires_intervention');
+    assert.equal(held.operationalReasonCode, 'provider_state_uncertain');
+    assert.equal(held.status, 'accepted');
+    assert.ok((await eventNames(payment.id)).includes('payment.requires_intervention'));
+    // The provider had it after all: its next read (or callback) releases the hold.
+    provider.payouts.set(payment.id, { payoutId: 'payout_found', paymentId: payment.id, status: 'processing', reasonCode: null, refundTxHash: null, updatedAt: new Date() });
+    const learned = await waitFor(p, payment.id, 'learned', (x) => x.offrampStatus === 'processing');
+    assert.equal(learned.operationalState, 'normal');
+    await providerMoves(payment.id, 'completed');
+    await waitFor(p, payment.id, 'succeeded', (x) => x.status === 'succeeded');
+  });
+
+  test('a quote that lapsed before the funds were confirmed fails the Payment with payment_quote_expired; nothing leaves escrow', async () => {
+    const p = await newParty();
+    provider.quoteTtlMs = 4000;
+    const created = await createBankPayment(p);
+    provider.quoteTtlMs = 15 * 60_000;
+    assert.equal(created.status, 201, created.text);
+    const payment = created.body.payment;
+    const payer = await newPayer(10_000_000n);
+    await payTo(payer, payment.funding.depositAddress.address, 10_000_000n);
+    // Seen in time, confirmed (blocks mined) only once the quote has lapsed.
+    await eventually(async () => (await readPayment(p, payment.id)).status === 'processing', 'seen', { mine: false });
+    await new Promise((r) => setTimeout(r, 4500));
+    const failed = await waitFor(p, payment.id, 'failed', (x) => x.status === 'failed');
+    assert.equal(failed.failure?.code, 'payment_quote_expired');
+    assert.equal(failed.incidentRecoverySummary.requestedAmountAtomic, '10000000');
+    assert.equal(await tokenBalance(payment.funding.depositAddress.address), 10_000_000n);
+    assert.equal(provider.requests.filter((r) => r.paymentId === payment.id).length, 0);
+  });
+});
