@@ -37,17 +37,18 @@ import { eventNames } from './fixtures';
  */
 class StandInProvider implements OfframpProvider {
   readonly code = 'sandbox';
-  quoteTtlMs = 15 * 60_000;
-  quoteError: ProviderError | null = null;
-  /** Thrown by createPayout, in order, before it succeeds. */
-  createErrors: ProviderError[] = [];
+  /** Per quoted amount (the suite's tests run at once, each with its own amount): a quote's lifetime or error. */
+  readonly quoteRules = new Map<bigint, { ttlMs?: number; error?: ProviderError }>();
+  /** Per provider account (one per test): thrown by createPayout, in order, before it succeeds. */
+  readonly createErrors = new Map<string, ProviderError[]>();
   readonly requests: PayoutRequest[] = [];
   readonly payouts = new Map<string, Payout>();
   readonly depositKeys = new Map<string, PrivateKeyAccount>();
   private n = 0;
 
   async quote(request: QuoteRequest): Promise<Quote> {
-    if (this.quoteError) throw this.quoteError;
+    const rule = this.quoteRules.get(request.sourceAmountAtomic);
+    if (rule?.error) throw rule.error;
     const fee = request.sourceAmountAtomic / 100n;
     const deposit = privateKeyToAccount(generatePrivateKey());
     await setNativeBalance(deposit.address, 10n ** 18n);
@@ -62,7 +63,7 @@ class StandInProvider implements OfframpProvider {
       destinationAmount: `${principal / 10n ** 6n}.${(principal % 10n ** 6n).toString().padStart(6, '0').slice(0, 2)}`,
       currency: request.currency,
       depositAddress: deposit.address,
-      expiresAt: new Date(Date.now() + this.quoteTtlMs),
+      expiresAt: new Date(Date.now() + (rule?.ttlMs ?? 15 * 60_000)),
     };
   }
 
@@ -72,7 +73,7 @@ class StandInProvider implements OfframpProvider {
 
   async createPayout(request: PayoutRequest): Promise<Payout> {
     this.requests.push(request);
-    const error = this.createErrors.shift();
+    const error = this.createErrors.get(request.providerAccountId)?.shift();
     if (error) throw error;
     const existing = this.payouts.get(request.paymentId);
     if (existing) return existing;
@@ -194,6 +195,8 @@ async function fundedAtProvider(p: Party, overrides: Record<string, unknown> = {
   return waitFor(p, payment.id, 'submitted at the provider', (x) => x.offrampStatus === 'submitted');
 }
 
+// Each test has its own app, accounts, amounts and provider rules (they don't share state), but they
+// run one by one: the lapsed-quote case needs the chain to stay still while its transfer is seen.
 describe('bank payouts', () => {
   endsWithBooksChecked();
 
@@ -216,7 +219,6 @@ describe('bank payouts', () => {
         serviceSecret: TEST_SERVICE_SECRET,
         offramp: provider,
       }),
-      maxCachedWorkflows: 0,
       shutdownGraceTime: '5s',
     });
     running = worker.run();
@@ -236,18 +238,17 @@ describe('bank payouts', () => {
 
   test('creation quotes the payout: bank destination, the provider principal and fee, the rate, the quote expiry (expiresAt clipped to it)', async () => {
     const p = await newParty();
-    provider.quoteTtlMs = 5 * 60_000;
-    const res = await createBankPayment(p, { expiresInSeconds: 3600 });
-    provider.quoteTtlMs = 15 * 60_000;
+    provider.quoteRules.set(10_835_000n, { ttlMs: 5 * 60_000 });
+    const res = await createBankPayment(p, { amount: '11', expiresInSeconds: 3600 });
     assert.equal(res.status, 201, res.text);
     const payment = ZPaymentResponse.parse(res.body).payment;
     assert.deepEqual(payment.destination, { type: 'bank_account', accountId: p.ownerId, bankAccountId: p.bankAccountId });
     assert.deepEqual(payment.participants, [{ role: 'sender', accountId: p.senderId }, { role: 'recipient', accountId: p.ownerId }]);
     assert.equal(payment.offrampStatus, null);
-    // 10 USDC less 1% + 0.5% fees: the provider gets 9.85, keeps 1% of it.
-    assert.equal(payment.funding!.required.amountAtomic, '10000000');
-    assert.equal(payment.funding!.providerPrincipal.amountAtomic, '9751500');
-    assert.equal(payment.funding!.providerFee.amountAtomic, '98500');
+    // 11 USDC less 1% + 0.5% fees: the provider gets 10.835, keeps 1% of it.
+    assert.equal(payment.funding!.required.amountAtomic, '11000000');
+    assert.equal(payment.funding!.providerPrincipal.amountAtomic, '10726650');
+    assert.equal(payment.funding!.providerFee.amountAtomic, '108350');
     assert.deepEqual(payment.funding!.exchangeRate, { rate: '1.0000', baseAssetCode: 'USDC', quoteAssetCode: 'USD' });
     const row = await (await getHarness()).db.prisma.paymentPayout.findUniqueOrThrow({ where: { paymentId: payment.id } });
     assert.equal(payment.funding!.quoteExpiresAt, row.quoteExpiresAt.toISOString());
@@ -259,11 +260,10 @@ describe('bank payouts', () => {
     const p = await newParty();
     const h = await getHarness();
     const before = await h.db.prisma.payment.count({ where: { appId: p.cred.appId } });
-    provider.quoteError = new ProviderError('unavailable', 'timeout');
-    const down = await createBankPayment(p);
-    provider.quoteError = new ProviderError('failure', 'corridor closed', 'corridor_closed');
-    const refused = await createBankPayment(p);
-    provider.quoteError = null;
+    provider.quoteRules.set(11_820_000n, { error: new ProviderError('unavailable', 'timeout') });
+    provider.quoteRules.set(12_805_000n, { error: new ProviderError('failure', 'corridor closed', 'corridor_closed') });
+    const down = await createBankPayment(p, { amount: '12' });
+    const refused = await createBankPayment(p, { amount: '13' });
     assert.equal(down.status, 503, down.text);
     assert.equal(down.body.error.code, 'provider_unavailable');
     assert.equal(refused.status, 502, refused.text);
@@ -310,7 +310,7 @@ describe('bank payouts', () => {
 
   test('a payout timed out and refused with a 5xx is asked again with the same key: one payout at the provider', async () => {
     const p = await newParty();
-    provider.createErrors.push(new ProviderError('unavailable', 'timeout'), new ProviderError('unavailable', '503 from provider'));
+    provider.createErrors.set(`prov_${p.bankAccountId}`, [new ProviderError('unavailable', 'timeout'), new ProviderError('unavailable', '503 from provider')]);
     const atProvider = await fundedAtProvider(p);
     const asked = provider.requests.filter((r) => r.paymentId === atProvider.id);
     assert.equal(asked.length, 3);
@@ -353,7 +353,7 @@ describe('bank payouts', () => {
 
   test('a provider that cannot tell holds the Payment (provider_state_uncertain) until it learns the payout, then it goes on', async () => {
     const p = await newParty();
-    provider.createErrors.push(new ProviderError('uncertain', 'lost the answer'));
+    provider.createErrors.set(`prov_${p.bankAccountId}`, [new ProviderError('uncertain', 'lost the answer')]);
     const created = await createBankPayment(p);
     const payment = created.body.payment;
     const payer = await newPayer(10_000_000n);
@@ -372,20 +372,19 @@ describe('bank payouts', () => {
 
   test('a quote that lapsed before the funds were confirmed fails the Payment with payment_quote_expired; nothing leaves escrow', async () => {
     const p = await newParty();
-    provider.quoteTtlMs = 4000;
-    const created = await createBankPayment(p);
-    provider.quoteTtlMs = 15 * 60_000;
+    provider.quoteRules.set(13_790_000n, { ttlMs: 4000 });
+    const created = await createBankPayment(p, { amount: '14' });
     assert.equal(created.status, 201, created.text);
     const payment = created.body.payment;
-    const payer = await newPayer(10_000_000n);
-    await payTo(payer, payment.funding.depositAddress.address, 10_000_000n);
+    const payer = await newPayer(14_000_000n);
+    await payTo(payer, payment.funding.depositAddress.address, 14_000_000n);
     // Seen in time, confirmed (blocks mined) only once the quote has lapsed.
     await eventually(async () => (await readPayment(p, payment.id)).status === 'processing', 'seen', { mine: false });
     await new Promise((r) => setTimeout(r, 4500));
     const failed = await waitFor(p, payment.id, 'failed', (x) => x.status === 'failed');
     assert.equal(failed.failure?.code, 'payment_quote_expired');
-    assert.equal(failed.incidentRecoverySummary.requestedAmountAtomic, '10000000');
-    assert.equal(await tokenBalance(payment.funding.depositAddress.address), 10_000_000n);
+    assert.equal(failed.incidentRecoverySummary.requestedAmountAtomic, '14000000');
+    assert.equal(await tokenBalance(payment.funding.depositAddress.address), 14_000_000n);
     assert.equal(provider.requests.filter((r) => r.paymentId === payment.id).length, 0);
   });
 });
