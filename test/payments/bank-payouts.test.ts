@@ -162,14 +162,18 @@ async function newParty(status = 'verified'): Promise<Party> {
 }
 
 let keys = 0;
-function createBankPayment(p: Party, overrides: Record<string, unknown> = {}) {
+/** Payments this suite created: their workflows run on its own task queue, and end with it. */
+const created = new Set<string>();
+async function createBankPayment(p: Party, overrides: Record<string, unknown> = {}) {
   keys += 1;
-  return call('/v2/payments', {
+  const res = await call('/v2/payments', {
     baseUrl,
     credential: p.cred,
     headers: { 'idempotency-key': `bank-${process.pid}-${keys}` },
     body: { intent: 'send', amount: '10', assetCode: 'USDC', chainId: 31337, sourceAccountId: p.senderId, destination: { type: 'bank_account', bankAccountId: p.bankAccountId }, ...overrides },
   });
+  if (res.status === 201) created.add(res.body.payment.id as string);
+  return res;
 }
 
 async function readPayment(p: Party, id: string) {
@@ -230,6 +234,10 @@ describe('bank payouts', () => {
   });
 
   after(async () => {
+    // A workflow left on this queue without its worker would hold the time-skipping clock for the
+    // files that follow: the ones still running (a Payment never funded) end here.
+    const h = await getHarness();
+    for (const id of created) await h.env.client.workflow.getHandle(id).terminate('bank payouts suite ended').catch(() => undefined);
     server?.closeAllConnections();
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
     worker?.shutdown();
