@@ -38,6 +38,12 @@ export const REDACTED_PATHS = [
   '*.*.clientSecret',
   '*.*.appSecret',
   '*.*.signingSecret',
+  // Off-ramp: the provider callbacks' HMAC key and bank account numbers.
+  'callbackSecret',
+  '*.callbackSecret',
+  'accountNumber',
+  '*.accountNumber',
+  '*.*.accountNumber',
 ];
 
 export type { Logger };

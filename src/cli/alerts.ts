@@ -1,12 +1,11 @@
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config';
 import { listAlerts } from '../domain/alerts';
 import { createCursorCodec } from '../domain/pagination';
 import { dataDir } from '../embedded/paths';
 import { openDatabase } from '../runtime/database';
 import { resolveServiceSecret } from '../runtime/service-secret';
 
-type Register = (name: string, command: (argv: string[]) => Promise<unknown>) => void;
+import type { Register } from './shared';
 
 /**
  *   alerts list [--open] [--kind ledger_difference|payment_workflow_missing] [--limit n] [--cursor c]
@@ -14,14 +13,14 @@ type Register = (name: string, command: (argv: string[]) => Promise<unknown>) =>
  *       updatedAt, resolvedAt}], nextCursor}. --open lists only the unresolved ones.
  */
 export function registerAlertCommands(register: Register): void {
-  register('alerts list', async (argv) => {
+  register('alerts list', async (argv, ctx) => {
     const { values } = parseArgs({
       args: argv,
       options: { open: { type: 'boolean' }, kind: { type: 'string' }, limit: { type: 'string' }, cursor: { type: 'string' } },
       strict: true,
     });
-    const config = loadConfig();
-    const cursors = createCursorCodec(resolveServiceSecret(config.serviceSecret, dataDir()));
+    const config = ctx.config();
+    const cursors = createCursorCodec(resolveServiceSecret(config.serviceSecret, dataDir(ctx.env)));
     const opened = await openDatabase(config);
     try {
       return await listAlerts(opened.db.prisma, cursors, {

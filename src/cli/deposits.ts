@@ -1,10 +1,9 @@
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config';
 import { resolveDeposit } from '../domain/deposits/deposits';
 import { openDatabase } from '../runtime/database';
 import { chainsFor, parseResolutionArgs, withEngine } from './shared';
 
-type Register = (name: string, command: (argv: string[]) => Promise<unknown>) => void;
+import type { Register } from './shared';
 
 const USAGE_RESOLVE =
   'usage: deposits resolve <depositId> --action retry|mark-settled|fail [--tx <hash>] [--reason <text>] [--actor <who>]';
@@ -17,9 +16,9 @@ const USAGE_RESOLVE =
  *       (default: the last 7 days) and prints {checked, valid, pending, reversed}.
  */
 export function registerDepositCommands(register: Register): void {
-  register('deposits resolve', async (argv) => {
+  register('deposits resolve', async (argv, ctx) => {
     const { id: depositId, txHash, ...request } = parseResolutionArgs(argv, USAGE_RESOLVE);
-    const config = loadConfig();
+    const config = ctx.config();
     const opened = await openDatabase(config);
     try {
       return await withEngine(config, (engine) =>
@@ -30,10 +29,10 @@ export function registerDepositCommands(register: Register): void {
     }
   });
 
-  register('deposits reconcile', async (argv) => {
+  register('deposits reconcile', async (argv, ctx) => {
     const { values } = parseArgs({ args: argv, options: { since: { type: 'string' } }, strict: true });
     if (values.since !== undefined && Number.isNaN(Date.parse(values.since))) throw new Error('--since takes an ISO 8601 date-time');
-    const config = loadConfig();
+    const config = ctx.config();
     return withEngine(config, (engine) => engine.reconcileDeposits(values.since ? { settledSince: new Date(values.since).toISOString() } : {}));
   });
 }

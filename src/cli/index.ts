@@ -1,5 +1,4 @@
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config';
 import { loadEnvironments } from '../config/environments';
 import { createApp, SCOPES, type Scope } from '../domain/apps';
 import { openDatabase } from '../runtime/database';
@@ -9,7 +8,7 @@ import { registerPaymentCommands } from './payments';
 import { registerDepositCommands } from './deposits';
 import { registerWebhookCommands } from './webhooks';
 import { registerSandboxCommands, SANDBOX_USAGE } from './sandbox';
-import { UsageError } from './shared';
+import { cliContext, CommandFailed, UsageError, type Command } from './shared';
 
 /**
  * Operator CLI. Each command prints exactly one JSON object on stdout; diagnostics go to stderr.
@@ -19,10 +18,8 @@ const USAGE = `usage:
   npm run cli -- apps create --environment sandbox|production --name <name> [--scopes ${SCOPES.join(',')}]
 ${SANDBOX_USAGE}`;
 
-type Command = (argv: string[]) => Promise<unknown>;
-
 const commands: Record<string, Command> = {
-  'apps create': async (argv) => {
+  'apps create': async (argv, ctx) => {
     const { values } = parseArgs({
       args: argv,
       options: { environment: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' } },
@@ -30,7 +27,7 @@ const commands: Record<string, Command> = {
     });
     if (!values.environment || !values.name) throw new UsageError('apps create needs --environment and --name');
     const scopes = values.scopes?.split(',').map((s) => s.trim()).filter(Boolean) as Scope[] | undefined;
-    const config = loadConfig();
+    const config = ctx.config();
     const envs = loadEnvironments(config.environmentsFile);
     const opened = await openDatabase(config);
     try {
@@ -56,20 +53,28 @@ registerWebhookCommands(registerCommand);
 registerSandboxCommands(registerCommand);
 registerAlertCommands(registerCommand);
 
-export async function runCli(argv: string[]): Promise<number> {
+export interface CliIo {
+  env: NodeJS.ProcessEnv;
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+}
+
+/** Runs one command; answers its exit code. Tests call it in their own process with their own io. */
+export async function runCli(argv: string[], io: CliIo = { env: process.env, stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   const name = argv.slice(0, 2).join(' ');
   const command = commands[name];
   if (!command) {
-    process.stderr.write(`${USAGE}\n`);
+    io.stderr.write(`${USAGE}\n`);
     return 2;
   }
   try {
-    const result = await command(argv.slice(2));
-    process.stdout.write(`${JSON.stringify(result)}\n`);
+    const result = await command(argv.slice(2), cliContext(io.env, io.stderr));
+    io.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;
   } catch (err) {
+    if (err instanceof CommandFailed) io.stdout.write(`${JSON.stringify(err.result)}\n`);
     const message = err instanceof Error ? err.message : String(err);
-    process.stderr.write(`error: ${message}\n${err instanceof UsageError ? `${USAGE}\n` : ''}`);
+    io.stderr.write(`error: ${message}\n${err instanceof UsageError ? `${USAGE}\n` : ''}`);
     return err instanceof UsageError ? 2 : 1;
   }
 }

@@ -1,13 +1,12 @@
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config';
 import { checkLedger } from '../domain/ledger/check';
 import { reconcileLedger } from '../domain/ledger/reconcile';
 import { openDatabase } from '../runtime/database';
-import { serviceChains } from './shared';
+import { CommandFailed, serviceChains } from './shared';
 
 export { checkLedger } from '../domain/ledger/check';
 
-type Register = (name: string, command: (argv: string[]) => Promise<unknown>) => void;
+import type { Register } from './shared';
 
 /**
  *   ledger check       verifies the journal (see checkLedger) and prints {ok, postings, entries, transactions,
@@ -19,9 +18,9 @@ type Register = (name: string, command: (argv: string[]) => Promise<unknown>) =>
  * index.ts runs before index.ts has built its command table.
  */
 export function registerLedgerCommands(register: Register): void {
-  register('ledger check', async (argv) => {
+  register('ledger check', async (argv, ctx) => {
     parseArgs({ args: argv, options: {}, strict: true });
-    const opened = await openDatabase(loadConfig());
+    const opened = await openDatabase(ctx.config());
     let result;
     try {
       result = await checkLedger(opened.db.prisma);
@@ -29,17 +28,15 @@ export function registerLedgerCommands(register: Register): void {
       await opened.close();
     }
     if (result.ok) return result;
-    // Still exactly one JSON object on stdout; the thrown error makes the exit code 1.
-    process.stdout.write(`${JSON.stringify(result)}\n`);
-    throw new Error(`ledger check found ${result.problems.length} problem(s)`);
+    throw new CommandFailed(`ledger check found ${result.problems.length} problem(s)`, result);
   });
 
-  register('ledger reconcile', async (argv) => {
+  register('ledger reconcile', async (argv, ctx) => {
     const { values } = parseArgs({ args: argv, options: { 'page-size': { type: 'string' } }, strict: true });
     const pageSize = values['page-size'] === undefined ? undefined : Number(values['page-size']);
     if (pageSize !== undefined && (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 1000)) throw new Error('--page-size takes 1-1000');
-    const config = loadConfig();
-    const { chains, custody } = serviceChains(config);
+    const config = ctx.config();
+    const { chains, custody } = serviceChains(config, ctx.env);
     const opened = await openDatabase(config);
     let result;
     try {
@@ -48,7 +45,6 @@ export function registerLedgerCommands(register: Register): void {
       await opened.close();
     }
     if (result.ok) return result;
-    process.stdout.write(`${JSON.stringify(result)}\n`);
-    throw new Error(`ledger reconcile found ${result.differences.length} difference(s) between the books and the chain`);
+    throw new CommandFailed(`ledger reconcile found ${result.differences.length} difference(s) between the books and the chain`, result);
   });
 }

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { Address } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { loadConfig, type ServiceConfig } from '../config';
+import type { ServiceConfig } from '../config';
 import { loadEnvironments } from '../config/environments';
 import { createEvmChain } from '../chain/evm';
 import { mintTo, SANDBOX_TOKEN_ADDRESS } from '../chain/sandbox';
@@ -11,7 +11,7 @@ import { toAtomic, formatAtomic } from '../domain/amounts';
 import { openDatabase } from '../runtime/database';
 import { chainsFor, parseResolutionArgs, withEngine } from './shared';
 
-type Register = (name: string, command: (argv: string[]) => Promise<unknown>) => void;
+import type { Register } from './shared';
 
 // anvil's well-known dev account #1: funded with test ETH on every fresh sandbox chain. Never real money.
 const SANDBOX_PAYER_KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
@@ -33,12 +33,12 @@ async function loadPaymentRow(config: ServiceConfig, paymentId: string) {
  *   sandbox pay <paymentId> [--amount <decimal>]
  */
 export function registerPaymentCommands(register: Register): void {
-  register('payments resolve', async (argv) => {
+  register('payments resolve', async (argv, ctx) => {
     const { id: paymentId, ...request } = parseResolutionArgs(
       argv,
       'usage: payments resolve <paymentId> --action retry|mark-settled|fail [--tx <hash>] [--reason <text>] [--actor <who>]',
     );
-    const config = loadConfig();
+    const config = ctx.config();
     const opened = await openDatabase(config);
     try {
       return await withEngine(config, (engine) => resolvePayment({ prisma: opened.db.prisma, chains: chainsFor(config) }, engine, paymentId, request));
@@ -47,18 +47,18 @@ export function registerPaymentCommands(register: Register): void {
     }
   });
 
-  register('payments reconcile', async (argv) => {
+  register('payments reconcile', async (argv, ctx) => {
     const { values } = parseArgs({ args: argv, options: { 'grace-seconds': { type: 'string' } }, strict: true });
     const grace = values['grace-seconds'] === undefined ? undefined : Number(values['grace-seconds']);
     if (grace !== undefined && (!Number.isInteger(grace) || grace < 0)) throw new Error('--grace-seconds takes a whole number of seconds');
-    return withEngine(loadConfig(), (engine) => engine.runPaymentReconciliation(grace === undefined ? {} : { graceSeconds: grace }));
+    return withEngine(ctx.config(), (engine) => engine.runPaymentReconciliation(grace === undefined ? {} : { graceSeconds: grace }));
   });
 
-  register('sandbox pay', async (argv) => {
+  register('sandbox pay', async (argv, ctx) => {
     const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { amount: { type: 'string' } }, strict: true });
     const paymentId = positionals[0];
     if (!paymentId) throw new Error('usage: sandbox pay <paymentId> [--amount <decimal>]');
-    const config = loadConfig();
+    const config = ctx.config();
     const payment = await loadPaymentRow(config, paymentId);
     if (!payment?.escrowAddress) throw new Error(`no open Payment ${paymentId}`);
     const network = loadEnvironments(config.environmentsFile).environments.sandbox.networks.find((n) => n.chainId === payment.chainId);

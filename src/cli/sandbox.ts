@@ -1,7 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { createPublicClient, type Address } from 'viem';
 import { rpcTransport } from '../chain/transport';
-import { loadConfig, type ServiceConfig } from '../config';
+import type { ServiceConfig } from '../config';
 import { findAsset, loadEnvironments, type TNetworkConfig } from '../config/environments';
 import { checkEvmAddress } from '../chain/address';
 import { createChainFaults, jsonRpc, type BlockRef, type ChainFaults, type MiningMode } from '../chain/chain-faults';
@@ -11,7 +11,7 @@ import { UsageError, withEngine } from './shared';
 import { openDatabase } from '../runtime/database';
 import { sandboxVaultCodes } from '../domain/vaults/sandbox-mail';
 
-type Register = (name: string, command: (argv: string[]) => Promise<unknown>) => void;
+import type { CliContext, Register } from './shared';
 
 /**
  * Sandbox chain rehearsals: a partner moves test USDC and makes the sandbox chain misbehave (no blocks,
@@ -74,12 +74,12 @@ function positiveInt(value: string | undefined, name: string, fallback?: number,
 const block = (b: BlockRef) => ({ number: Number(b.number), hash: b.hash });
 
 /** A poke only hurries the scanner (it polls anyway): a Temporal that can't be reached is reported, not fatal. */
-async function pokeScanner(config: ServiceConfig, chainId: number): Promise<boolean> {
+async function pokeScanner(ctx: CliContext, chainId: number): Promise<boolean> {
   try {
-    await withEngine(config, (engine) => engine.pokeChainScanner(chainId));
+    await withEngine(ctx.config(), (engine) => engine.pokeChainScanner(chainId));
     return true;
   } catch (err) {
-    process.stderr.write(`warning: could not poke the chain scanner: ${err instanceof Error ? err.message : String(err)}\n`);
+    ctx.warn(`warning: could not poke the chain scanner: ${err instanceof Error ? err.message : String(err)}\n`);
     return false;
   }
 }
@@ -92,13 +92,13 @@ async function pokeScanner(config: ServiceConfig, chainId: number): Promise<bool
  *   sandbox reorg --depth <n> [--reinclude]
  */
 export function registerSandboxCommands(register: Register): void {
-  register('sandbox transfer', async (argv) => {
+  register('sandbox transfer', async (argv, ctx) => {
     const usage = 'usage: sandbox transfer --to <address> --amount <decimal> [--token <symbol>]';
     const values = parse(argv, { to: { type: 'string' }, amount: { type: 'string' }, token: { type: 'string' } }, usage);
     if (!values.to || !values.amount) throw new UsageError(`sandbox transfer needs --to and --amount\n${usage}`);
     const to = checkEvmAddress(values.to);
     if (!to.ok) throw new UsageError(`--to ${to.reason}`);
-    const config = loadConfig();
+    const config = ctx.config();
     const { network, rpcUrl, faults } = await sandboxChain(config);
     const symbol = values.token ?? network.defaultAsset;
     const asset = findAsset(network, symbol);
@@ -123,7 +123,7 @@ export function registerSandboxCommands(register: Register): void {
       if (receipt.status !== 'success') throw new Error(`the transfer ${sent.txHash} reverted`);
       minedIn = receipt.blockNumber;
     }
-    const scannerPoked = await pokeScanner(config, network.chainId);
+    const scannerPoked = await pokeScanner(ctx, network.chainId);
     return {
       chainId: network.chainId,
       token: { symbol: asset.symbol, address: asset.tokenAddress },
@@ -140,12 +140,12 @@ export function registerSandboxCommands(register: Register): void {
   });
 
   // The vault approval codes the sandbox outbox holds (no SMTP configured); sandbox accounts only.
-  register('sandbox vault-codes', async (argv) => {
+  register('sandbox vault-codes', async (argv, ctx) => {
     const usage = 'usage: sandbox vault-codes --account <accountId> [--limit <n>]';
     const values = parse(argv, { account: { type: 'string' }, limit: { type: 'string' } }, usage);
     if (!values.account) throw new UsageError(`sandbox vault-codes needs --account\n${usage}`);
     const limit = positiveInt(values.limit, 'limit', 5);
-    const opened = await openDatabase(loadConfig());
+    const opened = await openDatabase(ctx.config());
     try {
       return await sandboxVaultCodes(opened.db.prisma, values.account, limit);
     } finally {
@@ -153,36 +153,36 @@ export function registerSandboxCommands(register: Register): void {
     }
   });
 
-  register('sandbox mine', async (argv) => {
+  register('sandbox mine', async (argv, ctx) => {
     const values = parse(argv, { blocks: { type: 'string' } }, 'usage: sandbox mine [--blocks <n>]');
     const blocks = positiveInt(values.blocks, 'blocks', 1);
-    const config = loadConfig();
+    const config = ctx.config();
     const { network, faults } = await sandboxChain(config);
     const head = await faults.mine(blocks);
-    return { chainId: network.chainId, mined: blocks, head: block(head), scannerPoked: await pokeScanner(config, network.chainId) };
+    return { chainId: network.chainId, mined: blocks, head: block(head), scannerPoked: await pokeScanner(ctx, network.chainId) };
   });
 
-  register('sandbox pause-mining', async (argv) => {
+  register('sandbox pause-mining', async (argv, ctx) => {
     parse(argv, {}, 'usage: sandbox pause-mining');
-    const { network, faults } = await sandboxChain(loadConfig());
+    const { network, faults } = await sandboxChain(ctx.config());
     await faults.pauseMining();
     return { chainId: network.chainId, mining: await faults.miningMode(), head: block(await faults.head()) };
   });
 
-  register('sandbox resume-mining', async (argv) => {
+  register('sandbox resume-mining', async (argv, ctx) => {
     const values = parse(argv, { interval: { type: 'string' } }, 'usage: sandbox resume-mining [--interval <seconds>]');
     const interval = positiveInt(values.interval, 'interval', DEFAULT_INTERVAL_SECONDS, 0);
-    const { network, faults } = await sandboxChain(loadConfig());
+    const { network, faults } = await sandboxChain(ctx.config());
     const mining: MiningMode = await faults.resumeMining(interval === 0 ? {} : { intervalSeconds: interval });
     return { chainId: network.chainId, mining, head: block(await faults.head()) };
   });
 
-  register('sandbox reorg', async (argv) => {
+  register('sandbox reorg', async (argv, ctx) => {
     const usage = 'usage: sandbox reorg --depth <n> [--reinclude]';
     const values = parse(argv, { depth: { type: 'string' }, reinclude: { type: 'boolean' } }, usage);
     if (values.depth === undefined) throw new UsageError(`sandbox reorg needs --depth\n${usage}`);
     const depth = positiveInt(values.depth, 'depth');
-    const { network, faults } = await sandboxChain(loadConfig());
+    const { network, faults } = await sandboxChain(ctx.config());
     const reorg = await faults.reorg(depth, { reincludeAll: values.reinclude === true });
     return {
       chainId: network.chainId,

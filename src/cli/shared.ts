@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import type { ServiceConfig } from '../config';
+import { loadConfig, type ServiceConfig } from '../config';
 import { loadEnvironments, withRpcUrl } from '../config/environments';
 import { createChainRegistry, type ChainRegistry } from '../chain/registry';
 import { seedFilePath } from '../custody';
@@ -28,6 +28,34 @@ function serviceEnvironments(config: ServiceConfig) {
 export function chainsFor(config: ServiceConfig): ChainRegistry {
   return createChainRegistry(serviceEnvironments(config));
 }
+
+/**
+ * What a command runs with: the environment it was started with (a test runs commands in its own
+ * process, against its own database and chain) and the config parsed from it.
+ */
+export interface CliContext {
+  env: NodeJS.ProcessEnv;
+  config(): ServiceConfig;
+  /** A diagnostic on stderr (stdout carries only the command's one JSON object). */
+  warn(message: string): void;
+}
+
+export function cliContext(env: NodeJS.ProcessEnv, stderr: { write(text: string): unknown }): CliContext {
+  return { env, config: () => loadConfig(env), warn: (message) => void stderr.write(`${message}\n`) };
+}
+
+/** The command ran and found a problem: its result is still printed (one JSON object), and it exits 1. */
+export class CommandFailed extends Error {
+  constructor(
+    message: string,
+    readonly result: unknown,
+  ) {
+    super(message);
+  }
+}
+
+export type Command = (argv: string[], ctx: CliContext) => Promise<unknown>;
+export type Register = (name: string, command: Command) => void;
 
 /** A command called wrongly: the CLI prints the usage and exits 2 (other failures exit 1). */
 export class UsageError extends Error {}

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { loadConfig, type ServiceConfig } from '../config';
+import type { ServiceConfig } from '../config';
 import { dataDir } from '../embedded/paths';
 import { createCursorCodec } from '../domain/pagination';
 import { getWebhookDelivery, listWebhookDeliveries, redeliverWebhook } from '../domain/webhooks/deliveries';
@@ -17,7 +17,7 @@ import {
 import { openDatabase } from '../runtime/database';
 import { resolveServiceSecret } from '../runtime/service-secret';
 
-type Register = (name: string, command: (argv: string[]) => Promise<unknown>) => void;
+import type { CliContext, Register } from './shared';
 
 /**
  * Operator commands for webhook endpoints and deliveries (the admin API's twin, same service module):
@@ -41,9 +41,9 @@ export const WEBHOOK_CLI_USAGE = `  npm run cli -- webhooks create --app <appId>
 
 class WebhookUsageError extends Error {}
 
-async function withDeps<T>(run: (deps: WebhookEndpointDeps, config: ServiceConfig) => Promise<T>): Promise<T> {
-  const config = loadConfig();
-  const serviceSecret = resolveServiceSecret(config.serviceSecret, dataDir());
+async function withDeps<T>(ctx: CliContext, run: (deps: WebhookEndpointDeps, config: ServiceConfig) => Promise<T>): Promise<T> {
+  const config = ctx.config();
+  const serviceSecret = resolveServiceSecret(config.serviceSecret, dataDir(ctx.env));
   const opened = await openDatabase(config);
   try {
     return await run({ prisma: opened.db.prisma, serviceSecret, destinations: config.webhooks }, config);
@@ -64,7 +64,7 @@ function oneId(name: string, argv: string[]): string {
 }
 
 export function registerWebhookCommands(register: Register): void {
-  register('webhooks create', async (argv) => {
+  register('webhooks create', async (argv, ctx) => {
     const { values } = parseArgs({
       args: argv,
       options: { app: { type: 'string' }, url: { type: 'string' }, description: { type: 'string' }, events: { type: 'string' } },
@@ -72,21 +72,21 @@ export function registerWebhookCommands(register: Register): void {
     });
     if (!values.app || !values.url) throw new WebhookUsageError(`webhooks create needs --app and --url\n${WEBHOOK_CLI_USAGE}`);
     const input = { url: values.url, description: values.description, events: eventList(values.events) };
-    return withDeps((deps) => createWebhookEndpoint(deps, values.app as string, input));
+    return withDeps(ctx, (deps) => createWebhookEndpoint(deps, values.app as string, input));
   });
 
-  register('webhooks list', async (argv) => {
+  register('webhooks list', async (argv, ctx) => {
     const { values } = parseArgs({ args: argv, options: { app: { type: 'string' } }, strict: true });
     if (!values.app) throw new WebhookUsageError(`webhooks list needs --app\n${WEBHOOK_CLI_USAGE}`);
-    return withDeps((deps) => listWebhookEndpoints(deps.prisma, values.app as string));
+    return withDeps(ctx, (deps) => listWebhookEndpoints(deps.prisma, values.app as string));
   });
 
-  register('webhooks get', async (argv) => {
+  register('webhooks get', async (argv, ctx) => {
     const endpointId = oneId('webhooks get', argv);
-    return withDeps((deps) => getWebhookEndpoint(deps.prisma, { endpointId }));
+    return withDeps(ctx, (deps) => getWebhookEndpoint(deps.prisma, { endpointId }));
   });
 
-  register('webhooks update', async (argv) => {
+  register('webhooks update', async (argv, ctx) => {
     const { values, positionals } = parseArgs({
       args: argv,
       options: { description: { type: 'string' }, events: { type: 'string' }, 'all-events': { type: 'boolean' }, url: { type: 'string' } },
@@ -102,30 +102,30 @@ export function registerWebhookCommands(register: Register): void {
     if (values.description !== undefined) input.description = values.description === '' ? null : values.description;
     if (values.events !== undefined) input.events = eventList(values.events);
     if (values['all-events']) input.events = [];
-    return withDeps((deps) => updateWebhookEndpoint(deps.prisma, { endpointId }, input));
+    return withDeps(ctx, (deps) => updateWebhookEndpoint(deps.prisma, { endpointId }, input));
   });
 
-  register('webhooks disable', async (argv) => {
+  register('webhooks disable', async (argv, ctx) => {
     const endpointId = oneId('webhooks disable', argv);
-    return withDeps((deps) => disableWebhookEndpoint(deps.prisma, { endpointId }));
+    return withDeps(ctx, (deps) => disableWebhookEndpoint(deps.prisma, { endpointId }));
   });
 
-  register('webhooks enable', async (argv) => {
+  register('webhooks enable', async (argv, ctx) => {
     const endpointId = oneId('webhooks enable', argv);
-    return withDeps((deps) => enableWebhookEndpoint(deps.prisma, { endpointId }));
+    return withDeps(ctx, (deps) => enableWebhookEndpoint(deps.prisma, { endpointId }));
   });
 
-  register('webhooks archive', async (argv) => {
+  register('webhooks archive', async (argv, ctx) => {
     const endpointId = oneId('webhooks archive', argv);
-    return withDeps((deps) => archiveWebhookEndpoint(deps.prisma, { endpointId }));
+    return withDeps(ctx, (deps) => archiveWebhookEndpoint(deps.prisma, { endpointId }));
   });
 
-  register('webhooks rotate-secret', async (argv) => {
+  register('webhooks rotate-secret', async (argv, ctx) => {
     const endpointId = oneId('webhooks rotate-secret', argv);
-    return withDeps((deps) => rotateWebhookEndpointSecret(deps, { endpointId }));
+    return withDeps(ctx, (deps) => rotateWebhookEndpointSecret(deps, { endpointId }));
   });
 
-  register('webhooks deliveries', async (argv) => {
+  register('webhooks deliveries', async (argv, ctx) => {
     const { values } = parseArgs({
       args: argv,
       options: {
@@ -139,18 +139,18 @@ export function registerWebhookCommands(register: Register): void {
     });
     if (!values.app) throw new WebhookUsageError(`webhooks deliveries needs --app\n${WEBHOOK_CLI_USAGE}`);
     const query = { endpointId: values.endpoint, status: values.status, limit: values.limit, cursor: values.cursor };
-    return withDeps((deps) =>
+    return withDeps(ctx, (deps) =>
       listWebhookDeliveries(deps.prisma, createCursorCodec(deps.serviceSecret), values.app as string, query),
     );
   });
 
-  register('webhooks attempts', async (argv) => {
+  register('webhooks attempts', async (argv, ctx) => {
     const deliveryId = oneId('webhooks attempts', argv);
-    return withDeps((deps) => getWebhookDelivery(deps.prisma, { deliveryId }));
+    return withDeps(ctx, (deps) => getWebhookDelivery(deps.prisma, { deliveryId }));
   });
 
-  register('webhooks redeliver', async (argv) => {
+  register('webhooks redeliver', async (argv, ctx) => {
     const deliveryId = oneId('webhooks redeliver', argv);
-    return withDeps((deps) => redeliverWebhook(deps.prisma, { deliveryId }));
+    return withDeps(ctx, (deps) => redeliverWebhook(deps.prisma, { deliveryId }));
   });
 }

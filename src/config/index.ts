@@ -47,6 +47,14 @@ const ZEnv = z.object({
     .regex(/^smtps?:\/\/[^\s]+$/, 'an smtp:// or smtps:// URL')
     .optional(),
   MAIL_FROM: z.string().min(3).max(320).default('Partner Payments <no-reply@localhost>'),
+  /** The off-ramp provider's base URL; unset: `npm start` runs the sandbox provider itself. */
+  OFFRAMP_PROVIDER_URL: z.url().optional(),
+  /** HMAC key of the provider's callbacks (required with OFFRAMP_PROVIDER_URL); default for the sandbox: derived from the service secret. */
+  OFFRAMP_CALLBACK_SECRET: z.string().min(32).optional(),
+  /** Deadline of each call to the provider. */
+  OFFRAMP_PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).default(3000),
+  /** Port of the sandbox provider `npm start` runs when OFFRAMP_PROVIDER_URL is unset. */
+  SANDBOX_PROVIDER_PORT: z.coerce.number().int().min(0).max(65535).default(toolchain.ports.sandboxProvider),
   /** Bearer token of the operator admin API (/admin/v1); unset disables that API (404). */
   ADMIN_API_TOKEN: z.string().min(32).optional(),
 });
@@ -78,6 +86,8 @@ export interface ServiceConfig {
   admin: { apiToken?: string };
   /** Outgoing mail (vault approval codes). smtpUrl may hold a password: never log it. */
   mail: { smtpUrl?: string; from: string };
+  /** The off-ramp provider. callbackSecret is a secret: never log it. */
+  offramp: { providerUrl?: string; callbackSecret?: string; timeoutMs: number; sandboxPort: number };
 }
 
 /** Which process role a PostgreSQL pool serves (the CLI uses the worker's settings). */
@@ -100,6 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     throw new ConfigError(`invalid configuration: ${problems}`);
   }
   const e = parsed.data;
+  if (e.OFFRAMP_PROVIDER_URL && !e.OFFRAMP_CALLBACK_SECRET) throw new ConfigError('invalid configuration: OFFRAMP_CALLBACK_SECRET is required with OFFRAMP_PROVIDER_URL');
   return {
     http: {
       port: e.PORT,
@@ -139,5 +150,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     webhooks: { allowPrivateDestinations: e.WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS },
     admin: { apiToken: e.ADMIN_API_TOKEN },
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
+    offramp: {
+      providerUrl: e.OFFRAMP_PROVIDER_URL,
+      callbackSecret: e.OFFRAMP_CALLBACK_SECRET,
+      timeoutMs: e.OFFRAMP_PROVIDER_TIMEOUT_MS,
+      sandboxPort: e.SANDBOX_PROVIDER_PORT,
+    },
   };
 }

@@ -8,7 +8,7 @@ import toolchainJson from '../../config/toolchain.json';
 export interface Toolchain {
   temporalCli: { module: string; version: string };
   temporalTestServer: { version: string };
-  ports: { postgres: number; temporal: number; temporalUi: number; anvil: number; api: number };
+  ports: { postgres: number; temporal: number; temporalUi: number; anvil: number; api: number; sandboxProvider: number };
 }
 
 export const toolchain: Toolchain = toolchainJson;

@@ -29,10 +29,10 @@ import { registerCheckoutRoutes } from './routes/checkout';
 import { registerClientAuthRoutes, registerClientRoutes } from './routes/client';
 import type { PaymentOptionProvider } from '../domain/payments/payment-options';
 import { registerVaultRoutes } from './routes/vaults';
+import { registerProviderCallbackRoutes, type OfframpCallbackDeps } from './routes/provider-callbacks';
 import { createSmtpMailer, type Mailer } from '../mail/mailer';
 import { createChainRegistry, type ChainRegistry } from '../chain/registry';
 import type { Custody } from '../custody';
-import type { OfframpProvider, Payout } from '../offramp/offramp-provider';
 import type { PaymentEngine, VaultFundingEngine, WebhookEngine } from '../domain/engine';
 
 export interface ApiDeps {
@@ -57,10 +57,10 @@ export interface ApiDeps {
    */
   client?: { engine: Pick<PaymentEngine, 'transferSeen'> & VaultFundingEngine; extraOptions?: readonly PaymentOptionProvider[] };
   /**
-   * The off-ramp provider (bank payouts): quotes at Payment creation; onPayoutUpdated takes its
-   * verified payout callbacks (src/domain/payments/payment-payouts.ts onPayoutUpdated). Absent: no bank payouts.
+   * The off-ramp provider and what its verified callbacks update (bank accounts, payouts); the
+   * provider also quotes bank Payments at creation. Absent: no callback route and no bank payouts.
    */
-  offramp?: { provider: OfframpProvider; onPayoutUpdated?(payout: Payout): Promise<void> };
+  offramp?: OfframpCallbackDeps;
   /** Feature modules (payments, deposits, webhooks admin...) add their routes here. */
   extraRoutes?: Array<(router: Router<ApiState>, shared: SharedRouteDeps) => void>;
 }
@@ -85,6 +85,8 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   const open = new Router<ApiState>();
   registerHealthRoutes(open, { prisma: db.prisma, temporalHealth: deps.temporalHealth });
   registerCheckoutRoutes(open, { prisma: db.prisma });
+  // Signed by the provider, not the partner: outside the partner router's Basic authentication.
+  if (deps.offramp) registerProviderCallbackRoutes(open, { ...deps.offramp, maxBodyBytes: config.http.maxBodyBytes });
   app.use(open.routes());
   // Operator admin API (Bearer ADMIN_API_TOKEN), outside the partner router; absent without a token.
   registerWebhookAdminRoutes(app, { config, db, serviceSecret: deps.serviceSecret, cursors: shared.cursors, engine: deps.engine });

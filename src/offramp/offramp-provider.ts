@@ -23,6 +23,9 @@ export class ProviderError extends Error {
   }
 }
 
+/** verifyCallback's providerCode for a correctly signed body that is not a known callback (a 400, not a 401). */
+export const MALFORMED_CALLBACK = 'malformed_callback';
+
 export interface ProviderAsset {
   symbol: string;
   decimals: number;
@@ -37,6 +40,10 @@ export interface QuoteRequest {
   asset: ProviderAsset;
   /** Stablecoin the provider will receive (after the service's own fees), atomic units. */
   sourceAmountAtomic: bigint;
+  /** The quote's idempotency key (from the caller's ids); a replay answers the same quote. Default: a fresh one. */
+  idempotencyKey?: string;
+  /** Sandbox only: `error_5xx` (answered 503) or `expired` (a quote already lapsed). */
+  sandboxScenario?: string;
 }
 
 export interface Quote {
@@ -116,6 +123,9 @@ export interface OfframpProvider {
   createPayout(request: PayoutRequest): Promise<Payout>;
   /** The payout for this Payment, or null when the provider has none (it was never created). */
   getPayout(paymentId: string): Promise<Payout | null>;
-  /** Checks a callback's signature and freshness; throws ProviderError('failure') when it is not genuine. */
+  /**
+   * Checks a callback's signature and freshness; throws ProviderError('failure') when it is not
+   * genuine, with providerCode MALFORMED_CALLBACK when it is genuine but not a callback it knows.
+   */
   verifyCallback(rawBody: string, headers: Record<string, string | string[] | undefined>): ProviderCallback;
 }

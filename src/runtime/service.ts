@@ -19,6 +19,11 @@ import { registerServiceWallets } from '../domain/custody-addresses';
 import { createChainServices, fundSandboxTreasury, type ChainServices } from './chain-services';
 import { Lifecycle } from './lifecycle';
 import { startWebhookKicks } from './webhook-kicks';
+import { deriveKey } from '../domain/secrets';
+import { HttpOfframpProvider } from '../offramp/http-provider';
+import type { OfframpProvider, Payout } from '../offramp/offramp-provider';
+import { onPayoutUpdated } from '../domain/payments/payment-payouts';
+import { launchSandboxProvider } from '../offramp/sandbox-provider/launch';
 
 export type Role = 'api' | 'worker';
 
@@ -32,6 +37,10 @@ export interface RunningService {
   uiUrl?: string;
   rpcUrl?: string;
   apiUrl?: string;
+  /** The off-ramp provider: OFFRAMP_PROVIDER_URL's, or the sandbox provider started here. */
+  offramp?: OfframpProvider;
+  /** The sandbox provider's base URL, when this process started it. */
+  sandboxProviderUrl?: string;
   dataDir: string;
   stop(): Promise<void>;
   kill(): void;
@@ -105,6 +114,28 @@ export async function startService(opts: {
     }
 
     const serviceSecret = resolveServiceSecret(config.serviceSecret, data);
+    // The off-ramp provider: an outside one (OFFRAMP_PROVIDER_URL), or the sandbox provider in its
+    // own process on the sandbox chain, its callbacks sent to this service's API.
+    let offramp: OfframpProvider | undefined;
+    let sandboxProviderUrl: string | undefined;
+    const callbackSecret = config.offramp.callbackSecret ?? Buffer.from(deriveKey(serviceSecret, 'offramp-callback-secret')).toString('hex');
+    if (config.offramp.providerUrl) {
+      offramp = new HttpOfframpProvider({ baseUrl: config.offramp.providerUrl, callbackSecret, timeoutMs: config.offramp.timeoutMs });
+    } else if (rpcUrl && sandbox) {
+      const provider = await launchSandboxProvider({
+        port: config.offramp.sandboxPort,
+        dataDir: path.join(data, 'sandbox-provider'),
+        logFile: path.join(data, 'logs', 'sandbox-provider.log'),
+        rpcUrl,
+        chainId: sandbox.chainId,
+        callbackUrl: `http://${config.http.host}:${config.http.port}/v2/providers/sandbox/callbacks`,
+        callbackSecret,
+        env: { LOG_LEVEL: config.logLevel },
+      });
+      lifecycle.add('sandbox provider', () => provider.stop(), () => provider.kill());
+      sandboxProviderUrl = provider.url;
+      offramp = new HttpOfframpProvider({ baseUrl: provider.url, callbackSecret, timeoutMs: config.offramp.timeoutMs });
+    }
     const chain = createChainServices(environments, data);
     if (rpcUrl) await fundSandboxTreasury(chain, rpcUrl);
     await registerServiceWallets(database.db.prisma, chain.custody);
@@ -134,6 +165,7 @@ export async function startService(opts: {
           treasury: DEFAULT_TREASURY_POLICY,
           serviceSecret,
           webhooks: config.webhooks,
+          ...(offramp ? { offramp } : {}),
         }),
         shutdownGraceTime: WORKER_DRAIN,
       });
@@ -167,6 +199,17 @@ export async function startService(opts: {
         chains: chain.chains,
         temporalHealth: () => engine.ping(),
         client: { engine },
+        // Payout callbacks signal the bank Payment's workflow (payment-payouts.ts).
+        ...(offramp
+          ? {
+              offramp: {
+                provider: offramp,
+                onPayoutUpdated: async (payout: Payout) => {
+                  await onPayoutUpdated({ prisma: database.db.prisma, engine, confirmationsOf: (chainId) => chain.chains.network(chainId).confirmations }, payout);
+                },
+              },
+            }
+          : {}),
       });
       const server: Server = await new Promise((resolve) => {
         const s = api.listen(config.http.port, config.http.host, () => resolve(s));
@@ -174,7 +217,7 @@ export async function startService(opts: {
       lifecycle.add('api', () => closeServer(server, API_DRAIN_MS));
       apiUrl = `http://${config.http.host}:${config.http.port}`;
     }
-    return { config, environments, database, engine, chain, temporalAddress, uiUrl, rpcUrl, apiUrl, dataDir: data, stop, kill: () => lifecycle.kill() };
+    return { config, environments, database, engine, chain, temporalAddress, uiUrl, rpcUrl, apiUrl, offramp, sandboxProviderUrl, dataDir: data, stop, kill: () => lifecycle.kill() };
   } catch (err) {
     await stop().catch((stopErr: unknown) => logger.error({ msg: String(stopErr) }, 'stop after a failed start failed'));
     throw err;

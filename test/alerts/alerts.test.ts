@@ -1,16 +1,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { Writable } from 'node:stream';
-import { promisify } from 'node:util';
 import { raiseAlert, resolveAlerts, syncAlerts, type AlertDeps } from '../../src/domain/alerts';
 import { createLogger } from '../../src/logger';
 import { call } from '../support/api-client';
-import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
+import { getHarness } from '../support/harness';
+import { runCli } from '../support/cli';
 import { startAdminApi, type AdminApi } from '../webhooks/support/admin';
 
-const run = promisify(execFile);
 
 /** The alert functions with a logger whose lines the test reads. */
 async function capturing(): Promise<{ deps: AlertDeps; lines: Array<Record<string, unknown>> }> {
@@ -141,11 +138,7 @@ describe('Operator alerts: admin API and CLI', () => {
   });
 
   test('`alerts list --open` prints one JSON object with the open alerts and not the resolved one', async () => {
-    const h = await getHarness();
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'alerts', 'list', '--open', '--limit', '100'], {
-      cwd: path.resolve(__dirname, '../..'),
-      env: { ...process.env, DATABASE_URL: h.databaseUrl, SERVICE_SECRET: TEST_SERVICE_SECRET, LOG_LEVEL: 'silent' },
-    });
+    const { stdout } = await runCli(['alerts', 'list', '--open', '--limit', '100']);
     const lines = stdout.trim().split('\n');
     assert.equal(lines.length, 1, stdout);
     const listed = (JSON.parse(lines[0]!) as { items: Array<{ id: string; resolvedAt: string | null }> }).items;

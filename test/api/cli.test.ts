@@ -4,12 +4,14 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { call } from '../support/api-client';
+import { runCli } from '../support/cli';
 import { getHarness } from '../support/harness';
 import { hashSecret } from '../../src/domain/secrets';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
 
+/** The real binary, as an operator starts it (the other CLI tests run commands in process: test/support/cli.ts). */
 async function cli(args: string[]) {
   const h = await getHarness();
   return run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
@@ -39,11 +41,11 @@ test('apps create prints exactly one JSON object, stores only the hash, and the 
 });
 
 test('apps create honours --scopes and refuses an unknown scope', async () => {
-  const { stdout } = await cli(['apps', 'create', '--environment', 'production', '--name', 'scoped', '--scopes', 'v2:accounts,v2:payments']);
+  const { stdout } = await runCli(['apps', 'create', '--environment', 'production', '--name', 'scoped', '--scopes', 'v2:accounts,v2:payments']);
   const created = JSON.parse(stdout) as { scopes: string[]; environment: string };
   assert.deepEqual(created.scopes, ['v2:accounts', 'v2:payments']);
   assert.equal(created.environment, 'production');
-  await assert.rejects(cli(['apps', 'create', '--environment', 'sandbox', '--name', 'bad', '--scopes', 'v2:everything']), (err: { code?: number; stdout?: string }) => {
+  await assert.rejects(runCli(['apps', 'create', '--environment', 'sandbox', '--name', 'bad', '--scopes', 'v2:everything']), (err: { code?: number; stdout?: string }) => {
     assert.equal(err.code, 1);
     assert.equal(err.stdout, '');
     return true;

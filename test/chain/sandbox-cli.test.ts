@@ -1,17 +1,12 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { getAddress } from 'viem';
 import { jsonRpc } from '../../src/chain/chain-faults';
 import { SANDBOX_DEPLOYER, SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { startAnvil } from '../../src/embedded/anvil';
 import { freshAddress, startFaultyChain, type FaultyChain } from '../support/chain-faults';
-import { getHarness } from '../support/harness';
+import { CliExit, runCli } from '../support/cli';
 
-const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '../..');
 
 interface CliResult {
   code: number;
@@ -21,7 +16,7 @@ interface CliResult {
 }
 
 /**
- * The sandbox CLI as a partner runs it (`npm run cli -- sandbox ...`), as a child process, against an
+ * The sandbox CLI as a partner runs it (`npm run cli -- sandbox ...`), run in this process, against an
  * anvil node of this file's own in the place of `npm start`'s sandbox chain (EMBEDDED_ANVIL_PORT), so
  * its paused mining and reorgs never reach the harness chain. The chain is then read directly.
  */
@@ -35,24 +30,14 @@ describe('sandbox CLI: transfers and chain faults', () => {
   });
 
   async function cli(args: string[], port = t.node.port): Promise<CliResult> {
-    const h = await getHarness();
-    const env = {
-      ...process.env,
-      EMBEDDED_ANVIL_PORT: String(port),
-      DATABASE_URL: h.databaseUrl,
-      TEMPORAL_ADDRESS: h.env.address,
-      TEMPORAL_TASK_QUEUE: h.taskQueue,
-      LOG_LEVEL: 'silent',
-    };
     try {
-      const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'sandbox', ...args], { cwd: ROOT, env });
+      const { stdout, stderr } = await runCli(['sandbox', ...args], { EMBEDDED_ANVIL_PORT: String(port) });
       const lines = stdout.trim().split('\n');
       assert.equal(lines.length, 1, `one JSON object on stdout: ${stdout}`);
       return { code: 0, stdout, stderr, json: JSON.parse(lines[0]!) };
     } catch (err) {
-      const e = err as { code?: number; stdout?: string; stderr?: string };
-      if (typeof e.code !== 'number') throw err;
-      return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr ?? '', json: undefined };
+      if (!(err instanceof CliExit)) throw err;
+      return { code: err.code, stdout: err.stdout, stderr: err.stderr, json: undefined };
     }
   }
 

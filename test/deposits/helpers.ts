@@ -1,7 +1,4 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { Address, Hash } from 'viem';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
@@ -85,29 +82,4 @@ export async function waitForDeposits(
 
 export const statuses = (rows: Deposit[]) => rows.map((r) => r.status);
 
-const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '../..');
-
-/** Runs `npm run cli -- <args>` against the test database, Temporal and chain; answers stdout and stderr. */
-export async function runCli(args: string[]): Promise<{ stdout: string; stderr: string }> {
-  const h = await getHarness();
-  return run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: h.databaseUrl,
-      TEMPORAL_ADDRESS: h.env.address,
-      TEMPORAL_TASK_QUEUE: h.taskQueue,
-      EMBEDDED_ANVIL_PORT: new URL(h.rpcUrl).port,
-      LOG_LEVEL: 'silent',
-    },
-  });
-}
-
-/** runCli, answering the command's one JSON line. */
-export async function cli(args: string[]): Promise<any> {
-  const { stdout } = await runCli(args);
-  const lines = stdout.trim().split('\n');
-  assert.equal(lines.length, 1, stdout);
-  return JSON.parse(lines[0]!);
-}
+export { cli, runCli } from '../support/cli';

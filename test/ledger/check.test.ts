@@ -1,25 +1,15 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { checkLedger } from '../../src/cli/ledger';
 import type { Prisma } from '../../src/db/client';
 import { newId } from '../../src/domain/ids';
 import { getHarness } from '../support/harness';
+import { runCli } from '../support/cli';
 import { appWithAccount, receivePayment } from './fixtures';
 
-const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '../..');
 const TOKEN = '0xf1108D9fDF3d265B59Bf6Ce7Bf240f99c071ffF5';
 
-async function cli(args: string[]) {
-  const h = await getHarness();
-  return run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: h.databaseUrl, LOG_LEVEL: 'silent' },
-  });
-}
+const cli = (args: string[]) => runCli(args);
 
 /** Runs `corrupt` and `inspect` in one transaction, then rolls it back so the shared ledger is untouched. */
 async function inRolledBackTransaction<T>(work: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {

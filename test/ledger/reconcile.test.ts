@@ -1,10 +1,8 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import pg from 'pg';
 import { getAddress } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -15,13 +13,12 @@ import { createChainServices } from '../../src/runtime/chain-services';
 import { assertBooksMatchChain, booksBaseline, differenceKey, newDifferences, reconcileBooks, type BooksBaseline } from '../support/books';
 import { mine, newPayer, payTo, rpc, setNativeBalance, tokenBalance } from '../support/chain';
 import { getHarness } from '../support/harness';
+import { runCli } from '../support/cli';
 import { accountWithDestination, createDepositAddress, send, USDC, waitForDeposits } from '../deposits/helpers';
 import { newApp } from '../support/api-client';
 import { createPayment, newMerchant, waitForPayment } from '../payments/fixtures';
 import { appWithAccount, receivePayment } from './fixtures';
 
-const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '../..');
 
 async function wallets() {
   const h = await getHarness();
@@ -226,18 +223,7 @@ describe('Ledger reconcile: the books against the chain', () => {
       const custody = createChainServices(h.environments, dataDir).custody; // writes the seed the CLI reads
       const environmentsFile = path.join(dataDir, 'environments.json');
       writeFileSync(environmentsFile, JSON.stringify(h.environments));
-      const cli = () =>
-        run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'ledger', 'reconcile'], {
-          cwd: ROOT,
-          env: {
-            ...process.env,
-            DATABASE_URL: url.toString(),
-            TEMPORAL_ADDRESS: h.env.address,
-            ENVIRONMENTS_FILE: environmentsFile,
-            DATA_DIR: dataDir,
-            LOG_LEVEL: 'silent',
-          },
-        });
+      const cli = () => runCli(['ledger', 'reconcile'], { DATABASE_URL: url.toString(), ENVIRONMENTS_FILE: environmentsFile, DATA_DIR: dataDir });
 
       const clean = await cli();
       const lines = clean.stdout.trim().split('\n');

@@ -10,7 +10,7 @@ import { newId } from '../../src/domain/ids';
 const ROOT = path.resolve(__dirname, '../..');
 const DATA_DIR = path.join(ROOT, '.data', 'shutdown-test');
 const ADMIN_API_TOKEN = 'shutdown-test-admin-token-0123456789';
-const PORT_VARS = ['EMBEDDED_POSTGRES_PORT', 'EMBEDDED_TEMPORAL_PORT', 'TEMPORAL_UI_PORT', 'EMBEDDED_ANVIL_PORT', 'PORT'] as const;
+const PORT_VARS = ['EMBEDDED_POSTGRES_PORT', 'EMBEDDED_TEMPORAL_PORT', 'TEMPORAL_UI_PORT', 'EMBEDDED_ANVIL_PORT', 'SANDBOX_PROVIDER_PORT', 'PORT'] as const;
 
 interface Started {
   child: ReturnType<typeof spawn>;
@@ -116,7 +116,7 @@ describe('stopping the service', () => {
     assert.doesNotMatch(tail, /Error|Not running/, 'no error, no second drain');
     assert.match(tail, /SIGINT: stopping[\s\S]*\nstopped\n/);
     assert.equal(tail.match(/state: 'DRAINING'/g)?.length, 1, 'the worker drains exactly once');
-    assert.deepEqual(await openPorts(s.ports), [], 'API, PostgreSQL, Temporal, its UI and anvil ports are all free');
+    assert.deepEqual(await openPorts(s.ports), [], 'API, PostgreSQL, Temporal, its UI, anvil and sandbox provider ports are all free');
     assert.equal(existsSync(path.join(DATA_DIR, 'postgres', 'postmaster.pid')), false, 'the embedded PostgreSQL stopped');
   });
 

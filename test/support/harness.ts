@@ -25,6 +25,10 @@ import { startAnvil } from '../../src/embedded/anvil';
 import { ensureSandboxToken } from '../../src/chain/sandbox';
 import { createChainServices, fundSandboxTreasury, type ChainServices } from '../../src/runtime/chain-services';
 import { startMailbox, type Mailbox } from './mailbox';
+import { freePort } from '../../src/embedded/process';
+import { HttpOfframpProvider } from '../../src/offramp/http-provider';
+import type { Payout, ProviderBankAccount, ProviderCallback } from '../../src/offramp/offramp-provider';
+import { launchSandboxProvider, type SandboxProviderProcess } from '../../src/offramp/sandbox-provider/launch';
 
 /**
  * One shared environment per test run: a fresh PostgreSQL database, one Java time-skipping Temporal
@@ -51,14 +55,50 @@ export interface Harness {
   mailbox: Mailbox;
   /** The DATA_DIR holding the custody seed, for CLI processes that must derive the same addresses. */
   custodyDataDir: string;
+  /** The sandbox off-ramp provider, its own process, its callbacks posted to this API. */
+  provider: SandboxProviderHarness;
   /** Stops the shared worker and starts a new one, as if the worker process was killed and restarted. */
   restartWorker(): Promise<void>;
   stopWorker(): Promise<void>;
   startWorker(): Promise<void>;
 }
 
+/** The shared sandbox provider process, and the handlers its callbacks reach in the harness API. */
+export interface SandboxProviderHarness {
+  url: string;
+  /** The provider's own address (every quote's deposit address). */
+  address: string;
+  /** The adapter the API verifies callbacks with (3 s timeouts). */
+  adapter: HttpOfframpProvider;
+  callbackSecret: string;
+  dataDir: string;
+  /** The settings the process was started with (SANDBOX_PROVIDER_*), for a test that starts another. */
+  env: Record<string, string>;
+  /** Every verified callback the API received, in order. */
+  received: ProviderCallback[];
+  /** What the API's callback route calls: the bank accounts and payouts modules, or a test's. */
+  handlers: { onPayoutUpdated?(payout: Payout): Promise<void>; onBankAccountUpdated?(bankAccountId: string, account: ProviderBankAccount): Promise<void> };
+  /** Sandbox control: the completed payout comes back now (an ACH return). */
+  returnPayout(paymentId: string): Promise<Response>;
+  /** Sandbox control: settles an uncertain payout. */
+  resolvePayout(paymentId: string, status: 'completed' | 'failed'): Promise<Response>;
+  process: SandboxProviderProcess;
+}
+
+/** Short sandbox delays: a payout completes in a few hundred ms, a hung request outlasts a 300 ms timeout. */
+export const TEST_SANDBOX_PROVIDER_ENV: Record<string, string> = {
+  SANDBOX_PROVIDER_STEP_MS: '100',
+  SANDBOX_PROVIDER_VERIFY_DELAY_MS: '100',
+  SANDBOX_PROVIDER_HANG_MS: '1500',
+  SANDBOX_PROVIDER_QUOTE_TTL_SECONDS: '600',
+  SANDBOX_PROVIDER_CALLBACK_BACKOFF_MS: '100',
+  LOG_LEVEL: 'warn',
+};
+export const TEST_OFFRAMP_CALLBACK_SECRET = 'test-offramp-callback-secret-0123456789abcdef';
+
 let starting: Promise<Harness> | undefined;
 const cleanups: Array<() => Promise<void>> = [];
+let offrampDeps: ApiDeps['offramp'];
 
 export function getHarness(): Promise<Harness> {
   starting ??= start();
@@ -87,6 +127,25 @@ async function start(): Promise<Harness> {
   await fundSandboxTreasury(chain, anvil.rpcUrl);
   const logger = createLogger(config.logLevel);
 
+  // The sandbox provider starts now, beside the rest (it takes a second or more on a busy machine):
+  // its port and the API's are chosen first, as its callbacks go to the API and the API verifies them.
+  const apiPort = await freePort();
+  let providerPort = await freePort();
+  while (providerPort === apiPort) providerPort = await freePort();
+  const providerDataDir = mkdtempSync(path.join(os.tmpdir(), 'pp-test-provider-'));
+  const providerStarting = launchSandboxProvider({
+    port: providerPort,
+    dataDir: providerDataDir,
+    rpcUrl: anvil.rpcUrl,
+    chainId: sandboxChainId,
+    callbackUrl: `http://127.0.0.1:${apiPort}/v2/providers/sandbox/callbacks`,
+    callbackSecret: TEST_OFFRAMP_CALLBACK_SECRET,
+    env: TEST_SANDBOX_PROVIDER_ENV,
+    logFile: path.join(providerDataDir, 'provider.log'),
+  });
+  cleanups.push(async () => (await providerStarting.catch(() => undefined))?.stop());
+  providerStarting.catch(() => undefined); // awaited below; a failure is thrown there
+
   // A database per run, so two runs on one machine (a developer's and CI's) can't drop each other's.
   const databaseName = `partner_payments_test_${process.pid}`;
   const opened: OpenedDatabase = await openDatabase(config, { databaseName, fresh: true });
@@ -109,6 +168,8 @@ async function start(): Promise<Harness> {
   // Its scanner scans when poked, not on every block: workflows keep their fast polls (no 2 s floor).
   const engine = createTemporalGateway(env.client, { taskQueue: config.temporal.taskQueue, policies, safetyNetFloorSeconds: 0 });
   const workflowBundle = await bundleWorkflows();
+  // The provider's adapter (3 s timeouts): the API quotes and verifies callbacks with it, activities pay out.
+  const adapter = new HttpOfframpProvider({ baseUrl: `http://127.0.0.1:${providerPort}`, callbackSecret: TEST_OFFRAMP_CALLBACK_SECRET });
   const activities = createActivities({
     db: opened.db,
     logger,
@@ -118,6 +179,7 @@ async function start(): Promise<Harness> {
     treasury: DEFAULT_TREASURY_POLICY,
     serviceSecret: TEST_SERVICE_SECRET,
     webhooks: { allowPrivateDestinations: true }, // delivery tests post to local receivers
+    offramp: adapter,
   });
   let worker: Worker | undefined;
   let running: Promise<void> | undefined;
@@ -146,6 +208,19 @@ async function start(): Promise<Harness> {
   // would hold the time-skipping clock (a 10-minute expiry then waits in real time).
   await engine.ensureChainScanners(chain.chains.networks().map((n) => n.chainId), { pollSeconds: 3600, waitForBlocks: false });
 
+  const received: ProviderCallback[] = [];
+  const handlers: SandboxProviderHarness['handlers'] = {};
+  offrampDeps = {
+    provider: adapter,
+    async onPayoutUpdated(payout) {
+      await handlers.onPayoutUpdated?.(payout);
+      received.push({ type: 'payout.updated', payout });
+    },
+    async onBankAccountUpdated(bankAccountId, account) {
+      await handlers.onBankAccountUpdated?.(bankAccountId, account);
+      received.push({ type: 'bank_account.updated', bankAccountId, account });
+    },
+  };
   const api = createApi({
     config,
     environments,
@@ -157,9 +232,11 @@ async function start(): Promise<Harness> {
     temporalHealth: () => engine.ping(),
     chains: chain.chains,
     client: { engine },
+    offramp: offrampDeps,
   });
-  const server: Server = await new Promise((resolve) => {
-    const s = api.listen(0, '127.0.0.1', () => resolve(s));
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = api.listen(apiPort, '127.0.0.1', () => resolve(s));
+    s.once('error', reject);
   });
   cleanups.push(
     () =>
@@ -169,6 +246,26 @@ async function start(): Promise<Harness> {
       }),
   );
   const { port } = server.address() as AddressInfo;
+  const providerProcess = await providerStarting;
+  const control = (paymentId: string, action: string, body?: unknown) =>
+    fetch(`${providerProcess.url}/sandbox/payouts/${encodeURIComponent(paymentId)}/${action}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body ?? {}),
+    });
+  const provider: SandboxProviderHarness = {
+    url: providerProcess.url,
+    address: providerProcess.address,
+    adapter,
+    callbackSecret: TEST_OFFRAMP_CALLBACK_SECRET,
+    dataDir: providerDataDir,
+    env: TEST_SANDBOX_PROVIDER_ENV,
+    received,
+    handlers,
+    returnPayout: (paymentId) => control(paymentId, 'return'),
+    resolvePayout: (paymentId, status) => control(paymentId, 'resolve', { status }),
+    process: providerProcess,
+  };
 
   return {
     config,
@@ -187,6 +284,7 @@ async function start(): Promise<Harness> {
     chain,
     mailbox,
     custodyDataDir,
+    provider,
     startWorker,
     stopWorker,
     async restartWorker() {
@@ -231,6 +329,7 @@ export async function apiDepsOnHarness(overrides: Partial<ApiDeps> = {}): Promis
     logger: h.logger,
     serviceSecret: TEST_SERVICE_SECRET,
     temporalHealth: async () => undefined,
+    offramp: offrampDeps,
     ...overrides,
   };
 }

@@ -1,26 +1,18 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { createApi } from '../../src/http/app';
 import { call, newApp } from '../support/api-client';
 import { apiDepsOnHarness, getHarness } from '../support/harness';
+import { CliExit, runCli } from '../support/cli';
 import { newAccount, policyBody, uniqueEmail } from './support';
 
-const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '../..');
 
 async function cli(args: string[]) {
-  const h = await getHarness();
-  return run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: h.databaseUrl, LOG_LEVEL: 'silent' },
-  }).then(
+  return runCli(args).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-    (err: { code: number; stdout: string; stderr: string }) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }),
+    (err: CliExit) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }),
   );
 }
 

@@ -1,37 +1,17 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { newApp } from '../support/api-client';
 import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
+import { cli as runCliJson } from '../support/cli';
 import { createWebhookEndpoint } from '../../src/domain/webhooks/endpoints';
 import { decryptSigningSecret } from '../../src/domain/webhooks/signing-secrets';
 import { verifyWebhook } from '../../src/webhooks/verify';
 import { createAccount, delivered, dispatch, ensureTestDispatcher } from './support/flow';
 import { startReceiver } from './support/receiver';
 
-const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '../..');
 
 /** Runs the operator CLI against the test database; returns the one JSON object it prints. */
-async function cli(args: string[], env: Record<string, string> = {}): Promise<any> {
-  const h = await getHarness();
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'webhooks', ...args], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: h.databaseUrl,
-      SERVICE_SECRET: TEST_SERVICE_SECRET,
-      WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: 'true',
-      LOG_LEVEL: 'silent',
-      ...env,
-    },
-  });
-  const lines = stdout.trim().split('\n');
-  assert.equal(lines.length, 1, stdout);
-  return JSON.parse(lines[0] ?? '');
-}
+const cli = (args: string[], env: Record<string, string> = {}) => runCliJson(['webhooks', ...args], { WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: 'true', ...env });
 
 describe('Webhooks CLI', () => {
   // Each call is a real process (about 2 s of start-up), so these tests keep the number of calls small;

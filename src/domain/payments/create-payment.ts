@@ -75,9 +75,17 @@ export async function createPayment(
     if (!sender) throw notFound('Source account');
   }
   // A bank payout is quoted first: a provider that is down or refuses leaves nothing created.
+  const paymentId = paymentIdFor(deps.serviceSecret, app.id, request.idempotencyKey);
   let bank: BankQuote | null = null;
   if (input.destination.type === 'bank_account') {
-    bank = await quoteBankPayout(deps, app, { network, asset, bankAccountId: input.destination.bankAccountId, netAtomic: fees.merchantNetAtomic, metadata: input.metadata });
+    bank = await quoteBankPayout(deps, app, {
+      network,
+      asset,
+      bankAccountId: input.destination.bankAccountId,
+      netAtomic: fees.merchantNetAtomic,
+      metadata: input.metadata,
+      quoteKey: `${paymentId}:quote`,
+    });
   }
   const recipientId = input.destination.type === 'upa' ? input.destination.accountId : bank!.bankAccount.accountId;
   const context = await timed('context', () => loadCreateContext(deps.pool, app.id, recipientId));
@@ -98,7 +106,6 @@ export async function createPayment(
     settlementSnapshot = profile.snapshot;
   }
 
-  const paymentId = paymentIdFor(deps.serviceSecret, app.id, request.idempotencyKey);
   const requestedExpiry = Date.now() + input.expiresInSeconds * 1000;
   // Funds can't be taken on a lapsed quote: a bank Payment expires with its quote at the latest.
   const expiresAt = new Date(bank ? Math.min(requestedExpiry, bank.quote.expiresAt.getTime()) : requestedExpiry);

@@ -48,7 +48,7 @@ export function providerApiError(err: unknown): ApiError {
 export async function quoteBankPayout(
   deps: { prisma: PrismaClient; offramp?: OfframpDeps },
   app: AuthenticatedApp,
-  target: { network: TNetworkConfig; asset: TAssetConfig; bankAccountId: string; netAtomic: bigint; metadata: Record<string, unknown> },
+  target: { network: TNetworkConfig; asset: TAssetConfig; bankAccountId: string; netAtomic: bigint; metadata: Record<string, unknown>; quoteKey: string },
 ): Promise<BankQuote> {
   const row = await deps.prisma.bankAccount.findFirst({ where: { id: target.bankAccountId, appId: app.id } });
   if (!row) throw notFound('Bank account');
@@ -64,6 +64,8 @@ export async function quoteBankPayout(
       rail: row.rail,
       asset: { symbol: target.asset.symbol, decimals: target.asset.decimals, chainId: target.network.chainId, tokenAddress: target.asset.tokenAddress },
       sourceAmountAtomic: target.netAtomic,
+      // A retried create (same Payment id) gets the same quote back.
+      idempotencyKey: target.quoteKey,
     });
   } catch (err) {
     throw providerApiError(err);

@@ -54,6 +54,17 @@ const delivery = (f: FuzzFixture) => ({ appId: f.cred.appId, deliveryId: 'dlv_0f
 export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
   'GET /healthz': { auth: 'none' },
   'GET /checkout/:paymentId': { auth: 'none', params: payment, touches: 'payment' },
+  // The provider's callbacks: a buggy caller has no signature, so every answer is a 4xx (401, 400, 404).
+  'POST /v2/providers/:providerCode/callbacks': {
+    auth: 'none',
+    params: () => ({ providerCode: 'sandbox' }),
+    body: () => ({
+      id: next('evt'),
+      type: 'bank_account.updated',
+      createdAt: new Date().toISOString(),
+      data: { bankAccountId: next('ba'), providerAccountId: 'ba_sbx_fuzz', status: 'verified', failureReason: null, accountNumberLast4: '6789' },
+    }),
+  },
 
   'GET /v2/partners/config': { auth: 'partner' },
   'POST /v2/accounts': { auth: 'partner', idempotencyKey: 'optional', body: () => ({ externalUserId: next('fuzz-user'), subjectType: 'business', metadata: { order: 'A-1', n: 1, nested: { ok: true } } }) },
