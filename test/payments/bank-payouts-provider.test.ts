@@ -173,7 +173,7 @@ describe('bank payouts through the sandbox provider', () => {
     const payment = await funded(p, 'return');
     await waitFor(p, payment.id, 'succeeded', (x) => x.status === 'succeeded');
     const returned = await h.provider.returnPayout(payment.id);
-    assert.equal(returned.status, 200, await returned.text());
+    assert.equal(returned.status, 202, await returned.text());
     const after = await waitFor(p, payment.id, 'returned and held', (x) => x.offrampStatus === 'returned' && x.incidentRecoverySummary.count === 1);
     assert.equal(after.status, 'succeeded');
     assert.equal(after.operationalReasonCode, 'settlement_returned');
