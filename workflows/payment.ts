@@ -21,7 +21,7 @@ import {
   type Transition,
 } from '../src/domain/payments/payment-machine';
 import { fromCarriedState, toCarriedState, toPersistedTransition } from '../src/domain/payments/payment-serde';
-import { awaitsPayout, onPayoutRefused, onPayoutUncertain, onPayoutUpdate, onProviderFunded } from '../src/domain/payments/payout-machine';
+import { awaitsPayout, onPayoutHeld, onPayoutUpdate, onProviderFunded } from '../src/domain/payments/payout-machine';
 import { toOperatorAction, type ResolutionRequest } from '../src/domain/operator-resolution';
 import { confirmationPollMs, safetyNetFloorMs, safetyNetMs } from '../src/domain/confirmation-polling';
 import { refusalReason } from '../src/domain/settlement/hold-reasons';
@@ -245,8 +245,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
         await apply(onPayoutUpdate(state, await untilDone.requestPayout({ paymentId: input.paymentId }), nowIso()));
       } catch (err) {
         const type = providerFailureType(err);
-        if (type === PROVIDER_STATE_UNCERTAIN) return apply(onPayoutUncertain(state));
-        if (type === PROVIDER_FAILURE) return apply(onPayoutRefused(state));
+        if (type === PROVIDER_STATE_UNCERTAIN || type === PROVIDER_FAILURE) return apply(onPayoutHeld(state, type));
         throw err;
       }
       return;

@@ -2,103 +2,43 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { onPayoutUpdated } from '../../src/domain/payments/payment-payouts';
 import { ZPaymentResponse } from '../../src/domain/payments/payment.schemas';
-import { call, newApp, uniqueUserId } from '../support/api-client';
 import { endsWithBooksChecked } from '../support/books';
 import { eventually, newPayer, payTo, tokenBalance } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { eventNames } from './fixtures';
+import { BANK_DETAILS, createBankPayment, newBankParty, waitForBankPayment, type BankParty } from './bank-fixtures';
 
 /**
  * Bank payouts against the REAL sandbox provider process (h.provider): quotes, payouts and signed
  * callbacks over HTTP, refunds on chain. The harness API's callback route hands payout callbacks to
  * onPayoutUpdated (set here, as the service wires it), which signals the Payment's workflow.
  */
-interface Party {
-  cred: Awaited<ReturnType<typeof newApp>>;
-  senderId: string;
-  ownerId: string;
-  bankAccountId: string;
-}
-
-let n = 0;
-async function newParty(): Promise<Party> {
-  const h = await getHarness();
-  const cred = await newApp();
-  const account = async (prefix: string) => {
-    const res = await call('/v2/accounts', { credential: cred, body: { externalUserId: uniqueUserId(prefix) } });
-    assert.equal(res.status, 201, res.text);
-    return res.body.account.id as string;
-  };
-  const senderId = await account('sender');
-  const ownerId = await account('owner');
-  n += 1;
-  const bankAccountId = `bank_account_prov${process.pid}x${n}`;
-  const details = { routingNumber: '021000021', accountType: 'checking' };
-  const registered = await h.provider.adapter.registerBankAccount({
-    bankAccountId,
-    country: 'US',
-    currency: 'USD',
-    accountHolderName: 'Jane Doe',
-    beneficiaryType: 'individual',
-    bankCode: '021000021',
-    accountNumber: `12345${String(n).padStart(4, '1')}`,
-    rail: 'ach',
-    details,
-  });
-  await eventually(async () => (await h.provider.adapter.getBankAccount(bankAccountId))?.status === 'verified', 'bank account verified', { mine: false });
-  // A row of the bank accounts module, inserted directly until its routes land.
-  await h.db.prisma.bankAccount.create({
-    data: {
-      id: bankAccountId,
-      appId: cred.appId,
-      accountId: ownerId,
-      country: 'US',
-      currency: 'USD',
-      accountHolderName: 'Jane Doe',
-      beneficiaryType: 'individual',
-      bankName: 'Test Bank',
-      bankCode: '021000021',
-      details,
-      accountNumberEncrypted: 'not-a-real-ciphertext',
-      accountNumberLast4: '1111',
-      fingerprint: `fp-${bankAccountId}`,
-      rail: 'ach',
-      status: 'verified',
-      providerCode: 'sandbox',
-      providerAccountId: registered.providerAccountId,
+/** A party whose bank account is registered with (and verified by) the provider. */
+function newParty(): Promise<BankParty> {
+  return newBankParty({
+    register: async (bankAccountId) => {
+      const h = await getHarness();
+      const registered = await h.provider.adapter.registerBankAccount({
+        bankAccountId,
+        country: 'US',
+        currency: 'USD',
+        accountHolderName: 'Jane Doe',
+        beneficiaryType: 'individual',
+        bankCode: '021000021',
+        accountNumber: '123456789',
+        rail: 'ach',
+        details: BANK_DETAILS,
+      });
+      await eventually(async () => (await h.provider.adapter.getBankAccount(bankAccountId))?.status === 'verified', 'bank account verified', { mine: false });
+      return registered.providerAccountId;
     },
   });
-  return { cred, senderId, ownerId, bankAccountId };
 }
-
-async function readPayment(p: Party, id: string) {
-  const res = await call(`/v2/payments/${id}`, { credential: p.cred });
-  assert.equal(res.status, 200, res.text);
-  return ZPaymentResponse.parse(res.body).payment;
-}
-
-function waitFor(p: Party, id: string, what: string, predicate: (x: Awaited<ReturnType<typeof readPayment>>) => boolean) {
-  return eventually(async () => {
-    const payment = await readPayment(p, id);
-    return predicate(payment) ? payment : undefined;
-  }, `${id} ${what}`);
-}
+const waitFor = waitForBankPayment;
 
 /** A bank Payment created and funded by its sender, with the sandbox scenario given. */
-async function funded(p: Party, scenario: string) {
-  const created = await call('/v2/payments', {
-    credential: p.cred,
-    headers: { 'idempotency-key': `bank-prov-${process.pid}-${++n}` },
-    body: {
-      intent: 'send',
-      amount: '10',
-      assetCode: 'USDC',
-      chainId: 31337,
-      sourceAccountId: p.senderId,
-      destination: { type: 'bank_account', bankAccountId: p.bankAccountId },
-      metadata: { sandboxPayoutScenario: scenario },
-    },
-  });
+async function funded(p: BankParty, scenario: string) {
+  const created = await createBankPayment(p, { metadata: { sandboxPayoutScenario: scenario } });
   assert.equal(created.status, 201, created.text);
   const payment = ZPaymentResponse.parse(created.body).payment;
   const payer = await newPayer(10_000_000n);

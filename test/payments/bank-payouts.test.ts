@@ -22,11 +22,11 @@ import {
   type Quote,
   type QuoteRequest,
 } from '../../src/offramp/offramp-provider';
-import { call, newApp, uniqueUserId } from '../support/api-client';
 import { eventually, newPayer, payTo, setNativeBalance, tokenBalance } from '../support/chain';
 import { endsWithBooksChecked } from '../support/books';
 import { apiDepsOnHarness, getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import { eventNames } from './fixtures';
+import { createBankPayment, newBankParty, readBankPayment, waitForBankPayment, type BankParty } from './bank-fixtures';
 
 /**
  * Send Payments to a linked bank account on anvil, with an in-process stand-in provider for what the
@@ -116,82 +116,20 @@ async function providerMoves(paymentId: string, status: PayoutStatus, reasonCode
   return payout;
 }
 
-interface Party {
-  cred: Awaited<ReturnType<typeof newApp>>;
-  senderId: string;
-  ownerId: string;
-  bankAccountId: string;
-}
-
-let bankCounter = 0;
-async function newParty(status = 'verified'): Promise<Party> {
-  const h = await getHarness();
-  const cred = await newApp();
-  const account = async (prefix: string) => {
-    const res = await call('/v2/accounts', { credential: cred, body: { externalUserId: uniqueUserId(prefix) } });
-    assert.equal(res.status, 201, res.text);
-    return res.body.account.id as string;
-  };
-  const senderId = await account('sender');
-  const ownerId = await account('owner');
-  bankCounter += 1;
-  const bankAccountId = `bank_account_test${process.pid}x${bankCounter}`;
-  // Rows of the bank accounts module, inserted directly until its routes land.
-  await h.db.prisma.bankAccount.create({
-    data: {
-      id: bankAccountId,
-      appId: cred.appId,
-      accountId: ownerId,
-      country: 'US',
-      currency: 'USD',
-      accountHolderName: 'Jane Doe',
-      beneficiaryType: 'individual',
-      bankName: 'Test Bank',
-      bankCode: '021000021',
-      details: { routingNumber: '021000021', accountType: 'checking' },
-      accountNumberEncrypted: 'not-a-real-ciphertext',
-      accountNumberLast4: '6789',
-      fingerprint: `fp-${bankAccountId}`,
-      rail: 'ach',
-      status,
-      providerCode: 'sandbox',
-      providerAccountId: status === 'verified' ? `prov_${bankAccountId}` : null,
-    },
-  });
-  return { cred, senderId, ownerId, bankAccountId };
-}
-
-let keys = 0;
 /** Payments this suite created: their workflows run on its own task queue, and end with it. */
 const created = new Set<string>();
-async function createBankPayment(p: Party, overrides: Record<string, unknown> = {}) {
-  keys += 1;
-  const res = await call('/v2/payments', {
-    baseUrl,
-    credential: p.cred,
-    headers: { 'idempotency-key': `bank-${process.pid}-${keys}` },
-    body: { intent: 'send', amount: '10', assetCode: 'USDC', chainId: 31337, sourceAccountId: p.senderId, destination: { type: 'bank_account', bankAccountId: p.bankAccountId }, ...overrides },
-  });
+const newParty = (status = 'verified') => newBankParty({ status, baseUrl });
+async function createPayment(p: BankParty, overrides: Record<string, unknown> = {}) {
+  const res = await createBankPayment(p, overrides);
   if (res.status === 201) created.add(res.body.payment.id as string);
   return res;
 }
-
-async function readPayment(p: Party, id: string) {
-  const res = await call(`/v2/payments/${id}`, { baseUrl, credential: p.cred });
-  assert.equal(res.status, 200, res.text);
-  return ZPaymentResponse.parse(res.body).payment;
-}
-
-function waitFor(p: Party, id: string, what: string, predicate: (x: Awaited<ReturnType<typeof readPayment>>) => boolean) {
-  return eventually(async () => {
-    const payment = await readPayment(p, id);
-    return predicate(payment) ? payment : undefined;
-  }, `${id} ${what}`);
-}
+const readPayment = readBankPayment;
+const waitFor = waitForBankPayment;
 
 /** A created bank Payment funded by its sender: it waits for the provider's payout. */
-async function fundedAtProvider(p: Party, overrides: Record<string, unknown> = {}) {
-  const created = await createBankPayment(p, overrides);
+async function fundedAtProvider(p: BankParty, overrides: Record<string, unknown> = {}) {
+  const created = await createPayment(p, overrides);
   assert.equal(created.status, 201, created.text);
   const payment = created.body.payment;
   const payer = await newPayer(BigInt(payment.funding.required.amountAtomic));
@@ -247,7 +185,7 @@ describe('bank payouts', () => {
   test('creation quotes the payout: bank destination, the provider principal and fee, the rate, the quote expiry (expiresAt clipped to it)', async () => {
     const p = await newParty();
     provider.quoteRules.set(10_835_000n, { ttlMs: 5 * 60_000 });
-    const res = await createBankPayment(p, { amount: '11', expiresInSeconds: 3600 });
+    const res = await createPayment(p, { amount: '11', expiresInSeconds: 3600 });
     assert.equal(res.status, 201, res.text);
     const payment = ZPaymentResponse.parse(res.body).payment;
     assert.deepEqual(payment.destination, { type: 'bank_account', accountId: p.ownerId, bankAccountId: p.bankAccountId });
@@ -270,16 +208,16 @@ describe('bank payouts', () => {
     const before = await h.db.prisma.payment.count({ where: { appId: p.cred.appId } });
     provider.quoteRules.set(11_820_000n, { error: new ProviderError('unavailable', 'timeout') });
     provider.quoteRules.set(12_805_000n, { error: new ProviderError('failure', 'corridor closed', 'corridor_closed') });
-    const down = await createBankPayment(p, { amount: '12' });
-    const refused = await createBankPayment(p, { amount: '13' });
+    const down = await createPayment(p, { amount: '12' });
+    const refused = await createPayment(p, { amount: '13' });
     assert.equal(down.status, 503, down.text);
     assert.equal(down.body.error.code, 'provider_unavailable');
     assert.equal(refused.status, 502, refused.text);
     assert.equal(refused.body.error.code, 'provider_failure');
     const unverified = await newParty('pending_verification');
-    const pending = await createBankPayment({ ...unverified, cred: unverified.cred });
+    const pending = await createPayment(unverified);
     assert.equal(pending.status, 422, pending.text);
-    const receive = await createBankPayment(p, { intent: 'receive', sourceAccountId: undefined });
+    const receive = await createPayment(p, { intent: 'receive', sourceAccountId: undefined });
     assert.equal(receive.status, 400, receive.text);
     assert.equal(await h.db.prisma.payment.count({ where: { appId: p.cred.appId } }), before);
   });
@@ -319,7 +257,7 @@ describe('bank payouts', () => {
   test('a quote that lapsed before the funds were confirmed fails the Payment with payment_quote_expired; nothing leaves escrow', async () => {
     const p = await newParty();
     provider.quoteRules.set(13_790_000n, { ttlMs: 4000 });
-    const created = await createBankPayment(p, { amount: '14' });
+    const created = await createPayment(p, { amount: '14' });
     assert.equal(created.status, 201, created.text);
     const payment = created.body.payment;
     const payer = await newPayer(14_000_000n);

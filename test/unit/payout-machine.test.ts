@@ -10,7 +10,7 @@ import {
   type PaymentState,
   type Transition,
 } from '../../src/domain/payments/payment-machine';
-import { awaitsPayout, onPayoutRefused, onPayoutUncertain, onPayoutUpdate, onProviderFunded } from '../../src/domain/payments/payout-machine';
+import { awaitsPayout, onPayoutHeld, onPayoutUpdate, onProviderFunded } from '../../src/domain/payments/payout-machine';
 
 const CREATED = '2026-11-23T00:00:00.000Z';
 const BEFORE_EXPIRY = '2026-11-23T00:05:00.000Z';
@@ -120,11 +120,11 @@ describe('the payout machine', () => {
   });
 
   test('uncertainty holds the Payment until a state is learned; an operator retry asks the provider again', () => {
-    const held = onPayoutUncertain(atProvider())!;
+    const held = onPayoutHeld(atProvider(), 'provider_state_uncertain')!;
     assert.equal(held.state.operationalState, 'requires_intervention');
     assert.equal(held.state.operationalReasonCode, 'provider_state_uncertain');
     assert.deepEqual(held.events, ['payment.requires_intervention']);
-    assert.equal(onPayoutUncertain(held.state), null);
+    assert.equal(onPayoutHeld(held.state, 'provider_state_uncertain'), null);
     const learned = onPayoutUpdate(held.state, update('processing'), CREATED)!;
     assert.equal(learned.state.operationalState, 'normal');
     assert.equal(learned.state.operationalReasonCode, null);
@@ -137,7 +137,7 @@ describe('the payout machine', () => {
   });
 
   test('a refused payout holds the Payment for an operator (provider_failure)', () => {
-    const held = onPayoutRefused(atProvider())!;
+    const held = onPayoutHeld(atProvider(), 'provider_failure')!;
     assert.equal(held.state.operationalReasonCode, 'provider_failure');
     assert.equal(held.state.status, 'accepted');
   });

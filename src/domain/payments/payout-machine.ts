@@ -98,21 +98,15 @@ function markRefund(t: Transition, refundTxHash: string | null): void {
   }
 }
 
-/** The provider can't tell whether it holds the payout: hold (never resubmit blind). null when held already. */
-export function onPayoutUncertain(state: PaymentState): Transition | null {
-  if (state.operationalState === 'requires_intervention') return null;
-  const t = begin(state);
-  holdForIntervention(t, 'provider_state_uncertain');
-  return t;
-}
-
 /**
- * The provider refused the payout for good (or its quote lapsed meanwhile) after it received the
- * money: an operator settles it with the provider (retry asks again, fail ends the Payment).
+ * The payout call stopped for an operator; null when held already. provider_state_uncertain: the
+ * provider can't tell whether it holds the payout (never resubmitted blind; reads go on).
+ * provider_failure: it refused the payout for good (or its quote lapsed meanwhile) after it received
+ * the money; an operator settles it with the provider (retry asks again, fail ends the Payment).
  */
-export function onPayoutRefused(state: PaymentState): Transition | null {
+export function onPayoutHeld(state: PaymentState, reason: 'provider_state_uncertain' | 'provider_failure'): Transition | null {
   if (state.operationalState === 'requires_intervention') return null;
   const t = begin(state);
-  holdForIntervention(t, 'provider_failure');
+  holdForIntervention(t, reason);
   return t;
 }
