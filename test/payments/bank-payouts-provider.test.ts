@@ -62,7 +62,8 @@ describe('bank payouts through the sandbox provider', () => {
   test('succeed: the provider is paid principal + fee on chain, its callbacks move offrampStatus to completed, the Payment succeeds', async () => {
     const h = await getHarness();
     const p = await newParty();
-    const providerBefore = await tokenBalance(h.provider.address);
+    const feeWallets = [0, 1].map((index) => h.chain.custody.deriveAddress({ purpose: 'fee', index }));
+    const before = await Promise.all([h.provider.address, ...feeWallets].map((a) => tokenBalance(a)));
     const payment = await funded(p, 'succeed');
     assert.equal(payment.settlement.destinationAddress, h.provider.address.toLowerCase());
     // 10 USDC less 1.5 % fees = 9.85 to the provider, which keeps 0.50 (its minimum fee).
@@ -70,7 +71,9 @@ describe('bank payouts through the sandbox provider', () => {
     assert.equal(payment.funding!.providerFee.amountAtomic, '500000');
     const done = await waitFor(p, payment.id, 'succeeded', (x) => x.status === 'succeeded');
     assert.equal(done.offrampStatus, 'completed');
-    assert.equal((await tokenBalance(h.provider.address)) - providerBefore, 9_850_000n);
+    const afterwards = await Promise.all([h.provider.address, ...feeWallets].map((a) => tokenBalance(a)));
+    // The provider got principal + its fee; the fee wallets the platform (1 %) and partner (0.5 %) fees.
+    assert.deepEqual(afterwards.map((b, i) => b - before[i]!), [9_850_000n, 100_000n, 50_000n]);
     const names = await eventNames(payment.id);
     for (const name of ['payment.accepted', 'payment.succeeded', 'bank_funding.completed']) assert.ok(names.includes(name), names.join(', '));
   });
