@@ -13,6 +13,7 @@ import { createPaymentActivities } from './payments';
 import { createReconciliationActivities } from './reconciliation';
 import { createWebhookActivities } from './webhooks';
 import { createVaultActivities } from './vaults';
+import { createFundReturnActivities } from './fund-returns';
 
 export interface ActivityDeps {
   db: Database;
@@ -55,6 +56,7 @@ export function createActivities(deps: ActivityDeps) {
     ...classifiedActivities(createPaymentActivities({ prisma, chains: deps.chains, settlement, offramp: deps.offramp })),
     ...classifiedActivities(createDepositActivities({ prisma, chains: deps.chains, settlement })),
     ...classifiedActivities(createVaultActivities({ prisma, chains: deps.chains, settlement })),
+    ...classifiedActivities(createFundReturnActivities({ prisma, chains: deps.chains, settlement })),
     ...classifiedActivities(createChainScannerActivities({ prisma, chains: deps.chains, custody: deps.custody, engine: deps.engine }), { retryDataErrors: true }),
     ...classifiedActivities(createReconciliationActivities({ prisma, chains: deps.chains, custody: deps.custody, engine: deps.engine, logger: deps.logger })),
     ...classifiedActivities(webhookDelivery),

@@ -7,3 +7,4 @@ export { webhookDelivery, webhookDispatcher } from './webhooks';
 export { ledgerReconciliationWorkflow } from './ledger-reconciliation';
 export { paymentReconciliationWorkflow } from './payment-reconciliation';
 export { vaultFundingWorkflow } from './vault-funding';
+export { fundReturnWorkflow } from './fund-return';

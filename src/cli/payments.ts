@@ -9,7 +9,10 @@ import { resolvePayment } from '../domain/payments/payments';
 import { remainingOf } from '../domain/payments/payment-view';
 import { toAtomic, formatAtomic } from '../domain/amounts';
 import { openDatabase } from '../runtime/database';
-import { chainsFor, parseResolutionArgs, withEngine } from './shared';
+import { chainsFor, parseResolutionArgs, serviceChains, UsageError, withEngine } from './shared';
+import { createRecovery } from '../domain/returns/fund-returns';
+import { ZAdminCreateRecovery } from '../domain/returns/fund-return.schemas';
+import { parseInput } from '../domain/validation';
 
 import type { Register } from './shared';
 
@@ -30,6 +33,9 @@ async function loadPaymentRow(config: ServiceConfig, paymentId: string) {
  *   payments reconcile [--grace-seconds n]
  *       runs one pass of the orphan Payment reconciler (a workflow on the service's worker; the schedule
  *       runs it every minute) and prints {cutoff, checked, startedCount, started, missingCount, missing}.
+ *   payments recover <paymentId> --incident <incidentId> [--to <address>] --reason <text> --actor <who>
+ *       returns an incident's funds from the Payment's escrow (to the incident transfer's sender unless
+ *       --to is given) and prints the incident recovery; a FundReturnWorkflow on the worker sends it.
  *   sandbox pay <paymentId> [--amount <decimal>]
  */
 export function registerPaymentCommands(register: Register): void {
@@ -42,6 +48,31 @@ export function registerPaymentCommands(register: Register): void {
     const opened = await openDatabase(config);
     try {
       return await withEngine(config, (engine) => resolvePayment({ prisma: opened.db.prisma, chains: chainsFor(config) }, engine, paymentId, request));
+    } finally {
+      await opened.close();
+    }
+  });
+
+  register('payments recover', async (argv, ctx) => {
+    const usage = 'usage: payments recover <paymentId> --incident <incidentId> [--to <address>] --reason <text> --actor <who>';
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { incident: { type: 'string' }, to: { type: 'string' }, reason: { type: 'string' }, actor: { type: 'string' } },
+      strict: true,
+    });
+    const paymentId = positionals[0];
+    if (!paymentId || !values.incident || !values.reason || !values.actor) throw new UsageError(usage);
+    const { actor, ...input } = parseInput(
+      ZAdminCreateRecovery,
+      { incidentId: values.incident, reason: values.reason, actor: values.actor, ...(values.to ? { destinationAddress: values.to } : {}) },
+      'body',
+    );
+    const config = ctx.config();
+    const { chains, custody } = serviceChains(config, ctx.env);
+    const opened = await openDatabase(config);
+    try {
+      return await withEngine(config, (engine) => createRecovery({ prisma: opened.db.prisma, custody, chains, engine }, { by: 'operator', actor }, paymentId, input));
     } finally {
       await opened.close();
     }

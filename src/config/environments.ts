@@ -58,6 +58,32 @@ export const ZVaultsConfig = z
     message: 'spendLimit.defaultAmountAtomic must not exceed maxAmountAtomic',
   });
 
+/** The countries where bank accounts can be linked (and, with the payout half, paid), as code knows them. */
+export const BANK_COUNTRIES = ['US', 'PH', 'VN'] as const;
+export type BankCountry = (typeof BANK_COUNTRIES)[number];
+
+/**
+ * Linked bank accounts in an environment: the off-ramp provider that verifies and pays them, and each
+ * country this environment enables. Amount bounds are atomic units of the Payment's asset (USDC, 6
+ * decimals), what the config's externalBank countries report. Absent: no country is enabled.
+ */
+export const ZBankAccountsConfig = z.object({
+  providerCode: z.string().min(1),
+  countries: z
+    .array(
+      z
+        .object({
+          country: z.enum(BANK_COUNTRIES),
+          enabled: z.boolean(),
+          rails: z.array(z.string().min(1)).min(1),
+          minimumAmountAtomic: ZAtomic,
+          maximumAmountAtomic: ZAtomic,
+        })
+        .refine((c) => BigInt(c.minimumAmountAtomic) <= BigInt(c.maximumAmountAtomic), { message: 'minimumAmountAtomic must not exceed maximumAmountAtomic' }),
+    )
+    .refine((cs) => new Set(cs.map((c) => c.country)).size === cs.length, { message: 'each country at most once' }),
+});
+
 export const ZEnvironmentConfig = z.object({
   organizationId: z.string(),
   environmentId: z.string(),
@@ -68,6 +94,7 @@ export const ZEnvironmentConfig = z.object({
     platformFeeBps: z.number().int().min(0).max(10_000),
   }),
   vaults: ZVaultsConfig.optional(),
+  bankAccounts: ZBankAccountsConfig.optional(),
   networks: z.array(ZNetworkConfig),
   links: z.object({ docs: z.string(), openapi: z.string(), dashboard: z.string() }),
 });
@@ -81,6 +108,7 @@ export const ZEnvironmentsFile = z.object({
 export type TAssetConfig = z.infer<typeof ZAssetConfig>;
 export type TNetworkConfig = z.infer<typeof ZNetworkConfig>;
 export type TVaultsConfig = z.infer<typeof ZVaultsConfig>;
+export type TBankAccountsConfig = z.infer<typeof ZBankAccountsConfig>;
 export type TEnvironmentConfig = z.infer<typeof ZEnvironmentConfig>;
 export type TEnvironments = z.infer<typeof ZEnvironmentsFile>;
 

@@ -115,6 +115,12 @@ export interface VaultFundingEngine {
   startVaultFunding(fundingOperationId: string, confirmations: number): Promise<'started' | 'exists'>;
 }
 
+/** The send of one refund or incident recovery (workflows/fund-return.ts). */
+export interface FundReturnEngine {
+  /** Idempotent: one workflow per return, ever; 'exists' when it was already started. */
+  startFundReturn(returnId: string, confirmations: number): Promise<'started' | 'exists'>;
+}
+
 export interface DepositEngine {
   /** Idempotent: one workflow per transfer, ever; 'exists' when it was already started (or finished). */
   startDeposit(start: DepositStart): Promise<'started' | 'exists'>;

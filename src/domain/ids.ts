@@ -29,6 +29,9 @@ export const ID_PREFIXES = {
   vaultApprovalCode: 'vault_otp_',
   vaultReceipt: 'vault_rcpt_',
   sandboxMail: 'mail_',
+  // Not shown in the spec (docs/decisions.md "Refunds and incident recovery").
+  refund: 'refund_',
+  incidentRecovery: 'recovery_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

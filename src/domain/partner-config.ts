@@ -3,6 +3,7 @@ import type { AuthenticatedApp, Scope } from './apps';
 import { toAtomic } from './amounts';
 import type { TPartnerConfig } from './partner-config.schemas';
 import { approvalMailReady, vaultsSetup, type MailAvailability } from './vaults/vault-config';
+import { BANK_COUNTRY_NAMES } from './bank-accounts/bank-requirements';
 import { DELIVERY_POLICY, EVENT_GROUPS, EVENT_NAMES, RECOMMENDED_EVENTS, SIGNATURES } from './event-catalog';
 
 /** The modules the service knows, the scope each needs, and whether this build can run it. */
@@ -14,6 +15,12 @@ const MODULES: Record<ModuleId, { name: string; description: string; scopes: Sco
   webhooks: { name: 'Webhooks', description: 'Signed event notifications', scopes: [], operational: true, optional: false },
   balances_and_transactions: { name: 'Balances and transactions', description: 'Ledger projections', scopes: ['v2:accounts'], operational: true, optional: true },
 };
+
+/**
+ * Paying a linked bank account (the payout half of issue 13) is not built yet: the externalBank
+ * method is entitled where the environment enables a country, but not operational. Flip with payouts.
+ */
+const BANK_PAYOUTS_OPERATIONAL = false;
 
 function pct(bps: number): string {
   return (bps / 100).toFixed(2);
@@ -153,7 +160,7 @@ export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, m
           routing: methodOff,
           onramp: methodOff,
           externalQr: { ...bankMethod, destinationType: 'external_qr' },
-          externalBank: { ...bankMethod, directoryEndpoint: '/v2/payments/external-bank/banks' },
+          externalBank: externalBankMethod(app, env),
           card: methodOff,
         },
         publicPaymentCreation: {
@@ -189,6 +196,31 @@ export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, m
       partnerConsole: { enabled: false, availableToCredential: false },
     },
     links: env.links,
+  };
+}
+
+/** The bank countries of the environment (config/environments.json `bankAccounts`), as the config reports them. */
+function externalBankMethod(app: AuthenticatedApp, env: TEnvironmentConfig) {
+  const countries = (env.bankAccounts?.countries ?? []).map((c) => ({
+    country: c.country,
+    countryName: BANK_COUNTRY_NAMES[c.country].name,
+    currency: BANK_COUNTRY_NAMES[c.country].currency,
+    rails: c.rails,
+    minimumAmountAtomic: c.minimumAmountAtomic,
+    maximumAmountAtomic: c.maximumAmountAtomic,
+    enabled: c.enabled,
+  }));
+  const entitled = countries.some((c) => c.enabled);
+  const state = availability(entitled, app.scopes.includes('v2:payments'), BANK_PAYOUTS_OPERATIONAL);
+  return {
+    ...state,
+    destinationType: 'external_bank',
+    standaloneApi: false,
+    countries,
+    // Preparing a payout: linking a bank account (v2:accounts) and reading the directory work today.
+    preparationAvailable: entitled && app.scopes.includes('v2:accounts'),
+    paymentExecutionAvailable: state.available,
+    directoryEndpoint: '/v2/payments/external-bank/banks',
   };
 }
 

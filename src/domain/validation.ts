@@ -40,11 +40,11 @@ export function unstorableText(value: unknown, path: string[] = []): string[][] 
 }
 
 /**
- * Parses one part of a request; a failure is a 400 bad_request whose details name each field. Every
- * request part passes here, so text nothing can store (NUL, a lone surrogate) and nesting past
- * MAX_INPUT_DEPTH are refused here, once, before any schema or route sees them.
+ * Refuses text nothing can store (NUL, a lone surrogate) and nesting past MAX_INPUT_DEPTH, as a 400
+ * bad_request naming each field. parseInput runs it on every request part; a part validated by
+ * other means (a bank account's JSON Schema) runs it first too.
  */
-export function parseInput<S extends z.ZodType>(schema: S, value: unknown, location: InputLocation): z.output<S> {
+export function checkStorable(value: unknown, location: InputLocation): void {
   const deep = tooDeep(value);
   if (deep) {
     const field = [location, ...deep.map((k) => k.replace(UNSTORABLE_ALL, '\uFFFD'))].join('.');
@@ -60,6 +60,15 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, locat
     }));
     throw new ApiError('bad_request', `Invalid ${location}: ${fields.map((f) => f.field).join(', ')}`, { fields });
   }
+}
+
+/**
+ * Parses one part of a request; a failure is a 400 bad_request whose details name each field. Every
+ * request part passes here, so checkStorable's refusals happen here, once, before any schema or
+ * route sees them.
+ */
+export function parseInput<S extends z.ZodType>(schema: S, value: unknown, location: InputLocation): z.output<S> {
+  checkStorable(value, location);
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const fields = result.error.issues.map((issue) => ({

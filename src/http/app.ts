@@ -29,11 +29,13 @@ import { registerCheckoutRoutes } from './routes/checkout';
 import { registerClientAuthRoutes, registerClientRoutes } from './routes/client';
 import type { PaymentOptionProvider } from '../domain/payments/payment-options';
 import { registerVaultRoutes } from './routes/vaults';
+import { registerBankAccountRoutes } from './routes/bank-accounts';
 import { registerProviderCallbackRoutes, type OfframpCallbackDeps } from './routes/provider-callbacks';
 import { createSmtpMailer, type Mailer } from '../mail/mailer';
 import { createChainRegistry, type ChainRegistry } from '../chain/registry';
 import type { Custody } from '../custody';
-import type { PaymentEngine, VaultFundingEngine, WebhookEngine } from '../domain/engine';
+import type { FundReturnEngine, PaymentEngine, VaultFundingEngine, WebhookEngine } from '../domain/engine';
+import { registerFundReturnAdminRoutes, registerFundReturnRoutes } from './routes/fund-returns';
 
 export interface ApiDeps {
   config: ServiceConfig;
@@ -56,9 +58,12 @@ export interface ApiDeps {
    * after the direct one. Absent: no client routes.
    */
   client?: { engine: Pick<PaymentEngine, 'transferSeen'> & VaultFundingEngine; extraOptions?: readonly PaymentOptionProvider[] };
+  /** Sends refunds and incident recoveries (workflows/fund-return.ts). Absent: no refund or recovery routes. */
+  returns?: FundReturnEngine;
   /**
-   * The off-ramp provider and what its verified callbacks update (bank accounts, payouts); the
-   * provider also quotes bank Payments at creation. Absent: no callback route and no bank payouts.
+   * The off-ramp provider and what its verified callbacks update (bank accounts, payouts); it also
+   * quotes bank Payments at creation. Absent: no POST /v2/providers/{providerCode}/callbacks, linking
+   * a bank account answers 424, and bank payouts are refused.
    */
   offramp?: OfframpCallbackDeps;
   /** Feature modules (payments, deposits, webhooks admin...) add their routes here. */
@@ -91,13 +96,14 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   // Operator admin API (Bearer ADMIN_API_TOKEN), outside the partner router; absent without a token.
   registerWebhookAdminRoutes(app, { config, db, serviceSecret: deps.serviceSecret, cursors: shared.cursors, engine: deps.engine });
   registerAlertAdminRoutes(app, { config, db, cursors: shared.cursors });
+  const chains = deps.chains ?? createChainRegistry(environments);
+  if (deps.returns) registerFundReturnAdminRoutes(app, { config, prisma: db.prisma, custody: deps.custody, chains, engine: deps.returns });
 
   const svcVersion = enforceSvcVersion(environments.supportedApiVersions);
   // One quota per app, whichever credential (app secret or a client token of the app) spends it.
   const limit = rateLimit(db.pool, config.rateLimit);
   const body = jsonBody(config.http.maxBodyBytes);
   const idempotency = idempotencyRecords(db.pool);
-  const chains = deps.chains ?? createChainRegistry(environments);
 
   // Client API: its own router, so the partner router's Basic authentication never runs on it.
   if (deps.client) {
@@ -135,6 +141,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
       offramp: deps.offramp,
     });
   }
+  if (deps.returns) registerFundReturnRoutes(partner, { prisma: db.prisma, idempotency, custody: deps.custody, chains, engine: deps.returns });
   registerDepositRoutes(partner, { prisma: db.prisma, idempotency, custody: deps.custody, environments, cursors: shared.cursors });
   registerVaultRoutes(partner, {
     prisma: db.prisma,
@@ -145,6 +152,14 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
     cursors: shared.cursors,
     serviceSecret: deps.serviceSecret,
     mailer,
+  });
+  registerBankAccountRoutes(partner, {
+    prisma: db.prisma,
+    idempotency,
+    environments,
+    cursors: shared.cursors,
+    serviceSecret: deps.serviceSecret,
+    provider: deps.offramp?.provider,
   });
   for (const register of deps.extraRoutes ?? []) register(partner, shared);
 

@@ -24,6 +24,7 @@ import { HttpOfframpProvider } from '../offramp/http-provider';
 import type { OfframpProvider, Payout } from '../offramp/offramp-provider';
 import { onPayoutUpdated } from '../domain/payments/payment-payouts';
 import { launchSandboxProvider } from '../offramp/sandbox-provider/launch';
+import { onProviderBankAccountUpdated } from '../domain/bank-accounts/bank-accounts';
 
 export type Role = 'api' | 'worker';
 
@@ -188,10 +189,11 @@ export async function startService(opts: {
 
     let apiUrl: string | undefined;
     if (roles.includes('api')) {
+      const apiDb = database.pool('api');
       const api = createApi({
         config,
         environments,
-        db: database.pool('api'),
+        db: apiDb,
         logger,
         serviceSecret,
         engine,
@@ -199,13 +201,15 @@ export async function startService(opts: {
         chains: chain.chains,
         temporalHealth: () => engine.ping(),
         client: { engine },
+        returns: engine,
         // Payout callbacks signal the bank Payment's workflow (payment-payouts.ts).
         ...(offramp
           ? {
               offramp: {
                 provider: offramp,
+                onBankAccountUpdated: onProviderBankAccountUpdated(apiDb.prisma),
                 onPayoutUpdated: async (payout: Payout) => {
-                  await onPayoutUpdated({ prisma: database.db.prisma, engine, confirmationsOf: (chainId) => chain.chains.network(chainId).confirmations }, payout);
+                  await onPayoutUpdated({ prisma: apiDb.prisma, engine, confirmationsOf: (chainId) => chain.chains.network(chainId).confirmations }, payout);
                 },
               },
             }

@@ -27,6 +27,7 @@ import type {
   WebhookDeliveryStart,
   WebhookEngine,
   VaultFundingEngine,
+  FundReturnEngine,
 } from '../domain/engine';
 import type { ResolutionRequest } from '../domain/operator-resolution';
 import { CHAIN_SCANNER_WORKFLOW, chainScannerWorkflowId, pokeSignal, rescanFromSignal, type ChainScannerInput } from '../../workflows/contracts/chain-scanner';
@@ -66,6 +67,7 @@ import {
   type PaymentReconciliationSummary,
 } from '../../workflows/contracts/payment-reconciliation';
 import { DATA_ERROR } from '../../workflows/contracts/failures';
+import { FUND_RETURN_WORKFLOW, fundReturnWorkflowId, type FundReturnWorkflowInput } from '../../workflows/contracts/fund-return';
 import { VAULT_FUNDING_WORKFLOW, vaultFundingWorkflowId, type VaultFundingWorkflowInput } from '../../workflows/contracts/vault-funding';
 import { chainAdvancedSignal } from '../../workflows/contracts/chain-advanced';
 import type { PaymentSettlementPolicy } from '../../workflows/contracts/payment';
@@ -91,7 +93,7 @@ import {
  * workflow contracts in workflows/contracts/. Engine errors are turned into typed outcomes here, so no
  * caller unpacks a WorkflowUpdateFailedError.
  */
-export interface TemporalGateway extends PaymentEngine, DepositEngine, WebhookEngine, ChainAdvanceEngine, VaultFundingEngine {
+export interface TemporalGateway extends PaymentEngine, DepositEngine, WebhookEngine, ChainAdvanceEngine, VaultFundingEngine, FundReturnEngine {
   readonly taskQueue: string;
   /** One cheap RPC that needs the frontend service to answer (health checks). */
   ping(): Promise<void>;
@@ -304,6 +306,12 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
       const input: VaultFundingWorkflowInput = { fundingOperationId, confirmations, pollSeconds: 1, maxChecks: 600 };
       // Never a second run for one operation: a failed one is an operator's case, not a retry.
       return startOnce(VAULT_FUNDING_WORKFLOW, vaultFundingWorkflowId(fundingOperationId), [input], 'REJECT_DUPLICATE');
+    },
+
+    async startFundReturn(returnId: string, confirmations: number) {
+      const input: FundReturnWorkflowInput = { returnId, confirmations, pollSeconds: 1, maxChecks: 600 };
+      // Never a second run for one return: a failed one is asked for again as a new return.
+      return startOnce(FUND_RETURN_WORKFLOW, fundReturnWorkflowId(returnId), [input], 'REJECT_DUPLICATE');
     },
 
     async resolveDeposit(deposit: DepositRef, request: ResolutionRequest) {

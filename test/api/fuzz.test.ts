@@ -93,6 +93,7 @@ async function snapshot(f: FuzzFixture, idempotencyKey: string | undefined): Pro
        'paymentHandles', (SELECT count(*) FROM payment_handles p JOIN accounts a ON a.id = p.account_id WHERE a.app_id = ANY($1)),
        'payments', (SELECT json_build_array(count(*), sum(status_version)) FROM payments WHERE app_id = ANY($1)),
        'depositAddresses', (SELECT count(*) FROM deposit_addresses WHERE app_id = ANY($1)),
+       'bankAccounts', (SELECT json_build_array(count(*), max(updated_at)) FROM bank_accounts WHERE app_id = ANY($1)),
        'webhookEndpoints', (SELECT json_build_array(count(*), max(updated_at)) FROM webhook_endpoints WHERE app_id = ANY($1)),
        'idempotencyRecords', (SELECT count(*) FROM idempotency_records WHERE app_id = ANY($1) AND key IS DISTINCT FROM $2
          -- The client API keeps an account's keys as client:<accountId>:<key>.

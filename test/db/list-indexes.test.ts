@@ -9,6 +9,8 @@ import { authenticateApp, type AuthenticatedApp } from '../../src/domain/apps';
 import { listPayments } from '../../src/domain/payments/payments';
 import { ZListPaymentsQuery } from '../../src/domain/payments/payment.schemas';
 import { listDeposits } from '../../src/domain/deposits/deposits';
+import { listBankAccounts } from '../../src/domain/bank-accounts/bank-accounts';
+import { ZListBankAccountsQuery } from '../../src/domain/bank-accounts/bank-account.schemas';
 import { listVaultAuditEvents } from '../../src/domain/vaults/vault-audit';
 import { ZListVaultAuditEventsQuery } from '../../src/domain/vaults/vault.schemas';
 import { call } from '../support/api-client';
@@ -186,6 +188,13 @@ describe('list queries use an index matching their filters and order', () => {
       const list = (query: Record<string, unknown>) => (db: PrismaClient) => listDeposits(db, app, merchant.accountId, ZListDepositsQuery.parse(query), anyCursor);
       await assertIndexed('deposits', ['deposits_account_id_created_at_id_idx'], list({ cursor }));
       await assertIndexed('deposits', ['deposits_account_id_status_created_at_id_idx'], list({ cursor, status: 'settled' }));
+    });
+
+    test(`GET /v2/accounts/{id}/bank-accounts${page}: all, by status (an account's few bank accounts, on the account index)`, async () => {
+      const list = (query: Record<string, unknown>) => (db: PrismaClient) =>
+        listBankAccounts(db, app, merchant.accountId, ZListBankAccountsQuery.parse(query), anyCursor);
+      await assertIndexed('bank_accounts', ['bank_accounts_account_id_created_at_id_idx'], list({ cursor }));
+      await assertIndexed('bank_accounts', ['bank_accounts_account_id_created_at_id_idx'], list({ cursor, status: 'verified' }));
     });
 
     test(`GET /v2/accounts/{id}/deposit-addresses${page}: all, by network, by asset, by both`, async () => {

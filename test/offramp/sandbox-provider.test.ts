@@ -13,6 +13,7 @@ import { SIGNATURE_HEADER, signCallback } from '../../src/offramp/sandbox-provid
 import { launchSandboxProvider } from '../../src/offramp/sandbox-provider/launch';
 import { getHarness } from '../support/harness';
 import { newPayer, tokenBalance } from '../support/chain';
+import { until } from '../support/until';
 
 let unique = 0;
 const id = (prefix: string) => `${prefix}_${process.pid}_${Date.now()}_${(unique += 1)}`;
@@ -25,17 +26,6 @@ async function asset() {
 async function quote(sourceAmountAtomic: bigint, currency = 'PHP', extra: { idempotencyKey?: string; sandboxScenario?: string } = {}): Promise<Quote> {
   const h = await getHarness();
   return h.provider.adapter.quote({ country: currency === 'USD' ? 'US' : currency === 'PHP' ? 'PH' : 'VN', currency, rail: 'bank_transfer', asset: await asset(), sourceAmountAtomic, ...extra });
-}
-
-/** Polls until check() answers a value; a generous deadline, not a timing assertion. */
-async function until<T>(check: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 async function verifiedAccount(accountNumber = '000123456789'): Promise<{ bankAccountId: string; providerAccountId: string }> {

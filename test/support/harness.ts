@@ -29,6 +29,7 @@ import { freePort } from '../../src/embedded/process';
 import { HttpOfframpProvider } from '../../src/offramp/http-provider';
 import type { Payout, ProviderBankAccount, ProviderCallback } from '../../src/offramp/offramp-provider';
 import { launchSandboxProvider, type SandboxProviderProcess } from '../../src/offramp/sandbox-provider/launch';
+import { onProviderBankAccountUpdated } from '../../src/domain/bank-accounts/bank-accounts';
 
 /**
  * One shared environment per test run: a fresh PostgreSQL database, one Java time-skipping Temporal
@@ -210,6 +211,7 @@ async function start(): Promise<Harness> {
 
   const received: ProviderCallback[] = [];
   const handlers: SandboxProviderHarness['handlers'] = {};
+  const bankAccountUpdates = onProviderBankAccountUpdated(opened.db.prisma);
   offrampDeps = {
     provider: adapter,
     async onPayoutUpdated(payout) {
@@ -217,7 +219,8 @@ async function start(): Promise<Harness> {
       received.push({ type: 'payout.updated', payout });
     },
     async onBankAccountUpdated(bankAccountId, account) {
-      await handlers.onBankAccountUpdated?.(bankAccountId, account);
+      // The bank accounts module, unless a test puts its own handler in.
+      await (handlers.onBankAccountUpdated ?? bankAccountUpdates)(bankAccountId, account);
       received.push({ type: 'bank_account.updated', bankAccountId, account });
     },
   };
@@ -232,6 +235,7 @@ async function start(): Promise<Harness> {
     temporalHealth: () => engine.ping(),
     chains: chain.chains,
     client: { engine },
+    returns: engine,
     offramp: offrampDeps,
   });
   const server: Server = await new Promise((resolve, reject) => {

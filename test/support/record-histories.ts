@@ -74,6 +74,8 @@ export async function recordHistories(h: Harness): Promise<string[]> {
     const ran = await h.env.client.workflow.getHandle(workflowId).describe().then(() => true, () => false);
     if (ran) pick(`vault-funding--${f.status}`, workflowId);
   }
+  // Refunds and incident recoveries, each by its FundReturnWorkflow.
+  for (const r of await prisma.fundReturn.findMany({ orderBy: { createdAt: 'asc' } })) pick(`fund-return--${r.kind}-${r.status}`, `fund-return:${r.id}`);
   pick('chain-scanner--running', `chain-scanner:${h.chainId}`);
 
   const reconciliationId = `deposit-reconciliation:recorded-${Date.now()}`;

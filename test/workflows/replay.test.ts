@@ -28,6 +28,7 @@ test('the recorded histories cover every workflow type the worker runs', () => {
     'webhook-dispatcher',
     'webhook-delivery',
     'vault-funding',
+    'fund-return',
   ]) {
     assert.ok(types.has(type), `no recorded history of ${type}`);
   }

@@ -30,7 +30,7 @@ export interface InFlightAmount {
   amountAtomic: string;
   kind: 'payment_transfer' | 'deposit_receipt' | 'vault_receipt' | 'settlement_leg';
   /** The leg's or receipt's source: a vault receipt is 'vault' (sourceId the vault), a vault's funding leg 'vault_funding'. */
-  sourceType: 'payment' | 'deposit' | 'vault' | 'vault_funding';
+  sourceType: 'payment' | 'deposit' | 'vault' | 'vault_funding' | 'refund' | 'incident_recovery';
   sourceId: string;
   txHash: string;
 }

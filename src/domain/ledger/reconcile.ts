@@ -65,7 +65,7 @@ interface Snapshot {
   /** `${book}|${chainId}|${token}` -> sum; partner books folded into PARTNER_BOOKS. */
   books: Map<string, bigint>;
   incoming: Array<Omit<InFlightAmount, 'purpose' | 'amountAtomic'> & { amount: bigint }>;
-  legs: Array<{ sourceType: 'payment' | 'deposit' | 'vault_funding'; sourceId: string; txHash: string; chainId: number; from: string; to: string; token: string; amount: bigint }>;
+  legs: Array<{ sourceType: 'payment' | 'deposit' | 'vault_funding' | 'refund' | 'incident_recovery'; sourceId: string; txHash: string; chainId: number; from: string; to: string; token: string; amount: bigint }>;
   unaddressed: Array<{ book: string; purpose: AddressPurpose; chainId: number; token: string; total: bigint }>;
 }
 
@@ -364,6 +364,17 @@ async function readSnapshot(
       AND l.from_address = ANY(${addresses}::text[])
       AND NOT EXISTS (SELECT 1 FROM ledger_postings lp WHERE lp.source_type = 'vault' AND lp.source_id = o.vault_id AND lp.leg = 'funding:' || o.id)`;
 
+  // Refunds and incident recoveries (src/domain/returns): sent, not yet confirmed and posted.
+  const returnLegs = await tx.$queryRaw<
+    Array<{ source_type: 'refund' | 'incident_recovery'; source_id: string; tx_hash: string; chain_id: number; from_address: string; to_address: string; token: string; amount: string }>
+  >`
+    SELECT l.source_type, l.source_id, l.tx_hash, l.chain_id, l.from_address, l.to_address, lower(l.token_address) AS token, l.amount_atomic::text AS amount
+    FROM settlement_legs l JOIN fund_returns r ON r.id = l.source_id
+    WHERE l.source_type IN ('refund', 'incident_recovery') AND l.status IN ('broadcast', 'confirmed')
+      AND l.from_address = ANY(${addresses}::text[])
+      AND NOT EXISTS (SELECT 1 FROM ledger_postings lp WHERE lp.source_type = 'payment' AND lp.source_id = r.payment_id
+                        AND lp.leg = (CASE r.kind WHEN 'refund' THEN 'refund:' ELSE 'recovery:' END) || r.id)`;
+
   const unaddressed = opts.unaddressedBooks
     ? await tx.$queryRaw<Array<{ book: string; chain_id: number; token: string; total: string }>>`
         SELECT e.book, e.chain_id, lower(e.token_address) AS token, sum(e.amount_atomic)::text AS total
@@ -417,6 +428,7 @@ async function readSnapshot(
     legs: [
       ...legs.map((l) => ({ ...l, source_type: l.source_type as 'payment' | 'deposit' | 'vault_funding' })),
       ...vaultLegs.map((l) => ({ ...l, source_type: 'vault_funding' as const })),
+      ...returnLegs,
     ].map((l) => ({
       sourceType: l.source_type,
       sourceId: l.source_id,

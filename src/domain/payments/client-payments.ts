@@ -7,7 +7,7 @@ import { ApiError, notFound } from '../errors';
 import { consumeAction, findAction } from './payment-actions';
 import { paymentOptionId, paymentOptions, WALLET_TRANSFER_METHOD, type PaymentOptionProvider } from './payment-options';
 import { takePaymentTransfer } from './payment-intake';
-import { toCheckout, toNextAction, toPaymentView, type PaymentRow } from './payment-view';
+import { PAYMENT_VIEW_INCLUDE, toCheckout, toNextAction, toPaymentView, type PaymentRow } from './payment-view';
 import type { TConfirmClientPayment } from './client-payment.schemas';
 
 export interface ClientPaymentDeps {
@@ -28,7 +28,7 @@ const OPEN_STATUSES = new Set(['requires_payment_method', 'processing']);
  * so a token can't probe another app's ids.
  */
 export async function loadPayable(prisma: PrismaClient, principal: ClientPrincipal, paymentId: string): Promise<PaymentRow> {
-  const p = await prisma.payment.findFirst({ where: { id: paymentId, appId: principal.app.id, intent: 'receive' }, include: { incidents: true } });
+  const p = await prisma.payment.findFirst({ where: { id: paymentId, appId: principal.app.id, intent: 'receive' }, include: PAYMENT_VIEW_INCLUDE });
   if (!p) throw notFound('Payment');
   return p;
 }

@@ -14,7 +14,7 @@ import { API_CRASH_POINTS, crashPoint } from '../../runtime/crash-points';
 import { timed } from '../../runtime/step-timing';
 import { splitFees } from './payment-machine';
 import type { TCreatePayment } from './payment.schemas';
-import type { PaymentRow } from './payment-view';
+import { PAYMENT_VIEW_INCLUDE, type PaymentRow } from './payment-view';
 import { newPayoutRow, providerSettlementSnapshot, quoteBankPayout, type BankQuote, type OfframpDeps } from './payment-payouts';
 
 export interface CreatePaymentDeps {
@@ -171,11 +171,11 @@ export async function createPayment(
       [{ name: 'payment.created', payload: { paymentId, accountId: recipient.id, status: 'requires_payment_method', statusVersion: 1 } }],
       payoutRow,
     ));
-    row = { ...created, incidents: [], payout: payoutRow ? { ...payoutRow, createdAt: created.createdAt, updatedAt: created.updatedAt } : null };
+    row = { ...created, incidents: [], fundReturns: [], payout: payoutRow ? { ...payoutRow, createdAt: created.createdAt, updatedAt: created.updatedAt } : null };
   } catch (err) {
     if (!isDuplicatePayment(err)) throw err;
     // An earlier attempt with this key committed the row; finish what it started, if it is the same request.
-    row = await prisma.payment.findUniqueOrThrow({ where: { id: paymentId }, include: { incidents: true, payout: true } });
+    row = await prisma.payment.findUniqueOrThrow({ where: { id: paymentId }, include: PAYMENT_VIEW_INCLUDE });
     if (row.requestHash && row.requestHash !== request.bodyHash) {
       throw new ApiError('idempotency_conflict', 'This Idempotency-Key was used with a different request body');
     }

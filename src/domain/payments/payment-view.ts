@@ -1,12 +1,16 @@
-import type { Payment, PaymentIncident, PaymentPayout } from '../../generated/prisma/client';
+import type { FundReturn, Payment, PaymentIncident, PaymentPayout } from '../../generated/prisma/client';
+import { refundSummaryOf } from '../returns/fund-return-rules';
 import { formatAtomic } from '../amounts';
 import { hmacHex, safeEqual } from '../secrets';
 import type { TPayment } from './payment.schemas';
 import { z } from 'zod';
 import { ZCheckout, ZNextAction } from './payment.schemas';
 
-/** payout: a bank Payment's quote and payout (null or absent for upa Payments). */
-export type PaymentRow = Payment & { incidents: PaymentIncident[]; payout?: PaymentPayout | null };
+/** payout: a bank Payment's quote and payout (null for upa Payments). */
+export type PaymentRow = Payment & { incidents: PaymentIncident[]; fundReturns: FundReturn[]; payout?: PaymentPayout | null };
+
+/** What every read of a Payment for its view loads with it (its incidents, refunds and recoveries, a bank Payment's payout). */
+export const PAYMENT_VIEW_INCLUDE = { incidents: true, fundReturns: true, payout: true } as const;
 
 const OPEN_STATUSES = new Set(['requires_payment_method', 'processing']);
 
@@ -116,7 +120,10 @@ export function toPaymentView(p: PaymentRow): TPayment {
     succeededAt: iso(p.succeededAt),
     cancelledAt: iso(p.cancelledAt),
     failure: p.failureCode || p.failureMessage ? { code: p.failureCode, message: p.failureMessage } : null,
-    refundSummary: { status: 'none', count: 0, requestedAmountAtomic: '0', confirmedAmountAtomic: '0' },
+    refundSummary: refundSummaryOf(
+      gross,
+      p.fundReturns.filter((r) => r.kind === 'refund').map((r) => ({ status: r.status, amountAtomic: big(r.amountAtomic) })),
+    ),
     incidentRecoverySummary: {
       count: incidents.length,
       pendingCount: incidents.filter((i) => i.status === 'pending').length,

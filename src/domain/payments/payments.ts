@@ -8,10 +8,10 @@ import type { ChainRegistry } from '../../chain/registry';
 import { requirePayout } from '../settlement/manual-payout';
 import { expectedPaymentPayout } from './payment-settlement';
 import type { TCancelPayment, TListPaymentsQuery } from './payment.schemas';
-import { toNextAction, toPaymentView, type PaymentRow } from './payment-view';
+import { PAYMENT_VIEW_INCLUDE, toNextAction, toPaymentView, type PaymentRow } from './payment-view';
 
 export async function loadPayment(prisma: PrismaClient, appId: string, paymentId: string): Promise<PaymentRow> {
-  const p = await prisma.payment.findFirst({ where: { id: paymentId, appId }, include: { incidents: true, payout: true } });
+  const p = await prisma.payment.findFirst({ where: { id: paymentId, appId }, include: PAYMENT_VIEW_INCLUDE });
   if (!p) throw notFound('Payment');
   return p;
 }
@@ -34,7 +34,7 @@ export async function listPayments(prisma: PrismaClient, app: AuthenticatedApp, 
   const position = query.cursor ? cursors.decode(scope, query.cursor) : undefined;
   const rows = await prisma.payment.findMany({
     where: { AND: [filters, afterPosition(position)] },
-    include: { incidents: true, payout: true },
+    include: PAYMENT_VIEW_INCLUDE,
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
     take: query.limit + 1,
   });

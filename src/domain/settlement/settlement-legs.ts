@@ -5,7 +5,8 @@ import type { ChainRegistry } from '../../chain/registry';
 
 /** Every resource that sends money out; each names its legs by (sourceType, sourceId, leg). */
 /** vault_funding: a vault's transfer to a Payment's escrow (src/domain/vaults/vault-funding-transfer.ts). */
-export type SettlementSourceType = 'payment' | 'deposit' | 'vault_funding';
+/** refund, incident_recovery: a return of funds to a payer (src/domain/returns/fund-return-transfer.ts). */
+export type SettlementSourceType = 'payment' | 'deposit' | 'vault_funding' | 'refund' | 'incident_recovery';
 
 export interface SettlementSource {
   type: SettlementSourceType;

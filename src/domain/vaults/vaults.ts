@@ -173,7 +173,18 @@ export async function reservedByToken(db: Db, vaultId: string): Promise<Map<stri
     where: { vaultId, status: { in: RESERVING_STATUSES } },
     _sum: { amountAtomic: true },
   });
-  return new Map(rows.map((r) => [r.tokenAddress.toLowerCase(), BigInt(r._sum.amountAtomic?.toFixed() ?? '0')]));
+  // Refunds paid from the vault (src/domain/returns) reserve alike until confirmed or failed.
+  const refunds = await db.fundReturn.groupBy({
+    by: ['tokenAddress'],
+    where: { vaultId, kind: 'refund', status: { in: ['pending', 'broadcast', 'requires_intervention'] } },
+    _sum: { amountAtomic: true },
+  });
+  const reserved = new Map<string, bigint>();
+  for (const r of [...rows, ...refunds]) {
+    const token = r.tokenAddress.toLowerCase();
+    reserved.set(token, (reserved.get(token) ?? 0n) + BigInt(r._sum.amountAtomic?.toFixed() ?? '0'));
+  }
+  return reserved;
 }
 
 /** What the vault's current period has authorized so far (failed transfers excluded). */

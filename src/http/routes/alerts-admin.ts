@@ -3,10 +3,9 @@ import Router from '@koa/router';
 import type { ServiceConfig } from '../../config';
 import type { Database } from '../../db/client';
 import { getAlert, listAlerts } from '../../domain/alerts';
-import { ApiError } from '../../domain/errors';
 import type { CursorCodec } from '../../domain/pagination';
 import type { ApiState } from '../context';
-import { adminAuth } from './webhooks-admin';
+import { adminAuth, mountAdminRouter } from './webhooks-admin';
 
 /**
  * Operator alerts over the admin API, the twin of `npm run cli -- alerts list`:
@@ -38,12 +37,5 @@ export function registerAlertAdminRoutes(app: Koa<ApiState>, deps: AlertAdminDep
     ctx.body = await getAlert(prisma, ctx.params);
   });
 
-  app.use(router.routes());
-  app.use(
-    router.allowedMethods({
-      throw: true,
-      methodNotAllowed: () => new ApiError('method_not_allowed', 'Method not allowed on this resource'),
-      notImplemented: () => new ApiError('method_not_allowed', 'Method not implemented'),
-    }),
-  );
+  mountAdminRouter(app, router);
 }

@@ -63,6 +63,18 @@ export function adminAuth(token: string): ApiMiddleware {
   };
 }
 
+/** Mounts an admin router on the app, answering a wrong method in the error envelope. */
+export function mountAdminRouter(app: Koa<ApiState>, router: Router<ApiState>): void {
+  app.use(router.routes());
+  app.use(
+    router.allowedMethods({
+      throw: true,
+      methodNotAllowed: () => new ApiError('method_not_allowed', 'Method not allowed on this resource'),
+      notImplemented: () => new ApiError('method_not_allowed', 'Method not implemented'),
+    }),
+  );
+}
+
 const ZAppPath = z.object({ appId: ZAppId });
 const ZEndpointPath = z.object({ appId: ZAppId, endpointId: ZWebhookEndpointId });
 const ZDeliveryPath = z.object({ appId: ZAppId, deliveryId: ZWebhookDeliveryId });
@@ -142,12 +154,5 @@ export function registerWebhookAdminRoutes(app: Koa<ApiState>, deps: WebhookAdmi
     }
   });
 
-  app.use(router.routes());
-  app.use(
-    router.allowedMethods({
-      throw: true,
-      methodNotAllowed: () => new ApiError('method_not_allowed', 'Method not allowed on this resource'),
-      notImplemented: () => new ApiError('method_not_allowed', 'Method not implemented'),
-    }),
-  );
+  mountAdminRouter(app, router);
 }

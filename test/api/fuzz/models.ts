@@ -114,6 +114,34 @@ export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
   'POST /v2/accounts/:accountId/vault/policy/approval': { auth: 'partner', params: account, touches: 'account', body: () => ({}) },
   'POST /v2/accounts/:accountId/vault/policy/approval/verify': { auth: 'partner', params: account, touches: 'account', body: () => ({ code: '123456' }) },
   'GET /v2/accounts/:accountId/vault/audit-events': { auth: 'partner', params: account, touches: 'account', query: () => ({ limit: '5' }) },
+  'GET /v2/accounts/:accountId/bank-account-requirements': { auth: 'partner', params: account, touches: 'account' },
+  'POST /v2/accounts/:accountId/bank-accounts': {
+    auth: 'partner',
+    idempotencyKey: 'required',
+    params: account,
+    touches: 'account',
+    body: () => ({
+      country: 'US',
+      currency: 'USD',
+      accountHolderName: 'Fuzz Holder',
+      bankName: 'Citibank, N.A.',
+      bankCode: 'CITIUS33',
+      routingNumber: '021000089',
+      // Unique per request: the same real account twice is a conflict, not what this model tests.
+      accountNumber: String(10_000_000 + (unique += 1)),
+      accountType: 'checking',
+    }),
+  },
+  'GET /v2/accounts/:accountId/bank-accounts': { auth: 'partner', params: account, touches: 'account', query: () => ({ limit: '5', status: 'pending_verification' }) },
+  'GET /v2/accounts/:accountId/bank-accounts/:bankAccountId': { auth: 'partner', params: (f) => ({ accountId: f.accountId, bankAccountId: 'bank_account_0fuzz0' }), touches: 'account' },
+  'POST /v2/accounts/:accountId/bank-accounts/:bankAccountId/disable': {
+    auth: 'partner',
+    idempotencyKey: 'optional',
+    params: (f) => ({ accountId: f.accountId, bankAccountId: 'bank_account_0fuzz0' }),
+    touches: 'account',
+    body: () => ({}),
+  },
+  'GET /v2/payments/external-bank/banks': { auth: 'partner', query: () => ({ country: 'VN' }) },
   'POST /v2/payments': {
     auth: 'partner',
     idempotencyKey: 'required',
@@ -134,6 +162,13 @@ export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
   'GET /v2/payments/:paymentId': { auth: 'partner', params: payment, touches: 'payment' },
   'POST /v2/payments/:paymentId/cancel': { auth: 'partner', idempotencyKey: 'optional', params: payment, touches: 'payment', body: () => ({ reasonCode: 'customer_request', reason: 'changed their mind' }) },
 
+  // An open Payment: a refund is refused (409), an unknown incident is not found (404).
+  'POST /v2/payments/:paymentId/refunds': { auth: 'partner', idempotencyKey: 'required', params: payment, touches: 'payment', body: () => ({ amount: '1.5', reason: 'fuzz' }) },
+  'GET /v2/payments/:paymentId/refunds': { auth: 'partner', params: payment, touches: 'payment' },
+  'POST /v2/payments/:paymentId/incident-recoveries': { auth: 'partner', idempotencyKey: 'required', params: payment, touches: 'payment', body: () => ({ incidentId: 'incident_0fuzz0' }) },
+  'GET /v2/payments/:paymentId/incident-recoveries': { auth: 'partner', params: payment, touches: 'payment' },
+  'GET /v2/payments/:paymentId/incidents': { auth: 'partner', params: payment, touches: 'payment' },
+
   'POST /v2/client/auth/exchange': { auth: 'partner', body: (f) => ({ accountId: f.accountId }) },
   'POST /v2/client/auth/revoke': { auth: 'partner', body: (f) => ({ accountId: f.spareAccountId }) },
   'GET /v2/client/me/payments/:paymentId': { auth: 'client', paymentSecret: true, params: payment, touches: 'payment' },
@@ -153,6 +188,7 @@ export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
     body: () => ({ actionId: 'action_0fuzz0', proof: { type: 'managed_authorization', authorization: 'approved' }, metadata: { order: 'fuzz' } }),
   },
 
+  'POST /admin/v1/payments/:paymentId/incident-recoveries': { auth: 'admin', params: payment, body: () => ({ incidentId: 'incident_0fuzz0', reason: 'fuzz', actor: 'fuzz-operator' }) },
   'POST /admin/v1/apps/:appId/webhook-endpoints': { auth: 'admin', params: app, body: () => ({ url: 'http://127.0.0.1:9/fuzz', description: 'fuzz', events: ['deposit.settled'] }) },
   'GET /admin/v1/apps/:appId/webhook-endpoints': { auth: 'admin', params: app },
   'GET /admin/v1/apps/:appId/webhook-endpoints/:endpointId': { auth: 'admin', params: endpoint },

@@ -1,0 +1,103 @@
+/**
+ * The rules of returning funds (refunds and incident recoveries), pure and unit-tested. The callers
+ * read the facts under a row lock (the Payment's, the incident's), so a decision holds until commit.
+ */
+
+export const RETURN_KINDS = ['refund', 'incident_recovery'] as const;
+export type ReturnKind = (typeof RETURN_KINDS)[number];
+
+/**
+ * pending: recorded, not yet sent; broadcast: signed, recorded and sent; confirmed: at the network's
+ * confirmation depth; failed: nothing was sent, or what was sent can never be mined (the amount is free
+ * again); requires_intervention: a send that may still be mined, or reverted/never confirmed, held for
+ * an operator (never resent automatically).
+ */
+export const RETURN_STATUSES = ['pending', 'broadcast', 'confirmed', 'failed', 'requires_intervention'] as const;
+export type ReturnStatus = (typeof RETURN_STATUSES)[number];
+
+/** Every status but failed holds its amount against what can be returned. */
+export const holdsAmount = (status: string): boolean => status !== 'failed';
+
+export type RefundRefusal =
+  | 'payment_not_refundable'
+  | 'refund_amount_invalid'
+  | 'refund_exceeds_payment'
+  | 'vault_missing'
+  | 'vault_insufficient_balance';
+
+export interface RefundFacts {
+  paymentIntent: string;
+  paymentStatus: string;
+  paymentAmountAtomic: bigint;
+  /** The sum of the Payment's refunds that hold their amount (not failed). */
+  heldAtomic: bigint;
+  /** The amount asked for; null: the rest of the Payment. */
+  requestedAtomic: bigint | null;
+  hasVault: boolean;
+  /** The recipient vault's balance less what its funding and refunds in flight reserve. */
+  vaultAvailableAtomic: bigint;
+}
+
+/** A refund of a succeeded receive Payment, never beyond its amount, paid from what the vault holds. */
+export function decideRefund(f: RefundFacts): { ok: true; amountAtomic: bigint } | { ok: false; reason: RefundRefusal } {
+  if (f.paymentIntent !== 'receive' || f.paymentStatus !== 'succeeded') return { ok: false, reason: 'payment_not_refundable' };
+  const rest = f.paymentAmountAtomic - f.heldAtomic;
+  const amount = f.requestedAtomic ?? rest;
+  if (f.requestedAtomic !== null && f.requestedAtomic <= 0n) return { ok: false, reason: 'refund_amount_invalid' };
+  if (amount <= 0n || amount > rest) return { ok: false, reason: 'refund_exceeds_payment' };
+  if (!f.hasVault) return { ok: false, reason: 'vault_missing' };
+  if (f.vaultAvailableAtomic < amount) return { ok: false, reason: 'vault_insufficient_balance' };
+  return { ok: true, amountAtomic: amount };
+}
+
+export type RecoveryRefusal = 'incident_already_recovered' | 'recovery_in_progress';
+
+/** An incident's funds are returned once: a new request only after the last one failed. */
+export function decideRecovery(f: { incidentStatus: string; liveRecovery: { status: string } | null }): { ok: true } | { ok: false; reason: RecoveryRefusal } {
+  if (f.incidentStatus === 'confirmed' || f.liveRecovery?.status === 'confirmed') return { ok: false, reason: 'incident_already_recovered' };
+  if (f.liveRecovery) return { ok: false, reason: 'recovery_in_progress' };
+  return { ok: true };
+}
+
+/** The incident's status follows its latest recovery (incidentRecoverySummary counts these). */
+export function incidentStatusFor(status: ReturnStatus): 'pending' | 'confirmed' | 'failed' | 'requires_intervention' {
+  if (status === 'confirmed' || status === 'failed' || status === 'requires_intervention') return status;
+  return 'pending';
+}
+
+export interface RefundSummary {
+  status: 'none' | 'pending' | 'partially_refunded' | 'refunded';
+  count: number;
+  requestedAmountAtomic: string;
+  confirmedAmountAtomic: string;
+}
+
+/**
+ * The Payment's refundSummary: refunded once the confirmed total is the Payment's amount; pending while
+ * any refund is on its way (or held for an operator); partially_refunded when some is confirmed and
+ * nothing moves; none otherwise. Failed refunds count for nothing.
+ */
+export function refundSummaryOf(paymentAmountAtomic: bigint, refunds: Array<{ status: string; amountAtomic: bigint }>): RefundSummary {
+  const held = refunds.filter((r) => holdsAmount(r.status));
+  const requested = held.reduce((acc, r) => acc + r.amountAtomic, 0n);
+  const confirmed = held.filter((r) => r.status === 'confirmed').reduce((acc, r) => acc + r.amountAtomic, 0n);
+  const moving = held.some((r) => r.status !== 'confirmed');
+  const status = confirmed > 0n && confirmed >= paymentAmountAtomic ? 'refunded' : moving ? 'pending' : confirmed > 0n ? 'partially_refunded' : 'none';
+  return { status, count: held.length, requestedAmountAtomic: requested.toString(), confirmedAmountAtomic: confirmed.toString() };
+}
+
+/** The event a confirmed refund emits, from the Payment's confirmed refund total after it. */
+export function refundConfirmedEvent(paymentAmountAtomic: bigint, confirmedTotalAtomic: bigint): 'payment.refunded' | 'payment.partially_refunded' {
+  return confirmedTotalAtomic >= paymentAmountAtomic ? 'payment.refunded' : 'payment.partially_refunded';
+}
+
+/** What a confirmation check found for a sent return. */
+export type SendCheck = 'confirmed' | 'pending' | 'reverted';
+
+/** The status a sent return moves to after a check; null: unchanged (keep polling). */
+export function afterCheck(check: SendCheck): ReturnStatus | null {
+  if (check === 'confirmed') return 'confirmed';
+  // A reverted transfer spent its nonce and moved nothing; an operator decides what comes next.
+  if (check === 'reverted') return 'requires_intervention';
+  return null;
+}

@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { ZEvmAddress } from '../accounts/account.schemas';
+import { DECIMAL_PATTERN } from '../amounts';
+import { RETURN_STATUSES } from './fund-return-rules';
+
+const ZReason = z.string().min(1).max(500);
+
+/** POST /v2/payments/{paymentId}/refunds: amount absent = the rest of the Payment not yet refunded. */
+export const ZCreateRefund = z.strictObject({
+  amount: z.string().regex(DECIMAL_PATTERN, 'a decimal string such as "12.50"').max(40).optional(),
+  destinationAddress: ZEvmAddress.optional(),
+  reason: ZReason.optional(),
+});
+export type TCreateRefund = z.output<typeof ZCreateRefund>;
+
+/** POST /v2/payments/{paymentId}/incident-recoveries (and the admin twin, which adds reason and actor). */
+export const ZIncidentId = z.string().regex(/^incident_[A-Za-z0-9_-]+$/, 'an incident id (incident_...)').max(64);
+export const ZCreateRecovery = z.strictObject({
+  incidentId: ZIncidentId,
+  destinationAddress: ZEvmAddress.optional(),
+  reason: ZReason.optional(),
+});
+export type TCreateRecovery = z.output<typeof ZCreateRecovery>;
+
+export const ZAdminCreateRecovery = ZCreateRecovery.extend({ reason: ZReason, actor: z.string().min(1).max(200) });
+
+const ZAmount = z.strictObject({ amount: z.string(), amountAtomic: z.string(), assetCode: z.string(), decimals: z.number().int(), chainId: z.number().int(), tokenAddress: z.string() });
+
+/** A refund or a recovery as the API shows it. */
+export const ZFundReturn = z.strictObject({
+  id: z.string(),
+  object: z.enum(['refund', 'incident_recovery']),
+  paymentId: z.string(),
+  incidentId: z.string().nullable(),
+  status: z.enum(RETURN_STATUSES),
+  statusVersion: z.number().int(),
+  amount: ZAmount,
+  destinationAddress: z.string(),
+  reason: z.string().nullable(),
+  transactionHash: z.string().nullable(),
+  failureReason: z.string().nullable(),
+  createdAt: z.string(),
+  broadcastAt: z.string().nullable(),
+  confirmedAt: z.string().nullable(),
+});
+export type TFundReturn = z.infer<typeof ZFundReturn>;

@@ -1,0 +1,250 @@
+import type { Address } from 'viem';
+import { Prisma, type PrismaClient } from '../../db/client';
+import type { ChainRegistry } from '../../chain/registry';
+import type { Custody } from '../../custody';
+import type { AuthenticatedApp } from '../apps';
+import { formatAtomic, toAtomic } from '../amounts';
+import { isServiceControlled } from '../custody-addresses';
+import type { FundReturnEngine } from '../engine';
+import { ApiError, notFound } from '../errors';
+import { writeEvents, type EventSubject } from '../events';
+import { newId } from '../ids';
+import { lockVault, reservedByToken } from '../vaults/vaults';
+import { decideRecovery, decideRefund, refundSummaryOf, type RecoveryRefusal, type RefundRefusal } from './fund-return-rules';
+import type { TCreateRecovery, TCreateRefund, TFundReturn } from './fund-return.schemas';
+
+type Db = PrismaClient | Prisma.TransactionClient;
+type Payment = Awaited<ReturnType<PrismaClient['payment']['findUniqueOrThrow']>>;
+export type FundReturnRow = Awaited<ReturnType<PrismaClient['fundReturn']['findUniqueOrThrow']>>;
+
+export interface FundReturnDeps {
+  prisma: PrismaClient;
+  custody: Pick<Custody, 'deriveAddress'>;
+  chains: Pick<ChainRegistry, 'get' | 'network'>;
+  engine: FundReturnEngine;
+}
+
+/** Who asked: a partner (its app) or an operator (CLI, admin API), with the actor recorded. */
+export type ReturnRequester = { by: 'partner'; app: AuthenticatedApp } | { by: 'operator'; actor: string };
+
+// A Payment's return requests queue on its row lock; the default 5 s would fail the back of a burst.
+const LOCKED_TX = { maxWait: 20_000, timeout: 30_000 };
+
+export function toFundReturnView(r: FundReturnRow, p: Pick<Payment, 'assetCode' | 'decimals'>): TFundReturn {
+  const atomic = BigInt(r.amountAtomic.toFixed());
+  return {
+    id: r.id,
+    object: r.kind as TFundReturn['object'],
+    paymentId: r.paymentId,
+    incidentId: r.incidentId,
+    status: r.status as TFundReturn['status'],
+    statusVersion: r.statusVersion,
+    amount: { amount: formatAtomic(atomic, p.decimals), amountAtomic: atomic.toString(), assetCode: p.assetCode, decimals: p.decimals, chainId: r.chainId, tokenAddress: r.tokenAddress },
+    destinationAddress: r.toAddress,
+    reason: r.reason,
+    transactionHash: r.transactionHash,
+    failureReason: r.failureReason,
+    createdAt: r.createdAt.toISOString(),
+    broadcastAt: r.broadcastAt?.toISOString() ?? null,
+    confirmedAt: r.confirmedAt?.toISOString() ?? null,
+  };
+}
+
+export function paymentSubject(p: Pick<Payment, 'appId' | 'apiVersion' | 'recipientAccountId' | 'id'>): EventSubject {
+  return { appId: p.appId, apiVersion: p.apiVersion, accountId: p.recipientAccountId, resourceType: 'payment', resourceId: p.id };
+}
+
+/** Refund events carry the Payment's status and its refundSummary after the change. */
+export async function writeRefundEvent(tx: Prisma.TransactionClient, p: Payment, refundId: string, step: string, name: 'payment.refund_pending' | 'payment.partially_refunded' | 'payment.refunded') {
+  const refunds = await tx.fundReturn.findMany({ where: { paymentId: p.id, kind: 'refund' }, select: { status: true, amountAtomic: true } });
+  const refundSummary = refundSummaryOf(BigInt(p.amountAtomic.toFixed()), refunds.map((r) => ({ status: r.status, amountAtomic: BigInt(r.amountAtomic.toFixed()) })));
+  await writeEvents(tx, paymentSubject(p), `${refundId}:${step}`, [
+    { name, payload: { paymentId: p.id, accountId: p.recipientAccountId, status: p.status, statusVersion: p.statusVersion, refundId, refundSummary } },
+  ]);
+}
+
+/** The payer's address: where the Payment's first confirmed funding transfer came from. */
+async function payerAddress(db: Db, paymentId: string): Promise<string | null> {
+  const t = await db.paymentTransfer.findFirst({ where: { paymentId, status: 'confirmed', role: 'funding' }, orderBy: [{ blockNumber: 'asc' }, { createdAt: 'asc' }] });
+  return t?.fromAddress ?? null;
+}
+
+async function destinationFor(deps: Pick<FundReturnDeps, 'prisma' | 'custody'>, given: string | undefined, fallback: string | null): Promise<string> {
+  const to = given ?? fallback;
+  const field = 'body.destinationAddress';
+  if (!to) {
+    throw new ApiError('bad_request', 'The payer\'s address is not known: give destinationAddress', { fields: [{ field, message: 'Required' }] });
+  }
+  if (await isServiceControlled(deps.prisma, deps.custody, to)) {
+    const message = 'This address belongs to the service (an escrow, deposit, vault, treasury or fee address) and cannot receive returned funds';
+    throw new ApiError('bad_request', message, { fields: [{ field, message }] });
+  }
+  return to.toLowerCase();
+}
+
+function refusal(reason: RefundRefusal | RecoveryRefusal): ApiError {
+  const messages: Record<RefundRefusal | RecoveryRefusal, [ErrorCodeOf, string]> = {
+    payment_not_refundable: ['conflict', 'Only a succeeded receive Payment can be refunded'],
+    refund_amount_invalid: ['bad_request', 'The refund amount must be greater than zero'],
+    refund_exceeds_payment: ['conflict', 'The refund exceeds what is left of the Payment to refund'],
+    vault_missing: ['conflict', 'The recipient has no vault to pay the refund from'],
+    vault_insufficient_balance: ['conflict', "The recipient's vault does not hold enough available funds for this refund"],
+    incident_already_recovered: ['conflict', "The incident's funds were already returned"],
+    recovery_in_progress: ['conflict', "A return of the incident's funds is already under way"],
+  };
+  const [code, message] = messages[reason];
+  return new ApiError(code, message, { reasonCode: reason });
+}
+type ErrorCodeOf = 'conflict' | 'bad_request';
+
+async function startReturn(deps: Pick<FundReturnDeps, 'chains' | 'engine'>, row: FundReturnRow): Promise<void> {
+  await deps.engine.startFundReturn(row.id, deps.chains.network(row.chainId).confirmations);
+}
+
+/**
+ * Refunds part or all of a succeeded receive Payment from the recipient's vault to the payer. One
+ * short transaction holds the Payment's row lock (SELECT ... FOR UPDATE) and then the vault's, so
+ * concurrent refunds run one after another and each sees the others: their total never passes the
+ * Payment's amount, nor their sum the vault's balance less what it has promised. The slow reads (the
+ * vault's balance on chain, the destination) come before it, so a burst holds few connections.
+ * Emits payment.refund_pending; then the FundReturnWorkflow sends it.
+ */
+export async function createRefund(deps: FundReturnDeps, app: AuthenticatedApp, paymentId: string, input: TCreateRefund): Promise<TFundReturn> {
+  const found = await deps.prisma.payment.findFirst({ where: { id: paymentId, appId: app.id } });
+  if (!found) throw notFound('Payment');
+  let requested: bigint | null = null;
+  if (input.amount !== undefined) {
+    try {
+      requested = toAtomic(input.amount, found.decimals);
+    } catch (err) {
+      const message = (err as Error).message;
+      throw new ApiError('bad_request', message, { fields: [{ field: 'body.amount', message }] });
+    }
+  }
+  const vault = await deps.prisma.vault.findFirst({ where: { accountId: found.recipientAccountId, appId: found.appId, address: { not: null } } });
+  // Read before the lock: the vault's own sends are all reserved (below), so only a receipt can change it, upwards.
+  const balance = vault?.address && found.status === 'succeeded'
+    ? await deps.chains.get(found.chainId).getTokenBalance({ token: found.tokenAddress as Address, owner: vault.address as Address })
+    : 0n;
+  const to = found.status === 'succeeded' ? await destinationFor(deps, input.destinationAddress, await payerAddress(deps.prisma, paymentId)) : null;
+  const { row, payment } = await deps.prisma.$transaction(async (tx) => {
+    await tx.$queryRaw`SELECT id FROM payments WHERE id = ${paymentId} FOR UPDATE`;
+    const payment = await tx.payment.findUniqueOrThrow({ where: { id: paymentId } });
+    if (vault) await lockVault(tx, vault.id);
+    const held = await tx.fundReturn.aggregate({ where: { paymentId, kind: 'refund', status: { not: 'failed' } }, _sum: { amountAtomic: true } });
+    const reserved = vault ? ((await reservedByToken(tx, vault.id)).get(payment.tokenAddress.toLowerCase()) ?? 0n) : 0n;
+    const decision = decideRefund({
+      paymentIntent: payment.intent,
+      // Succeeded is final: one read as succeeded before the lock still is (and then `to` is known).
+      paymentStatus: found.status === 'succeeded' ? payment.status : found.status,
+      paymentAmountAtomic: BigInt(payment.amountAtomic.toFixed()),
+      heldAtomic: BigInt(held._sum.amountAtomic?.toFixed() ?? '0'),
+      requestedAtomic: requested,
+      hasVault: vault !== null,
+      vaultAvailableAtomic: balance > reserved ? balance - reserved : 0n,
+    });
+    if (!decision.ok) throw refusal(decision.reason);
+    const row = await tx.fundReturn.create({
+      data: {
+        id: newId('refund'),
+        kind: 'refund',
+        appId: payment.appId,
+        paymentId,
+        vaultId: vault!.id,
+        status: 'pending',
+        statusVersion: 1,
+        chainId: payment.chainId,
+        tokenAddress: payment.tokenAddress.toLowerCase(),
+        fromAddress: vault!.address!.toLowerCase(),
+        toAddress: to!,
+        amountAtomic: new Prisma.Decimal(decision.amountAtomic.toString()),
+        reason: input.reason ?? null,
+        requestedBy: 'partner',
+        actor: app.id,
+      },
+    });
+    await writeRefundEvent(tx, payment, row.id, 'pending', 'payment.refund_pending');
+    return { row, payment };
+  }, LOCKED_TX);
+  await startReturn(deps, row);
+  return toFundReturnView(row, payment);
+}
+
+/**
+ * Returns an incident's funds from the Payment's escrow: to the incident transfer's sender by default
+ * (an underpaid Payment's incident has none: the payer's funding address), else to the given address.
+ * One recovery per incident at a time, under the incident's row lock (and a unique index on the live
+ * one); a failed recovery may be asked for again.
+ */
+export async function createRecovery(deps: FundReturnDeps, who: ReturnRequester, paymentId: string, input: TCreateRecovery): Promise<TFundReturn> {
+  const payment = await deps.prisma.payment.findFirst({ where: { id: paymentId, ...(who.by === 'partner' ? { appId: who.app.id } : {}) } });
+  if (!payment?.escrowAddress) throw notFound('Payment');
+  const incident = await deps.prisma.paymentIncident.findFirst({ where: { id: input.incidentId, paymentId } });
+  if (!incident) throw notFound('Incident');
+  const transfer = incident.transferId ? await deps.prisma.paymentTransfer.findUnique({ where: { id: incident.transferId } }) : null;
+  const to = await destinationFor(deps, input.destinationAddress, transfer?.fromAddress ?? (await payerAddress(deps.prisma, paymentId)));
+  const row = await deps.prisma.$transaction(async (tx) => {
+    await tx.$queryRaw`SELECT id FROM payment_incidents WHERE id = ${incident.id} FOR UPDATE`;
+    const current = await tx.paymentIncident.findUniqueOrThrow({ where: { id: incident.id } });
+    const live = await tx.fundReturn.findFirst({ where: { incidentId: incident.id, status: { not: 'failed' } } });
+    const decision = decideRecovery({ incidentStatus: current.status, liveRecovery: live });
+    if (!decision.ok) throw refusal(decision.reason);
+    const created = await tx.fundReturn.create({
+      data: {
+        id: newId('incidentRecovery'),
+        kind: 'incident_recovery',
+        appId: payment.appId,
+        paymentId,
+        incidentId: incident.id,
+        status: 'pending',
+        statusVersion: 1,
+        chainId: payment.chainId,
+        tokenAddress: payment.tokenAddress.toLowerCase(),
+        fromAddress: payment.escrowAddress!.toLowerCase(),
+        toAddress: to,
+        amountAtomic: incident.amountAtomic,
+        reason: input.reason ?? null,
+        requestedBy: who.by,
+        actor: who.by === 'partner' ? who.app.id : who.actor,
+      },
+    });
+    await tx.paymentIncident.update({ where: { id: incident.id }, data: { status: 'pending' } });
+    return created;
+  }, LOCKED_TX);
+  await startReturn(deps, row);
+  return toFundReturnView(row, payment);
+}
+
+/** A Payment's refunds or recoveries, oldest first (a Payment has few). */
+export async function listFundReturns(prisma: PrismaClient, appId: string, paymentId: string, kind: 'refund' | 'incident_recovery'): Promise<{ items: TFundReturn[] }> {
+  const payment = await prisma.payment.findFirst({ where: { id: paymentId, appId } });
+  if (!payment) throw notFound('Payment');
+  const rows = await prisma.fundReturn.findMany({ where: { paymentId, kind }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  return { items: rows.map((r) => toFundReturnView(r, payment)) };
+}
+
+/**
+ * A Payment's incidents (funds held for recovery), so a partner can name one to recover: each with
+ * its amount, status (that of its latest recovery) and the transfer it came from, if any.
+ */
+export async function listIncidents(prisma: PrismaClient, appId: string, paymentId: string) {
+  const payment = await prisma.payment.findFirst({ where: { id: paymentId, appId }, include: { incidents: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } } });
+  if (!payment) throw notFound('Payment');
+  const transfers = await prisma.paymentTransfer.findMany({ where: { id: { in: payment.incidents.flatMap((i) => (i.transferId ? [i.transferId] : [])) } } });
+  const byId = new Map(transfers.map((t) => [t.id, t]));
+  return {
+    items: payment.incidents.map((i) => {
+      const atomic = BigInt(i.amountAtomic.toFixed());
+      const t = i.transferId ? byId.get(i.transferId) : undefined;
+      return {
+        id: i.id,
+        kind: i.kind,
+        status: i.status,
+        amount: { amount: formatAtomic(atomic, payment.decimals), amountAtomic: atomic.toString(), assetCode: payment.assetCode, decimals: payment.decimals, chainId: payment.chainId, tokenAddress: payment.tokenAddress },
+        transactionHash: t?.txHash ?? null,
+        fromAddress: t?.fromAddress ?? null,
+        createdAt: i.createdAt.toISOString(),
+      };
+    }),
+  };
+}

@@ -1,0 +1,96 @@
+import type Koa from 'koa';
+import Router from '@koa/router';
+import { z } from 'zod';
+import type { ServiceConfig } from '../../config';
+import type { Database } from '../../db/client';
+import type { ChainRegistry } from '../../chain/registry';
+import type { Custody } from '../../custody';
+import type { FundReturnEngine } from '../../domain/engine';
+import type { IdempotencyRecords } from '../../domain/idempotency-records';
+import { ZPaymentId } from '../../domain/payments/payment.schemas';
+import { createRecovery, createRefund, listFundReturns, listIncidents, type FundReturnDeps } from '../../domain/returns/fund-returns';
+import { ZAdminCreateRecovery, ZCreateRecovery, ZCreateRefund } from '../../domain/returns/fund-return.schemas';
+import { parseInput } from '../../domain/validation';
+import { requireScope } from '../middleware/auth';
+import { idempotent } from '../middleware/idempotency';
+import { jsonBody } from '../middleware/json-body';
+import { requireApp, type ApiRouter, type ApiState } from '../context';
+import { adminAuth, mountAdminRouter } from './webhooks-admin';
+
+export interface FundReturnRouteDeps {
+  prisma: Database['prisma'];
+  idempotency: IdempotencyRecords;
+  custody: Custody;
+  chains: ChainRegistry;
+  engine: FundReturnEngine;
+}
+
+const ZPaymentPath = z.object({ paymentId: ZPaymentId });
+
+/**
+ * Refunds and incident recoveries of a Payment (docs/decisions.md "Refunds and incident recovery"):
+ *
+ *   POST /v2/payments/{paymentId}/refunds               {amount?, destinationAddress?, reason?}   201 {refund}
+ *   GET  /v2/payments/{paymentId}/refunds                                                          {items}
+ *   POST /v2/payments/{paymentId}/incident-recoveries   {incidentId, destinationAddress?, reason?} 201 {incidentRecovery}
+ *   GET  /v2/payments/{paymentId}/incident-recoveries                                              {items}
+ *   GET  /v2/payments/{paymentId}/incidents                                                        {items}
+ *
+ * Both POSTs require an Idempotency-Key (money moves).
+ */
+export function registerFundReturnRoutes(router: ApiRouter, deps: FundReturnRouteDeps): void {
+  const scope = requireScope('v2:payments');
+  const domain: FundReturnDeps = { prisma: deps.prisma, custody: deps.custody, chains: deps.chains, engine: deps.engine };
+
+  router.post('/v2/payments/:paymentId/refunds', scope, idempotent(deps.idempotency, { required: true }), async (ctx) => {
+    const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
+    const input = parseInput(ZCreateRefund, ctx.state.body, 'body');
+    ctx.status = 201;
+    ctx.body = { refund: await createRefund(domain, requireApp(ctx), paymentId, input) };
+  });
+
+  router.get('/v2/payments/:paymentId/refunds', scope, async (ctx) => {
+    const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
+    ctx.body = await listFundReturns(deps.prisma, requireApp(ctx).id, paymentId, 'refund');
+  });
+
+  router.post('/v2/payments/:paymentId/incident-recoveries', scope, idempotent(deps.idempotency, { required: true }), async (ctx) => {
+    const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
+    const input = parseInput(ZCreateRecovery, ctx.state.body, 'body');
+    ctx.status = 201;
+    ctx.body = { incidentRecovery: await createRecovery(domain, { by: 'partner', app: requireApp(ctx) }, paymentId, input) };
+  });
+
+  router.get('/v2/payments/:paymentId/incident-recoveries', scope, async (ctx) => {
+    const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
+    ctx.body = await listFundReturns(deps.prisma, requireApp(ctx).id, paymentId, 'incident_recovery');
+  });
+
+  router.get('/v2/payments/:paymentId/incidents', scope, async (ctx) => {
+    const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
+    ctx.body = await listIncidents(deps.prisma, requireApp(ctx).id, paymentId);
+  });
+}
+
+/**
+ * The operator's twin of `npm run cli -- payments recover` (Bearer ADMIN_API_TOKEN; no token, no route):
+ *
+ *   POST /admin/v1/payments/{paymentId}/incident-recoveries   {incidentId, destinationAddress?, reason, actor}
+ */
+export function registerFundReturnAdminRoutes(app: Koa<ApiState>, deps: Omit<FundReturnRouteDeps, 'idempotency'> & { config: ServiceConfig }): void {
+  const token = deps.config.admin.apiToken;
+  if (!token) return;
+  const router = new Router<ApiState>({ prefix: '/admin/v1/payments' });
+  router.use(adminAuth(token));
+  router.use(jsonBody(deps.config.http.maxBodyBytes));
+  const domain: FundReturnDeps = { prisma: deps.prisma, custody: deps.custody, chains: deps.chains, engine: deps.engine };
+
+  router.post('/:paymentId/incident-recoveries', async (ctx) => {
+    const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
+    const { actor, ...input } = parseInput(ZAdminCreateRecovery, ctx.state.body, 'body');
+    ctx.status = 201;
+    ctx.body = { incidentRecovery: await createRecovery(domain, { by: 'operator', actor }, paymentId, input) };
+  });
+
+  mountAdminRouter(app, router);
+}

@@ -1,0 +1,82 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import {
+  afterCheck,
+  decideRecovery,
+  decideRefund,
+  incidentStatusFor,
+  refundConfirmedEvent,
+  refundSummaryOf,
+  RETURN_STATUSES,
+  type RefundFacts,
+} from '../../src/domain/returns/fund-return-rules';
+
+const succeeded: Omit<RefundFacts, 'requestedAtomic'> = {
+  paymentIntent: 'receive',
+  paymentStatus: 'succeeded',
+  paymentAmountAtomic: 10_000_000n,
+  heldAtomic: 0n,
+  hasVault: true,
+  vaultAvailableAtomic: 100_000_000n,
+};
+
+describe('Refund and recovery rules', () => {
+  test('refunds accepted one after another never total more than the Payment, nor more than the vault holds', () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 1n, max: 10n ** 12n }),
+        fc.bigInt({ min: 0n, max: 10n ** 12n }),
+        fc.array(fc.option(fc.bigInt({ min: -5n, max: 10n ** 12n }), { nil: null }), { maxLength: 30 }),
+        (amount, vault, asks) => {
+          let held = 0n;
+          let available = vault;
+          for (const ask of asks) {
+            const d = decideRefund({ ...succeeded, paymentAmountAtomic: amount, heldAtomic: held, requestedAtomic: ask, vaultAvailableAtomic: available });
+            if (!d.ok) continue;
+            assert.ok(d.amountAtomic > 0n);
+            held += d.amountAtomic;
+            available -= d.amountAtomic;
+          }
+          assert.ok(held <= amount, `${held} > ${amount}`);
+          assert.ok(available >= 0n);
+        },
+      ),
+    );
+  });
+
+  test('only a succeeded receive Payment is refundable; no amount means the rest; zero is invalid', () => {
+    assert.deepEqual(decideRefund({ ...succeeded, paymentStatus: 'expired', requestedAtomic: 1n }), { ok: false, reason: 'payment_not_refundable' });
+    assert.deepEqual(decideRefund({ ...succeeded, paymentIntent: 'send', requestedAtomic: 1n }), { ok: false, reason: 'payment_not_refundable' });
+    assert.deepEqual(decideRefund({ ...succeeded, heldAtomic: 4_000_000n, requestedAtomic: null }), { ok: true, amountAtomic: 6_000_000n });
+    assert.deepEqual(decideRefund({ ...succeeded, heldAtomic: 10_000_000n, requestedAtomic: null }), { ok: false, reason: 'refund_exceeds_payment' });
+    assert.deepEqual(decideRefund({ ...succeeded, requestedAtomic: 0n }), { ok: false, reason: 'refund_amount_invalid' });
+    assert.deepEqual(decideRefund({ ...succeeded, hasVault: false, requestedAtomic: 1n }), { ok: false, reason: 'vault_missing' });
+    assert.deepEqual(decideRefund({ ...succeeded, vaultAvailableAtomic: 1n, requestedAtomic: 2n }), { ok: false, reason: 'vault_insufficient_balance' });
+  });
+
+  test('an incident is recovered once; a failed recovery may be asked for again', () => {
+    assert.deepEqual(decideRecovery({ incidentStatus: 'pending', liveRecovery: null }), { ok: true });
+    assert.deepEqual(decideRecovery({ incidentStatus: 'failed', liveRecovery: null }), { ok: true });
+    assert.deepEqual(decideRecovery({ incidentStatus: 'pending', liveRecovery: { status: 'broadcast' } }), { ok: false, reason: 'recovery_in_progress' });
+    assert.deepEqual(decideRecovery({ incidentStatus: 'confirmed', liveRecovery: { status: 'confirmed' } }), { ok: false, reason: 'incident_already_recovered' });
+    assert.deepEqual(RETURN_STATUSES.map(incidentStatusFor), ['pending', 'pending', 'confirmed', 'failed', 'requires_intervention']);
+  });
+
+  test('refundSummary: refunded at the full amount, pending while one moves, failed ones count for nothing', () => {
+    const r = (status: string, amountAtomic: bigint) => ({ status, amountAtomic });
+    assert.deepEqual(refundSummaryOf(10n, []), { status: 'none', count: 0, requestedAmountAtomic: '0', confirmedAmountAtomic: '0' });
+    assert.deepEqual(refundSummaryOf(10n, [r('failed', 4n)]), { status: 'none', count: 0, requestedAmountAtomic: '0', confirmedAmountAtomic: '0' });
+    assert.deepEqual(refundSummaryOf(10n, [r('confirmed', 4n), r('broadcast', 2n)]), { status: 'pending', count: 2, requestedAmountAtomic: '6', confirmedAmountAtomic: '4' });
+    assert.deepEqual(refundSummaryOf(10n, [r('confirmed', 4n)]), { status: 'partially_refunded', count: 1, requestedAmountAtomic: '4', confirmedAmountAtomic: '4' });
+    assert.deepEqual(refundSummaryOf(10n, [r('confirmed', 4n), r('confirmed', 6n)]).status, 'refunded');
+    assert.equal(refundConfirmedEvent(10n, 4n), 'payment.partially_refunded');
+    assert.equal(refundConfirmedEvent(10n, 10n), 'payment.refunded');
+  });
+
+  test('a reverted send is held for an operator, never resent; a pending one keeps polling', () => {
+    assert.equal(afterCheck('confirmed'), 'confirmed');
+    assert.equal(afterCheck('reverted'), 'requires_intervention');
+    assert.equal(afterCheck('pending'), null);
+  });
+});

@@ -1,0 +1,33 @@
+import { ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
+import type { FundReturnActivities } from '../activities/fund-returns';
+import type { FundReturnWorkflowInput, FundReturnWorkflowResult } from './contracts/fund-return';
+import { BOUNDED, UNTIL_DONE } from './retry-profiles';
+import { isSettlementRefusal } from './contracts/settlement';
+
+const untilDone = proxyActivities<FundReturnActivities>({ ...UNTIL_DONE, startToCloseTimeout: '30s' });
+// The send is idempotent (the leg is recorded before broadcast), so a few tries are safe; a refusal is not retried.
+const bounded = proxyActivities<FundReturnActivities>(BOUNDED);
+
+/**
+ * One refund or incident recovery (workflow id fund-return:<id>): send it through the settlement
+ * sender, then follow it to the confirmation depth, where it is confirmed and posted. Refused or out of
+ * tries with nothing sent: failed. Reverted or never confirmed: requires_intervention (never resent).
+ */
+export async function fundReturnWorkflow(input: FundReturnWorkflowInput): Promise<FundReturnWorkflowResult> {
+  const { returnId } = input;
+  try {
+    await bounded.sendFundReturn({ returnId });
+  } catch (err) {
+    const cause = err instanceof ApplicationFailure ? err : (err as { cause?: unknown }).cause;
+    const refusal = cause instanceof ApplicationFailure && isSettlementRefusal(cause.type) ? cause.details?.[0] : undefined;
+    const state = await untilDone.failFundReturn({ returnId, reason: typeof refusal === 'string' ? refusal : 'send_failed' });
+    return { status: state.status === 'failed' ? 'failed' : 'requires_intervention' };
+  }
+  for (let check = 0; check < input.maxChecks; check += 1) {
+    const state = await untilDone.checkFundReturn({ returnId, confirmations: input.confirmations });
+    if (state.status === 'confirmed' || state.status === 'requires_intervention' || state.status === 'failed') return { status: state.status };
+    await sleep(input.pollSeconds * 1000);
+  }
+  await untilDone.failFundReturn({ returnId, reason: 'transfer_unconfirmed' });
+  return { status: 'requires_intervention' };
+}
