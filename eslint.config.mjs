@@ -14,6 +14,7 @@ import local from './tools/eslint/import-boundaries.mjs';
  */
 const WORKFLOW_PURE_MODULES = [
   'src/domain/payments/payment-machine.ts',
+  'src/domain/payments/payout-machine.ts',
   'src/domain/deposits/deposit-machine.ts',
   'src/domain/deposits/deposit-serde.ts',
   'src/domain/operator-resolution.ts',

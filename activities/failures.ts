@@ -3,10 +3,14 @@ import { LedgerError } from '../src/domain/ledger/ledger';
 import { SettlementRefusedError } from '../src/domain/settlement/settlement-sender';
 import { DATA_ERROR } from '../workflows/contracts/failures';
 import { SETTLEMENT_REFUSED } from '../workflows/contracts/settlement';
+import { PROVIDER_FAILURE, PROVIDER_STATE_UNCERTAIN } from '../workflows/contracts/payment';
+import { ProviderError } from '../src/offramp/offramp-provider';
 
 /**
  * How an activity's failure is classified, in one place:
  * - a business refusal (settlement refused, a ledger rule) is non-retryable, typed for the workflow;
+ * - an off-ramp provider's refusal or uncertainty is non-retryable, typed; its unavailability
+ *   (timeout, 5xx) retries with the same idempotency key;
  * - a PostgreSQL data error (SQLSTATE class 22 "data exception": invalid text, bad byte sequence,
  *   value out of range; class 23 "integrity constraint violation": check, not-null, foreign key,
  *   unique) is non-retryable `data_error`: the same input fails the same way on every attempt;
@@ -18,6 +22,10 @@ export function classifyActivityError(activity: string, err: unknown): unknown {
   if (err instanceof ApplicationFailure) return err;
   if (err instanceof SettlementRefusedError) {
     return ApplicationFailure.create({ type: SETTLEMENT_REFUSED, message: err.message, details: [err.reason], nonRetryable: true });
+  }
+  if (err instanceof ProviderError && err.kind !== 'unavailable') {
+    const type = err.kind === 'uncertain' ? PROVIDER_STATE_UNCERTAIN : PROVIDER_FAILURE;
+    return ApplicationFailure.create({ type, message: `${activity}: ${err.message}`, details: [err.kind, err.providerCode], nonRetryable: true });
   }
   if (err instanceof LedgerError) {
     return ApplicationFailure.create({ type: err.type, message: err.message, details: [err.details], nonRetryable: true });

@@ -4,6 +4,7 @@ import type { Custody } from '../src/custody';
 import type { ChainAdvanceEngine, DepositEngine, PaymentEngine, WebhookEngine } from '../src/domain/engine';
 import type { TreasuryPolicy } from '../src/domain/settlement/settlement-sender';
 import type { Logger } from '../src/logger';
+import type { OfframpProvider } from '../src/offramp/offramp-provider';
 import { createChainScannerActivities } from './chain-scanner';
 import { classifiedActivities } from './failures';
 import { withCrashPoints } from './crash-points';
@@ -29,6 +30,8 @@ export interface ActivityDeps {
     ChainAdvanceEngine;
   treasury: TreasuryPolicy;
   serviceSecret: string;
+  /** The off-ramp provider (bank payouts); absent: bank Payments' payout calls retry until one is. */
+  offramp?: OfframpProvider;
   /** Webhook destination policy (config.webhooks); absent means private destinations are refused. */
   webhooks?: { allowPrivateDestinations: boolean };
 }
@@ -50,7 +53,7 @@ export function createActivities(deps: ActivityDeps) {
     engine: deps.engine,
   });
   return withCrashPoints({
-    ...classifiedActivities(createPaymentActivities({ prisma, chains: deps.chains, settlement })),
+    ...classifiedActivities(createPaymentActivities({ prisma, chains: deps.chains, settlement, offramp: deps.offramp })),
     ...classifiedActivities(createDepositActivities({ prisma, chains: deps.chains, settlement })),
     ...classifiedActivities(createVaultActivities({ prisma, chains: deps.chains, settlement })),
     ...classifiedActivities(createFundReturnActivities({ prisma, chains: deps.chains, settlement })),

@@ -8,11 +8,15 @@ import { recordManualPaymentPayout, sendPaymentSettlement } from '../src/domain/
 import { checkSettlement } from '../src/domain/settlement/settlement-legs';
 import { loadPaymentState, persistPaymentTransition, recordPaymentResolution } from '../src/domain/payments/payment-store';
 import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-sender';
+import type { OfframpProvider } from '../src/offramp/offramp-provider';
+import { readPayout, requestPayout } from '../src/domain/payments/payment-payouts';
 
 export interface PaymentActivityDeps {
   prisma: PrismaClient;
   chains: ChainRegistry;
   settlement: SettlementSenderDeps;
+  /** The off-ramp provider (bank Payments' payouts); absent: a payout call retries until one is configured. */
+  offramp?: OfframpProvider;
 }
 
 /** The PaymentWorkflow's side effects; each is idempotent, and each is one call into the domain. */
@@ -41,6 +45,11 @@ export function createPaymentActivities(deps: PaymentActivityDeps) {
     recordManualPayout: (input: { paymentId: string; txHash: string }) => recordManualPaymentPayout(deps, input.paymentId, input.txHash),
 
     broadcastSettlement: (input: { paymentId: string }) => sendPaymentSettlement(deps.settlement, input.paymentId),
+
+    /** A bank Payment's payout at the provider (idempotent: keyed by the Payment id). */
+    requestPayout: (input: { paymentId: string }) => requestPayout(deps, input.paymentId),
+
+    readPayout: (input: { paymentId: string }) => readPayout(deps, input.paymentId),
 
     checkSettlement: (input: { paymentId: string; confirmations: number }) => checkSettlement(deps, { type: 'payment', id: input.paymentId }, input.confirmations),
   };

@@ -1,4 +1,4 @@
-import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, allHandlersFinished, ApplicationFailure, condition, continueAsNew, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { PaymentActivities } from '../activities/payments';
 import {
   decideCancel,
@@ -21,18 +21,23 @@ import {
   type Transition,
 } from '../src/domain/payments/payment-machine';
 import { fromCarriedState, toCarriedState, toPersistedTransition } from '../src/domain/payments/payment-serde';
+import { awaitsPayout, onPayoutHeld, onPayoutUpdate, onProviderFunded } from '../src/domain/payments/payout-machine';
 import { toOperatorAction, type ResolutionRequest } from '../src/domain/operator-resolution';
 import { confirmationPollMs, safetyNetFloorMs, safetyNetMs } from '../src/domain/confirmation-polling';
 import { refusalReason } from '../src/domain/settlement/hold-reasons';
 import {
   cancelUpdate,
   PAYMENT_NOT_CANCELABLE,
+  payoutUpdatedSignal,
+  PROVIDER_FAILURE,
+  PROVIDER_STATE_UNCERTAIN,
   resolveSignal,
   transferDetectedSignal,
   type CancelRequest,
   type CancelResult,
   type PaymentWorkflowInput,
   type PaymentWorkflowResult,
+  type PayoutUpdateSeen,
   type TransferSeen,
 } from './contracts/payment';
 import { DATA_ERROR, isDataError } from './contracts/failures';
@@ -45,6 +50,7 @@ const singleAttempt = proxyActivities<PaymentActivities>(SINGLE_ATTEMPT);
 
 type Command =
   | { type: 'transfer'; transfer: TransferSeen }
+  | { type: 'payout'; update: PayoutUpdateSeen }
   | { type: 'resolve'; resolution: ResolutionRequest }
   | { type: 'cancel'; id: number; request: CancelRequest };
 
@@ -72,7 +78,12 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
     state = fromCarriedState(stored.state);
     // Recorded by the scanner, never taken by a run (a lost signal): taken now, as if just seen.
     for (const transfer of stored.unacknowledged) queue.push({ type: 'transfer', transfer });
+  } else if (input.payout) {
+    const quoteExpiresAt = new Date(workflowInfo().startTime.getTime() + input.payout.quoteExpiresInSeconds * 1000).toISOString();
+    state = { ...state, payout: { quoteExpiresAt, offrampStatus: null, refundTxHash: null } };
   }
+  // A bank Payment's payout leg (issue 13): only bank Payments ask, so upa histories are unchanged.
+  const bankPayout = state.payout !== undefined && patched('payment-bank-payout');
   const cancelOutcomes = new Map<number, CancelResult | ApplicationFailure>();
   // Transfers whose step the database refused for its data (offered again on the operator's retry).
   const refusedSteps: Command[] = [];
@@ -80,6 +91,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
 
   setHandler(transferDetectedSignal, (transfer) => void queue.push({ type: 'transfer', transfer }));
   setHandler(resolveSignal, (resolution) => void queue.push({ type: 'resolve', resolution }));
+  setHandler(payoutUpdatedSignal, (update) => void queue.push({ type: 'payout', update }));
   const blocks = blockWaiter();
   setHandler(cancelUpdate, async (request) => {
     const id = nextCancelId++;
@@ -99,7 +111,9 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
 
   async function handle(cmd: Command): Promise<void> {
     if (cmd.type === 'transfer') {
-      await apply(onTransferDetected(state, { key: cmd.transfer.key, amountAtomic: BigInt(cmd.transfer.amountAtomic) }));
+      await apply(onTransferDetected(state, { key: cmd.transfer.key, amountAtomic: BigInt(cmd.transfer.amountAtomic), txHash: cmd.transfer.txHash }));
+    } else if (cmd.type === 'payout') {
+      if (bankPayout) await apply(onPayoutUpdate(state, cmd.update, nowIso()));
     } else if (cmd.type === 'cancel') {
       const decision = decideCancel(state, cmd.request.reasonCode, cmd.request.reason, nowIso());
       try {
@@ -202,7 +216,8 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
         return state.operationalState === 'retrying' ? input.settlement.retryBackoffSeconds * 1000 * 2 ** (state.settlementAttempts - 1) : null;
       },
       broadcastDone: (txHash) => apply(onSettlementBroadcast(state, txHash)),
-      confirmed: (txHash) => apply(onSettlementConfirmed(state, txHash, nowIso())),
+      // A bank Payment's settlement paid the provider: its payout is next.
+      confirmed: (txHash) => apply(bankPayout ? onProviderFunded(state, txHash) : onSettlementConfirmed(state, txHash, nowIso())),
       trouble: (reason) => apply(onSettlementTrouble(state, reason)),
       // Transfers keep arriving while the settlement confirms (duplicates): record them meanwhile.
       waitBeforeCheck: async (check) => {
@@ -213,6 +228,40 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
       maxConfirmationChecks: input.settlement.maxConfirmationChecks,
       holdsDataErrors,
     });
+
+  const payoutPollMs = (input.settlement.payoutPollSeconds ?? 60) * 1000;
+  const providerFailureType = (err: unknown) => {
+    const cause = err instanceof ActivityFailure ? err.cause : undefined;
+    return cause instanceof ApplicationFailure ? cause.type : undefined;
+  };
+  /**
+   * The money is at the provider: ask for the payout once (the Payment id is its idempotency key),
+   * then follow it through the provider's callbacks (signals), with a slow read as a safety net. A
+   * provider that can't tell holds the Payment (never resubmitted blind); reads go on meanwhile.
+   */
+  async function drivePayout(): Promise<void> {
+    if (state.payout!.offrampStatus === null && state.operationalState !== 'requires_intervention') {
+      try {
+        await apply(onPayoutUpdate(state, await untilDone.requestPayout({ paymentId: input.paymentId }), nowIso()));
+      } catch (err) {
+        const type = providerFailureType(err);
+        if (type === PROVIDER_STATE_UNCERTAIN || type === PROVIDER_FAILURE) return apply(onPayoutHeld(state, type));
+        throw err;
+      }
+      return;
+    }
+    if (await wakeOn(() => queue.length > 0, payoutPollMs)) return;
+    if (unresolved().length > 0) await verifyTransfers();
+    try {
+      const read = await untilDone.readPayout({ paymentId: input.paymentId });
+      if (read) await apply(onPayoutUpdate(state, read, nowIso()));
+    } catch (err) {
+      // A read the provider can't answer changes nothing: the next round reads again.
+      if (providerFailureType(err) !== PROVIDER_STATE_UNCERTAIN && providerFailureType(err) !== PROVIDER_FAILURE) throw err;
+    }
+  }
+  const followsPayout = () =>
+    bankPayout && awaitsPayout(state) && (state.operationalState !== 'requires_intervention' || state.operationalReasonCode === 'provider_state_uncertain');
 
   while (!finished()) {
     await drain();
@@ -234,6 +283,8 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
       } else {
         await wakeOn(() => queue.length > 0, untilExpiry);
       }
+    } else if (followsPayout()) {
+      await holdingDataErrors(drivePayout);
     } else if (followsEveryTransfer && unresolved().length > 0 && (isTerminal(state) || state.operationalState === 'requires_intervention')) {
       // Final or held: transfers it saw are still followed to their resolution (excess, late...).
       await waitToVerify();

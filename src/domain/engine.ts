@@ -15,6 +15,15 @@ export interface PaymentStart {
   chainId: number;
   tokenAddress: string;
   escrowAddress: string | null;
+  /** A bank Payment's quote expiry (create passes it; a resumed run reads the stored payout). */
+  payoutQuoteExpiresAt?: Date | null;
+}
+
+/** A bank Payment's payout as the provider reported it (src/domain/payments/payout-machine.ts). */
+export interface PayoutUpdateSeen {
+  status: 'submitted' | 'processing' | 'completed' | 'failed' | 'returned';
+  reasonCode: string | null;
+  refundTxHash: string | null;
 }
 
 /** A transfer to a Payment's escrow address, as the chain scanner saw it. */
@@ -56,6 +65,8 @@ export interface PaymentEngine {
    * has finished or never started: the workflow, not the caller, verifies every transfer it counts.
    */
   transferSeen(payment: PaymentStart, confirmations: number, transfer: TransferSeen): Promise<void>;
+  /** Hands a provider payout update to a bank Payment's workflow, starting it again (from the stored Payment) when it has finished. */
+  payoutUpdated(payment: PaymentStart, confirmations: number, update: PayoutUpdateSeen): Promise<void>;
 }
 
 /** Who waits on the chain: a Payment (by id) or a deposit (by its workflow's id). */

@@ -61,8 +61,9 @@ export interface ApiDeps {
   /** Sends refunds and incident recoveries (workflows/fund-return.ts). Absent: no refund or recovery routes. */
   returns?: FundReturnEngine;
   /**
-   * The off-ramp provider and what its verified callbacks update (bank accounts, payouts). Absent:
-   * no POST /v2/providers/{providerCode}/callbacks, and linking a bank account answers 424.
+   * The off-ramp provider and what its verified callbacks update (bank accounts, payouts); it also
+   * quotes bank Payments at creation. Absent: no POST /v2/providers/{providerCode}/callbacks, linking
+   * a bank account answers 424, and bank payouts are refused.
    */
   offramp?: OfframpCallbackDeps;
   /** Feature modules (payments, deposits, webhooks admin...) add their routes here. */
@@ -137,6 +138,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
       serviceSecret: deps.serviceSecret,
       publicBaseUrl: config.http.publicBaseUrl,
       cursors: shared.cursors,
+      offramp: deps.offramp,
     });
   }
   if (deps.returns) registerFundReturnRoutes(partner, { prisma: db.prisma, idempotency, custody: deps.custody, chains, engine: deps.returns });

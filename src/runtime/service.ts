@@ -21,7 +21,8 @@ import { Lifecycle } from './lifecycle';
 import { startWebhookKicks } from './webhook-kicks';
 import { deriveKey } from '../domain/secrets';
 import { HttpOfframpProvider } from '../offramp/http-provider';
-import type { OfframpProvider } from '../offramp/offramp-provider';
+import type { OfframpProvider, Payout } from '../offramp/offramp-provider';
+import { onPayoutUpdated } from '../domain/payments/payment-payouts';
 import { launchSandboxProvider } from '../offramp/sandbox-provider/launch';
 import { onProviderBankAccountUpdated } from '../domain/bank-accounts/bank-accounts';
 
@@ -165,6 +166,7 @@ export async function startService(opts: {
           treasury: DEFAULT_TREASURY_POLICY,
           serviceSecret,
           webhooks: config.webhooks,
+          ...(offramp ? { offramp } : {}),
         }),
         shutdownGraceTime: WORKER_DRAIN,
       });
@@ -200,7 +202,18 @@ export async function startService(opts: {
         temporalHealth: () => engine.ping(),
         client: { engine },
         returns: engine,
-        ...(offramp ? { offramp: { provider: offramp, onBankAccountUpdated: onProviderBankAccountUpdated(apiDb.prisma) } } : {}),
+        // Payout callbacks signal the bank Payment's workflow (payment-payouts.ts).
+        ...(offramp
+          ? {
+              offramp: {
+                provider: offramp,
+                onBankAccountUpdated: onProviderBankAccountUpdated(apiDb.prisma),
+                onPayoutUpdated: async (payout: Payout) => {
+                  await onPayoutUpdated({ prisma: apiDb.prisma, engine, confirmationsOf: (chainId) => chain.chains.network(chainId).confirmations }, payout);
+                },
+              },
+            }
+          : {}),
       });
       const server: Server = await new Promise((resolve) => {
         const s = api.listen(config.http.port, config.http.host, () => resolve(s));

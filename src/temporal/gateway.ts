@@ -23,6 +23,7 @@ import type {
   PaymentEngine,
   PaymentStart,
   TransferSeen,
+  PayoutUpdateSeen,
   WebhookDeliveryStart,
   WebhookEngine,
   VaultFundingEngine,
@@ -51,6 +52,7 @@ import {
   paymentWorkflowInput,
   resolveSignal,
   transferDetectedSignal,
+  payoutUpdatedSignal,
 } from '../../workflows/contracts/payment';
 import {
   LEDGER_RECONCILIATION_WORKFLOW,
@@ -203,6 +205,17 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
    * Signals a workflow that continues as new (the scanner): in the moment between one run and the
    * next, a server can answer "completed" for the id; the next run is there a moment later.
    */
+  /** A finished (or never started) run is started again from the stored Payment to take the message. */
+  async function signalPayment<T>(payment: PaymentStart, confirmations: number, signal: SignalDefinition<[T]>, arg: T) {
+    await client.workflow.signalWithStart(PAYMENT_WORKFLOW, {
+      taskQueue,
+      workflowId: paymentWorkflowId(payment.id),
+      args: [paymentInput(payment, confirmations, { resume: true })],
+      signal,
+      signalArgs: [arg],
+    });
+  }
+
   async function signalLongLived<Args extends unknown[]>(workflowId: string, signal: SignalDefinition<Args>, ...args: Args) {
     for (let attempt = 1; ; attempt += 1) {
       try {
@@ -272,14 +285,11 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
     },
 
     async transferSeen(payment: PaymentStart, confirmations: number, transfer: TransferSeen) {
-      // A finished (or never started) run is started again from the stored Payment to take it.
-      await client.workflow.signalWithStart(PAYMENT_WORKFLOW, {
-        taskQueue,
-        workflowId: paymentWorkflowId(payment.id),
-        args: [paymentInput(payment, confirmations, { resume: true })],
-        signal: transferDetectedSignal,
-        signalArgs: [transfer],
-      });
+      await signalPayment(payment, confirmations, transferDetectedSignal, transfer);
+    },
+
+    async payoutUpdated(payment: PaymentStart, confirmations: number, update: PayoutUpdateSeen) {
+      await signalPayment(payment, confirmations, payoutUpdatedSignal, update);
     },
 
     async startDeposit(start: DepositStart) {

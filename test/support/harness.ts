@@ -169,6 +169,8 @@ async function start(): Promise<Harness> {
   // Its scanner scans when poked, not on every block: workflows keep their fast polls (no 2 s floor).
   const engine = createTemporalGateway(env.client, { taskQueue: config.temporal.taskQueue, policies, safetyNetFloorSeconds: 0 });
   const workflowBundle = await bundleWorkflows();
+  // The provider's adapter (3 s timeouts): the API quotes and verifies callbacks with it, activities pay out.
+  const adapter = new HttpOfframpProvider({ baseUrl: `http://127.0.0.1:${providerPort}`, callbackSecret: TEST_OFFRAMP_CALLBACK_SECRET });
   const activities = createActivities({
     db: opened.db,
     logger,
@@ -178,6 +180,7 @@ async function start(): Promise<Harness> {
     treasury: DEFAULT_TREASURY_POLICY,
     serviceSecret: TEST_SERVICE_SECRET,
     webhooks: { allowPrivateDestinations: true }, // delivery tests post to local receivers
+    offramp: adapter,
   });
   let worker: Worker | undefined;
   let running: Promise<void> | undefined;
@@ -206,7 +209,6 @@ async function start(): Promise<Harness> {
   // would hold the time-skipping clock (a 10-minute expiry then waits in real time).
   await engine.ensureChainScanners(chain.chains.networks().map((n) => n.chainId), { pollSeconds: 3600, waitForBlocks: false });
 
-  const adapter = new HttpOfframpProvider({ baseUrl: `http://127.0.0.1:${providerPort}`, callbackSecret: TEST_OFFRAMP_CALLBACK_SECRET });
   const received: ProviderCallback[] = [];
   const handlers: SandboxProviderHarness['handlers'] = {};
   const bankAccountUpdates = onProviderBankAccountUpdated(opened.db.prisma);

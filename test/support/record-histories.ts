@@ -33,11 +33,13 @@ export async function recordHistories(h: Harness): Promise<string[]> {
 
   const payments = await prisma.payment.findMany({
     orderBy: { createdAt: 'asc' },
-    select: { id: true, intent: true, status: true, operationalState: true, incidents: { select: { kind: true } } },
+    select: { id: true, intent: true, status: true, operationalState: true, offrampStatus: true, incidents: { select: { kind: true } } },
   });
   for (const p of payments) {
     const incidents = [...new Set(p.incidents.map((i) => i.kind))].sort().join('+') || 'clean';
-    pick(`payment--${p.intent}-${p.status}-${p.operationalState}-${incidents}`, p.id);
+    // Bank Payments (issue 13) by their payout's end too.
+    const bank = p.offrampStatus ? `bank-${p.offrampStatus}-` : '';
+    pick(`payment--${p.intent}-${bank}${p.status}-${p.operationalState}-${incidents}`, p.id);
   }
   // A Payment once held (a data error, a settlement hold) and released, whatever its end.
   const held = await prisma.event.findMany({ where: { name: 'payment.requires_intervention' }, select: { resourceId: true }, orderBy: { createdAt: 'asc' } });

@@ -1,9 +1,9 @@
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { CancelRequest, PaymentStart, TransferSeen } from '../../src/domain/engine';
+import type { CancelRequest, PaymentStart, PayoutUpdateSeen, TransferSeen } from '../../src/domain/engine';
 import type { ResolutionRequest } from '../../src/domain/operator-resolution';
 import type { CarriedPaymentState } from '../../src/domain/payments/payment-serde';
 
-export type { CancelRequest, PaymentStart, TransferSeen };
+export type { CancelRequest, PaymentStart, PayoutUpdateSeen, TransferSeen };
 
 /** The PaymentWorkflow's contract: its name, id, input, messages and failure types. */
 export const PAYMENT_WORKFLOW = 'paymentWorkflow';
@@ -33,6 +33,8 @@ export interface PaymentSettlementPolicy {
    * lower, to reach a continue-as-new with a few transfers instead of seventy.
    */
   maxRunEvents?: number;
+  /** Bank Payments: the safety-net read of the provider's payout between its callbacks (default 60 s). */
+  payoutPollSeconds?: number;
 }
 
 /** The same for every Payment (see docs/decisions.md). */
@@ -57,6 +59,11 @@ export interface PaymentWorkflowInput {
   escrowAddress: string;
   confirmations: number;
   settlement: PaymentSettlementPolicy;
+  /**
+   * A bank Payment: its quote's lifetime from the Payment's creation (timed, like expiry, on the
+   * workflow's own clock from its start). Absent for upa Payments.
+   */
+  payout?: { quoteExpiresInSeconds: number };
   /** Set when the run starts again for a finished Payment (a late transfer): its state is loaded. */
   resume?: boolean;
   /** The state carried across continue-as-new, and where expiry stands on the workflow clock. */
@@ -76,6 +83,9 @@ export function paymentWorkflowInput(p: PaymentStart, confirmations: number, opt
     escrowAddress: p.escrowAddress,
     confirmations,
     settlement: PAYMENT_SETTLEMENT_POLICY,
+    ...(p.payoutQuoteExpiresAt
+      ? { payout: { quoteExpiresInSeconds: Math.max(0, Math.floor((p.payoutQuoteExpiresAt.getTime() - p.createdAt.getTime()) / 1000)) } }
+      : {}),
     ...(opts.resume ? { resume: true } : {}),
   };
 }
@@ -88,10 +98,20 @@ export interface PaymentWorkflowResult {
 export type CancelResult = { outcome: 'cancelled' | 'already_cancelled' };
 
 export const transferDetectedSignal = defineSignal<[TransferSeen]>('transferDetected');
+/** A bank Payment's payout moved at the provider (its callback). */
+export const payoutUpdatedSignal = defineSignal<[PayoutUpdateSeen]>('payoutUpdated');
 /** An operator's release of a requires_intervention hold. */
 export const resolveSignal = defineSignal<[ResolutionRequest]>('resolve');
 /** The workflow decides against its own state, so a cancel can't race a transfer not yet recorded. */
 export const cancelUpdate = defineUpdate<CancelResult, [CancelRequest]>('cancel');
+
+/**
+ * ApplicationFailure types of a provider call (activities/failures.ts): the provider refused it for
+ * good (or its quote had lapsed), or can't tell whether it holds the payout. Both are non-retryable;
+ * an unavailable provider is a plain, retried error.
+ */
+export const PROVIDER_FAILURE = 'provider_failure';
+export const PROVIDER_STATE_UNCERTAIN = 'provider_state_uncertain';
 
 /** ApplicationFailure type of a refused cancel; details[0] is the reason code. */
 export const PAYMENT_NOT_CANCELABLE = 'payment_not_cancelable';

@@ -22,6 +22,8 @@ import { newId } from '../ids';
  *   fees:platform                       'platform_fees'   platform fees earned
  *   fees:partner:<appId>                'partner_fees'    partner fees earned by that app
  *   network_fees                        'network_fees'    gas and other network costs the service paid
+ *   offramp:<paymentId>                 'offramp'         a bank Payment's stablecoin at the off-ramp provider,
+ *                                                         not yet paid to the bank (or refunded to escrow)
  *
  * Attribution: an entry's accountId names the UPA the book belongs to. Entries on `upa:<accountId>:...`
  * books always carry that accountId (derived when omitted). Tag escrow entries with the UPA whose funds
@@ -137,6 +139,7 @@ export interface BookKinds {
   platform_fees: [];
   partner_fees: [appId: string];
   network_fees: [];
+  offramp: [paymentId: string];
 }
 export type BookKind = keyof BookKinds;
 
@@ -165,6 +168,8 @@ export function bookFor<K extends BookKind>(kind: K, ...args: BookKinds[K]): str
       return `fees:partner:${part('appId')}`;
     case 'network_fees':
       return 'network_fees';
+    case 'offramp':
+      return `offramp:${part('paymentId')}`;
     default:
       throw new LedgerValidationError([`bookFor: unknown book kind ${String(kind)}`]);
   }

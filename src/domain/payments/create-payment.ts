@@ -15,6 +15,7 @@ import { timed } from '../../runtime/step-timing';
 import { splitFees } from './payment-machine';
 import type { TCreatePayment } from './payment.schemas';
 import { PAYMENT_VIEW_INCLUDE, type PaymentRow } from './payment-view';
+import { newPayoutRow, providerSettlementSnapshot, quoteBankPayout, type BankQuote, type OfframpDeps } from './payment-payouts';
 
 export interface CreatePaymentDeps {
   prisma: PrismaClient;
@@ -22,6 +23,8 @@ export interface CreatePaymentDeps {
   engine: Pick<PaymentEngine, 'startPayment'>;
   custody: Custody;
   serviceSecret: string;
+  /** The off-ramp provider (bank payouts); absent: a bank_account destination is refused. */
+  offramp?: OfframpDeps;
 }
 
 /**
@@ -66,25 +69,47 @@ export async function createPayment(
     });
   }
 
-  const context = await timed('context', () => loadCreateContext(deps.pool, app.id, input.destination.accountId));
-  if (!context) throw notFound('Destination account');
-  const { recipient, profile, escrowIndex } = context;
+  const fees = splitFees(amountAtomic, env.fees.platformFeeBps, env.fees.partnerFeeBps);
   if (input.sourceAccountId) {
     const sender = await prisma.account.findFirst({ where: { id: input.sourceAccountId, appId: app.id }, select: { id: true } });
     if (!sender) throw notFound('Source account');
   }
-  if (!profile || profile.status !== 'active') {
-    refuse('payment_method_not_supported', 'The destination account has no settlement destination', { reasonCode: 'settlement_profile_missing' });
-  }
-  if (profile.chainId !== network.chainId || profile.assetSymbol !== asset.symbol) {
-    refuse('payment_method_not_supported', `The destination settles ${profile.assetSymbol} on chain ${profile.chainId}`, {
-      reasonCode: 'settlement_destination_mismatch',
+  // A bank payout is quoted first: a provider that is down or refuses leaves nothing created.
+  const paymentId = paymentIdFor(deps.serviceSecret, app.id, request.idempotencyKey);
+  let bank: BankQuote | null = null;
+  if (input.destination.type === 'bank_account') {
+    bank = await quoteBankPayout(deps, app, {
+      network,
+      asset,
+      bankAccountId: input.destination.bankAccountId,
+      netAtomic: fees.merchantNetAtomic,
+      metadata: input.metadata,
+      quoteKey: `${paymentId}:quote`,
     });
   }
+  const recipientId = input.destination.type === 'upa' ? input.destination.accountId : bank!.bankAccount.accountId;
+  const context = await timed('context', () => loadCreateContext(deps.pool, app.id, recipientId));
+  if (!context) throw notFound('Destination account');
+  const { recipient, profile, escrowIndex } = context;
+  let settlementSnapshot: Prisma.JsonValue;
+  if (bank) {
+    settlementSnapshot = providerSettlementSnapshot(bank);
+  } else {
+    if (!profile || profile.status !== 'active') {
+      refuse('payment_method_not_supported', 'The destination account has no settlement destination', { reasonCode: 'settlement_profile_missing' });
+    }
+    if (profile.chainId !== network.chainId || profile.assetSymbol !== asset.symbol) {
+      refuse('payment_method_not_supported', `The destination settles ${profile.assetSymbol} on chain ${profile.chainId}`, {
+        reasonCode: 'settlement_destination_mismatch',
+      });
+    }
+    settlementSnapshot = profile.snapshot;
+  }
 
-  const fees = splitFees(amountAtomic, env.fees.platformFeeBps, env.fees.partnerFeeBps);
-  const paymentId = paymentIdFor(deps.serviceSecret, app.id, request.idempotencyKey);
-  const expiresAt = new Date(Date.now() + input.expiresInSeconds * 1000);
+  const requestedExpiry = Date.now() + input.expiresInSeconds * 1000;
+  // Funds can't be taken on a lapsed quote: a bank Payment expires with its quote at the latest.
+  const expiresAt = new Date(bank ? Math.min(requestedExpiry, bank.quote.expiresAt.getTime()) : requestedExpiry);
+  const payoutRow = bank ? newPayoutRow(paymentId, bank, fees.merchantNetAtomic) : null;
 
   const custody = custodyAddressRow(deps.custody, { purpose: 'escrow', index: escrowIndex });
   const subject = { appId: app.id, apiVersion: app.apiVersion, accountId: recipient.id, resourceType: 'payment' as const, resourceId: paymentId };
@@ -124,7 +149,7 @@ export async function createPayment(
         escrowAddress: custody.address,
         recipientDisplayName: recipient.displayName,
         recipientLogoUrl: recipient.logoUrl,
-        settlement: profile.snapshot,
+        settlement: settlementSnapshot,
         settlementTxHash: null,
         nextActionId: newId('nextAction'),
         requestHash: request.bodyHash,
@@ -144,8 +169,9 @@ export async function createPayment(
       custody,
       subject,
       [{ name: 'payment.created', payload: { paymentId, accountId: recipient.id, status: 'requires_payment_method', statusVersion: 1 } }],
+      payoutRow,
     ));
-    row = { ...created, incidents: [], fundReturns: [] };
+    row = { ...created, incidents: [], fundReturns: [], payout: payoutRow ? { ...payoutRow, createdAt: created.createdAt, updatedAt: created.updatedAt } : null };
   } catch (err) {
     if (!isDuplicatePayment(err)) throw err;
     // An earlier attempt with this key committed the row; finish what it started, if it is the same request.
@@ -156,6 +182,6 @@ export async function createPayment(
   }
   crashPoint(API_CRASH_POINTS.paymentCommitted);
 
-  await timed('workflow_start', () => deps.engine.startPayment(row, network.confirmations));
+  await timed('workflow_start', () => deps.engine.startPayment({ ...row, payoutQuoteExpiresAt: row.payout?.quoteExpiresAt ?? null }, network.confirmations));
   return row;
 }

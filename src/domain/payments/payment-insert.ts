@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { Prisma } from '../../db/client';
-import type { Payment } from '../../generated/prisma/client';
+import type { Payment, PaymentPayout } from '../../generated/prisma/client';
 import type { NewEvent, EventSubject } from '../events';
 import { eventRows } from '../events';
 
@@ -50,6 +50,7 @@ export async function insertPayment(
   custody: { address: string; purpose: string; custodyIndex: number },
   subject: EventSubject,
   events: NewEvent[],
+  payout: Omit<PaymentPayout, 'createdAt' | 'updatedAt'> | null = null,
 ): Promise<Payment> {
   const params: unknown[] = [];
   const param = (v: unknown) => `$${params.push(sqlValue(v))}`;
@@ -59,12 +60,17 @@ export async function insertPayment(
   const eventValues = eventRows(subject, 'created', events)
     .map((e) => `(${[e.id, e.appId, e.apiVersion, e.accountId, e.resourceType, e.resourceId, e.name, e.payload, e.createdAt].map(param).join(', ')})`)
     .join(', ');
+  // A bank Payment's payout row (its quote) is part of the same statement: never one without the other.
+  const payoutColumns = payout ? (Object.keys(payout) as (keyof typeof payout)[]) : [];
+  const payoutValues = payout ? payoutColumns.map((c) => param(payout[c])).join(', ') : '';
   const { rows } = await pool.query<{ created_at: Date; updated_at: Date }>(
     `WITH payment AS (
        INSERT INTO payments (${columns.map(snake).join(', ')}) VALUES (${paymentValues}) RETURNING created_at, updated_at
      ), custody AS (
        INSERT INTO custody_addresses (address, purpose, custody_index) VALUES (${custodyValues}) ON CONFLICT DO NOTHING
-     )${eventValues ? `, event AS (
+     )${payout ? `, payout AS (
+       INSERT INTO payment_payouts (${payoutColumns.map(snake).join(', ')}) VALUES (${payoutValues})
+     )` : ''}${eventValues ? `, event AS (
        INSERT INTO events (id, app_id, api_version, account_id, resource_type, resource_id, name, payload, created_at)
        VALUES ${eventValues} ON CONFLICT DO NOTHING
      )` : ''}

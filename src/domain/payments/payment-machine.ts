@@ -35,14 +35,18 @@ export type PaymentEventName =
   | 'payment.expired'
   | 'payment.requires_intervention'
   | 'payment.duplicate_received'
-  | 'payment.late_received';
+  | 'payment.late_received'
+  | 'payment.settlement_returned'
+  | 'bank_funding.completed'
+  | 'bank_funding.failed';
 
 /**
  * What a transfer is to the Payment. Its intent is fixed when it is seen (funding while the Payment is
  * open, duplicate once accepted or settled, late after expiry, cancellation or failure); a funding
- * transfer that confirms when nothing is owed any more becomes excess.
+ * transfer that confirms when nothing is owed any more becomes excess. A refund is the off-ramp
+ * provider sending a failed or returned payout back to escrow (see payout-machine.ts).
  */
-export type TransferRole = 'funding' | 'duplicate' | 'late' | 'excess';
+export type TransferRole = 'funding' | 'duplicate' | 'late' | 'excess' | 'refund';
 
 export interface TrackedTransfer {
   key: string; // see src/chain/transfer-key.ts
@@ -63,11 +67,24 @@ export interface PaymentState {
   transfers: TrackedTransfer[];
   settlementAttempts: number;
   settlementTxHash: string | null;
+  /** Bank Payments only (absent for upa): the off-ramp leg, see payout-machine.ts. */
+  payout?: PayoutState;
+}
+
+/** The provider's payout status, as the Payment shows it (offrampStatus); null until the payout is asked for. */
+export type OfframpStatus = 'submitted' | 'processing' | 'completed' | 'failed' | 'returned';
+
+export interface PayoutState {
+  /** The quote's expiry (ISO): escrow funded and confirmed after it can't be paid out on it. */
+  quoteExpiresAt: string;
+  offrampStatus: OfframpStatus | null;
+  /** The provider's on-chain transfer back to escrow (failed or returned payout). */
+  refundTxHash: string | null;
 }
 
 /** An incident: funds that reached escrow but do not count, held for recovery. */
 export interface IncidentEffect {
-  kind: 'late' | 'duplicate' | 'excess' | 'underpaid_expired';
+  kind: 'late' | 'duplicate' | 'excess' | 'underpaid_expired' | 'quote_expired' | 'payout_refund';
   amountAtomic: bigint;
   transferKey: string | null;
 }
@@ -83,9 +100,12 @@ export interface Transition {
   incidents: IncidentEffect[];
   /** The transfers this step changed (seen, confirmed, dropped, or given another role). */
   transferStatuses: Array<{ key: string; status: TrackedTransfer['status']; role: TransferRole }>;
-  ledger: Array<'collection' | 'settlement'>;
+  /** payout: the provider paid the bank; payout_returned: the provider holds the money again. */
+  ledger: Array<'collection' | 'settlement' | 'payout' | 'payout_returned'>;
   cancel?: { reasonCode: string; reason: string | null };
   failure?: { code: string; message: string };
+  /** Bank Payments: the provider's reason for a failed or returned payout. */
+  payoutReasonCode?: string | null;
 }
 
 export const TERMINAL: ReadonlySet<PaymentStatus> = new Set(['succeeded', 'failed', 'cancelled', 'expired']);
@@ -115,10 +135,10 @@ export function initialState(intent: 'receive' | 'send', requiredAtomic: bigint)
   };
 }
 
-function begin(state: PaymentState): Transition {
+export function begin(state: PaymentState): Transition {
   return {
     fromStatusVersion: state.statusVersion,
-    state: { ...state, transfers: state.transfers.map((t) => ({ ...t })) },
+    state: { ...state, transfers: state.transfers.map((t) => ({ ...t })), ...(state.payout ? { payout: { ...state.payout } } : {}) },
     statusChanged: false,
     events: [],
     stamps: {},
@@ -129,7 +149,7 @@ function begin(state: PaymentState): Transition {
 }
 
 /** Every status change raises statusVersion by exactly one. */
-function moveTo(t: Transition, status: PaymentStatus, stage: PaymentStage): void {
+export function moveTo(t: Transition, status: PaymentStatus, stage: PaymentStage): void {
   if (t.state.status === status) {
     t.state.stage = stage;
     return;
@@ -175,10 +195,11 @@ export function unusableTransferKind(status: PaymentStatus): 'late' | 'duplicate
  * A transfer to the escrow address was seen on chain (maybe again: then nothing changes). It is
  * tracked until it is confirmed or dropped; only then does it count, or become an incident.
  */
-export function onTransferDetected(state: PaymentState, transfer: { key: string; amountAtomic: bigint }): Transition | null {
+export function onTransferDetected(state: PaymentState, transfer: { key: string; amountAtomic: bigint; txHash?: string }): Transition | null {
   if (state.transfers.some((t) => t.key === transfer.key)) return null;
   const t = begin(state);
-  const role: TransferRole = unusableTransferKind(state.status) ?? 'funding';
+  const refund = !!state.payout?.refundTxHash && transfer.txHash?.toLowerCase() === state.payout.refundTxHash.toLowerCase();
+  const role: TransferRole = refund ? 'refund' : (unusableTransferKind(state.status) ?? 'funding');
   t.state.transfers.push({ ...transfer, status: 'pending', role });
   t.transferStatuses.push({ key: transfer.key, status: 'pending', role });
   if (role !== 'funding') return t;
@@ -210,7 +231,13 @@ export function onTransfersVerified(
     t.transferStatuses.push({ key: r.key, status: r.outcome, role: tracked.role });
   }
   if (!changed) return null;
-  if (t.state.confirmedAtomic >= t.state.requiredAtomic && OPEN.has(t.state.status)) {
+  if (t.state.confirmedAtomic >= t.state.requiredAtomic && OPEN.has(t.state.status) && quoteLapsed(t.state, nowIso)) {
+    // Funded on a lapsed quote: nothing leaves escrow (the quote can't be refreshed on this Payment).
+    moveTo(t, 'failed', null);
+    t.events.push('payment.failed');
+    t.failure = { code: 'payment_quote_expired', message: 'The payout quote expired before the funds were confirmed' };
+    t.incidents.push({ kind: 'quote_expired', amountAtomic: t.state.confirmedAtomic, transferKey: null });
+  } else if (t.state.confirmedAtomic >= t.state.requiredAtomic && OPEN.has(t.state.status)) {
     moveTo(t, 'accepted', 'settlement_pending');
     t.stamps.acceptedAt = nowIso;
     t.events.push('payment.accepted');
@@ -225,7 +252,16 @@ export function onTransfersVerified(
   return t;
 }
 
+/** A bank Payment's quote has lapsed at `nowIso` (never for upa Payments). */
+export function quoteLapsed(s: PaymentState, nowIso: string): boolean {
+  return !!s.payout && Date.parse(nowIso) >= Date.parse(s.payout.quoteExpiresAt);
+}
+
 function countConfirmed(t: Transition, tracked: TrackedTransfer): void {
+  if (tracked.role === 'refund') {
+    t.incidents.push({ kind: 'payout_refund', amountAtomic: tracked.amountAtomic, transferKey: tracked.key });
+    return;
+  }
   if (tracked.role === 'duplicate' || tracked.role === 'late') {
     t.incidents.push({ kind: tracked.role, amountAtomic: tracked.amountAtomic, transferKey: tracked.key });
     t.events.push(tracked.role === 'late' ? 'payment.late_received' : 'payment.duplicate_received');
@@ -339,13 +375,13 @@ export function isDataHold(state: PaymentState): boolean {
   return state.operationalState === 'requires_intervention' && state.operationalReasonCode === 'data_error';
 }
 
-function holdForIntervention(t: Transition, reasonCode: HoldReason): void {
+export function holdForIntervention(t: Transition, reasonCode: HoldReason): void {
   t.state.operationalState = 'requires_intervention';
   t.state.operationalReasonCode = reasonCode;
   t.events.push('payment.requires_intervention');
 }
 
-function clearHold(t: Transition): void {
+export function clearHold(t: Transition): void {
   t.state.operationalState = 'normal';
   t.state.operationalReasonCode = null;
 }
@@ -370,8 +406,18 @@ export function onOperatorResolution(
   resolution: OperatorAction,
   nowIso: string,
   opts: { manualPayoutSettlesRest?: boolean } = {},
-): { transition: Transition; next: 'settle' | 'done' } | null {
+): { transition: Transition; next: 'settle' | 'payout' | 'done' } | null {
   if (state.operationalState !== 'requires_intervention') return null;
+  // The provider holds the money (its payout is in doubt or was refused): nothing is sent again;
+  // retry reads (or asks) the provider again, fail ends the Payment, mark-settled doesn't apply.
+  if (state.payout && state.stage === 'settlement_confirmed' && !isTerminal(state) && !isDataHold(state)) {
+    if (resolution.action === 'mark-settled') return null;
+    if (resolution.action === 'retry') {
+      const t = begin(state);
+      clearHold(t);
+      return { transition: t, next: 'payout' };
+    }
+  }
   // A write refused for its data: retry resumes from the stored state (the refused step is offered again).
   if (resolution.action === 'retry' && isDataHold(state)) {
     const t = begin(state);

@@ -1,5 +1,5 @@
 import { bookFor, type PostingInput } from '../ledger/ledger';
-import type { Payment } from '../../generated/prisma/client';
+import type { Payment, PaymentPayout } from '../../generated/prisma/client';
 
 /**
  * The Payment's ledger postings: collection when escrow is funded, settlement when it is paid out,
@@ -47,6 +47,48 @@ export function collectionPosting(p: Payment): PostingInput {
   };
 }
 
+/**
+ * A bank Payment's settlement: the net went to the provider's deposit address (held there for the
+ * payout, book offramp:<P>), the fees to the fee wallets.
+ */
+export function providerSettlementPosting(p: Payment, payout: PaymentPayout): PostingInput {
+  const posting = settlementPosting(p);
+  const net = BigInt(payout.sourceAtomic.toString());
+  return {
+    ...posting,
+    description: `Payment ${p.id} settled to the off-ramp provider`,
+    entries: posting.entries.map((e) => (e.book === bookFor('upa_settled', p.recipientAccountId) ? { book: bookFor('offramp', p.id), amountAtomic: net } : e)),
+  };
+}
+
+/** The provider paid the bank account: the stablecoin it held for the Payment has left for good. */
+export function payoutPosting(p: Payment, payout: PaymentPayout): PostingInput {
+  const net = BigInt(payout.sourceAtomic.toString());
+  return {
+    appId: p.appId,
+    sourceType: 'payment',
+    sourceId: p.id,
+    leg: 'payout',
+    asset: asset(p),
+    description: `Payment ${p.id} paid out to bank account ${payout.bankAccountId}`,
+    entries: [
+      { book: bookFor('offramp', p.id), amountAtomic: -net },
+      { book: bookFor('external', p.chainId), amountAtomic: net },
+    ],
+  };
+}
+
+/** The payout came back after success: the reversal of payoutPosting (the provider holds it again, until its refund reaches escrow). */
+export function payoutReturnedPosting(p: Payment, payout: PaymentPayout): PostingInput {
+  const reversed = payoutPosting(p, payout);
+  return {
+    ...reversed,
+    leg: 'payout_returned',
+    description: `Payment ${p.id}: the bank payout was returned`,
+    entries: reversed.entries.map((e) => ({ ...e, amountAtomic: -e.amountAtomic })),
+  };
+}
+
 export function settlementPosting(p: Payment): PostingInput {
   const gross = BigInt(p.amountAtomic.toString());
   const entries: PostingInput['entries'] = [
@@ -74,6 +116,10 @@ export function settlementPosting(p: Payment): PostingInput {
  * balances (pending) and transactions until they are recovered.
  */
 export function incidentPosting(p: Payment, incident: { id: string; kind: string }, amountAtomic: bigint): PostingInput {
+  // A payout refund comes from the provider's holding for this Payment; it and a lapsed quote's funds
+  // are the payer's (recoverable to the sender).
+  const counterpart = incident.kind === 'payout_refund' ? bookFor('offramp', p.id) : bookFor('external', p.chainId);
+  const owner = incident.kind === 'payout_refund' || incident.kind === 'quote_expired' ? escrowOwner(p) : p.recipientAccountId;
   return {
     appId: p.appId,
     sourceType: 'payment',
@@ -82,15 +128,15 @@ export function incidentPosting(p: Payment, incident: { id: string; kind: string
     asset: asset(p),
     description: `Funds held for recovery on Payment ${p.id} (${incident.kind})`,
     entries: [
-      { book: bookFor('escrow', p.id), amountAtomic, accountId: p.recipientAccountId },
-      { book: bookFor('external', p.chainId), amountAtomic: -amountAtomic },
+      { book: bookFor('escrow', p.id), amountAtomic, accountId: owner },
+      { book: counterpart, amountAtomic: -amountAtomic },
     ],
     transactions: [
       {
-        accountId: p.recipientAccountId,
+        accountId: owner,
         direction: 'received',
         senderAccountId: null,
-        receiverAccountId: p.recipientAccountId,
+        receiverAccountId: owner,
         amountAtomic,
         status: 'pending',
         financialLegKind: 'recovery_hold',

@@ -2,7 +2,7 @@
  * The JSON-safe form of a payment machine transition (amounts as decimal strings): what the
  * PaymentWorkflow hands the activity that persists one step. Pure: the workflow imports this file.
  */
-import { pendingFundingAtomic, type PaymentEventName, type PaymentState, type Transition } from './payment-machine';
+import { pendingFundingAtomic, type PaymentEventName, type PaymentState, type PayoutState, type Transition } from './payment-machine';
 
 export interface PersistedTransition {
   fromStatusVersion: number;
@@ -19,7 +19,11 @@ export interface PersistedTransition {
   stamps: Partial<Record<'acceptedAt' | 'succeededAt' | 'cancelledAt', string>>;
   incidents: Array<{ kind: string; amountAtomic: string; transferKey: string | null }>;
   transferStatuses: Array<{ key: string; status: string; role?: string }>;
-  ledger: Array<'collection' | 'settlement'>;
+  ledger: Transition['ledger'];
+  /** Bank Payments: the off-ramp leg after the step. Absent for upa Payments and older steps. */
+  payout?: PayoutState;
+  /** The provider's reason for a failed or returned payout (set with that step). */
+  payoutReasonCode?: string | null;
   cancel: { reasonCode: string; reason: string | null } | null;
   failure: { code: string; message: string } | null;
   /** Workflow time of the step: with the statusVersion it identifies the step (row ids derive from it). */
@@ -44,6 +48,8 @@ export function toPersistedTransition(t: Transition, at: string): PersistedTrans
     // Only what this step changed: a step's cost must not grow with the transfers seen so far.
     transferStatuses: t.transferStatuses,
     ledger: t.ledger,
+    ...(s.payout ? { payout: s.payout } : {}),
+    ...(t.payoutReasonCode !== undefined ? { payoutReasonCode: t.payoutReasonCode } : {}),
     cancel: t.cancel ?? null,
     failure: t.failure ?? null,
     at,
@@ -63,6 +69,7 @@ export interface CarriedPaymentState {
   transfers: Array<{ key: string; amountAtomic: string; status: PaymentState['transfers'][number]['status']; role: PaymentState['transfers'][number]['role'] }>;
   settlementAttempts: number;
   settlementTxHash: string | null;
+  payout?: PayoutState;
 }
 
 export function toCarriedState(s: PaymentState): CarriedPaymentState {

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { Prisma, PrismaClient } from '../../db/client';
 import { parseTransferKey, transferKey } from '../../chain/transfer-key';
-import type { Payment } from '../../generated/prisma/client';
+import type { Payment, PaymentPayout } from '../../generated/prisma/client';
 import { postToLedger, updateTransactionStatus } from '../ledger/ledger';
 import { writeEvents, type EventSubject } from '../events';
 import type { TransferSeen } from '../engine';
 import type { ResolutionRequest } from '../operator-resolution';
 import type { PaymentEventName, PaymentState, TransferRole } from './payment-machine';
-import { collectionPosting, incidentPosting, settlementPosting } from './payment-postings';
+import { collectionPosting, incidentPosting, payoutPosting, payoutReturnedPosting, providerSettlementPosting, settlementPosting } from './payment-postings';
 import type { CarriedPaymentState, PersistedTransition } from './payment-serde';
 
 /**
@@ -22,8 +22,11 @@ function subjectOf(p: Payment): EventSubject {
   return { appId: p.appId, apiVersion: p.apiVersion, accountId: p.recipientAccountId, resourceType: 'payment', resourceId: p.id };
 }
 
-/** Every Payment event carries the state after the change. */
-function paymentEvents(p: Payment, names: PaymentEventName[]) {
+/**
+ * Every Payment event carries the state after the change. bank_funding.* (the fiat leg to the bank
+ * account completed or failed) carry the bank account and the fiat amount too.
+ */
+function paymentEvents(p: Payment, names: PaymentEventName[], payout: PaymentPayout | null) {
   const payload = {
     paymentId: p.id,
     accountId: p.recipientAccountId,
@@ -31,8 +34,22 @@ function paymentEvents(p: Payment, names: PaymentEventName[]) {
     statusVersion: p.statusVersion,
     operationalState: p.operationalState,
     operationalReasonCode: p.operationalReasonCode,
+    ...(payout ? { offrampStatus: p.offrampStatus } : {}),
   };
-  return names.map((name) => ({ name, payload }));
+  return names.map((name) =>
+    name.startsWith('bank_funding.') && payout
+      ? {
+          name,
+          payload: {
+            ...payload,
+            bankAccountId: payout.bankAccountId,
+            destinationAmount: payout.destinationAmount,
+            destinationCurrency: payout.destinationCurrency,
+            reasonCode: payout.reasonCode,
+          },
+        }
+      : { name, payload },
+  );
 }
 
 export async function persistPaymentTransition(prisma: PrismaClient, paymentId: string, t: PersistedTransition): Promise<void> {
@@ -56,6 +73,7 @@ export async function applyPaymentTransition(tx: Prisma.TransactionClient, payme
       receivedAtomic: t.confirmedAtomic,
       ...(t.pendingAtomic === undefined ? {} : { pendingAtomic: t.pendingAtomic }),
       settlementTxHash: t.settlementTxHash,
+      ...(t.payout ? { offrampStatus: t.payout.offrampStatus } : {}),
       ...(t.stamps.acceptedAt ? { acceptedAt: new Date(t.stamps.acceptedAt) } : {}),
       ...(t.stamps.succeededAt ? { succeededAt: new Date(t.stamps.succeededAt) } : {}),
       ...(t.stamps.cancelledAt ? { cancelledAt: new Date(t.stamps.cancelledAt) } : {}),
@@ -66,6 +84,13 @@ export async function applyPaymentTransition(tx: Prisma.TransactionClient, payme
   });
   if (count !== 1) throw new Error(`payment ${paymentId} moved past statusVersion ${t.fromStatusVersion} concurrently`);
   const payment = await tx.payment.findUniqueOrThrow({ where: { id: paymentId } });
+  if (t.payout) {
+    await tx.paymentPayout.update({
+      where: { paymentId },
+      data: { payoutStatus: t.payout.offrampStatus, refundTxHash: t.payout.refundTxHash, ...(t.payoutReasonCode !== undefined ? { reasonCode: t.payoutReasonCode } : {}) },
+    });
+  }
+  const payout = await tx.paymentPayout.findUnique({ where: { paymentId } });
 
   for (const s of t.transferStatuses) {
     // Steps written before roles had their own column put a non-funding role in status.
@@ -79,13 +104,15 @@ export async function applyPaymentTransition(tx: Prisma.TransactionClient, payme
   for (const incident of t.incidents) await recordIncident(tx, payment, incident, t.at);
   if (t.ledger.includes('collection')) await postToLedger(tx, collectionPosting(payment));
   if (t.ledger.includes('settlement')) {
-    await postToLedger(tx, settlementPosting(payment));
+    await postToLedger(tx, payout ? providerSettlementPosting(payment, payout) : settlementPosting(payment));
     await updateTransactionStatus(tx, { sourceType: 'payment', sourceId: paymentId, leg: 'collection', status: 'posted' });
   }
+  if (payout && t.ledger.includes('payout')) await postToLedger(tx, payoutPosting(payment, payout));
+  if (payout && t.ledger.includes('payout_returned')) await postToLedger(tx, payoutReturnedPosting(payment, payout));
   // Several steps can share a statusVersion and a workflow time (duplicates seen together): the
   // incidents' transfers tell them apart.
   const step = `v${t.fromStatusVersion}@${t.at}:${t.incidents.map((x) => x.transferKey ?? x.kind).join(',')}`;
-  await writeEvents(tx, subjectOf(payment), step, paymentEvents(payment, t.events));
+  await writeEvents(tx, subjectOf(payment), step, paymentEvents(payment, t.events, payout));
 }
 
 /** Funds that reached escrow but don't count for the Payment: recorded once, and posted as escrow holdings. */
@@ -127,7 +154,7 @@ export async function loadPaymentState(prisma: PrismaClient, paymentId: string):
   const p = await prisma.payment.findUniqueOrThrow({
     where: { id: paymentId },
     // Dust is followed by the dust sweep, never by a workflow.
-    include: { transfers: { where: { status: { notIn: ['dust', 'dust_confirmed', 'dust_dropped'] } }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } },
+    include: { payout: true, transfers: { where: { status: { notIn: ['dust', 'dust_confirmed', 'dust_dropped'] } }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } },
   });
   const keyOf = (t: { chainId: number; txHash: string; ordinal: number }) => transferKey({ ...t, to: p.escrowAddress ?? '' });
   const state: CarriedPaymentState = {
@@ -149,6 +176,15 @@ export async function loadPaymentState(prisma: PrismaClient, paymentId: string):
       })),
     settlementAttempts: 0,
     settlementTxHash: p.settlementTxHash,
+    ...(p.payout
+      ? {
+          payout: {
+            quoteExpiresAt: p.payout.quoteExpiresAt.toISOString(),
+            offrampStatus: p.payout.payoutStatus as NonNullable<PaymentState['payout']>['offrampStatus'],
+            refundTxHash: p.payout.refundTxHash,
+          },
+        }
+      : {}),
   };
   const unacknowledged = p.transfers
     .filter((t) => t.role === null)

@@ -1,4 +1,4 @@
-import type { FundReturn, Payment, PaymentIncident } from '../../generated/prisma/client';
+import type { FundReturn, Payment, PaymentIncident, PaymentPayout } from '../../generated/prisma/client';
 import { refundSummaryOf } from '../returns/fund-return-rules';
 import { formatAtomic } from '../amounts';
 import { hmacHex, safeEqual } from '../secrets';
@@ -6,10 +6,11 @@ import type { TPayment } from './payment.schemas';
 import { z } from 'zod';
 import { ZCheckout, ZNextAction } from './payment.schemas';
 
-export type PaymentRow = Payment & { incidents: PaymentIncident[]; fundReturns: FundReturn[] };
+/** payout: a bank Payment's quote and payout (null for upa Payments). */
+export type PaymentRow = Payment & { incidents: PaymentIncident[]; fundReturns: FundReturn[]; payout?: PaymentPayout | null };
 
-/** What every read of a Payment for its view loads with it (its incidents, refunds and recoveries). */
-export const PAYMENT_VIEW_INCLUDE = { incidents: true, fundReturns: true } as const;
+/** What every read of a Payment for its view loads with it (its incidents, refunds and recoveries, a bank Payment's payout). */
+export const PAYMENT_VIEW_INCLUDE = { incidents: true, fundReturns: true, payout: true } as const;
 
 const OPEN_STATUSES = new Set(['requires_payment_method', 'processing']);
 
@@ -72,7 +73,9 @@ export function toPaymentView(p: PaymentRow): TPayment {
       { role: 'recipient' as const, accountId: p.recipientAccountId },
     ],
     recipientDisplay: { displayName: p.recipientDisplayName, logoUrl: p.recipientLogoUrl },
-    destination: { type: 'upa', accountId: p.recipientAccountId },
+    destination: p.payout
+      ? { type: 'bank_account', accountId: p.recipientAccountId, bankAccountId: p.payout.bankAccountId }
+      : { type: 'upa', accountId: p.recipientAccountId },
     settlement: {
       type: 'settlement_destination',
       settlementDestinationId: (settlement.settlementDestinationId as string | undefined) ?? null,
@@ -96,13 +99,16 @@ export function toPaymentView(p: PaymentRow): TPayment {
       ? {
           mode: 'escrow',
           required: amountObject(p, gross),
-          providerPrincipal: amountObject(p, gross),
-          providerFee: amountObject(p, 0n),
+          // A bank Payment's quote: the provider converts its principal and keeps its fee.
+          providerPrincipal: amountObject(p, p.payout ? big(p.payout.providerPrincipalAtomic) : gross),
+          providerFee: amountObject(p, p.payout ? big(p.payout.providerFeeAtomic) : 0n),
           platformFee: amountObject(p, platformFee),
           partnerFee: amountObject(p, partnerFee),
           totalFees: amountObject(p, platformFee + partnerFee),
-          exchangeRate: { rate: '1', baseAssetCode: p.assetCode, quoteAssetCode: p.assetCode },
-          quoteExpiresAt: p.expiresAt.toISOString(),
+          exchangeRate: p.payout
+            ? { rate: p.payout.rate, baseAssetCode: p.assetCode, quoteAssetCode: p.payout.destinationCurrency }
+            : { rate: '1', baseAssetCode: p.assetCode, quoteAssetCode: p.assetCode },
+          quoteExpiresAt: (p.payout?.quoteExpiresAt ?? p.expiresAt).toISOString(),
           depositAddress: depositInstructions(p, gross),
         }
       : null,

@@ -11,7 +11,11 @@ export const ZCreatePayment = z
     amount: z.string().regex(DECIMAL_PATTERN, 'a decimal string such as "12.50"').max(40),
     assetCode: z.string().min(1).max(16),
     chainId: z.number().int().positive(),
-    destination: z.strictObject({ type: z.literal('upa'), accountId: ZAccountId }),
+    destination: z.discriminatedUnion('type', [
+      z.strictObject({ type: z.literal('upa'), accountId: ZAccountId }),
+      // A linked bank account (its owner is the recipient): paid out through the off-ramp provider.
+      z.strictObject({ type: z.literal('bank_account'), bankAccountId: z.string().regex(/^bank_account_[A-Za-z0-9_-]+$/, 'a bank account id (bank_account_...)').max(64) }),
+    ]),
     sourceAccountId: ZAccountId.optional(),
     expiresInSeconds: z.number().int().min(60).max(86_400).default(600),
     externalReference: z.string().min(1).max(255).optional(),
@@ -26,7 +30,10 @@ export const ZCreatePayment = z
     if (v.intent === 'receive' && v.sourceAccountId) {
       ctx.addIssue({ code: 'custom', path: ['sourceAccountId'], message: 'Only a send Payment has a source account' });
     }
-    if (v.sourceAccountId && v.sourceAccountId === v.destination.accountId) {
+    if (v.destination.type === 'bank_account' && v.intent !== 'send') {
+      ctx.addIssue({ code: 'custom', path: ['destination', 'type'], message: 'Only a send Payment pays a bank account' });
+    }
+    if (v.sourceAccountId && v.destination.type === 'upa' && v.sourceAccountId === v.destination.accountId) {
       ctx.addIssue({ code: 'custom', path: ['sourceAccountId'], message: 'Source and destination must differ' });
     }
   });
@@ -89,7 +96,10 @@ export const ZPayment = z.object({
   sourceAmount: ZPaymentAmount,
   participants: z.array(z.object({ role: z.enum(['sender', 'recipient']), accountId: z.string() })),
   recipientDisplay: z.object({ displayName: z.string().nullable(), logoUrl: z.string().nullable() }),
-  destination: z.object({ type: z.literal('upa'), accountId: z.string() }),
+  destination: z.discriminatedUnion('type', [
+    z.object({ type: z.literal('upa'), accountId: z.string() }),
+    z.object({ type: z.literal('bank_account'), accountId: z.string(), bankAccountId: z.string() }),
+  ]),
   settlement: z.object({
     type: z.literal('settlement_destination'),
     settlementDestinationId: z.string().nullable(),

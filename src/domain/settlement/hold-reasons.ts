@@ -6,7 +6,11 @@
 export type HoldReason =
   | SettlementHoldReason
   /** An activity's write was refused by the database for its data (activities/failures.ts): retrying can't help. */
-  | 'data_error';
+  | 'data_error'
+  /** Bank Payments: the off-ramp provider may hold a payout whose state it can't tell (never resubmitted). */
+  | 'provider_state_uncertain'
+  /** Bank Payments: the provider refused the payout after it was funded: the money is at the provider. */
+  | 'provider_failure';
 
 /** Why a settlement stopped for an operator. */
 export type SettlementHoldReason =

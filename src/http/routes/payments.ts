@@ -15,6 +15,7 @@ import type { IdempotencyRecords } from '../../domain/idempotency-records';
 import { requireApp, type ApiRouter } from '../context';
 import type { CursorCodec } from '../../domain/pagination';
 import { parseInput } from '../../domain/validation';
+import type { OfframpDeps } from '../../domain/payments/payment-payouts';
 
 export interface PaymentRouteDeps {
   prisma: PrismaClient;
@@ -26,6 +27,7 @@ export interface PaymentRouteDeps {
   serviceSecret: string;
   publicBaseUrl: string;
   cursors: CursorCodec;
+  offramp?: OfframpDeps;
 }
 
 const ZPaymentPath = z.object({ paymentId: ZPaymentId });
