@@ -109,6 +109,7 @@ export type TAssetConfig = z.infer<typeof ZAssetConfig>;
 export type TNetworkConfig = z.infer<typeof ZNetworkConfig>;
 export type TVaultsConfig = z.infer<typeof ZVaultsConfig>;
 export type TBankAccountsConfig = z.infer<typeof ZBankAccountsConfig>;
+export type TBankCountryConfig = TBankAccountsConfig['countries'][number];
 export type TEnvironmentConfig = z.infer<typeof ZEnvironmentConfig>;
 export type TEnvironments = z.infer<typeof ZEnvironmentsFile>;
 

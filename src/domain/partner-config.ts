@@ -16,12 +16,6 @@ const MODULES: Record<ModuleId, { name: string; description: string; scopes: Sco
   balances_and_transactions: { name: 'Balances and transactions', description: 'Ledger projections', scopes: ['v2:accounts'], operational: true, optional: true },
 };
 
-/**
- * Paying a linked bank account (the payout half of issue 13) is not built yet: the externalBank
- * method is entitled where the environment enables a country, but not operational. Flip with payouts.
- */
-const BANK_PAYOUTS_OPERATIONAL = false;
-
 function pct(bps: number): string {
   return (bps / 100).toFixed(2);
 }
@@ -89,6 +83,7 @@ export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, m
     supportedAssets: assetsOf(n),
   }));
   const feeTotal = env.fees.partnerFeeBps + env.fees.platformFeeBps;
+  const externalBank = externalBankMethod(app, env);
   const methodOff = { ...availability(false, true, false) };
   const bankMethod = {
     ...methodOff,
@@ -154,13 +149,13 @@ export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, m
       payments: {
         ...payments,
         availableToCredential: payments.available,
-        capabilities: { crypto: true, onramp: false, externalQr: false, externalBank: false, card: false },
+        capabilities: { crypto: true, onramp: false, externalQr: false, externalBank: externalBank.available, card: false },
         methods: {
           direct: { ...payments },
           routing: methodOff,
           onramp: methodOff,
           externalQr: { ...bankMethod, destinationType: 'external_qr' },
-          externalBank: externalBankMethod(app, env),
+          externalBank,
           card: methodOff,
         },
         publicPaymentCreation: {
@@ -211,10 +206,11 @@ function externalBankMethod(app: AuthenticatedApp, env: TEnvironmentConfig) {
     enabled: c.enabled,
   }));
   const entitled = countries.some((c) => c.enabled);
-  const state = availability(entitled, app.scopes.includes('v2:payments'), BANK_PAYOUTS_OPERATIONAL);
+  const state = availability(entitled, app.scopes.includes('v2:payments'), true);
   return {
     ...state,
-    destinationType: 'external_bank',
+    // Paid as a send Payment to a linked bank account (destination.type bank_account).
+    destinationType: 'bank_account',
     standaloneApi: false,
     countries,
     // Preparing a payout: linking a bank account (v2:accounts) and reading the directory work today.

@@ -340,7 +340,9 @@ describe('Linked bank accounts (API)', () => {
       ],
     );
     assert.equal(bank.preparationAvailable, true);
-    assert.equal(bank.paymentExecutionAvailable, false, 'payouts to bank accounts are not built yet');
+    assert.equal(bank.paymentExecutionAvailable, true);
+    assert.equal(bank.destinationType, 'bank_account');
+    assert.equal(ZPartnerConfig.parse(res.body).capabilities.payments.capabilities.externalBank, true);
     const prod = await call('/v2/partners/config', { credential: await newApp({ environment: 'production' }), baseUrl: api.baseUrl });
     assert.deepEqual(prod.body.capabilities.payments.methods.externalBank.countries, []);
     assert.equal(prod.body.capabilities.payments.methods.externalBank.preparationAvailable, false);

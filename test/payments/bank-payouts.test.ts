@@ -202,7 +202,7 @@ describe('bank payouts', () => {
     assert.equal(payment.settlement.destinationAddress, row.depositAddress);
   });
 
-  test('creation refuses what it cannot quote, and creates nothing: provider down 503, provider refusal 502, unverified account 422, receive 400', async () => {
+  test('creation refuses what it cannot quote, and creates nothing: provider down 503, provider refusal 502, unverified account or over the country maximum 422, receive 400', async () => {
     const p = await newParty();
     const h = await getHarness();
     const before = await h.db.prisma.payment.count({ where: { appId: p.cred.appId } });
@@ -217,6 +217,11 @@ describe('bank payouts', () => {
     const unverified = await newParty('pending_verification');
     const pending = await createPayment(unverified);
     assert.equal(pending.status, 422, pending.text);
+    // The config's externalBank country bounds (sandbox US: 1 to 10,000 USDC) are enforced.
+    const tooMuch = await createPayment(p, { amount: '10000.5' });
+    assert.equal(tooMuch.status, 422, tooMuch.text);
+    assert.equal(tooMuch.body.error.code, 'payment_method_not_supported');
+    assert.equal(tooMuch.body.error.details.reasonCode, 'amount_above_maximum');
     const receive = await createPayment(p, { intent: 'receive', sourceAccountId: undefined });
     assert.equal(receive.status, 400, receive.text);
     assert.equal(await h.db.prisma.payment.count({ where: { appId: p.cred.appId } }), before);

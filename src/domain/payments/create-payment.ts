@@ -81,7 +81,9 @@ export async function createPayment(
     bank = await quoteBankPayout(deps, app, {
       network,
       asset,
+      countries: env.bankAccounts?.countries ?? [],
       bankAccountId: input.destination.bankAccountId,
+      amountAtomic,
       netAtomic: fees.merchantNetAtomic,
       metadata: input.metadata,
       quoteKey: `${paymentId}:quote`,

@@ -1,5 +1,5 @@
 import type { Prisma, PrismaClient } from '../../db/client';
-import type { TAssetConfig, TNetworkConfig } from '../../config/environments';
+import type { TAssetConfig, TBankCountryConfig, TNetworkConfig } from '../../config/environments';
 import type { PaymentPayout } from '../../generated/prisma/client';
 import { ProviderError, type OfframpProvider, type Payout, type Quote } from '../../offramp/offramp-provider';
 import type { AuthenticatedApp } from '../apps';
@@ -48,13 +48,34 @@ export function providerApiError(err: unknown): ApiError {
 export async function quoteBankPayout(
   deps: { prisma: PrismaClient; offramp?: OfframpDeps },
   app: AuthenticatedApp,
-  target: { network: TNetworkConfig; asset: TAssetConfig; bankAccountId: string; netAtomic: bigint; metadata: Record<string, unknown>; quoteKey: string },
+  target: {
+    network: TNetworkConfig;
+    asset: TAssetConfig;
+    /** The environment's bank payout countries (config/environments.json `bankAccounts`). */
+    countries: TBankCountryConfig[];
+    bankAccountId: string;
+    amountAtomic: bigint;
+    netAtomic: bigint;
+    metadata: Record<string, unknown>;
+    quoteKey: string;
+  },
 ): Promise<BankQuote> {
   const row = await deps.prisma.bankAccount.findFirst({ where: { id: target.bankAccountId, appId: app.id } });
   if (!row) throw notFound('Bank account');
   const provider = deps.offramp?.provider;
   if (!provider || row.providerCode !== provider.code) refuse('Bank payouts are not available for this bank account', 'offramp_unavailable');
   if (row.status !== 'verified' || !row.providerAccountId) refuse(`The bank account is ${row.status}, not verified`, 'bank_account_not_verified');
+  // The bounds the config advertises for the country (externalBank.countries[]) are the ones enforced.
+  const country = target.countries.find((c) => c.country === row.country);
+  if (!country?.enabled) refuse(`Bank payouts to ${row.country} are not enabled for this environment`, 'bank_country_not_enabled');
+  if (target.amountAtomic < BigInt(country.minimumAmountAtomic)) {
+    throw new ApiError('payment_amount_below_minimum', `The minimum bank payout to ${row.country} is ${country.minimumAmountAtomic} atomic units`, {
+      minimumAmountAtomic: country.minimumAmountAtomic,
+    });
+  }
+  if (target.amountAtomic > BigInt(country.maximumAmountAtomic)) {
+    refuse(`The maximum bank payout to ${row.country} is ${country.maximumAmountAtomic} atomic units`, 'amount_above_maximum');
+  }
   if (target.netAtomic <= 0n) refuse('Nothing is left for the payout after fees', 'amount_below_fees');
   let quote: Quote;
   try {
