@@ -103,7 +103,10 @@ export async function startStack(opts: {
     const network = environments.environments.sandbox.networks[0];
     if (!network) throw new Error('the sandbox environment configures no network');
     // In memory: every run starts on an empty chain.
-    const anvil = await startAnvil({ port: ports.anvil, chainId: network.chainId, blockTime: 1 });
+    // On a port of its own choosing unless one was asked for: a free port picked at set-up can be taken
+    // by then (other stacks and test servers start at the same time).
+    const anvil = await startAnvil({ port: process.env.EMBEDDED_ANVIL_PORT ? ports.anvil : 0, chainId: network.chainId, blockTime: 1 });
+    ports.anvil = anvil.port;
     stops.push(() => anvil.stop());
     await ensureSandboxToken({ rpcUrl: anvil.rpcUrl });
     environments = withRpcUrl(environments, network.chainId, anvil.rpcUrl);
