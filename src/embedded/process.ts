@@ -73,16 +73,43 @@ export function tailFile(file: string, lines = 20): string {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** A TCP port the OS says is free right now on host. */
-export function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Listens on host:port and closes again: the port, when it was free. */
+function tryPort(host: string, port: number): Promise<number | null> {
+  return new Promise((resolve) => {
     const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
+    server.once('error', () => resolve(null));
+    server.listen(port, host, () => {
+      const { port: bound } = server.address() as net.AddressInfo;
+      server.close(() => resolve(bound));
     });
   });
+}
+
+/** The first port of the kernel's ephemeral range (outgoing connections take their local ports there). */
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 2048 ? low : 32768;
+  } catch {
+    return 32768;
+  }
+}
+
+/**
+ * A TCP port free right now on host, for a server started a moment later. Drawn at random below the
+ * kernel's ephemeral range: a port from that range (what listening on port 0 gives) can be taken in
+ * between by any outgoing connection, which made embedded servers fail with "address in use".
+ */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  const high = ephemeralLow() - 1;
+  const low = Math.max(1024, high - 12_000);
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = await tryPort(host, low + Math.floor(Math.random() * (high - low + 1)));
+    if (port !== null) return port;
+  }
+  const any = await tryPort(host, 0);
+  if (any === null) throw new Error(`no free port on ${host}`);
+  return any;
 }
 
 /** Whether something accepts TCP connections on host:port right now. */
