@@ -111,7 +111,10 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
 
   async function handle(cmd: Command): Promise<void> {
     if (cmd.type === 'transfer') {
-      await apply(onTransferDetected(state, { key: cmd.transfer.key, amountAtomic: BigInt(cmd.transfer.amountAtomic), txHash: cmd.transfer.txHash }));
+      const transfer = { key: cmd.transfer.key, amountAtomic: BigInt(cmd.transfer.amountAtomic), txHash: cmd.transfer.txHash };
+      // Runs before this ignored a dropped transfer the chain mined again (patched only when it happens).
+      const dropped = state.transfers.some((t) => t.key === transfer.key && t.status === 'dropped');
+      await apply(onTransferDetected(state, transfer, { revivesDropped: dropped && patched('payment-revives-dropped-transfers') }));
     } else if (cmd.type === 'payout') {
       if (bankPayout) await apply(onPayoutUpdate(state, cmd.update, nowIso()));
     } else if (cmd.type === 'cancel') {

@@ -41,6 +41,22 @@ describe('payment machine: funds', () => {
     assert.equal(onTransferDetected(t.state, { key: 'a', amountAtomic: 10n }), null);
   });
 
+  test('a transfer a reorg dropped and the chain mined again is followed again (only with revivesDropped), and then counts', () => {
+    const seen = must(onTransferDetected(initialState('receive', 10n), { key: 'a', amountAtomic: 10n })).state;
+    const dropped = must(onTransfersVerified(seen, [{ key: 'a', outcome: 'dropped' }], NOW)).state;
+    assert.equal(dropped.status, 'requires_payment_method');
+    assert.equal(onTransferDetected(dropped, { key: 'a', amountAtomic: 10n }), null, 'runs before the patch ignore it');
+    const again = must(onTransferDetected(dropped, { key: 'a', amountAtomic: 10n }, { revivesDropped: true }));
+    assert.equal(again.state.status, 'processing');
+    assert.deepEqual(again.events, ['payment.processing']);
+    assert.deepEqual(again.transferStatuses, [{ key: 'a', status: 'pending', role: 'funding' }]);
+    assert.equal(again.state.transfers.length, 1, 'the same transfer, not a second one');
+    const accepted = must(onTransfersVerified(again.state, [{ key: 'a', outcome: 'confirmed' }], NOW));
+    assert.equal(accepted.state.status, 'accepted');
+    assert.equal(accepted.state.confirmedAtomic, 10n);
+    assert.equal(onTransferDetected(accepted.state, { key: 'a', amountAtomic: 10n }, { revivesDropped: true }), null, 'a confirmed one is done');
+  });
+
   test('confirmed funds reaching the amount accept the Payment, post the collection and stamp acceptedAt', () => {
     const seen = must(onTransferDetected(initialState('receive', 10n), { key: 'a', amountAtomic: 10n })).state;
     const t = must(onTransfersVerified(seen, [{ key: 'a', outcome: 'confirmed' }], NOW));

@@ -42,12 +42,13 @@ export async function takePaymentTransfer(
   });
   if (dust) return true;
   if (inserted === 0) {
-    // Seen before (a rescan, a retried scan, a reorg that mined it again): once resolved, it is done.
+    // Seen before (a rescan, a retried scan, a reorg that mined it again): once confirmed, it is done;
+    // one a reorg dropped is handed over again, as the chain has it back.
     const row = await prisma.paymentTransfer.findFirst({
       where: { paymentId: payment.id, txHash: transfer.txHash.toLowerCase(), ordinal: transfer.ordinal },
       select: { status: true },
     });
-    if (row && row.status !== 'pending') return true;
+    if (row && row.status !== 'pending' && row.status !== 'dropped') return true;
   }
   await deps.engine.transferSeen(payment, network.confirmations, {
     key: transferKey(transfer),

@@ -193,14 +193,27 @@ export function unusableTransferKind(status: PaymentStatus): 'late' | 'duplicate
 
 /**
  * A transfer to the escrow address was seen on chain (maybe again: then nothing changes). It is
- * tracked until it is confirmed or dropped; only then does it count, or become an incident.
+ * tracked until it is confirmed or dropped; only then does it count, or become an incident. One a
+ * reorg dropped and the chain mined again (same transaction, same place in it) is followed again,
+ * with the role the Payment's status gives it now (`revivesDropped`; runs before it ignored it).
  */
-export function onTransferDetected(state: PaymentState, transfer: { key: string; amountAtomic: bigint; txHash?: string }): Transition | null {
-  if (state.transfers.some((t) => t.key === transfer.key)) return null;
+export function onTransferDetected(
+  state: PaymentState,
+  transfer: { key: string; amountAtomic: bigint; txHash?: string },
+  opts: { revivesDropped?: boolean } = {},
+): Transition | null {
+  const known = state.transfers.find((t) => t.key === transfer.key);
+  if (known && !(opts.revivesDropped && known.status === 'dropped')) return null;
   const t = begin(state);
   const refund = !!state.payout?.refundTxHash && transfer.txHash?.toLowerCase() === state.payout.refundTxHash.toLowerCase();
   const role: TransferRole = refund ? 'refund' : (unusableTransferKind(state.status) ?? 'funding');
-  t.state.transfers.push({ ...transfer, status: 'pending', role });
+  if (known) {
+    const tracked = t.state.transfers.find((x) => x.key === transfer.key)!;
+    tracked.status = 'pending';
+    tracked.role = role;
+  } else {
+    t.state.transfers.push({ ...transfer, status: 'pending', role });
+  }
   t.transferStatuses.push({ key: transfer.key, status: 'pending', role });
   if (role !== 'funding') return t;
   if (state.status === 'requires_payment_method') t.events.push('payment.processing');
