@@ -1,4 +1,4 @@
-import type { Prisma, PrismaClient } from '../../db/client';
+import { Prisma, type PrismaClient } from '../../db/client';
 import type { TAssetConfig, TBankCountryConfig, TNetworkConfig } from '../../config/environments';
 import type { PaymentPayout } from '../../generated/prisma/client';
 import { ProviderError, type OfframpProvider, type Payout, type Quote } from '../../offramp/offramp-provider';
@@ -105,7 +105,7 @@ export async function quoteBankPayout(
 
 /** The payment_payouts row a bank Payment is created with (inserted with the Payment). */
 export function newPayoutRow(paymentId: string, q: BankQuote, netAtomic: bigint): Omit<PaymentPayout, 'createdAt' | 'updatedAt'> {
-  const dec = (v: bigint) => v.toString() as unknown as Prisma.Decimal;
+  const dec = (v: bigint) => new Prisma.Decimal(v.toString());
   return {
     paymentId,
     bankAccountId: q.bankAccount.id,
