@@ -6,7 +6,6 @@ import type { TEnvironments } from '../config/environments';
 import type { ServiceConfig } from '../config';
 import type { Logger } from '../logger';
 import type { ApiState } from './context';
-import { ApiError } from '../domain/errors';
 import { authenticate } from './middleware/auth';
 import { cachedAppAuthenticator } from '../domain/apps';
 import { idempotencyRecords } from '../domain/idempotency-records';
@@ -16,6 +15,7 @@ import { rateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
 import { echoSvcVersion, enforceSvcVersion } from './middleware/versioning';
 import { answerMalformedRequests } from './malformed-requests';
+import { mountRouter } from './mount-router';
 import { createCursorCodec, type CursorCodec } from '../domain/pagination';
 import { registerAccountRoutes } from './routes/accounts';
 import { registerHealthRoutes, type HealthProbe } from './routes/health';
@@ -163,13 +163,6 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   });
   for (const register of deps.extraRoutes ?? []) register(partner, shared);
 
-  app.use(partner.routes());
-  app.use(
-    partner.allowedMethods({
-      throw: true,
-      methodNotAllowed: () => new ApiError('method_not_allowed', 'Method not allowed on this resource'),
-      notImplemented: () => new ApiError('method_not_allowed', 'Method not implemented'),
-    }),
-  );
+  mountRouter(app, partner);
   return app;
 }

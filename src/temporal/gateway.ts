@@ -201,10 +201,6 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
       : input;
   };
 
-  /**
-   * Signals a workflow that continues as new (the scanner): in the moment between one run and the
-   * next, a server can answer "completed" for the id; the next run is there a moment later.
-   */
   /** A finished (or never started) run is started again from the stored Payment to take the message. */
   async function signalPayment<T>(payment: PaymentStart, confirmations: number, signal: SignalDefinition<[T]>, arg: T) {
     await client.workflow.signalWithStart(PAYMENT_WORKFLOW, {
@@ -216,6 +212,10 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
     });
   }
 
+  /**
+   * Signals a workflow that continues as new (the scanner): in the moment between one run and the
+   * next, a server can answer "completed" for the id; the next run is there a moment later.
+   */
   async function signalLongLived<Args extends unknown[]>(workflowId: string, signal: SignalDefinition<Args>, ...args: Args) {
     for (let attempt = 1; ; attempt += 1) {
       try {

@@ -5,7 +5,8 @@ import type { Database } from '../../db/client';
 import { getAlert, listAlerts } from '../../domain/alerts';
 import type { CursorCodec } from '../../domain/pagination';
 import type { ApiState } from '../context';
-import { adminAuth, mountAdminRouter } from './webhooks-admin';
+import { adminAuth } from './webhooks-admin';
+import { mountRouter } from '../mount-router';
 
 /**
  * Operator alerts over the admin API, the twin of `npm run cli -- alerts list`:
@@ -37,5 +38,5 @@ export function registerAlertAdminRoutes(app: Koa<ApiState>, deps: AlertAdminDep
     ctx.body = await getAlert(prisma, ctx.params);
   });
 
-  mountAdminRouter(app, router);
+  mountRouter(app, router);
 }

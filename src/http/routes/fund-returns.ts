@@ -15,7 +15,8 @@ import { requireScope } from '../middleware/auth';
 import { idempotent } from '../middleware/idempotency';
 import { jsonBody } from '../middleware/json-body';
 import { requireApp, type ApiRouter, type ApiState } from '../context';
-import { adminAuth, mountAdminRouter } from './webhooks-admin';
+import { adminAuth } from './webhooks-admin';
+import { mountRouter } from '../mount-router';
 
 export interface FundReturnRouteDeps {
   prisma: Database['prisma'];
@@ -92,5 +93,5 @@ export function registerFundReturnAdminRoutes(app: Koa<ApiState>, deps: Omit<Fun
     ctx.body = { incidentRecovery: await createRecovery(domain, { by: 'operator', actor }, paymentId, input) };
   });
 
-  mountAdminRouter(app, router);
+  mountRouter(app, router);
 }

@@ -23,6 +23,7 @@ import { ApiError } from '../../domain/errors';
 import { jsonBody } from '../middleware/json-body';
 import type { CursorCodec } from '../../domain/pagination';
 import { parseInput } from '../../domain/validation';
+import { mountRouter } from '../mount-router';
 
 /**
  * Operator admin API for webhook endpoints and deliveries, the HTTP twin of `npm run cli -- webhooks`:
@@ -61,18 +62,6 @@ export function adminAuth(token: string): ApiMiddleware {
     }
     await next();
   };
-}
-
-/** Mounts an admin router on the app, answering a wrong method in the error envelope. */
-export function mountAdminRouter(app: Koa<ApiState>, router: Router<ApiState>): void {
-  app.use(router.routes());
-  app.use(
-    router.allowedMethods({
-      throw: true,
-      methodNotAllowed: () => new ApiError('method_not_allowed', 'Method not allowed on this resource'),
-      notImplemented: () => new ApiError('method_not_allowed', 'Method not implemented'),
-    }),
-  );
 }
 
 const ZAppPath = z.object({ appId: ZAppId });
@@ -154,5 +143,5 @@ export function registerWebhookAdminRoutes(app: Koa<ApiState>, deps: WebhookAdmi
     }
   });
 
-  mountAdminRouter(app, router);
+  mountRouter(app, router);
 }
