@@ -180,6 +180,7 @@ describe('list queries use an index matching their filters and order', () => {
         'payments',
         ['payments_app_id_external_reference_created_at_id_idx', 'payments_app_id_status_created_at_id_idx'],
         payments({ cursor, externalReference: 'order-7', status: 'requires_payment_method', createdFrom: '2026-01-01T00:00:00.000Z' }),
+        ['payments_app_id_created_at_id_idx'],
       );
     });
 
