@@ -15,10 +15,12 @@
 //   PGPORT_LOCAL             port of the project-local PostgreSQL cluster (default EMBEDDED_POSTGRES_PORT,
 //                            else config/toolchain.json ports.postgres)
 //   DATABASE_URL             when set, no local PostgreSQL is prepared
+//   CHROMIUM_PATH            the browser the browser tests drive (default /usr/bin/chromium, apt-installed)
 
 import { nodeDependencies } from './setup/node-dependencies.mjs';
 import { postgresql } from './setup/postgresql.mjs';
 import { prismaClient } from './setup/prisma-client.mjs';
+import { chromium } from './setup/chromium.mjs';
 import { temporalCli } from './setup/temporal-cli.mjs';
 import { temporalTestServer } from './setup/temporal-test-server.mjs';
 import { fmtDuration, SetupError, toolchain } from './setup/util.mjs';
@@ -33,6 +35,7 @@ const STEPS = [
   { name: `temporal test server ${toolchain.temporalTestServer.version}`, for: ['test'], run: temporalTestServer },
   { name: `temporal CLI ${toolchain.temporalCli.version}`, for: ['start', 'test', 'bench'], run: temporalCli },
   { name: 'postgresql', for: ['start', 'test', 'bench'], run: postgresql },
+  { name: 'chromium', for: ['test'], run: chromium },
 ];
 
 function usage(to = console.log) {
