@@ -14,6 +14,7 @@ export const MODULE_IDS = [
   'vaults',
   'webhooks',
   'balances_and_transactions',
+  'bank_accounts',
 ] as const;
 export type ModuleId = (typeof MODULE_IDS)[number];
 

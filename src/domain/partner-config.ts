@@ -1,42 +1,26 @@
 import type { TEnvironmentConfig, TEnvironments, ModuleId } from '../config/environments';
-import type { AuthenticatedApp, Scope } from './apps';
+import type { AuthenticatedApp } from './apps';
+import { availability, MODULE_LIST, MODULES, moduleAvailability, type Availability, type ModuleRuntime } from './modules';
 import { toAtomic } from './amounts';
 import type { TPartnerConfig } from './partner-config.schemas';
 import { approvalMailReady, vaultsSetup, type MailAvailability } from './vaults/vault-config';
 import { BANK_COUNTRY_NAMES } from './bank-accounts/bank-requirements';
 import { DELIVERY_POLICY, EVENT_GROUPS, EVENT_NAMES, RECOMMENDED_EVENTS, SIGNATURES } from './event-catalog';
 
-/** The modules the service knows, the scope each needs, and whether this build can run it. */
-const MODULES: Record<ModuleId, { name: string; description: string; scopes: Scope[]; operational: boolean; optional: boolean }> = {
-  accounts: { name: 'Accounts', description: 'Universal Payment Accounts', scopes: ['v2:accounts'], operational: true, optional: false },
-  payments: { name: 'Payments', description: 'Escrow-first receive and send Payments', scopes: ['v2:payments'], operational: true, optional: false },
-  deposit_addresses: { name: 'Deposit addresses', description: 'Reusable receive addresses', scopes: ['v2:deposit_addresses'], operational: true, optional: true },
-  vaults: { name: 'Vaults', description: 'Policy-controlled stablecoin vaults', scopes: ['v2:vaults'], operational: true, optional: true },
-  webhooks: { name: 'Webhooks', description: 'Signed event notifications', scopes: [], operational: true, optional: false },
-  balances_and_transactions: { name: 'Balances and transactions', description: 'Ledger projections', scopes: ['v2:accounts'], operational: true, optional: true },
-};
-
 function pct(bps: number): string {
   return (bps / 100).toFixed(2);
 }
 
-
-function availability(entitled: boolean, credentialAllowed: boolean, operational: boolean) {
-  const available = entitled && credentialAllowed && operational;
-  const disabledReason = !entitled ? 'not_entitled' : !credentialAllowed ? 'credential_scope_missing' : !operational ? 'not_operational' : null;
-  return { entitled, credentialAllowed, operational, available, disabledReason };
+/** What the deployment adds to the environments file: outgoing mail (vault approvals) and the off-ramp provider (bank accounts). */
+export interface ConfigRuntime extends ModuleRuntime {
+  mail: MailAvailability;
 }
 
-export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, mail: MailAvailability = { smtpConfigured: false }): TPartnerConfig {
+export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, runtime: ConfigRuntime): TPartnerConfig {
   const env: TEnvironmentConfig = envs.environments[app.environment];
   const vaultSetup = vaultsSetup(env);
-  // The vaults module runs only where its network and tokens are configured, not just listed.
-  const operational = (id: ModuleId) => MODULES[id].operational && (id !== 'vaults' || vaultSetup !== null || !env.modules.includes(id));
-  const moduleState = (id: ModuleId) => {
-    const m = MODULES[id];
-    return availability(env.modules.includes(id), m.scopes.every((s) => app.scopes.includes(s)), operational(id));
-  };
-  const modules = (Object.keys(MODULES) as ModuleId[]).map((id) => ({
+  const moduleState = (id: ModuleId) => moduleAvailability(id, env, runtime, app.scopes);
+  const modules = MODULE_LIST.map((id) => ({
     id,
     name: MODULES[id].name,
     description: MODULES[id].description,
@@ -83,7 +67,7 @@ export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, m
     supportedAssets: assetsOf(n),
   }));
   const feeTotal = env.fees.partnerFeeBps + env.fees.platformFeeBps;
-  const externalBank = externalBankMethod(app, env);
+  const externalBank = externalBankMethod(app, env, moduleState('bank_accounts'), payments);
   const methodOff = { ...availability(false, true, false) };
   const bankMethod = {
     ...methodOff,
@@ -183,7 +167,7 @@ export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, m
         signatures: { ...SIGNATURES },
         deliveryPolicy: { ...DELIVERY_POLICY, retryableStatuses: [...DELIVERY_POLICY.retryableStatuses] },
       },
-      vaults: vaultsCapability(moduleState('vaults'), vaultSetup, approvalMailReady(app.environment, mail)),
+      vaults: vaultsCapability(moduleState('vaults'), vaultSetup, approvalMailReady(app.environment, runtime.mail)),
     },
     integrations: {
       clientApi: { enabled: false, availableToCredential: false },
@@ -194,8 +178,12 @@ export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, m
   };
 }
 
-/** The bank countries of the environment (config/environments.json `bankAccounts`), as the config reports them. */
-function externalBankMethod(app: AuthenticatedApp, env: TEnvironmentConfig) {
+/**
+ * The bank countries of the environment (config/environments.json `bankAccounts`), as the config
+ * reports them. Paying a bank account needs both modules: bank accounts (linking, the directory) and
+ * payments; preparing one needs the bank accounts module alone, as its routes do.
+ */
+function externalBankMethod(app: AuthenticatedApp, env: TEnvironmentConfig, bank: Availability, payments: Availability) {
   const countries = (env.bankAccounts?.countries ?? []).map((c) => ({
     country: c.country,
     countryName: BANK_COUNTRY_NAMES[c.country].name,
@@ -205,22 +193,21 @@ function externalBankMethod(app: AuthenticatedApp, env: TEnvironmentConfig) {
     maximumAmountAtomic: c.maximumAmountAtomic,
     enabled: c.enabled,
   }));
-  const entitled = countries.some((c) => c.enabled);
-  const state = availability(entitled, app.scopes.includes('v2:payments'), true);
+  const state = availability(bank.entitled && payments.entitled, app.scopes.includes('v2:payments'), bank.operational && payments.operational);
   return {
     ...state,
     // Paid as a send Payment to a linked bank account (destination.type bank_account).
     destinationType: 'bank_account',
     standaloneApi: false,
     countries,
-    // Preparing a payout: linking a bank account (v2:accounts) and reading the directory work today.
-    preparationAvailable: entitled && app.scopes.includes('v2:accounts'),
+    // Preparing a payout: linking a bank account (v2:accounts) and reading the directory.
+    preparationAvailable: bank.available,
     paymentExecutionAvailable: state.available,
     directoryEndpoint: '/v2/payments/external-bank/banks',
   };
 }
 
-function vaultsCapability(state: ReturnType<typeof availability>, setup: ReturnType<typeof vaultsSetup>, mailReady: boolean) {
+function vaultsCapability(state: Availability, setup: ReturnType<typeof vaultsSetup>, mailReady: boolean) {
   const approvalReady = state.available && mailReady;
   return {
     ...state,

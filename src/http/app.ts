@@ -15,6 +15,8 @@ import { rateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
 import { echoSvcVersion, enforceSvcVersion } from './middleware/versioning';
 import { answerMalformedRequests } from './malformed-requests';
+import { moduleRuntime } from './middleware/modules';
+import type { ModuleRuntime } from '../domain/modules';
 import { mountRouter } from './mount-router';
 import { createCursorCodec, type CursorCodec } from '../domain/pagination';
 import { registerAccountRoutes } from './routes/accounts';
@@ -104,6 +106,9 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   const limit = rateLimit(db.pool, config.rateLimit);
   const body = jsonBody(config.http.maxBodyBytes);
   const idempotency = idempotencyRecords(db.pool);
+  // Which modules run depends on the environments file and on what this deployment has (src/domain/modules.ts).
+  const runtime: ModuleRuntime = { offrampProviderCode: deps.offramp?.provider.code ?? null };
+  const modules = moduleRuntime(environments, runtime);
 
   // Client API: its own router, so the partner router's Basic authentication never runs on it.
   if (deps.client) {
@@ -111,7 +116,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
     registerClientRoutes(
       client,
       { prisma: db.prisma, idempotency, serviceSecret: deps.serviceSecret, publicBaseUrl: config.http.publicBaseUrl, chains, environments, ...deps.client },
-      { rateLimit: limit, jsonBody: body, svcVersion },
+      { rateLimit: limit, jsonBody: body, svcVersion, modules },
     );
     app.use(client.routes());
   }
@@ -121,8 +126,9 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   partner.use(svcVersion);
   partner.use(limit);
   partner.use(body);
+  partner.use(modules);
   const mailer = deps.mailer !== undefined ? deps.mailer : config.mail?.smtpUrl ? createSmtpMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from }) : null;
-  registerPartnerConfigRoutes(partner, { environments, mail: { smtpConfigured: mailer !== null } });
+  registerPartnerConfigRoutes(partner, { environments, runtime: { ...runtime, mail: { smtpConfigured: mailer !== null } } });
   // Feature routes: one register call per module.
   if (deps.client) registerClientAuthRoutes(partner, { prisma: db.prisma, serviceSecret: deps.serviceSecret });
   registerAccountRoutes(partner, { prisma: db.prisma, idempotency, environments, custody: deps.custody });

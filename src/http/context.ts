@@ -2,6 +2,8 @@ import type { RouterContext, RouterInstance, RouterMiddleware } from '@koa/route
 import type { Logger } from '../logger';
 import type { AuthenticatedApp } from '../domain/apps';
 import type { ClientPrincipal } from '../domain/client-auth/access-tokens';
+import type { TEnvironments } from '../config/environments';
+import type { ModuleRuntime } from '../domain/modules';
 
 export interface ApiState {
   requestId: string;
@@ -13,6 +15,8 @@ export interface ApiState {
   /** The exact request bytes (idempotency compares them byte for byte). */
   rawBody?: Buffer;
   body?: unknown;
+  /** What requireModule judges modules by (set by the moduleRuntime middleware). */
+  modules?: { environments: TEnvironments; runtime: ModuleRuntime };
 }
 
 export type ApiContext = RouterContext<ApiState>;

@@ -33,9 +33,6 @@ export async function createDepositAddress(
   input: TCreateDepositAddress,
 ): Promise<{ created: boolean; depositAddress: TDepositAddress }> {
   const { prisma } = deps;
-  if (!env.modules.includes('deposit_addresses')) {
-    throw new ApiError('chain_config_missing', 'Deposit addresses are not configured for this environment');
-  }
   const network = findNetwork(env, input.chainId);
   if (!network) throw new ApiError('chain_config_missing', `Chain ${input.chainId} is not configured for this environment`);
   const symbol = input.assetSymbol ?? network.defaultAsset;

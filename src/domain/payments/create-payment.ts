@@ -13,6 +13,7 @@ import { hmacHex } from '../secrets';
 import { API_CRASH_POINTS, crashPoint } from '../../runtime/crash-points';
 import { timed } from '../../runtime/step-timing';
 import { splitFees } from './payment-machine';
+import { assertModuleAvailable } from '../modules';
 import type { TCreatePayment } from './payment.schemas';
 import { PAYMENT_VIEW_INCLUDE, type PaymentRow } from './payment-view';
 import { newPayoutRow, providerSettlementSnapshot, quoteBankPayout, type BankQuote, type OfframpDeps } from './payment-payouts';
@@ -78,6 +79,8 @@ export async function createPayment(
   const paymentId = paymentIdFor(deps.serviceSecret, app.id, request.idempotencyKey);
   let bank: BankQuote | null = null;
   if (input.destination.type === 'bank_account') {
+    // Paying a bank account is the bank_accounts module's too (the route checked payments).
+    assertModuleAvailable('bank_accounts', env, { offrampProviderCode: deps.offramp?.provider.code ?? null });
     bank = await quoteBankPayout(deps, app, {
       network,
       asset,

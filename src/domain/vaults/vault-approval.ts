@@ -1,13 +1,11 @@
 import { randomInt } from 'node:crypto';
 import type { PrismaClient } from '../../db/client';
-import type { TEnvironmentConfig } from '../../config/environments';
 import type { Mailer } from '../../mail/mailer';
 import type { AuthenticatedApp } from '../apps';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { hmacHex, safeEqual } from '../secrets';
 import { writeVaultAudit } from './vault-audit';
-import { requireVaultsSetup } from './vault-config';
 import { appActor, lockVault, requireVault } from './vaults';
 import { maskEmail } from './vault-view';
 
@@ -41,8 +39,7 @@ function approvalMail(code: string, accountId: string) {
  * failed send records nothing but an approval_failed audit row); in the sandbox without SMTP the mail
  * is written to the outbox in the same transaction as the code.
  */
-export async function sendVaultApproval(deps: ApprovalDeps, app: AuthenticatedApp, env: TEnvironmentConfig, accountId: string) {
-  requireVaultsSetup(env);
+export async function sendVaultApproval(deps: ApprovalDeps, app: AuthenticatedApp, accountId: string) {
   const useOutbox = !deps.mailer && app.environment === 'sandbox';
   if (!deps.mailer && !useOutbox) throw new ApiError('chain_config_missing', 'Email approval is not configured for this environment');
   const vault = await requireVault(deps.prisma, app.id, accountId);
@@ -111,8 +108,7 @@ type VerifyOutcome = { ok: true; policyId: string } | { ok: false; error: ApiErr
  * is emitted, all in one transaction. Wrong: the attempt is counted and audited (committed), then 422;
  * expired, used or out of attempts: 409.
  */
-export async function verifyVaultApproval(deps: Omit<ApprovalDeps, 'mailer'>, app: AuthenticatedApp, env: TEnvironmentConfig, accountId: string, code: string) {
-  requireVaultsSetup(env);
+export async function verifyVaultApproval(deps: Omit<ApprovalDeps, 'mailer'>, app: AuthenticatedApp, accountId: string, code: string) {
   const vault = await requireVault(deps.prisma, app.id, accountId);
   const outcome = await deps.prisma.$transaction(async (tx): Promise<VerifyOutcome> => {
     const locked = await lockVault(tx, vault.id);

@@ -1,5 +1,4 @@
 import { findAsset, findNetwork, type TEnvironmentConfig, type TNetworkConfig } from '../../config/environments';
-import { ApiError } from '../errors';
 
 export interface VaultToken {
   symbol: string;
@@ -45,13 +44,6 @@ export function vaultsSetup(env: TEnvironmentConfig): VaultsSetup | null {
     },
     resourceVersion: env.vaults.resourceVersion,
   };
-}
-
-/** 424 chain_config_missing, as every optional module answers when it is off for the environment. */
-export function requireVaultsSetup(env: TEnvironmentConfig): VaultsSetup {
-  const setup = vaultsSetup(env);
-  if (!setup) throw new ApiError('chain_config_missing', 'Vaults are not configured for this environment');
-  return setup;
 }
 
 /** Managed approval needs a way to mail the code: SMTP anywhere, or the outbox in the sandbox. */

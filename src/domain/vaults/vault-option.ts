@@ -10,7 +10,7 @@ import { ZPaymentOption, type TPaymentOption } from '../payments/payment-option.
 import type { PaymentRow } from '../payments/payment-view';
 import type { TAuthorizeVaultOption } from '../payments/client-payment.schemas';
 import type { TEnvironments } from '../../config/environments';
-import { requireVaultsSetup } from './vault-config';
+import { availableVaultsSetup } from '../modules';
 import { authorizeVaultFunding, toFundingOperationView, vaultOptionFor, type VaultOption } from './vault-funding';
 
 /** The payment method of the Vault option: the payer's vault sends the exact amount to the escrow. */
@@ -112,7 +112,7 @@ export async function authorizeVaultOption(
     throw notFound('Payment option');
   }
   // 424 when the app's environment runs no vaults, or not on this Payment's chain.
-  const setup = requireVaultsSetup(deps.environments.environments[principal.app.environment]);
+  const setup = availableVaultsSetup(deps.environments.environments[principal.app.environment]);
   if (setup.network.chainId !== payment.chainId) {
     throw new ApiError('chain_config_missing', `Vaults are not configured on chain ${payment.chainId} for this environment`);
   }

@@ -8,7 +8,8 @@ import { ApiError, notFound } from '../errors';
 import { newId } from '../ids';
 import { registerCustodyAddress } from '../custody-addresses';
 import { writeVaultAudit, type VaultActor } from './vault-audit';
-import { periodStartOf, requireVaultsSetup, SPEND_PERIOD_MS, type VaultToken, type VaultsSetup } from './vault-config';
+import { periodStartOf, SPEND_PERIOD_MS, type VaultToken, type VaultsSetup } from './vault-config';
+import { availableVaultsSetup } from '../modules';
 import type { TCreateVault, TPutVaultPolicy, TVault } from './vault.schemas';
 import { maskEmail, policyTokens, toVaultPolicyView } from './vault-view';
 
@@ -59,7 +60,7 @@ export async function createVault(
   accountId: string,
   input: TCreateVault,
 ): Promise<{ created: boolean; vault: TVault }> {
-  const setup = requireVaultsSetup(env);
+  const setup = availableVaultsSetup(env);
   if (input.chainId !== undefined && input.chainId !== setup.network.chainId) {
     throw new ApiError('chain_config_missing', `Vaults are not configured on chain ${input.chainId} for this environment`);
   }
@@ -86,7 +87,7 @@ export async function createVault(
 }
 
 export async function getVault(deps: VaultDeps, app: AuthenticatedApp, env: TEnvironmentConfig, accountId: string): Promise<{ vault: TVault }> {
-  const setup = requireVaultsSetup(env);
+  const setup = availableVaultsSetup(env);
   const vault = await requireVault(deps.prisma, app.id, accountId);
   return { vault: await vaultView(deps, setup, vault) };
 }
@@ -102,7 +103,7 @@ export async function putVaultPolicy(
   accountId: string,
   input: TPutVaultPolicy,
 ): Promise<{ vault: TVault }> {
-  const setup = requireVaultsSetup(env);
+  const setup = availableVaultsSetup(env);
   const limit = input.spendLimit?.amountAtomic !== undefined ? BigInt(input.spendLimit.amountAtomic) : setup.spendLimit.defaultAmountAtomic;
   if (limit > setup.spendLimit.maxAmountAtomic) {
     throw new ApiError('bad_request', `spendLimit.amountAtomic may be at most ${setup.spendLimit.maxAmountAtomic}`, {

@@ -18,7 +18,7 @@ import {
   setSettlementProfile,
   updateDisplayProfile,
 } from '../../domain/accounts/accounts';
-import { requireScope } from '../middleware/auth';
+import { requireAccess } from '../middleware/modules';
 import { idempotent } from '../middleware/idempotency';
 import type { IdempotencyRecords } from '../../domain/idempotency-records';
 import { requireApp, type ApiRouter } from '../context';
@@ -28,38 +28,38 @@ const ZAccountPath = z.object({ accountId: ZAccountId });
 
 export function registerAccountRoutes(router: ApiRouter, deps: { prisma: PrismaClient; idempotency: IdempotencyRecords; environments: TEnvironments; custody: Custody }): void {
   const { prisma } = deps;
-  const scope = requireScope('v2:accounts');
+  const access = requireAccess('v2:accounts', 'accounts');
   const envOf = (env: 'sandbox' | 'production') => deps.environments.environments[env];
 
-  router.post('/v2/accounts', scope, idempotent(deps.idempotency, { required: false }), async (ctx) => {
+  router.post('/v2/accounts', ...access, idempotent(deps.idempotency, { required: false }), async (ctx) => {
     const input = parseInput(ZCreateAccount, ctx.state.body, 'body');
     ctx.body = await createAccount(prisma, requireApp(ctx), input);
     ctx.status = 201;
   });
 
-  router.get('/v2/accounts/external/:externalUserId', scope, async (ctx) => {
+  router.get('/v2/accounts/external/:externalUserId', ...access, async (ctx) => {
     const { externalUserId } = parseInput(z.object({ externalUserId: ZExternalUserId }), ctx.params, 'path');
     ctx.body = toAccountBundle(await loadAccountByExternalUserId(prisma, requireApp(ctx).id, externalUserId));
   });
 
-  router.get('/v2/accounts/:accountId', scope, async (ctx) => {
+  router.get('/v2/accounts/:accountId', ...access, async (ctx) => {
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
     ctx.body = toAccountBundle(await loadAccount(prisma, requireApp(ctx).id, accountId));
   });
 
-  router.get('/v2/accounts/:accountId/capabilities', scope, async (ctx) => {
+  router.get('/v2/accounts/:accountId/capabilities', ...access, async (ctx) => {
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
     const app = requireApp(ctx);
     ctx.body = await accountCapabilities(prisma, app, envOf(app.environment), accountId);
   });
 
-  router.put('/v2/accounts/:accountId/display-profile', scope, async (ctx) => {
+  router.put('/v2/accounts/:accountId/display-profile', ...access, async (ctx) => {
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
     const input = parseInput(ZUpdateDisplayProfile, ctx.state.body, 'body');
     ctx.body = await updateDisplayProfile(prisma, requireApp(ctx), accountId, input);
   });
 
-  router.post('/v2/accounts/:accountId/connected-wallets', scope, idempotent(deps.idempotency, { required: false }), async (ctx) => {
+  router.post('/v2/accounts/:accountId/connected-wallets', ...access, idempotent(deps.idempotency, { required: false }), async (ctx) => {
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
     const input = parseInput(ZRegisterConnectedWallet, ctx.state.body, 'body');
     const app = requireApp(ctx);
@@ -67,7 +67,7 @@ export function registerAccountRoutes(router: ApiRouter, deps: { prisma: PrismaC
     ctx.status = 201;
   });
 
-  router.put('/v2/accounts/:accountId/settlement-profile', scope, async (ctx) => {
+  router.put('/v2/accounts/:accountId/settlement-profile', ...access, async (ctx) => {
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
     const input = parseInput(ZSetSettlementProfile, ctx.state.body, 'body');
     const app = requireApp(ctx);

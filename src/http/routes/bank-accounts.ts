@@ -8,7 +8,7 @@ import { ZAccountId } from '../../domain/accounts/account.schemas';
 import { ZBankAccountId, ZDirectoryQuery, ZListBankAccountsQuery } from '../../domain/bank-accounts/bank-account.schemas';
 import { bankAccountRequirementsOf, disableBankAccount, getBankAccount, linkBankAccount, listBankAccounts } from '../../domain/bank-accounts/bank-accounts';
 import { BANK_DIRECTORY } from '../../domain/bank-accounts/bank-directory';
-import { requireScope } from '../middleware/auth';
+import { requireAccess } from '../middleware/modules';
 import { idempotent } from '../middleware/idempotency';
 import { requireApp, type ApiRouter } from '../context';
 import { parseInput } from '../../domain/validation';
@@ -26,19 +26,22 @@ export interface BankAccountRouteDeps {
   provider: OfframpProvider | undefined;
 }
 
-/** Linked bank accounts (v2:accounts) and the bank directory (v2:payments). */
+/**
+ * Linked bank accounts (v2:accounts) and the bank directory (v2:payments): all of the bank_accounts
+ * module, which runs where the environment enables a country and the deployment has its provider.
+ */
 export function registerBankAccountRoutes(router: ApiRouter, deps: BankAccountRouteDeps): void {
   const { prisma } = deps;
-  const accounts = requireScope('v2:accounts');
+  const access = requireAccess('v2:accounts', 'bank_accounts');
   const envOf = (env: 'sandbox' | 'production') => deps.environments.environments[env];
 
-  router.get('/v2/accounts/:accountId/bank-account-requirements', accounts, async (ctx) => {
+  router.get('/v2/accounts/:accountId/bank-account-requirements', ...access, async (ctx) => {
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
     const app = requireApp(ctx);
     ctx.body = await bankAccountRequirementsOf(prisma, app, envOf(app.environment), accountId);
   });
 
-  router.post('/v2/accounts/:accountId/bank-accounts', accounts, idempotent(deps.idempotency, { required: true }), async (ctx) => {
+  router.post('/v2/accounts/:accountId/bank-accounts', ...access, idempotent(deps.idempotency, { required: true }), async (ctx) => {
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
     const app = requireApp(ctx);
     ctx.body = await linkBankAccount(
@@ -52,24 +55,24 @@ export function registerBankAccountRoutes(router: ApiRouter, deps: BankAccountRo
     ctx.status = 201;
   });
 
-  router.get('/v2/accounts/:accountId/bank-accounts', accounts, async (ctx) => {
+  router.get('/v2/accounts/:accountId/bank-accounts', ...access, async (ctx) => {
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
     const query = parseInput(ZListBankAccountsQuery, ctx.query, 'query');
     ctx.body = await listBankAccounts(prisma, requireApp(ctx), accountId, query, deps.cursors);
   });
 
-  router.get('/v2/accounts/:accountId/bank-accounts/:bankAccountId', accounts, async (ctx) => {
+  router.get('/v2/accounts/:accountId/bank-accounts/:bankAccountId', ...access, async (ctx) => {
     const { accountId, bankAccountId } = parseInput(ZBankAccountPath, ctx.params, 'path');
     ctx.body = await getBankAccount(prisma, requireApp(ctx), accountId, bankAccountId);
   });
 
-  router.post('/v2/accounts/:accountId/bank-accounts/:bankAccountId/disable', accounts, idempotent(deps.idempotency, { required: false }), async (ctx) => {
+  router.post('/v2/accounts/:accountId/bank-accounts/:bankAccountId/disable', ...access, idempotent(deps.idempotency, { required: false }), async (ctx) => {
     const { accountId, bankAccountId } = parseInput(ZBankAccountPath, ctx.params, 'path');
     parseInput(z.strictObject({}), ctx.state.body, 'body');
     ctx.body = await disableBankAccount(prisma, requireApp(ctx), accountId, bankAccountId);
   });
 
-  router.get('/v2/payments/external-bank/banks', requireScope('v2:payments'), (ctx) => {
+  router.get('/v2/payments/external-bank/banks', ...requireAccess('v2:payments', 'bank_accounts'), (ctx) => {
     const { country } = parseInput(ZDirectoryQuery, ctx.query, 'query');
     ctx.body = BANK_DIRECTORY[country];
   });

@@ -14,7 +14,7 @@ import type { PaymentOptionProvider } from '../../domain/payments/payment-option
 import { ZPaymentId } from '../../domain/payments/payment.schemas';
 import { checkoutSecretSealing } from '../../domain/payments/payment-view';
 import { parseInput } from '../../domain/validation';
-import { requireScope } from '../middleware/auth';
+import { requireAccess, requireModule } from '../middleware/modules';
 import { assertPaymentSecret, clientBearer } from '../middleware/client-auth';
 import { idempotent } from '../middleware/idempotency';
 import { requireApp, requireClient, type ApiMiddleware, type ApiRouter } from '../context';
@@ -37,33 +37,36 @@ const ZOptionPath = z.strictObject({ paymentId: ZPaymentId, optionId: ZPaymentOp
 const ZNoQuery = z.strictObject({});
 
 
-/** POST /v2/client/auth/exchange and /revoke: partner routes (HTTP Basic, v2:payments scope). */
+/** POST /v2/client/auth/exchange and /revoke: partner routes (HTTP Basic, v2:payments scope) of the payments module. */
 export function registerClientAuthRoutes(partner: ApiRouter, deps: Pick<ClientRouteDeps, 'prisma' | 'serviceSecret'>): void {
   const key = clientTokenKey(deps.serviceSecret);
-  const scope = requireScope('v2:payments');
+  const access = requireAccess('v2:payments', 'payments');
   // Not idempotent on purpose: a stored response would hold a token. Each call issues a new one.
-  partner.post('/v2/client/auth/exchange', scope, async (ctx) => {
+  partner.post('/v2/client/auth/exchange', ...access, async (ctx) => {
     const ref = parseInput(ZClientAccountRef, ctx.state.body, 'body');
     ctx.set('Cache-Control', 'no-store');
     ctx.body = await exchangeClientToken(deps.prisma, key, requireApp(ctx), ref);
   });
-  partner.post('/v2/client/auth/revoke', scope, async (ctx) => {
+  partner.post('/v2/client/auth/revoke', ...access, async (ctx) => {
     const ref = parseInput(ZClientAccountRef, ctx.state.body, 'body');
     ctx.body = await revokeClientTokens(deps.prisma, requireApp(ctx), ref);
   });
 }
 
 /** /v2/client/me/...: Bearer tokens only, on a router of their own (no Basic middleware runs here). */
-export function registerClientRoutes(client: ApiRouter, deps: ClientRouteDeps, shared: { rateLimit: ApiMiddleware; jsonBody: ApiMiddleware; svcVersion: ApiMiddleware }): void {
+export function registerClientRoutes(client: ApiRouter, deps: ClientRouteDeps, shared: { rateLimit: ApiMiddleware; jsonBody: ApiMiddleware; svcVersion: ApiMiddleware; modules: ApiMiddleware }): void {
   const key = clientTokenKey(deps.serviceSecret);
   client.use(clientBearer((token) => verifyClientToken(deps.prisma, key, token)));
   client.use(shared.svcVersion);
   client.use(shared.rateLimit);
   client.use(shared.jsonBody);
+  client.use(shared.modules);
+  // Every client route reads a Payment: the payments module's (the Vault option's authorize is the vaults module's too).
+  const payments = requireModule('payments');
   // The Vault option is offered beside the direct one wherever the payer's vault can pay.
   const use: ClientPaymentDeps = { ...deps, extraOptions: [vaultOptionProvider(deps), ...(deps.extraOptions ?? [])] };
 
-  client.get('/v2/client/me/payments/:paymentId', async (ctx) => {
+  client.get('/v2/client/me/payments/:paymentId', payments, async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
     assertPaymentSecret(ctx, deps.serviceSecret, paymentId);
     parseInput(ZNoQuery, ctx.query, 'query');
@@ -82,7 +85,7 @@ export function registerClientRoutes(client: ApiRouter, deps: ClientRouteDeps, s
     releaseOn: (err) => (err.details as { reasonCode?: string } | undefined)?.reasonCode === 'transaction_not_found',
   });
 
-  client.post('/v2/client/me/payments/:paymentId/confirm', confirmIdempotency, async (ctx) => {
+  client.post('/v2/client/me/payments/:paymentId/confirm', payments, confirmIdempotency, async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
     parseInput(ZNoQuery, ctx.query, 'query');
     const input = parseInput(ZConfirmClientPayment, ctx.state.body, 'body');
@@ -97,7 +100,7 @@ export function registerClientRoutes(client: ApiRouter, deps: ClientRouteDeps, s
     await next();
   };
   const authorizeIdempotency = idempotent(deps.idempotency, { required: true, namespace: (ctx) => `client:${requireClient(ctx).accountId}` });
-  client.post('/v2/client/me/payments/:paymentId/options/:optionId/authorize', paymentSecret, authorizeIdempotency, async (ctx) => {
+  client.post('/v2/client/me/payments/:paymentId/options/:optionId/authorize', requireModule('payments', 'vaults'), paymentSecret, authorizeIdempotency, async (ctx) => {
     const { paymentId, optionId } = parseInput(ZOptionPath, ctx.params, 'path');
     parseInput(ZNoQuery, ctx.query, 'query');
     const input = parseInput(ZAuthorizeVaultOption, ctx.state.body, 'body');

@@ -12,7 +12,7 @@ import {
   ZListDepositAddressesQuery,
   ZListDepositsQuery,
 } from '../../domain/deposits/deposit.schemas';
-import { requireScope } from '../middleware/auth';
+import { requireAccess } from '../middleware/modules';
 import { idempotent } from '../middleware/idempotency';
 import type { IdempotencyRecords } from '../../domain/idempotency-records';
 import { requireApp, type ApiRouter } from '../context';
@@ -32,10 +32,10 @@ const ZAccountPath = z.object({ accountId: ZAccountId });
 /** Deposit addresses and deposits of an account; every route needs the v2:deposit_addresses scope. */
 export function registerDepositRoutes(router: ApiRouter, deps: DepositRouteDeps): void {
   const { prisma } = deps;
-  const scope = requireScope('v2:deposit_addresses');
+  const access = requireAccess('v2:deposit_addresses', 'deposit_addresses');
 
   // 201 with a new address; 200 with the account's existing one for that network and asset.
-  router.post('/v2/accounts/:accountId/deposit-addresses', scope, idempotent(deps.idempotency, { required: false }), async (ctx) => {
+  router.post('/v2/accounts/:accountId/deposit-addresses', ...access, idempotent(deps.idempotency, { required: false }), async (ctx) => {
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
     const input = parseInput(ZCreateDepositAddress, ctx.state.body ?? {}, 'body');
     const app = requireApp(ctx);
@@ -44,13 +44,13 @@ export function registerDepositRoutes(router: ApiRouter, deps: DepositRouteDeps)
     ctx.body = { depositAddress: result.depositAddress };
   });
 
-  router.get('/v2/accounts/:accountId/deposit-addresses', scope, async (ctx) => {
+  router.get('/v2/accounts/:accountId/deposit-addresses', ...access, async (ctx) => {
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
     const query = parseInput(ZListDepositAddressesQuery, ctx.query, 'query');
     ctx.body = await listDepositAddresses(prisma, requireApp(ctx), accountId, query, deps.cursors);
   });
 
-  router.get('/v2/accounts/:accountId/deposit-addresses/:depositAddressId', scope, async (ctx) => {
+  router.get('/v2/accounts/:accountId/deposit-addresses/:depositAddressId', ...access, async (ctx) => {
     const { accountId, depositAddressId } = parseInput(
       z.object({ accountId: ZAccountId, depositAddressId: ZDepositAddressId }),
       ctx.params,
@@ -59,13 +59,13 @@ export function registerDepositRoutes(router: ApiRouter, deps: DepositRouteDeps)
     ctx.body = await getDepositAddress(prisma, requireApp(ctx), accountId, depositAddressId);
   });
 
-  router.get('/v2/accounts/:accountId/deposits', scope, async (ctx) => {
+  router.get('/v2/accounts/:accountId/deposits', ...access, async (ctx) => {
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
     const query = parseInput(ZListDepositsQuery, ctx.query, 'query');
     ctx.body = await listDeposits(prisma, requireApp(ctx), accountId, query, deps.cursors);
   });
 
-  router.get('/v2/accounts/:accountId/deposits/:depositId', scope, async (ctx) => {
+  router.get('/v2/accounts/:accountId/deposits/:depositId', ...access, async (ctx) => {
     const { accountId, depositId } = parseInput(z.object({ accountId: ZAccountId, depositId: ZDepositId }), ctx.params, 'path');
     ctx.body = await getDeposit(prisma, requireApp(ctx), accountId, depositId);
   });

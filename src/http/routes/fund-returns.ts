@@ -11,7 +11,7 @@ import { ZPaymentId } from '../../domain/payments/payment.schemas';
 import { createRecovery, createRefund, listFundReturns, listIncidents, type FundReturnDeps } from '../../domain/returns/fund-returns';
 import { ZAdminCreateRecovery, ZCreateRecovery, ZCreateRefund } from '../../domain/returns/fund-return.schemas';
 import { parseInput } from '../../domain/validation';
-import { requireScope } from '../middleware/auth';
+import { requireAccess } from '../middleware/modules';
 import { idempotent } from '../middleware/idempotency';
 import { jsonBody } from '../middleware/json-body';
 import { requireApp, type ApiRouter, type ApiState } from '../context';
@@ -40,34 +40,34 @@ const ZPaymentPath = z.object({ paymentId: ZPaymentId });
  * Both POSTs require an Idempotency-Key (money moves).
  */
 export function registerFundReturnRoutes(router: ApiRouter, deps: FundReturnRouteDeps): void {
-  const scope = requireScope('v2:payments');
+  const access = requireAccess('v2:payments', 'payments');
   const domain: FundReturnDeps = { prisma: deps.prisma, custody: deps.custody, chains: deps.chains, engine: deps.engine };
 
-  router.post('/v2/payments/:paymentId/refunds', scope, idempotent(deps.idempotency, { required: true }), async (ctx) => {
+  router.post('/v2/payments/:paymentId/refunds', ...access, idempotent(deps.idempotency, { required: true }), async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
     const input = parseInput(ZCreateRefund, ctx.state.body, 'body');
     ctx.status = 201;
     ctx.body = { refund: await createRefund(domain, requireApp(ctx), paymentId, input) };
   });
 
-  router.get('/v2/payments/:paymentId/refunds', scope, async (ctx) => {
+  router.get('/v2/payments/:paymentId/refunds', ...access, async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
     ctx.body = await listFundReturns(deps.prisma, requireApp(ctx).id, paymentId, 'refund');
   });
 
-  router.post('/v2/payments/:paymentId/incident-recoveries', scope, idempotent(deps.idempotency, { required: true }), async (ctx) => {
+  router.post('/v2/payments/:paymentId/incident-recoveries', ...access, idempotent(deps.idempotency, { required: true }), async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
     const input = parseInput(ZCreateRecovery, ctx.state.body, 'body');
     ctx.status = 201;
     ctx.body = { incidentRecovery: await createRecovery(domain, { by: 'partner', app: requireApp(ctx) }, paymentId, input) };
   });
 
-  router.get('/v2/payments/:paymentId/incident-recoveries', scope, async (ctx) => {
+  router.get('/v2/payments/:paymentId/incident-recoveries', ...access, async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
     ctx.body = await listFundReturns(deps.prisma, requireApp(ctx).id, paymentId, 'incident_recovery');
   });
 
-  router.get('/v2/payments/:paymentId/incidents', scope, async (ctx) => {
+  router.get('/v2/payments/:paymentId/incidents', ...access, async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
     ctx.body = await listIncidents(deps.prisma, requireApp(ctx).id, paymentId);
   });

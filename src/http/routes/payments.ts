@@ -9,7 +9,7 @@ import { createPayment } from '../../domain/payments/create-payment';
 import { cancelPayment, listPayments, loadPayment, paymentResponse } from '../../domain/payments/payments';
 import { ZCancelPayment, ZCreatePayment, ZListPaymentsQuery, ZPaymentId } from '../../domain/payments/payment.schemas';
 import { checkoutSecretSealing, toCheckout } from '../../domain/payments/payment-view';
-import { requireScope } from '../middleware/auth';
+import { requireAccess } from '../middleware/modules';
 import { idempotent } from '../middleware/idempotency';
 import type { IdempotencyRecords } from '../../domain/idempotency-records';
 import { requireApp, type ApiRouter } from '../context';
@@ -35,12 +35,12 @@ const ZPaymentPath = z.object({ paymentId: ZPaymentId });
 
 export function registerPaymentRoutes(router: ApiRouter, deps: PaymentRouteDeps): void {
   const { prisma } = deps;
-  const scope = requireScope('v2:payments');
+  const access = requireAccess('v2:payments', 'payments');
 
   // The stored idempotent response never holds the clientSecret; a replay derives it again.
   const { seal, unseal } = checkoutSecretSealing(deps.serviceSecret);
 
-  router.post('/v2/payments', scope, idempotent(deps.idempotency, { required: true, seal, unseal }), async (ctx) => {
+  router.post('/v2/payments', ...access, idempotent(deps.idempotency, { required: true, seal, unseal }), async (ctx) => {
     const input = parseInput(ZCreatePayment, ctx.state.body, 'body');
     const app = requireApp(ctx);
     const bodyHash = createHash('sha256').update(ctx.state.rawBody ?? Buffer.alloc(0)).digest('hex');
@@ -49,17 +49,17 @@ export function registerPaymentRoutes(router: ApiRouter, deps: PaymentRouteDeps)
     ctx.body = { ...paymentResponse(row), checkout: toCheckout(row, deps.serviceSecret, deps.publicBaseUrl) };
   });
 
-  router.get('/v2/payments', scope, async (ctx) => {
+  router.get('/v2/payments', ...access, async (ctx) => {
     const query = parseInput(ZListPaymentsQuery, ctx.query, 'query');
     ctx.body = await listPayments(prisma, requireApp(ctx), query, deps.cursors);
   });
 
-  router.get('/v2/payments/:paymentId', scope, async (ctx) => {
+  router.get('/v2/payments/:paymentId', ...access, async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
     ctx.body = paymentResponse(await loadPayment(prisma, requireApp(ctx).id, paymentId));
   });
 
-  router.post('/v2/payments/:paymentId/cancel', scope, idempotent(deps.idempotency, { required: false }), async (ctx) => {
+  router.post('/v2/payments/:paymentId/cancel', ...access, idempotent(deps.idempotency, { required: false }), async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
     const input = parseInput(ZCancelPayment, ctx.state.body, 'body');
     const row = await cancelPayment(prisma, deps.engine, requireApp(ctx), paymentId, input);

@@ -8,12 +8,11 @@ import { ZAccountId } from '../../domain/accounts/account.schemas';
 import { createVault, getVault, putVaultPolicy } from '../../domain/vaults/vaults';
 import { sendVaultApproval, verifyVaultApproval } from '../../domain/vaults/vault-approval';
 import { listVaultAuditEvents } from '../../domain/vaults/vault-audit';
-import { requireVaultsSetup } from '../../domain/vaults/vault-config';
 import { ZCreateVault, ZListVaultAuditEventsQuery, ZPutVaultPolicy, ZVerifyVaultApproval } from '../../domain/vaults/vault.schemas';
 import type { IdempotencyRecords } from '../../domain/idempotency-records';
 import type { CursorCodec } from '../../domain/pagination';
 import { parseInput } from '../../domain/validation';
-import { requireScope } from '../middleware/auth';
+import { requireAccess } from '../middleware/modules';
 import { idempotent } from '../middleware/idempotency';
 import { requireApp, type ApiMiddleware, type ApiRouter } from '../context';
 
@@ -32,14 +31,8 @@ const ZAccountPath = z.object({ accountId: ZAccountId });
 
 /** The account's vault, its policy, the policy's email approval and the audit trail: scope v2:vaults. */
 export function registerVaultRoutes(router: ApiRouter, deps: VaultRouteDeps): void {
-  const scope = requireScope('v2:vaults');
   const envOf = (ctx: Parameters<ApiMiddleware>[0]) => deps.environments.environments[requireApp(ctx).environment];
-  // 424 before anything else is read: the module is off for the environment (as deposit addresses answer).
-  const configured: ApiMiddleware = async (ctx, next) => {
-    requireVaultsSetup(envOf(ctx));
-    await next();
-  };
-  const guard = [scope, configured] as const;
+  const guard = requireAccess('v2:vaults', 'vaults');
 
   router.post('/v2/accounts/:accountId/vault', ...guard, idempotent(deps.idempotency, { required: false }), async (ctx) => {
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
@@ -64,14 +57,14 @@ export function registerVaultRoutes(router: ApiRouter, deps: VaultRouteDeps): vo
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
     parseInput(z.strictObject({}), ctx.state.body ?? {}, 'body');
     ctx.status = 201;
-    ctx.body = await sendVaultApproval(deps, requireApp(ctx), envOf(ctx), accountId);
+    ctx.body = await sendVaultApproval(deps, requireApp(ctx), accountId);
   });
 
   router.post('/v2/accounts/:accountId/vault/policy/approval/verify', ...guard, async (ctx) => {
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
     const input = parseInput(ZVerifyVaultApproval, ctx.state.body ?? {}, 'body');
     const app = requireApp(ctx);
-    await verifyVaultApproval(deps, app, envOf(ctx), accountId, input.code);
+    await verifyVaultApproval(deps, app, accountId, input.code);
     ctx.body = await getVault(deps, app, envOf(ctx), accountId);
   });
 

@@ -1,0 +1,37 @@
+import type { ModuleId, TEnvironments } from '../../config/environments';
+import { assertModuleAvailable, type ModuleRuntime } from '../../domain/modules';
+import type { Scope } from '../../domain/apps';
+import { requireApp, type ApiMiddleware } from '../context';
+import { requireScope } from './auth';
+
+/**
+ * Tells the routes after it what the deployment runs (the off-ramp provider), so requireModule can
+ * judge a module as GET /v2/partners/config reports it. Runs after authentication.
+ */
+export function moduleRuntime(environments: TEnvironments, runtime: ModuleRuntime): ApiMiddleware {
+  return async (ctx, next) => {
+    ctx.state.modules = { environments, runtime };
+    await next();
+  };
+}
+
+/**
+ * 424 chain_config_missing when a module of the route is not entitled or not operational for the
+ * app's environment (src/domain/modules.ts, the config's modules[]). Placed after requireScope: a
+ * missing scope is 403 first; and before the idempotency record and the body are read, so a refused
+ * call creates nothing.
+ */
+export function requireModule(...ids: [ModuleId, ...ModuleId[]]): ApiMiddleware {
+  return async (ctx, next) => {
+    const modules = ctx.state.modules;
+    if (!modules) throw new Error('requireModule runs on a router without moduleRuntime');
+    const env = modules.environments.environments[requireApp(ctx).environment];
+    for (const id of ids) assertModuleAvailable(id, env, modules.runtime);
+    await next();
+  };
+}
+
+/** A route's guard: the credential's scope (403), then its modules (424), in that order everywhere. */
+export function requireAccess(scope: Scope, ...modules: [ModuleId, ...ModuleId[]]): [ApiMiddleware, ApiMiddleware] {
+  return [requireScope(scope), requireModule(...modules)];
+}
