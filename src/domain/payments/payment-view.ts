@@ -2,9 +2,9 @@ import type { FundReturn, Payment, PaymentIncident, PaymentPayout } from '../../
 import { refundSummaryOf } from '../returns/fund-return-rules';
 import { formatAtomic } from '../amounts';
 import { hmacHex, safeEqual } from '../secrets';
-import type { TPayment } from './payment.schemas';
-import { z } from 'zod';
-import { ZCheckout, ZNextAction } from './payment.schemas';
+import type { TNextAction, TPayment } from './payment.schemas';
+import type { z } from 'zod';
+import type { ZCheckout } from './payment.schemas';
 
 /** payout: a bank Payment's quote and payout (null for upa Payments). */
 export type PaymentRow = Payment & { incidents: PaymentIncident[]; fundReturns: FundReturn[]; payout?: PaymentPayout | null };
@@ -29,13 +29,16 @@ function amountObject(p: Payment, atomic: bigint) {
 const big = (d: { toString(): string }) => BigInt(d.toString());
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
+type Amounts = Pick<Payment, 'amountAtomic' | 'receivedAtomic' | 'pendingAtomic'>;
+type Instructed = Pick<Payment, 'escrowAddress' | 'chainId' | 'tokenAddress' | 'assetCode' | 'decimals'>;
+
 /** What the payer still owes: the amount less confirmed funds and funds seen but still confirming. */
-export function remainingOf(p: Payment): bigint {
+export function remainingOf(p: Amounts): bigint {
   const rest = big(p.amountAtomic) - big(p.receivedAtomic) - big(p.pendingAtomic);
   return rest > 0n ? rest : 0n;
 }
 
-function depositInstructions(p: Payment, atomic: bigint) {
+function depositInstructions(p: Instructed, atomic: bigint) {
   return {
     address: p.escrowAddress ?? '',
     chainId: p.chainId,
@@ -138,17 +141,41 @@ export function toPaymentView(p: PaymentRow): TPayment {
   };
 }
 
+/** What toNextAction reads: the Payment's state and whether its incidents' funds are still held. */
+export type NextActionSource = Amounts &
+  Instructed &
+  Pick<Payment, 'status' | 'operationalState' | 'operationalReasonCode' | 'nextActionId' | 'expiresAt'> & {
+    incidents: ReadonlyArray<Pick<PaymentIncident, 'status'>>;
+  };
+
+/** Holds where the money sits at the off-ramp provider, refused or in doubt: never retried by itself (spec: escalate). */
+const SUPPORT_HOLDS: ReadonlySet<string> = new Set(['provider_state_uncertain', 'provider_failure']);
+
 /**
- * What the payer must do now, while the Payment is open: send what is still owed to escrow, or, when
- * the funds seen cover it but are still confirming, wait (type none: never ask to pay twice).
+ * What the Payment needs now (docs/decisions.md "nextAction variants"), exactly one variant per state:
+ * succeeded or cancelled: null. Held (requires_intervention): contact_support when the provider holds
+ * the money, else waiting_for_review (an operator releases it). Failed or expired: contact_support
+ * while funds it received are still held (an incident not recovered), else null. Open: transaction
+ * with what is still owed, or none while the funds seen cover it and confirm (never ask to pay twice).
+ * Accepted (settling, retrying included): none.
  */
-export function toNextAction(p: Payment): z.infer<typeof ZNextAction> {
-  if (!OPEN_STATUSES.has(p.status) || !p.escrowAddress) return null;
+export function toNextAction(p: NextActionSource): TNextAction {
+  if (p.status === 'succeeded' || p.status === 'cancelled') return null;
+  const id = p.nextActionId;
+  const quiet = { id, expiresAt: null, depositInstructions: null };
+  if (p.operationalState === 'requires_intervention') {
+    const reasonCode = p.operationalReasonCode ?? 'requires_intervention';
+    return SUPPORT_HOLDS.has(reasonCode) ? { type: 'contact_support', ...quiet, reasonCode } : { type: 'waiting_for_review', ...quiet, reasonCode };
+  }
+  if (p.status === 'failed' || p.status === 'expired') {
+    return p.incidents.some((i) => i.status !== 'confirmed') ? { type: 'contact_support', ...quiet, reasonCode: 'funds_held' } : null;
+  }
+  if (!p.escrowAddress) return null;
+  if (!OPEN_STATUSES.has(p.status)) return { type: 'none', ...quiet };
   const remaining = remainingOf(p);
   const expiresAt = p.expiresAt.toISOString();
-  if (remaining > 0n) return { id: p.nextActionId, type: 'transaction', expiresAt, depositInstructions: depositInstructions(p, remaining) };
-  if (big(p.pendingAtomic) > 0n) return { id: p.nextActionId, type: 'none', expiresAt, depositInstructions: null };
-  return null;
+  if (remaining > 0n) return { id, type: 'transaction', expiresAt, depositInstructions: depositInstructions(p, remaining) };
+  return { id, type: 'none', expiresAt, depositInstructions: null };
 }
 
 /**

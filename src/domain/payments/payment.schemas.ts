@@ -162,15 +162,22 @@ export const ZPayment = z.object({
 export type TPayment = z.infer<typeof ZPayment>;
 
 /**
- * `transaction`: send what is still owed to the deposit address. `none`: the funds seen cover the
- * amount and are confirming; the payer waits (nothing to send, so no instructions).
+ * The variants the service produces (toNextAction, docs/decisions.md "nextAction variants"), and no
+ * other: `transaction` (send what is still owed to the deposit address, until expiresAt), `none`
+ * (nothing to send: funds confirming, or settling; expiresAt while the Payment is open), and
+ * `waiting_for_review` / `contact_support` (a hold or held funds; reasonCode says why). Only
+ * `transaction` carries deposit instructions.
  */
+const ZNoInstructions = { id: z.string(), expiresAt: z.null(), depositInstructions: z.null(), reasonCode: z.string() };
 export const ZNextAction = z
   .discriminatedUnion('type', [
-    z.object({ id: z.string(), type: z.literal('transaction'), expiresAt: ZIsoDate, depositInstructions: ZDepositInstructions }),
-    z.object({ id: z.string(), type: z.literal('none'), expiresAt: ZIsoDate, depositInstructions: z.null() }),
+    z.strictObject({ id: z.string(), type: z.literal('transaction'), expiresAt: ZIsoDate, depositInstructions: ZDepositInstructions }),
+    z.strictObject({ id: z.string(), type: z.literal('none'), expiresAt: ZIsoDate.nullable(), depositInstructions: z.null() }),
+    z.strictObject({ type: z.literal('waiting_for_review'), ...ZNoInstructions }),
+    z.strictObject({ type: z.literal('contact_support'), ...ZNoInstructions }),
   ])
   .nullable();
+export type TNextAction = z.infer<typeof ZNextAction>;
 
 export const ZCheckout = z.object({
   paymentUrl: z.string(),

@@ -17,13 +17,13 @@ const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)}
 export function registerCheckoutRoutes(router: Router<ApiState>, deps: { prisma: PrismaClient }): void {
   router.get('/checkout/:paymentId', async (ctx) => {
     const { paymentId } = parseInput(z.object({ paymentId: ZPaymentId }), ctx.params, 'path');
-    const p = await deps.prisma.payment.findUnique({ where: { id: paymentId } });
+    const p = await deps.prisma.payment.findUnique({ where: { id: paymentId }, include: { incidents: true } });
     if (!p) throw notFound('Payment');
     const action = toNextAction(p);
     const amount = `${formatAtomic(p.amountAtomic.toString(), p.decimals)} ${p.assetCode}`;
-    const body = action?.type === 'none'
+    const body = action?.type === 'none' && p.status === 'processing'
       ? `<p>Payment seen: waiting for the network to confirm it. Nothing more to send.</p>`
-      : action
+      : action?.type === 'transaction'
       ? `<p>Send exactly <strong>${escape(action.depositInstructions.amount)} ${escape(p.assetCode)}</strong> on chain ${p.chainId} to</p>
 <pre>${escape(action.depositInstructions.address)}</pre>
 <p>Token contract: <code>${escape(p.tokenAddress)}</code>. This request expires at ${escape(action.expiresAt)}.</p>`
