@@ -103,13 +103,12 @@ describe('Linked bank accounts (API)', () => {
     assert.deepEqual([gb.available, gb.schema, gb.unavailableReason], [false, null, 'country_not_supported']);
   });
 
-  test('a production app sees US, PH and VN unavailable, and linking there is 424 chain_config_missing', async () => {
+  test('a production app (no bank_accounts module) gets 424 chain_config_missing for the requirements and for linking', async () => {
     const prod = await newApp({ environment: 'production' });
     const acct = await call('/v2/accounts', { credential: prod, baseUrl: api.baseUrl, body: { externalUserId: uniqueUserId('bank-prod') } });
     const res = await call(`/v2/accounts/${acct.body.account.id}/bank-account-requirements`, { credential: prod, baseUrl: api.baseUrl });
-    assert.equal(res.status, 200);
-    const us = res.body.countries.find((c: { country: string }) => c.country === 'US');
-    assert.deepEqual([us.available, us.unavailableReason], [false, 'not_enabled_for_environment']);
+    assert.equal(res.status, 424, res.text);
+    assert.deepEqual(res.body.error.details, { module: 'bank_accounts', disabledReason: 'not_entitled' });
     const linked = await call(`/v2/accounts/${acct.body.account.id}/bank-accounts`, {
       credential: prod,
       baseUrl: api.baseUrl,
