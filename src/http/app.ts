@@ -89,11 +89,12 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   const shared: SharedRouteDeps = { cursors: createCursorCodec(deps.serviceSecret) };
 
   const chains = deps.chains ?? createChainRegistry(environments);
-  const metrics = createServiceMetrics({ prisma: db.prisma, chains, temporalMetricsUrl: deps.metrics?.temporalMetricsUrl });
+  // /metrics exists only with the admin token; without one nothing is counted.
+  const metrics = config.admin.apiToken ? createServiceMetrics({ prisma: db.prisma, chains, temporalMetricsUrl: deps.metrics?.temporalMetricsUrl }) : undefined;
 
   app.use(requestContext(logger, { serverTiming: config.http.serverTiming }));
   // Outside the error handler: it counts the status answered.
-  app.use(httpMetrics(metrics));
+  if (metrics) app.use(httpMetrics(metrics));
   app.use(echoSvcVersion(environments.apiVersion));
   app.use(errorHandler());
 
@@ -106,7 +107,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   // Operator admin API (Bearer ADMIN_API_TOKEN), outside the partner router; absent without a token.
   registerWebhookAdminRoutes(app, { config, db, serviceSecret: deps.serviceSecret, cursors: shared.cursors, engine: deps.engine });
   registerAlertAdminRoutes(app, { config, db, cursors: shared.cursors });
-  registerMetricsRoutes(app, { config, metrics });
+  if (metrics) registerMetricsRoutes(app, { config, metrics });
   if (deps.returns) registerFundReturnAdminRoutes(app, { config, prisma: db.prisma, custody: deps.custody, chains, engine: deps.returns });
 
   const svcVersion = enforceSvcVersion(environments.supportedApiVersions);

@@ -113,9 +113,10 @@ describe('Prometheus metrics at /metrics (what operators watch)', () => {
     const status: string = created.body.payment.status;
     const after = await scrape();
     assert.equal(sampleValue(after, 'partner_payments_payments', { status }), sampleValue(before, 'partner_payments_payments', { status }) + 1);
+    const normal = (e: Exposition) => sampleValue(e, 'partner_payments_payments_operational_state', { operational_state: 'normal' });
+    assert.equal(normal(after), normal(before) + 1, 'a new Payment is in the normal operational state');
     const h = await getHarness();
-    const normal = await h.db.prisma.payment.count({ where: { operationalState: 'normal' } });
-    assert.ok(sampleValue(after, 'partner_payments_payments_operational_state', { operational_state: 'normal' }) >= normal - 1);
+    assert.equal(sampleValue(after, 'partner_payments_payments', { status }), await h.db.prisma.payment.count({ where: { status } }));
     for (const name of ['partner_payments_settlement_legs', 'partner_payments_fund_returns']) assert.equal(family(after, name).type, 'GAUGE');
   });
 
