@@ -32,7 +32,7 @@ const ZEnv = z.object({
    */
   TEMPORAL_METRICS_BIND_ADDRESS: z
     .string()
-    .regex(/^[^\s:]+:\d{1,5}$/, 'host:port')
+    .regex(/^(\[[0-9a-fA-F:]+\]|[^\s:[\]]+):\d{1,5}$/, 'host:port')
     .optional(),
   RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(100),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(1),

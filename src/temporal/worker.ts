@@ -48,7 +48,8 @@ let installed: { metricsUrl: string } | undefined;
 export function prometheusTelemetry(bindAddress: string): { telemetryOptions: TelemetryOptions; metricsUrl: string } {
   return {
     telemetryOptions: { metrics: { prometheus: { bindAddress } } },
-    metricsUrl: `http://${bindAddress}/metrics`,
+    // Bound to every interface, it is read locally.
+    metricsUrl: `http://${bindAddress.replace(/^(0\.0\.0\.0|\[::\]):/, '127.0.0.1:')}/metrics`,
   };
 }
 
