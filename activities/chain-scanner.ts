@@ -8,6 +8,7 @@ import { notifyChainAdvanced } from '../src/domain/chain-waiters';
 import { takePaymentTransfer } from '../src/domain/payments/payment-intake';
 import { isServiceSender } from '../src/domain/custody-addresses';
 import { takeVaultTransfer } from '../src/domain/vaults/vault-receipts';
+import { recordScanCursor } from '../src/domain/chain-scan-cursors';
 import type { Custody } from '../src/custody';
 
 export interface ChainScannerDeps {
@@ -42,6 +43,8 @@ export function createChainScannerActivities(deps: ChainScannerDeps) {
       );
       // New blocks read: what waits on a confirmation may have one now (after the transfers were handed over).
       if (input.signalsWaiters && result.checkpoint) await notifyChainAdvanced(deps, input.chainId, BigInt(result.checkpoint.number), () => Context.current().heartbeat());
+      // Where the scanner is now, for its lag behind the head (/metrics); the workflow keeps its own.
+      await recordScanCursor(deps.prisma, input.chainId, result.nextFromBlock);
       return result;
     },
 

@@ -23,7 +23,8 @@ async function main(): Promise<void> {
   const chainId = service.environments.environments.sandbox.networks[0]?.chainId;
   const lines = [
     `Partner Payments API is running (${roles.join(' + ')})`,
-    service.apiUrl ? `  API:          ${service.apiUrl}  (health: /healthz)` : null,
+    service.apiUrl ? `  API:          ${service.apiUrl}  (health: /healthz${config.admin.apiToken ? '; Prometheus: /metrics with the admin token' : ''})` : null,
+    service.temporalMetricsUrl ? `  Worker metrics: ${service.temporalMetricsUrl}  (the Temporal runtime's temporal_* series)` : null,
     `  Temporal:     ${service.temporalAddress}  namespace=${config.temporal.namespace}  taskQueue=${config.temporal.taskQueue}`,
     service.uiUrl ? `  Temporal UI:  ${service.uiUrl}` : null,
     `  PostgreSQL:   ${redactUrl(service.database.url)}`,

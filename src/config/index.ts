@@ -26,6 +26,14 @@ const ZEnv = z.object({
   EMBEDDED_TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(toolchain.ports.temporal),
   /** How long a workflow update (a cancel) may take before the API answers 503 service_unavailable. */
   TEMPORAL_UPDATE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /**
+   * host:port where the worker's Temporal runtime serves its Prometheus metrics (/metrics); unset: a
+   * free port on 127.0.0.1, which the API's /metrics of the same process includes.
+   */
+  TEMPORAL_METRICS_BIND_ADDRESS: z
+    .string()
+    .regex(/^(\[[0-9a-fA-F:]+\]|[^\s:[\]]+):\d{1,5}$/, 'host:port')
+    .optional(),
   RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(100),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(1),
   /** How often each API process adds its counts to the shared (PostgreSQL) quota; 0 = every request. */
@@ -73,6 +81,8 @@ export interface ServiceConfig {
     embeddedPort: number;
     uiPort: number;
     updateTimeoutMs: number;
+    /** Where the worker's runtime serves its Prometheus metrics; unset: a free local port. */
+    metricsBindAddress?: string;
   };
   rateLimit: { points: number; windowSeconds: number; syncMs?: number };
   auth?: { cacheSeconds: number };
@@ -139,6 +149,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
       embeddedPort: e.EMBEDDED_TEMPORAL_PORT,
       uiPort: e.TEMPORAL_UI_PORT,
       updateTimeoutMs: e.TEMPORAL_UPDATE_TIMEOUT_MS,
+      metricsBindAddress: e.TEMPORAL_METRICS_BIND_ADDRESS,
     },
     rateLimit: { points: e.RATE_LIMIT_POINTS, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS, syncMs: e.RATE_LIMIT_SYNC_MS },
     auth: { cacheSeconds: e.AUTH_CACHE_SECONDS },

@@ -38,6 +38,9 @@ import { createChainRegistry, type ChainRegistry } from '../chain/registry';
 import type { Custody } from '../custody';
 import type { FundReturnEngine, PaymentEngine, VaultFundingEngine, WebhookEngine } from '../domain/engine';
 import { registerFundReturnAdminRoutes, registerFundReturnRoutes } from './routes/fund-returns';
+import { createServiceMetrics } from './metrics';
+import { httpMetrics } from './middleware/http-metrics';
+import { registerMetricsRoutes } from './routes/metrics';
 
 export interface ApiDeps {
   config: ServiceConfig;
@@ -68,6 +71,8 @@ export interface ApiDeps {
    * a bank account answers 424, and bank payouts are refused.
    */
   offramp?: OfframpCallbackDeps;
+  /** /metrics: the worker runtime's Prometheus endpoint when the worker runs in this process (its series are included). */
+  metrics?: { temporalMetricsUrl?: string };
   /** Feature modules (payments, deposits, webhooks admin...) add their routes here. */
   extraRoutes?: Array<(router: Router<ApiState>, shared: SharedRouteDeps) => void>;
 }
@@ -85,7 +90,13 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   app.listen = ((...args: unknown[]) => answerMalformedRequests(listen(...args), environments.apiVersion)) as typeof app.listen;
   const shared: SharedRouteDeps = { cursors: createCursorCodec(deps.serviceSecret) };
 
+  const chains = deps.chains ?? createChainRegistry(environments);
+  // /metrics exists only with the admin token; without one nothing is counted.
+  const metrics = config.admin.apiToken ? createServiceMetrics({ prisma: db.prisma, chains, temporalMetricsUrl: deps.metrics?.temporalMetricsUrl }) : undefined;
+
   app.use(requestContext(logger, { serverTiming: config.http.serverTiming }));
+  // Outside the error handler: it counts the status answered.
+  if (metrics) app.use(httpMetrics(metrics));
   app.use(echoSvcVersion(environments.apiVersion));
   app.use(errorHandler());
 
@@ -98,7 +109,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   // Operator admin API (Bearer ADMIN_API_TOKEN), outside the partner router; absent without a token.
   registerWebhookAdminRoutes(app, { config, db, serviceSecret: deps.serviceSecret, cursors: shared.cursors, engine: deps.engine });
   registerAlertAdminRoutes(app, { config, db, cursors: shared.cursors });
-  const chains = deps.chains ?? createChainRegistry(environments);
+  if (metrics) registerMetricsRoutes(app, { config, metrics });
   if (deps.returns) registerFundReturnAdminRoutes(app, { config, prisma: db.prisma, custody: deps.custody, chains, engine: deps.returns });
 
   const svcVersion = enforceSvcVersion(environments.supportedApiVersions);

@@ -11,7 +11,8 @@ import { startAnvil } from '../embedded/anvil';
 import { ensureSandboxToken } from '../chain/sandbox';
 import { createApi } from '../http/app';
 import { connectTemporalGateway, type TemporalGateway } from '../temporal/gateway';
-import { connectWorkerConnection, createWorker, ownShutdownSignals } from '../temporal/worker';
+import { connectWorkerConnection, createWorker, installWorkerRuntime } from '../temporal/worker';
+import { freePort } from '../embedded/process';
 import { loadWorkflowBundle } from '../temporal/workflow-bundle';
 import { createActivities } from '../../activities';
 import { DEFAULT_TREASURY_POLICY } from '../domain/settlement/settlement-sender';
@@ -42,6 +43,8 @@ export interface RunningService {
   offramp?: OfframpProvider;
   /** The sandbox provider's base URL, when this process started it. */
   sandboxProviderUrl?: string;
+  /** Where this process's worker runtime serves its Temporal metrics (the worker role only). */
+  temporalMetricsUrl?: string;
   dataDir: string;
   stop(): Promise<void>;
   kill(): void;
@@ -149,8 +152,10 @@ export async function startService(opts: {
     });
     lifecycle.add('temporal client', () => engine.close());
 
+    let temporalMetricsUrl: string | undefined;
     if (roles.includes('worker')) {
-      ownShutdownSignals();
+      const metricsBindAddress = config.temporal.metricsBindAddress ?? `127.0.0.1:${await freePort()}`;
+      temporalMetricsUrl = installWorkerRuntime({ metricsBindAddress }).metricsUrl;
       const connection = await connectWorkerConnection(temporalAddress);
       const worker = await createWorker({
         connection,
@@ -171,7 +176,7 @@ export async function startService(opts: {
         shutdownGraceTime: WORKER_DRAIN,
       });
       const running = worker.run();
-      // Drained once, here; the Temporal runtime's own signal handlers are off (ownShutdownSignals).
+      // Drained once, here; the Temporal runtime's own signal handlers are off (installWorkerRuntime).
       lifecycle.add('worker', async () => {
         if (worker.getState() === 'RUNNING') worker.shutdown();
         await running;
@@ -202,6 +207,8 @@ export async function startService(opts: {
         temporalHealth: () => engine.ping(),
         client: { engine },
         returns: engine,
+        // /metrics includes the Temporal runtime's series when the worker runs in this process.
+        ...(temporalMetricsUrl ? { metrics: { temporalMetricsUrl } } : {}),
         // Payout callbacks signal the bank Payment's workflow (payment-payouts.ts).
         ...(offramp
           ? {
@@ -221,7 +228,7 @@ export async function startService(opts: {
       lifecycle.add('api', () => closeServer(server, API_DRAIN_MS));
       apiUrl = `http://${config.http.host}:${config.http.port}`;
     }
-    return { config, environments, database, engine, chain, temporalAddress, uiUrl, rpcUrl, apiUrl, offramp, sandboxProviderUrl, dataDir: data, stop, kill: () => lifecycle.kill() };
+    return { config, environments, database, engine, chain, temporalAddress, uiUrl, rpcUrl, apiUrl, offramp, sandboxProviderUrl, temporalMetricsUrl, dataDir: data, stop, kill: () => lifecycle.kill() };
   } catch (err) {
     await stop().catch((stopErr: unknown) => logger.error({ msg: String(stopErr) }, 'stop after a failed start failed'));
     throw err;

@@ -1,5 +1,5 @@
 import type { Duration } from '@temporalio/common';
-import { NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, type TelemetryOptions, type WorkflowBundleOption } from '@temporalio/worker';
 
 export { bundleWorkflows, WORKFLOWS_PATH } from './workflow-bundle';
 
@@ -39,15 +39,31 @@ export async function connectWorkerConnection(address: string): Promise<NativeCo
   return NativeConnection.connect({ address });
 }
 
-let runtimeInstalled = false;
+let installed: { metricsUrl: string } | undefined;
 
 /**
- * Turns off the Temporal runtime's own shutdown on SIGINT/SIGTERM: the service's lifecycle drains the
- * worker once, in order (src/runtime/lifecycle.ts). Left on, a signal started a drain that the
- * service's stop then tried again ("Not running. Current state: DRAINING"). Call before the first worker.
+ * The Temporal runtime's Prometheus exporter: core serves its worker, workflow and activity metrics
+ * (temporal_*, Temporal's own names, so its published SDK dashboards work) at http://<bindAddress>/metrics.
  */
-export function ownShutdownSignals(): void {
-  if (runtimeInstalled) return;
-  Runtime.install({ shutdownSignals: [] });
-  runtimeInstalled = true;
+export function prometheusTelemetry(bindAddress: string): { telemetryOptions: TelemetryOptions; metricsUrl: string } {
+  return {
+    telemetryOptions: { metrics: { prometheus: { bindAddress } } },
+    // Bound to every interface, it is read locally.
+    metricsUrl: `http://${bindAddress.replace(/^(0\.0\.0\.0|\[::\]):/, '127.0.0.1:')}/metrics`,
+  };
+}
+
+/**
+ * Installs the process's Temporal runtime, once, before the first worker (Runtime.install must come
+ * first). Its own shutdown on SIGINT/SIGTERM is off: the service's lifecycle drains the worker once, in
+ * order (src/runtime/lifecycle.ts); left on, a signal started a drain that the service's stop then
+ * tried again ("Not running. Current state: DRAINING"). Core serves its metrics at metricsBindAddress;
+ * answers where.
+ */
+export function installWorkerRuntime(opts: { metricsBindAddress: string }): { metricsUrl: string } {
+  if (installed) return installed;
+  const telemetry = prometheusTelemetry(opts.metricsBindAddress);
+  Runtime.install({ shutdownSignals: [], telemetryOptions: telemetry.telemetryOptions });
+  installed = { metricsUrl: telemetry.metricsUrl };
+  return installed;
 }

@@ -12,7 +12,7 @@ import { createLogger, type Logger } from '../../src/logger';
 import { openDatabase, type OpenedDatabase } from '../../src/runtime/database';
 import pg from 'pg';
 import { testServerExecutable } from '../../src/embedded/paths';
-import { bundleWorkflows, createWorker } from '../../src/temporal/worker';
+import { bundleWorkflows, createWorker, prometheusTelemetry } from '../../src/temporal/worker';
 import { createActivities } from '../../activities';
 import { DEFAULT_TREASURY_POLICY } from '../../src/domain/settlement/settlement-sender';
 import { registerServiceWallets } from '../../src/domain/custody-addresses';
@@ -58,6 +58,8 @@ export interface Harness {
   custodyDataDir: string;
   /** The sandbox off-ramp provider, its own process, its callbacks posted to this API. */
   provider: SandboxProviderHarness;
+  /** The Temporal runtime's Prometheus endpoint (the shared worker's temporal_* metrics). */
+  temporalMetricsUrl: string;
   /** Stops the shared worker and starts a new one, as if the worker process was killed and restarted. */
   restartWorker(): Promise<void>;
   stopWorker(): Promise<void>;
@@ -133,6 +135,8 @@ async function start(): Promise<Harness> {
   const apiPort = await freePort();
   let providerPort = await freePort();
   while (providerPort === apiPort) providerPort = await freePort();
+  let temporalMetricsPort = await freePort();
+  while (temporalMetricsPort === apiPort || temporalMetricsPort === providerPort) temporalMetricsPort = await freePort();
   const providerDataDir = mkdtempSync(path.join(os.tmpdir(), 'pp-test-provider-'));
   const providerStarting = launchSandboxProvider({
     port: providerPort,
@@ -156,8 +160,10 @@ async function start(): Promise<Harness> {
     await opened.close();
   });
 
-  // Temporal's own INFO lines drown the test report; warnings and errors still show.
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  // Temporal's own INFO lines drown the test report; warnings and errors still show. Installed before
+  // any worker, with the Prometheus exporter the service's worker has (the /metrics tests read it).
+  const temporalMetrics = prometheusTelemetry(`127.0.0.1:${temporalMetricsPort}`);
+  Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: temporalMetrics.telemetryOptions });
   const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: testServerExecutable() } },
   });
@@ -237,6 +243,7 @@ async function start(): Promise<Harness> {
     client: { engine },
     returns: engine,
     offramp: offrampDeps,
+    metrics: { temporalMetricsUrl: temporalMetrics.metricsUrl },
   });
   const server: Server = await new Promise((resolve, reject) => {
     const s = api.listen(apiPort, '127.0.0.1', () => resolve(s));
@@ -289,6 +296,7 @@ async function start(): Promise<Harness> {
     mailbox,
     custodyDataDir,
     provider,
+    temporalMetricsUrl: temporalMetrics.metricsUrl,
     startWorker,
     stopWorker,
     async restartWorker() {
@@ -334,6 +342,7 @@ export async function apiDepsOnHarness(overrides: Partial<ApiDeps> = {}): Promis
     serviceSecret: TEST_SERVICE_SECRET,
     temporalHealth: async () => undefined,
     offramp: offrampDeps,
+    metrics: { temporalMetricsUrl: h.temporalMetricsUrl },
     ...overrides,
   };
 }

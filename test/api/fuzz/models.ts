@@ -203,4 +203,6 @@ export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
   'POST /admin/v1/apps/:appId/webhook-deliveries/:deliveryId/redeliver': { auth: 'admin', params: delivery },
   'GET /admin/v1/alerts': { auth: 'admin', query: () => ({ open: 'true', kind: 'ledger_difference', limit: '5' }) },
   'GET /admin/v1/alerts/:alertId': { auth: 'admin', params: () => ({ alertId: 'alert_0fuzz0' }) },
+  // Prometheus metrics (text, not JSON): a 200 answers the exposition, a refusal the envelope.
+  'GET /metrics': { auth: 'admin' },
 };
