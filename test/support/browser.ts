@@ -8,6 +8,9 @@ import { chromium, type Browser, type BrowserContext } from 'playwright-core';
  * profile.
  */
 let launched: Promise<Browser> | undefined;
+// At the top level, so the root runs it after the last file: an after() inside the launcher would
+// attach to whichever hook or test launched it first, and close the browser under the next one.
+after(closeBrowser);
 
 export function getBrowser(): Promise<Browser> {
   launched ??= (async () => {
@@ -24,7 +27,6 @@ export function getBrowser(): Promise<Browser> {
         '--disable-sync',
       ],
     });
-    after(closeBrowser);
     return browser;
   })();
   return launched;
