@@ -91,7 +91,7 @@
     var target;
     try {
       target = new URL(url);
-    } catch (e) {
+    } catch {
       return;
     }
     if (target.protocol !== 'https:' && target.protocol !== 'http:') return;

@@ -60,7 +60,7 @@ describe('Hosted checkout page (Chromium)', () => {
     assert.equal(await page.getAttribute('.status', 'aria-live'), 'polite');
 
     // The QR code is an SVG the service drew from the EIP-681 URI of the exact amount and address.
-    await page.waitForFunction(() => (document.querySelector('img.qr') as HTMLImageElement | null)?.naturalWidth! > 0);
+    await page.waitForFunction("document.querySelector('img.qr').naturalWidth > 0");
     const qrSrc = (await page.getAttribute('img.qr', 'src'))!;
     const qr = await fetch(`${h.baseUrl}${qrSrc}`);
     assert.equal(qr.headers.get('content-type'), 'image/svg+xml');
@@ -78,15 +78,15 @@ describe('Hosted checkout page (Chromium)', () => {
     let focused = '';
     for (let i = 0; i < 20 && focused !== 'deposit-address'; i += 1) {
       await page.keyboard.press('Tab');
-      focused = await page.evaluate(() => document.activeElement?.getAttribute('data-copy') ?? '');
+      focused = await page.evaluate<string>("document.activeElement?.getAttribute('data-copy') ?? ''");
     }
     assert.equal(focused, 'deposit-address', 'Tab reaches the copy button');
     await page.keyboard.press('Enter');
     await page.waitForSelector('button[data-copy="deposit-address"]:text("Copied")');
-    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), payment.funding.depositAddress.address);
+    assert.equal(await page.evaluate<string>('navigator.clipboard.readText()'), payment.funding.depositAddress.address);
     await page.click('button[data-copy="payable-amount"]');
     await page.waitForSelector('button[data-copy="payable-amount"]:text("Copied")');
-    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), '10');
+    assert.equal(await page.evaluate<string>('navigator.clipboard.readText()'), '10');
     assert.deepEqual(tab.cspViolations, []);
     await page.close();
   });

@@ -34,16 +34,16 @@ export async function openCheckout(context: BrowserContext, paymentId: string): 
   await page.exposeBinding('__cspViolation', (_source, what: string) => {
     tab.cspViolations.push(what);
   });
-  await page.addInitScript(() => {
-    const w = window as unknown as { __checkoutPhase(p: string): void; __cspViolation(v: string): void };
-    document.addEventListener('securitypolicyviolation', (e) => w.__cspViolation(`${e.violatedDirective} ${e.blockedURI}`));
+  // A string: the test's TypeScript has no DOM types, and this runs in the page.
+  await page.addInitScript(`
+    document.addEventListener('securitypolicyviolation', (e) => window.__cspViolation(e.violatedDirective + ' ' + e.blockedURI));
     document.addEventListener('DOMContentLoaded', () => {
       const main = document.querySelector('main[data-phase]');
       if (!main) return;
-      w.__checkoutPhase(main.getAttribute('data-phase')!);
-      new MutationObserver(() => w.__checkoutPhase(main.getAttribute('data-phase')!)).observe(main, { attributes: true, attributeFilter: ['data-phase'] });
+      window.__checkoutPhase(main.getAttribute('data-phase'));
+      new MutationObserver(() => window.__checkoutPhase(main.getAttribute('data-phase'))).observe(main, { attributes: true, attributeFilter: ['data-phase'] });
     });
-  });
+  `);
   const url = `${h.baseUrl}/checkout/${paymentId}`;
   const res = await page.goto(url);
   assert.equal(res?.status(), 200);
@@ -67,7 +67,14 @@ export async function partnerSite(): Promise<{ url: string; pages: Map<string, s
     res.end(body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  after(
+    () =>
+      new Promise<void>((resolve) => {
+        // Chromium keeps its connections alive: close them, or close() waits for them.
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   // localhost, not 127.0.0.1: another site than the checkout's, as a partner's shop is.
   return { url: `http://localhost:${(server.address() as AddressInfo).port}`, pages };
 }

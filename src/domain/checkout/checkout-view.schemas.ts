@@ -59,8 +59,10 @@ export type TCheckoutPage = z.infer<typeof ZCheckoutPage>;
 
 /** POST /checkout/{paymentId}/session: the partner's front end hands over the payer's credentials (form or JSON). */
 export const ZCheckoutSessionRequest = z.strictObject({
-  clientToken: z.string().min(1).max(4096),
-  clientSecret: z.string().min(1).max(256),
+  /** A client access token from POST /v2/client/auth/exchange (a compact JWS). */
+  clientToken: z.string().regex(/^[A-Za-z0-9_-]{1,1024}\.[A-Za-z0-9_-]{1,2048}\.[A-Za-z0-9_-]{1,512}$/, 'a client access token'),
+  /** The Payment's checkout.clientSecret. */
+  clientSecret: z.string().regex(/^payment_[A-Za-z0-9_-]{1,64}_secret_[0-9a-f]{40}$/, "the Payment's checkout.clientSecret"),
 });
 export type TCheckoutSessionRequest = z.infer<typeof ZCheckoutSessionRequest>;
 
