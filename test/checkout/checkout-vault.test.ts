@@ -45,7 +45,7 @@ describe('Hosted checkout: the payer session and the Vault option', () => {
     await desktop?.close();
   });
 
-  test("the partner's page posts the client token and payment secret (never a URL); the page offers Pay from Vault, and paying from it succeeds", async () => {
+  test("the partner's page posts the client token and payment secret (never a URL); the page offers Pay from Vault, and paying from it succeeds", async (t) => {
     const h = await getHarness();
     const v = await activeVault('100000000');
     await payTo(await newPayer(40_000_000n), v.vault.address, 40_000_000n);
@@ -54,7 +54,7 @@ describe('Hosted checkout: the payer session and the Vault option', () => {
     const token = await clientToken(m, v.accountId);
 
     // The partner's site (another origin) hands the credentials over in a form POST.
-    const shop = await partnerSite();
+    const shop = await partnerSite(t);
     shop.pages.set(
       '/pay',
       `<!doctype html><title>Shop</title><form method="post" action="${h.baseUrl}/checkout/${payment.id}/session">

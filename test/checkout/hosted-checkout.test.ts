@@ -91,8 +91,8 @@ describe('Hosted checkout page (Chromium)', () => {
     await page.close();
   });
 
-  test('the status moves live while `sandbox pay` pays (no reload): confirming or accepted, then succeeded, then the page returns to returnUrl', async () => {
-    const shop = await partnerSite();
+  test('the status moves live while `sandbox pay` pays (no reload): confirming or accepted, then succeeded, then the page returns to returnUrl', async (t) => {
+    const shop = await partnerSite(t);
     const returnUrl = `${shop.url}/orders/42?paid=1`;
     const { payment } = await newPayment(m, { returnUrl });
     const tab = await openCheckout(phone, payment.id);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after } from 'node:test';
+import type { TestContext } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { eventually } from '../support/chain';
 import { getHarness } from '../support/harness';
@@ -59,7 +59,7 @@ export async function untilPhase(tab: CheckoutTab, phase: string, opts: { mine?:
 }
 
 /** A page on another origin standing in for the partner's site: returnUrl lands here, and it can post forms to the checkout. */
-export async function partnerSite(): Promise<{ url: string; pages: Map<string, string> }> {
+export async function partnerSite(t: TestContext): Promise<{ url: string; pages: Map<string, string> }> {
   const pages = new Map<string, string>();
   const server: Server = createServer((req, res) => {
     const body = pages.get(req.url?.split('?')[0] ?? '') ?? '<!doctype html><title>Back at the shop</title><p>Back at the shop</p>';
@@ -67,7 +67,7 @@ export async function partnerSite(): Promise<{ url: string; pages: Map<string, s
     res.end(body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  after(
+  t.after(
     () =>
       new Promise<void>((resolve) => {
         // Chromium keeps its connections alive: close them, or close() waits for them.
