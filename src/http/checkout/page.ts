@@ -82,7 +82,7 @@ export function renderCheckoutPage(page: TCheckoutPage, assets: CheckoutAssetUrl
     <div class="field">
       <label for="deposit-address">Deposit address</label>
       <div class="copy-row">
-        <input id="deposit-address" class="value" data-field="address" readonly spellcheck="false" autocomplete="off" value="${payable ? e(payable.address) : ''}">
+        <textarea id="deposit-address" class="value address" data-field="address" rows="2" readonly spellcheck="false" autocomplete="off">${payable ? e(payable.address) : ''}</textarea>
         <button type="button" class="copy" data-copy="deposit-address" aria-label="Copy deposit address">Copy</button>
       </div>
     </div>
