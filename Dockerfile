@@ -40,6 +40,8 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY config ./config
 COPY prisma/migrations ./prisma/migrations
 COPY contracts ./contracts
+# public/: the hosted checkout's script and stylesheet (served from /checkout/assets/).
+COPY public ./public
 COPY --from=build /app/dist ./dist
 RUN mkdir -p /app/.data && chown node:node /app/.data
 USER node

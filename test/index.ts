@@ -2,6 +2,7 @@ import { after } from 'node:test';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { closeHarness, getHarness } from './support/harness';
+import { closeBrowser } from './support/browser';
 import { recordHistories } from './support/record-histories';
 
 /**
@@ -41,5 +42,6 @@ after(async () => {
     const written = await recordHistories(await getHarness());
     console.log(`# recorded ${written.length} workflow histories`);
   }
+  await closeBrowser();
   await closeHarness();
 });

@@ -31,6 +31,8 @@ export const ZAssetConfig = z.object({
 
 export const ZNetworkConfig = z.object({
   code: z.string().min(1),
+  /** The network's name as payers know it (the hosted checkout shows it); the code when absent. */
+  name: z.string().min(1).optional(),
   aliases: z.array(z.string()).default([]),
   chainFamily: z.literal('evm'),
   chainId: z.number().int().positive(),

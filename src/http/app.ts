@@ -102,7 +102,6 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
 
   const open = new Router<ApiState>();
   registerHealthRoutes(open, { prisma: db.prisma, temporalHealth: deps.temporalHealth });
-  registerCheckoutRoutes(open, { prisma: db.prisma });
   // Signed by the provider, not the partner: outside the partner router's Basic authentication.
   if (deps.offramp) registerProviderCallbackRoutes(open, { ...deps.offramp, maxBodyBytes: config.http.maxBodyBytes });
   app.use(open.routes());
@@ -110,6 +109,17 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   registerWebhookAdminRoutes(app, { config, db, serviceSecret: deps.serviceSecret, cursors: shared.cursors, engine: deps.engine });
   registerAlertAdminRoutes(app, { config, db, cursors: shared.cursors });
   if (metrics) registerMetricsRoutes(app, { config, metrics });
+  // The hosted checkout (checkout.paymentUrl); its Vault option runs the client API's use cases.
+  const checkout = new Router<ApiState>();
+  registerCheckoutRoutes(checkout, {
+    prisma: db.prisma,
+    environments,
+    serviceSecret: deps.serviceSecret,
+    publicBaseUrl: config.http.publicBaseUrl,
+    maxBodyBytes: config.http.maxBodyBytes,
+    vault: deps.client ? { chains, engine: deps.client.engine } : undefined,
+  });
+  app.use(checkout.routes());
   if (deps.returns) registerFundReturnAdminRoutes(app, { config, prisma: db.prisma, custody: deps.custody, chains, engine: deps.returns });
 
   const svcVersion = enforceSvcVersion(environments.supportedApiVersions);

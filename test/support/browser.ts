@@ -1,11 +1,11 @@
-import { after } from 'node:test';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 
 /**
  * One headless Debian Chromium for the browser suites (hosted checkout, operator console), driven by
  * playwright-core; scripts/setup/chromium.mjs installs it. The background-networking flags keep
  * Chromium from dialling Google's hosts on a closed network; Playwright gives it a fresh, temporary
- * profile.
+ * profile. test/index.ts closes it after the last file (an after() here would attach to whichever hook
+ * or test launched it first, and close the browser under the next one).
  */
 let launched: Promise<Browser> | undefined;
 
@@ -24,7 +24,6 @@ export function getBrowser(): Promise<Browser> {
         '--disable-sync',
       ],
     });
-    after(closeBrowser);
     return browser;
   })();
   return launched;

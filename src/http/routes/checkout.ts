@@ -1,41 +1,189 @@
-import type Router from '@koa/router';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import getRawBody from 'raw-body';
 import { z } from 'zod';
 import type { PrismaClient } from '../../db/client';
-import { ZPaymentId } from '../../domain/payments/payment.schemas';
-import { toNextAction } from '../../domain/payments/payment-view';
-import { formatAtomic } from '../../domain/amounts';
-import type { ApiState } from '../context';
-import { notFound } from '../../domain/errors';
+import type { ChainRegistry } from '../../chain/registry';
+import type { TEnvironments } from '../../config/environments';
+import type { VaultFundingEngine } from '../../domain/engine';
+import { projectRoot } from '../../embedded/paths';
+import { ApiError, notFound } from '../../domain/errors';
 import { parseInput } from '../../domain/validation';
+import { ZPaymentId } from '../../domain/payments/payment.schemas';
+import { toCheckoutPage } from '../../domain/checkout/checkout-view';
+import { ZCheckoutSessionRequest, type TCheckoutPage } from '../../domain/checkout/checkout-view.schemas';
+import { assertCsrf, openCheckoutSession, readCheckoutSession, type CheckoutSession } from '../../domain/checkout/checkout-session';
+import { checkoutVault, payFromVault } from '../../domain/checkout/checkout-vault';
+import { renderCheckoutPage } from '../checkout/page';
+import { phaseText } from '../checkout/phase-text';
+import { qrSvg } from '../checkout/qr';
+import type { ApiContext, ApiMiddleware, ApiRouter } from '../context';
 
-const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+export interface CheckoutRouteDeps {
+  prisma: PrismaClient;
+  environments: TEnvironments;
+  serviceSecret: string;
+  /** https: the session cookie is Secure. */
+  publicBaseUrl: string;
+  maxBodyBytes: number;
+  /** The Vault option (client API use cases). Absent: the page offers none, and /vault answers 404. */
+  vault?: { chains: ChainRegistry; engine: VaultFundingEngine };
+}
 
 /**
- * The hosted checkout behind checkout.paymentUrl: what to pay, where, until when. The URL holds an
- * unguessable Payment id; the page shows nothing a payer must not see (no secrets, no metadata).
+ * Partner logos are shown by their https URL (img-src https:), not proxied: the service fetching any
+ * URL a partner names would be a server-side request to anywhere. no-referrer keeps the page's URL
+ * from the logo's host. Nothing else leaves 'self'; connect-src 'self' is the status poll.
  */
-export function registerCheckoutRoutes(router: Router<ApiState>, deps: { prisma: PrismaClient }): void {
-  router.get('/checkout/:paymentId', async (ctx) => {
-    const { paymentId } = parseInput(z.object({ paymentId: ZPaymentId }), ctx.params, 'path');
-    const p = await deps.prisma.payment.findUnique({ where: { id: paymentId }, include: { incidents: true } });
+export const CHECKOUT_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: https:",
+  "connect-src 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+].join('; ');
+
+const SESSION_COOKIE = 'checkout_session';
+const ZPaymentPath = z.strictObject({ paymentId: ZPaymentId });
+
+/** The page's script and stylesheet, read once at start-up from public/checkout/, named by content hash. */
+function loadAssets() {
+  const dir = path.join(projectRoot(), 'public', 'checkout');
+  const files = new Map<string, { body: Buffer; type: string; hash: string }>();
+  for (const [name, type] of [['checkout.js', 'text/javascript; charset=utf-8'], ['checkout.css', 'text/css; charset=utf-8']] as const) {
+    const body = readFileSync(path.join(dir, name));
+    files.set(name, { body, type, hash: createHash('sha256').update(body).digest('hex').slice(0, 16) });
+  }
+  const url = (name: string) => `/checkout/assets/${name}?v=${files.get(name)!.hash}`;
+  return { files, urls: { script: url('checkout.js'), style: url('checkout.css') } };
+}
+
+/** Every answer under /checkout/: the strict CSP, no caching, no referrer, no sniffing. */
+const checkoutHeaders: ApiMiddleware = async (ctx, next) => {
+  ctx.set('Content-Security-Policy', CHECKOUT_CSP);
+  ctx.set('Referrer-Policy', 'no-referrer');
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('Cache-Control', 'no-store');
+  await next();
+};
+
+/** A form (application/x-www-form-urlencoded) or JSON body, at most maxBytes. */
+async function formOrJson(ctx: ApiContext, maxBytes: number): Promise<unknown> {
+  let raw: string;
+  try {
+    raw = (await getRawBody(ctx.req, { limit: maxBytes, encoding: 'utf-8' })).toString();
+  } catch {
+    throw new ApiError('payload_too_large', `Request body exceeds ${maxBytes} bytes`, { maxBytes });
+  }
+  if (ctx.is('application/x-www-form-urlencoded')) return Object.fromEntries(new URLSearchParams(raw));
+  if (ctx.is('application/json')) {
+    try {
+      return JSON.parse(raw) as unknown;
+    } catch {
+      throw new ApiError('bad_request', 'Request body is not valid JSON');
+    }
+  }
+  throw new ApiError('unsupported_media_type', 'Send the session as application/x-www-form-urlencoded or application/json');
+}
+
+/**
+ * The hosted checkout behind checkout.paymentUrl (docs/decisions.md, "Hosted checkout"). The Payment id
+ * in the URL is a view-only capability: the page and its status show what a payer needs to pay and
+ * nothing else. The Vault option needs the payer's identity, handed over once in a POST body and kept
+ * in a sealed, HttpOnly session cookie of this Payment's path.
+ */
+export function registerCheckoutRoutes(router: ApiRouter, deps: CheckoutRouteDeps): void {
+  const assets = loadAssets();
+  const secureCookie = deps.publicBaseUrl.startsWith('https:');
+
+  async function loadPage(paymentId: string, now: Date): Promise<TCheckoutPage> {
+    const p = await deps.prisma.payment.findUnique({ where: { id: paymentId } });
     if (!p) throw notFound('Payment');
-    const action = toNextAction(p);
-    const amount = `${formatAtomic(p.amountAtomic.toString(), p.decimals)} ${p.assetCode}`;
-    const body = action?.type === 'none' && p.status === 'processing'
-      ? `<p>Payment seen: waiting for the network to confirm it. Nothing more to send.</p>`
-      : action?.type === 'transaction'
-      ? `<p>Send exactly <strong>${escape(action.depositInstructions.amount)} ${escape(p.assetCode)}</strong> on chain ${p.chainId} to</p>
-<pre>${escape(action.depositInstructions.address)}</pre>
-<p>Token contract: <code>${escape(p.tokenAddress)}</code>. This request expires at ${escape(action.expiresAt)}.</p>`
-      : `<p>Status: <strong>${escape(p.status)}</strong>. Nothing to pay now.</p>`;
+    const network = Object.values(deps.environments.environments)
+      .flatMap((env) => env.networks)
+      .find((n) => n.chainId === p.chainId);
+    return toCheckoutPage(p, { name: network?.name ?? network?.code ?? `Chain ${p.chainId}` }, now);
+  }
+
+  async function session(ctx: ApiContext, paymentId: string): Promise<CheckoutSession> {
+    const found = await readCheckoutSession(deps, paymentId, ctx.cookies.get(SESSION_COOKIE));
+    if (!found) throw new ApiError('unauthorized', 'No checkout session for this Payment: POST the client token and payment secret to /checkout/{paymentId}/session');
+    return found;
+  }
+
+  router.use('/checkout', checkoutHeaders);
+
+  router.get('/checkout/assets/:file', (ctx) => {
+    const file = assets.files.get(ctx.params.file ?? '');
+    if (!file) throw notFound('Asset');
+    ctx.type = file.type;
+    // Named by content hash in the page: a new deploy is a new URL.
+    ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
+    ctx.body = file.body;
+  });
+
+  router.get('/checkout/:paymentId', async (ctx) => {
+    const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
+    const now = new Date();
+    const page = await loadPage(paymentId, now);
     ctx.type = 'text/html; charset=utf-8';
-    ctx.set('Cache-Control', 'no-store');
-    ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
-    ctx.body = `<!doctype html><html><head><meta charset="utf-8"><title>Pay ${escape(amount)}</title></head>
-<body style="font-family:sans-serif;max-width:40em;margin:2em auto">
-<h1>${escape(p.recipientDisplayName ?? 'Payment')}: ${escape(amount)}</h1>
-${p.description ? `<p>${escape(p.description)}</p>` : ''}${body}
-${p.returnUrl ? `<p><a href="${escape(p.returnUrl)}">Return to the merchant</a></p>` : ''}
-</body></html>`;
+    ctx.body = renderCheckoutPage(page, assets.urls, now);
+  });
+
+  // Polled every 2 s by the page; the ETag covers the whole answer (amounts move without statusVersion).
+  router.get('/checkout/:paymentId/status', async (ctx) => {
+    const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
+    const page = await loadPage(paymentId, new Date());
+    const body = JSON.stringify({ ...page.status, ...phaseText(page) });
+    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+    ctx.set('ETag', etag);
+    if (ctx.get('If-None-Match') === etag) {
+      ctx.status = 304;
+      return;
+    }
+    ctx.type = 'application/json';
+    ctx.body = body;
+  });
+
+  // The QR code of what is payable now (the query only names the amount for the browser's sake).
+  router.get('/checkout/:paymentId/qr.svg', async (ctx) => {
+    const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
+    const { payable } = (await loadPage(paymentId, new Date())).status;
+    if (!payable) throw new ApiError('payment_not_open', 'Nothing is payable on this Payment now');
+    ctx.type = 'image/svg+xml';
+    ctx.body = await qrSvg(payable.uri);
+  });
+
+  // The partner's front end posts the payer's client token and the payment secret here (never in a URL).
+  router.post('/checkout/:paymentId/session', async (ctx) => {
+    const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
+    const input = parseInput(ZCheckoutSessionRequest, await formOrJson(ctx, deps.maxBodyBytes), 'body');
+    const opened = await openCheckoutSession(deps, paymentId, input);
+    // Written by hand: Koa's cookies refuse Secure on a plain-HTTP hop (TLS ends at the proxy).
+    const attrs = [`Path=/checkout/${paymentId}`, `Max-Age=${opened.maxAgeSeconds}`, 'HttpOnly', 'SameSite=Strict', ...(secureCookie ? ['Secure'] : [])];
+    ctx.append('Set-Cookie', `${SESSION_COOKIE}=${opened.sealed}; ${attrs.join('; ')}`);
+    ctx.status = 303;
+    ctx.redirect(`/checkout/${paymentId}`);
+  });
+
+  const vault = deps.vault;
+  if (!vault) return;
+  const vaultDeps = { prisma: deps.prisma, serviceSecret: deps.serviceSecret, environments: deps.environments, ...vault };
+
+  router.get('/checkout/:paymentId/vault', async (ctx) => {
+    const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
+    const s = await session(ctx, paymentId);
+    ctx.body = await checkoutVault(vaultDeps, s.principal, paymentId, s.csrf);
+  });
+
+  router.post('/checkout/:paymentId/vault/authorize', async (ctx) => {
+    const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
+    const s = await session(ctx, paymentId);
+    assertCsrf(s, ctx.get('X-CSRF-Token') || undefined);
+    ctx.body = await payFromVault(vaultDeps, s.principal, paymentId, s.csrf);
   });
 }

@@ -1,5 +1,7 @@
 import type { AppCredential } from '../../../src/domain/apps';
 import type { RouteKey } from './routes';
+import { clientSecretFor } from '../../../src/domain/payments/payment-view';
+import { TEST_SERVICE_SECRET } from '../../support/harness';
 
 /** The resources a fuzz run works on: one merchant app and what it owns, and a second app. */
 export interface FuzzFixture {
@@ -54,6 +56,19 @@ const delivery = (f: FuzzFixture) => ({ appId: f.cred.appId, deliveryId: 'dlv_0f
 export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
   'GET /healthz': { auth: 'none' },
   'GET /checkout/:paymentId': { auth: 'none', params: payment, touches: 'payment' },
+  'GET /checkout/:paymentId/status': { auth: 'none', params: payment, touches: 'payment' },
+  'GET /checkout/:paymentId/qr.svg': { auth: 'none', params: payment, touches: 'payment' },
+  'GET /checkout/assets/:file': { auth: 'none', params: () => ({ file: 'checkout.js' }) },
+  // The partner's front end hands the payer's token and the payment secret to the page (form or JSON).
+  'POST /checkout/:paymentId/session': {
+    auth: 'none',
+    params: payment,
+    touches: 'payment',
+    body: (f) => ({ clientToken: f.clientToken, clientSecret: clientSecretFor(TEST_SERVICE_SECRET, f.paymentId) }),
+  },
+  // Without the session cookie (a buggy client has none): 401.
+  'GET /checkout/:paymentId/vault': { auth: 'none', params: payment, touches: 'payment' },
+  'POST /checkout/:paymentId/vault/authorize': { auth: 'none', params: payment, touches: 'payment' },
   // The provider's callbacks: a buggy caller has no signature, so every answer is a 4xx (401, 400, 404).
   'POST /v2/providers/:providerCode/callbacks': {
     auth: 'none',

@@ -1,0 +1,159 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { BrowserContext } from 'playwright-core';
+import { CHECKOUT_CSP } from '../../src/http/routes/checkout';
+import { call } from '../support/api-client';
+import { newContext } from '../support/browser';
+import { runCli } from '../support/cli';
+import { getHarness } from '../support/harness';
+import { awaitWorkflowResult } from '../support/workflow-result';
+import { endsWithBooksChecked } from '../support/books';
+import { createPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
+import { openCheckout, partnerSite, untilPhase } from './support';
+
+async function newPayment(m: Merchant, overrides: Record<string, unknown> = {}) {
+  const res = await createPayment(m, overrides);
+  assert.equal(res.status, 201, res.text);
+  return res.body as { payment: any; checkout: { paymentUrl: string; clientSecret: string } };
+}
+
+describe('Hosted checkout page (Chromium)', () => {
+  endsWithBooksChecked();
+  let m: Merchant;
+  let phone: BrowserContext;
+  before(async () => {
+    m = await newMerchant();
+    phone = await newContext('phone', { permissions: ['clipboard-read', 'clipboard-write'] });
+  });
+  after(async () => {
+    await phone?.close();
+  });
+
+  test('renders the recipient, amount, network, deposit address and its EIP-681 QR code under a strict CSP, with no violation and no secret', async () => {
+    const h = await getHarness();
+    const { payment, checkout } = await newPayment(m, { amount: '12.5', description: 'Two coffees <b>& cake</b>' });
+    const address = payment.funding.depositAddress.address as string;
+    const res = await fetch(checkout.paymentUrl.replace(/^https?:\/\/[^/]+/, h.baseUrl));
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-security-policy'), CHECKOUT_CSP);
+    assert.match(CHECKOUT_CSP, /default-src 'none'/);
+    assert.match(CHECKOUT_CSP, /frame-ancestors 'none'/);
+    assert.equal(res.headers.get('referrer-policy'), 'no-referrer');
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+    assert.equal(res.headers.get('cache-control'), 'no-store');
+    const html = await res.text();
+    assert.ok(!html.includes(checkout.clientSecret), 'no payment secret on the page');
+    assert.ok(!html.includes(m.accountId), 'no account id on the page');
+    assert.ok(!/<script>|\sstyle=|\son[a-z]+=/i.test(html), 'no inline script, style or handler');
+    assert.ok(html.includes('Two coffees &#60;b&#62;&#38; cake&#60;/b&#62;'), 'partner text is escaped');
+
+    const tab = await openCheckout(phone, payment.id);
+    const { page } = tab;
+    assert.equal(await page.textContent('h1'), 'Corner Shop');
+    assert.equal(await page.textContent('[data-field="amount"]'), '12.5');
+    assert.match((await page.textContent('.amount'))!, /12\.5\s+USDC/);
+    assert.match((await page.textContent('[data-field="network"]'))!, /Anvil sandbox\s+\(chain 31337\)/);
+    assert.equal(await page.inputValue('#deposit-address'), address);
+    assert.equal(await page.inputValue('#payable-amount'), '12.5');
+    assert.equal(await page.textContent('[data-field="title"]'), 'Awaiting payment');
+    assert.match((await page.textContent('[data-field="countdown"]'))!, /^\d+:\d\d(:\d\d)?$/);
+    assert.equal(await page.getAttribute('.status', 'aria-live'), 'polite');
+
+    // The QR code is an SVG the service drew from the EIP-681 URI of the exact amount and address.
+    await page.waitForFunction("document.querySelector('img.qr').naturalWidth > 0");
+    const qrSrc = (await page.getAttribute('img.qr', 'src'))!;
+    const qr = await fetch(`${h.baseUrl}${qrSrc}`);
+    assert.equal(qr.headers.get('content-type'), 'image/svg+xml');
+    assert.match(await qr.text(), /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^>]*viewBox/);
+    const status = (await (await fetch(`${h.baseUrl}/checkout/${payment.id}/status`)).json()) as any;
+    assert.equal(status.payable.uri, `ethereum:${payment.paymentAmount.tokenAddress}@31337/transfer?address=${address}&uint256=12500000`);
+    assert.deepEqual(tab.cspViolations, []);
+    await page.close();
+  });
+
+  test('the copy button is reached with Tab, works with Enter, and the clipboard holds the exact address', async () => {
+    const { payment } = await newPayment(m);
+    const tab = await openCheckout(phone, payment.id);
+    const { page } = tab;
+    let focused = '';
+    for (let i = 0; i < 20 && focused !== 'deposit-address'; i += 1) {
+      await page.keyboard.press('Tab');
+      focused = await page.evaluate<string>("document.activeElement?.getAttribute('data-copy') ?? ''");
+    }
+    assert.equal(focused, 'deposit-address', 'Tab reaches the copy button');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('button[data-copy="deposit-address"]:text("Copied")');
+    assert.equal(await page.evaluate<string>('navigator.clipboard.readText()'), payment.funding.depositAddress.address);
+    await page.click('button[data-copy="payable-amount"]');
+    await page.waitForSelector('button[data-copy="payable-amount"]:text("Copied")');
+    assert.equal(await page.evaluate<string>('navigator.clipboard.readText()'), '10');
+    assert.deepEqual(tab.cspViolations, []);
+    await page.close();
+  });
+
+  test('the status moves live while `sandbox pay` pays (no reload): confirming or accepted, then succeeded, then the page returns to returnUrl', async (t) => {
+    const shop = await partnerSite(t);
+    const returnUrl = `${shop.url}/orders/42?paid=1`;
+    const { payment } = await newPayment(m, { returnUrl });
+    const tab = await openCheckout(phone, payment.id);
+    assert.deepEqual(tab.phases, ['awaiting_payment']);
+    const paid = await runCli(['sandbox', 'pay', payment.id]);
+    assert.equal(JSON.parse(paid.stdout).to, payment.funding.depositAddress.address);
+    await untilPhase(tab, 'succeeded');
+    await tab.page.waitForURL(returnUrl);
+    assert.equal(tab.phases[0], 'awaiting_payment');
+    assert.equal(tab.phases.at(-1), 'succeeded');
+    assert.ok(tab.phases.includes('confirming') || tab.phases.includes('accepted'), tab.phases.join(' → '));
+    assert.ok(tab.phases.every((p) => ['awaiting_payment', 'seen', 'confirming', 'accepted', 'succeeded'].includes(p)), tab.phases.join(' → '));
+    // One navigation only: the redirect. Every phase before it came into the same document.
+    assert.deepEqual(tab.navigations, [returnUrl]);
+    assert.equal(await tab.page.textContent('p'), 'Back at the shop');
+    assert.deepEqual(tab.cspViolations, []);
+    await waitForPayment(m, payment.id, 'succeeded', (p) => p.status === 'succeeded');
+    await tab.page.close();
+  });
+
+  test('expiry shows: the page turns to Expired and stops offering the address', async () => {
+    const h = await getHarness();
+    const { payment } = await newPayment(m, { expiresInSeconds: 600 });
+    const tab = await openCheckout(phone, payment.id);
+    assert.equal(await tab.page.isVisible('[data-section="payable"]'), true);
+    assert.deepEqual(await awaitWorkflowResult(h, payment.id), { status: 'expired', statusVersion: 2 });
+    await untilPhase(tab, 'expired', { mine: false });
+    assert.equal(await tab.page.textContent('[data-field="title"]'), 'Expired');
+    assert.match((await tab.page.textContent('[data-field="detail"]'))!, /expired\. Do not send anything/);
+    assert.equal(await tab.page.isVisible('[data-section="payable"]'), false);
+    assert.deepEqual(tab.navigations, []);
+    await tab.page.close();
+  });
+
+  test('a cancelled Payment is shown plainly, live, with no address to pay', async () => {
+    const { payment } = await newPayment(m);
+    const tab = await openCheckout(phone, payment.id);
+    const res = await call(`/v2/payments/${payment.id}/cancel`, { credential: m.cred, body: { reasonCode: 'customer_request' } });
+    assert.equal(res.status, 200, res.text);
+    await untilPhase(tab, 'cancelled', { mine: false });
+    assert.equal(await tab.page.textContent('[data-field="title"]'), 'Cancelled');
+    assert.match((await tab.page.textContent('[data-field="detail"]'))!, /Corner Shop cancelled this payment request/);
+    assert.equal(await tab.page.isVisible('[data-section="payable"]'), false);
+    await tab.page.close();
+  });
+
+  test('a short payment shows underpaid with the exact rest to send, in the address and the QR code', async () => {
+    const { payment } = await newPayment(m);
+    const tab = await openCheckout(phone, payment.id);
+    await runCli(['sandbox', 'pay', payment.id, '--amount', '4']);
+    await untilPhase(tab, 'underpaid');
+    const { page } = tab;
+    assert.equal(await page.textContent('[data-field="title"]'), 'Underpaid');
+    assert.match((await page.textContent('[data-field="detail"]'))!, /Only 4 USDC of 10 USDC arrived\. Send the remaining 6 USDC/);
+    assert.equal(await page.inputValue('#payable-amount'), '6');
+    assert.equal(await page.inputValue('#deposit-address'), payment.funding.depositAddress.address);
+    assert.match((await page.getAttribute('img.qr', 'src'))!, /amountAtomic=6000000$/);
+    assert.deepEqual(tab.navigations, []);
+    // Pay the rest: the books end balanced and the Payment succeeds.
+    await runCli(['sandbox', 'pay', payment.id]);
+    await untilPhase(tab, 'succeeded');
+    await page.close();
+  });
+});
