@@ -202,6 +202,7 @@ export async function startService(opts: {
         temporalHealth: () => engine.ping(),
         client: { engine },
         returns: engine,
+        operator: { engine, temporalUiUrl: config.temporal.uiUrl ?? uiUrl },
         // Payout callbacks signal the bank Payment's workflow (payment-payouts.ts).
         ...(offramp
           ? {
