@@ -129,8 +129,7 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
   /** A form of a signed-in operator: its CSRF token must be the session's. */
   const form = async <T extends z.ZodType>(ctx: Ctx, schema: T): Promise<z.output<T>> => {
     const fields = await formBody(ctx);
-    const csrf = parseInput(ZConsoleCsrfOnly, { _csrf: fields._csrf ?? '' }, 'body');
-    if (!ctx.state.session || !sessions.csrfMatches(ctx.state.session, csrf._csrf)) throw new ApiError('forbidden', 'The form has expired or did not come from this console: reload the page and try again.');
+    if (!ctx.state.session || !sessions.csrfMatches(ctx.state.session, fields._csrf ?? '')) throw new ApiError('forbidden', 'The form has expired or did not come from this console: reload the page and try again.');
     return parseInput(schema, fields, 'body');
   };
 
