@@ -181,7 +181,7 @@ describe('Operator console', () => {
     assert.equal(await row.count(), 1, 'the held Payment is listed');
     const cells = await row.locator('td').allTextContents();
     assert.deepEqual(cells.slice(0, 5), [`payment ${toFail.id}`, 'requires_intervention', 'settlement_requires_intervention', '2 USDC', 'accepted']);
-    assert.equal(await row.locator('a', { hasText: `workflow ${toFail.id}` }).getAttribute('href'), `${UI}/namespaces/default/workflows/${toFail.id}`);
+    assert.equal(await row.getByRole('link', { name: 'Temporal UI' }).getAttribute('href'), `${UI}/namespaces/default/workflows/${toFail.id}`);
 
     await row.getByRole('link', { name: `payment ${toFail.id}` }).click();
     await page.waitForLoadState('domcontentloaded');
