@@ -172,7 +172,7 @@ export const CONSOLE_CSS = `*{box-sizing:border-box}body{margin:0;font:15px/1.45
 .bar a{color:#fff}.brand{font-weight:700;text-decoration:none}.bar nav a{margin-right:1em}
 .logout{margin-left:auto;display:flex;gap:.6em;align-items:center}
 main{max-width:1200px;margin:0 auto;padding:1em 1.5em 3em}h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em}h3{margin:0;font-size:1.05em}
-table{border-collapse:collapse;width:100%;background:#fff;font-size:.93em}th,td{text-align:left;padding:.45em .6em;border-bottom:1px solid #d5d9df;vertical-align:top}td a{word-break:break-all}th{white-space:nowrap}
+table{border-collapse:collapse;width:100%;background:#fff;font-size:.93em}th,td{text-align:left;padding:.45em .6em;border-bottom:1px solid #d5d9df;vertical-align:top}td:first-child a{word-break:break-all}th{white-space:nowrap}
 th{background:#eceff3}.mono{font-family:ui-monospace,monospace;font-size:.92em;word-break:break-all}
 a{color:#0b57d0}.state,.outcome{white-space:nowrap;padding:.1em .45em;border-radius:3px;font-size:.9em;background:#e6e8eb}
 .requires_intervention,.refused,.failed{background:#fde2e1;color:#8a1c13}.retrying{background:#fff1c2;color:#6a4a00}.signalled,.created{background:#dcf3e4;color:#145c32}
