@@ -24,6 +24,7 @@ async function main(): Promise<void> {
   const lines = [
     `Partner Payments API is running (${roles.join(' + ')})`,
     service.apiUrl ? `  API:          ${service.apiUrl}  (health: /healthz)` : null,
+    service.apiUrl && config.admin.apiToken ? `  Console:      ${service.apiUrl}/console  (sign in with ADMIN_API_TOKEN)` : null,
     `  Temporal:     ${service.temporalAddress}  namespace=${config.temporal.namespace}  taskQueue=${config.temporal.taskQueue}`,
     service.uiUrl ? `  Temporal UI:  ${service.uiUrl}` : null,
     `  PostgreSQL:   ${redactUrl(service.database.url)}`,

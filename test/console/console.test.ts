@@ -9,7 +9,8 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { createApi } from '../../src/http/app';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { getBrowser, newContext } from '../support/browser';
-import { apiDepsOnHarness, getHarness } from '../support/harness';
+import { apiDepsOnHarness, getHarness, TEST_SERVICE_SECRET } from '../support/harness';
+import { sealText } from '../../src/domain/sealed-text';
 import { call } from '../support/api-client';
 import { eventually, mine, newPayer, payTo, setNativeBalance, tokenBalance } from '../support/chain';
 import { createPayment, getPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
@@ -148,6 +149,20 @@ describe('Operator console', () => {
     assert.equal(new URL(page.url()).pathname, '/console/login');
     await page.goto(`${api.baseUrl}/console`);
     assert.equal(new URL(page.url()).pathname, '/console/login', 'the session ended');
+  });
+
+  test('ends a session at its expiry: a sealed session past its time is sent to sign in', async () => {
+    const sealed = (expiresAt: number) => sealText(TEST_SERVICE_SECRET, 'console-session', 'pp_console', JSON.stringify({ who: 'eve@example.com', csrf: 'c'.repeat(43), expiresAt }));
+    const url = new URL(api.baseUrl);
+    const visit = async (value: string) => {
+      await context.clearCookies();
+      await context.addCookies([{ name: 'pp_console', value, domain: url.hostname, path: '/console', httpOnly: true, sameSite: 'Strict' }]);
+      await page.goto(`${api.baseUrl}/console`);
+      return new URL(page.url()).pathname;
+    };
+    assert.equal(await visit(sealed(Date.now() + 60_000)), '/console', 'a live session is let in');
+    assert.equal(await visit(sealed(Date.now() - 1)), '/console/login', 'an expired one is not');
+    assert.equal(await visit(`${sealed(Date.now() + 60_000)}x`), '/console/login', 'nor a tampered one');
   });
 
   test('refuses a forged POST that carries the session cookie but not its CSRF token, and acts on nothing', async () => {
