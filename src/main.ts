@@ -25,6 +25,7 @@ async function main(): Promise<void> {
     `Partner Payments API is running (${roles.join(' + ')})`,
     service.apiUrl ? `  API:          ${service.apiUrl}  (health: /healthz${config.admin.apiToken ? '; Prometheus: /metrics with the admin token' : ''})` : null,
     service.temporalMetricsUrl ? `  Worker metrics: ${service.temporalMetricsUrl}  (the Temporal runtime's temporal_* series)` : null,
+    service.apiUrl && config.admin.apiToken ? `  Console:      ${service.apiUrl}/console  (sign in with ADMIN_API_TOKEN)` : null,
     `  Temporal:     ${service.temporalAddress}  namespace=${config.temporal.namespace}  taskQueue=${config.temporal.taskQueue}`,
     service.uiUrl ? `  Temporal UI:  ${service.uiUrl}` : null,
     `  PostgreSQL:   ${redactUrl(service.database.url)}`,

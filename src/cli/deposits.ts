@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { resolveDeposit } from '../domain/deposits/deposits';
+import { resolveHold } from '../domain/operator-actions';
 import { openDatabase } from '../runtime/database';
 import { chainsFor, parseResolutionArgs, withEngine } from './shared';
 
@@ -17,13 +17,11 @@ const USAGE_RESOLVE =
  */
 export function registerDepositCommands(register: Register): void {
   register('deposits resolve', async (argv, ctx) => {
-    const { id: depositId, txHash, ...request } = parseResolutionArgs(argv, USAGE_RESOLVE);
+    const { id: depositId, ...request } = parseResolutionArgs(argv, USAGE_RESOLVE);
     const config = ctx.config();
     const opened = await openDatabase(config);
     try {
-      return await withEngine(config, (engine) =>
-        resolveDeposit({ prisma: opened.db.prisma, chains: chainsFor(config) }, engine, depositId, { ...request, ...(txHash ? { txHash: txHash.toLowerCase() } : {}) }),
-      );
+      return await withEngine(config, (engine) => resolveHold({ prisma: opened.db.prisma, chains: chainsFor(config) }, engine, { type: 'deposit', id: depositId }, request, 'cli'));
     } finally {
       await opened.close();
     }

@@ -5,12 +5,11 @@ import type { ServiceConfig } from '../config';
 import { loadEnvironments } from '../config/environments';
 import { createEvmChain } from '../chain/evm';
 import { mintTo, SANDBOX_TOKEN_ADDRESS } from '../chain/sandbox';
-import { resolvePayment } from '../domain/payments/payments';
+import { recoverIncident, resolveHold } from '../domain/operator-actions';
 import { remainingOf } from '../domain/payments/payment-view';
 import { toAtomic, formatAtomic } from '../domain/amounts';
 import { openDatabase } from '../runtime/database';
 import { chainsFor, parseResolutionArgs, serviceChains, UsageError, withEngine } from './shared';
-import { createRecovery } from '../domain/returns/fund-returns';
 import { ZAdminCreateRecovery } from '../domain/returns/fund-return.schemas';
 import { parseInput } from '../domain/validation';
 
@@ -47,7 +46,7 @@ export function registerPaymentCommands(register: Register): void {
     const config = ctx.config();
     const opened = await openDatabase(config);
     try {
-      return await withEngine(config, (engine) => resolvePayment({ prisma: opened.db.prisma, chains: chainsFor(config) }, engine, paymentId, request));
+      return await withEngine(config, (engine) => resolveHold({ prisma: opened.db.prisma, chains: chainsFor(config) }, engine, { type: 'payment', id: paymentId }, request, 'cli'));
     } finally {
       await opened.close();
     }
@@ -72,7 +71,7 @@ export function registerPaymentCommands(register: Register): void {
     const { chains, custody } = serviceChains(config, ctx.env);
     const opened = await openDatabase(config);
     try {
-      return await withEngine(config, (engine) => createRecovery({ prisma: opened.db.prisma, custody, chains, engine }, { by: 'operator', actor }, paymentId, input));
+      return await withEngine(config, (engine) => recoverIncident({ prisma: opened.db.prisma, custody, chains, engine }, { actor, channel: 'cli' }, paymentId, input));
     } finally {
       await opened.close();
     }

@@ -40,6 +40,11 @@ export const ZNetworkConfig = z.object({
   confirmations: z.number().int().min(1),
   defaultAsset: z.string().min(1),
   assets: z.array(ZAssetConfig).min(1),
+  /** A block explorer's transaction page, `{txHash}` standing for the hash (the operator console links it); unset: the console's own receipt page. */
+  explorerTxUrl: z
+    .url()
+    .refine((u) => u.includes('{txHash}'), 'a URL with {txHash} in it')
+    .optional(),
 });
 
 const ZAtomic = z.string().regex(/^[1-9]\d{0,77}$/, 'a positive integer string');

@@ -23,6 +23,8 @@ const ZEnv = z.object({
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('partner-payments'),
   TEMPORAL_RPC_TIMEOUT_MS: z.coerce.number().int().min(1).default(5000),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(toolchain.ports.temporalUi),
+  /** Base URL of the Temporal Web UI the operator console links to; default: the embedded dev server's UI. */
+  TEMPORAL_UI_URL: z.url().optional(),
   EMBEDDED_TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(toolchain.ports.temporal),
   /** How long a workflow update (a cancel) may take before the API answers 503 service_unavailable. */
   TEMPORAL_UPDATE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
@@ -65,6 +67,8 @@ const ZEnv = z.object({
   SANDBOX_PROVIDER_PORT: z.coerce.number().int().min(0).max(65535).default(toolchain.ports.sandboxProvider),
   /** Bearer token of the operator admin API (/admin/v1); unset disables that API (404). */
   ADMIN_API_TOKEN: z.string().min(32).optional(),
+  /** How long an operator console session lasts after login. */
+  CONSOLE_SESSION_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3600),
 });
 
 export type TEnv = z.infer<typeof ZEnv>;
@@ -80,6 +84,8 @@ export interface ServiceConfig {
     taskQueue: string;
     embeddedPort: number;
     uiPort: number;
+    /** The Web UI's base URL for links (TEMPORAL_UI_URL); unset: the embedded UI when Temporal is embedded, else no links. */
+    uiUrl?: string;
     updateTimeoutMs: number;
     /** Where the worker's runtime serves its Prometheus metrics; unset: a free local port. */
     metricsBindAddress?: string;
@@ -93,7 +99,8 @@ export interface ServiceConfig {
   environmentsFile?: string;
   anvil: { embeddedPort: number };
   webhooks: { allowPrivateDestinations: boolean };
-  admin: { apiToken?: string };
+  /** consoleSessionSeconds: the operator console session's life (default 3600). */
+  admin: { apiToken?: string; consoleSessionSeconds?: number };
   /** Outgoing mail (vault approval codes). smtpUrl may hold a password: never log it. */
   mail: { smtpUrl?: string; from: string };
   /** The off-ramp provider. callbackSecret is a secret: never log it. */
@@ -148,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
       rpcTimeoutMs: e.TEMPORAL_RPC_TIMEOUT_MS,
       embeddedPort: e.EMBEDDED_TEMPORAL_PORT,
       uiPort: e.TEMPORAL_UI_PORT,
+      uiUrl: e.TEMPORAL_UI_URL ?? (e.TEMPORAL_ADDRESS ? undefined : `http://127.0.0.1:${e.TEMPORAL_UI_PORT}`),
       updateTimeoutMs: e.TEMPORAL_UPDATE_TIMEOUT_MS,
       metricsBindAddress: e.TEMPORAL_METRICS_BIND_ADDRESS,
     },
@@ -159,7 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     environmentsFile: e.ENVIRONMENTS_FILE,
     anvil: { embeddedPort: e.EMBEDDED_ANVIL_PORT },
     webhooks: { allowPrivateDestinations: e.WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS },
-    admin: { apiToken: e.ADMIN_API_TOKEN },
+    admin: { apiToken: e.ADMIN_API_TOKEN, consoleSessionSeconds: e.CONSOLE_SESSION_SECONDS },
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     offramp: {
       providerUrl: e.OFFRAMP_PROVIDER_URL,

@@ -141,3 +141,12 @@ export interface WebhookEngine {
   /** Wakes the dispatcher now instead of at its next poll; best effort. */
   kickWebhookDispatcher(): Promise<void>;
 }
+
+/**
+ * What an operator's hold resolutions and incident recoveries need (the CLI, the admin API and the
+ * console alike): the resolve signals of Payments and deposits, the start of a recovery's send, and
+ * the id under which a Payment's workflow shows in the Temporal Web UI.
+ */
+export interface OperatorEngine extends Pick<PaymentEngine, 'resolvePayment'>, Pick<DepositEngine, 'resolveDeposit'>, FundReturnEngine {
+  paymentWorkflowId(paymentId: string): string;
+}

@@ -32,6 +32,8 @@ export const ID_PREFIXES = {
   // Not shown in the spec (docs/decisions.md "Refunds and incident recovery").
   refund: 'refund_',
   incidentRecovery: 'recovery_',
+  // Internal: the operator audit (docs/decisions.md "Operator console").
+  operatorAction: 'opact_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

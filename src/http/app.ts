@@ -36,7 +36,8 @@ import { registerProviderCallbackRoutes, type OfframpCallbackDeps } from './rout
 import { createSmtpMailer, type Mailer } from '../mail/mailer';
 import { createChainRegistry, type ChainRegistry } from '../chain/registry';
 import type { Custody } from '../custody';
-import type { FundReturnEngine, PaymentEngine, VaultFundingEngine, WebhookEngine } from '../domain/engine';
+import type { FundReturnEngine, OperatorEngine, PaymentEngine, VaultFundingEngine, WebhookEngine } from '../domain/engine';
+import { registerOperatorConsole } from './console/console';
 import { registerFundReturnAdminRoutes, registerFundReturnRoutes } from './routes/fund-returns';
 import { createServiceMetrics } from './metrics';
 import { httpMetrics } from './middleware/http-metrics';
@@ -73,6 +74,11 @@ export interface ApiDeps {
   offramp?: OfframpCallbackDeps;
   /** /metrics: the worker runtime's Prometheus endpoint when the worker runs in this process (its series are included). */
   metrics?: { temporalMetricsUrl?: string };
+  /**
+   * The operator console at /console (with ADMIN_API_TOKEN): the resolve and recover signals it sends,
+   * and the Temporal Web UI it links workflows to. Absent: no console.
+   */
+  operator?: { engine: OperatorEngine; temporalUiUrl?: string };
   /** Feature modules (payments, deposits, webhooks admin...) add their routes here. */
   extraRoutes?: Array<(router: Router<ApiState>, shared: SharedRouteDeps) => void>;
 }
@@ -121,6 +127,9 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   });
   app.use(checkout.routes());
   if (deps.returns) registerFundReturnAdminRoutes(app, { config, prisma: db.prisma, custody: deps.custody, chains, engine: deps.returns });
+  if (deps.operator) {
+    registerOperatorConsole(app, { config, prisma: db.prisma, serviceSecret: deps.serviceSecret, chains, custody: deps.custody, ...deps.operator });
+  }
 
   const svcVersion = enforceSvcVersion(environments.supportedApiVersions);
   // One quota per app, whichever credential (app secret or a client token of the app) spends it.

@@ -209,6 +209,7 @@ export async function startService(opts: {
         returns: engine,
         // /metrics includes the Temporal runtime's series when the worker runs in this process.
         ...(temporalMetricsUrl ? { metrics: { temporalMetricsUrl } } : {}),
+        operator: { engine, temporalUiUrl: config.temporal.uiUrl ?? uiUrl },
         // Payout callbacks signal the bank Payment's workflow (payment-payouts.ts).
         ...(offramp
           ? {

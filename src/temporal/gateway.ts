@@ -28,6 +28,7 @@ import type {
   WebhookEngine,
   VaultFundingEngine,
   FundReturnEngine,
+  OperatorEngine,
 } from '../domain/engine';
 import type { ResolutionRequest } from '../domain/operator-resolution';
 import { CHAIN_SCANNER_WORKFLOW, chainScannerWorkflowId, pokeSignal, rescanFromSignal, type ChainScannerInput } from '../../workflows/contracts/chain-scanner';
@@ -93,7 +94,7 @@ import {
  * workflow contracts in workflows/contracts/. Engine errors are turned into typed outcomes here, so no
  * caller unpacks a WorkflowUpdateFailedError.
  */
-export interface TemporalGateway extends PaymentEngine, DepositEngine, WebhookEngine, ChainAdvanceEngine, VaultFundingEngine, FundReturnEngine {
+export interface TemporalGateway extends PaymentEngine, DepositEngine, WebhookEngine, ChainAdvanceEngine, VaultFundingEngine, FundReturnEngine, OperatorEngine {
   readonly taskQueue: string;
   /** One cheap RPC that needs the frontend service to answer (health checks). */
   ping(): Promise<void>;
@@ -241,6 +242,7 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
 
   return {
     taskQueue,
+    paymentWorkflowId,
 
     async ping() {
       await client.connection.workflowService.getSystemInfo({});

@@ -174,9 +174,16 @@ export async function createRefund(deps: FundReturnDeps, app: AuthenticatedApp, 
  * Returns an incident's funds from the Payment's escrow: to the incident transfer's sender by default
  * (an underpaid Payment's incident has none: the payer's funding address), else to the given address.
  * One recovery per incident at a time, under the incident's row lock (and a unique index on the live
- * one); a failed recovery may be asked for again.
+ * one); a failed recovery may be asked for again. onCreated runs in the creating transaction (the
+ * operator audit, src/domain/operator-actions.ts).
  */
-export async function createRecovery(deps: FundReturnDeps, who: ReturnRequester, paymentId: string, input: TCreateRecovery): Promise<TFundReturn> {
+export async function createRecovery(
+  deps: FundReturnDeps,
+  who: ReturnRequester,
+  paymentId: string,
+  input: TCreateRecovery,
+  onCreated?: (tx: Prisma.TransactionClient, row: FundReturnRow) => Promise<void>,
+): Promise<TFundReturn> {
   const payment = await deps.prisma.payment.findFirst({ where: { id: paymentId, ...(who.by === 'partner' ? { appId: who.app.id } : {}) } });
   if (!payment?.escrowAddress) throw notFound('Payment');
   const incident = await deps.prisma.paymentIncident.findFirst({ where: { id: input.incidentId, paymentId } });
@@ -209,6 +216,7 @@ export async function createRecovery(deps: FundReturnDeps, who: ReturnRequester,
       },
     });
     await tx.paymentIncident.update({ where: { id: incident.id }, data: { status: 'pending' } });
+    await onCreated?.(tx, created);
     return created;
   }, LOCKED_TX);
   await startReturn(deps, row);

@@ -9,6 +9,7 @@ import type { FundReturnEngine } from '../../domain/engine';
 import type { IdempotencyRecords } from '../../domain/idempotency-records';
 import { ZPaymentId } from '../../domain/payments/payment.schemas';
 import { createRecovery, createRefund, listFundReturns, listIncidents, type FundReturnDeps } from '../../domain/returns/fund-returns';
+import { recoverIncident } from '../../domain/operator-actions';
 import { ZAdminCreateRecovery, ZCreateRecovery, ZCreateRefund } from '../../domain/returns/fund-return.schemas';
 import { parseInput } from '../../domain/validation';
 import { requireAccess } from '../middleware/modules';
@@ -90,7 +91,7 @@ export function registerFundReturnAdminRoutes(app: Koa<ApiState>, deps: Omit<Fun
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
     const { actor, ...input } = parseInput(ZAdminCreateRecovery, ctx.state.body, 'body');
     ctx.status = 201;
-    ctx.body = { incidentRecovery: await createRecovery(domain, { by: 'operator', actor }, paymentId, input) };
+    ctx.body = { incidentRecovery: await recoverIncident(domain, { actor, channel: 'admin_api' }, paymentId, input) };
   });
 
   mountRouter(app, router);

@@ -1,0 +1,85 @@
+import { randomBytes } from 'node:crypto';
+import type { ParameterizedContext } from 'koa';
+import { openSealedText, sealText } from '../../domain/sealed-text';
+import { safeEqual, sha256Hex } from '../../domain/secrets';
+
+/**
+ * The operator console's session: who logged in (the name they gave), until when, and the CSRF token
+ * its forms carry, sealed (AES-GCM under SERVICE_SECRET, src/domain/sealed-text.ts) into a cookie the
+ * page's scripts can't read (HttpOnly), sent only to /console and never from another site
+ * (SameSite=Strict). Nothing is stored server-side: logout clears the cookie, and a session ends by
+ * itself at its expiry. The login form has a CSRF token of its own, in a short-lived sealed cookie.
+ */
+export const SESSION_COOKIE = 'pp_console';
+const LOGIN_COOKIE = 'pp_console_login';
+const LABEL = 'console-session';
+const LOGIN_SECONDS = 600;
+
+export interface ConsoleSession {
+  who: string;
+  csrf: string;
+  expiresAt: number;
+}
+
+type Ctx = ParameterizedContext<unknown>;
+
+export interface SessionKeeper {
+  /** The admin token, compared in constant time (both sides hashed first, whatever their lengths). */
+  tokenMatches(presented: string): boolean;
+  current(ctx: Ctx): ConsoleSession | null;
+  start(ctx: Ctx, who: string): ConsoleSession;
+  end(ctx: Ctx): void;
+  /** A form's CSRF token against the session's, in constant time. */
+  csrfMatches(session: ConsoleSession, presented: string): boolean;
+  /** The login form's CSRF token (set now, in its own cookie). */
+  loginCsrf(ctx: Ctx): string;
+  loginCsrfMatches(ctx: Ctx, presented: string): boolean;
+}
+
+export function sessionKeeper(opts: { adminToken: string; serviceSecret: string; sessionSeconds: number; secureCookies: boolean }): SessionKeeper {
+  const expected = sha256Hex(opts.adminToken);
+  const cookie = (ctx: Ctx, name: string, value: string | null, maxAgeSeconds: number) => {
+    // Behind a TLS-terminating proxy (PUBLIC_BASE_URL https) the cookie is Secure although this hop is http.
+    if (opts.secureCookies) ctx.cookies.secure = true;
+    ctx.cookies.set(name, value, { httpOnly: true, sameSite: 'strict', path: '/console', secure: opts.secureCookies, maxAge: maxAgeSeconds * 1000, overwrite: true });
+  };
+  const read = (ctx: Ctx, name: string): { csrf: string; expiresAt: number; who?: string } | null => {
+    const raw = ctx.cookies.get(name);
+    if (!raw) return null;
+    const opened = openSealedText(opts.serviceSecret, LABEL, name, raw);
+    if (opened instanceof Error) return null;
+    try {
+      const value = JSON.parse(opened) as { csrf: string; expiresAt: number; who?: string };
+      return typeof value.csrf === 'string' && typeof value.expiresAt === 'number' && value.expiresAt > Date.now() ? value : null;
+    } catch {
+      return null;
+    }
+  };
+  const seal = (name: string, value: object) => sealText(opts.serviceSecret, LABEL, name, JSON.stringify(value));
+  return {
+    tokenMatches: (presented) => safeEqual(sha256Hex(presented), expected),
+    current(ctx) {
+      const s = read(ctx, SESSION_COOKIE);
+      return s && typeof s.who === 'string' ? { who: s.who, csrf: s.csrf, expiresAt: s.expiresAt } : null;
+    },
+    start(ctx, who) {
+      const session: ConsoleSession = { who, csrf: randomBytes(32).toString('base64url'), expiresAt: Date.now() + opts.sessionSeconds * 1000 };
+      cookie(ctx, SESSION_COOKIE, seal(SESSION_COOKIE, session), opts.sessionSeconds);
+      cookie(ctx, LOGIN_COOKIE, null, 0);
+      return session;
+    },
+    end(ctx) {
+      cookie(ctx, SESSION_COOKIE, null, 0);
+    },
+    csrfMatches: (session, presented) => safeEqual(session.csrf, presented),
+    loginCsrf(ctx) {
+      const csrf = randomBytes(32).toString('base64url');
+      cookie(ctx, LOGIN_COOKIE, seal(LOGIN_COOKIE, { csrf, expiresAt: Date.now() + LOGIN_SECONDS * 1000 }), LOGIN_SECONDS);
+      return csrf;
+    },
+    loginCsrfMatches(ctx, presented) {
+      const s = read(ctx, LOGIN_COOKIE);
+      return s !== null && safeEqual(s.csrf, presented);
+    },
+  };
+}

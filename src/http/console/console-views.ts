@@ -1,0 +1,190 @@
+import type { HeldItem, HoldDetail, IncidentItem, TimelineEntry } from '../../domain/operator-holds';
+import type { OperatorActionView } from '../../domain/operator-actions';
+
+/**
+ * The operator console's pages: plain server-rendered HTML with forms, no script at all (the CSP
+ * allows none), one stylesheet from /console/assets. Every value is escaped by `html`.
+ */
+export class Html {
+  constructor(readonly value: string) {}
+}
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+function render(v: unknown): string {
+  if (v instanceof Html) return v.value;
+  if (Array.isArray(v)) return v.map(render).join('');
+  if (v === null || v === undefined || v === false) return '';
+  return String(v).replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+}
+
+export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
+  return new Html(strings.reduce((out, s, i) => out + render(values[i - 1]) + s));
+}
+
+/** How the pages link out: a transaction (explorer or the console's receipt page) and a workflow (Temporal Web UI). */
+export interface Links {
+  tx(chainId: number, txHash: string): string;
+  workflow(workflowId: string): string | null;
+}
+
+export interface PageContext {
+  who: string | null;
+  csrf: string | null;
+}
+
+export function page(title: string, ctx: PageContext, body: Html): string {
+  return `<!doctype html>${render(html`<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · Operator console</title><link rel="stylesheet" href="/console/assets/console.css"></head>
+<body>
+<header class="bar"><a class="brand" href="/console">Operator console</a>
+${ctx.who
+    ? html`<nav aria-label="Console"><a href="/console">Holds</a> <a href="/console/actions">Audit</a></nav>
+<form class="logout" method="post" action="/console/logout"><input type="hidden" name="_csrf" value="${ctx.csrf}"><span>Signed in as <strong>${ctx.who}</strong></span> <button type="submit">Log out</button></form>`
+    : ''}
+</header>
+<main>${body}</main>
+</body></html>`)}`;
+}
+
+export function loginPage(csrf: string, error: string | null): Html {
+  return html`<h1>Sign in</h1>
+${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+<form method="post" action="/console/login" class="stack">
+<input type="hidden" name="_csrf" value="${csrf}">
+<label for="who">Your name or email (recorded with every action)</label>
+<input id="who" name="who" type="text" autocomplete="username" required maxlength="200">
+<label for="token">Admin token</label>
+<input id="token" name="token" type="password" autocomplete="current-password" required>
+<button type="submit">Sign in</button>
+</form>`;
+}
+
+const itemHref = (i: { kind: 'payment' | 'deposit'; id: string }) => `/console/${i.kind === 'payment' ? 'payments' : 'deposits'}/${encodeURIComponent(i.id)}`;
+
+function txCell(links: Links, chainId: number, txHash: string | null): Html | string {
+  return txHash ? html`<a class="mono" href="${links.tx(chainId, txHash)}">${txHash.slice(0, 10)}…${txHash.slice(-6)}</a>` : '—';
+}
+
+function workflowCell(links: Links, workflowId: string | null): Html | string {
+  if (!workflowId) return '—';
+  const href = links.workflow(workflowId);
+  return href ? html`<a href="${href}" title="workflow ${workflowId}">Temporal UI</a>` : html`<span class="mono">${workflowId}</span>`;
+}
+
+export function listPage(data: { items: HeldItem[]; incidents: IncidentItem[]; workflowIds: Map<string, string> }, links: Links): Html {
+  return html`<h1>Holds</h1>
+<section aria-labelledby="held"><h2 id="held">Payments and deposits needing attention (${data.items.length})</h2>
+${data.items.length === 0
+    ? html`<p>Nothing is retrying or waiting for an operator.</p>`
+    : html`<table><thead><tr><th scope="col">Item</th><th scope="col">State</th><th scope="col">Reason</th><th scope="col">Amount</th><th scope="col">Status</th><th scope="col">Since</th><th scope="col">Workflow</th></tr></thead><tbody>
+${data.items.map((i) => html`<tr data-id="${i.id}"><td><a href="${itemHref(i)}">${i.kind} ${i.id}</a></td><td><span class="state ${i.state}">${i.state}</span></td><td>${i.reasonCode ?? '—'}</td><td>${i.amount}</td><td>${i.status}</td><td><time>${i.since}</time></td><td>${workflowCell(links, data.workflowIds.get(i.id) ?? null)}</td></tr>`)}
+</tbody></table>`}
+</section>
+<section aria-labelledby="incidents"><h2 id="incidents">Incidents awaiting recovery (${data.incidents.length})</h2>
+${data.incidents.length === 0 ? html`<p>No funds are held in incidents.</p>` : incidentTable(data.incidents, links, true)}
+</section>`;
+}
+
+function incidentTable(incidents: IncidentItem[], links: Links, withPayment: boolean, chainId?: number): Html {
+  return html`<table><thead><tr><th scope="col">Incident</th>${withPayment ? html`<th scope="col">Payment</th>` : ''}<th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Amount</th><th scope="col">From</th><th scope="col">Transaction</th></tr></thead><tbody>
+${incidents.map((i) => html`<tr><td class="mono">${i.id}</td>${withPayment ? html`<td><a href="${itemHref({ kind: 'payment', id: i.paymentId })}">${i.paymentId}</a></td>` : ''}<td>${i.kind}</td><td>${i.status}</td><td>${i.amount}</td><td class="mono">${i.fromAddress ?? '—'}</td><td>${chainId === undefined ? (i.transactionHash ?? '—') : txCell(links, chainId, i.transactionHash)}</td></tr>`)}
+</tbody></table>`;
+}
+
+function timelineList(entries: TimelineEntry[], links: Links, chainId: number): Html {
+  return html`<ol class="timeline">${entries.map((e) => html`<li><time>${e.at}</time> <strong>${e.what}</strong> ${e.detail} ${e.txHash ? txCell(links, chainId, e.txHash) : ''}</li>`)}</ol>`;
+}
+
+export function auditTable(actions: OperatorActionView[], withTarget: boolean): Html {
+  if (actions.length === 0) return html`<p>No operator actions yet.</p>`;
+  return html`<table class="audit"><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">Via</th><th scope="col">What</th>${withTarget ? html`<th scope="col">Target</th>` : ''}<th scope="col">Why</th><th scope="col">Outcome</th></tr></thead><tbody>
+${actions.map((a) => html`<tr><td><time>${a.createdAt}</time></td><td>${a.actor}</td><td>${a.channel}</td><td>${a.action}${Object.entries(a.details).map(([k, v]) => html` <span class="mono">${k}=${v}</span>`)}</td>${withTarget ? html`<td><a href="${itemHref({ kind: a.target.type, id: a.target.id })}">${a.target.type} ${a.target.id}</a></td>` : ''}<td>${a.reason ?? '—'}</td><td><span class="outcome ${a.outcome}">${a.outcome}</span>${a.outcomeDetail ? html` ${a.outcomeDetail}` : ''}</td></tr>`)}
+</tbody></table>`;
+}
+
+function resolveForms(d: HoldDetail, csrf: string): Html {
+  const action = `${itemHref(d.item)}/resolve`;
+  const form = (value: string, title: string, help: string, extra: Html | string) => html`<form method="post" action="${action}" class="stack action-form" aria-labelledby="h-${value}">
+<h3 id="h-${value}">${title}</h3><p class="help">${help}</p>
+<input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="action" value="${value}">
+${extra}
+<label for="reason-${value}">Why (recorded in the audit)</label>
+<input id="reason-${value}" name="reason" type="text" required maxlength="500">
+<button type="submit">${title}</button>
+</form>`;
+  return html`<div class="actions">
+${form('retry', 'Retry settlement', 'Settle again with a fresh retry budget.', '')}
+${form('mark-settled', 'Mark settled', 'Record a payout made by hand: the transaction is checked on the chain first.', html`<label for="tx-mark-settled">Payout transaction hash</label>
+<input id="tx-mark-settled" name="txHash" type="text" required pattern="0x[0-9a-fA-F]{64}" class="mono" autocomplete="off">`)}
+${form('fail', 'Fail', 'Give up: the item fails with this reason (shown to the partner).', '')}
+</div>`;
+}
+
+function recoverForm(d: HoldDetail, csrf: string): Html {
+  return html`<form method="post" action="${itemHref(d.item)}/incident-recoveries" class="stack action-form" aria-labelledby="h-recover">
+<h3 id="h-recover">Recover an incident</h3><p class="help">Return an incident's funds from the escrow, to the sender of its transfer unless an address is given.</p>
+<input type="hidden" name="_csrf" value="${csrf}">
+<label for="incidentId">Incident</label>
+<select id="incidentId" name="incidentId" required>${d.incidents.filter((i) => i.status !== 'confirmed').map((i) => html`<option value="${i.id}">${i.id} (${i.kind}, ${i.amount}, ${i.status})</option>`)}</select>
+<label for="destinationAddress">Destination address (optional)</label>
+<input id="destinationAddress" name="destinationAddress" type="text" pattern="0x[0-9a-fA-F]{40}" class="mono" autocomplete="off">
+<label for="reason-recover">Why (recorded in the audit)</label>
+<input id="reason-recover" name="reason" type="text" required maxlength="500">
+<button type="submit">Recover incident</button>
+</form>`;
+}
+
+export function detailPage(d: HoldDetail, links: Links, csrf: string, flash: { notice?: string; error?: string }): Html {
+  const held = d.item.state === 'requires_intervention';
+  const open = d.incidents.some((i) => i.status !== 'confirmed');
+  return html`<p><a href="/console">← Holds</a></p>
+<h1>${d.item.kind === 'payment' ? 'Payment' : 'Deposit'} <span class="mono">${d.item.id}</span></h1>
+${flash.notice ? html`<p class="notice" role="status">${flash.notice}</p>` : ''}
+${flash.error ? html`<p class="error" role="alert">${flash.error}</p>` : ''}
+<dl class="facts">${d.facts.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}<dt>Workflow</dt><dd>${workflowCell(links, d.workflowId)}</dd></dl>
+<section aria-labelledby="h-actions"><h2 id="h-actions">Actions</h2>
+${held ? resolveForms(d, csrf) : html`<p>${d.item.kind === 'payment' ? 'The Payment' : 'The deposit'} is not held (${d.item.state}): retry, mark settled and fail need requires_intervention.</p>`}
+${open ? recoverForm(d, csrf) : ''}
+</section>
+${d.incidents.length ? html`<section aria-labelledby="h-incidents"><h2 id="h-incidents">Incidents</h2>${incidentTable(d.incidents, links, false, d.item.chainId)}</section>` : ''}
+<section aria-labelledby="h-timeline"><h2 id="h-timeline">Timeline</h2>${timelineList(d.timeline, links, d.item.chainId)}</section>
+<section aria-labelledby="h-audit"><h2 id="h-audit">Operator actions</h2>${auditTable(d.audit, false)}</section>`;
+}
+
+export function receiptPage(chainId: number, txHash: string, facts: Array<[string, string]>, transfers: Array<{ from: string; to: string; amount: string; token: string }>): Html {
+  return html`<p><a href="/console">← Holds</a></p>
+<h1>Transaction <span class="mono">${txHash}</span></h1>
+<p>Read from chain ${chainId}'s RPC node (the network has no block explorer configured).</p>
+<dl class="facts">${facts.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>
+<h2>Token transfers</h2>
+${transfers.length === 0 ? html`<p>None.</p>` : html`<table><thead><tr><th scope="col">From</th><th scope="col">To</th><th scope="col">Amount (atomic)</th><th scope="col">Token</th></tr></thead><tbody>
+${transfers.map((t) => html`<tr><td class="mono">${t.from}</td><td class="mono">${t.to}</td><td>${t.amount}</td><td class="mono">${t.token}</td></tr>`)}</tbody></table>`}`;
+}
+
+export function messagePage(title: string, message: string): Html {
+  return html`<h1>${title}</h1><p>${message}</p><p><a href="/console">Back to the console</a></p>`;
+}
+
+/** Served as /console/assets/console.css (style-src 'self'). Contrast ≥ 4.5:1 throughout. */
+export const CONSOLE_CSS = `*{box-sizing:border-box}body{margin:0;font:15px/1.45 system-ui,sans-serif;color:#1b1f24;background:#f6f7f9}
+.bar{display:flex;gap:1.5em;align-items:center;flex-wrap:wrap;padding:.6em 1.5em;background:#1b2a41;color:#fff}
+.bar a{color:#fff}.brand{font-weight:700;text-decoration:none}.bar nav a{margin-right:1em}
+.logout{margin-left:auto;display:flex;gap:.6em;align-items:center}
+main{max-width:1200px;margin:0 auto;padding:1em 1.5em 3em}h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em}h3{margin:0;font-size:1.05em}
+table{border-collapse:collapse;width:100%;background:#fff;font-size:.93em}th,td{text-align:left;padding:.45em .6em;border-bottom:1px solid #d5d9df;vertical-align:top}td:first-child a{word-break:break-all}th{white-space:nowrap}
+th{background:#eceff3}.mono{font-family:ui-monospace,monospace;font-size:.92em;word-break:break-all}
+a{color:#0b57d0}.state,.outcome{white-space:nowrap;padding:.1em .45em;border-radius:3px;font-size:.9em;background:#e6e8eb}
+.requires_intervention,.refused,.failed{background:#fde2e1;color:#8a1c13}.retrying{background:#fff1c2;color:#6a4a00}.signalled,.created{background:#dcf3e4;color:#145c32}
+.stack{display:flex;flex-direction:column;gap:.35em;max-width:28em}
+input,select,button{font:inherit;padding:.45em .55em;border:1px solid #6b7480;border-radius:4px}
+button{background:#0b57d0;color:#fff;border-color:#0b57d0;cursor:pointer;align-self:flex-start}
+.bar button{background:#fff;color:#1b2a41;border-color:#fff}
+:focus-visible{outline:3px solid #f4b400;outline-offset:2px}
+.actions{display:grid;grid-template-columns:repeat(auto-fit,minmax(16em,1fr));gap:1em}
+.action-form{background:#fff;border:1px solid #d5d9df;border-radius:6px;padding:1em;max-width:none}.help{margin:0;color:#4a525c;font-size:.92em}
+.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25em 1.2em;background:#fff;padding:1em;border:1px solid #d5d9df;border-radius:6px}
+.facts dt{font-weight:600}.facts dd{margin:0;word-break:break-all}
+.timeline{background:#fff;border:1px solid #d5d9df;border-radius:6px;padding:1em 1em 1em 2.5em}.timeline li{margin:.2em 0}
+.error{background:#fde2e1;color:#8a1c13;padding:.6em .8em;border-radius:4px}.notice{background:#dcf3e4;color:#145c32;padding:.6em .8em;border-radius:4px}
+`;

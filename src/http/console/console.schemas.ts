@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { RESOLUTION_ACTIONS } from '../../domain/operator-resolution';
+import { ZEvmAddress } from '../../domain/accounts/account.schemas';
+import { ZIncidentId } from '../../domain/returns/fund-return.schemas';
+
+/** The operator console's forms (application/x-www-form-urlencoded); an empty optional field is absent. */
+const blankIsAbsent = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
+const ZCsrf = z.string().min(1).max(200);
+/** Why the operator acts: required for every action, recorded in the audit and handed to the workflow. */
+const ZWhy = z.string().trim().min(1, 'Say why').max(500);
+
+export const ZConsoleLogin = z.object({
+  token: z.string().min(1, 'Enter the admin token').max(1000),
+  who: z.string().trim().min(1, 'Say who you are').max(200),
+  _csrf: ZCsrf,
+});
+
+export const ZConsoleResolve = z
+  .object({
+    action: z.enum(RESOLUTION_ACTIONS),
+    txHash: z.preprocess(blankIsAbsent, z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a 0x… transaction hash (64 hex digits)').optional()),
+    reason: ZWhy,
+    _csrf: ZCsrf,
+  })
+  .refine((v) => v.action !== 'mark-settled' || v.txHash !== undefined, { path: ['txHash'], message: 'mark-settled needs the transaction hash of the payout' });
+
+export const ZConsoleRecover = z.object({
+  incidentId: ZIncidentId,
+  destinationAddress: z.preprocess(blankIsAbsent, ZEvmAddress.optional()),
+  reason: ZWhy,
+  _csrf: ZCsrf,
+});
+
+export const ZConsoleCsrfOnly = z.object({ _csrf: ZCsrf });

@@ -1,0 +1,258 @@
+import type Koa from 'koa';
+import Router from '@koa/router';
+import getRawBody from 'raw-body';
+import { z } from 'zod';
+import type { Hash } from 'viem';
+import type { ServiceConfig } from '../../config';
+import type { PrismaClient } from '../../db/client';
+import type { ChainRegistry } from '../../chain/registry';
+import type { Custody } from '../../custody';
+import type { OperatorEngine } from '../../domain/engine';
+import { ApiError, notFound } from '../../domain/errors';
+import { listOperatorActions, recoverIncident, resolveHold, type OperatorTarget } from '../../domain/operator-actions';
+import { depositHold, listHolds, paymentHold } from '../../domain/operator-holds';
+import { ZPaymentId } from '../../domain/payments/payment.schemas';
+import { parseInput } from '../../domain/validation';
+import type { ApiContext, ApiState } from '../context';
+import { sessionKeeper, type ConsoleSession } from './console-session';
+import { ZConsoleCsrfOnly, ZConsoleLogin, ZConsoleRecover, ZConsoleResolve } from './console.schemas';
+import { auditTable, CONSOLE_CSS, detailPage, html, listPage, loginPage, messagePage, page, receiptPage, type Html, type Links } from './console-views';
+
+/**
+ * The operator console (docs/decisions.md "Operator console"): server-rendered pages under /console
+ * listing what waits for an operator, each item's story, and forms for the operator actions, which go
+ * through src/domain/operator-actions.ts like the CLI and the admin API (one audit). Signed in with
+ * the admin token; absent (404) without one, like the admin API.
+ *
+ *   GET  /console/login, POST /console/login, POST /console/logout
+ *   GET  /console                                   Payments and deposits held or retrying, open incidents
+ *   GET  /console/payments/{paymentId}              facts, timeline, incidents, audit, action forms
+ *   POST /console/payments/{paymentId}/resolve      retry | mark-settled (txHash) | fail, with a reason
+ *   POST /console/payments/{paymentId}/incident-recoveries   incidentId, destinationAddress?, reason
+ *   GET  /console/deposits/{depositId}, POST /console/deposits/{depositId}/resolve
+ *   GET  /console/actions                           the audit, newest first
+ *   GET  /console/chains/{chainId}/transactions/{txHash}   a receipt read from the chain's RPC
+ */
+export interface ConsoleDeps {
+  config: ServiceConfig;
+  prisma: PrismaClient;
+  serviceSecret: string;
+  chains: ChainRegistry;
+  custody: Pick<Custody, 'deriveAddress'>;
+  engine: OperatorEngine;
+  /** The Temporal Web UI's base URL; absent: workflow ids are shown without a link. */
+  temporalUiUrl?: string;
+}
+
+// Strict: no script at all, styles from /console only, no framing, forms post only here.
+const SECURITY_HEADERS = {
+  'Content-Security-Policy': "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'Cache-Control': 'no-store',
+  'Referrer-Policy': 'no-referrer',
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+};
+const FORM_BYTES = 16 * 1024;
+const ZDepositId = z.string().regex(/^deposit_[A-Za-z0-9]+$/, 'a deposit id (deposit_...)').max(64);
+const ZTxPath = z.object({ chainId: z.coerce.number().int().positive(), txHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a transaction hash') });
+
+type State = ApiState & { session?: ConsoleSession };
+type Ctx = ApiContext & { state: State };
+
+/** An application/x-www-form-urlencoded body as an object (a repeated field keeps its last value). */
+async function formBody(ctx: Ctx): Promise<Record<string, string>> {
+  if (!ctx.is('application/x-www-form-urlencoded')) throw new ApiError('unsupported_media_type', 'Forms are sent as application/x-www-form-urlencoded');
+  let raw: string;
+  try {
+    raw = await getRawBody(ctx.req, { limit: FORM_BYTES, encoding: 'utf-8' });
+  } catch {
+    throw new ApiError('payload_too_large', `A form is at most ${FORM_BYTES} bytes`);
+  }
+  return Object.fromEntries(new URLSearchParams(raw));
+}
+
+function firstProblem(err: unknown): string {
+  if (err instanceof ApiError) {
+    const fields = (err.details as { fields?: Array<{ field: string; message: string }> } | undefined)?.fields;
+    return fields?.length ? fields.map((f) => `${f.field.replace(/^body\./, '')}: ${f.message}`).join('; ') : err.message;
+  }
+  return 'Something went wrong; the service log has the details.';
+}
+
+export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): void {
+  const token = deps.config.admin.apiToken;
+  if (!token) return;
+  const sessions = sessionKeeper({
+    adminToken: token,
+    serviceSecret: deps.serviceSecret,
+    sessionSeconds: deps.config.admin.consoleSessionSeconds ?? 3600,
+    secureCookies: deps.config.http.publicBaseUrl.startsWith('https:'),
+  });
+  const namespace = deps.config.temporal.namespace;
+  const links: Links = {
+    tx(chainId, txHash) {
+      const template = deps.chains.networks().find((n) => n.chainId === chainId)?.explorerTxUrl;
+      return template ? template.replace('{txHash}', txHash) : `/console/chains/${chainId}/transactions/${txHash}`;
+    },
+    workflow: (workflowId) =>
+      deps.temporalUiUrl ? `${deps.temporalUiUrl.replace(/\/$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}` : null,
+  };
+  const router = new Router<State>({ prefix: '/console' });
+
+  const send = (ctx: Ctx, status: number, title: string, body: Html) => {
+    ctx.status = status;
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = page(title, { who: ctx.state.session?.who ?? null, csrf: ctx.state.session?.csrf ?? null }, body);
+  };
+
+  // Headers on every answer; errors as pages (never the JSON envelope), a 5xx logged.
+  router.use(async (ctx, next) => {
+    ctx.set(SECURITY_HEADERS);
+    try {
+      await next();
+    } catch (err) {
+      const status = err instanceof ApiError ? err.status : 500;
+      if (status >= 500) ctx.state.log.error({ err }, 'operator console request failed');
+      send(ctx as Ctx, status, 'Error', messagePage(status === 404 ? 'Not found' : 'Request refused', firstProblem(err)));
+    }
+  });
+
+  const signedIn = async (ctx: Ctx, next: () => Promise<unknown>) => {
+    const session = sessions.current(ctx);
+    if (!session) {
+      if (ctx.method === 'GET') return ctx.redirect('/console/login');
+      throw new ApiError('unauthorized', 'Sign in first: your session has ended.');
+    }
+    ctx.state.session = session;
+    return next();
+  };
+  /** A form of a signed-in operator: its CSRF token must be the session's. */
+  const form = async <T extends z.ZodType>(ctx: Ctx, schema: T): Promise<z.output<T>> => {
+    const fields = await formBody(ctx);
+    if (!ctx.state.session || !sessions.csrfMatches(ctx.state.session, fields._csrf ?? '')) throw new ApiError('forbidden', 'The form has expired or did not come from this console: reload the page and try again.');
+    return parseInput(schema, fields, 'body');
+  };
+
+  router.get('/assets/console.css', (ctx) => {
+    ctx.set('Cache-Control', 'public, max-age=300');
+    ctx.type = 'text/css; charset=utf-8';
+    ctx.body = CONSOLE_CSS;
+  });
+
+  router.get('/login', (ctx) => {
+    if (sessions.current(ctx)) return ctx.redirect('/console');
+    send(ctx, 200, 'Sign in', loginPage(sessions.loginCsrf(ctx), null));
+  });
+
+  router.post('/login', async (ctx) => {
+    const fields = await formBody(ctx);
+    const refuse = (status: number, message: string) => send(ctx, status, 'Sign in', loginPage(sessions.loginCsrf(ctx), message));
+    if (!sessions.loginCsrfMatches(ctx, fields._csrf ?? '')) return refuse(403, 'The sign-in form expired: try again.');
+    const parsed = ZConsoleLogin.safeParse(fields);
+    if (!parsed.success) return refuse(400, parsed.error.issues.map((i) => i.message).join('; '));
+    if (!sessions.tokenMatches(parsed.data.token)) {
+      ctx.state.log.warn({ who: parsed.data.who }, 'operator console sign-in refused');
+      return refuse(401, 'That admin token is not right.');
+    }
+    sessions.start(ctx, parsed.data.who);
+    ctx.status = 303;
+    ctx.redirect('/console');
+  });
+
+  router.post('/logout', signedIn, async (ctx) => {
+    await form(ctx, ZConsoleCsrfOnly);
+    sessions.end(ctx);
+    ctx.status = 303;
+    ctx.redirect('/console/login');
+  });
+
+  router.get('/', signedIn, async (ctx) => {
+    const data = await listHolds(deps.prisma);
+    const workflowIds = new Map<string, string>();
+    for (const i of data.items) if (i.kind === 'payment') workflowIds.set(i.id, deps.engine.paymentWorkflowId(i.id));
+    const deposits = await deps.prisma.deposit.findMany({ where: { id: { in: data.items.filter((i) => i.kind === 'deposit').map((i) => i.id) } }, select: { id: true, workflowId: true } });
+    for (const d of deposits) workflowIds.set(d.id, d.workflowId);
+    send(ctx, 200, 'Holds', listPage({ ...data, workflowIds }, links));
+  });
+
+  router.get('/actions', signedIn, async (ctx) => {
+    send(ctx, 200, 'Audit', html`<h1>Operator actions</h1><p>The latest 200, newest first, from the console, the CLI and the admin API.</p>${auditTable(await listOperatorActions(deps.prisma, { limit: 200 }), true)}`);
+  });
+
+  const detail = async (ctx: Ctx, target: OperatorTarget, flash: { notice?: string; error?: string } = {}, status = 200) => {
+    const d = target.type === 'payment' ? await paymentHold(deps.prisma, target.id, deps.engine.paymentWorkflowId(target.id)) : await depositHold(deps.prisma, target.id);
+    send(ctx, status, `${target.type} ${target.id}`, detailPage(d, links, ctx.state.session!.csrf, flash));
+  };
+  const targetOf = (ctx: Ctx, type: OperatorTarget['type']): OperatorTarget => {
+    const id = type === 'payment' ? parseInput(z.object({ id: ZPaymentId }), ctx.params, 'path').id : parseInput(z.object({ id: ZDepositId }), ctx.params, 'path').id;
+    return { type, id };
+  };
+  const notices: Record<string, string> = {
+    retry: 'Retry sent to the workflow: it settles again with a fresh budget.',
+    'mark-settled': 'Mark settled sent to the workflow: it records the payout and finishes.',
+    fail: 'Fail sent to the workflow.',
+    'recover-incident': 'Incident recovery created: its send has started.',
+  };
+  /** Runs an action; a refusal re-renders the page with the reason (and its status), success redirects (POST/redirect/GET). */
+  const act = async (ctx: Ctx, target: OperatorTarget, what: string, run: () => Promise<unknown>) => {
+    try {
+      await run();
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status >= 500 || err.code === 'forbidden' || err.code === 'unsupported_media_type') throw err;
+      return detail(ctx, target, { error: firstProblem(err) }, err.status);
+    }
+    ctx.status = 303;
+    ctx.redirect(`/console/${target.type === 'payment' ? 'payments' : 'deposits'}/${encodeURIComponent(target.id)}?done=${encodeURIComponent(what)}`);
+  };
+
+  for (const type of ['payment', 'deposit'] as const) {
+    const base = type === 'payment' ? '/payments/:id' : '/deposits/:id';
+    router.get(base, signedIn, async (ctx) => {
+      const done = typeof ctx.query.done === 'string' ? notices[ctx.query.done] : undefined;
+      await detail(ctx, targetOf(ctx, type), done ? { notice: done } : {});
+    });
+    router.post(`${base}/resolve`, signedIn, async (ctx) => {
+      const target = targetOf(ctx, type);
+      const input = await form(ctx, ZConsoleResolve);
+      const who = ctx.state.session!.who;
+      await act(ctx, target, input.action, () =>
+        resolveHold(deps, deps.engine, target, { action: input.action, reason: input.reason, actor: who, ...(input.txHash ? { txHash: input.txHash } : {}) }, 'console'),
+      );
+    });
+  }
+
+  router.post('/payments/:id/incident-recoveries', signedIn, async (ctx) => {
+    const target = targetOf(ctx, 'payment');
+    const input = await form(ctx, ZConsoleRecover);
+    const who = ctx.state.session!.who;
+    await act(ctx, target, 'recover-incident', () =>
+      recoverIncident(
+        { prisma: deps.prisma, custody: deps.custody, chains: deps.chains, engine: deps.engine },
+        { actor: who, channel: 'console' },
+        target.id,
+        { incidentId: input.incidentId, reason: input.reason, ...(input.destinationAddress ? { destinationAddress: input.destinationAddress } : {}) },
+      ),
+    );
+  });
+
+  router.get('/chains/:chainId/transactions/:txHash', signedIn, async (ctx) => {
+    const { chainId, txHash } = parseInput(ZTxPath, ctx.params, 'path');
+    if (!deps.chains.networks().some((n) => n.chainId === chainId)) throw notFound('Network');
+    const chain = deps.chains.get(chainId);
+    const hash = txHash.toLowerCase() as Hash;
+    const [inclusion, status, transfers] = await Promise.all([
+      chain.getTransactionInclusion(hash),
+      chain.getTransactionStatus(hash, deps.chains.network(chainId).confirmations),
+      chain.getTransactionTransfers(hash).catch(() => []),
+    ]);
+    const facts: Array<[string, string]> = [
+      ['Status', status],
+      ['Block', inclusion ? inclusion.blockNumber.toString() : '—'],
+      ['Succeeded', inclusion ? String(inclusion.success) : '—'],
+    ];
+    send(ctx, 200, 'Transaction', receiptPage(chainId, hash, facts, transfers.map((t) => ({ from: t.from, to: t.to, amount: t.amountAtomic.toString(), token: t.token }))));
+  });
+
+  app.use(router.routes() as unknown as Koa.Middleware<ApiState>);
+  app.use(router.allowedMethods() as unknown as Koa.Middleware<ApiState>);
+}

@@ -1,0 +1,364 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Address } from 'viem';
+import type { BrowserContext, Page } from 'playwright-core';
+import { createApi } from '../../src/http/app';
+import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
+import { getBrowser, newContext } from '../support/browser';
+import { apiDepsOnHarness, getHarness, TEST_SERVICE_SECRET } from '../support/harness';
+import { sealText } from '../../src/domain/sealed-text';
+import { call } from '../support/api-client';
+import { eventually, mine, newPayer, payTo, setNativeBalance, tokenBalance } from '../support/chain';
+import { createPayment, getPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
+import { endsWithBooksChecked } from '../support/books';
+import { cli } from '../support/cli';
+
+const TOKEN = 'console-test-admin-token-0123456789abcdef';
+const UI = 'http://temporal-ui.test:8233';
+const USDC = (n: number) => BigInt(n) * 1_000_000n;
+
+/** The API with the console on (ADMIN_API_TOKEN set, the operator engine given), on the shared harness. */
+async function startConsoleApi() {
+  const h = await getHarness();
+  const api = createApi(
+    await apiDepsOnHarness({
+      config: { ...h.config, admin: { apiToken: TOKEN } },
+      engine: h.engine,
+      chains: h.chain.chains,
+      returns: h.engine,
+      operator: { engine: h.engine, temporalUiUrl: UI },
+    }),
+  );
+  const server: Server = await new Promise((resolve) => {
+    const s = api.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function signIn(page: Page, baseUrl: string, who: string, token = TOKEN) {
+  await page.context().clearCookies();
+  await page.goto(`${baseUrl}/console`);
+  assert.equal(new URL(page.url()).pathname, '/console/login');
+  await page.getByLabel('Your name or email').fill(who);
+  await page.getByLabel('Admin token').fill(token);
+  // The keyboard submits the form (Enter in a field), as for any operator without a mouse.
+  await page.getByLabel('Admin token').press('Enter');
+  await page.waitForLoadState('domcontentloaded');
+}
+
+/** With an empty treasury no escrow gets gas: every settlement attempt fails before broadcasting. */
+async function treasury(wei: bigint) {
+  const h = await getHarness();
+  await setNativeBalance(h.chain.custody.deriveAddress({ purpose: 'treasury', index: 0 }), wei);
+}
+
+/** Payments paid in full whose settlement budget is spent: held in requires_intervention. */
+async function heldPayments(m: Merchant, count: number) {
+  const h = await getHarness();
+  const payments = [];
+  h.policies.payment = { retryBackoffSeconds: 0.2 };
+  try {
+    for (let i = 0; i < count; i += 1) payments.push((await createPayment(m, { amount: '2' })).body.payment);
+  } finally {
+    delete h.policies.payment;
+  }
+  const payer = await newPayer(USDC(2 * count));
+  await treasury(0n);
+  try {
+    for (const p of payments) await payTo(payer, p.funding.depositAddress.address, USDC(2));
+    for (const p of payments) await waitForPayment(m, p.id, 'requires_intervention', (x) => x.operationalState === 'requires_intervention');
+  } finally {
+    await treasury(100n * 10n ** 18n);
+  }
+  return payments as Array<{ id: string; fees: { merchantNetAmountAtomic: string } }>;
+}
+
+/** Reloads the list until the item is gone from it (its workflow applied the action). */
+async function waitUntilUnlisted(page: Page, baseUrl: string, id: string) {
+  await eventually(async () => {
+    await page.goto(`${baseUrl}/console`);
+    return (await page.locator(`tr[data-id="${id}"]`).count()) === 0;
+  }, `${id} off the console's list`);
+}
+
+// Launched as the file loads: getBrowser registers its closing `after` where it is first called, and
+// called from a before() hook that would close Chromium as soon as the hook ends.
+void getBrowser();
+
+describe('Operator console', () => {
+  endsWithBooksChecked();
+  let api: Awaited<ReturnType<typeof startConsoleApi>>;
+  let context: BrowserContext;
+  let page: Page;
+
+  before(async () => {
+    api = await startConsoleApi();
+    context = await newContext('desktop');
+    page = await context.newPage();
+  });
+  after(async () => {
+    await context?.close();
+    await api?.close();
+  });
+
+  test('is absent (404) when no admin token is configured, like the admin API', async () => {
+    const h = await getHarness();
+    for (const target of ['/console', '/console/login']) assert.equal((await fetch(`${h.baseUrl}${target}`, { redirect: 'manual' })).status, 404, target);
+  });
+
+  test('sends a visitor without a session to sign in, refuses a wrong token, signs in with the right one, and logs out', async () => {
+    await page.goto(`${api.baseUrl}/console/payments/payment_x`);
+    assert.equal(new URL(page.url()).pathname, '/console/login');
+    const login = await page.goto(`${api.baseUrl}/console/login`);
+    const csp = login!.headers()['content-security-policy'] ?? '';
+    assert.match(csp, /default-src 'none'/);
+    assert.match(csp, /frame-ancestors 'none'/);
+    assert.doesNotMatch(csp, /script-src|unsafe-inline/);
+    assert.equal(login!.headers()['cache-control'], 'no-store');
+    assert.equal(login!.headers()['referrer-policy'], 'no-referrer');
+
+    await signIn(page, api.baseUrl, 'ops@example.com', `wrong-${TOKEN}`);
+    assert.equal(new URL(page.url()).pathname, '/console/login');
+    assert.equal(await page.getByRole('alert').textContent(), 'That admin token is not right.');
+    assert.equal((await context.cookies()).some((c) => c.name === 'pp_console'), false);
+
+    await signIn(page, api.baseUrl, 'ops@example.com');
+    assert.equal(new URL(page.url()).pathname, '/console');
+    assert.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Holds');
+    assert.match((await page.locator('header').textContent()) ?? '', /Signed in as ops@example\.com/);
+    const cookie = (await context.cookies()).find((c) => c.name === 'pp_console');
+    assert.ok(cookie, 'a session cookie');
+    assert.equal(cookie.httpOnly, true);
+    assert.equal(cookie.sameSite, 'Strict');
+    assert.equal(cookie.path, '/console');
+    assert.doesNotMatch(cookie.value, /ops@example/, 'the session is sealed, not readable');
+
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.waitForLoadState('domcontentloaded');
+    assert.equal(new URL(page.url()).pathname, '/console/login');
+    await page.goto(`${api.baseUrl}/console`);
+    assert.equal(new URL(page.url()).pathname, '/console/login', 'the session ended');
+  });
+
+  test('ends a session at its expiry: a sealed session past its time is sent to sign in', async () => {
+    const sealed = (expiresAt: number) => sealText(TEST_SERVICE_SECRET, 'console-session', 'pp_console', JSON.stringify({ who: 'eve@example.com', csrf: 'c'.repeat(43), expiresAt }));
+    const url = new URL(api.baseUrl);
+    const visit = async (value: string) => {
+      await context.clearCookies();
+      await context.addCookies([{ name: 'pp_console', value, domain: url.hostname, path: '/console', httpOnly: true, sameSite: 'Strict' }]);
+      await page.goto(`${api.baseUrl}/console`);
+      return new URL(page.url()).pathname;
+    };
+    assert.equal(await visit(sealed(Date.now() + 60_000)), '/console', 'a live session is let in');
+    assert.equal(await visit(sealed(Date.now() - 1)), '/console/login', 'an expired one is not');
+    assert.equal(await visit(`${sealed(Date.now() + 60_000)}x`), '/console/login', 'nor a tampered one');
+  });
+
+  test('refuses a forged POST that carries the session cookie but not its CSRF token, and acts on nothing', async () => {
+    const h = await getHarness();
+    const m = await newMerchant();
+    const p = (await createPayment(m)).body.payment;
+    await signIn(page, api.baseUrl, 'ops@example.com');
+    // The browser's own request context sends the session cookie, as a forged cross-site form would.
+    const forged = await context.request.post(`${api.baseUrl}/console/payments/${p.id}/resolve`, { form: { action: 'fail', reason: 'forged' }, maxRedirects: 0 });
+    assert.equal(forged.status(), 403);
+    const wrong = await context.request.post(`${api.baseUrl}/console/payments/${p.id}/resolve`, { form: { action: 'fail', reason: 'forged', _csrf: 'x'.repeat(43) }, maxRedirects: 0 });
+    assert.equal(wrong.status(), 403);
+    const loggedOut = await context.request.post(`${api.baseUrl}/console/logout`, { form: {}, maxRedirects: 0 });
+    assert.equal(loggedOut.status(), 403, 'logout is a form too');
+    assert.equal(await h.db.prisma.operatorAction.count({ where: { targetId: p.id } }), 0);
+    assert.equal((await getPayment(m, p.id)).payment.status, 'requires_payment_method');
+  });
+
+  test('lists held Payments with reason, amount, timeline, Temporal and chain links; fail and mark-settled from the browser are applied and audited', async () => {
+    const h = await getHarness();
+    const m = await newMerchant();
+    const [toFail, toMark] = (await heldPayments(m, 2)) as [{ id: string; fees: { merchantNetAmountAtomic: string } }, { id: string; fees: { merchantNetAmountAtomic: string } }];
+    await signIn(page, api.baseUrl, 'Alice Ops <alice@example.com>');
+    if (process.env.SCREENSHOT_DIR) {
+      // npm run screenshots:console: the list with two holds, as an operator sees it.
+      mkdirSync(process.env.SCREENSHOT_DIR, { recursive: true });
+      await page.screenshot({ path: path.join(process.env.SCREENSHOT_DIR, 'console-desktop.png'), fullPage: true });
+    }
+
+    const row = page.locator(`tr[data-id="${toFail.id}"]`);
+    assert.equal(await row.count(), 1, 'the held Payment is listed');
+    const cells = await row.locator('td').allTextContents();
+    assert.deepEqual(cells.slice(0, 5), [`payment ${toFail.id}`, 'requires_intervention', 'settlement_requires_intervention', '2 USDC', 'accepted']);
+    assert.equal(await row.getByRole('link', { name: 'Temporal UI' }).getAttribute('href'), `${UI}/namespaces/default/workflows/${toFail.id}`);
+
+    await row.getByRole('link', { name: `payment ${toFail.id}` }).click();
+    await page.waitForLoadState('domcontentloaded');
+    const timeline = (await page.locator('.timeline').textContent()) ?? '';
+    assert.match(timeline, /payment\.requires_intervention/);
+    assert.match(timeline, /transfer confirmed \(funding\)/);
+    const funding = await h.db.prisma.paymentTransfer.findFirstOrThrow({ where: { paymentId: toFail.id } });
+    const chainLink = page.locator('.timeline a').first();
+    assert.equal(await chainLink.getAttribute('href'), `/console/chains/${h.chainId}/transactions/${funding.txHash}`);
+    await chainLink.click();
+    await page.waitForLoadState('domcontentloaded');
+    const receipt = (await page.locator('main').textContent()) ?? '';
+    assert.match(receipt, /Statusconfirmed/);
+    assert.match(receipt, new RegExp(`2000000`));
+    await page.goBack();
+
+    // Fail, with the reason the partner will see.
+    const failForm = page.locator('form', { has: page.getByRole('heading', { name: 'Fail' }) });
+    await failForm.getByLabel('Why').fill('customer refunded off-platform');
+    await failForm.getByRole('button', { name: 'Fail' }).click();
+    await page.waitForLoadState('domcontentloaded');
+    assert.match((await page.getByRole('status').textContent()) ?? '', /Fail sent to the workflow/);
+    const audit = await page.locator('table.audit tbody tr').first().locator('td').allTextContents();
+    assert.deepEqual(audit.slice(1), ['Alice Ops <alice@example.com>', 'console', 'fail', 'customer refunded off-platform', 'signalled']);
+    assert.ok(!Number.isNaN(Date.parse(audit[0]!)), `a time: ${audit[0]}`);
+    const failed = await waitForPayment(m, toFail.id, 'failed', (x) => x.status === 'failed');
+    assert.deepEqual(failed.failure, { code: 'operator_failed', message: 'customer refunded off-platform' });
+    await waitUntilUnlisted(page, api.baseUrl, toFail.id);
+
+    // Mark settled: a hash that pays nobody is refused (shown, audited), then the real manual payout.
+    await page.goto(`${api.baseUrl}/console/payments/${toMark.id}`);
+    const markForm = () => page.locator('form', { has: page.getByRole('heading', { name: 'Mark settled' }) });
+    await markForm().getByLabel('Payout transaction hash').fill(`0x${'ab'.repeat(32)}`);
+    await markForm().getByLabel('Why').fill('paid out by hand');
+    await markForm().getByRole('button', { name: 'Mark settled' }).click();
+    await page.waitForLoadState('domcontentloaded');
+    assert.match((await page.getByRole('alert').textContent()) ?? '', /not on the chain/);
+    const refused = await page.locator('table.audit tbody tr').first().locator('td').allTextContents();
+    assert.deepEqual(refused.slice(1, 5), ['Alice Ops <alice@example.com>', 'console', `mark-settled txHash=0x${'ab'.repeat(32)}`, 'paid out by hand']);
+    assert.match(refused[5]!, /^refused .*not on the chain/);
+
+    const chain = h.chain.chains.get(h.chainId);
+    const net = BigInt(toMark.fees.merchantNetAmountAtomic);
+    const row2 = await h.db.prisma.payment.findUniqueOrThrow({ where: { id: toMark.id } });
+    const escrow = h.chain.custody.signer({ purpose: 'escrow', index: row2.escrowIndex });
+    await setNativeBalance(escrow.address, 10n ** 16n);
+    const tx = await chain.sendTokenTransfer({ from: escrow, token: SANDBOX_TOKEN_ADDRESS, to: m.wallet as Address, amountAtomic: net });
+    await mine(2);
+    await markForm().getByLabel('Payout transaction hash').fill(tx);
+    await markForm().getByLabel('Why').fill('paid out by hand from the escrow');
+    await markForm().getByRole('button', { name: 'Mark settled' }).click();
+    await page.waitForLoadState('domcontentloaded');
+    assert.match((await page.getByRole('status').textContent()) ?? '', /Mark settled sent/);
+    const marked = await waitForPayment(m, toMark.id, 'succeeded', (x) => x.status === 'succeeded');
+    assert.equal(marked.operationalState, 'normal');
+    await waitUntilUnlisted(page, api.baseUrl, toMark.id);
+
+    const rows = await h.db.prisma.operatorAction.findMany({ where: { targetId: { in: [toFail.id, toMark.id] } }, orderBy: { createdAt: 'asc' } });
+    assert.deepEqual(
+      rows.map((r) => [r.targetId, r.action, r.actor, r.channel, r.outcome, r.reason]),
+      [
+        [toFail.id, 'fail', 'Alice Ops <alice@example.com>', 'console', 'signalled', 'customer refunded off-platform'],
+        [toMark.id, 'mark-settled', 'Alice Ops <alice@example.com>', 'console', 'refused', 'paid out by hand'],
+        [toMark.id, 'mark-settled', 'Alice Ops <alice@example.com>', 'console', 'signalled', 'paid out by hand from the escrow'],
+      ],
+    );
+    assert.deepEqual(rows[2]!.details, { txHash: tx });
+    // The workflow recorded who released each hold, as it does for the CLI.
+    const resolutions = await h.db.prisma.paymentResolution.findMany({ where: { paymentId: { in: [toFail.id, toMark.id] } } });
+    assert.deepEqual(resolutions.map((r) => [r.paymentId, r.action, r.actor]).sort(), [[toFail.id, 'fail', 'Alice Ops <alice@example.com>'], [toMark.id, 'mark-settled', 'Alice Ops <alice@example.com>']].sort());
+
+    await page.goto(`${api.baseUrl}/console/actions`);
+    const recent = (await page.locator('table.audit tbody').textContent()) ?? '';
+    for (const id of [toFail.id, toMark.id]) assert.ok(recent.includes(id), `${id} in the recent actions`);
+  });
+
+  test('recovers an incident from the browser: the funds go back to the payer, and the audit names the recovery', async () => {
+    const h = await getHarness();
+    const m = await newMerchant();
+    const p = (await createPayment(m, { amount: '3' })).body.payment;
+    const payer = await newPayer(USDC(4));
+    await payTo(payer, p.funding.depositAddress.address, USDC(3));
+    await payTo(payer, p.funding.depositAddress.address, USDC(1));
+    await waitForPayment(m, p.id, 'succeeded with an excess incident', (x) => x.status === 'succeeded' && x.incidentRecoverySummary.count === 1);
+    const incident = await h.db.prisma.paymentIncident.findFirstOrThrow({ where: { paymentId: p.id } });
+
+    await signIn(page, api.baseUrl, 'bob@example.com');
+    const listed = page.locator('#incidents ~ table tr', { hasText: incident.id });
+    assert.equal(await listed.count(), 1, 'the incident is listed');
+    await listed.getByRole('link', { name: p.id }).click();
+    await page.waitForLoadState('domcontentloaded');
+    const form = page.locator('form', { has: page.getByRole('heading', { name: 'Recover an incident' }) });
+    await form.getByLabel('Incident').selectOption(incident.id);
+    await form.getByLabel('Why').fill('payer overpaid by 1 USDC');
+    await form.getByRole('button', { name: 'Recover incident' }).click();
+    await page.waitForLoadState('domcontentloaded');
+    assert.match((await page.getByRole('status').textContent()) ?? '', /Incident recovery created/);
+
+    const recoveries = await call(`/v2/payments/${p.id}/incident-recoveries`, { credential: m.cred });
+    assert.equal(recoveries.body.items.length, 1);
+    const recovery = recoveries.body.items[0];
+    assert.equal(recovery.reason, 'payer overpaid by 1 USDC');
+    const [audit] = await h.db.prisma.operatorAction.findMany({ where: { targetId: p.id } });
+    assert.deepEqual(
+      [audit?.action, audit?.actor, audit?.channel, audit?.outcome, audit?.outcomeDetail, audit?.details],
+      ['recover-incident', 'bob@example.com', 'console', 'created', recovery.id, { incidentId: incident.id }],
+    );
+    await eventually(async () => {
+      const res = await call(`/v2/payments/${p.id}/incident-recoveries`, { credential: m.cred });
+      return res.body.items[0]?.status === 'confirmed';
+    }, 'the recovery confirmed');
+    assert.equal(await tokenBalance(payer.address), USDC(1), 'the payer paid all 4 USDC and has the excess 1 back');
+  });
+
+  test('the CLI and the admin API write the same audit rows as the console', async () => {
+    const h = await getHarness();
+    const m = await newMerchant();
+    const p = (await createPayment(m)).body.payment;
+    await assert.rejects(cli(['payments', 'resolve', p.id, '--action', 'retry', '--actor', 'carol', '--reason', 'try again']));
+    const res = await fetch(`${api.baseUrl}/admin/v1/payments/${p.id}/incident-recoveries`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ incidentId: 'incident_none', reason: 'no such incident', actor: 'dave' }),
+    });
+    assert.equal(res.status, 404);
+    const rows = await h.db.prisma.operatorAction.findMany({ where: { targetId: p.id }, orderBy: { createdAt: 'asc' } });
+    assert.deepEqual(
+      rows.map((r) => [r.channel, r.actor, r.action, r.reason, r.outcome]),
+      [
+        ['cli', 'carol', 'retry', 'try again', 'refused'],
+        ['admin_api', 'dave', 'recover-incident', 'no such incident', 'refused'],
+      ],
+    );
+    assert.match(rows[0]!.outcomeDetail ?? '', /not held/);
+  });
+
+  test('every page passes a basic accessibility check: a language, one h1, a label for every field, a submit button in every form', async () => {
+    const m = await newMerchant();
+    const p = (await createPayment(m)).body.payment;
+    // In the page (a string: the test's TypeScript has no DOM types).
+    const check = async () =>
+      page.evaluate(`(() => {
+        const problems = [];
+        if (!document.documentElement.lang) problems.push('no lang');
+        if (document.querySelectorAll('h1').length !== 1) problems.push('not one h1');
+        if (!document.querySelector('main')) problems.push('no main');
+        for (const field of document.querySelectorAll('input:not([type=hidden]), select, textarea')) {
+          const labelled = field.labels?.length || field.getAttribute('aria-label') || field.getAttribute('aria-labelledby');
+          if (!labelled) problems.push('unlabelled ' + field.name);
+        }
+        for (const form of document.querySelectorAll('form')) {
+          if (!form.querySelector('button[type=submit], input[type=submit]')) problems.push('form ' + form.action + ' cannot be submitted from the keyboard');
+        }
+        return problems;
+      })()`) as Promise<string[]>;
+    await context.clearCookies();
+    await page.goto(`${api.baseUrl}/console/login`);
+    assert.deepEqual(await check(), [], 'login');
+    await signIn(page, api.baseUrl, 'ops@example.com');
+    for (const target of ['/console', `/console/payments/${p.id}`, '/console/actions']) {
+      await page.goto(`${api.baseUrl}${target}`);
+      assert.deepEqual(await check(), [], target);
+    }
+  });
+});
