@@ -15,6 +15,7 @@ import { timed } from '../../runtime/step-timing';
 import { splitFees } from './payment-machine';
 import type { TCreatePayment } from './payment.schemas';
 import { PAYMENT_VIEW_INCLUDE, type PaymentRow } from './payment-view';
+import { paymentEventIds, paymentSubject, type PaymentOrigin } from './payment-origin';
 import { newPayoutRow, providerSettlementSnapshot, quoteBankPayout, type BankQuote, type OfframpDeps } from './payment-payouts';
 
 export interface CreatePaymentDeps {
@@ -45,8 +46,9 @@ export async function createPayment(
   app: AuthenticatedApp,
   env: TEnvironmentConfig,
   input: TCreatePayment,
-  request: { idempotencyKey: string; bodyHash: string },
+  request: { idempotencyKey: string; bodyHash: string; origin?: PaymentOrigin },
 ): Promise<PaymentRow> {
+  const origin = request.origin ?? 'partner';
   const { prisma } = deps;
   const network = findNetwork(env, input.chainId);
   if (!network) refuse('chain_config_missing', `Chain ${input.chainId} is not configured for this environment`);
@@ -114,7 +116,8 @@ export async function createPayment(
   const payoutRow = bank ? newPayoutRow(paymentId, bank, fees.merchantNetAtomic) : null;
 
   const custody = custodyAddressRow(deps.custody, { purpose: 'escrow', index: escrowIndex });
-  const subject = { appId: app.id, apiVersion: app.apiVersion, accountId: recipient.id, resourceType: 'payment' as const, resourceId: paymentId };
+  const ids = { id: paymentId, recipientAccountId: recipient.id, origin };
+  const subject = paymentSubject({ ...ids, appId: app.id, apiVersion: app.apiVersion });
   const decimal = (v: bigint) => new Prisma.Decimal(v.toString());
   let row: PaymentRow;
   try {
@@ -167,10 +170,11 @@ export async function createPayment(
         acceptedAt: null,
         succeededAt: null,
         cancelledAt: null,
+        origin,
       },
       custody,
       subject,
-      [{ name: 'payment.created', payload: { paymentId, accountId: recipient.id, status: 'requires_payment_method', statusVersion: 1 } }],
+      [{ name: 'payment.created', payload: { ...paymentEventIds(ids), status: 'requires_payment_method', statusVersion: 1 } }],
       payoutRow,
     ));
     row = { ...created, incidents: [], fundReturns: [], payout: payoutRow ? { ...payoutRow, createdAt: created.createdAt, updatedAt: created.updatedAt } : null };
