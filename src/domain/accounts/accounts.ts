@@ -16,6 +16,7 @@ import type {
   TRegisterConnectedWallet,
   TSetSettlementProfile,
   TUpdateDisplayProfile,
+  TUpdatePaymentAcceptance,
 } from './account.schemas';
 
 function isUniqueViolation(err: unknown): boolean {
@@ -98,6 +99,39 @@ export async function updateDisplayProfile(
     });
     await writeEvents(tx, accountSubject(app, accountId), `display_profile:v${input.expectedVersion + 1}`, [
       { name: 'account.updated', payload: { accountId, change: 'display_profile', version: input.expectedVersion + 1 } },
+    ]);
+    return loadAccount(tx, app.id, accountId);
+  });
+  return toAccountBundle(account);
+}
+
+/**
+ * Turns receiving public Payments on or off (POST /v2/public/apps/{appId}/payments names the account
+ * by its payment handle). Conditional on expectedVersion like the display profile; every accepted
+ * change, even to the same value, is a new version and an account.updated event.
+ */
+export async function updatePaymentAcceptance(
+  prisma: PrismaClient,
+  app: AuthenticatedApp,
+  accountId: string,
+  input: TUpdatePaymentAcceptance,
+): Promise<TAccountBundle> {
+  const version = input.expectedVersion + 1;
+  const account = await prisma.$transaction(async (tx) => {
+    const { count } = await tx.account.updateMany({
+      where: { id: accountId, appId: app.id, paymentAcceptanceVersion: input.expectedVersion },
+      data: { publicReceiveEnabled: input.publicReceiveEnabled, paymentAcceptanceVersion: version, updatedAt: new Date() },
+    });
+    if (count === 0) {
+      const current = await tx.account.findFirst({ where: { id: accountId, appId: app.id }, select: { paymentAcceptanceVersion: true } });
+      if (!current) throw notFound('Account');
+      throw new ApiError('version_conflict', 'The payment acceptance changed since expectedVersion; re-read the account and retry', {
+        expectedVersion: input.expectedVersion,
+        currentVersion: current.paymentAcceptanceVersion,
+      });
+    }
+    await writeEvents(tx, accountSubject(app, accountId), `payment_acceptance:v${version}`, [
+      { name: 'account.updated', payload: { accountId, change: 'payment_acceptance', version, publicReceiveEnabled: input.publicReceiveEnabled } },
     ]);
     return loadAccount(tx, app.id, accountId);
   });
