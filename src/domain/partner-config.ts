@@ -4,6 +4,7 @@ import { toAtomic } from './amounts';
 import type { TPartnerConfig } from './partner-config.schemas';
 import { approvalMailReady, vaultsSetup, type MailAvailability } from './vaults/vault-config';
 import { BANK_COUNTRY_NAMES } from './bank-accounts/bank-requirements';
+import { publicPaymentCreation } from './payments/public-payments';
 import { DELIVERY_POLICY, EVENT_GROUPS, EVENT_NAMES, RECOMMENDED_EVENTS, SIGNATURES } from './event-catalog';
 
 /** The modules the service knows, the scope each needs, and whether this build can run it. */
@@ -27,15 +28,18 @@ function availability(entitled: boolean, credentialAllowed: boolean, operational
   return { entitled, credentialAllowed, operational, available, disabledReason };
 }
 
+/** A module's availability to an app, as the config's modules[] reports it. */
+export function moduleAvailability(app: AuthenticatedApp, env: TEnvironmentConfig, id: ModuleId): ReturnType<typeof availability> {
+  const m = MODULES[id];
+  // The vaults module runs only where its network and tokens are configured, not just listed.
+  const operational = m.operational && (id !== 'vaults' || vaultsSetup(env) !== null || !env.modules.includes(id));
+  return availability(env.modules.includes(id), m.scopes.every((s) => app.scopes.includes(s)), operational);
+}
+
 export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, mail: MailAvailability = { smtpConfigured: false }): TPartnerConfig {
   const env: TEnvironmentConfig = envs.environments[app.environment];
   const vaultSetup = vaultsSetup(env);
-  // The vaults module runs only where its network and tokens are configured, not just listed.
-  const operational = (id: ModuleId) => MODULES[id].operational && (id !== 'vaults' || vaultSetup !== null || !env.modules.includes(id));
-  const moduleState = (id: ModuleId) => {
-    const m = MODULES[id];
-    return availability(env.modules.includes(id), m.scopes.every((s) => app.scopes.includes(s)), operational(id));
-  };
+  const moduleState = (id: ModuleId) => moduleAvailability(app, env, id);
   const modules = (Object.keys(MODULES) as ModuleId[]).map((id) => ({
     id,
     name: MODULES[id].name,
@@ -158,17 +162,7 @@ export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, m
           externalBank,
           card: methodOff,
         },
-        publicPaymentCreation: {
-          enabled: false,
-          authentication: 'none',
-          purpose: 'wallet_payment',
-          methods: [],
-          destinations: [],
-          allowedFiatCurrencies: [],
-          paymentTtlSeconds: 600,
-          configureEndpoint: null,
-          createEndpoint: `/v2/public/apps/${app.id}/payments`,
-        },
+        publicPaymentCreation: publicPaymentCreation(app, env, payments),
       },
       balancesAndTransactions: {
         enabled: balances.entitled,
