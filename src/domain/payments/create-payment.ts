@@ -41,6 +41,17 @@ function refuse(code: 'payment_method_not_supported' | 'payment_amount_below_min
   throw new ApiError(code, message, details);
 }
 
+/** A request's decimal amount in the asset's atomic units; more decimals than the asset has is 400. */
+export function amountAtomicOf(amount: string, decimals: number): bigint {
+  try {
+    return toAtomic(amount, decimals);
+  } catch {
+    throw new ApiError('bad_request', `amount has more than ${decimals} decimal places`, {
+      fields: [{ field: 'body.amount', message: `at most ${decimals} decimal places` }],
+    });
+  }
+}
+
 export async function createPayment(
   deps: CreatePaymentDeps,
   app: AuthenticatedApp,
@@ -55,14 +66,7 @@ export async function createPayment(
   const asset = findAsset(network, input.assetCode);
   if (!asset) refuse('payment_method_not_supported', `${input.assetCode} is not supported on chain ${input.chainId}`);
 
-  let amountAtomic: bigint;
-  try {
-    amountAtomic = toAtomic(input.amount, asset.decimals);
-  } catch {
-    throw new ApiError('bad_request', `amount has more than ${asset.decimals} decimal places`, {
-      fields: [{ field: 'body.amount', message: `at most ${asset.decimals} decimal places` }],
-    });
-  }
+  const amountAtomic = amountAtomicOf(input.amount, asset.decimals);
   const minimum = toAtomic(asset.minimumDeposit.amount, asset.decimals);
   if (amountAtomic <= 0n || amountAtomic < minimum || (!asset.minimumDeposit.inclusive && amountAtomic === minimum)) {
     refuse('payment_amount_below_minimum', `The minimum for ${asset.symbol} on chain ${network.chainId} is ${asset.minimumDeposit.amount}`, {

@@ -3,7 +3,7 @@ import type { PrismaClient } from '../../db/client';
 import type { AuthenticatedApp } from '../apps';
 import { toAtomic } from '../amounts';
 import { ApiError, notFound } from '../errors';
-import { createPayment, type CreatePaymentDeps } from './create-payment';
+import { amountAtomicOf, createPayment, type CreatePaymentDeps } from './create-payment';
 import { paymentUrlFor, toNextAction, toPaymentView, type PaymentRow } from './payment-view';
 import {
   ZPublicIdempotencyKey,
@@ -115,14 +115,7 @@ export async function createPublicPayment(
       reasonCode: 'destination_not_allowed',
     });
   }
-  let amountAtomic: bigint;
-  try {
-    amountAtomic = toAtomic(input.amount, asset.decimals);
-  } catch {
-    throw new ApiError('bad_request', `amount has more than ${asset.decimals} decimal places`, {
-      fields: [{ field: 'body.amount', message: `at most ${asset.decimals} decimal places` }],
-    });
-  }
+  const amountAtomic = amountAtomicOf(input.amount, asset.decimals);
   if (amountAtomic < toAtomic(destination.minimumAmount, asset.decimals)) {
     throw new ApiError('payment_amount_below_minimum', `The minimum for a public ${asset.symbol} Payment is ${destination.minimumAmount}`, {
       minimumAmount: destination.minimumAmount,
