@@ -31,7 +31,7 @@ export const ZAssetConfig = z.object({
 
 export const ZNetworkConfig = z.object({
   code: z.string().min(1),
-  /** The network's name as payers know it (the hosted checkout shows it); the code when absent. */
+  /** The network's name as payers know it (the hosted checkout and public Payment destinations show it); the code when absent. */
   name: z.string().min(1).optional(),
   aliases: z.array(z.string()).default([]),
   chainFamily: z.literal('evm'),
@@ -92,6 +92,28 @@ export const ZBankAccountsConfig = z.object({
     .refine((cs) => new Set(cs.map((c) => c.country)).size === cs.length, { message: 'each country at most once' }),
 });
 
+/**
+ * Public Payment creation (POST /v2/public/apps/{appId}/payments): an anonymous payer's wallet creates
+ * a receive Payment to an account that accepts public Payments. Each destination is a network and
+ * asset of this environment, with the amount bounds a public Payment may ask for (decimal strings in
+ * the asset's units). The rate limit is per client IP, for both public routes together.
+ */
+export const ZPublicPaymentsConfig = z.object({
+  enabled: z.boolean(),
+  paymentTtlSeconds: z.number().int().min(60).max(86_400),
+  allowedFiatCurrencies: z.array(z.string().regex(/^[A-Z]{3}$/, 'an ISO 4217 code')),
+  rateLimit: z.object({ points: z.number().int().min(1), windowSeconds: z.number().int().min(1) }),
+  destinations: z.array(
+    z.object({
+      chainId: z.number().int().positive(),
+      assetSymbol: z.string().min(1),
+      minimumAmount: ZDecimal,
+      maximumAmount: ZDecimal,
+      logoUrl: z.url({ protocol: /^https?$/ }).nullable().default(null),
+    }),
+  ),
+});
+
 export const ZEnvironmentConfig = z.object({
   organizationId: z.string(),
   environmentId: z.string(),
@@ -103,8 +125,26 @@ export const ZEnvironmentConfig = z.object({
   }),
   vaults: ZVaultsConfig.optional(),
   bankAccounts: ZBankAccountsConfig.optional(),
+  /** Absent: public Payment creation is off in this environment. */
+  publicPayments: ZPublicPaymentsConfig.optional(),
   networks: z.array(ZNetworkConfig),
   links: z.object({ docs: z.string(), openapi: z.string(), dashboard: z.string() }),
+}).superRefine((env, ctx) => {
+  // A destination must be a configured network and asset, its bounds within the asset's scale and
+  // ordered, and no lower than the asset's minimum deposit (below it, creation would refuse anyway).
+  env.publicPayments?.destinations.forEach((d, i) => {
+    const path = ['publicPayments', 'destinations', i];
+    const asset = env.networks.find((n) => n.chainId === d.chainId)?.assets.find((a) => a.symbol === d.assetSymbol);
+    if (!asset) return ctx.addIssue({ code: 'custom', path, message: `chain ${d.chainId} has no asset ${d.assetSymbol} in this environment` });
+    const atomic = (v: string) => {
+      const [whole, frac = ''] = v.split('.');
+      return frac.length > asset.decimals ? null : BigInt(whole! + frac.padEnd(asset.decimals, '0'));
+    };
+    const [min, max, floor] = [atomic(d.minimumAmount), atomic(d.maximumAmount), atomic(asset.minimumDeposit.amount)];
+    if (min === null || max === null) return ctx.addIssue({ code: 'custom', path, message: `amounts have at most ${asset.decimals} decimals` });
+    if (min > max) ctx.addIssue({ code: 'custom', path, message: 'minimumAmount must not exceed maximumAmount' });
+    if (floor !== null && min < floor) ctx.addIssue({ code: 'custom', path, message: `minimumAmount is below the asset's minimumDeposit ${asset.minimumDeposit.amount}` });
+  });
 });
 
 export const ZEnvironmentsFile = z.object({
@@ -117,6 +157,7 @@ export type TAssetConfig = z.infer<typeof ZAssetConfig>;
 export type TNetworkConfig = z.infer<typeof ZNetworkConfig>;
 export type TVaultsConfig = z.infer<typeof ZVaultsConfig>;
 export type TBankAccountsConfig = z.infer<typeof ZBankAccountsConfig>;
+export type TPublicPaymentsConfig = z.infer<typeof ZPublicPaymentsConfig>;
 export type TBankCountryConfig = TBankAccountsConfig['countries'][number];
 export type TEnvironmentConfig = z.infer<typeof ZEnvironmentConfig>;
 export type TEnvironments = z.infer<typeof ZEnvironmentsFile>;

@@ -26,6 +26,7 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   payment_method_not_supported: 422,
   payment_amount_below_minimum: 422,
+  payment_amount_above_maximum: 422,
   webhook_destination_not_allowed: 422,
   approval_code_invalid: 422,
   chain_config_missing: 424,

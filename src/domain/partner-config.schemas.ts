@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ZPublicPaymentCreation } from './payments/public-payment.schemas';
 
 /** The shape of GET /v2/partners/config (spec: Partner configuration). */
 const ZAvailability = z.object({
@@ -120,17 +121,7 @@ export const ZPartnerConfig = z.strictObject({
         externalBank: ZBankMethod.extend({ directoryEndpoint: z.string() }),
         card: ZAvailability,
       }),
-      publicPaymentCreation: z.object({
-        enabled: z.boolean(),
-        authentication: z.string(),
-        purpose: z.string(),
-        methods: z.array(z.string()),
-        destinations: z.array(z.unknown()),
-        allowedFiatCurrencies: z.array(z.string()),
-        paymentTtlSeconds: z.number().int(),
-        configureEndpoint: z.string().nullable(),
-        createEndpoint: z.string(),
-      }),
+      publicPaymentCreation: ZPublicPaymentCreation,
     }),
     balancesAndTransactions: z.object({
       enabled: z.boolean(),

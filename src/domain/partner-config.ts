@@ -5,6 +5,7 @@ import { toAtomic } from './amounts';
 import type { TPartnerConfig } from './partner-config.schemas';
 import { approvalMailReady, vaultsSetup, type MailAvailability } from './vaults/vault-config';
 import { BANK_COUNTRY_NAMES } from './bank-accounts/bank-requirements';
+import { publicPaymentCreation } from './payments/public-payments';
 import { DELIVERY_POLICY, EVENT_GROUPS, EVENT_NAMES, RECOMMENDED_EVENTS, SIGNATURES } from './event-catalog';
 
 function pct(bps: number): string {
@@ -142,17 +143,7 @@ export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, r
           externalBank,
           card: methodOff,
         },
-        publicPaymentCreation: {
-          enabled: false,
-          authentication: 'none',
-          purpose: 'wallet_payment',
-          methods: [],
-          destinations: [],
-          allowedFiatCurrencies: [],
-          paymentTtlSeconds: 600,
-          configureEndpoint: null,
-          createEndpoint: `/v2/public/apps/${app.id}/payments`,
-        },
+        publicPaymentCreation: publicPaymentCreation(app, env, payments),
       },
       balancesAndTransactions: {
         enabled: balances.entitled,

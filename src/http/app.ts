@@ -26,6 +26,7 @@ import { registerWebhookAdminRoutes } from './routes/webhooks-admin';
 import { registerAlertAdminRoutes } from './routes/alerts-admin';
 import { registerTransactionRoutes } from './routes/transactions';
 import { registerPaymentRoutes } from './routes/payments';
+import { registerPublicPaymentRoutes } from './routes/public-payments';
 import { registerDepositRoutes } from './routes/deposits';
 import { registerCheckoutRoutes } from './routes/checkout';
 import { registerClientAuthRoutes, registerClientRoutes } from './routes/client';
@@ -149,6 +150,17 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
       { rateLimit: limit, jsonBody: body, svcVersion, modules },
     );
     app.use(client.routes());
+  }
+
+  // Public Payment creation: no credential (a payer's wallet), its own router and per-IP quota.
+  if (deps.engine) {
+    const publicRoutes = new Router<ApiState>();
+    registerPublicPaymentRoutes(
+      publicRoutes,
+      { prisma: db.prisma, pool: db.pool, idempotency, engine: deps.engine, custody: deps.custody, environments, serviceSecret: deps.serviceSecret, publicBaseUrl: config.http.publicBaseUrl },
+      { jsonBody: body, svcVersion, runtime },
+    );
+    mountRouter(app, publicRoutes);
   }
 
   const partner = new Router<ApiState>();

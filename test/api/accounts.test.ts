@@ -33,7 +33,7 @@ describe('Accounts (UPA)', () => {
     assert.equal(res.body.account.externalUserId, 'alice@example');
     assert.equal(res.body.account.status, 'active');
     assert.deepEqual(res.body.account.metadata, { tier: 'gold' });
-    assert.deepEqual(res.body.account.paymentAcceptance, { publicReceiveEnabled: true, version: 1 });
+    assert.deepEqual(res.body.account.paymentAcceptance, { publicReceiveEnabled: false, version: 1 });
     assert.match(res.body.paymentHandle.id, /^handle_/);
     assert.equal(res.body.paymentHandle.accountId, res.body.account.id);
     assert.deepEqual(res.body.connectedWallets, []);

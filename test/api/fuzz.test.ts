@@ -151,7 +151,10 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
       paymentId: '',
       clientToken: '',
       spareAccountId: (await call('/v2/accounts', { credential: merchant.cred, body: { externalUserId: `fuzz-spare-${process.pid}` } })).body.account.id,
+      handle: account.body.paymentHandle.handle,
     };
+    const acceptance = await call(`/v2/accounts/${merchant.accountId}/payment-acceptance`, { credential: merchant.cred, method: 'PUT', body: { publicReceiveEnabled: true, expectedVersion: 1 } });
+    assert.equal(acceptance.status, 200, acceptance.text);
     const token = await call('/v2/client/auth/exchange', { credential: merchant.cred, body: { accountId: merchant.accountId } });
     assert.equal(token.status, 200, token.text);
     f.clientToken = token.body.accessToken;
@@ -177,7 +180,7 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
           assert.equal(created.status, 201, created.text);
           f.paymentId = created.body.payment.id;
         }
-        const draft = mutations.reduce((d, m) => applyMutation(d, m, f), validDraft(route, model, f, `fuzz-${process.pid}-${(keys += 1)}`));
+        const draft = mutations.reduce((d, m) => applyMutation(d, m, f), validDraft(route, model, f, `fuzz-idempotency-${process.pid}-${(keys += 1)}`));
         const req = toRequest(draft);
         // Node joins a repeated Idempotency-Key with ", ", and that is the key the service sees.
         const key = [req.headers['idempotency-key'] ?? []].flat().join(', ') || undefined;

@@ -36,6 +36,13 @@ export const ZUpdateDisplayProfile = z.strictObject({
 });
 export type TUpdateDisplayProfile = z.output<typeof ZUpdateDisplayProfile>;
 
+/** PUT /v2/accounts/{accountId}/payment-acceptance: expectedVersion is account.paymentAcceptance.version. */
+export const ZUpdatePaymentAcceptance = z.strictObject({
+  publicReceiveEnabled: z.boolean(),
+  expectedVersion: z.number().int().min(0),
+});
+export type TUpdatePaymentAcceptance = z.output<typeof ZUpdatePaymentAcceptance>;
+
 export const ZRegisterConnectedWallet = z.strictObject({
   kind: z.literal('evm').default('evm'),
   chainId: z.number().int().positive(),

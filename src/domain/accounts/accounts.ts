@@ -1,5 +1,6 @@
 import { getAddress } from 'viem';
 import { Prisma, type PrismaClient } from '../../db/client';
+import type { Account } from '../../generated/prisma/client';
 import type { TEnvironmentConfig } from '../../config/environments';
 import { findAsset, findNetwork } from '../../config/environments';
 import { ApiError, notFound } from '../errors';
@@ -16,6 +17,7 @@ import type {
   TRegisterConnectedWallet,
   TSetSettlementProfile,
   TUpdateDisplayProfile,
+  TUpdatePaymentAcceptance,
 } from './account.schemas';
 
 function isUniqueViolation(err: unknown): boolean {
@@ -79,14 +81,7 @@ export async function updateDisplayProfile(
         updatedAt: new Date(),
       },
     });
-    if (count === 0) {
-      const current = await tx.account.findFirst({ where: { id: accountId, appId: app.id }, select: { displayProfileVersion: true } });
-      if (!current) throw notFound('Account');
-      throw new ApiError('version_conflict', 'The display profile changed since expectedVersion; re-read the account and retry', {
-        expectedVersion: input.expectedVersion,
-        currentVersion: current.displayProfileVersion,
-      });
-    }
+    if (count === 0) await refuseStaleVersion(tx, app, accountId, 'display profile', input.expectedVersion, (a) => a.displayProfileVersion);
     await tx.displayProfileRevision.create({
       data: {
         accountId,
@@ -98,6 +93,52 @@ export async function updateDisplayProfile(
     });
     await writeEvents(tx, accountSubject(app, accountId), `display_profile:v${input.expectedVersion + 1}`, [
       { name: 'account.updated', payload: { accountId, change: 'display_profile', version: input.expectedVersion + 1 } },
+    ]);
+    return loadAccount(tx, app.id, accountId);
+  });
+  return toAccountBundle(account);
+}
+
+/**
+ * Why a conditional update on (account, expectedVersion) matched no row: the account is not the
+ * app's (404), or another change came first (409 with the current version).
+ */
+async function refuseStaleVersion(
+  tx: Prisma.TransactionClient,
+  app: AuthenticatedApp,
+  accountId: string,
+  what: string,
+  expectedVersion: number,
+  versionOf: (a: Account) => number,
+): Promise<never> {
+  const current = await tx.account.findFirst({ where: { id: accountId, appId: app.id } });
+  if (!current) throw notFound('Account');
+  throw new ApiError('version_conflict', `The ${what} changed since expectedVersion; re-read the account and retry`, {
+    expectedVersion,
+    currentVersion: versionOf(current),
+  });
+}
+
+/**
+ * Turns receiving public Payments on or off (POST /v2/public/apps/{appId}/payments names the account
+ * by its payment handle). Conditional on expectedVersion like the display profile; every accepted
+ * change, even to the same value, is a new version and an account.updated event.
+ */
+export async function updatePaymentAcceptance(
+  prisma: PrismaClient,
+  app: AuthenticatedApp,
+  accountId: string,
+  input: TUpdatePaymentAcceptance,
+): Promise<TAccountBundle> {
+  const version = input.expectedVersion + 1;
+  const account = await prisma.$transaction(async (tx) => {
+    const { count } = await tx.account.updateMany({
+      where: { id: accountId, appId: app.id, paymentAcceptanceVersion: input.expectedVersion },
+      data: { publicReceiveEnabled: input.publicReceiveEnabled, paymentAcceptanceVersion: version, updatedAt: new Date() },
+    });
+    if (count === 0) await refuseStaleVersion(tx, app, accountId, 'payment acceptance', input.expectedVersion, (a) => a.paymentAcceptanceVersion);
+    await writeEvents(tx, accountSubject(app, accountId), `payment_acceptance:v${version}`, [
+      { name: 'account.updated', payload: { accountId, change: 'payment_acceptance', version, publicReceiveEnabled: input.publicReceiveEnabled } },
     ]);
     return loadAccount(tx, app.id, accountId);
   });

@@ -16,6 +16,7 @@ import { splitFees } from './payment-machine';
 import { assertModuleAvailable } from '../modules';
 import type { TCreatePayment } from './payment.schemas';
 import { PAYMENT_VIEW_INCLUDE, type PaymentRow } from './payment-view';
+import { paymentEventIds, paymentSubject, type PaymentOrigin } from './payment-origin';
 import { newPayoutRow, providerSettlementSnapshot, quoteBankPayout, type BankQuote, type OfframpDeps } from './payment-payouts';
 
 export interface CreatePaymentDeps {
@@ -41,27 +42,32 @@ function refuse(code: 'payment_method_not_supported' | 'payment_amount_below_min
   throw new ApiError(code, message, details);
 }
 
+/** A request's decimal amount in the asset's atomic units; more decimals than the asset has is 400. */
+export function amountAtomicOf(amount: string, decimals: number): bigint {
+  try {
+    return toAtomic(amount, decimals);
+  } catch {
+    throw new ApiError('bad_request', `amount has more than ${decimals} decimal places`, {
+      fields: [{ field: 'body.amount', message: `at most ${decimals} decimal places` }],
+    });
+  }
+}
+
 export async function createPayment(
   deps: CreatePaymentDeps,
   app: AuthenticatedApp,
   env: TEnvironmentConfig,
   input: TCreatePayment,
-  request: { idempotencyKey: string; bodyHash: string },
+  request: { idempotencyKey: string; bodyHash: string; origin?: PaymentOrigin },
 ): Promise<PaymentRow> {
+  const origin = request.origin ?? 'partner';
   const { prisma } = deps;
   const network = findNetwork(env, input.chainId);
   if (!network) refuse('chain_config_missing', `Chain ${input.chainId} is not configured for this environment`);
   const asset = findAsset(network, input.assetCode);
   if (!asset) refuse('payment_method_not_supported', `${input.assetCode} is not supported on chain ${input.chainId}`);
 
-  let amountAtomic: bigint;
-  try {
-    amountAtomic = toAtomic(input.amount, asset.decimals);
-  } catch {
-    throw new ApiError('bad_request', `amount has more than ${asset.decimals} decimal places`, {
-      fields: [{ field: 'body.amount', message: `at most ${asset.decimals} decimal places` }],
-    });
-  }
+  const amountAtomic = amountAtomicOf(input.amount, asset.decimals);
   const minimum = toAtomic(asset.minimumDeposit.amount, asset.decimals);
   if (amountAtomic <= 0n || amountAtomic < minimum || (!asset.minimumDeposit.inclusive && amountAtomic === minimum)) {
     refuse('payment_amount_below_minimum', `The minimum for ${asset.symbol} on chain ${network.chainId} is ${asset.minimumDeposit.amount}`, {
@@ -117,7 +123,8 @@ export async function createPayment(
   const payoutRow = bank ? newPayoutRow(paymentId, bank, fees.merchantNetAtomic) : null;
 
   const custody = custodyAddressRow(deps.custody, { purpose: 'escrow', index: escrowIndex });
-  const subject = { appId: app.id, apiVersion: app.apiVersion, accountId: recipient.id, resourceType: 'payment' as const, resourceId: paymentId };
+  const ids = { id: paymentId, recipientAccountId: recipient.id, origin };
+  const subject = paymentSubject({ ...ids, appId: app.id, apiVersion: app.apiVersion });
   const decimal = (v: bigint) => new Prisma.Decimal(v.toString());
   let row: PaymentRow;
   try {
@@ -170,10 +177,11 @@ export async function createPayment(
         acceptedAt: null,
         succeededAt: null,
         cancelledAt: null,
+        origin,
       },
       custody,
       subject,
-      [{ name: 'payment.created', payload: { paymentId, accountId: recipient.id, status: 'requires_payment_method', statusVersion: 1 } }],
+      [{ name: 'payment.created', payload: { ...paymentEventIds(ids), status: 'requires_payment_method', statusVersion: 1 } }],
       payoutRow,
     ));
     row = { ...created, incidents: [], fundReturns: [], payout: payoutRow ? { ...payoutRow, createdAt: created.createdAt, updatedAt: created.updatedAt } : null };

@@ -3,7 +3,8 @@ import type { Prisma, PrismaClient } from '../../db/client';
 import { parseTransferKey, transferKey } from '../../chain/transfer-key';
 import type { Payment, PaymentPayout } from '../../generated/prisma/client';
 import { postToLedger, updateTransactionStatus } from '../ledger/ledger';
-import { writeEvents, type EventSubject } from '../events';
+import { writeEvents } from '../events';
+import { paymentEventIds, paymentSubject } from './payment-origin';
 import type { TransferSeen } from '../engine';
 import type { ResolutionRequest } from '../operator-resolution';
 import type { PaymentEventName, PaymentState, TransferRole } from './payment-machine';
@@ -18,18 +19,13 @@ import type { CarriedPaymentState, PersistedTransition } from './payment-serde';
 
 const digest = (...parts: string[]) => createHash('sha256').update(parts.join('|')).digest('hex').slice(0, 24);
 
-function subjectOf(p: Payment): EventSubject {
-  return { appId: p.appId, apiVersion: p.apiVersion, accountId: p.recipientAccountId, resourceType: 'payment', resourceId: p.id };
-}
-
 /**
  * Every Payment event carries the state after the change. bank_funding.* (the fiat leg to the bank
  * account completed or failed) carry the bank account and the fiat amount too.
  */
 function paymentEvents(p: Payment, names: PaymentEventName[], payout: PaymentPayout | null) {
   const payload = {
-    paymentId: p.id,
-    accountId: p.recipientAccountId,
+    ...paymentEventIds(p),
     status: p.status,
     statusVersion: p.statusVersion,
     operationalState: p.operationalState,
@@ -112,7 +108,7 @@ export async function applyPaymentTransition(tx: Prisma.TransactionClient, payme
   // Several steps can share a statusVersion and a workflow time (duplicates seen together): the
   // incidents' transfers tell them apart.
   const step = `v${t.fromStatusVersion}@${t.at}:${t.incidents.map((x) => x.transferKey ?? x.kind).join(',')}`;
-  await writeEvents(tx, subjectOf(payment), step, paymentEvents(payment, t.events, payout));
+  await writeEvents(tx, paymentSubject(payment), step, paymentEvents(payment, t.events, payout));
 }
 
 /** Funds that reached escrow but don't count for the Payment: recorded once, and posted as escrow holdings. */

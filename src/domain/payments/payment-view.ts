@@ -211,9 +211,14 @@ export function checkoutSecretSealing(serviceSecret: string) {
   };
 }
 
+/** checkout.paymentUrl: the hosted checkout page of a Payment. */
+export function paymentUrlFor(publicBaseUrl: string, paymentId: string): string {
+  return `${publicBaseUrl.replace(/\/$/, '')}/checkout/${paymentId}`;
+}
+
 export function toCheckout(p: Payment, serviceSecret: string, publicBaseUrl: string): z.infer<typeof ZCheckout> {
   return {
-    paymentUrl: `${publicBaseUrl.replace(/\/$/, '')}/checkout/${p.id}`,
+    paymentUrl: paymentUrlFor(publicBaseUrl, p.id),
     clientSecret: clientSecretFor(serviceSecret, p.id),
     expiresAt: p.expiresAt.toISOString(),
     returnUrl: p.returnUrl,

@@ -7,7 +7,8 @@ import { formatAtomic, toAtomic } from '../amounts';
 import { isServiceControlled } from '../custody-addresses';
 import type { FundReturnEngine } from '../engine';
 import { ApiError, notFound } from '../errors';
-import { writeEvents, type EventSubject } from '../events';
+import { writeEvents } from '../events';
+import { paymentEventIds, paymentSubject } from '../payments/payment-origin';
 import { newId } from '../ids';
 import { lockVault, reservedByToken } from '../vaults/vaults';
 import { decideRecovery, decideRefund, refundSummaryOf, type RecoveryRefusal, type RefundRefusal } from './fund-return-rules';
@@ -50,16 +51,12 @@ export function toFundReturnView(r: FundReturnRow, p: Pick<Payment, 'assetCode' 
   };
 }
 
-export function paymentSubject(p: Pick<Payment, 'appId' | 'apiVersion' | 'recipientAccountId' | 'id'>): EventSubject {
-  return { appId: p.appId, apiVersion: p.apiVersion, accountId: p.recipientAccountId, resourceType: 'payment', resourceId: p.id };
-}
-
 /** Refund events carry the Payment's status and its refundSummary after the change. */
 export async function writeRefundEvent(tx: Prisma.TransactionClient, p: Payment, refundId: string, step: string, name: 'payment.refund_pending' | 'payment.partially_refunded' | 'payment.refunded') {
   const refunds = await tx.fundReturn.findMany({ where: { paymentId: p.id, kind: 'refund' }, select: { status: true, amountAtomic: true } });
   const refundSummary = refundSummaryOf(BigInt(p.amountAtomic.toFixed()), refunds.map((r) => ({ status: r.status, amountAtomic: BigInt(r.amountAtomic.toFixed()) })));
   await writeEvents(tx, paymentSubject(p), `${refundId}:${step}`, [
-    { name, payload: { paymentId: p.id, accountId: p.recipientAccountId, status: p.status, statusVersion: p.statusVersion, refundId, refundSummary } },
+    { name, payload: { ...paymentEventIds(p), status: p.status, statusVersion: p.statusVersion, refundId, refundSummary } },
   ]);
 }
 

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { ApiMiddleware } from '../context';
+import type { ApiContext, ApiMiddleware } from '../context';
 import { ApiError } from '../../domain/errors';
 import { SharedQuota } from './shared-quota';
 import { timed } from '../../runtime/step-timing';
@@ -12,16 +12,17 @@ export interface RateLimitPolicy {
 }
 
 /**
- * Per-credential fixed window, decided in memory and shared through PostgreSQL, so every API process
- * counts against one quota (src/http/middleware/shared-quota.ts). Every response carries the
- * RateLimit-* headers; a 429 also carries Retry-After.
+ * Per-credential fixed window (or per whatever `keyOf` names: public routes count per client IP),
+ * decided in memory and shared through PostgreSQL, so every API process counts against one quota
+ * (src/http/middleware/shared-quota.ts). Every response carries the RateLimit-* headers; a 429 also
+ * carries Retry-After. A request `keyOf` names no key for is not counted.
  */
-export function rateLimit(pool: pg.Pool, policy: RateLimitPolicy): ApiMiddleware {
+export function rateLimit(pool: pg.Pool, policy: RateLimitPolicy, keyOf: (ctx: ApiContext) => string | undefined = (ctx) => ctx.state.app?.id): ApiMiddleware {
   const quota = new SharedQuota(pool, policy);
   return async (ctx, next) => {
-    const appId = ctx.state.app?.id;
-    if (!appId) return next();
-    const decision = await timed('quota', () => quota.take(appId));
+    const key = keyOf(ctx);
+    if (!key) return next();
+    const decision = await timed('quota', () => quota.take(key));
     const resetSeconds = Math.max(1, Math.ceil(decision.msBeforeReset / 1000));
     if (!decision.allowed) {
       throw new ApiError('rate_limited', 'Too many requests; retry after the Retry-After interval', undefined, {

@@ -9,6 +9,7 @@ import {
   ZRegisterConnectedWallet,
   ZSetSettlementProfile,
   ZUpdateDisplayProfile,
+  ZUpdatePaymentAcceptance,
 } from '../../domain/accounts/account.schemas';
 import { loadAccount, loadAccountByExternalUserId, toAccountBundle } from '../../domain/accounts/account-bundle';
 import {
@@ -17,6 +18,7 @@ import {
   registerConnectedWallet,
   setSettlementProfile,
   updateDisplayProfile,
+  updatePaymentAcceptance,
 } from '../../domain/accounts/accounts';
 import { requireAccess } from '../middleware/modules';
 import { idempotent } from '../middleware/idempotency';
@@ -57,6 +59,12 @@ export function registerAccountRoutes(router: ApiRouter, deps: { prisma: PrismaC
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
     const input = parseInput(ZUpdateDisplayProfile, ctx.state.body, 'body');
     ctx.body = await updateDisplayProfile(prisma, requireApp(ctx), accountId, input);
+  });
+
+  router.put('/v2/accounts/:accountId/payment-acceptance', ...access, async (ctx) => {
+    const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
+    const input = parseInput(ZUpdatePaymentAcceptance, ctx.state.body, 'body');
+    ctx.body = await updatePaymentAcceptance(prisma, requireApp(ctx), accountId, input);
   });
 
   router.post('/v2/accounts/:accountId/connected-wallets', ...access, idempotent(deps.idempotency, { required: false }), async (ctx) => {

@@ -23,6 +23,8 @@ export interface FuzzFixture {
   clientToken: string;
   /** Another account of the app, whose tokens the revoke route revokes (not clientToken's). */
   spareAccountId: string;
+  /** The merchant account's payment handle (it accepts public Payments). */
+  handle: string;
 }
 
 /** A valid request to one route; the mutations in requests.ts turn it into a buggy client's. */
@@ -92,6 +94,7 @@ export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
     touches: 'account',
     body: () => ({ displayName: 'Fuzz Shop', logoUrl: 'https://example.com/logo.png', expectedVersion: 1, reason: 'rebranding for the fuzz run' }),
   },
+  'PUT /v2/accounts/:accountId/payment-acceptance': { auth: 'partner', params: account, touches: 'account', body: () => ({ publicReceiveEnabled: true, expectedVersion: 2 }) },
   'POST /v2/accounts/:accountId/connected-wallets': {
     auth: 'partner',
     idempotencyKey: 'optional',
@@ -183,6 +186,15 @@ export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
   'POST /v2/payments/:paymentId/incident-recoveries': { auth: 'partner', idempotencyKey: 'required', params: payment, touches: 'payment', body: () => ({ incidentId: 'incident_0fuzz0' }) },
   'GET /v2/payments/:paymentId/incident-recoveries': { auth: 'partner', params: payment, touches: 'payment' },
   'GET /v2/payments/:paymentId/incidents': { auth: 'partner', params: payment, touches: 'payment' },
+
+  // Public Payment creation: no credential; the merchant's account accepts public Payments.
+  'GET /v2/public/apps/:appId/payments/configuration': { auth: 'none', params: app },
+  'POST /v2/public/apps/:appId/payments': {
+    auth: 'none',
+    idempotencyKey: 'required',
+    params: app,
+    body: (f) => ({ recipient: { handle: f.handle }, amount: '12.50', chainId: 31337, assetSymbol: 'USDC', fiatCurrency: 'USD', description: 'Tip jar' }),
+  },
 
   'POST /v2/client/auth/exchange': { auth: 'partner', body: (f) => ({ accountId: f.accountId }) },
   'POST /v2/client/auth/revoke': { auth: 'partner', body: (f) => ({ accountId: f.spareAccountId }) },
