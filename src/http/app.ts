@@ -26,6 +26,7 @@ import { registerTransactionRoutes } from './routes/transactions';
 import { registerPaymentRoutes } from './routes/payments';
 import { registerDepositRoutes } from './routes/deposits';
 import { registerCheckoutRoutes } from './routes/checkout';
+import { registerOpenApiRoutes } from './routes/openapi';
 import { registerClientAuthRoutes, registerClientRoutes } from './routes/client';
 import type { PaymentOptionProvider } from '../domain/payments/payment-options';
 import { registerVaultRoutes } from './routes/vaults';
@@ -90,6 +91,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   const open = new Router<ApiState>();
   registerHealthRoutes(open, { prisma: db.prisma, temporalHealth: deps.temporalHealth });
   registerCheckoutRoutes(open, { prisma: db.prisma });
+  registerOpenApiRoutes(open, { apiVersion: environments.apiVersion, publicBaseUrl: config.http.publicBaseUrl });
   // Signed by the provider, not the partner: outside the partner router's Basic authentication.
   if (deps.offramp) registerProviderCallbackRoutes(open, { ...deps.offramp, maxBodyBytes: config.http.maxBodyBytes });
   app.use(open.routes());

@@ -12,7 +12,7 @@ import { requireVaultsSetup } from '../../domain/vaults/vault-config';
 import { ZCreateVault, ZListVaultAuditEventsQuery, ZPutVaultPolicy, ZVerifyVaultApproval } from '../../domain/vaults/vault.schemas';
 import type { IdempotencyRecords } from '../../domain/idempotency-records';
 import type { CursorCodec } from '../../domain/pagination';
-import { parseInput } from '../../domain/validation';
+import { parseInput, ZEmptyBody } from '../../domain/validation';
 import { requireScope } from '../middleware/auth';
 import { idempotent } from '../middleware/idempotency';
 import { requireApp, type ApiMiddleware, type ApiRouter } from '../context';
@@ -62,7 +62,7 @@ export function registerVaultRoutes(router: ApiRouter, deps: VaultRouteDeps): vo
 
   router.post('/v2/accounts/:accountId/vault/policy/approval', ...guard, async (ctx) => {
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
-    parseInput(z.strictObject({}), ctx.state.body ?? {}, 'body');
+    parseInput(ZEmptyBody, ctx.state.body ?? {}, 'body');
     ctx.status = 201;
     ctx.body = await sendVaultApproval(deps, requireApp(ctx), envOf(ctx), accountId);
   });
