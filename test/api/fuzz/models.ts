@@ -54,6 +54,7 @@ const delivery = (f: FuzzFixture) => ({ appId: f.cred.appId, deliveryId: 'dlv_0f
 export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
   'GET /healthz': { auth: 'none' },
   'GET /checkout/:paymentId': { auth: 'none', params: payment, touches: 'payment' },
+  'GET /v2/openapi/partners.json': { auth: 'none' },
   // The provider's callbacks: a buggy caller has no signature, so every answer is a 4xx (401, 400, 404).
   'POST /v2/providers/:providerCode/callbacks': {
     auth: 'none',
