@@ -83,6 +83,7 @@ const ERROR_MEANING: Record<number, string> = {
   424: 'The module or network is not configured for this app or environment (chain_config_missing).',
   429: 'Too many requests: retry after Retry-After.',
   431: 'The request headers are too large.',
+  500: 'An unexpected fault (never a client mistake); the request may be retried with the same Idempotency-Key.',
   502: 'An upstream (the chain RPC, the workflow engine or the off-ramp provider) answered with an error; retry with backoff and the same Idempotency-Key.',
   503: 'The service or an upstream is unavailable: retry after Retry-After with the same Idempotency-Key.',
 };
@@ -162,8 +163,8 @@ export function operation(spec: OperationSpec): ZodOpenApiOperationObject {
   if (spec.path) errors.add(404);
   if (spec.body) [400, 413, 415].forEach((s) => errors.add(s));
   if (spec.idempotency) [400, 409].forEach((s) => errors.add(s));
-  // Every operation that reads the database can find the service at capacity.
-  if (spec.auth !== 'none') errors.add(503);
+  // Every operation that reads the database can find the service at capacity, or fail unexpectedly.
+  if (spec.auth !== 'none') [500, 503].forEach((s) => errors.add(s));
   for (const s of spec.withoutErrors ?? []) errors.delete(s);
 
   const headerParams: Record<string, z.ZodType> = {};
