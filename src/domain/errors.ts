@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * The one table from error code to HTTP status. Codes from the spec's Errors section, plus the few
  * the spec leaves "not shown" (see docs/decisions.md).
@@ -44,6 +46,16 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 
 const MAX_MESSAGE = 1000;
 
+/** The spec's error envelope: every refusal of the service has this body. */
+export const ZErrorBody = z.strictObject({
+  error: z.strictObject({
+    code: z.string().min(1).max(128),
+    message: z.string().min(1).max(MAX_MESSAGE),
+    details: z.unknown().optional(),
+  }),
+});
+export type TErrorBody = z.infer<typeof ZErrorBody>;
+
 export class ApiError extends Error {
   readonly status: number;
 
@@ -58,7 +70,7 @@ export class ApiError extends Error {
     this.status = ERROR_STATUS[code];
   }
 
-  toBody(): { error: { code: string; message: string; details?: unknown } } {
+  toBody(): TErrorBody {
     return {
       error: {
         code: this.code,

@@ -1,5 +1,8 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { ApiError } from './errors';
+
+/** The body of a command without parameters: an empty JSON object (or no body at all). */
+export const ZEmptyBody = z.strictObject({});
 
 export type InputLocation = 'body' | 'query' | 'path' | 'header';
 

@@ -1,5 +1,17 @@
 import { createApp, type AppCredential, type Scope } from '../../src/domain/apps';
+import { partnersOpenApi } from '../../src/http/openapi/document';
 import { getHarness } from './harness';
+import { createResponseChecker, type ResponseChecker } from './openapi-check';
+
+let checker: ResponseChecker | undefined;
+/** The checker of the document the harness's API serves (built from the same modules). */
+export async function responseChecker(): Promise<ResponseChecker> {
+  if (!checker) {
+    const h = await getHarness();
+    checker = createResponseChecker(partnersOpenApi({ apiVersion: h.environments.apiVersion, publicBaseUrl: h.config.http.publicBaseUrl }));
+  }
+  return checker;
+}
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -18,7 +30,10 @@ export interface RequestOptions {
   baseUrl?: string;
 }
 
-/** Calls the running API over real HTTP, as a partner would. */
+/**
+ * Calls the running API over real HTTP, as a partner would. Every answer of a documented operation
+ * is checked against the OpenAPI document (status, body, required headers): a mismatch fails the test.
+ */
 export async function call<T = any>(path: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
   const baseUrl = opts.baseUrl ?? (await getHarness()).baseUrl;
   const headers: Record<string, string> = { ...opts.headers };
@@ -28,7 +43,8 @@ export async function call<T = any>(path: string, opts: RequestOptions = {}): Pr
     body = JSON.stringify(opts.body);
     headers['content-type'] ??= 'application/json';
   }
-  const res = await fetch(`${baseUrl}${path}`, { method: opts.method ?? (body === undefined ? 'GET' : 'POST'), headers, body });
+  const method = opts.method ?? (body === undefined ? 'GET' : 'POST');
+  const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
   const text = await res.text();
   let parsed: unknown = undefined;
   try {
@@ -36,6 +52,7 @@ export async function call<T = any>(path: string, opts: RequestOptions = {}): Pr
   } catch {
     parsed = undefined;
   }
+  (await responseChecker()).check({ method, path, status: res.status, headers: res.headers, body: parsed, text });
   return { status: res.status, headers: res.headers, body: parsed as T, text };
 }
 

@@ -92,6 +92,8 @@ export const ZDeposit = z.strictObject({
 });
 export type TDeposit = z.infer<typeof ZDeposit>;
 
+export const ZDepositAddressResponse = z.strictObject({ depositAddress: ZDepositAddress });
+export const ZDepositResponse = z.strictObject({ deposit: ZDeposit });
 export const ZDepositList = z.strictObject({ accountId: z.string(), deposits: z.array(ZDeposit), nextCursor: z.string().nullable() });
 export const ZDepositAddressList = z.strictObject({
   accountId: z.string(),

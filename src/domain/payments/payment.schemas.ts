@@ -188,3 +188,5 @@ export const ZCheckout = z.object({
 
 export const ZCreatePaymentResponse = z.object({ payment: ZPayment, checkout: ZCheckout, nextAction: ZNextAction });
 export const ZPaymentResponse = z.object({ payment: ZPayment, nextAction: ZNextAction });
+export const ZPaymentList = z.object({ data: z.array(ZPayment), nextCursor: z.string().nullable() });
+export type TPaymentList = z.infer<typeof ZPaymentList>;

@@ -7,7 +7,7 @@ import { isHeld, type ResolutionRequest } from '../operator-resolution';
 import type { ChainRegistry } from '../../chain/registry';
 import { requirePayout } from '../settlement/manual-payout';
 import { expectedPaymentPayout } from './payment-settlement';
-import type { TCancelPayment, TListPaymentsQuery } from './payment.schemas';
+import type { TCancelPayment, TListPaymentsQuery, TPaymentList } from './payment.schemas';
 import { PAYMENT_VIEW_INCLUDE, toNextAction, toPaymentView, type PaymentRow } from './payment-view';
 
 export async function loadPayment(prisma: PrismaClient, appId: string, paymentId: string): Promise<PaymentRow> {
@@ -20,7 +20,7 @@ export function paymentResponse(p: PaymentRow) {
   return { payment: toPaymentView(p), nextAction: toNextAction(p) };
 }
 
-export async function listPayments(prisma: PrismaClient, app: AuthenticatedApp, query: TListPaymentsQuery, cursors: CursorCodec) {
+export async function listPayments(prisma: PrismaClient, app: AuthenticatedApp, query: TListPaymentsQuery, cursors: CursorCodec): Promise<TPaymentList> {
   const filters: Prisma.PaymentWhereInput = {
     appId: app.id,
     ...(query.externalReference ? { externalReference: query.externalReference } : {}),

@@ -44,3 +44,19 @@ export const ZFundReturn = z.strictObject({
   confirmedAt: z.string().nullable(),
 });
 export type TFundReturn = z.infer<typeof ZFundReturn>;
+export const ZFundReturnList = z.strictObject({ items: z.array(ZFundReturn) });
+export const ZRefundCreated = z.strictObject({ refund: ZFundReturn });
+export const ZIncidentRecoveryCreated = z.strictObject({ incidentRecovery: ZFundReturn });
+
+/** Funds a Payment holds for recovery: its status is that of its latest recovery. */
+export const ZIncident = z.strictObject({
+  id: z.string(),
+  kind: z.string(),
+  status: z.string(),
+  amount: ZAmount,
+  transactionHash: z.string().nullable(),
+  fromAddress: z.string().nullable(),
+  createdAt: z.iso.datetime(),
+});
+export const ZIncidentList = z.strictObject({ items: z.array(ZIncident) });
+export type TIncidentList = z.infer<typeof ZIncidentList>;

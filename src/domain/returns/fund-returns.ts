@@ -12,7 +12,7 @@ import { paymentEventIds, paymentSubject } from '../payments/payment-origin';
 import { newId } from '../ids';
 import { lockVault, reservedByToken } from '../vaults/vaults';
 import { decideRecovery, decideRefund, refundSummaryOf, type RecoveryRefusal, type RefundRefusal } from './fund-return-rules';
-import type { TCreateRecovery, TCreateRefund, TFundReturn } from './fund-return.schemas';
+import type { TCreateRecovery, TCreateRefund, TFundReturn, TIncidentList } from './fund-return.schemas';
 
 type Db = PrismaClient | Prisma.TransactionClient;
 type Payment = Awaited<ReturnType<PrismaClient['payment']['findUniqueOrThrow']>>;
@@ -232,7 +232,7 @@ export async function listFundReturns(prisma: PrismaClient, appId: string, payme
  * A Payment's incidents (funds held for recovery), so a partner can name one to recover: each with
  * its amount, status (that of its latest recovery) and the transfer it came from, if any.
  */
-export async function listIncidents(prisma: PrismaClient, appId: string, paymentId: string) {
+export async function listIncidents(prisma: PrismaClient, appId: string, paymentId: string): Promise<TIncidentList> {
   const payment = await prisma.payment.findFirst({ where: { id: paymentId, appId }, include: { incidents: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } } });
   if (!payment) throw notFound('Payment');
   const transfers = await prisma.paymentTransfer.findMany({ where: { id: { in: payment.incidents.flatMap((i) => (i.transferId ? [i.transferId] : [])) } } });

@@ -87,6 +87,7 @@ export const ZVault = z.strictObject({
   updatedAt: ZDateTime,
 });
 export type TVault = z.infer<typeof ZVault>;
+export const ZVaultResponse = z.strictObject({ vault: ZVault });
 
 export const ZVaultAuditEvent = z.strictObject({
   id: z.string().regex(/^vault_evt_[A-Za-z0-9]+$/),

@@ -26,7 +26,8 @@ import type { IdempotencyRecords } from '../../domain/idempotency-records';
 import { requireApp, type ApiRouter } from '../context';
 import { parseInput } from '../../domain/validation';
 
-const ZAccountPath = z.object({ accountId: ZAccountId });
+export const ZAccountPath = z.object({ accountId: ZAccountId });
+export const ZExternalUserPath = z.object({ externalUserId: ZExternalUserId });
 
 export function registerAccountRoutes(router: ApiRouter, deps: { prisma: PrismaClient; idempotency: IdempotencyRecords; environments: TEnvironments; custody: Custody }): void {
   const { prisma } = deps;
@@ -40,7 +41,7 @@ export function registerAccountRoutes(router: ApiRouter, deps: { prisma: PrismaC
   });
 
   router.get('/v2/accounts/external/:externalUserId', ...access, async (ctx) => {
-    const { externalUserId } = parseInput(z.object({ externalUserId: ZExternalUserId }), ctx.params, 'path');
+    const { externalUserId } = parseInput(ZExternalUserPath, ctx.params, 'path');
     ctx.body = toAccountBundle(await loadAccountByExternalUserId(prisma, requireApp(ctx).id, externalUserId));
   });
 

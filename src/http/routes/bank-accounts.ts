@@ -11,10 +11,10 @@ import { BANK_DIRECTORY } from '../../domain/bank-accounts/bank-directory';
 import { requireAccess } from '../middleware/modules';
 import { idempotent } from '../middleware/idempotency';
 import { requireApp, type ApiRouter } from '../context';
-import { parseInput } from '../../domain/validation';
+import { parseInput, ZEmptyBody } from '../../domain/validation';
 
 const ZAccountPath = z.object({ accountId: ZAccountId });
-const ZBankAccountPath = z.object({ accountId: ZAccountId, bankAccountId: ZBankAccountId });
+export const ZBankAccountPath = z.object({ accountId: ZAccountId, bankAccountId: ZBankAccountId });
 
 export interface BankAccountRouteDeps {
   prisma: PrismaClient;
@@ -68,7 +68,7 @@ export function registerBankAccountRoutes(router: ApiRouter, deps: BankAccountRo
 
   router.post('/v2/accounts/:accountId/bank-accounts/:bankAccountId/disable', ...access, idempotent(deps.idempotency, { required: false }), async (ctx) => {
     const { accountId, bankAccountId } = parseInput(ZBankAccountPath, ctx.params, 'path');
-    parseInput(z.strictObject({}), ctx.state.body, 'body');
+    parseInput(ZEmptyBody, ctx.state.body, 'body');
     ctx.body = await disableBankAccount(prisma, requireApp(ctx), accountId, bankAccountId);
   });
 

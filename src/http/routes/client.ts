@@ -32,8 +32,8 @@ export interface ClientRouteDeps {
   extraOptions?: readonly PaymentOptionProvider[];
 }
 
-const ZPaymentPath = z.strictObject({ paymentId: ZPaymentId });
-const ZOptionPath = z.strictObject({ paymentId: ZPaymentId, optionId: ZPaymentOptionId });
+export const ZClientPaymentPath = z.strictObject({ paymentId: ZPaymentId });
+export const ZOptionPath = z.strictObject({ paymentId: ZPaymentId, optionId: ZPaymentOptionId });
 const ZNoQuery = z.strictObject({});
 
 
@@ -67,7 +67,7 @@ export function registerClientRoutes(client: ApiRouter, deps: ClientRouteDeps, s
   const use: ClientPaymentDeps = { ...deps, extraOptions: [vaultOptionProvider(deps), ...(deps.extraOptions ?? [])] };
 
   client.get('/v2/client/me/payments/:paymentId', payments, async (ctx) => {
-    const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
+    const { paymentId } = parseInput(ZClientPaymentPath, ctx.params, 'path');
     assertPaymentSecret(ctx, deps.serviceSecret, paymentId);
     parseInput(ZNoQuery, ctx.query, 'query');
     ctx.body = await readClientPayment(use, requireClient(ctx), paymentId);
@@ -86,7 +86,7 @@ export function registerClientRoutes(client: ApiRouter, deps: ClientRouteDeps, s
   });
 
   client.post('/v2/client/me/payments/:paymentId/confirm', payments, confirmIdempotency, async (ctx) => {
-    const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
+    const { paymentId } = parseInput(ZClientPaymentPath, ctx.params, 'path');
     parseInput(ZNoQuery, ctx.query, 'query');
     const input = parseInput(ZConfirmClientPayment, ctx.state.body, 'body');
     ctx.body = await confirmClientPayment(use, requireClient(ctx), paymentId, input);

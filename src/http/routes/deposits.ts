@@ -28,6 +28,8 @@ export interface DepositRouteDeps {
 }
 
 const ZAccountPath = z.object({ accountId: ZAccountId });
+export const ZDepositAddressPath = z.object({ accountId: ZAccountId, depositAddressId: ZDepositAddressId });
+export const ZDepositPath = z.object({ accountId: ZAccountId, depositId: ZDepositId });
 
 /** Deposit addresses and deposits of an account; every route needs the v2:deposit_addresses scope. */
 export function registerDepositRoutes(router: ApiRouter, deps: DepositRouteDeps): void {
@@ -52,7 +54,7 @@ export function registerDepositRoutes(router: ApiRouter, deps: DepositRouteDeps)
 
   router.get('/v2/accounts/:accountId/deposit-addresses/:depositAddressId', ...access, async (ctx) => {
     const { accountId, depositAddressId } = parseInput(
-      z.object({ accountId: ZAccountId, depositAddressId: ZDepositAddressId }),
+      ZDepositAddressPath,
       ctx.params,
       'path',
     );
@@ -66,7 +68,7 @@ export function registerDepositRoutes(router: ApiRouter, deps: DepositRouteDeps)
   });
 
   router.get('/v2/accounts/:accountId/deposits/:depositId', ...access, async (ctx) => {
-    const { accountId, depositId } = parseInput(z.object({ accountId: ZAccountId, depositId: ZDepositId }), ctx.params, 'path');
+    const { accountId, depositId } = parseInput(ZDepositPath, ctx.params, 'path');
     ctx.body = await getDeposit(prisma, requireApp(ctx), accountId, depositId);
   });
 }

@@ -30,7 +30,7 @@ export interface PaymentRouteDeps {
   offramp?: OfframpDeps;
 }
 
-const ZPaymentPath = z.object({ paymentId: ZPaymentId });
+export const ZPaymentPath = z.object({ paymentId: ZPaymentId });
 
 
 export function registerPaymentRoutes(router: ApiRouter, deps: PaymentRouteDeps): void {

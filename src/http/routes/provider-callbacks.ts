@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import { z } from 'zod';
 import getRawBody from 'raw-body';
 import { ApiError, notFound } from '../../domain/errors';
 import { MALFORMED_CALLBACK, ProviderError, type OfframpProvider, type Payout, type ProviderBankAccount } from '../../offramp/offramp-provider';
@@ -10,6 +11,9 @@ export interface OfframpCallbackDeps {
   onPayoutUpdated?(payout: Payout): Promise<void>;
   onBankAccountUpdated?(bankAccountId: string, account: ProviderBankAccount): Promise<void>;
 }
+
+/** The answer to a handled callback. */
+export const ZCallbackReceived = z.strictObject({ received: z.literal(true) });
 
 /**
  * POST /v2/providers/{providerCode}/callbacks: the off-ramp provider's signed callbacks. Outside the
@@ -43,6 +47,6 @@ export function registerProviderCallbackRoutes(router: Router<ApiState>, deps: O
       throw new ApiError('service_unavailable', 'The callback could not be handled now; send it again');
     }
     ctx.status = 200;
-    ctx.body = { received: true };
+    ctx.body = { received: true } satisfies z.infer<typeof ZCallbackReceived>;
   });
 }

@@ -11,7 +11,7 @@ import { listVaultAuditEvents } from '../../domain/vaults/vault-audit';
 import { ZCreateVault, ZListVaultAuditEventsQuery, ZPutVaultPolicy, ZVerifyVaultApproval } from '../../domain/vaults/vault.schemas';
 import type { IdempotencyRecords } from '../../domain/idempotency-records';
 import type { CursorCodec } from '../../domain/pagination';
-import { parseInput } from '../../domain/validation';
+import { parseInput, ZEmptyBody } from '../../domain/validation';
 import { requireAccess } from '../middleware/modules';
 import { idempotent } from '../middleware/idempotency';
 import { requireApp, type ApiMiddleware, type ApiRouter } from '../context';
@@ -55,7 +55,7 @@ export function registerVaultRoutes(router: ApiRouter, deps: VaultRouteDeps): vo
 
   router.post('/v2/accounts/:accountId/vault/policy/approval', ...guard, async (ctx) => {
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
-    parseInput(z.strictObject({}), ctx.state.body ?? {}, 'body');
+    parseInput(ZEmptyBody, ctx.state.body ?? {}, 'body');
     ctx.status = 201;
     ctx.body = await sendVaultApproval(deps, requireApp(ctx), accountId);
   });

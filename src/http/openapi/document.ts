@@ -1,0 +1,137 @@
+import { z } from 'zod';
+import { createDocument, type ZodOpenApiPathsObject } from 'zod-openapi';
+import { accountPaths } from './accounts';
+import { bankAccountPaths } from './bank-accounts';
+import { clientPaths } from './client';
+import { depositPaths } from './deposits';
+import { fundReturnPaths } from './fund-returns';
+import { operation, SECURITY_SCHEMES, type OpenApiPaths } from './operation';
+import { partnerConfigPaths } from './partner-config';
+import { paymentPaths } from './payments';
+import { providerCallbackPaths } from './provider-callbacks';
+import { transactionPaths } from './transactions';
+import { vaultPaths } from './vaults';
+import { ZAccountBundle } from '../../domain/accounts/account.schemas';
+import { ZBankAccount } from '../../domain/bank-accounts/bank-account.schemas';
+import { ZDeposit, ZDepositAddress } from '../../domain/deposits/deposit.schemas';
+import { ZTransaction } from '../../domain/ledger/transactions.schemas';
+import { ZPartnerConfig } from '../../domain/partner-config.schemas';
+import { ZPaymentOption } from '../../domain/payments/payment-option.schemas';
+import { ZCheckout, ZNextAction, ZPayment } from '../../domain/payments/payment.schemas';
+import { ZFundReturn } from '../../domain/returns/fund-return.schemas';
+import { ZFundingOperation, ZVault, ZVaultPolicy } from '../../domain/vaults/vault.schemas';
+
+/** The resources named once under components.schemas and referenced wherever they appear. */
+const SCHEMAS = {
+  PartnerConfig: ZPartnerConfig,
+  AccountBundle: ZAccountBundle,
+  Payment: ZPayment,
+  NextAction: ZNextAction,
+  Checkout: ZCheckout,
+  PaymentOption: ZPaymentOption,
+  FundingOperation: ZFundingOperation,
+  FundReturn: ZFundReturn,
+  Transaction: ZTransaction,
+  DepositAddress: ZDepositAddress,
+  Deposit: ZDeposit,
+  Vault: ZVault,
+  VaultPolicy: ZVaultPolicy,
+  BankAccount: ZBankAccount,
+};
+
+export const OPENAPI_PATH = '/v2/openapi/partners.json';
+
+/** This document's own route (src/http/routes/openapi.ts). */
+const openApiPaths: OpenApiPaths = {
+  [OPENAPI_PATH]: {
+    get: operation({
+      operationId: 'getOpenApiDocument',
+      summary: 'This document: the partner-facing API as OpenAPI 3.1',
+      tags: ['Configuration'],
+      auth: 'none',
+      responses: { 200: { description: 'The OpenAPI document.', schema: z.looseObject({ openapi: z.string(), paths: z.record(z.string(), z.unknown()) }) } },
+    }),
+  },
+};
+
+/**
+ * Every partner-facing route file's paths, one entry per file (src/http/openapi/<route file>.ts). A
+ * new route goes into its file's module; a new route file adds its module here. A test fails when a
+ * route of the app is missing from the document, or the document names a route the app lacks.
+ */
+const PARTNER_PATHS: readonly OpenApiPaths[] = [
+  openApiPaths,
+  partnerConfigPaths,
+  clientPaths,
+  accountPaths,
+  transactionPaths,
+  paymentPaths,
+  fundReturnPaths,
+  depositPaths,
+  vaultPaths,
+  bankAccountPaths,
+  providerCallbackPaths,
+];
+
+export interface OpenApiOptions {
+  apiVersion: string;
+  /** The service's public base URL (the document's server). */
+  publicBaseUrl: string;
+}
+
+function mergePaths(modules: readonly OpenApiPaths[]): ZodOpenApiPathsObject {
+  const merged: ZodOpenApiPathsObject = {};
+  for (const paths of modules) {
+    for (const [path, item] of Object.entries(paths)) {
+      const key = path as keyof ZodOpenApiPathsObject;
+      const existing = merged[key];
+      for (const method of Object.keys(item)) {
+        if (existing && method in existing) throw new Error(`OpenAPI: ${method.toUpperCase()} ${path} is described twice`);
+      }
+      merged[key] = { ...existing, ...item };
+    }
+  }
+  return merged;
+}
+
+export type OpenApiDocument = ReturnType<typeof createDocument>;
+
+function build(options: OpenApiOptions): OpenApiDocument {
+  return createDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Partner Payments API',
+      version: options.apiVersion,
+      description:
+        'UPAs (accounts), escrow Payments, deposits, vaults, bank accounts and the client API. Every response echoes `Svc-Version`; every error has the body `{error: {code, message, details?}}`. Operator routes (/admin/v1), the hosted checkout, health and metrics are not part of this document.',
+    },
+    servers: [{ url: options.publicBaseUrl }],
+    tags: [
+      { name: 'Configuration' },
+      { name: 'Accounts' },
+      { name: 'Balances and transactions' },
+      { name: 'Payments' },
+      { name: 'Refunds and incident recoveries' },
+      { name: 'Deposits' },
+      { name: 'Vaults' },
+      { name: 'Bank accounts' },
+      { name: 'Client API' },
+      { name: 'Provider callbacks' },
+    ],
+    components: { securitySchemes: SECURITY_SCHEMES, schemas: SCHEMAS },
+    paths: mergePaths(PARTNER_PATHS),
+  });
+}
+
+const built = new Map<string, OpenApiDocument>();
+
+/** The document, built once per (apiVersion, publicBaseUrl) and kept: it never changes while the process runs. */
+export function partnersOpenApi(options: OpenApiOptions): OpenApiDocument {
+  const key = `${options.apiVersion} ${options.publicBaseUrl}`;
+  let doc = built.get(key);
+  if (!doc) {
+    doc = build(options);
+    built.set(key, doc);
+  }
+  return doc;
+}

@@ -1,0 +1,209 @@
+import { z } from 'zod';
+import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject, ZodOpenApiResponseObject } from 'zod-openapi';
+
+type StatusKey = `${1 | 2 | 3 | 4 | 5}${string}`;
+import { ERROR_STATUS, ZErrorBody } from '../../domain/errors';
+import type { Scope } from '../../domain/apps';
+import { ZIdempotencyKey } from '../middleware/idempotency';
+import { SVC_VERSION_HEADER } from '../middleware/versioning';
+
+/** The paths one route file serves: src/http/openapi/<route file>.ts exports one of these. */
+export type OpenApiPaths = ZodOpenApiPathsObject;
+
+/**
+ * Who may call an operation, as the route's middleware decides it:
+ * app = HTTP Basic app credentials (partner router); client = Bearer client token (client router);
+ * client+paymentSecret = the token plus X-Svc-Payment-Secret; provider = the off-ramp provider's
+ * signature; none = public.
+ */
+export type Auth = 'app' | 'client' | 'client+paymentSecret' | 'provider' | 'none';
+
+export const SECURITY_SCHEMES = {
+  appCredentials: { type: 'http', scheme: 'basic', description: 'HTTP Basic: username is the app id, password is the app secret. Server-side only.' },
+  clientToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A short-lived, account-bound access token from POST /v2/client/auth/exchange.' },
+  paymentSecret: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Svc-Payment-Secret',
+    description: "The Payment's checkout.clientSecret: proves access to exactly one Payment. Never put it in a URL, an analytics event or a log.",
+  },
+  providerSignature: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'sandbox-provider-signature',
+    description: 'The off-ramp provider signs each callback over its exact bytes: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`.',
+  },
+} as const;
+
+const SECURITY: Record<Auth, Array<Record<string, string[]>>> = {
+  app: [{ appCredentials: [] }],
+  client: [{ clientToken: [] }],
+  'client+paymentSecret': [{ clientToken: [], paymentSecret: [] }],
+  provider: [{ providerSignature: [] }],
+  none: [],
+};
+
+// ---- headers (components, referenced by every response) ----
+const svcVersionHeader = z.string().meta({
+  description: 'The API version of this answer: the app environment pin once the credential is known, else the current version.',
+  example: '2026-09-09',
+  header: { id: 'SvcVersion' },
+});
+const requestIdHeader = z.string().meta({ description: 'The request id (the X-Request-Id sent, when well-formed; else a new one).', header: { id: 'RequestId' } });
+const integerHeader = (description: string) => z.string().regex(/^\d+$/).meta({ description });
+const rateLimitHeaders = {
+  'RateLimit-Limit': integerHeader('The quota of the window (requests).').optional().meta({ header: { id: 'RateLimitLimit' } }),
+  'RateLimit-Remaining': integerHeader('Requests left in the window.').optional().meta({ header: { id: 'RateLimitRemaining' } }),
+  'RateLimit-Reset': integerHeader('Seconds until the window resets.').optional().meta({ header: { id: 'RateLimitReset' } }),
+};
+const retryAfter = integerHeader('Seconds to wait before retrying (>= 1).');
+const replayed = z
+  .literal('true')
+  .optional()
+  .meta({ description: 'Present when this answer is the stored answer of an earlier request with the same Idempotency-Key.', header: { id: 'IdempotentReplayed' } });
+
+function headers(auth: Auth, extra: Record<string, z.ZodType> = {}) {
+  const limited = auth === 'app' || auth === 'client' || auth === 'client+paymentSecret';
+  return z.object({ [SVC_VERSION_HEADER]: svcVersionHeader, 'X-Request-Id': requestIdHeader, ...(limited ? rateLimitHeaders : {}), ...extra });
+}
+
+// ---- errors: one response per status, its codes taken from the one code -> status table ----
+const codesAt = (status: number) => Object.entries(ERROR_STATUS).filter(([, s]) => s === status).map(([code]) => code);
+
+const ERROR_MEANING: Record<number, string> = {
+  400: 'The request is invalid (body, query, path, headers or Svc-Version); details.fields names each field.',
+  401: 'Authentication is missing or invalid.',
+  403: 'The credential lacks the scope of this endpoint (details.requiredScope).',
+  404: 'The resource (or one the path names) does not exist for this credential.',
+  408: 'The request was not received in time.',
+  409: 'A conflict: an Idempotency-Key reused or still running, a stale version, or a state that refuses the call.',
+  413: 'The request body is too large.',
+  415: 'The request body is not application/json.',
+  422: 'The request is well-formed but this method, amount or destination is not supported.',
+  424: 'The module or network is not configured for this app or environment (chain_config_missing).',
+  429: 'Too many requests: retry after Retry-After.',
+  431: 'The request headers are too large.',
+  500: 'An unexpected fault (never a client mistake); the request may be retried with the same Idempotency-Key.',
+  502: 'An upstream (the chain RPC, the workflow engine or the off-ramp provider) answered with an error; retry with backoff and the same Idempotency-Key.',
+  503: 'The service or an upstream is unavailable: retry after Retry-After with the same Idempotency-Key.',
+};
+
+/** One response component per error status (ErrorNNN), shared by every operation that can answer it. */
+export function errorResponse(status: number): ZodOpenApiResponseObject {
+  const codes = codesAt(status);
+  const extra: Record<string, z.ZodType> = {};
+  if (status === 429 || status === 503) extra['Retry-After'] = retryAfter;
+  if (status === 401) extra['WWW-Authenticate'] = z.string().meta({ description: 'The authentication challenge.' });
+  return {
+    id: `Error${status}`,
+    description: `${ERROR_MEANING[status] ?? 'Error'} Codes: ${codes.join(', ')}.`,
+    headers: headers('app', extra),
+    content: {
+      'application/json': {
+        schema: ZErrorBody.extend({ error: ZErrorBody.shape.error.extend({ code: z.enum(codes as [string, ...string[]]) }) }),
+        examples: { [codes[0]!]: { value: { error: { code: codes[0]!, message: ERROR_MEANING[status] ?? 'Error' } } } },
+      },
+    },
+  };
+}
+
+const ERROR_RESPONSES = new Map<number, ZodOpenApiResponseObject>();
+const errorResponseOnce = (status: number) => {
+  let r = ERROR_RESPONSES.get(status);
+  if (!r) ERROR_RESPONSES.set(status, (r = errorResponse(status)));
+  return r;
+};
+
+// ---- request headers (components) ----
+const IDEMPOTENCY_KEY = {
+  description: 'Makes the request safe to retry: an identical retry gets the stored answer (Idempotent-Replayed: true); the same key with another request answers 409 idempotency_conflict.',
+  example: 'order-4711-attempt-1',
+};
+const idempotencyKeyRequired = ZIdempotencyKey.meta({ ...IDEMPOTENCY_KEY, param: { id: 'IdempotencyKeyRequired' } });
+const idempotencyKeyOptional = ZIdempotencyKey.optional().meta({ ...IDEMPOTENCY_KEY, param: { id: 'IdempotencyKey' } });
+const svcVersionParam = z
+  .string()
+  .optional()
+  .meta({ description: "The API version the caller expects; it must equal the app environment's pin.", example: '2026-09-09', param: { id: 'SvcVersion' } });
+
+// ---- operations ----
+type ZObject = z.ZodObject;
+
+export interface OperationSpec {
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: readonly string[];
+  auth: Auth;
+  scope?: Scope;
+  idempotency?: 'required' | 'optional';
+  path?: ZObject;
+  query?: ZObject;
+  /** JSON body: its schema (zod, or the JSON Schema that validates it) and an example. */
+  body?: { schema: z.ZodType | Record<string, unknown>; example: unknown; description?: string };
+  /** Success answers: status -> schema and example. */
+  responses: Record<number, { description: string; schema: z.ZodType; example?: unknown }>;
+  /** Error statuses this operation can answer beyond those its auth, body, path and idempotency imply. */
+  errors?: number[];
+  /** Statuses implied by the route's shape that it can't answer (rare). */
+  withoutErrors?: number[];
+}
+
+/** Builds one operation with its security, standard headers and every error status it can answer. */
+export function operation(spec: OperationSpec): ZodOpenApiOperationObject {
+  const errors = new Set<number>(spec.errors ?? []);
+  const guarded = spec.auth === 'app' || spec.auth === 'client' || spec.auth === 'client+paymentSecret';
+  if (guarded) {
+    // Svc-Version mismatch (400), authentication (401), the shared quota (429).
+    [400, 401, 429].forEach((s) => errors.add(s));
+  }
+  if (spec.auth === 'provider') errors.add(401);
+  if (spec.scope) errors.add(403);
+  if (spec.path || spec.query) errors.add(400);
+  if (spec.path) errors.add(404);
+  if (spec.body) [400, 413, 415].forEach((s) => errors.add(s));
+  if (spec.idempotency) [400, 409].forEach((s) => errors.add(s));
+  // Every operation that reads the database can find the service at capacity, or fail unexpectedly.
+  if (spec.auth !== 'none') [500, 503].forEach((s) => errors.add(s));
+  for (const s of spec.withoutErrors ?? []) errors.delete(s);
+
+  const headerParams: Record<string, z.ZodType> = {};
+  if (guarded) {
+    headerParams[SVC_VERSION_HEADER] = svcVersionParam;
+  }
+  if (spec.idempotency) headerParams['Idempotency-Key'] = spec.idempotency === 'required' ? idempotencyKeyRequired : idempotencyKeyOptional;
+
+  const description = [spec.description, spec.scope ? `Scope: \`${spec.scope}\`.` : undefined].filter(Boolean).join('\n\n');
+  const responses: ZodOpenApiOperationObject['responses'] = {};
+  for (const [status, r] of Object.entries(spec.responses)) {
+    responses[status as StatusKey] = {
+      description: r.description,
+      headers: headers(spec.auth, spec.idempotency ? { 'Idempotent-Replayed': replayed } : {}),
+      content: { 'application/json': { schema: r.schema, ...(r.example === undefined ? {} : { examples: { default: { value: r.example } } }) } },
+    };
+  }
+  for (const status of [...errors].sort()) responses[String(status) as StatusKey] = errorResponseOnce(status);
+
+  return {
+    operationId: spec.operationId,
+    summary: spec.summary,
+    ...(description ? { description } : {}),
+    tags: [...spec.tags],
+    security: SECURITY[spec.auth],
+    requestParams: {
+      ...(spec.path ? { path: spec.path } : {}),
+      ...(spec.query ? { query: spec.query } : {}),
+      ...(Object.keys(headerParams).length > 0 ? { header: z.object(headerParams) } : {}),
+    },
+    ...(spec.body
+      ? {
+          requestBody: {
+            required: true,
+            ...(spec.body.description ? { description: spec.body.description } : {}),
+            content: { 'application/json': { schema: spec.body.schema as z.ZodType, examples: { default: { value: spec.body.example } } } },
+          },
+        }
+      : {}),
+    responses,
+  };
+}

@@ -1,0 +1,138 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type Koa from 'koa';
+import { createApi } from '../../src/http/app';
+import { OPENAPI_PATH, partnersOpenApi, type OpenApiDocument } from '../../src/http/openapi/document';
+import { apiDepsOnHarness, getHarness } from '../support/harness';
+import { call, newApp, responseChecker } from '../support/api-client';
+import { createResponseChecker } from '../support/openapi-check';
+import { listRoutes } from './fuzz/routes';
+
+type Json = Record<string, any>;
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
+
+async function served(): Promise<OpenApiDocument> {
+  const h = await getHarness();
+  return partnersOpenApi({ apiVersion: h.environments.apiVersion, publicBaseUrl: h.config.http.publicBaseUrl });
+}
+
+async function validateOpenApi(doc: unknown): Promise<{ valid: boolean; errors?: unknown }> {
+  const { Validator } = await import('@seriousme/openapi-schema-validator');
+  return new Validator().validate(doc as Json);
+}
+
+function operations(doc: OpenApiDocument): Array<{ method: string; path: string; op: Json }> {
+  return Object.entries(doc.paths ?? {}).flatMap(([path, item]) =>
+    Object.entries(item as Json)
+      .filter(([method]) => METHODS.includes(method))
+      .map(([method, op]) => ({ method, path, op: op as Json })),
+  );
+}
+
+/** Every method + path the app's routers serve under /v2, in the document's {param} form. */
+function v2RoutesOf(app: Koa): Set<string> {
+  return new Set(listRoutes(app).filter((r) => r.split(' ')[1]!.startsWith('/v2/')).map((r) => r.replace(/:(\w+)/g, '{$1}')));
+}
+
+describe('OpenAPI document at /v2/openapi/partners.json', () => {
+  test('is a valid OpenAPI 3.1 document, and the validator rejects a broken copy', async () => {
+    const doc = await served();
+    assert.equal(doc.openapi, '3.1.0');
+    const result = await validateOpenApi(doc);
+    assert.deepEqual(result.errors, undefined);
+    assert.equal(result.valid, true);
+
+    const broken = structuredClone(doc) as Json;
+    delete broken.paths['/v2/payments'].post.responses; // an operation without responses is not OpenAPI
+    broken.info = { title: 42 };
+    assert.equal((await validateOpenApi(broken)).valid, false);
+  });
+
+  test('documents every /v2 route the app serves, and nothing it does not serve', async () => {
+    const h = await getHarness();
+    // Every optional module on: the app as `npm start` runs it.
+    const app = createApi(await apiDepsOnHarness({ engine: h.engine, client: { engine: h.engine }, returns: h.engine, chains: h.chain.chains }));
+    const inApp = v2RoutesOf(app as unknown as Koa);
+    const inDoc = new Set(operations(await served()).map(({ method, path }) => `${method.toUpperCase()} ${path}`));
+    assert.ok(inApp.size >= 40, `only ${inApp.size} routes found on the routers`);
+    assert.deepEqual([...inApp].filter((r) => !inDoc.has(r)).sort(), [], 'routes missing from the document (add them to src/http/openapi/<route file>.ts)');
+    assert.deepEqual([...inDoc].filter((r) => !inApp.has(r)).sort(), [], 'documented operations the app does not serve');
+  });
+
+  test('every operation has security, an error envelope per error status and Svc-Version on every answer; write routes carry examples', async () => {
+    const doc = await served();
+    for (const { method, path, op } of operations(doc)) {
+      const name = `${method.toUpperCase()} ${path}`;
+      assert.ok(Array.isArray(op.security), `${name}: no security`);
+      const statuses = Object.keys(op.responses);
+      assert.ok(statuses.some((s) => s.startsWith('2')), `${name}: no success answer`);
+      for (const [status, response] of Object.entries(op.responses as Json)) {
+        const r = response.$ref ? (doc.components as Json).responses[response.$ref.split('/').pop()] : response;
+        assert.ok(r.headers?.['Svc-Version'], `${name} ${status}: no Svc-Version header`);
+        if (status.startsWith('4') || status.startsWith('5')) {
+          assert.ok(response.$ref?.endsWith(`/Error${status}`), `${name} ${status}: not the shared error response`);
+        }
+      }
+      if (['post', 'put', 'patch'].includes(method)) {
+        assert.ok(op.requestBody?.content['application/json'].examples?.default, `${name}: no request example`);
+        const success = statuses.filter((s) => s.startsWith('2')).map((s) => op.responses[s]);
+        assert.ok(success.some((r: Json) => r.content['application/json'].examples?.default), `${name}: no success example`);
+      }
+    }
+    assert.deepEqual(doc.paths?.['/v2/payments']?.post?.security, [{ appCredentials: [] }]);
+    assert.deepEqual(doc.paths?.['/v2/client/me/payments/{paymentId}/options/{optionId}/authorize']?.post?.security, [{ clientToken: [], paymentSecret: [] }]);
+    assert.deepEqual(doc.paths?.[OPENAPI_PATH]?.get?.security, []);
+    const errors = (doc.components as Json).responses;
+    assert.ok(errors.Error429.headers['Retry-After'].required);
+    assert.ok(errors.Error503.headers['Retry-After'].required);
+    assert.deepEqual(errors.Error424.content['application/json'].schema.properties.error.properties.code.enum, ['chain_config_missing']);
+  });
+
+  test("every example validates against the schema it illustrates", async () => {
+    const doc = await served();
+    const checker = createResponseChecker(doc);
+    let checked = 0;
+    const media = (content: Json | undefined) => Object.values(content ?? {}) as Json[];
+    for (const { method, path, op } of operations(doc)) {
+      const responses = Object.entries(op.responses as Json).map(([status, r]) => [status, r.$ref ? (doc.components as Json).responses[r.$ref.split('/').pop()] : r] as const);
+      const parts = [['request', op.requestBody?.content] as const, ...responses.map(([status, r]) => [status, r.content] as const)];
+      for (const [where, content] of parts) {
+        for (const m of media(content)) {
+          for (const [exampleName, example] of Object.entries((m.examples ?? {}) as Json)) {
+            const validate = checker.validator(m.schema);
+            assert.ok(validate(example.value), `${method.toUpperCase()} ${path} ${where} example ${exampleName}: ${JSON.stringify(validate.errors)}`);
+            checked += 1;
+          }
+        }
+      }
+    }
+    assert.ok(checked >= 40, `only ${checked} examples`);
+  });
+
+  test('the response checker fails a wrong body, an undocumented status and a missing header; it leaves undocumented paths alone', async () => {
+    const checker = await responseChecker();
+    const headers = new Headers({ 'Svc-Version': '2026-09-09', 'X-Request-Id': 'req_1' });
+    const answer = (status: number, body: unknown, path = '/v2/payments/payment_abc', h = headers) => ({ method: 'GET', path, status, headers: h, body, text: JSON.stringify(body) });
+    assert.throws(() => checker.check(answer(200, { payment: { id: 'payment_abc' }, nextAction: null })), /getPayment \(GET \/v2\/payments\/\{paymentId\}\) answered 200 with a body its document does not allow/);
+    assert.throws(() => checker.check(answer(418, { error: { code: 'teapot', message: 'no' } })), /answered 418, a status its document does not list/);
+    assert.throws(() => checker.check(answer(404, { error: { code: 'not_found', message: 'Payment not found' } }, undefined, new Headers({ 'X-Request-Id': 'r' }))), /without its required header Svc-Version/);
+    assert.throws(() => checker.check(answer(404, { error: { code: 'payment_not_open', message: 'x' } })), /error\/code must be equal to one of the allowed values/);
+    checker.check(answer(404, { error: { code: 'not_found', message: 'Payment not found' } }));
+    checker.check(answer(404, { whatever: true }, '/v2/no-such-thing'));
+    checker.check({ ...answer(405, { whatever: true }), method: 'DELETE' });
+    assert.equal(checker.operationFor('GET', '/v2/accounts/external/user-1?x=1')?.template, '/v2/accounts/external/{externalUserId}');
+    assert.equal(checker.operationFor('GET', '/v2/accounts/acct_1')?.template, '/v2/accounts/{accountId}');
+  });
+
+  test('the config link resolves: links.openapi answers 200 with the document, without credentials', async () => {
+    const cred = await newApp();
+    const config = await call('/v2/partners/config', { credential: cred });
+    assert.equal(config.status, 200);
+    assert.equal(config.body.links.openapi, OPENAPI_PATH);
+    const res = await call(config.body.links.openapi);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+    assert.equal(res.headers.get('svc-version'), '2026-09-09');
+    assert.deepEqual(res.body, JSON.parse(JSON.stringify(await served())));
+  });
+});
