@@ -59,6 +59,12 @@ const ROUTE_MODULES: Record<RouteKey, readonly ModuleId[] | null> = {
   'GET /v2/accounts/:accountId/bank-accounts/:bankAccountId': ['bank_accounts'],
   'POST /v2/accounts/:accountId/bank-accounts/:bankAccountId/disable': ['bank_accounts'],
   'GET /v2/payments/external-bank/banks': ['bank_accounts'],
+  'PUT /v2/accounts/:accountId/payment-acceptance': ['accounts'],
+  'GET /v2/openapi/partners.json': null,
+  // No credential: public creation answers 424 by its own configuration, which folds in the payments
+  // module (test/public-payments covers it); here they are called for an app that doesn't exist.
+  'GET /v2/public/apps/:appId/payments/configuration': null,
+  'POST /v2/public/apps/:appId/payments': null,
 };
 
 /** A value for each path parameter: the app's real account, and well-formed ids of nothing. */
@@ -73,6 +79,7 @@ function fill(path: string, accountId: string): string {
     bankAccountId: 'bank_account_nothing',
     optionId: 'pay_option_nothing',
     providerCode: 'sandbox',
+    appId: 'app_nothing',
   };
   return path.replace(/:([A-Za-z]+)/g, (_, name: string) => {
     const value = values[name];

@@ -1,4 +1,4 @@
-import { ZAccountBundle, ZAccountCapabilities, ZCreateAccount, ZRegisterConnectedWallet, ZSetSettlementProfile, ZUpdateDisplayProfile } from '../../domain/accounts/account.schemas';
+import { ZAccountBundle, ZAccountCapabilities, ZCreateAccount, ZRegisterConnectedWallet, ZSetSettlementProfile, ZUpdateDisplayProfile, ZUpdatePaymentAcceptance } from '../../domain/accounts/account.schemas';
 import { ZAccountPath, ZExternalUserPath } from '../routes/accounts';
 import { ACCOUNT_ID, EXAMPLE, accountBundleExample } from './examples';
 import { operation, type OpenApiPaths } from './operation';
@@ -41,6 +41,18 @@ export const accountPaths: OpenApiPaths = {
       summary: 'Set the name and logo payers see (future Payments only)',
       path: ZAccountPath,
       body: { schema: ZUpdateDisplayProfile, example: { displayName: 'Corner Bakery', expectedVersion: 0, reason: 'Shop name at onboarding' } },
+      responses: { 200: bundle('The account bundle.', accountBundleExample) },
+      errors: [409],
+    }),
+  },
+  '/v2/accounts/{accountId}/payment-acceptance': {
+    put: operation({
+      ...common,
+      operationId: 'updatePaymentAcceptance',
+      summary: 'Turn public Payments to this account on or off',
+      description: 'Conditional on account.paymentAcceptance.version: a stale expectedVersion is 409.',
+      path: ZAccountPath,
+      body: { schema: ZUpdatePaymentAcceptance, example: { publicReceiveEnabled: true, expectedVersion: 0 } },
       responses: { 200: bundle('The account bundle.', accountBundleExample) },
       errors: [409],
     }),

@@ -1,3 +1,4 @@
+import { publicPaymentPaths } from './public-payments';
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiPathsObject } from 'zod-openapi';
 import { accountPaths } from './accounts';
@@ -71,6 +72,7 @@ const PARTNER_PATHS: readonly OpenApiPaths[] = [
   vaultPaths,
   bankAccountPaths,
   providerCallbackPaths,
+  publicPaymentPaths,
 ];
 
 export interface OpenApiOptions {

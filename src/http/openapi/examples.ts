@@ -246,4 +246,55 @@ export const fundingOperationExample = {
   expiresAt: LATER,
 };
 
+const publicDestination = {
+  chainId: CHAIN_ID,
+  networkCode: 'anvil',
+  chainName: 'Anvil sandbox',
+  chainFamily: 'evm',
+  assetSymbol: 'USDC',
+  tokenAddress: TOKEN,
+  decimals: 6,
+  assetKind: 'token',
+  logoUrl: null,
+  minimumAmount: '1',
+  maximumAmount: '1000',
+  available: true,
+  disabledReason: null,
+};
+
+export const publicPaymentConfigurationExample = {
+  enabled: true,
+  authentication: 'none',
+  purpose: 'wallet_payment',
+  methods: ['crypto'],
+  destinations: [publicDestination],
+  allowedFiatCurrencies: ['USD'],
+  paymentTtlSeconds: 900,
+  configureEndpoint: '/v2/public/apps/app_4Rk9Wm2Zq7/payments/configuration',
+  createEndpoint: '/v2/public/apps/app_4Rk9Wm2Zq7/payments',
+  appId: 'app_4Rk9Wm2Zq7',
+  recipientReference: 'payment_handle',
+  idempotencyKey: { required: true, minLength: 16, maxLength: 256 },
+  rateLimit: { scope: 'client_ip', points: 30, windowSeconds: 60 },
+};
+
+export const publicPaymentExample = {
+  payment: {
+    id: PAYMENT_ID,
+    apiVersion: '2026-09-09',
+    intent: 'receive',
+    status: 'requires_payment_method',
+    statusVersion: 1,
+    paymentAmount: amount('25.00', '25000000'),
+    network: { chainId: CHAIN_ID, networkCode: 'anvil' },
+    fiatCurrency: 'USD',
+    recipientDisplay: { displayName: 'Corner Bakery', logoUrl: null },
+    description: 'Two loaves',
+    expiresAt: LATER,
+    createdAt: AT,
+  },
+  checkout: { paymentUrl: `https://pay.example.com/checkout/${PAYMENT_ID}`, clientSecret: null, expiresAt: LATER, returnUrl: null },
+  nextAction: nextActionExample,
+};
+
 export const EXAMPLE = { AT, LATER, TOKEN, CHAIN_ID, WALLET, TX_HASH, PAYER_ACCOUNT_ID };

@@ -93,7 +93,8 @@ export function errorResponse(status: number): ZodOpenApiResponseObject {
   const codes = codesAt(status);
   const extra: Record<string, z.ZodType> = {};
   if (status === 429 || status === 503) extra['Retry-After'] = retryAfter;
-  if (status === 401) extra['WWW-Authenticate'] = z.string().meta({ description: 'The authentication challenge.' });
+  // Optional: Basic and Bearer answers carry it, a provider callback's bad signature has no challenge.
+  if (status === 401) extra['WWW-Authenticate'] = z.string().optional().meta({ description: 'The authentication challenge (Basic or Bearer routes).' });
   return {
     id: `Error${status}`,
     description: `${ERROR_MEANING[status] ?? 'Error'} Codes: ${codes.join(', ')}.`,
@@ -156,6 +157,8 @@ export function operation(spec: OperationSpec): ZodOpenApiOperationObject {
   if (guarded) {
     // Svc-Version mismatch (400), authentication (401), the shared quota (429).
     [400, 401, 429].forEach((s) => errors.add(s));
+    // Every credentialed route belongs to a module, answering 424 while it is off (src/domain/modules.ts).
+    errors.add(424);
   }
   if (spec.auth === 'provider') errors.add(401);
   if (spec.scope) errors.add(403);

@@ -10,6 +10,7 @@ export const partnerConfigPaths: OpenApiPaths = {
       description: 'Any valid credential may read it, whatever its scopes.',
       tags: ['Configuration'],
       auth: 'app',
+      withoutErrors: [424],
       responses: { 200: { description: 'The partner configuration.', schema: ZPartnerConfig } },
     }),
   },

@@ -34,7 +34,7 @@ export interface PublicPaymentRouteDeps {
   publicBaseUrl: string;
 }
 
-const ZAppPath = z.object({ appId: z.string().regex(/^app_[A-Za-z0-9_-]+$/, 'an app id (app_...)').max(64) });
+export const ZAppPath = z.object({ appId: z.string().regex(/^app_[A-Za-z0-9_-]+$/, 'an app id (app_...)').max(64) });
 
 /**
  * A public key space per app, apart from the partner's: a tab is not printable ASCII, so no partner
