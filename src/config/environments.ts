@@ -128,7 +128,8 @@ export const ZEnvironmentConfig = z.object({
   /** Absent: public Payment creation is off in this environment. */
   publicPayments: ZPublicPaymentsConfig.optional(),
   networks: z.array(ZNetworkConfig),
-  links: z.object({ docs: z.string(), openapi: z.string(), dashboard: z.string() }),
+  // dashboard null: there is no partner dashboard; operators manage webhook endpoints (admin API, CLI).
+  links: z.object({ docs: z.string(), openapi: z.string(), dashboard: z.string().nullable() }),
 }).superRefine((env, ctx) => {
   // A destination must be a configured network and asset, its bounds within the asset's scale and
   // ordered, and no lower than the asset's minimum deposit (below it, creation would refuse anyway).

@@ -164,6 +164,6 @@ export const ZPartnerConfig = z.strictObject({
     webhooks: z.object({ enabled: z.boolean(), availableToCredential: z.boolean() }),
     partnerConsole: z.object({ enabled: z.boolean(), availableToCredential: z.boolean() }),
   }),
-  links: z.object({ docs: z.string(), openapi: z.string(), dashboard: z.string() }),
+  links: z.object({ docs: z.string(), openapi: z.string(), dashboard: z.string().nullable() }),
 });
 export type TPartnerConfig = z.infer<typeof ZPartnerConfig>;

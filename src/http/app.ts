@@ -29,6 +29,7 @@ import { registerPaymentRoutes } from './routes/payments';
 import { registerPublicPaymentRoutes } from './routes/public-payments';
 import { registerDepositRoutes } from './routes/deposits';
 import { registerCheckoutRoutes } from './routes/checkout';
+import { registerDocsRoutes } from './routes/docs';
 import { registerOpenApiRoutes } from './routes/openapi';
 import { registerClientAuthRoutes, registerClientRoutes } from './routes/client';
 import type { PaymentOptionProvider } from '../domain/payments/payment-options';
@@ -111,6 +112,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   const open = new Router<ApiState>();
   registerHealthRoutes(open, { prisma: db.prisma, temporalHealth: deps.temporalHealth });
   registerOpenApiRoutes(open, { apiVersion: environments.apiVersion, publicBaseUrl: config.http.publicBaseUrl });
+  registerDocsRoutes(open, { apiVersion: environments.apiVersion, publicBaseUrl: config.http.publicBaseUrl });
   // Signed by the provider, not the partner: outside the partner router's Basic authentication.
   if (deps.offramp) registerProviderCallbackRoutes(open, { ...deps.offramp, maxBodyBytes: config.http.maxBodyBytes });
   app.use(open.routes());

@@ -96,8 +96,8 @@ async function snapshot(f: FuzzFixture, idempotencyKey: string | undefined): Pro
        'bankAccounts', (SELECT json_build_array(count(*), max(updated_at)) FROM bank_accounts WHERE app_id = ANY($1)),
        'webhookEndpoints', (SELECT json_build_array(count(*), max(updated_at)) FROM webhook_endpoints WHERE app_id = ANY($1)),
        'idempotencyRecords', (SELECT count(*) FROM idempotency_records WHERE app_id = ANY($1) AND key IS DISTINCT FROM $2
-         -- The client API keeps an account's keys as client:<accountId>:<key>.
-         AND ($2::text IS NULL OR key NOT LIKE 'client:%' OR right(key, length($2::text) + 1) <> ':' || $2::text)),
+         -- The client API keeps an account's keys as client:<accountId>:<key>, public creation as public<TAB>:<key>.
+         AND ($2::text IS NULL OR (key NOT LIKE 'client:%' AND key NOT LIKE 'public' || chr(9) || ':%') OR right(key, length($2::text) + 1) <> ':' || $2::text)),
        'events', (SELECT count(*) FROM events WHERE app_id = ANY($1)),
        'ledgerPostings', (SELECT count(*) FROM ledger_postings WHERE app_id = ANY($1)),
        'custodyAddresses', (SELECT count(*) FROM custody_addresses)

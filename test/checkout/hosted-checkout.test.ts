@@ -45,7 +45,7 @@ describe('Hosted checkout page (Chromium)', () => {
     assert.ok(!html.includes(checkout.clientSecret), 'no payment secret on the page');
     assert.ok(!html.includes(m.accountId), 'no account id on the page');
     assert.ok(!/<script>|\sstyle=|\son[a-z]+=/i.test(html), 'no inline script, style or handler');
-    assert.ok(html.includes('Two coffees &#60;b&#62;&#38; cake&#60;/b&#62;'), 'partner text is escaped');
+    assert.ok(html.includes('Two coffees &lt;b&gt;&amp; cake&lt;/b&gt;'), 'partner text is escaped');
 
     const tab = await openCheckout(phone, payment.id);
     const { page } = tab;

@@ -74,7 +74,8 @@ describe('Every unit that reaches an escrow is accounted for', () => {
     assert.deepEqual(seen.nextAction, { id: seen.nextAction.id, type: 'none', expiresAt: p.expiresAt, depositInstructions: null });
     const page = await fetch(p.checkout?.paymentUrl ?? `${h.baseUrl}/checkout/${p.id}`);
     const html = await page.text();
-    assert.match(html, /waiting for the network to confirm it/);
+    assert.match(html, /data-phase="confirming"/);
+    assert.match(html, /waiting for network confirmations\. Nothing more to send/);
     assert.doesNotMatch(html, /Send exactly/);
     await mine(1);
     await waitForPayment(m, p.id, 'succeeded', (x) => x.status === 'succeeded');

@@ -1,11 +1,9 @@
 import type { TCheckoutPage } from '../../domain/checkout/checkout-view.schemas';
 import { phaseText } from './phase-text';
+import { escapeHtml } from '../html';
 
-/** Every text and attribute value goes through this: the page holds partner- and payer-supplied text. */
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
+// Every text and attribute value goes through this: the page holds partner- and payer-supplied text.
 const e = escapeHtml;
 
 /** The page's own script and stylesheet, with a content hash so a deploy never serves a stale one. */

@@ -1,26 +1,13 @@
 import type { HeldItem, HoldDetail, IncidentItem, TimelineEntry } from '../../domain/operator-holds';
 import type { OperatorActionView } from '../../domain/operator-actions';
+import { Html, html, renderHtml } from '../html';
+
+export { Html, html };
 
 /**
  * The operator console's pages: plain server-rendered HTML with forms, no script at all (the CSP
  * allows none), one stylesheet from /console/assets. Every value is escaped by `html`.
  */
-export class Html {
-  constructor(readonly value: string) {}
-}
-
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-function render(v: unknown): string {
-  if (v instanceof Html) return v.value;
-  if (Array.isArray(v)) return v.map(render).join('');
-  if (v === null || v === undefined || v === false) return '';
-  return String(v).replace(/[&<>"']/g, (c) => ESCAPES[c]!);
-}
-
-export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
-  return new Html(strings.reduce((out, s, i) => out + render(values[i - 1]) + s));
-}
-
 /** How the pages link out: a transaction (explorer or the console's receipt page) and a workflow (Temporal Web UI). */
 export interface Links {
   tx(chainId: number, txHash: string): string;
@@ -33,7 +20,7 @@ export interface PageContext {
 }
 
 export function page(title: string, ctx: PageContext, body: Html): string {
-  return `<!doctype html>${render(html`<html lang="en">
+  return `<!doctype html>${renderHtml(html`<html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Operator console</title><link rel="stylesheet" href="/console/assets/console.css"></head>
 <body>
