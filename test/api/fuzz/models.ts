@@ -72,6 +72,7 @@ export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
   'GET /checkout/:paymentId/vault': { auth: 'none', params: payment, touches: 'payment' },
   'POST /checkout/:paymentId/vault/authorize': { auth: 'none', params: payment, touches: 'payment' },
   'GET /v2/openapi/partners.json': { auth: 'none' },
+  'GET /docs': { auth: 'none' },
   // The provider's callbacks: a buggy caller has no signature, so every answer is a 4xx (401, 400, 404).
   'POST /v2/providers/:providerCode/callbacks': {
     auth: 'none',
