@@ -24,19 +24,7 @@ export type OperatorTarget = { type: 'payment' | 'deposit'; id: string };
 /** signalled: the workflow was told (it applies the action); created: a recovery was created; refused: the rules said no; failed: an error. */
 export type OperatorOutcome = 'signalled' | 'created' | 'refused' | 'failed';
 
-export interface OperatorActionView {
-  id: string;
-  actor: string;
-  channel: OperatorChannel;
-  action: OperatorActionName;
-  target: OperatorTarget;
-  reason: string | null;
-  details: Record<string, string>;
-  outcome: OperatorOutcome;
-  outcomeDetail: string | null;
-  createdAt: string;
-}
-
+/** Who did what to which item, and why: what an action writes before its outcome is known. */
 interface AuditEntry {
   actor: string;
   channel: OperatorChannel;
@@ -44,6 +32,13 @@ interface AuditEntry {
   target: OperatorTarget;
   reason: string | null;
   details: Record<string, string>;
+}
+
+export interface OperatorActionView extends AuditEntry {
+  id: string;
+  outcome: OperatorOutcome;
+  outcomeDetail: string | null;
+  createdAt: string;
 }
 type Db = PrismaClient | Prisma.TransactionClient;
 type Written = (db: Db, outcome: OperatorOutcome, detail: string | null) => Promise<void>;
