@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config';
 import { createLogger } from './logger';
@@ -30,7 +31,7 @@ async function main(): Promise<void> {
     service.uiUrl ? `  Temporal UI:  ${service.uiUrl}` : null,
     `  PostgreSQL:   ${redactUrl(service.database.url)}`,
     service.rpcUrl ? `  Sandbox EVM:  ${service.rpcUrl}  (anvil, chain ${chainId}, test USDC ${service.environments.environments.sandbox.networks[0]?.assets[0]?.tokenAddress})` : null,
-    service.sandboxProviderUrl ? `  Off-ramp:     ${service.sandboxProviderUrl}  (sandbox provider; logs in .data/logs/sandbox-provider.log)` : null,
+    service.sandboxProviderUrl ? `  Off-ramp:     ${service.sandboxProviderUrl}  (sandbox provider; logs in ${path.join(service.dataDir, 'logs', 'sandbox-provider.log')})` : null,
     `  Data:         ${service.dataDir}`,
     'Create a credential: npm run cli -- apps create --environment sandbox --name my-app',
     'Press Ctrl-C to stop.',

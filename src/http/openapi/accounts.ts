@@ -52,7 +52,7 @@ export const accountPaths: OpenApiPaths = {
       summary: 'Turn public Payments to this account on or off',
       description: 'Conditional on account.paymentAcceptance.version: a stale expectedVersion is 409.',
       path: ZAccountPath,
-      body: { schema: ZUpdatePaymentAcceptance, example: { publicReceiveEnabled: true, expectedVersion: 0 } },
+      body: { schema: ZUpdatePaymentAcceptance, example: { publicReceiveEnabled: true, expectedVersion: 1 } },
       responses: { 200: bundle('The account bundle.', accountBundleExample) },
       errors: [409],
     }),
