@@ -45,6 +45,13 @@ export async function paymentsByOperationalState(prisma: PrismaClient, timeoutMs
   return counts(rows, ['operational_state']);
 }
 
+/** Deposits by status (requires_intervention: a deposit's settlement held for an operator). */
+export async function depositsByStatus(prisma: PrismaClient, timeoutMs: number): Promise<Array<Count<'status'>>> {
+  const rows = await bounded(prisma, timeoutMs, (tx) => tx.$queryRaw<Array<{ status: string; count: number }>>`
+    SELECT status, count(*)::int AS count FROM deposits GROUP BY status`);
+  return counts(rows, ['status']);
+}
+
 export interface SettlementOutcomes {
   /** Every outgoing transfer of a settlement (settlement_legs): broadcast, confirmed, reverted, replaced. */
   legs: Array<Count<'source_type' | 'status'>>;

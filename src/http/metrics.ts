@@ -4,6 +4,7 @@ import type { ChainRegistry } from '../chain/registry';
 import {
   openAlerts,
   paymentsByOperationalState,
+  depositsByStatus,
   paymentsByStatus,
   scannerLag,
   settlementOutcomes,
@@ -122,6 +123,10 @@ function operationsCollectors(deps: MetricsDeps): Record<string, Collector> {
       const rows = await paymentsByOperationalState(prisma, ms);
       return (r) =>
         countGauge(r, 'payments_operational_state', 'Payments by operational state (requires_intervention: a hold waiting for an operator).', ['operational_state'], rows);
+    },
+    deposits_status: async (ms) => {
+      const rows = await depositsByStatus(prisma, ms);
+      return (r) => countGauge(r, 'deposits', 'Deposits by status (requires_intervention: a hold waiting for an operator).', ['status'], rows);
     },
     settlements: async (ms) => {
       const o = await settlementOutcomes(prisma, ms);

@@ -61,6 +61,7 @@ describe('Prometheus metrics at /metrics (what operators watch)', () => {
     assert.deepEqual(Object.fromEntries(up), {
       alerts: 1,
       chain_scanner: 1,
+      deposits_status: 1,
       payments_operational_state: 1,
       payments_status: 1,
       settlements: 1,
