@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { ParameterizedContext } from 'koa';
 import { openSealedText, sealText } from '../../domain/sealed-text';
-import { safeEqual, sha256Hex } from '../../domain/secrets';
+import { safeEqual } from '../../domain/secrets';
+import { adminTokenMatcher } from '../middleware/admin-auth';
 
 /**
  * The operator console's session: who logged in (the name they gave), until when, and the CSRF token
@@ -37,7 +38,6 @@ export interface SessionKeeper {
 }
 
 export function sessionKeeper(opts: { adminToken: string; serviceSecret: string; sessionSeconds: number; secureCookies: boolean }): SessionKeeper {
-  const expected = sha256Hex(opts.adminToken);
   const cookie = (ctx: Ctx, name: string, value: string | null, maxAgeSeconds: number) => {
     // Behind a TLS-terminating proxy (PUBLIC_BASE_URL https) the cookie is Secure although this hop is http.
     if (opts.secureCookies) ctx.cookies.secure = true;
@@ -57,7 +57,7 @@ export function sessionKeeper(opts: { adminToken: string; serviceSecret: string;
   };
   const seal = (name: string, value: object) => sealText(opts.serviceSecret, LABEL, name, JSON.stringify(value));
   return {
-    tokenMatches: (presented) => safeEqual(sha256Hex(presented), expected),
+    tokenMatches: adminTokenMatcher(opts.adminToken),
     current(ctx) {
       const s = read(ctx, SESSION_COOKIE);
       return s && typeof s.who === 'string' ? { who: s.who, csrf: s.csrf, expiresAt: s.expiresAt } : null;

@@ -5,7 +5,7 @@ import type { Database } from '../../db/client';
 import { getAlert, listAlerts } from '../../domain/alerts';
 import type { CursorCodec } from '../../domain/pagination';
 import type { ApiState } from '../context';
-import { adminAuth } from './webhooks-admin';
+import { adminAuth } from '../middleware/admin-auth';
 import { mountRouter } from '../mount-router';
 
 /**

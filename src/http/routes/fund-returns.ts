@@ -16,7 +16,7 @@ import { requireAccess } from '../middleware/modules';
 import { idempotent } from '../middleware/idempotency';
 import { jsonBody } from '../middleware/json-body';
 import { requireApp, type ApiRouter, type ApiState } from '../context';
-import { adminAuth } from './webhooks-admin';
+import { adminAuth } from '../middleware/admin-auth';
 import { mountRouter } from '../mount-router';
 
 export interface FundReturnRouteDeps {

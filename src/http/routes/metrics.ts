@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import type { ServiceConfig } from '../../config';
 import type { ApiState } from '../context';
 import type { ServiceMetrics } from '../metrics';
-import { adminAuth } from './webhooks-admin';
+import { adminAuth } from '../middleware/admin-auth';
 import { mountRouter } from '../mount-router';
 
 /**

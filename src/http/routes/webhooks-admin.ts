@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import type { ServiceConfig } from '../../config';
 import type { Database } from '../../db/client';
-import { safeEqual, sha256Hex } from '../../domain/secrets';
+import { adminAuth } from '../middleware/admin-auth';
 import { getWebhookDelivery, listWebhookDeliveries, redeliverWebhook } from '../../domain/webhooks/deliveries';
 import { ZAppId, ZWebhookDeliveryId, ZWebhookEndpointId } from '../../domain/webhooks/endpoint.schemas';
 import {
@@ -18,8 +18,7 @@ import {
   type WebhookEndpointDeps,
 } from '../../domain/webhooks/endpoints';
 import type { WebhookEngine } from '../../domain/engine';
-import type { ApiMiddleware, ApiState } from '../context';
-import { ApiError } from '../../domain/errors';
+import type { ApiState } from '../context';
 import { jsonBody } from '../middleware/json-body';
 import type { CursorCodec } from '../../domain/pagination';
 import { parseInput } from '../../domain/validation';
@@ -48,20 +47,6 @@ export interface WebhookAdminDeps {
   serviceSecret: string;
   cursors: CursorCodec;
   engine?: Pick<WebhookEngine, 'kickWebhookDispatcher'>;
-}
-
-export function adminAuth(token: string): ApiMiddleware {
-  const expected = sha256Hex(token);
-  return async (ctx, next) => {
-    const match = /^Bearer ([\x21-\x7e]+)$/.exec(ctx.get('Authorization'));
-    // Hashing both sides first makes the comparison constant-time whatever the presented length.
-    if (!match?.[1] || !safeEqual(sha256Hex(match[1]), expected)) {
-      throw new ApiError('unauthorized', 'Admin authentication required: Authorization: Bearer <ADMIN_API_TOKEN>', undefined, {
-        'WWW-Authenticate': 'Bearer realm="partner-payments-admin"',
-      });
-    }
-    await next();
-  };
 }
 
 const ZAppPath = z.object({ appId: ZAppId });
