@@ -265,6 +265,28 @@ describe('Authorize a Vault funding operation (client)', () => {
     assertError(res, 403, 'forbidden');
   });
 
+  test('an app whose credential lost v2:payments: the client read, confirm and the checkout session answer 403 forbidden', async () => {
+    const h = await getHarness();
+    const p = await payerWithVault(USDC(10), USDC(10));
+    const payment = await newPayment(p.merchant, '1');
+    await h.db.prisma.app.update({ where: { id: p.cred.appId }, data: { scopes: ['v2:accounts', 'v2:vaults'] } });
+    const read = await call(`/v2/client/me/payments/${payment.id}`, { headers: headersFor(p.token, payment.secret) });
+    assertError(read, 403, 'forbidden');
+    assert.deepEqual(read.body.error.details, { requiredScope: 'v2:payments' });
+    const confirm = await call(`/v2/client/me/payments/${payment.id}/confirm`, { headers: headersFor(p.token), body: { actionId: 'action_none', proof: { type: 'transaction', transactionHash: `0x${'ab'.repeat(32)}` } } });
+    assertError(confirm, 403, 'forbidden');
+    assertError(await authorize(p, payment, paymentOptionId(TEST_SERVICE_SECRET, payment.id, 'vault'), { actionId: 'action_none', proof: approved }), 403, 'forbidden');
+    const session = await fetch(`${h.baseUrl}/checkout/${payment.id}/session`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ clientToken: p.token, clientSecret: payment.secret }),
+    });
+    assert.equal(session.status, 403);
+    assert.equal(session.headers.get('set-cookie'), null);
+    assert.equal(await h.db.prisma.paymentPayer.count({ where: { paymentId: payment.id } }), 0, 'no one was bound');
+  });
+
   test('20 concurrent authorizations against one vault never exceed its limit per period', async () => {
     const p = await payerWithVault(USDC(50), USDC(200));
     const payments = [];

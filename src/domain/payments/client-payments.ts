@@ -3,6 +3,7 @@ import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import type { PaymentEngine } from '../engine';
 import type { ClientPrincipal } from '../client-auth/access-tokens';
+import { assertScope } from '../apps';
 import { ApiError, notFound } from '../errors';
 import { consumeAction, findAction } from './payment-actions';
 import { claimPayer, isPayer } from './payment-payers';
@@ -29,12 +30,14 @@ export interface ClientPaymentDeps {
 export type PayerAccess = 'claim' | 'payer';
 
 /**
- * The Payments a client token may act on: receive Payments of the token's app (so of its environment)
- * whose payer is the token's account. Anything else (another app's, a send Payment, one bound to
+ * The Payments a client token may act on: for an app holding v2:payments (the scope its exchange
+ * needed; 403 otherwise), receive Payments of the token's app (so of its environment) whose payer is
+ * the token's account. Anything else (another app's, a send Payment, one bound to
  * another account, the recipient's own) is the same "Payment not found", never "forbidden", so a token
  * learns nothing about a Payment that is not its own.
  */
 export async function loadPayable(prisma: PrismaClient, principal: ClientPrincipal, paymentId: string, access: PayerAccess): Promise<PaymentRow> {
+  assertScope(principal.app, 'v2:payments');
   const p = await prisma.payment.findFirst({ where: { id: paymentId, appId: principal.app.id, intent: 'receive' }, include: PAYMENT_VIEW_INCLUDE });
   const bound = p && (access === 'claim' ? await claimPayer(prisma, p, principal.accountId) : await isPayer(prisma, p, principal.accountId));
   if (!p || !bound) throw notFound('Payment');
