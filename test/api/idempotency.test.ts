@@ -247,6 +247,17 @@ describe('Idempotency-Key: a refused request owns its key only once it started e
     }
   });
 
+  test('a 424 (a network the environment does not run) frees the key; a 403 (a missing scope) is answered before the key is read', async () => {
+    const m = await newMerchant();
+    const key = fixKey();
+    const payment = { intent: 'receive', amount: '10', assetCode: 'USDC', chainId: 31337, destination: { type: 'upa', accountId: m.accountId } };
+    await badThenGood('Payment on an unconfigured chain', (body, k) => call('/v2/payments', { credential: m.cred, body, headers: { 'idempotency-key': k } }), { ...payment, chainId: 99999 }, payment, { bad: 424, good: 201 });
+    const narrow = await newApp({ scopes: ['v2:accounts'] });
+    const forbidden = await call('/v2/payments', { credential: narrow, body: payment, headers: { 'idempotency-key': key } });
+    assert.equal(forbidden.status, 403, forbidden.text);
+    assert.equal(await claimOf(narrow, key), null, 'nothing stored under the key');
+  });
+
   test('a refusal of a request that started executing stays the key\'s answer: 422 (Payment, bank account) and 409 payment_not_open (client confirm)', async () => {
     const m = await newMerchant();
     const bare = (await call('/v2/accounts', { credential: m.cred, body: { externalUserId: uniqueUserId('bare') } })).body.account.id as string;
