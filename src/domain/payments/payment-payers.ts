@@ -1,11 +1,11 @@
 import type { PrismaClient } from '../../db/client';
 
-/**
- * The payer of a receive Payment on the client API: the first account whose client token read it
- * (the spec: "The Payment must belong to the account fixed by the bearer token"). The recipient is
- * never its own payer. The binding is one row per Payment, claimed by an insert that does nothing on
- * conflict: of accounts racing for an unbound Payment exactly one wins, and every reader then sees it.
- */
+// The payer of a receive Payment on the client API: the first account whose client token read it
+// (the spec: "The Payment must belong to the account fixed by the bearer token"). The recipient is
+// never its own payer. The binding is one row per Payment, claimed by an insert that does nothing on
+// conflict: of accounts racing for an unbound Payment exactly one wins, and every reader then sees it.
+
+/** A receive Payment, as far as its binding is concerned. */
 interface Payable {
   id: string;
   recipientAccountId: string;
