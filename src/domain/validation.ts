@@ -6,6 +6,17 @@ export const ZEmptyBody = z.strictObject({});
 
 export type InputLocation = 'body' | 'query' | 'path' | 'header';
 
+/**
+ * 400 bad_request for what the request itself says (its body, query, path or headers, checked against
+ * a schema or the static configuration), found before anything ran. An Idempotency-Key is not spent
+ * on it: the idempotency middleware releases the key, so the corrected request runs under it.
+ */
+export class InputError extends ApiError {
+  constructor(message: string, fields: Array<{ field: string; message: string }>) {
+    super('bad_request', message, { fields });
+  }
+}
+
 // NUL (PostgreSQL text can't hold it) and UTF-16 surrogates without their pair (not Unicode: UTF-8
 // can't encode them faithfully).
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -51,9 +62,7 @@ export function checkStorable(value: unknown, location: InputLocation): void {
   const deep = tooDeep(value);
   if (deep) {
     const field = [location, ...deep.map((k) => k.replace(UNSTORABLE_ALL, '\uFFFD'))].join('.');
-    throw new ApiError('bad_request', `Invalid ${location}: nested deeper than ${MAX_INPUT_DEPTH} levels`, {
-      fields: [{ field, message: `nesting is at most ${MAX_INPUT_DEPTH} levels` }],
-    });
+    throw new InputError(`Invalid ${location}: nested deeper than ${MAX_INPUT_DEPTH} levels`, [{ field, message: `nesting is at most ${MAX_INPUT_DEPTH} levels` }]);
   }
   const unstorable = unstorableText(value);
   if (unstorable.length > 0) {
@@ -61,7 +70,7 @@ export function checkStorable(value: unknown, location: InputLocation): void {
       field: [location, ...p].join('.'),
       message: 'text with a NUL character or an unpaired UTF-16 surrogate cannot be stored',
     }));
-    throw new ApiError('bad_request', `Invalid ${location}: ${fields.map((f) => f.field).join(', ')}`, { fields });
+    throw new InputError(`Invalid ${location}: ${fields.map((f) => f.field).join(', ')}`, fields);
   }
 }
 
@@ -78,5 +87,5 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, locat
     field: [location, ...issue.path.map(String)].join('.'),
     message: issue.message,
   }));
-  throw new ApiError('bad_request', `Invalid ${location}: ${fields.map((f) => f.field).join(', ')}`, { fields });
+  throw new InputError(`Invalid ${location}: ${fields.map((f) => f.field).join(', ')}`, fields);
 }

@@ -92,6 +92,7 @@ async function snapshot(f: FuzzFixture, idempotencyKey: string | undefined): Pro
        'settlementProfiles', (SELECT json_build_array(count(*), max(s.updated_at)) FROM settlement_profiles s JOIN accounts a ON a.id = s.account_id WHERE a.app_id = ANY($1)),
        'paymentHandles', (SELECT count(*) FROM payment_handles p JOIN accounts a ON a.id = p.account_id WHERE a.app_id = ANY($1)),
        'payments', (SELECT json_build_array(count(*), sum(status_version)) FROM payments WHERE app_id = ANY($1)),
+       'paymentPayers', (SELECT count(*) FROM payment_payers pp JOIN payments p ON p.id = pp.payment_id WHERE p.app_id = ANY($1)),
        'depositAddresses', (SELECT count(*) FROM deposit_addresses WHERE app_id = ANY($1)),
        'bankAccounts', (SELECT json_build_array(count(*), max(updated_at)) FROM bank_accounts WHERE app_id = ANY($1)),
        'webhookEndpoints', (SELECT json_build_array(count(*), max(updated_at)) FROM webhook_endpoints WHERE app_id = ANY($1)),
@@ -155,7 +156,9 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
     };
     const acceptance = await call(`/v2/accounts/${merchant.accountId}/payment-acceptance`, { credential: merchant.cred, method: 'PUT', body: { publicReceiveEnabled: true, expectedVersion: 1 } });
     assert.equal(acceptance.status, 200, acceptance.text);
-    const token = await call('/v2/client/auth/exchange', { credential: merchant.cred, body: { accountId: merchant.accountId } });
+    // The merchant is the recipient of the fuzz's Payments, never their payer: the client token is another account's.
+    const payer = await call('/v2/accounts', { credential: merchant.cred, body: { externalUserId: `fuzz-payer-${process.pid}` } });
+    const token = await call('/v2/client/auth/exchange', { credential: merchant.cred, body: { accountId: payer.body.account.id } });
     assert.equal(token.status, 200, token.text);
     f.clientToken = token.body.accessToken;
     assert.ok(f.paymentsCursor, 'a second page of Payments');

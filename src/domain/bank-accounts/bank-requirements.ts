@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { BANK_COUNTRIES, type BankCountry, type TEnvironmentConfig } from '../../config/environments';
 import { ApiError } from '../errors';
-import { checkStorable } from '../validation';
+import { checkStorable, InputError } from '../validation';
 import { isValidAbaRoutingNumber } from './aba-routing';
 import { findDirectoryBank } from './bank-directory';
 
@@ -182,7 +182,7 @@ function badRequest(problems: Field[]): ApiError {
   const byField = new Map<string, string[]>();
   for (const p of problems) byField.set(p.field, [...(byField.get(p.field) ?? []), p.message]);
   const fields = [...byField].map(([field, messages]) => ({ field, message: [...new Set(messages)].join('; ') }));
-  return new ApiError('bad_request', `Invalid body: ${fields.map((f) => f.field).join(', ')}`, { fields });
+  return new InputError(`Invalid body: ${fields.map((f) => f.field).join(', ')}`, fields);
 }
 
 /**

@@ -3,6 +3,7 @@ import { Prisma, type PrismaClient } from '../../db/client';
 import { findAsset, findNetwork, type TEnvironmentConfig } from '../../config/environments';
 import type { Custody } from '../../custody';
 import { ApiError, notFound } from '../errors';
+import { InputError } from '../validation';
 import { toAtomic } from '../amounts';
 import type { AuthenticatedApp } from '../apps';
 import type { PaymentEngine } from '../engine';
@@ -47,9 +48,7 @@ export function amountAtomicOf(amount: string, decimals: number): bigint {
   try {
     return toAtomic(amount, decimals);
   } catch {
-    throw new ApiError('bad_request', `amount has more than ${decimals} decimal places`, {
-      fields: [{ field: 'body.amount', message: `at most ${decimals} decimal places` }],
-    });
+    throw new InputError(`amount has more than ${decimals} decimal places`, [{ field: 'body.amount', message: `at most ${decimals} decimal places` }]);
   }
 }
 

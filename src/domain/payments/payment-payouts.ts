@@ -6,6 +6,7 @@ import type { AuthenticatedApp } from '../apps';
 import type { PaymentEngine } from '../engine';
 import { ApiError, notFound } from '../errors';
 import type { PayoutUpdate } from './payout-machine';
+import { quoteExpired } from './quote-expiry';
 
 /**
  * A send Payment to a linked bank account (issue 13): quoted by the off-ramp provider at creation,
@@ -95,6 +96,8 @@ export async function quoteBankPayout(
   if (quote.providerPrincipalAtomic + quote.providerFeeAtomic !== target.netAtomic || quote.providerPrincipalAtomic <= 0n) {
     throw new ApiError('provider_failure', 'The payout provider quoted another amount');
   }
+  // A quote that lapsed before the Payment exists could fund nothing: refused, not re-quoted (retry rule 4).
+  if (quote.expiresAt.getTime() <= Date.now()) throw quoteExpired(quote.expiresAt, "The payout provider's quote");
   const scenario = app.environment === 'sandbox' ? target.metadata[SANDBOX_SCENARIO_KEY] : undefined;
   return {
     bankAccount: { id: row.id, accountId: row.accountId, providerCode: row.providerCode, providerAccountId: row.providerAccountId! },

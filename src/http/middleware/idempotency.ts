@@ -2,7 +2,7 @@ import { sha256Hex } from '../../domain/secrets';
 import type { ApiContext, ApiMiddleware } from '../context';
 import { requireApp } from '../context';
 import { ApiError } from '../../domain/errors';
-import { parseInput } from '../../domain/validation';
+import { InputError, parseInput } from '../../domain/validation';
 import { API_CRASH_POINTS, crashPoint } from '../../runtime/crash-points';
 import { z } from 'zod';
 import type { IdempotencyRecords } from '../../domain/idempotency-records';
@@ -29,6 +29,20 @@ export interface IdempotencyOptions {
   namespace?: (ctx: ApiContext) => string;
   /** A refusal that is not the key's final answer (the world may change: a transaction gets mined): the key is released. */
   releaseOn?: (err: ApiError) => boolean;
+}
+
+/**
+ * Whether a refusal is the key's answer. Only a request that started executing owns its key (Stripe's
+ * rule): a refusal of what the request itself says (InputError: its shape, or the static configuration
+ * it names: 424) or of a resource that isn't the caller's (404: ids are the service's, so the identical
+ * retry re-runs into the same 404) releases it, so the corrected request runs under the same key.
+ * A 403 never gets here (scopes are checked before the key). What a running request refused for the
+ * world's state (409, 422, a 400 found against it) is final: the identical retry gets it replayed.
+ */
+function refusalOwnsKey(err: ApiError, options: IdempotencyOptions): boolean {
+  if (err.status >= 500 || err instanceof InputError || err.status === 404 || err.status === 424) return false;
+  // A conflict found behind the key: the key belongs to the request that made the resource.
+  return err.code !== 'idempotency_conflict' && !options.releaseOn?.(err);
 }
 
 /**
@@ -74,9 +88,8 @@ export function idempotent(records: IdempotencyRecords, options: IdempotencyOpti
     try {
       await next();
     } catch (err) {
-      // A refusal (4xx) is the answer for this key; a fault releases the key so a retry can run. So
-      // does a conflict found behind the key (the key belongs to the request that made the resource).
-      if (err instanceof ApiError && err.status < 500 && err.code !== 'idempotency_conflict' && !options.releaseOn?.(err)) {
+      // A final refusal is the answer for this key; anything else (a fault too) releases it so a retry runs.
+      if (err instanceof ApiError && refusalOwnsKey(err, options)) {
         await records.complete(target, err.status, err.toBody());
       } else {
         await records.release(target);

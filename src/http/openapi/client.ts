@@ -6,7 +6,8 @@ import { operation, type OpenApiPaths } from './operation';
 
 /** src/http/routes/client.ts: the token exchange (partner, Basic) and the client API (Bearer). */
 const exchange = { tags: ['Client API'], auth: 'app', scope: 'v2:payments' } as const;
-const client = { tags: ['Client API'], auth: 'client' } as const;
+/** The client token's app must hold the scope (403 forbidden otherwise, before anything is read or written). */
+const client = { tags: ['Client API'], auth: 'client', scope: 'v2:payments' } as const;
 
 export const clientPaths: OpenApiPaths = {
   '/v2/client/auth/exchange': {
@@ -71,7 +72,9 @@ export const clientPaths: OpenApiPaths = {
       auth: 'client+paymentSecret',
       operationId: 'authorizeVaultOption',
       summary: "Authorize the Vault option's transfer to escrow",
-      description: 'A successful answer does not mean the funds arrived: the Payment advances once the transfer is verified on-chain.',
+      description:
+        "A successful answer does not mean the funds arrived: the Payment advances once the transfer is verified on-chain. The token's app needs `v2:payments` and `v2:vaults`.",
+      scope: 'v2:vaults',
       path: ZOptionPath,
       idempotency: 'required',
       body: { schema: ZAuthorizeVaultOption, example: { actionId: 'vault_action_7Qe2', proof: { type: 'managed_authorization', authorization: 'approved' }, metadata: {} } },
