@@ -3,6 +3,7 @@ import type { BankAccount } from '../../generated/prisma/client';
 import type { TEnvironmentConfig } from '../../config/environments';
 import type { AuthenticatedApp } from '../apps';
 import { ApiError, notFound } from '../errors';
+import type { Availability } from '../modules';
 import { hmacHex } from '../secrets';
 import { ID_PREFIXES } from '../ids';
 import { sealText, openSealedText } from '../sealed-text';
@@ -159,9 +160,10 @@ export async function linkBankAccount(
   return { bankAccount: toBankAccountView(updated ?? row) };
 }
 
-export async function bankAccountRequirementsOf(prisma: PrismaClient, app: AuthenticatedApp, env: TEnvironmentConfig, accountId: string) {
+/** Answers for the module on or off (spec: every country not offered is available false with a reason). */
+export async function bankAccountRequirementsOf(prisma: PrismaClient, app: AuthenticatedApp, env: TEnvironmentConfig, module: Availability, accountId: string) {
   await requireAccount(prisma, app.id, accountId);
-  return bankAccountRequirements(env, accountId);
+  return bankAccountRequirements(env, module, accountId);
 }
 
 export async function getBankAccount(prisma: PrismaClient, app: AuthenticatedApp, accountId: string, bankAccountId: string) {
