@@ -174,7 +174,17 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   partner.use(body);
   partner.use(modules);
   const mailer = deps.mailer !== undefined ? deps.mailer : config.mail?.smtpUrl ? createSmtpMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from }) : null;
-  registerPartnerConfigRoutes(partner, { environments, runtime: { ...runtime, mail: { smtpConfigured: mailer !== null } } });
+  registerPartnerConfigRoutes(partner, {
+    environments,
+    runtime: {
+      ...runtime,
+      mail: { smtpConfigured: mailer !== null },
+      clientApi: deps.client !== undefined,
+      // No partner dashboard is served: webhook endpoints are managed by the operator (admin API, CLI).
+      partnerConsole: false,
+      webhooks: config.webhooks,
+    },
+  });
   // Feature routes: one register call per module.
   if (deps.client) registerClientAuthRoutes(partner, { prisma: db.prisma, serviceSecret: deps.serviceSecret });
   registerAccountRoutes(partner, { prisma: db.prisma, idempotency, environments, custody: deps.custody });

@@ -70,7 +70,8 @@ describe('OpenAPI document at /v2/openapi/partners.json', () => {
         const r = response.$ref ? (doc.components as Json).responses[response.$ref.split('/').pop()] : response;
         assert.ok(r.headers?.['Svc-Version'], `${name} ${status}: no Svc-Version header`);
         if (status.startsWith('4') || status.startsWith('5')) {
-          assert.ok(response.$ref?.endsWith(`/Error${status}`), `${name} ${status}: not the shared error response`);
+          // Shared per status; at 502 and 503 per family of upstream codes (PaymentErrorNNN on the Payment paths).
+          assert.match(response.$ref ?? '', new RegExp(`/(Payment)?Error${status}$`), `${name} ${status}: not the shared error response`);
         }
       }
       if (['post', 'put', 'patch'].includes(method)) {

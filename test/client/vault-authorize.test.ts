@@ -303,3 +303,37 @@ describe('Authorize a Vault funding operation (client)', () => {
     assert.equal(await tokenBalance(p.vault.address), USDC(150));
   });
 });
+
+describe('Vault audit: who authorized, as the partner sees it', () => {
+  test("a payer's authorize is actor client with the payer's account id (not the partner's app credentials); the partner's calls are partner_app, the service's own steps service", async () => {
+    const p = await payerWithVault(USDC(100), USDC(20));
+    const payment = await newPayment(p.merchant, '5');
+    const option = await vaultOptionOf(p, payment);
+    const res = await authorize(p, payment, option.id, { actionId: option.execution!.actionId, proof: approved });
+    assert.equal(res.status, 200, res.text);
+    await settled(p, [payment]);
+
+    const audit = await call(`/v2/accounts/${p.accountId}/vault/audit-events?limit=100`, { credential: p.cred });
+    assert.equal(audit.status, 200, audit.text);
+    const events = audit.body.data as Array<{ eventType: string; actor: { type: string; id: string | null }; payload: Record<string, unknown> }>;
+    const authorized = events.filter((e) => e.eventType === 'vault.funding.authorized');
+    assert.equal(authorized.length, 1);
+    assert.deepEqual(authorized[0]!.actor, { type: 'client', id: p.accountId });
+    assert.equal(authorized[0]!.payload.paymentId, payment.id);
+    assert.deepEqual(events.find((e) => e.eventType === 'vault.funding_posted')?.actor, { type: 'service', id: null });
+    // partner_app only where the partner's app credentials made the call (create, policy, approval).
+    const byPartner = events.filter((e) => e.actor.type === 'partner_app');
+    assert.ok(byPartner.some((e) => e.eventType === 'vault.created'));
+    for (const e of byPartner) {
+      assert.equal(e.actor.id, p.cred.appId, e.eventType);
+      assert.match(e.eventType, /^vault\.(created|policy)/, e.eventType);
+    }
+
+    // The document names each actor type (the answer above was checked against it by call()).
+    const doc = (await call('/v2/openapi/partners.json')).body;
+    const list = doc.paths['/v2/accounts/{accountId}/vault/audit-events'].get.responses['200'].content['application/json'].schema;
+    const actorType = list.properties.data.items.properties.actor.properties.type;
+    assert.deepEqual(actorType.enum, ['partner_app', 'service', 'client']);
+    assert.match(actorType.description, /partner_app/);
+  });
+});

@@ -212,9 +212,9 @@ describe('bank payouts', () => {
     const down = await createPayment(p, { amount: '12' });
     const refused = await createPayment(p, { amount: '13' });
     assert.equal(down.status, 503, down.text);
-    assert.equal(down.body.error.code, 'provider_unavailable');
+    assert.equal(down.body.error.code, 'payment_provider_unavailable');
     assert.equal(refused.status, 502, refused.text);
-    assert.equal(refused.body.error.code, 'provider_failure');
+    assert.equal(refused.body.error.code, 'payment_provider_error');
     const unverified = await newParty('pending_verification');
     const pending = await createPayment(unverified);
     assert.equal(pending.status, 422, pending.text);

@@ -47,7 +47,7 @@ export const ZBankAccountRequirements = z.strictObject({
       name: z.string(),
       currency: z.string().length(3),
       implementation: z.string(),
-      schema: z.record(z.string(), z.unknown()).nullable(),
+      schema: z.record(z.string(), z.unknown()),
       alternatives: z.array(z.string()),
       available: z.boolean(),
       unavailableReason: z.string().nullable(),

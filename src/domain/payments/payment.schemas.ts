@@ -95,7 +95,8 @@ export const ZPayment = z.object({
   paymentAmount: ZPaymentAmount,
   sourceAmount: ZPaymentAmount,
   participants: z.array(z.object({ role: z.enum(['sender', 'recipient']), accountId: z.string() })),
-  recipientDisplay: z.object({ displayName: z.string().nullable(), logoUrl: z.string().nullable() }),
+  // Captured at creation; displayName is the display profile's, else the account's payment handle.
+  recipientDisplay: z.object({ displayName: z.string().min(1), logoUrl: z.string().nullable() }),
   destination: z.discriminatedUnion('type', [
     z.object({ type: z.literal('upa'), accountId: z.string() }),
     z.object({ type: z.literal('bank_account'), accountId: z.string(), bankAccountId: z.string() }),

@@ -73,7 +73,7 @@ export const ZPublicPayment = z.strictObject({
   paymentAmount: ZPaymentAmount,
   network: z.strictObject({ chainId: z.number().int(), networkCode: z.string() }),
   fiatCurrency: z.string().nullable(),
-  recipientDisplay: z.strictObject({ displayName: z.string().nullable(), logoUrl: z.string().nullable() }),
+  recipientDisplay: z.strictObject({ displayName: z.string().min(1), logoUrl: z.string().nullable() }),
   description: z.string().nullable(),
   expiresAt: ZIsoDate,
   createdAt: ZIsoDate,

@@ -89,16 +89,32 @@ export const ZVault = z.strictObject({
 export type TVault = z.infer<typeof ZVault>;
 export const ZVaultResponse = z.strictObject({ vault: ZVault });
 
+/**
+ * Who made an audited change (spec: `partner_app` is a call made with the partner's app credentials;
+ * other values are service-initiated). docs/decisions.md "Contract conformance".
+ */
+export const VAULT_ACTOR_TYPES = ['partner_app', 'service', 'client'] as const;
+export const ZVaultActor = z.strictObject({
+  type: z.enum(VAULT_ACTOR_TYPES).meta({
+    description:
+      "partner_app: a call made with the partner's app credentials (id: the app id). Other values are service-initiated: " +
+      "service, the service's own step such as the funding transfer (id: null); client, a payer's authorization through the " +
+      "client API or the hosted checkout, not the partner's app credentials (id: the payer's account id).",
+  }),
+  id: z.string().nullable(),
+});
+
 export const ZVaultAuditEvent = z.strictObject({
   id: z.string().regex(/^vault_evt_[A-Za-z0-9]+$/),
   vaultId: z.string(),
   policyId: z.string().nullable(),
   eventType: z.string(),
-  actor: z.strictObject({ type: z.string(), id: z.string().nullable() }),
+  actor: ZVaultActor,
   payload: z.record(z.string(), z.unknown()),
   createdAt: ZDateTime,
 });
 export type TVaultAuditEvent = z.infer<typeof ZVaultAuditEvent>;
+export type TVaultActor = z.infer<typeof ZVaultActor>;
 
 export const ZVaultAuditEventList = z.strictObject({
   data: z.array(ZVaultAuditEvent),

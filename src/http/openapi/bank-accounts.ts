@@ -17,7 +17,9 @@ export const bankAccountPaths: OpenApiPaths = {
       operationId: 'getBankAccountRequirements',
       summary: 'What linking a bank account takes, per country',
       path: ZAccountPath,
-      responses: { 200: { description: "One entry per country, with the JSON Schema a link's body must match.", schema: ZBankAccountRequirements } },
+      description: 'Answers 200 also where the bank accounts module is off for the app: every country is then available false, with the reason.',
+      responses: { 200: { description: "One entry per country, with the strict JSON Schema a link's body must match.", schema: ZBankAccountRequirements } },
+      withoutErrors: [424],
     }),
   },
   '/v2/accounts/{accountId}/bank-accounts': {

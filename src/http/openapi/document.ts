@@ -6,7 +6,7 @@ import { bankAccountPaths } from './bank-accounts';
 import { clientPaths } from './client';
 import { depositPaths } from './deposits';
 import { fundReturnPaths } from './fund-returns';
-import { operation, SECURITY_SCHEMES, type OpenApiPaths } from './operation';
+import { operation, SECURITY_SCHEMES, withUpstreamCodes, type OpenApiPaths } from './operation';
 import { partnerConfigPaths } from './partner-config';
 import { paymentPaths } from './payments';
 import { providerCallbackPaths } from './provider-callbacks';
@@ -121,7 +121,7 @@ function build(options: OpenApiOptions): OpenApiDocument {
       { name: 'Provider callbacks' },
     ],
     components: { securitySchemes: SECURITY_SCHEMES, schemas: SCHEMAS },
-    paths: mergePaths(PARTNER_PATHS),
+    paths: withUpstreamCodes(mergePaths(PARTNER_PATHS)),
   });
 }
 

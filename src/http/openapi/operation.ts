@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject, ZodOpenApiResponseObject } from 'zod-openapi';
+import { foreignUpstreamCodes, upstreamFamily, type UpstreamFamily } from '../upstream-codes';
 
 type StatusKey = `${1 | 2 | 3 | 4 | 5}${string}`;
 import { ERROR_STATUS, ZErrorBody } from '../../domain/errors';
@@ -68,7 +69,11 @@ function headers(auth: Auth, extra: Record<string, z.ZodType> = {}) {
 }
 
 // ---- errors: one response per status, its codes taken from the one code -> status table ----
-const codesAt = (status: number) => Object.entries(ERROR_STATUS).filter(([, s]) => s === status).map(([code]) => code);
+// An endpoint answers one family of upstream codes (src/http/upstream-codes.ts): the other's are left out.
+const codesAt = (status: number, family: UpstreamFamily) => {
+  const foreign: readonly string[] = foreignUpstreamCodes(family);
+  return Object.entries(ERROR_STATUS).filter(([code, s]) => s === status && !foreign.includes(code)).map(([code]) => code);
+};
 
 const ERROR_MEANING: Record<number, string> = {
   400: 'The request is invalid (body, query, path, headers or Svc-Version); details.fields names each field.',
@@ -88,15 +93,18 @@ const ERROR_MEANING: Record<number, string> = {
   503: 'The service or an upstream is unavailable: retry after Retry-After with the same Idempotency-Key.',
 };
 
-/** One response component per error status (ErrorNNN), shared by every operation that can answer it. */
-export function errorResponse(status: number): ZodOpenApiResponseObject {
-  const codes = codesAt(status);
+/**
+ * One response component per error status (ErrorNNN), shared by every operation that can answer it;
+ * at 502 and 503 one per family of upstream codes (PaymentErrorNNN for the Payment paths).
+ */
+export function errorResponse(status: number, family: UpstreamFamily = 'service'): ZodOpenApiResponseObject {
+  const codes = codesAt(status, family);
   const extra: Record<string, z.ZodType> = {};
   if (status === 429 || status === 503) extra['Retry-After'] = retryAfter;
   // Optional: Basic and Bearer answers carry it, a provider callback's bad signature has no challenge.
   if (status === 401) extra['WWW-Authenticate'] = z.string().optional().meta({ description: 'The authentication challenge (Basic or Bearer routes).' });
   return {
-    id: `Error${status}`,
+    id: `${family === 'payment' && hasUpstreamCodes(status) ? 'Payment' : ''}Error${status}`,
     description: `${ERROR_MEANING[status] ?? 'Error'} Codes: ${codes.join(', ')}.`,
     headers: headers('app', extra),
     content: {
@@ -108,12 +116,36 @@ export function errorResponse(status: number): ZodOpenApiResponseObject {
   };
 }
 
-const ERROR_RESPONSES = new Map<number, ZodOpenApiResponseObject>();
-const errorResponseOnce = (status: number) => {
-  let r = ERROR_RESPONSES.get(status);
-  if (!r) ERROR_RESPONSES.set(status, (r = errorResponse(status)));
+/** Whether a status is one of the upstream codes' (502, 503), whose codes differ by family. */
+const hasUpstreamCodes = (status: number) => codesAt(status, 'payment').join() !== codesAt(status, 'service').join();
+
+const ERROR_RESPONSES = new Map<string, ZodOpenApiResponseObject>();
+const errorResponseOnce = (status: number, family: UpstreamFamily = 'service') => {
+  const key = `${family} ${status}`;
+  let r = ERROR_RESPONSES.get(key);
+  if (!r) ERROR_RESPONSES.set(key, (r = errorResponse(status, family)));
   return r;
 };
+
+/**
+ * The paths with each operation's 502 and 503 in the family of upstream codes its path answers
+ * (src/http/upstream-codes.ts): operations are built without their path, so the document applies it.
+ */
+export function withUpstreamCodes(paths: ZodOpenApiPathsObject): ZodOpenApiPathsObject {
+  const out: ZodOpenApiPathsObject = {};
+  for (const [path, item] of Object.entries(paths)) {
+    const family = upstreamFamily(path);
+    const operations = Object.entries(item as Record<string, ZodOpenApiOperationObject>).map(([method, op]) => {
+      const responses = { ...op.responses } as Record<string, unknown>;
+      for (const status of Object.keys(responses)) {
+        if (hasUpstreamCodes(Number(status))) responses[status] = errorResponseOnce(Number(status), family);
+      }
+      return [method, { ...op, responses }];
+    });
+    out[path as keyof ZodOpenApiPathsObject] = Object.fromEntries(operations);
+  }
+  return out;
+}
 
 // ---- request headers (components) ----
 const IDEMPOTENCY_KEY = {
