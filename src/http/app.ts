@@ -111,8 +111,8 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
 
   const open = new Router<ApiState>();
   registerHealthRoutes(open, { prisma: db.prisma, temporalHealth: deps.temporalHealth });
-  registerOpenApiRoutes(open, { apiVersion: environments.apiVersion, publicBaseUrl: config.http.publicBaseUrl });
-  registerDocsRoutes(open, { apiVersion: environments.apiVersion, publicBaseUrl: config.http.publicBaseUrl });
+  registerOpenApiRoutes(open, { apiVersion: environments.apiVersion, supportedApiVersions: environments.supportedApiVersions, publicBaseUrl: config.http.publicBaseUrl });
+  registerDocsRoutes(open, { apiVersion: environments.apiVersion, supportedApiVersions: environments.supportedApiVersions, publicBaseUrl: config.http.publicBaseUrl });
   // Signed by the provider, not the partner: outside the partner router's Basic authentication.
   if (deps.offramp) registerProviderCallbackRoutes(open, { ...deps.offramp, maxBodyBytes: config.http.maxBodyBytes });
   app.use(open.routes());

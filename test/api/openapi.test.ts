@@ -13,7 +13,7 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
 
 async function served(): Promise<OpenApiDocument> {
   const h = await getHarness();
-  return partnersOpenApi({ apiVersion: h.environments.apiVersion, publicBaseUrl: h.config.http.publicBaseUrl });
+  return partnersOpenApi({ apiVersion: h.environments.apiVersion, supportedApiVersions: h.environments.supportedApiVersions, publicBaseUrl: h.config.http.publicBaseUrl });
 }
 
 async function validateOpenApi(doc: unknown): Promise<{ valid: boolean; errors?: unknown }> {
@@ -83,8 +83,9 @@ describe('OpenAPI document at /v2/openapi/partners.json', () => {
     assert.deepEqual(doc.paths?.['/v2/client/me/payments/{paymentId}/options/{optionId}/authorize']?.post?.security, [{ clientToken: [], paymentSecret: [] }]);
     assert.deepEqual(doc.paths?.[OPENAPI_PATH]?.get?.security, []);
     const errors = (doc.components as Json).responses;
-    assert.ok(errors.Error429.headers['Retry-After'].required);
-    assert.ok(errors.Error503.headers['Retry-After'].required);
+    const header = (ref: Json) => (doc.components as Json).headers[ref.$ref.split('/').pop()];
+    assert.ok(header(errors.Error429.headers['Retry-After']).required);
+    assert.ok(header(errors.Error503.headers['Retry-After']).required);
     assert.deepEqual(errors.Error424.content['application/json'].schema.properties.error.properties.code.enum, ['chain_config_missing']);
   });
 
@@ -107,6 +108,26 @@ describe('OpenAPI document at /v2/openapi/partners.json', () => {
       }
     }
     assert.ok(checked >= 40, `only ${checked} examples`);
+  });
+
+  test("Svc-Version, sent or answered, is documented as an enum of the environments' supported versions", async () => {
+    const h = await getHarness();
+    const doc = (await served()) as Json;
+    const components = doc.components as Json;
+    assert.deepEqual(components.parameters.SvcVersion.schema.enum, h.environments.supportedApiVersions);
+    assert.equal(components.parameters.SvcVersion.in, 'header');
+    assert.notEqual(components.parameters.SvcVersion.required, true);
+    assert.deepEqual(components.headers.SvcVersion.schema.enum, h.environments.supportedApiVersions);
+    for (const { method, path, op } of operations(doc as OpenApiDocument)) {
+      // The credentialed routes and the public Payment routes (their app is in the path) enforce it.
+      const guarded = (op.security as Json[]).some((s) => 'appCredentials' in s || 'clientToken' in s) || path.startsWith('/v2/public/');
+      const refs = ((op.parameters ?? []) as Json[]).filter((p) => p.$ref === '#/components/parameters/SvcVersion' || p.name === 'Svc-Version');
+      assert.equal(refs.length, guarded ? 1 : 0, `${method.toUpperCase()} ${path}: Svc-Version parameter`);
+      if (refs[0]) assert.equal(refs[0].$ref, '#/components/parameters/SvcVersion', `${method.toUpperCase()} ${path}: the shared enum`);
+    }
+    // Read from the environments, not written down twice: a second supported version joins the enum.
+    const two = partnersOpenApi({ apiVersion: '2026-09-09', supportedApiVersions: ['2026-09-09', '2027-03-01'], publicBaseUrl: 'http://other.example' }) as Json;
+    assert.deepEqual(two.components.parameters.SvcVersion.schema.enum, ['2026-09-09', '2027-03-01']);
   });
 
   test('the response checker fails a wrong body, an undocumented status and a missing header; it leaves undocumented paths alone', async () => {

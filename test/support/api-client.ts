@@ -8,7 +8,7 @@ let checker: ResponseChecker | undefined;
 export async function responseChecker(): Promise<ResponseChecker> {
   if (!checker) {
     const h = await getHarness();
-    checker = createResponseChecker(partnersOpenApi({ apiVersion: h.environments.apiVersion, publicBaseUrl: h.config.http.publicBaseUrl }));
+    checker = createResponseChecker(partnersOpenApi({ apiVersion: h.environments.apiVersion, supportedApiVersions: h.environments.supportedApiVersions, publicBaseUrl: h.config.http.publicBaseUrl }));
   }
   return checker;
 }

@@ -4,7 +4,7 @@ import { publicPaymentConfigurationExample, publicPaymentExample } from './examp
 import { operation, type OpenApiPaths } from './operation';
 
 /** src/http/routes/public-payments.ts: no credential; a payer's wallet calls them, limited per client IP. */
-const common = { tags: ['Public Payments'], auth: 'none', path: ZAppPath } as const;
+const common = { tags: ['Public Payments'], auth: 'none', svcVersion: true, path: ZAppPath } as const;
 
 export const publicPaymentPaths: OpenApiPaths = {
   '/v2/public/apps/{appId}/payments/configuration': {
