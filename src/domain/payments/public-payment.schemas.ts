@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DECIMAL_PATTERN } from '../amounts';
+import { ZIdempotencyKey } from '../idempotency-records';
 import { ZNextAction, ZPaymentAmount, ZPaymentId, PAYMENT_STATUSES } from './payment.schemas';
 
 /** An account's payment handle (created as 12 lowercase letters and digits): how a payer names the recipient. */
@@ -21,7 +22,7 @@ export const ZCreatePublicPayment = z.strictObject({
 export type TCreatePublicPayment = z.output<typeof ZCreatePublicPayment>;
 
 /** Long enough that two honest payers' keys (UUIDs) never meet in an app's public key space. */
-export const ZPublicIdempotencyKey = z.string().min(16).max(256).regex(/^[ -~]+$/, 'printable ASCII only');
+export const ZPublicIdempotencyKey = ZIdempotencyKey.min(16);
 
 const ZIsoDate = z.iso.datetime();
 

@@ -157,6 +157,8 @@ export interface OperationSpec {
   auth: Auth;
   scope?: Scope;
   idempotency?: 'required' | 'optional';
+  /** The key the route validates when it narrows ZIdempotencyKey (default: ZIdempotencyKey itself). */
+  idempotencyKey?: z.ZodString;
   /** The route enforces Svc-Version (default: the credentialed routes do). */
   svcVersion?: boolean;
   path?: ZObject;
@@ -192,7 +194,12 @@ export function operation(spec: OperationSpec): ZodOpenApiOperationObject {
   for (const s of spec.withoutErrors ?? []) errors.delete(s);
 
   const headerParams: Record<string, z.ZodType> = {};
-  if (spec.idempotency) headerParams['Idempotency-Key'] = spec.idempotency === 'required' ? idempotencyKeyRequired : idempotencyKeyOptional;
+  if (spec.idempotencyKey) {
+    const key = spec.idempotencyKey.meta(IDEMPOTENCY_KEY);
+    headerParams['Idempotency-Key'] = spec.idempotency === 'required' ? key : key.optional();
+  } else if (spec.idempotency) {
+    headerParams['Idempotency-Key'] = spec.idempotency === 'required' ? idempotencyKeyRequired : idempotencyKeyOptional;
+  }
 
   const description = [spec.description, spec.scope ? `Scope: \`${spec.scope}\`.` : undefined].filter(Boolean).join('\n\n');
   const responses: ZodOpenApiOperationObject['responses'] = {};

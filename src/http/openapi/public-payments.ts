@@ -1,4 +1,4 @@
-import { ZCreatePublicPayment, ZCreatePublicPaymentResponse, ZPublicPaymentConfiguration } from '../../domain/payments/public-payment.schemas';
+import { ZCreatePublicPayment, ZCreatePublicPaymentResponse, ZPublicIdempotencyKey, ZPublicPaymentConfiguration } from '../../domain/payments/public-payment.schemas';
 import { ZAppPath } from '../routes/public-payments';
 import { publicPaymentConfigurationExample, publicPaymentExample } from './examples';
 import { operation, type OpenApiPaths } from './operation';
@@ -22,6 +22,7 @@ export const publicPaymentPaths: OpenApiPaths = {
       operationId: 'createPublicPayment',
       summary: "Create a receive Payment to an account's payment handle (no account id is ever shown)",
       idempotency: 'required',
+      idempotencyKey: ZPublicIdempotencyKey,
       body: {
         schema: ZCreatePublicPayment,
         example: { recipient: { handle: 'cornerbakery1' }, amount: '25.00', chainId: 31337, assetSymbol: 'USDC', fiatCurrency: 'USD', description: 'Two loaves' },
