@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { hmacHex, safeEqual } from './secrets';
 import { ApiError } from './errors';
+import { zInt4Param } from './validation';
 
 /**
  * Opaque cursors: base64url(JSON position) + "." + HMAC. The HMAC makes a tampered or forged cursor
@@ -42,7 +43,7 @@ export function createCursorCodec(secret: string): CursorCodec {
 /** The query parameters every list takes; each list sets its own maximum and default. */
 export function ZPageQuery(opts: { max: number; default: number }) {
   return z.object({
-    limit: z.coerce.number().int().min(1).max(opts.max).default(opts.default),
+    limit: zInt4Param({ min: 1, max: opts.max }).default(opts.default),
     cursor: z.string().min(1).max(2048).optional(),
   });
 }

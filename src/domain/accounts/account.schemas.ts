@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { checkEvmAddress } from '../../chain/address';
 import { ZMetadata } from '../metadata';
+import { ZChainId, zInt4 } from '../validation';
 
 // No control characters: these ids end up in headers (x-svc-external-user-id) and logs.
 export const ZExternalUserId = z
@@ -31,7 +32,7 @@ export type TCreateAccount = z.output<typeof ZCreateAccount>;
 export const ZUpdateDisplayProfile = z.strictObject({
   displayName: z.string().min(1).max(120),
   logoUrl: z.url({ protocol: /^https?$/ }).max(2048).optional(),
-  expectedVersion: z.number().int().min(0),
+  expectedVersion: zInt4(),
   reason: z.string().min(10).max(500),
 });
 export type TUpdateDisplayProfile = z.output<typeof ZUpdateDisplayProfile>;
@@ -39,13 +40,13 @@ export type TUpdateDisplayProfile = z.output<typeof ZUpdateDisplayProfile>;
 /** PUT /v2/accounts/{accountId}/payment-acceptance: expectedVersion is account.paymentAcceptance.version. */
 export const ZUpdatePaymentAcceptance = z.strictObject({
   publicReceiveEnabled: z.boolean(),
-  expectedVersion: z.number().int().min(0),
+  expectedVersion: zInt4(),
 });
 export type TUpdatePaymentAcceptance = z.output<typeof ZUpdatePaymentAcceptance>;
 
 export const ZRegisterConnectedWallet = z.strictObject({
   kind: z.literal('evm').default('evm'),
-  chainId: z.number().int().positive(),
+  chainId: ZChainId,
   address: ZEvmAddress,
   label: z.string().min(1).max(120).optional(),
 });

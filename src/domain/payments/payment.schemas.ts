@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ZAccountId } from '../accounts/account.schemas';
 import { DECIMAL_PATTERN } from '../amounts';
 import { ZMetadata } from '../metadata';
+import { ZChainId, zInt4, zInt4Param } from '../validation';
 
 export const ZPaymentId = z.string().regex(/^payment_[A-Za-z0-9_-]+$/, 'a Payment id (payment_...)').max(64);
 
@@ -10,14 +11,14 @@ export const ZCreatePayment = z
     intent: z.enum(['receive', 'send']),
     amount: z.string().regex(DECIMAL_PATTERN, 'a decimal string such as "12.50"').max(40),
     assetCode: z.string().min(1).max(16),
-    chainId: z.number().int().positive(),
+    chainId: ZChainId,
     destination: z.discriminatedUnion('type', [
       z.strictObject({ type: z.literal('upa'), accountId: ZAccountId }),
       // A linked bank account (its owner is the recipient): paid out through the off-ramp provider.
       z.strictObject({ type: z.literal('bank_account'), bankAccountId: z.string().regex(/^bank_account_[A-Za-z0-9_-]+$/, 'a bank account id (bank_account_...)').max(64) }),
     ]),
     sourceAccountId: ZAccountId.optional(),
-    expiresInSeconds: z.number().int().min(60).max(86_400).default(600),
+    expiresInSeconds: zInt4({ min: 60, max: 86_400 }).default(600),
     externalReference: z.string().min(1).max(255).optional(),
     description: z.string().min(1).max(1000).optional(),
     metadata: ZMetadata.default({}),
@@ -50,7 +51,7 @@ const ZIsoDate = z.iso.datetime();
 export const PAYMENT_STATUSES = ['requires_payment_method', 'processing', 'accepted', 'succeeded', 'failed', 'cancelled', 'expired'] as const;
 
 export const ZListPaymentsQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: zInt4Param({ min: 1, max: 100 }).default(20),
   cursor: z.string().min(1).max(2048).optional(),
   externalReference: z.string().min(1).max(255).optional(),
   status: z.enum(PAYMENT_STATUSES).optional(),
