@@ -31,7 +31,7 @@ export const bankAccountPaths: OpenApiPaths = {
         // The very JSON Schemas the service validates a link with (and publishes in the requirements).
         schema: { oneOf: Object.values(BANK_ACCOUNT_SCHEMAS) },
         description: "One of the countries' schemas from GET .../bank-account-requirements.",
-        example: { country: 'US', currency: 'USD', accountHolderName: 'Corner Bakery LLC', bankName: 'Example Bank', bankCode: 'EXAMPLEBANK', routingNumber: '011000015', accountNumber: '123456789', rail: 'ach' },
+        example: { country: 'US', currency: 'USD', accountHolderName: 'Corner Bakery LLC', bankName: 'JPMorgan Chase Bank, N.A.', bankCode: 'CHASUS33', routingNumber: '021000021', accountNumber: '000123456789', accountType: 'checking' },
       },
       responses: { 201: bankAccount('The linked bank account, pending verification.', { bankAccount: bankAccountExample }) },
       errors: [409, 422, 424, 502],
@@ -56,7 +56,7 @@ export const bankAccountPaths: OpenApiPaths = {
       path: ZBankAccountPath,
       idempotency: 'optional',
       body: { schema: ZEmptyBody, example: {} },
-      responses: { 200: bankAccount('The disabled bank account.', { bankAccount: { ...bankAccountExample, status: 'disabled', disabledAt: bankAccountExample.updatedAt } }) },
+      responses: { 200: bankAccount('The disabled bank account.', { bankAccount: { ...bankAccountExample, status: 'disabled', verification: { version: 2, verifiedAt: bankAccountExample.updatedAt }, disabledAt: bankAccountExample.updatedAt } }) },
       errors: [409],
     }),
   },
