@@ -7,6 +7,7 @@ import { apiDepsOnHarness, getHarness } from '../support/harness';
 import { call, newApp, responseChecker } from '../support/api-client';
 import { createResponseChecker } from '../support/openapi-check';
 import { listRoutes } from './fuzz/routes';
+import { newMerchant } from '../payments/fixtures';
 
 type Json = Record<string, any>;
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
@@ -128,6 +129,31 @@ describe('OpenAPI document at /v2/openapi/partners.json', () => {
     // Read from the environments, not written down twice: a second supported version joins the enum.
     const two = partnersOpenApi({ apiVersion: '2026-09-09', supportedApiVersions: ['2026-09-09', '2027-03-01'], publicBaseUrl: 'http://other.example' }) as Json;
     assert.deepEqual(two.components.parameters.SvcVersion.schema.enum, ['2026-09-09', '2027-03-01']);
+  });
+
+  test('every list documents its cursor as the nextCursor format, which a real nextCursor matches and another value does not pass', async () => {
+    const doc = await served();
+    const cursors = operations(doc).flatMap(({ method, path, op }) =>
+      ((op.parameters ?? []) as Json[]).filter((p) => p.name === 'cursor').map((p) => ({ name: `${method.toUpperCase()} ${path}`, schema: p.schema as Json })),
+    );
+    assert.ok(cursors.length >= 6, `only ${cursors.length} cursor parameters`);
+    const patterns = new Set(cursors.map((c) => c.schema.pattern));
+    assert.equal(patterns.size, 1, `one cursor format: ${[...patterns].join(' | ')}`);
+    assert.ok([...patterns][0], 'the cursor format is documented');
+    const pattern = new RegExp([...patterns][0]);
+    const merchant = await newMerchant();
+    const cred = merchant.cred;
+    const m = { id: merchant.accountId };
+    // Two deposit addresses: a first page of one has a next one.
+    for (let i = 0; i < 2; i++) {
+      const created = await call(`/v2/accounts/${m.id}/deposit-addresses`, { credential: cred, body: { chainId: 31337, newAddress: true } });
+      assert.equal(created.status, 201, created.text);
+    }
+    const first = await call(`/v2/accounts/${m.id}/deposit-addresses?limit=1`, { credential: cred });
+    assert.match(first.body.nextCursor, pattern, first.text);
+    const off = await call(`/v2/accounts/${m.id}/deposit-addresses?cursor=0`, { credential: cred });
+    assert.equal(off.status, 400);
+    assert.equal(off.body.error.details.fields[0].field, 'query.cursor');
   });
 
   test('the response checker fails a wrong body, an undocumented status and a missing header; it leaves undocumented paths alone', async () => {

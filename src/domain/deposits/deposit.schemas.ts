@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ZCursor } from '../pagination';
 import { DEPOSIT_STATUSES } from './deposit-machine';
 import { ZChainId, zInt4Param } from '../validation';
 
@@ -19,14 +20,14 @@ export const ZListDepositAddressesQuery = z.strictObject({
   chainId: zInt4Param({ min: 1 }).optional(),
   assetSymbol: z.string().min(1).max(16).optional(),
   limit: zInt4Param({ min: 1, max: 100 }).default(50),
-  cursor: z.string().min(1).max(2048).optional(),
+  cursor: ZCursor.optional(),
 });
 export type TListDepositAddressesQuery = z.output<typeof ZListDepositAddressesQuery>;
 
 export const ZListDepositsQuery = z.strictObject({
   status: z.enum(DEPOSIT_STATUSES).optional(),
   limit: zInt4Param({ min: 1, max: 100 }).default(50),
-  cursor: z.string().min(1).max(2048).optional(),
+  cursor: ZCursor.optional(),
 });
 export type TListDepositsQuery = z.output<typeof ZListDepositsQuery>;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ZCursor } from '../pagination';
 import { ZAccountId } from '../accounts/account.schemas';
 import { DECIMAL_PATTERN } from '../amounts';
 import { ZMetadata } from '../metadata';
@@ -52,7 +53,7 @@ export const PAYMENT_STATUSES = ['requires_payment_method', 'processing', 'accep
 
 export const ZListPaymentsQuery = z.strictObject({
   limit: zInt4Param({ min: 1, max: 100 }).default(20),
-  cursor: z.string().min(1).max(2048).optional(),
+  cursor: ZCursor.optional(),
   externalReference: z.string().min(1).max(255).optional(),
   status: z.enum(PAYMENT_STATUSES).optional(),
   createdFrom: ZIsoDate.optional(),

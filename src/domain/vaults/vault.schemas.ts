@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ZCursor } from '../pagination';
 import { ZChainId, zInt4Param } from '../validation';
 
 // ---- requests ----
@@ -35,7 +36,7 @@ export type TVerifyVaultApproval = z.output<typeof ZVerifyVaultApproval>;
 /** The spec's List vault audit events query: limit 1-100, default 20. */
 export const ZListVaultAuditEventsQuery = z.strictObject({
   limit: zInt4Param({ min: 1, max: 100 }).default(20),
-  cursor: z.string().min(1).max(2048).optional(),
+  cursor: ZCursor.optional(),
 });
 export type TListVaultAuditEventsQuery = z.output<typeof ZListVaultAuditEventsQuery>;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ZCursor } from '../pagination';
 import { zInt4Param } from '../validation';
 import { EVENT_NAMES, type EventName } from '../event-catalog';
 
@@ -44,7 +45,7 @@ export const ZListWebhookDeliveries = z.strictObject({
   endpointId: ZWebhookEndpointId.optional(),
   status: z.enum(WEBHOOK_DELIVERY_STATUSES).optional(),
   limit: zInt4Param({ min: 1, max: 100 }).default(50),
-  cursor: z.string().min(1).max(2048).optional(),
+  cursor: ZCursor.optional(),
 });
 export type TListWebhookDeliveries = z.output<typeof ZListWebhookDeliveries>;
 
