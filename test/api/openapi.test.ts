@@ -156,6 +156,30 @@ describe('OpenAPI document at /v2/openapi/partners.json', () => {
     assert.equal(off.body.error.details.fields[0].field, 'query.cursor');
   });
 
+  test('every EVM address a request carries is documented with its pattern', async () => {
+    const doc = (await served()) as Json;
+    const deref = (x: Json): Json => (x?.$ref ? doc.components.schemas[x.$ref.split('/').pop()] : x);
+    const found: string[] = [];
+    const walk = (schema: Json, at: string) => {
+      const x = deref(schema);
+      if (!x || typeof x !== 'object') return;
+      for (const [name, child] of Object.entries((x.properties ?? {}) as Json)) {
+        if (/^(address|destinationAddress|tokenAddress)$/.test(name)) {
+          found.push(at + name);
+          assert.equal(deref(child).pattern, '^0x[0-9a-fA-F]{40}$', `${at}${name}`);
+        }
+        walk(child, `${at}${name}.`);
+      }
+      if (x.items) walk(x.items, `${at}0.`);
+      for (const key of ['oneOf', 'anyOf', 'allOf']) for (const child of x[key] ?? []) walk(child, at);
+    };
+    for (const { method, path, op } of operations(doc as OpenApiDocument)) {
+      const body = op.requestBody?.content['application/json'].schema;
+      if (body) walk(body, `${method.toUpperCase()} ${path} body.`);
+    }
+    assert.ok(found.length >= 4, found.join(', '));
+  });
+
   test('the response checker fails a wrong body, an undocumented status and a missing header; it leaves undocumented paths alone', async () => {
     const checker = await responseChecker();
     const headers = new Headers({ 'Svc-Version': '2026-09-09', 'X-Request-Id': 'req_1' });

@@ -12,8 +12,11 @@ export const ZExternalUserId = z
 
 export const ZAccountId = z.string().regex(/^acct_[A-Za-z0-9_-]+$/, 'an account id (acct_...)').max(64);
 export const ZWalletId = z.string().regex(/^wallet_[A-Za-z0-9_-]+$/, 'a connected wallet id (wallet_...)').max(64);
-/** A partner's EVM address: a wrong EIP-55 checksum is refused; the output is always checksummed. */
-export const ZEvmAddress = z.string().transform((value, ctx) => {
+/**
+ * A partner's EVM address: 0x and 40 hex digits (the documented pattern); a wrong EIP-55 checksum of a
+ * mixed-case one is refused too; the output is always checksummed.
+ */
+export const ZEvmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte EVM address').transform((value, ctx) => {
   const checked = checkEvmAddress(value);
   if (checked.ok) return checked.address;
   ctx.addIssue({ code: 'custom', message: checked.reason });
