@@ -8,6 +8,7 @@ import { call, newApp, responseChecker } from '../support/api-client';
 import { createResponseChecker } from '../support/openapi-check';
 import { listRoutes } from './fuzz/routes';
 import { newMerchant } from '../payments/fixtures';
+import { BANK_DIRECTORY } from '../../src/domain/bank-accounts/bank-directory';
 
 type Json = Record<string, any>;
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
@@ -178,6 +179,16 @@ describe('OpenAPI document at /v2/openapi/partners.json', () => {
       if (body) walk(body, `${method.toUpperCase()} ${path} body.`);
     }
     assert.ok(found.length >= 4, found.join(', '));
+  });
+
+  test("a bank account link's bankCode is documented as one of its country's directory, which the link enforces", async () => {
+    const doc = (await served()) as Json;
+    const branches = doc.paths['/v2/accounts/{accountId}/bank-accounts'].post.requestBody.content['application/json'].schema.oneOf as Json[];
+    assert.ok(branches.length >= 3);
+    for (const branch of branches) {
+      const country = branch.properties.country.const as keyof typeof BANK_DIRECTORY;
+      assert.deepEqual(branch.properties.bankCode.enum, BANK_DIRECTORY[country].banks.map((b) => b.bankCode), country);
+    }
   });
 
   test('the response checker fails a wrong body, an undocumented status and a missing header; it leaves undocumented paths alone', async () => {

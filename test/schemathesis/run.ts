@@ -18,6 +18,8 @@ import toolchain from '../../config/toolchain.json';
  *   --examples <n>   test cases per operation and phase (default 4: CI's short run)
  *   --seed <n>       default 1
  *   --long           every phase (stateful included) and 50 examples: the longer run of the README
+ *   --record         add this run's new failures to accepted-failures.json (each then needs a reason
+ *                    written by hand before any run passes again)
  */
 const ROOT = path.resolve(__dirname, '../..');
 const HERE = __dirname;
@@ -25,8 +27,9 @@ const BASELINE = path.join(HERE, 'accepted-failures.json');
 const DATA_DIR = path.join(ROOT, '.data', 'schemathesis');
 
 function options() {
-  const { values } = parseArgs({ options: { examples: { type: 'string' }, seed: { type: 'string' }, long: { type: 'boolean' } } });
+  const { values } = parseArgs({ options: { examples: { type: 'string' }, seed: { type: 'string' }, long: { type: 'boolean' }, record: { type: 'boolean' } } });
   return {
+    record: values.record ?? false,
     examples: Number(values.examples ?? (values.long ? 50 : 4)),
     seed: Number(values.seed ?? 1),
     phases: values.long ? 'examples,coverage,fuzzing,stateful' : 'examples,coverage,fuzzing',
@@ -71,7 +74,9 @@ function runSchemathesis(stack: Stack, f: Fixtures, opts: ReturnType<typeof opti
     '--phases', opts.phases,
     '--generation-deterministic',
     '--baseline', BASELINE,
-    '--workers', '2',
+    ...(opts.record ? ['--baseline-update'] : []),
+    // One worker: with two, Hypothesis' lambda-description cache raced (an internal error, not the API's).
+    '--workers', '1',
     '--no-color',
     '--report', 'junit,json', '--report-dir', reports,
   ];
@@ -82,7 +87,7 @@ function runSchemathesis(stack: Stack, f: Fixtures, opts: ReturnType<typeof opti
 
 async function main(): Promise<number> {
   const opts = options();
-  const accepted = checkBaseline();
+  const accepted = opts.record ? 0 : checkBaseline();
   const log = (line: string) => process.stdout.write(`${line}\n`);
   log(`fuzz:schemathesis: seed ${opts.seed}, ${opts.examples} examples per operation, phases ${opts.phases}, ${accepted} accepted failures`);
   const stack = await startStack({ dataDir: DATA_DIR, readyWithinMs: 300_000, log });
