@@ -5,11 +5,11 @@ import { signCallback, SIGNATURE_HEADER } from '../../src/offramp/sandbox-provid
 import { partnersOpenApi } from '../../src/http/openapi/document';
 import type { AppCredential } from '../../src/domain/apps';
 import { call, newApp, type ApiResponse } from '../support/api-client';
-import { getHarness, TEST_OFFRAMP_CALLBACK_SECRET } from '../support/harness';
+import { apiDepsOnHarness, getHarness, TEST_OFFRAMP_CALLBACK_SECRET } from '../support/harness';
 import { eventually, newPayer, payTo } from '../support/chain';
 import { followVaultReceipts } from '../../src/domain/vaults/vault-receipts';
-import { createPayment, waitForPayment, type Merchant } from '../payments/fixtures';
-import { withWorkerStopped } from '../support/bounded-api';
+import { createPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
+import { listenApi, withWorkerStopped } from '../support/bounded-api';
 
 type Json = Record<string, any>;
 
@@ -116,7 +116,60 @@ describe('Every documented example against a real answer of the service', () => 
     assert.deepEqual(problems, []);
     assert.ok(compared >= 24, `only ${compared} examples compared`);
   });
+
+  test('each shared error example has the shape and code of a real error answer at its status', async () => {
+    const real = await errorAnswers(doc);
+    const problems: string[] = [];
+    for (const [name, response] of Object.entries(doc.components.responses as Json)) {
+      const status = Number(name.replace('Error', ''));
+      const media = (response as Json).content['application/json'];
+      for (const example of Object.values(media.examples as Json)) {
+        const answer = real.get(status);
+        // 500, 502 and 503 come from faults (an unexpected error, an upstream failing or away) no request provokes.
+        if (!answer) {
+          if (![500, 502, 503].includes(status)) problems.push(`${name}: no real answer`);
+          continue;
+        }
+        for (const d of differences(doc, media.schema, (example as Json).value, answer)) problems.push(`${name} ${d}`);
+      }
+    }
+    assert.deepEqual(problems, []);
+  });
 });
+
+/** A real answer at each error status a request can provoke, with the code the shared example shows. */
+async function errorAnswers(doc: Json): Promise<Map<number, unknown>> {
+  const h = await getHarness();
+  const merchant = await newMerchant();
+  const cred = merchant.cred;
+  const answers = new Map<number, unknown>();
+  const keep = (status: number, res: ApiResponse) => {
+    assert.equal(res.status, status, res.text);
+    const code = doc.components.responses[`Error${status}`].content['application/json'].examples;
+    assert.ok(Object.keys(code).includes(res.body.error.code), `${status}: ${res.text}`);
+    answers.set(status, res.body);
+  };
+  const account = `/v2/accounts/${merchant.accountId}`;
+  keep(400, await call('/v2/accounts', { credential: cred, body: { externalUserId: '' } }));
+  keep(401, await call('/v2/partners/config'));
+  keep(403, await call(account, { credential: await newApp({ scopes: ['v2:payments'] }) }));
+  keep(404, await call('/v2/accounts/acct_missing1', { credential: cred }));
+  const headers = { 'idempotency-key': `errors-${process.pid}-conflict` };
+  await call('/v2/accounts', { credential: cred, body: { externalUserId: `errors-${process.pid}-1` }, headers });
+  keep(409, await call('/v2/accounts', { credential: cred, body: { externalUserId: `errors-${process.pid}-2` }, headers }));
+  keep(413, await call('/v2/accounts', { credential: cred, body: { externalUserId: 'x', metadata: { pad: 'p'.repeat(h.config.http.maxBodyBytes) } } }));
+  keep(415, await call('/v2/accounts', { credential: cred, method: 'POST', rawBody: 'externalUserId=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }));
+  keep(422, await createPayment(merchant, { assetCode: 'EURC' }));
+  keep(424, await call(`${account}/deposit-addresses`, { credential: cred, body: { chainId: 79685 } }));
+  const limited = await listenApi(await apiDepsOnHarness({ config: { ...h.config, rateLimit: { points: 1, windowSeconds: 60 } } }));
+  try {
+    await call('/v2/partners/config', { credential: cred, baseUrl: limited.baseUrl });
+    keep(429, await call('/v2/partners/config', { credential: cred, baseUrl: limited.baseUrl }));
+  } finally {
+    await limited.close();
+  }
+  return answers;
+}
 
 /**
  * Sends every operation's documented request example, its example ids replaced by real ones, in an
