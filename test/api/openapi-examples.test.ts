@@ -267,7 +267,7 @@ async function tour(doc: Json, record: (operationId: string, res: ApiResponse) =
   await waitForPayment(merchant, paid.payment.id, 'succeeded', (p) => p.status === 'succeeded');
   ids['{accountId}'] = merchant.accountId;
   await fundVault(merchant, 10_000_000n);
-  await send('createRefund', 201, { path: { paymentId: paid.payment.id } });
+  const refund = await send('createRefund', 201, { path: { paymentId: paid.payment.id } });
   const excess = (await createPayment(merchant, { amount: '25.00' })).body;
   const twice = await newPayer(30_000_000n);
   await payTo(twice, excess.payment.funding.depositAddress.address, 25_000_000n);
@@ -275,7 +275,20 @@ async function tour(doc: Json, record: (operationId: string, res: ApiResponse) =
   await waitForPayment(merchant, excess.payment.id, 'succeeded with an incident', (p) => p.status === 'succeeded' && p.incidentRecoverySummary.count === 1);
   const incidents = await call(`/v2/payments/${excess.payment.id}/incidents`, { credential: cred });
   ids.incident_6Pq3 = incidents.body.items[0].id;
-  await send('createIncidentRecovery', 201, { path: { paymentId: excess.payment.id } });
+  const recovery = await send('createIncidentRecovery', 201, { path: { paymentId: excess.payment.id } });
+
+  // Every transfer this started has finished before the next test file runs: money still moving
+  // would keep the time-skipping server from skipping their timers.
+  await waitForPayment(merchant, funded.payment.id, 'succeeded from the vault', (p) => p.status === 'succeeded');
+  await returned(cred, paid.payment.id, 'refunds', refund.body.refund.id);
+  await returned(cred, excess.payment.id, 'incident-recoveries', recovery.body.incidentRecovery.id);
+}
+
+async function returned(cred: AppCredential, paymentId: string, list: 'refunds' | 'incident-recoveries', id: string): Promise<void> {
+  await eventually(async () => {
+    const res = await call(`/v2/payments/${paymentId}/${list}`, { credential: cred });
+    return (res.body.items as Json[]).find((r) => r.id === id)?.status === 'confirmed' ? true : undefined;
+  }, `${id} confirmed`);
 }
 
 /** The merchant's vault (refunds are paid from it), holding `amount` posted to its book. */

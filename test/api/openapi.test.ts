@@ -191,6 +191,31 @@ describe('OpenAPI document at /v2/openapi/partners.json', () => {
     }
   });
 
+  test('a Payment creation documents intent as choosing its shape: a send has a source account and may pay a bank account, a receive has neither', async () => {
+    const doc = (await served()) as Json;
+    const body = doc.paths['/v2/payments'].post.requestBody.content['application/json'].schema as Json;
+    const branches = (body.oneOf ?? body.anyOf ?? []) as Json[];
+    const byIntent = new Map(branches.map((b) => [b.properties?.intent?.const, b]));
+    assert.deepEqual([...byIntent.keys()].sort(), ['receive', 'send']);
+    const receive = byIntent.get('receive')!;
+    const send = byIntent.get('send')!;
+    assert.equal(receive.properties.sourceAccountId, undefined);
+    assert.equal(receive.additionalProperties, false);
+    assert.ok(send.required.includes('sourceAccountId'));
+    const destinationTypes = (b: Json) => ((b.properties.destination.oneOf ?? [b.properties.destination]) as Json[]).map((d) => d.properties.type.const).sort();
+    assert.deepEqual(destinationTypes(receive), ['upa']);
+    assert.deepEqual(destinationTypes(send), ['bank_account', 'upa']);
+    // The service enforces what the document says.
+    const m = await newMerchant();
+    const base = { amount: '5', assetCode: 'USDC', chainId: 31337 };
+    const key = (k: string) => ({ 'idempotency-key': `intent-shape-${process.pid}-${k}` });
+    const noSource = await call('/v2/payments', { credential: m.cred, headers: key('a'), body: { ...base, intent: 'send', destination: { type: 'upa', accountId: m.accountId } } });
+    assert.equal(noSource.status, 400);
+    assert.equal(noSource.body.error.details.fields[0].field, 'body.sourceAccountId');
+    const receiveToBank = await call('/v2/payments', { credential: m.cred, headers: key('b'), body: { ...base, intent: 'receive', destination: { type: 'bank_account', bankAccountId: 'bank_account_x1' } } });
+    assert.equal(receiveToBank.status, 400);
+  });
+
   test('the response checker fails a wrong body, an undocumented status and a missing header; it leaves undocumented paths alone', async () => {
     const checker = await responseChecker();
     const headers = new Headers({ 'Svc-Version': '2026-09-09', 'X-Request-Id': 'req_1' });
