@@ -76,7 +76,7 @@ describe('Idempotency-Key', () => {
     const cred = await newApp();
     const res = await call('/v2/accounts', { credential: cred, body: { externalUserId: 'k' }, headers: { 'idempotency-key': 'x'.repeat(257) } });
     assert.equal(res.status, 400);
-    assert.equal(res.body.error.details.fields[0].field, 'header');
+    assert.equal(res.body.error.details.fields[0].field, 'header.Idempotency-Key');
   });
 
   test('a retry while the first request still runs answers 409 request_in_progress; another body with that key is idempotency_conflict', async () => {

@@ -5,11 +5,10 @@ import { ZPaymentResponse } from '../../src/domain/payments/payment.schemas';
 import { endsWithBooksChecked } from '../support/books';
 import { eventually, newPayer, payTo, tokenBalance } from '../support/chain';
 import { apiDepsOnHarness, getHarness, TEST_OFFRAMP_CALLBACK_SECRET } from '../support/harness';
-import { responseChecker } from '../support/api-client';
+import { harnessOpenApi, responseChecker } from '../support/api-client';
 import { listenApi } from '../support/bounded-api';
 import { freePort } from '../../src/embedded/process';
 import { HttpOfframpProvider } from '../../src/offramp/http-provider';
-import { partnersOpenApi } from '../../src/http/openapi/document';
 import { upstreamFamily } from '../../src/http/upstream-codes';
 import { eventNames } from './fixtures';
 import { BANK_DETAILS, createBankPayment, newBankParty, waitForBankPayment, type BankParty } from './bank-fixtures';
@@ -161,8 +160,7 @@ describe('POST /v2/payments answers only the payment family of upstream codes', 
   });
 
   test('the OpenAPI document: a Payment path lists only payment_provider_* at 502 and 503, every other path only provider_*', async () => {
-    const h = await getHarness();
-    const doc = partnersOpenApi({ apiVersion: h.environments.apiVersion, publicBaseUrl: h.config.http.publicBaseUrl });
+    const doc = await harnessOpenApi();
     const checker = await responseChecker();
     const codesOf = (template: string, method: string, status: string) => {
       const op = checker.operationFor(method, template.replace(/\{[^}]+\}/g, 'x'));

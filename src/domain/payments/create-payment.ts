@@ -76,8 +76,9 @@ export async function createPayment(
   }
 
   const fees = splitFees(amountAtomic, env.fees.platformFeeBps, env.fees.partnerFeeBps);
-  if (input.sourceAccountId) {
-    const sender = await prisma.account.findFirst({ where: { id: input.sourceAccountId, appId: app.id }, select: { id: true } });
+  const sourceAccountId = input.intent === 'send' ? input.sourceAccountId : null;
+  if (sourceAccountId) {
+    const sender = await prisma.account.findFirst({ where: { id: sourceAccountId, appId: app.id }, select: { id: true } });
     if (!sender) throw notFound('Source account');
   }
   // A bank payout is quoted first: a provider that is down or refuses leaves nothing created.
@@ -143,7 +144,7 @@ export async function createPayment(
         operationalUpdatedAt: null,
         statusVersion: 1,
         recipientAccountId: recipient.id,
-        senderAccountId: input.sourceAccountId ?? null,
+        senderAccountId: sourceAccountId,
         chainId: network.chainId,
         assetCode: asset.symbol,
         tokenAddress: asset.tokenAddress,

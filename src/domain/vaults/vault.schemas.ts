@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { ZCursor } from '../pagination';
+import { ZChainId, zInt4Param } from '../validation';
 
 // ---- requests ----
 const ZAtomicString = z.string().regex(/^[1-9]\d{0,77}$/, 'a positive integer string of atomic units');
@@ -6,7 +8,7 @@ const ZTokenAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'an EVM address');
 
 /** Body of POST /v2/accounts/{accountId}/vault; an empty body (or none) takes the environment's network. */
 export const ZCreateVault = z.strictObject({
-  chainId: z.number().int().positive().optional(),
+  chainId: ZChainId.optional(),
 });
 export type TCreateVault = z.output<typeof ZCreateVault>;
 
@@ -15,7 +17,7 @@ export const ZPutVaultPolicy = z.strictObject({
   spendLimit: z.strictObject({ amountAtomic: ZAtomicString.optional() }).optional(),
   period: z.literal('fixed_30_day').default('fixed_30_day'),
   allowedTokens: z
-    .array(z.strictObject({ chainId: z.number().int().positive(), tokenAddress: ZTokenAddress }))
+    .array(z.strictObject({ chainId: ZChainId, tokenAddress: ZTokenAddress }))
     .min(1)
     .max(20),
   managedApproval: z.strictObject({
@@ -33,8 +35,8 @@ export type TVerifyVaultApproval = z.output<typeof ZVerifyVaultApproval>;
 
 /** The spec's List vault audit events query: limit 1-100, default 20. */
 export const ZListVaultAuditEventsQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().min(1).max(2048).optional(),
+  limit: zInt4Param({ min: 1, max: 100 }).default(20),
+  cursor: ZCursor.optional(),
 });
 export type TListVaultAuditEventsQuery = z.output<typeof ZListVaultAuditEventsQuery>;
 

@@ -5,14 +5,12 @@ import { ApiError } from '../../domain/errors';
 import { InputError, parseInput } from '../../domain/validation';
 import { API_CRASH_POINTS, crashPoint } from '../../runtime/crash-points';
 import { z } from 'zod';
-import type { IdempotencyRecords } from '../../domain/idempotency-records';
+import { ZIdempotencyKey, type IdempotencyRecords } from '../../domain/idempotency-records';
 import { timed } from '../../runtime/step-timing';
 
-export const ZIdempotencyKey = z
-  .string()
-  .min(1)
-  .max(256)
-  .regex(/^[ -~]+$/, 'printable ASCII only');
+export { ZIdempotencyKey };
+
+const IDEMPOTENCY_KEY = 'Idempotency-Key';
 
 export interface IdempotencyOptions {
   required: boolean;
@@ -52,16 +50,16 @@ function refusalOwnsKey(err: ApiError, options: IdempotencyOptions): boolean {
  */
 export function idempotent(records: IdempotencyRecords, options: IdempotencyOptions): ApiMiddleware {
   return async (ctx, next) => {
-    const header = ctx.get('Idempotency-Key');
-    if (!header) {
+    // Sent empty is sent: it is refused like any other malformed key, never taken as no key.
+    if (ctx.headers['idempotency-key'] === undefined) {
       if (options.required) {
         throw new ApiError('bad_request', 'The Idempotency-Key header is required on this endpoint', {
-          fields: [{ field: 'header.Idempotency-Key', message: 'Required' }],
+          fields: [{ field: `header.${IDEMPOTENCY_KEY}`, message: 'Required' }],
         });
       }
       return next();
     }
-    const parsed = parseInput(ZIdempotencyKey, header, 'header');
+    const parsed = readIdempotencyKey(ctx, ZIdempotencyKey);
     const key = options.namespace ? `${options.namespace(ctx)}:${parsed}` : parsed;
     const app = requireApp(ctx);
     const requestHash = sha256Hex(Buffer.concat([Buffer.from(`${ctx.method} ${ctx.path}\n`), ctx.state.rawBody ?? Buffer.alloc(0)]));
@@ -104,4 +102,9 @@ export function idempotent(records: IdempotencyRecords, options: IdempotencyOpti
       await records.release(target);
     }
   };
+}
+
+/** The request's Idempotency-Key parsed with `schema` (ZIdempotencyKey or a narrowing of it); a 400 names header.Idempotency-Key. */
+export function readIdempotencyKey(ctx: ApiContext, schema: z.ZodType<string>): string {
+  return parseInput(z.object({ [IDEMPOTENCY_KEY]: schema }), { [IDEMPOTENCY_KEY]: ctx.get(IDEMPOTENCY_KEY) }, 'header')[IDEMPOTENCY_KEY] as string;
 }

@@ -1,7 +1,7 @@
 import { ZClientAccountRef, ZClientTokenResponse, ZClientTokenRevokeResponse } from '../../domain/client-auth/client-auth.schemas';
 import { ZAuthorizeVaultOption, ZAuthorizeVaultOptionResponse, ZClientConfirmResponse, ZClientPaymentResponse, ZConfirmClientPayment } from '../../domain/payments/client-payment.schemas';
 import { ZClientPaymentPath, ZOptionPath } from '../routes/client';
-import { EXAMPLE, PAYMENT_ID, checkoutExample, fundingOperationExample, paymentExample, vaultOptionExample } from './examples';
+import { EXAMPLE, PAYMENT_ID, checkoutExample, fundingOperationExample, nextActionExample, paymentExample, vaultOptionExample } from './examples';
 import { operation, type OpenApiPaths } from './operation';
 
 /** src/http/routes/client.ts: the token exchange (partner, Basic) and the client API (Bearer). */
@@ -21,7 +21,7 @@ export const clientPaths: OpenApiPaths = {
         200: {
           description: 'The access token.',
           schema: ZClientTokenResponse,
-          example: { accessToken: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhY2N0XzNMcjhUcTFOdzYifQ.c2lnbmF0dXJl', tokenType: 'Bearer', expiresAt: EXAMPLE.LATER, expiresIn: 600, accountId: EXAMPLE.PAYER_ACCOUNT_ID },
+          example: { accessToken: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhY2N0XzNMcjhUcTFOdzYifQ.c2lnbmF0dXJl', tokenType: 'Bearer', expiresAt: EXAMPLE.TOKEN_EXPIRY, expiresIn: 900, accountId: EXAMPLE.PAYER_ACCOUNT_ID },
         },
       },
       errors: [404],
@@ -58,9 +58,9 @@ export const clientPaths: OpenApiPaths = {
       body: { schema: ZConfirmClientPayment, example: { actionId: 'action_5Tz1', proof: { type: 'transaction', transactionHash: EXAMPLE.TX_HASH }, metadata: {} } },
       responses: {
         200: {
-          description: 'The Payment as it stands.',
+          description: 'The Payment as it stands: the transfer is handed to the Payment, which moves on once it is confirmed.',
           schema: ZClientConfirmResponse,
-          example: { payment: { ...paymentExample, status: 'processing', statusVersion: 2 }, checkout: checkoutExample, nextAction: null },
+          example: { payment: paymentExample, checkout: checkoutExample, nextAction: nextActionExample },
         },
       },
       errors: [409, 422, 424, 502],
