@@ -119,7 +119,7 @@ describe('Every documented example against a real answer of the service', () => 
     const real = await errorAnswers(doc);
     const problems: string[] = [];
     for (const [name, response] of Object.entries(doc.components.responses as Json)) {
-      const status = Number(name.replace('Error', ''));
+      const status = Number(/(\d{3})$/.exec(name)?.[1]); // ErrorNNN, PaymentErrorNNN
       const media = (response as Json).content['application/json'];
       for (const example of Object.values(media.examples as Json)) {
         const answer = real.get(status);
