@@ -34,7 +34,8 @@ describe('Reorgs', () => {
     const minedAt = await receiptOf(paying.txHash);
     assert.equal(Number(minedAt.logs[0]!.logIndex), 0);
     await pokeScanner();
-    await waitForPayment(m, p.id, 'seen', (x) => x.status === 'processing');
+    // Seen, one block deep of two: processing lasts only while no block is mined.
+    await waitForPayment(m, p.id, 'seen', (x) => x.status === 'processing', { mine: false });
 
     // The block is replaced: same height, another transfer first, the paying transfer at log index 1.
     assert.equal(await rpc('evm_revert', [snapshot]), true);
