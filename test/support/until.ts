@@ -53,6 +53,7 @@ export interface PollOptions<T> {
 
 const isValue = (value: unknown) => value !== undefined && value !== null && value !== false;
 
+/** An observation, as a failure message shows it (JSON, bigints as strings, cut at 1,500 characters). */
 export function describeSeen(value: unknown): string {
   if (value instanceof Error) return `${value.name}: ${value.message}`;
   let text: string | undefined;
@@ -64,6 +65,7 @@ export function describeSeen(value: unknown): string {
   return (text ?? String(value)).slice(0, 1500);
 }
 
+/** Reads until done or the deadline; `what` names the awaited state in every failure. */
 export async function poll<T>(check: Check<T>, what: string, opts: PollOptions<T>): Promise<T> {
   const started = Date.now();
   const deadline = started + opts.timeoutMs;
