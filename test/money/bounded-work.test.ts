@@ -31,17 +31,22 @@ async function historyLength(workflowId: string): Promise<number> {
   return (await h.engine.workflowHistory(workflowId)).events?.length ?? 0;
 }
 
-/** The workflow's history length once it waits with nothing to do: no task, no activity, no new event between two reads. */
+/**
+ * The workflow's history length once it waits with nothing to do: its last event is not a workflow
+ * task scheduled or started, no activity is pending, and no event came between two reads.
+ */
 async function idleHistoryLength(workflowId: string): Promise<number> {
   const h = await getHarness();
   let last = -1;
   return until(async (saw) => {
-    const d = await h.env.client.workflow.getHandle(workflowId).describe();
-    const busy = (d.raw.pendingActivities?.length ?? 0) > 0 || Boolean(d.raw.pendingWorkflowTask);
-    saw({ busy, historyLength: d.historyLength });
-    const idle = !busy && d.historyLength === last;
-    last = d.historyLength;
-    return idle ? d.historyLength : undefined;
+    const events = (await h.engine.workflowHistory(workflowId)).events ?? [];
+    const lastEvent = events.at(-1) as Record<string, unknown> | undefined;
+    const taskOpen = Boolean(lastEvent?.workflowTaskScheduledEventAttributes ?? lastEvent?.workflowTaskStartedEventAttributes);
+    const pending = (await h.env.client.workflow.getHandle(workflowId).describe()).raw.pendingActivities?.length ?? 0;
+    saw({ events: events.length, taskOpen, pendingActivities: pending });
+    const idle = !taskOpen && pending === 0 && events.length === last;
+    last = events.length;
+    return idle ? events.length : undefined;
   }, `${workflowId} waiting with nothing to do`);
 }
 

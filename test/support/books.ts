@@ -58,7 +58,7 @@ export async function assertBooksMatchChain(opts: { baseline?: BooksBaseline; ti
         await new Promise((r) => setTimeout(r, 200));
       },
     },
-  );
+  ).catch((err: unknown) => assert.fail(`the books differ from the chain: ${err instanceof Error ? err.message : String(err)}`));
 }
 
 /**
