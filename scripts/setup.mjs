@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Scripted, idempotent, cached toolchain set-up for the Partner Payments API.
 //
-//   node scripts/setup.mjs [--for start|test|bench|all]      (default: all)
+//   node scripts/setup.mjs [--for start|test|bench|schemathesis|all]      (default: all)
 //
 // Plain Node ESM with no npm dependencies: it runs before node_modules exists. One module per step in
 // scripts/setup/; versions and default ports come from config/toolchain.json. Every step prints one
@@ -23,19 +23,22 @@ import { prismaClient } from './setup/prisma-client.mjs';
 import { chromium } from './setup/chromium.mjs';
 import { temporalCli } from './setup/temporal-cli.mjs';
 import { temporalTestServer } from './setup/temporal-test-server.mjs';
+import { schemathesis } from './setup/schemathesis.mjs';
 import { fmtDuration, SetupError, toolchain } from './setup/util.mjs';
 
-const TARGETS = ['start', 'test', 'bench', 'all'];
+const TARGETS = ['start', 'test', 'bench', 'schemathesis', 'all'];
 
 // Which targets need each step (`all` runs every step). `start` and `bench` run the dev server;
-// `test` runs the time-skipping test server, and the dev server for the short simulation run.
+// `test` runs the time-skipping test server, and the dev server for the short simulation run;
+// `schemathesis` runs `npm start` and the fuzzer against it (npm run fuzz:schemathesis).
 const STEPS = [
-  { name: 'node dependencies', for: ['start', 'test', 'bench'], run: nodeDependencies },
-  { name: 'prisma client', for: ['start', 'test', 'bench'], run: prismaClient },
+  { name: 'node dependencies', for: ['start', 'test', 'bench', 'schemathesis'], run: nodeDependencies },
+  { name: 'prisma client', for: ['start', 'test', 'bench', 'schemathesis'], run: prismaClient },
   { name: `temporal test server ${toolchain.temporalTestServer.version}`, for: ['test'], run: temporalTestServer },
-  { name: `temporal CLI ${toolchain.temporalCli.version}`, for: ['start', 'test', 'bench'], run: temporalCli },
-  { name: 'postgresql', for: ['start', 'test', 'bench'], run: postgresql },
+  { name: `temporal CLI ${toolchain.temporalCli.version}`, for: ['start', 'test', 'bench', 'schemathesis'], run: temporalCli },
+  { name: 'postgresql', for: ['start', 'test', 'bench', 'schemathesis'], run: postgresql },
   { name: 'chromium', for: ['test'], run: chromium },
+  { name: `schemathesis ${toolchain.schemathesis.version}`, for: ['schemathesis'], run: schemathesis },
 ];
 
 function usage(to = console.log) {

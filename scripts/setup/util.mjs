@@ -46,6 +46,11 @@ export function temporalCliPath(env = process.env) {
   return path.join(cacheDir(env), `temporal-cli-${toolchain.temporalCli.version}`, 'temporal');
 }
 
+/** `<cache>/schemathesis-<version>/bin/schemathesis`: the fuzzer, in a virtualenv of its own. */
+export function schemathesisPath(env = process.env) {
+  return path.join(cacheDir(env), `schemathesis-${toolchain.schemathesis.version}`, 'bin', 'schemathesis');
+}
+
 export function postgresDataDir(env = process.env) {
   return path.join(dataDir(env), 'postgres');
 }

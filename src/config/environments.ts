@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { ZChainId, zInt4 } from '../domain/validation';
 import { projectRoot } from '../embedded/paths';
 
 /** What each app environment offers: the content behind GET /v2/partners/config. */
@@ -35,9 +36,9 @@ export const ZNetworkConfig = z.object({
   name: z.string().min(1).optional(),
   aliases: z.array(z.string()).default([]),
   chainFamily: z.literal('evm'),
-  chainId: z.number().int().positive(),
+  chainId: ZChainId,
   rpcUrl: z.string().min(1),
-  confirmations: z.number().int().min(1),
+  confirmations: zInt4({ min: 1 }),
   defaultAsset: z.string().min(1),
   assets: z.array(ZAssetConfig).min(1),
   /** A block explorer's transaction page, `{txHash}` standing for the hash (the operator console links it); unset: the console's own receipt page. */
@@ -52,7 +53,7 @@ const ZAtomic = z.string().regex(/^[1-9]\d{0,77}$/, 'a positive integer string')
 /** The vaults module of an environment: its network, tokens (symbols of that network) and spend-limit bounds. */
 export const ZVaultsConfig = z
   .object({
-    chainId: z.number().int().positive(),
+    chainId: ZChainId,
     tokens: z.array(z.string().min(1)).min(1),
     spendLimit: z.object({
       defaultAmountAtomic: ZAtomic,
@@ -60,7 +61,7 @@ export const ZVaultsConfig = z
       currency: z.string().min(1),
       decimals: z.number().int().min(0).max(36),
     }),
-    resourceVersion: z.number().int().min(1),
+    resourceVersion: zInt4({ min: 1 }),
   })
   .refine((v) => BigInt(v.spendLimit.defaultAmountAtomic) <= BigInt(v.spendLimit.maxAmountAtomic), {
     message: 'spendLimit.defaultAmountAtomic must not exceed maxAmountAtomic',
@@ -102,10 +103,10 @@ export const ZPublicPaymentsConfig = z.object({
   enabled: z.boolean(),
   paymentTtlSeconds: z.number().int().min(60).max(86_400),
   allowedFiatCurrencies: z.array(z.string().regex(/^[A-Z]{3}$/, 'an ISO 4217 code')),
-  rateLimit: z.object({ points: z.number().int().min(1), windowSeconds: z.number().int().min(1) }),
+  rateLimit: z.object({ points: zInt4({ min: 1 }), windowSeconds: zInt4({ min: 1 }) }),
   destinations: z.array(
     z.object({
-      chainId: z.number().int().positive(),
+      chainId: ZChainId,
       assetSymbol: z.string().min(1),
       minimumAmount: ZDecimal,
       maximumAmount: ZDecimal,

@@ -50,7 +50,8 @@ const ZEnv = z.object({
   DATA_DIR: z.string().optional(),
   ENVIRONMENTS_FILE: z.string().optional(),
   EMBEDDED_ANVIL_PORT: z.coerce.number().int().min(1).max(65535).default(toolchain.ports.anvil),
-  WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: ZFlag.default(false),
+  /** Unset: false (the spec's), but true for the embedded stack (no DATABASE_URL or TEMPORAL_ADDRESS). */
+  WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: ZFlag.optional(),
   /** SMTP server for vault approval codes (smtp:// or smtps://, credentials in the URL); unset: no mail. */
   SMTP_URL: z
     .string()
@@ -166,7 +167,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     dataDir: e.DATA_DIR,
     environmentsFile: e.ENVIRONMENTS_FILE,
     anvil: { embeddedPort: e.EMBEDDED_ANVIL_PORT },
-    webhooks: { allowPrivateDestinations: e.WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS },
+    // The embedded sandbox lets developers point webhooks at local receivers over plain http; the API,
+    // the worker and the CLI all read this one value.
+    webhooks: { allowPrivateDestinations: e.WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS ?? (!e.DATABASE_URL || !e.TEMPORAL_ADDRESS) },
     admin: { apiToken: e.ADMIN_API_TOKEN, consoleSessionSeconds: e.CONSOLE_SESSION_SECONDS },
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     offramp: {

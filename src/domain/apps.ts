@@ -1,12 +1,18 @@
 import { z } from 'zod';
 import type { PrismaClient } from '../db/client';
 import { ENVIRONMENTS, type EnvironmentName } from '../config/environments';
+import { ApiError } from './errors';
 import { newId, randomToken } from './ids';
 import { hashSecret, safeEqual } from './secrets';
 import { LruCache } from '../custody/lru';
 
 export const SCOPES = ['v2:accounts', 'v2:deposit_addresses', 'v2:payments', 'v2:vaults'] as const;
 export type Scope = (typeof SCOPES)[number];
+
+/** 403 forbidden when the app's credential lacks the scope: the one scope check, for Basic and client tokens alike. */
+export function assertScope(app: { scopes: readonly Scope[] }, scope: Scope): void {
+  if (!app.scopes.includes(scope)) throw new ApiError('forbidden', `This credential lacks the ${scope} scope`, { requiredScope: scope });
+}
 
 export const ZCreateApp = z.object({
   name: z.string().min(1).max(120),

@@ -82,3 +82,22 @@ export class ApiError extends Error {
 }
 
 export const notFound = (what: string): ApiError => new ApiError('not_found', `${what} not found`);
+
+/**
+ * An upstream a use case depends on (the off-ramp provider, the mail relay) refused or answered with
+ * an error ('error', 502), or could not be reached in time ('unavailable', 503). It carries no code:
+ * the endpoint's family names it (src/http/upstream-codes.ts), so one endpoint answers one family.
+ * Nothing was created: a retry with the same Idempotency-Key runs again.
+ */
+export class UpstreamFailure extends Error {
+  constructor(
+    readonly kind: 'error' | 'unavailable',
+    message: string,
+    readonly details?: unknown,
+    /** Seconds a caller waits before retrying an 'unavailable' (default: the error handler's). */
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+    this.name = 'UpstreamFailure';
+  }
+}

@@ -85,11 +85,14 @@ export const RECOMMENDED_EVENTS: readonly EventName[] = EVENT_GROUPS.flatMap((g)
   NOT_RECOMMENDED_GROUPS.has(g.id) ? [] : g.events.filter((e) => !NOT_RECOMMENDED_EVENTS.has(e)),
 );
 
+/**
+ * The spec's delivery policy. Whether local or private destinations are allowed is the deployment's
+ * setting (WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS, false by default as in the spec): the config reports it.
+ */
 export const DELIVERY_POLICY = {
   guarantee: 'at_least_once',
   retryableStatuses: [408, 425, 429, 500, 502, 503, 504],
   maxAttempts: 3,
-  localPrivateDestinationsAllowed: false,
 } as const;
 
 export const SIGNATURES = {

@@ -1,4 +1,15 @@
 import type pg from 'pg';
+import { z } from 'zod';
+
+/**
+ * Every Idempotency-Key, on every endpoint that takes one: 1-256 printable ASCII characters. The
+ * one schema the middleware validates with and the document publishes (public creation narrows it).
+ */
+export const ZIdempotencyKey = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(/^[ -~]+$/, 'printable ASCII only');
 
 /** One request's claim on an Idempotency-Key: the app's key, and what the request was. */
 export interface IdempotencyTarget {

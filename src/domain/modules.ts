@@ -38,6 +38,35 @@ export interface Availability {
   disabledReason: DisabledReason | null;
 }
 
+/**
+ * The spec's "availability flags" of a capability group (capabilities.accounts, .payments, each
+ * payment method, .vaults...): a module's state plus availableToCredential. Every group of the config
+ * is built here, so none lacks a flag.
+ */
+export interface AvailabilityFlags extends Availability {
+  availableToCredential: boolean;
+}
+
+export function availabilityFlags(state: Availability): AvailabilityFlags {
+  return { ...state, availableToCredential: state.available };
+}
+
+/** An on/off switch of the config: integrations.* and capabilities.balancesAndTransactions. */
+export interface FeatureSwitch {
+  enabled: boolean;
+  availableToCredential: boolean;
+}
+
+/**
+ * Enabled when the deployment serves the feature and every module it needs runs for the app's
+ * environment (entitled and operational); available to the credential when its scopes reach those
+ * modules too. The same states the routes' guards (403, 424) judge by.
+ */
+export function featureSwitch(served: boolean, needs: readonly Availability[]): FeatureSwitch {
+  const enabled = served && needs.every((m) => m.entitled && m.operational);
+  return { enabled, availableToCredential: enabled && needs.every((m) => m.credentialAllowed) };
+}
+
 /** Entitlement first, then the credential, then whether it runs: the first missing one is the reason. */
 export function availability(entitled: boolean, credentialAllowed: boolean, operational: boolean): Availability {
   const available = entitled && credentialAllowed && operational;

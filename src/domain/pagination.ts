@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { hmacHex, safeEqual } from './secrets';
 import { ApiError } from './errors';
+import { zInt4Param } from './validation';
 
 /**
  * Opaque cursors: base64url(JSON position) + "." + HMAC. The HMAC makes a tampered or forged cursor
@@ -39,11 +40,21 @@ export function createCursorCodec(secret: string): CursorCodec {
   };
 }
 
+/** A cursor as encode() writes it; the signature is checked on decode (another value of this shape is still 400). */
+export const CURSOR_PATTERN = /^[A-Za-z0-9_-]+\.[0-9a-f]{32}$/;
+
+/** The `cursor` query parameter of every list: a nextCursor exactly as a page returned it. */
+export const ZCursor = z
+  .string()
+  .max(2048)
+  .regex(CURSOR_PATTERN, 'a nextCursor exactly as returned')
+  .meta({ description: "Opaque and signed: pass back a page's nextCursor exactly as returned." });
+
 /** The query parameters every list takes; each list sets its own maximum and default. */
 export function ZPageQuery(opts: { max: number; default: number }) {
   return z.object({
-    limit: z.coerce.number().int().min(1).max(opts.max).default(opts.default),
-    cursor: z.string().min(1).max(2048).optional(),
+    limit: zInt4Param({ min: 1, max: opts.max }).default(opts.default),
+    cursor: ZCursor.optional(),
   });
 }
 

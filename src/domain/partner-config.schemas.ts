@@ -1,21 +1,27 @@
 import { z } from 'zod';
 import { ZPublicPaymentCreation } from './payments/public-payment.schemas';
 
-/** The shape of GET /v2/partners/config (spec: Partner configuration). */
-const ZAvailability = z.object({
+/**
+ * The shape of GET /v2/partners/config (spec: Partner configuration). Every object is strict: a flag
+ * missing or one too many fails the schema, and so the OpenAPI document's response check.
+ */
+const ZModuleState = z.strictObject({
   entitled: z.boolean(),
   credentialAllowed: z.boolean(),
   operational: z.boolean(),
   available: z.boolean(),
   disabledReason: z.string().nullable(),
 });
-const ZMinimumDeposit = z.object({ amount: z.string(), amountAtomic: z.string().regex(/^\d+$/), inclusive: z.boolean() });
-const ZAsset = z.object({ symbol: z.string(), tokenAddress: z.string(), decimals: z.number().int(), kind: z.string(), minimumDeposit: ZMinimumDeposit });
+/** The spec's "availability flags" of a capability group: six fields, everywhere. */
+const ZAvailability = ZModuleState.extend({ availableToCredential: z.boolean() });
+const ZSwitch = z.strictObject({ enabled: z.boolean(), availableToCredential: z.boolean() });
+const ZMinimumDeposit = z.strictObject({ amount: z.string(), amountAtomic: z.string().regex(/^\d+$/), inclusive: z.boolean() });
+const ZAsset = z.strictObject({ symbol: z.string(), tokenAddress: z.string(), decimals: z.number().int(), kind: z.string(), minimumDeposit: ZMinimumDeposit });
 const ZBankMethod = ZAvailability.extend({
   destinationType: z.string(),
   standaloneApi: z.boolean(),
   countries: z.array(
-    z.object({
+    z.strictObject({
       country: z.string(),
       countryName: z.string(),
       currency: z.string(),
@@ -42,7 +48,7 @@ export const ZPartnerConfig = z.strictObject({
   credentialMode: z.literal('app_secret'),
   status: z.string(),
   modules: z.array(
-    ZAvailability.extend({
+    ZModuleState.extend({
       id: z.string(),
       name: z.string(),
       description: z.string(),
@@ -51,11 +57,11 @@ export const ZPartnerConfig = z.strictObject({
       optional: z.boolean(),
     }),
   ),
-  compliance: z.object({
-    partnerKyb: z.object({ status: z.string(), updatedAt: z.string().nullable() }),
-    requirements: z.object({ partnerFiatAccess: z.string(), individualUpaFiatAccess: z.string(), businessUpaFiatAccess: z.string() }),
+  compliance: z.strictObject({
+    partnerKyb: z.strictObject({ status: z.string(), updatedAt: z.string().nullable() }),
+    requirements: z.strictObject({ partnerFiatAccess: z.string(), individualUpaFiatAccess: z.string(), businessUpaFiatAccess: z.string() }),
   }),
-  fees: z.object({
+  fees: z.strictObject({
     partnerFeeBps: z.number().int(),
     partnerFeePercent: z.string(),
     platformFeeBps: z.number().int(),
@@ -66,15 +72,15 @@ export const ZPartnerConfig = z.strictObject({
     currency: z.literal('USD'),
   }),
   networks: z.array(
-    z.object({
+    z.strictObject({
       code: z.string(),
       aliases: z.array(z.string()),
       chainFamily: z.string(),
       chainId: z.number().int(),
-      depositAddresses: z.object({ supported: z.boolean(), provider: z.string(), operational: z.boolean(), disabledReason: z.string().nullable() }),
-      connectedWallets: z.object({ supported: z.boolean() }),
-      settlement: z.object({ supported: z.boolean() }),
-      paymentCollection: z.object({
+      depositAddresses: z.strictObject({ supported: z.boolean(), provider: z.string(), operational: z.boolean(), disabledReason: z.string().nullable() }),
+      connectedWallets: z.strictObject({ supported: z.boolean() }),
+      settlement: z.strictObject({ supported: z.boolean() }),
+      paymentCollection: z.strictObject({
         supported: z.boolean(),
         provider: z.string(),
         network: z.string(),
@@ -86,21 +92,19 @@ export const ZPartnerConfig = z.strictObject({
       supportedAssets: z.array(ZAsset),
     }),
   ),
-  capabilities: z.object({
+  capabilities: z.strictObject({
     accounts: ZAvailability.extend({
-      availableToCredential: z.boolean(),
       accountIdLookup: z.boolean(),
       externalUserIdLookup: z.boolean(),
       handles: z.boolean(),
       connectedWallets: z.boolean(),
-      emailVerification: z.object({ mode: z.string(), partnerAssertionAllowed: z.boolean(), version: z.number().int() }),
+      emailVerification: z.strictObject({ mode: z.string(), partnerAssertionAllowed: z.boolean(), version: z.number().int() }),
     }),
     depositAddresses: ZAvailability.extend({
-      availableToCredential: z.boolean(),
       supportedChainIds: z.array(z.number().int()),
       availableChainIds: z.array(z.number().int()),
       supportedNetworks: z.array(
-        z.object({
+        z.strictObject({
           code: z.string(),
           chainId: z.number().int(),
           chainFamily: z.string(),
@@ -111,9 +115,8 @@ export const ZPartnerConfig = z.strictObject({
       ),
     }),
     payments: ZAvailability.extend({
-      availableToCredential: z.boolean(),
-      capabilities: z.object({ crypto: z.boolean(), onramp: z.boolean(), externalQr: z.boolean(), externalBank: z.boolean(), card: z.boolean() }),
-      methods: z.object({
+      capabilities: z.strictObject({ crypto: z.boolean(), onramp: z.boolean(), externalQr: z.boolean(), externalBank: z.boolean(), card: z.boolean() }),
+      methods: z.strictObject({
         direct: ZAvailability,
         routing: ZAvailability,
         onramp: ZAvailability,
@@ -123,18 +126,13 @@ export const ZPartnerConfig = z.strictObject({
       }),
       publicPaymentCreation: ZPublicPaymentCreation,
     }),
-    balancesAndTransactions: z.object({
-      enabled: z.boolean(),
-      availableToCredential: z.boolean(),
-      balances: z.object({ enabled: z.boolean(), availableToCredential: z.boolean() }),
-      transactions: z.object({ enabled: z.boolean(), availableToCredential: z.boolean() }),
-    }),
-    webhooks: z.object({
+    balancesAndTransactions: ZSwitch.extend({ balances: ZSwitch, transactions: ZSwitch }),
+    webhooks: z.strictObject({
       supportedEvents: z.array(z.string()),
       recommendedEvents: z.array(z.string()),
-      eventGroups: z.array(z.object({ id: z.string(), label: z.string(), events: z.array(z.string()) })),
+      eventGroups: z.array(z.strictObject({ id: z.string(), label: z.string(), events: z.array(z.string()) })),
       signatures: z.record(z.string(), z.string()),
-      deliveryPolicy: z.object({
+      deliveryPolicy: z.strictObject({
         guarantee: z.literal('at_least_once'),
         retryableStatuses: z.array(z.number().int()),
         maxAttempts: z.number().int(),
@@ -142,12 +140,11 @@ export const ZPartnerConfig = z.strictObject({
       }),
     }),
     vaults: ZAvailability.extend({
-      availableToCredential: z.boolean(),
       scope: z.literal('v2:vaults'),
       runtime: z.string(),
-      ownershipModes: z.object({ external: z.boolean(), stableyard: z.boolean() }),
-      managedApproval: z.object({ method: z.string(), ready: z.boolean(), disabledReason: z.string().nullable() }),
-      spendLimit: z.object({
+      ownershipModes: z.strictObject({ external: z.boolean(), stableyard: z.boolean() }),
+      managedApproval: z.strictObject({ method: z.string(), ready: z.boolean(), disabledReason: z.string().nullable() }),
+      spendLimit: z.strictObject({
         defaultAmountAtomic: z.string(),
         maxAmountAtomic: z.string(),
         currency: z.string(),
@@ -155,15 +152,11 @@ export const ZPartnerConfig = z.strictObject({
         period: z.string(),
       }),
       yieldProviders: z.array(z.string()),
-      tokens: z.array(z.object({ symbol: z.string(), chainId: z.number().int(), tokenAddress: z.string(), decimals: z.number().int() })),
+      tokens: z.array(z.strictObject({ symbol: z.string(), chainId: z.number().int(), tokenAddress: z.string(), decimals: z.number().int() })),
       resourceVersion: z.number().int(),
     }),
   }),
-  integrations: z.object({
-    clientApi: z.object({ enabled: z.boolean(), availableToCredential: z.boolean() }),
-    webhooks: z.object({ enabled: z.boolean(), availableToCredential: z.boolean() }),
-    partnerConsole: z.object({ enabled: z.boolean(), availableToCredential: z.boolean() }),
-  }),
-  links: z.object({ docs: z.string(), openapi: z.string(), dashboard: z.string().nullable() }),
+  integrations: z.strictObject({ clientApi: ZSwitch, webhooks: ZSwitch, partnerConsole: ZSwitch }),
+  links: z.strictObject({ docs: z.string(), openapi: z.string(), dashboard: z.string().nullable() }),
 });
 export type TPartnerConfig = z.infer<typeof ZPartnerConfig>;

@@ -1,20 +1,30 @@
 import type { TEnvironmentConfig, TEnvironments, ModuleId } from '../config/environments';
 import type { AuthenticatedApp } from './apps';
-import { availability, MODULE_LIST, MODULES, moduleAvailability, type Availability, type ModuleRuntime } from './modules';
+import { availability, availabilityFlags, featureSwitch, MODULE_LIST, MODULES, moduleAvailability, type Availability, type ModuleRuntime } from './modules';
 import { toAtomic } from './amounts';
 import type { TPartnerConfig } from './partner-config.schemas';
 import { approvalMailReady, vaultsSetup, type MailAvailability } from './vaults/vault-config';
 import { BANK_COUNTRY_NAMES } from './bank-accounts/bank-requirements';
 import { publicPaymentCreation } from './payments/public-payments';
 import { DELIVERY_POLICY, EVENT_GROUPS, EVENT_NAMES, RECOMMENDED_EVENTS, SIGNATURES } from './event-catalog';
+import type { DestinationPolicy } from '../webhooks/destination';
 
 function pct(bps: number): string {
   return (bps / 100).toFixed(2);
 }
 
-/** What the deployment adds to the environments file: outgoing mail (vault approvals) and the off-ramp provider (bank accounts). */
+/**
+ * What the deployment adds to the environments file: outgoing mail (vault approvals), the off-ramp
+ * provider (bank accounts), the surfaces it serves and where it delivers webhooks.
+ */
 export interface ConfigRuntime extends ModuleRuntime {
   mail: MailAvailability;
+  /** Whether this deployment serves the client API (/v2/client/...). */
+  clientApi: boolean;
+  /** Whether this deployment serves a partner dashboard. */
+  partnerConsole: boolean;
+  /** The one setting endpoint creation and delivery both follow (WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS). */
+  webhooks: DestinationPolicy;
 }
 
 export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, runtime: ConfigRuntime): TPartnerConfig {
@@ -48,12 +58,13 @@ export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, r
   const payments = moduleState('payments');
   const accounts = moduleState('accounts');
   const balances = moduleState('balances_and_transactions');
+  const networkDeposits = { operational: deposits.operational, disabledReason: deposits.operational ? null : 'not_operational' };
   const networks = env.networks.map((n) => ({
     code: n.code,
     aliases: n.aliases,
     chainFamily: n.chainFamily,
     chainId: n.chainId,
-    depositAddresses: { supported: true, provider: 'service', operational: true, disabledReason: null },
+    depositAddresses: { supported: true, provider: 'service', ...networkDeposits },
     connectedWallets: { supported: true },
     settlement: { supported: true },
     paymentCollection: {
@@ -68,16 +79,8 @@ export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, r
     supportedAssets: assetsOf(n),
   }));
   const feeTotal = env.fees.partnerFeeBps + env.fees.platformFeeBps;
-  const externalBank = externalBankMethod(app, env, moduleState('bank_accounts'), payments);
-  const methodOff = { ...availability(false, true, false) };
-  const bankMethod = {
-    ...methodOff,
-    destinationType: 'external_bank',
-    standaloneApi: false,
-    countries: [],
-    preparationAvailable: false,
-    paymentExecutionAvailable: false,
-  };
+  const methods = paymentMethods(env, payments, moduleState('bank_accounts'));
+  const balancesSwitch = featureSwitch(true, [balances]);
 
   return {
     id: `pcfg_${app.id}`,
@@ -109,8 +112,7 @@ export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, r
     networks,
     capabilities: {
       accounts: {
-        ...accounts,
-        availableToCredential: accounts.available,
+        ...availabilityFlags(accounts),
         accountIdLookup: true,
         externalUserIdLookup: true,
         handles: true,
@@ -118,54 +120,73 @@ export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, r
         emailVerification: { mode: 'none', partnerAssertionAllowed: false, version: 1 },
       },
       depositAddresses: {
-        ...deposits,
-        availableToCredential: deposits.available,
+        ...availabilityFlags(deposits),
         supportedChainIds: env.networks.map((n) => n.chainId),
         availableChainIds: deposits.available ? env.networks.map((n) => n.chainId) : [],
         supportedNetworks: env.networks.map((n) => ({
           code: n.code,
           chainId: n.chainId,
           chainFamily: n.chainFamily,
-          operational: true,
-          disabledReason: null,
+          ...networkDeposits,
           assets: assetsOf(n),
         })),
       },
       payments: {
-        ...payments,
-        availableToCredential: payments.available,
-        capabilities: { crypto: true, onramp: false, externalQr: false, externalBank: externalBank.available, card: false },
-        methods: {
-          direct: { ...payments },
-          routing: methodOff,
-          onramp: methodOff,
-          externalQr: { ...bankMethod, destinationType: 'external_qr' },
-          externalBank,
-          card: methodOff,
+        ...availabilityFlags(payments),
+        capabilities: {
+          crypto: methods.direct.available,
+          onramp: methods.onramp.available,
+          externalQr: methods.externalQr.available,
+          externalBank: methods.externalBank.available,
+          card: methods.card.available,
         },
+        methods,
         publicPaymentCreation: publicPaymentCreation(app, env, payments),
       },
-      balancesAndTransactions: {
-        enabled: balances.entitled,
-        availableToCredential: balances.available,
-        balances: { enabled: balances.entitled, availableToCredential: balances.available },
-        transactions: { enabled: balances.entitled, availableToCredential: balances.available },
-      },
+      balancesAndTransactions: { ...balancesSwitch, balances: { ...balancesSwitch }, transactions: { ...balancesSwitch } },
       webhooks: {
         supportedEvents: [...EVENT_NAMES],
         recommendedEvents: [...RECOMMENDED_EVENTS],
         eventGroups: EVENT_GROUPS.map((g) => ({ id: g.id, label: g.label, events: [...g.events] })),
         signatures: { ...SIGNATURES },
-        deliveryPolicy: { ...DELIVERY_POLICY, retryableStatuses: [...DELIVERY_POLICY.retryableStatuses] },
+        deliveryPolicy: {
+          ...DELIVERY_POLICY,
+          retryableStatuses: [...DELIVERY_POLICY.retryableStatuses],
+          localPrivateDestinationsAllowed: runtime.webhooks.allowPrivateDestinations,
+        },
       },
       vaults: vaultsCapability(moduleState('vaults'), vaultSetup, approvalMailReady(app.environment, runtime.mail)),
     },
     integrations: {
-      clientApi: { enabled: false, availableToCredential: false },
-      webhooks: { enabled: env.modules.includes('webhooks'), availableToCredential: env.modules.includes('webhooks') },
-      partnerConsole: { enabled: false, availableToCredential: false },
+      // Every client route reads a Payment: the payments module's (src/http/routes/client.ts).
+      clientApi: featureSwitch(runtime.clientApi, [payments]),
+      webhooks: featureSwitch(true, [moduleState('webhooks')]),
+      partnerConsole: featureSwitch(runtime.partnerConsole, []),
     },
     links: env.links,
+  };
+}
+
+/**
+ * capabilities.payments.methods: direct is the payments module itself; externalBank needs the bank
+ * accounts module too; the rest are methods the service does not offer (not entitled).
+ */
+function paymentMethods(env: TEnvironmentConfig, payments: Availability, bank: Availability) {
+  const notOffered = () => availabilityFlags(availability(false, payments.credentialAllowed, false));
+  return {
+    direct: availabilityFlags(payments),
+    routing: notOffered(),
+    onramp: notOffered(),
+    externalQr: {
+      ...notOffered(),
+      destinationType: 'external_qr',
+      standaloneApi: false,
+      countries: [],
+      preparationAvailable: false,
+      paymentExecutionAvailable: false,
+    },
+    externalBank: externalBankMethod(env, bank, payments),
+    card: notOffered(),
   };
 }
 
@@ -174,7 +195,7 @@ export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, r
  * reports them. Paying a bank account needs both modules: bank accounts (linking, the directory) and
  * payments; preparing one needs the bank accounts module alone, as its routes do.
  */
-function externalBankMethod(app: AuthenticatedApp, env: TEnvironmentConfig, bank: Availability, payments: Availability) {
+function externalBankMethod(env: TEnvironmentConfig, bank: Availability, payments: Availability) {
   const countries = (env.bankAccounts?.countries ?? []).map((c) => ({
     country: c.country,
     countryName: BANK_COUNTRY_NAMES[c.country].name,
@@ -184,7 +205,7 @@ function externalBankMethod(app: AuthenticatedApp, env: TEnvironmentConfig, bank
     maximumAmountAtomic: c.maximumAmountAtomic,
     enabled: c.enabled,
   }));
-  const state = availability(bank.entitled && payments.entitled, app.scopes.includes('v2:payments'), bank.operational && payments.operational);
+  const state = availabilityFlags(availability(bank.entitled && payments.entitled, payments.credentialAllowed, bank.operational && payments.operational));
   return {
     ...state,
     // Paid as a send Payment to a linked bank account (destination.type bank_account).
@@ -201,8 +222,7 @@ function externalBankMethod(app: AuthenticatedApp, env: TEnvironmentConfig, bank
 function vaultsCapability(state: Availability, setup: ReturnType<typeof vaultsSetup>, mailReady: boolean) {
   const approvalReady = state.available && mailReady;
   return {
-    ...state,
-    availableToCredential: state.available,
+    ...availabilityFlags(state),
     scope: 'v2:vaults' as const,
     runtime: setup ? 'service_custody' : 'none',
     ownershipModes: { external: false, stableyard: setup !== null },

@@ -4,7 +4,37 @@ import { ApiError } from './errors';
 /** The body of a command without parameters: an empty JSON object (or no body at all). */
 export const ZEmptyBody = z.strictObject({});
 
+/** The largest value of PostgreSQL's INTEGER (int4): the column of every stored count, version and chain id. */
+export const INT4_MAX = 2_147_483_647;
+
+/**
+ * An integer an INTEGER column can hold, `min` (default 0) to `max` (default INT4_MAX). Every integer a
+ * request carries is one: past int4 it is a 400 naming the field, never a database error.
+ */
+export function zInt4(bounds: { min?: number; max?: number } = {}) {
+  return z.number().int().min(bounds.min ?? 0).max(Math.min(bounds.max ?? INT4_MAX, INT4_MAX));
+}
+
+/** zInt4 for a query or path parameter, which arrives as a string. */
+export function zInt4Param(bounds: { min?: number; max?: number } = {}) {
+  return z.coerce.number().int().min(bounds.min ?? 0).max(Math.min(bounds.max ?? INT4_MAX, INT4_MAX));
+}
+
+/** A chain id, as the chain_id INTEGER columns store it. */
+export const ZChainId = zInt4({ min: 1 });
+
 export type InputLocation = 'body' | 'query' | 'path' | 'header';
+
+/**
+ * 400 bad_request for what the request itself says (its body, query, path or headers, checked against
+ * a schema or the static configuration), found before anything ran. An Idempotency-Key is not spent
+ * on it: the idempotency middleware releases the key, so the corrected request runs under it.
+ */
+export class InputError extends ApiError {
+  constructor(message: string, fields: Array<{ field: string; message: string }>) {
+    super('bad_request', message, { fields });
+  }
+}
 
 // NUL (PostgreSQL text can't hold it) and UTF-16 surrogates without their pair (not Unicode: UTF-8
 // can't encode them faithfully).
@@ -51,9 +81,7 @@ export function checkStorable(value: unknown, location: InputLocation): void {
   const deep = tooDeep(value);
   if (deep) {
     const field = [location, ...deep.map((k) => k.replace(UNSTORABLE_ALL, '\uFFFD'))].join('.');
-    throw new ApiError('bad_request', `Invalid ${location}: nested deeper than ${MAX_INPUT_DEPTH} levels`, {
-      fields: [{ field, message: `nesting is at most ${MAX_INPUT_DEPTH} levels` }],
-    });
+    throw new InputError(`Invalid ${location}: nested deeper than ${MAX_INPUT_DEPTH} levels`, [{ field, message: `nesting is at most ${MAX_INPUT_DEPTH} levels` }]);
   }
   const unstorable = unstorableText(value);
   if (unstorable.length > 0) {
@@ -61,7 +89,7 @@ export function checkStorable(value: unknown, location: InputLocation): void {
       field: [location, ...p].join('.'),
       message: 'text with a NUL character or an unpaired UTF-16 surrogate cannot be stored',
     }));
-    throw new ApiError('bad_request', `Invalid ${location}: ${fields.map((f) => f.field).join(', ')}`, { fields });
+    throw new InputError(`Invalid ${location}: ${fields.map((f) => f.field).join(', ')}`, fields);
   }
 }
 
@@ -78,5 +106,5 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, locat
     field: [location, ...issue.path.map(String)].join('.'),
     message: issue.message,
   }));
-  throw new ApiError('bad_request', `Invalid ${location}: ${fields.map((f) => f.field).join(', ')}`, { fields });
+  throw new InputError(`Invalid ${location}: ${fields.map((f) => f.field).join(', ')}`, fields);
 }

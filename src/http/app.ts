@@ -111,11 +111,11 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
 
   const open = new Router<ApiState>();
   registerHealthRoutes(open, { prisma: db.prisma, temporalHealth: deps.temporalHealth });
-  registerOpenApiRoutes(open, { apiVersion: environments.apiVersion, publicBaseUrl: config.http.publicBaseUrl });
-  registerDocsRoutes(open, { apiVersion: environments.apiVersion, publicBaseUrl: config.http.publicBaseUrl });
+  registerOpenApiRoutes(open, { apiVersion: environments.apiVersion, supportedApiVersions: environments.supportedApiVersions, publicBaseUrl: config.http.publicBaseUrl });
+  registerDocsRoutes(open, { apiVersion: environments.apiVersion, supportedApiVersions: environments.supportedApiVersions, publicBaseUrl: config.http.publicBaseUrl });
   // Signed by the provider, not the partner: outside the partner router's Basic authentication.
   if (deps.offramp) registerProviderCallbackRoutes(open, { ...deps.offramp, maxBodyBytes: config.http.maxBodyBytes });
-  app.use(open.routes());
+  mountRouter(app, open);
   // Operator admin API (Bearer ADMIN_API_TOKEN), outside the partner router; absent without a token.
   registerWebhookAdminRoutes(app, { config, db, serviceSecret: deps.serviceSecret, cursors: shared.cursors, engine: deps.engine });
   registerAlertAdminRoutes(app, { config, db, cursors: shared.cursors });
@@ -130,7 +130,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
     maxBodyBytes: config.http.maxBodyBytes,
     vault: deps.client ? { chains, engine: deps.client.engine } : undefined,
   });
-  app.use(checkout.routes());
+  mountRouter(app, checkout);
   if (deps.returns) registerFundReturnAdminRoutes(app, { config, prisma: db.prisma, custody: deps.custody, chains, engine: deps.returns });
   if (deps.operator) {
     registerOperatorConsole(app, { config, prisma: db.prisma, serviceSecret: deps.serviceSecret, chains, custody: deps.custody, ...deps.operator });
@@ -153,7 +153,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
       { prisma: db.prisma, idempotency, serviceSecret: deps.serviceSecret, publicBaseUrl: config.http.publicBaseUrl, chains, environments, ...deps.client },
       { rateLimit: limit, jsonBody: body, svcVersion, modules },
     );
-    app.use(client.routes());
+    mountRouter(app, client);
   }
 
   // Public Payment creation: no credential (a payer's wallet), its own router and per-IP quota.
@@ -174,7 +174,17 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   partner.use(body);
   partner.use(modules);
   const mailer = deps.mailer !== undefined ? deps.mailer : config.mail?.smtpUrl ? createSmtpMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from }) : null;
-  registerPartnerConfigRoutes(partner, { environments, runtime: { ...runtime, mail: { smtpConfigured: mailer !== null } } });
+  registerPartnerConfigRoutes(partner, {
+    environments,
+    runtime: {
+      ...runtime,
+      mail: { smtpConfigured: mailer !== null },
+      clientApi: deps.client !== undefined,
+      // No partner dashboard is served: webhook endpoints are managed by the operator (admin API, CLI).
+      partnerConsole: false,
+      webhooks: config.webhooks,
+    },
+  });
   // Feature routes: one register call per module.
   if (deps.client) registerClientAuthRoutes(partner, { prisma: db.prisma, serviceSecret: deps.serviceSecret });
   registerAccountRoutes(partner, { prisma: db.prisma, idempotency, environments, custody: deps.custody });

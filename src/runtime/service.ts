@@ -72,11 +72,8 @@ export async function startService(opts: {
   lifecycle?: Lifecycle;
 }): Promise<RunningService> {
   const { logger, roles } = opts;
-  const embedded = !opts.config.database.url || !opts.config.temporal.address;
-  // The embedded sandbox lets developers point webhooks at local receivers over plain http.
-  const config: ServiceConfig = embedded
-    ? { ...opts.config, webhooks: { allowPrivateDestinations: true } }
-    : opts.config;
+  const config: ServiceConfig = opts.config;
+  const embedded = !config.database.url || !config.temporal.address;
   const lifecycle = opts.lifecycle ?? new Lifecycle();
   const stop = () => lifecycle.stop();
   try {

@@ -168,7 +168,9 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
     };
     const acceptance = await call(`/v2/accounts/${merchant.accountId}/payment-acceptance`, { credential: merchant.cred, method: 'PUT', body: { publicReceiveEnabled: true, expectedVersion: 1 } });
     assert.equal(acceptance.status, 200, acceptance.text);
-    const token = await call('/v2/client/auth/exchange', { credential: merchant.cred, body: { accountId: merchant.accountId } });
+    // The merchant is the recipient of the fuzz's Payments, never their payer: the client token is another account's.
+    const payer = await call('/v2/accounts', { credential: merchant.cred, body: { externalUserId: `fuzz-payer-${process.pid}` } });
+    const token = await call('/v2/client/auth/exchange', { credential: merchant.cred, body: { accountId: payer.body.account.id } });
     assert.equal(token.status, 200, token.text);
     f.clientToken = token.body.accessToken;
     assert.ok(f.paymentsCursor, 'a second page of Payments');

@@ -67,6 +67,27 @@ const ROUTE_MODULES: Record<RouteKey, readonly ModuleId[] | null> = {
   'POST /v2/public/apps/:appId/payments': null,
 };
 
+/**
+ * Routes of a module that answer, rather than refuse, while it is off: the bank account requirements
+ * list every country as unavailable with the module's reason (spec: every country not offered returns
+ * available false), in a 200. Each is checked for that answer below.
+ */
+const ANSWER_WHILE_OFF: Partial<Record<RouteKey, ModuleId>> = {
+  'GET /v2/accounts/:accountId/bank-account-requirements': 'bank_accounts',
+};
+
+/** The requirements answer of a module that is off: every country unavailable, the linked ones for the module's reason. */
+function assertAllCountriesUnavailable(res: { status: number; text: string; body: any }, reason: string) {
+  assert.equal(res.status, 200, res.text);
+  const countries = res.body.countries as Array<{ country: string; available: boolean; unavailableReason: string }>;
+  assert.ok(countries.length > 0);
+  for (const c of countries) {
+    assert.equal(c.available, false, c.country);
+    assert.ok([reason, 'country_not_supported'].includes(c.unavailableReason), `${c.country}: ${c.unavailableReason}`);
+  }
+  assert.ok(countries.some((c) => c.unavailableReason === reason));
+}
+
 /** A value for each path parameter: the app's real account, and well-formed ids of nothing. */
 function fill(path: string, accountId: string): string {
   const values: Record<string, string> = {
@@ -186,7 +207,7 @@ describe('Module availability: the config and the routes agree', () => {
   });
 
   for (const id of MODULE_IDS) {
-    test(`${id} off: the config reports it unavailable (not_entitled) and every route of it answers 424 chain_config_missing, creating nothing`, async () => {
+    test(`${id} off: the config reports it unavailable (not_entitled) and every route of it answers 424 chain_config_missing (but those that answer while it is off), creating nothing`, async () => {
       const h = await getHarness();
       const off = await start({ environments: without(h.environments, id) });
       try {
@@ -203,6 +224,10 @@ describe('Module availability: the config and the routes agree', () => {
         assert.equal(routes.length > 0, id !== 'webhooks', `${id}: ${routes.length} routes`);
         for (const route of routes) {
           const res = await callRoute(off, route);
+          if (ANSWER_WHILE_OFF[route] === id) {
+            assertAllCountriesUnavailable(res, 'not_entitled');
+            continue;
+          }
           assert.equal(res.status, 424, `${route}: ${res.text}`);
           assert.deepEqual(res.body.error, {
             code: 'chain_config_missing',
@@ -240,7 +265,7 @@ describe('Module availability: the config and the routes agree', () => {
     }
   });
 
-  test('bank accounts listed but without the deployment\'s off-ramp provider: not_operational in the config and 424 on its routes', async () => {
+  test('bank accounts listed but without the deployment\'s off-ramp provider: not_operational in the config, 424 on its routes, every country unavailable in the requirements', async () => {
     const off = await start({ offramp: undefined });
     try {
       const config = await call('/v2/partners/config', { credential: cred, baseUrl: off.baseUrl });
@@ -248,9 +273,10 @@ describe('Module availability: the config and the routes agree', () => {
       assert.deepEqual([bank.entitled, bank.operational, bank.available, bank.disabledReason], [true, false, false, 'not_operational']);
       const method = config.body.capabilities.payments.methods.externalBank;
       assert.deepEqual([method.available, method.preparationAvailable, method.paymentExecutionAvailable], [false, false, false]);
-      const res = await callRoute(off, 'GET /v2/accounts/:accountId/bank-account-requirements');
-      assert.equal(res.status, 424, res.text);
-      assert.deepEqual(res.body.error.details, { module: 'bank_accounts', disabledReason: 'not_operational' });
+      assertAllCountriesUnavailable(await callRoute(off, 'GET /v2/accounts/:accountId/bank-account-requirements'), 'not_operational');
+      const linked = await callRoute(off, 'POST /v2/accounts/:accountId/bank-accounts');
+      assert.equal(linked.status, 424, linked.text);
+      assert.deepEqual(linked.body.error.details, { module: 'bank_accounts', disabledReason: 'not_operational' });
     } finally {
       await off.close();
     }

@@ -9,7 +9,7 @@ import {
   ZBankAccountResponse,
   ZBankDirectory,
 } from '../../src/domain/bank-accounts/bank-account.schemas';
-import { BANK_ACCOUNT_SCHEMAS } from '../../src/domain/bank-accounts/bank-requirements';
+import { BANK_ACCOUNT_SCHEMAS, noLinkingSchema } from '../../src/domain/bank-accounts/bank-requirements';
 import { BANK_DIRECTORY } from '../../src/domain/bank-accounts/bank-directory';
 import { accountNumberOf, applyProviderBankAccountUpdate, bankAccountIdFor, onProviderBankAccountUpdated } from '../../src/domain/bank-accounts/bank-accounts';
 import { ZPartnerConfig } from '../../src/domain/partner-config.schemas';
@@ -100,15 +100,17 @@ describe('Linked bank accounts (API)', () => {
       assert.equal((c.schema as { additionalProperties: boolean }).additionalProperties, false);
     }
     const gb = byCountry.get('GB')!;
-    assert.deepEqual([gb.available, gb.schema, gb.unavailableReason], [false, null, 'country_not_supported']);
+    assert.deepEqual([gb.available, gb.unavailableReason], [false, 'country_not_supported']);
+    assert.deepEqual(gb.schema, noLinkingSchema('GB', 'GBP'));
   });
 
-  test('a production app (no bank_accounts module) gets 424 chain_config_missing for the requirements and for linking', async () => {
+  test('a production app (no bank_accounts module) sees every country unavailable (not_entitled) and gets 424 chain_config_missing for linking', async () => {
     const prod = await newApp({ environment: 'production' });
     const acct = await call('/v2/accounts', { credential: prod, baseUrl: api.baseUrl, body: { externalUserId: uniqueUserId('bank-prod') } });
     const res = await call(`/v2/accounts/${acct.body.account.id}/bank-account-requirements`, { credential: prod, baseUrl: api.baseUrl });
-    assert.equal(res.status, 424, res.text);
-    assert.deepEqual(res.body.error.details, { module: 'bank_accounts', disabledReason: 'not_entitled' });
+    assert.equal(res.status, 200, res.text);
+    const us = ZBankAccountRequirements.parse(res.body).countries.find((c) => c.country === 'US')!;
+    assert.deepEqual([us.available, us.unavailableReason], [false, 'not_entitled']);
     const linked = await call(`/v2/accounts/${acct.body.account.id}/bank-accounts`, {
       credential: prod,
       baseUrl: api.baseUrl,

@@ -7,6 +7,11 @@ import { isValidAbaRoutingNumber } from '../../src/domain/bank-accounts/aba-rout
 import { BANK_DIRECTORY } from '../../src/domain/bank-accounts/bank-directory';
 import { BANK_ACCOUNT_SCHEMAS, validateBankFields } from '../../src/domain/bank-accounts/bank-requirements';
 import { usBody } from './fixtures';
+import { Ajv } from 'ajv';
+import type { AppCredential } from '../../src/domain/apps';
+import { call, newApp, responseChecker, uniqueUserId } from '../support/api-client';
+import { listenApi } from '../support/bounded-api';
+import { apiDepsOnHarness } from '../support/harness';
 
 const sandbox = loadEnvironments().environments.sandbox;
 const production = loadEnvironments().environments.production;
@@ -126,5 +131,94 @@ describe('Bank account requirements: schemas and validation', () => {
       for (const r of b.routingNumbers) assert.ok(isValidAbaRoutingNumber(r), `${b.name} ${r}`);
     }
     for (const b of BANK_DIRECTORY.VN.banks) assert.match(b.napasBin ?? '', /^970\d{3}$/);
+  });
+});
+
+/** A valid link body per country the service links in; every other country has none. */
+const VALID_BODIES: Record<string, Record<string, unknown>> = { US: US_BODY, PH: PH_BODY, VN: VN_BODY };
+const LINKED_COUNTRIES = ['US', 'PH', 'VN'];
+
+describe('Bank account requirements (API): every country listed, every schema strict', () => {
+  const requirementsOf = (accountId: string, credential: AppCredential, baseUrl?: string) =>
+    call(`/v2/accounts/${accountId}/bank-account-requirements`, { credential, ...(baseUrl ? { baseUrl } : {}) });
+  const newAccount = async (credential: AppCredential, baseUrl?: string) => {
+    const res = await call('/v2/accounts', { credential, ...(baseUrl ? { baseUrl } : {}), body: { externalUserId: uniqueUserId('bank-req') } });
+    assert.equal(res.status, 201, res.text);
+    return res.body.account.id as string;
+  };
+
+  /** Each schema is a valid strict JSON Schema (ajv, strict mode) refusing unknown fields; a linked country's valid body passes. */
+  function assertStrictSchemas(countries: Array<{ country: string; schema: unknown }>) {
+    const ajv = new Ajv({ strict: true, allErrors: true });
+    for (const { country, schema } of countries) {
+      assert.ok(schema && typeof schema === 'object', `${country}: a schema`);
+      assert.equal(ajv.validateSchema(schema as object), true, `${country}: ${ajv.errorsText()}`);
+      const validate = ajv.compile(schema as object);
+      assert.equal((schema as { additionalProperties?: unknown }).additionalProperties, false, `${country}: strict`);
+      const body = VALID_BODIES[country];
+      if (body) {
+        assert.equal(validate(structuredClone(body)), true, `${country}: ${ajv.errorsText(validate.errors)}`);
+        assert.equal(validate({ ...structuredClone(body), nickname: 'x' }), false, `${country}: an unknown field`);
+      } else {
+        assert.equal(validate({ country, currency: 'XXX' }), false, `${country}: nothing links`);
+        assert.equal(validate({ ...US_BODY, country }), false, `${country}: nothing links`);
+      }
+    }
+  }
+
+  test('module on: US, PH and VN available; every other country available false with a reason, each with a strict schema', async () => {
+    const cred = await newApp();
+    const res = await requirementsOf(await newAccount(cred), cred);
+    assert.equal(res.status, 200, res.text);
+    const countries = res.body.countries as Array<{ country: string; available: boolean; unavailableReason: string | null; schema: unknown }>;
+    assert.deepEqual(countries.filter((c) => c.available).map((c) => c.country), LINKED_COUNTRIES);
+    for (const c of countries.filter((x) => !x.available)) assert.equal(c.unavailableReason, 'country_not_supported', c.country);
+    for (const c of countries.filter((x) => x.available)) assert.deepEqual(c.schema, BANK_ACCOUNT_SCHEMAS[c.country as keyof typeof BANK_ACCOUNT_SCHEMAS]);
+    assertStrictSchemas(countries);
+  });
+
+  test('module not operational (no off-ramp provider): 200, every country available false with the reason', async () => {
+    const api = await listenApi(await apiDepsOnHarness({ offramp: undefined }));
+    try {
+      const cred = await newApp();
+      const res = await requirementsOf(await newAccount(cred, api.baseUrl), cred, api.baseUrl);
+      assert.equal(res.status, 200, res.text);
+      const countries = res.body.countries as Array<{ country: string; available: boolean; unavailableReason: string | null; schema: unknown }>;
+      assert.ok(countries.length > LINKED_COUNTRIES.length);
+      for (const c of countries) {
+        assert.equal(c.available, false, c.country);
+        assert.equal(c.unavailableReason, LINKED_COUNTRIES.includes(c.country) ? 'not_operational' : 'country_not_supported', c.country);
+      }
+      assertStrictSchemas(countries);
+    } finally {
+      await api.close();
+    }
+  });
+
+  test('module not entitled (a production app): 200, every country available false; a missing scope is still 403 and an unknown account 404', async () => {
+    const prod = await newApp({ environment: 'production' });
+    const accountId = await newAccount(prod);
+    const res = await requirementsOf(accountId, prod);
+    assert.equal(res.status, 200, res.text);
+    const countries = res.body.countries as Array<{ country: string; available: boolean; unavailableReason: string | null; schema: unknown }>;
+    for (const c of countries) {
+      assert.equal(c.available, false, c.country);
+      assert.equal(c.unavailableReason, LINKED_COUNTRIES.includes(c.country) ? 'not_entitled' : 'country_not_supported', c.country);
+    }
+    assertStrictSchemas(countries);
+
+    const noAccounts = await newApp({ environment: 'production', scopes: ['v2:payments'] });
+    const forbidden = await requirementsOf(accountId, noAccounts);
+    assert.equal(forbidden.status, 403, forbidden.text);
+    assert.equal(forbidden.body.error.code, 'forbidden');
+    const unknown = await requirementsOf('acct_nothing', prod);
+    assert.equal(unknown.status, 404, unknown.text);
+  });
+
+  test('the OpenAPI operation does not document a 424 the route cannot answer', async () => {
+    const op = (await responseChecker()).operationFor('GET', '/v2/accounts/acct_x/bank-account-requirements');
+    assert.ok(op);
+    assert.ok(!('424' in op.operation.responses), Object.keys(op.operation.responses).join(', '));
+    for (const status of ['200', '400', '401', '403', '404', '429']) assert.ok(status in op.operation.responses, status);
   });
 });

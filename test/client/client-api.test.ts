@@ -202,9 +202,10 @@ describe('Client API: bearer tokens', () => {
   test('refuses missing, malformed, expired, wrongly signed, foreign-environment and other-audience tokens with 401 in the envelope', async () => {
     const m = await newMerchant();
     const p = await newPaymentFor(m);
-    const good = await tokenFor(m.cred, m.accountId);
+    const payer = await newAccount(m.cred);
+    const good = await tokenFor(m.cred, payer);
     const now = Math.floor(Date.now() / 1000);
-    const base = { sub: m.accountId, app: m.cred.appId, env: 'sandbox' };
+    const base = { sub: payer, app: m.cred.appId, env: 'sandbox' };
     // The crafting itself is right: the same claims under the service's key are accepted.
     const crafted = await craft(base);
     assert.equal((await readAsClient(crafted, p.payment.id, p.checkout.clientSecret)).status, 200);
@@ -242,13 +243,16 @@ describe('Client API: bearer tokens', () => {
     const p = await newPaymentFor(m);
     const payer = await newAccount(m.cred);
     const old = await tokenFor(m.cred, payer);
-    const bystander = await tokenFor(m.cred, m.accountId);
+    // Another account, the payer of a Payment of its own.
+    const q = await newPaymentFor(m);
+    const bystander = await tokenFor(m.cred, await newAccount(m.cred));
     assert.equal((await readAsClient(old, p.payment.id, p.checkout.clientSecret)).status, 200);
+    assert.equal((await readAsClient(bystander, q.payment.id, q.checkout.clientSecret)).status, 200);
     const revoked = await call('/v2/client/auth/revoke', { credential: m.cred, body: { accountId: payer }, baseUrl });
     assert.equal(revoked.status, 200, revoked.text);
     ZClientTokenRevokeResponse.parse(revoked.body);
     assertUnauthorized(await readAsClient(old, p.payment.id, p.checkout.clientSecret), 'revoked token');
-    assert.equal((await readAsClient(bystander, p.payment.id, p.checkout.clientSecret)).status, 200);
+    assert.equal((await readAsClient(bystander, q.payment.id, q.checkout.clientSecret)).status, 200);
     const fresh = await tokenFor(m.cred, payer);
     assert.equal((await readAsClient(fresh, p.payment.id, p.checkout.clientSecret)).status, 200);
     const h = await getHarness();
@@ -313,13 +317,13 @@ describe('Client API: reading a Payment', () => {
     assert.deepEqual(option.receipts, []);
     const row = await h.db.prisma.paymentAction.findUniqueOrThrow({ where: { id: option.execution.actionId } });
     assert.deepEqual([row.paymentId, row.accountId, row.optionId, row.usedAt], [p.payment.id, payer, option.id, null]);
-    // A second read shows the same live action; another payer gets its own.
+    // A second read shows the same live action. The Payment is now this payer's: another account is
+    // answered as for an unknown Payment (payer-binding.test.ts), and is issued nothing.
     const again = await readAsClient(token, p.payment.id, p.checkout.clientSecret);
     assert.equal(again.body.options[0].execution.actionId, option.execution.actionId);
     const other = await readAsClient(await tokenFor(m.cred, await newAccount(m.cred)), p.payment.id, p.checkout.clientSecret);
-    assert.equal(other.body.options[0].id, option.id);
-    assert.notEqual(other.body.options[0].execution.actionId, option.execution.actionId);
-    assert.equal(await h.db.prisma.paymentAction.count({ where: { paymentId: p.payment.id } }), 2);
+    assert.equal(other.status, 404, other.text);
+    assert.equal(await h.db.prisma.paymentAction.count({ where: { paymentId: p.payment.id } }), 1);
   });
 
   test('needs the Payment\'s own secret (401 otherwise, before any read) and a Payment of the token\'s app (404 otherwise)', async () => {
@@ -437,19 +441,23 @@ describe('Client API: confirming a Payment', () => {
   test('an escrow Payment whose funds are seen and confirming answers 409 payment_confirmation_not_supported', async () => {
     const m = await newMerchant();
     const p = await newPaymentFor(m, { amount: '5' });
-    const first = await tokenFor(m.cred, await newAccount(m.cred));
-    const second = await tokenFor(m.cred, await newAccount(m.cred));
-    const a1 = (await readAsClient(first, p.payment.id, p.checkout.clientSecret)).body.options[0].execution.actionId;
-    const a2 = (await readAsClient(second, p.payment.id, p.checkout.clientSecret)).body.options[0].execution.actionId;
+    const payer = await newAccount(m.cred);
+    const first = await tokenFor(m.cred, payer);
+    const read = await readAsClient(first, p.payment.id, p.checkout.clientSecret);
+    const a1 = read.body.options[0].execution.actionId;
     const txHash = await sendUnannounced(p.payment.funding.depositAddress.address, 5_000_000n);
     const ok = await confirm(first, p.payment.id, { actionId: a1, proof: { type: 'transaction', transactionHash: txHash } });
     assert.equal(ok.status, 200, ok.text);
+    // A second action of the payer's, as a read issues one once the first is used (issued directly: once
+    // the funds are seen, a read issues none, there being nothing left to send).
+    const a2 = (await issueAction((await getHarness()).db.prisma, { paymentId: p.payment.id, optionId: read.body.options[0].id, accountId: payer, proofType: 'transaction', expiresAt: new Date(p.payment.expiresAt) })).id;
+    assert.notEqual(a2, a1);
     // Not mined further: the funds stay confirming, and the next action is to wait (type none).
     await eventually(async () => {
-      const r = await readAsClient(second, p.payment.id, p.checkout.clientSecret);
+      const r = await readAsClient(first, p.payment.id, p.checkout.clientSecret);
       return r.body.nextAction?.type === 'none' ? r : undefined;
     }, 'the funds to be seen', { mine: false });
-    const res = await confirm(second, p.payment.id, { actionId: a2, proof: { type: 'transaction', transactionHash: txHash } });
+    const res = await confirm(first, p.payment.id, { actionId: a2, proof: { type: 'transaction', transactionHash: txHash } });
     assert.equal(res.status, 409, res.text);
     assert.equal(res.body.error.details.reasonCode, 'payment_confirmation_not_supported');
   });
@@ -500,7 +508,7 @@ describe('Client API: confirming a Payment', () => {
     const h = await getHarness();
     const m = await newMerchant();
     const p = await newPaymentFor(m);
-    const token = await tokenFor(m.cred, m.accountId);
+    const token = await tokenFor(m.cred, await newAccount(m.cred));
     const actionId = (await readAsClient(token, p.payment.id, p.checkout.clientSecret)).body.options[0].execution.actionId as string;
     const proof = { type: 'transaction', transactionHash: `0x${'cd'.repeat(32)}` };
     const deep = { a: { b: { c: { d: 1 } } } };
@@ -560,7 +568,7 @@ describe('Client API: more checkout options', () => {
       const url = `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
       const m = await newMerchant();
       const p = await newPaymentFor(m);
-      const token = await tokenFor(m.cred, m.accountId);
+      const token = await tokenFor(m.cred, await newAccount(m.cred));
       const read = await call(`/v2/client/me/payments/${p.payment.id}`, { baseUrl: url, headers: bearer(token, { 'x-svc-payment-secret': p.checkout.clientSecret }) });
       assert.equal(read.status, 200, read.text);
       ZClientPaymentResponse.parse(read.body);

@@ -4,7 +4,7 @@ import type { AppCredential } from '../../src/domain/apps';
 import { ZAuthorizeVaultOptionResponse, ZClientPaymentResponse } from '../../src/domain/payments/client-payment.schemas';
 import { paymentOptionId } from '../../src/domain/payments/payment-options';
 import { verifyWebhook } from '../../src/webhooks/verify';
-import { call, type ApiResponse } from '../support/api-client';
+import { call, newApp, uniqueUserId, type ApiResponse } from '../support/api-client';
 import { apiDepsOnHarness, getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import { listenApi } from '../support/bounded-api';
 import { eventually, newPayer, payTo, pokeScanner, tokenBalance } from '../support/chain';
@@ -193,7 +193,7 @@ describe('Authorize a Vault funding operation (client)', () => {
     assertError(await authorize(p, big, paymentOptionId(TEST_SERVICE_SECRET, big.id, 'vault'), { actionId: 'action_none', proof: approved }), 404, 'not_found');
   });
 
-  test('a payer without a vault sees no Vault option; an environment without vaults answers 424 chain_config_missing', async () => {
+  test('an environment without vaults answers 424 chain_config_missing; a payer without a vault sees no Vault option', async () => {
     const h = await getHarness();
     const p = await payerWithVault(USDC(10), USDC(10));
     const payment = await newPayment(p.merchant, '1');
@@ -210,10 +210,81 @@ describe('Authorize a Vault funding operation (client)', () => {
     } finally {
       await api.close();
     }
-    // The merchant's own account has no vault: no Vault option for it as a payer.
-    const merchantToken = await call('/v2/client/auth/exchange', { credential: p.cred, body: { accountId: p.merchant.accountId } });
-    const asMerchant = { ...p, token: merchantToken.body.accessToken as string };
-    assert.deepEqual((await readOptions(asMerchant, payment)).map((o) => o.paymentMethodType), ['wallet_transfer']);
+    // An account without a vault, the payer of another Payment: no Vault option for it.
+    const bare = (await call('/v2/accounts', { credential: p.cred, body: { externalUserId: uniqueUserId('no-vault') } })).body.account.id as string;
+    const bareToken = await call('/v2/client/auth/exchange', { credential: p.cred, body: { accountId: bare } });
+    const asBare = { ...p, accountId: bare, token: bareToken.body.accessToken as string };
+    assert.deepEqual((await readOptions(asBare, await newPayment(p.merchant, '1'))).map((o) => o.paymentMethodType), ['wallet_transfer']);
+  });
+
+  test('an app without the v2:vaults scope is answered 403 forbidden before its Idempotency-Key is claimed, and is offered no Vault option', async () => {
+    const h = await getHarness();
+    const p = await payerWithVault(USDC(10), USDC(10));
+    const payment = await newPayment(p.merchant, '1');
+    const option = await vaultOptionOf(p, payment);
+    // The app's credential no longer holds v2:vaults: client tokens are checked against the app on every call.
+    await h.db.prisma.app.update({ where: { id: p.cred.appId }, data: { scopes: ['v2:accounts', 'v2:deposit_addresses', 'v2:payments'] } });
+    const key = newKey();
+    for (const body of [{ actionId: option.execution!.actionId, proof: approved }, { actionId: '', proof: 'not even a proof' }]) {
+      const res = await authorize(p, payment, option.id, body, key);
+      assertError(res, 403, 'forbidden');
+      assert.deepEqual(res.body.error.details, { requiredScope: 'v2:vaults' });
+    }
+    assert.equal(await h.db.prisma.idempotencyRecord.count({ where: { appId: p.cred.appId, key: { endsWith: `:${key}` } } }), 0, 'the key was never claimed');
+    assert.equal(await h.db.prisma.vaultFundingOperation.count({ where: { paymentId: payment.id } }), 0);
+    assert.equal((await h.db.prisma.paymentAction.findUniqueOrThrow({ where: { id: option.execution!.actionId } })).usedAt, null);
+    // The read (v2:payments) still serves the payer, without a Vault option it could not authorize.
+    assert.deepEqual((await readOptions(p, payment)).map((o) => o.paymentMethodType), ['wallet_transfer']);
+    // Nor does the hosted checkout offer it.
+    const session = await fetch(`${h.baseUrl}/checkout/${payment.id}/session`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ clientToken: p.token, clientSecret: payment.secret }),
+    });
+    assert.equal(session.status, 303);
+    const cookie = session.headers.get('set-cookie')!.split(';')[0]!;
+    const vault = (await (await fetch(`${h.baseUrl}/checkout/${payment.id}/vault`, { headers: { cookie } })).json()) as { state: string; csrfToken: string };
+    assert.equal(vault.state, 'none');
+    const pay = await fetch(`${h.baseUrl}/checkout/${payment.id}/vault/authorize`, { method: 'POST', headers: { cookie, 'x-csrf-token': vault.csrfToken } });
+    assert.equal(((await pay.json()) as { state: string }).state, 'none');
+    assert.equal(await h.db.prisma.vaultFundingOperation.count({ where: { paymentId: payment.id } }), 0);
+  });
+
+  test('an app created without v2:vaults: authorize is 403 forbidden, whatever option it names', async () => {
+    const cred = await newApp({ scopes: ['v2:accounts', 'v2:payments'] });
+    const merchant = await newMerchant(cred);
+    const created = await createPayment(merchant, { amount: '1' });
+    assert.equal(created.status, 201, created.text);
+    const payment = { id: created.body.payment.id as string, secret: created.body.checkout.clientSecret as string };
+    const payerId = (await call('/v2/accounts', { credential: cred, body: { externalUserId: uniqueUserId('payer') } })).body.account.id as string;
+    const token = (await call('/v2/client/auth/exchange', { credential: cred, body: { accountId: payerId } })).body.accessToken as string;
+    const p = { cred, accountId: payerId, token, merchant, vault: { id: '', address: '' } };
+    assert.equal((await call(`/v2/client/me/payments/${payment.id}`, { headers: headersFor(token, payment.secret) })).status, 200, 'the payer reads it');
+    const res = await authorize(p, payment, paymentOptionId(TEST_SERVICE_SECRET, payment.id, 'vault'), { actionId: 'action_none', proof: approved });
+    assertError(res, 403, 'forbidden');
+  });
+
+  test('an app whose credential lost v2:payments: the client read, confirm and the checkout session answer 403 forbidden', async () => {
+    const h = await getHarness();
+    const p = await payerWithVault(USDC(10), USDC(10));
+    const payment = await newPayment(p.merchant, '1');
+    await h.db.prisma.app.update({ where: { id: p.cred.appId }, data: { scopes: ['v2:accounts', 'v2:vaults'] } });
+    const read = await call(`/v2/client/me/payments/${payment.id}`, { headers: headersFor(p.token, payment.secret) });
+    assertError(read, 403, 'forbidden');
+    assert.deepEqual(read.body.error.details, { requiredScope: 'v2:payments' });
+    const confirm = await call(`/v2/client/me/payments/${payment.id}/confirm`, { headers: headersFor(p.token), body: { actionId: 'action_none', proof: { type: 'transaction', transactionHash: `0x${'ab'.repeat(32)}` } } });
+    assertError(confirm, 403, 'forbidden');
+    assertError(await authorize(p, payment, paymentOptionId(TEST_SERVICE_SECRET, payment.id, 'vault'), { actionId: 'action_none', proof: approved }), 403, 'forbidden');
+    const session = await fetch(`${h.baseUrl}/checkout/${payment.id}/session`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ clientToken: p.token, clientSecret: payment.secret }),
+    });
+    assert.equal(session.status, 403);
+    assert.equal(session.headers.get('set-cookie'), null);
+    assert.equal(await h.db.prisma.paymentPayer.count({ where: { paymentId: payment.id } }), 0, 'no one was bound');
   });
 
   test('20 concurrent authorizations against one vault never exceed its limit per period', async () => {
@@ -230,5 +301,39 @@ describe('Authorize a Vault funding operation (client)', () => {
     assert.equal(ids.size, 10, 'one funding operation per authorized Payment');
     await settled(p, payments.filter((_, i) => answers[i]!.status === 200));
     assert.equal(await tokenBalance(p.vault.address), USDC(150));
+  });
+});
+
+describe('Vault audit: who authorized, as the partner sees it', () => {
+  test("a payer's authorize is actor client with the payer's account id (not the partner's app credentials); the partner's calls are partner_app, the service's own steps service", async () => {
+    const p = await payerWithVault(USDC(100), USDC(20));
+    const payment = await newPayment(p.merchant, '5');
+    const option = await vaultOptionOf(p, payment);
+    const res = await authorize(p, payment, option.id, { actionId: option.execution!.actionId, proof: approved });
+    assert.equal(res.status, 200, res.text);
+    await settled(p, [payment]);
+
+    const audit = await call(`/v2/accounts/${p.accountId}/vault/audit-events?limit=100`, { credential: p.cred });
+    assert.equal(audit.status, 200, audit.text);
+    const events = audit.body.data as Array<{ eventType: string; actor: { type: string; id: string | null }; payload: Record<string, unknown> }>;
+    const authorized = events.filter((e) => e.eventType === 'vault.funding.authorized');
+    assert.equal(authorized.length, 1);
+    assert.deepEqual(authorized[0]!.actor, { type: 'client', id: p.accountId });
+    assert.equal(authorized[0]!.payload.paymentId, payment.id);
+    assert.deepEqual(events.find((e) => e.eventType === 'vault.funding_posted')?.actor, { type: 'service', id: null });
+    // partner_app only where the partner's app credentials made the call (create, policy, approval).
+    const byPartner = events.filter((e) => e.actor.type === 'partner_app');
+    assert.ok(byPartner.some((e) => e.eventType === 'vault.created'));
+    for (const e of byPartner) {
+      assert.equal(e.actor.id, p.cred.appId, e.eventType);
+      assert.match(e.eventType, /^vault\.(created|policy)/, e.eventType);
+    }
+
+    // The document names each actor type (the answer above was checked against it by call()).
+    const doc = (await call('/v2/openapi/partners.json')).body;
+    const list = doc.paths['/v2/accounts/{accountId}/vault/audit-events'].get.responses['200'].content['application/json'].schema;
+    const actorType = list.properties.data.items.properties.actor.properties.type;
+    assert.deepEqual(actorType.enum, ['partner_app', 'service', 'client']);
+    assert.match(actorType.description, /partner_app/);
   });
 });

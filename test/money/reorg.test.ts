@@ -6,6 +6,7 @@ import { mine, newPayer, pokeScanner, receiptOf, rpc, tokenBalance } from '../su
 import { getHarness } from '../support/harness';
 import { assertLedgerBalanced, createPayment, newMerchant, waitForPayment } from '../payments/fixtures';
 import { endsWithBooksChecked } from '../support/books';
+import { until } from '../support/until';
 
 const USDC = 1_000_000n;
 
@@ -58,6 +59,48 @@ describe('Reorgs', () => {
     const transfers = await h.db.prisma.paymentTransfer.findMany({ where: { paymentId: p.id } });
     assert.deepEqual(transfers.map((t) => [t.txHash, t.ordinal, t.status, t.role]), [[paying.txHash.toLowerCase(), 0, 'confirmed', 'funding']]);
     assert.equal(await tokenBalance(escrow), 0n, 'paid out once, nothing left or missing at the escrow');
+    assert.equal(await tokenBalance(m.wallet), BigInt(done.fees.merchantNetAmountAtomic));
+    await assertLedgerBalanced();
+  });
+
+  test('a paying transfer a reorg dropped is followed again when the chain mines it again, and counted once', async () => {
+    const h = await getHarness();
+    const chain = h.chain.chains.get(h.chainId);
+    const m = await newMerchant();
+    const p = (await createPayment(m, { amount: '10' })).body.payment;
+    const escrow = p.funding.depositAddress.address as Address;
+    const payer = await newPayer(10n * USDC);
+    const paying = await chain.signTokenTransfer({ from: payer, token: SANDBOX_TOKEN_ADDRESS, to: escrow, amountAtomic: 10n * USDC });
+
+    // Mined one block deep and no deeper (confirmations: 2) until the reorg: no other block comes meanwhile.
+    const snapshot = await rpc<string>('evm_snapshot');
+    await rpc('evm_setAutomine', [false]);
+    try {
+      await chain.broadcast(paying);
+      await rpc('evm_mine');
+      await receiptOf(paying.txHash);
+      await pokeScanner();
+      await waitForPayment(m, p.id, 'seen', (x) => x.status === 'processing');
+      // The reorg takes its block away and the new blocks don't hold it: the Payment drops it.
+      assert.equal(await rpc('evm_revert', [snapshot]), true);
+      await mine(2);
+    } finally {
+      await rpc('evm_setAutomine', [true]);
+    }
+    await pokeScanner();
+    const transferStatus = async () => (await h.db.prisma.paymentTransfer.findFirst({ where: { paymentId: p.id }, select: { status: true } }))?.status;
+    await until(async () => ((await transferStatus()) === 'dropped' ? true : undefined), 'the transfer dropped');
+
+    // The same signed transaction is mined again: the same transfer, followed again.
+    await chain.broadcast(paying);
+    await receiptOf(paying.txHash);
+    await mine(2);
+    await pokeScanner();
+    const done = await waitForPayment(m, p.id, 'succeeded once mined again', (x) => x.status === 'succeeded');
+    assert.equal(done.incidentRecoverySummary.count, 0);
+    const transfers = await h.db.prisma.paymentTransfer.findMany({ where: { paymentId: p.id } });
+    assert.deepEqual(transfers.map((t) => [t.txHash, t.ordinal, t.status, t.role]), [[paying.txHash.toLowerCase(), 0, 'confirmed', 'funding']]);
+    assert.equal(await tokenBalance(escrow), 0n, 'paid out once');
     assert.equal(await tokenBalance(m.wallet), BigInt(done.fees.merchantNetAmountAtomic));
     await assertLedgerBalanced();
   });

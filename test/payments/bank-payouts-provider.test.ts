@@ -4,7 +4,12 @@ import { onPayoutUpdated } from '../../src/domain/payments/payment-payouts';
 import { ZPaymentResponse } from '../../src/domain/payments/payment.schemas';
 import { endsWithBooksChecked } from '../support/books';
 import { eventually, newPayer, payTo, tokenBalance } from '../support/chain';
-import { getHarness } from '../support/harness';
+import { apiDepsOnHarness, getHarness, TEST_OFFRAMP_CALLBACK_SECRET } from '../support/harness';
+import { harnessOpenApi, responseChecker } from '../support/api-client';
+import { listenApi } from '../support/bounded-api';
+import { freePort } from '../../src/embedded/process';
+import { HttpOfframpProvider } from '../../src/offramp/http-provider';
+import { upstreamFamily } from '../../src/http/upstream-codes';
 import { eventNames } from './fixtures';
 import { BANK_DETAILS, createBankPayment, newBankParty, waitForBankPayment, type BankParty } from './bank-fixtures';
 
@@ -122,5 +127,64 @@ describe('bank payouts through the sandbox provider', () => {
     assert.equal(after.operationalReasonCode, 'settlement_returned');
     assert.equal(await tokenBalance(payment.funding!.depositAddress.address), 9_850_000n);
     assert.ok((await eventNames(payment.id)).includes('payment.settlement_returned'));
+  });
+});
+
+describe('POST /v2/payments answers only the payment family of upstream codes', () => {
+  test('provider down (nothing listening): 503 payment_provider_unavailable with Retry-After, creating nothing', async () => {
+    const h = await getHarness();
+    const down = await listenApi(await apiDepsOnHarness({
+      engine: h.engine,
+      offramp: { provider: new HttpOfframpProvider({ baseUrl: `http://127.0.0.1:${await freePort()}`, callbackSecret: TEST_OFFRAMP_CALLBACK_SECRET }) },
+    }));
+    try {
+      const p = await newBankParty({ baseUrl: down.baseUrl });
+      const res = await createBankPayment(p);
+      assert.equal(res.status, 503, res.text);
+      assert.equal(res.body.error.code, 'payment_provider_unavailable');
+      assert.match(res.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
+      assert.equal(await h.db.prisma.payment.count({ where: { appId: p.cred.appId } }), 0);
+    } finally {
+      await down.close();
+    }
+  });
+
+  test('the sandbox provider refuses the quote (a currency it does not pay out): 502 payment_provider_error, creating nothing', async () => {
+    const h = await getHarness();
+    const p = await newBankParty();
+    await h.db.prisma.bankAccount.update({ where: { id: p.bankAccountId }, data: { currency: 'EUR' } });
+    const res = await createBankPayment(p);
+    assert.equal(res.status, 502, res.text);
+    assert.equal(res.body.error.code, 'payment_provider_error');
+    assert.equal(await h.db.prisma.payment.count({ where: { appId: p.cred.appId } }), 0);
+  });
+
+  test('the OpenAPI document: a Payment path lists only payment_provider_* at 502 and 503, every other path only provider_*', async () => {
+    const doc = await harnessOpenApi();
+    const checker = await responseChecker();
+    const codesOf = (template: string, method: string, status: string) => {
+      const op = checker.operationFor(method, template.replace(/\{[^}]+\}/g, 'x'));
+      const response = op?.operation.responses[status] as { $ref?: string } | undefined;
+      if (!response) return null;
+      const name = response.$ref!.split('/').pop()!;
+      const schema = (doc.components!.responses as Record<string, any>)[name].content['application/json'].schema;
+      return [...schema.properties.error.properties.code.enum].sort();
+    };
+    assert.deepEqual(codesOf('/v2/payments', 'POST', '502'), ['payment_provider_error']);
+    assert.deepEqual(codesOf('/v2/payments', 'POST', '503'), ['payment_provider_unavailable', 'service_unavailable']);
+    assert.deepEqual(codesOf('/v2/accounts/{accountId}/bank-accounts', 'POST', '502'), ['provider_failure']);
+    assert.deepEqual(codesOf('/v2/accounts/{accountId}/bank-accounts', 'POST', '503'), ['provider_unavailable', 'service_unavailable']);
+    for (const [template, item] of Object.entries(doc.paths ?? {})) {
+      const family = upstreamFamily(template);
+      for (const method of Object.keys(item as object)) {
+        for (const status of ['502', '503']) {
+          const codes = codesOf(template, method, status);
+          if (!codes) continue;
+          const upstream = codes.filter((c) => c !== 'service_unavailable');
+          const expected = family === 'payment' ? (status === '502' ? ['payment_provider_error'] : ['payment_provider_unavailable']) : status === '502' ? ['provider_failure'] : ['provider_unavailable'];
+          assert.deepEqual(upstream, expected, `${method.toUpperCase()} ${template} ${status}`);
+        }
+      }
+    }
   });
 });

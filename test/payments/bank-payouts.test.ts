@@ -22,6 +22,7 @@ import {
   type Quote,
   type QuoteRequest,
 } from '../../src/offramp/offramp-provider';
+import { call } from '../support/api-client';
 import { eventually, newPayer, payTo, setNativeBalance, tokenBalance } from '../support/chain';
 import { until } from '../support/until';
 import { endsWithBooksChecked } from '../support/books';
@@ -212,9 +213,9 @@ describe('bank payouts', () => {
     const down = await createPayment(p, { amount: '12' });
     const refused = await createPayment(p, { amount: '13' });
     assert.equal(down.status, 503, down.text);
-    assert.equal(down.body.error.code, 'provider_unavailable');
+    assert.equal(down.body.error.code, 'payment_provider_unavailable');
     assert.equal(refused.status, 502, refused.text);
-    assert.equal(refused.body.error.code, 'provider_failure');
+    assert.equal(refused.body.error.code, 'payment_provider_error');
     const unverified = await newParty('pending_verification');
     const pending = await createPayment(unverified);
     assert.equal(pending.status, 422, pending.text);
@@ -258,6 +259,25 @@ describe('bank payouts', () => {
     const byBook = new Map(books.map((b) => [b.book, b.total]));
     assert.equal(byBook.get(`escrow:${atProvider.id}`), '0');
     assert.equal(byBook.get(`offramp:${atProvider.id}`), '0');
+  });
+
+  test('a quote already lapsed when the Payment is created answers 409 payment_quote_expired and creates nothing; the identical retry gets the identical refusal', async () => {
+    const h = await getHarness();
+    const p = await newParty();
+    provider.quoteRules.set(14_775_000n, { ttlMs: 0 });
+    const key = `lapsed-quote-${process.pid}-${p.bankAccountId}`;
+    const body = { intent: 'send', amount: '15', assetCode: 'USDC', chainId: 31337, sourceAccountId: p.senderId, destination: { type: 'bank_account', bankAccountId: p.bankAccountId } };
+    const send = () => call('/v2/payments', { baseUrl, credential: p.cred, headers: { 'idempotency-key': key }, body });
+    const first = await send();
+    if (first.status === 201) created.add(first.body.payment.id as string);
+    assert.equal(first.status, 409, first.text);
+    assert.equal(first.body.error.code, 'payment_quote_expired');
+    assert.equal(first.body.error.details.refreshable, false);
+    assert.ok(Date.parse(first.body.error.details.quoteExpiresAt) <= Date.now());
+    const again = await send();
+    assert.equal(again.text, first.text);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.equal(await h.db.prisma.payment.count({ where: { appId: p.cred.appId } }), 0, 'nothing created');
   });
 
   test('a quote that lapsed before the funds were confirmed fails the Payment with payment_quote_expired; nothing leaves escrow', async () => {

@@ -12,17 +12,23 @@ export interface Merchant {
   wallet: string;
 }
 
-/** An app with one account whose settlement destination is a fresh wallet on the sandbox chain. */
-export async function newMerchant(cred?: AppCredential): Promise<Merchant> {
+/**
+ * An app with one account whose settlement destination is a fresh wallet on the sandbox chain, and
+ * the display name given (null: no display profile).
+ */
+export async function newMerchant(cred?: AppCredential, opts: { displayName?: string | null } = {}): Promise<Merchant> {
   const app = cred ?? (await newApp());
   const created = await call('/v2/accounts', { credential: app, body: { externalUserId: uniqueUserId('merchant') } });
   assert.equal(created.status, 201, created.text);
   const accountId = created.body.account.id as string;
-  await call(`/v2/accounts/${accountId}/display-profile`, {
-    credential: app,
-    method: 'PUT',
-    body: { displayName: 'Corner Shop', expectedVersion: 0, reason: 'initial set-up for tests' },
-  });
+  const displayName = opts.displayName === undefined ? 'Corner Shop' : opts.displayName;
+  if (displayName !== null) {
+    await call(`/v2/accounts/${accountId}/display-profile`, {
+      credential: app,
+      method: 'PUT',
+      body: { displayName, expectedVersion: 0, reason: 'initial set-up for tests' },
+    });
+  }
   // Registered lowercase; the service keeps and answers it checksummed.
   const wallet = privateKeyToAccount(generatePrivateKey()).address;
   const w = await call(`/v2/accounts/${accountId}/connected-wallets`, { credential: app, body: { chainId: 31337, address: wallet.toLowerCase() } });

@@ -86,8 +86,9 @@ describe('nextAction through GET /v2/payments/{paymentId}', () => {
         depositInstructions: null,
         reasonCode: 'settlement_requires_intervention',
       });
-      // The client API answers the same variant (one function for both).
-      const token = await call('/v2/client/auth/exchange', { credential: m.cred, body: { accountId: m.accountId } });
+      // The client API answers its payer the same variant (one function for both).
+      const payerAccount = await call('/v2/accounts', { credential: m.cred, body: { externalUserId: `payer-${p.id}` } });
+      const token = await call('/v2/client/auth/exchange', { credential: m.cred, body: { accountId: payerAccount.body.account.id } });
       const client = await call(`/v2/client/me/payments/${p.id}`, {
         headers: { authorization: `Bearer ${token.body.accessToken}`, 'x-svc-payment-secret': created.checkout.clientSecret },
       });

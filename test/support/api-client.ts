@@ -4,12 +4,17 @@ import { getHarness } from './harness';
 import { createResponseChecker, type ResponseChecker } from './openapi-check';
 import { pollInProgress, ServerErrorAnswer } from './until';
 
+/** The document the harness's API serves (built from the same modules and settings). */
+export async function harnessOpenApi() {
+  const h = await getHarness();
+  return partnersOpenApi({ apiVersion: h.environments.apiVersion, supportedApiVersions: h.environments.supportedApiVersions, publicBaseUrl: h.config.http.publicBaseUrl });
+}
+
 let checker: ResponseChecker | undefined;
 /** The checker of the document the harness's API serves (built from the same modules). */
 export async function responseChecker(): Promise<ResponseChecker> {
   if (!checker) {
-    const h = await getHarness();
-    checker = createResponseChecker(partnersOpenApi({ apiVersion: h.environments.apiVersion, publicBaseUrl: h.config.http.publicBaseUrl }));
+    checker = createResponseChecker(await harnessOpenApi());
   }
   return checker;
 }

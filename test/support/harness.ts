@@ -119,6 +119,9 @@ async function start(): Promise<Harness> {
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     RATE_LIMIT_POINTS: '100000',
     TEMPORAL_TASK_QUEUE: 'partner-payments-test',
+    // Delivery tests post to local receivers: the API (endpoint creation, the config) and the worker
+    // (delivery) follow this one setting, as in the embedded stack.
+    WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: 'true',
   });
   const anvil = await startAnvil({ port: 0 });
   cleanups.push(() => anvil.stop());
@@ -185,7 +188,7 @@ async function start(): Promise<Harness> {
     engine,
     treasury: DEFAULT_TREASURY_POLICY,
     serviceSecret: TEST_SERVICE_SECRET,
-    webhooks: { allowPrivateDestinations: true }, // delivery tests post to local receivers
+    webhooks: config.webhooks,
     offramp: adapter,
   });
   let worker: Worker | undefined;

@@ -1,7 +1,9 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import type { Harness } from './harness';
+import { historyFacts } from './history-facts';
+import { bundleWithPatchProbe, replayWithPatchProbe, type ProbedReplay } from './patch-probe';
 
 const { History } = temporal.api.history.v1;
 
@@ -19,17 +21,108 @@ export function decodeHistory(json: unknown) {
 
 export const HISTORIES_DIR = path.join(__dirname, '..', 'workflows', 'histories');
 
+interface Candidate {
+  name: string;
+  workflowId: string;
+  /** The latest run when absent. */
+  runId?: string;
+}
+
+const nominated: Candidate[] = [];
+
+/** A run a test drove somewhere worth recording (a continue-as-new): a candidate for the recording. */
+export function nominateForRecording(name: string, workflowId: string, runId: string): void {
+  nominated.push({ name, workflowId, runId });
+}
+
+/**
+ * `RECORD_WORKFLOW_HISTORIES=<set> npm test` (a TEST_FILTER run works too) ends by recording, into
+ * test/workflows/histories/<set>/ (today's date for `1`), the histories of this run that add coverage
+ * to the committed ones: a history is written when no committed one has its outcome (the file name:
+ * workflow type and how it ended) with the same patched() decisions (which patches it took, which it
+ * replayed without), or when it continues as new and no committed history of its workflow does.
+ * Candidates are every workflow the run left in the database (by outcome), the runs before the last of
+ * every Payment and deposit that continued as new, and the runs tests nominated. Committed, they are
+ * what the replay test runs against today's workflow code: a change that breaks one needs patched().
+ */
+export async function recordHistories(h: Harness): Promise<string[]> {
+  const candidates = [...(await outcomeCandidates(h)), ...(await continuedAsNewCandidates(h)), ...nominated];
+  const fetched: Array<Candidate & { history: unknown }> = [];
+  for (const c of candidates) {
+    try {
+      fetched.push({ ...c, history: encodeHistory(await h.env.client.workflow.getHandle(c.workflowId, c.runId).fetchHistory()) });
+    } catch (err) {
+      console.error(`could not fetch ${c.name} (${c.workflowId}):`, err instanceof Error ? err.message : err);
+    }
+  }
+  const committed = readdirSync(HISTORIES_DIR, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => ({ name: path.basename(f, '.json'), ...(JSON.parse(readFileSync(path.join(HISTORIES_DIR, f), 'utf8')) as { workflowId: string; history: unknown }) }));
+  const bundle = await bundleWithPatchProbe();
+  const replay = (hs: Array<{ workflowId: string; history: unknown }>) =>
+    replayWithPatchProbe(bundle, hs.map((x) => ({ workflowId: x.workflowId, history: decodeHistory(x.history) })));
+  const covered = new Set<string>();
+  const continued = new Set<string>();
+  const note = (x: { name: string; history: unknown }, replayed: ProbedReplay) => {
+    covered.add(coverageKey(x.name, replayed));
+    const facts = historyFacts(x.history);
+    if (facts.continuedAsNew && facts.workflowType) continued.add(facts.workflowType);
+  };
+  (await replay(committed)).forEach((r, i) => note(committed[i]!, r));
+
+  const label = process.env.RECORD_WORKFLOW_HISTORIES && process.env.RECORD_WORKFLOW_HISTORIES !== '1' ? process.env.RECORD_WORKFLOW_HISTORIES : new Date().toISOString().slice(0, 10);
+  const dir = path.join(HISTORIES_DIR, label);
+  const written: string[] = [];
+  const replayed = await replay(fetched);
+  fetched.forEach((c, i) => {
+    const r = replayed[i]!;
+    if (r.error) return void console.error(`${c.name} (${c.workflowId}) does not replay against today's code:`, r.error.message);
+    const facts = historyFacts(c.history);
+    const newContinue = facts.continuedAsNew && facts.workflowType !== undefined && !continued.has(facts.workflowType);
+    if (covered.has(coverageKey(c.name, r)) && !newContinue) return;
+    note(c, r);
+    mkdirSync(dir, { recursive: true });
+    let file = path.join(dir, `${c.name}.json`);
+    for (let n = 2; existsSync(file); n += 1) file = path.join(dir, `${c.name}-${n}.json`);
+    writeFileSync(file, `${JSON.stringify({ workflowId: c.workflowId, history: c.history })}\n`);
+    written.push(file);
+  });
+  return written;
+}
+
+/** An outcome under the patch decisions its replay took: what a recorded history covers. */
+function coverageKey(name: string, replayed: ProbedReplay): string {
+  const decisions = [...new Set(replayed.decisions.map((d) => `${d.patchId}=${d.used}`))].sort();
+  return `${name.replace(/-\d+$/, '')}|${decisions.join(',')}`;
+}
+
+/** Every Payment and deposit that continued as new: the run before its latest (it ended continuing). */
+async function continuedAsNewCandidates(h: Harness): Promise<Candidate[]> {
+  const ids = [
+    ...(await h.db.prisma.payment.findMany({ select: { id: true }, orderBy: { createdAt: 'asc' } })).map((p) => ({ type: 'payment', workflowId: p.id })),
+    ...(await h.db.prisma.deposit.findMany({ select: { workflowId: true }, orderBy: { createdAt: 'asc' } })).map((d) => ({ type: 'deposit', workflowId: d.workflowId })),
+  ];
+  const out: Candidate[] = [];
+  for (const { type, workflowId } of ids) {
+    // Only the latest run's first event: its start says which run it continued.
+    const page = await h.env.client.workflowService
+      .getWorkflowExecutionHistory({ namespace: h.env.namespace ?? 'default', execution: { workflowId }, maximumPageSize: 1 })
+      .catch(() => undefined);
+    const runId = page?.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
+    if (runId) out.push({ name: `${type}--continued-as-new`, workflowId, runId });
+  }
+  return out;
+}
+
 /**
  * `RECORD_WORKFLOW_HISTORIES=1 npm test` writes, after the whole run, one history per distinct outcome
  * of every workflow type to test/workflows/histories/. Committed, they are what the replay test runs
  * against the current workflow code: a change that breaks a recorded history needs patched().
  */
-export async function recordHistories(h: Harness): Promise<string[]> {
+async function outcomeCandidates(h: Harness): Promise<Candidate[]> {
   const prisma = h.db.prisma;
-  const picks = new Map<string, string>();
-  const pick = (name: string, workflowId: string) => {
-    if (!picks.has(name)) picks.set(name, workflowId);
-  };
+  const candidates: Candidate[] = [];
+  const pick = (name: string, workflowId: string) => void candidates.push({ name, workflowId });
 
   const payments = await prisma.payment.findMany({
     orderBy: { createdAt: 'asc' },
@@ -95,20 +188,5 @@ export async function recordHistories(h: Harness): Promise<string[]> {
     pick(`${type === 'ledgerReconciliationWorkflow' ? 'ledger' : 'payment'}-reconciliation--completed`, workflowId);
   }
 
-  // A set per recording (RECORD_WORKFLOW_HISTORIES=<name>, or today's date): older sets stay and keep replaying.
-  const label = process.env.RECORD_WORKFLOW_HISTORIES && process.env.RECORD_WORKFLOW_HISTORIES !== '1' ? process.env.RECORD_WORKFLOW_HISTORIES : new Date().toISOString().slice(0, 10);
-  const dir = path.join(HISTORIES_DIR, label);
-  mkdirSync(dir, { recursive: true });
-  const written: string[] = [];
-  for (const [name, workflowId] of picks) {
-    try {
-      const history = await h.env.client.workflow.getHandle(workflowId).fetchHistory();
-      const file = path.join(dir, `${name}.json`);
-      writeFileSync(file, `${JSON.stringify({ workflowId, history: encodeHistory(history) })}\n`);
-      written.push(file);
-    } catch (err) {
-      console.error(`could not record ${name} (${workflowId}):`, err instanceof Error ? err.message : err);
-    }
-  }
-  return written;
+  return candidates;
 }

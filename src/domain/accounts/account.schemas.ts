@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { checkEvmAddress } from '../../chain/address';
 import { ZMetadata } from '../metadata';
+import { ZChainId, zInt4 } from '../validation';
 
 // No control characters: these ids end up in headers (x-svc-external-user-id) and logs.
 export const ZExternalUserId = z
@@ -11,8 +12,11 @@ export const ZExternalUserId = z
 
 export const ZAccountId = z.string().regex(/^acct_[A-Za-z0-9_-]+$/, 'an account id (acct_...)').max(64);
 export const ZWalletId = z.string().regex(/^wallet_[A-Za-z0-9_-]+$/, 'a connected wallet id (wallet_...)').max(64);
-/** A partner's EVM address: a wrong EIP-55 checksum is refused; the output is always checksummed. */
-export const ZEvmAddress = z.string().transform((value, ctx) => {
+/**
+ * A partner's EVM address: 0x and 40 hex digits (the documented pattern); a wrong EIP-55 checksum of a
+ * mixed-case one is refused too; the output is always checksummed.
+ */
+export const ZEvmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte EVM address').transform((value, ctx) => {
   const checked = checkEvmAddress(value);
   if (checked.ok) return checked.address;
   ctx.addIssue({ code: 'custom', message: checked.reason });
@@ -31,7 +35,7 @@ export type TCreateAccount = z.output<typeof ZCreateAccount>;
 export const ZUpdateDisplayProfile = z.strictObject({
   displayName: z.string().min(1).max(120),
   logoUrl: z.url({ protocol: /^https?$/ }).max(2048).optional(),
-  expectedVersion: z.number().int().min(0),
+  expectedVersion: zInt4(),
   reason: z.string().min(10).max(500),
 });
 export type TUpdateDisplayProfile = z.output<typeof ZUpdateDisplayProfile>;
@@ -39,13 +43,13 @@ export type TUpdateDisplayProfile = z.output<typeof ZUpdateDisplayProfile>;
 /** PUT /v2/accounts/{accountId}/payment-acceptance: expectedVersion is account.paymentAcceptance.version. */
 export const ZUpdatePaymentAcceptance = z.strictObject({
   publicReceiveEnabled: z.boolean(),
-  expectedVersion: z.number().int().min(0),
+  expectedVersion: zInt4(),
 });
 export type TUpdatePaymentAcceptance = z.output<typeof ZUpdatePaymentAcceptance>;
 
 export const ZRegisterConnectedWallet = z.strictObject({
   kind: z.literal('evm').default('evm'),
-  chainId: z.number().int().positive(),
+  chainId: ZChainId,
   address: ZEvmAddress,
   label: z.string().min(1).max(120).optional(),
 });

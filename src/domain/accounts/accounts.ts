@@ -134,7 +134,8 @@ export async function updatePaymentAcceptance(
   const account = await prisma.$transaction(async (tx) => {
     const { count } = await tx.account.updateMany({
       where: { id: accountId, appId: app.id, paymentAcceptanceVersion: input.expectedVersion },
-      data: { publicReceiveEnabled: input.publicReceiveEnabled, paymentAcceptanceVersion: version, updatedAt: new Date() },
+      // Incremented in SQL: computed here, a stale expectedVersion at int4's maximum would be a value no row can hold.
+      data: { publicReceiveEnabled: input.publicReceiveEnabled, paymentAcceptanceVersion: { increment: 1 }, updatedAt: new Date() },
     });
     if (count === 0) await refuseStaleVersion(tx, app, accountId, 'payment acceptance', input.expectedVersion, (a) => a.paymentAcceptanceVersion);
     await writeEvents(tx, accountSubject(app, accountId), `payment_acceptance:v${version}`, [

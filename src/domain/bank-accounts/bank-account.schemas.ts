@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { ZCursor } from '../pagination';
+import { zInt4Param } from '../validation';
 import { BANK_COUNTRIES } from '../../config/environments';
 import { BANK_ACCOUNT_STATUSES } from './bank-account-machine';
 
@@ -6,8 +8,8 @@ export const ZBankAccountId = z.string().regex(/^bank_account_[A-Za-z0-9]{1,64}$
 
 export const ZListBankAccountsQuery = z.strictObject({
   status: z.enum(BANK_ACCOUNT_STATUSES).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(50),
-  cursor: z.string().min(1).max(2048).optional(),
+  limit: zInt4Param({ min: 1, max: 100 }).default(50),
+  cursor: ZCursor.optional(),
 });
 export type TListBankAccountsQuery = z.output<typeof ZListBankAccountsQuery>;
 
@@ -47,7 +49,7 @@ export const ZBankAccountRequirements = z.strictObject({
       name: z.string(),
       currency: z.string().length(3),
       implementation: z.string(),
-      schema: z.record(z.string(), z.unknown()).nullable(),
+      schema: z.record(z.string(), z.unknown()),
       alternatives: z.array(z.string()),
       available: z.boolean(),
       unavailableReason: z.string().nullable(),

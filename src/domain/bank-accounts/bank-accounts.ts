@@ -2,7 +2,8 @@ import { Prisma, type PrismaClient } from '../../db/client';
 import type { BankAccount } from '../../generated/prisma/client';
 import type { TEnvironmentConfig } from '../../config/environments';
 import type { AuthenticatedApp } from '../apps';
-import { ApiError, notFound } from '../errors';
+import { ApiError, notFound, UpstreamFailure } from '../errors';
+import type { Availability } from '../modules';
 import { hmacHex } from '../secrets';
 import { ID_PREFIXES } from '../ids';
 import { sealText, openSealedText } from '../sealed-text';
@@ -121,8 +122,8 @@ export async function linkBankAccount(
   } catch (err) {
     if (!(err instanceof ProviderError)) throw err;
     // Only the provider's kind and code go out: its message may echo what it was sent.
-    if (err.kind === 'unavailable') throw new ApiError('provider_unavailable', 'The bank account provider is unavailable; retry with the same Idempotency-Key');
-    throw new ApiError('provider_failure', 'The bank account provider refused the account', { providerCode: err.providerCode });
+    if (err.kind === 'unavailable') throw new UpstreamFailure('unavailable', 'The bank account provider is unavailable; retry with the same Idempotency-Key');
+    throw new UpstreamFailure('error', 'The bank account provider refused the account', { providerCode: err.providerCode });
   }
 
   let row: BankAccount;
@@ -159,9 +160,10 @@ export async function linkBankAccount(
   return { bankAccount: toBankAccountView(updated ?? row) };
 }
 
-export async function bankAccountRequirementsOf(prisma: PrismaClient, app: AuthenticatedApp, env: TEnvironmentConfig, accountId: string) {
+/** Answers for the module on or off (spec: every country not offered is available false with a reason). */
+export async function bankAccountRequirementsOf(prisma: PrismaClient, app: AuthenticatedApp, env: TEnvironmentConfig, module: Availability, accountId: string) {
   await requireAccount(prisma, app.id, accountId);
-  return bankAccountRequirements(env, accountId);
+  return bankAccountRequirements(env, module, accountId);
 }
 
 export async function getBankAccount(prisma: PrismaClient, app: AuthenticatedApp, accountId: string, bankAccountId: string) {

@@ -1,7 +1,8 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { BANK_COUNTRIES, type BankCountry, type TEnvironmentConfig } from '../../config/environments';
 import { ApiError } from '../errors';
-import { checkStorable } from '../validation';
+import type { Availability } from '../modules';
+import { checkStorable, InputError } from '../validation';
 import { isValidAbaRoutingNumber } from './aba-routing';
 import { findDirectoryBank } from './bank-directory';
 
@@ -12,7 +13,7 @@ import { findDirectoryBank } from './bank-directory';
  */
 
 /** Bumped whenever a published schema changes. */
-export const REQUIREMENTS_VERSION = 1;
+export const REQUIREMENTS_VERSION = 2;
 
 const DIRECTORY = '/v2/payments/external-bank/banks';
 
@@ -117,9 +118,30 @@ export function bankCountryEnabled(env: TEnvironmentConfig, country: BankCountry
 /** Other ways to pay someone in a country: a stablecoin transfer to a connected wallet works everywhere. */
 const ALTERNATIVES = ['connected_wallet'];
 
-export function bankAccountRequirements(env: TEnvironmentConfig, accountId: string) {
+/**
+ * A country the service links no accounts in: a strict schema (the country's identity, no other
+ * field) that no body matches (`not: {}`), so validating before linking says no, as the link would.
+ */
+export function noLinkingSchema(country: string, currency: string): JsonSchema {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['country', 'currency'],
+    properties: { country: { const: country }, currency: { const: currency } },
+    not: {},
+    description: `Bank accounts are not linked in ${country}: no body is valid.`,
+  };
+}
+
+/**
+ * Every country, linked or not, with its schema. Where the bank accounts module is off for the app
+ * (not entitled, or not operational in this deployment) every country is unavailable, the module's
+ * disabledReason (as in the config's modules[]) its reason.
+ */
+export function bankAccountRequirements(env: TEnvironmentConfig, module: Availability, accountId: string) {
   const supported = BANK_COUNTRIES.map((country) => {
-    const available = bankCountryEnabled(env, country);
+    const enabled = bankCountryEnabled(env, country);
+    const available = module.available && enabled;
     return {
       country,
       name: COUNTRY_NAMES[country].name,
@@ -128,13 +150,13 @@ export function bankAccountRequirements(env: TEnvironmentConfig, accountId: stri
       schema: BANK_ACCOUNT_SCHEMAS[country],
       alternatives: ALTERNATIVES,
       available,
-      unavailableReason: available ? null : 'not_enabled_for_environment',
+      unavailableReason: available ? null : (module.disabledReason ?? 'not_enabled_for_environment'),
     };
   });
   const unsupported = UNSUPPORTED_COUNTRIES.map((c) => ({
     ...c,
     implementation: 'none',
-    schema: null,
+    schema: noLinkingSchema(c.country, c.currency),
     alternatives: ALTERNATIVES,
     available: false,
     unavailableReason: 'country_not_supported',
@@ -182,7 +204,7 @@ function badRequest(problems: Field[]): ApiError {
   const byField = new Map<string, string[]>();
   for (const p of problems) byField.set(p.field, [...(byField.get(p.field) ?? []), p.message]);
   const fields = [...byField].map(([field, messages]) => ({ field, message: [...new Set(messages)].join('; ') }));
-  return new ApiError('bad_request', `Invalid body: ${fields.map((f) => f.field).join(', ')}`, { fields });
+  return new InputError(`Invalid body: ${fields.map((f) => f.field).join(', ')}`, fields);
 }
 
 /**

@@ -37,7 +37,8 @@ function unauthorized(message: string): ApiError {
 
 /**
  * POST /checkout/{paymentId}/session: the same checks as the client API (payment secret first, in
- * constant time, then the bearer token, then the Payment as a receive Payment of the token's app).
+ * constant time, then the bearer token, then the Payment as a receive Payment of the token's app whose
+ * payer is, or now becomes, the token's account).
  * Answers the sealed cookie value and how long it lives (the token's lifetime at most, and never past
  * the Payment's expiry plus that lifetime: the page still shows the outcome after it).
  */
@@ -52,7 +53,8 @@ export async function openCheckoutSession(
   }
   const principal = await verifyClientToken(deps.prisma, clientTokenKey(deps.serviceSecret), input.clientToken);
   if (!principal) throw unauthorized('clientToken is not a valid client access token');
-  await loadPayable(deps.prisma, principal, paymentId);
+  // Opening a session is the payer's read of the Payment: it binds the payer as the client read does.
+  await loadPayable(deps.prisma, principal, paymentId, 'claim');
   const maxAgeSeconds = CLIENT_TOKEN_LIFETIME_SECONDS;
   const exp = Math.floor(now.getTime() / 1000) + maxAgeSeconds;
   const csrf = randomBytes(18).toString('base64url');

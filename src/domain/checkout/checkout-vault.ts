@@ -6,11 +6,12 @@ import type { TCheckoutVault } from './checkout-view.schemas';
 
 /**
  * The Vault option on the hosted checkout, driven server-side through the client API's own use cases
- * (vault-option.ts) for the payer of the page's session: the page never sees an action id.
+ * (vault-option.ts) for the payer of the page's session: the page never sees an action id. The
+ * session's account must be the Payment's payer (the client API's binding), and its app hold v2:vaults.
  */
 async function vaultOptionOf(deps: AuthorizeVaultOptionDeps, principal: ClientPrincipal, paymentId: string, now: Date): Promise<TPaymentOption | null> {
-  const payment = await loadPayable(deps.prisma, principal, paymentId);
-  const [option] = await vaultOptionProvider(deps)({ prisma: deps.prisma, serviceSecret: deps.serviceSecret, payment, accountId: principal.accountId, now });
+  const payment = await loadPayable(deps.prisma, principal, paymentId, 'claim');
+  const [option] = await vaultOptionProvider(deps)({ prisma: deps.prisma, serviceSecret: deps.serviceSecret, payment, accountId: principal.accountId, scopes: principal.app.scopes, now });
   return option ?? null;
 }
 

@@ -49,7 +49,7 @@ export type TCheckoutStatus = z.infer<typeof ZCheckoutStatus>;
 /** The whole page: the status plus what never changes (recipient, network, token). */
 export const ZCheckoutPage = z.strictObject({
   status: ZCheckoutStatus,
-  recipient: z.strictObject({ displayName: z.string().nullable(), logoUrl: z.string().nullable() }),
+  recipient: z.strictObject({ displayName: z.string().min(1), logoUrl: z.string().nullable() }),
   description: z.string().nullable(),
   network: z.strictObject({ name: z.string(), chainId: z.number().int() }),
   tokenAddress: z.string(),

@@ -1,12 +1,14 @@
 import { z } from 'zod';
+import { ZCursor } from '../pagination';
 import { DEPOSIT_STATUSES } from './deposit-machine';
+import { ZChainId, zInt4Param } from '../validation';
 
 export const ZDepositAddressId = z.string().regex(/^deposit_addr_[A-Za-z0-9_-]+$/, 'a deposit address id (deposit_addr_...)').max(64);
 export const ZDepositId = z.string().regex(/^deposit_(?!addr_)[A-Za-z0-9_-]+$/, 'a deposit id (deposit_...)').max(64);
 
 // ---- requests ----
 export const ZCreateDepositAddress = z.strictObject({
-  chainId: z.number().int().positive(),
+  chainId: ZChainId,
   /** Defaults to the network's defaultAsset. */
   assetSymbol: z.string().min(1).max(16).optional(),
   /** false (default): answer the account's existing address for this network and asset, if any. */
@@ -15,17 +17,17 @@ export const ZCreateDepositAddress = z.strictObject({
 export type TCreateDepositAddress = z.output<typeof ZCreateDepositAddress>;
 
 export const ZListDepositAddressesQuery = z.strictObject({
-  chainId: z.coerce.number().int().positive().optional(),
+  chainId: zInt4Param({ min: 1 }).optional(),
   assetSymbol: z.string().min(1).max(16).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(50),
-  cursor: z.string().min(1).max(2048).optional(),
+  limit: zInt4Param({ min: 1, max: 100 }).default(50),
+  cursor: ZCursor.optional(),
 });
 export type TListDepositAddressesQuery = z.output<typeof ZListDepositAddressesQuery>;
 
 export const ZListDepositsQuery = z.strictObject({
   status: z.enum(DEPOSIT_STATUSES).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(50),
-  cursor: z.string().min(1).max(2048).optional(),
+  limit: zInt4Param({ min: 1, max: 100 }).default(50),
+  cursor: ZCursor.optional(),
 });
 export type TListDepositsQuery = z.output<typeof ZListDepositsQuery>;
 

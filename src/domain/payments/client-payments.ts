@@ -3,8 +3,11 @@ import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import type { PaymentEngine } from '../engine';
 import type { ClientPrincipal } from '../client-auth/access-tokens';
+import { assertScope } from '../apps';
 import { ApiError, notFound } from '../errors';
 import { consumeAction, findAction } from './payment-actions';
+import { claimPayer, isPayer } from './payment-payers';
+import { assertOptionUsable } from './quote-expiry';
 import { paymentOptionId, paymentOptions, WALLET_TRANSFER_METHOD, type PaymentOptionProvider } from './payment-options';
 import { takePaymentTransfer } from './payment-intake';
 import { PAYMENT_VIEW_INCLUDE, toCheckout, toNextAction, toPaymentView, type PaymentRow } from './payment-view';
@@ -19,17 +22,25 @@ export interface ClientPaymentDeps {
   extraOptions?: readonly PaymentOptionProvider[];
 }
 
-const OPEN_STATUSES = new Set(['requires_payment_method', 'processing']);
+/**
+ * How a call meets the payer binding (payment-payers.ts): a read `claim`s an unbound Payment for the
+ * token's account; a call that spends an action needs the account to be the `payer` already (its
+ * action ids came from its read), so a refused confirm or authorize binds no one.
+ */
+export type PayerAccess = 'claim' | 'payer';
 
 /**
- * The Payments a client token may act on: receive Payments of the token's app (so of its environment).
- * Any account of that app may pay one (the payer is whoever holds the payment secret); what a payer
- * was issued (action ids) stays bound to its account. Anything else is "not found", never "forbidden",
- * so a token can't probe another app's ids.
+ * The Payments a client token may act on: for an app holding v2:payments (the scope its exchange
+ * needed; 403 otherwise), receive Payments of the token's app (so of its environment) whose payer is
+ * the token's account. Anything else (another app's, a send Payment, one bound to
+ * another account, the recipient's own) is the same "Payment not found", never "forbidden", so a token
+ * learns nothing about a Payment that is not its own.
  */
-export async function loadPayable(prisma: PrismaClient, principal: ClientPrincipal, paymentId: string): Promise<PaymentRow> {
+export async function loadPayable(prisma: PrismaClient, principal: ClientPrincipal, paymentId: string, access: PayerAccess): Promise<PaymentRow> {
+  assertScope(principal.app, 'v2:payments');
   const p = await prisma.payment.findFirst({ where: { id: paymentId, appId: principal.app.id, intent: 'receive' }, include: PAYMENT_VIEW_INCLUDE });
-  if (!p) throw notFound('Payment');
+  const bound = p && (access === 'claim' ? await claimPayer(prisma, p, principal.accountId) : await isPayer(prisma, p, principal.accountId));
+  if (!p || !bound) throw notFound('Payment');
   return p;
 }
 
@@ -39,8 +50,11 @@ function view(deps: ClientPaymentDeps, p: PaymentRow) {
 
 /** GET /v2/client/me/payments/{paymentId} (the payment secret is checked by the route, before this). */
 export async function readClientPayment(deps: ClientPaymentDeps, principal: ClientPrincipal, paymentId: string, now = new Date()) {
-  const payment = await loadPayable(deps.prisma, principal, paymentId);
-  const options = await paymentOptions({ prisma: deps.prisma, serviceSecret: deps.serviceSecret, payment, accountId: principal.accountId, now }, deps.extraOptions);
+  const payment = await loadPayable(deps.prisma, principal, paymentId, 'claim');
+  const options = await paymentOptions(
+    { prisma: deps.prisma, serviceSecret: deps.serviceSecret, payment, accountId: principal.accountId, scopes: principal.app.scopes, now },
+    deps.extraOptions,
+  );
   return { ...view(deps, payment), options };
 }
 
@@ -53,16 +67,14 @@ export async function readClientPayment(deps: ClientPaymentDeps, principal: Clie
  */
 export async function confirmClientPayment(deps: ClientPaymentDeps, principal: ClientPrincipal, paymentId: string, input: TConfirmClientPayment, now = new Date()) {
   const { prisma } = deps;
-  const payment = await loadPayable(prisma, principal, paymentId);
+  const payment = await loadPayable(prisma, principal, paymentId, 'payer');
   const action = await findAction(prisma, input.actionId);
   const directOption = paymentOptionId(deps.serviceSecret, paymentId, WALLET_TRANSFER_METHOD);
   if (!action || action.paymentId !== paymentId || action.accountId !== principal.accountId || action.optionId !== directOption) {
     throw notFound('Action');
   }
   if (action.usedAt) throw new ApiError('conflict', 'This actionId was already used; read the Payment for a new one', { reasonCode: 'action_already_used' });
-  if (!OPEN_STATUSES.has(payment.status)) {
-    throw new ApiError('payment_not_open', `A ${payment.status} Payment accepts no confirmation`, { status: payment.status });
-  }
+  assertOptionUsable(payment, now, 'confirmation');
   const nextAction = toNextAction(payment);
   // Escrow funding is confirmed by the chain itself; only a transfer the payer still owes is an
   // outgoing execution a client can prove.
@@ -94,5 +106,5 @@ export async function confirmClientPayment(deps: ClientPaymentDeps, principal: C
     throw new ApiError('conflict', 'This actionId was already used; read the Payment for a new one', { reasonCode: 'action_already_used' });
   }
   for (const transfer of transfers) await takePaymentTransfer({ prisma, chains: deps.chains, engine: deps.engine }, transfer);
-  return view(deps, await loadPayable(prisma, principal, paymentId));
+  return view(deps, await loadPayable(prisma, principal, paymentId, 'payer'));
 }

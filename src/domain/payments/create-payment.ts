@@ -3,6 +3,7 @@ import { Prisma, type PrismaClient } from '../../db/client';
 import { findAsset, findNetwork, type TEnvironmentConfig } from '../../config/environments';
 import type { Custody } from '../../custody';
 import { ApiError, notFound } from '../errors';
+import { InputError } from '../validation';
 import { toAtomic } from '../amounts';
 import type { AuthenticatedApp } from '../apps';
 import type { PaymentEngine } from '../engine';
@@ -47,9 +48,7 @@ export function amountAtomicOf(amount: string, decimals: number): bigint {
   try {
     return toAtomic(amount, decimals);
   } catch {
-    throw new ApiError('bad_request', `amount has more than ${decimals} decimal places`, {
-      fields: [{ field: 'body.amount', message: `at most ${decimals} decimal places` }],
-    });
+    throw new InputError(`amount has more than ${decimals} decimal places`, [{ field: 'body.amount', message: `at most ${decimals} decimal places` }]);
   }
 }
 
@@ -77,8 +76,9 @@ export async function createPayment(
   }
 
   const fees = splitFees(amountAtomic, env.fees.platformFeeBps, env.fees.partnerFeeBps);
-  if (input.sourceAccountId) {
-    const sender = await prisma.account.findFirst({ where: { id: input.sourceAccountId, appId: app.id }, select: { id: true } });
+  const sourceAccountId = input.intent === 'send' ? input.sourceAccountId : null;
+  if (sourceAccountId) {
+    const sender = await prisma.account.findFirst({ where: { id: sourceAccountId, appId: app.id }, select: { id: true } });
     if (!sender) throw notFound('Source account');
   }
   // A bank payout is quoted first: a provider that is down or refuses leaves nothing created.
@@ -144,7 +144,7 @@ export async function createPayment(
         operationalUpdatedAt: null,
         statusVersion: 1,
         recipientAccountId: recipient.id,
-        senderAccountId: input.sourceAccountId ?? null,
+        senderAccountId: sourceAccountId,
         chainId: network.chainId,
         assetCode: asset.symbol,
         tokenAddress: asset.tokenAddress,

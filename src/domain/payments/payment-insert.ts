@@ -11,18 +11,24 @@ import { eventRows } from '../events';
  */
 
 export interface CreateContext {
-  recipient: { id: string; displayName: string | null; logoUrl: string | null };
+  recipient: { id: string; displayName: string; logoUrl: string | null };
   profile: { status: string; chainId: number; assetSymbol: string; snapshot: Prisma.JsonValue } | null;
   /** The new Payment's escrow index (taken from the payments sequence, so one address per Payment). */
   escrowIndex: number;
 }
 
-/** One round trip: the recipient account of this app, its settlement profile, and a fresh escrow index. */
+/**
+ * One round trip: the recipient account of this app, the name a payer is shown (its display profile's,
+ * else its payment handle, public and random; the account id should it have none), its settlement
+ * profile, and a fresh escrow index.
+ */
 export async function loadCreateContext(pool: pg.Pool, appId: string, accountId: string): Promise<CreateContext | null> {
   const { rows } = await pool.query(
-    `SELECT a.id, a.display_name, a.logo_url, sp.status, sp.chain_id, sp.asset_symbol, sp.snapshot,
+    `SELECT a.id, COALESCE(a.display_name, ph.handle, a.id) AS display_name, a.logo_url, sp.status, sp.chain_id, sp.asset_symbol, sp.snapshot,
             nextval(pg_get_serial_sequence('payments', 'escrow_index'))::int AS escrow_index
-       FROM accounts a LEFT JOIN settlement_profiles sp ON sp.account_id = a.id
+       FROM accounts a
+       LEFT JOIN payment_handles ph ON ph.account_id = a.id
+       LEFT JOIN settlement_profiles sp ON sp.account_id = a.id
       WHERE a.id = $1 AND a.app_id = $2`,
     [accountId, appId],
   );

@@ -1,9 +1,11 @@
 import type { PrismaClient } from '../../db/client';
+import type { Scope } from '../apps';
 import { formatAtomic } from '../amounts';
 import { hmacHex } from '../secrets';
 import { issueAction } from './payment-actions';
 import { ZPaymentOption, type TPaymentOption } from './payment-option.schemas';
 import { remainingOf, toNextAction, type PaymentRow } from './payment-view';
+import { optionQuoteLapsed } from './quote-expiry';
 
 /** What an option provider sees: the Payment, the payer account (from the client token) and the clock. */
 export interface PaymentOptionContext {
@@ -12,6 +14,8 @@ export interface PaymentOptionContext {
   payment: PaymentRow;
   /** The payer: the account the client token is bound to. */
   accountId: string;
+  /** The scopes of the token's app: an option needing one it lacks (the Vault option: v2:vaults) is not offered. */
+  scopes: readonly Scope[];
   now: Date;
 }
 
@@ -36,9 +40,9 @@ export function paymentOptionId(serviceSecret: string, paymentId: string, method
 const big = (d: { toString(): string }) => BigInt(d.toString());
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'expired']);
 
-function optionStatus(p: PaymentRow, paid: bigint): TPaymentOption['status'] {
+function optionStatus(p: PaymentRow, paid: bigint, now: Date): TPaymentOption['status'] {
   if (p.status === 'succeeded' || p.status === 'accepted') return 'completed';
-  if (TERMINAL.has(p.status)) return 'unavailable';
+  if (TERMINAL.has(p.status) || optionQuoteLapsed(p, now)) return 'unavailable';
   return paid > 0n ? 'processing' : 'available';
 }
 
@@ -50,9 +54,9 @@ export async function walletTransferOption(ctx: PaymentOptionContext): Promise<T
   const required = big(p.amountAtomic);
   const seen = big(p.receivedAtomic) + big(p.pendingAtomic);
   const nextAction = toNextAction(p);
-  // Only a transfer still owed is something to execute; an action id is issued for it alone.
+  // Only a transfer still owed, on a quote still good, is something to execute; an action id is issued for it alone.
   const action =
-    nextAction?.type === 'transaction'
+    nextAction?.type === 'transaction' && !optionQuoteLapsed(p, ctx.now)
       ? await issueAction(ctx.prisma, { paymentId: p.id, optionId: id, accountId: ctx.accountId, proofType: 'transaction', expiresAt: p.expiresAt }, ctx.now)
       : null;
   const transfers = await ctx.prisma.paymentTransfer.findMany({
@@ -67,7 +71,7 @@ export async function walletTransferOption(ctx: PaymentOptionContext): Promise<T
       paymentMethodId: `evm:${p.chainId}:${p.tokenAddress.toLowerCase()}`,
       type: 'crypto_transfer',
       displayName: `Send ${p.assetCode} from a wallet`,
-      status: optionStatus(p, seen),
+      status: optionStatus(p, seen, ctx.now),
       selectionStatus: seen > 0n ? 'selected' : 'not_selected',
       requiredAmountAtomic: required.toString(),
       paidAmountAtomic: seen.toString(),
@@ -94,7 +98,8 @@ type IssuedAction = Awaited<ReturnType<typeof issueAction>>;
 /**
  * What every option of a Payment shares: the amounts (the payer sends the Payment's amount in its
  * asset, the recipient nets it after fees, no provider fee), the action to execute and the expiries.
- * Same asset in and out: there is no quote to refresh.
+ * Same asset in and out: the quote is the Payment's own terms, lapses with it, and is not refreshable
+ * (quote-expiry.ts).
  */
 export function optionTerms(p: PaymentRow, action: IssuedAction | null) {
   const required = big(p.amountAtomic);

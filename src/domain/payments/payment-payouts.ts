@@ -4,8 +4,9 @@ import type { PaymentPayout } from '../../generated/prisma/client';
 import { ProviderError, type OfframpProvider, type Payout, type Quote } from '../../offramp/offramp-provider';
 import type { AuthenticatedApp } from '../apps';
 import type { PaymentEngine } from '../engine';
-import { ApiError, notFound } from '../errors';
+import { ApiError, notFound, UpstreamFailure } from '../errors';
 import type { PayoutUpdate } from './payout-machine';
+import { quoteExpired } from './quote-expiry';
 
 /**
  * A send Payment to a linked bank account (issue 13): quoted by the off-ramp provider at creation,
@@ -32,12 +33,12 @@ function refuse(message: string, reasonCode: string): never {
   throw new ApiError('payment_method_not_supported', message, { reasonCode });
 }
 
-/** The spec's provider codes where the provider is the cause; nothing is created. */
-export function providerApiError(err: unknown): ApiError {
+/** The provider as the cause (the endpoint names the code); nothing is created. */
+export function providerFailure(err: unknown): UpstreamFailure {
   if (err instanceof ProviderError && err.kind === 'unavailable') {
-    return new ApiError('provider_unavailable', 'The payout provider is unavailable; retry later');
+    return new UpstreamFailure('unavailable', 'The payout provider is unavailable; retry with the same Idempotency-Key');
   }
-  if (err instanceof ProviderError) return new ApiError('provider_failure', 'The payout provider refused the quote');
+  if (err instanceof ProviderError) return new UpstreamFailure('error', 'The payout provider refused the quote');
   throw err;
 }
 
@@ -89,12 +90,14 @@ export async function quoteBankPayout(
       idempotencyKey: target.quoteKey,
     });
   } catch (err) {
-    throw providerApiError(err);
+    throw providerFailure(err);
   }
   // The settlement pays the provider exactly the net: a quote for anything else can't be honoured.
   if (quote.providerPrincipalAtomic + quote.providerFeeAtomic !== target.netAtomic || quote.providerPrincipalAtomic <= 0n) {
-    throw new ApiError('provider_failure', 'The payout provider quoted another amount');
+    throw new UpstreamFailure('error', 'The payout provider quoted another amount');
   }
+  // A quote that lapsed before the Payment exists could fund nothing: refused, not re-quoted (retry rule 4).
+  if (quote.expiresAt.getTime() <= Date.now()) throw quoteExpired(quote.expiresAt, "The payout provider's quote");
   const scenario = app.environment === 'sandbox' ? target.metadata[SANDBOX_SCENARIO_KEY] : undefined;
   return {
     bankAccount: { id: row.id, accountId: row.accountId, providerCode: row.providerCode, providerAccountId: row.providerAccountId! },

@@ -1,39 +1,40 @@
 import { z } from 'zod';
+import { ZCursor } from '../pagination';
 import { ZAccountId } from '../accounts/account.schemas';
 import { DECIMAL_PATTERN } from '../amounts';
 import { ZMetadata } from '../metadata';
+import { ZChainId, zInt4, zInt4Param } from '../validation';
 
 export const ZPaymentId = z.string().regex(/^payment_[A-Za-z0-9_-]+$/, 'a Payment id (payment_...)').max(64);
 
+const ZUpaDestination = z.strictObject({ type: z.literal('upa'), accountId: ZAccountId });
+// A linked bank account (its owner is the recipient): paid out through the off-ramp provider.
+const ZBankDestination = z.strictObject({ type: z.literal('bank_account'), bankAccountId: z.string().regex(/^bank_account_[A-Za-z0-9_-]+$/, 'a bank account id (bank_account_...)').max(64) });
+
+/** What every Payment creation carries, whatever its intent. */
+const paymentFields = {
+  amount: z.string().regex(DECIMAL_PATTERN, 'a decimal string such as "12.50"').max(40),
+  assetCode: z.string().min(1).max(16),
+  chainId: ZChainId,
+  expiresInSeconds: zInt4({ min: 60, max: 86_400 }).default(600),
+  externalReference: z.string().min(1).max(255).optional(),
+  description: z.string().min(1).max(1000).optional(),
+  metadata: ZMetadata.default({}),
+  returnUrl: z.url({ protocol: /^https?$/ }).max(2048).optional(),
+};
+
+/**
+ * POST /v2/payments. The intent chooses the shape, so the document states it: a receive Payment pays
+ * an account (UPA) and has no source account; a send Payment names its source account and pays an
+ * account or a linked bank account. One rule stays outside the shape: a send's source and destination differ.
+ */
 export const ZCreatePayment = z
-  .strictObject({
-    intent: z.enum(['receive', 'send']),
-    amount: z.string().regex(DECIMAL_PATTERN, 'a decimal string such as "12.50"').max(40),
-    assetCode: z.string().min(1).max(16),
-    chainId: z.number().int().positive(),
-    destination: z.discriminatedUnion('type', [
-      z.strictObject({ type: z.literal('upa'), accountId: ZAccountId }),
-      // A linked bank account (its owner is the recipient): paid out through the off-ramp provider.
-      z.strictObject({ type: z.literal('bank_account'), bankAccountId: z.string().regex(/^bank_account_[A-Za-z0-9_-]+$/, 'a bank account id (bank_account_...)').max(64) }),
-    ]),
-    sourceAccountId: ZAccountId.optional(),
-    expiresInSeconds: z.number().int().min(60).max(86_400).default(600),
-    externalReference: z.string().min(1).max(255).optional(),
-    description: z.string().min(1).max(1000).optional(),
-    metadata: ZMetadata.default({}),
-    returnUrl: z.url({ protocol: /^https?$/ }).max(2048).optional(),
-  })
+  .discriminatedUnion('intent', [
+    z.strictObject({ intent: z.literal('receive'), ...paymentFields, destination: ZUpaDestination }),
+    z.strictObject({ intent: z.literal('send'), ...paymentFields, sourceAccountId: ZAccountId, destination: z.discriminatedUnion('type', [ZUpaDestination, ZBankDestination]) }),
+  ])
   .superRefine((v, ctx) => {
-    if (v.intent === 'send' && !v.sourceAccountId) {
-      ctx.addIssue({ code: 'custom', path: ['sourceAccountId'], message: 'Required for a send Payment' });
-    }
-    if (v.intent === 'receive' && v.sourceAccountId) {
-      ctx.addIssue({ code: 'custom', path: ['sourceAccountId'], message: 'Only a send Payment has a source account' });
-    }
-    if (v.destination.type === 'bank_account' && v.intent !== 'send') {
-      ctx.addIssue({ code: 'custom', path: ['destination', 'type'], message: 'Only a send Payment pays a bank account' });
-    }
-    if (v.sourceAccountId && v.destination.type === 'upa' && v.sourceAccountId === v.destination.accountId) {
+    if (v.intent === 'send' && v.destination.type === 'upa' && v.sourceAccountId === v.destination.accountId) {
       ctx.addIssue({ code: 'custom', path: ['sourceAccountId'], message: 'Source and destination must differ' });
     }
   });
@@ -50,8 +51,8 @@ const ZIsoDate = z.iso.datetime();
 export const PAYMENT_STATUSES = ['requires_payment_method', 'processing', 'accepted', 'succeeded', 'failed', 'cancelled', 'expired'] as const;
 
 export const ZListPaymentsQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().min(1).max(2048).optional(),
+  limit: zInt4Param({ min: 1, max: 100 }).default(20),
+  cursor: ZCursor.optional(),
   externalReference: z.string().min(1).max(255).optional(),
   status: z.enum(PAYMENT_STATUSES).optional(),
   createdFrom: ZIsoDate.optional(),
@@ -95,7 +96,8 @@ export const ZPayment = z.object({
   paymentAmount: ZPaymentAmount,
   sourceAmount: ZPaymentAmount,
   participants: z.array(z.object({ role: z.enum(['sender', 'recipient']), accountId: z.string() })),
-  recipientDisplay: z.object({ displayName: z.string().nullable(), logoUrl: z.string().nullable() }),
+  // Captured at creation; displayName is the display profile's, else the account's payment handle.
+  recipientDisplay: z.object({ displayName: z.string().min(1), logoUrl: z.string().nullable() }),
   destination: z.discriminatedUnion('type', [
     z.object({ type: z.literal('upa'), accountId: z.string() }),
     z.object({ type: z.literal('bank_account'), accountId: z.string(), bankAccountId: z.string() }),

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { DECIMAL_PATTERN } from '../amounts';
+import { ZIdempotencyKey } from '../idempotency-records';
+import { ZChainId } from '../validation';
 import { ZNextAction, ZPaymentAmount, ZPaymentId, PAYMENT_STATUSES } from './payment.schemas';
 
 /** An account's payment handle (created as 12 lowercase letters and digits): how a payer names the recipient. */
@@ -12,7 +14,7 @@ export const ZPaymentHandleRef = z.string().regex(/^[a-z0-9_-]{1,64}$/, 'a payme
 export const ZCreatePublicPayment = z.strictObject({
   recipient: z.strictObject({ handle: ZPaymentHandleRef }),
   amount: z.string().regex(DECIMAL_PATTERN, 'a decimal string such as "12.50"').max(40),
-  chainId: z.number().int().positive(),
+  chainId: ZChainId,
   assetSymbol: z.string().min(1).max(16),
   /** The currency the payer's wallet shows beside the amount; one of allowedFiatCurrencies. */
   fiatCurrency: z.string().regex(/^[A-Z]{3}$/, 'an ISO 4217 code').optional(),
@@ -21,7 +23,7 @@ export const ZCreatePublicPayment = z.strictObject({
 export type TCreatePublicPayment = z.output<typeof ZCreatePublicPayment>;
 
 /** Long enough that two honest payers' keys (UUIDs) never meet in an app's public key space. */
-export const ZPublicIdempotencyKey = z.string().min(16).max(256).regex(/^[ -~]+$/, 'printable ASCII only');
+export const ZPublicIdempotencyKey = ZIdempotencyKey.min(16);
 
 const ZIsoDate = z.iso.datetime();
 
@@ -73,7 +75,7 @@ export const ZPublicPayment = z.strictObject({
   paymentAmount: ZPaymentAmount,
   network: z.strictObject({ chainId: z.number().int(), networkCode: z.string() }),
   fiatCurrency: z.string().nullable(),
-  recipientDisplay: z.strictObject({ displayName: z.string().nullable(), logoUrl: z.string().nullable() }),
+  recipientDisplay: z.strictObject({ displayName: z.string().min(1), logoUrl: z.string().nullable() }),
   description: z.string().nullable(),
   expiresAt: ZIsoDate,
   createdAt: ZIsoDate,

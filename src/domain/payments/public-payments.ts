@@ -3,6 +3,7 @@ import type { PrismaClient } from '../../db/client';
 import type { AuthenticatedApp } from '../apps';
 import { toAtomic } from '../amounts';
 import { ApiError, notFound } from '../errors';
+import { InputError } from '../validation';
 import { amountAtomicOf, createPayment, type CreatePaymentDeps } from './create-payment';
 import { paymentUrlFor, toNextAction, toPaymentView, type PaymentRow } from './payment-view';
 import {
@@ -127,9 +128,7 @@ export async function createPublicPayment(
     });
   }
   if (input.fiatCurrency && !cfg.allowedFiatCurrencies.includes(input.fiatCurrency)) {
-    throw new ApiError('bad_request', `fiatCurrency must be one of ${cfg.allowedFiatCurrencies.join(', ') || '(none)'}`, {
-      fields: [{ field: 'body.fiatCurrency', message: 'not an allowed fiat currency' }],
-    });
+    throw new InputError(`fiatCurrency must be one of ${cfg.allowedFiatCurrencies.join(', ') || '(none)'}`, [{ field: 'body.fiatCurrency', message: 'not an allowed fiat currency' }]);
   }
 
   // Handles are created in the app's namespace (the app id); an account that doesn't accept public

@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { PrismaClient } from '../../db/client';
 import type { Mailer } from '../../mail/mailer';
 import type { AuthenticatedApp } from '../apps';
-import { ApiError } from '../errors';
+import { ApiError, UpstreamFailure } from '../errors';
 import { newId } from '../ids';
 import { hmacHex, safeEqual } from '../secrets';
 import { writeVaultAudit } from './vault-audit';
@@ -67,7 +67,7 @@ export async function sendVaultApproval(deps: ApprovalDeps, app: AuthenticatedAp
           payload: { reason: 'mail_not_sent', sentTo: maskEmail(pending.approvalEmail) },
         });
       });
-      throw new ApiError('provider_unavailable', 'The approval email could not be sent; try again later', undefined, { 'Retry-After': '30' });
+      throw new UpstreamFailure('unavailable', 'The approval email could not be sent; try again later', undefined, 30);
     }
   }
   const now = new Date();

@@ -4,13 +4,14 @@ import { writeEvents, type NewEvent } from '../events';
 import { newId } from '../ids';
 import { notFound } from '../errors';
 import { afterPosition, pageOf, type CursorCodec } from '../pagination';
-import type { TListVaultAuditEventsQuery, TVaultAuditEvent } from './vault.schemas';
+import type { TListVaultAuditEventsQuery, TVaultActor, TVaultAuditEvent } from './vault.schemas';
 
-/** Who made a change: the partner's app credentials, the service itself, or a payer through the client API. */
-export interface VaultActor {
-  type: 'partner_app' | 'service' | 'client';
-  id: string | null;
-}
+/**
+ * Who made a change: the partner's app credentials (partner_app, the app id), the service itself
+ * (service, no id), or a payer through the client API or the hosted checkout (client, the payer's
+ * account id): a client token is not the partner's app credential.
+ */
+export type VaultActor = TVaultActor;
 
 export const VAULT_AUDIT_EVENT_TYPES = [
   'vault.created',
@@ -70,7 +71,7 @@ export function toVaultAuditEventView(r: AuditRow): TVaultAuditEvent {
     vaultId: r.vaultId,
     policyId: r.policyId,
     eventType: r.eventType,
-    actor: { type: r.actorType, id: r.actorId },
+    actor: { type: r.actorType as TVaultActor['type'], id: r.actorId },
     payload: (r.payload ?? {}) as Record<string, unknown>,
     createdAt: r.createdAt.toISOString(),
   };

@@ -9,12 +9,15 @@ import { optionTerms, paymentOptionId, WALLET_TRANSFER_METHOD, type PaymentOptio
 import { ZPaymentOption, type TPaymentOption } from '../payments/payment-option.schemas';
 import type { PaymentRow } from '../payments/payment-view';
 import type { TAuthorizeVaultOption } from '../payments/client-payment.schemas';
+import { assertOptionUsable } from '../payments/quote-expiry';
 import type { TEnvironments } from '../../config/environments';
 import { availableVaultsSetup } from '../modules';
 import { authorizeVaultFunding, toFundingOperationView, vaultOptionFor, type VaultOption } from './vault-funding';
 
 /** The payment method of the Vault option: the payer's vault sends the exact amount to the escrow. */
 export const VAULT_METHOD = 'vault';
+/** The scope the Vault option's authorize needs of the token's app (beside v2:payments). */
+export const VAULTS_SCOPE = 'v2:vaults';
 
 type FundingRow = NonNullable<Awaited<ReturnType<PrismaClient['vaultFundingOperation']['findFirst']>>>;
 
@@ -29,16 +32,17 @@ function optionStatus(p: PaymentRow, funding: FundingRow | null): TPaymentOption
 }
 
 /**
- * The Vault option of a receive Payment for one payer: shown while the payer's vault can pay it
+ * The Vault option of a receive Payment for one payer: offered while the payer's vault can pay it
  * (vaultOptionFor: an active policy allowing the token, the period's limit and the available balance
- * cover the amount), and while a funding it authorized is under way. Its execution is a
- * managed_authorization action, sent back to authorize.
+ * cover the amount) and the app holds v2:vaults (authorize's scope), and shown while a funding it
+ * authorized is under way. Its execution is a managed_authorization action, sent back to authorize.
  */
 async function vaultOption(deps: { chains: Pick<ChainRegistry, 'get'> }, ctx: PaymentOptionContext): Promise<TPaymentOption[]> {
   const p = ctx.payment;
   if (p.intent !== 'receive' || !p.escrowAddress) return [];
   const funding = await liveFunding(ctx.prisma, p.id, ctx.accountId);
-  const offer: VaultOption | null = funding ? null : await vaultOptionFor({ prisma: ctx.prisma, chains: deps.chains }, { paymentId: p.id, payerAccountId: ctx.accountId, now: ctx.now });
+  const offer: VaultOption | null =
+    funding || !ctx.scopes.includes(VAULTS_SCOPE) ? null : await vaultOptionFor({ prisma: ctx.prisma, chains: deps.chains }, { paymentId: p.id, payerAccountId: ctx.accountId, now: ctx.now });
   if (!funding && !offer) return [];
   const id = paymentOptionId(ctx.serviceSecret, p.id, VAULT_METHOD);
   const action = offer
@@ -103,7 +107,7 @@ export async function authorizeVaultOption(
   now = new Date(),
 ) {
   const { prisma } = deps;
-  const payment = await loadPayable(prisma, principal, paymentId);
+  const payment = await loadPayable(prisma, principal, paymentId, 'payer');
   if (optionId !== paymentOptionId(deps.serviceSecret, paymentId, VAULT_METHOD)) {
     // A known option of another method (the direct transfer) is confirmed, not authorized.
     if (optionId === paymentOptionId(deps.serviceSecret, paymentId, WALLET_TRANSFER_METHOD)) {
@@ -119,6 +123,7 @@ export async function authorizeVaultOption(
   const action = await findAction(prisma, input.actionId);
   if (!action || action.paymentId !== paymentId || action.accountId !== principal.accountId || action.optionId !== optionId) throw notFound('Action');
   if (action.usedAt) throw new ApiError('conflict', 'This actionId was already used; read the Payment for a new one', { reasonCode: 'action_already_used' });
+  assertOptionUsable(payment, now, 'authorization');
   if (action.expiresAt <= now) throw new ApiError('conflict', 'This actionId has expired; read the Payment for a new one', { reasonCode: 'action_expired' });
 
   const authorized = await authorizeVaultFunding(
@@ -129,7 +134,7 @@ export async function authorizeVaultOption(
     throw new ApiError('conflict', 'This actionId was already used; read the Payment for a new one', { reasonCode: 'action_already_used' });
   }
   await deps.engine.startVaultFunding(authorized.fundingOperation.id, setup.network.confirmations);
-  const [option] = await vaultOption(deps, { prisma, serviceSecret: deps.serviceSecret, payment, accountId: principal.accountId, now });
+  const [option] = await vaultOption(deps, { prisma, serviceSecret: deps.serviceSecret, payment, accountId: principal.accountId, scopes: principal.app.scopes, now });
   const row = await prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: authorized.fundingOperation.id } });
   return { paymentId, option: option!, fundingOperation: toFundingOperationView(row) };
 }

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { ZCursor } from '../pagination';
+import { ZChainId, zInt4Param } from '../validation';
 
 // ---- requests ----
 const ZAtomicString = z.string().regex(/^[1-9]\d{0,77}$/, 'a positive integer string of atomic units');
@@ -6,7 +8,7 @@ const ZTokenAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'an EVM address');
 
 /** Body of POST /v2/accounts/{accountId}/vault; an empty body (or none) takes the environment's network. */
 export const ZCreateVault = z.strictObject({
-  chainId: z.number().int().positive().optional(),
+  chainId: ZChainId.optional(),
 });
 export type TCreateVault = z.output<typeof ZCreateVault>;
 
@@ -15,7 +17,7 @@ export const ZPutVaultPolicy = z.strictObject({
   spendLimit: z.strictObject({ amountAtomic: ZAtomicString.optional() }).optional(),
   period: z.literal('fixed_30_day').default('fixed_30_day'),
   allowedTokens: z
-    .array(z.strictObject({ chainId: z.number().int().positive(), tokenAddress: ZTokenAddress }))
+    .array(z.strictObject({ chainId: ZChainId, tokenAddress: ZTokenAddress }))
     .min(1)
     .max(20),
   managedApproval: z.strictObject({
@@ -33,8 +35,8 @@ export type TVerifyVaultApproval = z.output<typeof ZVerifyVaultApproval>;
 
 /** The spec's List vault audit events query: limit 1-100, default 20. */
 export const ZListVaultAuditEventsQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().min(1).max(2048).optional(),
+  limit: zInt4Param({ min: 1, max: 100 }).default(20),
+  cursor: ZCursor.optional(),
 });
 export type TListVaultAuditEventsQuery = z.output<typeof ZListVaultAuditEventsQuery>;
 
@@ -89,16 +91,32 @@ export const ZVault = z.strictObject({
 export type TVault = z.infer<typeof ZVault>;
 export const ZVaultResponse = z.strictObject({ vault: ZVault });
 
+/**
+ * Who made an audited change (spec: `partner_app` is a call made with the partner's app credentials;
+ * other values are service-initiated). docs/decisions.md "Contract conformance".
+ */
+export const VAULT_ACTOR_TYPES = ['partner_app', 'service', 'client'] as const;
+export const ZVaultActor = z.strictObject({
+  type: z.enum(VAULT_ACTOR_TYPES).meta({
+    description:
+      "partner_app: a call made with the partner's app credentials (id: the app id). Other values are service-initiated: " +
+      "service, the service's own step such as the funding transfer (id: null); client, a payer's authorization through the " +
+      "client API or the hosted checkout, not the partner's app credentials (id: the payer's account id).",
+  }),
+  id: z.string().nullable(),
+});
+
 export const ZVaultAuditEvent = z.strictObject({
   id: z.string().regex(/^vault_evt_[A-Za-z0-9]+$/),
   vaultId: z.string(),
   policyId: z.string().nullable(),
   eventType: z.string(),
-  actor: z.strictObject({ type: z.string(), id: z.string().nullable() }),
+  actor: ZVaultActor,
   payload: z.record(z.string(), z.unknown()),
   createdAt: ZDateTime,
 });
 export type TVaultAuditEvent = z.infer<typeof ZVaultAuditEvent>;
+export type TVaultActor = z.infer<typeof ZVaultActor>;
 
 export const ZVaultAuditEventList = z.strictObject({
   data: z.array(ZVaultAuditEvent),

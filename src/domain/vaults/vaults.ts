@@ -5,6 +5,7 @@ import type { Custody } from '../../custody';
 import type { ChainRegistry } from '../../chain/registry';
 import type { AuthenticatedApp } from '../apps';
 import { ApiError, notFound } from '../errors';
+import { InputError } from '../validation';
 import { newId } from '../ids';
 import { registerCustodyAddress } from '../custody-addresses';
 import { writeVaultAudit, type VaultActor } from './vault-audit';
@@ -106,9 +107,9 @@ export async function putVaultPolicy(
   const setup = availableVaultsSetup(env);
   const limit = input.spendLimit?.amountAtomic !== undefined ? BigInt(input.spendLimit.amountAtomic) : setup.spendLimit.defaultAmountAtomic;
   if (limit > setup.spendLimit.maxAmountAtomic) {
-    throw new ApiError('bad_request', `spendLimit.amountAtomic may be at most ${setup.spendLimit.maxAmountAtomic}`, {
-      fields: [{ field: 'body.spendLimit.amountAtomic', message: `At most ${setup.spendLimit.maxAmountAtomic}` }],
-    });
+    throw new InputError(`spendLimit.amountAtomic may be at most ${setup.spendLimit.maxAmountAtomic}`, [
+      { field: 'body.spendLimit.amountAtomic', message: `At most ${setup.spendLimit.maxAmountAtomic}` },
+    ]);
   }
   const tokens = allowedTokensOf(setup, input.allowedTokens);
   const vault = await requireVault(deps.prisma, app.id, accountId);
@@ -158,9 +159,7 @@ function allowedTokensOf(setup: VaultsSetup, requested: TPutVaultPolicy['allowed
   requested.forEach((r, i) => {
     const token = setup.tokens.find((t) => t.chainId === r.chainId && t.tokenAddress.toLowerCase() === r.tokenAddress.toLowerCase());
     if (!token) {
-      throw new ApiError('bad_request', `allowedTokens[${i}] is not a vault token of this environment`, {
-        fields: [{ field: `body.allowedTokens.${i}`, message: 'Not one of capabilities.vaults.tokens' }],
-      });
+      throw new InputError(`allowedTokens[${i}] is not a vault token of this environment`, [{ field: `body.allowedTokens.${i}`, message: 'Not one of capabilities.vaults.tokens' }]);
     }
     if (!out.includes(token)) out.push(token);
   });

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { ZCursor } from '../pagination';
+import { zInt4Param } from '../validation';
 import { EVENT_NAMES, type EventName } from '../event-catalog';
 
 const KNOWN_EVENTS = new Set<string>(EVENT_NAMES);
@@ -42,8 +44,8 @@ export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
 export const ZListWebhookDeliveries = z.strictObject({
   endpointId: ZWebhookEndpointId.optional(),
   status: z.enum(WEBHOOK_DELIVERY_STATUSES).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(50),
-  cursor: z.string().min(1).max(2048).optional(),
+  limit: zInt4Param({ min: 1, max: 100 }).default(50),
+  cursor: ZCursor.optional(),
 });
 export type TListWebhookDeliveries = z.output<typeof ZListWebhookDeliveries>;
 

@@ -32,7 +32,7 @@ function countdownText(expiresAt: string, now: Date): string {
 export function renderCheckoutPage(page: TCheckoutPage, assets: CheckoutAssetUrls, now: Date): string {
   const s = page.status;
   const text = phaseText(page);
-  const recipient = page.recipient.displayName ?? 'Payment';
+  const recipient = page.recipient.displayName;
   const asset = s.assetCode;
   const payable = s.payable;
   const logo = page.recipient.logoUrl

@@ -5,7 +5,7 @@ export function phaseText(page: TCheckoutPage): { title: string; detail: string 
   const s = page.status;
   const asset = s.assetCode;
   const network = `${page.network.name} (chain ${page.network.chainId})`;
-  const recipient = page.recipient.displayName ?? 'the recipient';
+  const recipient = page.recipient.displayName;
   const received = `${s.receivedAmount} ${asset}`;
   switch (s.phase) {
     case 'awaiting_payment':

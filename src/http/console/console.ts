@@ -12,7 +12,7 @@ import { ApiError, notFound } from '../../domain/errors';
 import { listOperatorActions, recoverIncident, resolveHold, type OperatorTarget } from '../../domain/operator-actions';
 import { depositHold, listHolds, paymentHold } from '../../domain/operator-holds';
 import { ZPaymentId } from '../../domain/payments/payment.schemas';
-import { parseInput } from '../../domain/validation';
+import { parseInput, zInt4Param } from '../../domain/validation';
 import type { ApiContext, ApiState } from '../context';
 import { sessionKeeper, type ConsoleSession } from './console-session';
 import { ZConsoleCsrfOnly, ZConsoleLogin, ZConsoleRecover, ZConsoleResolve } from './console.schemas';
@@ -54,7 +54,7 @@ const SECURITY_HEADERS = {
 };
 const FORM_BYTES = 16 * 1024;
 const ZDepositId = z.string().regex(/^deposit_[A-Za-z0-9]+$/, 'a deposit id (deposit_...)').max(64);
-const ZTxPath = z.object({ chainId: z.coerce.number().int().positive(), txHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a transaction hash') });
+const ZTxPath = z.object({ chainId: zInt4Param({ min: 1 }), txHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a transaction hash') });
 
 type State = ApiState & { session?: ConsoleSession };
 type Ctx = ApiContext & { state: State };

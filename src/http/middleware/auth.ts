@@ -1,4 +1,4 @@
-import type { AppAuthenticator, Scope } from '../../domain/apps';
+import { assertScope, type AppAuthenticator, type Scope } from '../../domain/apps';
 import type { ApiMiddleware } from '../context';
 import { ApiError } from '../../domain/errors';
 import { timed } from '../../runtime/step-timing';
@@ -28,9 +28,7 @@ export function authenticate(authenticateApp: AppAuthenticator): ApiMiddleware {
 /** 403 forbidden when the credential lacks the endpoint's scope. */
 export function requireScope(scope: Scope): ApiMiddleware {
   return async (ctx, next) => {
-    if (!ctx.state.app?.scopes.includes(scope)) {
-      throw new ApiError('forbidden', `This credential lacks the ${scope} scope`, { requiredScope: scope });
-    }
+    assertScope(ctx.state.app ?? { scopes: [] }, scope);
     await next();
   };
 }

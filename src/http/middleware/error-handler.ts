@@ -1,5 +1,6 @@
 import type { ApiMiddleware } from '../context';
-import { ApiError, type ErrorCode } from '../../domain/errors';
+import { ApiError, UpstreamFailure } from '../../domain/errors';
+import { upstreamCode, upstreamFamily, type UpstreamFamily, type UpstreamKind } from '../upstream-codes';
 import { classifyFailure, type FailureClass } from '../../domain/failure-classes';
 
 /** Seconds a caller waits before retrying a 503: our own capacity frees up fast, an upstream's outage less so. */
@@ -14,9 +15,9 @@ export function errorHandler(): ApiMiddleware {
         throw new ApiError('not_found', `No route for ${ctx.method} ${ctx.path}`);
       }
     } catch (err) {
-      const apiError = err instanceof ApiError ? err : fromUnexpected(err, isPaymentEndpoint(ctx.path));
+      const apiError = toApiError(err, upstreamFamily(ctx.path));
       if (!(err instanceof ApiError)) {
-        // A classified failure is the service or an upstream being away, not a bug: a warning each.
+        // An upstream's failure, or the service being away, is not a bug: a warning each.
         const level = apiError.code === 'internal_error' ? 'error' : 'warn';
         ctx.state.log[level]({ err, code: apiError.code }, 'unexpected error');
       }
@@ -29,16 +30,23 @@ export function errorHandler(): ApiMiddleware {
   };
 }
 
-/** The spec's Payment endpoints answer the payment_* variants of the upstream codes. */
-function isPaymentEndpoint(path: string): boolean {
-  return /^\/v2\/(client\/me\/)?payments(\/|$)/.test(path);
+function toApiError(err: unknown, family: UpstreamFamily): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof UpstreamFailure) return upstreamError(family, err.kind, err.message, err.details, err.retryAfterSeconds);
+  return fromUnexpected(err, family);
 }
 
-function fromUnexpected(err: unknown, paymentEndpoint: boolean): ApiError {
+/** An upstream's failure in the endpoint's family of codes (src/http/upstream-codes.ts). */
+function upstreamError(family: UpstreamFamily, kind: UpstreamKind, message: string, details?: unknown, retryAfterSeconds?: number): ApiError {
+  const headers: Record<string, string> = kind === 'unavailable' ? { 'Retry-After': String(retryAfterSeconds ?? RETRY_AFTER_SECONDS.unreachable) } : {};
+  return new ApiError(upstreamCode(family, kind), message, details, headers);
+}
+
+function fromUnexpected(err: unknown, family: UpstreamFamily): ApiError {
   // First: an upstream's error may carry the upstream's HTTP status (viem's HttpRequestError does),
   // which is not the client's fault.
   const failure = classifyFailure(err);
-  if (failure) return fromFailure(failure, paymentEndpoint);
+  if (failure) return fromFailure(failure, family);
   // Koa and its body readers raise errors with an HTTP status for client faults.
   const status = typeof err === 'object' && err !== null && 'status' in err ? Number(err.status) : 500;
   if (status === 413) return new ApiError('payload_too_large', 'Request body is too large');
@@ -50,7 +58,7 @@ function fromUnexpected(err: unknown, paymentEndpoint: boolean): ApiError {
 const UPSTREAM_NAME = { temporal: 'The workflow engine', chain: 'The chain RPC provider' } as const;
 
 /** The table in docs/decisions.md "Overload and upstream failures". */
-function fromFailure(failure: FailureClass, paymentEndpoint: boolean): ApiError {
+function fromFailure(failure: FailureClass, family: UpstreamFamily): ApiError {
   if (failure.kind === 'capacity') {
     return new ApiError('service_unavailable', 'The service is at capacity; retry after the Retry-After interval', undefined, {
       'Retry-After': String(RETRY_AFTER_SECONDS.capacity),
@@ -58,11 +66,7 @@ function fromFailure(failure: FailureClass, paymentEndpoint: boolean): ApiError 
   }
   const what = UPSTREAM_NAME[failure.source];
   if (failure.kind === 'unreachable') {
-    const code: ErrorCode = paymentEndpoint ? 'payment_provider_unavailable' : 'provider_unavailable';
-    return new ApiError(code, `${what} is unavailable; retry after the Retry-After interval with the same Idempotency-Key`, undefined, {
-      'Retry-After': String(RETRY_AFTER_SECONDS.unreachable),
-    });
+    return upstreamError(family, 'unavailable', `${what} is unavailable; retry after the Retry-After interval with the same Idempotency-Key`);
   }
-  const code: ErrorCode = paymentEndpoint ? 'payment_provider_error' : 'provider_failure';
-  return new ApiError(code, `${what} answered with an error; retry with backoff and the same Idempotency-Key`);
+  return upstreamError(family, 'error', `${what} answered with an error; retry with backoff and the same Idempotency-Key`);
 }

@@ -2,17 +2,15 @@ import { sha256Hex } from '../../domain/secrets';
 import type { ApiContext, ApiMiddleware } from '../context';
 import { requireApp } from '../context';
 import { ApiError } from '../../domain/errors';
-import { parseInput } from '../../domain/validation';
+import { InputError, parseInput } from '../../domain/validation';
 import { API_CRASH_POINTS, crashPoint } from '../../runtime/crash-points';
 import { z } from 'zod';
-import type { IdempotencyRecords } from '../../domain/idempotency-records';
+import { ZIdempotencyKey, type IdempotencyRecords } from '../../domain/idempotency-records';
 import { timed } from '../../runtime/step-timing';
 
-export const ZIdempotencyKey = z
-  .string()
-  .min(1)
-  .max(256)
-  .regex(/^[ -~]+$/, 'printable ASCII only');
+export { ZIdempotencyKey };
+
+const IDEMPOTENCY_KEY = 'Idempotency-Key';
 
 export interface IdempotencyOptions {
   required: boolean;
@@ -32,22 +30,36 @@ export interface IdempotencyOptions {
 }
 
 /**
+ * Whether a refusal is the key's answer. Only a request that started executing owns its key (Stripe's
+ * rule): a refusal of what the request itself says (InputError: its shape, or the static configuration
+ * it names: 424) or of a resource that isn't the caller's (404: ids are the service's, so the identical
+ * retry re-runs into the same 404) releases it, so the corrected request runs under the same key.
+ * A 403 never gets here (scopes are checked before the key). What a running request refused for the
+ * world's state (409, 422, a 400 found against it) is final: the identical retry gets it replayed.
+ */
+function refusalOwnsKey(err: ApiError, options: IdempotencyOptions): boolean {
+  if (err.status >= 500 || err instanceof InputError || err.status === 404 || err.status === 424) return false;
+  // A conflict found behind the key: the key belongs to the request that made the resource.
+  return err.code !== 'idempotency_conflict' && !options.releaseOn?.(err);
+}
+
+/**
  * Idempotency-Key: the first request with a key runs; an identical retry (same key, method, path and
  * byte-identical body) gets the stored status and body; anything else with that key is a conflict.
  * The key is claimed by an INSERT on its primary key, so concurrent duplicates can't both run.
  */
 export function idempotent(records: IdempotencyRecords, options: IdempotencyOptions): ApiMiddleware {
   return async (ctx, next) => {
-    const header = ctx.get('Idempotency-Key');
-    if (!header) {
+    // Sent empty is sent: it is refused like any other malformed key, never taken as no key.
+    if (ctx.headers['idempotency-key'] === undefined) {
       if (options.required) {
         throw new ApiError('bad_request', 'The Idempotency-Key header is required on this endpoint', {
-          fields: [{ field: 'header.Idempotency-Key', message: 'Required' }],
+          fields: [{ field: `header.${IDEMPOTENCY_KEY}`, message: 'Required' }],
         });
       }
       return next();
     }
-    const parsed = parseInput(ZIdempotencyKey, header, 'header');
+    const parsed = readIdempotencyKey(ctx, ZIdempotencyKey);
     const key = options.namespace ? `${options.namespace(ctx)}:${parsed}` : parsed;
     const app = requireApp(ctx);
     const requestHash = sha256Hex(Buffer.concat([Buffer.from(`${ctx.method} ${ctx.path}\n`), ctx.state.rawBody ?? Buffer.alloc(0)]));
@@ -74,9 +86,8 @@ export function idempotent(records: IdempotencyRecords, options: IdempotencyOpti
     try {
       await next();
     } catch (err) {
-      // A refusal (4xx) is the answer for this key; a fault releases the key so a retry can run. So
-      // does a conflict found behind the key (the key belongs to the request that made the resource).
-      if (err instanceof ApiError && err.status < 500 && err.code !== 'idempotency_conflict' && !options.releaseOn?.(err)) {
+      // A final refusal is the answer for this key; anything else (a fault too) releases it so a retry runs.
+      if (err instanceof ApiError && refusalOwnsKey(err, options)) {
         await records.complete(target, err.status, err.toBody());
       } else {
         await records.release(target);
@@ -91,4 +102,9 @@ export function idempotent(records: IdempotencyRecords, options: IdempotencyOpti
       await records.release(target);
     }
   };
+}
+
+/** The request's Idempotency-Key parsed with `schema` (ZIdempotencyKey or a narrowing of it); a 400 names header.Idempotency-Key. */
+export function readIdempotencyKey(ctx: ApiContext, schema: z.ZodType<string>): string {
+  return parseInput(z.object({ [IDEMPOTENCY_KEY]: schema }), { [IDEMPOTENCY_KEY]: ctx.get(IDEMPOTENCY_KEY) }, 'header')[IDEMPOTENCY_KEY] as string;
 }

@@ -1,7 +1,7 @@
 import type { ModuleId, TEnvironments } from '../../config/environments';
-import { assertModuleAvailable, type ModuleRuntime } from '../../domain/modules';
+import { moduleAvailability, moduleUnavailable, type Availability, type ModuleRuntime } from '../../domain/modules';
 import type { Scope } from '../../domain/apps';
-import { requireApp, type ApiMiddleware } from '../context';
+import { requireApp, type ApiMiddleware, type ApiState } from '../context';
 import { requireScope } from './auth';
 
 /**
@@ -23,12 +23,19 @@ export function moduleRuntime(environments: TEnvironments, runtime: ModuleRuntim
  */
 export function requireModule(...ids: [ModuleId, ...ModuleId[]]): ApiMiddleware {
   return async (ctx, next) => {
-    const modules = ctx.state.modules;
-    if (!modules) throw new Error('requireModule runs on a router without moduleRuntime');
-    const env = modules.environments.environments[requireApp(ctx).environment];
-    for (const id of ids) assertModuleAvailable(id, env, modules.runtime);
+    for (const id of ids) {
+      const state = moduleState(ctx, id);
+      if (!state.available) throw moduleUnavailable(id, state.disabledReason!);
+    }
     await next();
   };
+}
+
+/** The module as the app's environment and this deployment run it (the credential's scope aside, as in requireModule). */
+export function moduleState(ctx: { state: ApiState }, id: ModuleId): Availability {
+  const modules = ctx.state.modules;
+  if (!modules) throw new Error('a module is judged on a router without moduleRuntime');
+  return moduleAvailability(id, modules.environments.environments[requireApp(ctx).environment], modules.runtime);
 }
 
 /** A route's guard: the credential's scope (403), then its modules (424), in that order everywhere. */

@@ -20,9 +20,11 @@ export function echoSvcVersion(currentVersion: string): ApiMiddleware {
  */
 export function enforceSvcVersion(supportedVersions: readonly string[]): ApiMiddleware {
   return async (ctx, next) => {
+    // Sent empty is sent: only an omitted header means "the pin".
+    const sent = ctx.headers[SVC_VERSION_HEADER.toLowerCase()] !== undefined;
     const requested = ctx.get(SVC_VERSION_HEADER);
     const pinned = ctx.state.app?.apiVersion;
-    if (requested && pinned && requested !== pinned) {
+    if (sent && pinned && requested !== pinned) {
       throw new ApiError(
         'api_version_mismatch',
         `Svc-Version ${requested.slice(0, 32)} does not match this environment's pinned version ${pinned}`,

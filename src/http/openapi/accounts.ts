@@ -1,6 +1,6 @@
 import { ZAccountBundle, ZAccountCapabilities, ZCreateAccount, ZRegisterConnectedWallet, ZSetSettlementProfile, ZUpdateDisplayProfile, ZUpdatePaymentAcceptance } from '../../domain/accounts/account.schemas';
 import { ZAccountPath, ZExternalUserPath } from '../routes/accounts';
-import { ACCOUNT_ID, EXAMPLE, accountBundleExample } from './examples';
+import { EXAMPLE, accountBundleExamples } from './examples';
 import { operation, type OpenApiPaths } from './operation';
 
 /** src/http/routes/accounts.ts */
@@ -15,7 +15,7 @@ export const accountPaths: OpenApiPaths = {
       summary: 'Create an account (UPA) for one of your users',
       idempotency: 'optional',
       body: { schema: ZCreateAccount, example: { externalUserId: 'user-1842', subjectType: 'individual', metadata: {} } },
-      responses: { 201: bundle('The new account bundle.', accountBundleExample) },
+      responses: { 201: bundle('The new account bundle.', accountBundleExamples.created) },
       errors: [409],
     }),
   },
@@ -41,7 +41,7 @@ export const accountPaths: OpenApiPaths = {
       summary: 'Set the name and logo payers see (future Payments only)',
       path: ZAccountPath,
       body: { schema: ZUpdateDisplayProfile, example: { displayName: 'Corner Bakery', expectedVersion: 0, reason: 'Shop name at onboarding' } },
-      responses: { 200: bundle('The account bundle.', accountBundleExample) },
+      responses: { 200: bundle('The account bundle.', accountBundleExamples.named) },
       errors: [409],
     }),
   },
@@ -53,7 +53,7 @@ export const accountPaths: OpenApiPaths = {
       description: 'Conditional on account.paymentAcceptance.version: a stale expectedVersion is 409.',
       path: ZAccountPath,
       body: { schema: ZUpdatePaymentAcceptance, example: { publicReceiveEnabled: true, expectedVersion: 1 } },
-      responses: { 200: bundle('The account bundle.', accountBundleExample) },
+      responses: { 200: bundle('The account bundle.', accountBundleExamples.accepting) },
       errors: [409],
     }),
   },
@@ -65,7 +65,7 @@ export const accountPaths: OpenApiPaths = {
       path: ZAccountPath,
       idempotency: 'optional',
       body: { schema: ZRegisterConnectedWallet, example: { kind: 'evm', chainId: EXAMPLE.CHAIN_ID, address: EXAMPLE.WALLET, label: 'Treasury' } },
-      responses: { 201: bundle('The account bundle with the new wallet.', accountBundleExample) },
+      responses: { 201: bundle('The account bundle with the new wallet.', accountBundleExamples.withWallet) },
       errors: [409, 424],
     }),
   },
@@ -77,23 +77,7 @@ export const accountPaths: OpenApiPaths = {
       path: ZAccountPath,
       body: { schema: ZSetSettlementProfile, example: { connectedWalletId: 'wallet_6Hq2Rt', assetSymbol: 'USDC' } },
       responses: {
-        200: bundle('The account bundle with its settlement profile.', {
-          ...accountBundleExample,
-          settlementProfile: {
-            id: 'settle_prof_1Ab2',
-            accountId: ACCOUNT_ID,
-            version: 1,
-            connectedWalletId: 'wallet_6Hq2Rt',
-            settlementDestinationId: 'settle_dest_4Kx8',
-            status: 'active',
-            destinationType: 'connected_wallet',
-            chainId: EXAMPLE.CHAIN_ID,
-            destinationAddress: EXAMPLE.WALLET,
-            assetSymbol: 'USDC',
-            tokenAddress: EXAMPLE.TOKEN,
-            snapshot: {},
-          },
-        }),
+        200: bundle('The account bundle with its settlement profile.', accountBundleExamples.settled),
       },
       errors: [409, 422, 424],
     }),

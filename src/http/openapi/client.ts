@@ -1,12 +1,13 @@
 import { ZClientAccountRef, ZClientTokenResponse, ZClientTokenRevokeResponse } from '../../domain/client-auth/client-auth.schemas';
 import { ZAuthorizeVaultOption, ZAuthorizeVaultOptionResponse, ZClientConfirmResponse, ZClientPaymentResponse, ZConfirmClientPayment } from '../../domain/payments/client-payment.schemas';
 import { ZClientPaymentPath, ZOptionPath } from '../routes/client';
-import { EXAMPLE, PAYMENT_ID, checkoutExample, fundingOperationExample, paymentExample, vaultOptionExample } from './examples';
+import { EXAMPLE, PAYMENT_ID, checkoutExample, fundingOperationExample, nextActionExample, paymentExample, vaultOptionExample } from './examples';
 import { operation, type OpenApiPaths } from './operation';
 
 /** src/http/routes/client.ts: the token exchange (partner, Basic) and the client API (Bearer). */
 const exchange = { tags: ['Client API'], auth: 'app', scope: 'v2:payments' } as const;
-const client = { tags: ['Client API'], auth: 'client' } as const;
+/** The client token's app must hold the scope (403 forbidden otherwise, before anything is read or written). */
+const client = { tags: ['Client API'], auth: 'client', scope: 'v2:payments' } as const;
 
 export const clientPaths: OpenApiPaths = {
   '/v2/client/auth/exchange': {
@@ -20,7 +21,7 @@ export const clientPaths: OpenApiPaths = {
         200: {
           description: 'The access token.',
           schema: ZClientTokenResponse,
-          example: { accessToken: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhY2N0XzNMcjhUcTFOdzYifQ.c2lnbmF0dXJl', tokenType: 'Bearer', expiresAt: EXAMPLE.LATER, expiresIn: 600, accountId: EXAMPLE.PAYER_ACCOUNT_ID },
+          example: { accessToken: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhY2N0XzNMcjhUcTFOdzYifQ.c2lnbmF0dXJl', tokenType: 'Bearer', expiresAt: EXAMPLE.TOKEN_EXPIRY, expiresIn: 900, accountId: EXAMPLE.PAYER_ACCOUNT_ID },
         },
       },
       errors: [404],
@@ -57,9 +58,9 @@ export const clientPaths: OpenApiPaths = {
       body: { schema: ZConfirmClientPayment, example: { actionId: 'action_5Tz1', proof: { type: 'transaction', transactionHash: EXAMPLE.TX_HASH }, metadata: {} } },
       responses: {
         200: {
-          description: 'The Payment as it stands.',
+          description: 'The Payment as it stands: the transfer is handed to the Payment, which moves on once it is confirmed.',
           schema: ZClientConfirmResponse,
-          example: { payment: { ...paymentExample, status: 'processing', statusVersion: 2 }, checkout: checkoutExample, nextAction: null },
+          example: { payment: paymentExample, checkout: checkoutExample, nextAction: nextActionExample },
         },
       },
       errors: [409, 422, 424, 502],
@@ -71,7 +72,9 @@ export const clientPaths: OpenApiPaths = {
       auth: 'client+paymentSecret',
       operationId: 'authorizeVaultOption',
       summary: "Authorize the Vault option's transfer to escrow",
-      description: 'A successful answer does not mean the funds arrived: the Payment advances once the transfer is verified on-chain.',
+      description:
+        "A successful answer does not mean the funds arrived: the Payment advances once the transfer is verified on-chain. The token's app needs `v2:payments` and `v2:vaults`.",
+      scope: 'v2:vaults',
       path: ZOptionPath,
       idempotency: 'required',
       body: { schema: ZAuthorizeVaultOption, example: { actionId: 'vault_action_7Qe2', proof: { type: 'managed_authorization', authorization: 'approved' }, metadata: {} } },

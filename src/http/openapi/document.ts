@@ -6,7 +6,7 @@ import { bankAccountPaths } from './bank-accounts';
 import { clientPaths } from './client';
 import { depositPaths } from './deposits';
 import { fundReturnPaths } from './fund-returns';
-import { operation, SECURITY_SCHEMES, type OpenApiPaths } from './operation';
+import { headerComponents, operation, SECURITY_SCHEMES, svcVersionParameter, withUpstreamCodes, type OpenApiPaths } from './operation';
 import { partnerConfigPaths } from './partner-config';
 import { paymentPaths } from './payments';
 import { providerCallbackPaths } from './provider-callbacks';
@@ -77,6 +77,8 @@ const PARTNER_PATHS: readonly OpenApiPaths[] = [
 
 export interface OpenApiOptions {
   apiVersion: string;
+  /** The environments' supportedApiVersions: the values Svc-Version may take. */
+  supportedApiVersions: readonly string[];
   /** The service's public base URL (the document's server). */
   publicBaseUrl: string;
 }
@@ -120,8 +122,13 @@ function build(options: OpenApiOptions): OpenApiDocument {
       { name: 'Client API' },
       { name: 'Provider callbacks' },
     ],
-    components: { securitySchemes: SECURITY_SCHEMES, schemas: SCHEMAS },
-    paths: mergePaths(PARTNER_PATHS),
+    components: {
+      securitySchemes: SECURITY_SCHEMES,
+      schemas: SCHEMAS,
+      parameters: { SvcVersion: svcVersionParameter(options.supportedApiVersions) },
+      headers: headerComponents(options.supportedApiVersions),
+    },
+    paths: withUpstreamCodes(mergePaths(PARTNER_PATHS)),
   });
 }
 
@@ -129,7 +136,7 @@ const built = new Map<string, OpenApiDocument>();
 
 /** The document, built once per (apiVersion, publicBaseUrl) and kept: it never changes while the process runs. */
 export function partnersOpenApi(options: OpenApiOptions): OpenApiDocument {
-  const key = `${options.apiVersion} ${options.publicBaseUrl}`;
+  const key = `${options.apiVersion} ${options.supportedApiVersions.join(',')} ${options.publicBaseUrl}`;
   let doc = built.get(key);
   if (!doc) {
     doc = build(options);

@@ -1,15 +1,21 @@
 /**
- * Example values shared by the document's operations. A test validates every example against the
- * schema it illustrates, so these can't drift from the shapes.
+ * Example values shared by the document's operations. test/api/openapi.test.ts validates every example
+ * against the schema it illustrates; test/api/openapi-examples.test.ts sends every request example and
+ * compares every response example with the service's real answer (keys, types, and the values the
+ * contract or the configuration fixes), so these show what the service answers.
  */
 const AT = '2026-09-09T12:00:00.000Z';
 const LATER = '2026-09-09T12:10:00.000Z';
-const TOKEN = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
+/** A client token's expiry: 900 seconds after AT. */
+const TOKEN_EXPIRY = '2026-09-09T12:15:00.000Z';
+const APP_ID = 'app_4Rk9Wm2Zq7';
+// The sandbox network's test USDC (config/environments.json).
+const TOKEN = '0xf1108D9fDF3d265B59Bf6Ce7Bf240f99c071ffF5';
 const CHAIN_ID = 31337;
 export const ACCOUNT_ID = 'acct_7Q2mV9xKp3';
 const PAYER_ACCOUNT_ID = 'acct_3Lr8Tq1Nw6';
 export const PAYMENT_ID = 'payment_9bF2kLm4Qx';
-const ESCROW = '0x8d2B5a1e6C3f4A9b7E0d1C2b3A4f5E6d7C8b9A0f';
+const ESCROW = '0x8d2b5a1e6c3f4a9b7e0d1c2b3a4f5e6d7c8b9a0f';
 const WALLET = '0x2546BcD3c84621e976D8185a91A922aE77ECEc30';
 const TX_HASH = '0x3f1c2b4a5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708';
 
@@ -23,7 +29,21 @@ const amount = (amt: string, atomic: string) => ({
   tokenAddress: TOKEN,
 });
 
-const depositInstructions = { address: ESCROW, chainId: CHAIN_ID, tokenAddress: TOKEN, assetCode: 'USDC', decimals: 6, amount: '25.00', amountAtomic: '25000000' };
+const depositInstructions = { address: ESCROW, chainId: CHAIN_ID, tokenAddress: TOKEN, assetCode: 'USDC', decimals: 6, amount: '25', amountAtomic: '25000000' };
+
+/** A receive Payment's escrow funding: the environment's fees (platform 100 bps, partner 50 bps) on 25 USDC. */
+const escrowFunding = {
+  mode: 'escrow',
+  required: amount('25', '25000000'),
+  providerPrincipal: amount('25', '25000000'),
+  providerFee: amount('0', '0'),
+  platformFee: amount('0.25', '250000'),
+  partnerFee: amount('0.125', '125000'),
+  totalFees: amount('0.375', '375000'),
+  exchangeRate: { rate: '1', baseAssetCode: 'USDC', quoteAssetCode: 'USDC' },
+  quoteExpiresAt: LATER,
+  depositAddress: depositInstructions,
+};
 
 export const paymentExample = {
   id: PAYMENT_ID,
@@ -32,19 +52,19 @@ export const paymentExample = {
   amountMode: 'collect_exact',
   status: 'requires_payment_method',
   offrampStatus: null,
-  stage: null,
+  stage: 'awaiting_funds',
   operationalState: 'normal',
   operationalReasonCode: null,
   operationalUpdatedAt: null,
   statusVersion: 1,
-  paymentAmount: amount('25.00', '25000000'),
-  sourceAmount: amount('25.00', '25000000'),
+  paymentAmount: amount('25', '25000000'),
+  sourceAmount: amount('25', '25000000'),
   participants: [{ role: 'recipient', accountId: ACCOUNT_ID }],
   recipientDisplay: { displayName: 'Corner Bakery', logoUrl: null },
   destination: { type: 'upa', accountId: ACCOUNT_ID },
   settlement: {
     type: 'settlement_destination',
-    settlementDestinationId: 'settle_dest_4Kx8',
+    settlementDestinationId: 'destination_4Kx8',
     destinationType: 'connected_wallet',
     destinationAddress: WALLET,
     chainId: CHAIN_ID,
@@ -55,13 +75,13 @@ export const paymentExample = {
   fees: {
     version: 1,
     pricingStatus: 'quoted',
-    platformFeeBps: 50,
-    partnerFeeBps: 100,
-    platformFeeAmountAtomic: '125000',
-    partnerFeeAmountAtomic: '250000',
+    platformFeeBps: 100,
+    partnerFeeBps: 50,
+    platformFeeAmountAtomic: '250000',
+    partnerFeeAmountAtomic: '125000',
     merchantNetAmountAtomic: '24625000',
   },
-  funding: null,
+  funding: escrowFunding,
   externalReference: 'order-4711',
   description: 'Two loaves',
   metadata: { orderId: '4711' },
@@ -93,7 +113,10 @@ export const checkoutExample = {
   returnUrl: 'https://shop.example.com/orders/4711',
 };
 
-export const accountBundleExample = {
+const WALLET_ID = 'wallet_6Hq2Rt';
+const SETTLEMENT_PROFILE_ID = 'settle_1Ab2';
+
+const freshAccount = {
   account: {
     id: ACCOUNT_ID,
     externalUserId: 'user-1842',
@@ -104,26 +127,60 @@ export const accountBundleExample = {
     createdAt: AT,
     updatedAt: AT,
   },
-  displayProfile: { displayName: 'Corner Bakery', logoUrl: null, version: 1 },
-  paymentHandle: null,
-  connectedWallets: [
-    {
-      id: 'wallet_6Hq2Rt',
-      accountId: ACCOUNT_ID,
-      kind: 'evm',
-      chainId: CHAIN_ID,
-      address: WALLET,
-      label: 'Treasury',
-      status: 'active',
-      ownershipVerificationStatus: 'unverified',
-      ownershipVerificationMethod: 'none',
-      settlementProfileId: null,
-      createdAt: AT,
-      updatedAt: AT,
-    },
-  ],
-  settlementProfile: null,
+  displayProfile: { displayName: null, logoUrl: null, version: 0 },
+  paymentHandle: { id: 'handle_5Jt3Pq', accountId: ACCOUNT_ID, namespace: APP_ID, handle: 'cornerbakery1', status: 'active', createdAt: AT, updatedAt: AT },
+  connectedWallets: [] as unknown[],
+  settlementProfile: null as unknown,
 };
+
+const wallet = (settlementProfileId: string | null) => ({
+  id: WALLET_ID,
+  accountId: ACCOUNT_ID,
+  kind: 'evm',
+  chainId: CHAIN_ID,
+  address: WALLET,
+  label: 'Treasury',
+  status: 'active',
+  ownershipVerificationStatus: 'unverified',
+  ownershipVerificationMethod: 'eip712_signature',
+  settlementProfileId,
+  createdAt: AT,
+  updatedAt: AT,
+});
+
+const settlementProfile = {
+  id: SETTLEMENT_PROFILE_ID,
+  accountId: ACCOUNT_ID,
+  version: 1,
+  connectedWalletId: WALLET_ID,
+  settlementDestinationId: 'destination_4Kx8',
+  status: 'active',
+  destinationType: 'connected_wallet',
+  chainId: CHAIN_ID,
+  destinationAddress: WALLET,
+  assetSymbol: 'USDC',
+  tokenAddress: TOKEN,
+  // What Payments created from now on capture.
+  snapshot: {
+    chainId: CHAIN_ID,
+    version: 1,
+    decimals: 6,
+    capturedAt: AT,
+    assetSymbol: 'USDC',
+    tokenAddress: TOKEN,
+    destinationType: 'connected_wallet',
+    connectedWalletId: WALLET_ID,
+    destinationAddress: WALLET,
+    settlementDestinationId: 'destination_4Kx8',
+  },
+};
+
+/** The account bundle at each step of setting an account up: created, named, a wallet, a settlement profile, accepting public Payments. */
+const namedAccount = { ...freshAccount, displayProfile: { displayName: 'Corner Bakery', logoUrl: null, version: 1 } };
+const withWallet = { ...namedAccount, connectedWallets: [wallet(null)] };
+const settled = { ...namedAccount, connectedWallets: [wallet(SETTLEMENT_PROFILE_ID)], settlementProfile };
+const accepting = { ...settled, account: { ...settled.account, paymentAcceptance: { publicReceiveEnabled: true, version: 2 } } };
+export const accountBundleExamples = { created: freshAccount, named: namedAccount, withWallet, settled, accepting };
 
 export const fundReturnExample = {
   id: 'refund_2Wq7',
@@ -132,8 +189,9 @@ export const fundReturnExample = {
   incidentId: null,
   status: 'pending',
   statusVersion: 1,
-  amount: { amount: '5.00', amountAtomic: '5000000', assetCode: 'USDC', decimals: 6, chainId: CHAIN_ID, tokenAddress: TOKEN },
-  destinationAddress: WALLET,
+  // Refunds and recoveries answer their addresses in lowercase.
+  amount: { amount: '5', amountAtomic: '5000000', assetCode: 'USDC', decimals: 6, chainId: CHAIN_ID, tokenAddress: TOKEN.toLowerCase() },
+  destinationAddress: WALLET.toLowerCase(),
   reason: 'Customer returned one loaf',
   transactionHash: null,
   failureReason: null,
@@ -161,8 +219,8 @@ const policyExample = {
   vaultId: 'vault_5Gh2',
   version: 1,
   status: 'pending_approval',
-  spendLimit: { amountAtomic: '500000000', currency: 'USDC', decimals: 6, period: 'fixed_30_day' },
-  allowedTokens: [{ symbol: 'USDC', chainId: CHAIN_ID, tokenAddress: TOKEN, decimals: 6 }],
+  spendLimit: { amountAtomic: '500000000', currency: 'USD', decimals: 6, period: 'fixed_30_day' },
+  allowedTokens: [{ symbol: 'USDC', chainId: CHAIN_ID, decimals: 6, tokenAddress: TOKEN }],
   managedApproval: { method: 'email_otp', email: 'payer@example.com' },
   activatedAt: null,
   createdAt: AT,
@@ -174,7 +232,7 @@ export const vaultExample = {
   accountId: PAYER_ACCOUNT_ID,
   status: 'active',
   chainId: CHAIN_ID,
-  address: '0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0',
+  address: '0x9fe46736679d2d9a65f0992f2272de9f3c7fa6e0',
   ownership: 'stableyard',
   policy: null,
   pendingPolicy: policyExample,
@@ -184,14 +242,17 @@ export const vaultExample = {
   updatedAt: AT,
 };
 
+/** The spend period a policy opens when it becomes active: 30 days from activation. */
+export const spendPeriodExample = { startsAt: AT, endsAt: '2026-10-09T12:00:00.000Z', authorizedAtomic: '0', remainingAtomic: '500000000' };
+
 export const bankAccountExample = {
   id: 'bank_account_7Yt2Kq',
   accountId: ACCOUNT_ID,
   accountHolderName: 'Corner Bakery LLC',
   country: 'US',
   currency: 'USD',
-  bankName: 'Example Bank',
-  bankCode: 'EXAMPLEBANK',
+  bankName: 'JPMorgan Chase Bank, N.A.',
+  bankCode: 'CHASUS33',
   accountNumberLast4: '6789',
   rail: 'ach',
   status: 'pending_verification',
@@ -209,28 +270,29 @@ export const vaultOptionExample = {
   providerCode: 'vault',
   paymentMethodType: 'vault',
   paymentMethodId: 'vault_5Gh2',
-  type: 'vault',
-  displayName: 'Pay from your vault',
+  type: 'vault_transfer',
+  displayName: 'Pay USDC from your vault',
   status: 'processing',
   selectionStatus: 'selected',
   requiredAmountAtomic: '25000000',
   paidAmountAtomic: '0',
   remainingAmountAtomic: '25000000',
   isTerminal: false,
-  confirmationMode: 'managed_authorization',
+  confirmationMode: 'provider_webhook',
   transactionSubmissions: [],
   sourceAmount: optionAmount,
-  destinationAmount: optionAmount,
-  payerAmount: settledAmount('25000000', '25.00'),
-  recipientAmount: settledAmount('25000000', '25.00'),
+  // The recipient's share: the Payment less the platform and partner fees.
+  destinationAmount: { ...optionAmount, amountAtomic: '24625000' },
+  payerAmount: settledAmount('25000000', '25'),
+  recipientAmount: settledAmount('24625000', '24.625'),
   providerFee: settledAmount('0', '0'),
   execution: null,
   expiresAt: LATER,
   refreshable: false,
   feeAmountAtomic: '0',
   actionExpiresAt: null,
-  quoteExpiresAt: null,
-  orderExpiresAt: null,
+  quoteExpiresAt: LATER,
+  orderExpiresAt: LATER,
   receipts: [],
 };
 
@@ -266,13 +328,13 @@ export const publicPaymentConfigurationExample = {
   enabled: true,
   authentication: 'none',
   purpose: 'wallet_payment',
-  methods: ['crypto'],
+  methods: ['direct'],
   destinations: [publicDestination],
   allowedFiatCurrencies: ['USD'],
   paymentTtlSeconds: 900,
-  configureEndpoint: '/v2/public/apps/app_4Rk9Wm2Zq7/payments/configuration',
-  createEndpoint: '/v2/public/apps/app_4Rk9Wm2Zq7/payments',
-  appId: 'app_4Rk9Wm2Zq7',
+  configureEndpoint: `/v2/public/apps/${APP_ID}/payments/configuration`,
+  createEndpoint: `/v2/public/apps/${APP_ID}/payments`,
+  appId: APP_ID,
   recipientReference: 'payment_handle',
   idempotencyKey: { required: true, minLength: 16, maxLength: 256 },
   rateLimit: { scope: 'client_ip', points: 30, windowSeconds: 60 },
@@ -285,7 +347,7 @@ export const publicPaymentExample = {
     intent: 'receive',
     status: 'requires_payment_method',
     statusVersion: 1,
-    paymentAmount: amount('25.00', '25000000'),
+    paymentAmount: amount('25', '25000000'),
     network: { chainId: CHAIN_ID, networkCode: 'anvil' },
     fiatCurrency: 'USD',
     recipientDisplay: { displayName: 'Corner Bakery', logoUrl: null },
@@ -297,4 +359,4 @@ export const publicPaymentExample = {
   nextAction: nextActionExample,
 };
 
-export const EXAMPLE = { AT, LATER, TOKEN, CHAIN_ID, WALLET, TX_HASH, PAYER_ACCOUNT_ID };
+export const EXAMPLE = { AT, LATER, TOKEN_EXPIRY, TOKEN, CHAIN_ID, WALLET, TX_HASH, PAYER_ACCOUNT_ID };

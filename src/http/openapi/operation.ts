@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject, ZodOpenApiResponseObject } from 'zod-openapi';
+import { foreignUpstreamCodes, upstreamFamily, type UpstreamFamily } from '../upstream-codes';
 
 type StatusKey = `${1 | 2 | 3 | 4 | 5}${string}`;
 import { ERROR_STATUS, ZErrorBody } from '../../domain/errors';
@@ -43,32 +44,60 @@ const SECURITY: Record<Auth, Array<Record<string, string[]>>> = {
   none: [],
 };
 
-// ---- headers (components, referenced by every response) ----
-const svcVersionHeader = z.string().meta({
-  description: 'The API version of this answer: the app environment pin once the credential is known, else the current version.',
-  example: '2026-09-09',
-  header: { id: 'SvcVersion' },
-});
-const requestIdHeader = z.string().meta({ description: 'The request id (the X-Request-Id sent, when well-formed; else a new one).', header: { id: 'RequestId' } });
+// ---- response headers: components (document.ts registers them), referenced by every response ----
 const integerHeader = (description: string) => z.string().regex(/^\d+$/).meta({ description });
-const rateLimitHeaders = {
-  'RateLimit-Limit': integerHeader('The quota of the window (requests).').optional().meta({ header: { id: 'RateLimitLimit' } }),
-  'RateLimit-Remaining': integerHeader('Requests left in the window.').optional().meta({ header: { id: 'RateLimitRemaining' } }),
-  'RateLimit-Reset': integerHeader('Seconds until the window resets.').optional().meta({ header: { id: 'RateLimitReset' } }),
-};
-const retryAfter = integerHeader('Seconds to wait before retrying (>= 1).');
-const replayed = z
-  .literal('true')
-  .optional()
-  .meta({ description: 'Present when this answer is the stored answer of an earlier request with the same Idempotency-Key.', header: { id: 'IdempotentReplayed' } });
 
-function headers(auth: Auth, extra: Record<string, z.ZodType> = {}) {
-  const limited = auth === 'app' || auth === 'client' || auth === 'client+paymentSecret';
-  return z.object({ [SVC_VERSION_HEADER]: svcVersionHeader, 'X-Request-Id': requestIdHeader, ...(limited ? rateLimitHeaders : {}), ...extra });
+/** Every response header, by component id; Svc-Version's values are the environments' supported versions. */
+export function headerComponents(supportedApiVersions: readonly string[]) {
+  return {
+    SvcVersion: z.enum(supportedApiVersions as [string, ...string[]]).meta({
+      description: 'The API version of this answer: the app environment pin once the credential is known, else the current version.',
+      example: supportedApiVersions[0],
+    }),
+    RequestId: z.string().meta({ description: 'The request id (the X-Request-Id sent, when well-formed; else a new one).' }),
+    RateLimitLimit: integerHeader('The quota of the window (requests).').optional(),
+    RateLimitRemaining: integerHeader('Requests left in the window.').optional(),
+    RateLimitReset: integerHeader('Seconds until the window resets.').optional(),
+    RetryAfter: integerHeader('Seconds to wait before retrying (>= 1).'),
+    // Optional: Basic and Bearer answers carry it, a provider callback's bad signature has no challenge.
+    WwwAuthenticate: z.string().optional().meta({ description: 'The authentication challenge (Basic or Bearer routes).' }),
+    IdempotentReplayed: z.literal('true').optional().meta({ description: 'Present when this answer is the stored answer of an earlier request with the same Idempotency-Key.' }),
+  };
 }
 
+type HeaderId = keyof ReturnType<typeof headerComponents>;
+const headerRef = (id: HeaderId) => ({ $ref: `#/components/headers/${id}` });
+
+function headers(auth: Auth, extra: Record<string, HeaderId> = {}) {
+  const limited = auth === 'app' || auth === 'client' || auth === 'client+paymentSecret';
+  const names: Record<string, HeaderId> = {
+    [SVC_VERSION_HEADER]: 'SvcVersion',
+    'X-Request-Id': 'RequestId',
+    ...(limited ? { 'RateLimit-Limit': 'RateLimitLimit', 'RateLimit-Remaining': 'RateLimitRemaining', 'RateLimit-Reset': 'RateLimitReset' } : {}),
+    ...extra,
+  };
+  return Object.fromEntries(Object.entries(names).map(([name, id]) => [name, headerRef(id)]));
+}
+
+/** The Svc-Version request header: an enum of the supported versions, one component (document.ts). */
+export function svcVersionParameter(supportedApiVersions: readonly string[]) {
+  return z
+    .enum(supportedApiVersions as [string, ...string[]])
+    .optional()
+    .meta({
+      description: "The API version the caller expects; it must equal the app environment's pin (else 400 api_version_mismatch).",
+      example: supportedApiVersions[0],
+      param: { in: 'header', name: SVC_VERSION_HEADER },
+    });
+}
+const svcVersionParam = { $ref: '#/components/parameters/SvcVersion' };
+
 // ---- errors: one response per status, its codes taken from the one code -> status table ----
-const codesAt = (status: number) => Object.entries(ERROR_STATUS).filter(([, s]) => s === status).map(([code]) => code);
+// An endpoint answers one family of upstream codes (src/http/upstream-codes.ts): the other's are left out.
+const codesAt = (status: number, family: UpstreamFamily) => {
+  const foreign: readonly string[] = foreignUpstreamCodes(family);
+  return Object.entries(ERROR_STATUS).filter(([code, s]) => s === status && !foreign.includes(code)).map(([code]) => code);
+};
 
 const ERROR_MEANING: Record<number, string> = {
   400: 'The request is invalid (body, query, path, headers or Svc-Version); details.fields names each field.',
@@ -88,15 +117,17 @@ const ERROR_MEANING: Record<number, string> = {
   503: 'The service or an upstream is unavailable: retry after Retry-After with the same Idempotency-Key.',
 };
 
-/** One response component per error status (ErrorNNN), shared by every operation that can answer it. */
-export function errorResponse(status: number): ZodOpenApiResponseObject {
-  const codes = codesAt(status);
-  const extra: Record<string, z.ZodType> = {};
-  if (status === 429 || status === 503) extra['Retry-After'] = retryAfter;
-  // Optional: Basic and Bearer answers carry it, a provider callback's bad signature has no challenge.
-  if (status === 401) extra['WWW-Authenticate'] = z.string().optional().meta({ description: 'The authentication challenge (Basic or Bearer routes).' });
+/**
+ * One response component per error status (ErrorNNN), shared by every operation that can answer it;
+ * at 502 and 503 one per family of upstream codes (PaymentErrorNNN for the Payment paths).
+ */
+export function errorResponse(status: number, family: UpstreamFamily = 'service'): ZodOpenApiResponseObject {
+  const codes = codesAt(status, family);
+  const extra: Record<string, HeaderId> = {};
+  if (status === 429 || status === 503) extra['Retry-After'] = 'RetryAfter';
+  if (status === 401) extra['WWW-Authenticate'] = 'WwwAuthenticate';
   return {
-    id: `Error${status}`,
+    id: `${family === 'payment' && hasUpstreamCodes(status) ? 'Payment' : ''}Error${status}`,
     description: `${ERROR_MEANING[status] ?? 'Error'} Codes: ${codes.join(', ')}.`,
     headers: headers('app', extra),
     content: {
@@ -108,12 +139,36 @@ export function errorResponse(status: number): ZodOpenApiResponseObject {
   };
 }
 
-const ERROR_RESPONSES = new Map<number, ZodOpenApiResponseObject>();
-const errorResponseOnce = (status: number) => {
-  let r = ERROR_RESPONSES.get(status);
-  if (!r) ERROR_RESPONSES.set(status, (r = errorResponse(status)));
+/** Whether a status is one of the upstream codes' (502, 503), whose codes differ by family. */
+const hasUpstreamCodes = (status: number) => codesAt(status, 'payment').join() !== codesAt(status, 'service').join();
+
+const ERROR_RESPONSES = new Map<string, ZodOpenApiResponseObject>();
+const errorResponseOnce = (status: number, family: UpstreamFamily = 'service') => {
+  const key = `${family} ${status}`;
+  let r = ERROR_RESPONSES.get(key);
+  if (!r) ERROR_RESPONSES.set(key, (r = errorResponse(status, family)));
   return r;
 };
+
+/**
+ * The paths with each operation's 502 and 503 in the family of upstream codes its path answers
+ * (src/http/upstream-codes.ts): operations are built without their path, so the document applies it.
+ */
+export function withUpstreamCodes(paths: ZodOpenApiPathsObject): ZodOpenApiPathsObject {
+  const out: ZodOpenApiPathsObject = {};
+  for (const [path, item] of Object.entries(paths)) {
+    const family = upstreamFamily(path);
+    const operations = Object.entries(item as Record<string, ZodOpenApiOperationObject>).map(([method, op]) => {
+      const responses = { ...op.responses } as Record<string, unknown>;
+      for (const status of Object.keys(responses)) {
+        if (hasUpstreamCodes(Number(status))) responses[status] = errorResponseOnce(Number(status), family);
+      }
+      return [method, { ...op, responses }];
+    });
+    out[path as keyof ZodOpenApiPathsObject] = Object.fromEntries(operations);
+  }
+  return out;
+}
 
 // ---- request headers (components) ----
 const IDEMPOTENCY_KEY = {
@@ -122,10 +177,6 @@ const IDEMPOTENCY_KEY = {
 };
 const idempotencyKeyRequired = ZIdempotencyKey.meta({ ...IDEMPOTENCY_KEY, param: { id: 'IdempotencyKeyRequired' } });
 const idempotencyKeyOptional = ZIdempotencyKey.optional().meta({ ...IDEMPOTENCY_KEY, param: { id: 'IdempotencyKey' } });
-const svcVersionParam = z
-  .string()
-  .optional()
-  .meta({ description: "The API version the caller expects; it must equal the app environment's pin.", example: '2026-09-09', param: { id: 'SvcVersion' } });
 
 // ---- operations ----
 type ZObject = z.ZodObject;
@@ -138,6 +189,10 @@ export interface OperationSpec {
   auth: Auth;
   scope?: Scope;
   idempotency?: 'required' | 'optional';
+  /** The key the route validates when it narrows ZIdempotencyKey (default: ZIdempotencyKey itself). */
+  idempotencyKey?: z.ZodString;
+  /** The route enforces Svc-Version (default: the credentialed routes do). */
+  svcVersion?: boolean;
   path?: ZObject;
   query?: ZObject;
   /** JSON body: its schema (zod, or the JSON Schema that validates it) and an example. */
@@ -171,17 +226,19 @@ export function operation(spec: OperationSpec): ZodOpenApiOperationObject {
   for (const s of spec.withoutErrors ?? []) errors.delete(s);
 
   const headerParams: Record<string, z.ZodType> = {};
-  if (guarded) {
-    headerParams[SVC_VERSION_HEADER] = svcVersionParam;
+  if (spec.idempotencyKey) {
+    const key = spec.idempotencyKey.meta(IDEMPOTENCY_KEY);
+    headerParams['Idempotency-Key'] = spec.idempotency === 'required' ? key : key.optional();
+  } else if (spec.idempotency) {
+    headerParams['Idempotency-Key'] = spec.idempotency === 'required' ? idempotencyKeyRequired : idempotencyKeyOptional;
   }
-  if (spec.idempotency) headerParams['Idempotency-Key'] = spec.idempotency === 'required' ? idempotencyKeyRequired : idempotencyKeyOptional;
 
   const description = [spec.description, spec.scope ? `Scope: \`${spec.scope}\`.` : undefined].filter(Boolean).join('\n\n');
   const responses: ZodOpenApiOperationObject['responses'] = {};
   for (const [status, r] of Object.entries(spec.responses)) {
     responses[status as StatusKey] = {
       description: r.description,
-      headers: headers(spec.auth, spec.idempotency ? { 'Idempotent-Replayed': replayed } : {}),
+      headers: headers(spec.auth, spec.idempotency ? { 'Idempotent-Replayed': 'IdempotentReplayed' } : {}),
       content: { 'application/json': { schema: r.schema, ...(r.example === undefined ? {} : { examples: { default: { value: r.example } } }) } },
     };
   }
@@ -193,6 +250,7 @@ export function operation(spec: OperationSpec): ZodOpenApiOperationObject {
     ...(description ? { description } : {}),
     tags: [...spec.tags],
     security: SECURITY[spec.auth],
+    ...((spec.svcVersion ?? guarded) ? { parameters: [svcVersionParam] } : {}),
     requestParams: {
       ...(spec.path ? { path: spec.path } : {}),
       ...(spec.query ? { query: spec.query } : {}),

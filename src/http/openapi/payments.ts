@@ -61,7 +61,7 @@ export const paymentPaths: OpenApiPaths = {
         200: {
           description: 'The cancelled Payment (a replay on a cancelled Payment answers the same).',
           schema: ZPaymentResponse,
-          example: { payment: { ...paymentExample, status: 'cancelled', statusVersion: 2, cancelledAt: EXAMPLE.AT, expiresAt: null }, nextAction: null },
+          example: { payment: { ...paymentExample, status: 'cancelled', stage: null, statusVersion: 2, cancelledAt: EXAMPLE.AT }, nextAction: null },
         },
       },
       errors: [409, 502],

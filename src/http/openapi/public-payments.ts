@@ -1,10 +1,10 @@
-import { ZCreatePublicPayment, ZCreatePublicPaymentResponse, ZPublicPaymentConfiguration } from '../../domain/payments/public-payment.schemas';
+import { ZCreatePublicPayment, ZCreatePublicPaymentResponse, ZPublicIdempotencyKey, ZPublicPaymentConfiguration } from '../../domain/payments/public-payment.schemas';
 import { ZAppPath } from '../routes/public-payments';
 import { publicPaymentConfigurationExample, publicPaymentExample } from './examples';
 import { operation, type OpenApiPaths } from './operation';
 
 /** src/http/routes/public-payments.ts: no credential; a payer's wallet calls them, limited per client IP. */
-const common = { tags: ['Public Payments'], auth: 'none', path: ZAppPath } as const;
+const common = { tags: ['Public Payments'], auth: 'none', svcVersion: true, path: ZAppPath } as const;
 
 export const publicPaymentPaths: OpenApiPaths = {
   '/v2/public/apps/{appId}/payments/configuration': {
@@ -22,6 +22,7 @@ export const publicPaymentPaths: OpenApiPaths = {
       operationId: 'createPublicPayment',
       summary: "Create a receive Payment to an account's payment handle (no account id is ever shown)",
       idempotency: 'required',
+      idempotencyKey: ZPublicIdempotencyKey,
       body: {
         schema: ZCreatePublicPayment,
         example: { recipient: { handle: 'cornerbakery1' }, amount: '25.00', chainId: 31337, assetSymbol: 'USDC', fiatCurrency: 'USD', description: 'Two loaves' },

@@ -1,7 +1,7 @@
 import { ZEmptyBody } from '../../domain/validation';
 import { ZCreateVault, ZListVaultAuditEventsQuery, ZPutVaultPolicy, ZVaultApprovalSent, ZVaultAuditEventList, ZVaultResponse, ZVerifyVaultApproval } from '../../domain/vaults/vault.schemas';
 import { ZAccountPath } from '../routes/accounts';
-import { EXAMPLE, vaultExample } from './examples';
+import { EXAMPLE, spendPeriodExample, vaultExample } from './examples';
 import { operation, type OpenApiPaths } from './operation';
 
 /** src/http/routes/vaults.ts: every route answers 424 when vaults are not set up for the environment. */
@@ -64,7 +64,7 @@ export const vaultPaths: OpenApiPaths = {
       body: { schema: ZVerifyVaultApproval, example: { code: '482913' } },
       responses: {
         200: vault('The vault with its policy active.', {
-          vault: { ...vaultExample, policy: { ...vaultExample.pendingPolicy, status: 'active', activatedAt: EXAMPLE.AT }, pendingPolicy: null },
+          vault: { ...vaultExample, policy: { ...vaultExample.pendingPolicy, status: 'active', activatedAt: EXAMPLE.AT }, pendingPolicy: null, spendPeriod: spendPeriodExample },
         }),
       },
       errors: [409, 422, 424, 502],

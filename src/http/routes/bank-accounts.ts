@@ -8,7 +8,8 @@ import { ZAccountId } from '../../domain/accounts/account.schemas';
 import { ZBankAccountId, ZDirectoryQuery, ZListBankAccountsQuery } from '../../domain/bank-accounts/bank-account.schemas';
 import { bankAccountRequirementsOf, disableBankAccount, getBankAccount, linkBankAccount, listBankAccounts } from '../../domain/bank-accounts/bank-accounts';
 import { BANK_DIRECTORY } from '../../domain/bank-accounts/bank-directory';
-import { requireAccess } from '../middleware/modules';
+import { moduleState, requireAccess } from '../middleware/modules';
+import { requireScope } from '../middleware/auth';
 import { idempotent } from '../middleware/idempotency';
 import { requireApp, type ApiRouter } from '../context';
 import { parseInput, ZEmptyBody } from '../../domain/validation';
@@ -35,10 +36,12 @@ export function registerBankAccountRoutes(router: ApiRouter, deps: BankAccountRo
   const access = requireAccess('v2:accounts', 'bank_accounts');
   const envOf = (env: 'sandbox' | 'production') => deps.environments.environments[env];
 
-  router.get('/v2/accounts/:accountId/bank-account-requirements', ...access, async (ctx) => {
+  // The scope's 403 only, no module 424: where the module is off, every country is listed unavailable
+  // with the module's reason (spec: every country not offered returns available false).
+  router.get('/v2/accounts/:accountId/bank-account-requirements', requireScope('v2:accounts'), async (ctx) => {
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
     const app = requireApp(ctx);
-    ctx.body = await bankAccountRequirementsOf(prisma, app, envOf(app.environment), accountId);
+    ctx.body = await bankAccountRequirementsOf(prisma, app, envOf(app.environment), moduleState(ctx, 'bank_accounts'), accountId);
   });
 
   router.post('/v2/accounts/:accountId/bank-accounts', ...access, idempotent(deps.idempotency, { required: true }), async (ctx) => {

@@ -3,7 +3,7 @@ import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import type { PaymentEngine, VaultFundingEngine } from '../../domain/engine';
 import type { TEnvironments } from '../../config/environments';
-import { authorizeVaultOption, vaultOptionProvider } from '../../domain/vaults/vault-option';
+import { authorizeVaultOption, vaultOptionProvider, VAULTS_SCOPE } from '../../domain/vaults/vault-option';
 import { ZPaymentOptionId } from '../../domain/payments/payment-option.schemas';
 import type { IdempotencyRecords } from '../../domain/idempotency-records';
 import { clientTokenKey, exchangeClientToken, revokeClientTokens, verifyClientToken } from '../../domain/client-auth/access-tokens';
@@ -15,6 +15,7 @@ import { ZPaymentId } from '../../domain/payments/payment.schemas';
 import { checkoutSecretSealing } from '../../domain/payments/payment-view';
 import { parseInput } from '../../domain/validation';
 import { requireAccess, requireModule } from '../middleware/modules';
+import { requireScope } from '../middleware/auth';
 import { assertPaymentSecret, clientBearer } from '../middleware/client-auth';
 import { idempotent } from '../middleware/idempotency';
 import { requireApp, requireClient, type ApiMiddleware, type ApiRouter } from '../context';
@@ -61,12 +62,14 @@ export function registerClientRoutes(client: ApiRouter, deps: ClientRouteDeps, s
   client.use(shared.rateLimit);
   client.use(shared.jsonBody);
   client.use(shared.modules);
-  // Every client route reads a Payment: the payments module's (the Vault option's authorize is the vaults module's too).
-  const payments = requireModule('payments');
+  // Scopes of the token's app, then modules (403 before 424, as on partner routes), before the
+  // idempotency record: every client route reads a Payment (v2:payments, the scope the exchange
+  // needed); the Vault option's authorize moves a vault's funds too (v2:vaults).
+  const payments = requireAccess('v2:payments', 'payments');
   // The Vault option is offered beside the direct one wherever the payer's vault can pay.
   const use: ClientPaymentDeps = { ...deps, extraOptions: [vaultOptionProvider(deps), ...(deps.extraOptions ?? [])] };
 
-  client.get('/v2/client/me/payments/:paymentId', payments, async (ctx) => {
+  client.get('/v2/client/me/payments/:paymentId', ...payments, async (ctx) => {
     const { paymentId } = parseInput(ZClientPaymentPath, ctx.params, 'path');
     assertPaymentSecret(ctx, deps.serviceSecret, paymentId);
     parseInput(ZNoQuery, ctx.query, 'query');
@@ -85,7 +88,7 @@ export function registerClientRoutes(client: ApiRouter, deps: ClientRouteDeps, s
     releaseOn: (err) => (err.details as { reasonCode?: string } | undefined)?.reasonCode === 'transaction_not_found',
   });
 
-  client.post('/v2/client/me/payments/:paymentId/confirm', payments, confirmIdempotency, async (ctx) => {
+  client.post('/v2/client/me/payments/:paymentId/confirm', ...payments, confirmIdempotency, async (ctx) => {
     const { paymentId } = parseInput(ZClientPaymentPath, ctx.params, 'path');
     parseInput(ZNoQuery, ctx.query, 'query');
     const input = parseInput(ZConfirmClientPayment, ctx.state.body, 'body');
@@ -100,7 +103,8 @@ export function registerClientRoutes(client: ApiRouter, deps: ClientRouteDeps, s
     await next();
   };
   const authorizeIdempotency = idempotent(deps.idempotency, { required: true, namespace: (ctx) => `client:${requireClient(ctx).accountId}` });
-  client.post('/v2/client/me/payments/:paymentId/options/:optionId/authorize', requireModule('payments', 'vaults'), paymentSecret, authorizeIdempotency, async (ctx) => {
+  const vaults = [requireScope('v2:payments'), requireScope(VAULTS_SCOPE), requireModule('payments', 'vaults')];
+  client.post('/v2/client/me/payments/:paymentId/options/:optionId/authorize', ...vaults, paymentSecret, authorizeIdempotency, async (ctx) => {
     const { paymentId, optionId } = parseInput(ZOptionPath, ctx.params, 'path');
     parseInput(ZNoQuery, ctx.query, 'query');
     const input = parseInput(ZAuthorizeVaultOption, ctx.state.body, 'body');

@@ -20,7 +20,7 @@ import { ZCreatePublicPayment, ZPublicIdempotencyKey } from '../../domain/paymen
 import { parseInput } from '../../domain/validation';
 import { requireApp, type ApiMiddleware, type ApiRouter } from '../context';
 import { clientIpKey } from '../middleware/client-ip';
-import { idempotent } from '../middleware/idempotency';
+import { idempotent, readIdempotencyKey } from '../middleware/idempotency';
 import { rateLimit } from '../middleware/rate-limit';
 
 export interface PublicPaymentRouteDeps {
@@ -95,8 +95,7 @@ export function registerPublicPaymentRoutes(
   const featureOn: ApiMiddleware = async (ctx, next) => {
     const app = requireApp(ctx);
     requirePublicPayments(envOf(app), paymentsOf(app));
-    const key = ctx.get('Idempotency-Key');
-    if (key) parseInput(ZPublicIdempotencyKey, key, 'header');
+    if (ctx.headers['idempotency-key'] !== undefined) readIdempotencyKey(ctx, ZPublicIdempotencyKey);
     await next();
   };
 

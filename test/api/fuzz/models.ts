@@ -19,7 +19,7 @@ export interface FuzzFixture {
   paymentsCursor: string;
   /** An open Payment made for the request that is about to run (routes with a :paymentId). */
   paymentId: string;
-  /** A client API token of the merchant's account. */
+  /** A client API token of a payer account of the app (not the merchant's: a recipient never pays its own Payment). */
   clientToken: string;
   /** Another account of the app, whose tokens the revoke route revokes (not clientToken's). */
   spareAccountId: string;
