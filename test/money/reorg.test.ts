@@ -80,7 +80,8 @@ describe('Reorgs', () => {
       await rpc('evm_mine');
       await receiptOf(paying.txHash);
       await pokeScanner();
-      await waitForPayment(m, p.id, 'seen', (x) => x.status === 'processing');
+      // Its rounds must not mine: a block would take the transfer to the depth that confirms it.
+      await waitForPayment(m, p.id, 'seen', (x) => x.status === 'processing', { mine: false });
       // The reorg takes its block away and the new blocks don't hold it: the Payment drops it.
       assert.equal(await rpc('evm_revert', [snapshot]), true);
       await mine(2);
@@ -89,7 +90,11 @@ describe('Reorgs', () => {
     }
     await pokeScanner();
     const transferStatus = async () => (await h.db.prisma.paymentTransfer.findFirst({ where: { paymentId: p.id }, select: { status: true } }))?.status;
-    await until(async () => ((await transferStatus()) === 'dropped' ? true : undefined), 'the transfer dropped');
+    await until(async (saw) => {
+      const status = await transferStatus();
+      saw(status);
+      return status === 'dropped';
+    }, 'the transfer dropped');
 
     // The same signed transaction is mined again: the same transfer, followed again.
     await chain.broadcast(paying);
