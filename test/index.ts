@@ -4,6 +4,7 @@ import path from 'node:path';
 import { closeHarness, getHarness } from './support/harness';
 import { closeBrowser } from './support/browser';
 import { recordHistories } from './support/record-histories';
+import { installDefaultTimeouts } from './support/test-timeouts';
 
 /**
  * The single entry of `npm test`: every *.test.ts file runs in this one process, so the suite
@@ -26,6 +27,9 @@ function testFiles(dir: string): string[] {
  */
 const BACKGROUND = [`${path.sep}crash${path.sep}`, `${path.sep}simulation${path.sep}`];
 const inBackground = (file: string) => BACKGROUND.some((dir) => file.includes(dir));
+
+// Before any file registers a test: each test and hook without a timeout of its own gets the default.
+installDefaultTimeouts();
 
 // Comma-separated path substrings: a file runs when its path holds any of them.
 const only = process.env.TEST_FILTER?.split(',').filter(Boolean);

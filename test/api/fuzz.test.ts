@@ -1,25 +1,31 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { createHash, randomInt } from 'node:crypto';
 import fc from 'fast-check';
 import { ERROR_STATUS } from '../../src/domain/errors';
 import { basicAuth, call, newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';
+import { until } from '../support/until';
 import { createPayment, newMerchant, type Merchant } from '../payments/fixtures';
 import { ADMIN_TOKEN, startAdminApi, type AdminApi } from '../webhooks/support/admin';
 import { listRoutes } from './fuzz/routes';
 import { ROUTE_MODELS, type FuzzFixture } from './fuzz/models';
 import { applyMutation, fuzzCase, toRequest, validDraft, type FuzzRequest } from './fuzz/requests';
+import { COLUMNS_NOT_COMPARED, snapshotPlan, TABLES_NOT_COMPARED, takeSnapshot, type TablePlan } from './fuzz/snapshot';
 
 /**
- * Issue 10, item 3: every endpoint's body, path, query and headers, mutated as a buggy client
- * would, against the real app, PostgreSQL and Temporal. FUZZ_RUNS (default 150) sets how many
- * requests; FUZZ_SEED (and FUZZ_PATH) replay a failing run (fast-check prints both).
+ * Every endpoint's body, path, query and headers, mutated as a buggy client would, against the real
+ * app, PostgreSQL and Temporal. FUZZ_RUNS (default 150) sets how many requests. The seed is printed
+ * as the file loads: FUZZ_SEED replays that run's cases (and FUZZ_PATH, which fast-check prints with
+ * a failure, just the failing one). Without FUZZ_SEED each run picks its own.
  */
 const RUNS = Number(process.env.FUZZ_RUNS ?? 150);
-const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
+const SEED = process.env.FUZZ_SEED === undefined ? randomInt(2 ** 31) : Number(process.env.FUZZ_SEED);
+if (!Number.isSafeInteger(SEED)) throw new Error(`FUZZ_SEED must be an integer, got ${process.env.FUZZ_SEED}`);
 /** With FUZZ_SEED, FUZZ_PATH (the `path` fast-check prints) replays just the failing case. */
 const PATH = process.env.FUZZ_PATH;
+console.log(`# fuzz: seed ${SEED}, ${RUNS} runs; replay with FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS} TEST_FILTER=test/api/fuzz npm test`);
 /** An answer later than this is a hang: a correctness property, not a performance one. */
 const ANSWER_WITHIN_MS = 5000;
 
@@ -77,35 +83,38 @@ function assertEnvelope(answer: Answer): void {
 }
 
 /**
- * What a request could create or change, scoped to the fuzz's two apps (the rest of the suite's
- * workflows keep writing their own rows meanwhile). Idempotency records of the request's own key
- * are left out: a refusal stored under its key is how the identical retry gets the identical refusal.
+ * Idempotency records of the request's own key are left out: a refusal stored under its key is how
+ * the identical retry gets the identical refusal. The client API keeps an account's keys as
+ * client:<accountId>:<key>, public creation as public<TAB>:<key>.
  */
-async function snapshot(f: FuzzFixture, idempotencyKey: string | undefined): Promise<Record<string, unknown>> {
+const OWN_IDEMPOTENCY_KEY = `(t.key IS DISTINCT FROM $2::text
+  AND ($2::text IS NULL OR (t.key NOT LIKE 'client:%' AND t.key NOT LIKE 'public' || chr(9) || ':%') OR right(t.key, length($2::text) + 1) <> ':' || $2::text))`;
+
+/** What a request could create or change: every table (./fuzz/snapshot.ts), the fuzz's two apps' rows where tied to an app. */
+async function snapshot(plan: TablePlan[], f: FuzzFixture, idempotencyKey: string | undefined): Promise<Record<string, unknown>> {
   const h = await getHarness();
-  const apps = [f.cred.appId, f.other.appId];
-  const { rows } = await h.db.pool.query<{ s: Record<string, unknown> }>(
-    `SELECT json_build_object(
-       'accounts', (SELECT json_build_array(count(*), max(updated_at)) FROM accounts WHERE app_id = ANY($1)),
-       'displayProfileRevisions', (SELECT count(*) FROM display_profile_revisions r JOIN accounts a ON a.id = r.account_id WHERE a.app_id = ANY($1)),
-       'connectedWallets', (SELECT json_build_array(count(*), max(w.updated_at)) FROM connected_wallets w JOIN accounts a ON a.id = w.account_id WHERE a.app_id = ANY($1)),
-       'settlementProfiles', (SELECT json_build_array(count(*), max(s.updated_at)) FROM settlement_profiles s JOIN accounts a ON a.id = s.account_id WHERE a.app_id = ANY($1)),
-       'paymentHandles', (SELECT count(*) FROM payment_handles p JOIN accounts a ON a.id = p.account_id WHERE a.app_id = ANY($1)),
-       'payments', (SELECT json_build_array(count(*), sum(status_version)) FROM payments WHERE app_id = ANY($1)),
-       'paymentPayers', (SELECT count(*) FROM payment_payers pp JOIN payments p ON p.id = pp.payment_id WHERE p.app_id = ANY($1)),
-       'depositAddresses', (SELECT count(*) FROM deposit_addresses WHERE app_id = ANY($1)),
-       'bankAccounts', (SELECT json_build_array(count(*), max(updated_at)) FROM bank_accounts WHERE app_id = ANY($1)),
-       'webhookEndpoints', (SELECT json_build_array(count(*), max(updated_at)) FROM webhook_endpoints WHERE app_id = ANY($1)),
-       'idempotencyRecords', (SELECT count(*) FROM idempotency_records WHERE app_id = ANY($1) AND key IS DISTINCT FROM $2
-         -- The client API keeps an account's keys as client:<accountId>:<key>, public creation as public<TAB>:<key>.
-         AND ($2::text IS NULL OR (key NOT LIKE 'client:%' AND key NOT LIKE 'public' || chr(9) || ':%') OR right(key, length($2::text) + 1) <> ':' || $2::text)),
-       'events', (SELECT count(*) FROM events WHERE app_id = ANY($1)),
-       'ledgerPostings', (SELECT count(*) FROM ledger_postings WHERE app_id = ANY($1)),
-       'custodyAddresses', (SELECT count(*) FROM custody_addresses)
-     ) AS s`,
-    [apps, idempotencyKey ?? null],
-  );
-  return rows[0]!.s;
+  return takeSnapshot(h.db.pool, plan, [f.cred.appId, f.other.appId], { table: 'idempotency_records', where: OWN_IDEMPOTENCY_KEY, param: idempotencyKey ?? null });
+}
+
+/**
+ * Waits for what a successful request set going to land: a bank account the fuzz linked is verified
+ * by the sandbox provider's callback a moment later, and that write must not fall between the two
+ * snapshots of the next request.
+ */
+async function settled(f: FuzzFixture): Promise<void> {
+  const h = await getHarness();
+  await until(async (saw) => {
+    const pending = await h.db.prisma.bankAccount.count({ where: { appId: { in: [f.cred.appId, f.other.appId] }, status: 'pending_verification' } });
+    saw(`${pending} bank accounts pending verification`);
+    return pending === 0;
+  }, "the fuzz's bank accounts verified");
+}
+
+/** The cases as data, the fixture's own values (ids, a cursor) named instead, so two runs compare. */
+function casesDigest(cases: unknown[], f: FuzzFixture): string {
+  let text = JSON.stringify(cases, (_k, v: unknown) => (v instanceof Uint8Array ? [...v] : typeof v === 'bigint' ? `${v}n` : Number.isNaN(v) ? 'NaN' : v));
+  for (const [name, value] of Object.entries(f)) if (typeof value === 'string' && value.length > 3) text = text.split(value).join(`<${name}>`);
+  return createHash('sha256').update(text).digest('hex').slice(0, 16);
 }
 
 /** A Payment the request touched still answers its GET, and a valid cancel is answered (200 or 409). */
@@ -126,6 +135,9 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
   let api: AdminApi;
   let merchant: Merchant;
   let f: FuzzFixture;
+  let plan: TablePlan[];
+  /** The cases the property ran, in order (the first RUNS: shrinking a failure runs more). */
+  const ran: unknown[] = [];
 
   before(async () => {
     // The whole surface: partner, client, open and admin routes (ADMIN_API_TOKEN set), on the shared harness.
@@ -162,6 +174,7 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
     assert.equal(token.status, 200, token.text);
     f.clientToken = token.body.accessToken;
     assert.ok(f.paymentsCursor, 'a second page of Payments');
+    plan = await snapshotPlan((await getHarness()).db.pool);
   });
   after(() => api.close());
 
@@ -176,7 +189,9 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
     let keys = 0;
     const statuses = new Map<number, number>();
     await fc.assert(
-      fc.asyncProperty(fuzzCase(routes, f), async ({ route, mutations }) => {
+      fc.asyncProperty(fuzzCase(routes, f), async (generated) => {
+        if (ran.length < RUNS) ran.push(structuredClone(generated));
+        const { route, mutations } = generated;
         const model = ROUTE_MODELS[route as keyof typeof ROUTE_MODELS]!;
         if (model.touches === 'payment') {
           const created = await createPayment(merchant);
@@ -187,7 +202,8 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
         const req = toRequest(draft);
         // Node joins a repeated Idempotency-Key with ", ", and that is the key the service sees.
         const key = [req.headers['idempotency-key'] ?? []].flat().join(', ') || undefined;
-        const before = await snapshot(f, key);
+        await settled(f);
+        const before = await snapshot(plan, f, key);
         const answer = await send(api.baseUrl, req);
         statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
 
@@ -195,7 +211,7 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
         assert.ok(answer.headers.get('svc-version'), 'every response echoes Svc-Version');
         if (answer.status >= 400) {
           if (req.method !== 'HEAD') assertEnvelope(answer);
-          assert.deepEqual(await snapshot(f, key), before, `a refused ${req.method} ${req.target.slice(0, 200)} changed rows`);
+          assert.deepEqual(await snapshot(plan, f, key), before, `a refused ${req.method} ${req.target.slice(0, 200)} changed rows`);
         }
         if (model.touches === 'payment') await assertPaymentUsable(f);
         if (model.touches === 'account') {
@@ -203,9 +219,34 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
           assert.equal(read.status, 200, read.text);
         }
       }),
-      { numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }), ...(PATH === undefined ? {} : { path: PATH }) },
+      { numRuns: RUNS, seed: SEED, ...(PATH === undefined ? {} : { path: PATH }) },
     );
     t.diagnostic(`answers: ${[...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(' ')}`);
+    t.diagnostic(`seed ${SEED}: ${ran.length} cases, digest ${casesDigest(ran, f)}`);
+  });
+
+  test('the printed seed replays the same cases', { skip: PATH !== undefined && 'FUZZ_PATH replays one case' }, () => {
+    assert.equal(ran.length, RUNS, 'the fuzz ran first');
+    const replayed = fc.sample(fuzzCase(Object.keys(ROUTE_MODELS), f), { seed: SEED, numRuns: RUNS });
+    assert.deepEqual(structuredClone(replayed), ran);
+  });
+
+  test('what a refused request must leave as it was covers every table of the schema', async (t) => {
+    const h = await getHarness();
+    const { rows } = await h.db.pool.query<{ table: string }>(`SELECT table_name AS table FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1`);
+    const tables = rows.map((r) => r.table);
+    assert.deepEqual([...plan.map((p) => p.table), ...Object.keys(TABLES_NOT_COMPARED)].sort(), tables);
+    // No exclusion outlives what it excludes.
+    for (const [table, columns] of Object.entries(COLUMNS_NOT_COMPARED)) {
+      const { rows: present } = await h.db.pool.query(`SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 AND column_name = ANY($2)`, [table, Object.keys(columns)]);
+      assert.equal(present.length, Object.keys(columns).length, `${table}: ${Object.keys(columns).join(', ')}`);
+    }
+    // The tables a refused request of the fuzz's apps could write are compared on their rows.
+    for (const table of ['accounts', 'payments', 'idempotency_records', 'events', 'ledger_entries', 'webhook_deliveries', 'vault_policies']) {
+      assert.ok(plan.find((p) => p.table === table)?.where, `${table} is compared on the fuzz's apps' rows`);
+    }
+    t.diagnostic(`by app: ${plan.filter((p) => p.where).map((p) => `${p.table} (${p.via})`).join(', ')}`);
+    t.diagnostic(`whole: ${plan.filter((p) => !p.where).map((p) => p.table).join(', ')}`);
   });
 });
 

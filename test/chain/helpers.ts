@@ -3,6 +3,7 @@ import { ensureSandboxToken } from '../../src/chain/sandbox';
 import type { Chain } from '../../src/chain/types';
 import { startAnvil, type AnvilNode } from '../../src/embedded/anvil';
 import type { Address } from 'viem';
+import { until } from '../support/until';
 
 /** A fresh anvil on a free port with the sandbox token deployed: what each chain test file starts. */
 export interface TestChain {
@@ -50,9 +51,10 @@ export const TEST_MNEMONIC = 'abandon abandon abandon abandon abandon abandon ab
 
 /** anvil answers eth_sendRawTransaction before its automined block is always readable: wait for it. */
 export async function mined(chain: { getTransactionStatus(hash: `0x${string}`, confirmations: number): Promise<string> }, hash: `0x${string}`): Promise<`0x${string}`> {
-  for (let i = 0; i < 200; i += 1) {
-    if ((await chain.getTransactionStatus(hash, 1)) !== 'pending' && (await chain.getTransactionStatus(hash, 1)) !== 'not_found') return hash;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`${hash} was not mined`);
+  await until(async (saw) => {
+    const status = await chain.getTransactionStatus(hash, 1);
+    saw(status);
+    return status !== 'pending' && status !== 'not_found';
+  }, `${hash} mined`);
+  return hash;
 }

@@ -55,7 +55,14 @@ export async function openCheckout(context: BrowserContext, paymentId: string): 
 
 /** Waits (mining blocks and poking the scanner, as the chain moves on its own under npm start) until the page shows the phase. */
 export async function untilPhase(tab: CheckoutTab, phase: string, opts: { mine?: boolean } = {}): Promise<void> {
-  await eventually(async () => tab.phases.includes(phase), `the page to show ${phase} (showed ${tab.phases.join(' → ')})`, { mine: opts.mine ?? true });
+  await eventually(
+    (saw) => {
+      saw(`the page showed ${tab.phases.join(' → ')}`);
+      return tab.phases.includes(phase);
+    },
+    `the page to show ${phase}`,
+    { mine: opts.mine ?? true },
+  );
 }
 
 /** A page on another origin standing in for the partner's site: returnUrl lands here, and it can post forms to the checkout. */

@@ -19,6 +19,7 @@ import type { AppCredential } from '../../src/domain/apps';
 import { call, newApp, uniqueUserId, type ApiResponse } from '../support/api-client';
 import { apiDepsOnHarness, getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import { eventually, newPayer } from '../support/chain';
+import { until } from '../support/until';
 import { createPayment, newMerchant, type Merchant } from '../payments/fixtures';
 
 /**
@@ -103,7 +104,7 @@ async function sendUnannounced(to: string, amountAtomic: bigint): Promise<Hash> 
   const chain = h.chain.chains.get(h.chainId);
   const payer = await newPayer(amountAtomic);
   const txHash = await chain.sendTokenTransfer({ from: payer, token: SANDBOX_TOKEN_ADDRESS, to: to as Address, amountAtomic });
-  for (let i = 0; i < 200 && (await chain.getTransactionStatus(txHash, 1)) !== 'confirmed'; i += 1) await new Promise((r) => setTimeout(r, 10));
+  await until(async () => (await chain.getTransactionStatus(txHash, 1)) === 'confirmed', `${txHash} mined`);
   return txHash;
 }
 
@@ -610,16 +611,18 @@ describe('Client API: secrets stay out of logs and stored data', () => {
       },
       'redaction check',
     );
-    await new Promise((r) => setImmediate(r));
-    const text = out.join('');
+    const text = await until(() => out.join('').match(/redaction check/)?.input, 'the line written');
     assert.match(text, /redaction check/);
     for (const n of [1, 2, 3, 4, 5, 6, 7]) assert.equal(text.includes(`-${n}"`), false, `${n}: ${text}`);
   });
 
   test('no token or payment secret this file issued is in any log line, stored idempotent response or event', async () => {
     const h = await getHarness();
-    // The request log writes at the end of each request; give the last lines their turn.
-    await new Promise((r) => setTimeout(r, 100));
+    // The request log writes at the end of each request: one more request, and its line, mean every
+    // earlier one has been written.
+    const marker = `client-logs-${process.pid}`;
+    await fetch(`${baseUrl}/v2/partners/config`, { headers: { 'x-request-id': marker } });
+    await until(() => lines.some((l) => l.includes(marker)), 'the last request\'s log line');
     assert.ok(lines.length > 50, `captured ${lines.length} lines`);
     assert.ok(lines.some((l) => l.includes('/v2/client/me/payments/') && l.includes('[Redacted]')), 'the request lines were captured, headers redacted');
     assert.ok(issued.size > 20, `issued ${issued.size}`);

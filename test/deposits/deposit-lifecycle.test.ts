@@ -5,6 +5,7 @@ import { checkLedger } from '../../src/domain/ledger/check';
 import { ZDeposit } from '../../src/domain/deposits/deposit.schemas';
 import { call, newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';
+import { paysInToken, sendOnHeldChain } from '../support/chain';
 import {
   TOKEN,
   USDC,
@@ -66,22 +67,28 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     const feeWallets = [0, 1].map((index) => h.chain.custody.deriveAddress({ purpose: 'fee', index }));
     const feesBefore = await Promise.all(feeWallets.map(tokenBalance));
 
-    const txHash = await send(payer, address.address, 100n * USDC);
-    await pokeScanner();
-    const [detected] = await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'confirming', { what: 'confirming' });
-    // One block deep of two: confirming, nothing settled or posted yet.
-    const early = await call(`/v2/accounts/${accountId}/deposits/${detected!.id}`, { credential: cred });
-    assert.equal(early.status, 200);
-    assert.equal(early.body.deposit.status, 'confirming');
-    assert.deepEqual(early.body.deposit.settlement, { status: 'pending', txHash: null, settledAt: null, reasonCode: null });
-    assert.deepEqual(await entriesOf(detected!.id), {});
-    assert.deepEqual(await depositEvents(detected!.id), [
-      {
-        name: 'deposit.detected',
-        accountId,
-        payload: { depositId: detected!.id, accountId, depositAddressId: address.id, status: 'detected', statusVersion: 1 },
-      },
-    ]);
+    // One block deep of two, and the chain held there: confirming until released, however long the reads take.
+    const held = await sendOnHeldChain(() => send(payer, address.address, 100n * USDC), (tx) => paysInToken(tx, address.address), 'the deposit transfer mined, alone');
+    const txHash = held.result;
+    try {
+      await pokeScanner();
+      const [detected] = await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'confirming', { what: 'confirming' });
+      // Confirming: nothing settled or posted yet.
+      const early = await call(`/v2/accounts/${accountId}/deposits/${detected!.id}`, { credential: cred });
+      assert.equal(early.status, 200);
+      assert.equal(early.body.deposit.status, 'confirming');
+      assert.deepEqual(early.body.deposit.settlement, { status: 'pending', txHash: null, settledAt: null, reasonCode: null });
+      assert.deepEqual(await entriesOf(detected!.id), {});
+      assert.deepEqual(await depositEvents(detected!.id), [
+        {
+          name: 'deposit.detected',
+          accountId,
+          payload: { depositId: detected!.id, accountId, depositAddressId: address.id, status: 'detected', statusVersion: 1 },
+        },
+      ]);
+    } finally {
+      await held.release();
+    }
 
     const [settled] = await waitForDeposits(accountId, (d) => d[0]!.status === 'settled', { mine: true, what: 'settled' });
     const res = await call(`/v2/accounts/${accountId}/deposits/${settled!.id}`, { credential: cred });
@@ -196,11 +203,16 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     const address = await createDepositAddress(cred, accountId);
     const payer = await newPayer(10n * USDC);
     const snapshot = (await rpc('evm_snapshot')) as string;
-    await send(payer, address.address, 10n * USDC);
-    await pokeScanner();
-    await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'confirming', { what: 'confirming' });
-    // The chain drops the block: the scanner notices by itself (no restart) and reads the new chain.
-    assert.equal(await rpc('evm_revert', [snapshot]), true);
+    // Held one block deep: the deposit stays confirming until the block is dropped.
+    const held = await sendOnHeldChain(() => send(payer, address.address, 10n * USDC), (tx) => paysInToken(tx, address.address), 'the deposit transfer mined, alone');
+    try {
+      await pokeScanner();
+      await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'confirming', { what: 'confirming' });
+      // The chain drops the block: the scanner notices by itself (no restart) and reads the new chain.
+      assert.equal(await rpc('evm_revert', [snapshot]), true);
+    } finally {
+      await held.release();
+    }
     const [failed] = await waitForDeposits(accountId, (d) => d[0]!.status === 'failed', { what: 'failed' });
     const res = await call(`/v2/accounts/${accountId}/deposits/${failed!.id}`, { credential: cred });
     assert.equal(res.body.deposit.status, 'failed');
@@ -406,11 +418,19 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     const payer = await newPayer(30n * USDC);
     const before = await blockNumber();
 
-    const tx1 = await send(payer, address.address, 10n * USDC);
-    await pokeScanner();
-    const [first] = await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'confirming', { what: 'first detected' });
-    const firstWorkflowId = first!.workflowId;
-    const runId = (await h.engine.describeWorkflow(firstWorkflowId)).runId;
+    // Held one block deep, so the first deposit's workflow is still running when the worker restarts.
+    const held = await sendOnHeldChain(() => send(payer, address.address, 10n * USDC), (tx) => paysInToken(tx, address.address), 'the first transfer mined, alone');
+    const tx1 = held.result;
+    let firstWorkflowId: string;
+    let runId: string;
+    try {
+      await pokeScanner();
+      const [first] = await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'confirming', { what: 'first detected' });
+      firstWorkflowId = first!.workflowId;
+      runId = (await h.engine.describeWorkflow(firstWorkflowId)).runId;
+    } finally {
+      await held.release();
+    }
 
     // While the first deposit's workflow runs: the worker restarts and the scanner re-reads the range.
     await h.restartWorker();

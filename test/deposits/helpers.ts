@@ -7,6 +7,7 @@ import type { Deposit } from '../../src/generated/prisma/client';
 import { call, uniqueUserId } from '../support/api-client';
 import { mine, pokeScanner } from '../support/chain';
 import { getHarness } from '../support/harness';
+import { poll } from '../support/until';
 
 export const USDC = 1_000_000n;
 export const TOKEN = SANDBOX_TOKEN_ADDRESS;
@@ -67,17 +68,22 @@ export async function waitForDeposits(
   opts: { mine?: boolean; what?: string } = {},
 ): Promise<Deposit[]> {
   const h = await getHarness();
-  const deadline = Date.now() + 120_000;
-  let rows: Deposit[] = [];
-  for (;;) {
-    rows = await h.db.prisma.deposit.findMany({ where: { accountId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
-    if (done(rows)) return rows;
-    if (Date.now() > deadline) break;
-    await pokeScanner();
-    if (opts.mine) await mine(1);
-    await h.env.sleep(1000);
-  }
-  assert.fail(`gave up waiting for ${opts.what ?? 'deposits'}: ${JSON.stringify(rows.map((r) => [r.id, r.status, r.settlementStatus, r.settlementReasonCode]))}`);
+  return poll(
+    async (saw) => {
+      const rows = await h.db.prisma.deposit.findMany({ where: { accountId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+      saw(rows.map((r) => [r.id, r.status, r.settlementStatus, r.settlementReasonCode]));
+      return done(rows) ? rows : undefined;
+    },
+    opts.what ?? `deposits of ${accountId}`,
+    {
+      timeoutMs: 120_000,
+      async between() {
+        await pokeScanner();
+        if (opts.mine) await mine(1);
+        await h.env.sleep(1000);
+      },
+    },
+  );
 }
 
 export const statuses = (rows: Deposit[]) => rows.map((r) => r.status);

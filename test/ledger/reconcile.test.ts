@@ -13,6 +13,7 @@ import { createChainServices } from '../../src/runtime/chain-services';
 import { assertBooksMatchChain, booksBaseline, differenceKey, newDifferences, reconcileBooks, type BooksBaseline } from '../support/books';
 import { mine, newPayer, payTo, rpc, setNativeBalance, tokenBalance } from '../support/chain';
 import { getHarness } from '../support/harness';
+import { poll } from '../support/until';
 import { runCli } from '../support/cli';
 import { accountWithDestination, createDepositAddress, send, USDC, waitForDeposits } from '../deposits/helpers';
 import { newApp } from '../support/api-client';
@@ -146,18 +147,22 @@ describe('Ledger reconcile: the books against the chain', () => {
       // at depth 1, under the confirmation depth (2) the Payment waits for before it posts.
       await rpc('evm_setAutomine', [false]);
       await treasuryGas(100n * 10n ** 18n);
-      let legs = await liveLegs();
-      for (let round = 0; legs.length < 3; round += 1) {
-        assert.ok(round < 600, `the settlement legs were not sent: ${JSON.stringify(legs)}`);
-        await mine(1); // the gas top-up
-        await new Promise((r) => setTimeout(r, 100));
-        legs = await liveLegs();
-      }
-      for (let round = 0; !(await Promise.all(legs.map((l) => mined(l.txHash)))).every(Boolean); round += 1) {
-        assert.ok(round < 100, 'the settlement legs were not mined');
-        await new Promise((r) => setTimeout(r, 100)); // a leg recorded is broadcast right after
+      const minedEach = (ms: number) => async () => {
         await mine(1);
-      }
+        await new Promise((r) => setTimeout(r, ms));
+      };
+      // A block for the gas top-up, then one a round until the three legs are sent.
+      const legs = await poll(
+        async (saw) => {
+          const sent = await liveLegs();
+          saw(sent.map((l) => [l.leg, l.status]));
+          return sent.length >= 3 ? sent : undefined;
+        },
+        'the three settlement legs sent',
+        { timeoutMs: 60_000, between: minedEach(100) },
+      );
+      // A leg recorded is broadcast right after: a block a round until each is in one.
+      await poll(async () => (await Promise.all(legs.map((l) => mined(l.txHash)))).every(Boolean), 'the settlement legs mined', { timeoutMs: 20_000, between: minedEach(100) });
       const posted = () => h.db.prisma.ledgerPosting.count({ where: { sourceType: 'payment', sourceId: p.id, leg: 'settlement' } });
       assert.equal(await posted(), 0, 'the settlement was posted before the legs were deep enough');
 

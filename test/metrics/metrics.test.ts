@@ -2,7 +2,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';
-import { eventually } from '../support/chain';
+import { eventually, mine } from '../support/chain';
+import { until } from '../support/until';
+import { withWorkerStopped } from '../support/bounded-api';
 import { createPayment, newMerchant } from '../payments/fixtures';
 import { startAdminApi, ADMIN_TOKEN, type AdminApi } from '../webhooks/support/admin';
 import { createAccount, delivered, dispatch, ensureTestDispatcher } from '../webhooks/support/flow';
@@ -121,35 +123,92 @@ describe('Prometheus metrics at /metrics (what operators watch)', () => {
     for (const name of ['partner_payments_settlement_legs', 'partner_payments_fund_returns']) assert.equal(family(after, name).type, 'GAUGE');
   });
 
-  test('counts webhook deliveries by outcome, and the backlog by the age of its oldest waiting delivery', async () => {
+  test('counts webhook deliveries by outcome, and the backlog: a delivery waiting on an endpoint that is down is counted and ages the oldest waiting delivery, until it is delivered', async () => {
+    const h = await getHarness();
     const app = await newApp();
-    const hook = receiver.hook();
+    // Down for two attempts (503), up for the third and last.
+    const hook = receiver.hook([{ status: 503 }, { status: 503 }]);
     const endpoint = await admin.call('POST', `/admin/v1/apps/${app.appId}/webhook-endpoints`, { url: hook.url });
     assert.equal(endpoint.status, 201, JSON.stringify(endpoint.body));
-    const before = await scrape();
+    const endpointId: string = endpoint.body.endpoint.id;
     const { eventId } = await createAccount(app);
     await dispatch();
-    assert.equal((await delivered(eventId, endpoint.body.endpoint.id)).status, 'succeeded');
-    const after = await scrape();
-    const succeeded = (f: Exposition) => sampleValue(f, 'partner_payments_webhook_deliveries', { status: 'succeeded' });
-    assert.equal(succeeded(after), succeeded(before) + 1);
-    const age = sampleValue(after, 'partner_payments_webhook_oldest_waiting_delivery_age_seconds');
-    assert.ok(Number.isFinite(age) && age >= 0, `oldest waiting delivery age ${age}`);
+    // Its first attempt failed: its next one is 30 s of workflow time away, and no time skips while
+    // nothing awaits a workflow result, so it stays in the backlog while the test reads it.
+    const waiting = await until(async (saw) => {
+      const row = await h.db.prisma.webhookDelivery.findUnique({ where: { eventId_endpointId: { eventId, endpointId } } });
+      saw(row && { status: row.status, attempts: row.attemptCount });
+      return row?.status === 'retrying' ? row : undefined;
+    }, 'the delivery to fail its first attempt');
+    const ages = async () => {
+      const [row] = await h.db.prisma.$queryRaw<Array<{ ours: number; oldest: number | null }>>`
+        SELECT extract(epoch FROM now() - ${waiting.queuedAt ?? waiting.createdAt}::timestamptz)::float8 AS ours,
+               (SELECT extract(epoch FROM now() - min(coalesce(queued_at, created_at)))::float8 FROM webhook_deliveries WHERE status IN ('pending', 'retrying')) AS oldest`;
+      return row!;
+    };
+    const before = await ages();
+    const during = await scrape();
+    const after = await ages();
+    const age = sampleValue(during, 'partner_payments_webhook_oldest_waiting_delivery_age_seconds');
+    assert.ok(before.ours > 0, `ours has waited ${before.ours} s`);
+    // The oldest waiting delivery is ours or an older one, and the gauge is its age as the scrape read it.
+    assert.ok(age >= before.ours && age >= before.oldest! && age <= after.oldest!, `gauge ${age} s; ours ${before.ours} s; oldest ${before.oldest}..${after.oldest} s`);
+    assert.ok(sampleValue(during, 'partner_payments_webhook_deliveries', { status: 'retrying' }) >= 1);
+
+    // The endpoint is back: the delivery goes through (time skips its backoffs) and leaves the backlog.
+    assert.equal((await delivered(eventId, endpointId)).status, 'succeeded');
+    assert.equal(receiver.requests(hook.path).length, 3);
+    assert.equal((await h.db.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: waiting.id } })).status, 'succeeded');
+    const done = await scrape();
+    const left = await ages();
+    assert.ok(sampleValue(done, 'partner_payments_webhook_deliveries', { status: 'succeeded' }) >= 1);
+    assert.ok(sampleValue(done, 'partner_payments_webhook_oldest_waiting_delivery_age_seconds') <= (left.oldest ?? 0), 'no older than what still waits');
   });
 
-  test("reports the scanner's lag behind the chain head per network, from the head the RPC reports", async () => {
+  test("reports the scanner's lag behind the chain head per network: blocks it has not read count, and once it reads them they no longer do", async () => {
     const h = await getHarness();
-    await h.engine.pokeChainScanner(h.chainId);
-    await eventually(() => h.db.prisma.chainScanCursor.findUnique({ where: { chainId: h.chainId } }).then((c) => c ?? undefined), 'a recorded scan cursor', { mine: false });
-    const headBefore = await h.chain.chains.get(h.chainId).getBlockNumber();
-    const families = await scrape();
+    const chain = h.chain.chains.get(h.chainId);
     const labels = { chain_id: String(h.chainId) };
-    const lag = sampleValue(families, 'partner_payments_chain_scanner_lag_blocks', labels);
-    const head = sampleValue(families, 'partner_payments_chain_head_block', labels);
-    const next = sampleValue(families, 'partner_payments_chain_scanner_next_block', labels);
-    assert.ok(Number.isFinite(lag) && lag >= 0, `lag ${lag}`);
-    assert.ok(head >= Number(headBefore));
-    assert.equal(lag, Math.max(0, head + 1 - next));
+    const gauges = async () => {
+      const families = await scrape();
+      return {
+        lag: sampleValue(families, 'partner_payments_chain_scanner_lag_blocks', labels),
+        head: sampleValue(families, 'partner_payments_chain_head_block', labels),
+        next: sampleValue(families, 'partner_payments_chain_scanner_next_block', labels),
+      };
+    };
+    const cursor = async () => (await h.db.prisma.chainScanCursor.findUniqueOrThrow({ where: { chainId: h.chainId } })).nextFromBlock;
+    const caughtUp = () =>
+      eventually(
+        async (saw) => {
+          const [next, head] = [await cursor(), await chain.getBlockNumber()];
+          saw({ next, head });
+          return next === head + 1n;
+        },
+        'the scanner to read up to the head',
+        { mine: false },
+      );
+    await caughtUp();
+    // With the worker stopped nothing scans, and nothing the service sends gets mined: the blocks mined
+    // now stay unread, whatever pokes are in flight.
+    const LAG = 5;
+    const [held, lagging] = await withWorkerStopped(async () => {
+      const first = await gauges();
+      await mine(LAG);
+      return [first, await gauges()];
+    });
+    assert.equal(lagging.next, held.next, 'the scanner did not move');
+    assert.equal(lagging.next, Number(await cursor()), 'the cursor the scanner recorded');
+    assert.equal(lagging.head, held.head + LAG);
+    assert.equal(lagging.lag, held.lag + LAG);
+    assert.ok(lagging.lag >= LAG, `lag ${lagging.lag}`);
+    assert.equal(lagging.lag, lagging.head + 1 - lagging.next);
+
+    // Poked, it reads them: the cursor passes them, and the lag is only what is above it now.
+    await caughtUp();
+    const read = await gauges();
+    assert.ok(read.next >= lagging.head + 1, `next ${read.next}, head then ${lagging.head}`);
+    assert.equal(read.lag, Math.max(0, read.head + 1 - read.next));
   });
 
   test("exposes the reconcile's open differences by severity", async () => {

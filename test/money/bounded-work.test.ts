@@ -5,7 +5,8 @@ import type { PrivateKeyAccount } from 'viem/accounts';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { sweepDust } from '../../src/domain/payments/dust';
 import { call } from '../support/api-client';
-import { mine, newPayer, pokeScanner, rpc, tokenBalance } from '../support/chain';
+import { eventually, mine, newPayer, pokeScanner, rpc, tokenBalance } from '../support/chain';
+import { until } from '../support/until';
 import { getHarness } from '../support/harness';
 import { assertLedgerBalanced, createPayment, getPayment, newMerchant, waitForPayment } from '../payments/fixtures';
 import { endsWithBooksChecked } from '../support/books';
@@ -30,6 +31,25 @@ async function historyLength(workflowId: string): Promise<number> {
   return (await h.engine.workflowHistory(workflowId)).events?.length ?? 0;
 }
 
+/**
+ * The workflow's history length once it waits with nothing to do: its last event is not a workflow
+ * task scheduled or started, no activity is pending, and no event came between two reads.
+ */
+async function idleHistoryLength(workflowId: string): Promise<number> {
+  const h = await getHarness();
+  let last = -1;
+  return until(async (saw) => {
+    const events = (await h.engine.workflowHistory(workflowId)).events ?? [];
+    const lastEvent = events.at(-1) as Record<string, unknown> | undefined;
+    const taskOpen = Boolean(lastEvent?.workflowTaskScheduledEventAttributes ?? lastEvent?.workflowTaskStartedEventAttributes);
+    const pending = (await h.env.client.workflow.getHandle(workflowId).describe()).raw.pendingActivities?.length ?? 0;
+    saw({ events: events.length, taskOpen, pendingActivities: pending });
+    const idle = !taskOpen && pending === 0 && events.length === last;
+    last = events.length;
+    return idle ? events.length : undefined;
+  }, `${workflowId} waiting with nothing to do`);
+}
+
 describe('Bounded work per Payment', () => {
   endsWithBooksChecked();
 
@@ -38,15 +58,12 @@ describe('Bounded work per Payment', () => {
     const m = await newMerchant();
     const p = (await createPayment(m, { amount: '10' })).body.payment;
     const escrow = p.funding.depositAddress.address as string;
-    await new Promise((r) => setTimeout(r, 500));
-    const before = await historyLength(p.id);
+    const before = await idleHistoryLength(p.id);
     const payer = await newPayer(25n * (USDC / 2n));
     await inOneBlock(payer, escrow, Array.from({ length: 25 }, () => USDC / 2n));
     await mine(2);
     await pokeScanner();
-    for (let i = 0; i < 200 && (await h.db.prisma.paymentTransfer.count({ where: { paymentId: p.id, status: 'dust' } })) < 25; i += 1) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await eventually(async () => (await h.db.prisma.paymentTransfer.count({ where: { paymentId: p.id, status: 'dust' } })) >= 25, 'the 25 dust transfers recorded', { mine: false });
     assert.equal(await h.db.prisma.paymentTransfer.count({ where: { paymentId: p.id, status: 'dust' } }), 25);
     assert.equal(await historyLength(p.id), before, 'no signal, no step: the workflow never saw the dust');
 

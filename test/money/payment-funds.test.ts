@@ -66,9 +66,11 @@ describe('Every unit that reaches an escrow is accounted for', () => {
     await payTo(payer, p.funding.depositAddress.address, 10n * USDC);
     // Not waitForPayment: its rounds mine blocks, and a block-woken Payment would be accepted first.
     await eventually(async () => (await getPayment(m, p.id)).payment.status === 'processing', 'processing', { mine: false });
-    for (let i = 0; i < 100 && (await h.db.prisma.payment.findUniqueOrThrow({ where: { id: p.id } })).pendingAtomic.toFixed() === '0'; i += 1) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await eventually(
+      async () => (await h.db.prisma.payment.findUniqueOrThrow({ where: { id: p.id } })).pendingAtomic.toFixed() !== '0',
+      'the transfer counted as confirming',
+      { mine: false },
+    );
     const seen = await getPayment(m, p.id);
     assert.equal(seen.payment.status, 'processing');
     assert.deepEqual(seen.nextAction, { id: seen.nextAction.id, type: 'none', expiresAt: p.expiresAt, depositInstructions: null });
@@ -110,7 +112,7 @@ describe('Every unit that reaches an escrow is accounted for', () => {
     // Seen at one block deep, then reorged away: nothing may be held for it.
     const snapshot = await rpc<string>('evm_snapshot');
     await payTo(payer, escrow, 3n * USDC);
-    for (let i = 0; i < 100 && (await h.db.prisma.paymentTransfer.count({ where: { paymentId: p.id } })) === 0; i += 1) await new Promise((r) => setTimeout(r, 50));
+    await eventually(async () => (await h.db.prisma.paymentTransfer.count({ where: { paymentId: p.id } })) > 0, 'the transfer seen', { mine: false });
     assert.equal((await getPayment(m, p.id)).payment.incidentRecoverySummary.count, 0, 'not an incident while unconfirmed');
     assert.equal(await rpc('evm_revert', [snapshot]), true);
     await mine(3);

@@ -35,7 +35,8 @@ describe('Reorgs', () => {
     const minedAt = await receiptOf(paying.txHash);
     assert.equal(Number(minedAt.logs[0]!.logIndex), 0);
     await pokeScanner();
-    await waitForPayment(m, p.id, 'seen', (x) => x.status === 'processing');
+    // Seen, one block deep of two: processing lasts only while no block is mined.
+    await waitForPayment(m, p.id, 'seen', (x) => x.status === 'processing', { mine: false });
 
     // The block is replaced: same height, another transfer first, the paying transfer at log index 1.
     assert.equal(await rpc('evm_revert', [snapshot]), true);
@@ -79,7 +80,8 @@ describe('Reorgs', () => {
       await rpc('evm_mine');
       await receiptOf(paying.txHash);
       await pokeScanner();
-      await waitForPayment(m, p.id, 'seen', (x) => x.status === 'processing');
+      // Its rounds must not mine: a block would take the transfer to the depth that confirms it.
+      await waitForPayment(m, p.id, 'seen', (x) => x.status === 'processing', { mine: false });
       // The reorg takes its block away and the new blocks don't hold it: the Payment drops it.
       assert.equal(await rpc('evm_revert', [snapshot]), true);
       await mine(2);
@@ -88,7 +90,11 @@ describe('Reorgs', () => {
     }
     await pokeScanner();
     const transferStatus = async () => (await h.db.prisma.paymentTransfer.findFirst({ where: { paymentId: p.id }, select: { status: true } }))?.status;
-    await until(async () => ((await transferStatus()) === 'dropped' ? true : undefined), 'the transfer dropped');
+    await until(async (saw) => {
+      const status = await transferStatus();
+      saw(status);
+      return status === 'dropped';
+    }, 'the transfer dropped');
 
     // The same signed transaction is mined again: the same transfer, followed again.
     await chain.broadcast(paying);

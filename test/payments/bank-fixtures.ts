@@ -3,6 +3,7 @@ import { ZPaymentResponse } from '../../src/domain/payments/payment.schemas';
 import { call, newApp, uniqueUserId } from '../support/api-client';
 import { eventually } from '../support/chain';
 import { getHarness } from '../support/harness';
+import { paymentSummary } from './fixtures';
 
 /** An app with a sender account and another account owning a linked US bank account. */
 export interface BankParty {
@@ -79,8 +80,9 @@ export async function readBankPayment(p: BankParty, id: string) {
 }
 
 export function waitForBankPayment(p: BankParty, id: string, what: string, predicate: (x: Awaited<ReturnType<typeof readBankPayment>>) => boolean) {
-  return eventually(async () => {
+  return eventually(async (saw) => {
     const payment = await readBankPayment(p, id);
+    saw(paymentSummary(payment));
     return predicate(payment) ? payment : undefined;
   }, `${id} ${what}`);
 }

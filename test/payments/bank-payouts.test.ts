@@ -24,6 +24,7 @@ import {
 } from '../../src/offramp/offramp-provider';
 import { call } from '../support/api-client';
 import { eventually, newPayer, payTo, setNativeBalance, tokenBalance } from '../support/chain';
+import { until } from '../support/until';
 import { endsWithBooksChecked } from '../support/books';
 import { apiDepsOnHarness, getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import { eventNames } from './fixtures';
@@ -289,7 +290,8 @@ describe('bank payouts', () => {
     await payTo(payer, payment.funding.depositAddress.address, 14_000_000n);
     // Seen in time, confirmed (blocks mined) only once the quote has lapsed.
     await eventually(async () => (await readPayment(p, payment.id)).status === 'processing', 'seen', { mine: false });
-    await new Promise((r) => setTimeout(r, 4500));
+    const lapsesAt = Date.parse(payment.funding.quoteExpiresAt);
+    await until((saw) => (saw(`${lapsesAt - Date.now()} ms to go`), Date.now() > lapsesAt), 'the quote to lapse');
     const failed = await waitFor(p, payment.id, 'failed', (x) => x.status === 'failed');
     assert.equal(failed.failure?.code, 'payment_quote_expired');
     assert.equal(failed.incidentRecoverySummary.requestedAmountAtomic, '14000000');

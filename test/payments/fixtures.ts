@@ -60,11 +60,23 @@ export async function getPayment(m: Merchant, paymentId: string) {
   return res.body as { payment: any; nextAction: any };
 }
 
-export async function waitForPayment(m: Merchant, paymentId: string, what: string, predicate: (p: any) => boolean) {
-  return eventually(async () => {
-    const { payment } = await getPayment(m, paymentId);
-    return predicate(payment) ? payment : undefined;
-  }, `${paymentId} ${what}`);
+/** What a failed wait reports of the Payment it last read. */
+export const paymentSummary = (p: any) => ({ status: p.status, statusVersion: p.statusVersion, stage: p.stage, operationalState: p.operationalState, offrampStatus: p.offrampStatus });
+
+/**
+ * Waits until the Payment read through the API satisfies predicate. Its rounds mine blocks (pass
+ * `mine: false` to wait on a state that lasts only while nothing is mined, such as confirming).
+ */
+export async function waitForPayment(m: Merchant, paymentId: string, what: string, predicate: (p: any) => boolean, opts: { mine?: boolean } = {}) {
+  return eventually(
+    async (saw) => {
+      const { payment } = await getPayment(m, paymentId);
+      saw(paymentSummary(payment));
+      return predicate(payment) ? payment : undefined;
+    },
+    `${paymentId} ${what}`,
+    opts,
+  );
 }
 
 export async function eventNames(paymentId: string): Promise<string[]> {

@@ -1,7 +1,13 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { followVaultReceipts } from '../../src/domain/vaults/vault-receipts';
-import { call } from '../support/api-client';
+import { call, type ApiResponse } from '../support/api-client';
+import { createDatabase } from '../../src/db/client';
+import { listenApi } from '../support/bounded-api';
+import { apiDepsOnHarness } from '../support/harness';
+import { until } from '../support/until';
 import { eventually, newPayer, payTo, tokenBalance } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { endsWithBooksChecked } from '../support/books';
@@ -14,13 +20,30 @@ const USDC = (n: number) => BigInt(n) * 1_000_000n;
 let keys = 0;
 const key = (what: string) => `${what}-${process.pid}-${Date.now()}-${(keys += 1)}`;
 
-/** A POST with a fresh Idempotency-Key, retried with the same key while the service answers 503 (as a client should). */
-async function post(m: Merchant, path: string, body: unknown) {
-  const headers = { 'idempotency-key': key('return') };
+/**
+ * A POST with a fresh Idempotency-Key, as a client sends it. A burst of them queues on one row lock
+ * (the Payment's or the incident's), each transaction holding a pool connection while it waits, so on
+ * a loaded machine the back of the burst can wait past the pool's acquire timeout: the service then
+ * answers its capacity refusal, 503 service_unavailable with Retry-After (see the test below), and a
+ * client retries with the same key after that interval. Only that is retried, and only until a
+ * deadline: any other 5xx, a 503 without Retry-After, or refusals past the deadline fail the test with
+ * every answer it retried.
+ */
+async function post(m: Merchant, path: string, body: unknown, opts: { baseUrl?: string; key?: string; deadlineMs?: number } = {}) {
+  const headers = { 'idempotency-key': opts.key ?? key('return') };
+  const deadline = Date.now() + (opts.deadlineMs ?? 60_000);
+  const retried: string[] = [];
   for (;;) {
-    const res = await call(path, { credential: m.cred, headers, body });
-    if (res.status !== 503) return res;
-    await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+    const res = await call(path, { credential: m.cred, headers, body, ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}) });
+    if (res.status < 500) return res;
+    const retryAfter = res.headers.get('retry-after');
+    assert.equal(res.status, 503, `POST ${path}: ${res.status} ${res.text}`);
+    assert.match(retryAfter ?? '', /^\d+$/, `POST ${path}: a 503 without Retry-After: ${res.text}`);
+    assert.equal(res.body.error.code, 'service_unavailable', `POST ${path}: only the capacity refusal is retried: ${res.text}`);
+    retried.push(`503 Retry-After ${retryAfter}`);
+    const waitMs = Number(retryAfter) * 1000;
+    assert.ok(Date.now() + waitMs < deadline, `POST ${path} still refused after ${retried.length} tries: ${retried.join(', ')}; last ${res.text}`);
+    await new Promise((r) => setTimeout(r, waitMs)); // what Retry-After asks of a client
   }
 }
 
@@ -36,9 +59,11 @@ async function paidPayment(m: Merchant, amount: number, extra = 0) {
 }
 
 async function waitForReturn(m: Merchant, paymentId: string, list: 'refunds' | 'incident-recoveries', id: string, status: string) {
-  return eventually(async () => {
+  return eventually(async (saw) => {
     const res = await call(`/v2/payments/${paymentId}/${list}`, { credential: m.cred });
+    assert.equal(res.status, 200, res.text);
     const item = res.body.items.find((r: { id: string }) => r.id === id);
+    saw(item ? { id, status: item.status } : `${id} not listed`);
     return item?.status === status ? item : undefined;
   }, `${id} ${status}`);
 }
@@ -101,6 +126,86 @@ describe('Refunds and incident recovery', () => {
     const txns = await call(`/v2/accounts/${m.accountId}/transactions?paymentId=${payment.id}`, { credential: m.cred });
     assert.ok(txns.body.transactions.some((t: { financialLegKind: string; direction: string }) => t.financialLegKind === 'incident_recovery' && t.direction === 'sent'));
     await assertLedgerBalanced();
+  });
+
+  test('a burst queued on an incident\'s lock past the pool\'s acquire timeout is answered 503 service_unavailable with Retry-After, and one recovery is made in all', async (t) => {
+    const h = await getHarness();
+    const { payment } = await paidPayment(m, 2, 1);
+    const [incident] = (await call(`/v2/payments/${payment.id}/incidents`, { credential: m.cred })).body.items;
+    // The service's own API on a pool of two connections that waits 300 ms for one (the harness's: 10, 10 s).
+    const tiny = createDatabase({ url: h.databaseUrl, poolMax: 2, acquireTimeoutMs: 300 });
+    const api = await listenApi(await apiDepsOnHarness({ db: tiny, engine: h.engine, returns: h.engine, chains: h.chain.chains }));
+    const path = `/v2/payments/${payment.id}/incident-recoveries`;
+    const keys = Array.from({ length: 5 }, () => key('burst'));
+    const send = (k: string) => call(path, { baseUrl: api.baseUrl, credential: m.cred, headers: { 'idempotency-key': k }, body: { incidentId: incident.id } });
+    // The incident's row lock, taken first: the burst's transactions queue on it, each holding a connection.
+    const lock = await h.db.pool.connect();
+    const answered = new Map<string, ApiResponse>();
+    let refused: string[] = [];
+    let refusedAt = 0;
+    let burst: Promise<ApiResponse[]> | undefined;
+    try {
+      await lock.query('BEGIN');
+      await lock.query('SELECT id FROM payment_incidents WHERE id = $1 FOR UPDATE', [incident.id]);
+      burst = Promise.all(keys.map((k) => send(k).then((r) => (answered.set(k, r), r))));
+      burst.catch(() => undefined); // awaited below
+      // Two wait on the lock with both connections; the other three get none in time.
+      await until((saw) => (saw([...answered.values()].map((r) => r.status)), answered.size >= 3), 'three of the burst answered');
+      assert.equal(answered.size, 3);
+      for (const r of answered.values()) {
+        assert.equal(r.status, 503, r.text);
+        assert.equal(r.body.error.code, 'service_unavailable', r.text);
+        assert.equal(r.headers.get('retry-after'), '1');
+      }
+      refused = [...answered.keys()];
+      refusedAt = Date.now();
+    } finally {
+      await lock.query('ROLLBACK');
+      lock.release();
+    }
+    try {
+      const all = await burst!;
+      // The lock free, the two waiting ones run one after the other: one recovery, one told it is under way.
+      const served = all.filter((r) => r.status !== 503);
+      assert.deepEqual(served.map((r) => r.status).sort(), [201, 409], served.map((r) => r.text).join('\n'));
+      const recovery = served.find((r) => r.status === 201)!.body.incidentRecovery;
+      // What the 503 invites: the same key again after Retry-After. The request should run (and be
+      // refused: a recovery is under way). Today a key claimed before the pool ran out stays claimed
+      // (its release needed a connection too) for a minute: request_in_progress.
+      await t.test(
+        'retried with its key after Retry-After, a refused request runs again',
+        { todo: 'a capacity 503 after the Idempotency-Key was claimed leaves the key claimed for 60 s (docs/decisions.md, "A CI that tells the truth")' },
+        async () => {
+          const retryAfterMs = refusedAt + 1000 - Date.now();
+          if (retryAfterMs > 0) await new Promise((r) => setTimeout(r, retryAfterMs)); // what Retry-After asks of a client
+          for (const k of refused) {
+            const again = await post(m, path, { incidentId: incident.id }, { baseUrl: api.baseUrl, key: k });
+            assert.equal(again.status, 409, again.text);
+            assert.equal(again.body.error.details?.reasonCode, 'recovery_in_progress', again.text);
+          }
+        },
+      );
+      assert.equal(await h.db.prisma.fundReturn.count({ where: { incidentId: incident.id } }), 1);
+      await waitForReturn(m, payment.id, 'incident-recoveries', recovery.id, 'confirmed');
+    } finally {
+      await api.close();
+      await tiny.close();
+    }
+  });
+
+  test('the burst\'s client gives up at its deadline, naming the refusals it retried', async () => {
+    // An API at capacity for good: every answer the capacity refusal.
+    const full = http.createServer((_req, res) => {
+      res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1', 'svc-version': '2026-11-01', 'x-request-id': 'req_full' });
+      res.end(JSON.stringify({ error: { code: 'service_unavailable', message: 'The service is at capacity; retry after the Retry-After interval' } }));
+    });
+    await new Promise<void>((resolve) => full.listen(0, '127.0.0.1', resolve));
+    try {
+      const baseUrl = `http://127.0.0.1:${(full.address() as AddressInfo).port}`;
+      await assert.rejects(post(m, '/v2/payments/payment_x/refunds', {}, { baseUrl, deadlineMs: 1500 }), /still refused after \d+ tries: 503 Retry-After 1/);
+    } finally {
+      await new Promise<void>((resolve) => full.close(() => resolve()));
+    }
   });
 
   test('operators return an underpaid Payment\'s funds (CLI, to the payer) and its late funds (admin API, to a given address); a service address is refused', async () => {

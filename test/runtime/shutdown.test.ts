@@ -6,6 +6,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { freePort, isPortOpen } from '../../src/embedded/process';
 import { newId } from '../../src/domain/ids';
+import { until } from '../support/until';
 
 const ROOT = path.resolve(__dirname, '../..');
 const DATA_DIR = path.join(ROOT, '.data', 'shutdown-test');
@@ -104,7 +105,7 @@ describe('stopping the service', () => {
     const underWay = requestUnderWay(s.apiUrl);
     await underWay.headersIn;
     process.kill(-s.child.pid!, 'SIGINT');
-    await new Promise((r) => setTimeout(r, 500));
+    await until(() => /SIGINT: stopping/.test(afterReady(s.output())), 'the service to start stopping');
     const answer = await underWay.finish().catch((err: unknown) => assert.fail(`no answer (${String(err)}); service said:\n${afterReady(s.output())}`));
     assert.equal(answer.status, 404, `the request under way when the signal came is answered: ${answer.body}`);
     assert.equal(JSON.parse(answer.body).error.code, 'not_found', 'after reading PostgreSQL, which was still up');
@@ -135,9 +136,11 @@ describe('stopping the service', () => {
     assert.match(tail, /second SIGTERM: killing what is left/);
     assert.doesNotMatch(tail, /\n\s+at /, 'no stack trace');
     // A forced stop kills without waiting; the ports are free a moment later.
-    for (let i = 0; i < 50 && (await openPorts(s.ports)).length; i++) await new Promise((r) => setTimeout(r, 200));
-    assert.deepEqual(await openPorts(s.ports), []);
-    for (let i = 0; i < 50 && existsSync(path.join(DATA_DIR, 'postgres', 'postmaster.pid')); i++) await new Promise((r) => setTimeout(r, 200));
-    assert.equal(existsSync(path.join(DATA_DIR, 'postgres', 'postmaster.pid')), false, 'the embedded PostgreSQL stopped');
+    await until(async (saw) => {
+      const open = await openPorts(s.ports);
+      saw(`open: ${open.join(', ')}`);
+      return open.length === 0;
+    }, 'every port free', 10_000);
+    await until(() => !existsSync(path.join(DATA_DIR, 'postgres', 'postmaster.pid')), 'the embedded PostgreSQL stopped', 10_000);
   });
 });

@@ -11,6 +11,7 @@ import { startAnvil, type AnvilNode } from '../../src/embedded/anvil';
 import { checkSettlement, loadLegs, type SettlementSource } from '../../src/domain/settlement/settlement-legs';
 import { DEFAULT_TREASURY_POLICY, feeLegs, sendSettlement, type SettlementSenderDeps } from '../../src/domain/settlement/settlement-sender';
 import { getHarness } from '../support/harness';
+import { until } from '../support/until';
 
 /**
  * The one settlement sender against a chain that mines a block a second (as real chains do, unlike
@@ -65,11 +66,11 @@ describe('Settlement sender', () => {
 
   async function confirmed(source: SettlementSource): Promise<void> {
     const h = await getHarness();
-    const deadline = Date.now() + 60_000;
-    while ((await checkSettlement({ prisma: h.db.prisma, chains }, source, 1)) !== 'confirmed') {
-      if (Date.now() > deadline) assert.fail(`settlement of ${source.id} never confirmed`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await until(async (saw) => {
+      const state = await checkSettlement({ prisma: h.db.prisma, chains }, source, 1);
+      saw(state);
+      return state === 'confirmed';
+    }, `settlement of ${source.id} confirmed`, 60_000);
   }
 
   test('tops a payer without gas up from the treasury and waits for it to be mined, so the first attempt pays every leg', async () => {

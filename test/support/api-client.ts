@@ -2,6 +2,7 @@ import { createApp, type AppCredential, type Scope } from '../../src/domain/apps
 import { partnersOpenApi } from '../../src/http/openapi/document';
 import { getHarness } from './harness';
 import { createResponseChecker, type ResponseChecker } from './openapi-check';
+import { pollInProgress, ServerErrorAnswer } from './until';
 
 /** The document the harness's API serves (built from the same modules and settings). */
 export async function harnessOpenApi() {
@@ -33,14 +34,18 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** Another instance of the app (default: the harness's API). */
   baseUrl?: string;
+  /** Inside a poll, a 5xx answer is returned instead of failing the poll at once (a poll that waits for one). */
+  allowServerError?: boolean;
 }
 
 /**
  * Calls the running API over real HTTP, as a partner would. Every answer of a documented operation
  * is checked against the OpenAPI document (status, body, required headers): a mismatch fails the test.
+ * Inside a poll (test/support/until.ts) a 5xx answer fails the poll at once: it is a fault, not "not yet".
  */
 export async function call<T = any>(path: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
   const baseUrl = opts.baseUrl ?? (await getHarness()).baseUrl;
+  const polling = pollInProgress();
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.credential) headers.authorization = basicAuth(opts.credential.appId, opts.credential.appSecret);
   let body: string | undefined = opts.rawBody;
@@ -56,6 +61,9 @@ export async function call<T = any>(path: string, opts: RequestOptions = {}): Pr
     parsed = text ? JSON.parse(text) : undefined;
   } catch {
     parsed = undefined;
+  }
+  if (polling !== undefined && res.status >= 500 && !opts.allowServerError) {
+    throw new ServerErrorAnswer(res.status, `${method} ${path} (while waiting for ${polling})`, text);
   }
   (await responseChecker()).check({ method, path, status: res.status, headers: res.headers, body: parsed, text });
   return { status: res.status, headers: res.headers, body: parsed as T, text };

@@ -4,6 +4,7 @@ import { checkLedger } from '../../src/domain/ledger/check';
 import { reconcileLedger, type BooksDifference, type ReconcileResult } from '../../src/domain/ledger/reconcile';
 import { mine, pokeScanner } from './chain';
 import { getHarness } from './harness';
+import { poll } from './until';
 
 /**
  * The books against the chain for chain test files: `ledger reconcile` over every address the service
@@ -41,18 +42,23 @@ export function newDifferences(result: ReconcileResult, baseline: BooksBaseline 
  * differences. Answers the last result.
  */
 export async function assertBooksMatchChain(opts: { baseline?: BooksBaseline; timeoutMs?: number } = {}): Promise<ReconcileResult> {
-  const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
-  for (;;) {
-    const result = await reconcileBooks();
-    const differences = newDifferences(result, opts.baseline);
-    if (differences.length === 0) return result;
-    if (Date.now() >= deadline) {
-      assert.deepEqual(differences, [], `the books differ from the chain (in flight: ${JSON.stringify(result.inFlight, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))})`);
-    }
-    await pokeScanner();
-    await mine(1);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  return poll(
+    async (saw) => {
+      const result = await reconcileBooks();
+      const differences = newDifferences(result, opts.baseline);
+      saw({ differences, inFlight: result.inFlight });
+      return differences.length === 0 ? result : undefined;
+    },
+    'the books to match the chain',
+    {
+      timeoutMs: opts.timeoutMs ?? 60_000,
+      async between() {
+        await pokeScanner();
+        await mine(1);
+        await new Promise((r) => setTimeout(r, 200));
+      },
+    },
+  ).catch((err: unknown) => assert.fail(`the books differ from the chain: ${err instanceof Error ? err.message : String(err)}`));
 }
 
 /**

@@ -1,8 +1,9 @@
-import assert from 'node:assert/strict';
-import type { Address, Hash, Hex } from 'viem';
+import { decodeFunctionData, erc20Abi, type Address, type Hash, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { createChainFaults } from '../../src/chain/chain-faults';
 import { fundTestWallet, SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { getHarness } from './harness';
+import { poll, until, type Check } from './until';
 
 /** A fresh payer wallet with test USDC (atomic units) and gas money. */
 export async function newPayer(tokenAtomic: bigint): Promise<PrivateKeyAccount> {
@@ -18,9 +19,11 @@ export async function payTo(payer: PrivateKeyAccount, to: string, amountAtomic: 
   const chain = h.chain.chains.get(h.chainId);
   const txHash = await chain.sendTokenTransfer({ from: payer, token: SANDBOX_TOKEN_ADDRESS, to: to as Address, amountAtomic });
   // anvil may answer before its automined block is readable; the scanner must see the block.
-  for (let i = 0; i < 200 && (await chain.getTransactionStatus(txHash, 1)) !== 'confirmed'; i += 1) {
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await until(async (saw) => {
+    const status = await chain.getTransactionStatus(txHash, 1);
+    saw(status);
+    return status === 'confirmed';
+  }, `the block of ${txHash}`);
   await pokeScanner();
   return txHash;
 }
@@ -61,42 +64,90 @@ export async function setNativeBalance(address: string, wei: bigint): Promise<vo
  * (every second when nothing is mined: pokes are then all that moves it). Never faster: each poke
  * is a workflow task that replays the scanner's run, and pokes faster than that kept it from ever
  * completing its continue-as-new (each new signal refuses the task that carries it).
- * A generous deadline, not a timing assertion: the failure message says what was last seen.
+ * A generous deadline, not a timing assertion: the failure says what was last seen (what the check
+ * passed to `saw`, else its last answer or error). A wrong answer (a 5xx, an OpenAPI violation, a
+ * failed assertion) fails it at once (test/support/until.ts).
  */
-export async function eventually<T>(
-  check: () => Promise<T | undefined | false>,
-  what: string,
-  opts: { timeoutMs?: number; mine?: boolean } = {},
-): Promise<T> {
+export async function eventually<T>(check: Check<T>, what: string, opts: { timeoutMs?: number; mine?: boolean } = {}): Promise<T> {
   const mining = opts.mine ?? true;
   const pokeEveryMs = mining ? 3000 : 1000;
-  const deadline = Date.now() + (opts.timeoutMs ?? 90_000);
-  let last: unknown;
   let poked = Date.now();
-  for (;;) {
-    const value = await check().catch((err: unknown) => {
-      last = err;
-      return undefined;
-    });
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${String(last)}`);
-    if (mining) await mine(1);
-    if (Date.now() - poked >= pokeEveryMs) {
-      await pokeScanner();
-      poked = Date.now();
-    }
-    await new Promise((r) => setTimeout(r, 150));
-  }
+  return poll(check, what, {
+    timeoutMs: opts.timeoutMs ?? 90_000,
+    // Truthy, as it always was: a check answering 0 or '' is not done.
+    done: (value) => Boolean(value),
+    async between() {
+      if (mining) await mine(1);
+      if (Date.now() - poked >= pokeEveryMs) {
+        await pokeScanner();
+        poked = Date.now();
+      }
+      await new Promise((r) => setTimeout(r, 150));
+    },
+  });
 }
 
 export type TransactionReceipt = { blockNumber: Hex; blockHash: Hex; logs: Array<{ logIndex: Hex }> };
 
-/** The transaction's receipt, waited for briefly: a busy node may answer before it has one. */
-export async function receiptOf(hash: Hex): Promise<TransactionReceipt> {
-  for (let i = 0; i < 50; i += 1) {
-    const receipt = await rpc<TransactionReceipt | null>('eth_getTransactionReceipt', [hash]);
-    if (receipt) return receipt;
-    await new Promise((r) => setTimeout(r, 100));
+/** The transaction's receipt, waited for: a busy node may answer before it has one. */
+export function receiptOf(hash: Hex): Promise<TransactionReceipt> {
+  return until(() => rpc<TransactionReceipt | null>('eth_getTransactionReceipt', [hash]), `the receipt of ${hash}`);
+}
+
+/** A transaction waiting in the harness node's mempool. */
+export interface PendingTx {
+  hash: Hex;
+  from: Address;
+  to: Address | null;
+  input: Hex;
+}
+
+async function pendingTransactions(): Promise<PendingTx[]> {
+  const pool = await rpc<{ pending?: Record<string, Record<string, PendingTx>> }>('txpool_content');
+  return Object.values(pool.pending ?? {}).flatMap((byNonce) => Object.values(byNonce));
+}
+
+/** Whether tx is a transfer of the sandbox token to `to`. */
+export function paysInToken(tx: PendingTx, to: string): boolean {
+  if (tx.to?.toLowerCase() !== SANDBOX_TOKEN_ADDRESS.toLowerCase()) return false;
+  try {
+    const called = decodeFunctionData({ abi: erc20Abi, data: tx.input });
+    return called.functionName === 'transfer' && called.args[0].toLowerCase() === to.toLowerCase();
+  } catch {
+    return false;
   }
-  assert.fail(`transaction ${hash} was not mined`);
+}
+
+/**
+ * Runs `send` on a held chain: mining paused, a block mined only for the pending transactions that
+ * `mineFor` picks (so that `send` can finish), none for anything else. Answers with the chain still
+ * held: no block comes, so no transfer gains a confirmation, until release() restores the mining mode
+ * it found. A state that lasts until the next block (a transfer confirming) then lasts as long as
+ * the test needs to see it, however fast or slow the machine.
+ */
+export async function sendOnHeldChain<T>(send: () => Promise<T>, mineFor: (tx: PendingTx) => boolean, what: string): Promise<{ result: T; release(): Promise<void> }> {
+  const h = await getHarness();
+  const faults = createChainFaults(h.rpcUrl);
+  const before = await faults.miningMode();
+  await faults.pauseMining();
+  const release = () => faults.setMiningMode(before);
+  try {
+    let settled = false;
+    const sending = send().finally(() => {
+      settled = true;
+    });
+    sending.catch(() => undefined); // awaited below
+    await until(async (saw) => {
+      // Read first: once send has settled, everything it broadcast is in the mempool.
+      const sent = settled;
+      const wanted = (await pendingTransactions()).filter(mineFor);
+      saw({ sendSettled: sent, pendingPicked: wanted.map((t) => t.hash) });
+      if (wanted.length > 0) await faults.mine(1);
+      return sent && wanted.length === 0;
+    }, what, 60_000);
+    return { result: await sending, release };
+  } catch (err) {
+    await release();
+    throw err;
+  }
 }

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
+import { until } from './until';
 
 export interface ReceivedMail {
   to: string[];
@@ -31,15 +32,15 @@ export async function startMailbox(): Promise<Mailbox> {
     url: '',
     received,
     failing: false,
-    async next(to, since) {
-      const until = Date.now() + 5000;
-      for (;;) {
-        const found = received.slice(since).filter((m) => m.to.includes(to.toLowerCase())).pop();
-        if (found) return found;
-        if (Date.now() > until) throw new Error(`no mail to ${to}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    },
+    next: (to, since) =>
+      until(
+        (saw) => {
+          saw(`${received.length} mails, to ${received.map((m) => m.to.join(',')).join('; ')}`);
+          return received.slice(since).filter((m) => m.to.includes(to.toLowerCase())).pop();
+        },
+        `a mail to ${to}`,
+        5000,
+      ),
     codeOf(mail) {
       const code = /\bis (\d{6})\b/.exec(mail.text)?.[1];
       if (!code) throw new Error('no code in the mail');

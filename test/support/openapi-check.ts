@@ -1,3 +1,4 @@
+import { AssertionError } from 'node:assert';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { OpenApiDocument } from '../../src/http/openapi/document';
@@ -21,6 +22,14 @@ type Json = Record<string, unknown>;
 interface Operation {
   operationId?: string;
   responses: Record<string, Json>;
+}
+
+/** An answer its document does not allow: an assertion failure, so a poll fails on it at once. */
+export class OpenApiViolation extends AssertionError {
+  constructor(message: string) {
+    super({ message });
+    this.name = 'OpenApiViolation';
+  }
 }
 
 const COMPONENTS_ID = 'urn:partners-openapi:components';
@@ -89,18 +98,18 @@ export function createResponseChecker(doc: OpenApiDocument): ResponseChecker {
       const name = `${found.operation.operationId ?? '?'} (${method.toUpperCase()} ${found.template})`;
       const response = deref<Json | undefined>(found.operation.responses[String(status)]);
       if (!response) {
-        throw new Error(`OpenAPI: ${name} answered ${status}, a status its document does not list (${Object.keys(found.operation.responses).join(', ')}); body: ${text.slice(0, 500)}`);
+        throw new OpenApiViolation(`OpenAPI: ${name} answered ${status}, a status its document does not list (${Object.keys(found.operation.responses).join(', ')}); body: ${text.slice(0, 500)}`);
       }
       for (const [header, spec] of Object.entries((response.headers ?? {}) as Record<string, unknown>)) {
         if (deref<{ required?: boolean }>(spec).required && !headers.has(header)) {
-          throw new Error(`OpenAPI: ${name} answered ${status} without its required header ${header}`);
+          throw new OpenApiViolation(`OpenAPI: ${name} answered ${status} without its required header ${header}`);
         }
       }
       const schema = (response.content as Record<string, { schema?: unknown }> | undefined)?.['application/json']?.schema;
       if (!schema) return;
       const validate = validator(schema);
       if (!validate(body)) {
-        throw new Error(`OpenAPI: ${name} answered ${status} with a body its document does not allow: ${ajv.errorsText(validate.errors, { separator: '; ' })}\nbody: ${text.slice(0, 1500)}`);
+        throw new OpenApiViolation(`OpenAPI: ${name} answered ${status} with a body its document does not allow: ${ajv.errorsText(validate.errors, { separator: '; ' })}\nbody: ${text.slice(0, 1500)}`);
       }
     },
   };

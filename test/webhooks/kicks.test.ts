@@ -1,8 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';
+import { until as poll } from '../support/until';
 import type { AppCredential } from '../../src/domain/apps';
 import type { ChannelListener } from '../../src/db/listener';
 import { startWebhookKicks, WEBHOOK_KICKS_APPLICATION_NAME } from '../../src/runtime/webhook-kicks';
@@ -14,15 +14,7 @@ import { startReceiver, type ReceivedRequest, type Receiver } from './support/re
 /** Long enough for a kicked pass and its delivery on a loaded machine: a bound, not a timing assertion. */
 const BOUND_MS = 60_000;
 
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
-  const deadline = Date.now() + BOUND_MS;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${BOUND_MS} ms`);
-    await sleep(50);
-  }
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> => poll(probe, what, BOUND_MS);
 
 /**
  * The after-commit path: with the dispatcher's poll at 30 days (and no time skipping, since nothing
