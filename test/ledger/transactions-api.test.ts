@@ -177,11 +177,17 @@ describe('List transactions', () => {
     assert.ok(cursor);
     const [payload, mac] = cursor.split('.');
     const forged = Buffer.from(JSON.stringify({ s: `transactions:${accountId}::`, p: { t: '2999-01-01T00:00:00.000Z', id: 'txn_z' } })).toString('base64url');
-    for (const bad of [`${payload}x.${mac}`, `${forged}.${mac}`, 'garbage']) {
+    // A cursor of the documented format whose signature fails, and one not of that format.
+    const refusals: Array<[string, string]> = [
+      [`${payload}x.${mac}`, 'Invalid cursor'],
+      [`${forged}.${mac}`, 'Invalid cursor'],
+      ['garbage', 'a nextCursor exactly as returned'],
+    ];
+    for (const [bad, message] of refusals) {
       const res = await call(`/v2/accounts/${accountId}/transactions?cursor=${encodeURIComponent(bad)}`, { credential: cred });
       assert.equal(res.status, 400, bad);
       assert.equal(res.body.error.code, 'bad_request');
-      assert.deepEqual(res.body.error.details, { fields: [{ field: 'query.cursor', message: 'Invalid cursor' }] });
+      assert.deepEqual(res.body.error.details, { fields: [{ field: 'query.cursor', message }] });
     }
     const otherFilter = await call(`/v2/accounts/${accountId}/transactions?status=posted&cursor=${encodeURIComponent(cursor)}`, { credential: cred });
     assert.equal(otherFilter.status, 400);

@@ -19,6 +19,14 @@ export const COLUMNS_NOT_COMPARED: Readonly<Record<string, Readonly<Record<strin
   events: { dispatched_at: 'the webhook dispatcher marks each event once fanned out, after its commit' },
 };
 
+/** Rows a refusal writes by design (a condition on alias `t` keeps the rest compared), each with why. */
+export const ROWS_NOT_COMPARED: Readonly<Record<string, { where: string; why: string }>> = {
+  operator_actions: {
+    where: "t.outcome <> 'refused'",
+    why: "an operator's request is audited whatever its outcome, refusals included (docs/decisions.md, Operator console): a refusal's own audit row is what it must write",
+  },
+};
+
 export interface TablePlan {
   table: string;
   /** How its rows are tied to the fuzz's apps; null: compared whole. */
@@ -113,7 +121,8 @@ export async function snapshotPlan(pool: pg.Pool): Promise<TablePlan[]> {
     .map((table) => {
       const scope = scopeOf(table, []);
       const skipped = COLUMNS_NOT_COMPARED[table] ?? {};
-      return { table, via: scope?.via ?? null, where: scope ? scope.where('t', 0) : null, columns: columns.get(table)!.filter((c) => !Object.hasOwn(skipped, c)) };
+      const where = [scope?.where('t', 0), ROWS_NOT_COMPARED[table]?.where].filter(Boolean).join(' AND ') || null;
+      return { table, via: scope?.via ?? null, where, columns: columns.get(table)!.filter((c) => !Object.hasOwn(skipped, c)) };
     });
 }
 
