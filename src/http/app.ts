@@ -140,7 +140,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   // One quota per app, whichever credential (app secret or a client token of the app) spends it.
   const limit = rateLimit(db.pool, config.rateLimit);
   const body = jsonBody(config.http.maxBodyBytes);
-  const idempotency = idempotencyRecords(db.pool);
+  const idempotency = idempotencyRecords(db.bookkeeping);
   // Which modules run depends on the environments file and on what this deployment has (src/domain/modules.ts).
   const runtime: ModuleRuntime = { offrampProviderCode: deps.offramp?.provider.code ?? null };
   const modules = moduleRuntime(environments, runtime);
