@@ -116,7 +116,12 @@ export function isTerminal(s: PaymentState): boolean {
 }
 
 export function isOpen(s: PaymentState): boolean {
-  return OPEN.has(s.status);
+  return isOpenStatus(s.status);
+}
+
+/** Whether a Payment of this status still takes options and funds (a stored row's status, too). */
+export function isOpenStatus(status: string): boolean {
+  return OPEN.has(status as PaymentStatus);
 }
 
 export function initialState(intent: 'receive' | 'send', requiredAtomic: bigint): PaymentState {

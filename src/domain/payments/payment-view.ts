@@ -3,6 +3,7 @@ import { refundSummaryOf } from '../returns/fund-return-rules';
 import { formatAtomic } from '../amounts';
 import { hmacHex, safeEqual } from '../secrets';
 import type { TNextAction, TPayment } from './payment.schemas';
+import { isOpenStatus } from './payment-machine';
 import type { z } from 'zod';
 import type { ZCheckout } from './payment.schemas';
 
@@ -11,8 +12,6 @@ export type PaymentRow = Payment & { incidents: PaymentIncident[]; fundReturns: 
 
 /** What every read of a Payment for its view loads with it (its incidents, refunds and recoveries, a bank Payment's payout). */
 export const PAYMENT_VIEW_INCLUDE = { incidents: true, fundReturns: true, payout: true } as const;
-
-const OPEN_STATUSES = new Set(['requires_payment_method', 'processing']);
 
 function amountObject(p: Payment, atomic: bigint) {
   return {
@@ -171,7 +170,7 @@ export function toNextAction(p: NextActionSource): TNextAction {
     return p.incidents.some((i) => i.status !== 'confirmed') ? { type: 'contact_support', ...quiet, reasonCode: 'funds_held' } : null;
   }
   if (!p.escrowAddress) return null;
-  if (!OPEN_STATUSES.has(p.status)) return { type: 'none', ...quiet };
+  if (!isOpenStatus(p.status)) return { type: 'none', ...quiet };
   const remaining = remainingOf(p);
   const expiresAt = p.expiresAt.toISOString();
   if (remaining > 0n) return { id, type: 'transaction', expiresAt, depositInstructions: depositInstructions(p, remaining) };

@@ -1,4 +1,5 @@
 import { ApiError } from '../errors';
+import { isOpenStatus } from './payment-machine';
 
 /**
  * Quote expiry (409 payment_quote_expired; the spec's retry rule 4). Two kinds of quote exist: a bank
@@ -6,8 +7,6 @@ import { ApiError } from '../errors';
  * options offered today move one asset to itself, so an option's quote is the Payment's own terms and
  * lapses with the Payment (quoteExpiresAt = expiresAt). Neither kind is refreshed on the same Payment.
  */
-
-const OPEN = new Set(['requires_payment_method', 'processing']);
 
 /** The refusal of a lapsed quote; details say when it lapsed and that it can't be refreshed here. */
 export function quoteExpired(quoteExpiresAt: Date, what: string): ApiError {
@@ -26,7 +25,7 @@ interface OptionSource {
  * (accepted, succeeded, cancelled, failed) is not open, whatever the clock says.
  */
 export function optionQuoteLapsed(p: OptionSource, now: Date): boolean {
-  return p.status === 'expired' || (OPEN.has(p.status) && now.getTime() >= p.expiresAt.getTime());
+  return p.status === 'expired' || (isOpenStatus(p.status) && now.getTime() >= p.expiresAt.getTime());
 }
 
 /**
@@ -36,5 +35,5 @@ export function optionQuoteLapsed(p: OptionSource, now: Date): boolean {
  */
 export function assertOptionUsable(p: OptionSource, now: Date, use: 'confirmation' | 'authorization'): void {
   if (optionQuoteLapsed(p, now)) throw quoteExpired(p.expiresAt, "The option's quote");
-  if (!OPEN.has(p.status)) throw new ApiError('payment_not_open', `A ${p.status} Payment accepts no ${use}`, { status: p.status });
+  if (!isOpenStatus(p.status)) throw new ApiError('payment_not_open', `A ${p.status} Payment accepts no ${use}`, { status: p.status });
 }
