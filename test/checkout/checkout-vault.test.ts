@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { BrowserContext } from 'playwright-core';
-import { call } from '../support/api-client';
+import { call, clientTokenFor } from '../support/api-client';
 import { newContext } from '../support/browser';
 import { eventually, newPayer, payTo } from '../support/chain';
 import { getHarness } from '../support/harness';
@@ -9,12 +9,6 @@ import { endsWithBooksChecked } from '../support/books';
 import { createPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
 import { activeVault, newAccount } from '../vaults/support';
 import { openCheckout, partnerSite, untilPhase } from './support';
-
-async function clientToken(m: Merchant, accountId: string): Promise<string> {
-  const res = await call('/v2/client/auth/exchange', { credential: m.cred, body: { accountId } });
-  assert.equal(res.status, 200, res.text);
-  return res.body.accessToken as string;
-}
 
 async function newPayment(m: Merchant) {
   const res = await createPayment(m, { amount: '12.5' });
@@ -51,7 +45,7 @@ describe('Hosted checkout: the payer session and the Vault option', () => {
     await payTo(await newPayer(40_000_000n), v.vault.address, 40_000_000n);
     const m = await newMerchant(v.cred);
     const payment = await newPayment(m);
-    const token = await clientToken(m, v.accountId);
+    const token = await clientTokenFor(m.cred, v.accountId);
 
     // The partner's site (another origin) hands the credentials over in a form POST.
     const shop = await partnerSite(t);
@@ -101,7 +95,7 @@ describe('Hosted checkout: the payer session and the Vault option', () => {
     const payer = await newAccount(m.cred);
     const a = await newPayment(m);
     const b = await newPayment(m);
-    const token = await clientToken(m, payer);
+    const token = await clientTokenFor(m.cred, payer);
 
     const wrongSecret = await postSession(a.id, { clientToken: token, clientSecret: b.secret });
     assert.equal(wrongSecret.status, 401);

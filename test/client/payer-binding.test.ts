@@ -5,7 +5,7 @@ import type { AppCredential } from '../../src/domain/apps';
 import { clientSecretFor } from '../../src/domain/payments/payment-view';
 import { paymentOptionId } from '../../src/domain/payments/payment-options';
 import { sealText } from '../../src/domain/sealed-text';
-import { call, uniqueUserId, type ApiResponse } from '../support/api-client';
+import { call, clientTokenFor, uniqueUserId, type ApiResponse } from '../support/api-client';
 import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import { newPayer, payTo } from '../support/chain';
 import { createPayment, newMerchant, type Merchant } from '../payments/fixtures';
@@ -21,12 +21,6 @@ async function newAccount(cred: AppCredential): Promise<string> {
   const res = await call('/v2/accounts', { credential: cred, body: { externalUserId: uniqueUserId('payer') } });
   assert.equal(res.status, 201, res.text);
   return res.body.account.id as string;
-}
-
-async function tokenFor(cred: AppCredential, accountId: string): Promise<string> {
-  const res = await call('/v2/client/auth/exchange', { credential: cred, body: { accountId } });
-  assert.equal(res.status, 200, res.text);
-  return res.body.accessToken as string;
 }
 
 async function newPayment(m: Merchant) {
@@ -97,7 +91,7 @@ describe('Client API: a Payment binds to its first payer', () => {
     const m = await newMerchant();
     const p = await newPayment(m);
     const alice = await newAccount(m.cred);
-    const [aliceToken, bobToken, recipientToken] = [await tokenFor(m.cred, alice), await tokenFor(m.cred, await newAccount(m.cred)), await tokenFor(m.cred, m.accountId)];
+    const [aliceToken, bobToken, recipientToken] = [await clientTokenFor(m.cred, alice), await clientTokenFor(m.cred, await newAccount(m.cred)), await clientTokenFor(m.cred, m.accountId)];
     const missing = await notFoundAnswers(bobToken);
     assert.deepEqual(missing.read.body, { error: { code: 'not_found', message: 'Payment not found' } });
 
@@ -129,7 +123,7 @@ describe('Client API: a Payment binds to its first payer', () => {
   test('confirm and authorize on a Payment no account has read yet get the 404 and bind no one', async () => {
     const m = await newMerchant();
     const p = await newPayment(m);
-    const token = await tokenFor(m.cred, await newAccount(m.cred));
+    const token = await clientTokenFor(m.cred, await newAccount(m.cred));
     const missing = await notFoundAnswers(token);
     assertNotFound(await confirm(token, p), missing.confirm, 'confirm');
     assertNotFound(await authorize(token, p), missing.authorize, 'authorize');
@@ -140,7 +134,7 @@ describe('Client API: a Payment binds to its first payer', () => {
     const m = await newMerchant();
     const p = await newPayment(m);
     const accounts = await Promise.all(Array.from({ length: 6 }, () => newAccount(m.cred)));
-    const tokens = await Promise.all(accounts.map((a) => tokenFor(m.cred, a)));
+    const tokens = await Promise.all(accounts.map((a) => clientTokenFor(m.cred, a)));
     const missing = await notFoundAnswers(tokens[0]!);
     const answers = await Promise.all(tokens.map((t) => read(t, p)));
     const served = answers.flatMap((a, i) => (a.status === 200 ? [accounts[i]] : []));
@@ -153,7 +147,7 @@ describe('Client API: a Payment binds to its first payer', () => {
     const m = await newMerchant();
     const payers = await Promise.all([0, 1, 2].map(() => newAccount(m.cred)));
     const who = [...payers, m.accountId];
-    const tokens = await Promise.all(who.map((a) => tokenFor(m.cred, a)));
+    const tokens = await Promise.all(who.map((a) => clientTokenFor(m.cred, a)));
     const missing = await notFoundAnswers(tokens[0]!);
     await fc.assert(
       fc.asyncProperty(
@@ -196,7 +190,7 @@ describe('Hosted checkout: the Vault session obeys the payer binding', () => {
     const m = await newMerchant(v.cred);
     const p = await newPayment(m);
     const bob = await fundedVaultIn(v.cred);
-    const [aliceToken, bobToken] = [await tokenFor(m.cred, v.accountId), await tokenFor(m.cred, bob)];
+    const [aliceToken, bobToken] = [await clientTokenFor(m.cred, v.accountId), await clientTokenFor(m.cred, bob)];
     const u = unknownPayment();
     const missing = await postSession(u.id, { clientToken: bobToken, clientSecret: u.secret });
     assert.equal(missing.status, 404);

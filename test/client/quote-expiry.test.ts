@@ -4,7 +4,7 @@ import type { AppCredential } from '../../src/domain/apps';
 import { clientTokenKey, verifyClientToken } from '../../src/domain/client-auth/access-tokens';
 import { ApiError } from '../../src/domain/errors';
 import { confirmClientPayment, readClientPayment } from '../../src/domain/payments/client-payments';
-import { call, uniqueUserId, type ApiResponse } from '../support/api-client';
+import { call, clientTokenFor, uniqueUserId, type ApiResponse } from '../support/api-client';
 import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import { newPayer, payTo } from '../support/chain';
 import { awaitWorkflowResult } from '../support/workflow-result';
@@ -21,9 +21,7 @@ async function payerToken(cred: AppCredential): Promise<{ accountId: string; tok
   const created = await call('/v2/accounts', { credential: cred, body: { externalUserId: uniqueUserId('payer') } });
   assert.equal(created.status, 201, created.text);
   const accountId = created.body.account.id as string;
-  const res = await call('/v2/client/auth/exchange', { credential: cred, body: { accountId } });
-  assert.equal(res.status, 200, res.text);
-  return { accountId, token: res.body.accessToken as string };
+  return { accountId, token: await clientTokenFor(cred, accountId) };
 }
 
 async function newPayment(m: Merchant, overrides: Record<string, unknown> = {}) {

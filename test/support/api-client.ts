@@ -91,3 +91,10 @@ export function uniqueUserId(prefix = 'user'): string {
   userCounter += 1;
   return `${prefix}-${process.pid}-${Date.now()}-${userCounter}`;
 }
+
+/** A client access token for one account of the app (POST /v2/client/auth/exchange). */
+export async function clientTokenFor(cred: AppCredential, accountId: string): Promise<string> {
+  const res = await call('/v2/client/auth/exchange', { credential: cred, body: { accountId } });
+  if (res.status !== 200) throw new Error(`token exchange answered ${res.status}: ${res.text}`);
+  return res.body.accessToken as string;
+}
