@@ -41,7 +41,7 @@ function client(apiUrl: string, auth: string) {
   };
 }
 
-/** A merchant account with a settlement profile, a Payment to it, a deposit address, a linked bank account and a client token. */
+/** A merchant account with a settlement profile, a Payment to it, a deposit address, a linked bank account, and a payer's client token. */
 export async function createFixtures(apiUrl: string, env: NodeJS.ProcessEnv): Promise<Fixtures> {
   const cred = await cli(env, ['apps', 'create', '--environment', 'sandbox', '--name', 'schemathesis']);
   const api = client(apiUrl, `Basic ${Buffer.from(`${cred.appId}:${cred.appSecret}`).toString('base64')}`);
@@ -62,7 +62,9 @@ export async function createFixtures(apiUrl: string, env: NodeJS.ProcessEnv): Pr
     { country: 'US', currency: 'USD', accountHolderName: 'Ada Lovelace', bankName: 'JPMorgan Chase Bank, N.A.', bankCode: 'CHASUS33', routingNumber: '021000021', accountNumber: '000123456789', accountType: 'checking' },
     { 'idempotency-key': 'schemathesis-bank-1' },
   );
-  const token = await api('POST', '/v2/client/auth/exchange', { accountId: account.id });
+  // The recipient is never the payer: the client token belongs to a second account, which the first read binds.
+  const { account: payer } = await api('POST', '/v2/accounts', { externalUserId: 'schemathesis-payer' });
+  const token = await api('POST', '/v2/client/auth/exchange', { accountId: payer.id });
   const clientApi = client(apiUrl, `Bearer ${token.accessToken}`);
   const read = await clientApi('GET', `/v2/client/me/payments/${created.payment.id}`, undefined, { 'x-svc-payment-secret': created.checkout.clientSecret });
   return {
