@@ -118,6 +118,10 @@ async function start(): Promise<Harness> {
     SMTP_URL: mailbox.url,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     RATE_LIMIT_POINTS: '100000',
+    // The suite's one worker is shared by every test and the machine by other work: an update (a
+    // cancel) waits longer for its workflow task before the 503 it would answer in production. The
+    // 503 itself is tested with a short deadline of its own (bounded-api.ts).
+    TEMPORAL_UPDATE_TIMEOUT_MS: '30000',
     TEMPORAL_TASK_QUEUE: 'partner-payments-test',
     // Delivery tests post to local receivers: the API (endpoint creation, the config) and the worker
     // (delivery) follow this one setting, as in the embedded stack.
