@@ -10,6 +10,7 @@ import { loadPaymentState, persistPaymentTransition, recordPaymentResolution } f
 import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-sender';
 import type { OfframpProvider } from '../src/offramp/offramp-provider';
 import { readPayout, requestPayout } from '../src/domain/payments/payment-payouts';
+import { scannedThrough } from '../src/domain/chain-scan-cursors';
 
 export interface PaymentActivityDeps {
   prisma: PrismaClient;
@@ -39,6 +40,16 @@ export function createPaymentActivities(deps: PaymentActivityDeps) {
         results.push({ key, outcome: await verifyIncomingTransfer(chain, { txHash, ordinal, logIndex, token: input.token, to: input.to, confirmations: input.confirmations }) });
       }
       return results;
+    },
+
+    /**
+     * Whether the scanner has read the network through `block`, the head when the Payment's expiry
+     * came (read here the first time, when `block` is null): a payer who paid before expiresAt is
+     * seen before the Payment expires, however far the scanner is behind.
+     */
+    async chainReadThrough(input: { chainId: number; block: string | null }): Promise<{ block: string; read: boolean }> {
+      const block = input.block === null ? await chains.get(input.chainId).getBlockNumber() : BigInt(input.block);
+      return { block: block.toString(), read: await scannedThrough(prisma, input.chainId, block) };
     },
 
     /** An operator's hand-made payout (mark-settled), checked on chain and recorded as the net leg. */

@@ -1,4 +1,6 @@
-import { ActivityFailure, allHandlersFinished, ApplicationFailure, condition, continueAsNew, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure, allHandlersFinished, ApplicationFailure, condition, continueAsNew, getExternalWorkflowHandle, patched, proxyActivities, setHandler, workflowInfo,
+} from '@temporalio/workflow';
 import type { PaymentActivities } from '../activities/payments';
 import {
   decideCancel,
@@ -41,6 +43,7 @@ import {
   type TransferSeen,
 } from './contracts/payment';
 import { DATA_ERROR, isDataError } from './contracts/failures';
+import { chainScannerWorkflowId, pokeSignal } from './contracts/chain-scanner';
 import { SINGLE_ATTEMPT, UNTIL_DONE } from './retry-profiles';
 import { settleOnce } from './settle';
 import { blockWaiter, runIsLong, wakeOn } from './wait';
@@ -192,6 +195,24 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
   const expiresAtMs =
     input.carried?.expiresAtMs ??
     (input.resume && state.statusVersion > 1 ? Date.parse(input.expiresAt) : workflowInfo().startTime.getTime() + input.expiresInSeconds * 1000);
+  /**
+   * Expiry waits until the scanner has read the chain through the head of the moment expiresAt came:
+   * a payer who paid in time is never called late because the scanner was behind. The scanner is
+   * poked once; the chain is then read again on the poll timer (a transfer it hands over wakes us).
+   */
+  const expiryRead = { block: null as string | null, read: false, poked: false };
+  async function chainReadThroughExpiry(): Promise<void> {
+    const answer = await untilDone.chainReadThrough({ chainId: input.chainId, block: expiryRead.block });
+    expiryRead.block = answer.block;
+    expiryRead.read = answer.read;
+    if (expiryRead.read) return;
+    if (!expiryRead.poked) {
+      expiryRead.poked = true;
+      // Best effort: a scanner not running now reads on when it starts.
+      await getExternalWorkflowHandle(chainScannerWorkflowId(input.chainId)).signal(pokeSignal).catch(() => undefined);
+    }
+    await wakeOn(() => queue.length > 0, input.settlement.confirmationPollSeconds * 1000);
+  }
   const unresolved = () => (followsEveryTransfer ? unresolvedTransfers(state) : pendingTransfers(state));
   // Done when final and nothing seen or queued is left to follow (a resumed run starts with its transfer queued).
   const finished = () => isTerminal(state) && (!followsEveryTransfer || (queue.length === 0 && unresolvedTransfers(state).length === 0));
@@ -282,7 +303,9 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
         await waitToVerify();
         await holdingDataErrors(verifyTransfers);
       } else if (untilExpiry <= 0) {
-        await holdingDataErrors(() => apply(onExpired(state)));
+        // Runs before this expired on the clock alone, whatever the scanner had read.
+        if (!expiryRead.read && patched('payment-expires-after-chain-read')) await chainReadThroughExpiry();
+        else await holdingDataErrors(() => apply(onExpired(state)));
       } else {
         await wakeOn(() => queue.length > 0, untilExpiry);
       }

@@ -1,7 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { call } from '../support/api-client';
-import { newPayer, payTo } from '../support/chain';
+import { mine, newPayer, payTo } from '../support/chain';
+import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
+import type { Address } from 'viem';
 import { getHarness } from '../support/harness';
 import { assertLedgerBalanced, createPayment, eventNames, getPayment, newMerchant, waitForPayment } from './fixtures';
 import { endsWithBooksChecked } from '../support/books';
@@ -34,6 +36,30 @@ describe('Payment expiry', () => {
     assert.equal(late.incidentRecoverySummary.pendingCount, 1);
     assert.equal(late.incidentRecoverySummary.requestedAmountAtomic, '10000000');
     assert.deepEqual(await eventNames(p.id), ['payment.created', 'payment.expired', 'payment.late_received']);
+    await assertLedgerBalanced();
+  });
+});
+
+describe('Expiry waits for the chain to be read', () => {
+  endsWithBooksChecked();
+
+  test('funds sent before expiresAt while the scanner is behind count for the Payment (underpaid, then expired), never as late', async () => {
+    const m = await newMerchant();
+    const h = await getHarness();
+    const p = (await createPayment(m, { amount: '10', expiresInSeconds: 60 })).body.payment;
+    const payer = await newPayer(4_000_000n);
+    // Sent and mined, but the scanner is not woken: when expiresAt comes it has not read this block.
+    const chain = h.chain.chains.get(h.chainId);
+    const txHash = await chain.sendTokenTransfer({ from: payer, token: SANDBOX_TOKEN_ADDRESS, to: p.funding.depositAddress.address as Address, amountAtomic: 4_000_000n });
+    await mine(2);
+    assert.equal(await chain.getTransactionStatus(txHash, 1), 'confirmed');
+    const result = await awaitWorkflowResult<{ status: string }>(h, p.id);
+    assert.equal(result.status, 'expired');
+    const names = await eventNames(p.id);
+    assert.ok(!names.includes('payment.late_received'), `events: ${names.join(', ')}`);
+    assert.equal(names.at(-1), 'payment.expired', `events: ${names.join(', ')}`);
+    const expired = await getPayment(m, p.id);
+    assert.equal(expired.payment.incidentRecoverySummary.requestedAmountAtomic, '4000000');
     await assertLedgerBalanced();
   });
 });
