@@ -1,9 +1,10 @@
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { getHarness } from '../support/harness';
 import { eventually, mine, newPayer, payTo, pokeScanner, tokenBalance } from '../support/chain';
 import { createPayment, newMerchant, waitForPayment } from '../payments/fixtures';
+import { awaitWorkflowResult } from '../support/workflow-result';
 import { endsWithBooksChecked } from '../support/books';
 import { authorizeVaultFunding, decideFunding, vaultOptionFor } from '../../src/domain/vaults/vault-funding';
 import { periodStartOf, SPEND_PERIOD_MS } from '../../src/domain/vaults/vault-config';
@@ -34,15 +35,31 @@ async function fundedVault(limitAtomic: bigint, funded: bigint) {
   return { ...v, merchant };
 }
 
-async function payments(merchant: Awaited<ReturnType<typeof newMerchant>>, count: number, amount: string): Promise<string[]> {
+/** Every Payment these tests created: what they authorized and never sent is failed after them (below). */
+const created: string[] = [];
+
+async function payments(merchant: Awaited<ReturnType<typeof newMerchant>>, count: number, amount: string, expiresInSeconds?: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i += 1) {
-    const res = await createPayment(merchant, { amount });
+    const res = await createPayment(merchant, { amount, ...(expiresInSeconds ? { expiresInSeconds } : {}) });
     assert.equal(res.status, 201, res.text);
     ids.push(res.body.payment.id);
   }
+  created.push(...ids);
   return ids;
 }
+
+/**
+ * Authorized here without a workflow, an operation would be taken up by a later reconciliation pass
+ * (vault-funding-recovery.ts) and pay its Payment in another test's time: fail them as a workflow would.
+ */
+after(async () => {
+  const h = await getHarness();
+  const activities = await vaultActivities();
+  for (const op of await h.db.prisma.vaultFundingOperation.findMany({ where: { paymentId: { in: created }, status: 'authorized' } })) {
+    await activities.failVaultFunding({ fundingOperationId: op.id, reason: 'test_not_sent' });
+  }
+});
 
 const reasonOf = (err: unknown) => (err instanceof ApiError ? (err.details as { reasonCode: string }).reasonCode : String(err));
 
@@ -136,6 +153,39 @@ describe('Vault funding: authorization against the database', () => {
     await assert.rejects(authorizeVaultFunding(d, { paymentId: c!, payerAccountId: accountId, actor }), (err) => reasonOf(err) === 'vault_insufficient_balance');
   });
 
+  test('one vault payment per Payment: of two vaults authorizing one Payment at once exactly one wins, the other is 409 payment_not_open, and the database holds one live operation', async () => {
+    const h = await getHarness();
+    const a = await fundedVault(USDC(100), USDC(20));
+    const b = await activeVault(USDC(100).toString(), a.cred);
+    await payTo(await newPayer(USDC(20)), b.vault.address, USDC(20));
+    const [paymentId] = await payments(a.merchant, 1, '5');
+    const d = await deps();
+    const results = await Promise.allSettled([a, b].map((v) => authorizeVaultFunding(d, { paymentId: paymentId!, payerAccountId: v.accountId, actor })));
+    const won = results.filter((r) => r.status === 'fulfilled');
+    const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    assert.equal(won.length, 1, results.map((r) => (r.status === 'rejected' ? String(r.reason) : 'ok')).join(', '));
+    assert.equal(lost.length, 1);
+    const err = lost[0]!.reason as ApiError;
+    assert.ok(err instanceof ApiError, String(err));
+    assert.equal(err.code, 'payment_not_open');
+    assert.equal(err.status, 409);
+    assert.deepEqual(err.details, { reasonCode: 'vault_funding_exists' });
+    const rows = await h.db.prisma.vaultFundingOperation.findMany({ where: { paymentId: paymentId! } });
+    assert.equal(rows.length, 1);
+    // The winner's repeat answers its operation; the loser's repeat is refused the same way.
+    const winner = rows[0]!.vaultId === a.vault.id ? a : b;
+    const loser = winner === a ? b : a;
+    const again = await authorizeVaultFunding(d, { paymentId: paymentId!, payerAccountId: winner.accountId, actor });
+    assert.deepEqual([again.created, again.fundingOperation.id], [false, rows[0]!.id]);
+    await assert.rejects(authorizeVaultFunding(d, { paymentId: paymentId!, payerAccountId: loser.accountId, actor }), (e) => e instanceof ApiError && e.code === 'payment_not_open');
+    // Whatever the path, the database holds one live funding per Payment.
+    await assert.rejects(
+      h.db.prisma.vaultFundingOperation.create({ data: { ...rows[0]!, id: `pay_funding_copy_${Date.now()}`, vaultId: loser.vault.id, accountId: loser.accountId } }),
+      (e) => (e as { code?: string }).code === 'P2002',
+    );
+    assert.equal(await h.db.prisma.vaultAuditEvent.count({ where: { vaultId: loser.vault.id, eventType: 'vault.funding.authorized' } }), 0);
+  });
+
   test('no option and a refusal without an active policy, for a token the policy does not allow, or for a Payment that is not open', async () => {
     const h = await getHarness();
     const { accountId, merchant, vault } = await fundedVault(USDC(100), USDC(20));
@@ -227,6 +277,26 @@ describe('Vault funding: the on-chain leg', () => {
     assert.equal(row.failureReason, 'settlement_destination_not_allowed');
     assert.equal(await h.db.prisma.event.count({ where: { resourceId: vault.id, name: 'vault.funding_requires_intervention' } }), 1);
     assert.equal(await tokenBalance(vault.address), USDC(10));
+  });
+
+  test('the vault funding workflow checks the Payment again before it sends: one expired since the authorize is never paid, the operation fails and its reserve is freed', async () => {
+    const h = await getHarness();
+    const { vault, accountId, merchant } = await fundedVault(USDC(100), USDC(10));
+    const [paymentId] = await payments(merchant, 1, '3', 60);
+    const { fundingOperation } = await authorizeVaultFunding(await deps(), { paymentId: paymentId!, payerAccountId: accountId, actor });
+    // Time passes between the authorize and the send: the Payment's workflow expires it.
+    assert.equal((await awaitWorkflowResult<{ status: string }>(h, paymentId!)).status, 'expired');
+    await h.engine.startVaultFunding(fundingOperation.id, 2);
+    assert.deepEqual(await awaitWorkflowResult(h, `vault-funding:${fundingOperation.id}`), { status: 'failed' });
+    const row = await h.db.prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: fundingOperation.id } });
+    assert.equal(row.status, 'failed');
+    assert.equal(row.failureReason, 'payment_not_open');
+    assert.equal(await h.db.prisma.settlementLeg.count({ where: { sourceType: 'vault_funding', sourceId: fundingOperation.id } }), 0, 'nothing was signed');
+    assert.equal(await tokenBalance(vault.address), USDC(10));
+    const event = await h.db.prisma.event.findFirstOrThrow({ where: { resourceId: vault.id, name: 'vault.funding_requires_intervention' } });
+    assert.equal((event.payload as Record<string, unknown>).reasonCode, 'payment_not_open');
+    const [next] = await payments(merchant, 1, '1');
+    assert.equal((await vaultOptionFor(await deps(), { paymentId: next!, payerAccountId: accountId }))?.availableAtomic, USDC(10).toString(), 'the reserve is freed');
   });
 
   test('a transfer the sender refuses fails the operation, frees its amount and emits vault.funding_requires_intervention', async () => {

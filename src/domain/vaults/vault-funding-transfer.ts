@@ -22,15 +22,28 @@ async function load(prisma: PrismaClient, id: string) {
   return { op, vault, apiVersion: payment.apiVersion, asset };
 }
 
+/** Why the Payment takes no vault funding now (the reasonCode), or null while it is open and unexpired. */
+async function closedToFunding(prisma: PrismaClient, paymentId: string, now: Date): Promise<'payment_not_open' | 'payment_quote_expired' | null> {
+  const p = await prisma.payment.findUniqueOrThrow({ where: { id: paymentId }, select: { status: true, expiresAt: true } });
+  if (p.status !== 'requires_payment_method') return 'payment_not_open';
+  return p.expiresAt <= now ? 'payment_quote_expired' : null;
+}
+
 /**
  * The on-chain leg: the exact amount from the vault's address to the Payment's escrow, through the one
  * settlement sender (leg 'net' of source vault_funding:<id>: signed once, recorded before broadcast,
  * re-sent byte for byte on a retry, the vault topped up with gas from the treasury). Idempotent: a
  * retry after a crash re-broadcasts the recorded leg, and an operation past 'authorized' only answers.
+ * A Payment closed or expired since the authorize is not paid: the operation fails (its reserve freed)
+ * with reasonCode payment_not_open or payment_quote_expired, and the workflow ends 'failed'.
  */
 export async function sendVaultFunding(deps: SettlementSenderDeps, fundingOperationId: string): Promise<TFundingOperation> {
   const { op, vault } = await load(deps.prisma, fundingOperationId);
   if (op.status !== 'authorized') return toFundingOperationView(op);
+  // Time passes between authorize and send: new money goes only to a Payment still open for it. A leg
+  // already signed is followed through (it may be mined whatever we decide now).
+  const closed = await closedToFunding(deps.prisma, op.paymentId, new Date());
+  if (closed && !(await loadLegs(deps.prisma, sourceOf(op.id))).some(isLive)) return failVaultFunding(deps.prisma, op.id, closed);
   const { txHash } = await sendSettlement(deps, {
     source: sourceOf(op.id),
     chainId: op.chainId,
