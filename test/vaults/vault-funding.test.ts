@@ -2,7 +2,7 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { getHarness } from '../support/harness';
-import { eventually, mine, newPayer, payTo, pokeScanner, tokenBalance } from '../support/chain';
+import { eventually, mine, newPayer, paysInToken, payTo, pokeScanner, sendOnHeldChain, tokenBalance } from '../support/chain';
 import { createPayment, newMerchant, waitForPayment } from '../payments/fixtures';
 import { awaitWorkflowResult } from '../support/workflow-result';
 import { endsWithBooksChecked } from '../support/books';
@@ -11,6 +11,8 @@ import { periodStartOf, SPEND_PERIOD_MS } from '../../src/domain/vaults/vault-co
 import { createVaultActivities } from '../../activities/vaults';
 import { DEFAULT_TREASURY_POLICY } from '../../src/domain/settlement/settlement-sender';
 import { ApiError } from '../../src/domain/errors';
+import { call } from '../support/api-client';
+import { VAULT_FUNDING_WORKFLOW, vaultFundingWorkflowId, type VaultFundingWorkflowInput } from '../../workflows/contracts/vault-funding';
 import { activeVault } from './support';
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n;
@@ -196,11 +198,62 @@ describe('Vault funding: authorization against the database', () => {
     await assert.rejects(authorizeVaultFunding(d, { paymentId: p!, payerAccountId: accountId, actor }), (err) => reasonOf(err) === 'vault_token_not_allowed');
     await h.db.prisma.vaultPolicy.update({ where: { id: vault.policy.id }, data: { status: 'superseded' } });
     await assert.rejects(authorizeVaultFunding(d, { paymentId: p!, payerAccountId: accountId, actor }), (err) => reasonOf(err) === 'vault_policy_inactive');
-    const cancelled = await (await import('../support/api-client')).call(`/v2/payments/${p}/cancel`, { credential: merchant.cred, body: { reasonCode: 'other' } });
+    const cancelled = await call(`/v2/payments/${p}/cancel`, { credential: merchant.cred, body: { reasonCode: 'other' } });
     assert.equal(cancelled.status, 200, cancelled.text);
     await assert.rejects(authorizeVaultFunding(d, { paymentId: p!, payerAccountId: accountId, actor }), (err) => reasonOf(err) === 'payment_not_fundable');
   });
 });
+
+/**
+ * A vault funding whose leg outlived its workflow: sent while the Payment was open, then no block takes
+ * it (the gas top-up is mined) while the workflow's few checks run out and it gives up; the
+ * time-skipping server jumps the Payment's expiry meanwhile. Then the chain mines it: late.
+ */
+async function lateVaultLeg() {
+  const h = await getHarness();
+  const v = await fundedVault(USDC(100), USDC(10));
+  const [paymentId] = await payments(v.merchant, 1, '2');
+  const escrow = (await h.db.prisma.payment.findUniqueOrThrow({ where: { id: paymentId! } })).escrowAddress!;
+  const { fundingOperation } = await authorizeVaultFunding(await deps(), { paymentId: paymentId!, payerAccountId: v.accountId, actor });
+  const workflowId = vaultFundingWorkflowId(fundingOperation.id);
+  const input: VaultFundingWorkflowInput = { fundingOperationId: fundingOperation.id, confirmations: 2, pollSeconds: 1, maxChecks: 3 };
+  const held = await sendOnHeldChain(
+    async () => {
+      await h.env.client.workflow.start(VAULT_FUNDING_WORKFLOW, { taskQueue: h.taskQueue, workflowId, args: [input] });
+      return awaitWorkflowResult(h, workflowId);
+    },
+    (tx) => !paysInToken(tx, escrow),
+    'the funding workflow gave up, its leg unmined',
+  );
+  try {
+    assert.deepEqual(held.result, { status: 'requires_intervention' });
+    const gaveUp = await h.db.prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: fundingOperation.id } });
+    assert.equal(gaveUp.failureReason, 'transfer_unconfirmed');
+    assert.notEqual(gaveUp.status, 'confirmed');
+  } finally {
+    await held.release();
+  }
+  await eventually(async () => (await tokenBalance(escrow)) === 2_000_000n, 'the late leg mined');
+  return { ...v, paymentId: paymentId!, escrow, fundingOperationId: fundingOperation.id };
+}
+
+/**
+ * The late incident the expired Payment records for the vault's transfer. Each round runs a
+ * reconciliation pass, as the schedule would: awaiting it is also what lets the time-skipping server
+ * jump the Payment workflow's timers.
+ */
+async function lateIncidentOf(late: { merchant: Awaited<ReturnType<typeof newMerchant>>; paymentId: string; vault: { address: string } }) {
+  const h = await getHarness();
+  return eventually(async (saw) => {
+    await pokeScanner();
+    await h.engine.runPaymentReconciliation({ graceSeconds: 3600 });
+    const res = await call(`/v2/payments/${late.paymentId}/incidents`, { credential: late.merchant.cred });
+    assert.equal(res.status, 200, res.text);
+    saw(res.body.items);
+    const incident = res.body.items[0];
+    return incident?.fromAddress === late.vault.address.toLowerCase() ? (incident as { id: string; kind: string }) : undefined;
+  }, 'the late vault payment recorded as an incident');
+}
 
 describe('Vault funding: the on-chain leg', () => {
   endsWithBooksChecked();
@@ -297,6 +350,30 @@ describe('Vault funding: the on-chain leg', () => {
     assert.equal((event.payload as Record<string, unknown>).reasonCode, 'payment_not_open');
     const [next] = await payments(merchant, 1, '1');
     assert.equal((await vaultOptionFor(await deps(), { paymentId: next!, payerAccountId: accountId }))?.availableAtomic, USDC(10).toString(), 'the reserve is freed');
+  });
+
+  test('a leg confirmed after its workflow gave up is found by the reconciliation pass and posted once, and the vault never pays that Payment again', async () => {
+    const h = await getHarness();
+    const late = await lateVaultLeg();
+    const { vault, accountId, merchant, paymentId, fundingOperationId } = late;
+    const op = await eventually(async () => {
+      await h.engine.runPaymentReconciliation({ graceSeconds: 3600 });
+      const row = await h.db.prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: fundingOperationId } });
+      return row.status === 'confirmed' ? row : undefined;
+    }, 'the late leg posted by the reconciliation pass');
+    assert.ok(op.transactionHash && op.confirmedAt);
+    const again = await h.engine.runPaymentReconciliation({ graceSeconds: 3600 });
+    assert.equal(again.vaultReceipts?.funding?.posted, 0, 'posted once');
+    assert.equal(await h.db.prisma.event.count({ where: { resourceId: vault.id, name: 'vault.funding_posted' } }), 1);
+    assert.equal(await h.db.prisma.ledgerPosting.count({ where: { sourceType: 'vault', sourceId: vault.id, leg: `funding:${fundingOperationId}` } }), 1);
+    // Never paid again: a repeat answers the one operation, and nothing more leaves the vault.
+    const repeat = await authorizeVaultFunding(await deps(), { paymentId, payerAccountId: accountId, actor });
+    assert.deepEqual([repeat.created, repeat.fundingOperation.id, repeat.fundingOperation.status], [false, fundingOperationId, 'confirmed']);
+    assert.equal(await h.db.prisma.settlementLeg.count({ where: { sourceType: 'vault_funding', sourceId: fundingOperationId } }), 1);
+    assert.equal(await tokenBalance(vault.address), USDC(10) - 2_000_000n);
+    assert.equal((await vaultOptionFor(await deps(), { paymentId: (await payments(merchant, 1, '1'))[0]!, payerAccountId: accountId }))?.availableAtomic, (USDC(10) - 2_000_000n).toString());
+    // The Payment expired meanwhile: the vault's money is its late incident.
+    await lateIncidentOf(late);
   });
 
   test('a transfer the sender refuses fails the operation, frees its amount and emits vault.funding_requires_intervention', async () => {

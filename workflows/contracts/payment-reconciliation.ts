@@ -47,6 +47,6 @@ export interface PaymentReconciliationSummary {
     pending: number;
     reversed: number;
     /** Vault funding no workflow follows (src/domain/vaults/vault-funding-recovery.ts); absent in passes before it. */
-    funding?: { started: number };
+    funding?: { started: number; posted: number; failed: number; pending: number };
   };
 }
