@@ -206,8 +206,8 @@ describe('Vault funding: authorization against the database', () => {
 
 /**
  * A vault funding whose leg outlived its workflow: sent while the Payment was open, then no block takes
- * it (the gas top-up is mined) while the workflow's few checks run out and it gives up; the
- * time-skipping server jumps the Payment's expiry meanwhile. Then the chain mines it: late.
+ * it (the gas top-up is mined) while the workflow's few checks run out and it gives up, and while the
+ * Payment expires. Then the chain mines it: a late payment.
  */
 async function lateVaultLeg() {
   const h = await getHarness();
@@ -230,6 +230,8 @@ async function lateVaultLeg() {
     const gaveUp = await h.db.prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: fundingOperation.id } });
     assert.equal(gaveUp.failureReason, 'transfer_unconfirmed');
     assert.notEqual(gaveUp.status, 'confirmed');
+    // Still unmined when the Payment's expiry comes (its workflow's timer, jumped): the money will be late.
+    assert.equal((await awaitWorkflowResult<{ status: string }>(h, paymentId!)).status, 'expired');
   } finally {
     await held.release();
   }
@@ -249,7 +251,9 @@ async function lateIncidentOf(late: { merchant: Awaited<ReturnType<typeof newMer
     await h.engine.runPaymentReconciliation({ graceSeconds: 3600 });
     const res = await call(`/v2/payments/${late.paymentId}/incidents`, { credential: late.merchant.cred });
     assert.equal(res.status, 200, res.text);
-    saw(res.body.items);
+    const transfers = await h.db.prisma.paymentTransfer.findMany({ where: { paymentId: late.paymentId }, select: { status: true, role: true, fromAddress: true } });
+    const payment = await h.db.prisma.payment.findUniqueOrThrow({ where: { id: late.paymentId }, select: { status: true } });
+    saw({ incidents: res.body.items, payment: payment.status, transfers });
     const incident = res.body.items[0];
     return incident?.fromAddress === late.vault.address.toLowerCase() ? (incident as { id: string; kind: string }) : undefined;
   }, 'the late vault payment recorded as an incident');
@@ -372,8 +376,35 @@ describe('Vault funding: the on-chain leg', () => {
     assert.equal(await h.db.prisma.settlementLeg.count({ where: { sourceType: 'vault_funding', sourceId: fundingOperationId } }), 1);
     assert.equal(await tokenBalance(vault.address), USDC(10) - 2_000_000n);
     assert.equal((await vaultOptionFor(await deps(), { paymentId: (await payments(merchant, 1, '1'))[0]!, payerAccountId: accountId }))?.availableAtomic, (USDC(10) - 2_000_000n).toString());
-    // The Payment expired meanwhile: the vault's money is its late incident.
+    // The Payment expired meanwhile: the vault's money is its late incident (returned to the vault in the next test's way).
     await lateIncidentOf(late);
+  });
+
+  test("a late vault payment is returned to the vault it came from by default; another vault is still refused as a destination", async () => {
+    const h = await getHarness();
+    const late = await lateVaultLeg();
+    const incident = await lateIncidentOf(late);
+    const path = `/v2/payments/${late.paymentId}/incident-recoveries`;
+    const other = await activeVault(USDC(1).toString(), late.cred);
+    const refused = await call(path, { credential: late.merchant.cred, headers: { 'idempotency-key': `late-other-${incident.id}` }, body: { incidentId: incident.id, destinationAddress: other.vault.address } });
+    assert.equal(refused.status, 400, refused.text);
+    assert.equal(refused.body.error.details.fields[0].field, 'body.destinationAddress');
+    const res = await call(path, { credential: late.merchant.cred, headers: { 'idempotency-key': `late-${incident.id}` }, body: { incidentId: incident.id } });
+    assert.equal(res.status, 201, res.text);
+    const recovery = res.body.incidentRecovery;
+    assert.equal(recovery.destinationAddress, late.vault.address.toLowerCase());
+    assert.equal(recovery.amount.amountAtomic, '2000000');
+    await eventually(async () => {
+      const row = await h.db.prisma.fundReturn.findUniqueOrThrow({ where: { id: recovery.id } });
+      return row.status === 'confirmed' ? row : undefined;
+    }, 'the recovery confirmed');
+    assert.equal(await tokenBalance(late.vault.address), USDC(10), 'the vault has its money back');
+    assert.equal(await tokenBalance(late.escrow), 0n);
+    // The vault's book takes the money back in as any receipt (posted at depth by the pass).
+    await eventually(async () => {
+      await h.engine.runPaymentReconciliation({ graceSeconds: 3600 });
+      return (await h.db.prisma.vaultReceipt.count({ where: { vaultId: late.vault.id, status: 'posted', fromAddress: late.escrow.toLowerCase() } })) === 1;
+    }, 'the returned money posted to the vault');
   });
 
   test('a transfer the sender refuses fails the operation, frees its amount and emits vault.funding_requires_intervention', async () => {
