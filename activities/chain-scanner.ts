@@ -28,7 +28,8 @@ const HEAD_POLL_MS = 100;
  * (and, when asked, every workflow waiting on the chain told it advanced), and the wait for a new block.
  */
 export function createChainScannerActivities(deps: ChainScannerDeps) {
-  const takers: TransferTaker[] = [(t) => takePaymentTransfer(deps, t), (t) => takeDepositTransfer(deps, t), (t) => takeVaultTransfer(deps, t)];
+  const vaultTaker: TransferTaker = (t) => takeVaultTransfer(deps, t);
+  const takers: TransferTaker[] = [(t) => takePaymentTransfer(deps, t), (t) => takeDepositTransfer(deps, t), vaultTaker];
   return {
     async scanTransfers(input: { chainId: number; fromBlock: string; checkpoints?: BlockCheckpoint[]; signalsWaiters?: boolean }) {
       const result = await scanRange(
@@ -37,6 +38,8 @@ export function createChainScannerActivities(deps: ChainScannerDeps) {
           takers,
           batchBlocks: deps.batchBlocks,
           isOurs: (a) => isServiceSender(deps.prisma, deps.custody, a),
+          // A vault's late funding returned to it from the escrow (vault-returns.ts) is its receipt.
+          takersOfOurs: [vaultTaker],
           progress: () => Context.current().heartbeat(),
         },
         input,

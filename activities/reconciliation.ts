@@ -1,19 +1,20 @@
 import type { PrismaClient } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
 import type { Custody } from '../src/custody';
-import type { PaymentEngine } from '../src/domain/engine';
+import type { PaymentEngine, VaultFundingEngine } from '../src/domain/engine';
 import { reconcileLedgerAddresses, reconcileLedgerPage, syncLedgerAlerts, type BooksDifference } from '../src/domain/ledger/reconcile';
 import { reconcilePaymentWorkflows } from '../src/domain/payment-workflows';
 import { sweepDust } from '../src/domain/payments/dust';
 import { followVaultReceipts } from '../src/domain/vaults/vault-receipts';
+import { followVaultFunding } from '../src/domain/vaults/vault-funding-recovery';
 import type { Logger } from '../src/logger';
 
 export interface ReconciliationActivityDeps {
   prisma: PrismaClient;
   chains: ChainRegistry;
   custody: Custody;
-  /** The orphan reconciler starts Payment workflows and hands them their transfers. */
-  engine: Pick<PaymentEngine, 'startPayment' | 'paymentWorkflowState'>;
+  /** The orphan reconciler starts Payment workflows and hands them their transfers; the vault pass, funding workflows. */
+  engine: Pick<PaymentEngine, 'startPayment' | 'paymentWorkflowState'> & VaultFundingEngine;
   logger: Logger;
 }
 
@@ -49,7 +50,12 @@ export function createReconciliationActivities(deps: ReconciliationActivityDeps)
 
     sweepDust: (input: { limit: number }) => sweepDust({ prisma: deps.prisma, chains: deps.chains }, input),
 
-    followVaultReceipts: (input: { limit: number }) => followVaultReceipts({ prisma: deps.prisma, chains: deps.chains }, input),
+    // The vaults' money the pass follows: receipts into them, and funding out of them that no workflow follows
+    // (one activity, so the reconciliation workflow's history is unchanged).
+    async followVaultReceipts(input: { limit: number }) {
+      const receipts = await followVaultReceipts({ prisma: deps.prisma, chains: deps.chains }, input);
+      return { ...receipts, funding: await followVaultFunding({ prisma: deps.prisma, chains: deps.chains, engine: deps.engine }, input) };
+    },
   };
 }
 

@@ -27,6 +27,8 @@ export interface ScanDeps {
   batchBlocks?: number;
   /** Transfers from the service's own addresses are no payment or deposit. */
   isOurs?: (address: string) => Promise<boolean>;
+  /** The takers that see those too: money the service returns into a vault is still the vault's receipt. */
+  takersOfOurs?: TransferTaker[];
   /** Called after each transfer is handled: the activity heartbeats, so a dead worker is noticed soon. */
   progress?: () => void;
   /** Recipients whose transfers are handled at once (each recipient's in chain order). */
@@ -62,8 +64,8 @@ export async function scanRange(deps: ScanDeps, input: { chainId: number; fromBl
   }
   let seen = 0;
   const take = async (transfer: Transfer) => {
-    if (deps.isOurs && (await deps.isOurs(transfer.from))) return;
-    for (const taker of deps.takers) {
+    const ours = deps.isOurs !== undefined && (await deps.isOurs(transfer.from));
+    for (const taker of ours ? (deps.takersOfOurs ?? []) : deps.takers) {
       if (await taker(transfer)) {
         seen += 1;
         return;

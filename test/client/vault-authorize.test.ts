@@ -287,6 +287,48 @@ describe('Authorize a Vault funding operation (client)', () => {
     assert.equal(await h.db.prisma.paymentPayer.count({ where: { paymentId: payment.id } }), 0, 'no one was bound');
   });
 
+  test('an authorize whose workflow start failed holds nothing for ever: the same request again completes it, and the reconciliation pass starts one left alone', async () => {
+    const h = await getHarness();
+    const p = await payerWithVault(USDC(100), USDC(20));
+    // The workflow engine is away when the action has been used and the start is asked for.
+    // As the Temporal client raises it (a ServiceError around the gRPC status), without importing the client.
+    const grpc = Object.assign(new Error('14 UNAVAILABLE: connection refused'), { code: 14, details: 'connection refused', metadata: {} });
+    const unavailable = () => Object.assign(new Error('Failed to start Workflow', { cause: grpc }), { name: 'ServiceError' });
+    const down = { ...h.engine, startVaultFunding: async () => Promise.reject(unavailable()) };
+    const api = await listenApi(await apiDepsOnHarness({ chains: h.chain.chains, client: { engine: down } }));
+    const [retried, abandoned] = [await newPayment(p.merchant, '3'), await newPayment(p.merchant, '4')];
+    try {
+      for (const payment of [retried, abandoned]) {
+        const option = await vaultOptionOf(p, payment);
+        const body = { actionId: option.execution!.actionId, proof: approved };
+        const key = newKey();
+        const failed = await authorize(p, payment, option.id, body, key, { baseUrl: api.baseUrl });
+        assert.equal(failed.status, 503, failed.text);
+        if (payment === retried) {
+          // The client retries as the 503 asks: the same key and body, once the engine is back.
+          const again = await authorize(p, payment, option.id, body, key);
+          assert.equal(again.status, 200, again.text);
+          assert.equal(ZAuthorizeVaultOptionResponse.parse(again.body).fundingOperation.id, (await h.db.prisma.vaultFundingOperation.findFirstOrThrow({ where: { paymentId: payment.id } })).id);
+        }
+      }
+    } finally {
+      await api.close();
+    }
+    // The abandoned one: no one asks again; the reconciliation pass starts its workflow.
+    const pass = await h.engine.runPaymentReconciliation({ graceSeconds: 3600 });
+    assert.ok((pass.vaultReceipts?.funding?.started ?? 0) >= 1, JSON.stringify(pass.vaultReceipts));
+    await settled(p, [retried, abandoned]);
+    for (const payment of [retried, abandoned]) {
+      const op = await eventually(async () => {
+        const row = await h.db.prisma.vaultFundingOperation.findFirstOrThrow({ where: { paymentId: payment.id } });
+        return row.status === 'confirmed' ? row : undefined;
+      }, `the funding of ${payment.id} confirmed`);
+      assert.ok(op.transactionHash);
+    }
+    assert.equal(await tokenBalance(p.vault.address), USDC(20) - 7_000_000n);
+    assert.equal(await h.db.prisma.vaultFundingOperation.count({ where: { accountId: p.accountId, status: { in: ['authorized', 'broadcast'] } } }), 0, 'nothing reserved');
+  });
+
   test('20 concurrent authorizations against one vault never exceed its limit per period', async () => {
     const p = await payerWithVault(USDC(50), USDC(200));
     const payments = [];

@@ -50,9 +50,9 @@ export async function sendCode(cred: AppCredential, accountId: string, email: st
   return h.mailbox.codeOf(await h.mailbox.next(email, before));
 }
 
-/** A vault with an active policy (spend limit amountAtomic, USDC allowed). */
-export async function activeVault(amountAtomic = '100000000') {
-  const v = await newVault();
+/** A vault with an active policy (spend limit amountAtomic, USDC allowed), of a new app or the one given. */
+export async function activeVault(amountAtomic = '100000000', cred?: AppCredential) {
+  const v = await newVault(cred);
   const email = uniqueEmail();
   const code = await requestCode(v.cred, v.accountId, email, amountAtomic);
   const ok = await call(`/v2/accounts/${v.accountId}/vault/policy/approval/verify`, { credential: v.cred, body: { code } });

@@ -1,15 +1,18 @@
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { getHarness } from '../support/harness';
-import { eventually, mine, newPayer, payTo, pokeScanner, tokenBalance } from '../support/chain';
+import { eventually, mine, newPayer, paysInToken, payTo, pokeScanner, sendOnHeldChain, tokenBalance } from '../support/chain';
 import { createPayment, newMerchant, waitForPayment } from '../payments/fixtures';
+import { awaitWorkflowResult } from '../support/workflow-result';
 import { endsWithBooksChecked } from '../support/books';
 import { authorizeVaultFunding, decideFunding, vaultOptionFor } from '../../src/domain/vaults/vault-funding';
 import { periodStartOf, SPEND_PERIOD_MS } from '../../src/domain/vaults/vault-config';
 import { createVaultActivities } from '../../activities/vaults';
 import { DEFAULT_TREASURY_POLICY } from '../../src/domain/settlement/settlement-sender';
 import { ApiError } from '../../src/domain/errors';
+import { call } from '../support/api-client';
+import { VAULT_FUNDING_WORKFLOW, vaultFundingWorkflowId, type VaultFundingWorkflowInput } from '../../workflows/contracts/vault-funding';
 import { activeVault } from './support';
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n;
@@ -34,15 +37,31 @@ async function fundedVault(limitAtomic: bigint, funded: bigint) {
   return { ...v, merchant };
 }
 
-async function payments(merchant: Awaited<ReturnType<typeof newMerchant>>, count: number, amount: string): Promise<string[]> {
+/** Every Payment these tests created: what they authorized and never sent is failed after them (below). */
+const created: string[] = [];
+
+async function payments(merchant: Awaited<ReturnType<typeof newMerchant>>, count: number, amount: string, expiresInSeconds?: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i += 1) {
-    const res = await createPayment(merchant, { amount });
+    const res = await createPayment(merchant, { amount, ...(expiresInSeconds ? { expiresInSeconds } : {}) });
     assert.equal(res.status, 201, res.text);
     ids.push(res.body.payment.id);
   }
+  created.push(...ids);
   return ids;
 }
+
+/**
+ * Authorized here without a workflow, an operation would be taken up by a later reconciliation pass
+ * (vault-funding-recovery.ts) and pay its Payment in another test's time: fail them as a workflow would.
+ */
+after(async () => {
+  const h = await getHarness();
+  const activities = await vaultActivities();
+  for (const op of await h.db.prisma.vaultFundingOperation.findMany({ where: { paymentId: { in: created }, status: 'authorized' } })) {
+    await activities.failVaultFunding({ fundingOperationId: op.id, reason: 'test_not_sent' });
+  }
+});
 
 const reasonOf = (err: unknown) => (err instanceof ApiError ? (err.details as { reasonCode: string }).reasonCode : String(err));
 
@@ -136,6 +155,39 @@ describe('Vault funding: authorization against the database', () => {
     await assert.rejects(authorizeVaultFunding(d, { paymentId: c!, payerAccountId: accountId, actor }), (err) => reasonOf(err) === 'vault_insufficient_balance');
   });
 
+  test('one vault payment per Payment: of two vaults authorizing one Payment at once exactly one wins, the other is 409 payment_not_open, and the database holds one live operation', async () => {
+    const h = await getHarness();
+    const a = await fundedVault(USDC(100), USDC(20));
+    const b = await activeVault(USDC(100).toString(), a.cred);
+    await payTo(await newPayer(USDC(20)), b.vault.address, USDC(20));
+    const [paymentId] = await payments(a.merchant, 1, '5');
+    const d = await deps();
+    const results = await Promise.allSettled([a, b].map((v) => authorizeVaultFunding(d, { paymentId: paymentId!, payerAccountId: v.accountId, actor })));
+    const won = results.filter((r) => r.status === 'fulfilled');
+    const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    assert.equal(won.length, 1, results.map((r) => (r.status === 'rejected' ? String(r.reason) : 'ok')).join(', '));
+    assert.equal(lost.length, 1);
+    const err = lost[0]!.reason as ApiError;
+    assert.ok(err instanceof ApiError, String(err));
+    assert.equal(err.code, 'payment_not_open');
+    assert.equal(err.status, 409);
+    assert.deepEqual(err.details, { reasonCode: 'vault_funding_exists' });
+    const rows = await h.db.prisma.vaultFundingOperation.findMany({ where: { paymentId: paymentId! } });
+    assert.equal(rows.length, 1);
+    // The winner's repeat answers its operation; the loser's repeat is refused the same way.
+    const winner = rows[0]!.vaultId === a.vault.id ? a : b;
+    const loser = winner === a ? b : a;
+    const again = await authorizeVaultFunding(d, { paymentId: paymentId!, payerAccountId: winner.accountId, actor });
+    assert.deepEqual([again.created, again.fundingOperation.id], [false, rows[0]!.id]);
+    await assert.rejects(authorizeVaultFunding(d, { paymentId: paymentId!, payerAccountId: loser.accountId, actor }), (e) => e instanceof ApiError && e.code === 'payment_not_open');
+    // Whatever the path, the database holds one live funding per Payment.
+    await assert.rejects(
+      h.db.prisma.vaultFundingOperation.create({ data: { ...rows[0]!, id: `pay_funding_copy_${Date.now()}`, vaultId: loser.vault.id, accountId: loser.accountId } }),
+      (e) => (e as { code?: string }).code === 'P2002',
+    );
+    assert.equal(await h.db.prisma.vaultAuditEvent.count({ where: { vaultId: loser.vault.id, eventType: 'vault.funding.authorized' } }), 0);
+  });
+
   test('no option and a refusal without an active policy, for a token the policy does not allow, or for a Payment that is not open', async () => {
     const h = await getHarness();
     const { accountId, merchant, vault } = await fundedVault(USDC(100), USDC(20));
@@ -146,11 +198,66 @@ describe('Vault funding: authorization against the database', () => {
     await assert.rejects(authorizeVaultFunding(d, { paymentId: p!, payerAccountId: accountId, actor }), (err) => reasonOf(err) === 'vault_token_not_allowed');
     await h.db.prisma.vaultPolicy.update({ where: { id: vault.policy.id }, data: { status: 'superseded' } });
     await assert.rejects(authorizeVaultFunding(d, { paymentId: p!, payerAccountId: accountId, actor }), (err) => reasonOf(err) === 'vault_policy_inactive');
-    const cancelled = await (await import('../support/api-client')).call(`/v2/payments/${p}/cancel`, { credential: merchant.cred, body: { reasonCode: 'other' } });
+    const cancelled = await call(`/v2/payments/${p}/cancel`, { credential: merchant.cred, body: { reasonCode: 'other' } });
     assert.equal(cancelled.status, 200, cancelled.text);
     await assert.rejects(authorizeVaultFunding(d, { paymentId: p!, payerAccountId: accountId, actor }), (err) => reasonOf(err) === 'payment_not_fundable');
   });
 });
+
+/**
+ * A vault funding whose leg outlived its workflow: sent while the Payment was open, then no block takes
+ * it (the gas top-up is mined) while the workflow's few checks run out and it gives up, and while the
+ * Payment expires. Then the chain mines it: a late payment.
+ */
+async function lateVaultLeg() {
+  const h = await getHarness();
+  const v = await fundedVault(USDC(100), USDC(10));
+  const [paymentId] = await payments(v.merchant, 1, '2');
+  const escrow = (await h.db.prisma.payment.findUniqueOrThrow({ where: { id: paymentId! } })).escrowAddress!;
+  const { fundingOperation } = await authorizeVaultFunding(await deps(), { paymentId: paymentId!, payerAccountId: v.accountId, actor });
+  const workflowId = vaultFundingWorkflowId(fundingOperation.id);
+  const input: VaultFundingWorkflowInput = { fundingOperationId: fundingOperation.id, confirmations: 2, pollSeconds: 1, maxChecks: 3 };
+  const held = await sendOnHeldChain(
+    async () => {
+      await h.env.client.workflow.start(VAULT_FUNDING_WORKFLOW, { taskQueue: h.taskQueue, workflowId, args: [input] });
+      return awaitWorkflowResult(h, workflowId);
+    },
+    (tx) => !paysInToken(tx, escrow),
+    'the funding workflow gave up, its leg unmined',
+  );
+  try {
+    assert.deepEqual(held.result, { status: 'requires_intervention' });
+    const gaveUp = await h.db.prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: fundingOperation.id } });
+    assert.equal(gaveUp.failureReason, 'transfer_unconfirmed');
+    assert.notEqual(gaveUp.status, 'confirmed');
+    // Still unmined when the Payment's expiry comes (its workflow's timer, jumped): the money will be late.
+    assert.equal((await awaitWorkflowResult<{ status: string }>(h, paymentId!)).status, 'expired');
+  } finally {
+    await held.release();
+  }
+  await eventually(async () => (await tokenBalance(escrow)) === 2_000_000n, 'the late leg mined');
+  return { ...v, paymentId: paymentId!, escrow, fundingOperationId: fundingOperation.id };
+}
+
+/**
+ * The late incident the expired Payment records for the vault's transfer. Each round runs a
+ * reconciliation pass, as the schedule would: awaiting it is also what lets the time-skipping server
+ * jump the Payment workflow's timers.
+ */
+async function lateIncidentOf(late: { merchant: Awaited<ReturnType<typeof newMerchant>>; paymentId: string; vault: { address: string } }) {
+  const h = await getHarness();
+  return eventually(async (saw) => {
+    await pokeScanner();
+    await h.engine.runPaymentReconciliation({ graceSeconds: 3600 });
+    const res = await call(`/v2/payments/${late.paymentId}/incidents`, { credential: late.merchant.cred });
+    assert.equal(res.status, 200, res.text);
+    const transfers = await h.db.prisma.paymentTransfer.findMany({ where: { paymentId: late.paymentId }, select: { status: true, role: true, fromAddress: true } });
+    const payment = await h.db.prisma.payment.findUniqueOrThrow({ where: { id: late.paymentId }, select: { status: true } });
+    saw({ incidents: res.body.items, payment: payment.status, transfers });
+    const incident = res.body.items[0];
+    return incident?.fromAddress === late.vault.address.toLowerCase() ? (incident as { id: string; kind: string }) : undefined;
+  }, 'the late vault payment recorded as an incident');
+}
 
 describe('Vault funding: the on-chain leg', () => {
   endsWithBooksChecked();
@@ -227,6 +334,77 @@ describe('Vault funding: the on-chain leg', () => {
     assert.equal(row.failureReason, 'settlement_destination_not_allowed');
     assert.equal(await h.db.prisma.event.count({ where: { resourceId: vault.id, name: 'vault.funding_requires_intervention' } }), 1);
     assert.equal(await tokenBalance(vault.address), USDC(10));
+  });
+
+  test('the vault funding workflow checks the Payment again before it sends: one expired since the authorize is never paid, the operation fails and its reserve is freed', async () => {
+    const h = await getHarness();
+    const { vault, accountId, merchant } = await fundedVault(USDC(100), USDC(10));
+    const [paymentId] = await payments(merchant, 1, '3', 60);
+    const { fundingOperation } = await authorizeVaultFunding(await deps(), { paymentId: paymentId!, payerAccountId: accountId, actor });
+    // Time passes between the authorize and the send: the Payment's workflow expires it.
+    assert.equal((await awaitWorkflowResult<{ status: string }>(h, paymentId!)).status, 'expired');
+    await h.engine.startVaultFunding(fundingOperation.id, 2);
+    assert.deepEqual(await awaitWorkflowResult(h, `vault-funding:${fundingOperation.id}`), { status: 'failed' });
+    const row = await h.db.prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: fundingOperation.id } });
+    assert.equal(row.status, 'failed');
+    assert.equal(row.failureReason, 'payment_not_open');
+    assert.equal(await h.db.prisma.settlementLeg.count({ where: { sourceType: 'vault_funding', sourceId: fundingOperation.id } }), 0, 'nothing was signed');
+    assert.equal(await tokenBalance(vault.address), USDC(10));
+    const event = await h.db.prisma.event.findFirstOrThrow({ where: { resourceId: vault.id, name: 'vault.funding_requires_intervention' } });
+    assert.equal((event.payload as Record<string, unknown>).reasonCode, 'payment_not_open');
+    const [next] = await payments(merchant, 1, '1');
+    assert.equal((await vaultOptionFor(await deps(), { paymentId: next!, payerAccountId: accountId }))?.availableAtomic, USDC(10).toString(), 'the reserve is freed');
+  });
+
+  test('a leg confirmed after its workflow gave up is found by the reconciliation pass and posted once, and the vault never pays that Payment again', async () => {
+    const h = await getHarness();
+    const late = await lateVaultLeg();
+    const { vault, accountId, merchant, paymentId, fundingOperationId } = late;
+    const op = await eventually(async () => {
+      await h.engine.runPaymentReconciliation({ graceSeconds: 3600 });
+      const row = await h.db.prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: fundingOperationId } });
+      return row.status === 'confirmed' ? row : undefined;
+    }, 'the late leg posted by the reconciliation pass');
+    assert.ok(op.transactionHash && op.confirmedAt);
+    const again = await h.engine.runPaymentReconciliation({ graceSeconds: 3600 });
+    assert.equal(again.vaultReceipts?.funding?.posted, 0, 'posted once');
+    assert.equal(await h.db.prisma.event.count({ where: { resourceId: vault.id, name: 'vault.funding_posted' } }), 1);
+    assert.equal(await h.db.prisma.ledgerPosting.count({ where: { sourceType: 'vault', sourceId: vault.id, leg: `funding:${fundingOperationId}` } }), 1);
+    // Never paid again: a repeat answers the one operation, and nothing more leaves the vault.
+    const repeat = await authorizeVaultFunding(await deps(), { paymentId, payerAccountId: accountId, actor });
+    assert.deepEqual([repeat.created, repeat.fundingOperation.id, repeat.fundingOperation.status], [false, fundingOperationId, 'confirmed']);
+    assert.equal(await h.db.prisma.settlementLeg.count({ where: { sourceType: 'vault_funding', sourceId: fundingOperationId } }), 1);
+    assert.equal(await tokenBalance(vault.address), USDC(10) - 2_000_000n);
+    assert.equal((await vaultOptionFor(await deps(), { paymentId: (await payments(merchant, 1, '1'))[0]!, payerAccountId: accountId }))?.availableAtomic, (USDC(10) - 2_000_000n).toString());
+    // The Payment expired meanwhile: the vault's money is its late incident (returned to the vault in the next test's way).
+    await lateIncidentOf(late);
+  });
+
+  test("a late vault payment is returned to the vault it came from by default; another vault is still refused as a destination", async () => {
+    const h = await getHarness();
+    const late = await lateVaultLeg();
+    const incident = await lateIncidentOf(late);
+    const path = `/v2/payments/${late.paymentId}/incident-recoveries`;
+    const other = await activeVault(USDC(1).toString(), late.cred);
+    const refused = await call(path, { credential: late.merchant.cred, headers: { 'idempotency-key': `late-other-${incident.id}` }, body: { incidentId: incident.id, destinationAddress: other.vault.address } });
+    assert.equal(refused.status, 400, refused.text);
+    assert.equal(refused.body.error.details.fields[0].field, 'body.destinationAddress');
+    const res = await call(path, { credential: late.merchant.cred, headers: { 'idempotency-key': `late-${incident.id}` }, body: { incidentId: incident.id } });
+    assert.equal(res.status, 201, res.text);
+    const recovery = res.body.incidentRecovery;
+    assert.equal(recovery.destinationAddress, late.vault.address.toLowerCase());
+    assert.equal(recovery.amount.amountAtomic, '2000000');
+    await eventually(async () => {
+      const row = await h.db.prisma.fundReturn.findUniqueOrThrow({ where: { id: recovery.id } });
+      return row.status === 'confirmed' ? row : undefined;
+    }, 'the recovery confirmed');
+    assert.equal(await tokenBalance(late.vault.address), USDC(10), 'the vault has its money back');
+    assert.equal(await tokenBalance(late.escrow), 0n);
+    // The vault's book takes the money back in as any receipt (posted at depth by the pass).
+    await eventually(async () => {
+      await h.engine.runPaymentReconciliation({ graceSeconds: 3600 });
+      return (await h.db.prisma.vaultReceipt.count({ where: { vaultId: late.vault.id, status: 'posted', fromAddress: late.escrow.toLowerCase() } })) === 1;
+    }, 'the returned money posted to the vault');
   });
 
   test('a transfer the sender refuses fails the operation, frees its amount and emits vault.funding_requires_intervention', async () => {

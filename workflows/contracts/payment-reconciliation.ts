@@ -40,5 +40,13 @@ export interface PaymentReconciliationSummary {
   /** Transfers under the minimum followed by this pass: held once confirmed, nothing once dropped. */
   dust?: { checked: number; held: number; dropped: number; pending: number };
   /** Transfers into vaults followed by this pass: posted at depth, dropped, or reversed once gone. */
-  vaultReceipts?: { checked: number; posted: number; dropped: number; pending: number; reversed: number };
+  vaultReceipts?: {
+    checked: number;
+    posted: number;
+    dropped: number;
+    pending: number;
+    reversed: number;
+    /** Vault funding no workflow follows (src/domain/vaults/vault-funding-recovery.ts); absent in passes before it. */
+    funding?: { started: number; posted: number; failed: number; pending: number };
+  };
 }

@@ -11,6 +11,7 @@ import { writeEvents } from '../events';
 import { paymentEventIds, paymentSubject } from '../payments/payment-origin';
 import { newId } from '../ids';
 import { lockVault, reservedByToken } from '../vaults/vaults';
+import { returnsVaultFunding } from '../vaults/vault-returns';
 import { decideRecovery, decideRefund, refundSummaryOf, type RecoveryRefusal, type RefundRefusal } from './fund-return-rules';
 import type { TCreateRecovery, TCreateRefund, TFundReturn, TIncidentList } from './fund-return.schemas';
 
@@ -66,13 +67,19 @@ async function payerAddress(db: Db, paymentId: string): Promise<string | null> {
   return t?.fromAddress ?? null;
 }
 
-async function destinationFor(deps: Pick<FundReturnDeps, 'prisma' | 'custody'>, given: string | undefined, fallback: string | null): Promise<string> {
+async function destinationFor(
+  deps: Pick<FundReturnDeps, 'prisma' | 'custody'>,
+  given: string | undefined,
+  fallback: string | null,
+  ownMoney: (to: string) => Promise<boolean> = async () => false,
+): Promise<string> {
   const to = given ?? fallback;
   const field = 'body.destinationAddress';
   if (!to) {
     throw new ApiError('bad_request', 'The payer\'s address is not known: give destinationAddress', { fields: [{ field, message: 'Required' }] });
   }
-  if (await isServiceControlled(deps.prisma, deps.custody, to)) {
+  // The one exception (vault-returns.ts): a vault's own late funding goes back to that vault.
+  if ((await isServiceControlled(deps.prisma, deps.custody, to)) && !(await ownMoney(to))) {
     const message = 'This address belongs to the service (an escrow, deposit, vault, treasury or fee address) and cannot receive returned funds';
     throw new ApiError('bad_request', message, { fields: [{ field, message }] });
   }
@@ -170,6 +177,7 @@ export async function createRefund(deps: FundReturnDeps, app: AuthenticatedApp, 
 /**
  * Returns an incident's funds from the Payment's escrow: to the incident transfer's sender by default
  * (an underpaid Payment's incident has none: the payer's funding address), else to the given address.
+ * A vault's late funding goes back to that vault, the one service address a return may reach.
  * One recovery per incident at a time, under the incident's row lock (and a unique index on the live
  * one); a failed recovery may be asked for again. onCreated runs in the creating transaction (the
  * operator audit, src/domain/operator-actions.ts).
@@ -186,7 +194,8 @@ export async function createRecovery(
   const incident = await deps.prisma.paymentIncident.findFirst({ where: { id: input.incidentId, paymentId } });
   if (!incident) throw notFound('Incident');
   const transfer = incident.transferId ? await deps.prisma.paymentTransfer.findUnique({ where: { id: incident.transferId } }) : null;
-  const to = await destinationFor(deps, input.destinationAddress, transfer?.fromAddress ?? (await payerAddress(deps.prisma, paymentId)));
+  const ownVault = (address: string) => returnsVaultFunding(deps.prisma, { paymentId, transferId: incident.transferId, to: address });
+  const to = await destinationFor(deps, input.destinationAddress, transfer?.fromAddress ?? (await payerAddress(deps.prisma, paymentId)), ownVault);
   const row = await deps.prisma.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT id FROM payment_incidents WHERE id = ${incident.id} FOR UPDATE`;
     const current = await tx.paymentIncident.findUniqueOrThrow({ where: { id: incident.id } });

@@ -5,6 +5,7 @@ import { NonceAlreadyUsedError, type Chain } from '../../chain/types';
 import type { Custody, KeyPath } from '../../custody';
 import type { SettlementRefusalReason } from './hold-reasons';
 import { isServiceControlled } from '../custody-addresses';
+import { isVaultFundingReturn } from '../vaults/vault-returns';
 import { isMoneyMissingAt } from '../ledger/reconcile';
 import { crashPoint, SETTLEMENT_CRASH_POINTS } from '../../runtime/crash-points';
 import { withLease } from './lease-lock';
@@ -82,7 +83,7 @@ export async function sendSettlement(deps: SettlementSenderDeps, order: Settleme
     if (escrow?.purpose !== 'escrow') {
       throw new SettlementRefusedError('settlement_destination_not_allowed', `vault_funding ${order.source.id}: ${net.to} is not a Payment escrow`);
     }
-  } else if (await isServiceControlled(deps.prisma, deps.custody, net.to)) {
+  } else if ((await isServiceControlled(deps.prisma, deps.custody, net.to)) && !(await isVaultFundingReturn(deps.prisma, order.source, net.to))) {
     throw new SettlementRefusedError('settlement_destination_not_allowed', `${order.source.type} ${order.source.id}: ${net.to} belongs to the service`);
   }
   const chain = deps.chains.get(order.chainId);

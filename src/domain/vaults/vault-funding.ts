@@ -151,11 +151,27 @@ export function toFundingOperationView(r: FundingRow): TFundingOperation {
 }
 
 /**
- * Authorizes the exact Vault-to-escrow transfer for a receive Payment. One transaction: the vault row
- * is locked (SELECT ... FOR UPDATE), so concurrent authorizations of one vault run one after another
- * and each sees the others' amounts in the period total and the reserved balance. A Payment already
- * authorized from this vault answers its existing operation (created: false). Refusals are 422
- * payment_method_not_supported with a reasonCode; nothing is written for them.
+ * The Payment's one vault funding that may still move or has moved money: any not failed, or a failed
+ * one whose leg may yet be mined (a send that outlived its workflow's give-up).
+ */
+export async function liveFundingOf(db: Db, paymentId: string): Promise<FundingRow | null> {
+  const ops = await db.vaultFundingOperation.findMany({ where: { paymentId }, orderBy: { authorizedAt: 'asc' } });
+  const live = ops.find((op) => op.status !== 'failed');
+  if (live) return live;
+  const failed = ops.map((op) => op.id);
+  if (failed.length === 0) return null;
+  const leg = await db.settlementLeg.findFirst({ where: { sourceType: 'vault_funding', sourceId: { in: failed }, status: { in: ['broadcast', 'confirmed'] } } });
+  return leg ? ops.find((op) => op.id === leg.sourceId)! : null;
+}
+
+/**
+ * Authorizes the exact Vault-to-escrow transfer for a receive Payment. One transaction: the Payment's
+ * row and then the vault's are locked (SELECT ... FOR UPDATE), so concurrent authorizations of one
+ * Payment, and of one vault, run one after another and each sees the others' amounts in the period
+ * total and the reserved balance. A Payment is paid from one vault at most: already authorized from
+ * this vault, it answers its existing operation (created: false); from another, 409 payment_not_open
+ * (reasonCode vault_funding_exists). Refusals of the vault are 422 payment_method_not_supported with a
+ * reasonCode; nothing is written for any refusal.
  */
 export async function authorizeVaultFunding(
   deps: VaultFundingDeps,
@@ -164,13 +180,14 @@ export async function authorizeVaultFunding(
   const now = input.now ?? new Date();
   return deps.prisma.$transaction(
     async (tx) => {
+      // The Payment first, then the vault (as refunds do): one vault payment per Payment, whichever vault.
+      await tx.$queryRaw`SELECT id FROM payments WHERE id = ${input.paymentId} FOR UPDATE`;
       const found = await tx.vault.findFirst({ where: { accountId: input.payerAccountId }, select: { id: true } });
       if (!found) throw refusal('vault_missing');
       await lockVault(tx, found.id);
-      const existing = await tx.vaultFundingOperation.findFirst({
-        where: { vaultId: found.id, paymentId: input.paymentId, status: { not: 'failed' } },
-      });
-      if (existing) return { created: false, fundingOperation: toFundingOperationView(existing), vaultId: found.id };
+      const existing = await liveFundingOf(tx, input.paymentId);
+      if (existing?.vaultId === found.id) return { created: false, fundingOperation: toFundingOperationView(existing), vaultId: found.id };
+      if (existing) throw new ApiError('payment_not_open', 'This Payment is already being paid from a vault', { reasonCode: 'vault_funding_exists' });
       const e = await evaluate(tx, deps.chains, input.paymentId, input.payerAccountId, now);
       if (typeof e === 'string') throw refusal(e);
       const decision = decideFunding(e.facts);

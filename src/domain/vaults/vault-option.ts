@@ -94,9 +94,11 @@ export interface AuthorizeVaultOptionDeps {
 
 /**
  * POST /v2/client/me/payments/{paymentId}/options/{optionId}/authorize. The funding is authorized
- * first (idempotent per Payment and vault, under the vault's lock), then the action is used: a retry
- * after a crash between the two finds the same operation and uses the action then. Its workflow moves
- * the funds; the Payment advances only when its own verification sees them arrive.
+ * first (idempotent per Payment, under its lock), then the action is used: a retry after a crash
+ * between the two finds the same operation and uses the action then; a retry after a failed workflow
+ * start starts it then (resumeUnstarted), and the reconciliation pass starts any left unstarted
+ * (vault-funding-recovery.ts). Its workflow moves the funds; the Payment advances only when its own
+ * verification sees them arrive.
  */
 export async function authorizeVaultOption(
   deps: AuthorizeVaultOptionDeps,
@@ -122,7 +124,11 @@ export async function authorizeVaultOption(
   }
   const action = await findAction(prisma, input.actionId);
   if (!action || action.paymentId !== paymentId || action.accountId !== principal.accountId || action.optionId !== optionId) throw notFound('Action');
-  if (action.usedAt) throw new ApiError('conflict', 'This actionId was already used; read the Payment for a new one', { reasonCode: 'action_already_used' });
+  if (action.usedAt) {
+    const resumed = await resumeUnstarted(deps, paymentId, principal.accountId, setup.network.confirmations);
+    if (!resumed) throw new ApiError('conflict', 'This actionId was already used; read the Payment for a new one', { reasonCode: 'action_already_used' });
+    return answer(deps, principal, payment, resumed.id, now);
+  }
   assertOptionUsable(payment, now, 'authorization');
   if (action.expiresAt <= now) throw new ApiError('conflict', 'This actionId has expired; read the Payment for a new one', { reasonCode: 'action_expired' });
 
@@ -134,7 +140,23 @@ export async function authorizeVaultOption(
     throw new ApiError('conflict', 'This actionId was already used; read the Payment for a new one', { reasonCode: 'action_already_used' });
   }
   await deps.engine.startVaultFunding(authorized.fundingOperation.id, setup.network.confirmations);
+  return answer(deps, principal, payment, authorized.fundingOperation.id, now);
+}
+
+/**
+ * A repeat of an authorize whose action was used but whose workflow never started (the start failed
+ * after the action was used, and the request answered 5xx): it starts it now and answers as the first
+ * would have. Null when there is nothing to resume: the workflow exists (the action's use is final).
+ */
+async function resumeUnstarted(deps: AuthorizeVaultOptionDeps, paymentId: string, accountId: string, confirmations: number): Promise<FundingRow | null> {
+  const funding = await liveFunding(deps.prisma, paymentId, accountId);
+  if (funding?.status !== 'authorized') return null;
+  return (await deps.engine.startVaultFunding(funding.id, confirmations)) === 'started' ? funding : null;
+}
+
+async function answer(deps: AuthorizeVaultOptionDeps, principal: ClientPrincipal, payment: PaymentRow, fundingOperationId: string, now: Date) {
+  const { prisma } = deps;
   const [option] = await vaultOption(deps, { prisma, serviceSecret: deps.serviceSecret, payment, accountId: principal.accountId, scopes: principal.app.scopes, now });
-  const row = await prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: authorized.fundingOperation.id } });
-  return { paymentId, option: option!, fundingOperation: toFundingOperationView(row) };
+  const row = await prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: fundingOperationId } });
+  return { paymentId: payment.id, option: option!, fundingOperation: toFundingOperationView(row) };
 }
