@@ -4,7 +4,7 @@ import type { ChainRegistry } from '../../chain/registry';
 import type { Custody } from '../../custody';
 import type { AuthenticatedApp } from '../apps';
 import { formatAtomic, toAtomic } from '../amounts';
-import { isServiceControlled } from '../custody-addresses';
+import { DESTINATION_REFUSAL_MESSAGES, destinationRefusal } from '../custody-addresses';
 import type { FundReturnEngine } from '../engine';
 import { ApiError, notFound } from '../errors';
 import { writeEvents } from '../events';
@@ -60,23 +60,43 @@ export async function writeRefundEvent(tx: Prisma.TransactionClient, p: Payment,
   ]);
 }
 
-/** The payer's address: where the Payment's first confirmed funding transfer came from. */
-async function payerAddress(db: Db, paymentId: string): Promise<string | null> {
-  const t = await db.paymentTransfer.findFirst({ where: { paymentId, status: 'confirmed', role: 'funding' }, orderBy: [{ blockNumber: 'asc' }, { createdAt: 'asc' }] });
-  return t?.fromAddress ?? null;
+/**
+ * Where the payer's money came from, as seen on chain: the senders of the Payment's confirmed funding
+ * transfers, the first sender first.
+ */
+async function fundingSenders(db: Db, paymentId: string): Promise<string[]> {
+  const transfers = await db.paymentTransfer.findMany({ where: { paymentId, status: 'confirmed', role: 'funding' }, orderBy: [{ blockNumber: 'asc' }, { createdAt: 'asc' }] });
+  return [...new Set(transfers.map((t) => t.fromAddress.toLowerCase()))];
 }
 
-async function destinationFor(deps: Pick<FundReturnDeps, 'prisma' | 'custody'>, given: string | undefined, fallback: string | null): Promise<string> {
-  const to = given ?? fallback;
+/**
+ * Where returned money goes: back where it came from (`payers`, as seen on chain) unless an operator
+ * names another address (audited in operator_actions by the caller); a partner naming another one is
+ * refused. Every destination passes the one destination rule (custody-addresses.ts).
+ */
+async function destinationFor(
+  deps: Pick<FundReturnDeps, 'prisma' | 'custody'>,
+  who: ReturnRequester['by'],
+  given: string | undefined,
+  payers: string[],
+  token: string,
+): Promise<string> {
+  const to = (given ?? payers[0])?.toLowerCase();
   const field = 'body.destinationAddress';
   if (!to) {
-    throw new ApiError('bad_request', 'The payer\'s address is not known: give destinationAddress', { fields: [{ field, message: 'Required' }] });
+    const message = "The payer's address is not known: an operator can name one (admin API or CLI)";
+    throw new ApiError('bad_request', message, { reasonCode: 'destination_unknown', fields: [{ field, message }] });
   }
-  if (await isServiceControlled(deps.prisma, deps.custody, to)) {
-    const message = 'This address belongs to the service (an escrow, deposit, vault, treasury or fee address) and cannot receive returned funds';
-    throw new ApiError('bad_request', message, { fields: [{ field, message }] });
+  if (who === 'partner' && !payers.includes(to)) {
+    const message = 'Funds go back to the address that sent them; another address needs an operator (admin API or CLI), who records why';
+    throw new ApiError('bad_request', message, { reasonCode: 'destination_not_payer', fields: [{ field, message }] });
   }
-  return to.toLowerCase();
+  const refused = await destinationRefusal(deps.prisma, deps.custody, to, [token]);
+  if (refused) {
+    const message = DESTINATION_REFUSAL_MESSAGES[refused];
+    throw new ApiError('bad_request', message, { reasonCode: refused, fields: [{ field, message }] });
+  }
+  return to;
 }
 
 function refusal(reason: RefundRefusal | RecoveryRefusal): ApiError {
@@ -123,7 +143,7 @@ export async function createRefund(deps: FundReturnDeps, app: AuthenticatedApp, 
   const balance = vault?.address && found.status === 'succeeded'
     ? await deps.chains.get(found.chainId).getTokenBalance({ token: found.tokenAddress as Address, owner: vault.address as Address })
     : 0n;
-  const to = found.status === 'succeeded' ? await destinationFor(deps, input.destinationAddress, await payerAddress(deps.prisma, paymentId)) : null;
+  const to = found.status === 'succeeded' ? await destinationFor(deps, 'partner', input.destinationAddress, await fundingSenders(deps.prisma, paymentId), found.tokenAddress) : null;
   const { row, payment } = await deps.prisma.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT id FROM payments WHERE id = ${paymentId} FOR UPDATE`;
     const payment = await tx.payment.findUniqueOrThrow({ where: { id: paymentId } });
@@ -186,7 +206,8 @@ export async function createRecovery(
   const incident = await deps.prisma.paymentIncident.findFirst({ where: { id: input.incidentId, paymentId } });
   if (!incident) throw notFound('Incident');
   const transfer = incident.transferId ? await deps.prisma.paymentTransfer.findUnique({ where: { id: incident.transferId } }) : null;
-  const to = await destinationFor(deps, input.destinationAddress, transfer?.fromAddress ?? (await payerAddress(deps.prisma, paymentId)));
+  const payers = transfer ? [transfer.fromAddress.toLowerCase()] : await fundingSenders(deps.prisma, paymentId);
+  const to = await destinationFor(deps, who.by, input.destinationAddress, payers, payment.tokenAddress);
   const row = await deps.prisma.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT id FROM payment_incidents WHERE id = ${incident.id} FOR UPDATE`;
     const current = await tx.paymentIncident.findUniqueOrThrow({ where: { id: incident.id } });
