@@ -122,8 +122,8 @@ async function startReturn(deps: Pick<FundReturnDeps, 'chains' | 'engine'>, row:
  * Refunds part or all of a succeeded receive Payment from the recipient's vault to the payer. One
  * short transaction holds the Payment's row lock (SELECT ... FOR UPDATE) and then the vault's, so
  * concurrent refunds run one after another and each sees the others: their total never passes the
- * Payment's amount, nor their sum the vault's balance less what it has promised. The slow reads (the
- * vault's balance on chain, the destination) come before it, so a burst holds few connections.
+ * Payment's amount, nor their sum the vault's balance (read under the lock) less what it has promised.
+ * The destination is read before it.
  * Emits payment.refund_pending; then the FundReturnWorkflow sends it.
  */
 export async function createRefund(deps: FundReturnDeps, app: AuthenticatedApp, paymentId: string, input: TCreateRefund): Promise<TFundReturn> {
@@ -139,15 +139,16 @@ export async function createRefund(deps: FundReturnDeps, app: AuthenticatedApp, 
     }
   }
   const vault = await deps.prisma.vault.findFirst({ where: { accountId: found.recipientAccountId, appId: found.appId, address: { not: null } } });
-  // Read before the lock: the vault's own sends are all reserved (below), so only a receipt can change it, upwards.
-  const balance = vault?.address && found.status === 'succeeded'
-    ? await deps.chains.get(found.chainId).getTokenBalance({ token: found.tokenAddress as Address, owner: vault.address as Address })
-    : 0n;
   const to = found.status === 'succeeded' ? await destinationFor(deps, 'partner', input.destinationAddress, await fundingSenders(deps.prisma, paymentId), found.tokenAddress) : null;
   const { row, payment } = await deps.prisma.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT id FROM payments WHERE id = ${paymentId} FOR UPDATE`;
     const payment = await tx.payment.findUniqueOrThrow({ where: { id: paymentId } });
     if (vault) await lockVault(tx, vault.id);
+    // Read under the vault's lock, which every reserve's confirmation takes: a send leaves the balance
+    // before it stops being reserved, so the balance less the reserves is never counted twice.
+    const balance = vault?.address && payment.status === 'succeeded'
+      ? await deps.chains.get(payment.chainId).getTokenBalance({ token: payment.tokenAddress as Address, owner: vault.address as Address })
+      : 0n;
     const held = await tx.fundReturn.aggregate({ where: { paymentId, kind: 'refund', status: { not: 'failed' } }, _sum: { amountAtomic: true } });
     const reserved = vault ? ((await reservedByToken(tx, vault.id)).get(payment.tokenAddress.toLowerCase()) ?? 0n) : 0n;
     const decision = decideRefund({

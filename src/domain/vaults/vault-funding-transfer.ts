@@ -3,6 +3,7 @@ import type { ChainRegistry } from '../../chain/registry';
 import { sendSettlement, type SettlementSenderDeps } from '../settlement/settlement-sender';
 import { checkSettlement, isLive, loadLegs, type SettlementSource } from '../settlement/settlement-legs';
 import { postToLedger } from '../ledger/ledger';
+import { lockVault } from './vaults';
 import { writeVaultAudit } from './vault-audit';
 import { vaultFundingPosting } from './vault-postings';
 import { toFundingOperationView } from './vault-funding';
@@ -72,6 +73,8 @@ export async function checkVaultFunding(
   if (outcome === 'pending') return toFundingOperationView(op);
   if (outcome === 'reverted') return failVaultFunding(deps.prisma, fundingOperationId, 'transfer_reverted');
   return deps.prisma.$transaction(async (tx) => {
+    // It stops reserving under the vault's lock, where refunds read the balance (createRefund).
+    await lockVault(tx, vault.id);
     const moved = await tx.vaultFundingOperation.updateMany({
       where: { id: op.id, status: 'broadcast', statusVersion: op.statusVersion },
       data: { status: 'confirmed', statusVersion: op.statusVersion + 1, confirmedAt: new Date() },

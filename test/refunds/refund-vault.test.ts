@@ -1,0 +1,70 @@
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { call } from '../support/api-client';
+import { tokenBalance } from '../support/chain';
+import { getHarness } from '../support/harness';
+import { until } from '../support/until';
+import { endsWithBooksChecked } from '../support/books';
+import { assertLedgerBalanced, newMerchant, type Merchant } from '../payments/fixtures';
+import { fundedVault, paidPayment, post, USDC, waitForReturn } from './support';
+
+/** Holds a Payment's row lock until release(): a refund of it waits on the lock inside its transaction. */
+async function holdPaymentLock(paymentId: string) {
+  const h = await getHarness();
+  const lock = await h.db.pool.connect();
+  await lock.query('BEGIN');
+  await lock.query('SELECT id FROM payments WHERE id = $1 FOR UPDATE', [paymentId]);
+  return {
+    async release() {
+      await lock.query('ROLLBACK');
+      lock.release();
+    },
+  };
+}
+
+/** Statements waiting on a row lock of payments (a refund's transaction queued behind holdPaymentLock). */
+async function waitingOnPaymentLock(): Promise<number> {
+  const h = await getHarness();
+  const rows = await h.db.pool.query(
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%FROM payments WHERE id%FOR UPDATE%'",
+  );
+  return rows.rows[0].n as number;
+}
+
+describe('Refunds from a vault', () => {
+  endsWithBooksChecked();
+  let m: Merchant;
+  before(async () => {
+    m = await newMerchant();
+  });
+
+  test('a refund decides on the vault balance read under its lock: a reserve that confirms meanwhile is not counted twice', async () => {
+    const vault = await fundedVault(m, 10);
+    const first = await paidPayment(m, 6);
+    const second = await paidPayment(m, 6);
+    const reserve = await post(m, `/v2/payments/${first.payment.id}/refunds`, {});
+    assert.equal(reserve.status, 201, reserve.text);
+    // 10 held, 6 reserved: 4 available. The second refund queues on its Payment's lock...
+    const lock = await holdPaymentLock(second.payment.id);
+    let answer: Promise<Awaited<ReturnType<typeof post>>> | undefined;
+    try {
+      answer = post(m, `/v2/payments/${second.payment.id}/refunds`, {});
+      answer.catch(() => undefined); // awaited below
+      await until(async (saw) => {
+        const n = await waitingOnPaymentLock();
+        saw(`${n} waiting`);
+        return n >= 1;
+      }, 'the second refund waiting on its Payment lock');
+      // ...while the reserve confirms: 6 leave the vault on chain and stop being reserved.
+      await waitForReturn(m, first.payment.id, 'refunds', reserve.body.refund.id, 'confirmed');
+    } finally {
+      await lock.release();
+    }
+    const res = await answer!;
+    assert.equal(res.status, 409, res.text);
+    assert.equal(res.body.error.details.reasonCode, 'vault_insufficient_balance');
+    assert.equal(await tokenBalance(vault.address), USDC(4));
+    assert.equal((await call(`/v2/payments/${second.payment.id}/refunds`, { credential: m.cred })).body.items.length, 0);
+    await assertLedgerBalanced();
+  });
+});
