@@ -67,4 +67,33 @@ describe('Refunds from a vault', () => {
     assert.equal((await call(`/v2/payments/${second.payment.id}/refunds`, { credential: m.cred })).body.items.length, 0);
     await assertLedgerBalanced();
   });
+
+  test('a refund obeys the vault policy: it counts against the spend limit with funding, and is refused past it or with no active policy', async () => {
+    const other = await newMerchant();
+    const vault = await fundedVault(other, 10, USDC(5));
+    const a = await paidPayment(other, 4);
+    const b = await paidPayment(other, 4);
+    const all = await post(other, `/v2/payments/${a.payment.id}/refunds`, {});
+    assert.equal(all.status, 201, all.text);
+    const over = await post(other, `/v2/payments/${b.payment.id}/refunds`, { amount: '1.000001' });
+    assert.equal(over.status, 409, over.text);
+    assert.equal(over.body.error.details.reasonCode, 'vault_spend_limit_exceeded');
+    const within = await post(other, `/v2/payments/${b.payment.id}/refunds`, { amount: '1' });
+    assert.equal(within.status, 201, within.text);
+    await waitForReturn(other, a.payment.id, 'refunds', all.body.refund.id, 'confirmed');
+    await waitForReturn(other, b.payment.id, 'refunds', within.body.refund.id, 'confirmed');
+    const view = (await call(`/v2/accounts/${other.accountId}/vault`, { credential: other.cred })).body.vault;
+    assert.equal(view.spendPeriod.authorizedAtomic, String(USDC(5)));
+    assert.equal(view.spendPeriod.remainingAtomic, '0');
+    assert.equal(await tokenBalance(vault.address), USDC(5));
+
+    // A vault with no active policy pays no refund.
+    const bare = await newMerchant();
+    const created = await call(`/v2/accounts/${bare.accountId}/vault`, { credential: bare.cred, body: {} });
+    assert.equal(created.status, 201, created.text);
+    const paid = await paidPayment(bare, 1);
+    const refused = await post(bare, `/v2/payments/${paid.payment.id}/refunds`, {});
+    assert.equal(refused.status, 409, refused.text);
+    assert.equal(refused.body.error.details.reasonCode, 'vault_policy_inactive');
+  });
 });

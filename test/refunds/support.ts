@@ -4,6 +4,7 @@ import { call } from '../support/api-client';
 import { eventually, newPayer, payTo } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { createPayment, waitForPayment, type Merchant } from '../payments/fixtures';
+import { requestCode, uniqueEmail } from '../vaults/support';
 
 export const USDC = (n: number) => BigInt(n) * 1_000_000n;
 let keys = 0;
@@ -57,12 +58,16 @@ export async function waitForReturn(m: Merchant, paymentId: string, list: 'refun
   }, `${id} ${status}`);
 }
 
-/** The merchant's vault, holding `amount` USDC received and posted to its book. */
-export async function fundedVault(m: Merchant, amount: number) {
+/** The merchant's vault, its policy active (spend limit `limitAtomic`, USDC allowed), holding `amount` USDC received and posted. */
+export async function fundedVault(m: Merchant, amount: number, limitAtomic = USDC(100)) {
   const h = await getHarness();
   const res = await call(`/v2/accounts/${m.accountId}/vault`, { credential: m.cred, body: {} });
   assert.equal(res.status, 201, res.text);
   const vault = res.body.vault;
+  const email = uniqueEmail();
+  const code = await requestCode(m.cred, m.accountId, email, limitAtomic.toString());
+  const ok = await call(`/v2/accounts/${m.accountId}/vault/policy/approval/verify`, { credential: m.cred, body: { code } });
+  assert.equal(ok.status, 200, ok.text);
   const funder = await newPayer(USDC(amount));
   await payTo(funder, vault.address, USDC(amount));
   await eventually(async () => {

@@ -10,13 +10,16 @@ import { ApiError, notFound } from '../errors';
 import { writeEvents } from '../events';
 import { paymentEventIds, paymentSubject } from '../payments/payment-origin';
 import { newId } from '../ids';
-import { lockVault, reservedByToken } from '../vaults/vaults';
+import { lockVault, reservedByToken, spentInPeriod } from '../vaults/vaults';
+import { periodStartOf } from '../vaults/vault-config';
+import { policyTokens } from '../vaults/vault-view';
 import { decideRecovery, decideRefund, refundSummaryOf, type RecoveryRefusal, type RefundRefusal } from './fund-return-rules';
 import type { TCreateRecovery, TCreateRefund, TFundReturn, TIncidentList } from './fund-return.schemas';
 
 type Db = PrismaClient | Prisma.TransactionClient;
 type Payment = Awaited<ReturnType<PrismaClient['payment']['findUniqueOrThrow']>>;
 export type FundReturnRow = Awaited<ReturnType<PrismaClient['fundReturn']['findUniqueOrThrow']>>;
+type VaultRow = Awaited<ReturnType<PrismaClient['vault']['findUniqueOrThrow']>>;
 
 export interface FundReturnDeps {
   prisma: PrismaClient;
@@ -105,6 +108,9 @@ function refusal(reason: RefundRefusal | RecoveryRefusal): ApiError {
     refund_amount_invalid: ['bad_request', 'The refund amount must be greater than zero'],
     refund_exceeds_payment: ['conflict', 'The refund exceeds what is left of the Payment to refund'],
     vault_missing: ['conflict', 'The recipient has no vault to pay the refund from'],
+    vault_policy_inactive: ['conflict', "The recipient's vault has no active policy: money leaves a vault only under one"],
+    vault_token_not_allowed: ['conflict', "The recipient's vault policy does not allow this token"],
+    vault_spend_limit_exceeded: ['conflict', "The refund exceeds what the recipient's vault policy allows in this period"],
     vault_insufficient_balance: ['conflict', "The recipient's vault does not hold enough available funds for this refund"],
     incident_already_recovered: ['conflict', "The incident's funds were already returned"],
     recovery_in_progress: ['conflict', "A return of the incident's funds is already under way"],
@@ -113,6 +119,19 @@ function refusal(reason: RefundRefusal | RecoveryRefusal): ApiError {
   return new ApiError(code, message, { reasonCode: reason });
 }
 type ErrorCodeOf = 'conflict' | 'bad_request';
+
+/** The vault's policy as it bears on a refund of this Payment (read under the vault's lock). */
+async function policyFacts(tx: Prisma.TransactionClient, vault: VaultRow | null, payment: Payment) {
+  const policy = vault?.activePolicyId ? await tx.vaultPolicy.findUnique({ where: { id: vault.activePolicyId } }) : null;
+  if (!vault || policy?.status !== 'active' || !vault.periodAnchorAt) return { policyActive: false, tokenAllowed: false, limitAtomic: 0n, spentInPeriodAtomic: 0n };
+  const now = new Date();
+  return {
+    policyActive: true,
+    tokenAllowed: policyTokens(policy).some((t) => t.chainId === payment.chainId && t.tokenAddress.toLowerCase() === payment.tokenAddress.toLowerCase()),
+    limitAtomic: BigInt(policy.spendLimitAtomic.toFixed()),
+    spentInPeriodAtomic: await spentInPeriod(tx, vault.id, periodStartOf(vault.periodAnchorAt, now)),
+  };
+}
 
 async function startReturn(deps: Pick<FundReturnDeps, 'chains' | 'engine'>, row: FundReturnRow): Promise<void> {
   await deps.engine.startFundReturn(row.id, deps.chains.network(row.chainId).confirmations);
@@ -143,7 +162,7 @@ export async function createRefund(deps: FundReturnDeps, app: AuthenticatedApp, 
   const { row, payment } = await deps.prisma.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT id FROM payments WHERE id = ${paymentId} FOR UPDATE`;
     const payment = await tx.payment.findUniqueOrThrow({ where: { id: paymentId } });
-    if (vault) await lockVault(tx, vault.id);
+    const locked = vault ? await lockVault(tx, vault.id) : null;
     // Read under the vault's lock, which every reserve's confirmation takes: a send leaves the balance
     // before it stops being reserved, so the balance less the reserves is never counted twice.
     const balance = vault?.address && payment.status === 'succeeded'
@@ -159,6 +178,7 @@ export async function createRefund(deps: FundReturnDeps, app: AuthenticatedApp, 
       heldAtomic: BigInt(held._sum.amountAtomic?.toFixed() ?? '0'),
       requestedAtomic: requested,
       hasVault: vault !== null,
+      ...(await policyFacts(tx, locked, payment)),
       vaultAvailableAtomic: balance > reserved ? balance - reserved : 0n,
     });
     if (!decision.ok) throw refusal(decision.reason);
