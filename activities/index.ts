@@ -1,7 +1,7 @@
 import type { Database } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
 import type { Custody } from '../src/custody';
-import type { ChainAdvanceEngine, DepositEngine, PaymentEngine, VaultFundingEngine, WebhookEngine } from '../src/domain/engine';
+import type { ChainAdvanceEngine, DepositEngine, FundReturnEngine, PaymentEngine, VaultFundingEngine, WebhookEngine } from '../src/domain/engine';
 import type { TreasuryPolicy } from '../src/domain/settlement/settlement-sender';
 import type { Logger } from '../src/logger';
 import type { OfframpProvider } from '../src/offramp/offramp-provider';
@@ -22,12 +22,13 @@ export interface ActivityDeps {
   custody: Custody;
   /**
    * Activities that hand work to other workflows (the scanner signals Payments, starts deposits; the
-   * orphan reconciler starts Payments and vault funding left unstarted).
+   * orphan reconciler starts Payments, fund returns and vault funding left unstarted).
    */
   engine: Pick<PaymentEngine, 'transferSeen' | 'startPayment' | 'paymentWorkflowState'> &
     Pick<DepositEngine, 'startDeposit'> &
     Pick<WebhookEngine, 'startWebhookDelivery'> &
     VaultFundingEngine &
+    FundReturnEngine &
     ChainAdvanceEngine;
   treasury: TreasuryPolicy;
   serviceSecret: string;

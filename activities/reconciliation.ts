@@ -1,20 +1,21 @@
 import type { PrismaClient } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
 import type { Custody } from '../src/custody';
-import type { PaymentEngine, VaultFundingEngine } from '../src/domain/engine';
+import type { FundReturnEngine, PaymentEngine, VaultFundingEngine } from '../src/domain/engine';
 import { reconcileLedgerAddresses, reconcileLedgerPage, syncLedgerAlerts, type BooksDifference } from '../src/domain/ledger/reconcile';
 import { reconcilePaymentWorkflows } from '../src/domain/payment-workflows';
 import { sweepDust } from '../src/domain/payments/dust';
 import { followVaultReceipts } from '../src/domain/vaults/vault-receipts';
 import { followVaultFunding } from '../src/domain/vaults/vault-funding-recovery';
+import { startOrphanFundReturns } from '../src/domain/returns/fund-return-workflows';
 import type { Logger } from '../src/logger';
 
 export interface ReconciliationActivityDeps {
   prisma: PrismaClient;
   chains: ChainRegistry;
   custody: Custody;
-  /** The orphan reconciler starts Payment workflows and hands them their transfers; the vault pass, funding workflows. */
-  engine: Pick<PaymentEngine, 'startPayment' | 'paymentWorkflowState'> & VaultFundingEngine;
+  /** The orphan reconciler starts Payment workflows (and hands them their transfers) and fund returns' workflows; the vault pass, funding workflows. */
+  engine: Pick<PaymentEngine, 'startPayment' | 'paymentWorkflowState'> & FundReturnEngine & VaultFundingEngine;
   logger: Logger;
 }
 
@@ -45,8 +46,15 @@ export function createReconciliationActivities(deps: ReconciliationActivityDeps)
 
     syncLedgerAlerts: (input: { differences: BooksDifference[] }) => syncLedgerAlerts({ prisma: deps.prisma, logger: deps.logger }, input.differences),
 
-    reconcilePaymentWorkflows: (input: { graceSeconds: number; cutoff?: string; afterId: string | null; limit: number }) =>
-      reconcilePaymentWorkflows({ prisma: deps.prisma, chains: deps.chains, engine: deps.engine, logger: deps.logger }, input),
+    /**
+     * One batch of the orphan Payment reconciler. The first batch of a pass also starts the workflow of
+     * every orphaned fund return (its result unchanged, so the pass's workflow code is too).
+     */
+    async reconcilePaymentWorkflows(input: { graceSeconds: number; cutoff?: string; afterId: string | null; limit: number }) {
+      const batch = await reconcilePaymentWorkflows({ prisma: deps.prisma, chains: deps.chains, engine: deps.engine, logger: deps.logger }, input);
+      if (!input.afterId) await startOrphanFundReturns({ prisma: deps.prisma, chains: deps.chains, engine: deps.engine, logger: deps.logger }, { graceSeconds: input.graceSeconds, limit: input.limit });
+      return batch;
+    },
 
     sweepDust: (input: { limit: number }) => sweepDust({ prisma: deps.prisma, chains: deps.chains }, input),
 

@@ -47,3 +47,32 @@ export async function isServiceSender(db: Db, custody: Pick<Custody, 'deriveAddr
   if (SERVICE_WALLETS.some((p) => custody.deriveAddress(p).toLowerCase() === lower)) return true;
   return (await db.custodyAddress.count({ where: { address: lower, purpose: { not: 'vault' } } })) > 0;
 }
+
+/** Why an address can't receive money the service sends (refunds, recoveries, payouts, settlement destinations). */
+export type DestinationRefusal = 'service_controlled' | 'zero_address' | 'token_contract';
+
+export const DESTINATION_REFUSAL_MESSAGES: Record<DestinationRefusal, string> = {
+  service_controlled: 'This address belongs to the service (an escrow, deposit, vault, treasury or fee address) and cannot receive funds',
+  zero_address: 'The zero address cannot receive funds: tokens sent there are lost',
+  token_contract: 'A token contract cannot receive funds: tokens sent there are lost',
+};
+
+/**
+ * The one destination rule of every money-out path that takes an address: never the zero address,
+ * never a token contract the service moves (tokens sent to it are stuck for good), never an address
+ * the service controls, except where `ownMoney` says the money is that address's own (a vault's late
+ * funding going back to it: vaults/vault-returns.ts). Answers why not, or null.
+ */
+export async function destinationRefusal(
+  db: Db,
+  custody: Pick<Custody, 'deriveAddress'>,
+  address: string,
+  tokenContracts: readonly string[],
+  ownMoney: (to: string) => Promise<boolean> = async () => false,
+): Promise<DestinationRefusal | null> {
+  const lower = address.toLowerCase();
+  if (/^0x0{40}$/.test(lower)) return 'zero_address';
+  if (tokenContracts.some((t) => t.toLowerCase() === lower)) return 'token_contract';
+  if ((await isServiceControlled(db, custody, lower)) && !(await ownMoney(lower))) return 'service_controlled';
+  return null;
+}

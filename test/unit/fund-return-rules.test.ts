@@ -18,6 +18,10 @@ const succeeded: Omit<RefundFacts, 'requestedAtomic'> = {
   paymentAmountAtomic: 10_000_000n,
   heldAtomic: 0n,
   hasVault: true,
+  policyActive: true,
+  tokenAllowed: true,
+  limitAtomic: 10n ** 15n,
+  spentInPeriodAtomic: 0n,
   vaultAvailableAtomic: 100_000_000n,
 };
 
@@ -43,6 +47,23 @@ describe('Refund and recovery rules', () => {
         },
       ),
     );
+  });
+
+  test('refunds accepted one after another never spend more than the vault policy allows in the period', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 10n ** 12n }), fc.bigInt({ min: 0n, max: 10n ** 12n }), fc.array(fc.bigInt({ min: 1n, max: 10n ** 11n }), { maxLength: 30 }), (limit, spentBefore, asks) => {
+        let spent = spentBefore;
+        for (const ask of asks) {
+          const d = decideRefund({ ...succeeded, paymentAmountAtomic: 10n ** 14n, requestedAtomic: ask, limitAtomic: limit, spentInPeriodAtomic: spent, vaultAvailableAtomic: 10n ** 18n });
+          assert.equal(d.ok, spent + ask <= limit);
+          if (d.ok) spent += d.amountAtomic;
+          else assert.deepEqual(d, { ok: false, reason: 'vault_spend_limit_exceeded' });
+        }
+        assert.ok(spent === spentBefore || spent <= limit);
+      }),
+    );
+    assert.deepEqual(decideRefund({ ...succeeded, policyActive: false, requestedAtomic: 1n }), { ok: false, reason: 'vault_policy_inactive' });
+    assert.deepEqual(decideRefund({ ...succeeded, tokenAllowed: false, requestedAtomic: 1n }), { ok: false, reason: 'vault_token_not_allowed' });
   });
 
   test('only a succeeded receive Payment is refundable; no amount means the rest; zero is invalid', () => {

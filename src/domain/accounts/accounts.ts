@@ -6,7 +6,7 @@ import { findAsset, findNetwork } from '../../config/environments';
 import { ApiError, notFound } from '../errors';
 import type { AuthenticatedApp } from '../apps';
 import { writeEvents, type EventSubject } from '../events';
-import { isServiceControlled } from '../custody-addresses';
+import { DESTINATION_REFUSAL_MESSAGES, destinationRefusal } from '../custody-addresses';
 import type { Custody } from '../../custody';
 import { newId, randomToken } from '../ids';
 import { BUNDLE_INCLUDE, loadAccount, toAccountBundle } from './account-bundle';
@@ -156,12 +156,13 @@ export async function registerConnectedWallet(
   input: TRegisterConnectedWallet,
 ): Promise<TAccountBundle> {
   await loadAccount(prisma, app.id, accountId);
-  if (!findNetwork(env, input.chainId)) {
+  const network = findNetwork(env, input.chainId);
+  if (!network) {
     throw new ApiError('chain_config_missing', `Chain ${input.chainId} is not configured for this environment`);
   }
   // Checksummed by the schema; uniqueness ignores case (index on lower(address)), as do the checks.
   const address = input.address;
-  if (await isServiceControlled(prisma, custody, address)) throw notOursToPayTo('body.address');
+  await requirePayableAddress(prisma, custody, address, tokenContractsOf(network), 'body.address');
   try {
     const walletId = newId('wallet');
     await prisma.$transaction(async (tx) => {
@@ -202,10 +203,10 @@ export async function setSettlementProfile(
   const account = await loadAccount(prisma, app.id, accountId);
   const wallet = account.connectedWallets.find((w) => w.id === input.connectedWalletId && w.status === 'active');
   if (!wallet) throw notFound('Connected wallet');
-  // A wallet registered before this check existed may still be one of the service's own addresses.
-  if (await isServiceControlled(prisma, custody, wallet.address)) throw notOursToPayTo('body.connectedWalletId');
   const network = findNetwork(env, wallet.chainId);
   if (!network) throw new ApiError('chain_config_missing', `Chain ${wallet.chainId} is not configured for this environment`);
+  // A wallet registered before this check existed may still be one of the service's own addresses.
+  await requirePayableAddress(prisma, custody, wallet.address, tokenContractsOf(network), 'body.connectedWalletId');
   // Wallets registered before checksumming are stored lowercase; the new profile version is checksummed.
   const destinationAddress = getAddress(wallet.address);
   const assetSymbol = input.assetSymbol ?? network.defaultAsset;
@@ -284,9 +285,14 @@ export async function accountCapabilities(
 }
 
 /** Paying out to one of the service's own addresses would credit the account again with its own money. */
-function notOursToPayTo(field: string): ApiError {
-  const message = 'This address belongs to the service (an escrow, deposit, treasury or fee address) and cannot receive payouts';
-  return new ApiError('bad_request', message, { fields: [{ field, message }] });
+const tokenContractsOf = (network: NonNullable<ReturnType<typeof findNetwork>>) => network.assets.map((a) => a.tokenAddress);
+
+/** The one destination rule (custody-addresses.ts): a payout address that would lose the money is refused. */
+async function requirePayableAddress(prisma: PrismaClient, custody: Pick<Custody, 'deriveAddress'>, address: string, tokens: string[], field: string): Promise<void> {
+  const refused = await destinationRefusal(prisma, custody, address, tokens);
+  if (!refused) return;
+  const message = DESTINATION_REFUSAL_MESSAGES[refused];
+  throw new ApiError('bad_request', message, { reasonCode: refused, fields: [{ field, message }] });
 }
 
 function accountSubject(app: AuthenticatedApp, accountId: string): EventSubject {

@@ -23,6 +23,9 @@ export type RefundRefusal =
   | 'refund_amount_invalid'
   | 'refund_exceeds_payment'
   | 'vault_missing'
+  | 'vault_policy_inactive'
+  | 'vault_token_not_allowed'
+  | 'vault_spend_limit_exceeded'
   | 'vault_insufficient_balance';
 
 export interface RefundFacts {
@@ -34,11 +37,20 @@ export interface RefundFacts {
   /** The amount asked for; null: the rest of the Payment. */
   requestedAtomic: bigint | null;
   hasVault: boolean;
+  /** The vault's policy, as vault funding obeys it (src/domain/vaults/vault-funding.ts decideFunding). */
+  policyActive: boolean;
+  tokenAllowed: boolean;
+  limitAtomic: bigint;
+  /** What the vault's current period has spent so far: funding and refunds that did not fail. */
+  spentInPeriodAtomic: bigint;
   /** The recipient vault's balance less what its funding and refunds in flight reserve. */
   vaultAvailableAtomic: bigint;
 }
 
-/** A refund of a succeeded receive Payment, never beyond its amount, paid from what the vault holds. */
+/**
+ * A refund of a succeeded receive Payment, never beyond its amount, paid from what the vault holds,
+ * within the vault's policy: money leaving a vault obeys its policy whatever the reason.
+ */
 export function decideRefund(f: RefundFacts): { ok: true; amountAtomic: bigint } | { ok: false; reason: RefundRefusal } {
   if (f.paymentIntent !== 'receive' || f.paymentStatus !== 'succeeded') return { ok: false, reason: 'payment_not_refundable' };
   const rest = f.paymentAmountAtomic - f.heldAtomic;
@@ -46,6 +58,9 @@ export function decideRefund(f: RefundFacts): { ok: true; amountAtomic: bigint }
   if (f.requestedAtomic !== null && f.requestedAtomic <= 0n) return { ok: false, reason: 'refund_amount_invalid' };
   if (amount <= 0n || amount > rest) return { ok: false, reason: 'refund_exceeds_payment' };
   if (!f.hasVault) return { ok: false, reason: 'vault_missing' };
+  if (!f.policyActive) return { ok: false, reason: 'vault_policy_inactive' };
+  if (!f.tokenAllowed) return { ok: false, reason: 'vault_token_not_allowed' };
+  if (f.spentInPeriodAtomic + amount > f.limitAtomic) return { ok: false, reason: 'vault_spend_limit_exceeded' };
   if (f.vaultAvailableAtomic < amount) return { ok: false, reason: 'vault_insufficient_balance' };
   return { ok: true, amountAtomic: amount };
 }

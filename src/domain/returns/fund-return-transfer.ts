@@ -4,6 +4,7 @@ import type { KeyPath } from '../../custody';
 import { sendSettlement, type SettlementSenderDeps } from '../settlement/settlement-sender';
 import { checkSettlement, isLive, loadLegs, type SettlementSource } from '../settlement/settlement-legs';
 import { postToLedger } from '../ledger/ledger';
+import { lockVault } from '../vaults/vaults';
 import { afterCheck, incidentStatusFor, refundConfirmedEvent, type ReturnStatus } from './fund-return-rules';
 import { fundReturnPosting } from './fund-return-postings';
 import { writeRefundEvent, type FundReturnRow } from './fund-returns';
@@ -34,6 +35,8 @@ async function payerOf(prisma: PrismaClient, r: FundReturnRow, escrowIndex: numb
  */
 async function move(prisma: PrismaClient, r: FundReturnRow, data: Prisma.FundReturnUpdateManyMutationInput & { status?: ReturnStatus }, also?: (tx: Prisma.TransactionClient) => Promise<void>): Promise<ReturnState> {
   return prisma.$transaction(async (tx) => {
+    // A refund stops reserving its vault's money under the vault's lock (see createRefund).
+    if (r.kind === 'refund' && r.vaultId && data.status === 'confirmed') await lockVault(tx, r.vaultId);
     const moved = await tx.fundReturn.updateMany({ where: { id: r.id, statusVersion: r.statusVersion }, data: { ...data, statusVersion: r.statusVersion + 1 } });
     if (moved.count === 1) {
       if (r.incidentId && data.status) await tx.paymentIncident.update({ where: { id: r.incidentId }, data: { status: incidentStatusFor(data.status) } });

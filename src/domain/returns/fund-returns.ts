@@ -4,13 +4,15 @@ import type { ChainRegistry } from '../../chain/registry';
 import type { Custody } from '../../custody';
 import type { AuthenticatedApp } from '../apps';
 import { formatAtomic, toAtomic } from '../amounts';
-import { isServiceControlled } from '../custody-addresses';
+import { DESTINATION_REFUSAL_MESSAGES, destinationRefusal } from '../custody-addresses';
 import type { FundReturnEngine } from '../engine';
 import { ApiError, notFound } from '../errors';
 import { writeEvents } from '../events';
 import { paymentEventIds, paymentSubject } from '../payments/payment-origin';
 import { newId } from '../ids';
-import { lockVault, reservedByToken } from '../vaults/vaults';
+import { lockVault, reservedByToken, spentInPeriod } from '../vaults/vaults';
+import { periodStartOf } from '../vaults/vault-config';
+import { policyTokens } from '../vaults/vault-view';
 import { returnsVaultFunding } from '../vaults/vault-returns';
 import { decideRecovery, decideRefund, refundSummaryOf, type RecoveryRefusal, type RefundRefusal } from './fund-return-rules';
 import type { TCreateRecovery, TCreateRefund, TFundReturn, TIncidentList } from './fund-return.schemas';
@@ -18,6 +20,7 @@ import type { TCreateRecovery, TCreateRefund, TFundReturn, TIncidentList } from 
 type Db = PrismaClient | Prisma.TransactionClient;
 type Payment = Awaited<ReturnType<PrismaClient['payment']['findUniqueOrThrow']>>;
 export type FundReturnRow = Awaited<ReturnType<PrismaClient['fundReturn']['findUniqueOrThrow']>>;
+type VaultRow = Awaited<ReturnType<PrismaClient['vault']['findUniqueOrThrow']>>;
 
 export interface FundReturnDeps {
   prisma: PrismaClient;
@@ -61,29 +64,45 @@ export async function writeRefundEvent(tx: Prisma.TransactionClient, p: Payment,
   ]);
 }
 
-/** The payer's address: where the Payment's first confirmed funding transfer came from. */
-async function payerAddress(db: Db, paymentId: string): Promise<string | null> {
-  const t = await db.paymentTransfer.findFirst({ where: { paymentId, status: 'confirmed', role: 'funding' }, orderBy: [{ blockNumber: 'asc' }, { createdAt: 'asc' }] });
-  return t?.fromAddress ?? null;
+/**
+ * Where the payer's money came from, as seen on chain: the senders of the Payment's confirmed funding
+ * transfers, the first sender first.
+ */
+async function fundingSenders(db: Db, paymentId: string): Promise<string[]> {
+  const transfers = await db.paymentTransfer.findMany({ where: { paymentId, status: 'confirmed', role: 'funding' }, orderBy: [{ blockNumber: 'asc' }, { createdAt: 'asc' }] });
+  return [...new Set(transfers.map((t) => t.fromAddress.toLowerCase()))];
 }
 
+/**
+ * Where returned money goes: back where it came from (`payers`, as seen on chain) unless an operator
+ * names another address (audited in operator_actions by the caller); a partner naming another one is
+ * refused. Every destination passes the one destination rule (custody-addresses.ts), whose one
+ * exception `ownMoney` answers (a vault's own late funding goes back to that vault).
+ */
 async function destinationFor(
   deps: Pick<FundReturnDeps, 'prisma' | 'custody'>,
+  who: ReturnRequester['by'],
   given: string | undefined,
-  fallback: string | null,
-  ownMoney: (to: string) => Promise<boolean> = async () => false,
+  payers: string[],
+  token: string,
+  ownMoney?: (to: string) => Promise<boolean>,
 ): Promise<string> {
-  const to = given ?? fallback;
+  const to = (given ?? payers[0])?.toLowerCase();
   const field = 'body.destinationAddress';
   if (!to) {
-    throw new ApiError('bad_request', 'The payer\'s address is not known: give destinationAddress', { fields: [{ field, message: 'Required' }] });
+    const message = "The payer's address is not known: an operator can name one (admin API or CLI)";
+    throw new ApiError('bad_request', message, { reasonCode: 'destination_unknown', fields: [{ field, message }] });
   }
-  // The one exception (vault-returns.ts): a vault's own late funding goes back to that vault.
-  if ((await isServiceControlled(deps.prisma, deps.custody, to)) && !(await ownMoney(to))) {
-    const message = 'This address belongs to the service (an escrow, deposit, vault, treasury or fee address) and cannot receive returned funds';
-    throw new ApiError('bad_request', message, { fields: [{ field, message }] });
+  if (who === 'partner' && !payers.includes(to)) {
+    const message = 'Funds go back to the address that sent them; another address needs an operator (admin API or CLI), who records why';
+    throw new ApiError('bad_request', message, { reasonCode: 'destination_not_payer', fields: [{ field, message }] });
   }
-  return to.toLowerCase();
+  const refused = await destinationRefusal(deps.prisma, deps.custody, to, [token], ownMoney);
+  if (refused) {
+    const message = DESTINATION_REFUSAL_MESSAGES[refused];
+    throw new ApiError('bad_request', message, { reasonCode: refused, fields: [{ field, message }] });
+  }
+  return to;
 }
 
 function refusal(reason: RefundRefusal | RecoveryRefusal): ApiError {
@@ -92,6 +111,9 @@ function refusal(reason: RefundRefusal | RecoveryRefusal): ApiError {
     refund_amount_invalid: ['bad_request', 'The refund amount must be greater than zero'],
     refund_exceeds_payment: ['conflict', 'The refund exceeds what is left of the Payment to refund'],
     vault_missing: ['conflict', 'The recipient has no vault to pay the refund from'],
+    vault_policy_inactive: ['conflict', "The recipient's vault has no active policy: money leaves a vault only under one"],
+    vault_token_not_allowed: ['conflict', "The recipient's vault policy does not allow this token"],
+    vault_spend_limit_exceeded: ['conflict', "The refund exceeds what the recipient's vault policy allows in this period"],
     vault_insufficient_balance: ['conflict', "The recipient's vault does not hold enough available funds for this refund"],
     incident_already_recovered: ['conflict', "The incident's funds were already returned"],
     recovery_in_progress: ['conflict', "A return of the incident's funds is already under way"],
@@ -101,6 +123,19 @@ function refusal(reason: RefundRefusal | RecoveryRefusal): ApiError {
 }
 type ErrorCodeOf = 'conflict' | 'bad_request';
 
+/** The vault's policy as it bears on a refund of this Payment (read under the vault's lock). */
+async function policyFacts(tx: Prisma.TransactionClient, vault: VaultRow | null, payment: Payment) {
+  const policy = vault?.activePolicyId ? await tx.vaultPolicy.findUnique({ where: { id: vault.activePolicyId } }) : null;
+  if (!vault || policy?.status !== 'active' || !vault.periodAnchorAt) return { policyActive: false, tokenAllowed: false, limitAtomic: 0n, spentInPeriodAtomic: 0n };
+  const now = new Date();
+  return {
+    policyActive: true,
+    tokenAllowed: policyTokens(policy).some((t) => t.chainId === payment.chainId && t.tokenAddress.toLowerCase() === payment.tokenAddress.toLowerCase()),
+    limitAtomic: BigInt(policy.spendLimitAtomic.toFixed()),
+    spentInPeriodAtomic: await spentInPeriod(tx, vault.id, periodStartOf(vault.periodAnchorAt, now)),
+  };
+}
+
 async function startReturn(deps: Pick<FundReturnDeps, 'chains' | 'engine'>, row: FundReturnRow): Promise<void> {
   await deps.engine.startFundReturn(row.id, deps.chains.network(row.chainId).confirmations);
 }
@@ -109,8 +144,8 @@ async function startReturn(deps: Pick<FundReturnDeps, 'chains' | 'engine'>, row:
  * Refunds part or all of a succeeded receive Payment from the recipient's vault to the payer. One
  * short transaction holds the Payment's row lock (SELECT ... FOR UPDATE) and then the vault's, so
  * concurrent refunds run one after another and each sees the others: their total never passes the
- * Payment's amount, nor their sum the vault's balance less what it has promised. The slow reads (the
- * vault's balance on chain, the destination) come before it, so a burst holds few connections.
+ * Payment's amount, nor their sum the vault's balance (read under the lock) less what it has promised.
+ * The destination is read before it.
  * Emits payment.refund_pending; then the FundReturnWorkflow sends it.
  */
 export async function createRefund(deps: FundReturnDeps, app: AuthenticatedApp, paymentId: string, input: TCreateRefund): Promise<TFundReturn> {
@@ -126,15 +161,16 @@ export async function createRefund(deps: FundReturnDeps, app: AuthenticatedApp, 
     }
   }
   const vault = await deps.prisma.vault.findFirst({ where: { accountId: found.recipientAccountId, appId: found.appId, address: { not: null } } });
-  // Read before the lock: the vault's own sends are all reserved (below), so only a receipt can change it, upwards.
-  const balance = vault?.address && found.status === 'succeeded'
-    ? await deps.chains.get(found.chainId).getTokenBalance({ token: found.tokenAddress as Address, owner: vault.address as Address })
-    : 0n;
-  const to = found.status === 'succeeded' ? await destinationFor(deps, input.destinationAddress, await payerAddress(deps.prisma, paymentId)) : null;
+  const to = found.status === 'succeeded' ? await destinationFor(deps, 'partner', input.destinationAddress, await fundingSenders(deps.prisma, paymentId), found.tokenAddress) : null;
   const { row, payment } = await deps.prisma.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT id FROM payments WHERE id = ${paymentId} FOR UPDATE`;
     const payment = await tx.payment.findUniqueOrThrow({ where: { id: paymentId } });
-    if (vault) await lockVault(tx, vault.id);
+    const locked = vault ? await lockVault(tx, vault.id) : null;
+    // Read under the vault's lock, which every reserve's confirmation takes: a send leaves the balance
+    // before it stops being reserved, so the balance less the reserves is never counted twice.
+    const balance = vault?.address && payment.status === 'succeeded'
+      ? await deps.chains.get(payment.chainId).getTokenBalance({ token: payment.tokenAddress as Address, owner: vault.address as Address })
+      : 0n;
     const held = await tx.fundReturn.aggregate({ where: { paymentId, kind: 'refund', status: { not: 'failed' } }, _sum: { amountAtomic: true } });
     const reserved = vault ? ((await reservedByToken(tx, vault.id)).get(payment.tokenAddress.toLowerCase()) ?? 0n) : 0n;
     const decision = decideRefund({
@@ -145,6 +181,7 @@ export async function createRefund(deps: FundReturnDeps, app: AuthenticatedApp, 
       heldAtomic: BigInt(held._sum.amountAtomic?.toFixed() ?? '0'),
       requestedAtomic: requested,
       hasVault: vault !== null,
+      ...(await policyFacts(tx, locked, payment)),
       vaultAvailableAtomic: balance > reserved ? balance - reserved : 0n,
     });
     if (!decision.ok) throw refusal(decision.reason);
@@ -194,8 +231,9 @@ export async function createRecovery(
   const incident = await deps.prisma.paymentIncident.findFirst({ where: { id: input.incidentId, paymentId } });
   if (!incident) throw notFound('Incident');
   const transfer = incident.transferId ? await deps.prisma.paymentTransfer.findUnique({ where: { id: incident.transferId } }) : null;
+  const payers = transfer ? [transfer.fromAddress.toLowerCase()] : await fundingSenders(deps.prisma, paymentId);
   const ownVault = (address: string) => returnsVaultFunding(deps.prisma, { paymentId, transferId: incident.transferId, to: address });
-  const to = await destinationFor(deps, input.destinationAddress, transfer?.fromAddress ?? (await payerAddress(deps.prisma, paymentId)), ownVault);
+  const to = await destinationFor(deps, who.by, input.destinationAddress, payers, payment.tokenAddress, ownVault);
   const row = await deps.prisma.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT id FROM payment_incidents WHERE id = ${incident.id} FOR UPDATE`;
     const current = await tx.paymentIncident.findUniqueOrThrow({ where: { id: incident.id } });

@@ -4,7 +4,7 @@ import type { ChainRegistry } from '../../chain/registry';
 import { NonceAlreadyUsedError, type Chain } from '../../chain/types';
 import type { Custody, KeyPath } from '../../custody';
 import type { SettlementRefusalReason } from './hold-reasons';
-import { isServiceControlled } from '../custody-addresses';
+import { destinationRefusal } from '../custody-addresses';
 import { isVaultFundingReturn } from '../vaults/vault-returns';
 import { isMoneyMissingAt } from '../ledger/reconcile';
 import { crashPoint, SETTLEMENT_CRASH_POINTS } from '../../runtime/crash-points';
@@ -83,8 +83,10 @@ export async function sendSettlement(deps: SettlementSenderDeps, order: Settleme
     if (escrow?.purpose !== 'escrow') {
       throw new SettlementRefusedError('settlement_destination_not_allowed', `vault_funding ${order.source.id}: ${net.to} is not a Payment escrow`);
     }
-  } else if ((await isServiceControlled(deps.prisma, deps.custody, net.to)) && !(await isVaultFundingReturn(deps.prisma, order.source, net.to))) {
-    throw new SettlementRefusedError('settlement_destination_not_allowed', `${order.source.type} ${order.source.id}: ${net.to} belongs to the service`);
+  } else {
+    const ownMoney = (to: string) => isVaultFundingReturn(deps.prisma, order.source, to);
+    const refused = await destinationRefusal(deps.prisma, deps.custody, net.to, [order.token], ownMoney);
+    if (refused) throw new SettlementRefusedError('settlement_destination_not_allowed', `${order.source.type} ${order.source.id}: ${net.to} is not allowed (${refused})`);
   }
   const chain = deps.chains.get(order.chainId);
   const payer = deps.custody.signer(order.payer);

@@ -3,6 +3,7 @@ import type { ChainRegistry } from '../../chain/registry';
 import { sendSettlement, type SettlementSenderDeps } from '../settlement/settlement-sender';
 import { checkSettlement, isLive, loadLegs, type SettlementSource } from '../settlement/settlement-legs';
 import { postToLedger } from '../ledger/ledger';
+import { lockVault } from './vaults';
 import { writeVaultAudit } from './vault-audit';
 import { vaultFundingPosting } from './vault-postings';
 import { toFundingOperationView } from './vault-funding';
@@ -97,6 +98,8 @@ export async function checkVaultFunding(
  */
 async function confirmFunding(prisma: PrismaClient, { op, vault, apiVersion, asset }: Loaded, transactionHash: string): Promise<TFundingOperation> {
   return prisma.$transaction(async (tx) => {
+    // It stops reserving under the vault's lock, where refunds read the balance (createRefund).
+    await lockVault(tx, vault.id);
     const now = new Date();
     const moved = await tx.vaultFundingOperation.updateMany({
       where: { id: op.id, statusVersion: op.statusVersion, status: { not: 'confirmed' } },

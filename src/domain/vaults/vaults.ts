@@ -187,13 +187,21 @@ export async function reservedByToken(db: Db, vaultId: string): Promise<Map<stri
   return reserved;
 }
 
-/** What the vault's current period has authorized so far (failed transfers excluded). */
+/**
+ * What the vault's current period has spent so far: funding authorized and refunds paid from the
+ * vault (src/domain/returns), failed ones excluded. Money leaving a vault counts whatever the reason.
+ */
 export async function spentInPeriod(db: Db, vaultId: string, periodStart: Date): Promise<bigint> {
   const sum = await db.vaultFundingOperation.aggregate({
     where: { vaultId, periodStart, status: { in: SPENDING_STATUSES } },
     _sum: { amountAtomic: true },
   });
-  return BigInt(sum._sum.amountAtomic?.toFixed() ?? '0');
+  const periodEnd = new Date(periodStart.getTime() + SPEND_PERIOD_MS);
+  const refunds = await db.fundReturn.aggregate({
+    where: { vaultId, kind: 'refund', status: { not: 'failed' }, createdAt: { gte: periodStart, lt: periodEnd } },
+    _sum: { amountAtomic: true },
+  });
+  return BigInt(sum._sum.amountAtomic?.toFixed() ?? '0') + BigInt(refunds._sum.amountAtomic?.toFixed() ?? '0');
 }
 
 /** Balances are read from the chain (balanceOf at the head) less what authorized funding reserves. */
