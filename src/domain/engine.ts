@@ -59,7 +59,8 @@ export interface PaymentEngine {
   /** Whether the Payment's workflow runs, has closed, or was never started (or is past retention). */
   paymentWorkflowState(paymentId: string): Promise<'running' | 'closed' | 'not_found'>;
   cancelPayment(paymentId: string, request: CancelRequest): Promise<CancelOutcome>;
-  resolvePayment(paymentId: string, request: ResolutionRequest): Promise<void>;
+  /** Hands an operator's resolution to the Payment's workflow, starting it again (from the stored Payment) when it has finished. */
+  resolvePayment(payment: PaymentStart, confirmations: number, request: ResolutionRequest): Promise<void>;
   /**
    * Hands a transfer to the Payment's workflow, starting it again (from the stored Payment) when it
    * has finished or never started: the workflow, not the caller, verifies every transfer it counts.

@@ -282,8 +282,8 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
       }
     },
 
-    async resolvePayment(paymentId: string, request: ResolutionRequest) {
-      await handle(paymentWorkflowId(paymentId)).signal(resolveSignal, request);
+    async resolvePayment(payment: PaymentStart, confirmations: number, request: ResolutionRequest) {
+      await signalPayment(payment, confirmations, resolveSignal, request);
     },
 
     async transferSeen(payment: PaymentStart, confirmations: number, transfer: TransferSeen) {
