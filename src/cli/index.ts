@@ -6,6 +6,7 @@ import { registerAlertCommands } from './alerts';
 import { registerLedgerCommands } from './ledger';
 import { registerPaymentCommands } from './payments';
 import { registerDepositCommands } from './deposits';
+import { registerFundReturnCommands } from './returns';
 import { registerWebhookCommands } from './webhooks';
 import { registerSandboxCommands, SANDBOX_USAGE } from './sandbox';
 import { jsonText } from '../domain/json-text';
@@ -50,6 +51,7 @@ export function registerCommand(name: string, command: Command): void {
 registerLedgerCommands(registerCommand);
 registerPaymentCommands(registerCommand);
 registerDepositCommands(registerCommand);
+registerFundReturnCommands(registerCommand);
 registerWebhookCommands(registerCommand);
 registerSandboxCommands(registerCommand);
 registerAlertCommands(registerCommand);

@@ -120,6 +120,11 @@ export interface VaultFundingEngine {
 export interface FundReturnEngine {
   /** Idempotent: one workflow per return, ever; 'exists' when it was already started. */
   startFundReturn(returnId: string, confirmations: number): Promise<'started' | 'exists'>;
+  /**
+   * Hands an operator's resolution to a held return's workflow; a run that ended held (before runs
+   * waited for one) is started again with it, and takes it from the stored return.
+   */
+  resolveFundReturn(returnId: string, confirmations: number, request: ResolutionRequest): Promise<void>;
 }
 
 export interface DepositEngine {
@@ -150,4 +155,5 @@ export interface WebhookEngine {
  */
 export interface OperatorEngine extends Pick<PaymentEngine, 'resolvePayment'>, Pick<DepositEngine, 'resolveDeposit'>, FundReturnEngine {
   paymentWorkflowId(paymentId: string): string;
+  fundReturnWorkflowId(returnId: string): string;
 }
