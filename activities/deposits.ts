@@ -9,7 +9,7 @@ import type { PersistedDepositState, PersistedDepositTransition } from '../src/d
 import { depositsToReconcile, reconcileDeposit } from '../src/domain/deposits/deposit-reconciliation';
 import { recordManualDepositPayout, sendDepositSettlement } from '../src/domain/deposits/deposit-settlement';
 import { checkSettlement } from '../src/domain/settlement/settlement-legs';
-import { persistDepositTransition, recordDepositDetected, recordDepositResolution } from '../src/domain/deposits/deposit-store';
+import { dataHoldFrom, persistDepositTransition, recordDepositDetected, recordDepositResolution } from '../src/domain/deposits/deposit-store';
 import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-sender';
 
 export interface DepositActivityDeps {
@@ -29,6 +29,9 @@ export function createDepositActivities(deps: DepositActivityDeps) {
     persistDepositTransition: (depositId: string, t: PersistedDepositTransition) => persistDepositTransition(prisma, depositId, t),
 
     recordDepositResolution: (input: ResolutionRequest & { id: string; depositId: string }) => recordDepositResolution(prisma, input),
+
+    /** Where a data hold stood, for a run that did not see it happen. */
+    depositDataHoldFrom: (input: { depositId: string }) => dataHoldFrom(prisma, input.depositId),
 
     /** Re-reads the source transfer at the confirmation depth; one no longer in the canonical chain is dropped. */
     verifyDepositSource: (input: { chainId: number; txHash: string; logIndex: number; ordinal?: number; tokenAddress: string; toAddress: string; confirmations: number }) =>

@@ -15,7 +15,7 @@ export interface ReconciliationActivityDeps {
   chains: ChainRegistry;
   custody: Custody;
   /** The orphan reconciler starts Payment workflows (and hands them their transfers) and fund returns' workflows; the vault pass, funding workflows. */
-  engine: Pick<PaymentEngine, 'startPayment' | 'paymentWorkflowState'> & FundReturnEngine & VaultFundingEngine;
+  engine: Pick<PaymentEngine, 'startPayment' | 'paymentWorkflowState'> & Pick<FundReturnEngine, 'startFundReturn'> & VaultFundingEngine;
   logger: Logger;
 }
 

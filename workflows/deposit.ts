@@ -95,9 +95,16 @@ export async function depositWorkflow(input: DepositWorkflowInput): Promise<Depo
   async function resolve(request: ResolutionRequest): Promise<void> {
     // Runs before this recorded a hand-made payout as the whole settlement, fees included.
     const manualPayoutSettlesRest = request.action === 'mark-settled' && patched('deposit-manual-payout-pays-fees');
+    const dataHeld = holdsDataErrors && isDataHold(state);
+    // A run that did not see the hold (a new run: continue-as-new, a rerun) reads where it stood from
+    // the books (runs before this ignored retry and fail then).
+    const from =
+      dataHeld && dataHoldFrom === undefined && request.action !== 'mark-settled' && patched('deposit-data-hold-from-books')
+        ? await untilDone.depositDataHoldFrom({ depositId: input.depositId })
+        : dataHoldFrom;
     const resolved = onOperatorResolution(state, toOperatorAction(request), nowIso(), {
       manualPayoutSettlesRest,
-      ...(holdsDataErrors && isDataHold(state) ? { dataHoldFrom } : {}),
+      ...(dataHeld ? { dataHoldFrom: from } : {}),
     });
     if (!resolved) return; // not held: a stray or repeated resolution changes nothing
     await untilDone.recordDepositResolution({

@@ -1,6 +1,7 @@
-import { ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
+import { ApplicationFailure, condition, patched, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { FundReturnActivities } from '../activities/fund-returns';
-import type { FundReturnWorkflowInput, FundReturnWorkflowResult } from './contracts/fund-return';
+import type { ResolutionRequest } from '../src/domain/operator-resolution';
+import { resolveFundReturnSignal, type FundReturnWorkflowInput, type FundReturnWorkflowResult } from './contracts/fund-return';
 import { BOUNDED, UNTIL_DONE } from './retry-profiles';
 import { isSettlementRefusal } from './contracts/settlement';
 
@@ -11,9 +12,26 @@ const bounded = proxyActivities<FundReturnActivities>(BOUNDED);
 /**
  * One refund or incident recovery (workflow id fund-return:<id>): send it through the settlement
  * sender, then follow it to the confirmation depth, where it is confirmed and posted. Refused or out of
- * tries with nothing sent: failed. Reverted or never confirmed: requires_intervention (never resent).
+ * tries with nothing sent: failed. Reverted or never confirmed: requires_intervention (never resent
+ * automatically), until an operator's resolution: retry sends it again, mark-settled records the
+ * payout they made by hand, fail ends it.
  */
 export async function fundReturnWorkflow(input: FundReturnWorkflowInput): Promise<FundReturnWorkflowResult> {
+  // Runs before this ended at requires_intervention; an operator had no way to release the return.
+  const awaitsResolution = patched('fund-return-awaits-resolution');
+  const resolutions: ResolutionRequest[] = [];
+  setHandler(resolveFundReturnSignal, (request) => void resolutions.push(request));
+  let status = await sendAndFollow(input);
+  while (awaitsResolution && status === 'requires_intervention') {
+    await condition(() => resolutions.length > 0);
+    const resolved = await untilDone.resolveFundReturn({ returnId: input.returnId, confirmations: input.confirmations, ...resolutions.shift()! });
+    // retry: pending again, so it is sent again (a live leg re-sent byte for byte, a reverted one signed anew).
+    status = resolved.status === 'pending' ? await sendAndFollow(input) : (resolved.status as FundReturnWorkflowResult['status']);
+  }
+  return { status };
+}
+
+async function sendAndFollow(input: FundReturnWorkflowInput): Promise<FundReturnWorkflowResult['status']> {
   const { returnId } = input;
   try {
     await bounded.sendFundReturn({ returnId });
@@ -21,13 +39,13 @@ export async function fundReturnWorkflow(input: FundReturnWorkflowInput): Promis
     const cause = err instanceof ApplicationFailure ? err : (err as { cause?: unknown }).cause;
     const refusal = cause instanceof ApplicationFailure && isSettlementRefusal(cause.type) ? cause.details?.[0] : undefined;
     const state = await untilDone.failFundReturn({ returnId, reason: typeof refusal === 'string' ? refusal : 'send_failed' });
-    return { status: state.status === 'failed' ? 'failed' : 'requires_intervention' };
+    return state.status === 'failed' ? 'failed' : 'requires_intervention';
   }
   for (let check = 0; check < input.maxChecks; check += 1) {
     const state = await untilDone.checkFundReturn({ returnId, confirmations: input.confirmations });
-    if (state.status === 'confirmed' || state.status === 'requires_intervention' || state.status === 'failed') return { status: state.status };
+    if (state.status === 'confirmed' || state.status === 'requires_intervention' || state.status === 'failed') return state.status;
     await sleep(input.pollSeconds * 1000);
   }
   await untilDone.failFundReturn({ returnId, reason: 'transfer_unconfirmed' });
-  return { status: 'requires_intervention' };
+  return 'requires_intervention';
 }

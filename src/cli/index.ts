@@ -6,8 +6,10 @@ import { registerAlertCommands } from './alerts';
 import { registerLedgerCommands } from './ledger';
 import { registerPaymentCommands } from './payments';
 import { registerDepositCommands } from './deposits';
+import { registerFundReturnCommands } from './returns';
 import { registerWebhookCommands } from './webhooks';
 import { registerSandboxCommands, SANDBOX_USAGE } from './sandbox';
+import { jsonText } from '../domain/json-text';
 import { cliContext, CommandFailed, UsageError, type Command } from './shared';
 
 /**
@@ -49,6 +51,7 @@ export function registerCommand(name: string, command: Command): void {
 registerLedgerCommands(registerCommand);
 registerPaymentCommands(registerCommand);
 registerDepositCommands(registerCommand);
+registerFundReturnCommands(registerCommand);
 registerWebhookCommands(registerCommand);
 registerSandboxCommands(registerCommand);
 registerAlertCommands(registerCommand);
@@ -69,10 +72,10 @@ export async function runCli(argv: string[], io: CliIo = { env: process.env, std
   }
   try {
     const result = await command(argv.slice(2), cliContext(io.env, io.stderr));
-    io.stdout.write(`${JSON.stringify(result)}\n`);
+    io.stdout.write(`${jsonText(result)}\n`);
     return 0;
   } catch (err) {
-    if (err instanceof CommandFailed) io.stdout.write(`${JSON.stringify(err.result)}\n`);
+    if (err instanceof CommandFailed) io.stdout.write(`${jsonText(err.result)}\n`);
     const message = err instanceof Error ? err.message : String(err);
     io.stderr.write(`error: ${message}\n${err instanceof UsageError ? `${USAGE}\n` : ''}`);
     return err instanceof UsageError ? 2 : 1;

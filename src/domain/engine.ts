@@ -59,7 +59,8 @@ export interface PaymentEngine {
   /** Whether the Payment's workflow runs, has closed, or was never started (or is past retention). */
   paymentWorkflowState(paymentId: string): Promise<'running' | 'closed' | 'not_found'>;
   cancelPayment(paymentId: string, request: CancelRequest): Promise<CancelOutcome>;
-  resolvePayment(paymentId: string, request: ResolutionRequest): Promise<void>;
+  /** Hands an operator's resolution to the Payment's workflow, starting it again (from the stored Payment) when it has finished. */
+  resolvePayment(payment: PaymentStart, confirmations: number, request: ResolutionRequest): Promise<void>;
   /**
    * Hands a transfer to the Payment's workflow, starting it again (from the stored Payment) when it
    * has finished or never started: the workflow, not the caller, verifies every transfer it counts.
@@ -119,6 +120,11 @@ export interface VaultFundingEngine {
 export interface FundReturnEngine {
   /** Idempotent: one workflow per return, ever; 'exists' when it was already started. */
   startFundReturn(returnId: string, confirmations: number): Promise<'started' | 'exists'>;
+  /**
+   * Hands an operator's resolution to a held return's workflow; a run that ended held (before runs
+   * waited for one) is started again with it, and takes it from the stored return.
+   */
+  resolveFundReturn(returnId: string, confirmations: number, request: ResolutionRequest): Promise<void>;
 }
 
 export interface DepositEngine {
@@ -149,4 +155,5 @@ export interface WebhookEngine {
  */
 export interface OperatorEngine extends Pick<PaymentEngine, 'resolvePayment'>, Pick<DepositEngine, 'resolveDeposit'>, FundReturnEngine {
   paymentWorkflowId(paymentId: string): string;
+  fundReturnWorkflowId(returnId: string): string;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { withDecimalStrings } from './json-text';
 
 /**
  * The one table from error code to HTTP status. Codes from the spec's Errors section, plus the few
@@ -75,7 +76,8 @@ export class ApiError extends Error {
       error: {
         code: this.code,
         message: this.message,
-        ...(this.details === undefined ? {} : { details: this.details }),
+        // Details may carry amounts: as decimal strings, so the body always serializes.
+        ...(this.details === undefined ? {} : { details: withDecimalStrings(this.details) }),
       },
     };
   }

@@ -7,10 +7,11 @@ import { newId } from './ids';
 import type { ResolutionAction, ResolutionRequest } from './operator-resolution';
 import { resolvePayment } from './payments/payments';
 import { createRecovery, type FundReturnDeps } from './returns/fund-returns';
+import { resolveFundReturn } from './returns/fund-return-resolution';
 import type { TCreateRecovery, TFundReturn } from './returns/fund-return.schemas';
 
 /**
- * The one home of operator actions on Payments and deposits, and of their audit: the console, the
+ * The one home of operator actions on Payments, deposits and fund returns, and of their audit: the console, the
  * CLI and the admin API call these, never resolvePayment/resolveDeposit/createRecovery directly, so
  * every request leaves one operator_actions row (who, when, why, what, the target, the outcome),
  * refusals included. A recovery's row is written in the transaction that creates the recovery; a
@@ -20,7 +21,7 @@ import type { TCreateRecovery, TFundReturn } from './returns/fund-return.schemas
 export const OPERATOR_CHANNELS = ['console', 'cli', 'admin_api'] as const;
 export type OperatorChannel = (typeof OPERATOR_CHANNELS)[number];
 export type OperatorActionName = ResolutionAction | 'recover-incident';
-export type OperatorTarget = { type: 'payment' | 'deposit'; id: string };
+export type OperatorTarget = { type: 'payment' | 'deposit' | 'fund_return'; id: string };
 /** signalled: the workflow was told (it applies the action); created: a recovery was created; refused: the rules said no; failed: an error. */
 export type OperatorOutcome = 'signalled' | 'created' | 'refused' | 'failed';
 
@@ -88,16 +89,16 @@ export interface HoldDeps {
   chains: ChainRegistry;
 }
 
-/** Releases a held Payment or deposit (retry, mark-settled with a tx hash, fail), audited. */
+/** Releases a held Payment, deposit or fund return (retry, mark-settled with a tx hash, fail), audited. */
 export async function resolveHold(
   deps: HoldDeps,
-  engine: Pick<OperatorEngine, 'resolvePayment' | 'resolveDeposit'>,
+  engine: Pick<OperatorEngine, 'resolvePayment' | 'resolveDeposit' | 'resolveFundReturn'>,
   target: OperatorTarget,
   request: ResolutionRequest,
   channel: OperatorChannel,
 ) {
-  // A deposit's settlement hash is stored lowercased (as the chain reader answers it).
-  const req = target.type === 'deposit' && request.txHash ? { ...request, txHash: request.txHash.toLowerCase() } : request;
+  // A deposit's and a return's settlement hash is stored lowercased (as the chain reader answers it).
+  const req = target.type !== 'payment' && request.txHash ? { ...request, txHash: request.txHash.toLowerCase() } : request;
   const entry: AuditEntry = {
     actor: req.actor,
     channel,
@@ -109,7 +110,11 @@ export async function resolveHold(
   return audited(
     deps.prisma,
     entry,
-    async () => (target.type === 'payment' ? resolvePayment(deps, engine, target.id, req) : resolveDeposit(deps, engine, target.id, req)),
+    async () => {
+      if (target.type === 'payment') return resolvePayment(deps, engine, target.id, req);
+      if (target.type === 'deposit') return resolveDeposit(deps, engine, target.id, req);
+      return resolveFundReturn(deps, engine, target.id, req);
+    },
     'signalled',
   );
 }

@@ -4,17 +4,19 @@ import { notFound } from './errors';
 import { listOperatorActions, type OperatorActionView } from './operator-actions';
 
 /**
- * What the operator console reads: the Payments and deposits an operator may have to act on, and
+ * What the operator console reads: the Payments, deposits and fund returns an operator may have to act on, and
  * each one's story (its events, transfers, resolutions, returns and alerts) as one timeline. Reads
  * only; the actions are src/domain/operator-actions.ts.
  */
 const LIST_LIMIT = 200;
 
+export type HeldKind = 'payment' | 'deposit' | 'fund_return';
+
 export interface HeldItem {
-  kind: 'payment' | 'deposit';
+  kind: HeldKind;
   id: string;
   appId: string;
-  /** A Payment's operationalState (its status stays as it was), or a deposit's status. */
+  /** A Payment's operationalState (its status stays as it was), or a deposit's or fund return's status. */
   state: string;
   status: string;
   reasonCode: string | null;
@@ -56,6 +58,7 @@ const amountOf = (atomic: { toFixed(): string }, decimals: number, asset: string
 
 type PaymentRow = Awaited<ReturnType<PrismaClient['payment']['findUniqueOrThrow']>>;
 type DepositRow = Awaited<ReturnType<PrismaClient['deposit']['findUniqueOrThrow']>>;
+type FundReturnRow = Awaited<ReturnType<PrismaClient['fundReturn']['findUniqueOrThrow']>>;
 
 function paymentItem(p: PaymentRow): HeldItem {
   return {
@@ -85,18 +88,39 @@ function depositItem(d: DepositRow): HeldItem {
   };
 }
 
+function fundReturnItem(r: FundReturnRow, p: { decimals: number; assetCode: string }): HeldItem {
+  return {
+    kind: 'fund_return',
+    id: r.id,
+    appId: r.appId,
+    state: r.status,
+    status: r.status,
+    reasonCode: r.failureReason,
+    amount: amountOf(r.amountAtomic, p.decimals, p.assetCode),
+    chainId: r.chainId,
+    since: r.updatedAt.toISOString(),
+  };
+}
+
 /**
- * The console's list: Payments retrying or held (requires_intervention), deposits held (a deposit's
- * retries show only as its attempts), and incidents whose funds are not yet returned. Newest first.
+ * The console's list: Payments retrying or held (requires_intervention), deposits and fund returns
+ * (refunds, incident recoveries) held (their retries show only in their story), and incidents whose
+ * funds are not yet returned. Newest first.
  */
 export async function listHolds(prisma: PrismaClient): Promise<{ items: HeldItem[]; incidents: IncidentItem[] }> {
-  const [payments, deposits, incidents] = await Promise.all([
+  const [payments, deposits, returns, incidents] = await Promise.all([
     prisma.payment.findMany({
       where: { operationalState: { in: ['requires_intervention', 'retrying'] } },
       orderBy: [{ operationalUpdatedAt: 'desc' }, { id: 'asc' }],
       take: LIST_LIMIT,
     }),
     prisma.deposit.findMany({ where: { status: 'requires_intervention' }, orderBy: [{ updatedAt: 'desc' }, { id: 'asc' }], take: LIST_LIMIT }),
+    prisma.fundReturn.findMany({
+      where: { status: 'requires_intervention' },
+      include: { payment: { select: { decimals: true, assetCode: true } } },
+      orderBy: [{ updatedAt: 'desc' }, { id: 'asc' }],
+      take: LIST_LIMIT,
+    }),
     prisma.paymentIncident.findMany({
       where: { status: { not: 'confirmed' } },
       include: { payment: { select: { decimals: true, assetCode: true } } },
@@ -105,7 +129,7 @@ export async function listHolds(prisma: PrismaClient): Promise<{ items: HeldItem
     }),
   ]);
   const transfers = await transfersById(prisma, incidents.flatMap((i) => (i.transferId ? [i.transferId] : [])));
-  const items = [...payments.map(paymentItem), ...deposits.map(depositItem)].sort((a, b) => b.since.localeCompare(a.since));
+  const items = [...payments.map(paymentItem), ...deposits.map(depositItem), ...returns.map((r) => fundReturnItem(r, r.payment))].sort((a, b) => b.since.localeCompare(a.since));
   return {
     items,
     incidents: incidents.map((i) => incidentItem(i, i.payment, transfers.get(i.transferId ?? ''))),
@@ -224,5 +248,42 @@ export async function depositHold(prisma: PrismaClient, depositId: string): Prom
     timeline,
     incidents: [],
     audit: await listOperatorActions(prisma, { target: { type: 'deposit', id: d.id }, limit: 100 }),
+  };
+}
+
+/** A refund's or incident recovery's story: asked for, its legs sent, the operator's actions, alerts. */
+export async function fundReturnHold(prisma: PrismaClient, returnId: string, workflowId: string): Promise<HoldDetail> {
+  const r = await prisma.fundReturn.findUnique({ where: { id: returnId }, include: { payment: true } });
+  if (!r) throw notFound('Fund return');
+  const p = r.payment;
+  const amount = (atomic: { toFixed(): string }) => amountOf(atomic, p.decimals, p.assetCode);
+  const kind = r.kind === 'refund' ? 'refund' : 'incident recovery';
+  const legs = await prisma.settlementLeg.findMany({ where: { sourceType: r.kind, sourceId: r.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  const timeline: TimelineEntry[] = [
+    { at: r.createdAt.toISOString(), what: `${kind} requested`, detail: `by ${r.requestedBy} ${r.actor}${r.reason ? `: ${r.reason}` : ''}`, txHash: null },
+    ...legs.map((l) => ({ at: l.createdAt.toISOString(), what: `leg ${l.leg} ${l.status}`, detail: `${amount(l.amountAtomic)} from ${l.fromAddress} to ${l.toAddress}`, txHash: l.txHash })),
+    ...(await alertsOf(prisma, [r.id])),
+  ].sort(byTime);
+  if (r.confirmedAt) timeline.push({ at: r.confirmedAt.toISOString(), what: `${kind} confirmed`, detail: 'posted to the ledger', txHash: r.transactionHash });
+  return {
+    item: fundReturnItem(r, p),
+    workflowId,
+    facts: [
+      ['Kind', kind],
+      ['Status', r.status],
+      ['Reason', r.failureReason ?? '—'],
+      ['Amount', amount(r.amountAtomic)],
+      ['Payment', r.paymentId],
+      ['Incident', r.incidentId ?? '—'],
+      ['From', r.fromAddress],
+      ['To', r.toAddress],
+      ['Transaction', r.transactionHash ?? '—'],
+      ['App', r.appId],
+      ['Chain', String(r.chainId)],
+      ['Created', r.createdAt.toISOString()],
+    ],
+    timeline,
+    incidents: [],
+    audit: await listOperatorActions(prisma, { target: { type: 'fund_return', id: r.id }, limit: 100 }),
   };
 }

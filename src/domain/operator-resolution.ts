@@ -1,5 +1,5 @@
 /**
- * How an operator releases a requires_intervention hold, for Payments and deposits alike: retry the
+ * How an operator releases a requires_intervention hold, for Payments, deposits and fund returns alike: retry the
  * settlement, record one paid out by hand (mark-settled, with its tx hash), or fail it. Pure: the
  * workflows import this file.
  */
@@ -28,8 +28,8 @@ export function toOperatorAction(request: Pick<ResolutionRequest, 'action' | 'tx
 
 /**
  * Only a held resource can be released. A Payment is held by its operational state (its financial
- * status is preserved), a deposit by its status.
+ * status is preserved), a deposit and a fund return (refund, incident recovery) by their status.
  */
-export function isHeld(resource: { kind: 'payment'; operationalState: string } | { kind: 'deposit'; status: string }): boolean {
+export function isHeld(resource: { kind: 'payment'; operationalState: string } | { kind: 'deposit' | 'fund_return'; status: string }): boolean {
   return resource.kind === 'payment' ? resource.operationalState === 'requires_intervention' : resource.status === 'requires_intervention';
 }

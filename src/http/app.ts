@@ -42,6 +42,7 @@ import type { Custody } from '../custody';
 import type { FundReturnEngine, OperatorEngine, PaymentEngine, VaultFundingEngine, WebhookEngine } from '../domain/engine';
 import { registerOperatorConsole } from './console/console';
 import { registerFundReturnAdminRoutes, registerFundReturnRoutes } from './routes/fund-returns';
+import { registerHoldAdminRoutes } from './routes/holds-admin';
 import { createServiceMetrics } from './metrics';
 import { httpMetrics } from './middleware/http-metrics';
 import { registerMetricsRoutes } from './routes/metrics';
@@ -68,7 +69,7 @@ export interface ApiDeps {
    */
   client?: { engine: Pick<PaymentEngine, 'transferSeen'> & VaultFundingEngine; extraOptions?: readonly PaymentOptionProvider[] };
   /** Sends refunds and incident recoveries (workflows/fund-return.ts). Absent: no refund or recovery routes. */
-  returns?: FundReturnEngine;
+  returns?: Pick<FundReturnEngine, 'startFundReturn'>;
   /**
    * The off-ramp provider and what its verified callbacks update (bank accounts, payouts); it also
    * quotes bank Payments at creation. Absent: no POST /v2/providers/{providerCode}/callbacks, linking
@@ -133,6 +134,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   mountRouter(app, checkout);
   if (deps.returns) registerFundReturnAdminRoutes(app, { config, prisma: db.prisma, custody: deps.custody, chains, engine: deps.returns });
   if (deps.operator) {
+    registerHoldAdminRoutes(app, { config, prisma: db.prisma, chains, engine: deps.operator.engine });
     registerOperatorConsole(app, { config, prisma: db.prisma, serviceSecret: deps.serviceSecret, chains, custody: deps.custody, ...deps.operator });
   }
 

@@ -68,7 +68,7 @@ import {
   type PaymentReconciliationSummary,
 } from '../../workflows/contracts/payment-reconciliation';
 import { DATA_ERROR } from '../../workflows/contracts/failures';
-import { FUND_RETURN_WORKFLOW, fundReturnWorkflowId, type FundReturnWorkflowInput } from '../../workflows/contracts/fund-return';
+import { FUND_RETURN_WORKFLOW, fundReturnWorkflowId, resolveFundReturnSignal, type FundReturnWorkflowInput } from '../../workflows/contracts/fund-return';
 import { VAULT_FUNDING_WORKFLOW, vaultFundingWorkflowId, type VaultFundingWorkflowInput } from '../../workflows/contracts/vault-funding';
 import { chainAdvancedSignal } from '../../workflows/contracts/chain-advanced';
 import type { PaymentSettlementPolicy } from '../../workflows/contracts/payment';
@@ -194,6 +194,7 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
   const { taskQueue } = opts;
   const updateTimeoutMs = opts.updateTimeoutMs ?? DEFAULT_UPDATE_TIMEOUT_MS;
   const handle = (workflowId: string) => client.workflow.getHandle(workflowId);
+  const fundReturnInput = (returnId: string, confirmations: number): FundReturnWorkflowInput => ({ returnId, confirmations, pollSeconds: 1, maxChecks: 600 });
   const paymentInput = (payment: PaymentStart, confirmations: number, o: { resume?: boolean }) => {
     const input = paymentWorkflowInput(payment, confirmations, o);
     const floor = opts.safetyNetFloorSeconds === undefined ? {} : { safetyNetFloorSeconds: opts.safetyNetFloorSeconds };
@@ -243,6 +244,7 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
   return {
     taskQueue,
     paymentWorkflowId,
+    fundReturnWorkflowId,
 
     async ping() {
       await client.connection.workflowService.getSystemInfo({});
@@ -282,8 +284,8 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
       }
     },
 
-    async resolvePayment(paymentId: string, request: ResolutionRequest) {
-      await handle(paymentWorkflowId(paymentId)).signal(resolveSignal, request);
+    async resolvePayment(payment: PaymentStart, confirmations: number, request: ResolutionRequest) {
+      await signalPayment(payment, confirmations, resolveSignal, request);
     },
 
     async transferSeen(payment: PaymentStart, confirmations: number, transfer: TransferSeen) {
@@ -311,9 +313,20 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
     },
 
     async startFundReturn(returnId: string, confirmations: number) {
-      const input: FundReturnWorkflowInput = { returnId, confirmations, pollSeconds: 1, maxChecks: 600 };
       // Never a second run for one return: a failed one is asked for again as a new return.
-      return startOnce(FUND_RETURN_WORKFLOW, fundReturnWorkflowId(returnId), [input], 'REJECT_DUPLICATE');
+      return startOnce(FUND_RETURN_WORKFLOW, fundReturnWorkflowId(returnId), [fundReturnInput(returnId, confirmations)], 'REJECT_DUPLICATE');
+    },
+
+    async resolveFundReturn(returnId: string, confirmations: number, request: ResolutionRequest) {
+      await client.workflow.signalWithStart(FUND_RETURN_WORKFLOW, {
+        taskQueue,
+        workflowId: fundReturnWorkflowId(returnId),
+        args: [fundReturnInput(returnId, confirmations)],
+        // Its send only answers once the return is past pending: a second run can't pay twice.
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        signal: resolveFundReturnSignal,
+        signalArgs: [request],
+      });
     },
 
     async resolveDeposit(deposit: DepositRef, request: ResolutionRequest) {

@@ -21,6 +21,8 @@ import { continueAsNewTypes, historyFacts, patchCallSites, patchMarkers } from '
 const NO_OLD_BRANCH: Record<string, string> = {
   'payment-bank-payout':
     'asked only by a bank Payment, and bank Payments came with this patch: no run recorded before it had a payout',
+  'deposit-data-hold-from-books':
+    'asked only when a run that did not see a data hold (a rerun, a continue-as-new) is resolved; no history recorded before the patch did that (there the resolution changed nothing and recorded no command)',
   'payment-revives-dropped-transfers':
     'asked only when a transfer a reorg dropped is mined again; no history recorded before the patch saw that, and every one recorded since carries the marker',
 };

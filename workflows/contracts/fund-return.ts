@@ -1,3 +1,6 @@
+import { defineSignal } from '@temporalio/workflow';
+import type { ResolutionRequest } from '../../src/domain/operator-resolution';
+
 /** The FundReturnWorkflow's contract: its name, id and input. */
 export const FUND_RETURN_WORKFLOW = 'fundReturnWorkflow';
 
@@ -19,3 +22,6 @@ export interface FundReturnWorkflowInput {
 export interface FundReturnWorkflowResult {
   status: 'confirmed' | 'failed' | 'requires_intervention';
 }
+
+/** An operator's release of a requires_intervention return (retry, mark-settled with its tx hash, fail). */
+export const resolveFundReturnSignal = defineSignal<[ResolutionRequest]>('resolveFundReturn');

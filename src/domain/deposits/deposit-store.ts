@@ -146,3 +146,13 @@ export async function recordDepositResolution(prisma: PrismaClient, input: Resol
     skipDuplicates: true,
   });
 }
+
+/**
+ * Where a deposit held for a data error stood, read from the books: only a deposit that was settling
+ * has its receipt posted (the move to settling posts it, in one transaction). One not yet settling
+ * resumes at confirming (from detected, that is the step that follows anyway).
+ */
+export async function dataHoldFrom(prisma: PrismaClient, depositId: string): Promise<'confirming' | 'settling'> {
+  const receipt = await prisma.ledgerPosting.count({ where: { sourceType: 'deposit', sourceId: depositId, leg: 'receipt' } });
+  return receipt > 0 ? 'settling' : 'confirming';
+}

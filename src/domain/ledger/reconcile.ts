@@ -174,10 +174,10 @@ async function reconcileAddresses(deps: ReconcileDeps, addresses: string[], opts
   for (const chainId of chainIds) heads.set(chainId, await deps.chains.get(chainId).getBlockNumber());
 
   const targetOf = new Map(snap.targets.map((t) => [t.address, t]));
-  const inFlight: InFlightAmount[] = snap.incoming.map((i) => ({
+  const inFlight: InFlightAmount[] = snap.incoming.map(({ amount, ...i }) => ({
     ...i,
     purpose: targetOf.get(i.address)?.purpose ?? 'unknown',
-    amountAtomic: i.amount.toString(),
+    amountAtomic: amount.toString(),
   }));
   const minedLegs = await mapLimit(
     snap.legs.filter((l) => heads.has(l.chainId)),

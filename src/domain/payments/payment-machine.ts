@@ -112,7 +112,12 @@ export const TERMINAL: ReadonlySet<PaymentStatus> = new Set(['succeeded', 'faile
 const OPEN: ReadonlySet<PaymentStatus> = new Set(['requires_payment_method', 'processing']);
 
 export function isTerminal(s: PaymentState): boolean {
-  return TERMINAL.has(s.status);
+  return isFinalStatus(s.status);
+}
+
+/** Whether a Payment of this status is final (a stored row's status, too). */
+export function isFinalStatus(status: string): boolean {
+  return TERMINAL.has(status as PaymentStatus);
 }
 
 export function isOpen(s: PaymentState): boolean {

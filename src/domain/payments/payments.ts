@@ -6,6 +6,7 @@ import type { PaymentEngine } from '../engine';
 import { isHeld, type ResolutionRequest } from '../operator-resolution';
 import type { ChainRegistry } from '../../chain/registry';
 import { requirePayout } from '../settlement/manual-payout';
+import { isFinalStatus } from './payment-machine';
 import { expectedPaymentPayout } from './payment-settlement';
 import type { TCancelPayment, TListPaymentsQuery, TPaymentList } from './payment.schemas';
 import { PAYMENT_VIEW_INCLUDE, toNextAction, toPaymentView, type PaymentRow } from './payment-view';
@@ -94,10 +95,19 @@ export async function resolvePayment(
   if (!isHeld({ kind: 'payment', operationalState: payment.operationalState })) {
     throw new ApiError('conflict', `Payment ${paymentId} is not held (operationalState ${payment.operationalState})`);
   }
-  if (request.action === 'mark-settled') {
-    const expected = expectedPaymentPayout(payment, deps.chains.network(payment.chainId).confirmations);
-    await requirePayout(deps, { type: 'payment', id: paymentId }, request.txHash ?? '', expected);
+  if (isFinalStatus(payment.status) && request.action !== 'retry') {
+    // Failing or settling it again would rewrite a final status (a succeeded Payment called failed).
+    throw new ApiError(
+      'conflict',
+      `Payment ${paymentId} is already ${payment.status} (final): ${request.action} would change a final status; retry releases the hold and resumes what was held`,
+      { reasonCode: 'payment_final', status: payment.status },
+    );
   }
-  await engine.resolvePayment(paymentId, request);
+  const confirmations = deps.chains.network(payment.chainId).confirmations;
+  if (request.action === 'mark-settled') {
+    await requirePayout(deps, { type: 'payment', id: paymentId }, request.txHash ?? '', expectedPaymentPayout(payment, confirmations));
+  }
+  // A final Payment's run may have ended with the hold: the resolution then starts it again from the stored Payment.
+  await engine.resolvePayment(payment, confirmations, request);
   return { paymentId, action: request.action, signalled: true };
 }

@@ -9,14 +9,14 @@ import { afterCheck, incidentStatusFor, refundConfirmedEvent, type ReturnStatus 
 import { fundReturnPosting } from './fund-return-postings';
 import { writeRefundEvent, type FundReturnRow } from './fund-returns';
 
-const sourceOf = (r: Pick<FundReturnRow, 'id' | 'kind'>): SettlementSource => ({ type: r.kind === 'refund' ? 'refund' : 'incident_recovery', id: r.id });
+export const sourceOf = (r: Pick<FundReturnRow, 'id' | 'kind'>): SettlementSource => ({ type: r.kind === 'refund' ? 'refund' : 'incident_recovery', id: r.id });
 
 /** What a workflow needs to know of a return after each step. */
 export interface ReturnState {
   status: ReturnStatus;
 }
 
-async function load(prisma: PrismaClient, id: string) {
+export async function load(prisma: PrismaClient, id: string) {
   const r = await prisma.fundReturn.findUniqueOrThrow({ where: { id } });
   const payment = await prisma.payment.findUniqueOrThrow({ where: { id: r.paymentId } });
   return { r, payment };
@@ -33,7 +33,7 @@ async function payerOf(prisma: PrismaClient, r: FundReturnRow, escrowIndex: numb
  * One status change, conditional on the statusVersion it read, with what goes with it in the same
  * transaction: the incident's status (a recovery), the posting and the refund event (a confirmation).
  */
-async function move(prisma: PrismaClient, r: FundReturnRow, data: Prisma.FundReturnUpdateManyMutationInput & { status?: ReturnStatus }, also?: (tx: Prisma.TransactionClient) => Promise<void>): Promise<ReturnState> {
+export async function move(prisma: PrismaClient, r: FundReturnRow, data: Prisma.FundReturnUpdateManyMutationInput & { status?: ReturnStatus }, also?: (tx: Prisma.TransactionClient) => Promise<void>): Promise<ReturnState> {
   return prisma.$transaction(async (tx) => {
     // A refund stops reserving its vault's money under the vault's lock (see createRefund).
     if (r.kind === 'refund' && r.vaultId && data.status === 'confirmed') await lockVault(tx, r.vaultId);
@@ -76,8 +76,22 @@ export async function checkFundReturn(deps: { prisma: PrismaClient; chains: Pick
   const next = afterCheck(await checkSettlement(deps, sourceOf(r), confirmations));
   if (next === null) return { status: 'broadcast' };
   if (next !== 'confirmed') return move(deps.prisma, r, { status: next, failureReason: 'transfer_reverted' });
+  return confirmFundReturn(deps.prisma, r, payment, {});
+}
+
+/**
+ * The return's money reached its destination (its leg, or an operator's payout: then its hash): it is
+ * confirmed and posted, and a refund emits payment.partially_refunded or payment.refunded, in one
+ * transaction.
+ */
+export async function confirmFundReturn(
+  prisma: PrismaClient,
+  r: FundReturnRow,
+  payment: Awaited<ReturnType<typeof load>>['payment'],
+  also: { transactionHash?: string },
+): Promise<ReturnState> {
   const amount = BigInt(r.amountAtomic.toFixed());
-  return move(deps.prisma, r, { status: 'confirmed', confirmedAt: new Date() }, async (tx) => {
+  return move(prisma, r, { status: 'confirmed', confirmedAt: new Date(), ...also }, async (tx) => {
     const asset = { chainId: payment.chainId, tokenAddress: payment.tokenAddress, symbol: payment.assetCode, decimals: payment.decimals };
     await postToLedger(tx, fundReturnPosting({ id: r.id, kind: r.kind as 'refund' | 'incident_recovery', appId: r.appId, paymentId: r.paymentId, recipientAccountId: payment.recipientAccountId, vaultId: r.vaultId, amountAtomic: amount, asset }));
     if (r.kind !== 'refund') return;

@@ -15,7 +15,7 @@ import type { FundReturnEngine } from '../engine';
 export interface FundReturnWorkflowDeps {
   prisma: PrismaClient;
   chains: Pick<ChainRegistry, 'network'>;
-  engine: FundReturnEngine;
+  engine: Pick<FundReturnEngine, 'startFundReturn'>;
   logger: Pick<Logger, 'warn'>;
 }
 

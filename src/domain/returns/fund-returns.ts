@@ -26,7 +26,7 @@ export interface FundReturnDeps {
   prisma: PrismaClient;
   custody: Pick<Custody, 'deriveAddress'>;
   chains: Pick<ChainRegistry, 'get' | 'network'>;
-  engine: FundReturnEngine;
+  engine: Pick<FundReturnEngine, 'startFundReturn'>;
 }
 
 /** Who asked: a partner (its app) or an operator (CLI, admin API), with the actor recorded. */

@@ -1,4 +1,4 @@
-import type { HeldItem, HoldDetail, IncidentItem, TimelineEntry } from '../../domain/operator-holds';
+import type { HeldItem, HeldKind, HoldDetail, IncidentItem, TimelineEntry } from '../../domain/operator-holds';
 import type { OperatorActionView } from '../../domain/operator-actions';
 import { Html, html, renderHtml } from '../html';
 
@@ -47,7 +47,9 @@ ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
 </form>`;
 }
 
-const itemHref = (i: { kind: 'payment' | 'deposit'; id: string }) => `/console/${i.kind === 'payment' ? 'payments' : 'deposits'}/${encodeURIComponent(i.id)}`;
+const PATHS: Record<HeldKind, string> = { payment: 'payments', deposit: 'deposits', fund_return: 'fund-returns' };
+const TITLES: Record<HeldKind, string> = { payment: 'Payment', deposit: 'Deposit', fund_return: 'Fund return' };
+export const itemHref = (i: { kind: HeldKind; id: string }) => `/console/${PATHS[i.kind]}/${encodeURIComponent(i.id)}`;
 
 function txCell(links: Links, chainId: number, txHash: string | null): Html | string {
   return txHash ? html`<a class="mono" href="${links.tx(chainId, txHash)}">${txHash.slice(0, 10)}…${txHash.slice(-6)}</a>` : '—';
@@ -61,7 +63,7 @@ function workflowCell(links: Links, workflowId: string | null): Html | string {
 
 export function listPage(data: { items: HeldItem[]; incidents: IncidentItem[]; workflowIds: Map<string, string> }, links: Links): Html {
   return html`<h1>Holds</h1>
-<section aria-labelledby="held"><h2 id="held">Payments and deposits needing attention (${data.items.length})</h2>
+<section aria-labelledby="held"><h2 id="held">Payments, deposits and fund returns needing attention (${data.items.length})</h2>
 ${data.items.length === 0
     ? html`<p>Nothing is retrying or waiting for an operator.</p>`
     : html`<table><thead><tr><th scope="col">Item</th><th scope="col">State</th><th scope="col">Reason</th><th scope="col">Amount</th><th scope="col">Status</th><th scope="col">Since</th><th scope="col">Workflow</th></tr></thead><tbody>
@@ -101,7 +103,7 @@ ${extra}
 <button type="submit">${title}</button>
 </form>`;
   return html`<div class="actions">
-${form('retry', 'Retry settlement', 'Settle again with a fresh retry budget.', '')}
+${form('retry', d.item.kind === 'fund_return' ? 'Retry the return' : 'Retry settlement', d.item.kind === 'fund_return' ? 'Send it again: a leg that may still be mined is re-sent as it was, a reverted one is signed anew.' : 'Settle again with a fresh retry budget.', '')}
 ${form('mark-settled', 'Mark settled', 'Record a payout made by hand: the transaction is checked on the chain first.', html`<label for="tx-mark-settled">Payout transaction hash</label>
 <input id="tx-mark-settled" name="txHash" type="text" required pattern="0x[0-9a-fA-F]{64}" class="mono" autocomplete="off">`)}
 ${form('fail', 'Fail', 'Give up: the item fails with this reason (shown to the partner).', '')}
@@ -126,12 +128,12 @@ export function detailPage(d: HoldDetail, links: Links, csrf: string, flash: { n
   const held = d.item.state === 'requires_intervention';
   const open = d.incidents.some((i) => i.status !== 'confirmed');
   return html`<p><a href="/console">← Holds</a></p>
-<h1>${d.item.kind === 'payment' ? 'Payment' : 'Deposit'} <span class="mono">${d.item.id}</span></h1>
+<h1>${TITLES[d.item.kind]} <span class="mono">${d.item.id}</span></h1>
 ${flash.notice ? html`<p class="notice" role="status">${flash.notice}</p>` : ''}
 ${flash.error ? html`<p class="error" role="alert">${flash.error}</p>` : ''}
 <dl class="facts">${d.facts.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}<dt>Workflow</dt><dd>${workflowCell(links, d.workflowId)}</dd></dl>
 <section aria-labelledby="h-actions"><h2 id="h-actions">Actions</h2>
-${held ? resolveForms(d, csrf) : html`<p>${d.item.kind === 'payment' ? 'The Payment' : 'The deposit'} is not held (${d.item.state}): retry, mark settled and fail need requires_intervention.</p>`}
+${held ? resolveForms(d, csrf) : html`<p>${d.item.kind === 'payment' ? 'The Payment' : `The ${TITLES[d.item.kind].toLowerCase()}`} is not held (${d.item.state}): retry, mark settled and fail need requires_intervention.</p>`}
 ${open ? recoverForm(d, csrf) : ''}
 </section>
 ${d.incidents.length ? html`<section aria-labelledby="h-incidents"><h2 id="h-incidents">Incidents</h2>${incidentTable(d.incidents, links, false, d.item.chainId)}</section>` : ''}

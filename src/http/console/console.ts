@@ -10,13 +10,13 @@ import type { Custody } from '../../custody';
 import type { OperatorEngine } from '../../domain/engine';
 import { ApiError, notFound } from '../../domain/errors';
 import { listOperatorActions, recoverIncident, resolveHold, type OperatorTarget } from '../../domain/operator-actions';
-import { depositHold, listHolds, paymentHold } from '../../domain/operator-holds';
-import { ZPaymentId } from '../../domain/payments/payment.schemas';
+import { depositHold, fundReturnHold, listHolds, paymentHold } from '../../domain/operator-holds';
+import { ZHeldId } from '../../domain/operator-actions.schemas';
 import { parseInput, zInt4Param } from '../../domain/validation';
 import type { ApiContext, ApiState } from '../context';
 import { sessionKeeper, type ConsoleSession } from './console-session';
 import { ZConsoleCsrfOnly, ZConsoleLogin, ZConsoleRecover, ZConsoleResolve } from './console.schemas';
-import { auditTable, CONSOLE_CSS, detailPage, html, listPage, loginPage, messagePage, page, receiptPage, type Html, type Links } from './console-views';
+import { auditTable, CONSOLE_CSS, detailPage, html, itemHref, listPage, loginPage, messagePage, page, receiptPage, type Html, type Links } from './console-views';
 
 /**
  * The operator console (docs/decisions.md "Operator console"): server-rendered pages under /console
@@ -25,11 +25,12 @@ import { auditTable, CONSOLE_CSS, detailPage, html, listPage, loginPage, message
  * the admin token; absent (404) without one, like the admin API.
  *
  *   GET  /console/login, POST /console/login, POST /console/logout
- *   GET  /console                                   Payments and deposits held or retrying, open incidents
+ *   GET  /console                                   Payments, deposits and fund returns held or retrying, open incidents
  *   GET  /console/payments/{paymentId}              facts, timeline, incidents, audit, action forms
  *   POST /console/payments/{paymentId}/resolve      retry | mark-settled (txHash) | fail, with a reason
  *   POST /console/payments/{paymentId}/incident-recoveries   incidentId, destinationAddress?, reason
  *   GET  /console/deposits/{depositId}, POST /console/deposits/{depositId}/resolve
+ *   GET  /console/fund-returns/{returnId}, POST /console/fund-returns/{returnId}/resolve   (refunds, incident recoveries)
  *   GET  /console/actions                           the audit, newest first
  *   GET  /console/chains/{chainId}/transactions/{txHash}   a receipt read from the chain's RPC
  */
@@ -53,7 +54,6 @@ const SECURITY_HEADERS = {
   'X-Frame-Options': 'DENY',
 };
 const FORM_BYTES = 16 * 1024;
-const ZDepositId = z.string().regex(/^deposit_[A-Za-z0-9]+$/, 'a deposit id (deposit_...)').max(64);
 const ZTxPath = z.object({ chainId: zInt4Param({ min: 1 }), txHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a transaction hash') });
 
 type State = ApiState & { session?: ConsoleSession };
@@ -170,6 +170,7 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
     const data = await listHolds(deps.prisma);
     const workflowIds = new Map<string, string>();
     for (const i of data.items) if (i.kind === 'payment') workflowIds.set(i.id, deps.engine.paymentWorkflowId(i.id));
+    for (const i of data.items) if (i.kind === 'fund_return') workflowIds.set(i.id, deps.engine.fundReturnWorkflowId(i.id));
     const deposits = await deps.prisma.deposit.findMany({ where: { id: { in: data.items.filter((i) => i.kind === 'deposit').map((i) => i.id) } }, select: { id: true, workflowId: true } });
     for (const d of deposits) workflowIds.set(d.id, d.workflowId);
     send(ctx, 200, 'Holds', listPage({ ...data, workflowIds }, links));
@@ -180,12 +181,16 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
   });
 
   const detail = async (ctx: Ctx, target: OperatorTarget, flash: { notice?: string; error?: string } = {}, status = 200) => {
-    const d = target.type === 'payment' ? await paymentHold(deps.prisma, target.id, deps.engine.paymentWorkflowId(target.id)) : await depositHold(deps.prisma, target.id);
+    const d =
+      target.type === 'payment'
+        ? await paymentHold(deps.prisma, target.id, deps.engine.paymentWorkflowId(target.id))
+        : target.type === 'deposit'
+          ? await depositHold(deps.prisma, target.id)
+          : await fundReturnHold(deps.prisma, target.id, deps.engine.fundReturnWorkflowId(target.id));
     send(ctx, status, `${target.type} ${target.id}`, detailPage(d, links, ctx.state.session!.csrf, flash));
   };
   const targetOf = (ctx: Ctx, type: OperatorTarget['type']): OperatorTarget => {
-    const id = type === 'payment' ? parseInput(z.object({ id: ZPaymentId }), ctx.params, 'path').id : parseInput(z.object({ id: ZDepositId }), ctx.params, 'path').id;
-    return { type, id };
+    return { type, id: parseInput(z.object({ id: ZHeldId[type] }), ctx.params, 'path').id };
   };
   const notices: Record<string, string> = {
     retry: 'Retry sent to the workflow: it settles again with a fresh budget.',
@@ -202,11 +207,11 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
       return detail(ctx, target, { error: firstProblem(err) }, err.status);
     }
     ctx.status = 303;
-    ctx.redirect(`/console/${target.type === 'payment' ? 'payments' : 'deposits'}/${encodeURIComponent(target.id)}?done=${encodeURIComponent(what)}`);
+    ctx.redirect(`${itemHref({ kind: target.type, id: target.id })}?done=${encodeURIComponent(what)}`);
   };
 
-  for (const type of ['payment', 'deposit'] as const) {
-    const base = type === 'payment' ? '/payments/:id' : '/deposits/:id';
+  for (const type of ['payment', 'deposit', 'fund_return'] as const) {
+    const base = { payment: '/payments/:id', deposit: '/deposits/:id', fund_return: '/fund-returns/:id' }[type];
     router.get(base, signedIn, async (ctx) => {
       const done = typeof ctx.query.done === 'string' ? notices[ctx.query.done] : undefined;
       await detail(ctx, targetOf(ctx, type), done ? { notice: done } : {});

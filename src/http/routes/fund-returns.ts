@@ -24,7 +24,7 @@ export interface FundReturnRouteDeps {
   idempotency: IdempotencyRecords;
   custody: Custody;
   chains: ChainRegistry;
-  engine: FundReturnEngine;
+  engine: Pick<FundReturnEngine, 'startFundReturn'>;
 }
 
 const ZPaymentPath = z.object({ paymentId: ZPaymentId });

@@ -26,7 +26,7 @@ export async function startAdminApi(opts: { allowPrivate: boolean; token?: strin
     // No Temporal client by default: the admin API's best-effort kick of the dispatcher stays out of
     // the tests, which drive dispatch themselves (dispatchWebhooksNow). withEngine: every route
     // (the Payment and client routes need the engine), for tests of the whole surface.
-    ...(opts.withEngine ? { engine: h.engine, temporalHealth: () => h.engine.ping(), chains: h.chain.chains, client: { engine: h.engine }, returns: h.engine } : {}),
+    ...(opts.withEngine ? { engine: h.engine, temporalHealth: () => h.engine.ping(), chains: h.chain.chains, client: { engine: h.engine }, returns: h.engine, operator: { engine: h.engine } } : {}),
   }));
   const server: Server = await new Promise((resolve) => {
     const s = api.listen(0, '127.0.0.1', () => resolve(s));
