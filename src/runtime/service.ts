@@ -21,6 +21,8 @@ import { createChainServices, fundSandboxTreasury, type ChainServices } from './
 import { Lifecycle } from './lifecycle';
 import { startWebhookKicks } from './webhook-kicks';
 import { deriveKey } from '../domain/secrets';
+import { appCredentialCache } from '../domain/apps';
+import { followCredentialChanges } from './credential-changes';
 import { HttpOfframpProvider } from '../offramp/http-provider';
 import type { OfframpProvider, Payout } from '../offramp/offramp-provider';
 import { onPayoutUpdated } from '../domain/payments/payment-payouts';
@@ -192,12 +194,18 @@ export async function startService(opts: {
     let apiUrl: string | undefined;
     if (roles.includes('api')) {
       const apiDb = database.pool('api');
+      // Credentials are cached per process; a rotation or revocation reaches it through a NOTIFY.
+      const credentials = appCredentialCache(apiDb.prisma, (config.auth?.cacheSeconds ?? 0) * 1000);
+      const credentialChanges = followCredentialChanges({ url: database.url, cache: credentials, logger });
+      lifecycle.add('credential changes', () => credentialChanges.stop());
+      await credentialChanges.ready;
       const api = createApi({
         config,
         environments,
         db: apiDb,
         logger,
         serviceSecret,
+        credentials,
         engine,
         custody: chain.custody,
         chains: chain.chains,

@@ -77,7 +77,7 @@ export async function revokeClientTokens(prisma: PrismaClient, app: Authenticate
 /**
  * The principal of a client token, or null for any token that is not one we issued and still honour:
  * bad signature or algorithm, expired, other audience or issuer, unknown claims, an app, environment
- * or account that no longer match, or a generation a revoke has passed.
+ * or account that no longer match, a revoked app, or a generation a revoke has passed.
  */
 export async function verifyClientToken(prisma: PrismaClient, key: Uint8Array, token: string): Promise<ClientPrincipal | null> {
   // base64url lets several strings decode to one signature (the last character's spare bits): only
@@ -95,7 +95,7 @@ export async function verifyClientToken(prisma: PrismaClient, key: Uint8Array, t
   if (!claims.success) return null;
   const { sub, app: appId, env, gen, jti } = claims.data;
   const account = await prisma.account.findFirst({ where: { id: sub, appId }, include: { app: true } });
-  if (!account || account.status !== 'active' || account.app.environment !== env) return null;
+  if (!account || account.status !== 'active' || account.app.environment !== env || account.app.revokedAt) return null;
   if ((await generationOf(prisma, account.id)) !== gen) return null;
   const { app } = account;
   return {
