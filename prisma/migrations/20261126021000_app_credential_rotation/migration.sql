@@ -6,10 +6,9 @@ CREATE TABLE "app_secrets" (
     "app_id" TEXT NOT NULL,
     "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "expires_at" TIMESTAMPTZ(3),
-    CONSTRAINT "app_secrets_pkey" PRIMARY KEY ("secret_hash"),
+    CONSTRAINT "app_secrets_pkey" PRIMARY KEY ("app_id", "secret_hash"),
     CONSTRAINT "app_secrets_app_id_fkey" FOREIGN KEY ("app_id") REFERENCES "apps"("id") ON DELETE CASCADE ON UPDATE CASCADE
 );
-CREATE INDEX "app_secrets_app_id_idx" ON "app_secrets"("app_id");
 INSERT INTO "app_secrets" ("secret_hash", "app_id", "created_at") SELECT "secret_hash", "id", "created_at" FROM "apps";
 ALTER TABLE "apps" DROP COLUMN "secret_hash";
 ALTER TABLE "apps" ADD COLUMN "revoked_at" TIMESTAMPTZ(3);

@@ -83,6 +83,7 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
   const token = deps.config.admin.apiToken;
   if (!token) return;
   const sessions = sessionKeeper({
+    prisma: deps.prisma,
     adminToken: token,
     serviceSecret: deps.serviceSecret,
     sessionSeconds: deps.config.admin.consoleSessionSeconds ?? 3600,
@@ -118,7 +119,7 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
   });
 
   const signedIn = async (ctx: Ctx, next: () => Promise<unknown>) => {
-    const session = sessions.current(ctx);
+    const session = await sessions.current(ctx);
     if (!session) {
       if (ctx.method === 'GET') return ctx.redirect('/console/login');
       throw new ApiError('unauthorized', 'Sign in first: your session has ended.');
@@ -139,8 +140,8 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
     ctx.body = CONSOLE_CSS;
   });
 
-  router.get('/login', (ctx) => {
-    if (sessions.current(ctx)) return ctx.redirect('/console');
+  router.get('/login', async (ctx) => {
+    if (await sessions.current(ctx)) return ctx.redirect('/console');
     send(ctx, 200, 'Sign in', loginPage(sessions.loginCsrf(ctx), null));
   });
 
@@ -154,14 +155,14 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
       ctx.state.log.warn({ who: parsed.data.who }, 'operator console sign-in refused');
       return refuse(401, 'That admin token is not right.');
     }
-    sessions.start(ctx, parsed.data.who);
+    await sessions.start(ctx, parsed.data.who);
     ctx.status = 303;
     ctx.redirect('/console');
   });
 
   router.post('/logout', signedIn, async (ctx) => {
     await form(ctx, ZConsoleCsrfOnly);
-    sessions.end(ctx);
+    await sessions.end(ctx, ctx.state.session!);
     ctx.status = 303;
     ctx.redirect('/console/login');
   });
