@@ -7,6 +7,7 @@ import { parseInput } from '../domain/validation';
 import type { CliContext } from './shared';
 import { openDatabase } from '../runtime/database';
 import { registerAlertCommands } from './alerts';
+import { registerKeyCommands } from './keys';
 import { registerLedgerCommands } from './ledger';
 import { registerPaymentCommands } from './payments';
 import { registerDepositCommands } from './deposits';
@@ -26,6 +27,7 @@ const USAGE = `usage:
   npm run cli -- apps create --environment sandbox|production --name <name> [--scopes ${SCOPES.join(',')}]
   npm run cli -- ${ROTATE_USAGE}
   npm run cli -- ${REVOKE_USAGE}
+  npm run cli -- keys reseal
 ${SANDBOX_USAGE}`;
 
 const commands: Record<string, Command> = {
@@ -98,6 +100,7 @@ registerDepositCommands(registerCommand);
 registerWebhookCommands(registerCommand);
 registerSandboxCommands(registerCommand);
 registerAlertCommands(registerCommand);
+registerKeyCommands(registerCommand);
 
 export interface CliIo {
   env: NodeJS.ProcessEnv;

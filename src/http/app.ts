@@ -46,13 +46,14 @@ import { registerFundReturnAdminRoutes, registerFundReturnRoutes } from './route
 import { createServiceMetrics } from './metrics';
 import { httpMetrics } from './middleware/http-metrics';
 import { registerMetricsRoutes } from './routes/metrics';
+import type { ServiceSecret } from '../domain/service-keys';
 
 export interface ApiDeps {
   config: ServiceConfig;
   environments: TEnvironments;
   db: Database;
   logger: Logger;
-  serviceSecret: string;
+  serviceSecret: ServiceSecret;
   /**
    * The process's credential cache, kept honest by the app_credentials NOTIFY
    * (src/runtime/credential-changes.ts). Absent: every request reads the app from PostgreSQL.

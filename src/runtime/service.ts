@@ -4,7 +4,7 @@ import type { ServiceConfig } from '../config';
 import { loadEnvironments, withRpcUrl, type TEnvironments } from '../config/environments';
 import type { Logger } from '../logger';
 import { openDatabase, type OpenedDatabase } from './database';
-import { resolveServiceSecret } from './service-secret';
+import { resolveServiceKeys } from './service-secret';
 import { dataDir } from '../embedded/paths';
 import { startTemporalDevServer } from '../embedded/temporal-dev-server';
 import { startAnvil } from '../embedded/anvil';
@@ -116,12 +116,12 @@ export async function startService(opts: {
       rpcUrl = anvil.rpcUrl;
     }
 
-    const serviceSecret = resolveServiceSecret(config.serviceSecret, data);
+    const serviceSecret = resolveServiceKeys(config, data);
     // The off-ramp provider: an outside one (OFFRAMP_PROVIDER_URL), or the sandbox provider in its
     // own process on the sandbox chain, its callbacks sent to this service's API.
     let offramp: OfframpProvider | undefined;
     let sandboxProviderUrl: string | undefined;
-    const callbackSecret = config.offramp.callbackSecret ?? Buffer.from(deriveKey(serviceSecret, 'offramp-callback-secret')).toString('hex');
+    const callbackSecret = config.offramp.callbackSecret ?? Buffer.from(deriveKey(serviceSecret.current, 'offramp-callback-secret')).toString('hex');
     if (config.offramp.providerUrl) {
       offramp = new HttpOfframpProvider({ baseUrl: config.offramp.providerUrl, callbackSecret, timeoutMs: config.offramp.timeoutMs });
     } else if (rpcUrl && sandbox) {

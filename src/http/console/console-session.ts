@@ -5,6 +5,7 @@ import { consoleSessionStore } from '../../domain/console-sessions';
 import { openSealedText, sealText } from '../../domain/sealed-text';
 import { safeEqual } from '../../domain/secrets';
 import { adminTokenMatcher } from '../middleware/admin-auth';
+import type { ServiceSecret } from '../../domain/service-keys';
 
 /**
  * The operator console's session: who logged in (the name they gave), until when, and the CSRF token
@@ -41,7 +42,7 @@ export interface SessionKeeper {
   loginCsrfMatches(ctx: Ctx, presented: string): boolean;
 }
 
-export function sessionKeeper(opts: { prisma: PrismaClient; adminToken: string; serviceSecret: string; sessionSeconds: number; secureCookies: boolean }): SessionKeeper {
+export function sessionKeeper(opts: { prisma: PrismaClient; adminToken: string; serviceSecret: ServiceSecret; sessionSeconds: number; secureCookies: boolean }): SessionKeeper {
   const store = consoleSessionStore(opts.prisma, opts.adminToken);
   const cookie = (ctx: Ctx, name: string, value: string | null, maxAgeSeconds: number) => {
     // Behind a TLS-terminating proxy (PUBLIC_BASE_URL https) the cookie is Secure although this hop is http.

@@ -17,6 +17,7 @@ import type { ApiContext, ApiState } from '../context';
 import { sessionKeeper, type ConsoleSession } from './console-session';
 import { ZConsoleCsrfOnly, ZConsoleLogin, ZConsoleRecover, ZConsoleResolve } from './console.schemas';
 import { auditTable, CONSOLE_CSS, detailPage, html, listPage, loginPage, messagePage, page, receiptPage, type Html, type Links } from './console-views';
+import type { ServiceSecret } from '../../domain/service-keys';
 
 /**
  * The operator console (docs/decisions.md "Operator console"): server-rendered pages under /console
@@ -36,7 +37,7 @@ import { auditTable, CONSOLE_CSS, detailPage, html, listPage, loginPage, message
 export interface ConsoleDeps {
   config: ServiceConfig;
   prisma: PrismaClient;
-  serviceSecret: string;
+  serviceSecret: ServiceSecret;
   chains: ChainRegistry;
   custody: Pick<Custody, 'deriveAddress'>;
   engine: OperatorEngine;
