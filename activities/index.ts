@@ -14,6 +14,7 @@ import { createReconciliationActivities } from './reconciliation';
 import { createWebhookActivities } from './webhooks';
 import { createVaultActivities } from './vaults';
 import { createFundReturnActivities } from './fund-returns';
+import type { ServiceSecret } from '../src/domain/service-keys';
 
 export interface ActivityDeps {
   db: Database;
@@ -31,7 +32,7 @@ export interface ActivityDeps {
     FundReturnEngine &
     ChainAdvanceEngine;
   treasury: TreasuryPolicy;
-  serviceSecret: string;
+  serviceSecret: ServiceSecret;
   /** The off-ramp provider (bank payouts); absent: bank Payments' payout calls retry until one is. */
   offramp?: OfframpProvider;
   /** Webhook destination policy (config.webhooks); absent means private destinations are refused. */

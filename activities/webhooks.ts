@@ -7,12 +7,13 @@ import { claimEventsIntoDeliveries, markDeliveriesStarted, queuedDeliveries } fr
 import { SigningSecretUnreadableError } from '../src/domain/webhooks/signing-secrets';
 import type { WebhookEngine } from '../src/domain/engine';
 import { WEBHOOK_FAILURES, type DispatchPass } from '../workflows/contracts/webhooks';
+import type { ServiceSecret } from '../src/domain/service-keys';
 
 export interface WebhookActivityDeps {
   prisma: PrismaClient;
   logger: Logger;
   /** Decrypts endpoint signing secrets; the same SERVICE_SECRET the API encrypted them with. */
-  serviceSecret: string;
+  serviceSecret: ServiceSecret;
   /** Re-checked at every attempt (DNS rebinding). Absent means the spec's default: private refused. */
   destinations?: DestinationPolicy;
   /** Starts delivery workflows. */

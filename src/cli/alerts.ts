@@ -3,7 +3,7 @@ import { listAlerts } from '../domain/alerts';
 import { createCursorCodec } from '../domain/pagination';
 import { dataDir } from '../embedded/paths';
 import { openDatabase } from '../runtime/database';
-import { resolveServiceSecret } from '../runtime/service-secret';
+import { resolveServiceKeys } from '../runtime/service-secret';
 
 import type { Register } from './shared';
 
@@ -20,7 +20,7 @@ export function registerAlertCommands(register: Register): void {
       strict: true,
     });
     const config = ctx.config();
-    const cursors = createCursorCodec(resolveServiceSecret(config.serviceSecret, dataDir(ctx.env)));
+    const cursors = createCursorCodec(resolveServiceKeys(config, dataDir(ctx.env)));
     const opened = await openDatabase(config);
     try {
       return await listAlerts(opened.db.prisma, cursors, {

@@ -1,8 +1,13 @@
 import { parseArgs } from 'node:util';
 import { loadEnvironments } from '../config/environments';
 import { createApp, SCOPES, type Scope } from '../domain/apps';
+import { ZAppIdInput } from '../domain/app-credentials';
+import { revokeAppCredential, rotateAppCredential } from '../domain/operator-actions';
+import { parseInput } from '../domain/validation';
+import type { CliContext } from './shared';
 import { openDatabase } from '../runtime/database';
 import { registerAlertCommands } from './alerts';
+import { registerKeyCommands } from './keys';
 import { registerLedgerCommands } from './ledger';
 import { registerPaymentCommands } from './payments';
 import { registerDepositCommands } from './deposits';
@@ -15,9 +20,16 @@ import { cliContext, CommandFailed, UsageError, type Command } from './shared';
 /**
  * Operator CLI. Each command prints exactly one JSON object on stdout; diagnostics go to stderr.
  *   apps create --environment sandbox|production --name <name> [--scopes v2:accounts,...]
+ *   apps rotate-secret <appId> --actor <who> [--overlap-seconds <n>] [--reason <text>]
+ *   apps revoke <appId> --actor <who> [--reason <text>]
  */
+const ROTATE_USAGE = 'apps rotate-secret <appId> --actor <who> [--overlap-seconds <n>] [--reason <text>]';
+const REVOKE_USAGE = 'apps revoke <appId> --actor <who> [--reason <text>]';
 const USAGE = `usage:
   npm run cli -- apps create --environment sandbox|production --name <name> [--scopes ${SCOPES.join(',')}]
+  npm run cli -- ${ROTATE_USAGE}
+  npm run cli -- ${REVOKE_USAGE}
+  npm run cli -- keys reseal
 ${SANDBOX_USAGE}`;
 
 const commands: Record<string, Command> = {
@@ -44,6 +56,42 @@ const commands: Record<string, Command> = {
   },
 };
 
+/** The app id and the audited action's fields of `apps rotate-secret` and `apps revoke`. */
+function credentialArgs(argv: string[], usage: string, withOverlap: boolean) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { actor: { type: 'string' }, reason: { type: 'string' }, ...(withOverlap ? { 'overlap-seconds': { type: 'string' as const } } : {}) },
+    strict: true,
+  });
+  const overlap = (values as Record<string, string | undefined>)['overlap-seconds'];
+  if (positionals.length !== 1 || !values.actor) throw new UsageError(`usage: ${usage}`);
+  if (overlap !== undefined && !/^\d{1,9}$/.test(overlap)) throw new UsageError(`--overlap-seconds must be a whole number of seconds; usage: ${usage}`);
+  return {
+    appId: parseInput(ZAppIdInput, positionals[0], 'path'),
+    body: { actor: values.actor, ...(values.reason ? { reason: values.reason } : {}), ...(overlap !== undefined ? { overlapSeconds: Number(overlap) } : {}) },
+  };
+}
+
+async function withPrisma<T>(ctx: CliContext, run: (prisma: Parameters<typeof rotateAppCredential>[0]) => Promise<T>): Promise<T> {
+  const opened = await openDatabase(ctx.config());
+  try {
+    return await run(opened.db.prisma);
+  } finally {
+    await opened.close();
+  }
+}
+
+commands['apps rotate-secret'] = async (argv, ctx) => {
+  const { appId, body } = credentialArgs(argv, ROTATE_USAGE, true);
+  return withPrisma(ctx, (prisma) => rotateAppCredential(prisma, 'cli', appId, body));
+};
+
+commands['apps revoke'] = async (argv, ctx) => {
+  const { appId, body } = credentialArgs(argv, REVOKE_USAGE, false);
+  return withPrisma(ctx, (prisma) => revokeAppCredential(prisma, 'cli', appId, body));
+};
+
 export function registerCommand(name: string, command: Command): void {
   commands[name] = command;
 }
@@ -55,6 +103,7 @@ registerFundReturnCommands(registerCommand);
 registerWebhookCommands(registerCommand);
 registerSandboxCommands(registerCommand);
 registerAlertCommands(registerCommand);
+registerKeyCommands(registerCommand);
 
 export interface CliIo {
   env: NodeJS.ProcessEnv;

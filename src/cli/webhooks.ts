@@ -15,7 +15,7 @@ import {
   type WebhookEndpointDeps,
 } from '../domain/webhooks/endpoints';
 import { openDatabase } from '../runtime/database';
-import { resolveServiceSecret } from '../runtime/service-secret';
+import { resolveServiceKeys } from '../runtime/service-secret';
 
 import type { CliContext, Register } from './shared';
 
@@ -43,7 +43,7 @@ class WebhookUsageError extends Error {}
 
 async function withDeps<T>(ctx: CliContext, run: (deps: WebhookEndpointDeps, config: ServiceConfig) => Promise<T>): Promise<T> {
   const config = ctx.config();
-  const serviceSecret = resolveServiceSecret(config.serviceSecret, dataDir(ctx.env));
+  const serviceSecret = resolveServiceKeys(config, dataDir(ctx.env));
   const opened = await openDatabase(config);
   try {
     return await run({ prisma: opened.db.prisma, serviceSecret, destinations: config.webhooks }, config);

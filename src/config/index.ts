@@ -47,6 +47,12 @@ const ZEnv = z.object({
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(256 * 1024),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SERVICE_SECRET: z.string().min(32).optional(),
+  /** Previous service keys, comma-separated, still accepted for reading and verifying (docs/decisions.md). */
+  SERVICE_SECRET_PREVIOUS: z
+    .string()
+    .optional()
+    .transform((v) => (v ?? '').split(',').map((k) => k.trim()).filter(Boolean))
+    .pipe(z.array(z.string().min(32, 'each previous service key has 32+ characters'))),
   DATA_DIR: z.string().optional(),
   ENVIRONMENTS_FILE: z.string().optional(),
   EMBEDDED_ANVIL_PORT: z.coerce.number().int().min(1).max(65535).default(toolchain.ports.anvil),
@@ -96,6 +102,8 @@ export interface ServiceConfig {
   logLevel: TEnv['LOG_LEVEL'];
   /** HMAC key for cursors and derived secrets; the embedded default lives under .data/. */
   serviceSecret?: string;
+  /** Keys SERVICE_SECRET replaced, still accepted for reading sealed columns and verifying tokens until dropped. */
+  previousServiceSecrets?: string[];
   dataDir?: string;
   environmentsFile?: string;
   anvil: { embeddedPort: number };
@@ -164,6 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     auth: { cacheSeconds: e.AUTH_CACHE_SECONDS },
     logLevel: e.LOG_LEVEL,
     serviceSecret: e.SERVICE_SECRET,
+    previousServiceSecrets: e.SERVICE_SECRET_PREVIOUS,
     dataDir: e.DATA_DIR,
     environmentsFile: e.ENVIRONMENTS_FILE,
     anvil: { embeddedPort: e.EMBEDDED_ANVIL_PORT },

@@ -28,6 +28,14 @@ export class LruCache<K, V> {
     if (this.#entries.size > this.max) this.#entries.delete(this.#entries.keys().next().value as K);
   }
 
+  delete(key: K): void {
+    this.#entries.delete(key);
+  }
+
+  clear(): void {
+    this.#entries.clear();
+  }
+
   getOrCreate(key: K, create: () => V): V {
     if (this.#entries.has(key)) return this.get(key) as V;
     const value = create();

@@ -11,7 +11,7 @@ const MAX_RETRY_MS = 5_000;
 
 /**
  * A dedicated connection (not from a pool: LISTEN belongs to one session) that LISTENs on `channel`
- * and calls `onNotification` for each notification. When the connection fails (the server restarts,
+ * and calls `onNotification` with each notification's payload. When the connection fails (the server restarts,
  * an operator terminates the backend) it reconnects with a growing delay, and calls `onConnected`
  * after every LISTEN, the first included: notifications sent while nobody listened are gone, so the
  * caller acts once as if one had come.
@@ -21,7 +21,7 @@ export function listenOnChannel(opts: {
   channel: string;
   /** Shows in pg_stat_activity, so an operator (or a test) can find the session. */
   applicationName: string;
-  onNotification: () => void;
+  onNotification: (payload: string) => void;
   onConnected: () => void;
   onError: (err: Error, retryInMs: number) => void;
 }): ChannelListener {
@@ -51,7 +51,7 @@ export function listenOnChannel(opts: {
     c.on('error', fail);
     c.on('end', () => fail(new Error('listener connection ended')));
     c.on('notification', (msg) => {
-      if (msg.channel === opts.channel) opts.onNotification();
+      if (msg.channel === opts.channel) opts.onNotification(msg.payload ?? '');
     });
     try {
       await c.connect();

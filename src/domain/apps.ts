@@ -36,6 +36,11 @@ export interface AuthenticatedApp {
   apiVersion: string;
 }
 
+/** A new secret of the environment's shape: `sk_test_...` (sandbox) or `sk_live_...` (production). */
+export function newAppSecret(environment: EnvironmentName): string {
+  return `sk_${environment === 'sandbox' ? 'test' : 'live'}_${randomToken(43)}`;
+}
+
 /** Creates an app and returns its secret; only the secret's hash is stored. */
 export async function createApp(
   prisma: PrismaClient,
@@ -44,15 +49,15 @@ export async function createApp(
 ): Promise<AppCredential> {
   const data = ZCreateApp.parse(input);
   const appId = newId('app');
-  const appSecret = `sk_${data.environment === 'sandbox' ? 'test' : 'live'}_${randomToken(43)}`;
+  const appSecret = newAppSecret(data.environment);
   await prisma.app.create({
     data: {
       id: appId,
       name: data.name,
       environment: data.environment,
       scopes: data.scopes,
-      secretHash: hashSecret(appSecret),
       apiVersion,
+      secrets: { create: { secretHash: hashSecret(appSecret) } },
     },
   });
   return { appId, appSecret, environment: data.environment, scopes: data.scopes };
@@ -61,21 +66,47 @@ export async function createApp(
 // Compared against when the app id is unknown, so a miss costs the same as a wrong secret.
 const DUMMY_HASH = hashSecret('not-a-real-secret');
 
+/** A verified credential and until when its secret is honoured (null: until a rotation or revocation). */
+interface VerifiedCredential {
+  app: AuthenticatedApp;
+  secretExpiresAt: Date | null;
+}
+
+/**
+ * Checks the presented secret against every live secret of the app (the current one, and previous
+ * ones inside their overlap window), each in constant time and all of them every time. A revoked app
+ * matches none.
+ */
+async function verifyCredential(prisma: PrismaClient, appId: string, appSecret: string, now = new Date()): Promise<VerifiedCredential | null> {
+  const app =
+    appId.length <= 64
+      ? await prisma.app.findUnique({ where: { id: appId }, include: { secrets: { where: { OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] } } } })
+      : null;
+  const presented = hashSecret(appSecret);
+  const candidates = app && !app.revokedAt && app.secrets.length > 0 ? app.secrets : [{ secretHash: DUMMY_HASH, expiresAt: null }];
+  let matched: { expiresAt: Date | null } | undefined;
+  for (const candidate of candidates) {
+    if (safeEqual(presented, candidate.secretHash) && candidate.secretHash !== DUMMY_HASH) matched = candidate;
+  }
+  if (!app || !matched) return null;
+  return {
+    app: {
+      id: app.id,
+      name: app.name,
+      environment: app.environment as EnvironmentName,
+      scopes: app.scopes as Scope[],
+      apiVersion: app.apiVersion,
+    },
+    secretExpiresAt: matched.expiresAt,
+  };
+}
+
 export async function authenticateApp(
   prisma: PrismaClient,
   appId: string,
   appSecret: string,
 ): Promise<AuthenticatedApp | null> {
-  const app = appId.length <= 64 ? await prisma.app.findUnique({ where: { id: appId } }) : null;
-  const ok = safeEqual(hashSecret(appSecret), app?.secretHash ?? DUMMY_HASH);
-  if (!app || !ok) return null;
-  return {
-    id: app.id,
-    name: app.name,
-    environment: app.environment as EnvironmentName,
-    scopes: app.scopes as Scope[],
-    apiVersion: app.apiVersion,
-  };
+  return (await verifyCredential(prisma, appId, appSecret))?.app ?? null;
 }
 
 export type AppAuthenticator = (appId: string, appSecret: string) => Promise<AuthenticatedApp | null>;
@@ -84,21 +115,47 @@ export type AppAuthenticator = (appId: string, appSecret: string) => Promise<Aut
 const MAX_CACHED_CREDENTIALS = 10_000;
 
 /**
- * authenticateApp behind a short-lived in-process cache: a credential verified within `ttlMs` is
- * trusted without reading the app again. Keyed by the app id and the secret's hash, so the cache
- * holds no secret; only successes are kept, so a wrong secret is always checked against the database.
- * Apps are never changed after creation today; a future rotation or revocation takes effect within
- * `ttlMs` in every process.
+ * authenticateApp behind an in-process cache that a feed of credential changes keeps honest: every
+ * change to an app or its secrets (a rotation, a revocation) reaches each process as a PostgreSQL
+ * NOTIFY (src/runtime/credential-changes.ts), which calls `forget(appId)`. While that feed is down
+ * (`setLive(false)`, and before it first connects) nothing is cached, so a change is never missed.
  */
-export function cachedAppAuthenticator(prisma: PrismaClient, ttlMs: number): AppAuthenticator {
-  if (ttlMs <= 0) return (appId, appSecret) => authenticateApp(prisma, appId, appSecret);
-  const cache = new LruCache<string, { app: AuthenticatedApp; until: number }>(MAX_CACHED_CREDENTIALS);
-  return async (appId, appSecret) => {
-    const key = `${appId}:${hashSecret(appSecret)}`;
-    const hit = cache.get(key);
-    if (hit && hit.until > Date.now()) return hit.app;
-    const app = await authenticateApp(prisma, appId, appSecret);
-    if (app) cache.set(key, { app, until: Date.now() + ttlMs });
-    return app;
+export interface AppCredentialCache {
+  authenticate: AppAuthenticator;
+  forget(appId: string): void;
+  setLive(live: boolean): void;
+}
+
+/**
+ * Keyed by the app id and the secret's hash, so the cache holds no secret; only successes are kept, so
+ * a wrong secret is always checked against the database. An entry lasts `ttlMs` at most, and never
+ * past its secret's overlap window. A read that was in flight when a change arrived is not cached.
+ */
+export function appCredentialCache(prisma: PrismaClient, ttlMs: number): AppCredentialCache {
+  const cache = new LruCache<string, { verified: VerifiedCredential; until: number }>(MAX_CACHED_CREDENTIALS);
+  let live = false;
+  let changes = 0;
+  return {
+    async authenticate(appId, appSecret) {
+      const key = `${appId}:${hashSecret(appSecret)}`;
+      const hit = live ? cache.get(key) : undefined;
+      if (hit && hit.until > Date.now()) return hit.verified.app;
+      const seen = changes;
+      const verified = await verifyCredential(prisma, appId, appSecret);
+      if (verified && live && seen === changes && ttlMs > 0) {
+        const until = Math.min(Date.now() + ttlMs, verified.secretExpiresAt?.getTime() ?? Infinity);
+        cache.set(key, { verified, until });
+      }
+      return verified?.app ?? null;
+    },
+    forget(appId) {
+      changes += 1;
+      for (const key of cache.keys()) if (key.startsWith(`${appId}:`)) cache.delete(key);
+    },
+    setLive(next) {
+      changes += 1;
+      live = next;
+      cache.clear();
+    },
   };
 }

@@ -34,6 +34,7 @@ export const ID_PREFIXES = {
   incidentRecovery: 'recovery_',
   // Internal: the operator audit (docs/decisions.md "Operator console").
   operatorAction: 'opact_',
+  consoleSession: 'csess_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

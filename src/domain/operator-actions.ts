@@ -8,10 +8,12 @@ import type { ResolutionAction, ResolutionRequest } from './operator-resolution'
 import { resolvePayment } from './payments/payments';
 import { createRecovery, type FundReturnDeps } from './returns/fund-returns';
 import { resolveFundReturn } from './returns/fund-return-resolution';
+import { revokeApp, rotateAppSecret, ZRevokeApp, ZRotateAppSecret, type RevokedApp, type RotatedAppSecret } from './app-credentials';
+import { parseInput } from './validation';
 import type { TCreateRecovery, TFundReturn } from './returns/fund-return.schemas';
 
 /**
- * The one home of operator actions on Payments, deposits and fund returns, and of their audit: the console, the
+ * The one home of operator actions on Payments, deposits, fund returns and app credentials, and of their audit: the console, the
  * CLI and the admin API call these, never resolvePayment/resolveDeposit/createRecovery directly, so
  * every request leaves one operator_actions row (who, when, why, what, the target, the outcome),
  * refusals included. A recovery's row is written in the transaction that creates the recovery; a
@@ -20,10 +22,15 @@ import type { TCreateRecovery, TFundReturn } from './returns/fund-return.schemas
  */
 export const OPERATOR_CHANNELS = ['console', 'cli', 'admin_api'] as const;
 export type OperatorChannel = (typeof OPERATOR_CHANNELS)[number];
-export type OperatorActionName = ResolutionAction | 'recover-incident';
-export type OperatorTarget = { type: 'payment' | 'deposit' | 'fund_return'; id: string };
-/** signalled: the workflow was told (it applies the action); created: a recovery was created; refused: the rules said no; failed: an error. */
-export type OperatorOutcome = 'signalled' | 'created' | 'refused' | 'failed';
+export type OperatorActionName = ResolutionAction | 'recover-incident' | 'rotate-secret' | 'revoke';
+/** What an operator can release (a held item), and what else an action may name (an app's credentials). */
+export type HeldTarget = { type: 'payment' | 'deposit' | 'fund_return'; id: string };
+export type OperatorTarget = HeldTarget | { type: 'app'; id: string };
+/**
+ * signalled: the workflow was told (it applies the action); created: a recovery or a secret was
+ * created; applied: done at once (a revocation); refused: the rules said no; failed: an error.
+ */
+export type OperatorOutcome = 'signalled' | 'created' | 'applied' | 'refused' | 'failed';
 
 /** Who did what to which item, and why: what an action writes before its outcome is known. */
 interface AuditEntry {
@@ -93,7 +100,7 @@ export interface HoldDeps {
 export async function resolveHold(
   deps: HoldDeps,
   engine: Pick<OperatorEngine, 'resolvePayment' | 'resolveDeposit' | 'resolveFundReturn'>,
-  target: OperatorTarget,
+  target: HeldTarget,
   request: ResolutionRequest,
   channel: OperatorChannel,
 ) {
@@ -139,6 +146,48 @@ export async function recoverIncident(
     entry,
     (write) => createRecovery(deps, { by: 'operator', actor: who.actor }, paymentId, input, (tx, row) => write(tx, 'created', row.id)),
     'created',
+  );
+}
+
+/** Issues an app a new secret (shown once) with an overlap window for the previous ones, audited in its transaction. */
+export async function rotateAppCredential(prisma: PrismaClient, channel: OperatorChannel, appId: string, body: unknown): Promise<RotatedAppSecret> {
+  const input = parseInput(ZRotateAppSecret, body, 'body');
+  const entry: AuditEntry = {
+    actor: input.actor,
+    channel,
+    action: 'rotate-secret',
+    target: { type: 'app', id: appId },
+    reason: input.reason ?? null,
+    details: { overlapSeconds: String(input.overlapSeconds) },
+  };
+  return audited(
+    prisma,
+    entry,
+    (write) =>
+      prisma.$transaction(async (tx) => {
+        const rotated = await rotateAppSecret(tx, appId, input.overlapSeconds);
+        // The audit never holds the secret, only when the previous ones end.
+        await write(tx, 'created', `previous secrets expire at ${rotated.previousSecretsExpireAt}`);
+        return rotated;
+      }),
+    'created',
+  );
+}
+
+/** Refuses every secret and client token of an app at once, audited in its transaction. */
+export async function revokeAppCredential(prisma: PrismaClient, channel: OperatorChannel, appId: string, body: unknown): Promise<RevokedApp> {
+  const input = parseInput(ZRevokeApp, body, 'body');
+  const entry: AuditEntry = { actor: input.actor, channel, action: 'revoke', target: { type: 'app', id: appId }, reason: input.reason ?? null, details: {} };
+  return audited(
+    prisma,
+    entry,
+    (write) =>
+      prisma.$transaction(async (tx) => {
+        const revoked = await revokeApp(tx, appId);
+        await write(tx, 'applied', `revoked at ${revoked.revokedAt}`);
+        return revoked;
+      }),
+    'applied',
   );
 }
 

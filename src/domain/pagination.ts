@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { hmacHex, safeEqual } from './secrets';
+import { anyKey, currentKey, type ServiceSecret } from './service-keys';
 import { ApiError } from './errors';
 import { zInt4Param } from './validation';
 
@@ -14,8 +15,10 @@ export interface CursorCodec {
 
 const ZPosition = z.object({ s: z.string(), p: z.record(z.string(), z.union([z.string(), z.number()])) });
 
-export function createCursorCodec(secret: string): CursorCodec {
-  const sign = (payload: string) => hmacHex(secret, `cursor:${payload}`).slice(0, 32);
+/** Signed under the keyring's current key; a cursor signed under any accepted key still reads. */
+export function createCursorCodec(secret: ServiceSecret): CursorCodec {
+  const signUnder = (key: string, payload: string) => hmacHex(key, `cursor:${payload}`).slice(0, 32);
+  const sign = (payload: string) => signUnder(currentKey(secret), payload);
   return {
     encode(scope, position) {
       const payload = Buffer.from(JSON.stringify({ s: scope, p: position })).toString('base64url');
@@ -26,7 +29,7 @@ export function createCursorCodec(secret: string): CursorCodec {
         fields: [{ field: 'query.cursor', message: 'Invalid cursor' }],
       });
       const [payload, mac, extra] = cursor.split('.');
-      if (!payload || !mac || extra !== undefined || !safeEqual(sign(payload), mac)) throw invalid;
+      if (!payload || !mac || extra !== undefined || !anyKey(secret, (key) => safeEqual(signUnder(key, payload), mac))) throw invalid;
       let decoded: unknown;
       try {
         decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));

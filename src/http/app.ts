@@ -7,7 +7,7 @@ import type { ServiceConfig } from '../config';
 import type { Logger } from '../logger';
 import type { ApiState } from './context';
 import { authenticate } from './middleware/auth';
-import { cachedAppAuthenticator } from '../domain/apps';
+import { authenticateApp, type AppCredentialCache } from '../domain/apps';
 import { idempotencyRecords } from '../domain/idempotency-records';
 import { errorHandler } from './middleware/error-handler';
 import { jsonBody } from './middleware/json-body';
@@ -24,6 +24,7 @@ import { registerHealthRoutes, type HealthProbe } from './routes/health';
 import { registerPartnerConfigRoutes } from './routes/partner-config';
 import { registerWebhookAdminRoutes } from './routes/webhooks-admin';
 import { registerAlertAdminRoutes } from './routes/alerts-admin';
+import { registerAppAdminRoutes } from './routes/apps-admin';
 import { registerTransactionRoutes } from './routes/transactions';
 import { registerPaymentRoutes } from './routes/payments';
 import { registerPublicPaymentRoutes } from './routes/public-payments';
@@ -46,13 +47,19 @@ import { registerHoldAdminRoutes } from './routes/holds-admin';
 import { createServiceMetrics } from './metrics';
 import { httpMetrics } from './middleware/http-metrics';
 import { registerMetricsRoutes } from './routes/metrics';
+import type { ServiceSecret } from '../domain/service-keys';
 
 export interface ApiDeps {
   config: ServiceConfig;
   environments: TEnvironments;
   db: Database;
   logger: Logger;
-  serviceSecret: string;
+  serviceSecret: ServiceSecret;
+  /**
+   * The process's credential cache, kept honest by the app_credentials NOTIFY
+   * (src/runtime/credential-changes.ts). Absent: every request reads the app from PostgreSQL.
+   */
+  credentials?: AppCredentialCache;
   temporalHealth: HealthProbe;
   /** The workflow engine (src/temporal/gateway.ts). Optional only for tests of the HTTP layer alone. */
   engine?: Pick<PaymentEngine, 'startPayment' | 'cancelPayment'> & Pick<WebhookEngine, 'kickWebhookDispatcher'>;
@@ -132,6 +139,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
     vault: deps.client ? { chains, engine: deps.client.engine } : undefined,
   });
   mountRouter(app, checkout);
+  registerAppAdminRoutes(app, { config, prisma: db.prisma });
   if (deps.returns) registerFundReturnAdminRoutes(app, { config, prisma: db.prisma, custody: deps.custody, chains, engine: deps.returns });
   if (deps.operator) {
     registerHoldAdminRoutes(app, { config, prisma: db.prisma, chains, engine: deps.operator.engine });
@@ -170,7 +178,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   }
 
   const partner = new Router<ApiState>();
-  partner.use(authenticate(cachedAppAuthenticator(db.prisma, (config.auth?.cacheSeconds ?? 0) * 1000)));
+  partner.use(authenticate(deps.credentials?.authenticate ?? ((appId, appSecret) => authenticateApp(db.prisma, appId, appSecret))));
   partner.use(svcVersion);
   partner.use(limit);
   partner.use(body);

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import type { ServiceKeys } from '../domain/service-keys';
 
 /** SERVICE_SECRET when set; else a random one kept under .data/ so cursors survive restarts. */
 export function resolveServiceSecret(configured: string | undefined, dataDir: string): string {
@@ -11,4 +12,9 @@ export function resolveServiceSecret(configured: string | undefined, dataDir: st
   const secret = randomBytes(32).toString('hex');
   writeFileSync(file, secret, { mode: 0o600, flag: 'wx' });
   return secret;
+}
+
+/** The keyring: the current key (as resolveServiceSecret) and the previous ones still accepted. */
+export function resolveServiceKeys(config: { serviceSecret?: string; previousServiceSecrets?: string[] }, dataDir: string): ServiceKeys {
+  return { current: resolveServiceSecret(config.serviceSecret, dataDir), previous: config.previousServiceSecrets ?? [] };
 }

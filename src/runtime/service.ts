@@ -4,7 +4,7 @@ import type { ServiceConfig } from '../config';
 import { loadEnvironments, withRpcUrl, type TEnvironments } from '../config/environments';
 import type { Logger } from '../logger';
 import { openDatabase, type OpenedDatabase } from './database';
-import { resolveServiceSecret } from './service-secret';
+import { resolveServiceKeys } from './service-secret';
 import { dataDir } from '../embedded/paths';
 import { startTemporalDevServer } from '../embedded/temporal-dev-server';
 import { startAnvil } from '../embedded/anvil';
@@ -21,6 +21,8 @@ import { createChainServices, fundSandboxTreasury, type ChainServices } from './
 import { Lifecycle } from './lifecycle';
 import { startWebhookKicks } from './webhook-kicks';
 import { deriveKey } from '../domain/secrets';
+import { appCredentialCache } from '../domain/apps';
+import { followCredentialChanges } from './credential-changes';
 import { HttpOfframpProvider } from '../offramp/http-provider';
 import type { OfframpProvider, Payout } from '../offramp/offramp-provider';
 import { onPayoutUpdated } from '../domain/payments/payment-payouts';
@@ -114,12 +116,12 @@ export async function startService(opts: {
       rpcUrl = anvil.rpcUrl;
     }
 
-    const serviceSecret = resolveServiceSecret(config.serviceSecret, data);
+    const serviceSecret = resolveServiceKeys(config, data);
     // The off-ramp provider: an outside one (OFFRAMP_PROVIDER_URL), or the sandbox provider in its
     // own process on the sandbox chain, its callbacks sent to this service's API.
     let offramp: OfframpProvider | undefined;
     let sandboxProviderUrl: string | undefined;
-    const callbackSecret = config.offramp.callbackSecret ?? Buffer.from(deriveKey(serviceSecret, 'offramp-callback-secret')).toString('hex');
+    const callbackSecret = config.offramp.callbackSecret ?? Buffer.from(deriveKey(serviceSecret.current, 'offramp-callback-secret')).toString('hex');
     if (config.offramp.providerUrl) {
       offramp = new HttpOfframpProvider({ baseUrl: config.offramp.providerUrl, callbackSecret, timeoutMs: config.offramp.timeoutMs });
     } else if (rpcUrl && sandbox) {
@@ -192,12 +194,18 @@ export async function startService(opts: {
     let apiUrl: string | undefined;
     if (roles.includes('api')) {
       const apiDb = database.pool('api');
+      // Credentials are cached per process; a rotation or revocation reaches it through a NOTIFY.
+      const credentials = appCredentialCache(apiDb.prisma, (config.auth?.cacheSeconds ?? 0) * 1000);
+      const credentialChanges = followCredentialChanges({ url: database.url, cache: credentials, logger });
+      lifecycle.add('credential changes', () => credentialChanges.stop());
+      await credentialChanges.ready;
       const api = createApi({
         config,
         environments,
         db: apiDb,
         logger,
         serviceSecret,
+        credentials,
         engine,
         custody: chain.custody,
         chains: chain.chains,

@@ -31,8 +31,8 @@ test('apps create prints exactly one JSON object, stores only the hash, and the 
   assert.equal(created.environment, 'sandbox');
   assert.deepEqual(created.scopes, ['v2:accounts', 'v2:deposit_addresses', 'v2:payments', 'v2:vaults']);
 
-  const row = await h.db.prisma.app.findUniqueOrThrow({ where: { id: created.appId } });
-  assert.equal(row.secretHash, hashSecret(created.appSecret));
+  const row = await h.db.prisma.app.findUniqueOrThrow({ where: { id: created.appId }, include: { secrets: true } });
+  assert.deepEqual(row.secrets.map((s) => s.secretHash), [hashSecret(created.appSecret)]);
   assert.ok(!JSON.stringify(row).includes(created.appSecret));
 
   const res = await call('/v2/partners/config', { credential: created as never });

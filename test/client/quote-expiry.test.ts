@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AppCredential } from '../../src/domain/apps';
-import { clientTokenKey, verifyClientToken } from '../../src/domain/client-auth/access-tokens';
+import { verifyClientToken } from '../../src/domain/client-auth/access-tokens';
 import { ApiError } from '../../src/domain/errors';
 import { confirmClientPayment, readClientPayment } from '../../src/domain/payments/client-payments';
 import { call, clientTokenFor, uniqueUserId, type ApiResponse } from '../support/api-client';
@@ -110,7 +110,7 @@ describe('Client API: payment_quote_expired', () => {
     const m = await newMerchant();
     const p = await newPayment(m);
     const { token } = await payerToken(m.cred);
-    const principal = await verifyClientToken(h.db.prisma, clientTokenKey(TEST_SERVICE_SECRET), token);
+    const principal = await verifyClientToken(h.db.prisma, TEST_SERVICE_SECRET, token);
     assert.ok(principal);
     const deps = { prisma: h.db.prisma, serviceSecret: TEST_SERVICE_SECRET, publicBaseUrl: 'http://localhost', chains: h.chain.chains, engine: h.engine };
     const actionId = (await readClientPayment(deps, principal, p.id)).options[0]!.execution!.actionId;

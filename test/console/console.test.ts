@@ -151,8 +151,10 @@ describe('Operator console', () => {
     assert.equal(new URL(page.url()).pathname, '/console/login', 'the session ended');
   });
 
-  test('ends a session at its expiry: a sealed session past its time is sent to sign in', async () => {
-    const sealed = (expiresAt: number) => sealText(TEST_SERVICE_SECRET, 'console-session', 'pp_console', JSON.stringify({ who: 'eve@example.com', csrf: 'c'.repeat(43), expiresAt }));
+  test('ends a session at its expiry: a session past its time is sent to sign in, and a forged or tampered cookie never signs in', async () => {
+    const h = await getHarness();
+    await signIn(page, api.baseUrl, 'eve@example.com');
+    const cookie = (await context.cookies()).find((c) => c.name === 'pp_console')!;
     const url = new URL(api.baseUrl);
     const visit = async (value: string) => {
       await context.clearCookies();
@@ -160,9 +162,13 @@ describe('Operator console', () => {
       await page.goto(`${api.baseUrl}/console`);
       return new URL(page.url()).pathname;
     };
-    assert.equal(await visit(sealed(Date.now() + 60_000)), '/console', 'a live session is let in');
-    assert.equal(await visit(sealed(Date.now() - 1)), '/console/login', 'an expired one is not');
-    assert.equal(await visit(`${sealed(Date.now() + 60_000)}x`), '/console/login', 'nor a tampered one');
+    assert.equal(await visit(cookie.value), '/console', 'a live session is let in');
+    assert.equal(await visit(`${cookie.value}x`), '/console/login', 'a tampered cookie is not');
+    // A cookie sealed with the right key but naming no session the server opened is not either.
+    const forged = sealText(TEST_SERVICE_SECRET, 'console-session', 'pp_console', JSON.stringify({ id: 'csess_forged', who: 'eve@example.com', csrf: 'c'.repeat(43), expiresAt: Date.now() + 60_000 }));
+    assert.equal(await visit(forged), '/console/login', 'nor a session the server never opened');
+    await h.db.prisma.consoleSession.updateMany({ where: { actor: 'eve@example.com', endedAt: null }, data: { expiresAt: new Date(Date.now() - 1) } });
+    assert.equal(await visit(cookie.value), '/console/login', 'an expired one is not');
   });
 
   test('refuses a forged POST that carries the session cookie but not its CSRF token, and acts on nothing', async () => {

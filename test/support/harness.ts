@@ -8,6 +8,8 @@ import { loadConfig, type ServiceConfig } from '../../src/config';
 import { loadEnvironments, type TEnvironments } from '../../src/config/environments';
 import type { Database } from '../../src/db/client';
 import { createApi, type ApiDeps } from '../../src/http/app';
+import { appCredentialCache } from '../../src/domain/apps';
+import { followCredentialChanges } from '../../src/runtime/credential-changes';
 import { createLogger, type Logger } from '../../src/logger';
 import { openDatabase, type OpenedDatabase } from '../../src/runtime/database';
 import pg from 'pg';
@@ -237,12 +239,18 @@ async function start(): Promise<Harness> {
       received.push({ type: 'bank_account.updated', bankAccountId, account });
     },
   };
+  // As the service runs it: credentials cached, a rotation or revocation heard through a NOTIFY.
+  const credentials = appCredentialCache(opened.db.prisma, (config.auth?.cacheSeconds ?? 0) * 1000);
+  const credentialChanges = followCredentialChanges({ url: opened.url, cache: credentials, logger });
+  cleanups.push(() => credentialChanges.stop());
+  await credentialChanges.ready;
   const api = createApi({
     config,
     environments,
     db: opened.db,
     logger,
     serviceSecret: TEST_SERVICE_SECRET,
+    credentials,
     engine,
     custody: chain.custody,
     temporalHealth: () => engine.ping(),

@@ -13,21 +13,22 @@ import { ProviderError, type OfframpProvider, type ProviderBankAccount } from '.
 import { bankAccountRequirements, countryDetails, validateBankFields } from './bank-requirements';
 import { decideBankAccount, initialBankAccountState, type BankAccountEvent, type BankAccountState, type BankAccountStatus } from './bank-account-machine';
 import type { TBankAccount, TListBankAccountsQuery } from './bank-account.schemas';
+import { currentKey, type ServiceSecret } from '../service-keys';
 
-const ACCOUNT_NUMBER_LABEL = 'partner-payments/bank-account-number/v1';
+export const ACCOUNT_NUMBER_LABEL = 'partner-payments/bank-account-number/v1';
 
 /** The id a link with this Idempotency-Key gets, so a retry registers the same account with the provider. */
-export function bankAccountIdFor(serviceSecret: string, appId: string, idempotencyKey: string): string {
-  return `${ID_PREFIXES.bankAccount}${hmacHex(serviceSecret, `bank-account-id:${appId}:${idempotencyKey}`).slice(0, 32)}`;
+export function bankAccountIdFor(serviceSecret: ServiceSecret, appId: string, idempotencyKey: string): string {
+  return `${ID_PREFIXES.bankAccount}${hmacHex(currentKey(serviceSecret), `bank-account-id:${appId}:${idempotencyKey}`).slice(0, 32)}`;
 }
 
 /** One real account (country, bank, routing, number) is linked at most once per account. */
-function fingerprintOf(serviceSecret: string, accountId: string, parts: string[]): string {
-  return hmacHex(serviceSecret, `bank-account-fingerprint:${accountId}:${parts.join(':')}`);
+function fingerprintOf(serviceSecret: ServiceSecret, accountId: string, parts: string[]): string {
+  return hmacHex(currentKey(serviceSecret), `bank-account-fingerprint:${accountId}:${parts.join(':')}`);
 }
 
 /** The stored account number, opened (for the payout half). Throws when the row can't be decrypted. */
-export function accountNumberOf(serviceSecret: string, row: Pick<BankAccount, 'id' | 'accountNumberEncrypted'>): string {
+export function accountNumberOf(serviceSecret: ServiceSecret, row: Pick<BankAccount, 'id' | 'accountNumberEncrypted'>): string {
   const opened = openSealedText(serviceSecret, ACCOUNT_NUMBER_LABEL, row.id, row.accountNumberEncrypted);
   if (opened instanceof Error) throw new Error(`bank account ${row.id}: account number ${opened.message}`, { cause: opened });
   return opened;
@@ -71,7 +72,7 @@ function duplicate(bankAccountId: string): ApiError {
 
 export interface LinkDeps {
   prisma: PrismaClient;
-  serviceSecret: string;
+  serviceSecret: ServiceSecret;
   /** Absent: no off-ramp provider in this deployment, so linking is not configured (424). */
   provider: OfframpProvider | undefined;
 }

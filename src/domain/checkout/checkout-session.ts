@@ -2,12 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { PrismaClient } from '../../db/client';
 import { ApiError } from '../errors';
-import { clientTokenKey, verifyClientToken, type ClientPrincipal, CLIENT_TOKEN_LIFETIME_SECONDS } from '../client-auth/access-tokens';
+import { verifyClientToken, type ClientPrincipal, CLIENT_TOKEN_LIFETIME_SECONDS } from '../client-auth/access-tokens';
 import { loadPayable } from '../payments/client-payments';
 import { verifyClientSecret } from '../payments/payment-view';
 import { openSealedText, sealText } from '../sealed-text';
 import { safeEqual } from '../secrets';
 import type { TCheckoutSessionRequest } from './checkout-view.schemas';
+import type { ServiceSecret } from '../service-keys';
 
 /**
  * The payer's session on the hosted checkout: what the partner's front end handed over in a POST body
@@ -28,7 +29,7 @@ export interface CheckoutSession {
 
 export interface CheckoutSessionDeps {
   prisma: PrismaClient;
-  serviceSecret: string;
+  serviceSecret: ServiceSecret;
 }
 
 function unauthorized(message: string): ApiError {
@@ -51,7 +52,7 @@ export async function openCheckoutSession(
   if (!verifyClientSecret(deps.serviceSecret, paymentId, input.clientSecret)) {
     throw unauthorized('clientSecret does not match this Payment');
   }
-  const principal = await verifyClientToken(deps.prisma, clientTokenKey(deps.serviceSecret), input.clientToken);
+  const principal = await verifyClientToken(deps.prisma, deps.serviceSecret, input.clientToken);
   if (!principal) throw unauthorized('clientToken is not a valid client access token');
   // Opening a session is the payer's read of the Payment: it binds the payer as the client read does.
   await loadPayable(deps.prisma, principal, paymentId, 'claim');
@@ -73,7 +74,7 @@ export async function readCheckoutSession(deps: CheckoutSessionDeps, paymentId: 
     return null;
   }
   if (parsed.exp * 1000 <= now.getTime()) return null;
-  const principal = await verifyClientToken(deps.prisma, clientTokenKey(deps.serviceSecret), parsed.token);
+  const principal = await verifyClientToken(deps.prisma, deps.serviceSecret, parsed.token);
   return principal ? { principal, csrf: parsed.csrf } : null;
 }
 

@@ -1,10 +1,11 @@
-import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { decodeProtectedHeader, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import type { PrismaClient } from '../../db/client';
 import type { AuthenticatedApp, Scope } from '../apps';
 import type { EnvironmentName } from '../../config/environments';
 import { ApiError, notFound } from '../errors';
 import { randomToken } from '../ids';
 import { deriveKey } from '../secrets';
+import { currentKey, keyById, keyIdOf, type ServiceSecret } from '../service-keys';
 import { ZClientTokenClaims, type TClientAccountRef } from './client-auth.schemas';
 
 /** Short enough that a leaked token is worth little; the partner's backend exchanges again. */
@@ -14,8 +15,24 @@ const AUDIENCE = 'client-api';
 /** Distinct from the clientSecret's and the cursors' labels: one key per purpose. */
 const KEY_LABEL = 'client-access-token:v1';
 
-export function clientTokenKey(serviceSecret: string): Uint8Array {
-  return deriveKey(serviceSecret, KEY_LABEL);
+/** The signing key of new tokens: derived from the keyring's current key. */
+export function clientTokenKey(serviceSecret: ServiceSecret): Uint8Array {
+  return deriveKey(currentKey(serviceSecret), KEY_LABEL);
+}
+
+/**
+ * The key a token names (its `kid`: the id of the service key it was signed under, any accepted one);
+ * a token without one (issued before keys had ids) is checked under the current key.
+ */
+function verifyingKey(serviceSecret: ServiceSecret, token: string): Uint8Array | null {
+  let kid: unknown;
+  try {
+    ({ kid } = decodeProtectedHeader(token));
+  } catch {
+    return null;
+  }
+  const secret = kid === undefined ? currentKey(serviceSecret) : typeof kid === 'string' ? keyById(serviceSecret, kid) : undefined;
+  return secret === undefined ? null : deriveKey(secret, KEY_LABEL);
 }
 
 /** Who a verified client token speaks for: one account of one app in one environment. */
@@ -41,19 +58,19 @@ async function generationOf(prisma: PrismaClient, accountId: string): Promise<nu
 }
 
 /** POST /v2/client/auth/exchange: a token bound to the app, its environment and one of its accounts. */
-export async function exchangeClientToken(prisma: PrismaClient, key: Uint8Array, app: AuthenticatedApp, ref: TClientAccountRef, now = new Date()) {
+export async function exchangeClientToken(prisma: PrismaClient, serviceSecret: ServiceSecret, app: AuthenticatedApp, ref: TClientAccountRef, now = new Date()) {
   const account = await findAccount(prisma, app.id, ref);
   const iat = Math.floor(now.getTime() / 1000);
   const exp = iat + CLIENT_TOKEN_LIFETIME_SECONDS;
   const accessToken = await new SignJWT({ app: app.id, env: app.environment, gen: await generationOf(prisma, account.id) })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: keyIdOf(currentKey(serviceSecret)) })
     .setIssuer(ISSUER)
     .setAudience(AUDIENCE)
     .setSubject(account.id)
     .setJti(`ctok_${randomToken(22)}`)
     .setIssuedAt(iat)
     .setExpirationTime(exp)
-    .sign(key);
+    .sign(clientTokenKey(serviceSecret));
   return {
     accessToken,
     tokenType: 'Bearer' as const,
@@ -77,13 +94,15 @@ export async function revokeClientTokens(prisma: PrismaClient, app: Authenticate
 /**
  * The principal of a client token, or null for any token that is not one we issued and still honour:
  * bad signature or algorithm, expired, other audience or issuer, unknown claims, an app, environment
- * or account that no longer match, or a generation a revoke has passed.
+ * or account that no longer match, a revoked app, or a generation a revoke has passed.
  */
-export async function verifyClientToken(prisma: PrismaClient, key: Uint8Array, token: string): Promise<ClientPrincipal | null> {
+export async function verifyClientToken(prisma: PrismaClient, serviceSecret: ServiceSecret, token: string): Promise<ClientPrincipal | null> {
   // base64url lets several strings decode to one signature (the last character's spare bits): only
   // the canonical one, the one we issued, is accepted, so altering any character of a token refuses it.
   const signature = token.slice(token.lastIndexOf('.') + 1);
   if (Buffer.from(signature, 'base64url').toString('base64url') !== signature) return null;
+  const key = verifyingKey(serviceSecret, token);
+  if (!key) return null;
   let payload: unknown;
   try {
     ({ payload } = await jwtVerify(token, key, { algorithms: ['HS256'], issuer: ISSUER, audience: AUDIENCE, typ: 'JWT' }));
@@ -95,7 +114,7 @@ export async function verifyClientToken(prisma: PrismaClient, key: Uint8Array, t
   if (!claims.success) return null;
   const { sub, app: appId, env, gen, jti } = claims.data;
   const account = await prisma.account.findFirst({ where: { id: sub, appId }, include: { app: true } });
-  if (!account || account.status !== 'active' || account.app.environment !== env) return null;
+  if (!account || account.status !== 'active' || account.app.environment !== env || account.app.revokedAt) return null;
   if ((await generationOf(prisma, account.id)) !== gen) return null;
   const { app } = account;
   return {

@@ -8,14 +8,15 @@ import { ApiError, notFound } from '../errors';
 import { consumeAction, findAction } from './payment-actions';
 import { claimPayer, isPayer } from './payment-payers';
 import { assertOptionUsable } from './quote-expiry';
-import { paymentOptionId, paymentOptions, WALLET_TRANSFER_METHOD, type PaymentOptionProvider } from './payment-options';
+import { isPaymentOptionId, paymentOptions, WALLET_TRANSFER_METHOD, type PaymentOptionProvider } from './payment-options';
 import { takePaymentTransfer } from './payment-intake';
 import { PAYMENT_VIEW_INCLUDE, toCheckout, toNextAction, toPaymentView, type PaymentRow } from './payment-view';
 import type { TConfirmClientPayment } from './client-payment.schemas';
+import type { ServiceSecret } from '../service-keys';
 
 export interface ClientPaymentDeps {
   prisma: PrismaClient;
-  serviceSecret: string;
+  serviceSecret: ServiceSecret;
   publicBaseUrl: string;
   chains: ChainRegistry;
   engine: Pick<PaymentEngine, 'transferSeen'>;
@@ -69,8 +70,7 @@ export async function confirmClientPayment(deps: ClientPaymentDeps, principal: C
   const { prisma } = deps;
   const payment = await loadPayable(prisma, principal, paymentId, 'payer');
   const action = await findAction(prisma, input.actionId);
-  const directOption = paymentOptionId(deps.serviceSecret, paymentId, WALLET_TRANSFER_METHOD);
-  if (!action || action.paymentId !== paymentId || action.accountId !== principal.accountId || action.optionId !== directOption) {
+  if (!action || action.paymentId !== paymentId || action.accountId !== principal.accountId || !isPaymentOptionId(deps.serviceSecret, paymentId, WALLET_TRANSFER_METHOD, action.optionId)) {
     throw notFound('Action');
   }
   if (action.usedAt) throw new ApiError('conflict', 'This actionId was already used; read the Payment for a new one', { reasonCode: 'action_already_used' });

@@ -19,13 +19,14 @@ import type { TCreatePayment } from './payment.schemas';
 import { PAYMENT_VIEW_INCLUDE, type PaymentRow } from './payment-view';
 import { paymentEventIds, paymentSubject, type PaymentOrigin } from './payment-origin';
 import { newPayoutRow, providerSettlementSnapshot, quoteBankPayout, type BankQuote, type OfframpDeps } from './payment-payouts';
+import { currentKey, type ServiceSecret } from '../service-keys';
 
 export interface CreatePaymentDeps {
   prisma: PrismaClient;
   pool: pg.Pool;
   engine: Pick<PaymentEngine, 'startPayment'>;
   custody: Custody;
-  serviceSecret: string;
+  serviceSecret: ServiceSecret;
   /** The off-ramp provider (bank payouts); absent: a bank_account destination is refused. */
   offramp?: OfframpDeps;
 }
@@ -35,8 +36,8 @@ export interface CreatePaymentDeps {
  * commit and the workflow start finds the same row and completes the start, instead of making a
  * second Payment.
  */
-export function paymentIdFor(serviceSecret: string, appId: string, idempotencyKey: string): string {
-  return `payment_${hmacHex(serviceSecret, `payment-id:${appId}:${idempotencyKey}`).slice(0, 32)}`;
+export function paymentIdFor(serviceSecret: ServiceSecret, appId: string, idempotencyKey: string): string {
+  return `payment_${hmacHex(currentKey(serviceSecret), `payment-id:${appId}:${idempotencyKey}`).slice(0, 32)}`;
 }
 
 function refuse(code: 'payment_method_not_supported' | 'payment_amount_below_minimum' | 'chain_config_missing', message: string, details?: unknown): never {

@@ -1,16 +1,17 @@
 import type { PrismaClient } from '../../db/client';
 import type { Scope } from '../apps';
 import { formatAtomic } from '../amounts';
-import { hmacHex } from '../secrets';
+import { hmacHex, safeEqual } from '../secrets';
 import { issueAction } from './payment-actions';
 import { ZPaymentOption, type TPaymentOption } from './payment-option.schemas';
 import { remainingOf, toNextAction, type PaymentRow } from './payment-view';
 import { optionQuoteLapsed } from './quote-expiry';
+import { anyKey, currentKey, type ServiceSecret } from '../service-keys';
 
 /** What an option provider sees: the Payment, the payer account (from the client token) and the clock. */
 export interface PaymentOptionContext {
   prisma: PrismaClient;
-  serviceSecret: string;
+  serviceSecret: ServiceSecret;
   payment: PaymentRow;
   /** The payer: the account the client token is bound to. */
   accountId: string;
@@ -33,8 +34,15 @@ export const WALLET_TRANSFER_METHOD = 'wallet_transfer';
  * Stable per (Payment, method), so a later call (authorize, confirm) can name the option it was shown,
  * and unguessable across Payments (an HMAC under the service secret).
  */
-export function paymentOptionId(serviceSecret: string, paymentId: string, method: string): string {
-  return `pay_option_${hmacHex(serviceSecret, `payment-option:${paymentId}:${method}`).slice(0, 32)}`;
+export function paymentOptionId(serviceSecret: ServiceSecret, paymentId: string, method: string): string {
+  return optionIdUnder(currentKey(serviceSecret), paymentId, method);
+}
+
+const optionIdUnder = (key: string, paymentId: string, method: string) => `pay_option_${hmacHex(key, `payment-option:${paymentId}:${method}`).slice(0, 32)}`;
+
+/** Whether `candidate` is the Payment's option of `method` under any accepted key (an option shown before a key rotation still counts). */
+export function isPaymentOptionId(serviceSecret: ServiceSecret, paymentId: string, method: string, candidate: string): boolean {
+  return anyKey(serviceSecret, (key) => safeEqual(optionIdUnder(key, paymentId, method), candidate));
 }
 
 const big = (d: { toString(): string }) => BigInt(d.toString());

@@ -6,6 +6,7 @@ import type { TNextAction, TPayment } from './payment.schemas';
 import { isOpenStatus } from './payment-machine';
 import type { z } from 'zod';
 import type { ZCheckout } from './payment.schemas';
+import { anyKey, currentKey, type ServiceSecret } from '../service-keys';
 
 /** payout: a bank Payment's quote and payout (null for upa Payments). */
 export type PaymentRow = Payment & { incidents: PaymentIncident[]; fundReturns: FundReturn[]; payout?: PaymentPayout | null };
@@ -182,12 +183,15 @@ export function toNextAction(p: NextActionSource): TNextAction {
  * stored: the create response and its idempotent replays recompute it, and verification compares
  * in constant time.
  */
-export function clientSecretFor(serviceSecret: string, paymentId: string): string {
-  return `${paymentId}_secret_${hmacHex(serviceSecret, `client-secret:${paymentId}`).slice(0, 40)}`;
+export function clientSecretFor(serviceSecret: ServiceSecret, paymentId: string): string {
+  return clientSecretUnder(currentKey(serviceSecret), paymentId);
 }
 
-export function verifyClientSecret(serviceSecret: string, paymentId: string, candidate: string): boolean {
-  return safeEqual(clientSecretFor(serviceSecret, paymentId), candidate);
+const clientSecretUnder = (key: string, paymentId: string) => `${paymentId}_secret_${hmacHex(key, `client-secret:${paymentId}`).slice(0, 40)}`;
+
+/** Under any accepted key: a client secret handed out before a key rotation keeps working until its key is dropped. */
+export function verifyClientSecret(serviceSecret: ServiceSecret, paymentId: string, candidate: string): boolean {
+  return anyKey(serviceSecret, (key) => safeEqual(clientSecretUnder(key, paymentId), candidate));
 }
 
 type WithCheckout = { payment?: { id?: string }; checkout?: { clientSecret?: string | null } };
@@ -196,7 +200,7 @@ type WithCheckout = { payment?: { id?: string }; checkout?: { clientSecret?: str
  * An idempotent response holding a checkout is stored without its clientSecret, and a replay derives
  * it again: the secret is never at rest (the idempotency middleware's seal and unseal).
  */
-export function checkoutSecretSealing(serviceSecret: string) {
+export function checkoutSecretSealing(serviceSecret: ServiceSecret) {
   return {
     seal(body: unknown): unknown {
       const b = body as WithCheckout;
@@ -215,7 +219,7 @@ export function paymentUrlFor(publicBaseUrl: string, paymentId: string): string 
   return `${publicBaseUrl.replace(/\/$/, '')}/checkout/${paymentId}`;
 }
 
-export function toCheckout(p: Payment, serviceSecret: string, publicBaseUrl: string): z.infer<typeof ZCheckout> {
+export function toCheckout(p: Payment, serviceSecret: ServiceSecret, publicBaseUrl: string): z.infer<typeof ZCheckout> {
   return {
     paymentUrl: paymentUrlFor(publicBaseUrl, p.id),
     clientSecret: clientSecretFor(serviceSecret, p.id),

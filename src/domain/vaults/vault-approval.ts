@@ -8,6 +8,7 @@ import { hmacHex, safeEqual } from '../secrets';
 import { writeVaultAudit } from './vault-audit';
 import { appActor, lockVault, requireVault } from './vaults';
 import { maskEmail } from './vault-view';
+import { anyKey, currentKey, type ServiceSecret } from '../service-keys';
 
 export const APPROVAL_CODE_TTL_MS = 10 * 60 * 1000;
 export const APPROVAL_MAX_ATTEMPTS = 5;
@@ -16,7 +17,7 @@ export const APPROVAL_MAX_SENDS = 5;
 
 export interface ApprovalDeps {
   prisma: PrismaClient;
-  serviceSecret: string;
+  serviceSecret: ServiceSecret;
   /** SMTP when configured; null means the sandbox outbox (sandbox apps) or no mail at all (424). */
   mailer: Mailer | null;
 }
@@ -78,7 +79,7 @@ export async function sendVaultApproval(deps: ApprovalDeps, app: AuthenticatedAp
     if (!still) throw new ApiError('conflict', 'The policy changed while the code was being sent: request a new code', { reasonCode: 'no_pending_policy' });
     // Earlier codes of this policy stop working: only the newest email counts.
     await tx.vaultApprovalCode.updateMany({ where: { policyId: pending.id, consumedAt: null, expiresAt: { gt: now } }, data: { expiresAt: now } });
-    await tx.vaultApprovalCode.create({ data: { id: codeId, policyId: pending.id, codeHash: codeHash(deps.serviceSecret, codeId, code), expiresAt } });
+    await tx.vaultApprovalCode.create({ data: { id: codeId, policyId: pending.id, codeHash: codeHash(currentKey(deps.serviceSecret), codeId, code), expiresAt } });
     if (useOutbox) {
       await tx.sandboxMail.create({ data: { id: newId('sandboxMail'), appId: app.id, accountId, toAddress: mail.to, subject: mail.subject, body: mail.text } });
     }
@@ -118,7 +119,7 @@ export async function verifyVaultApproval(deps: Omit<ApprovalDeps, 'mailer'>, ap
     const row = await tx.vaultApprovalCode.findFirst({ where: { policyId: pending.id }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
     const expired = new ApiError('approval_code_expired', 'The code expired, was used, or ran out of attempts: request a new one');
     if (!row || row.consumedAt || row.expiresAt <= now || row.attempts >= APPROVAL_MAX_ATTEMPTS) return { ok: false, error: expired };
-    if (!safeEqual(codeHash(deps.serviceSecret, row.id, code), row.codeHash)) {
+    if (!anyKey(deps.serviceSecret, (key) => safeEqual(codeHash(key, row.id, code), row.codeHash))) {
       const attempts = row.attempts + 1;
       await tx.vaultApprovalCode.update({ where: { id: row.id }, data: { attempts } });
       await writeVaultAudit(tx, vault, {

@@ -5,7 +5,7 @@ import type { VaultFundingEngine } from '../engine';
 import { ApiError, notFound } from '../errors';
 import { loadPayable } from '../payments/client-payments';
 import { consumeAction, findAction, issueAction } from '../payments/payment-actions';
-import { optionTerms, paymentOptionId, WALLET_TRANSFER_METHOD, type PaymentOptionContext, type PaymentOptionProvider } from '../payments/payment-options';
+import { isPaymentOptionId, optionTerms, paymentOptionId, WALLET_TRANSFER_METHOD, type PaymentOptionContext, type PaymentOptionProvider } from '../payments/payment-options';
 import { ZPaymentOption, type TPaymentOption } from '../payments/payment-option.schemas';
 import type { PaymentRow } from '../payments/payment-view';
 import type { TAuthorizeVaultOption } from '../payments/client-payment.schemas';
@@ -13,6 +13,7 @@ import { assertOptionUsable } from '../payments/quote-expiry';
 import type { TEnvironments } from '../../config/environments';
 import { availableVaultsSetup } from '../modules';
 import { authorizeVaultFunding, toFundingOperationView, vaultOptionFor, type VaultOption } from './vault-funding';
+import type { ServiceSecret } from '../service-keys';
 
 /** The payment method of the Vault option: the payer's vault sends the exact amount to the escrow. */
 export const VAULT_METHOD = 'vault';
@@ -86,7 +87,7 @@ export function vaultOptionProvider(deps: { chains: Pick<ChainRegistry, 'get'> }
 
 export interface AuthorizeVaultOptionDeps {
   prisma: PrismaClient;
-  serviceSecret: string;
+  serviceSecret: ServiceSecret;
   environments: TEnvironments;
   chains: Pick<ChainRegistry, 'get'>;
   engine: VaultFundingEngine;
@@ -110,9 +111,9 @@ export async function authorizeVaultOption(
 ) {
   const { prisma } = deps;
   const payment = await loadPayable(prisma, principal, paymentId, 'payer');
-  if (optionId !== paymentOptionId(deps.serviceSecret, paymentId, VAULT_METHOD)) {
+  if (!isPaymentOptionId(deps.serviceSecret, paymentId, VAULT_METHOD, optionId)) {
     // A known option of another method (the direct transfer) is confirmed, not authorized.
-    if (optionId === paymentOptionId(deps.serviceSecret, paymentId, WALLET_TRANSFER_METHOD)) {
+    if (isPaymentOptionId(deps.serviceSecret, paymentId, WALLET_TRANSFER_METHOD, optionId)) {
       throw new ApiError('payment_method_not_supported', 'Only a Vault option is authorized; a wallet transfer is confirmed', { reasonCode: 'option_not_authorizable' });
     }
     throw notFound('Payment option');

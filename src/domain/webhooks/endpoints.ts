@@ -12,6 +12,7 @@ import {
   type WebhookEndpointStatus,
 } from './endpoint.schemas';
 import { encryptSigningSecret, generateSigningSecret } from './signing-secrets';
+import type { ServiceSecret } from '../service-keys';
 
 /**
  * Webhook endpoint management, shared by the operator CLI (`npm run cli -- webhooks ...`) and the
@@ -19,7 +20,7 @@ import { encryptSigningSecret, generateSigningSecret } from './signing-secrets';
  */
 export interface WebhookEndpointDeps {
   prisma: PrismaClient;
-  serviceSecret: string;
+  serviceSecret: ServiceSecret;
   destinations: DestinationPolicy;
   /** DNS resolution of endpoint hosts (real DNS unless a test injects one). */
   resolve?: HostResolver;

@@ -85,10 +85,16 @@ function timelineList(entries: TimelineEntry[], links: Links, chainId: number): 
   return html`<ol class="timeline">${entries.map((e) => html`<li><time>${e.at}</time> <strong>${e.what}</strong> ${e.detail} ${e.txHash ? txCell(links, chainId, e.txHash) : ''}</li>`)}</ol>`;
 }
 
+/** A held item links to its page; an app (a credential action) has no console page. */
+function targetCell(t: OperatorActionView['target']): Html {
+  const label = html`${t.type} ${t.id}`;
+  return t.type === 'app' ? label : html`<a href="${itemHref({ kind: t.type, id: t.id })}">${label}</a>`;
+}
+
 export function auditTable(actions: OperatorActionView[], withTarget: boolean): Html {
   if (actions.length === 0) return html`<p>No operator actions yet.</p>`;
   return html`<table class="audit"><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">Via</th><th scope="col">What</th>${withTarget ? html`<th scope="col">Target</th>` : ''}<th scope="col">Why</th><th scope="col">Outcome</th></tr></thead><tbody>
-${actions.map((a) => html`<tr><td><time>${a.createdAt}</time></td><td>${a.actor}</td><td>${a.channel}</td><td>${a.action}${Object.entries(a.details).map(([k, v]) => html` <span class="mono">${k}=${v}</span>`)}</td>${withTarget ? html`<td><a href="${itemHref({ kind: a.target.type, id: a.target.id })}">${a.target.type} ${a.target.id}</a></td>` : ''}<td>${a.reason ?? '—'}</td><td><span class="outcome ${a.outcome}">${a.outcome}</span>${a.outcomeDetail ? html` ${a.outcomeDetail}` : ''}</td></tr>`)}
+${actions.map((a) => html`<tr><td><time>${a.createdAt}</time></td><td>${a.actor}</td><td>${a.channel}</td><td>${a.action}${Object.entries(a.details).map(([k, v]) => html` <span class="mono">${k}=${v}</span>`)}</td>${withTarget ? html`<td>${targetCell(a.target)}</td>` : ''}<td>${a.reason ?? '—'}</td><td><span class="outcome ${a.outcome}">${a.outcome}</span>${a.outcomeDetail ? html` ${a.outcomeDetail}` : ''}</td></tr>`)}
 </tbody></table>`;
 }
 

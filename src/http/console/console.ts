@@ -9,7 +9,7 @@ import type { ChainRegistry } from '../../chain/registry';
 import type { Custody } from '../../custody';
 import type { OperatorEngine } from '../../domain/engine';
 import { ApiError, notFound } from '../../domain/errors';
-import { listOperatorActions, recoverIncident, resolveHold, type OperatorTarget } from '../../domain/operator-actions';
+import { listOperatorActions, recoverIncident, resolveHold, type HeldTarget } from '../../domain/operator-actions';
 import { depositHold, fundReturnHold, listHolds, paymentHold } from '../../domain/operator-holds';
 import { ZHeldId } from '../../domain/operator-actions.schemas';
 import { parseInput, zInt4Param } from '../../domain/validation';
@@ -17,6 +17,7 @@ import type { ApiContext, ApiState } from '../context';
 import { sessionKeeper, type ConsoleSession } from './console-session';
 import { ZConsoleCsrfOnly, ZConsoleLogin, ZConsoleRecover, ZConsoleResolve } from './console.schemas';
 import { auditTable, CONSOLE_CSS, detailPage, html, itemHref, listPage, loginPage, messagePage, page, receiptPage, type Html, type Links } from './console-views';
+import type { ServiceSecret } from '../../domain/service-keys';
 
 /**
  * The operator console (docs/decisions.md "Operator console"): server-rendered pages under /console
@@ -37,7 +38,7 @@ import { auditTable, CONSOLE_CSS, detailPage, html, itemHref, listPage, loginPag
 export interface ConsoleDeps {
   config: ServiceConfig;
   prisma: PrismaClient;
-  serviceSecret: string;
+  serviceSecret: ServiceSecret;
   chains: ChainRegistry;
   custody: Pick<Custody, 'deriveAddress'>;
   engine: OperatorEngine;
@@ -83,6 +84,7 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
   const token = deps.config.admin.apiToken;
   if (!token) return;
   const sessions = sessionKeeper({
+    prisma: deps.prisma,
     adminToken: token,
     serviceSecret: deps.serviceSecret,
     sessionSeconds: deps.config.admin.consoleSessionSeconds ?? 3600,
@@ -118,7 +120,7 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
   });
 
   const signedIn = async (ctx: Ctx, next: () => Promise<unknown>) => {
-    const session = sessions.current(ctx);
+    const session = await sessions.current(ctx);
     if (!session) {
       if (ctx.method === 'GET') return ctx.redirect('/console/login');
       throw new ApiError('unauthorized', 'Sign in first: your session has ended.');
@@ -139,8 +141,8 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
     ctx.body = CONSOLE_CSS;
   });
 
-  router.get('/login', (ctx) => {
-    if (sessions.current(ctx)) return ctx.redirect('/console');
+  router.get('/login', async (ctx) => {
+    if (await sessions.current(ctx)) return ctx.redirect('/console');
     send(ctx, 200, 'Sign in', loginPage(sessions.loginCsrf(ctx), null));
   });
 
@@ -154,14 +156,14 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
       ctx.state.log.warn({ who: parsed.data.who }, 'operator console sign-in refused');
       return refuse(401, 'That admin token is not right.');
     }
-    sessions.start(ctx, parsed.data.who);
+    await sessions.start(ctx, parsed.data.who);
     ctx.status = 303;
     ctx.redirect('/console');
   });
 
   router.post('/logout', signedIn, async (ctx) => {
     await form(ctx, ZConsoleCsrfOnly);
-    sessions.end(ctx);
+    await sessions.end(ctx, ctx.state.session!);
     ctx.status = 303;
     ctx.redirect('/console/login');
   });
@@ -180,7 +182,7 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
     send(ctx, 200, 'Audit', html`<h1>Operator actions</h1><p>The latest 200, newest first, from the console, the CLI and the admin API.</p>${auditTable(await listOperatorActions(deps.prisma, { limit: 200 }), true)}`);
   });
 
-  const detail = async (ctx: Ctx, target: OperatorTarget, flash: { notice?: string; error?: string } = {}, status = 200) => {
+  const detail = async (ctx: Ctx, target: HeldTarget, flash: { notice?: string; error?: string } = {}, status = 200) => {
     const d =
       target.type === 'payment'
         ? await paymentHold(deps.prisma, target.id, deps.engine.paymentWorkflowId(target.id))
@@ -189,7 +191,7 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
           : await fundReturnHold(deps.prisma, target.id, deps.engine.fundReturnWorkflowId(target.id));
     send(ctx, status, `${target.type} ${target.id}`, detailPage(d, links, ctx.state.session!.csrf, flash));
   };
-  const targetOf = (ctx: Ctx, type: OperatorTarget['type']): OperatorTarget => {
+  const targetOf = (ctx: Ctx, type: HeldTarget['type']): HeldTarget => {
     return { type, id: parseInput(z.object({ id: ZHeldId[type] }), ctx.params, 'path').id };
   };
   const notices: Record<string, string> = {
@@ -199,7 +201,7 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
     'recover-incident': 'Incident recovery created: its send has started.',
   };
   /** Runs an action; a refusal re-renders the page with the reason (and its status), success redirects (POST/redirect/GET). */
-  const act = async (ctx: Ctx, target: OperatorTarget, what: string, run: () => Promise<unknown>) => {
+  const act = async (ctx: Ctx, target: HeldTarget, what: string, run: () => Promise<unknown>) => {
     try {
       await run();
     } catch (err) {

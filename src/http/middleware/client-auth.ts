@@ -2,6 +2,7 @@ import type { ClientPrincipal } from '../../domain/client-auth/access-tokens';
 import { ApiError } from '../../domain/errors';
 import { verifyClientSecret } from '../../domain/payments/payment-view';
 import type { ApiContext, ApiMiddleware } from '../context';
+import type { ServiceSecret } from '../../domain/service-keys';
 
 const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="partner-payments-client"' };
 /** A compact JWS, bounded: nothing longer was ever issued. */
@@ -35,7 +36,7 @@ export function clientBearer(verify: (token: string) => Promise<ClientPrincipal 
  * derived for the path's (already validated) Payment id, before the Payment is read, so a wrong
  * secret costs no query and says nothing about whether the Payment exists.
  */
-export function assertPaymentSecret(ctx: ApiContext, serviceSecret: string, paymentId: string): void {
+export function assertPaymentSecret(ctx: ApiContext, serviceSecret: ServiceSecret, paymentId: string): void {
   const secret = ctx.get('X-Svc-Payment-Secret');
   if (!PAYMENT_SECRET.test(secret) || !verifyClientSecret(serviceSecret, paymentId, secret)) {
     throw unauthorized('X-Svc-Payment-Secret is missing or does not match this Payment');

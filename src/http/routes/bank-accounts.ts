@@ -13,6 +13,7 @@ import { requireScope } from '../middleware/auth';
 import { idempotent } from '../middleware/idempotency';
 import { requireApp, type ApiRouter } from '../context';
 import { parseInput, ZEmptyBody } from '../../domain/validation';
+import type { ServiceSecret } from '../../domain/service-keys';
 
 const ZAccountPath = z.object({ accountId: ZAccountId });
 export const ZBankAccountPath = z.object({ accountId: ZAccountId, bankAccountId: ZBankAccountId });
@@ -22,7 +23,7 @@ export interface BankAccountRouteDeps {
   idempotency: IdempotencyRecords;
   environments: TEnvironments;
   cursors: CursorCodec;
-  serviceSecret: string;
+  serviceSecret: ServiceSecret;
   /** The off-ramp provider that verifies linked accounts; absent, linking answers 424. */
   provider: OfframpProvider | undefined;
 }

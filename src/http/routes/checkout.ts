@@ -19,11 +19,12 @@ import { renderCheckoutPage } from '../checkout/page';
 import { phaseText } from '../checkout/phase-text';
 import { qrSvg } from '../checkout/qr';
 import type { ApiContext, ApiMiddleware, ApiRouter } from '../context';
+import type { ServiceSecret } from '../../domain/service-keys';
 
 export interface CheckoutRouteDeps {
   prisma: PrismaClient;
   environments: TEnvironments;
-  serviceSecret: string;
+  serviceSecret: ServiceSecret;
   /** https: the session cookie is Secure. */
   publicBaseUrl: string;
   maxBodyBytes: number;

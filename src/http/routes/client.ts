@@ -6,7 +6,7 @@ import type { TEnvironments } from '../../config/environments';
 import { authorizeVaultOption, vaultOptionProvider, VAULTS_SCOPE } from '../../domain/vaults/vault-option';
 import { ZPaymentOptionId } from '../../domain/payments/payment-option.schemas';
 import type { IdempotencyRecords } from '../../domain/idempotency-records';
-import { clientTokenKey, exchangeClientToken, revokeClientTokens, verifyClientToken } from '../../domain/client-auth/access-tokens';
+import { exchangeClientToken, revokeClientTokens, verifyClientToken } from '../../domain/client-auth/access-tokens';
 import { ZClientAccountRef } from '../../domain/client-auth/client-auth.schemas';
 import { confirmClientPayment, readClientPayment, type ClientPaymentDeps } from '../../domain/payments/client-payments';
 import { ZAuthorizeVaultOption, ZConfirmClientPayment } from '../../domain/payments/client-payment.schemas';
@@ -19,11 +19,12 @@ import { requireScope } from '../middleware/auth';
 import { assertPaymentSecret, clientBearer } from '../middleware/client-auth';
 import { idempotent } from '../middleware/idempotency';
 import { requireApp, requireClient, type ApiMiddleware, type ApiRouter } from '../context';
+import type { ServiceSecret } from '../../domain/service-keys';
 
 export interface ClientRouteDeps {
   prisma: PrismaClient;
   idempotency: IdempotencyRecords;
-  serviceSecret: string;
+  serviceSecret: ServiceSecret;
   publicBaseUrl: string;
   /** Confirm reads the transaction a client names, and hands it to the Payment's workflow. */
   chains: ChainRegistry;
@@ -40,13 +41,12 @@ const ZNoQuery = z.strictObject({});
 
 /** POST /v2/client/auth/exchange and /revoke: partner routes (HTTP Basic, v2:payments scope) of the payments module. */
 export function registerClientAuthRoutes(partner: ApiRouter, deps: Pick<ClientRouteDeps, 'prisma' | 'serviceSecret'>): void {
-  const key = clientTokenKey(deps.serviceSecret);
   const access = requireAccess('v2:payments', 'payments');
   // Not idempotent on purpose: a stored response would hold a token. Each call issues a new one.
   partner.post('/v2/client/auth/exchange', ...access, async (ctx) => {
     const ref = parseInput(ZClientAccountRef, ctx.state.body, 'body');
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = await exchangeClientToken(deps.prisma, key, requireApp(ctx), ref);
+    ctx.body = await exchangeClientToken(deps.prisma, deps.serviceSecret, requireApp(ctx), ref);
   });
   partner.post('/v2/client/auth/revoke', ...access, async (ctx) => {
     const ref = parseInput(ZClientAccountRef, ctx.state.body, 'body');
@@ -56,8 +56,7 @@ export function registerClientAuthRoutes(partner: ApiRouter, deps: Pick<ClientRo
 
 /** /v2/client/me/...: Bearer tokens only, on a router of their own (no Basic middleware runs here). */
 export function registerClientRoutes(client: ApiRouter, deps: ClientRouteDeps, shared: { rateLimit: ApiMiddleware; jsonBody: ApiMiddleware; svcVersion: ApiMiddleware; modules: ApiMiddleware }): void {
-  const key = clientTokenKey(deps.serviceSecret);
-  client.use(clientBearer((token) => verifyClientToken(deps.prisma, key, token)));
+  client.use(clientBearer((token) => verifyClientToken(deps.prisma, deps.serviceSecret, token)));
   client.use(shared.svcVersion);
   client.use(shared.rateLimit);
   client.use(shared.jsonBody);

@@ -5,7 +5,7 @@ import type { ServiceConfig } from '../../config';
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import type { OperatorEngine } from '../../domain/engine';
-import { resolveHold, type OperatorTarget } from '../../domain/operator-actions';
+import { resolveHold, type HeldTarget } from '../../domain/operator-actions';
 import { ZAdminResolve, ZHeldId } from '../../domain/operator-actions.schemas';
 import { parseInput } from '../../domain/validation';
 import type { ApiState } from '../context';
@@ -29,8 +29,8 @@ export function registerHoldAdminRoutes(app: Koa<ApiState>, deps: { config: Serv
   const router = new Router<ApiState>({ prefix: '/admin/v1' });
   router.use(adminAuth(token));
   router.use(jsonBody(deps.config.http.maxBodyBytes));
-  const paths: Record<OperatorTarget['type'], string> = { payment: 'payments', deposit: 'deposits', fund_return: 'fund-returns' };
-  for (const type of Object.keys(paths) as Array<OperatorTarget['type']>) {
+  const paths: Record<HeldTarget['type'], string> = { payment: 'payments', deposit: 'deposits', fund_return: 'fund-returns' };
+  for (const type of Object.keys(paths) as Array<HeldTarget['type']>) {
     router.post(`/${paths[type]}/:id/resolve`, async (ctx) => {
       const { id } = parseInput(z.object({ id: ZHeldId[type] }), ctx.params, 'path');
       const { actor, txHash, reason, action } = parseInput(ZAdminResolve, ctx.state.body, 'body');

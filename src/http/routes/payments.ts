@@ -16,6 +16,7 @@ import { requireApp, type ApiRouter } from '../context';
 import type { CursorCodec } from '../../domain/pagination';
 import { parseInput } from '../../domain/validation';
 import type { OfframpDeps } from '../../domain/payments/payment-payouts';
+import type { ServiceSecret } from '../../domain/service-keys';
 
 export interface PaymentRouteDeps {
   prisma: PrismaClient;
@@ -24,7 +25,7 @@ export interface PaymentRouteDeps {
   engine: Pick<PaymentEngine, 'startPayment' | 'cancelPayment'>;
   custody: Custody;
   environments: TEnvironments;
-  serviceSecret: string;
+  serviceSecret: ServiceSecret;
   publicBaseUrl: string;
   cursors: CursorCodec;
   offramp?: OfframpDeps;

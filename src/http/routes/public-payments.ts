@@ -22,6 +22,7 @@ import { requireApp, type ApiMiddleware, type ApiRouter } from '../context';
 import { clientIpKey } from '../middleware/client-ip';
 import { idempotent, readIdempotencyKey } from '../middleware/idempotency';
 import { rateLimit } from '../middleware/rate-limit';
+import type { ServiceSecret } from '../../domain/service-keys';
 
 export interface PublicPaymentRouteDeps {
   prisma: PrismaClient;
@@ -30,7 +31,7 @@ export interface PublicPaymentRouteDeps {
   engine: Pick<PaymentEngine, 'startPayment'>;
   custody: Custody;
   environments: TEnvironments;
-  serviceSecret: string;
+  serviceSecret: ServiceSecret;
   publicBaseUrl: string;
 }
 

@@ -15,6 +15,7 @@ import { parseInput, ZEmptyBody } from '../../domain/validation';
 import { requireAccess } from '../middleware/modules';
 import { idempotent } from '../middleware/idempotency';
 import { requireApp, type ApiMiddleware, type ApiRouter } from '../context';
+import type { ServiceSecret } from '../../domain/service-keys';
 
 export interface VaultRouteDeps {
   prisma: PrismaClient;
@@ -23,7 +24,7 @@ export interface VaultRouteDeps {
   chains: Pick<ChainRegistry, 'get'>;
   environments: TEnvironments;
   cursors: CursorCodec;
-  serviceSecret: string;
+  serviceSecret: ServiceSecret;
   mailer: Mailer | null;
 }
 

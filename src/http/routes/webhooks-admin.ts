@@ -23,6 +23,7 @@ import { jsonBody } from '../middleware/json-body';
 import type { CursorCodec } from '../../domain/pagination';
 import { parseInput } from '../../domain/validation';
 import { mountRouter } from '../mount-router';
+import type { ServiceSecret } from '../../domain/service-keys';
 
 /**
  * Operator admin API for webhook endpoints and deliveries, the HTTP twin of `npm run cli -- webhooks`:
@@ -44,7 +45,7 @@ import { mountRouter } from '../mount-router';
 export interface WebhookAdminDeps {
   config: ServiceConfig;
   db: Database;
-  serviceSecret: string;
+  serviceSecret: ServiceSecret;
   cursors: CursorCodec;
   engine?: Pick<WebhookEngine, 'kickWebhookDispatcher'>;
 }

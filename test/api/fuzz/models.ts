@@ -218,6 +218,9 @@ export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
   },
 
   'POST /admin/v1/payments/:paymentId/incident-recoveries': { auth: 'admin', params: payment, body: () => ({ incidentId: 'incident_0fuzz0', reason: 'fuzz', actor: 'fuzz-operator' }) },
+  // An app no fixture uses: a rotation (overlap 0) or a revocation of the fuzz's own app would refuse its later requests.
+  'POST /admin/v1/apps/:appId/secret-rotations': { auth: 'admin', params: () => ({ appId: 'app_0fuzz0' }), body: () => ({ actor: 'fuzz-operator', reason: 'fuzz', overlapSeconds: 60 }) },
+  'POST /admin/v1/apps/:appId/revocation': { auth: 'admin', params: () => ({ appId: 'app_0fuzz0' }), body: () => ({ actor: 'fuzz-operator', reason: 'fuzz' }) },
   'POST /admin/v1/apps/:appId/webhook-endpoints': { auth: 'admin', params: app, body: () => ({ url: 'http://127.0.0.1:9/fuzz', description: 'fuzz', events: ['deposit.settled'] }) },
   'GET /admin/v1/apps/:appId/webhook-endpoints': { auth: 'admin', params: app },
   'GET /admin/v1/apps/:appId/webhook-endpoints/:endpointId': { auth: 'admin', params: endpoint },
