@@ -7,6 +7,7 @@ import { call, harnessOpenApi, newApp, type ApiResponse } from '../support/api-c
 import { apiDepsOnHarness, getHarness, TEST_OFFRAMP_CALLBACK_SECRET } from '../support/harness';
 import { eventually, newPayer, payTo } from '../support/chain';
 import { followVaultReceipts } from '../../src/domain/vaults/vault-receipts';
+import { EXAMPLE } from '../../src/http/openapi/examples';
 import { createPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
 import { listenApi, withWorkerStopped } from '../support/bounded-api';
 
@@ -185,14 +186,18 @@ async function tour(doc: Json, record: (operationId: string, res: ApiResponse) =
     throw new Error(`no operation ${operationId}`);
   };
   /** Sends the operation's request example (ids substituted), expecting `status`. */
-  const send = async (operationId: string, status: number, opts: { headers?: Record<string, string>; credential?: AppCredential | null; path?: Record<string, string> } = {}) => {
+  const send = async (
+    operationId: string,
+    status: number,
+    opts: { headers?: Record<string, string>; credential?: AppCredential | null; path?: Record<string, string>; ids?: Record<string, string> } = {},
+  ) => {
     const { path, method, op } = opOf(operationId);
     const example = op.requestBody?.content['application/json'].examples.default.value;
     const url = path.replace(/\{(\w+)\}/g, (_, name: string) => opts.path?.[name] ?? ids[`{${name}}`]!);
     const takesKey = ((op.parameters ?? []) as Json[]).some((p) => /IdempotencyKey/.test(p.$ref ?? '') || p.name === 'Idempotency-Key');
     const res = await call(url, {
       method,
-      ...(example === undefined ? {} : { body: substitute(example, ids) }),
+      ...(example === undefined ? {} : { body: substitute(example, { ...ids, ...opts.ids }) }),
       credential: opts.credential === undefined ? cred : opts.credential,
       headers: { ...(takesKey ? { 'idempotency-key': `examples-${process.pid}-${(keys += 1)}-0123456789` } : {}), ...opts.headers },
     });
@@ -253,7 +258,8 @@ async function tour(doc: Json, record: (operationId: string, res: ApiResponse) =
   // Made from the createPayment request example too, so the answers carry its fields.
   const paymentBody = substitute(opOf('createPayment').op.requestBody.content['application/json'].examples.default.value, ids);
   const paid = (await createPayment(merchant, paymentBody)).body;
-  const transfer = await payTo(await newPayer(25_000_000n), paid.payment.funding.depositAddress.address, 25_000_000n);
+  const sender = await newPayer(25_000_000n);
+  const transfer = await payTo(sender, paid.payment.funding.depositAddress.address, 25_000_000n);
   const paidRead = await call(`/v2/client/me/payments/${paid.payment.id}`, { headers: { authorization: `Bearer ${token}`, 'x-svc-payment-secret': paid.checkout.clientSecret } });
   ids.action_5Tz1 = paidRead.body.options[0].execution.actionId;
   ids[EXAMPLE_TX_HASH] = transfer as Hash;
@@ -265,7 +271,8 @@ async function tour(doc: Json, record: (operationId: string, res: ApiResponse) =
   await waitForPayment(merchant, paid.payment.id, 'succeeded', (p) => p.status === 'succeeded');
   ids['{accountId}'] = merchant.accountId;
   await fundVault(merchant, 10_000_000n);
-  const refund = await send('createRefund', 201, { path: { paymentId: paid.payment.id } });
+  // Returned money goes back to its sender: the examples' destination is the payer of each.
+  const refund = await send('createRefund', 201, { path: { paymentId: paid.payment.id }, ids: { [EXAMPLE.WALLET]: sender.address } });
   const excess = (await createPayment(merchant, { amount: '25.00' })).body;
   const twice = await newPayer(30_000_000n);
   await payTo(twice, excess.payment.funding.depositAddress.address, 25_000_000n);
@@ -273,7 +280,7 @@ async function tour(doc: Json, record: (operationId: string, res: ApiResponse) =
   await waitForPayment(merchant, excess.payment.id, 'succeeded with an incident', (p) => p.status === 'succeeded' && p.incidentRecoverySummary.count === 1);
   const incidents = await call(`/v2/payments/${excess.payment.id}/incidents`, { credential: cred });
   ids.incident_6Pq3 = incidents.body.items[0].id;
-  const recovery = await send('createIncidentRecovery', 201, { path: { paymentId: excess.payment.id } });
+  const recovery = await send('createIncidentRecovery', 201, { path: { paymentId: excess.payment.id }, ids: { [EXAMPLE.WALLET]: twice.address } });
 
   // Every transfer this started has finished before the next test file runs: money still moving
   // would keep the time-skipping server from skipping their timers.

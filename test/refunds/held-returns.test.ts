@@ -37,7 +37,7 @@ describe('Held fund returns: an operator releases them', () => {
   let admin: AdminApi;
   before(async () => {
     m = await newMerchant();
-    admin = await startAdminApi({ allowPrivate: false, withEngine: true });
+    admin = await startAdminApi({ allowPrivate: false, withEngine: true, withOperator: true });
   });
   after(async () => {
     await admin?.close();

@@ -14,6 +14,7 @@ import { ApiError } from '../../src/domain/errors';
 import { call } from '../support/api-client';
 import { VAULT_FUNDING_WORKFLOW, vaultFundingWorkflowId, type VaultFundingWorkflowInput } from '../../workflows/contracts/vault-funding';
 import { activeVault } from './support';
+import { startAdminApi } from '../webhooks/support/admin';
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n;
 const actor = { type: 'client' as const, id: null };
@@ -380,7 +381,7 @@ describe('Vault funding: the on-chain leg', () => {
     await lateIncidentOf(late);
   });
 
-  test("a late vault payment is returned to the vault it came from by default; another vault is still refused as a destination", async () => {
+  test("a late vault payment is returned to the vault it came from by default; another vault is still refused as a destination, even by an operator", async () => {
     const h = await getHarness();
     const late = await lateVaultLeg();
     const incident = await lateIncidentOf(late);
@@ -388,7 +389,17 @@ describe('Vault funding: the on-chain leg', () => {
     const other = await activeVault(USDC(1).toString(), late.cred);
     const refused = await call(path, { credential: late.merchant.cred, headers: { 'idempotency-key': `late-other-${incident.id}` }, body: { incidentId: incident.id, destinationAddress: other.vault.address } });
     assert.equal(refused.status, 400, refused.text);
+    assert.equal(refused.body.error.details.reasonCode, 'destination_not_payer', refused.text);
     assert.equal(refused.body.error.details.fields[0].field, 'body.destinationAddress');
+    // An operator may name another address, but the vault exception is that vault's own leg only.
+    const admin = await startAdminApi({ allowPrivate: false, withEngine: true });
+    try {
+      const byOperator = await admin.call('POST', `/admin/v1${path}`, { incidentId: incident.id, destinationAddress: other.vault.address, reason: 'wrong vault', actor: 'ops:test' });
+      assert.equal(byOperator.status, 400, JSON.stringify(byOperator.body));
+      assert.equal(byOperator.body.error.details.reasonCode, 'service_controlled', JSON.stringify(byOperator.body));
+    } finally {
+      await admin.close();
+    }
     const res = await call(path, { credential: late.merchant.cred, headers: { 'idempotency-key': `late-${incident.id}` }, body: { incidentId: incident.id } });
     assert.equal(res.status, 201, res.text);
     const recovery = res.body.incidentRecovery;
