@@ -6,8 +6,8 @@ import type { AppCredential } from '../../src/domain/apps';
 import { call, harnessOpenApi, newApp, type ApiResponse } from '../support/api-client';
 import { apiDepsOnHarness, getHarness, TEST_OFFRAMP_CALLBACK_SECRET } from '../support/harness';
 import { eventually, newPayer, payTo } from '../support/chain';
-import { followVaultReceipts } from '../../src/domain/vaults/vault-receipts';
 import { EXAMPLE } from '../../src/http/openapi/examples';
+import { fundedVault } from '../refunds/support';
 import { createPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
 import { listenApi, withWorkerStopped } from '../support/bounded-api';
 
@@ -270,7 +270,8 @@ async function tour(doc: Json, record: (operationId: string, res: ApiResponse) =
   // A refund of a succeeded Payment, and the recovery of an excess incident.
   await waitForPayment(merchant, paid.payment.id, 'succeeded', (p) => p.status === 'succeeded');
   ids['{accountId}'] = merchant.accountId;
-  await fundVault(merchant, 10_000_000n);
+  // Refunds are paid from the merchant's vault, under its policy.
+  await fundedVault(merchant, 10);
   // Returned money goes back to its sender: the examples' destination is the payer of each.
   const refund = await send('createRefund', 201, { path: { paymentId: paid.payment.id }, ids: { [EXAMPLE.WALLET]: sender.address } });
   const excess = (await createPayment(merchant, { amount: '25.00' })).body;
@@ -294,18 +295,6 @@ async function returned(cred: AppCredential, paymentId: string, list: 'refunds' 
     const res = await call(`/v2/payments/${paymentId}/${list}`, { credential: cred });
     return (res.body.items as Json[]).find((r) => r.id === id)?.status === 'confirmed' ? true : undefined;
   }, `${id} confirmed`);
-}
-
-/** The merchant's vault (refunds are paid from it), holding `amount` posted to its book. */
-async function fundVault(m: Merchant, amount: bigint): Promise<void> {
-  const h = await getHarness();
-  const res = await call(`/v2/accounts/${m.accountId}/vault`, { credential: m.cred, body: {} });
-  assert.equal(res.status, 201, res.text);
-  await payTo(await newPayer(amount), res.body.vault.address, amount);
-  await eventually(async () => {
-    await followVaultReceipts({ prisma: h.db.prisma, chains: h.chain.chains });
-    return (await h.db.prisma.vaultReceipt.count({ where: { vaultId: res.body.vault.id, status: 'posted' } })) === 1;
-  }, 'the vault receipt posted');
 }
 
 const EXAMPLE_TX_HASH = '0x3f1c2b4a5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708';

@@ -394,7 +394,7 @@ describe('Vault funding: the on-chain leg', () => {
     // An operator may name another address, but the vault exception is that vault's own leg only.
     const admin = await startAdminApi({ allowPrivate: false, withEngine: true });
     try {
-      const byOperator = await admin.call('POST', `/admin/v1${path}`, { incidentId: incident.id, destinationAddress: other.vault.address, reason: 'wrong vault', actor: 'ops:test' });
+      const byOperator = await admin.call('POST', `/admin/v1/payments/${late.paymentId}/incident-recoveries`, { incidentId: incident.id, destinationAddress: other.vault.address, reason: 'wrong vault', actor: 'ops:test' });
       assert.equal(byOperator.status, 400, JSON.stringify(byOperator.body));
       assert.equal(byOperator.body.error.details.reasonCode, 'service_controlled', JSON.stringify(byOperator.body));
     } finally {
