@@ -198,9 +198,11 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
   /**
    * Expiry waits until the scanner has read the chain through the head of the moment expiresAt came:
    * a payer who paid in time is never called late because the scanner was behind. The scanner is
-   * poked once; the chain is then read again on the poll timer (a transfer it hands over wakes us).
+   * poked once; the chain is then read again on a timer that backs off from 1 s to 30 s, so a
+   * scanner far behind is not also asked by every Payment due meanwhile (a transfer it hands over
+   * wakes us at once).
    */
-  const expiryRead = { block: null as string | null, read: false, poked: false };
+  const expiryRead = { block: null as string | null, read: false, poked: false, round: 0 };
   async function chainReadThroughExpiry(): Promise<void> {
     const answer = await untilDone.chainReadThrough({ chainId: input.chainId, block: expiryRead.block });
     expiryRead.block = answer.block;
@@ -211,7 +213,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
       // Best effort: a scanner not running now reads on when it starts.
       await getExternalWorkflowHandle(chainScannerWorkflowId(input.chainId)).signal(pokeSignal).catch(() => undefined);
     }
-    await wakeOn(() => queue.length > 0, input.settlement.confirmationPollSeconds * 1000);
+    await wakeOn(() => queue.length > 0, Math.min(1000 * 2 ** expiryRead.round++, 30_000));
   }
   const unresolved = () => (followsEveryTransfer ? unresolvedTransfers(state) : pendingTransfers(state));
   // Done when final and nothing seen or queued is left to follow (a resumed run starts with its transfer queued).
