@@ -8,6 +8,7 @@ import { createDatabase } from '../../src/db/client';
 import { applyMigrations, listMigrations } from '../../src/db/migrate';
 import { getHarness } from '../support/harness';
 import { readCatalog, writeBatch, type Row } from '../support/migration-rows';
+import { withScratchDatabase } from '../support/scratch-database';
 
 /**
  * Migrations are applied upward over data, as in production: one database, and before each migration
@@ -29,24 +30,6 @@ function modelTables(): Map<string, string> {
   return new Map([...source.matchAll(/^model\s+(\w+)\s*\{([\s\S]*?)^\}/gm)].map((m) => [m[1]!, /@@map\("([^"]+)"\)/.exec(m[2]!)?.[1] ?? m[1]!]));
 }
 
-async function withScratchDatabase<T>(harnessUrl: string, fn: (url: string) => Promise<T>): Promise<T> {
-  const name = `partner_payments_upward_${process.pid}`;
-  const admin = new URL(harnessUrl);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await client.query(`CREATE DATABASE "${name}"`);
-    const url = new URL(harnessUrl);
-    url.pathname = `/${name}`;
-    return await fn(url.toString());
-  } finally {
-    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
-    await client.end();
-  }
-}
-
 async function counts(client: pg.Client, tables: Iterable<string>): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   for (const t of tables) out.set(t, Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM "${t}"`)).rows[0]!.n));
@@ -59,7 +42,7 @@ test('every migration applies over rows written at every earlier migration, keep
   assert.ok(migrations.length > 0, 'found the migrations');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'pp-upward-migrations-'));
   try {
-    await withScratchDatabase(h.databaseUrl, async (url) => {
+    await withScratchDatabase(h.databaseUrl, 'upward', async (url) => {
       const client = new pg.Client({ connectionString: url });
       await client.connect();
       const written = new Map<string, Row[]>();
