@@ -217,6 +217,14 @@ export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
     body: () => ({ actionId: 'action_0fuzz0', proof: { type: 'managed_authorization', authorization: 'approved' }, metadata: { order: 'fuzz' } }),
   },
 
+  // An open Payment is not held (409), and no deposit or return has these ids (404): every refusal's envelope and no write.
+  'POST /admin/v1/payments/:id/resolve': { auth: 'admin', params: (f) => ({ id: f.paymentId }), touches: 'payment', body: () => ({ action: 'fail', reason: 'fuzz', actor: 'fuzz-operator' }) },
+  'POST /admin/v1/deposits/:id/resolve': { auth: 'admin', params: () => ({ id: 'deposit_0fuzz0' }), body: () => ({ action: 'retry', actor: 'fuzz-operator' }) },
+  'POST /admin/v1/fund-returns/:id/resolve': {
+    auth: 'admin',
+    params: () => ({ id: 'refund_0fuzz0' }),
+    body: () => ({ action: 'mark-settled', txHash: `0x${'cd'.repeat(32)}`, reason: 'fuzz', actor: 'fuzz-operator' }),
+  },
   'POST /admin/v1/payments/:paymentId/incident-recoveries': { auth: 'admin', params: payment, body: () => ({ incidentId: 'incident_0fuzz0', reason: 'fuzz', actor: 'fuzz-operator' }) },
   // An app no fixture uses: a rotation (overlap 0) or a revocation of the fuzz's own app would refuse its later requests.
   'POST /admin/v1/apps/:appId/secret-rotations': { auth: 'admin', params: () => ({ appId: 'app_0fuzz0' }), body: () => ({ actor: 'fuzz-operator', reason: 'fuzz', overlapSeconds: 60 }) },
