@@ -86,7 +86,8 @@ describe('Webhook endpoints (admin API)', () => {
 
     const row = await h.db.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } });
     assert.ok(!JSON.stringify(row).includes(signingSecret), 'the secret is not stored in plain text');
-    assert.match(row.secretCiphertext, /^v1\.[\w-]+\.[\w-]+\.[\w-]+$/);
+    // v2.<key id>.<iv>.<tag>.<ciphertext> (src/domain/sealed-text.ts)
+    assert.match(row.secretCiphertext, /^v2\.[0-9a-f]+\.[\w-]+\.[\w-]+\.[\w-]+$/);
     assert.equal(decryptSigningSecret(TEST_SERVICE_SECRET, endpoint.id, row.secretCiphertext), signingSecret);
     // The ciphertext is bound to its endpoint and to the service secret.
     assert.throws(() => decryptSigningSecret(TEST_SERVICE_SECRET, 'whe_other', row.secretCiphertext));
