@@ -7,6 +7,11 @@ export interface QuotaDecision {
   msBeforeReset: number;
 }
 
+/** A point held while a credential is checked: `settle(true)` counts it, `settle(false)` lets it go. */
+export interface QuotaHold extends QuotaDecision {
+  settle(counted: boolean): void;
+}
+
 interface Window {
   id: number;
   /** Every process's count as of this process's last exchange with PostgreSQL (its own included). */
@@ -15,6 +20,8 @@ interface Window {
   unsent: number;
   /** Taken here and being added right now. */
   sending: number;
+  /** Held here, not shared: requests whose outcome decides whether they count. */
+  held: number;
   synced: boolean;
   lastSyncAt: number;
   flight?: Promise<void>;
@@ -48,23 +55,56 @@ export class SharedQuota {
     });
   }
 
+  /** Counts one request of `key`, if its window has room. */
   async take(key: string): Promise<QuotaDecision> {
+    const { w, decision } = await this.#decide(key);
+    if (decision.allowed) {
+      w.unsent += 1;
+      this.#syncSoon(key, w);
+    }
+    return decision;
+  }
+
+  /**
+   * Decides as `take` does, but only holds the point in this process until `settle` says whether it
+   * counts (a failed login counts, a success does not). Held points bound this process's attempts in
+   * flight; other processes see only the points that counted.
+   */
+  async hold(key: string): Promise<QuotaHold> {
+    const { w, decision } = await this.#decide(key);
+    if (!decision.allowed) return { ...decision, settle: () => undefined };
+    w.held += 1;
+    let settled = false;
+    const settle = (counted: boolean) => {
+      if (settled) return;
+      settled = true;
+      w.held -= 1;
+      if (!counted) return;
+      w.unsent += 1;
+      this.#syncSoon(key, w);
+    };
+    return { ...decision, settle };
+  }
+
+  async #decide(key: string): Promise<{ w: Window; decision: QuotaDecision }> {
     const windowMs = this.policy.windowSeconds * 1000;
     const now = Date.now();
     const id = Math.floor(now / windowMs);
     let w = this.#windows.get(key);
     if (!w || w.id !== id) {
-      w = { id, known: 0, unsent: 0, sending: 0, synced: false, lastSyncAt: 0 };
+      w = { id, known: 0, unsent: 0, sending: 0, held: 0, synced: false, lastSyncAt: 0 };
       this.#windows.set(key, w);
       this.#forgetOldWindows(id);
     }
     if (!w.synced) await this.#sync(key, w);
-    const used = w.known + w.sending + w.unsent;
+    const used = w.known + w.sending + w.unsent + w.held;
     const msBeforeReset = (id + 1) * windowMs - now;
-    if (used >= this.policy.points) return { allowed: false, remaining: 0, msBeforeReset };
-    w.unsent += 1;
+    if (used >= this.policy.points) return { w, decision: { allowed: false, remaining: 0, msBeforeReset } };
+    return { w, decision: { allowed: true, remaining: this.policy.points - used - 1, msBeforeReset } };
+  }
+
+  #syncSoon(key: string, w: Window): void {
     if (!w.flight && Date.now() - w.lastSyncAt >= (this.policy.syncMs ?? 100)) void this.#sync(key, w);
-    return { allowed: true, remaining: this.policy.points - used - 1, msBeforeReset };
   }
 
   /** Adds what this process took to the shared count, and learns everyone's. One at a time per key. */
