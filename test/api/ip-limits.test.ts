@@ -5,9 +5,11 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createApi } from '../../src/http/app';
 import { authenticateApp } from '../../src/domain/apps';
-import type { ServiceConfig } from '../../src/config';
+import { ConfigError, loadConfig, type ServiceConfig } from '../../src/config';
 import { basicAuth, newApp, responseChecker } from '../support/api-client';
 import { apiDepsOnHarness, getHarness } from '../support/harness';
+import { listenApi } from '../support/bounded-api';
+import { until } from '../support/until';
 
 /**
  * The per-client-address limits that run before any authentication work (failed Basic logins, the
@@ -19,13 +21,15 @@ const POLICY = { points: 3, windowSeconds: 3600 };
 let server: Server;
 let baseUrl: string;
 let verifications = 0;
+let config: ServiceConfig;
 
 before(async () => {
   const h = await getHarness();
-  const config: ServiceConfig = {
+  config = {
     ...h.config,
     http: { ...h.config.http, trustedProxies: ['127.0.0.1'] },
-    ipRateLimits: { failedLogins: POLICY, checkout: POLICY, publicPayments: POLICY },
+    // Failed logins are shared between processes once a second: the cross-process test waits for that.
+    ipRateLimits: { failedLogins: { ...POLICY, syncMs: 1000 }, checkout: POLICY, publicPayments: POLICY },
   };
   const verify: typeof authenticateApp = (prisma, appId, secret) => {
     verifications += 1;
@@ -132,6 +136,31 @@ describe('failed Basic logins per client address', () => {
   });
 });
 
+describe('per-address counts across API processes', () => {
+  test('failures counted by one API process reach PostgreSQL without another request, and refuse the address on another process', async () => {
+    const h = await getHarness();
+    const other = await listenApi(await apiDepsOnHarness({ config }));
+    try {
+      const cred = await newApp();
+      const client = forwarded('198.51.100.60');
+      // At once, so that all of them are counted within one sync interval of the first.
+      const failures = await Promise.all(
+        Array.from({ length: POLICY.points }, () => send('/v2/partners/config', { headers: { ...client, authorization: basicAuth(cred.appId, 'wrong-secret') } })),
+      );
+      assert.deepEqual(failures.map((r) => r.status), Array(POLICY.points).fill(401));
+      await until(async (saw) => {
+        const rows = await h.db.pool.query<{ points: number }>("SELECT points FROM rate_limits WHERE key LIKE 'quota:login:198.51.100.60:%'");
+        saw(rows.rows);
+        return rows.rows[0]?.points === POLICY.points;
+      }, "the first process's failures in PostgreSQL");
+      const res = await fetch(`${other.baseUrl}/v2/partners/config`, { headers: { ...client, authorization: basicAuth(cred.appId, cred.appSecret) } });
+      assert.equal(res.status, 429, 'the other process refuses the address before checking its (right) secret');
+    } finally {
+      await other.close();
+    }
+  });
+});
+
 describe('the hosted checkout per client address', () => {
   test('answers 429 once the address has spent its quota, before the Payment is read', async () => {
     const client = forwarded('198.51.100.40');
@@ -149,5 +178,13 @@ describe('public Payment creation per client address', () => {
     for (let i = 0; i < POLICY.points; i += 1) assert.equal((await send(path, { headers: client })).status, 404);
     assertRateLimited(await send(path, { headers: client }), 'a fourth request for an unknown app');
     assert.equal((await send(path, { headers: forwarded('198.51.100.51') })).status, 404);
+  });
+});
+
+describe('TRUSTED_PROXIES', () => {
+  test('takes addresses, CIDR ranges and proxy names, and fails start-up naming the setting for anything else', () => {
+    assert.deepEqual(loadConfig({ TRUSTED_PROXIES: '10.0.0.1, 10.1.0.0/16,loopback' }).http.trustedProxies, ['10.0.0.1', '10.1.0.0/16', 'loopback']);
+    assert.deepEqual(loadConfig({}).http.trustedProxies, []);
+    assert.throws(() => loadConfig({ TRUSTED_PROXIES: '10.0.0.1,proxy.internal' }), (err: unknown) => err instanceof ConfigError && /TRUSTED_PROXIES/.test(err.message));
   });
 });

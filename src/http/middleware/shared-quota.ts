@@ -25,15 +25,18 @@ interface Window {
   synced: boolean;
   lastSyncAt: number;
   flight?: Promise<void>;
+  /** The one-shot sync of what was counted since the last one, when that was less than `syncMs` ago. */
+  later?: NodeJS.Timeout;
 }
 
 /**
  * A fixed-window quota per key (a credential), counted in this process and shared through PostgreSQL.
  * A request is decided in memory: allowed while the last known shared count plus what this process
  * took since is under `points`. The first request of a key in a window waits for the shared count;
- * after that each process adds what it took at most every `syncMs`, in the background. So one API
- * process is exact, and N processes can together overshoot by what the others took in the last
- * `syncMs` (see docs/decisions.md "Rate limits in memory").
+ * after that each process adds what it took at most every `syncMs`, in the background, and no later
+ * than `syncMs` after it took it (a one-shot timer, even if no request follows). So one API process
+ * is exact, and N processes can together overshoot by what the others took in the last `syncMs`
+ * (see docs/decisions.md "Rate limits in memory").
  */
 export class SharedQuota {
   readonly #store: RateLimiterPostgres;
@@ -103,8 +106,19 @@ export class SharedQuota {
     return { w, decision: { allowed: true, remaining: this.policy.points - used - 1, msBeforeReset } };
   }
 
+  /** Syncs now if the last sync is `syncMs` old, else once it will be; a sync under way follows up itself. */
   #syncSoon(key: string, w: Window): void {
-    if (!w.flight && Date.now() - w.lastSyncAt >= (this.policy.syncMs ?? 100)) void this.#sync(key, w);
+    if (w.flight || w.later) return;
+    const wait = (this.policy.syncMs ?? 100) - (Date.now() - w.lastSyncAt);
+    if (wait <= 0) {
+      void this.#sync(key, w);
+      return;
+    }
+    w.later = setTimeout(() => {
+      w.later = undefined;
+      void this.#sync(key, w);
+    }, wait);
+    w.later.unref();
   }
 
   /** Adds what this process took to the shared count, and learns everyone's. One at a time per key. */
@@ -113,21 +127,26 @@ export class SharedQuota {
       try {
         w.sending = w.unsent;
         w.unsent = 0;
+        let reached = false;
         try {
           const res = await this.#store.penalty(`${key}:${w.id}`, w.sending);
           w.known = res.consumedPoints;
-          w.synced = true;
+          reached = true;
         } catch {
-          // PostgreSQL unreachable: decide from this process's own count until it is back.
+          // PostgreSQL unreachable: decide from this process's own count until it is back (the next request retries).
           w.unsent += w.sending;
-          w.synced = true;
         }
+        w.synced = true;
         w.sending = 0;
         w.lastSyncAt = Date.now();
+        return reached;
       } finally {
         w.flight = undefined;
       }
-    })();
+    })().then((reached) => {
+      // What was counted while this sync ran goes next.
+      if (reached && w.unsent !== 0) this.#syncSoon(key, w);
+    });
     return w.flight;
   }
 
