@@ -1,3 +1,4 @@
+import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
 import { toolchain } from './toolchain';
 
@@ -40,6 +41,35 @@ const ZEnv = z.object({
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(1),
   /** How often each API process adds its counts to the shared (PostgreSQL) quota; 0 = every request. */
   RATE_LIMIT_SYNC_MS: z.coerce.number().int().min(0).default(100),
+  /** Each account's quota for requests with its client token (/v2/client/me/...), apart from the app's. */
+  CLIENT_RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(10),
+  CLIENT_RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(1),
+  /** Per client address, before any credential is checked: failed HTTP Basic logins. */
+  LOGIN_FAILURE_LIMIT_POINTS: z.coerce.number().int().min(1).default(20),
+  LOGIN_FAILURE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
+  /** Per client address: every request to the hosted checkout (/checkout/...). */
+  CHECKOUT_RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(600),
+  CHECKOUT_RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
+  /** Per client address, before the app is looked up: the public Payment routes of every app together. */
+  PUBLIC_RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(120),
+  PUBLIC_RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
+  /**
+   * Reverse proxies whose X-Forwarded-For is believed (comma-separated addresses, CIDR ranges, or
+   * proxy-addr's names loopback, linklocal, uniquelocal); unset: the socket's address is the client's.
+   */
+  TRUSTED_PROXIES: z
+    .string()
+    .optional()
+    .transform((v) => (v ?? '').split(',').map((p) => p.trim()).filter(Boolean))
+    .superRefine((list, ctx) => {
+      try {
+        proxyaddr.compile(list);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: `not an address, CIDR range or proxy name: ${err instanceof Error ? err.message : String(err)}` });
+      }
+    }),
+  /** /healthz answers from its last probe of PostgreSQL and Temporal while that probe is younger than this. */
+  HEALTHZ_PROBE_INTERVAL_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   /** How long an API process trusts a verified app credential before reading the app again; 0 = never. */
   AUTH_CACHE_SECONDS: z.coerce.number().int().min(0).max(300).default(10),
   /** Answer each API request's step durations as a Server-Timing header (the bench's create breakdown). */
@@ -80,8 +110,15 @@ const ZEnv = z.object({
 
 export type TEnv = z.infer<typeof ZEnv>;
 
+export interface RateLimitSettings {
+  points: number;
+  windowSeconds: number;
+  syncMs?: number;
+}
+
 export interface ServiceConfig {
-  http: { port: number; host: string; publicBaseUrl: string; maxBodyBytes: number; serverTiming: boolean };
+  /** trustedProxies: whose X-Forwarded-For names the client (proxy-addr's trust list); empty: none. */
+  http: { port: number; host: string; publicBaseUrl: string; maxBodyBytes: number; serverTiming: boolean; trustedProxies: string[] };
   database: { url?: string; embeddedPort: number; pools: Record<PoolRole, PoolSettings> };
   temporal: {
     address?: string;
@@ -97,7 +134,14 @@ export interface ServiceConfig {
     /** Where the worker's runtime serves its Prometheus metrics; unset: a free local port. */
     metricsBindAddress?: string;
   };
-  rateLimit: { points: number; windowSeconds: number; syncMs?: number };
+  /** Each app's quota, spent by its Basic credential. */
+  rateLimit: RateLimitSettings;
+  /** Each account's quota, spent by its client tokens (never the app's). */
+  clientRateLimit: RateLimitSettings;
+  /** Per client address, checked before any authentication work. */
+  ipRateLimits: { failedLogins: RateLimitSettings; checkout: RateLimitSettings; publicPayments: RateLimitSettings };
+  /** probeIntervalMs: the longest /healthz answers from one probe. */
+  health: { probeIntervalMs: number };
   auth?: { cacheSeconds: number };
   logLevel: TEnv['LOG_LEVEL'];
   /** HMAC key for cursors and derived secrets; the embedded default lives under .data/. */
@@ -144,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
       publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`,
       maxBodyBytes: e.MAX_BODY_BYTES,
       serverTiming: e.SERVER_TIMING,
+      trustedProxies: e.TRUSTED_PROXIES,
     },
     database: {
       url: e.DATABASE_URL,
@@ -169,6 +214,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
       metricsBindAddress: e.TEMPORAL_METRICS_BIND_ADDRESS,
     },
     rateLimit: { points: e.RATE_LIMIT_POINTS, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS, syncMs: e.RATE_LIMIT_SYNC_MS },
+    clientRateLimit: { points: e.CLIENT_RATE_LIMIT_POINTS, windowSeconds: e.CLIENT_RATE_LIMIT_WINDOW_SECONDS, syncMs: e.RATE_LIMIT_SYNC_MS },
+    ipRateLimits: {
+      failedLogins: { points: e.LOGIN_FAILURE_LIMIT_POINTS, windowSeconds: e.LOGIN_FAILURE_LIMIT_WINDOW_SECONDS, syncMs: e.RATE_LIMIT_SYNC_MS },
+      checkout: { points: e.CHECKOUT_RATE_LIMIT_POINTS, windowSeconds: e.CHECKOUT_RATE_LIMIT_WINDOW_SECONDS, syncMs: e.RATE_LIMIT_SYNC_MS },
+      publicPayments: { points: e.PUBLIC_RATE_LIMIT_POINTS, windowSeconds: e.PUBLIC_RATE_LIMIT_WINDOW_SECONDS, syncMs: e.RATE_LIMIT_SYNC_MS },
+    },
+    health: { probeIntervalMs: e.HEALTHZ_PROBE_INTERVAL_MS },
     auth: { cacheSeconds: e.AUTH_CACHE_SECONDS },
     logLevel: e.LOG_LEVEL,
     serviceSecret: e.SERVICE_SECRET,

@@ -11,7 +11,8 @@ import { authenticateApp, type AppCredentialCache } from '../domain/apps';
 import { idempotencyRecords } from '../domain/idempotency-records';
 import { errorHandler } from './middleware/error-handler';
 import { jsonBody } from './middleware/json-body';
-import { rateLimit } from './middleware/rate-limit';
+import { failedCredentialLimit, rateLimit } from './middleware/rate-limit';
+import { clientAddress } from './middleware/client-ip';
 import { requestContext } from './middleware/request-context';
 import { echoSvcVersion, enforceSvcVersion } from './middleware/versioning';
 import { answerMalformedRequests } from './malformed-requests';
@@ -100,6 +101,7 @@ export interface SharedRouteDeps {
 
 export function createApi(deps: ApiDeps): Koa<ApiState> {
   const { config, environments, db, logger } = deps;
+  // X-Forwarded-For is read only from a configured proxy, by clientIp (src/http/middleware/client-ip.ts).
   const app = new Koa<ApiState>({ proxy: false });
   app.silent = true;
   // Every server of this app (service, tests) answers what Node's parser refuses in the envelope too.
@@ -117,8 +119,9 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   app.use(echoSvcVersion(environments.apiVersion));
   app.use(errorHandler());
 
+  const clientIp = clientAddress(config.http.trustedProxies);
   const open = new Router<ApiState>();
-  registerHealthRoutes(open, { prisma: db.prisma, temporalHealth: deps.temporalHealth });
+  registerHealthRoutes(open, { prisma: db.prisma, temporalHealth: deps.temporalHealth, probeIntervalMs: config.health.probeIntervalMs });
   registerOpenApiRoutes(open, { apiVersion: environments.apiVersion, supportedApiVersions: environments.supportedApiVersions, publicBaseUrl: config.http.publicBaseUrl });
   registerDocsRoutes(open, { apiVersion: environments.apiVersion, supportedApiVersions: environments.supportedApiVersions, publicBaseUrl: config.http.publicBaseUrl });
   // Signed by the provider, not the partner: outside the partner router's Basic authentication.
@@ -137,6 +140,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
     publicBaseUrl: config.http.publicBaseUrl,
     maxBodyBytes: config.http.maxBodyBytes,
     vault: deps.client ? { chains, engine: deps.client.engine } : undefined,
+    limit: rateLimit(db.pool, config.ipRateLimits.checkout, (ctx) => `checkout:${clientIp(ctx)}`),
   });
   mountRouter(app, checkout);
   registerAppAdminRoutes(app, { config, prisma: db.prisma });
@@ -147,8 +151,9 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   }
 
   const svcVersion = enforceSvcVersion(environments.supportedApiVersions);
-  // One quota per app, whichever credential (app secret or a client token of the app) spends it.
+  // One quota per app, spent by its Basic credential; a client token spends its account's quota only.
   const limit = rateLimit(db.pool, config.rateLimit);
+  const clientLimit = rateLimit(db.pool, config.clientRateLimit, (ctx) => (ctx.state.client ? `client:${ctx.state.client.accountId}` : undefined));
   const body = jsonBody(config.http.maxBodyBytes);
   const idempotency = idempotencyRecords(db.bookkeeping);
   // Which modules run depends on the environments file and on what this deployment has (src/domain/modules.ts).
@@ -161,7 +166,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
     registerClientRoutes(
       client,
       { prisma: db.prisma, idempotency, serviceSecret: deps.serviceSecret, publicBaseUrl: config.http.publicBaseUrl, chains, environments, ...deps.client },
-      { rateLimit: limit, jsonBody: body, svcVersion, modules },
+      { rateLimit: clientLimit, jsonBody: body, svcVersion, modules },
     );
     mountRouter(app, client);
   }
@@ -171,14 +176,27 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
     const publicRoutes = new Router<ApiState>();
     registerPublicPaymentRoutes(
       publicRoutes,
-      { prisma: db.prisma, pool: db.pool, idempotency, engine: deps.engine, custody: deps.custody, environments, serviceSecret: deps.serviceSecret, publicBaseUrl: config.http.publicBaseUrl },
+      {
+        prisma: db.prisma,
+        pool: db.pool,
+        idempotency,
+        engine: deps.engine,
+        custody: deps.custody,
+        environments,
+        serviceSecret: deps.serviceSecret,
+        publicBaseUrl: config.http.publicBaseUrl,
+        clientIp,
+        perAddress: config.ipRateLimits.publicPayments,
+      },
       { jsonBody: body, svcVersion, runtime },
     );
     mountRouter(app, publicRoutes);
   }
 
   const partner = new Router<ApiState>();
-  partner.use(authenticate(deps.credentials?.authenticate ?? ((appId, appSecret) => authenticateApp(db.prisma, appId, appSecret))));
+  // Failed logins are counted per client address, and refused before the secret is checked.
+  const failedLogins = failedCredentialLimit(db.pool, config.ipRateLimits.failedLogins, (ctx) => `login:${clientIp(ctx)}`);
+  partner.use(authenticate(deps.credentials?.authenticate ?? ((appId, appSecret) => authenticateApp(db.prisma, appId, appSecret)), failedLogins));
   partner.use(svcVersion);
   partner.use(limit);
   partner.use(body);

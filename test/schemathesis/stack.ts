@@ -27,8 +27,12 @@ export async function startStack(opts: { dataDir: string; readyWithinMs: number;
     ...process.env,
     DATA_DIR: opts.dataDir,
     LOG_LEVEL: 'warn',
-    // The run is thousands of requests from one app: the quota would answer most of them 429.
+    // The run is thousands of requests from one app and one address, many with wrong credentials or
+    // unknown apps: the quotas would answer most of them 429.
     RATE_LIMIT_POINTS: '1000000',
+    CLIENT_RATE_LIMIT_POINTS: '1000000',
+    LOGIN_FAILURE_LIMIT_POINTS: '1000000',
+    PUBLIC_RATE_LIMIT_POINTS: '1000000',
   };
   for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'PGPORT_LOCAL', 'PUBLIC_BASE_URL']) delete env[name];
   for (const name of PORT_VARS) env[name] = String(await freePort());

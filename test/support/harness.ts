@@ -120,6 +120,12 @@ async function start(): Promise<Harness> {
     SMTP_URL: mailbox.url,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     RATE_LIMIT_POINTS: '100000',
+    // Every test calls from 127.0.0.1, many with client tokens, wrong secrets or checkout pages: the
+    // quotas are under test on APIs of their own (test/api/rate-limit.test.ts, ip-limits.test.ts).
+    CLIENT_RATE_LIMIT_POINTS: '100000',
+    LOGIN_FAILURE_LIMIT_POINTS: '100000',
+    CHECKOUT_RATE_LIMIT_POINTS: '100000',
+    PUBLIC_RATE_LIMIT_POINTS: '100000',
     // The suite's one worker is shared by every test and the machine by other work: an update (a
     // cancel) waits longer for its workflow task before the 503 it would answer in production. The
     // 503 itself is tested with a short deadline of its own (bounded-api.ts).

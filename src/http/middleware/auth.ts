@@ -2,6 +2,7 @@ import { assertScope, type AppAuthenticator, type Scope } from '../../domain/app
 import type { ApiMiddleware } from '../context';
 import { ApiError } from '../../domain/errors';
 import { timed } from '../../runtime/step-timing';
+import type { CredentialCheckLimit } from './rate-limit';
 
 const CHALLENGE = { 'WWW-Authenticate': 'Basic realm="partner-payments", charset="UTF-8"' };
 
@@ -9,8 +10,13 @@ function unauthorized(message: string): ApiError {
   return new ApiError('unauthorized', message, undefined, CHALLENGE);
 }
 
-/** HTTP Basic: username is the app id, password is the app secret. */
-export function authenticate(authenticateApp: AppAuthenticator): ApiMiddleware {
+const unlimited: CredentialCheckLimit = (_ctx, check) => check();
+
+/**
+ * HTTP Basic: username is the app id, password is the app secret. `limit` runs each check (the
+ * failed logins of the client's address): it can refuse 429 before the secret is looked at.
+ */
+export function authenticate(authenticateApp: AppAuthenticator, limit: CredentialCheckLimit = unlimited): ApiMiddleware {
   return async (ctx, next) => {
     const header = ctx.get('Authorization');
     const match = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header);
@@ -18,7 +24,7 @@ export function authenticate(authenticateApp: AppAuthenticator): ApiMiddleware {
     const decoded = Buffer.from(match[1], 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon <= 0) throw unauthorized('Invalid credentials');
-    const app = await timed('auth', () => authenticateApp(decoded.slice(0, colon), decoded.slice(colon + 1)));
+    const app = await timed('auth', () => limit(ctx, () => authenticateApp(decoded.slice(0, colon), decoded.slice(colon + 1))));
     if (!app) throw unauthorized('Invalid credentials');
     ctx.state.app = app;
     await next();

@@ -1,10 +1,11 @@
 import ipaddr from 'ipaddr.js';
+import proxyaddr from 'proxy-addr';
+import type { ApiContext } from '../context';
 
 /**
- * The rate-limit key of a client address. The app runs with proxy: false, so this is the socket's
- * remote address and X-Forwarded-For is never read (a client could write any value there). An IPv4
- * address (also when IPv4-mapped) counts alone; an IPv6 client counts by its /64, the block one
- * subscriber usually holds, so rotating addresses inside it buys nothing.
+ * The rate-limit key of a client address. An IPv4 address (also when IPv4-mapped) counts alone; an
+ * IPv6 client counts by its /64, the block one subscriber usually holds, so rotating addresses inside
+ * it buys nothing.
  */
 export function clientIpKey(remoteAddress: string): string {
   if (!ipaddr.isValid(remoteAddress)) return remoteAddress;
@@ -12,4 +13,22 @@ export function clientIpKey(remoteAddress: string): string {
   if (address.kind() === 'ipv4') return address.toString();
   const parts = (address as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16));
   return `${parts.join(':')}::/64`;
+}
+
+/** The rate-limit key of a request's client (see `clientAddress`). */
+export type ClientIp = (ctx: ApiContext) => string;
+
+/**
+ * The client of a request. The app runs with proxy: false and X-Forwarded-For is read only here, and
+ * only when the socket's peer is one of `trustedProxies`: then the client is the nearest address in
+ * the header that no trusted proxy added (proxy-addr walks it from the right), since a client can
+ * write any value into the part before its proxy's. Otherwise, or with no trusted proxy, the socket's
+ * address.
+ */
+export function clientAddress(trustedProxies: readonly string[]): ClientIp {
+  const trust = proxyaddr.compile([...trustedProxies]);
+  return (ctx) => {
+    if (!ctx.req.socket.remoteAddress) return '';
+    return clientIpKey(trustedProxies.length === 0 ? ctx.req.socket.remoteAddress : proxyaddr(ctx.req, trust));
+  };
 }

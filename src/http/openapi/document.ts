@@ -107,7 +107,7 @@ function build(options: OpenApiOptions): OpenApiDocument {
       title: 'Partner Payments API',
       version: options.apiVersion,
       description:
-        'UPAs (accounts), escrow Payments, deposits, vaults, bank accounts and the client API. Every response echoes `Svc-Version`; every error has the body `{error: {code, message, details?}}`. Operator routes (/admin/v1), the hosted checkout, health and metrics are not part of this document.',
+        'UPAs (accounts), escrow Payments, deposits, vaults, bank accounts and the client API. Every response echoes `Svc-Version`; every error has the body `{error: {code, message, details?}}`. `RateLimit-*` headers describe the most constrained quota that counted the request; a 429 adds `Retry-After`. Operator routes (/admin/v1), the hosted checkout, health and metrics are not part of this document.',
     },
     servers: [{ url: options.publicBaseUrl }],
     tags: [

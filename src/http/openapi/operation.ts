@@ -110,7 +110,7 @@ const ERROR_MEANING: Record<number, string> = {
   415: 'The request body is not application/json.',
   422: 'The request is well-formed but this method, amount or destination is not supported.',
   424: 'The module or network is not configured for this app or environment (chain_config_missing).',
-  429: 'Too many requests: retry after Retry-After.',
+  429: 'Too many requests: retry after Retry-After. Quotas: per app (HTTP Basic), per account (a client token, never the app’s), per client address (failed logins, before the credential is checked; public routes, before the app is read).',
   431: 'The request headers are too large.',
   500: 'An unexpected fault (never a client mistake); the request may be retried with the same Idempotency-Key.',
   502: 'An upstream (the chain RPC, the workflow engine or the off-ramp provider) answered with an error; retry with backoff and the same Idempotency-Key.',

@@ -30,6 +30,8 @@ export interface CheckoutRouteDeps {
   maxBodyBytes: number;
   /** The Vault option (client API use cases). Absent: the page offers none, and /vault answers 404. */
   vault?: { chains: ChainRegistry; engine: VaultFundingEngine };
+  /** Every request's quota (per client address), counted before anything is read. */
+  limit: ApiMiddleware;
 }
 
 /**
@@ -116,7 +118,7 @@ export function registerCheckoutRoutes(router: ApiRouter, deps: CheckoutRouteDep
     return found;
   }
 
-  router.use('/checkout', checkoutHeaders);
+  router.use('/checkout', checkoutHeaders, deps.limit);
 
   router.get('/checkout/assets/:file', (ctx) => {
     const file = assets.files.get(ctx.params.file ?? '');

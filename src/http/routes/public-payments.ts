@@ -19,9 +19,9 @@ import {
 import { ZCreatePublicPayment, ZPublicIdempotencyKey } from '../../domain/payments/public-payment.schemas';
 import { parseInput } from '../../domain/validation';
 import { requireApp, type ApiMiddleware, type ApiRouter } from '../context';
-import { clientIpKey } from '../middleware/client-ip';
+import type { ClientIp } from '../middleware/client-ip';
 import { idempotent, readIdempotencyKey } from '../middleware/idempotency';
-import { rateLimit } from '../middleware/rate-limit';
+import { rateLimit, type RateLimitPolicy } from '../middleware/rate-limit';
 import type { ServiceSecret } from '../../domain/service-keys';
 
 export interface PublicPaymentRouteDeps {
@@ -33,6 +33,9 @@ export interface PublicPaymentRouteDeps {
   environments: TEnvironments;
   serviceSecret: ServiceSecret;
   publicBaseUrl: string;
+  clientIp: ClientIp;
+  /** Per client address over every app's public routes, counted before the app is looked up. */
+  perAddress: RateLimitPolicy;
 }
 
 export const ZAppPath = z.object({ appId: z.string().regex(/^app_[A-Za-z0-9_-]+$/, 'an app id (app_...)').max(64) });
@@ -59,11 +62,11 @@ function publicApp(prisma: PrismaClient): ApiMiddleware {
 }
 
 /** Each environment's per-IP quota (its publicPayments.rateLimit), counted for both public routes together. */
-function perClientIp(pool: pg.Pool, environments: TEnvironments): ApiMiddleware {
+function perClientIp(pool: pg.Pool, environments: TEnvironments, clientIp: ClientIp): ApiMiddleware {
   const limits = new Map<EnvironmentName, ApiMiddleware>();
   for (const name of ENVIRONMENTS) {
     const policy = environments.environments[name].publicPayments?.rateLimit;
-    if (policy) limits.set(name, rateLimit(pool, policy, (ctx) => `public:${name}:${clientIpKey(ctx.socket.remoteAddress ?? '')}`));
+    if (policy) limits.set(name, rateLimit(pool, policy, (ctx) => `public:${name}:${clientIp(ctx)}`));
   }
   return (ctx, next) => {
     const limit = limits.get(requireApp(ctx).environment);
@@ -73,8 +76,9 @@ function perClientIp(pool: pg.Pool, environments: TEnvironments): ApiMiddleware 
 
 /**
  * /v2/public/apps/{appId}/payments: no authentication (a payer's wallet calls it), on a router of its
- * own so the partner router's Basic authentication never runs here. Order: the app, Svc-Version, the
- * per-IP quota, then the body; a feature that is off answers 424 before any input is read.
+ * own so the partner router's Basic authentication never runs here. Order: the address's quota over
+ * every app, the app, Svc-Version, the environment's per-IP quota, then the body; a feature that is
+ * off answers 424 before any input is read.
  */
 export function registerPublicPaymentRoutes(
   router: ApiRouter,
@@ -82,7 +86,8 @@ export function registerPublicPaymentRoutes(
   shared: { jsonBody: ApiMiddleware; svcVersion: ApiMiddleware; runtime: ModuleRuntime },
 ): void {
   // On each route, not router.use: a router-level middleware doesn't see the route's :appId.
-  const opening = [publicApp(deps.prisma), shared.svcVersion, perClientIp(deps.pool, deps.environments), shared.jsonBody];
+  const perAddress = rateLimit(deps.pool, deps.perAddress, (ctx) => `public:${deps.clientIp(ctx)}`);
+  const opening = [perAddress, publicApp(deps.prisma), shared.svcVersion, perClientIp(deps.pool, deps.environments, deps.clientIp), shared.jsonBody];
   const envOf = (app: AuthenticatedApp) => deps.environments.environments[app.environment];
   const paymentsOf = (app: AuthenticatedApp) => moduleAvailability('payments', envOf(app), shared.runtime, app.scopes);
 
