@@ -259,12 +259,15 @@ async function tour(doc: Json, record: (operationId: string, res: ApiResponse) =
   const paymentBody = substitute(opOf('createPayment').op.requestBody.content['application/json'].examples.default.value, ids);
   const paid = (await createPayment(merchant, paymentBody)).body;
   const sender = await newPayer(25_000_000n);
-  const transfer = await payTo(sender, paid.payment.funding.depositAddress.address, 25_000_000n);
-  const paidRead = await call(`/v2/client/me/payments/${paid.payment.id}`, { headers: { authorization: `Bearer ${token}`, 'x-svc-payment-secret': paid.checkout.clientSecret } });
-  ids.action_5Tz1 = paidRead.body.options[0].execution.actionId;
-  ids[EXAMPLE_TX_HASH] = transfer as Hash;
-  // The worker stopped: the answer is the Payment as the confirm found it, not a race with its workflow.
-  await withWorkerStopped(() => send('confirmClientPayment', 200, { credential: null, headers: { authorization: `Bearer ${token}` }, path: { paymentId: paid.payment.id } }));
+  // The worker stopped from before the transfer: the scanner can't take it first (the Payment would no
+  // longer ask for a transaction), and the answer is the Payment as the confirm found it.
+  await withWorkerStopped(async () => {
+    const transfer = await payTo(sender, paid.payment.funding.depositAddress.address, 25_000_000n);
+    const paidRead = await call(`/v2/client/me/payments/${paid.payment.id}`, { headers: { authorization: `Bearer ${token}`, 'x-svc-payment-secret': paid.checkout.clientSecret } });
+    ids.action_5Tz1 = paidRead.body.options[0].execution.actionId;
+    ids[EXAMPLE_TX_HASH] = transfer as Hash;
+    await send('confirmClientPayment', 200, { credential: null, headers: { authorization: `Bearer ${token}` }, path: { paymentId: paid.payment.id } });
+  });
   await send('revokeClientTokens', 200);
 
   // A refund of a succeeded Payment, and the recovery of an excess incident.
