@@ -34,6 +34,12 @@ export const SETTLEMENT_DROPPED = 'settlement_dropped';
 /** How long after its settlement a Payment's legs are re-read: well past any chain's finality. */
 export const REDELIVERY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * A pass takes no further Payment after this long (its activity has a minute; a send may wait for a
+ * gas top-up to be mined): what is left is the next pass's, the longest unread first.
+ */
+export const REDELIVERY_BUDGET_MS = 40_000;
+
 /** Per Payment: at depth, sent again, mined but not deep yet, held (waiting, or for an operator), or failed (read again next pass). */
 export type RedeliveryOutcome = 'confirmed' | 'resent' | 'pending' | 'held' | 'failed';
 
@@ -54,7 +60,9 @@ const subjectOf = (paymentId: string) => `payment:${paymentId}`;
 
 export async function redeliverSettlements(deps: RedeliveryDeps, input: { limit: number }): Promise<RedeliverySummary> {
   const summary: RedeliverySummary = { checked: 0, confirmed: 0, pending: 0, failed: 0, resent: [], held: [] };
+  const deadline = Date.now() + REDELIVERY_BUDGET_MS;
   for (const paymentId of await paymentsToRecheck(deps, input.limit)) {
+    if (Date.now() > deadline) break;
     let outcome: RedeliveryOutcome;
     try {
       outcome = await redeliverSettlement(deps, paymentId);
