@@ -17,7 +17,8 @@ import { sendPaymentSettlement } from './payment-settlement';
  *   escrow holds what is still to send, and signs a leg again with a new nonce only when another
  *   transaction took its nonce in a finalized block (then the original can never be mined);
  *   otherwise the settlement is held and a later pass looks again.
- * - A leg mined and reverted: held for an operator (its nonce is spent; nothing is signed again).
+ * - A leg mined and reverted, or an operator's hand-made payout gone (no bytes of ours to send): held
+ *   for an operator.
  * Nothing is posted again (the settlement posting stands: the same amounts reach the same
  * addresses), and the Payment does not change: the partner was told it succeeded, and it did, once.
  * Each such settlement has one critical `settlement_dropped` alert until it is at depth again.
@@ -54,7 +55,7 @@ export interface RedeliverySummary {
 }
 
 /** What an open alert says the settlement is doing. */
-type AlertState = 'resent' | 'confirming' | 'waiting_for_finality' | 'funds_missing' | 'reverted' | 'refused';
+type AlertState = 'resent' | 'confirming' | 'waiting_for_finality' | 'funds_missing' | 'reverted' | 'refused' | 'operator_payout_gone' | 'retrying';
 
 const subjectOf = (paymentId: string) => `payment:${paymentId}`;
 
@@ -138,6 +139,11 @@ export async function redeliverSettlement(deps: RedeliveryDeps, paymentId: strin
     await alert('reverted');
     return 'held';
   }
+  // An operator's hand-made payout (mark-settled) has no signed bytes of ours to send again.
+  if (read.some((r) => r.chain === 'not_found' && !r.leg.serialized)) {
+    await alert('operator_payout_gone');
+    return 'held';
+  }
   const gone = dead.length > 0 || read.some((r) => r.chain === 'not_found');
   if (!gone) {
     if (read.every((r) => r.chain === 'confirmed')) {
@@ -159,6 +165,8 @@ export async function redeliverSettlement(deps: RedeliveryDeps, paymentId: strin
       await alert('refused', err.message);
       return 'held';
     }
+    // A chain read, a broadcast or the sender's lease failed: off the chain all the same, tried again next pass.
+    await alert('retrying', err instanceof Error ? err.message : String(err));
     throw err;
   }
   deps.logger.warn({ paymentId }, 'a posted settlement a reorg took off the chain was sent again');
