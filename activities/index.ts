@@ -61,7 +61,7 @@ export function createActivities(deps: ActivityDeps) {
     ...classifiedActivities(createVaultActivities({ prisma, chains: deps.chains, settlement })),
     ...classifiedActivities(createFundReturnActivities({ prisma, chains: deps.chains, settlement })),
     ...classifiedActivities(createChainScannerActivities({ prisma, chains: deps.chains, custody: deps.custody, engine: deps.engine }), { retryDataErrors: true }),
-    ...classifiedActivities(createReconciliationActivities({ prisma, chains: deps.chains, custody: deps.custody, engine: deps.engine, logger: deps.logger })),
+    ...classifiedActivities(createReconciliationActivities({ prisma, chains: deps.chains, custody: deps.custody, engine: deps.engine, logger: deps.logger, settlement })),
     ...classifiedActivities(webhookDelivery),
     ...classifiedActivities({ dispatchWebhookEvents }, { retryDataErrors: true }),
   });

@@ -8,6 +8,8 @@ import { sweepDust } from '../src/domain/payments/dust';
 import { followVaultReceipts } from '../src/domain/vaults/vault-receipts';
 import { followVaultFunding } from '../src/domain/vaults/vault-funding-recovery';
 import { startOrphanFundReturns } from '../src/domain/returns/fund-return-workflows';
+import { redeliverSettlements } from '../src/domain/payments/payment-redelivery';
+import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-sender';
 import type { Logger } from '../src/logger';
 
 export interface ReconciliationActivityDeps {
@@ -17,6 +19,8 @@ export interface ReconciliationActivityDeps {
   /** The orphan reconciler starts Payment workflows (and hands them their transfers) and fund returns' workflows; the vault pass, funding workflows. */
   engine: Pick<PaymentEngine, 'startPayment' | 'paymentWorkflowState'> & Pick<FundReturnEngine, 'startFundReturn'> & VaultFundingEngine;
   logger: Logger;
+  /** The one settlement sender's deps: the pass delivers again a posted settlement a reorg took off the chain. */
+  settlement: SettlementSenderDeps;
 }
 
 /** What a workflow keeps of one look at the books: counts and differences, not every amount in flight. */
@@ -64,6 +68,9 @@ export function createReconciliationActivities(deps: ReconciliationActivityDeps)
       const receipts = await followVaultReceipts({ prisma: deps.prisma, chains: deps.chains }, input);
       return { ...receipts, funding: await followVaultFunding({ prisma: deps.prisma, chains: deps.chains, engine: deps.engine }, input) };
     },
+
+    redeliverSettlements: (input: { limit: number }) =>
+      redeliverSettlements({ settlement: deps.settlement, logger: deps.logger, confirmations: (chainId) => deps.chains.network(chainId).confirmations }, input),
   };
 }
 

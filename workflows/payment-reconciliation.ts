@@ -4,6 +4,7 @@ import {
   DEFAULT_PAYMENT_RECONCILIATION,
   DUST_PER_PASS,
   VAULT_RECEIPTS_PER_PASS,
+  SETTLEMENTS_PER_PASS,
   MAX_LISTED_PAYMENTS,
   type PaymentReconciliationInput,
   type PaymentReconciliationSummary,
@@ -17,8 +18,9 @@ const bounded = proxyActivities<ReconciliationActivities>(BOUNDED);
  * One pass of the orphan Payment reconciler over every Payment that is not terminal and older than
  * the grace period, batch by batch (keyset on the id, the cutoff fixed by the first batch): orphans
  * get their workflow started, Payments that moved on without a running workflow are alerted. Then
- * one batch of dust (transfers under the minimum, which wake no Payment workflow) is followed, and one
- * of transfers into vaults (posted to the vault's book at depth).
+ * one batch of dust (transfers under the minimum, which wake no Payment workflow) is followed, one
+ * of transfers into vaults (posted to the vault's book at depth), and one of posted settlements (sent
+ * again when a reorg deeper than the confirmation depth took them off the chain).
  */
 export async function paymentReconciliationWorkflow(input: PaymentReconciliationInput = {}): Promise<PaymentReconciliationSummary> {
   const graceSeconds = input.graceSeconds ?? DEFAULT_PAYMENT_RECONCILIATION.graceSeconds;
@@ -44,5 +46,6 @@ export async function paymentReconciliationWorkflow(input: PaymentReconciliation
   summary.cutoff = cutoff;
   if (patched('payment-reconciliation-sweeps-dust')) summary.dust = await bounded.sweepDust({ limit: DUST_PER_PASS });
   if (patched('payment-reconciliation-follows-vault-receipts')) summary.vaultReceipts = await bounded.followVaultReceipts({ limit: VAULT_RECEIPTS_PER_PASS });
+  if (patched('payment-reconciliation-redelivers-settlements')) summary.settlements = await bounded.redeliverSettlements({ limit: SETTLEMENTS_PER_PASS });
   return summary;
 }

@@ -114,8 +114,11 @@ export interface Chain {
   sendNative(request: NativeTransferRequest): Promise<Hash>;
   /** `pending` also covers "mined, but fewer than `confirmations` deep". */
   getTransactionStatus(txHash: Hash, confirmations: number): Promise<TransactionStatus>;
-  /** Next nonce of `address`; `pending` includes transactions still in the mempool. */
-  getNonce(address: Address, blockTag?: 'latest' | 'pending'): Promise<number>;
+  /**
+   * Next nonce of `address`; `pending` includes transactions still in the mempool; `finalized` counts
+   * only blocks the chain has finalized (no reorg can take them back).
+   */
+  getNonce(address: Address, blockTag?: 'latest' | 'pending' | 'finalized'): Promise<number>;
   /** At `blockNumber` when given (reconciliation reads every balance at one block), else at the head. */
   getTokenBalance(query: { token: Address; owner: Address; blockNumber?: bigint }): Promise<bigint>;
   /** Many owners' balances at one block, in JSON-RPC batches (one round trip per batch), in order. */

@@ -24,6 +24,9 @@ export const DUST_PER_PASS = 200;
 /** Vault receipts followed per pass, and as many posted ones re-verified (see vault-receipts.ts). */
 export const VAULT_RECEIPTS_PER_PASS = 200;
 
+/** Payments whose posted settlement is re-read per pass (src/domain/payments/payment-redelivery.ts). */
+export const SETTLEMENTS_PER_PASS = 100;
+
 /** At most this many ids are listed per outcome (the counts are exact). */
 export const MAX_LISTED_PAYMENTS = 100;
 
@@ -49,4 +52,6 @@ export interface PaymentReconciliationSummary {
     /** Vault funding no workflow follows (src/domain/vaults/vault-funding-recovery.ts); absent in passes before it. */
     funding?: { started: number; posted: number; failed: number; pending: number };
   };
+  /** Posted Payment settlements re-read by this pass, and those a reorg took off the chain sent again; absent in passes before it. */
+  settlements?: { checked: number; confirmed: number; pending: number; failed: number; resent: string[]; held: string[] };
 }

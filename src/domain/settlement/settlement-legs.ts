@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Hash } from 'viem';
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
+import type { TransactionStatus } from '../../chain/types';
 
 /** Every resource that sends money out; each names its legs by (sourceType, sourceId, leg). */
 /** vault_funding: a vault's transfer to a Payment's escrow (src/domain/vaults/vault-funding-transfer.ts). */
@@ -100,29 +101,40 @@ export async function markLeg(prisma: PrismaClient, leg: SettlementLeg, status: 
   leg.status = status;
 }
 
+/** A live leg as the chain has it now, at the confirmation depth (`not_found`: not mined, and the node does not know it). */
+export interface LegOnChain {
+  leg: SettlementLeg;
+  chain: TransactionStatus;
+}
+
 /**
- * Re-reads each live leg at the confirmation depth and records what it finds. The settlement is
- * confirmed when every live leg is, reverted as soon as one is.
+ * Re-reads each live leg at the confirmation depth and records what it finds: confirmed, reverted, or
+ * (mined shallower, waiting, or gone) broadcast. Confirmed legs are read again too: until the whole
+ * settlement is deep enough, and after it for a reorg deeper than the depth, a reorg can undo one.
  */
+export async function recheckLegs(
+  deps: { prisma: PrismaClient; chains: Pick<ChainRegistry, 'get'> },
+  source: SettlementSource,
+  confirmations: number,
+): Promise<LegOnChain[]> {
+  const read: LegOnChain[] = [];
+  for (const leg of (await loadLegs(deps.prisma, source)).filter(isLive)) {
+    const chain = await deps.chains.get(leg.chainId).getTransactionStatus(leg.txHash as Hash, confirmations);
+    if (chain === 'reverted') await markLeg(deps.prisma, leg, 'reverted');
+    else if (chain === 'confirmed' && leg.status !== 'confirmed') await markLeg(deps.prisma, leg, 'confirmed');
+    else if (chain !== 'confirmed' && leg.status === 'confirmed') await markLeg(deps.prisma, leg, 'broadcast');
+    read.push({ leg, chain });
+  }
+  return read;
+}
+
+/** The settlement is confirmed when every live leg is, reverted as soon as one is (see recheckLegs). */
 export async function checkSettlement(
   deps: { prisma: PrismaClient; chains: Pick<ChainRegistry, 'get'> },
   source: SettlementSource,
   confirmations: number,
 ): Promise<SettlementCheck> {
-  const { prisma } = deps;
-  let outcome: SettlementCheck = 'confirmed';
-  for (const leg of (await loadLegs(prisma, source)).filter(isLive)) {
-    // Confirmed legs are read again too: until the whole settlement is deep enough, a reorg can undo one.
-    const status = await deps.chains.get(leg.chainId).getTransactionStatus(leg.txHash as Hash, confirmations);
-    if (status === 'reverted') {
-      await markLeg(prisma, leg, 'reverted');
-      outcome = 'reverted';
-    } else if (status === 'confirmed') {
-      if (leg.status !== 'confirmed') await markLeg(prisma, leg, 'confirmed');
-    } else {
-      if (leg.status === 'confirmed') await markLeg(prisma, leg, 'broadcast');
-      if (outcome !== 'reverted') outcome = 'pending';
-    }
-  }
-  return outcome;
+  const read = await recheckLegs(deps, source, confirmations);
+  if (read.some((r) => r.chain === 'reverted')) return 'reverted';
+  return read.every((r) => r.chain === 'confirmed') ? 'confirmed' : 'pending';
 }

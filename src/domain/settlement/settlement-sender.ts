@@ -44,6 +44,13 @@ export interface SettlementOrder {
   token: string;
   payer: KeyPath;
   legs: PlannedLeg[];
+  /**
+   * Delivering again a settlement that was posted and then taken off the chain by a reorg (see
+   * docs/decisions.md, "A settlement a deep reorg dropped is sent again"): nothing is sent unless the
+   * payer holds every leg still to send, and a leg whose nonce another transaction took is signed
+   * again only once that transaction is final.
+   */
+  redelivery?: boolean;
 }
 
 /** Nothing can be sent: retrying can't help. The workflow holds the resource for an operator. */
@@ -57,6 +64,23 @@ export class SettlementRefusedError extends Error {
   }
 }
 
+/** Why a redelivery stops short, to be tried again by a later pass. */
+export type RedeliveryHoldReason = 'funds_missing' | 'waiting_for_finality';
+
+/**
+ * A redelivery that must not send (yet): the payer does not hold what is left to send, or a leg's
+ * nonce went to a transaction that is not final, so the original could still be mined.
+ */
+export class SettlementHeldError extends Error {
+  constructor(
+    readonly reason: RedeliveryHoldReason,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SettlementHeldError';
+  }
+}
+
 /**
  * The one way money leaves an address the service controls (Payment escrow, deposit addresses, and
  * every later sender). Rules, in docs/decisions.md ("Settlement sender"):
@@ -66,7 +90,7 @@ export class SettlementRefusedError extends Error {
  *   two transactions share a nonce;
  * - a payer short of gas is topped up from the treasury, and the top-up is mined before any leg is sent;
  * - a recorded leg whose nonce another transaction took, and that was never mined, can never be mined:
- *   it is marked replaced and signed again.
+ *   it is marked replaced and signed again (a redelivery waits until that transaction is final).
  * Answers the net leg's transaction hash.
  */
 export async function sendSettlement(deps: SettlementSenderDeps, order: SettlementOrder): Promise<{ txHash: string }> {
@@ -97,18 +121,26 @@ export async function sendSettlement(deps: SettlementSenderDeps, order: Settleme
     if (signsNew && (await isMoneyMissingAt(deps.prisma, { chainId: order.chainId, token: order.token, address: payer.address }))) {
       throw new SettlementRefusedError('ledger_difference', `${order.source.type} ${order.source.id}: money is missing at ${payer.address} (open ledger_difference alert)`);
     }
+    if (order.redelivery) await requireFunds(chain, order, payer.address, planned, legs);
     let gasChecked = false;
     const gas = async () => {
       if (gasChecked) return;
       await ensureGas(deps, chain, order.chainId, payer.address);
       gasChecked = true;
     };
+    const held: SettlementLeg[] = [];
     for (const plan of planned) {
       const live = legs.find((l) => l.leg === plan.leg && isLive(l));
       if (live?.status === 'confirmed') continue;
       if (live) {
         await gas();
-        if (await rebroadcast(chain, live)) continue;
+        const sent = await rebroadcast(chain, live, { untilFinal: order.redelivery === true });
+        if (sent === 'sent') continue;
+        if (sent === 'held') {
+          // The other legs still go: their nonces are not the taken one.
+          held.push(live);
+          continue;
+        }
         await markLeg(deps.prisma, live, 'replaced');
       }
       await gas();
@@ -139,6 +171,10 @@ export async function sendSettlement(deps: SettlementSenderDeps, order: Settleme
       await chain.broadcast(signed);
       crashPoint(SETTLEMENT_CRASH_POINTS.legBroadcast);
     }
+    if (held.length > 0) {
+      const which = held.map((l) => `${l.leg} (nonce ${l.nonce})`).join(', ');
+      throw new SettlementHeldError('waiting_for_finality', `${order.source.type} ${order.source.id}: the nonce of ${which} went to a transaction that is not final yet`);
+    }
     const sentNet = legs.find((l) => l.leg === 'net' && isLive(l));
     if (!sentNet) throw new Error(`${order.source.type} ${order.source.id}: net leg missing after sending`);
     return { txHash: sentNet.txHash };
@@ -158,14 +194,40 @@ function senderKey(chainId: number, address: string): string {
   return `sender:${chainId}:${address.toLowerCase()}`;
 }
 
-/** True when the recorded leg is on its way (or mined); false when it can never be mined. */
-async function rebroadcast(chain: Chain, leg: SettlementLeg): Promise<boolean> {
+/**
+ * sent: the recorded leg is on its way (or mined). dead: another transaction took its nonce and the
+ * chain does not know the leg, so it can never be mined. held (untilFinal): its nonce was taken, but
+ * not in a finalized block, so a reorg could still free the nonce for it; never signed again then.
+ */
+async function rebroadcast(chain: Chain, leg: SettlementLeg, opts: { untilFinal: boolean }): Promise<'sent' | 'dead' | 'held'> {
   try {
     await chain.broadcast(leg.serialized as Hex);
-    return true;
+    return 'sent';
   } catch (err) {
-    if (err instanceof NonceAlreadyUsedError && (await chain.getTransactionStatus(leg.txHash as Hash, 1)) === 'not_found') return false;
-    throw err;
+    if (!(err instanceof NonceAlreadyUsedError)) throw err;
+    // The finalized nonce first: a leg mined at or below that block would be found by the status read.
+    const finalNonce = opts.untilFinal ? await chain.getNonce(leg.from as Address, 'finalized') : null;
+    if ((await chain.getTransactionStatus(leg.txHash as Hash, 1)) !== 'not_found') throw err;
+    return finalNonce === null || finalNonce > leg.nonce ? 'dead' : 'held';
+  }
+}
+
+/**
+ * A redelivery sends only when the payer holds every leg not on the chain (recorded legs not mined,
+ * and legs to sign): a leg mined without the money reverts and burns its nonce, so the payout would
+ * be lost rather than late (e.g. the reorg took the payer's transfer too).
+ */
+async function requireFunds(chain: Chain, order: SettlementOrder, payer: Address, planned: PlannedLeg[], legs: SettlementLeg[]): Promise<void> {
+  let owed = 0n;
+  for (const plan of planned) {
+    const live = legs.find((l) => l.leg === plan.leg && isLive(l));
+    if (!live) owed += plan.amountAtomic;
+    else if (live.status !== 'confirmed' && (await chain.getTransactionInclusion(live.txHash as Hash)) === null) owed += live.amountAtomic;
+  }
+  if (owed === 0n) return;
+  const balance = await chain.getTokenBalance({ token: order.token as Address, owner: payer });
+  if (balance < owed) {
+    throw new SettlementHeldError('funds_missing', `${order.source.type} ${order.source.id}: ${payer} holds ${balance} of the ${owed} still to send`);
   }
 }
 
