@@ -11,20 +11,39 @@ import { recordManualDepositPayout, sendDepositSettlement } from '../src/domain/
 import { checkSettlement } from '../src/domain/settlement/settlement-legs';
 import { dataHoldFrom, persistDepositTransition, recordDepositDetected, recordDepositResolution } from '../src/domain/deposits/deposit-store';
 import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-sender';
+import { closeUnrecordedHold, holdUnrecordedDeposit } from '../src/domain/deposits/deposit-unrecorded';
+import type { Logger } from '../src/logger';
+import { dataErrorState } from './failures';
 
 export interface DepositActivityDeps {
   prisma: PrismaClient;
   chains: ChainRegistry;
   settlement: SettlementSenderDeps;
+  logger: Logger;
 }
 
 /** The DepositWorkflow's (and reconciliation's) side effects; each is idempotent, each one call into the domain. */
 export function createDepositActivities(deps: DepositActivityDeps) {
   const { prisma, chains } = deps;
   return {
-    recordDepositDetected: (input: DepositStart, initial: { state: PersistedDepositState; events: DepositEventName[]; at: string }) =>
+    recordDepositDetected: async (input: DepositStart, initial: { state: PersistedDepositState; events: DepositEventName[]; at: string }) => {
       // Deposits started before ordinals have none in their input (their rows exist already).
-      recordDepositDetected(prisma, { ...input, ordinal: input.ordinal ?? 0 }, initial, Context.current().info.workflowExecution?.workflowId ?? ''),
+      const start = { ...input, ordinal: input.ordinal ?? 0 };
+      const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
+      try {
+        return await recordDepositDetected(prisma, start, initial, workflowId);
+      } catch (err) {
+        // The row itself was refused for its data: with no row to hold, its alert is the hold, raised
+        // before this attempt reports the failure (a failed raise retries the whole attempt).
+        const sqlState = dataErrorState(err);
+        if (sqlState) await holdUnrecordedDeposit({ prisma, logger: deps.logger }, start, workflowId, sqlState);
+        throw err;
+      }
+    },
+
+    /** An operator gave up a deposit whose row was refused: its hold closes with who and why. */
+    failUnrecordedDeposit: (input: { depositId: string; actor: string; reason: string | null }) =>
+      closeUnrecordedHold(prisma, input.depositId, { action: 'fail', actor: input.actor, reason: input.reason }),
 
     persistDepositTransition: (depositId: string, t: PersistedDepositTransition) => persistDepositTransition(prisma, depositId, t),
 

@@ -57,7 +57,7 @@ export function createActivities(deps: ActivityDeps) {
   });
   return withCrashPoints({
     ...classifiedActivities(createPaymentActivities({ prisma, chains: deps.chains, settlement, offramp: deps.offramp })),
-    ...classifiedActivities(createDepositActivities({ prisma, chains: deps.chains, settlement })),
+    ...classifiedActivities(createDepositActivities({ prisma, chains: deps.chains, settlement, logger: deps.logger })),
     ...classifiedActivities(createVaultActivities({ prisma, chains: deps.chains, settlement })),
     ...classifiedActivities(createFundReturnActivities({ prisma, chains: deps.chains, settlement })),
     ...classifiedActivities(createChainScannerActivities({ prisma, chains: deps.chains, custody: deps.custody, engine: deps.engine }), { retryDataErrors: true }),

@@ -16,7 +16,7 @@ import {
   type DepositState,
   type Transition,
 } from '../src/domain/deposits/deposit-machine';
-import { fromPersistedState, toPersistedState, toPersistedTransition } from '../src/domain/deposits/deposit-serde';
+import { fromPersistedState, toPersistedState, toPersistedTransition, type PersistedDepositState } from '../src/domain/deposits/deposit-serde';
 import { toOperatorAction, type ResolutionRequest } from '../src/domain/operator-resolution';
 import { confirmationPollMs, safetyNetFloorMs, safetyNetMs } from '../src/domain/confirmation-polling';
 import { refusalReason } from '../src/domain/settlement/hold-reasons';
@@ -51,10 +51,31 @@ export async function depositWorkflow(input: DepositWorkflowInput): Promise<Depo
     partnerFeeBps: input.fees.partnerFeeBps,
     assetAccepted: input.assetAccepted,
   });
-  // Idempotent: answers the stored deposit when an earlier run already recorded it.
-  let state: DepositState = fromPersistedState(
-    await untilDone.recordDepositDetected(input, { state: toPersistedState(initial.state), events: initial.events, at: nowIso() }),
-  );
+  /**
+   * Records the deposit (idempotent: answers the stored deposit when an earlier run already did). A
+   * row the database refuses for its data has no row to hold: the activity raised its alert, and the
+   * run waits for an operator. Retry writes it again; fail ends the run with nothing recorded (null).
+   */
+  async function recordDetected(): Promise<PersistedDepositState | null> {
+    for (;;) {
+      try {
+        return await untilDone.recordDepositDetected(input, { state: toPersistedState(initial.state), events: initial.events, at: nowIso() });
+      } catch (err) {
+        // Runs before this failed here.
+        if (!isDataError(err) || !patched('deposit-unrecorded-held')) throw err;
+      }
+      await condition(() => queue.length > 0);
+      const request = queue.shift()!;
+      if (request.action === 'fail') {
+        await untilDone.failUnrecordedDeposit({ depositId: input.depositId, actor: request.actor, reason: request.reason ?? null });
+        return null;
+      }
+      // retry (mark-settled is refused before it is sent: there is nothing recorded to settle)
+    }
+  }
+  const recorded = await recordDetected();
+  if (!recorded) return { status: 'failed', statusVersion: 0 };
+  let state: DepositState = fromPersistedState(recorded);
 
   const apply = async (t: Transition | null) => {
     if (!t) return;

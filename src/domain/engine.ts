@@ -131,6 +131,11 @@ export interface DepositEngine {
   /** Idempotent: one workflow per transfer, ever; 'exists' when it was already started (or finished). */
   startDeposit(start: DepositStart): Promise<'started' | 'exists'>;
   resolveDeposit(deposit: DepositRef, request: ResolutionRequest): Promise<void>;
+  /**
+   * Hands an operator's resolution to the run of a deposit whose row was refused (it waits for one);
+   * a run that failed there instead is started again with it (signal-with-start).
+   */
+  resolveUnrecordedDeposit(deposit: DepositRef & { start: DepositStart }, request: ResolutionRequest): Promise<void>;
 }
 
 /** One delivery round of one webhook event to one endpoint. */
@@ -153,7 +158,7 @@ export interface WebhookEngine {
  * console alike): the resolve signals of Payments and deposits, the start of a recovery's send, and
  * the id under which a Payment's workflow shows in the Temporal Web UI.
  */
-export interface OperatorEngine extends Pick<PaymentEngine, 'resolvePayment'>, Pick<DepositEngine, 'resolveDeposit'>, FundReturnEngine {
+export interface OperatorEngine extends Pick<PaymentEngine, 'resolvePayment'>, Pick<DepositEngine, 'resolveDeposit' | 'resolveUnrecordedDeposit'>, FundReturnEngine {
   paymentWorkflowId(paymentId: string): string;
   fundReturnWorkflowId(returnId: string): string;
 }

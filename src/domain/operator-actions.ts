@@ -99,7 +99,7 @@ export interface HoldDeps {
 /** Releases a held Payment, deposit or fund return (retry, mark-settled with a tx hash, fail), audited. */
 export async function resolveHold(
   deps: HoldDeps,
-  engine: Pick<OperatorEngine, 'resolvePayment' | 'resolveDeposit' | 'resolveFundReturn'>,
+  engine: Pick<OperatorEngine, 'resolvePayment' | 'resolveDeposit' | 'resolveUnrecordedDeposit' | 'resolveFundReturn'>,
   target: HeldTarget,
   request: ResolutionRequest,
   channel: OperatorChannel,

@@ -2,6 +2,7 @@ import type { PrismaClient } from '../db/client';
 import { formatAtomic } from './amounts';
 import { notFound } from './errors';
 import { listOperatorActions, type OperatorActionView } from './operator-actions';
+import { openUnrecordedDeposits, unrecordedDeposit, type UnrecordedDeposit } from './deposits/deposit-unrecorded';
 
 /**
  * What the operator console reads: the Payments, deposits and fund returns an operator may have to act on, and
@@ -23,6 +24,8 @@ export interface HeldItem {
   amount: string;
   chainId: number;
   since: string;
+  /** Its workflow's id, when the list knows it without another read (a deposit with no row). */
+  workflowId?: string;
 }
 
 export interface IncidentItem {
@@ -88,6 +91,28 @@ function depositItem(d: DepositRow): HeldItem {
   };
 }
 
+/** A deposit whose row was refused: held by its alert (deposit-unrecorded.ts), in the deposits' terms. */
+function unrecordedItem(u: UnrecordedDeposit, appId: string | undefined): HeldItem {
+  const resolution = u.resolution?.action;
+  return {
+    kind: 'deposit',
+    id: u.depositId,
+    appId: appId ?? '—',
+    state: u.open ? 'requires_intervention' : resolution === 'fail' ? 'failed' : 'recorded',
+    status: 'unrecorded',
+    reasonCode: 'data_error',
+    amount: `${formatAtomic(u.start.amountAtomic, u.start.asset.decimals)} ${u.start.asset.symbol}`,
+    chainId: u.start.chainId,
+    since: u.since.toISOString(),
+    workflowId: u.workflowId,
+  };
+}
+
+async function appIdsOf(prisma: PrismaClient, depositAddressIds: string[]): Promise<Map<string, string>> {
+  const rows = depositAddressIds.length ? await prisma.depositAddress.findMany({ where: { id: { in: depositAddressIds } }, select: { id: true, appId: true } }) : [];
+  return new Map(rows.map((r) => [r.id, r.appId]));
+}
+
 function fundReturnItem(r: FundReturnRow, p: { decimals: number; assetCode: string }): HeldItem {
   return {
     kind: 'fund_return',
@@ -108,13 +133,14 @@ function fundReturnItem(r: FundReturnRow, p: { decimals: number; assetCode: stri
  * funds are not yet returned. Newest first.
  */
 export async function listHolds(prisma: PrismaClient): Promise<{ items: HeldItem[]; incidents: IncidentItem[] }> {
-  const [payments, deposits, returns, incidents] = await Promise.all([
+  const [payments, deposits, unrecorded, returns, incidents] = await Promise.all([
     prisma.payment.findMany({
       where: { operationalState: { in: ['requires_intervention', 'retrying'] } },
       orderBy: [{ operationalUpdatedAt: 'desc' }, { id: 'asc' }],
       take: LIST_LIMIT,
     }),
     prisma.deposit.findMany({ where: { status: 'requires_intervention' }, orderBy: [{ updatedAt: 'desc' }, { id: 'asc' }], take: LIST_LIMIT }),
+    openUnrecordedDeposits(prisma, LIST_LIMIT),
     prisma.fundReturn.findMany({
       where: { status: 'requires_intervention' },
       include: { payment: { select: { decimals: true, assetCode: true } } },
@@ -129,7 +155,13 @@ export async function listHolds(prisma: PrismaClient): Promise<{ items: HeldItem
     }),
   ]);
   const transfers = await transfersById(prisma, incidents.flatMap((i) => (i.transferId ? [i.transferId] : [])));
-  const items = [...payments.map(paymentItem), ...deposits.map(depositItem), ...returns.map((r) => fundReturnItem(r, r.payment))].sort((a, b) => b.since.localeCompare(a.since));
+  const apps = await appIdsOf(prisma, unrecorded.map((u) => u.start.depositAddressId));
+  const items = [
+    ...payments.map(paymentItem),
+    ...deposits.map(depositItem),
+    ...unrecorded.map((u) => unrecordedItem(u, apps.get(u.start.depositAddressId))),
+    ...returns.map((r) => fundReturnItem(r, r.payment)),
+  ].sort((a, b) => b.since.localeCompare(a.since));
   return {
     items,
     incidents: incidents.map((i) => incidentItem(i, i.payment, transfers.get(i.transferId ?? ''))),
@@ -221,7 +253,7 @@ export async function paymentHold(prisma: PrismaClient, paymentId: string, workf
 
 export async function depositHold(prisma: PrismaClient, depositId: string): Promise<HoldDetail> {
   const d = await prisma.deposit.findUnique({ where: { id: depositId }, include: { resolutions: { orderBy: { createdAt: 'asc' } }, depositAddress: true } });
-  if (!d) throw notFound('Deposit');
+  if (!d) return unrecordedHold(prisma, depositId);
   const amount = (atomic: { toFixed(): string }) => amountOf(atomic, d.decimals, d.assetSymbol);
   const timeline: TimelineEntry[] = [
     { at: d.createdAt.toISOString(), what: 'transfer received', detail: `${amount(d.amountAtomic)} from ${d.fromAddress} in block ${d.blockNumber}`, txHash: d.txHash },
@@ -248,6 +280,34 @@ export async function depositHold(prisma: PrismaClient, depositId: string): Prom
     timeline,
     incidents: [],
     audit: await listOperatorActions(prisma, { target: { type: 'deposit', id: d.id }, limit: 100 }),
+  };
+}
+
+/** A deposit with no row (refused for its data): its story is the transfer, its alert and the operators' actions. */
+async function unrecordedHold(prisma: PrismaClient, depositId: string): Promise<HoldDetail> {
+  const u = await unrecordedDeposit(prisma, depositId);
+  if (!u) throw notFound('Deposit');
+  const item = unrecordedItem(u, (await appIdsOf(prisma, [u.start.depositAddressId])).get(u.start.depositAddressId));
+  const s = u.start;
+  return {
+    item,
+    workflowId: u.workflowId,
+    facts: [
+      ['Status', `not recorded: the database refused its row (SQLSTATE ${u.sqlState})`],
+      ['Hold', u.open ? 'open: retry writes the row again, fail gives the deposit up' : `closed (${u.resolution?.action ?? 'resolved'})`],
+      ['Amount', item.amount],
+      ['From', s.fromAddress],
+      ['Deposit address', `${s.toAddress} (${s.depositAddressId})`],
+      ['Transfer', `block ${s.blockNumber}, log ${s.logIndex}`],
+      ['App', item.appId],
+      ['Chain', String(s.chainId)],
+    ],
+    timeline: [
+      { at: item.since, what: 'transfer received, its row refused', detail: `${item.amount} from ${s.fromAddress} in block ${s.blockNumber}`, txHash: s.txHash },
+      ...(await alertsOf(prisma, [depositId])),
+    ].sort(byTime),
+    incidents: [],
+    audit: await listOperatorActions(prisma, { target: { type: 'deposit', id: depositId }, limit: 100 }),
   };
 }
 

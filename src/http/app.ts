@@ -37,7 +37,8 @@ import { registerClientAuthRoutes, registerClientRoutes } from './routes/client'
 import type { PaymentOptionProvider } from '../domain/payments/payment-options';
 import { registerVaultRoutes } from './routes/vaults';
 import { registerBankAccountRoutes } from './routes/bank-accounts';
-import { registerProviderCallbackRoutes, type OfframpCallbackDeps } from './routes/provider-callbacks';
+import { registerProviderCallbackRoutes } from './routes/provider-callbacks';
+import type { OfframpCallbackDeps } from '../domain/provider-callbacks';
 import { createSmtpMailer, type Mailer } from '../mail/mailer';
 import { createChainRegistry, type ChainRegistry } from '../chain/registry';
 import type { Custody } from '../custody';

@@ -86,7 +86,6 @@ export class HttpOfframpProvider implements OfframpProvider {
     return toAccount(body);
   }
 
-  /** The provider's current view of a registered bank account, or null when it has none. */
   async getBankAccount(bankAccountId: string): Promise<ProviderBankAccount | null> {
     const res = await this.call('GET', `/v1/bank-accounts/${encodeURIComponent(bankAccountId)}`, ZBankAccount, { notFound: true });
     return res ? toAccount(res.body) : null;
@@ -116,9 +115,10 @@ export class HttpOfframpProvider implements OfframpProvider {
     }
     const parsed = ZCallback.safeParse(json);
     if (!parsed.success) throw new ProviderError('failure', 'callback body is not a known callback', MALFORMED_CALLBACK);
+    // What it names, nothing of what it says: the caller reads that from the provider.
     const event = parsed.data;
-    if (event.type === 'bank_account.updated') return { type: event.type, bankAccountId: event.data.bankAccountId, account: toAccount(event.data) };
-    return { type: event.type, payout: toPayout(event.data) };
+    if (event.type === 'bank_account.updated') return { type: event.type, bankAccountId: event.data.bankAccountId };
+    return { type: event.type, paymentId: event.data.paymentId };
   }
 
   private async call<T>(

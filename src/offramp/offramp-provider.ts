@@ -111,10 +111,11 @@ export interface Payout {
   updatedAt: Date;
 }
 
-/** A verified callback from the provider (its signature checked by the adapter). */
-export type ProviderCallback =
-  | { type: 'payout.updated'; payout: Payout }
-  | { type: 'bank_account.updated'; bankAccountId: string; account: ProviderBankAccount };
+/**
+ * A verified callback from the provider (its signature checked by the adapter): only what it names.
+ * Its body's state is never passed on: the service reads the payout or account from the provider.
+ */
+export type ProviderCallback = { type: 'payout.updated'; paymentId: string } | { type: 'bank_account.updated'; bankAccountId: string };
 
 export interface OfframpProvider {
   readonly code: string;
@@ -123,9 +124,12 @@ export interface OfframpProvider {
   createPayout(request: PayoutRequest): Promise<Payout>;
   /** The payout for this Payment, or null when the provider has none (it was never created). */
   getPayout(paymentId: string): Promise<Payout | null>;
+  /** The provider's current view of a registered bank account (by the service's id), or null when it has none. */
+  getBankAccount(bankAccountId: string): Promise<ProviderBankAccount | null>;
   /**
-   * Checks a callback's signature and freshness; throws ProviderError('failure') when it is not
-   * genuine, with providerCode MALFORMED_CALLBACK when it is genuine but not a callback it knows.
+   * Checks a callback's signature and freshness and answers what it names; throws
+   * ProviderError('failure') when it is not genuine, with providerCode MALFORMED_CALLBACK when it is
+   * genuine but not a callback it knows.
    */
   verifyCallback(rawBody: string, headers: Record<string, string | string[] | undefined>): ProviderCallback;
 }

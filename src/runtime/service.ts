@@ -215,7 +215,7 @@ export async function startService(opts: {
         // /metrics includes the Temporal runtime's series when the worker runs in this process.
         ...(temporalMetricsUrl ? { metrics: { temporalMetricsUrl } } : {}),
         operator: { engine, temporalUiUrl: config.temporal.uiUrl ?? uiUrl },
-        // Payout callbacks signal the bank Payment's workflow (payment-payouts.ts).
+        // A callback names a payout or account; the provider's answer to a read of it is applied (provider-callbacks.ts).
         ...(offramp
           ? {
               offramp: {

@@ -195,6 +195,14 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
   const updateTimeoutMs = opts.updateTimeoutMs ?? DEFAULT_UPDATE_TIMEOUT_MS;
   const handle = (workflowId: string) => client.workflow.getHandle(workflowId);
   const fundReturnInput = (returnId: string, confirmations: number): FundReturnWorkflowInput => ({ returnId, confirmations, pollSeconds: 1, maxChecks: 600 });
+  const depositInput = (start: DepositStart): DepositWorkflowInput => ({
+    ...start,
+    policy: {
+      ...DEPOSIT_SETTLEMENT_POLICY,
+      ...(opts.safetyNetFloorSeconds === undefined ? {} : { safetyNetFloorSeconds: opts.safetyNetFloorSeconds }),
+      ...opts.policies?.deposit,
+    },
+  });
   const paymentInput = (payment: PaymentStart, confirmations: number, o: { resume?: boolean }) => {
     const input = paymentWorkflowInput(payment, confirmations, o);
     const floor = opts.safetyNetFloorSeconds === undefined ? {} : { safetyNetFloorSeconds: opts.safetyNetFloorSeconds };
@@ -297,13 +305,8 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
     },
 
     async startDeposit(start: DepositStart) {
-      const input: DepositWorkflowInput = { ...start, policy: {
-          ...DEPOSIT_SETTLEMENT_POLICY,
-          ...(opts.safetyNetFloorSeconds === undefined ? {} : { safetyNetFloorSeconds: opts.safetyNetFloorSeconds }),
-          ...opts.policies?.deposit,
-        } };
       // Only a failed or terminated run may be started again (it resumes from the stored deposit).
-      return startOnce(DEPOSIT_WORKFLOW, depositWorkflowId(start), [input], 'ALLOW_DUPLICATE_FAILED_ONLY');
+      return startOnce(DEPOSIT_WORKFLOW, depositWorkflowId(start), [depositInput(start)], 'ALLOW_DUPLICATE_FAILED_ONLY');
     },
 
     async startVaultFunding(fundingOperationId: string, confirmations: number) {
@@ -331,6 +334,18 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
 
     async resolveDeposit(deposit: DepositRef, request: ResolutionRequest) {
       await handle(deposit.workflowId).signal(resolveDepositSignal, request);
+    },
+
+    async resolveUnrecordedDeposit(deposit: DepositRef & { start: DepositStart }, request: ResolutionRequest) {
+      await client.workflow.signalWithStart(DEPOSIT_WORKFLOW, {
+        taskQueue,
+        workflowId: deposit.workflowId,
+        args: [depositInput(deposit.start)],
+        // A run that ended (completed: failed by an operator) is never started again.
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+        signal: resolveDepositSignal,
+        signalArgs: [request],
+      });
     },
 
     async chainAdvanced(waiter: ChainWaiter, block: bigint) {

@@ -10,6 +10,7 @@ import { EXAMPLE } from '../../src/http/openapi/examples';
 import { fundedVault } from '../refunds/support';
 import { createPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
 import { listenApi, withWorkerStopped } from '../support/bounded-api';
+import { until } from '../support/until';
 
 type Json = Record<string, any>;
 
@@ -229,10 +230,13 @@ async function tour(doc: Json, record: (operationId: string, res: ApiResponse) =
   await send('getPublicPaymentConfiguration', 200, { credential: null });
   await send('createPublicPayment', 201, { credential: null });
 
-  // A linked bank account, verified by the provider's signed callback, then disabled.
+  // A linked bank account, verified once the provider says so (its signed callback is a hint: the
+  // account is read from the provider), then disabled.
   const bank = await send('linkBankAccount', 201);
   ids.bank_account_7Yt2Kq = ids['{bankAccountId}'] = bank.body.bankAccount.id;
+  await until(async () => ((await h.provider.adapter.getBankAccount(bank.body.bankAccount.id))?.status === 'verified' ? true : undefined), 'the provider verifies the account');
   await sendCallback(doc, ids, record);
+  await until(async () => ((await h.db.prisma.bankAccount.findUnique({ where: { id: bank.body.bankAccount.id } }))?.status === 'verified' ? true : undefined), 'the account verified');
   await send('disableBankAccount', 200);
 
   // The payer (PAYER_ACCOUNT_ID): its vault, policy, approval and funds; then a Vault-funded Payment.

@@ -21,17 +21,30 @@ import { until } from '../support/until';
 import { apiDepsOnHarness, getHarness, TEST_OFFRAMP_CALLBACK_SECRET, TEST_SERVICE_SECRET } from '../support/harness';
 import { HttpOfframpProvider } from '../../src/offramp/http-provider';
 import { freePort } from '../../src/embedded/process';
+import { SIGNATURE_HEADER, signCallback } from '../../src/offramp/sandbox-provider/contract';
 
 /** A provider that registers accounts in memory, or fails the way it is told to. */
 class InTestProvider implements OfframpProvider {
   readonly code = 'sandbox';
   mode: 'pending' | 'unavailable' | 'failure' = 'pending';
   readonly registrations: BankAccountRegistration[] = [];
+  /** What the provider answers a read of each account (pending until a test decides it). */
+  readonly accounts = new Map<string, ProviderBankAccount>();
+  /** The sandbox provider's signature check (the callbacks these tests post are signed as its). */
+  private readonly signatures = new HttpOfframpProvider({ baseUrl: 'http://127.0.0.1:9', callbackSecret: TEST_OFFRAMP_CALLBACK_SECRET });
   registerBankAccount(r: BankAccountRegistration): Promise<ProviderBankAccount> {
     if (this.mode === 'unavailable') return Promise.reject(new ProviderError('unavailable', 'connection refused'));
     if (this.mode === 'failure') return Promise.reject(new ProviderError('failure', `refused ${r.accountNumber}`, 'invalid_account'));
     this.registrations.push(r);
-    return Promise.resolve({ providerAccountId: `pba_${r.bankAccountId}`, status: 'pending', failureReason: null });
+    const account: ProviderBankAccount = { providerAccountId: `pba_${r.bankAccountId}`, status: 'pending', failureReason: null };
+    this.accounts.set(r.bankAccountId, account);
+    return Promise.resolve(account);
+  }
+  getBankAccount(bankAccountId: string): Promise<ProviderBankAccount | null> {
+    return Promise.resolve(this.accounts.get(bankAccountId) ?? null);
+  }
+  verifyCallback(rawBody: string, headers: Record<string, string | string[] | undefined>) {
+    return this.signatures.verifyCallback(rawBody, headers);
   }
   // Linking uses registration only.
   quote(): never {
@@ -41,9 +54,6 @@ class InTestProvider implements OfframpProvider {
     throw new Error('not used');
   }
   getPayout(): never {
-    throw new Error('not used');
-  }
-  verifyCallback(): never {
     throw new Error('not used');
   }
 }
@@ -76,7 +86,7 @@ describe('Linked bank accounts (API)', () => {
         },
       }),
     );
-    api = await listenApi(await apiDepsOnHarness({ logger, offramp: { provider } }));
+    api = await listenApi(await apiDepsOnHarness({ logger, offramp: { provider, onBankAccountUpdated: onProviderBankAccountUpdated((await getHarness()).db.prisma) } }));
     cred = await newApp();
     other = await newApp();
     const created = await req('/v2/accounts', { body: { externalUserId: uniqueUserId('bank') } });
@@ -295,6 +305,28 @@ describe('Linked bank accounts (API)', () => {
     assert.deepEqual(twice.body, disabled.body);
     const other404 = await call(`/v2/accounts/${accountId}/bank-accounts/${id}/disable`, { credential: other, baseUrl: api.baseUrl, method: 'POST', body: {} });
     assert.equal(other404.status, 404);
+  });
+
+  test('a provider callback is a hint: a signed one claiming verified for an account the provider reports pending changes nothing; once the provider reports verified, one claiming failed verifies it', async () => {
+    const res = await link(usBody('55556666'));
+    assert.equal(res.status, 201, res.text);
+    const id = res.body.bankAccount.id as string;
+    const callback = async (status: string) => {
+      const data = { bankAccountId: id, providerAccountId: `pba_${id}`, status, failureReason: status === 'failed' ? 'name_mismatch' : null, accountNumberLast4: '6666' };
+      const body = JSON.stringify({ id: `evt_${id}_${status}`, type: 'bank_account.updated', createdAt: new Date().toISOString(), data });
+      const answer = await fetch(`${api.baseUrl}/v2/providers/sandbox/callbacks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signCallback(TEST_OFFRAMP_CALLBACK_SECRET, body, Math.floor(Date.now() / 1000)) },
+        body,
+      });
+      assert.equal(answer.status, 200, await answer.text());
+      return (await req(`/v2/accounts/${accountId}/bank-accounts/${id}`)).body.bankAccount;
+    };
+    assert.equal((await callback('verified')).status, 'pending_verification', "the claim is not the provider's answer");
+    provider.accounts.set(id, { providerAccountId: `pba_${id}`, status: 'verified', failureReason: null });
+    const verified = await callback('failed');
+    assert.equal(verified.status, 'verified');
+    assert.equal(verified.verification.version, 2);
   });
 
   test('a failed verification lands in verification_failed', async () => {

@@ -6,7 +6,20 @@ import { endsWithBooksChecked } from '../support/books';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { DEPOSIT_WORKFLOW } from '../../workflows/contracts/deposit';
 import { setNativeBalance } from '../support/chain';
-import { accountWithDestination, cli, createDepositAddress, mine, newPayer, send, TOKEN, USDC, waitForDeposits } from './helpers';
+import { depositHold, listHolds } from '../../src/domain/operator-holds';
+import { nominateForRecording } from '../support/record-histories';
+import { poll } from '../support/until';
+import { accountWithDestination, cli, createDepositAddress, mine, newPayer, pokeScanner, send, TOKEN, USDC, waitForDeposits } from './helpers';
+
+/** Sends a deposit's funds away from its address: funds the books never took leave the chain and the books agreeing. */
+async function sendAway(depositAddressId: string, amountAtomic: bigint): Promise<void> {
+  const h = await getHarness();
+  const row = await h.db.prisma.depositAddress.findUniqueOrThrow({ where: { id: depositAddressId } });
+  await setNativeBalance(row.address!, 10n ** 18n);
+  const chain = h.chain.chains.get(h.chainId);
+  const away = await chain.sendTokenTransfer({ from: h.chain.custody.signer({ purpose: 'deposit', index: row.custodyIndex }), token: TOKEN, to: (await newPayer(0n)).address, amountAtomic });
+  while ((await chain.getTransactionStatus(away, 1)) !== 'confirmed') await mine(1);
+}
 
 describe('Deposits held for a data error', () => {
   endsWithBooksChecked();
@@ -59,12 +72,85 @@ describe('Deposits held for a data error', () => {
     const postings = await h.db.prisma.ledgerPosting.findMany({ where: { sourceType: 'deposit', sourceId: failed.id } });
     assert.deepEqual(postings, []);
     // The failed deposit's funds were never the books' (no receipt): sent away, so the books and the chain agree for later files.
-    const row = await h.db.prisma.depositAddress.findUniqueOrThrow({ where: { id: toFail.id } });
-    await setNativeBalance(row.address!, 10n ** 18n);
-    const chain = h.chain.chains.get(h.chainId);
-    const away = await chain.sendTokenTransfer({ from: h.chain.custody.signer({ purpose: 'deposit', index: row.custodyIndex }), token: TOKEN, to: (await newPayer(0n)).address, amountAtomic: 20n * USDC });
-    while ((await chain.getTransactionStatus(away, 1)) !== 'confirmed') await mine(1);
+    await sendAway(toFail.id, 20n * USDC);
     const resolutions = await h.db.prisma.depositResolution.findMany({ where: { depositId: { in: [settled.id, failed.id] } }, orderBy: { action: 'asc' } });
     assert.deepEqual(resolutions.map((r) => [r.depositId, r.action, r.actor]), [[failed.id, 'fail', 'ops:bob'], [settled.id, 'retry', 'ops:bob']]);
+  });
+
+  test('a deposit whose first write (its row) is refused is held as an open deposit_unrecorded alert: listed with the holds, mark-settled refused, retry records and settles it, fail closes it', async () => {
+    const h = await getHarness();
+    const cred = await newApp();
+    const { accountId } = await accountWithDestination(cred);
+    const address = await createDepositAddress(cred, accountId);
+    const payer = await newPayer(30n * USDC);
+    // The deposit row itself breaks a constraint (SQLSTATE 23514) for this deposit address only.
+    const constraint = `test_refuses_row_${address.id}`.toLowerCase();
+    await h.db.prisma.$executeRawUnsafe(`ALTER TABLE deposits ADD CONSTRAINT "${constraint}" CHECK (deposit_address_id <> '${address.id}') NOT VALID`);
+    type Alert = { id: string; severity: string; details: { depositId: string; workflowId: string; sqlState: string; start: { depositAddressId: string; amountAtomic: string } } };
+    let alerts: Alert[];
+    try {
+      await send(payer, address.address, 10n * USDC);
+      await send(payer, address.address, 20n * USDC);
+      alerts = await poll(
+        async (saw) => {
+          const listed = (await cli(['alerts', 'list', '--open', '--kind', 'deposit_unrecorded'])) as { items: Alert[] };
+          const mine = listed.items.filter((a) => a.details.start.depositAddressId === address.id);
+          saw(mine.map((a) => a.details.depositId));
+          return mine.length === 2 ? mine : undefined;
+        },
+        'an open deposit_unrecorded alert for each refused row',
+        {
+          timeoutMs: 60_000,
+          async between() {
+            await pokeScanner();
+            await h.env.sleep(1000);
+          },
+        },
+      );
+    } finally {
+      await h.db.prisma.$executeRawUnsafe(`ALTER TABLE deposits DROP CONSTRAINT "${constraint}"`);
+    }
+    const alertOf = (atomic: bigint) => alerts.find((a) => a.details.start.amountAtomic === atomic.toString())!;
+    const [toRetry, toFail] = [alertOf(10n * USDC), alertOf(20n * USDC)];
+    for (const a of alerts) assert.deepEqual([a.severity, a.details.sqlState], ['critical', '23514']);
+    const [retryId, failId] = [toRetry.details.depositId, toFail.details.depositId];
+    assert.equal(await h.db.prisma.deposit.count({ where: { id: { in: [retryId, failId] } } }), 0, 'no row: the alert is the record');
+
+    // The console lists them with the holds, and shows each one's page with the release forms.
+    const { items } = await listHolds(h.db.prisma);
+    for (const id of [retryId, failId]) {
+      const item = items.find((i) => i.kind === 'deposit' && i.id === id);
+      assert.deepEqual([item?.state, item?.status, item?.reasonCode], ['requires_intervention', 'unrecorded', 'data_error']);
+    }
+    const page = await depositHold(h.db.prisma, failId);
+    assert.deepEqual([page.item.state, page.item.amount, page.workflowId], ['requires_intervention', '20 USDC', toFail.details.workflowId]);
+
+    // Nothing is recorded to settle: mark-settled is refused, with the reason.
+    const markSettled = await cli(['deposits', 'resolve', retryId, '--action', 'mark-settled', '--tx', `0x${'ab'.repeat(32)}`]).catch((err: { code?: number; stderr?: string }) => err);
+    assert.equal((markSettled as { code?: number }).code, 1);
+    assert.match((markSettled as { stderr: string }).stderr, /not recorded/);
+    await cli(['deposits', 'resolve', retryId, '--action', 'retry', '--actor', 'ops:bob', '--reason', 'constraint dropped']);
+    await cli(['deposits', 'resolve', failId, '--action', 'fail', '--actor', 'ops:bob', '--reason', 'not ours']);
+
+    const [settled] = await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'settled', { mine: true, what: 'the retried deposit recorded and settled' });
+    assert.equal(settled!.id, retryId);
+    // The failed one's run ends (completed: a rescan can't start it again) and closes its alert.
+    const failWorkflow = h.env.client.workflow.getHandle(toFail.details.workflowId);
+    assert.deepEqual(await failWorkflow.result(), { status: 'failed', statusVersion: 0 });
+    nominateForRecording('deposit--unrecorded-failed', toFail.details.workflowId, (await failWorkflow.describe()).runId);
+    const closed = await h.db.prisma.operatorAlert.findMany({ where: { id: { in: alerts.map((a) => a.id) } } });
+    assert.ok(closed.every((a) => a.resolvedAt !== null), 'both alerts resolved');
+    assert.deepEqual((closed.find((a) => a.id === toFail.id)!.details as { resolution: unknown }).resolution, { action: 'fail', actor: 'ops:bob', reason: 'not ours' });
+    assert.equal(await h.db.prisma.deposit.count({ where: { id: failId } }), 0);
+    const audit = await h.db.prisma.operatorAction.findMany({ where: { targetType: 'deposit', targetId: { in: [retryId, failId] } }, orderBy: { createdAt: 'asc' } });
+    assert.deepEqual(
+      audit.map((a) => [a.targetId, a.action, a.outcome]),
+      [
+        [retryId, 'mark-settled', 'refused'],
+        [retryId, 'retry', 'signalled'],
+        [failId, 'fail', 'signalled'],
+      ],
+    );
+    await sendAway(address.id, 20n * USDC);
   });
 });

@@ -11,7 +11,8 @@ import { HttpOfframpProvider } from '../../src/offramp/http-provider';
 import { ProviderError, type Payout, type PayoutStatus, type Quote } from '../../src/offramp/offramp-provider';
 import { SIGNATURE_HEADER, signCallback } from '../../src/offramp/sandbox-provider/contract';
 import { launchSandboxProvider } from '../../src/offramp/sandbox-provider/launch';
-import { getHarness } from '../support/harness';
+import { apiDepsOnHarness, getHarness } from '../support/harness';
+import { listenApi } from '../support/bounded-api';
 import { newPayer, tokenBalance } from '../support/chain';
 import { until } from '../support/until';
 
@@ -81,6 +82,28 @@ async function rejection(promise: Promise<unknown>): Promise<ProviderError> {
   assert.fail('expected a ProviderError');
 }
 
+/** A payout.updated callback body claiming `status` (what it claims is never applied). */
+const payoutEvent = (paymentId: string, status: string = 'completed') =>
+  JSON.stringify({
+    id: 'evt_test',
+    type: 'payout.updated',
+    createdAt: new Date().toISOString(),
+    data: { payoutId: 'po_sbx_test', paymentId, status, amountAtomic: '1', reasonCode: null, refundTxHash: null, returnAt: null, updatedAt: new Date().toISOString() },
+  });
+const now = () => Math.floor(Date.now() / 1000);
+/** Posts a callback body to an API's callback route (the harness API unless another is given). */
+async function post(body: string, signature: string | undefined, opts: { code?: string; baseUrl?: string } = {}) {
+  const h = await getHarness();
+  const res = await fetch(`${opts.baseUrl ?? h.baseUrl}/v2/providers/${opts.code ?? 'sandbox'}/callbacks`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(signature ? { [SIGNATURE_HEADER]: signature } : {}) },
+    body,
+  });
+  return { status: res.status, body: (await res.json()) as { error?: { code: string } } };
+}
+const answersFor = async (paymentId: string) =>
+  (await getHarness()).provider.received.flatMap((c) => (c.type === 'payout.updated' && c.payout.paymentId === paymentId ? [c.payout] : []));
+
 describe('Sandbox off-ramp provider: quotes and bank accounts', () => {
   test('quotes PHP, USD and VND at the sandbox rates after a 0.5 % fee (0.50 at least), pays into its own address, and answers the same quote to the same key', async () => {
     const h = await getHarness();
@@ -144,8 +167,12 @@ describe('Sandbox off-ramp provider: payouts by scenario', () => {
     const request = await payoutRequest(undefined);
     const created = await h.provider.adapter.createPayout(request);
     assert.deepEqual([created.paymentId, created.status, created.refundTxHash], [request.paymentId, 'submitted', null]);
-    const seen = await callbackStatuses(request.paymentId, 'completed');
-    assert.deepEqual(seen.map((p) => p.status), ['processing', 'completed']);
+    // One callback per step (processing, completed); each led to a read of the payout as it then was.
+    await callbackStatuses(request.paymentId, 'completed');
+    const seen = await until(async () => ((await answersFor(request.paymentId)).length === 2 ? answersFor(request.paymentId) : undefined), 'an answer per callback');
+    assert.equal(h.provider.hints.filter((c) => c.type === 'payout.updated' && c.paymentId === request.paymentId).length, 2);
+    assert.ok(['processing', 'completed'].includes(seen[0]!.status), seen[0]!.status);
+    assert.equal(seen[1]!.status, 'completed');
     assert.ok(seen.every((p) => p.payoutId === created.payoutId));
     const read = await h.provider.adapter.getPayout(request.paymentId);
     assert.deepEqual([read?.payoutId, read?.status], [created.payoutId, 'completed']);
@@ -199,6 +226,10 @@ describe('Sandbox off-ramp provider: payouts by scenario', () => {
     assert.deepEqual([created.kind, created.providerCode], ['uncertain', 'payout_uncertain']);
     assert.equal((await rejection(h.provider.adapter.getPayout(request.paymentId))).kind, 'uncertain');
     assert.equal((await rejection(h.provider.adapter.createPayout(request))).kind, 'uncertain', 'a replay is uncertain too, not a second payout');
+    // A signed callback claiming completed meanwhile hands nothing on: the provider can't tell yet.
+    const body = payoutEvent(request.paymentId, 'completed');
+    assert.equal((await post(body, signCallback(h.provider.callbackSecret, body, now()))).status, 200);
+    assert.deepEqual(await answersFor(request.paymentId), []);
     const resolved = await h.provider.resolvePayout(request.paymentId, 'completed');
     assert.equal(resolved.status, 200, await resolved.text());
     const seen = await callbackStatuses(request.paymentId, 'completed');
@@ -273,23 +304,6 @@ describe('Sandbox off-ramp provider: payouts by scenario', () => {
 });
 
 describe('POST /v2/providers/{providerCode}/callbacks', () => {
-  const payoutEvent = (paymentId: string) =>
-    JSON.stringify({
-      id: 'evt_test',
-      type: 'payout.updated',
-      createdAt: new Date().toISOString(),
-      data: { payoutId: 'po_sbx_test', paymentId, status: 'completed', amountAtomic: '1', reasonCode: null, refundTxHash: null, returnAt: null, updatedAt: new Date().toISOString() },
-    });
-  const post = async (body: string, signature: string | undefined, code = 'sandbox') => {
-    const h = await getHarness();
-    const res = await fetch(`${h.baseUrl}/v2/providers/${code}/callbacks`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(signature ? { [SIGNATURE_HEADER]: signature } : {}) },
-      body,
-    });
-    return { status: res.status, body: (await res.json()) as { error?: { code: string } } };
-  };
-  const now = () => Math.floor(Date.now() / 1000);
 
   test('answers 401 to a missing, forged or 5-minute-old signature, 400 to a signed body that is not a callback, 404 to another provider, and 200 to a genuine one', async () => {
     const h = await getHarness();
@@ -304,24 +318,51 @@ describe('POST /v2/providers/{providerCode}/callbacks', () => {
     assert.equal((await post(notJson, signCallback(secret, notJson, now()))).body.error?.code, 'bad_request');
     const unknown = JSON.stringify({ id: 'evt', type: 'payout.deleted', createdAt: new Date().toISOString(), data: {} });
     assert.equal((await post(unknown, signCallback(secret, unknown, now()))).status, 400);
-    assert.equal((await post(body, signCallback(secret, body, now()), 'other')).status, 404);
-    assert.ok(!h.provider.received.some((c) => c.type === 'payout.updated' && c.payout.paymentId === paymentId), 'nothing refused reached a handler');
+    assert.equal((await post(body, signCallback(secret, body, now()), { code: 'other' })).status, 404);
+    assert.ok(!h.provider.hints.some((c) => c.type === 'payout.updated' && c.paymentId === paymentId), 'nothing refused was taken as a callback');
+    // Genuine, for a payout the provider does not have: 200, and nothing is handed on.
     assert.deepEqual(await post(body, signCallback(secret, body, now())), { status: 200, body: { received: true } });
-    assert.ok(h.provider.received.some((c) => c.type === 'payout.updated' && c.payout.paymentId === paymentId));
+    assert.ok(h.provider.hints.some((c) => c.type === 'payout.updated' && c.paymentId === paymentId));
+    assert.deepEqual(await answersFor(paymentId), []);
   });
 
-  test('answers 503 when the handler fails, so the provider sends the callback again', async () => {
+  test("a genuine callback hands on the provider's answer, never its own claim (a claimed failed for a completed payout hands on completed)", async () => {
     const h = await getHarness();
-    const paymentId = id('pay');
+    const request = await payoutRequest(undefined);
+    const created = await h.provider.adapter.createPayout(request);
+    await callbackStatuses(request.paymentId, 'completed');
+    const before = (await answersFor(request.paymentId)).length;
+    const body = payoutEvent(request.paymentId, 'failed');
+    assert.equal((await post(body, signCallback(h.provider.callbackSecret, body, now()))).status, 200);
+    const answers = await answersFor(request.paymentId);
+    assert.equal(answers.length, before + 1);
+    assert.deepEqual([answers.at(-1)!.payoutId, answers.at(-1)!.status, answers.at(-1)!.reasonCode], [created.payoutId, 'completed', null]);
+  });
+
+  test('answers 503 when the provider cannot be read or the handler fails, so the provider sends the callback again', async () => {
+    const h = await getHarness();
+    const request = await payoutRequest(undefined);
+    await h.provider.adapter.createPayout(request);
+    await callbackStatuses(request.paymentId, 'completed');
+    const body = payoutEvent(request.paymentId);
     h.provider.handlers.onPayoutUpdated = async (payout) => {
-      if (payout.paymentId === paymentId) throw new Error('database down');
+      if (payout.paymentId === request.paymentId) throw new Error('database down');
     };
     try {
-      const body = payoutEvent(paymentId);
       const res = await post(body, signCallback(h.provider.callbackSecret, body, now()));
       assert.deepEqual([res.status, res.body.error?.code], [503, 'service_unavailable']);
     } finally {
       h.provider.handlers.onPayoutUpdated = undefined;
+    }
+    const unreadable = new HttpOfframpProvider({ baseUrl: `http://127.0.0.1:${await freePort()}`, callbackSecret: h.provider.callbackSecret, timeoutMs: 500 });
+    const handedOn: Payout[] = [];
+    const down = await listenApi(await apiDepsOnHarness({ offramp: { provider: unreadable, onPayoutUpdated: async (payout) => void handedOn.push(payout) } }));
+    try {
+      const res = await post(body, signCallback(h.provider.callbackSecret, body, now()), { baseUrl: down.baseUrl });
+      assert.deepEqual([res.status, res.body.error?.code], [503, 'service_unavailable']);
+      assert.deepEqual(handedOn, []);
+    } finally {
+      await down.close();
     }
   });
 });

@@ -22,11 +22,13 @@ import {
   type Quote,
   type QuoteRequest,
 } from '../../src/offramp/offramp-provider';
+import { HttpOfframpProvider } from '../../src/offramp/http-provider';
+import { SIGNATURE_HEADER, signCallback } from '../../src/offramp/sandbox-provider/contract';
 import { call } from '../support/api-client';
 import { eventually, newPayer, payTo, setNativeBalance, tokenBalance } from '../support/chain';
 import { until } from '../support/until';
 import { endsWithBooksChecked } from '../support/books';
-import { apiDepsOnHarness, getHarness, TEST_SERVICE_SECRET } from '../support/harness';
+import { apiDepsOnHarness, getHarness, TEST_OFFRAMP_CALLBACK_SECRET, TEST_SERVICE_SECRET } from '../support/harness';
 import { eventNames } from './fixtures';
 import { createBankPayment, newBankParty, readBankPayment, waitForBankPayment, type BankParty } from './bank-fixtures';
 
@@ -88,8 +90,15 @@ class StandInProvider implements OfframpProvider {
     return this.payouts.get(paymentId) ?? null;
   }
 
-  verifyCallback(): never {
-    throw new ProviderError('failure', 'not used here');
+  async getBankAccount(): Promise<null> {
+    return null;
+  }
+
+  /** The sandbox provider's signature check (the callbacks this suite posts are signed as its). */
+  private readonly signatures = new HttpOfframpProvider({ baseUrl: 'http://127.0.0.1:9', callbackSecret: TEST_OFFRAMP_CALLBACK_SECRET });
+
+  verifyCallback(rawBody: string, headers: Record<string, string | string[] | undefined>) {
+    return this.signatures.verifyCallback(rawBody, headers);
   }
 }
 
@@ -99,9 +108,25 @@ let worker: Worker;
 let running: Promise<void>;
 let server: Server;
 let baseUrl: string;
+/** What the suite API's callback route handed on to onPayoutUpdated, in order. */
+const handedOn: Payout[] = [];
 
-/** The provider moves a payout; failed and returned send the stablecoin back to escrow first. */
-async function providerMoves(paymentId: string, status: PayoutStatus, reasonCode: string | null = null): Promise<Payout> {
+/** A callback as the provider signs it, claiming `status` for the payment's payout. */
+async function postCallback(paymentId: string, status: PayoutStatus) {
+  const payout = provider.payouts.get(paymentId);
+  const at = new Date().toISOString();
+  const data = { payoutId: payout?.payoutId ?? 'po_unknown', paymentId, status, amountAtomic: '1', reasonCode: null, refundTxHash: null, returnAt: null, updatedAt: at };
+  const body = JSON.stringify({ id: `evt_${paymentId}_${status}`, type: 'payout.updated', createdAt: at, data });
+  const res = await fetch(`${baseUrl}/v2/providers/sandbox/callbacks`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signCallback(TEST_OFFRAMP_CALLBACK_SECRET, body, Math.floor(Date.now() / 1000)) },
+    body,
+  });
+  return { status: res.status, text: await res.text() };
+}
+
+/** The provider moves a payout (and tells no one); failed and returned send the stablecoin back to escrow first. */
+async function providerChanges(paymentId: string, status: PayoutStatus, reasonCode: string | null = null): Promise<Payout> {
   const h = await getHarness();
   const current = provider.payouts.get(paymentId);
   assert.ok(current, `the provider holds a payout for ${paymentId}`);
@@ -114,6 +139,13 @@ async function providerMoves(paymentId: string, status: PayoutStatus, reasonCode
   }
   const payout: Payout = { ...current, status, reasonCode, refundTxHash, updatedAt: new Date() };
   provider.payouts.set(paymentId, payout);
+  return payout;
+}
+
+/** The provider moves a payout and its update reaches the Payment's workflow. */
+async function providerMoves(paymentId: string, status: PayoutStatus, reasonCode: string | null = null): Promise<Payout> {
+  const h = await getHarness();
+  const payout = await providerChanges(paymentId, status, reasonCode);
   await onPayoutUpdated({ prisma: h.db.prisma, engine: gateway, confirmationsOf: (chainId) => h.chain.chains.network(chainId).confirmations }, payout);
   return payout;
 }
@@ -166,7 +198,14 @@ describe('bank payouts', () => {
       shutdownGraceTime: '5s',
     });
     running = worker.run();
-    const api = createApi(await apiDepsOnHarness({ engine: gateway, chains: h.chain.chains, offramp: { provider } }));
+    const offramp = {
+      provider,
+      onPayoutUpdated: async (payout: Payout) => {
+        handedOn.push(payout);
+        await onPayoutUpdated({ prisma: h.db.prisma, engine: gateway, confirmationsOf: (chainId) => h.chain.chains.network(chainId).confirmations }, payout);
+      },
+    };
+    const api = createApi(await apiDepsOnHarness({ engine: gateway, chains: h.chain.chains, offramp }));
     server = await new Promise((resolve) => {
       const s = api.listen(0, '127.0.0.1', () => resolve(s));
     });
@@ -259,6 +298,28 @@ describe('bank payouts', () => {
     const byBook = new Map(books.map((b) => [b.book, b.total]));
     assert.equal(byBook.get(`escrow:${atProvider.id}`), '0');
     assert.equal(byBook.get(`offramp:${atProvider.id}`), '0');
+  });
+
+  test('a callback is a hint: a signed one claiming completed for a payout the provider reports submitted changes nothing; one for a payout the provider reports failed applies failed', async () => {
+    const p = await newParty();
+    const atProvider = await fundedAtProvider(p);
+    const claimed = await postCallback(atProvider.id, 'completed');
+    assert.equal(claimed.status, 200, claimed.text);
+    const mine = () => handedOn.filter((x) => x.paymentId === atProvider.id);
+    assert.deepEqual(mine().map((x) => x.status), ['submitted'], "the provider's answer went on, not the claim");
+    assert.equal((await readPayment(p, atProvider.id)).status, 'accepted');
+
+    // The provider fails the payout and says so in a callback whose body still claims processing.
+    await providerChanges(atProvider.id, 'failed', 'R03');
+    const hinted = await postCallback(atProvider.id, 'processing');
+    assert.equal(hinted.status, 200, hinted.text);
+    assert.deepEqual(mine().map((x) => x.status), ['submitted', 'failed']);
+    // Had the claimed completed been applied, the Payment would have succeeded and stayed so (a failed
+    // update after completed is stale): failed shows it never was.
+    const failed = await waitFor(p, atProvider.id, 'failed', (x) => x.status === 'failed' && x.incidentRecoverySummary.count === 1);
+    assert.equal(failed.failure?.code, 'provider_failure');
+    assert.equal(failed.offrampStatus, 'failed');
+    assert.ok(!(await eventNames(atProvider.id)).includes('payment.succeeded'));
   });
 
   test('a quote already lapsed when the Payment is created answers 409 payment_quote_expired and creates nothing; the identical retry gets the identical refusal', async () => {

@@ -68,6 +68,25 @@ export interface Harness {
   startWorker(): Promise<void>;
 }
 
+/** What the provider answered about what a callback named: what the callback route hands on. */
+export type ProviderAnswer = { type: 'payout.updated'; payout: Payout } | { type: 'bank_account.updated'; bankAccountId: string; account: ProviderBankAccount };
+
+/** The adapter, keeping every callback it verified (what each names), for tests of the provider's sends. */
+class HintRecordingProvider extends HttpOfframpProvider {
+  constructor(
+    opts: ConstructorParameters<typeof HttpOfframpProvider>[0],
+    private readonly hints: ProviderCallback[],
+  ) {
+    super(opts);
+  }
+
+  override verifyCallback(rawBody: string, headers: Record<string, string | string[] | undefined>): ProviderCallback {
+    const callback = super.verifyCallback(rawBody, headers);
+    this.hints.push(callback);
+    return callback;
+  }
+}
+
 /** The shared sandbox provider process, and the handlers its callbacks reach in the harness API. */
 export interface SandboxProviderHarness {
   url: string;
@@ -79,8 +98,10 @@ export interface SandboxProviderHarness {
   dataDir: string;
   /** The settings the process was started with (SANDBOX_PROVIDER_*), for a test that starts another. */
   env: Record<string, string>;
-  /** Every verified callback the API received, in order. */
-  received: ProviderCallback[];
+  /** Every verified callback the API received (what it names), in order. */
+  hints: ProviderCallback[];
+  /** Every provider answer those callbacks led to (what the handlers got), in order. */
+  received: ProviderAnswer[];
   /** What the API's callback route calls: the bank accounts and payouts modules, or a test's. */
   handlers: { onPayoutUpdated?(payout: Payout): Promise<void>; onBankAccountUpdated?(bankAccountId: string, account: ProviderBankAccount): Promise<void> };
   /** Sandbox control: the completed payout comes back now (an ACH return). */
@@ -191,7 +212,8 @@ async function start(): Promise<Harness> {
   const engine = createTemporalGateway(env.client, { taskQueue: config.temporal.taskQueue, policies, safetyNetFloorSeconds: 0 });
   const workflowBundle = await bundleWorkflows();
   // The provider's adapter (3 s timeouts): the API quotes and verifies callbacks with it, activities pay out.
-  const adapter = new HttpOfframpProvider({ baseUrl: `http://127.0.0.1:${providerPort}`, callbackSecret: TEST_OFFRAMP_CALLBACK_SECRET });
+  const hints: ProviderCallback[] = [];
+  const adapter = new HintRecordingProvider({ baseUrl: `http://127.0.0.1:${providerPort}`, callbackSecret: TEST_OFFRAMP_CALLBACK_SECRET }, hints);
   const activities = createActivities({
     db: opened.db,
     logger,
@@ -230,7 +252,7 @@ async function start(): Promise<Harness> {
   // would hold the time-skipping clock (a 10-minute expiry then waits in real time).
   await engine.ensureChainScanners(chain.chains.networks().map((n) => n.chainId), { pollSeconds: 3600, waitForBlocks: false });
 
-  const received: ProviderCallback[] = [];
+  const received: ProviderAnswer[] = [];
   const handlers: SandboxProviderHarness['handlers'] = {};
   const bankAccountUpdates = onProviderBankAccountUpdated(opened.db.prisma);
   offrampDeps = {
@@ -292,6 +314,7 @@ async function start(): Promise<Harness> {
     callbackSecret: TEST_OFFRAMP_CALLBACK_SECRET,
     dataDir: providerDataDir,
     env: TEST_SANDBOX_PROVIDER_ENV,
+    hints,
     received,
     handlers,
     returnPayout: (paymentId) => control(paymentId, 'return'),

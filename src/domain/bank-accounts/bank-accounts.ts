@@ -208,8 +208,8 @@ async function applyEvent(prisma: PrismaClient, where: { id: string; appId?: str
 }
 
 /**
- * The provider's word on a registered account (its signed callback, or its answer at registration):
- * moves the account through the machine. Idempotent: a repeated or stale update changes nothing
+ * The provider's word on a registered account (its answer to a read when a callback named it, or at
+ * registration): moves the account through the machine. Idempotent: a repeated or stale update changes nothing
  * (a late "verified" after a failure or a disable is ignored). Null when no such account exists.
  */
 export async function applyProviderBankAccountUpdate(prisma: PrismaClient, bankAccountId: string, account: ProviderBankAccount): Promise<BankAccount | null> {
@@ -221,9 +221,10 @@ export async function applyProviderBankAccountUpdate(prisma: PrismaClient, bankA
 }
 
 /**
- * The callback route's handler (ApiDeps.offramp.onBankAccountUpdated). The link registers before it
- * inserts, so a callback can beat the link's own write: an unknown id of the service's own form
- * throws, the route answers 503 and the provider sends it again. Any other unknown id is not ours.
+ * The callback route's handler (ApiDeps.offramp.onBankAccountUpdated), given the provider's answer.
+ * The link registers before it inserts, so a callback can beat the link's own write: an unknown id of
+ * the service's own form throws, the route answers 503 and the provider sends it again. Any other
+ * unknown id is not ours.
  */
 export function onProviderBankAccountUpdated(prisma: PrismaClient) {
   return async (bankAccountId: string, account: ProviderBankAccount): Promise<void> => {

@@ -8,6 +8,7 @@ import type { DepositEventName } from './deposit-machine';
 import { toPersistedState, type PersistedDepositState, type PersistedDepositTransition } from './deposit-serde';
 import { heldPosting, receiptPosting, receiptReversalPosting, reversalPosting, settlementPosting } from './deposit-postings';
 import { depositStateOf } from './deposit-view';
+import { closeUnrecordedHold } from './deposit-unrecorded';
 
 /**
  * Where a deposit's steps are written: the row (conditional on the statusVersion the workflow saw),
@@ -130,6 +131,8 @@ export async function recordDepositDetected(
       skipDuplicates: true,
     });
     if (count !== 1) return;
+    // A row refused before (held by its alert) is written now: the hold ends with it.
+    await closeUnrecordedHold(tx, input.depositId, { action: 'recorded' });
     const created = await tx.deposit.findUniqueOrThrow({ where: { id: input.depositId } });
     if (initial.events.length > 0) await depositEvents(tx, created, initial.events);
     // Under the minimum in an asset the address takes: the funds are ours to hold, so they are booked.

@@ -10,6 +10,7 @@ import { expectedDepositPayout } from './deposit-settlement';
 import type { TListDepositsQuery } from './deposit.schemas';
 import { requireAccount } from './deposit-addresses';
 import { toDepositView } from './deposit-view';
+import { resolveUnrecordedDeposit } from './deposit-unrecorded';
 
 /** GET /v2/accounts/{accountId}/deposits: newest first, optionally one status; the cursor is bound to both. */
 export async function listDeposits(
@@ -42,16 +43,21 @@ export async function getDeposit(prisma: PrismaClient, app: AuthenticatedApp, ac
 /**
  * Operator release of a requires_intervention hold: the deposit's workflow records who and why
  * (deposit_resolutions) and applies it. Refused here unless the deposit is held; a hand-made payout
- * (mark-settled) is checked against the chain first.
+ * (mark-settled) is checked against the chain first. A deposit whose row was refused is held by its
+ * alert (deposit-unrecorded.ts).
  */
 export async function resolveDeposit(
   deps: { prisma: PrismaClient; chains: ChainRegistry },
-  engine: Pick<DepositEngine, 'resolveDeposit'>,
+  engine: Pick<DepositEngine, 'resolveDeposit' | 'resolveUnrecordedDeposit'>,
   depositId: string,
   request: ResolutionRequest,
 ) {
   const deposit = await deps.prisma.deposit.findUnique({ where: { id: depositId }, include: { depositAddress: true } });
-  if (!deposit) throw notFound('Deposit');
+  if (!deposit) {
+    const unrecorded = await resolveUnrecordedDeposit(deps.prisma, engine, depositId, request);
+    if (unrecorded) return unrecorded;
+    throw notFound('Deposit');
+  }
   if (!isHeld({ kind: 'deposit', status: deposit.status })) {
     throw new ApiError('conflict', `deposit ${depositId} is not held (status ${deposit.status})`);
   }

@@ -147,9 +147,10 @@ export function toPayoutUpdate(p: Payout): PayoutUpdate {
 }
 
 /**
- * A payout update from the provider (its verified callback): handed to the Payment's workflow, which
- * is started again from the stored Payment when it has finished (a payout returned after success).
- * A payout of no Payment of ours is ignored.
+ * The provider's answer about a payout (read when a verified callback named it, never the callback's
+ * body): handed to the Payment's workflow (payoutUpdated), which is started again from the stored
+ * Payment when it has finished (a payout returned after success). A payout of no Payment of ours is
+ * ignored.
  */
 export async function onPayoutUpdated(
   deps: { prisma: PrismaClient; engine: Pick<PaymentEngine, 'payoutUpdated'>; confirmationsOf(chainId: number): number },

@@ -175,6 +175,7 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
     for (const i of data.items) if (i.kind === 'fund_return') workflowIds.set(i.id, deps.engine.fundReturnWorkflowId(i.id));
     const deposits = await deps.prisma.deposit.findMany({ where: { id: { in: data.items.filter((i) => i.kind === 'deposit').map((i) => i.id) } }, select: { id: true, workflowId: true } });
     for (const d of deposits) workflowIds.set(d.id, d.workflowId);
+    for (const i of data.items) if (i.workflowId) workflowIds.set(i.id, i.workflowId);
     send(ctx, 200, 'Holds', listPage({ ...data, workflowIds }, links));
   });
 

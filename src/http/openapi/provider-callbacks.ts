@@ -10,7 +10,8 @@ export const providerCallbackPaths: OpenApiPaths = {
     post: operation({
       operationId: 'receiveProviderCallback',
       summary: "The off-ramp provider's signed callbacks (payouts, bank account verification)",
-      description: 'Called by the provider, not by partners. The signature is checked over the exact bytes before anything is parsed; a 503 asks the provider to send it again.',
+      description:
+        'Called by the provider, not by partners. The signature is checked over the exact bytes before anything is parsed. A callback is a hint: the payout or bank account it names is read from the provider and that answer is applied, never the body. A 503 (the provider could not be read, or the update not applied) asks the provider to send it again.',
       tags: ['Provider callbacks'],
       auth: 'provider',
       path: z.object({ providerCode: z.string().meta({ description: 'The provider of this environment', example: 'sandbox' }) }),

@@ -2,15 +2,9 @@ import type Router from '@koa/router';
 import { z } from 'zod';
 import getRawBody from 'raw-body';
 import { ApiError, notFound } from '../../domain/errors';
-import { MALFORMED_CALLBACK, ProviderError, type OfframpProvider, type Payout, type ProviderBankAccount } from '../../offramp/offramp-provider';
+import { MALFORMED_CALLBACK, ProviderError } from '../../offramp/offramp-provider';
+import { followProviderCallback, type OfframpCallbackDeps } from '../../domain/provider-callbacks';
 import type { ApiState } from '../context';
-
-/** What the service does with a verified provider callback (the bank accounts and payouts modules). */
-export interface OfframpCallbackDeps {
-  provider: OfframpProvider;
-  onPayoutUpdated?(payout: Payout): Promise<void>;
-  onBankAccountUpdated?(bankAccountId: string, account: ProviderBankAccount): Promise<void>;
-}
 
 /** The answer to a handled callback. */
 export const ZCallbackReceived = z.strictObject({ received: z.literal(true) });
@@ -18,8 +12,9 @@ export const ZCallbackReceived = z.strictObject({ received: z.literal(true) });
 /**
  * POST /v2/providers/{providerCode}/callbacks: the off-ramp provider's signed callbacks. Outside the
  * partner router (the provider has no partner credential): the signature is its authentication, and
- * it is checked over the exact bytes before anything is parsed. 2xx once handled; a handler's failure
- * answers 503, so the provider sends it again. A callback is a hint: handlers re-read the provider.
+ * it is checked over the exact bytes before anything is parsed. A callback is a hint: what it names is
+ * read from the provider and that answer is applied (src/domain/provider-callbacks.ts). 2xx once
+ * handled; a failed read or handler answers 503, so the provider sends it again.
  */
 export function registerProviderCallbackRoutes(router: Router<ApiState>, deps: OfframpCallbackDeps & { maxBodyBytes: number }): void {
   router.post('/v2/providers/:providerCode/callbacks', async (ctx) => {
@@ -40,8 +35,8 @@ export function registerProviderCallbackRoutes(router: Router<ApiState>, deps: O
       throw err;
     }
     try {
-      if (callback.type === 'payout.updated') await deps.onPayoutUpdated?.(callback.payout);
-      else await deps.onBankAccountUpdated?.(callback.bankAccountId, callback.account);
+      const outcome = await followProviderCallback(deps, callback);
+      if (outcome !== 'applied') ctx.state.log.warn({ type: callback.type, outcome }, 'provider callback named nothing to apply');
     } catch (err) {
       ctx.state.log.error({ type: callback.type, msg: err instanceof Error ? err.message : String(err) }, 'provider callback handler failed');
       throw new ApiError('service_unavailable', 'The callback could not be handled now; send it again');
