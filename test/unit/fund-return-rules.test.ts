@@ -11,12 +11,15 @@ import {
   RETURN_STATUSES,
   type RefundFacts,
 } from '../../src/domain/returns/fund-return-rules';
+import { sharesByPayer } from '../../src/domain/payments/payer-shares';
 
 const succeeded: Omit<RefundFacts, 'requestedAtomic'> = {
   paymentIntent: 'receive',
   paymentStatus: 'succeeded',
   paymentAmountAtomic: 10_000_000n,
   heldAtomic: 0n,
+  payerShareAtomic: 10n ** 18n,
+  payerHeldAtomic: 0n,
   hasVault: true,
   policyActive: true,
   tokenAllowed: true,
@@ -74,6 +77,43 @@ describe('Refund and recovery rules', () => {
     assert.deepEqual(decideRefund({ ...succeeded, requestedAtomic: 0n }), { ok: false, reason: 'refund_amount_invalid' });
     assert.deepEqual(decideRefund({ ...succeeded, hasVault: false, requestedAtomic: 1n }), { ok: false, reason: 'vault_missing' });
     assert.deepEqual(decideRefund({ ...succeeded, vaultAvailableAtomic: 1n, requestedAtomic: 2n }), { ok: false, reason: 'vault_insufficient_balance' });
+  });
+
+  test('refunds of a Payment paid from several addresses give each payer back at most its share, and no amount means that payer\'s rest', () => {
+    const transfer = fc.record({ payer: fc.integer({ min: 0, max: 3 }), amount: fc.bigInt({ min: 1n, max: 10n ** 9n }) });
+    const ask = fc.record({ payer: fc.integer({ min: 0, max: 3 }), atomic: fc.option(fc.bigInt({ min: 1n, max: 10n ** 9n }), { nil: null }) });
+    fc.assert(
+      fc.property(fc.array(transfer, { minLength: 1, maxLength: 6 }), fc.array(ask, { maxLength: 20 }), (transfers, asks) => {
+        const shares = sharesByPayer(transfers.map((t) => ({ fromAddress: `0x${t.payer}`, amountAtomic: t.amount, excessAtomic: 0n })));
+        const total = shares.reduce((acc, x) => acc + x.amountAtomic, 0n);
+        const refunded = new Map<string, bigint>();
+        for (const a of asks) {
+          const to = `0x${a.payer}`;
+          const share = shares.find((x) => x.address === to)?.amountAtomic ?? 0n;
+          const heldAtomic = [...refunded.values()].reduce((acc, x) => acc + x, 0n);
+          const payerHeldAtomic = refunded.get(to) ?? 0n;
+          const d = decideRefund({ ...succeeded, paymentAmountAtomic: total, heldAtomic, payerShareAtomic: share, payerHeldAtomic, requestedAtomic: a.atomic, vaultAvailableAtomic: 10n ** 18n });
+          if (a.atomic === null && share - payerHeldAtomic > 0n) assert.deepEqual(d, { ok: true, amountAtomic: share - payerHeldAtomic });
+          if (!d.ok) continue;
+          refunded.set(to, payerHeldAtomic + d.amountAtomic);
+        }
+        for (const [to, amount] of refunded) assert.ok(amount <= (shares.find((x) => x.address === to)?.amountAtomic ?? 0n), `${to}: ${amount}`);
+      }),
+    );
+    assert.deepEqual(decideRefund({ ...succeeded, payerShareAtomic: 3n, payerHeldAtomic: 1n, requestedAtomic: 3n }), { ok: false, reason: 'refund_exceeds_payer' });
+    assert.deepEqual(decideRefund({ ...succeeded, payerShareAtomic: 3n, payerHeldAtomic: 3n, requestedAtomic: null }), { ok: false, reason: 'refund_exceeds_payer' });
+  });
+
+  test('payer shares: each sender\'s confirmed funding less the excess it carried, summed per address (any case), first payer first', () => {
+    assert.deepEqual(
+      sharesByPayer([
+        { fromAddress: '0xBB', amountAtomic: 4n, excessAtomic: 0n },
+        { fromAddress: '0xaa', amountAtomic: 1n, excessAtomic: 0n },
+        { fromAddress: '0xbb', amountAtomic: 5n, excessAtomic: 2n },
+        { fromAddress: '0xcc', amountAtomic: 2n, excessAtomic: 2n },
+      ]),
+      [{ address: '0xbb', amountAtomic: 7n }, { address: '0xaa', amountAtomic: 1n }],
+    );
   });
 
   test('an incident is recovered once; a failed recovery may be asked for again', () => {

@@ -8,6 +8,7 @@ import { paymentEventIds, paymentSubject } from './payment-origin';
 import type { TransferSeen } from '../engine';
 import type { ResolutionRequest } from '../operator-resolution';
 import type { PaymentEventName, PaymentState, TransferRole } from './payment-machine';
+import { payerShares } from './payer-shares';
 import { collectionPosting, incidentPosting, payoutPosting, payoutReturnedPosting, providerSettlementPosting, settlementPosting } from './payment-postings';
 import type { CarriedPaymentState, PersistedTransition } from './payment-serde';
 
@@ -111,20 +112,43 @@ export async function applyPaymentTransition(tx: Prisma.TransactionClient, payme
   await writeEvents(tx, paymentSubject(payment), step, paymentEvents(payment, t.events, payout));
 }
 
-/** Funds that reached escrow but don't count for the Payment: recorded once, and posted as escrow holdings. */
+/**
+ * Funds that reached escrow but don't count for the Payment: recorded once, and posted as escrow
+ * holdings, one incident per payer whose money it is (see incidentParts).
+ */
 export async function recordIncident(
   tx: Prisma.TransactionClient,
   payment: Payment,
   incident: { kind: string; amountAtomic: string; transferKey: string | null },
   at: string,
 ): Promise<void> {
-  const id = `incident_${digest(payment.id, incident.kind, incident.transferKey ?? at)}`;
-  const transfer = incident.transferKey ? await tx.paymentTransfer.findFirst({ where: transferWhere(payment.id, incident.transferKey), select: { id: true } }) : null;
-  const { count: created } = await tx.paymentIncident.createMany({
-    data: [{ id, paymentId: payment.id, kind: incident.kind, status: 'pending', amountAtomic: incident.amountAtomic, transferId: transfer?.id ?? null }],
-    skipDuplicates: true,
-  });
-  if (created === 1) await postToLedger(tx, incidentPosting(payment, { id, kind: incident.kind }, BigInt(incident.amountAtomic)));
+  const parts = await incidentParts(tx, payment.id, incident);
+  for (const part of parts) {
+    // One part keeps the id incidents always had; several are told apart by their payer.
+    const id = `incident_${parts.length === 1 ? digest(payment.id, incident.kind, incident.transferKey ?? at) : digest(payment.id, incident.kind, at, part.fromAddress ?? '')}`;
+    const { count: created } = await tx.paymentIncident.createMany({
+      data: [{ id, paymentId: payment.id, kind: incident.kind, status: 'pending', amountAtomic: part.amountAtomic.toString(), transferId: part.transferId, fromAddress: part.fromAddress }],
+      skipDuplicates: true,
+    });
+    if (created === 1) await postToLedger(tx, incidentPosting(payment, { id, kind: incident.kind }, part.amountAtomic));
+  }
+}
+
+/**
+ * Whose money an incident is. One with a transfer of its own: that transfer's sender. One without
+ * (underpaid at expiry, funded on a lapsed quote) is what the Payment's funding counted: one part per
+ * payer, each its share, so each payer is paid back what it paid. Shares that don't add up to the
+ * incident (not expected) leave it whole and nobody's: an operator names where it goes.
+ */
+async function incidentParts(tx: Prisma.TransactionClient, paymentId: string, incident: { amountAtomic: string; transferKey: string | null }) {
+  const whole = BigInt(incident.amountAtomic);
+  if (incident.transferKey) {
+    const transfer = await tx.paymentTransfer.findFirst({ where: transferWhere(paymentId, incident.transferKey), select: { id: true, fromAddress: true } });
+    return [{ transferId: transfer?.id ?? null, fromAddress: transfer?.fromAddress.toLowerCase() ?? null, amountAtomic: whole }];
+  }
+  const shares = await payerShares(tx, paymentId);
+  if (shares.reduce((acc, s) => acc + s.amountAtomic, 0n) !== whole) return [{ transferId: null, fromAddress: null, amountAtomic: whole }];
+  return shares.map((s) => ({ transferId: null, fromAddress: s.address, amountAtomic: s.amountAtomic }));
 }
 
 /** A transfer row by its key: by its place in its transaction, or (recorded before ordinals) by log index. */

@@ -22,6 +22,7 @@ export type RefundRefusal =
   | 'payment_not_refundable'
   | 'refund_amount_invalid'
   | 'refund_exceeds_payment'
+  | 'refund_exceeds_payer'
   | 'vault_missing'
   | 'vault_policy_inactive'
   | 'vault_token_not_allowed'
@@ -34,8 +35,12 @@ export interface RefundFacts {
   paymentAmountAtomic: bigint;
   /** The sum of the Payment's refunds that hold their amount (not failed). */
   heldAtomic: bigint;
-  /** The amount asked for; null: the rest of the Payment. */
+  /** The amount asked for; null: the rest of the Payment (of the payer's share). */
   requestedAtomic: bigint | null;
+  /** The destination payer's share of the Payment (what its funding transfers counted). */
+  payerShareAtomic: bigint;
+  /** The sum of the refunds to that payer that hold their amount. */
+  payerHeldAtomic: bigint;
   hasVault: boolean;
   /** The vault's policy, as vault funding obeys it (src/domain/vaults/vault-funding.ts decideFunding). */
   policyActive: boolean;
@@ -48,15 +53,19 @@ export interface RefundFacts {
 }
 
 /**
- * A refund of a succeeded receive Payment, never beyond its amount, paid from what the vault holds,
+ * A refund of a succeeded receive Payment, never beyond its amount nor beyond what its payer paid
+ * (a Payment paid from several addresses refunds each its own share), paid from what the vault holds,
  * within the vault's policy: money leaving a vault obeys its policy whatever the reason.
  */
 export function decideRefund(f: RefundFacts): { ok: true; amountAtomic: bigint } | { ok: false; reason: RefundRefusal } {
   if (f.paymentIntent !== 'receive' || f.paymentStatus !== 'succeeded') return { ok: false, reason: 'payment_not_refundable' };
   const rest = f.paymentAmountAtomic - f.heldAtomic;
-  const amount = f.requestedAtomic ?? rest;
+  const payerRest = f.payerShareAtomic - f.payerHeldAtomic;
+  const amount = f.requestedAtomic ?? (payerRest < rest ? payerRest : rest);
   if (f.requestedAtomic !== null && f.requestedAtomic <= 0n) return { ok: false, reason: 'refund_amount_invalid' };
+  if (amount <= 0n && rest > 0n) return { ok: false, reason: 'refund_exceeds_payer' };
   if (amount <= 0n || amount > rest) return { ok: false, reason: 'refund_exceeds_payment' };
+  if (amount > payerRest) return { ok: false, reason: 'refund_exceeds_payer' };
   if (!f.hasVault) return { ok: false, reason: 'vault_missing' };
   if (!f.policyActive) return { ok: false, reason: 'vault_policy_inactive' };
   if (!f.tokenAllowed) return { ok: false, reason: 'vault_token_not_allowed' };

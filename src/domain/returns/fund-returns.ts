@@ -14,10 +14,10 @@ import { lockVault, reservedByToken, spentInPeriod } from '../vaults/vaults';
 import { periodStartOf } from '../vaults/vault-config';
 import { policyTokens } from '../vaults/vault-view';
 import { returnsVaultFunding } from '../vaults/vault-returns';
+import { payerShares } from '../payments/payer-shares';
 import { decideRecovery, decideRefund, refundSummaryOf, type RecoveryRefusal, type RefundRefusal } from './fund-return-rules';
 import type { TCreateRecovery, TCreateRefund, TFundReturn, TIncidentList } from './fund-return.schemas';
 
-type Db = PrismaClient | Prisma.TransactionClient;
 type Payment = Awaited<ReturnType<PrismaClient['payment']['findUniqueOrThrow']>>;
 export type FundReturnRow = Awaited<ReturnType<PrismaClient['fundReturn']['findUniqueOrThrow']>>;
 type VaultRow = Awaited<ReturnType<PrismaClient['vault']['findUniqueOrThrow']>>;
@@ -65,19 +65,11 @@ export async function writeRefundEvent(tx: Prisma.TransactionClient, p: Payment,
 }
 
 /**
- * Where the payer's money came from, as seen on chain: the senders of the Payment's confirmed funding
- * transfers, the first sender first.
- */
-async function fundingSenders(db: Db, paymentId: string): Promise<string[]> {
-  const transfers = await db.paymentTransfer.findMany({ where: { paymentId, status: 'confirmed', role: 'funding' }, orderBy: [{ blockNumber: 'asc' }, { createdAt: 'asc' }] });
-  return [...new Set(transfers.map((t) => t.fromAddress.toLowerCase()))];
-}
-
-/**
  * Where returned money goes: back where it came from (`payers`, as seen on chain) unless an operator
  * names another address (audited in operator_actions by the caller); a partner naming another one is
- * refused. Every destination passes the one destination rule (custody-addresses.ts), whose one
- * exception `ownMoney` answers (a vault's own late funding goes back to that vault).
+ * refused, and money paid from several addresses has no default (each gets back only its own).
+ * Every destination passes the one destination rule (custody-addresses.ts), whose one exception
+ * `ownMoney` answers (a vault's own late funding goes back to that vault).
  */
 async function destinationFor(
   deps: Pick<FundReturnDeps, 'prisma' | 'custody'>,
@@ -87,8 +79,12 @@ async function destinationFor(
   token: string,
   ownMoney?: (to: string) => Promise<boolean>,
 ): Promise<string> {
-  const to = (given ?? payers[0])?.toLowerCase();
   const field = 'body.destinationAddress';
+  if (given === undefined && payers.length > 1) {
+    const message = `The funds came from ${payers.length} addresses: name the payer to return to (each gets back at most what it paid)`;
+    throw new ApiError('bad_request', message, { reasonCode: 'destination_required', payers, fields: [{ field, message }] });
+  }
+  const to = (given ?? payers[0])?.toLowerCase();
   if (!to) {
     const message = "The payer's address is not known: an operator can name one (admin API or CLI)";
     throw new ApiError('bad_request', message, { reasonCode: 'destination_unknown', fields: [{ field, message }] });
@@ -105,11 +101,13 @@ async function destinationFor(
   return to;
 }
 
-function refusal(reason: RefundRefusal | RecoveryRefusal): ApiError {
-  const messages: Record<RefundRefusal | RecoveryRefusal, [ErrorCodeOf, string]> = {
+function refusal(reason: RefundRefusal | RecoveryRefusal | 'incident_several_payers'): ApiError {
+  const messages: Record<RefundRefusal | RecoveryRefusal | 'incident_several_payers', [ErrorCodeOf, string]> = {
     payment_not_refundable: ['conflict', 'Only a succeeded receive Payment can be refunded'],
     refund_amount_invalid: ['bad_request', 'The refund amount must be greater than zero'],
     refund_exceeds_payment: ['conflict', 'The refund exceeds what is left of the Payment to refund'],
+    refund_exceeds_payer: ['conflict', 'The refund exceeds what is left to refund to this payer: each payer gets back at most what it paid'],
+    incident_several_payers: ['conflict', 'These funds came from several addresses and were recorded as one incident: an operator returns them (admin API or CLI), naming where'],
     vault_missing: ['conflict', 'The recipient has no vault to pay the refund from'],
     vault_policy_inactive: ['conflict', "The recipient's vault has no active policy: money leaves a vault only under one"],
     vault_token_not_allowed: ['conflict', "The recipient's vault policy does not allow this token"],
@@ -161,7 +159,9 @@ export async function createRefund(deps: FundReturnDeps, app: AuthenticatedApp, 
     }
   }
   const vault = await deps.prisma.vault.findFirst({ where: { accountId: found.recipientAccountId, appId: found.appId, address: { not: null } } });
-  const to = found.status === 'succeeded' ? await destinationFor(deps, 'partner', input.destinationAddress, await fundingSenders(deps.prisma, paymentId), found.tokenAddress) : null;
+  // Funding is final once the Payment succeeded: its payers' shares are read before the lock.
+  const shares = found.status === 'succeeded' ? await payerShares(deps.prisma, paymentId) : [];
+  const to = found.status === 'succeeded' ? await destinationFor(deps, 'partner', input.destinationAddress, shares.map((x) => x.address), found.tokenAddress) : null;
   const { row, payment } = await deps.prisma.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT id FROM payments WHERE id = ${paymentId} FOR UPDATE`;
     const payment = await tx.payment.findUniqueOrThrow({ where: { id: paymentId } });
@@ -172,6 +172,7 @@ export async function createRefund(deps: FundReturnDeps, app: AuthenticatedApp, 
       ? await deps.chains.get(payment.chainId).getTokenBalance({ token: payment.tokenAddress as Address, owner: vault.address as Address })
       : 0n;
     const held = await tx.fundReturn.aggregate({ where: { paymentId, kind: 'refund', status: { not: 'failed' } }, _sum: { amountAtomic: true } });
+    const heldByPayer = to ? await tx.fundReturn.aggregate({ where: { paymentId, kind: 'refund', status: { not: 'failed' }, toAddress: to }, _sum: { amountAtomic: true } }) : null;
     const reserved = vault ? ((await reservedByToken(tx, vault.id)).get(payment.tokenAddress.toLowerCase()) ?? 0n) : 0n;
     const decision = decideRefund({
       paymentIntent: payment.intent,
@@ -180,6 +181,8 @@ export async function createRefund(deps: FundReturnDeps, app: AuthenticatedApp, 
       paymentAmountAtomic: BigInt(payment.amountAtomic.toFixed()),
       heldAtomic: BigInt(held._sum.amountAtomic?.toFixed() ?? '0'),
       requestedAtomic: requested,
+      payerShareAtomic: shares.find((x) => x.address === to)?.amountAtomic ?? 0n,
+      payerHeldAtomic: BigInt(heldByPayer?._sum.amountAtomic?.toFixed() ?? '0'),
       hasVault: vault !== null,
       ...(await policyFacts(tx, locked, payment)),
       vaultAvailableAtomic: balance > reserved ? balance - reserved : 0n,
@@ -212,8 +215,20 @@ export async function createRefund(deps: FundReturnDeps, app: AuthenticatedApp, 
 }
 
 /**
- * Returns an incident's funds from the Payment's escrow: to the incident transfer's sender by default
- * (an underpaid Payment's incident has none: the payer's funding address), else to the given address.
+ * Whose money an incident holds: its payer (recorded with it: its transfer's sender, or the one payer
+ * of a per-payer share). An incident from before that record: its transfer's sender, else the
+ * Payment's payers (several, for a whole incident of a Payment paid from several addresses).
+ */
+async function payersOf(db: PrismaClient, incident: { paymentId: string; transferId: string | null; fromAddress: string | null }): Promise<string[]> {
+  if (incident.fromAddress) return [incident.fromAddress.toLowerCase()];
+  const transfer = incident.transferId ? await db.paymentTransfer.findUnique({ where: { id: incident.transferId } }) : null;
+  if (transfer) return [transfer.fromAddress.toLowerCase()];
+  return (await payerShares(db, incident.paymentId)).map((x) => x.address);
+}
+
+/**
+ * Returns an incident's funds from the Payment's escrow: to its payer by default (the incident
+ * transfer's sender; an underpaid Payment's incidents are one per payer), else to the given address.
  * A vault's late funding goes back to that vault, the one service address a return may reach.
  * One recovery per incident at a time, under the incident's row lock (and a unique index on the live
  * one); a failed recovery may be asked for again. onCreated runs in the creating transaction (the
@@ -230,8 +245,9 @@ export async function createRecovery(
   if (!payment?.escrowAddress) throw notFound('Payment');
   const incident = await deps.prisma.paymentIncident.findFirst({ where: { id: input.incidentId, paymentId } });
   if (!incident) throw notFound('Incident');
-  const transfer = incident.transferId ? await deps.prisma.paymentTransfer.findUnique({ where: { id: incident.transferId } }) : null;
-  const payers = transfer ? [transfer.fromAddress.toLowerCase()] : await fundingSenders(deps.prisma, paymentId);
+  const payers = await payersOf(deps.prisma, incident);
+  // Recorded whole before incidents were per payer: no one payer may have it all on a partner's word.
+  if (payers.length > 1 && who.by === 'partner') throw refusal('incident_several_payers');
   const ownVault = (address: string) => returnsVaultFunding(deps.prisma, { paymentId, transferId: incident.transferId, to: address });
   const to = await destinationFor(deps, who.by, input.destinationAddress, payers, payment.tokenAddress, ownVault);
   const row = await deps.prisma.$transaction(async (tx) => {
@@ -294,7 +310,7 @@ export async function listIncidents(prisma: PrismaClient, appId: string, payment
         status: i.status,
         amount: { amount: formatAtomic(atomic, payment.decimals), amountAtomic: atomic.toString(), assetCode: payment.assetCode, decimals: payment.decimals, chainId: payment.chainId, tokenAddress: payment.tokenAddress },
         transactionHash: t?.txHash ?? null,
-        fromAddress: t?.fromAddress ?? null,
+        fromAddress: i.fromAddress ?? t?.fromAddress ?? null,
         createdAt: i.createdAt.toISOString(),
       };
     }),
