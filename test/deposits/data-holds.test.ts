@@ -7,6 +7,8 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { DEPOSIT_WORKFLOW } from '../../workflows/contracts/deposit';
 import { setNativeBalance } from '../support/chain';
 import { depositHold, listHolds } from '../../src/domain/operator-holds';
+import { detailPage } from '../../src/http/console/console-views';
+import { renderHtml } from '../../src/http/html';
 import { nominateForRecording } from '../support/record-histories';
 import { poll } from '../support/until';
 import { accountWithDestination, cli, createDepositAddress, mine, newPayer, pokeScanner, send, TOKEN, USDC, waitForDeposits } from './helpers';
@@ -124,6 +126,10 @@ describe('Deposits held for a data error', () => {
     }
     const page = await depositHold(h.db.prisma, failId);
     assert.deepEqual([page.item.state, page.item.amount, page.workflowId], ['requires_intervention', '20 USDC', toFail.details.workflowId]);
+    // Its forms speak of the write, and offer no mark-settled (nothing is recorded to settle).
+    const rendered = renderHtml(detailPage(page, { tx: () => '#', workflow: () => null }, 'csrf', {}));
+    assert.match(rendered, /Retry the write/);
+    assert.doesNotMatch(rendered, /value="mark-settled"|Retry settlement/);
 
     // Nothing is recorded to settle: mark-settled is refused, with the reason.
     const markSettled = await cli(['deposits', 'resolve', retryId, '--action', 'mark-settled', '--tx', `0x${'ab'.repeat(32)}`]).catch((err: { code?: number; stderr?: string }) => err);

@@ -98,6 +98,13 @@ ${actions.map((a) => html`<tr><td><time>${a.createdAt}</time></td><td>${a.actor}
 </tbody></table>`;
 }
 
+/** What a retry does, in the held item's terms. */
+function retryWording(item: HoldDetail['item']): [title: string, help: string] {
+  if (item.kind === 'fund_return') return ['Retry the return', 'Send it again: a leg that may still be mined is re-sent as it was, a reverted one is signed anew.'];
+  if (item.status === 'unrecorded') return ['Retry the write', "Write the deposit's row again: once recorded, it carries on as any deposit."];
+  return ['Retry settlement', 'Settle again with a fresh retry budget.'];
+}
+
 function resolveForms(d: HoldDetail, csrf: string): Html {
   const action = `${itemHref(d.item)}/resolve`;
   const form = (value: string, title: string, help: string, extra: Html | string) => html`<form method="post" action="${action}" class="stack action-form" aria-labelledby="h-${value}">
@@ -108,9 +115,12 @@ ${extra}
 <input id="reason-${value}" name="reason" type="text" required maxlength="500">
 <button type="submit">${title}</button>
 </form>`;
+  const [retryTitle, retryHelp] = retryWording(d.item);
+  // A deposit with no row has nothing to mark settled (the action is refused): no form for it.
+  const unrecorded = d.item.status === 'unrecorded';
   return html`<div class="actions">
-${form('retry', d.item.kind === 'fund_return' ? 'Retry the return' : 'Retry settlement', d.item.kind === 'fund_return' ? 'Send it again: a leg that may still be mined is re-sent as it was, a reverted one is signed anew.' : 'Settle again with a fresh retry budget.', '')}
-${form('mark-settled', 'Mark settled', 'Record a payout made by hand: the transaction is checked on the chain first.', html`<label for="tx-mark-settled">Payout transaction hash</label>
+${form('retry', retryTitle, retryHelp, '')}
+${unrecorded ? '' : form('mark-settled', 'Mark settled', 'Record a payout made by hand: the transaction is checked on the chain first.', html`<label for="tx-mark-settled">Payout transaction hash</label>
 <input id="tx-mark-settled" name="txHash" type="text" required pattern="0x[0-9a-fA-F]{64}" class="mono" autocomplete="off">`)}
 ${form('fail', 'Fail', 'Give up: the item fails with this reason (shown to the partner).', '')}
 </div>`;
