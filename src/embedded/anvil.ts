@@ -51,10 +51,17 @@ export function anvilBinaryPath(): string {
   return path.join(path.dirname(manifest), 'bin', process.platform === 'win32' ? 'anvil.exe' : 'anvil');
 }
 
+/** Blocks whose state anvil keeps (in memory): the deepest reorg it can make. */
+export const STATE_HISTORY = 256;
+
 export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilNode> {
   const host = options.host ?? '127.0.0.1';
   const chainId = options.chainId ?? DEFAULT_CHAIN_ID;
-  const args = ['--host', host, '--port', String(options.port ?? 0), '--chain-id', String(chainId)];
+  // anvil moves older per-block states out of memory to disk without their contracts' code: a reorg
+  // that lands on such a state (a shallow one, once the chain is about a thousand blocks long) leaves
+  // every contract, the token first, without code. Kept in memory only, the last STATE_HISTORY
+  // blocks, deeper than any reorg the sandbox or the tests make.
+  const args = ['--host', host, '--port', String(options.port ?? 0), '--chain-id', String(chainId), '--prune-history', String(STATE_HISTORY)];
   if (options.stateFile) {
     mkdirSync(path.dirname(options.stateFile), { recursive: true });
     args.push('--state', options.stateFile, '--state-interval', String(options.stateIntervalSeconds ?? 5));

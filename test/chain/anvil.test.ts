@@ -71,4 +71,18 @@ describe('embedded anvil', () => {
       await second.stop();
     }
   });
+
+  test('a shallow reorg on a long chain keeps every contract (older states are never written to disk without their code)', async () => {
+    const long = await startAnvil({ port: 0 });
+    try {
+      await ensureSandboxToken({ rpcUrl: long.rpcUrl });
+      // One block per call: anvil keeps a state per block, and moves older ones out of memory.
+      for (let i = 0; i < 1_100; i += 1) await jsonRpc(long.rpcUrl, 'anvil_mine', ['0x1']);
+      await jsonRpc(long.rpcUrl, 'anvil_reorg', [11, []]);
+      const code = (await jsonRpc(long.rpcUrl, 'eth_getCode', [SANDBOX_TOKEN_ADDRESS, 'latest'])) as string;
+      assert.ok(code.length > 2, `the token's code after the reorg: ${code}`);
+    } finally {
+      await long.stop();
+    }
+  });
 });
