@@ -24,6 +24,7 @@ export async function startApiProcess(opts: { databaseUrl: string; temporalAddre
     env: {
       ...process.env,
       LOG_LEVEL: 'warn',
+      DEPLOYMENT: 'sandbox',
       DATABASE_URL: opts.databaseUrl,
       TEMPORAL_ADDRESS: opts.temporalAddress,
       PORT: String(opts.port),

@@ -124,6 +124,7 @@ export async function startStack(opts: {
     stops.push(() => engine.close());
 
     const serviceEnv = {
+      DEPLOYMENT: 'sandbox',
       DATABASE_URL: opened.url,
       TEMPORAL_ADDRESS: dev.address,
       TEMPORAL_NAMESPACE: config.temporal.namespace,

@@ -8,6 +8,12 @@ const ZFlag = z
   .transform((v) => v === 'true' || v === '1');
 
 const ZEnv = z.object({
+  /**
+   * sandbox: the embedded, self-provisioning stack (local seed, anvil, test token). production: every
+   * sandbox default is refused. Unset: production when both DATABASE_URL and TEMPORAL_ADDRESS are set
+   * (the shape a deployment runs in), else sandbox; so a deployment that forgets it fails closed.
+   */
+  DEPLOYMENT: z.enum(['sandbox', 'production']).optional(),
   PORT: z.coerce.number().int().min(0).max(65535).default(toolchain.ports.api),
   HOST: z.string().default('127.0.0.1'),
   PUBLIC_BASE_URL: z.url().optional(),
@@ -116,7 +122,11 @@ export interface RateLimitSettings {
   syncMs?: number;
 }
 
+export type Deployment = 'sandbox' | 'production';
+
 export interface ServiceConfig {
+  /** Whether sandbox defaults (a generated seed, anvil, the test token) are allowed: see DEPLOYMENT. */
+  deployment: Deployment;
   /** trustedProxies: whose X-Forwarded-For names the client (proxy-addr's trust list); empty: none. */
   http: { port: number; host: string; publicBaseUrl: string; maxBodyBytes: number; serverTiming: boolean; trustedProxies: string[] };
   database: { url?: string; embeddedPort: number; pools: Record<PoolRole, PoolSettings> };
@@ -182,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
   const e = parsed.data;
   if (e.OFFRAMP_PROVIDER_URL && !e.OFFRAMP_CALLBACK_SECRET) throw new ConfigError('invalid configuration: OFFRAMP_CALLBACK_SECRET is required with OFFRAMP_PROVIDER_URL');
   return {
+    deployment: e.DEPLOYMENT ?? (e.DATABASE_URL && e.TEMPORAL_ADDRESS ? 'production' : 'sandbox'),
     http: {
       port: e.PORT,
       host: e.HOST,

@@ -30,6 +30,7 @@ export async function runCli(args: string[], env: Record<string, string> = {}): 
   const code = await runCommand(args, {
     env: {
       ...process.env,
+      DEPLOYMENT: 'sandbox',
       DATABASE_URL: h.databaseUrl,
       TEMPORAL_ADDRESS: h.env.address,
       TEMPORAL_TASK_QUEUE: h.taskQueue,
