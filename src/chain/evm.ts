@@ -38,6 +38,8 @@ import {
 export interface EvmChainOptions {
   chainId: number;
   rpcUrl: string;
+  /** Tried in order when rpcUrl fails (src/chain/transport.ts). */
+  fallbackRpcUrls?: string[];
   /** Per-request timeout; a slow node must fail an activity attempt, not hang it. */
   timeoutMs?: number;
 }
@@ -46,17 +48,18 @@ const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, addres
 
 /** The `Chain` for any EVM network reachable over JSON-RPC (anvil in tests, a provider in production). */
 export function createEvmChain(options: EvmChainOptions): Chain {
-  const { chainId, rpcUrl } = options;
+  const { chainId } = options;
+  const rpcUrls = [options.rpcUrl, ...(options.fallbackRpcUrls ?? [])];
   const viemChain = defineChain({
     id: chainId,
     name: `evm-${chainId}`,
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [rpcUrl] } },
+    rpcUrls: { default: { http: rpcUrls } },
   });
-  const transport = rpcTransport(rpcUrl, options.timeoutMs);
+  const transport = rpcTransport(rpcUrls, options.timeoutMs);
   // cacheTime 0: viem otherwise caches the block number for seconds, and confirmation counts go stale.
   const client: PublicClient = createPublicClient({ chain: viemChain, transport, cacheTime: 0 });
-  const batchClient: PublicClient = createPublicClient({ chain: viemChain, transport: rpcTransport(rpcUrl, options.timeoutMs, { batched: true }), cacheTime: 0 });
+  const batchClient: PublicClient = createPublicClient({ chain: viemChain, transport: rpcTransport(rpcUrls, options.timeoutMs, { batched: true }), cacheTime: 0 });
 
   async function receiptOrNull(hash: Hash): Promise<TransactionReceipt | null> {
     try {

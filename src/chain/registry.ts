@@ -20,7 +20,7 @@ export function createChainRegistry(envs: TEnvironments): ChainRegistry {
       const network = this.network(chainId);
       let chain = chains.get(chainId);
       if (!chain) {
-        chain = createEvmChain({ chainId, rpcUrl: network.rpcUrl });
+        chain = createEvmChain({ chainId, rpcUrl: network.rpcUrl, fallbackRpcUrls: network.fallbackRpcUrls });
         chains.set(chainId, chain);
       }
       return chain;

@@ -1,4 +1,4 @@
-import { http, type HttpTransport } from 'viem';
+import { fallback, http, type Transport } from 'viem';
 
 /**
  * Every JSON-RPC request to a chain ends within this; viem then retries it (3 times, backing off from
@@ -13,7 +13,12 @@ export const RPC_BATCH_SIZE = 100;
 /**
  * The one way the service builds a viem transport to a chain: always with a timeout. `batched` sends
  * the calls made in one tick as JSON-RPC batches (reconciliation reads hundreds of balances at once).
+ * Several URLs fail over in order (viem's fallback): a call that fails on one (down, timed out, an
+ * error that is not the call's own, such as a revert) goes to the next, each with the same timeout.
  */
-export function rpcTransport(rpcUrl: string, timeoutMs: number = RPC_TIMEOUT_MS, opts: { batched?: boolean } = {}): HttpTransport {
-  return http(rpcUrl, { timeout: timeoutMs, ...(opts.batched ? { batch: { batchSize: RPC_BATCH_SIZE } } : {}) });
+export function rpcTransport(rpcUrls: string | string[], timeoutMs: number = RPC_TIMEOUT_MS, opts: { batched?: boolean } = {}): Transport {
+  const urls = typeof rpcUrls === 'string' ? [rpcUrls] : rpcUrls;
+  const one = (url: string) => http(url, { timeout: timeoutMs, ...(opts.batched ? { batch: { batchSize: RPC_BATCH_SIZE } } : {}) });
+  if (urls.length === 0) throw new Error('an RPC transport needs at least one URL');
+  return urls.length === 1 ? one(urls[0]!) : fallback(urls.map(one));
 }

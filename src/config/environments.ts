@@ -3,6 +3,8 @@ import path from 'node:path';
 import { z } from 'zod';
 import { ZChainId, zInt4 } from '../domain/validation';
 import { projectRoot } from '../embedded/paths';
+import { catalogNetwork } from '../chain/network-catalog';
+import { resolveNetworks, type LeftOutNetwork } from './network-settings';
 
 /** What each app environment offers: the content behind GET /v2/partners/config. */
 export const ENVIRONMENTS = ['sandbox', 'production'] as const;
@@ -38,6 +40,8 @@ export const ZNetworkConfig = z.object({
   chainFamily: z.literal('evm'),
   chainId: ZChainId,
   rpcUrl: z.string().min(1),
+  /** Further RPC URLs, tried in this order when rpcUrl fails (viem's fallback transport). */
+  fallbackRpcUrls: z.array(z.string().min(1)).default([]),
   confirmations: zInt4({ min: 1 }),
   defaultAsset: z.string().min(1),
   assets: z.array(ZAssetConfig).min(1),
@@ -47,6 +51,32 @@ export const ZNetworkConfig = z.object({
     .refine((u) => u.includes('{txHash}'), 'a URL with {txHash} in it')
     .optional(),
 });
+
+/**
+ * A network of the catalog (src/chain/network-catalog.ts), turned on by its code with the assets this
+ * environment offers; the catalog supplies the rest, the settings its RPC URLs (RPC_URLS_<CODE>).
+ */
+export const ZCatalogNetworkRef = z
+  .strictObject({
+    code: z.string().min(1),
+    assets: z.array(z.union([z.string().min(1), z.strictObject({ symbol: z.string().min(1), minimumDeposit: ZAssetConfig.shape.minimumDeposit })])).min(1),
+    defaultAsset: z.string().min(1).optional(),
+    /** Deeper (or, on a test chain, shallower) than the catalog's depth. */
+    confirmations: zInt4({ min: 1 }).optional(),
+    explorerTxUrl: ZNetworkConfig.shape.explorerTxUrl,
+  })
+  .superRefine((ref, ctx) => {
+    const network = catalogNetwork(ref.code);
+    if (!network) return ctx.addIssue({ code: 'custom', path: ['code'], message: `no network ${ref.code} in the catalog` });
+    const symbols = ref.assets.map((a) => (typeof a === 'string' ? a : a.symbol));
+    symbols.forEach((symbol, i) => {
+      if (!network.assets.some((a) => a.symbol === symbol)) ctx.addIssue({ code: 'custom', path: ['assets', i], message: `the catalog has no ${symbol} contract on ${network.code}` });
+    });
+    if (ref.defaultAsset && !symbols.includes(ref.defaultAsset)) ctx.addIssue({ code: 'custom', path: ['defaultAsset'], message: 'one of the assets' });
+  });
+
+/** A network as the environments file may give it: in full (the sandbox's anvil), or by catalog code. */
+export const ZNetworkEntry = z.union([ZNetworkConfig, ZCatalogNetworkRef]);
 
 const ZAtomic = z.string().regex(/^[1-9]\d{0,77}$/, 'a positive integer string');
 
@@ -115,7 +145,7 @@ export const ZPublicPaymentsConfig = z.object({
   ),
 });
 
-export const ZEnvironmentConfig = z.object({
+const environmentShape = {
   organizationId: z.string(),
   environmentId: z.string(),
   namespace: z.string(),
@@ -128,10 +158,11 @@ export const ZEnvironmentConfig = z.object({
   bankAccounts: ZBankAccountsConfig.optional(),
   /** Absent: public Payment creation is off in this environment. */
   publicPayments: ZPublicPaymentsConfig.optional(),
-  networks: z.array(ZNetworkConfig),
   // dashboard null: there is no partner dashboard; operators manage webhook endpoints (admin API, CLI).
   links: z.object({ docs: z.string(), openapi: z.string(), dashboard: z.string().nullable() }),
-}).superRefine((env, ctx) => {
+};
+
+export const ZEnvironmentConfig = z.object({ ...environmentShape, networks: z.array(ZNetworkConfig) }).superRefine((env, ctx) => {
   // A destination must be a configured network and asset, its bounds within the asset's scale and
   // ordered, and no lower than the asset's minimum deposit (below it, creation would refuse anyway).
   env.publicPayments?.destinations.forEach((d, i) => {
@@ -149,14 +180,21 @@ export const ZEnvironmentConfig = z.object({
   });
 });
 
-export const ZEnvironmentsFile = z.object({
+const fileShape = {
   apiVersion: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
   supportedApiVersions: z.array(z.string()).min(1),
-  environments: z.object({ sandbox: ZEnvironmentConfig, production: ZEnvironmentConfig }),
-});
+};
+
+export const ZEnvironmentsFile = z.object({ ...fileShape, environments: z.object({ sandbox: ZEnvironmentConfig, production: ZEnvironmentConfig }) });
+
+/** The file as written: networks in full or by catalog code (resolved at load, loadEnvironmentsReport). */
+const ZEnvironmentSource = z.object({ ...environmentShape, networks: z.array(ZNetworkEntry) });
+export const ZEnvironmentsSourceFile = z.object({ ...fileShape, environments: z.object({ sandbox: ZEnvironmentSource, production: ZEnvironmentSource }) });
 
 export type TAssetConfig = z.infer<typeof ZAssetConfig>;
 export type TNetworkConfig = z.infer<typeof ZNetworkConfig>;
+export type TCatalogNetworkRef = z.infer<typeof ZCatalogNetworkRef>;
+export type TNetworkEntry = z.infer<typeof ZNetworkEntry>;
 export type TVaultsConfig = z.infer<typeof ZVaultsConfig>;
 export type TBankAccountsConfig = z.infer<typeof ZBankAccountsConfig>;
 export type TPublicPaymentsConfig = z.infer<typeof ZPublicPaymentsConfig>;
@@ -167,20 +205,39 @@ export type TEnvironments = z.infer<typeof ZEnvironmentsFile>;
 // From the project root, not __dirname: the compiled module lives in dist/src/config/.
 export const DEFAULT_ENVIRONMENTS_FILE = path.join(projectRoot(), 'config', 'environments.json');
 
-export function loadEnvironments(file = DEFAULT_ENVIRONMENTS_FILE): TEnvironments {
+export interface EnvironmentsReport {
+  environments: TEnvironments;
+  /** Networks named in the file that have no RPC URL here: not in `environments` (the caller logs why). */
+  leftOut: LeftOutNetwork[];
+}
+
+/** `rpcUrls`: the RPC_URLS_<CODE> settings (config.rpcUrls). */
+export interface LoadEnvironmentsOptions {
+  rpcUrls?: Record<string, string[]>;
+}
+
+/** The environments file, its catalog networks expanded and RPC URLs taken from the settings. */
+export function loadEnvironmentsReport(file = DEFAULT_ENVIRONMENTS_FILE, opts: LoadEnvironmentsOptions = {}): EnvironmentsReport {
   const raw: unknown = JSON.parse(readFileSync(file, 'utf8'));
-  const parsed = ZEnvironmentsFile.safeParse(raw);
-  if (!parsed.success) {
-    throw new Error(`invalid environments file ${file}: ${z.prettifyError(parsed.error)}`);
-  }
-  return parsed.data;
+  const source = ZEnvironmentsSourceFile.safeParse(raw);
+  if (!source.success) throw new Error(`invalid environments file ${file}: ${z.prettifyError(source.error)}`);
+  const rpcUrls = opts.rpcUrls ?? {};
+  const sandbox = resolveNetworks('sandbox', source.data.environments.sandbox, rpcUrls);
+  const production = resolveNetworks('production', source.data.environments.production, rpcUrls);
+  const parsed = ZEnvironmentsFile.safeParse({ ...source.data, environments: { sandbox: sandbox.env, production: production.env } });
+  if (!parsed.success) throw new Error(`invalid environments file ${file}: ${z.prettifyError(parsed.error)}`);
+  return { environments: parsed.data, leftOut: [...sandbox.leftOut, ...production.leftOut] };
+}
+
+export function loadEnvironments(file = DEFAULT_ENVIRONMENTS_FILE, opts: LoadEnvironmentsOptions = {}): TEnvironments {
+  return loadEnvironmentsReport(file, opts).environments;
 }
 
 /** Replaces a network's RPC URL, e.g. with the port of the anvil node a test or `npm start` runs. */
 export function withRpcUrl(envs: TEnvironments, chainId: number, rpcUrl: string): TEnvironments {
   const patch = (e: TEnvironmentConfig): TEnvironmentConfig => ({
     ...e,
-    networks: e.networks.map((n) => (n.chainId === chainId ? { ...n, rpcUrl } : n)),
+    networks: e.networks.map((n) => (n.chainId === chainId ? { ...n, rpcUrl, fallbackRpcUrls: [] } : n)),
   });
   return {
     ...envs,

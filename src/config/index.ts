@@ -1,6 +1,7 @@
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
 import { toolchain } from './toolchain';
+import { parseRpcUrlSettings } from './network-settings';
 
 // Environment variables are parsed once, here, at start-up. Nothing else reads process.env.
 const ZFlag = z
@@ -168,6 +169,11 @@ export interface ServiceConfig {
   mail: { smtpUrl?: string; from: string };
   /** The off-ramp provider. callbackSecret is a secret: never log it. */
   offramp: { providerUrl?: string; callbackSecret?: string; timeoutMs: number; sandboxPort: number };
+  /**
+   * Each network's RPC URLs in failover order, by setting name (RPC_URLS_<CODE>, src/config/network-settings.ts).
+   * A URL may carry a provider's API key: log its host at most.
+   */
+  rpcUrls: Record<string, string[]>;
 }
 
 /** Which process role a PostgreSQL pool serves (the CLI uses the worker's settings). */
@@ -185,10 +191,9 @@ export class ConfigError extends Error {}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   const parsed = ZEnv.safeParse(env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new ConfigError(`invalid configuration: ${problems}`);
-  }
+  const rpcUrls = parseRpcUrlSettings(env);
+  const problems = [...(parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`)), ...rpcUrls.problems];
+  if (!parsed.success || problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   const e = parsed.data;
   if (e.OFFRAMP_PROVIDER_URL && !e.OFFRAMP_CALLBACK_SECRET) throw new ConfigError('invalid configuration: OFFRAMP_CALLBACK_SECRET is required with OFFRAMP_PROVIDER_URL');
   return {
@@ -250,5 +255,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
       timeoutMs: e.OFFRAMP_PROVIDER_TIMEOUT_MS,
       sandboxPort: e.SANDBOX_PROVIDER_PORT,
     },
+    rpcUrls: rpcUrls.settings,
   };
 }
