@@ -16,7 +16,7 @@ import { connectTemporalGateway, type TemporalGateway } from '../temporal/gatewa
  * ENVIRONMENTS_FILE of a deployment says where each network is.
  */
 function serviceEnvironments(config: ServiceConfig) {
-  const environments = loadEnvironments(config.environmentsFile);
+  const environments = loadEnvironments(config.environmentsFile, { rpcUrls: config.rpcUrls });
   const sandbox = environments.environments.sandbox.networks[0];
   if (!config.environmentsFile && sandbox) {
     return withRpcUrl(environments, sandbox.chainId, `http://127.0.0.1:${config.anvil.embeddedPort}`);

@@ -93,7 +93,7 @@ const ZEnv = z.object({
   DATA_DIR: z.string().optional(),
   ENVIRONMENTS_FILE: z.string().optional(),
   EMBEDDED_ANVIL_PORT: z.coerce.number().int().min(1).max(65535).default(toolchain.ports.anvil),
-  /** Unset: false (the spec's), but true for the embedded stack (no DATABASE_URL or TEMPORAL_ADDRESS). */
+  /** Unset: false (the spec's), but true for the embedded sandbox stack (no DATABASE_URL or TEMPORAL_ADDRESS); production refuses true. */
   WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: ZFlag.optional(),
   /** SMTP server for vault approval codes (smtp:// or smtps://, credentials in the URL); unset: no mail. */
   SMTP_URL: z
@@ -196,8 +196,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
   if (!parsed.success || problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   const e = parsed.data;
   if (e.OFFRAMP_PROVIDER_URL && !e.OFFRAMP_CALLBACK_SECRET) throw new ConfigError('invalid configuration: OFFRAMP_CALLBACK_SECRET is required with OFFRAMP_PROVIDER_URL');
+  const deployment: Deployment = e.DEPLOYMENT ?? (e.DATABASE_URL && e.TEMPORAL_ADDRESS ? 'production' : 'sandbox');
   return {
-    deployment: e.DEPLOYMENT ?? (e.DATABASE_URL && e.TEMPORAL_ADDRESS ? 'production' : 'sandbox'),
+    deployment,
     http: {
       port: e.PORT,
       host: e.HOST,
@@ -246,7 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     anvil: { embeddedPort: e.EMBEDDED_ANVIL_PORT },
     // The embedded sandbox lets developers point webhooks at local receivers over plain http; the API,
     // the worker and the CLI all read this one value.
-    webhooks: { allowPrivateDestinations: e.WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS ?? (!e.DATABASE_URL || !e.TEMPORAL_ADDRESS) },
+    webhooks: { allowPrivateDestinations: e.WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS ?? (deployment === 'sandbox' && (!e.DATABASE_URL || !e.TEMPORAL_ADDRESS)) },
     admin: { apiToken: e.ADMIN_API_TOKEN, consoleSessionSeconds: e.CONSOLE_SESSION_SECONDS },
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     offramp: {

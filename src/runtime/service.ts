@@ -1,7 +1,8 @@
 import type { Server } from 'node:http';
 import path from 'node:path';
 import type { ServiceConfig } from '../config';
-import { loadEnvironments, withRpcUrl, type TEnvironments } from '../config/environments';
+import { withRpcUrl, type TEnvironments } from '../config/environments';
+import { loadServiceEnvironments } from './service-environments';
 import type { Logger } from '../logger';
 import { openDatabase, type OpenedDatabase } from './database';
 import { resolveServiceKeys } from './service-secret';
@@ -79,8 +80,9 @@ export async function startService(opts: {
   const lifecycle = opts.lifecycle ?? new Lifecycle();
   const stop = () => lifecycle.stop();
   try {
+    // First: in production a bad configuration stops here, before anything is started or written.
+    let environments = loadServiceEnvironments(config, logger, roles);
     const data = dataDir();
-    let environments = loadEnvironments(config.environmentsFile);
 
     // Each role has a pool of its own (API_/WORKER_DATABASE_POOL_*), also when both share this process.
     const database = await openDatabase(config, { role: roles.includes('worker') ? 'worker' : 'api' });

@@ -1,0 +1,99 @@
+import { isAddressEqual } from 'viem';
+import { SANDBOX_TOKEN_ADDRESS } from '../chain/sandbox';
+import { DEFAULT_CHAIN_ID as ANVIL_CHAIN_ID } from '../embedded/anvil';
+import { ConfigError, type ServiceConfig } from './index';
+import type { EnvironmentName, EnvironmentsReport, TNetworkConfig } from './environments';
+import { rpcUrlSetting } from './network-settings';
+
+export interface ProductionCheckInput {
+  config: ServiceConfig;
+  /** The environments as loaded with config.rpcUrls (loadEnvironmentsReport). */
+  report: EnvironmentsReport;
+  /** The roles this process runs: the API serves the operator console. */
+  roles: ReadonlyArray<'api' | 'worker'>;
+}
+
+/**
+ * Everything a production deployment must set that the sandbox makes up for itself (embedded
+ * PostgreSQL and Temporal, a generated service key, anvil and its test token, localhost URLs), each
+ * problem starting with the setting that fixes it. Empty: the configuration is fit for production.
+ * The custody seed is checked where it is loaded (src/custody).
+ */
+export function productionConfigProblems({ config, report, roles }: ProductionCheckInput): string[] {
+  return [...serviceProblems(config, roles), ...environmentsProblems(config, report)];
+}
+
+/** Throws one ConfigError listing every problem; the service calls it before it starts anything. */
+export function assertProductionConfig(input: ProductionCheckInput): void {
+  const problems = productionConfigProblems(input);
+  if (problems.length > 0) throw new ConfigError(`invalid production configuration (DEPLOYMENT=production):\n  ${problems.join('\n  ')}`);
+}
+
+function serviceProblems(config: ServiceConfig, roles: ProductionCheckInput['roles']): string[] {
+  const problems: string[] = [];
+  if (!config.database.url) problems.push('DATABASE_URL: required; without it the service starts an embedded PostgreSQL under its data directory');
+  if (!config.temporal.address) problems.push('TEMPORAL_ADDRESS: required; without it the service starts an embedded Temporal dev server');
+  if (!config.serviceSecret) problems.push('SERVICE_SECRET: required (32+ characters); without it the service generates one under its data directory, which another process or a new container would not share');
+  if (roles.includes('api') && !config.admin.apiToken) problems.push('ADMIN_API_TOKEN: required (32+ characters) where the API runs: it guards the admin API and the operator console');
+  if (isLocalUrl(config.http.publicBaseUrl)) problems.push('PUBLIC_BASE_URL: required, the public https URL of the API; the default points at localhost');
+  if (config.webhooks.allowPrivateDestinations) problems.push('WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: must be false; webhooks to private or local addresses are a sandbox convenience');
+  return problems;
+}
+
+function environmentsProblems(config: ServiceConfig, report: EnvironmentsReport): string[] {
+  const file = 'ENVIRONMENTS_FILE';
+  const hint = config.environmentsFile ? '' : ' (ENVIRONMENTS_FILE is unset: the bundled sandbox file is used; config/environments.production.example.json shows a deployment’s)';
+  const problems: string[] = report.leftOut.map((n) => `${n.setting}: required: environment ${n.environment} enables network ${n.code} (chain ${n.chainId}), which has no RPC URL`);
+  const envs = report.environments.environments;
+  for (const environment of ['sandbox', 'production'] as const) {
+    for (const network of envs[environment].networks) problems.push(...networkProblems(config, environment, network).map((p) => p + hint));
+    const bank = envs[environment].modules.includes('bank_accounts') && envs[environment].bankAccounts;
+    if (bank && !config.offramp.providerUrl) problems.push(`OFFRAMP_PROVIDER_URL: required: environment ${environment} enables bank_accounts (the sandbox runs its own provider)`);
+  }
+  if (envs.production.networks.length === 0 && !report.leftOut.some((n) => n.environment === 'production')) {
+    problems.push(`${file}: the production environment names no networks${hint}`);
+  }
+  return problems;
+}
+
+function networkProblems(config: ServiceConfig, environment: EnvironmentName, network: TNetworkConfig): string[] {
+  const file = 'ENVIRONMENTS_FILE';
+  const problems: string[] = [];
+  const where = `environment ${environment} network ${network.code}`;
+  const setting = rpcUrlSetting(network.code);
+  const fromSetting = Boolean(config.rpcUrls[setting]);
+  if (network.chainId === ANVIL_CHAIN_ID) problems.push(`${file}: ${where} is the local anvil chain ${ANVIL_CHAIN_ID}`);
+  // Only the host is named: a provider's URL often carries its API key.
+  [network.rpcUrl, ...network.fallbackRpcUrls].forEach((url, i) => {
+    if (!isLocalUrl(url)) return;
+    const local = `URL ${i + 1} of ${where} points at a local node (${hostOf(url)}), as anvil in the sandbox`;
+    problems.push(fromSetting ? `${setting}: ${local}` : `${file}: ${local}; set ${setting} to the network's RPC URLs`);
+  });
+  for (const asset of network.assets) {
+    if (isAddressEqual(asset.tokenAddress as `0x${string}`, SANDBOX_TOKEN_ADDRESS)) problems.push(`${file}: ${where} asset ${asset.symbol} is the sandbox's test token ${SANDBOX_TOKEN_ADDRESS}`);
+  }
+  return problems;
+}
+
+const hostOf = (url: string) => {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return 'not a URL';
+  }
+};
+
+/** localhost, a loopback or unspecified address, or anvil's usual host names. */
+function isLocalUrl(url: string): boolean {
+  const host = hostOf(url).replace(/^\[|\]$/g, '').toLowerCase();
+  return (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    /^127\./.test(host) ||
+    host === '0.0.0.0' ||
+    host === '::1' ||
+    host === '::' ||
+    host === 'anvil' ||
+    host === 'not a url'
+  );
+}

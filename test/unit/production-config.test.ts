@@ -1,0 +1,148 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, describe, test } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config';
+import { DEFAULT_ENVIRONMENTS_FILE, loadEnvironmentsReport } from '../../src/config/environments';
+import { productionConfigProblems } from '../../src/config/production-check';
+import { projectRoot } from '../../src/embedded/paths';
+import { createLogger } from '../../src/logger';
+import { startService } from '../../src/runtime/service';
+
+const EXAMPLE_FILE = path.join(projectRoot(), 'config', 'environments.production.example.json');
+const dir = mkdtempSync(path.join(os.tmpdir(), 'production-config-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** What an operator sets for the example file: two chains with two assets each, and their test networks. */
+const GOOD: NodeJS.ProcessEnv = {
+  DEPLOYMENT: 'production',
+  DATABASE_URL: 'postgresql://pp:secret@db.internal:5432/pp',
+  TEMPORAL_ADDRESS: 'temporal.internal:7233',
+  SERVICE_SECRET: 's'.repeat(64),
+  ADMIN_API_TOKEN: 'a'.repeat(40),
+  PUBLIC_BASE_URL: 'https://pay.example.com',
+  ENVIRONMENTS_FILE: EXAMPLE_FILE,
+  RPC_URLS_BASE: 'https://base-1.example/v2/key,https://base-2.example',
+  RPC_URLS_ETHEREUM: 'https://eth-1.example/v2/key,https://eth-2.example',
+  RPC_URLS_BASE_SEPOLIA: 'https://base-sepolia.example',
+  RPC_URLS_ETHEREUM_SEPOLIA: 'https://sepolia.example',
+};
+
+function problemsOf(env: NodeJS.ProcessEnv, roles: Array<'api' | 'worker'> = ['api', 'worker']): string[] {
+  const config = loadConfig(env);
+  const report = loadEnvironmentsReport(config.environmentsFile, { rpcUrls: config.rpcUrls });
+  return productionConfigProblems({ config, report, roles });
+}
+
+function without(...names: string[]): NodeJS.ProcessEnv {
+  const env = { ...GOOD };
+  for (const name of names) delete env[name];
+  return env;
+}
+
+/** An environments file like the example, changed by `edit`. */
+function exampleWith(edit: (envs: any) => void): string {
+  const envs = JSON.parse(readFileSync(EXAMPLE_FILE, 'utf8'));
+  edit(envs);
+  const file = path.join(dir, `envs-${Math.random().toString(36).slice(2)}.json`);
+  writeFileSync(file, JSON.stringify(envs));
+  return file;
+}
+
+/** Exactly one problem, about `setting`. */
+function assertOneProblem(problems: string[], setting: string, about: RegExp): void {
+  assert.equal(problems.length, 1, problems.join('\n'));
+  assert.ok(problems[0]!.startsWith(`${setting}: `), problems[0]);
+  assert.match(problems[0]!, about);
+}
+
+describe('production configuration', () => {
+  test('the example environments file with its settings is a good production configuration: two chains, two assets each', () => {
+    assert.deepEqual(problemsOf(GOOD), []);
+    const config = loadConfig(GOOD);
+    const { environments, leftOut } = loadEnvironmentsReport(config.environmentsFile, { rpcUrls: config.rpcUrls });
+    assert.deepEqual(leftOut, []);
+    const production = environments.environments.production.networks;
+    assert.deepEqual(production.map((n) => [n.code, n.chainId, n.assets.map((a) => a.symbol)]), [
+      ['base', 8453, ['USDC', 'EURC']],
+      ['ethereum', 1, ['USDC', 'EURC']],
+    ]);
+    assert.deepEqual(production[0]!.fallbackRpcUrls, ['https://base-2.example']);
+    assert.deepEqual(environments.environments.sandbox.networks.map((n) => n.code), ['base-sepolia', 'ethereum-sepolia']);
+  });
+
+  test('a worker alone needs no ADMIN_API_TOKEN (it serves no console)', () => {
+    assert.deepEqual(problemsOf(without('ADMIN_API_TOKEN'), ['worker']), []);
+  });
+
+  test('each sandbox default is refused with the setting that replaces it', () => {
+    assertOneProblem(problemsOf(without('DATABASE_URL')), 'DATABASE_URL', /embedded PostgreSQL/);
+    assertOneProblem(problemsOf(without('TEMPORAL_ADDRESS')), 'TEMPORAL_ADDRESS', /embedded Temporal/);
+    assertOneProblem(problemsOf(without('SERVICE_SECRET')), 'SERVICE_SECRET', /generates one under/);
+    assertOneProblem(problemsOf(without('ADMIN_API_TOKEN')), 'ADMIN_API_TOKEN', /operator console/);
+    assertOneProblem(problemsOf(without('PUBLIC_BASE_URL')), 'PUBLIC_BASE_URL', /localhost/);
+    assertOneProblem(problemsOf({ ...GOOD, PUBLIC_BASE_URL: 'http://127.0.0.1:3000' }), 'PUBLIC_BASE_URL', /local/);
+    assertOneProblem(problemsOf({ ...GOOD, WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: 'true' }), 'WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS', /private/);
+  });
+
+  test('a network named by the environments file with no RPC URL set is refused, naming its setting', () => {
+    assertOneProblem(problemsOf(without('RPC_URLS_BASE')), 'RPC_URLS_BASE', /environment production enables network base/);
+    assertOneProblem(problemsOf(without('RPC_URLS_ETHEREUM_SEPOLIA')), 'RPC_URLS_ETHEREUM_SEPOLIA', /environment sandbox enables network ethereum-sepolia/);
+  });
+
+  test('an anvil or other local RPC URL is refused, without echoing the URL (it may carry a key)', () => {
+    const problems = problemsOf({ ...GOOD, RPC_URLS_BASE: 'https://base-1.example/v2/key,http://localhost:8545' });
+    assertOneProblem(problems, 'RPC_URLS_BASE', /URL 2 .*local/);
+    assert.doesNotMatch(problems[0]!, /v2\/key/);
+    assertOneProblem(problemsOf({ ...GOOD, RPC_URLS_ETHEREUM: 'http://127.0.0.1:8545' }), 'RPC_URLS_ETHEREUM', /local/);
+  });
+
+  test('the bundled sandbox environments (anvil, the test token) are refused', () => {
+    const problems = problemsOf(without('ENVIRONMENTS_FILE'));
+    assert.ok(problems.length >= 3, problems.join('\n'));
+    for (const p of problems) assert.match(p, /^(ENVIRONMENTS_FILE: .*ENVIRONMENTS_FILE is unset|OFFRAMP_PROVIDER_URL: .*environment sandbox enables bank_accounts)/);
+    assert.ok(problems.some((p) => /anvil chain 31337/.test(p)));
+    assert.ok(problems.some((p) => /test token/.test(p)));
+    assert.ok(problems.some((p) => /production environment names no networks/.test(p)));
+  });
+
+  test('the test token, or a full network config on a local URL, in a deployment’s own file is refused', () => {
+    const sandbox = JSON.parse(readFileSync(DEFAULT_ENVIRONMENTS_FILE, 'utf8')).environments.sandbox.networks[0];
+    const file = exampleWith((envs) => {
+      envs.environments.production.networks.push({ ...sandbox, code: 'custom', chainId: 777, rpcUrl: 'http://[::1]:8545' });
+    });
+    const problems = problemsOf({ ...GOOD, ENVIRONMENTS_FILE: file });
+    assert.equal(problems.length, 2, problems.join('\n'));
+    assert.ok(problems.some((p) => /^ENVIRONMENTS_FILE: URL 1 of environment production network custom points at a local node \(\[::1\]\)/.test(p)));
+    assert.ok(problems.some((p) => /^ENVIRONMENTS_FILE: environment production network custom asset USDC is the sandbox's test token/.test(p)));
+  });
+
+  test('bank accounts without an off-ramp provider are refused (the sandbox runs its own)', () => {
+    const file = exampleWith((envs) => {
+      envs.environments.production.modules.push('bank_accounts');
+      envs.environments.production.bankAccounts = { providerCode: 'acme', countries: [] };
+    });
+    assertOneProblem(problemsOf({ ...GOOD, ENVIRONMENTS_FILE: file }), 'OFFRAMP_PROVIDER_URL', /bank_accounts/);
+    assert.deepEqual(problemsOf({ ...GOOD, ENVIRONMENTS_FILE: file, OFFRAMP_PROVIDER_URL: 'https://offramp.example', OFFRAMP_CALLBACK_SECRET: 'c'.repeat(40) }), []);
+  });
+
+  test('every problem at once, each naming its setting', () => {
+    const problems = problemsOf({ DEPLOYMENT: 'production' });
+    for (const setting of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'SERVICE_SECRET', 'ADMIN_API_TOKEN', 'PUBLIC_BASE_URL', 'ENVIRONMENTS_FILE']) {
+      assert.ok(problems.some((p) => p.startsWith(`${setting}: `)), `${setting} in:\n${problems.join('\n')}`);
+    }
+  });
+
+  test('the service refuses to start in production with every problem in one error, before it starts anything', async () => {
+    const config = loadConfig({ DEPLOYMENT: 'production', DATABASE_URL: GOOD.DATABASE_URL, ENVIRONMENTS_FILE: EXAMPLE_FILE });
+    await assert.rejects(startService({ config, logger: createLogger('silent'), roles: ['api', 'worker'] }), (err: Error) => {
+      assert.ok(err instanceof ConfigError, String(err));
+      for (const setting of ['TEMPORAL_ADDRESS', 'SERVICE_SECRET', 'ADMIN_API_TOKEN', 'PUBLIC_BASE_URL', 'RPC_URLS_BASE', 'RPC_URLS_ETHEREUM', 'RPC_URLS_BASE_SEPOLIA']) {
+        assert.match(err.message, new RegExp(`${setting}: `));
+      }
+      assert.doesNotMatch(err.message, /DATABASE_URL: /);
+      return true;
+    });
+  });
+});
