@@ -6,6 +6,8 @@ import { after, describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config';
 import { DEFAULT_ENVIRONMENTS_FILE, loadEnvironments, loadEnvironmentsReport } from '../../src/config/environments';
 import { rpcUrlSetting } from '../../src/config/network-settings';
+import { createLogger } from '../../src/logger';
+import { loadServiceEnvironments } from '../../src/runtime/service-environments';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'network-settings-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -103,5 +105,21 @@ describe('environments enable catalog networks by code', () => {
     writeFileSync(file, JSON.stringify(envs));
     assert.deepEqual(loadEnvironments(file).environments.production.publicPayments!.destinations, []);
     assert.equal(loadEnvironments(file, { rpcUrls: { RPC_URLS_BASE: ['https://b.example'] } }).environments.production.publicPayments!.destinations.length, 1);
+  });
+});
+
+describe('the sandbox deployment and networks without an RPC URL', () => {
+  test('are left out of what the service runs (no chain client, no scanner), with the reason in the log', () => {
+    const lines: any[] = [];
+    const logger = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const file = fileWith([{ code: 'base', assets: ['USDC', 'EURC'] }, { code: 'ethereum', assets: ['USDC'] }], 'sandbox-deployment.json');
+    const config = loadConfig({ DEPLOYMENT: 'sandbox', ENVIRONMENTS_FILE: file, RPC_URLS_ETHEREUM: 'https://eth.example' });
+    const envs = loadServiceEnvironments(config, logger, ['api', 'worker']);
+    assert.deepEqual(envs.environments.production.networks.map((n) => n.code), ['ethereum']);
+    assert.equal(envs.environments.sandbox.networks[0]!.code, 'anvil');
+    const warned = lines.filter((l) => l.level === 'warn');
+    assert.equal(warned.length, 1);
+    assert.deepEqual([warned[0].network, warned[0].chainId, warned[0].setting, warned[0].environment], ['base', 8453, 'RPC_URLS_BASE', 'production']);
+    assert.match(warned[0].msg, /left out: no RPC URL \(set RPC_URLS_BASE\)/);
   });
 });
