@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadConfig, type ServiceConfig } from '../config';
-import { loadEnvironments, withRpcUrl } from '../config/environments';
+import { loadEnvironmentsReport, withRpcUrl } from '../config/environments';
 import { createChainRegistry, type ChainRegistry } from '../chain/registry';
 import { seedFilePath } from '../custody';
 import { dataDir } from '../embedded/paths';
@@ -16,7 +16,11 @@ import { connectTemporalGateway, type TemporalGateway } from '../temporal/gatewa
  * ENVIRONMENTS_FILE of a deployment says where each network is.
  */
 function serviceEnvironments(config: ServiceConfig) {
-  const environments = loadEnvironments(config.environmentsFile, { rpcUrls: config.rpcUrls });
+  const { environments, leftOut } = loadEnvironmentsReport(config.environmentsFile, { rpcUrls: config.rpcUrls });
+  // A production command (a reconciliation, say) must not skip a chain the service runs.
+  if (config.deployment === 'production' && leftOut.length > 0) {
+    throw new Error(`no RPC URL for ${leftOut.map((n) => `network ${n.code}: set ${n.setting}`).join('; ')}`);
+  }
   const sandbox = environments.environments.sandbox.networks[0];
   if (!config.environmentsFile && sandbox) {
     return withRpcUrl(environments, sandbox.chainId, `http://127.0.0.1:${config.anvil.embeddedPort}`);

@@ -9,6 +9,7 @@ import { productionConfigProblems } from '../../src/config/production-check';
 import { projectRoot } from '../../src/embedded/paths';
 import { createLogger } from '../../src/logger';
 import { startService } from '../../src/runtime/service';
+import { chainsFor } from '../../src/cli/shared';
 
 const EXAMPLE_FILE = path.join(projectRoot(), 'config', 'environments.production.example.json');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'production-config-'));
@@ -144,5 +145,10 @@ describe('production configuration', () => {
       assert.doesNotMatch(err.message, /DATABASE_URL: /);
       return true;
     });
+  });
+
+  test('an operator command in production refuses a network without an RPC URL instead of skipping its chain', () => {
+    assert.throws(() => chainsFor(loadConfig(without('RPC_URLS_ETHEREUM'))), /RPC_URLS_ETHEREUM/);
+    assert.deepEqual(chainsFor(loadConfig(GOOD)).networks().map((n) => n.chainId).sort((a, b) => a - b), [1, 8453, 84532, 11155111]);
   });
 });
