@@ -7,7 +7,7 @@ import type { ResolutionRequest } from '../src/domain/operator-resolution';
 import type { DepositEventName } from '../src/domain/deposits/deposit-machine';
 import type { PersistedDepositState, PersistedDepositTransition } from '../src/domain/deposits/deposit-serde';
 import { depositsToReconcile, reconcileDeposit } from '../src/domain/deposits/deposit-reconciliation';
-import { recordManualDepositPayout, sendDepositSettlement } from '../src/domain/deposits/deposit-settlement';
+import { recordManualDepositPayout, replaceStuckDepositLegs, sendDepositSettlement } from '../src/domain/deposits/deposit-settlement';
 import { checkSettlement } from '../src/domain/settlement/settlement-legs';
 import { dataHoldFrom, persistDepositTransition, recordDepositDetected, recordDepositResolution } from '../src/domain/deposits/deposit-store';
 import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-sender';
@@ -61,7 +61,11 @@ export function createDepositActivities(deps: DepositActivityDeps) {
 
     broadcastDepositSettlement: (input: { depositId: string }) => sendDepositSettlement(deps.settlement, input.depositId),
 
-    checkDepositSettlement: (input: { depositId: string; confirmations: number }) => checkSettlement(deps, { type: 'deposit', id: input.depositId }, input.confirmations),
+    /** Replaces a leg stuck under a rising base fee (within the cap), then re-reads every leg at depth. */
+    async checkDepositSettlement(input: { depositId: string; confirmations: number }) {
+      await replaceStuckDepositLegs(deps.settlement, input.depositId);
+      return checkSettlement(deps, { type: 'deposit', id: input.depositId }, input.confirmations);
+    },
 
     listDepositsToReconcile: (input: { settledSince: string; afterId?: string; limit: number }) => depositsToReconcile(prisma, input),
 

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { ZChainId, zInt4 } from '../domain/validation';
 import { projectRoot } from '../embedded/paths';
+import { ZGasConfig } from './gas';
 
 /** What each app environment offers: the content behind GET /v2/partners/config. */
 export const ENVIRONMENTS = ['sandbox', 'production'] as const;
@@ -46,6 +47,8 @@ export const ZNetworkConfig = z.object({
     .url()
     .refine((u) => u.includes('{txHash}'), 'a URL with {txHash} in it')
     .optional(),
+  /** Fee cap and tip, gas treasury top-ups (src/config/gas.ts); defaults when absent. */
+  gas: ZGasConfig.optional(),
 });
 
 const ZAtomic = z.string().regex(/^[1-9]\d{0,77}$/, 'a positive integer string');
