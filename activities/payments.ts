@@ -5,7 +5,7 @@ import { verifyIncomingTransfer, type TransferOutcome } from '../src/domain/inco
 import type { ResolutionRequest } from '../src/domain/operator-resolution';
 import type { PersistedTransition } from '../src/domain/payments/payment-serde';
 import { recordManualPaymentPayout, replaceStuckPaymentLegs, sendPaymentSettlement } from '../src/domain/payments/payment-settlement';
-import { checkSettlement } from '../src/domain/settlement/settlement-legs';
+import { checkSettlement, liveNetTxHash } from '../src/domain/settlement/settlement-legs';
 import { loadPaymentState, persistPaymentTransition, recordPaymentResolution } from '../src/domain/payments/payment-store';
 import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-sender';
 import type { OfframpProvider } from '../src/offramp/offramp-provider';
@@ -61,6 +61,9 @@ export function createPaymentActivities(deps: PaymentActivityDeps) {
     requestPayout: (input: { paymentId: string }) => requestPayout(deps, input.paymentId),
 
     readPayout: (input: { paymentId: string }) => readPayout(deps, input.paymentId),
+
+    /** The net leg's mined transaction (a fee replacement's when that one was mined). */
+    settlementTxHash: (input: { paymentId: string }) => liveNetTxHash(prisma, { type: 'payment', id: input.paymentId }),
 
     /** Replaces a leg stuck under a rising base fee (within the cap), then re-reads every leg at depth. */
     async checkSettlement(input: { paymentId: string; confirmations: number }) {

@@ -139,6 +139,12 @@ export async function markLeg(prisma: PrismaClient, leg: SettlementLeg, status: 
   leg.status = status;
 }
 
+/** The net leg's live transaction (the one mined, after a fee replacement), or null when there is none. */
+export async function liveNetTxHash(prisma: PrismaClient, source: SettlementSource): Promise<string | null> {
+  const net = await prisma.settlementLeg.findFirst({ where: { sourceType: source.type, sourceId: source.id, leg: 'net', status: { in: ['broadcast', 'confirmed'] } } });
+  return net?.txHash ?? null;
+}
+
 /** A live leg as the chain has it now, at the confirmation depth (`not_found`: not mined, and the node does not know it). */
 export interface LegOnChain {
   leg: SettlementLeg;
