@@ -167,6 +167,40 @@ describe('Gas: EIP-1559 fees under a cap, stuck legs replaced, top-ups per netwo
     assert.equal(await chain.getTokenBalance({ token: SANDBOX_TOKEN_ADDRESS, owner: destination }), 995n);
   });
 
+  test('a reorg that swaps which transaction of a leg is mined swaps the live one; the payee is still paid once', async () => {
+    const h = await getHarness();
+    const { chain, deps } = await setUp();
+    const payer = await payerWith(1_000n, 10n ** 18n);
+    const { source, destination, order } = await orderFor(payer, 995n);
+    await calm();
+    await sendSettlement(deps, order);
+    const originals = await loadLegs(h.db.prisma, source);
+    const snapshot = await rpc('evm_snapshot');
+    await nextBaseFee(100n * GWEI);
+    await mine();
+    await replaceStuckLegs(deps, { source, chainId: h.chainId, payer });
+    await mine();
+    assert.equal(await checkSettlement(deps, source, 1), 'confirmed');
+    const replacements = (await loadLegs(h.db.prisma, source)).filter((l) => l.status === 'confirmed');
+    assert.equal(replacements.length, 3);
+    assert.ok(replacements.every((r) => !originals.some((o) => o.txHash === r.txHash)), 'the replacements are the legs');
+
+    // The reorg: the chain goes back to before the base fee jumped, and the originals are mined instead.
+    await rpc('evm_revert', [snapshot]);
+    await rpc('anvil_dropAllTransactions');
+    await nextBaseFee(GWEI);
+    for (const o of originals) await chain.broadcast(o.serialized as Hex);
+    await mine();
+    assert.equal(await checkSettlement(deps, source, 1), 'confirmed');
+    const legs = await loadLegs(h.db.prisma, source);
+    assert.deepEqual(legs.filter((l) => l.status === 'confirmed').map((l) => l.txHash).sort(), originals.map((o) => o.txHash).sort());
+    assert.deepEqual(legs.filter((l) => l.status === 'superseded').map((l) => l.txHash).sort(), replacements.map((r) => r.txHash).sort());
+    // A redelivery pass finds every leg mined: it sends nothing.
+    await sendSettlement(deps, { ...order, redelivery: true });
+    assert.equal((await loadLegs(h.db.prisma, source)).length, 6);
+    assert.equal(await chain.getTokenBalance({ token: SANDBOX_TOKEN_ADDRESS, owner: destination }), 995n);
+  });
+
   test('the cap stops a replacement above it (the leg waits), and a new send above the cap is not signed', async () => {
     const h = await getHarness();
     const { chain, deps } = await setUp({ maxFeePerGasWei: (50n * GWEI).toString() });

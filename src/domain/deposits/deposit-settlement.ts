@@ -2,7 +2,7 @@ import type { ChainRegistry } from '../../chain/registry';
 import type { PrismaClient } from '../../db/client';
 import type { Deposit, DepositAddress } from '../../generated/prisma/client';
 import { payoutProblem, recordManualNetLeg, type ExpectedPayout } from '../settlement/manual-payout';
-import { feeLegs, replaceStuckLegs, sendSettlement, SettlementRefusedError, type SettlementSenderDeps } from '../settlement/settlement-sender';
+import { feeLegs, replaceStuckLegsBeforeCheck, sendSettlement, SettlementRefusedError, type SettlementSenderDeps } from '../settlement/settlement-sender';
 
 /**
  * A deposit's payout from its deposit address: the net amount to the destination of the settlement
@@ -29,9 +29,11 @@ export async function sendDepositSettlement(deps: SettlementSenderDeps, depositI
 }
 
 /** While the settlement confirms: its legs stuck under a rising base fee are sent again with higher fees. */
-export async function replaceStuckDepositLegs(deps: SettlementSenderDeps, depositId: string): Promise<{ capped: string[] }> {
-  const d = await deps.prisma.deposit.findUniqueOrThrow({ where: { id: depositId }, include: { depositAddress: true } });
-  return replaceStuckLegs(deps, { source: { type: 'deposit', id: d.id }, chainId: d.chainId, payer: { purpose: 'deposit', index: d.depositAddress.custodyIndex } });
+export async function replaceStuckDepositLegs(deps: SettlementSenderDeps, depositId: string): Promise<void> {
+  await replaceStuckLegsBeforeCheck(deps, async () => {
+    const d = await deps.prisma.deposit.findUniqueOrThrow({ where: { id: depositId }, include: { depositAddress: true } });
+    return { source: { type: 'deposit', id: d.id }, chainId: d.chainId, payer: { purpose: 'deposit', index: d.depositAddress.custodyIndex } };
+  });
 }
 
 /** What an operator's hand-made payout of this deposit must be: its net amount, deposit address to destination. */

@@ -2,7 +2,7 @@ import type { Payment } from '../../generated/prisma/client';
 import type { ChainRegistry } from '../../chain/registry';
 import type { PrismaClient } from '../../db/client';
 import { payoutProblem, recordManualNetLeg, type ExpectedPayout } from '../settlement/manual-payout';
-import { feeLegs, replaceStuckLegs, sendSettlement, type SettlementSenderDeps } from '../settlement/settlement-sender';
+import { feeLegs, replaceStuckLegsBeforeCheck, sendSettlement, type SettlementSenderDeps } from '../settlement/settlement-sender';
 
 /**
  * A Payment's payout from its escrow address: the net amount to the recipient's destination captured
@@ -26,9 +26,11 @@ export async function sendPaymentSettlement(deps: SettlementSenderDeps, paymentI
 }
 
 /** While the settlement confirms: its legs stuck under a rising base fee are sent again with higher fees. */
-export async function replaceStuckPaymentLegs(deps: SettlementSenderDeps, paymentId: string): Promise<{ capped: string[] }> {
-  const p = await deps.prisma.payment.findUniqueOrThrow({ where: { id: paymentId }, select: { id: true, chainId: true, escrowIndex: true } });
-  return replaceStuckLegs(deps, { source: { type: 'payment', id: p.id }, chainId: p.chainId, payer: { purpose: 'escrow', index: p.escrowIndex } });
+export async function replaceStuckPaymentLegs(deps: SettlementSenderDeps, paymentId: string): Promise<void> {
+  await replaceStuckLegsBeforeCheck(deps, async () => {
+    const p = await deps.prisma.payment.findUniqueOrThrow({ where: { id: paymentId }, select: { id: true, chainId: true, escrowIndex: true } });
+    return { source: { type: 'payment', id: p.id }, chainId: p.chainId, payer: { purpose: 'escrow', index: p.escrowIndex } };
+  });
 }
 
 /** What an operator's hand-made payout of this Payment must be: its net amount, escrow to destination. */

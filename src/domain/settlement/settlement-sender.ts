@@ -19,8 +19,8 @@ export interface SettlementSenderDeps {
   prisma: PrismaClient;
   chains: ChainRegistry;
   custody: Custody;
-  /** Where an operator alert (an empty gas treasury) is logged as well as recorded. */
-  logger?: Pick<Logger, 'error' | 'info'>;
+  /** Where an operator alert (an empty gas treasury) and a failed fee replacement are logged. */
+  logger?: Pick<Logger, 'error' | 'warn' | 'info'>;
   /** How long a gas top-up may take to be mined before the attempt fails (a block time or two). */
   topUpTimeoutMs?: number;
 }
@@ -182,6 +182,19 @@ export interface StuckLegsOrder {
   source: SettlementSource;
   chainId: number;
   payer: KeyPath;
+}
+
+/**
+ * replaceStuckLegs for a confirmation check: a replacement that fails (a chain read, an empty gas
+ * treasury, which alerts) is logged and tried again at the next check; the legs are read all the same.
+ */
+export async function replaceStuckLegsBeforeCheck(deps: SettlementSenderDeps, order: () => Promise<StuckLegsOrder>): Promise<void> {
+  try {
+    const { capped } = await replaceStuckLegs(deps, await order());
+    if (capped.length > 0) deps.logger?.warn({ capped }, 'settlement legs stuck under a base fee above the network cap: waiting');
+  } catch (err) {
+    deps.logger?.warn({ err }, 'replacing a stuck settlement leg failed; the next check tries again');
+  }
 }
 
 /**
