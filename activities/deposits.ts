@@ -7,8 +7,8 @@ import type { ResolutionRequest } from '../src/domain/operator-resolution';
 import type { DepositEventName } from '../src/domain/deposits/deposit-machine';
 import type { PersistedDepositState, PersistedDepositTransition } from '../src/domain/deposits/deposit-serde';
 import { depositsToReconcile, reconcileDeposit } from '../src/domain/deposits/deposit-reconciliation';
-import { recordManualDepositPayout, sendDepositSettlement } from '../src/domain/deposits/deposit-settlement';
-import { checkSettlement } from '../src/domain/settlement/settlement-legs';
+import { recordManualDepositPayout, replaceStuckDepositLegs, sendDepositSettlement } from '../src/domain/deposits/deposit-settlement';
+import { checkSettlement, liveNetTxHash } from '../src/domain/settlement/settlement-legs';
 import { dataHoldFrom, persistDepositTransition, recordDepositDetected, recordDepositResolution } from '../src/domain/deposits/deposit-store';
 import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-sender';
 import { closeUnrecordedHold, holdUnrecordedDeposit } from '../src/domain/deposits/deposit-unrecorded';
@@ -61,7 +61,14 @@ export function createDepositActivities(deps: DepositActivityDeps) {
 
     broadcastDepositSettlement: (input: { depositId: string }) => sendDepositSettlement(deps.settlement, input.depositId),
 
-    checkDepositSettlement: (input: { depositId: string; confirmations: number }) => checkSettlement(deps, { type: 'deposit', id: input.depositId }, input.confirmations),
+    /** The net leg's mined transaction (a fee replacement's when that one was mined). */
+    depositSettlementTxHash: (input: { depositId: string }) => liveNetTxHash(deps.prisma, { type: 'deposit', id: input.depositId }),
+
+    /** Replaces a leg stuck under a rising base fee (within the cap), then re-reads every leg at depth. */
+    async checkDepositSettlement(input: { depositId: string; confirmations: number }) {
+      await replaceStuckDepositLegs(deps.settlement, input.depositId);
+      return checkSettlement(deps, { type: 'deposit', id: input.depositId }, input.confirmations);
+    },
 
     listDepositsToReconcile: (input: { settledSince: string; afterId?: string; limit: number }) => depositsToReconcile(prisma, input),
 

@@ -2,7 +2,6 @@ import type { Database } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
 import type { Custody } from '../src/custody';
 import type { ChainAdvanceEngine, DepositEngine, FundReturnEngine, PaymentEngine, VaultFundingEngine, WebhookEngine } from '../src/domain/engine';
-import type { TreasuryPolicy } from '../src/domain/settlement/settlement-sender';
 import type { Logger } from '../src/logger';
 import type { OfframpProvider } from '../src/offramp/offramp-provider';
 import { createChainScannerActivities } from './chain-scanner';
@@ -31,7 +30,6 @@ export interface ActivityDeps {
     VaultFundingEngine &
     FundReturnEngine &
     ChainAdvanceEngine;
-  treasury: TreasuryPolicy;
   serviceSecret: ServiceSecret;
   /** The off-ramp provider (bank payouts); absent: bank Payments' payout calls retry until one is. */
   offramp?: OfframpProvider;
@@ -47,7 +45,7 @@ export interface ActivityDeps {
  */
 export function createActivities(deps: ActivityDeps) {
   const prisma = deps.db.prisma;
-  const settlement = { prisma, chains: deps.chains, custody: deps.custody, treasury: deps.treasury };
+  const settlement = { prisma, chains: deps.chains, custody: deps.custody, logger: deps.logger };
   const { dispatchWebhookEvents, ...webhookDelivery } = createWebhookActivities({
     prisma,
     logger: deps.logger,

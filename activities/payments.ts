@@ -4,8 +4,8 @@ import { parseTransferKey } from '../src/chain/transfer-key';
 import { verifyIncomingTransfer, type TransferOutcome } from '../src/domain/incoming-transfers';
 import type { ResolutionRequest } from '../src/domain/operator-resolution';
 import type { PersistedTransition } from '../src/domain/payments/payment-serde';
-import { recordManualPaymentPayout, sendPaymentSettlement } from '../src/domain/payments/payment-settlement';
-import { checkSettlement } from '../src/domain/settlement/settlement-legs';
+import { recordManualPaymentPayout, replaceStuckPaymentLegs, sendPaymentSettlement } from '../src/domain/payments/payment-settlement';
+import { checkSettlement, liveNetTxHash } from '../src/domain/settlement/settlement-legs';
 import { loadPaymentState, persistPaymentTransition, recordPaymentResolution } from '../src/domain/payments/payment-store';
 import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-sender';
 import type { OfframpProvider } from '../src/offramp/offramp-provider';
@@ -62,7 +62,14 @@ export function createPaymentActivities(deps: PaymentActivityDeps) {
 
     readPayout: (input: { paymentId: string }) => readPayout(deps, input.paymentId),
 
-    checkSettlement: (input: { paymentId: string; confirmations: number }) => checkSettlement(deps, { type: 'payment', id: input.paymentId }, input.confirmations),
+    /** The net leg's mined transaction (a fee replacement's when that one was mined). */
+    settlementTxHash: (input: { paymentId: string }) => liveNetTxHash(prisma, { type: 'payment', id: input.paymentId }),
+
+    /** Replaces a leg stuck under a rising base fee (within the cap), then re-reads every leg at depth. */
+    async checkSettlement(input: { paymentId: string; confirmations: number }) {
+      await replaceStuckPaymentLegs(deps.settlement, input.paymentId);
+      return checkSettlement(deps, { type: 'payment', id: input.paymentId }, input.confirmations);
+    },
   };
 }
 

@@ -151,6 +151,7 @@ export async function depositWorkflow(input: DepositWorkflowInput): Promise<Depo
         return state.status === 'settling' ? input.policy.retryBackoffSeconds * 1000 * 2 ** (state.settlementAttempts - 1) : null;
       },
       broadcastDone: (txHash) => apply(onSettlementBroadcast(state, txHash)),
+      minedTxHash: async () => (patched('deposit-settles-with-mined-replacement') ? untilDone.depositSettlementTxHash({ depositId: input.depositId }) : null),
       confirmed: (txHash) => apply(onSettlementConfirmed(state, txHash, nowIso())),
       trouble: (reason) => apply(onSettlementTrouble(state, reason)),
       // The settlement's budget is counted in the timer's rounds (never slowed down, as a source's are).

@@ -242,6 +242,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
         return state.operationalState === 'retrying' ? input.settlement.retryBackoffSeconds * 1000 * 2 ** (state.settlementAttempts - 1) : null;
       },
       broadcastDone: (txHash) => apply(onSettlementBroadcast(state, txHash)),
+      minedTxHash: async () => (patched('payment-settles-with-mined-replacement') ? untilDone.settlementTxHash({ paymentId: input.paymentId }) : null),
       // A bank Payment's settlement paid the provider: its payout is next.
       confirmed: (txHash) => apply(bankPayout ? onProviderFunded(state, txHash) : onSettlementConfirmed(state, txHash, nowIso())),
       trouble: (reason) => apply(onSettlementTrouble(state, reason)),

@@ -18,6 +18,11 @@ export interface SettlementSteps {
   /** The try failed before anything was broadcast: answers the backoff before the next, or null when held. */
   attemptFailed(): Promise<number | null>;
   broadcastDone(txHash: string): Promise<void>;
+  /**
+   * Once confirmed, the net leg's transaction the chain mined: a fee replacement's hash when the
+   * replacement was mined, not the broadcast one's. Null: keep the broadcast hash (older runs).
+   */
+  minedTxHash?(): Promise<string | null>;
   confirmed(txHash: string): Promise<void>;
   trouble(reason: 'settlement_failed' | 'settlement_unconfirmed'): Promise<void>;
   /** 'early': woken before the round's timer (a new block), so the check that follows spends no round of the budget. */
@@ -42,7 +47,7 @@ export async function settleOnce(steps: SettlementSteps): Promise<void> {
   await steps.broadcastDone(txHash);
   for (let check = 0; check < steps.maxConfirmationChecks; ) {
     const status = await steps.check();
-    if (status === 'confirmed') return steps.confirmed(txHash);
+    if (status === 'confirmed') return steps.confirmed((await steps.minedTxHash?.()) ?? txHash);
     if (status === 'reverted') return steps.trouble('settlement_failed');
     if ((await steps.waitBeforeCheck(check)) !== 'early') check += 1;
   }

@@ -24,7 +24,10 @@ import {
   type TransactionSerialized,
 } from 'viem';
 import { rpcTransport } from './transport';
+import { DEFAULT_GAS } from '../config/gas';
+import { initialFees, type FeePolicy, type Fees } from './fees';
 import {
+  FeeAboveCapError,
   NonceAlreadyUsedError,
   type Chain,
   type NativeTransferRequest,
@@ -42,6 +45,8 @@ export interface EvmChainOptions {
   fallbackRpcUrls?: string[];
   /** Per-request timeout; a slow node must fail an activity attempt, not hang it. */
   timeoutMs?: number;
+  /** The network's fee cap and tip (src/config/gas.ts); every transaction signed here is type 2 under it. */
+  gas?: FeePolicy;
 }
 
 const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
@@ -50,6 +55,7 @@ const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, addres
 export function createEvmChain(options: EvmChainOptions): Chain {
   const { chainId } = options;
   const rpcUrls = [options.rpcUrl, ...(options.fallbackRpcUrls ?? [])];
+  const gas: FeePolicy = options.gas ?? DEFAULT_GAS;
   const viemChain = defineChain({
     id: chainId,
     name: `evm-${chainId}`,
@@ -93,13 +99,28 @@ export function createEvmChain(options: EvmChainOptions): Chain {
     return Number(head - receipt.blockNumber) + 1;
   }
 
+  async function getBaseFee(): Promise<bigint> {
+    const block = await client.getBlock({ blockTag: 'latest' });
+    if (block.baseFeePerGas === null) throw new Error(`chain ${chainId} has no base fee (not an EIP-1559 chain)`);
+    return block.baseFeePerGas;
+  }
+
+  /** Fees for a new transaction from the latest base fee; above the cap nothing is signed (FeeAboveCapError). */
+  async function newFees(): Promise<Fees> {
+    const baseFee = await getBaseFee();
+    const decision = initialFees(baseFee, gas);
+    if (decision.kind === 'wait') throw new FeeAboveCapError(chainId, decision.neededWei, gas.maxFeePerGasWei);
+    return decision.fees;
+  }
+
   async function sign(
     from: Signer,
     request: { to: Address; data?: Hex; value?: bigint; nonce?: number },
   ): Promise<SignedTransaction> {
     const wallet = createWalletClient({ account: from, chain: viemChain, transport });
     try {
-      const prepared = await wallet.prepareTransactionRequest({ ...request, chain: viemChain, account: from });
+      const fees = await newFees();
+      const prepared = await wallet.prepareTransactionRequest({ ...request, type: 'eip1559', ...fees, chain: viemChain, account: from });
       const serialized = await wallet.signTransaction(prepared);
       return { txHash: keccak256(serialized), serialized, nonce: prepared.nonce };
     } catch (err) {
@@ -111,6 +132,8 @@ export function createEvmChain(options: EvmChainOptions): Chain {
 
   const chain: Chain = {
     chainId,
+    feePolicy: gas,
+    getBaseFee,
 
     getBlockNumber: () => client.getBlockNumber(),
 
@@ -197,6 +220,22 @@ export function createEvmChain(options: EvmChainOptions): Chain {
       }),
 
     signNativeTransfer: ({ from, to, amountWei, nonce }) => sign(from, { to, value: amountWei, nonce }),
+
+    async signReplacement({ from, original, fees }) {
+      const tx = parseTransaction(original);
+      if (tx.nonce === undefined || tx.gas === undefined || tx.to == null) throw new Error('cannot replace a transaction without nonce, gas or recipient');
+      const serialized = await from.signTransaction({
+        type: 'eip1559',
+        chainId,
+        nonce: tx.nonce,
+        gas: tx.gas,
+        to: tx.to,
+        ...(tx.data === undefined ? {} : { data: tx.data }),
+        ...(tx.value === undefined ? {} : { value: tx.value }),
+        ...fees,
+      });
+      return { txHash: keccak256(serialized), serialized, nonce: tx.nonce };
+    },
 
     async broadcast(tx) {
       const serialized = typeof tx === 'string' ? tx : tx.serialized;

@@ -1,4 +1,5 @@
 import type { Address } from 'viem';
+import type { TGasConfig } from '../config/gas';
 
 /**
  * The EVM networks the service knows by code: an environment turns one on by its code (and the assets
@@ -34,6 +35,8 @@ export interface CatalogNetwork {
   /** A block explorer's transaction page; `{txHash}` stands for the hash. */
   explorerTxUrl: string;
   assets: CatalogAsset[];
+  /** Fee and top-up figures where this chain's differ from the defaults (src/config/gas.ts). */
+  gas?: TGasConfig;
 }
 
 const USDC_PAGE = 'https://developers.circle.com/stablecoins/usdc-contract-addresses';
@@ -116,6 +119,8 @@ export const NETWORK_CATALOG: readonly CatalogNetwork[] = [
     nativeCurrency: POL,
     explorerTxUrl: 'https://polygonscan.com/tx/{txHash}',
     assets: [usdc('0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359')],
+    // Bor refuses tips under 25 gwei; POL is worth far less than ETH, so the cap and top-ups are larger.
+    gas: { priorityFeeWei: '30000000000', maxFeePerGasWei: '3000000000000', minBalanceWei: '500000000000000000', topUpWei: '1000000000000000000' },
   },
   {
     code: 'ethereum-sepolia',
@@ -182,6 +187,7 @@ export const NETWORK_CATALOG: readonly CatalogNetwork[] = [
     nativeCurrency: POL,
     explorerTxUrl: 'https://amoy.polygonscan.com/tx/{txHash}',
     assets: [usdc('0x41E94Eb019C0762f9Bfcf9Fb1E58725BfB0e7582')],
+    gas: { priorityFeeWei: '30000000000', maxFeePerGasWei: '3000000000000', minBalanceWei: '500000000000000000', topUpWei: '1000000000000000000' },
   },
 ];
 

@@ -1,4 +1,5 @@
 import type { TEnvironments, TNetworkConfig } from '../config/environments';
+import { gasSettings } from '../config/gas';
 import { createEvmChain } from './evm';
 import type { Chain } from './types';
 
@@ -20,7 +21,7 @@ export function createChainRegistry(envs: TEnvironments): ChainRegistry {
       const network = this.network(chainId);
       let chain = chains.get(chainId);
       if (!chain) {
-        chain = createEvmChain({ chainId, rpcUrl: network.rpcUrl, fallbackRpcUrls: network.fallbackRpcUrls });
+        chain = createEvmChain({ chainId, rpcUrl: network.rpcUrl, fallbackRpcUrls: network.fallbackRpcUrls, gas: gasSettings(network) });
         chains.set(chainId, chain);
       }
       return chain;

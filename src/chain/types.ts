@@ -1,4 +1,5 @@
 import type { Address, Hash, Hex, LocalAccount } from 'viem';
+import type { FeePolicy, Fees } from './fees';
 
 /**
  * What the Payments and Deposits features need from a chain, and nothing more, so they can be tested
@@ -90,6 +91,10 @@ export interface SignedTransaction {
 
 export interface Chain {
   readonly chainId: number;
+  /** The network's fee cap and tip: every transaction signed for it is type 2 within them. */
+  readonly feePolicy: FeePolicy;
+  /** The latest block's base fee per gas. */
+  getBaseFee(): Promise<bigint>;
   getBlockNumber(): Promise<bigint>;
   /** The canonical block hash at a height, or null above the head (reorg detection). */
   getBlockHash(blockNumber: bigint): Promise<Hash | null>;
@@ -102,6 +107,8 @@ export interface Chain {
 
   signTokenTransfer(request: TokenTransferRequest): Promise<SignedTransaction>;
   signNativeTransfer(request: NativeTransferRequest): Promise<SignedTransaction>;
+  /** The same transaction (nonce, recipient, data, value, gas limit) signed again with other fees. */
+  signReplacement(request: { from: Signer; original: Hex; fees: Fees }): Promise<SignedTransaction>;
   /**
    * Broadcasts a signed transaction and answers its hash. Idempotent: re-broadcasting the same signed
    * transaction (already pending or mined) answers the same hash instead of failing. If a *different*
@@ -139,5 +146,17 @@ export class NonceAlreadyUsedError extends Error {
   ) {
     super(`nonce ${nonce} of ${signer} is already used by another transaction`);
     this.name = 'NonceAlreadyUsedError';
+  }
+}
+
+/** The base fee plus the tip is above the network's cap: nothing is signed; a later attempt tries again. */
+export class FeeAboveCapError extends Error {
+  constructor(
+    readonly chainId: number,
+    readonly neededWei: bigint,
+    readonly capWei: bigint,
+  ) {
+    super(`chain ${chainId}: fees need ${neededWei} wei per gas, above the cap of ${capWei}`);
+    this.name = 'FeeAboveCapError';
   }
 }

@@ -5,6 +5,7 @@ import { ZChainId, zInt4 } from '../domain/validation';
 import { projectRoot } from '../embedded/paths';
 import { catalogNetwork } from '../chain/network-catalog';
 import { resolveNetworks, type LeftOutNetwork } from './network-settings';
+import { ZGasConfig } from './gas';
 
 /** What each app environment offers: the content behind GET /v2/partners/config. */
 export const ENVIRONMENTS = ['sandbox', 'production'] as const;
@@ -50,6 +51,8 @@ export const ZNetworkConfig = z.object({
     .url()
     .refine((u) => u.includes('{txHash}'), 'a URL with {txHash} in it')
     .optional(),
+  /** Fee cap and tip, gas treasury top-ups (src/config/gas.ts); defaults when absent. */
+  gas: ZGasConfig.optional(),
 });
 
 /**
@@ -64,6 +67,8 @@ export const ZCatalogNetworkRef = z
     /** Deeper (or, on a test chain, shallower) than the catalog's depth. */
     confirmations: zInt4({ min: 1 }).optional(),
     explorerTxUrl: ZNetworkConfig.shape.explorerTxUrl,
+    /** Over the catalog's gas figures, setting by setting. */
+    gas: ZGasConfig.optional(),
   })
   .superRefine((ref, ctx) => {
     const network = catalogNetwork(ref.code);

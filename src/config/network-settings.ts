@@ -68,6 +68,7 @@ export function expandCatalogNetwork(ref: TCatalogNetworkRef, urls: string[]): O
     defaultAsset: ref.defaultAsset ?? assets[0]!.symbol,
     assets,
     explorerTxUrl: ref.explorerTxUrl ?? network.explorerTxUrl,
+    ...(network.gas || ref.gas ? { gas: { ...network.gas, ...ref.gas } } : {}),
   };
 }
 

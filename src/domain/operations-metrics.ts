@@ -53,7 +53,7 @@ export async function depositsByStatus(prisma: PrismaClient, timeoutMs: number):
 }
 
 export interface SettlementOutcomes {
-  /** Every outgoing transfer of a settlement (settlement_legs): broadcast, confirmed, reverted, replaced. */
+  /** Every outgoing transfer of a settlement (settlement_legs): broadcast, confirmed, reverted, replaced, superseded. */
   legs: Array<Count<'source_type' | 'status'>>;
   /** Returns of funds (refunds, incident recoveries): pending ... confirmed, failed, requires_intervention. */
   fundReturns: Array<Count<'kind' | 'status'>>;

@@ -131,7 +131,7 @@ function operationsCollectors(deps: MetricsDeps): Record<string, Collector> {
     settlements: async (ms) => {
       const o = await settlementOutcomes(prisma, ms);
       return (r) => {
-        countGauge(r, 'settlement_legs', 'Outgoing settlement transfers by source (payment, deposit, ...) and outcome (broadcast, confirmed, reverted, replaced).', ['source_type', 'status'], o.legs);
+        countGauge(r, 'settlement_legs', 'Outgoing settlement transfers by source (payment, deposit, ...) and outcome (broadcast, confirmed, reverted, replaced, superseded).', ['source_type', 'status'], o.legs);
         countGauge(r, 'fund_returns', 'Returns of funds (refunds, incident recoveries) by kind and status.', ['kind', 'status'], o.fundReturns);
       };
     },

@@ -16,7 +16,6 @@ import { connectWorkerConnection, createWorker, installWorkerRuntime } from '../
 import { freePort } from '../embedded/process';
 import { loadWorkflowBundle } from '../temporal/workflow-bundle';
 import { createActivities } from '../../activities';
-import { DEFAULT_TREASURY_POLICY } from '../domain/settlement/settlement-sender';
 import { registerServiceWallets } from '../domain/custody-addresses';
 import { createChainServices, fundSandboxTreasury, type ChainServices } from './chain-services';
 import { Lifecycle } from './lifecycle';
@@ -169,7 +168,6 @@ export async function startService(opts: {
           chains: chain.chains,
           custody: chain.custody,
           engine,
-          treasury: DEFAULT_TREASURY_POLICY,
           serviceSecret,
           webhooks: config.webhooks,
           ...(offramp ? { offramp } : {}),

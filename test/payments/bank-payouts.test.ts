@@ -10,7 +10,6 @@ import { createApi } from '../../src/http/app';
 import { createTemporalGateway, type TemporalGateway } from '../../src/temporal/gateway';
 import { createWorker } from '../../src/temporal/worker';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
-import { DEFAULT_TREASURY_POLICY } from '../../src/domain/settlement/settlement-sender';
 import { ZPaymentResponse } from '../../src/domain/payments/payment.schemas';
 import { onPayoutUpdated } from '../../src/domain/payments/payment-payouts';
 import {
@@ -191,7 +190,6 @@ describe('bank payouts', () => {
         chains: h.chain.chains,
         custody: h.chain.custody,
         engine: gateway,
-        treasury: DEFAULT_TREASURY_POLICY,
         serviceSecret: TEST_SERVICE_SECRET,
         offramp: provider,
       }),

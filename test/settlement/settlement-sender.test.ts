@@ -9,7 +9,7 @@ import { withRpcUrl } from '../../src/config/environments';
 import { createDatabase } from '../../src/db/client';
 import { startAnvil, type AnvilNode } from '../../src/embedded/anvil';
 import { checkSettlement, loadLegs, type SettlementSource } from '../../src/domain/settlement/settlement-legs';
-import { DEFAULT_TREASURY_POLICY, feeLegs, sendSettlement, type SettlementSenderDeps } from '../../src/domain/settlement/settlement-sender';
+import { feeLegs, sendSettlement, type SettlementSenderDeps } from '../../src/domain/settlement/settlement-sender';
 import { getHarness } from '../support/harness';
 import { until } from '../support/until';
 
@@ -33,7 +33,7 @@ describe('Settlement sender', () => {
     chain = chains.get(h.chainId);
     const treasury = h.chain.custody.deriveAddress({ purpose: 'treasury', index: 0 });
     await fundTestWallet({ rpcUrl: node.rpcUrl, address: treasury, nativeWei: 10n ** 19n });
-    deps = { prisma: h.db.prisma, chains, custody: h.chain.custody, treasury: DEFAULT_TREASURY_POLICY };
+    deps = { prisma: h.db.prisma, chains, custody: h.chain.custody };
   });
 
   after(async () => {

@@ -16,7 +16,6 @@ import pg from 'pg';
 import { testServerExecutable } from '../../src/embedded/paths';
 import { bundleWorkflows, createWorker, prometheusTelemetry } from '../../src/temporal/worker';
 import { createActivities } from '../../activities';
-import { DEFAULT_TREASURY_POLICY } from '../../src/domain/settlement/settlement-sender';
 import { registerServiceWallets } from '../../src/domain/custody-addresses';
 import { createTemporalGateway, type GatewayOptions, type TemporalGateway } from '../../src/temporal/gateway';
 import { mkdtempSync } from 'node:fs';
@@ -220,7 +219,6 @@ async function start(): Promise<Harness> {
     chains: chain.chains,
     custody: chain.custody,
     engine,
-    treasury: DEFAULT_TREASURY_POLICY,
     serviceSecret: TEST_SERVICE_SECRET,
     webhooks: config.webhooks,
     offramp: adapter,

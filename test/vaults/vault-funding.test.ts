@@ -9,7 +9,6 @@ import { endsWithBooksChecked } from '../support/books';
 import { authorizeVaultFunding, decideFunding, vaultOptionFor } from '../../src/domain/vaults/vault-funding';
 import { periodStartOf, SPEND_PERIOD_MS } from '../../src/domain/vaults/vault-config';
 import { createVaultActivities } from '../../activities/vaults';
-import { DEFAULT_TREASURY_POLICY } from '../../src/domain/settlement/settlement-sender';
 import { ApiError } from '../../src/domain/errors';
 import { call } from '../support/api-client';
 import { VAULT_FUNDING_WORKFLOW, vaultFundingWorkflowId, type VaultFundingWorkflowInput } from '../../workflows/contracts/vault-funding';
@@ -26,7 +25,7 @@ async function deps() {
 
 async function vaultActivities() {
   const h = await getHarness();
-  const settlement = { prisma: h.db.prisma, chains: h.chain.chains, custody: h.chain.custody, treasury: DEFAULT_TREASURY_POLICY };
+  const settlement = { prisma: h.db.prisma, chains: h.chain.chains, custody: h.chain.custody };
   return createVaultActivities({ prisma: h.db.prisma, chains: h.chain.chains, settlement });
 }
 

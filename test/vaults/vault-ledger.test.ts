@@ -9,7 +9,6 @@ import { authorizeVaultFunding } from '../../src/domain/vaults/vault-funding';
 import { followVaultReceipts, takeVaultTransfer } from '../../src/domain/vaults/vault-receipts';
 import { vaultFundingPosting, vaultReceiptPosting, vaultReceiptReversalPosting } from '../../src/domain/vaults/vault-postings';
 import { createVaultActivities } from '../../activities/vaults';
-import { DEFAULT_TREASURY_POLICY } from '../../src/domain/settlement/settlement-sender';
 import type { Payment } from '../../src/generated/prisma/client';
 import { getHarness } from '../support/harness';
 import { eventually, mine, newPayer, payTo, pokeScanner, receiptOf, rpc, tokenBalance } from '../support/chain';
@@ -241,7 +240,7 @@ describe('Vault ledger: inflows, funding and reconcile on chain', () => {
     assert.equal(created.status, 201, created.text);
     const paymentId = created.body.payment.id as string;
     const { fundingOperation } = await authorizeVaultFunding({ prisma: h.db.prisma, chains: h.chain.chains }, { paymentId, payerAccountId: v.accountId, actor });
-    const settlement = { prisma: h.db.prisma, chains: h.chain.chains, custody: h.chain.custody, treasury: DEFAULT_TREASURY_POLICY };
+    const settlement = { prisma: h.db.prisma, chains: h.chain.chains, custody: h.chain.custody };
     const activities = createVaultActivities({ prisma: h.db.prisma, chains: h.chain.chains, settlement });
     await activities.sendVaultFunding({ fundingOperationId: fundingOperation.id });
     // Mined, not confirmed: no funding posting yet; reconcile counts the leg in flight at the vault only

@@ -2,7 +2,7 @@ import type { ChainRegistry } from '../../chain/registry';
 import type { PrismaClient } from '../../db/client';
 import type { Deposit, DepositAddress } from '../../generated/prisma/client';
 import { payoutProblem, recordManualNetLeg, type ExpectedPayout } from '../settlement/manual-payout';
-import { feeLegs, sendSettlement, SettlementRefusedError, type SettlementSenderDeps } from '../settlement/settlement-sender';
+import { feeLegs, replaceStuckLegsBeforeCheck, sendSettlement, SettlementRefusedError, type SettlementSenderDeps } from '../settlement/settlement-sender';
 
 /**
  * A deposit's payout from its deposit address: the net amount to the destination of the settlement
@@ -25,6 +25,14 @@ export async function sendDepositSettlement(deps: SettlementSenderDeps, depositI
       { leg: 'net', to: snapshot.destinationAddress, amountAtomic: BigInt(d.netAtomic.toFixed()) },
       ...feeLegs(deps.custody, BigInt(d.platformFeeAtomic.toFixed()), BigInt(d.partnerFeeAtomic.toFixed())),
     ],
+  });
+}
+
+/** While the settlement confirms: its legs stuck under a rising base fee are sent again with higher fees. */
+export async function replaceStuckDepositLegs(deps: SettlementSenderDeps, depositId: string): Promise<void> {
+  await replaceStuckLegsBeforeCheck(deps, async () => {
+    const d = await deps.prisma.deposit.findUniqueOrThrow({ where: { id: depositId }, include: { depositAddress: true } });
+    return { source: { type: 'deposit', id: d.id }, chainId: d.chainId, payer: { purpose: 'deposit', index: d.depositAddress.custodyIndex } };
   });
 }
 

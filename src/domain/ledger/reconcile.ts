@@ -65,7 +65,8 @@ interface Snapshot {
   /** `${book}|${chainId}|${token}` -> sum; partner books folded into PARTNER_BOOKS. */
   books: Map<string, bigint>;
   incoming: Array<Omit<InFlightAmount, 'purpose' | 'amountAtomic'> & { amount: bigint }>;
-  legs: Array<{ sourceType: 'payment' | 'deposit' | 'vault_funding' | 'refund' | 'incident_recovery'; sourceId: string; txHash: string; chainId: number; from: string; to: string; token: string; amount: bigint }>;
+  /** `superseded`: the leg's fee-replaced transactions at its nonce; whichever is mined moved the money. */
+  legs: Array<{ sourceType: 'payment' | 'deposit' | 'vault_funding' | 'refund' | 'incident_recovery'; sourceId: string; txHash: string; superseded: string[]; chainId: number; from: string; to: string; token: string; amount: bigint }>;
   unaddressed: Array<{ book: string; purpose: AddressPurpose; chainId: number; token: string; total: bigint }>;
 }
 
@@ -183,8 +184,11 @@ async function reconcileAddresses(deps: ReconcileDeps, addresses: string[], opts
     snap.legs.filter((l) => heads.has(l.chainId)),
     READ_CONCURRENCY,
     async (leg) => {
-      const inclusion = await deps.chains.get(leg.chainId).getTransactionInclusion(leg.txHash as Hash);
-      return inclusion !== null && inclusion.success && inclusion.blockNumber <= heads.get(leg.chainId)! ? leg : null;
+      for (const txHash of [leg.txHash, ...leg.superseded]) {
+        const inclusion = await deps.chains.get(leg.chainId).getTransactionInclusion(txHash as Hash);
+        if (inclusion !== null) return inclusion.success && inclusion.blockNumber <= heads.get(leg.chainId)! ? { ...leg, txHash } : null;
+      }
+      return null;
     },
   );
   for (const leg of minedLegs) {
@@ -342,9 +346,10 @@ async function readSnapshot(
     FROM deposits d JOIN deposit_addresses a ON a.id = d.deposit_address_id
     WHERE a.address = ANY(${addresses}::text[]) AND d.status IN ('detected', 'confirming')`;
   const legs = await tx.$queryRaw<
-    Array<{ source_type: 'payment' | 'deposit'; source_id: string; tx_hash: string; chain_id: number; from_address: string; to_address: string; token: string; amount: string }>
+    Array<{ source_type: 'payment' | 'deposit'; source_id: string; tx_hash: string; chain_id: number; from_address: string; to_address: string; token: string; amount: string; superseded: string[] }>
   >`
-    SELECT l.source_type, l.source_id, l.tx_hash, l.chain_id, l.from_address, l.to_address, lower(l.token_address) AS token, l.amount_atomic::text AS amount
+    SELECT l.source_type, l.source_id, l.tx_hash, l.chain_id, l.from_address, l.to_address, lower(l.token_address) AS token, l.amount_atomic::text AS amount,
+      ARRAY(SELECT s.tx_hash FROM settlement_legs s WHERE s.source_type = l.source_type AND s.source_id = l.source_id AND s.leg = l.leg AND s.nonce = l.nonce AND s.status = 'superseded') AS superseded
     FROM settlement_legs l
     WHERE l.status IN ('broadcast', 'confirmed')
       AND l.source_type IN ('payment', 'deposit')
@@ -356,9 +361,10 @@ async function readSnapshot(
     FROM vault_receipts r JOIN vaults v ON v.id = r.vault_id
     WHERE v.address = ANY(${addresses}::text[]) AND r.status = 'seen'`;
   const vaultLegs = await tx.$queryRaw<
-    Array<{ source_id: string; tx_hash: string; chain_id: number; from_address: string; to_address: string; token: string; amount: string }>
+    Array<{ source_id: string; tx_hash: string; chain_id: number; from_address: string; to_address: string; token: string; amount: string; superseded: string[] }>
   >`
-    SELECT l.source_id, l.tx_hash, l.chain_id, l.from_address, l.to_address, lower(l.token_address) AS token, l.amount_atomic::text AS amount
+    SELECT l.source_id, l.tx_hash, l.chain_id, l.from_address, l.to_address, lower(l.token_address) AS token, l.amount_atomic::text AS amount,
+      ARRAY(SELECT s.tx_hash FROM settlement_legs s WHERE s.source_type = l.source_type AND s.source_id = l.source_id AND s.leg = l.leg AND s.nonce = l.nonce AND s.status = 'superseded') AS superseded
     FROM settlement_legs l JOIN vault_funding_operations o ON o.id = l.source_id
     WHERE l.source_type = 'vault_funding' AND l.status IN ('broadcast', 'confirmed')
       AND l.from_address = ANY(${addresses}::text[])
@@ -366,9 +372,10 @@ async function readSnapshot(
 
   // Refunds and incident recoveries (src/domain/returns): sent, not yet confirmed and posted.
   const returnLegs = await tx.$queryRaw<
-    Array<{ source_type: 'refund' | 'incident_recovery'; source_id: string; tx_hash: string; chain_id: number; from_address: string; to_address: string; token: string; amount: string }>
+    Array<{ source_type: 'refund' | 'incident_recovery'; source_id: string; tx_hash: string; chain_id: number; from_address: string; to_address: string; token: string; amount: string; superseded: string[] }>
   >`
-    SELECT l.source_type, l.source_id, l.tx_hash, l.chain_id, l.from_address, l.to_address, lower(l.token_address) AS token, l.amount_atomic::text AS amount
+    SELECT l.source_type, l.source_id, l.tx_hash, l.chain_id, l.from_address, l.to_address, lower(l.token_address) AS token, l.amount_atomic::text AS amount,
+      ARRAY(SELECT s.tx_hash FROM settlement_legs s WHERE s.source_type = l.source_type AND s.source_id = l.source_id AND s.leg = l.leg AND s.nonce = l.nonce AND s.status = 'superseded') AS superseded
     FROM settlement_legs l JOIN fund_returns r ON r.id = l.source_id
     WHERE l.source_type IN ('refund', 'incident_recovery') AND l.status IN ('broadcast', 'confirmed')
       AND l.from_address = ANY(${addresses}::text[])
@@ -433,6 +440,7 @@ async function readSnapshot(
       sourceType: l.source_type,
       sourceId: l.source_id,
       txHash: l.tx_hash,
+      superseded: l.superseded,
       chainId: Number(l.chain_id),
       from: l.from_address,
       to: l.to_address,

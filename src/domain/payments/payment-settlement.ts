@@ -2,7 +2,7 @@ import type { Payment } from '../../generated/prisma/client';
 import type { ChainRegistry } from '../../chain/registry';
 import type { PrismaClient } from '../../db/client';
 import { payoutProblem, recordManualNetLeg, type ExpectedPayout } from '../settlement/manual-payout';
-import { feeLegs, sendSettlement, type SettlementSenderDeps } from '../settlement/settlement-sender';
+import { feeLegs, replaceStuckLegsBeforeCheck, sendSettlement, type SettlementSenderDeps } from '../settlement/settlement-sender';
 
 /**
  * A Payment's payout from its escrow address: the net amount to the recipient's destination captured
@@ -22,6 +22,14 @@ export async function sendPaymentSettlement(deps: SettlementSenderDeps, paymentI
       ...(settlement.destinationAddress ? [{ leg: 'net' as const, to: settlement.destinationAddress, amountAtomic: BigInt(p.merchantNetAtomic.toFixed()) }] : []),
       ...feeLegs(deps.custody, BigInt(p.platformFeeAtomic.toFixed()), BigInt(p.partnerFeeAtomic.toFixed())),
     ],
+  });
+}
+
+/** While the settlement confirms: its legs stuck under a rising base fee are sent again with higher fees. */
+export async function replaceStuckPaymentLegs(deps: SettlementSenderDeps, paymentId: string): Promise<void> {
+  await replaceStuckLegsBeforeCheck(deps, async () => {
+    const p = await deps.prisma.payment.findUniqueOrThrow({ where: { id: paymentId }, select: { id: true, chainId: true, escrowIndex: true } });
+    return { source: { type: 'payment', id: p.id }, chainId: p.chainId, payer: { purpose: 'escrow', index: p.escrowIndex } };
   });
 }
 

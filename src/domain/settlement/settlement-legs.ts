@@ -19,9 +19,10 @@ export type LegKind = 'net' | 'platform_fee' | 'partner_fee';
 /**
  * broadcast: signed, recorded, sent (maybe not mined yet); confirmed: at the confirmation depth;
  * reverted: mined and reverted (its nonce is spent); replaced: its nonce went to another transaction
- * before it was mined, so it never can be.
+ * before it was mined, so it never can be; superseded: signed again at the same nonce with higher fees
+ * (the live transaction of its leg and nonce is the other one, but this one may be the one mined).
  */
-export type LegStatus = 'broadcast' | 'confirmed' | 'reverted' | 'replaced';
+export type LegStatus = 'broadcast' | 'confirmed' | 'reverted' | 'replaced' | 'superseded';
 
 /** One signed outgoing transfer of a settlement, recorded before it is broadcast. */
 export interface SettlementLeg {
@@ -73,32 +74,75 @@ export function legId(txHash: string): string {
 /** Committed before the transaction is broadcast: a retry then re-sends these bytes instead of signing again. */
 export async function recordLeg(prisma: PrismaClient, leg: Omit<SettlementLeg, 'id'>): Promise<SettlementLeg> {
   const id = legId(leg.txHash);
-  await prisma.settlementLeg.createMany({
-    data: [
-      {
-        id,
-        sourceType: leg.source.type,
-        sourceId: leg.source.id,
-        leg: leg.leg,
-        chainId: leg.chainId,
-        fromAddress: leg.from.toLowerCase(),
-        toAddress: leg.to.toLowerCase(),
-        tokenAddress: leg.token.toLowerCase(),
-        amountAtomic: leg.amountAtomic.toString(),
-        nonce: leg.nonce,
-        txHash: leg.txHash.toLowerCase(),
-        serialized: leg.serialized,
-        status: leg.status,
-      },
-    ],
-    skipDuplicates: true,
-  });
+  await prisma.settlementLeg.createMany({ data: [rowOf({ ...leg, id })], skipDuplicates: true });
   return { ...leg, id };
+}
+
+function rowOf(leg: SettlementLeg) {
+  return {
+    id: leg.id,
+    sourceType: leg.source.type,
+    sourceId: leg.source.id,
+    leg: leg.leg,
+    chainId: leg.chainId,
+    fromAddress: leg.from.toLowerCase(),
+    toAddress: leg.to.toLowerCase(),
+    tokenAddress: leg.token.toLowerCase(),
+    amountAtomic: leg.amountAtomic.toString(),
+    nonce: leg.nonce,
+    txHash: leg.txHash.toLowerCase(),
+    serialized: leg.serialized,
+    status: leg.status,
+  };
+}
+
+/**
+ * A fee replacement of a live leg (same nonce): committed with the leg it supersedes before it is
+ * broadcast, so a crash can't lose either; one transaction per (leg, nonce) is live at a time.
+ */
+export async function recordReplacement(prisma: PrismaClient, live: SettlementLeg, signed: { txHash: string; serialized: string }): Promise<SettlementLeg> {
+  const next: SettlementLeg = { ...live, id: legId(signed.txHash), txHash: signed.txHash.toLowerCase(), serialized: signed.serialized, status: 'broadcast' };
+  // In this order: one leg of each kind is live at a time (settlement_legs_live_key).
+  await prisma.$transaction([
+    prisma.settlementLeg.update({ where: { id: live.id }, data: { status: 'superseded' } }),
+    prisma.settlementLeg.create({ data: rowOf(next) }),
+  ]);
+  live.status = 'superseded';
+  return next;
+}
+
+/**
+ * The transactions of one leg at one nonce (the live one and those it superseded): at most one can be
+ * mined. The live one is the one the chain holds, else the newest (the highest fees); answers it,
+ * having swapped the statuses when another one was live. Reads the chain only when there are others.
+ */
+export async function followLegFamily(deps: { prisma: PrismaClient; chains: Pick<ChainRegistry, 'get'> }, all: SettlementLeg[], live: SettlementLeg): Promise<SettlementLeg> {
+  const family = all.filter((l) => l.leg === live.leg && l.nonce === live.nonce && l.from === live.from && (l === live || l.status === 'superseded'));
+  if (family.length < 2) return live;
+  const chain = deps.chains.get(live.chainId);
+  let chosen = family[family.length - 1]!;
+  for (const member of family) {
+    if ((await chain.getTransactionInclusion(member.txHash as Hash)) !== null) chosen = member;
+  }
+  if (chosen.id === live.id) return live;
+  await deps.prisma.$transaction([
+    deps.prisma.settlementLeg.update({ where: { id: live.id }, data: { status: 'superseded' } }),
+    deps.prisma.settlementLeg.update({ where: { id: chosen.id }, data: { status: live.status } }),
+  ]);
+  chosen.status = live.status;
+  live.status = 'superseded';
+  return chosen;
 }
 
 export async function markLeg(prisma: PrismaClient, leg: SettlementLeg, status: LegStatus): Promise<void> {
   await prisma.settlementLeg.update({ where: { id: leg.id }, data: { status } });
   leg.status = status;
+}
+
+/** The net leg's live transaction (the one mined, after a fee replacement), or null when there is none. */
+export async function liveNetTxHash(prisma: PrismaClient, source: SettlementSource): Promise<string | null> {
+  const net = await prisma.settlementLeg.findFirst({ where: { sourceType: source.type, sourceId: source.id, leg: 'net', status: { in: ['broadcast', 'confirmed'] } } });
+  return net?.txHash ?? null;
 }
 
 /** A live leg as the chain has it now, at the confirmation depth (`not_found`: not mined, and the node does not know it). */
@@ -118,7 +162,10 @@ export async function recheckLegs(
   confirmations: number,
 ): Promise<LegOnChain[]> {
   const read: LegOnChain[] = [];
-  for (const leg of (await loadLegs(deps.prisma, source)).filter(isLive)) {
+  const all = await loadLegs(deps.prisma, source);
+  for (const live of all.filter(isLive)) {
+    // A fee replacement's family: whichever of its transactions the chain mined is the leg.
+    const leg = await followLegFamily(deps, all, live);
     const chain = await deps.chains.get(leg.chainId).getTransactionStatus(leg.txHash as Hash, confirmations);
     if (chain === 'reverted') await markLeg(deps.prisma, leg, 'reverted');
     else if (chain === 'confirmed' && leg.status !== 'confirmed') await markLeg(deps.prisma, leg, 'confirmed');

@@ -1,7 +1,11 @@
-import type { Address, Hash, Hex } from 'viem';
+import { parseTransaction, type Address, type Hash, type Hex, type LocalAccount } from 'viem';
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import { NonceAlreadyUsedError, type Chain } from '../../chain/types';
+import { replacementFees, type Fees } from '../../chain/fees';
+import { gasSettings } from '../../config/gas';
+import type { Logger } from '../../logger';
+import { raiseAlert, resolveAlerts } from '../alerts';
 import type { Custody, KeyPath } from '../../custody';
 import type { SettlementRefusalReason } from './hold-reasons';
 import { destinationRefusal } from '../custody-addresses';
@@ -9,24 +13,14 @@ import { isVaultFundingReturn } from '../vaults/vault-returns';
 import { isMoneyMissingAt } from '../ledger/reconcile';
 import { crashPoint, SETTLEMENT_CRASH_POINTS } from '../../runtime/crash-points';
 import { withLease } from './lease-lock';
-import { isLive, loadLegs, markLeg, recordLeg, type LegKind, type SettlementLeg, type SettlementSource } from './settlement-legs';
-
-export interface TreasuryPolicy {
-  /** Payers below this native balance get topped up from the treasury before they send. */
-  minGasWei: bigint;
-  topUpWei: bigint;
-}
-
-export const DEFAULT_TREASURY_POLICY: TreasuryPolicy = {
-  minGasWei: 5_000_000_000_000_000n, // 0.005 ETH
-  topUpWei: 10_000_000_000_000_000n, // 0.01 ETH
-};
+import { followLegFamily, isLive, loadLegs, markLeg, recordLeg, recordReplacement, type LegKind, type SettlementLeg, type SettlementSource } from './settlement-legs';
 
 export interface SettlementSenderDeps {
   prisma: PrismaClient;
   chains: ChainRegistry;
   custody: Custody;
-  treasury: TreasuryPolicy;
+  /** Where an operator alert (an empty gas treasury) and a failed fee replacement are logged. */
+  logger?: Pick<Logger, 'error' | 'warn' | 'info'>;
   /** How long a gas top-up may take to be mined before the attempt fails (a block time or two). */
   topUpTimeoutMs?: number;
 }
@@ -134,14 +128,16 @@ export async function sendSettlement(deps: SettlementSenderDeps, order: Settleme
       if (live?.status === 'confirmed') continue;
       if (live) {
         await gas();
-        const sent = await rebroadcast(chain, live, { untilFinal: order.redelivery === true });
+        const current = await currentTransaction(deps, chain, payer, legs, live);
+        if (current === 'mined') continue;
+        const sent = await rebroadcast(chain, current, { untilFinal: order.redelivery === true });
         if (sent === 'sent') continue;
         if (sent === 'held') {
           // The other legs still go: their nonces are not the taken one.
-          held.push(live);
+          held.push(current);
           continue;
         }
-        await markLeg(deps.prisma, live, 'replaced');
+        await markLeg(deps.prisma, current, 'replaced');
       }
       await gas();
       await lease.renew();
@@ -179,6 +175,80 @@ export async function sendSettlement(deps: SettlementSenderDeps, order: Settleme
     if (!sentNet) throw new Error(`${order.source.type} ${order.source.id}: net leg missing after sending`);
     return { txHash: sentNet.txHash };
   });
+}
+
+/** What a payer needs to re-send its stuck legs: the payer and the settlement (no new leg is signed). */
+export interface StuckLegsOrder {
+  source: SettlementSource;
+  chainId: number;
+  payer: KeyPath;
+}
+
+/**
+ * replaceStuckLegs for a confirmation check: a replacement that fails (a chain read, an empty gas
+ * treasury, which alerts) is logged and tried again at the next check; the legs are read all the same.
+ */
+export async function replaceStuckLegsBeforeCheck(deps: SettlementSenderDeps, order: () => Promise<StuckLegsOrder>): Promise<void> {
+  try {
+    const { capped } = await replaceStuckLegs(deps, await order());
+    if (capped.length > 0) deps.logger?.warn({ capped }, 'settlement legs stuck under a base fee above the network cap: waiting');
+  } catch (err) {
+    deps.logger?.warn({ err }, 'replacing a stuck settlement leg failed; the next check tries again');
+  }
+}
+
+/**
+ * Follows a settlement's broadcast legs while they confirm: one stuck under a rising base fee is
+ * replaced at its nonce with higher fees (within the network's cap), recorded before it is broadcast.
+ * Answers the legs a replacement would take above the cap (they stay as they are, and wait).
+ */
+export async function replaceStuckLegs(deps: SettlementSenderDeps, order: StuckLegsOrder): Promise<{ capped: string[] }> {
+  const chain = deps.chains.get(order.chainId);
+  const payer = deps.custody.signer(order.payer);
+  const capped: string[] = [];
+  await withLease(deps.prisma, senderKey(order.chainId, payer.address), async () => {
+    const legs = await loadLegs(deps.prisma, order.source);
+    for (const live of legs.filter((l) => l.status === 'broadcast')) {
+      const current = await currentTransaction(deps, chain, payer, legs, live, () => capped.push(live.leg));
+      if (current !== 'mined' && current !== live) await chain.broadcast(current.serialized as Hex);
+    }
+  });
+  return { capped };
+}
+
+/**
+ * A live, unconfirmed leg as it should be sent now: 'mined' when the chain holds one of its
+ * transactions at this nonce (made the live one); else the live transaction, replaced first when the
+ * base fee rose past what it offers. The replacement is committed before the caller broadcasts it.
+ */
+async function currentTransaction(
+  deps: SettlementSenderDeps,
+  chain: Chain,
+  payer: LocalAccount,
+  legs: SettlementLeg[],
+  live: SettlementLeg,
+  onCapped: () => void = () => undefined,
+): Promise<SettlementLeg | 'mined'> {
+  const leg = await followLegFamily(deps, legs, live);
+  // An operator's hand-made payout has no bytes of ours to sign again.
+  if (!leg.serialized) return leg;
+  if ((await chain.getTransactionInclusion(leg.txHash as Hash)) !== null) return 'mined';
+  const decision = replacementFees(feesOf(leg.serialized as Hex), await chain.getBaseFee(), chain.feePolicy);
+  if (decision.kind === 'capped') onCapped();
+  if (decision.kind !== 'replace') return leg;
+  await ensureGas(deps, chain, leg.chainId, payer.address);
+  const signed = await chain.signReplacement({ from: payer, original: leg.serialized as Hex, fees: decision.fees });
+  const next = await recordReplacement(deps.prisma, leg, signed);
+  legs.push(next);
+  crashPoint(SETTLEMENT_CRASH_POINTS.legRecorded);
+  return next;
+}
+
+/** The fees a signed transaction offers (a legacy one's gas price stands for both). */
+function feesOf(serialized: Hex): Fees {
+  const tx = parseTransaction(serialized);
+  const maxFeePerGas = tx.maxFeePerGas ?? tx.gasPrice ?? 0n;
+  return { maxFeePerGas, maxPriorityFeePerGas: tx.maxPriorityFeePerGas ?? maxFeePerGas };
 }
 
 /** The platform fee to fee wallet 0, the partner fee to fee wallet 1: every settlement alike. */
@@ -231,15 +301,43 @@ async function requireFunds(chain: Chain, order: SettlementOrder, payer: Address
   }
 }
 
-/** Tops the payer up from the treasury (one treasury sender at a time) and waits for it to be mined. */
+export const GAS_TREASURY_EMPTY = 'gas_treasury_empty';
+
+/** The gas treasury can't pay a top-up: this attempt fails (the settlement retries, then holds), an operator is alerted. */
+export class GasTreasuryEmptyError extends Error {
+  constructor(chainId: number, treasury: string, balance: bigint, needed: bigint) {
+    super(`gas treasury ${treasury} on chain ${chainId} holds ${balance} wei, short of the ${needed} a top-up needs`);
+    this.name = 'GasTreasuryEmptyError';
+  }
+}
+
+/**
+ * Tops the payer up from the network's gas treasury (one treasury sender at a time), by that
+ * network's amounts (its native token: ETH, POL...), and waits for it to be mined. A treasury that
+ * can't pay raises a `gas_treasury_empty` alert (resolved by the next top-up it pays).
+ */
 async function ensureGas(deps: SettlementSenderDeps, chain: Chain, chainId: number, address: Address): Promise<void> {
-  if ((await chain.getNativeBalance(address)) >= deps.treasury.minGasWei) return;
+  const gas = gasSettings(deps.chains.network(chainId));
+  if ((await chain.getNativeBalance(address)) >= gas.minBalanceWei) return;
   const treasury = deps.custody.signer({ purpose: 'treasury', index: 0 });
+  const alerts = { prisma: deps.prisma, logger: deps.logger ?? SILENT };
+  const subject = `${chainId}:${treasury.address.toLowerCase()}`;
+  // The top-up plus its own fee at the cap: what the treasury must hold for the top-up to be mined.
+  const needed = gas.topUpWei + NATIVE_TRANSFER_GAS * gas.maxFeePerGasWei;
+  const balance = await chain.getNativeBalance(treasury.address);
+  if (balance < needed) {
+    await raiseAlert(alerts, { kind: GAS_TREASURY_EMPTY, severity: 'critical', subject, details: { chainId, treasury: treasury.address, balanceWei: balance.toString(), neededWei: needed.toString() } });
+    throw new GasTreasuryEmptyError(chainId, treasury.address, balance, needed);
+  }
   const topUp = await withLease(deps.prisma, senderKey(chainId, treasury.address), async () =>
-    chain.sendNative({ from: treasury, to: address, amountWei: deps.treasury.topUpWei, nonce: await chain.getNonce(treasury.address, 'pending') }),
+    chain.sendNative({ from: treasury, to: address, amountWei: gas.topUpWei, nonce: await chain.getNonce(treasury.address, 'pending') }),
   );
   await waitUntilMined(chain, topUp, deps.topUpTimeoutMs ?? 30_000);
+  await resolveAlerts(alerts, GAS_TREASURY_EMPTY, [subject]);
 }
+
+const NATIVE_TRANSFER_GAS = 21_000n;
+const SILENT = { error: () => undefined, info: () => undefined };
 
 /** A chain with interval mining takes a block time; a top-up that takes longer fails this attempt. */
 async function waitUntilMined(chain: Chain, hash: Hash, timeoutMs: number): Promise<void> {
