@@ -73,7 +73,7 @@ export async function startService(opts: {
   sandboxBlockTime?: number;
   /** Where the started parts are registered, so a signal during start-up stops them too. */
   lifecycle?: Lifecycle;
-  /** Where the custody settings are read (CUSTODY_MNEMONIC_FILE, CUSTODY_MNEMONIC, CUSTODY_PUBLIC_KEYS). */
+  /** Where DATA_DIR and the custody settings are read (CUSTODY_MNEMONIC_FILE, CUSTODY_MNEMONIC, CUSTODY_PUBLIC_KEYS). */
   env?: NodeJS.ProcessEnv;
 }): Promise<RunningService> {
   const { logger, roles } = opts;
@@ -82,9 +82,10 @@ export async function startService(opts: {
   const lifecycle = opts.lifecycle ?? new Lifecycle();
   const stop = () => lifecycle.stop();
   try {
-    const data = dataDir();
+    const env = opts.env ?? process.env;
+    const data = dataDir(env);
     // First: a process that can't have its keys starts nothing. The worker reads the seed, an API alone only the public keys.
-    const keys = keysForRoles(roles, { deployment: config.deployment, dataDir: data, env: opts.env ?? process.env });
+    const keys = keysForRoles(roles, { deployment: config.deployment, dataDir: data, env });
     let environments = loadEnvironments(config.environmentsFile);
 
     // Each role has a pool of its own (API_/WORKER_DATABASE_POOL_*), also when both share this process.
