@@ -63,7 +63,8 @@ function childAddress(branch: Branch, index: number): Address {
   // BIP-32: such an index is skipped; @scure/bip32 throws, and so does this (odds about 2^-127).
   if (il === 0n || il >= SECP256K1_ORDER) throw new Error(`HD index ${index} derives no valid key`);
   // The base point's multiples are precomputed (@noble/curves): faster here than Node's native ECDH.
-  const child = secp256k1.ProjectivePoint.BASE.multiply(il).add(branch.point);
+  // Variable time is fine: the tweak comes from public data (the extended public key).
+  const child = secp256k1.ProjectivePoint.BASE.multiplyUnsafe(il).add(branch.point);
   if (child.equals(secp256k1.ProjectivePoint.ZERO)) throw new Error(`HD index ${index} derives no valid key`);
   const uncompressed = child.toRawBytes(false); // 0x04 || x || y
   return getAddress(`0x${keccak256(uncompressed.subarray(1)).slice(-40)}`);
