@@ -7,7 +7,9 @@
 #   node dist/src/main.js --only worker   Temporal worker (workflows + activities)
 #   node dist/scripts/migrate.js          one-shot: applies prisma/migrations to DATABASE_URL
 # PostgreSQL (DATABASE_URL) and Temporal (TEMPORAL_ADDRESS) are external services here; nothing
-# embedded (no scripts/setup.mjs) runs in the container.
+# embedded (no scripts/setup.mjs) runs in the container. The image is production (DEPLOYMENT): the
+# worker needs the custody seed from outside (CUSTODY_MNEMONIC_FILE, a mounted secret) and never makes
+# one; the API needs only the extended public keys (CUSTODY_PUBLIC_KEYS).
 
 ARG NODE_IMAGE=node:20-bookworm-slim
 
@@ -47,6 +49,7 @@ RUN mkdir -p /app/.data && chown node:node /app/.data
 USER node
 ENV HOST=0.0.0.0 \
     PORT=3000 \
-    DATA_DIR=/app/.data
+    DATA_DIR=/app/.data \
+    DEPLOYMENT=production
 EXPOSE 3000
 CMD ["node", "dist/src/main.js", "--only", "api"]

@@ -147,7 +147,7 @@ export async function startStack(opts: {
       logger: createLogger('warn', apiLog),
       serviceSecret,
       engine,
-      custody: chain.custody,
+      custody: chain.addressBook,
       temporalHealth: () => engine.ping(),
     });
     const server: Server = await new Promise((resolve) => {

@@ -113,10 +113,10 @@ export async function checkBooks(stack: Stack): Promise<{ ledger: LedgerCheckRes
   const problems: string[] = [];
   const ledger = await checkLedger(prisma);
   for (const p of ledger.problems) problems.push(`ledger check: ${p.code}: ${p.message}`);
-  let reconcile = await reconcileLedger({ prisma, chains: stack.chain.chains, custody: stack.chain.custody });
+  let reconcile = await reconcileLedger({ prisma, chains: stack.chain.chains, custody: stack.chain.addressBook });
   for (let attempt = 2; attempt <= 3 && !reconcile.ok; attempt += 1) {
     await sleep(5000); // a leg mined after the snapshot shows as a difference for a moment: look again
-    reconcile = await reconcileLedger({ prisma, chains: stack.chain.chains, custody: stack.chain.custody });
+    reconcile = await reconcileLedger({ prisma, chains: stack.chain.chains, custody: stack.chain.addressBook });
   }
   for (const d of reconcile.differences) {
     problems.push(`ledger reconcile: ${d.purpose} ${d.address ?? d.book}: books ${d.ledgerAtomic}, chain ${d.chainAtomic}, in flight ${d.inFlightAtomic}, difference ${d.differenceAtomic}`);

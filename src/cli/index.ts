@@ -8,6 +8,7 @@ import type { CliContext } from './shared';
 import { openDatabase } from '../runtime/database';
 import { registerAlertCommands } from './alerts';
 import { registerKeyCommands } from './keys';
+import { CUSTODY_USAGE, registerCustodyCommands } from './custody';
 import { registerLedgerCommands } from './ledger';
 import { registerPaymentCommands } from './payments';
 import { registerDepositCommands } from './deposits';
@@ -30,6 +31,7 @@ const USAGE = `usage:
   npm run cli -- ${ROTATE_USAGE}
   npm run cli -- ${REVOKE_USAGE}
   npm run cli -- keys reseal
+${CUSTODY_USAGE}
 ${SANDBOX_USAGE}`;
 
 const commands: Record<string, Command> = {
@@ -104,6 +106,7 @@ registerWebhookCommands(registerCommand);
 registerSandboxCommands(registerCommand);
 registerAlertCommands(registerCommand);
 registerKeyCommands(registerCommand);
+registerCustodyCommands(registerCommand);
 
 export interface CliIo {
   env: NodeJS.ProcessEnv;

@@ -36,7 +36,7 @@ export function registerLedgerCommands(register: Register): void {
     const pageSize = values['page-size'] === undefined ? undefined : Number(values['page-size']);
     if (pageSize !== undefined && (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 1000)) throw new Error('--page-size takes 1-1000');
     const config = ctx.config();
-    const { chains, custody } = serviceChains(config, ctx.env);
+    const { chains, addressBook: custody } = serviceChains(config, ctx.env);
     const opened = await openDatabase(config);
     let result;
     try {

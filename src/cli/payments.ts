@@ -68,7 +68,7 @@ export function registerPaymentCommands(register: Register): void {
       'body',
     );
     const config = ctx.config();
-    const { chains, custody } = serviceChains(config, ctx.env);
+    const { chains, addressBook: custody } = serviceChains(config, ctx.env);
     const opened = await openDatabase(config);
     try {
       return await withEngine(config, (engine) => recoverIncident({ prisma: opened.db.prisma, custody, chains, engine }, { actor, channel: 'cli' }, paymentId, input));

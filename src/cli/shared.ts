@@ -1,12 +1,10 @@
-import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadConfig, type ServiceConfig } from '../config';
 import { loadEnvironmentsReport, withRpcUrl } from '../config/environments';
 import { createChainRegistry, type ChainRegistry } from '../chain/registry';
-import { seedFilePath } from '../custody';
 import { dataDir } from '../embedded/paths';
-import { createChainServices, type ChainServices } from '../runtime/chain-services';
+import { addressKeys, type ChainServices } from '../runtime/chain-services';
 import { RESOLUTION_ACTIONS, type ResolutionAction, type ResolutionRequest } from '../domain/operator-resolution';
 import { connectTemporalGateway, type TemporalGateway } from '../temporal/gateway';
 
@@ -103,13 +101,10 @@ export function parseResolutionArgs(argv: string[], usage: string): ResolutionAr
 }
 
 /**
- * The chains and custody the service runs with: the networks (serviceEnvironments) and the custody seed (CUSTODY_MNEMONIC or <DATA_DIR>/custody/seed.txt). Refuses to make up a seed: a new
- * one would derive other addresses than the service's.
+ * The chains and the address book the service runs with: the networks (serviceEnvironments) and the
+ * custody public keys as the API reads them (CUSTODY_PUBLIC_KEYS, or the sandbox's
+ * <DATA_DIR>/custody/public-keys.txt). Operator commands sign nothing, so they never read the seed.
  */
 export function serviceChains(config: ServiceConfig, env: NodeJS.ProcessEnv = process.env): ChainServices {
-  const data = dataDir(env);
-  if (!env.CUSTODY_MNEMONIC?.trim() && !existsSync(seedFilePath(data))) {
-    throw new Error(`no custody seed: set CUSTODY_MNEMONIC or DATA_DIR (looked for ${seedFilePath(data)})`);
-  }
-  return createChainServices(serviceEnvironments(config), data);
+  return { chains: createChainRegistry(serviceEnvironments(config)), ...addressKeys({ deployment: config.deployment, dataDir: dataDir(env), env }) };
 }

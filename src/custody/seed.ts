@@ -6,7 +6,7 @@ import { Mnemonic } from './mnemonic';
 export interface LoadedSeed {
   mnemonic: Mnemonic;
   /** Where it came from; safe to log, unlike the mnemonic. */
-  source: 'env' | 'file' | 'created';
+  source: 'env' | 'secret-file' | 'file' | 'created';
 }
 
 export function seedFilePath(dataDir: string): string {

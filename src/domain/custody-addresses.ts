@@ -1,5 +1,5 @@
 import type { Prisma, PrismaClient } from '../db/client';
-import type { Custody, KeyPath } from '../custody';
+import type { AddressBook, KeyPath } from '../custody';
 
 type Db = PrismaClient | Prisma.TransactionClient;
 
@@ -15,23 +15,39 @@ export const SERVICE_WALLETS: readonly KeyPath[] = [
  * Anything recorded here can never be a payout destination, and money moving between two of these
  * addresses is never a new deposit or payment.
  */
-export async function registerCustodyAddress(db: Db, custody: Pick<Custody, 'deriveAddress'>, path: KeyPath): Promise<string> {
+export async function registerCustodyAddress(db: Db, custody: AddressBook, path: KeyPath): Promise<string> {
   const row = custodyAddressRow(custody, path);
   await db.custodyAddress.createMany({ data: [row], skipDuplicates: true });
   return row.address;
 }
 
 /** The row registerCustodyAddress inserts (with skipDuplicates), for a caller that batches its transaction. */
-export function custodyAddressRow(custody: Pick<Custody, 'deriveAddress'>, path: KeyPath) {
+export function custodyAddressRow(custody: AddressBook, path: KeyPath) {
   return { address: custody.deriveAddress(path).toLowerCase(), purpose: path.purpose, custodyIndex: path.index };
 }
 
-export async function registerServiceWallets(db: Db, custody: Pick<Custody, 'deriveAddress'>): Promise<void> {
+/**
+ * The service wallets the database already has (treasury and fee rows) that these keys derive
+ * differently: keys of another seed than the one the service has been running with. Each says what
+ * disagrees.
+ */
+export async function serviceWalletDisagreements(db: Db, custody: AddressBook): Promise<string[]> {
+  const rows = await db.custodyAddress.findMany({
+    where: { OR: SERVICE_WALLETS.map((p) => ({ purpose: p.purpose, custodyIndex: p.index })) },
+    select: { address: true, purpose: true, custodyIndex: true },
+  });
+  return rows
+    .map((row) => ({ row, derived: custody.deriveAddress({ purpose: row.purpose as KeyPath['purpose'], index: row.custodyIndex }).toLowerCase() }))
+    .filter(({ row, derived }) => row.address !== derived)
+    .map(({ row, derived }) => `${row.purpose}/${row.custodyIndex} is ${row.address} in custody_addresses, the public keys derive ${derived}`);
+}
+
+export async function registerServiceWallets(db: Db, custody: AddressBook): Promise<void> {
   for (const path of SERVICE_WALLETS) await registerCustodyAddress(db, custody, path);
 }
 
 /** Is this address one the service controls? (Case-insensitive; the fixed wallets are derived, so never missed.) */
-export async function isServiceControlled(db: Db, custody: Pick<Custody, 'deriveAddress'>, address: string): Promise<boolean> {
+export async function isServiceControlled(db: Db, custody: AddressBook, address: string): Promise<boolean> {
   const lower = address.toLowerCase();
   if (SERVICE_WALLETS.some((p) => custody.deriveAddress(p).toLowerCase() === lower)) return true;
   return (await db.custodyAddress.count({ where: { address: lower } })) > 0;
@@ -42,7 +58,7 @@ export async function isServiceControlled(db: Db, custody: Pick<Custody, 'derive
  * service address but a vault: a vault holds a payer's funds, and its transfer to an escrow is that
  * payer paying the Payment, seen and verified like any other.
  */
-export async function isServiceSender(db: Db, custody: Pick<Custody, 'deriveAddress'>, address: string): Promise<boolean> {
+export async function isServiceSender(db: Db, custody: AddressBook, address: string): Promise<boolean> {
   const lower = address.toLowerCase();
   if (SERVICE_WALLETS.some((p) => custody.deriveAddress(p).toLowerCase() === lower)) return true;
   return (await db.custodyAddress.count({ where: { address: lower, purpose: { not: 'vault' } } })) > 0;
@@ -65,7 +81,7 @@ export const DESTINATION_REFUSAL_MESSAGES: Record<DestinationRefusal, string> = 
  */
 export async function destinationRefusal(
   db: Db,
-  custody: Pick<Custody, 'deriveAddress'>,
+  custody: AddressBook,
   address: string,
   tokenContracts: readonly string[],
   ownMoney: (to: string) => Promise<boolean> = async () => false,

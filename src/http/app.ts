@@ -41,7 +41,7 @@ import { registerProviderCallbackRoutes } from './routes/provider-callbacks';
 import type { OfframpCallbackDeps } from '../domain/provider-callbacks';
 import { createSmtpMailer, type Mailer } from '../mail/mailer';
 import { createChainRegistry, type ChainRegistry } from '../chain/registry';
-import type { Custody } from '../custody';
+import type { AddressBook } from '../custody';
 import type { FundReturnEngine, OperatorEngine, PaymentEngine, VaultFundingEngine, WebhookEngine } from '../domain/engine';
 import { registerOperatorConsole } from './console/console';
 import { registerFundReturnAdminRoutes, registerFundReturnRoutes } from './routes/fund-returns';
@@ -66,7 +66,7 @@ export interface ApiDeps {
   /** The workflow engine (src/temporal/gateway.ts). Optional only for tests of the HTTP layer alone. */
   engine?: Pick<PaymentEngine, 'startPayment' | 'cancelPayment'> & Pick<WebhookEngine, 'kickWebhookDispatcher'>;
   /** Derives escrow and deposit addresses, and tells the service's own addresses from others. */
-  custody: Custody;
+  custody: AddressBook;
   /** Chain clients (vault balances, client confirms); default: one per configured network of `environments`. */
   chains?: ChainRegistry;
   /** Outgoing mail; default: SMTP from config.mail when set, else none (the sandbox outbox). */

@@ -17,7 +17,8 @@ import { freePort } from '../embedded/process';
 import { loadWorkflowBundle } from '../temporal/workflow-bundle';
 import { createActivities } from '../../activities';
 import { registerServiceWallets } from '../domain/custody-addresses';
-import { createChainServices, fundSandboxTreasury, type ChainServices } from './chain-services';
+import { createChainRegistry } from '../chain/registry';
+import { assertKeysMatchDatabase, fundSandboxTreasury, keysForRoles, type ChainServices } from './chain-services';
 import { Lifecycle } from './lifecycle';
 import { startWebhookKicks } from './webhook-kicks';
 import { deriveKey } from '../domain/secrets';
@@ -72,6 +73,8 @@ export async function startService(opts: {
   sandboxBlockTime?: number;
   /** Where the started parts are registered, so a signal during start-up stops them too. */
   lifecycle?: Lifecycle;
+  /** Where DATA_DIR and the custody settings are read (CUSTODY_MNEMONIC_FILE, CUSTODY_MNEMONIC, CUSTODY_PUBLIC_KEYS). */
+  env?: NodeJS.ProcessEnv;
 }): Promise<RunningService> {
   const { logger, roles } = opts;
   const config: ServiceConfig = opts.config;
@@ -81,7 +84,10 @@ export async function startService(opts: {
   try {
     // First: in production a bad configuration stops here, before anything is started or written.
     let environments = loadServiceEnvironments(config, logger, roles);
-    const data = dataDir();
+    const env = opts.env ?? process.env;
+    const data = dataDir(env);
+    // Then: a process that can't have its keys starts nothing. The worker reads the seed, an API alone only the public keys.
+    const keys = keysForRoles(roles, { deployment: config.deployment, dataDir: data, env });
 
     // Each role has a pool of its own (API_/WORKER_DATABASE_POOL_*), also when both share this process.
     const database = await openDatabase(config, { role: roles.includes('worker') ? 'worker' : 'api' });
@@ -140,9 +146,10 @@ export async function startService(opts: {
       sandboxProviderUrl = provider.url;
       offramp = new HttpOfframpProvider({ baseUrl: provider.url, callbackSecret, timeoutMs: config.offramp.timeoutMs });
     }
-    const chain = createChainServices(environments, data);
+    const chain: ChainServices = { chains: createChainRegistry(environments), ...keys };
+    await assertKeysMatchDatabase(database.db.prisma, keys);
     if (rpcUrl) await fundSandboxTreasury(chain, rpcUrl);
-    await registerServiceWallets(database.db.prisma, chain.custody);
+    await registerServiceWallets(database.db.prisma, chain.addressBook);
     const engine = await connectTemporalGateway({
       address: temporalAddress,
       namespace: config.temporal.namespace,
@@ -154,6 +161,7 @@ export async function startService(opts: {
 
     let temporalMetricsUrl: string | undefined;
     if (roles.includes('worker')) {
+      if (!keys.custody) throw new Error('the worker role has no signer');
       const metricsBindAddress = config.temporal.metricsBindAddress ?? `127.0.0.1:${await freePort()}`;
       temporalMetricsUrl = installWorkerRuntime({ metricsBindAddress }).metricsUrl;
       const connection = await connectWorkerConnection(temporalAddress);
@@ -166,7 +174,7 @@ export async function startService(opts: {
           db: database.pool('worker'),
           logger,
           chains: chain.chains,
-          custody: chain.custody,
+          custody: keys.custody,
           engine,
           serviceSecret,
           webhooks: config.webhooks,
@@ -207,7 +215,8 @@ export async function startService(opts: {
         serviceSecret,
         credentials,
         engine,
-        custody: chain.custody,
+        // Addresses only: the API signs nothing, also when the worker shares its process.
+        custody: chain.addressBook,
         chains: chain.chains,
         temporalHealth: () => engine.ping(),
         client: { engine },

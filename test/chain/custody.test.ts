@@ -41,7 +41,7 @@ describe('HD custody', () => {
     assert.equal(seen.size, CUSTODY_PURPOSES.length * 4);
   });
 
-  test('a fresh address (native derivation) is the address of the signer viem derives, for any purpose and index', () => {
+  test('a fresh address (public derivation) is the address of the signer viem derives, for any purpose and index', () => {
     const custody = createHdCustody({ mnemonic: TEST_MNEMONIC });
     const reference = createHdCustody({ mnemonic: TEST_MNEMONIC });
     fc.assert(

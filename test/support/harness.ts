@@ -24,7 +24,7 @@ import path from 'node:path';
 import { withRpcUrl } from '../../src/config/environments';
 import { startAnvil } from '../../src/embedded/anvil';
 import { ensureSandboxToken } from '../../src/chain/sandbox';
-import { createChainServices, fundSandboxTreasury, type ChainServices } from '../../src/runtime/chain-services';
+import { addressKeys, createChainServices, fundSandboxTreasury, type SigningChainServices } from '../../src/runtime/chain-services';
 import { startMailbox, type Mailbox } from './mailbox';
 import { freePort } from '../../src/embedded/process';
 import { HttpOfframpProvider } from '../../src/offramp/http-provider';
@@ -52,7 +52,7 @@ export interface Harness {
   logger: Logger;
   rpcUrl: string;
   chainId: number;
-  chain: ChainServices;
+  chain: SigningChainServices;
   /** The SMTP server the API's mailer (SMTP_URL) delivers to. */
   mailbox: Mailbox;
   /** The DATA_DIR holding the custody seed, for CLI processes that must derive the same addresses. */
@@ -161,7 +161,9 @@ async function start(): Promise<Harness> {
   const sandboxChainId = loadEnvironments(config.environmentsFile).environments.sandbox.networks[0]!.chainId;
   const environments = withRpcUrl(loadEnvironments(config.environmentsFile), sandboxChainId, anvil.rpcUrl);
   const custodyDataDir = mkdtempSync(path.join(os.tmpdir(), 'pp-test-custody-'));
+  // The worker signs with the seed; the API gets the address book of the public keys the worker wrote, as an API of its own would.
   const chain = createChainServices(environments, custodyDataDir);
+  const apiAddressBook = addressKeys({ deployment: 'sandbox', dataDir: custodyDataDir, env: {} }).addressBook;
   await fundSandboxTreasury(chain, anvil.rpcUrl);
   const logger = createLogger(config.logLevel);
 
@@ -204,7 +206,7 @@ async function start(): Promise<Harness> {
   });
   cleanups.push(() => env.teardown());
 
-  await registerServiceWallets(opened.db.prisma, chain.custody);
+  await registerServiceWallets(opened.db.prisma, chain.addressBook);
   // Deliveries' first attempts as activities: see GatewayOptions.policies.webhookDelivery.
   const policies: Harness['policies'] = { webhookDelivery: { firstAttemptLocal: false } };
   // Its scanner scans when poked, not on every block: workflows keep their fast polls (no 2 s floor).
@@ -278,7 +280,7 @@ async function start(): Promise<Harness> {
     serviceSecret: TEST_SERVICE_SECRET,
     credentials,
     engine,
-    custody: chain.custody,
+    custody: apiAddressBook,
     temporalHealth: () => engine.ping(),
     chains: chain.chains,
     client: { engine },
@@ -378,7 +380,7 @@ export async function apiDepsOnHarness(overrides: Partial<ApiDeps> = {}): Promis
   return {
     config: h.config,
     environments: h.environments,
-    custody: h.chain.custody,
+    custody: h.chain.addressBook,
     db: h.db,
     logger: h.logger,
     serviceSecret: TEST_SERVICE_SECRET,

@@ -7,7 +7,7 @@ import { ApiError, notFound } from '../errors';
 import type { AuthenticatedApp } from '../apps';
 import { writeEvents, type EventSubject } from '../events';
 import { DESTINATION_REFUSAL_MESSAGES, destinationRefusal } from '../custody-addresses';
-import type { Custody } from '../../custody';
+import type { AddressBook } from '../../custody';
 import { newId, randomToken } from '../ids';
 import { BUNDLE_INCLUDE, loadAccount, toAccountBundle } from './account-bundle';
 import type {
@@ -149,7 +149,7 @@ export async function updatePaymentAcceptance(
 /** Registers an EVM wallet the account holder controls. Ownership starts unverified. */
 export async function registerConnectedWallet(
   prisma: PrismaClient,
-  custody: Pick<Custody, 'deriveAddress'>,
+  custody: AddressBook,
   app: AuthenticatedApp,
   env: TEnvironmentConfig,
   accountId: string,
@@ -194,7 +194,7 @@ export async function registerConnectedWallet(
  */
 export async function setSettlementProfile(
   prisma: PrismaClient,
-  custody: Pick<Custody, 'deriveAddress'>,
+  custody: AddressBook,
   app: AuthenticatedApp,
   env: TEnvironmentConfig,
   accountId: string,
@@ -288,7 +288,7 @@ export async function accountCapabilities(
 const tokenContractsOf = (network: NonNullable<ReturnType<typeof findNetwork>>) => network.assets.map((a) => a.tokenAddress);
 
 /** The one destination rule (custody-addresses.ts): a payout address that would lose the money is refused. */
-async function requirePayableAddress(prisma: PrismaClient, custody: Pick<Custody, 'deriveAddress'>, address: string, tokens: string[], field: string): Promise<void> {
+async function requirePayableAddress(prisma: PrismaClient, custody: AddressBook, address: string, tokens: string[], field: string): Promise<void> {
   const refused = await destinationRefusal(prisma, custody, address, tokens);
   if (!refused) return;
   const message = DESTINATION_REFUSAL_MESSAGES[refused];

@@ -1,6 +1,6 @@
 import type { Prisma, PrismaClient } from '../../db/client';
 import { findAsset, findNetwork, type TEnvironmentConfig } from '../../config/environments';
-import type { Custody } from '../../custody';
+import type { AddressBook } from '../../custody';
 import { ApiError, notFound } from '../errors';
 import { afterPosition, pageOf, type CursorCodec } from '../pagination';
 import type { AuthenticatedApp } from '../apps';
@@ -26,7 +26,7 @@ export async function requireAccount(db: Db, appId: string, accountId: string): 
  * sequence number.
  */
 export async function createDepositAddress(
-  deps: { prisma: PrismaClient; custody: Custody },
+  deps: { prisma: PrismaClient; custody: AddressBook },
   app: AuthenticatedApp,
   env: TEnvironmentConfig,
   accountId: string,

@@ -1,7 +1,7 @@
 import { getAddress, type Address, type Hash } from 'viem';
 import { Prisma, type PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
-import type { Custody } from '../../custody';
+import type { AddressBook } from '../../custody';
 import { syncAlerts, type AlertDeps, type AlertInput } from '../alerts';
 import { SERVICE_WALLETS } from '../custody-addresses';
 import type { AddressPurpose, BooksDifference, InFlightAmount, ReconcilePage, ReconcileResult } from './reconcile-report';
@@ -44,7 +44,7 @@ export type { AddressPurpose, BooksDifference, InFlightAmount, ReconcilePage, Re
 export interface ReconcileDeps {
   prisma: PrismaClient;
   chains: Pick<ChainRegistry, 'get' | 'networks'>;
-  custody: Pick<Custody, 'deriveAddress'>;
+  custody: AddressBook;
 }
 
 const TERMINAL_PAYMENT = ['succeeded', 'failed', 'cancelled', 'expired'];
@@ -151,7 +151,7 @@ export function syncLedgerAlerts(deps: AlertDeps, differences: BooksDifference[]
 }
 
 /** Lower-case address -> what it is, for the treasury and the two fee wallets. */
-function walletsOf(custody: Pick<Custody, 'deriveAddress'>): Map<string, { purpose: AddressPurpose; book: string | null }> {
+function walletsOf(custody: AddressBook): Map<string, { purpose: AddressPurpose; book: string | null }> {
   const out = new Map<string, { purpose: AddressPurpose; book: string | null }>();
   for (const path of SERVICE_WALLETS) {
     const address = lower(custody.deriveAddress(path));
@@ -288,7 +288,7 @@ async function balancesOf(
 
 async function readSnapshot(
   tx: Prisma.TransactionClient,
-  custody: Pick<Custody, 'deriveAddress'>,
+  custody: AddressBook,
   addresses: string[],
   allChains: number[],
   opts: { unaddressedBooks: boolean },

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { Prisma, type PrismaClient } from '../../db/client';
 import { findAsset, findNetwork, type TEnvironmentConfig } from '../../config/environments';
-import type { Custody } from '../../custody';
+import type { AddressBook } from '../../custody';
 import { ApiError, notFound } from '../errors';
 import { InputError } from '../validation';
 import { toAtomic } from '../amounts';
@@ -25,7 +25,7 @@ export interface CreatePaymentDeps {
   prisma: PrismaClient;
   pool: pg.Pool;
   engine: Pick<PaymentEngine, 'startPayment'>;
-  custody: Custody;
+  custody: AddressBook;
   serviceSecret: ServiceSecret;
   /** The off-ramp provider (bank payouts); absent: a bank_account destination is refused. */
   offramp?: OfframpDeps;

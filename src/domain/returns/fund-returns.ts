@@ -1,7 +1,7 @@
 import type { Address } from 'viem';
 import { Prisma, type PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
-import type { Custody } from '../../custody';
+import type { AddressBook } from '../../custody';
 import type { AuthenticatedApp } from '../apps';
 import { formatAtomic, toAtomic } from '../amounts';
 import { DESTINATION_REFUSAL_MESSAGES, destinationRefusal } from '../custody-addresses';
@@ -24,7 +24,7 @@ type VaultRow = Awaited<ReturnType<PrismaClient['vault']['findUniqueOrThrow']>>;
 
 export interface FundReturnDeps {
   prisma: PrismaClient;
-  custody: Pick<Custody, 'deriveAddress'>;
+  custody: AddressBook;
   chains: Pick<ChainRegistry, 'get' | 'network'>;
   engine: Pick<FundReturnEngine, 'startFundReturn'>;
 }

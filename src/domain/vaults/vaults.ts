@@ -1,7 +1,7 @@
 import type { Address } from 'viem';
 import { Prisma, type PrismaClient } from '../../db/client';
 import type { TEnvironmentConfig } from '../../config/environments';
-import type { Custody } from '../../custody';
+import type { AddressBook } from '../../custody';
 import type { ChainRegistry } from '../../chain/registry';
 import type { AuthenticatedApp } from '../apps';
 import { ApiError, notFound } from '../errors';
@@ -19,7 +19,7 @@ type VaultRow = Awaited<ReturnType<PrismaClient['vault']['findFirstOrThrow']>>;
 
 export interface VaultDeps {
   prisma: PrismaClient;
-  custody: Custody;
+  custody: AddressBook;
   chains: Pick<ChainRegistry, 'get'>;
 }
 

@@ -6,7 +6,7 @@ import type { Hash } from 'viem';
 import type { ServiceConfig } from '../../config';
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
-import type { Custody } from '../../custody';
+import type { AddressBook } from '../../custody';
 import type { OperatorEngine } from '../../domain/engine';
 import { ApiError, notFound } from '../../domain/errors';
 import { listOperatorActions, recoverIncident, resolveHold, type HeldTarget } from '../../domain/operator-actions';
@@ -40,7 +40,7 @@ export interface ConsoleDeps {
   prisma: PrismaClient;
   serviceSecret: ServiceSecret;
   chains: ChainRegistry;
-  custody: Pick<Custody, 'deriveAddress'>;
+  custody: AddressBook;
   engine: OperatorEngine;
   /** The Temporal Web UI's base URL; absent: workflow ids are shown without a link. */
   temporalUiUrl?: string;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { PrismaClient } from '../../db/client';
-import type { Custody } from '../../custody';
+import type { AddressBook } from '../../custody';
 import type { TEnvironments } from '../../config/environments';
 import {
   ZAccountId,
@@ -29,7 +29,7 @@ import { parseInput } from '../../domain/validation';
 export const ZAccountPath = z.object({ accountId: ZAccountId });
 export const ZExternalUserPath = z.object({ externalUserId: ZExternalUserId });
 
-export function registerAccountRoutes(router: ApiRouter, deps: { prisma: PrismaClient; idempotency: IdempotencyRecords; environments: TEnvironments; custody: Custody }): void {
+export function registerAccountRoutes(router: ApiRouter, deps: { prisma: PrismaClient; idempotency: IdempotencyRecords; environments: TEnvironments; custody: AddressBook }): void {
   const { prisma } = deps;
   const access = requireAccess('v2:accounts', 'accounts');
   const envOf = (env: 'sandbox' | 'production') => deps.environments.environments[env];

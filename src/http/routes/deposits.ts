@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { PrismaClient } from '../../db/client';
 import type { TEnvironments } from '../../config/environments';
-import type { Custody } from '../../custody';
+import type { AddressBook } from '../../custody';
 import { ZAccountId } from '../../domain/accounts/account.schemas';
 import { createDepositAddress, getDepositAddress, listDepositAddresses } from '../../domain/deposits/deposit-addresses';
 import { getDeposit, listDeposits } from '../../domain/deposits/deposits';
@@ -22,7 +22,7 @@ import { parseInput } from '../../domain/validation';
 export interface DepositRouteDeps {
   prisma: PrismaClient;
   idempotency: IdempotencyRecords;
-  custody: Custody;
+  custody: AddressBook;
   environments: TEnvironments;
   cursors: CursorCodec;
 }

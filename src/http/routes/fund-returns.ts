@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { ServiceConfig } from '../../config';
 import type { Database } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
-import type { Custody } from '../../custody';
+import type { AddressBook } from '../../custody';
 import type { FundReturnEngine } from '../../domain/engine';
 import type { IdempotencyRecords } from '../../domain/idempotency-records';
 import { ZPaymentId } from '../../domain/payments/payment.schemas';
@@ -22,7 +22,7 @@ import { mountRouter } from '../mount-router';
 export interface FundReturnRouteDeps {
   prisma: Database['prisma'];
   idempotency: IdempotencyRecords;
-  custody: Custody;
+  custody: AddressBook;
   chains: ChainRegistry;
   engine: Pick<FundReturnEngine, 'startFundReturn'>;
 }

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { z } from 'zod';
 import type { PrismaClient } from '../../db/client';
 import type { TEnvironments } from '../../config/environments';
-import type { Custody } from '../../custody';
+import type { AddressBook } from '../../custody';
 import type { PaymentEngine } from '../../domain/engine';
 import { createPayment } from '../../domain/payments/create-payment';
 import { cancelPayment, listPayments, loadPayment, paymentResponse } from '../../domain/payments/payments';
@@ -23,7 +23,7 @@ export interface PaymentRouteDeps {
   pool: pg.Pool;
   idempotency: IdempotencyRecords;
   engine: Pick<PaymentEngine, 'startPayment' | 'cancelPayment'>;
-  custody: Custody;
+  custody: AddressBook;
   environments: TEnvironments;
   serviceSecret: ServiceSecret;
   publicBaseUrl: string;

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { TEnvironments, EnvironmentName } from '../../config/environments';
 import { ENVIRONMENTS } from '../../config/environments';
 import type { PrismaClient } from '../../db/client';
-import type { Custody } from '../../custody';
+import type { AddressBook } from '../../custody';
 import type { PaymentEngine } from '../../domain/engine';
 import type { AuthenticatedApp, Scope } from '../../domain/apps';
 import { notFound } from '../../domain/errors';
@@ -29,7 +29,7 @@ export interface PublicPaymentRouteDeps {
   pool: pg.Pool;
   idempotency: IdempotencyRecords;
   engine: Pick<PaymentEngine, 'startPayment'>;
-  custody: Custody;
+  custody: AddressBook;
   environments: TEnvironments;
   serviceSecret: ServiceSecret;
   publicBaseUrl: string;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { PrismaClient } from '../../db/client';
 import type { TEnvironments } from '../../config/environments';
-import type { Custody } from '../../custody';
+import type { AddressBook } from '../../custody';
 import type { ChainRegistry } from '../../chain/registry';
 import type { Mailer } from '../../mail/mailer';
 import { ZAccountId } from '../../domain/accounts/account.schemas';
@@ -20,7 +20,7 @@ import type { ServiceSecret } from '../../domain/service-keys';
 export interface VaultRouteDeps {
   prisma: PrismaClient;
   idempotency: IdempotencyRecords;
-  custody: Custody;
+  custody: AddressBook;
   chains: Pick<ChainRegistry, 'get'>;
   environments: TEnvironments;
   cursors: CursorCodec;
