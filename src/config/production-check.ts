@@ -11,16 +11,28 @@ export interface ProductionCheckInput {
   report: EnvironmentsReport;
   /** The roles this process runs: the API serves the operator console. */
   roles: ReadonlyArray<'api' | 'worker'>;
+  /** The process environment, for the custody settings (read where the keys load, checked here for presence). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /**
  * Everything a production deployment must set that the sandbox makes up for itself (embedded
  * PostgreSQL and Temporal, a generated service key, anvil and its test token, localhost URLs), each
  * problem starting with the setting that fixes it. Empty: the configuration is fit for production.
- * The custody seed is checked where it is loaded (src/custody).
+ * The custody keys are only checked for presence here; src/custody/supply.ts reads and verifies them.
  */
-export function productionConfigProblems({ config, report, roles }: ProductionCheckInput): string[] {
-  return [...serviceProblems(config, roles), ...environmentsProblems(config, report)];
+export function productionConfigProblems({ config, report, roles, env = {} }: ProductionCheckInput): string[] {
+  return [...serviceProblems(config, roles), ...custodyProblems(env, roles), ...environmentsProblems(config, report)];
+}
+
+function custodyProblems(env: NodeJS.ProcessEnv, roles: ProductionCheckInput['roles']): string[] {
+  const problems: string[] = [];
+  const set = (name: string) => Boolean(env[name]?.trim());
+  if (roles.includes('worker') && !set('CUSTODY_MNEMONIC_FILE') && !set('CUSTODY_MNEMONIC')) {
+    problems.push('CUSTODY_MNEMONIC_FILE (or CUSTODY_MNEMONIC): required where the worker signs; production never generates a seed (npm run cli -- custody create-seed)');
+  }
+  if (!set('CUSTODY_PUBLIC_KEYS')) problems.push('CUSTODY_PUBLIC_KEYS: required, the extended public keys `custody create-seed` printed (the API derives every address from them)');
+  return problems;
 }
 
 /** Throws one ConfigError listing every problem; the service calls it before it starts anything. */

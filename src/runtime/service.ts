@@ -83,8 +83,8 @@ export async function startService(opts: {
   const stop = () => lifecycle.stop();
   try {
     // First: in production a bad configuration stops here, before anything is started or written.
-    let environments = loadServiceEnvironments(config, logger, roles);
     const env = opts.env ?? process.env;
+    let environments = loadServiceEnvironments(config, logger, roles, env);
     const data = dataDir(env);
     // Then: a process that can't have its keys starts nothing. The worker reads the seed, an API alone only the public keys.
     const keys = keysForRoles(roles, { deployment: config.deployment, dataDir: data, env });

@@ -127,10 +127,10 @@ describe('Keys outside the API', () => {
     });
   });
 
-  test('a worker whose seed is not what CUSTODY_PUBLIC_KEYS says refuses to start, naming the purposes that differ', async () => {
+  test('a worker whose seed (a mounted file) is not what CUSTODY_PUBLIC_KEYS says refuses to start, naming the purposes that differ', async () => {
     const secret = path.join(tempDir(), 'seed');
     writeFileSync(secret, `${OTHER_MNEMONIC}\n`, { mode: 0o600 });
-    const env = await serviceEnv({ DEPLOYMENT: 'production', CUSTODY_MNEMONIC_FILE: secret, CUSTODY_PUBLIC_KEYS: await harnessPublicKeys() });
+    const env = await serviceEnv({ CUSTODY_MNEMONIC_FILE: secret, CUSTODY_PUBLIC_KEYS: await harnessPublicKeys() });
     await assert.rejects(start(['worker'], env), /custody keys disagree: CUSTODY_PUBLIC_KEYS is not what the seed \(CUSTODY_MNEMONIC_FILE\) derives for escrow, deposit, treasury, fee, vault/);
   });
 

@@ -28,12 +28,14 @@ const GOOD: NodeJS.ProcessEnv = {
   RPC_URLS_ETHEREUM: 'https://eth-1.example/v2/key,https://eth-2.example',
   RPC_URLS_BASE_SEPOLIA: 'https://base-sepolia.example',
   RPC_URLS_ETHEREUM_SEPOLIA: 'https://sepolia.example',
+  CUSTODY_MNEMONIC_FILE: '/run/secrets/custody_seed',
+  CUSTODY_PUBLIC_KEYS: 'escrow:xpub-placeholder',
 };
 
 function problemsOf(env: NodeJS.ProcessEnv, roles: Array<'api' | 'worker'> = ['api', 'worker']): string[] {
   const config = loadConfig(env);
   const report = loadEnvironmentsReport(config.environmentsFile, { rpcUrls: config.rpcUrls });
-  return productionConfigProblems({ config, report, roles });
+  return productionConfigProblems({ config, report, roles, env });
 }
 
 function without(...names: string[]): NodeJS.ProcessEnv {
@@ -85,6 +87,13 @@ describe('production configuration', () => {
     assertOneProblem(problemsOf(without('PUBLIC_BASE_URL')), 'PUBLIC_BASE_URL', /localhost/);
     assertOneProblem(problemsOf({ ...GOOD, PUBLIC_BASE_URL: 'http://127.0.0.1:3000' }), 'PUBLIC_BASE_URL', /local/);
     assertOneProblem(problemsOf({ ...GOOD, WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: 'true' }), 'WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS', /private/);
+  });
+
+  test('the custody keys are required: the seed where the worker signs, the public keys everywhere', () => {
+    assertOneProblem(problemsOf(without('CUSTODY_MNEMONIC_FILE'), ['worker']), 'CUSTODY_MNEMONIC_FILE (or CUSTODY_MNEMONIC)', /never generates a seed/);
+    assert.deepEqual(problemsOf({ ...without('CUSTODY_MNEMONIC_FILE'), CUSTODY_MNEMONIC: 'words' }, ['worker']), []);
+    assert.deepEqual(problemsOf(without('CUSTODY_MNEMONIC_FILE'), ['api']), [], 'an API alone needs no seed');
+    assertOneProblem(problemsOf(without('CUSTODY_PUBLIC_KEYS'), ['api']), 'CUSTODY_PUBLIC_KEYS', /create-seed/);
   });
 
   test('a network named by the environments file with no RPC URL set is refused, naming its setting', () => {
