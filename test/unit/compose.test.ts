@@ -4,6 +4,9 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { parse } from 'yaml';
 import { projectRoot } from '../../src/embedded/paths';
+import { loadConfig } from '../../src/config';
+import { loadEnvironmentsReport } from '../../src/config/environments';
+import { productionConfigProblems } from '../../src/config/production-check';
 
 type Service = {
   environment?: Record<string, string>;
@@ -79,5 +82,22 @@ describe('docker-compose.yml, the production shape', () => {
     // The roles reach Temporal over that network.
     const temporalNetworks = networksOf(c.services.temporal!);
     for (const name of ['api', 'worker']) assert.ok(networksOf(c.services[name]!).some((n) => temporalNetworks.includes(n)), `${name} reaches Temporal`);
+  });
+
+  test('each role as compose configures it passes the production check, given the settings compose asks for', () => {
+    const c = compose();
+    // What an operator supplies for each ${NAME:?...}; a ${NAME:-default} keeps its default.
+    const supplied = (name: string) => (name.startsWith('RPC_URLS_') ? 'https://rpc-1.example/key,https://rpc-2.example' : name === 'PUBLIC_BASE_URL' ? 'https://pay.example.com' : 'x'.repeat(40));
+    const resolve = (value: string) =>
+      String(value).replace(/\$\{(\w+)(?::([?-])([^}]*))?\}/g, (_all, name: string, op?: string, rest?: string) => (op === '-' ? rest! : supplied(name)));
+    for (const [name, roles] of [['api', ['api']], ['worker', ['worker']]] as const) {
+      const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(c.services[name]!.environment ?? {}).map(([k, v]) => [k, resolve(v)]));
+      // The image's /app is this project.
+      env.ENVIRONMENTS_FILE = env.ENVIRONMENTS_FILE!.replace(/^\/app\//, `${projectRoot()}/`);
+      const config = loadConfig(env);
+      assert.equal(config.deployment, 'production');
+      const report = loadEnvironmentsReport(config.environmentsFile, { rpcUrls: config.rpcUrls });
+      assert.deepEqual(productionConfigProblems({ config, report, roles, env }), [], `${name} as compose starts it`);
+    }
   });
 });
