@@ -44,8 +44,8 @@ const ONE_USDC = 1_000_000n;
  * them on a clock), each holding `transfersPerBlock` real Transfer logs of the configured token from
  * many senders, `oursPerBlock` of them paying Payments. Measures, per block, how long until the
  * scanner has read it (its cursor in chain_scan_cursors passes it), in milliseconds and in blocks
- * mined meanwhile, and the CPU each foreign transfer costs this process (the worker runs in it): its
- * CPU rate over the loaded blocks above its rate over baseline blocks that hold only ours.
+ * mined meanwhile; the scan's own CPU per foreign transfer (rescanCpu); and that each of ours was
+ * credited.
  */
 export async function scannerPhase(ctx: BenchContext, opts: ScannerTrafficOptions): Promise<void> {
   const { service, out, figures } = ctx;
