@@ -1,4 +1,4 @@
-import { before, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Address } from 'viem';
 import { createChainFaults } from '../../src/chain/chain-faults';
@@ -13,6 +13,21 @@ import { createPayment, newMerchant } from '../payments/fixtures';
 import { USDC, accountWithDestination, createDepositAddress } from '../deposits/helpers';
 
 const FOREIGN = 120;
+
+/**
+ * Until these Payments have succeeded and the deposit address's deposits settled: their settlements
+ * pay the shared fee wallets, which later files measure, so none may still be on its way.
+ */
+async function settled(paymentIds: string[], depositAddressIds: string[] = []): Promise<void> {
+  const h = await getHarness();
+  await eventually(async (saw) => {
+    const payments = await h.db.prisma.payment.findMany({ where: { id: { in: paymentIds } }, select: { status: true } });
+    const deposits = await h.db.prisma.deposit.findMany({ where: { depositAddressId: { in: depositAddressIds } }, select: { status: true } });
+    const open = [...payments.filter((p) => p.status !== 'succeeded'), ...deposits.filter((d) => d.status !== 'settled')];
+    saw({ payments: payments.map((p) => p.status), deposits: deposits.map((d) => d.status) });
+    return open.length === 0 && deposits.length === depositAddressIds.length;
+  }, 'the Payments succeeded and the deposits settled');
+}
 
 /** A scan's deps whose one taker only records what it was offered (and owns nothing). */
 async function recordingScan(offered: Transfer[], overrides: Partial<ScanDeps> = {}): Promise<ScanDeps> {
@@ -35,6 +50,8 @@ describe('The scanner under mainnet-shaped traffic: a block of mostly foreign tr
   let senders: TokenSenders;
   let block: bigint;
   let ours: { payments: string[]; deposit: string };
+  const toSettle = { payments: [] as string[], depositAddresses: [] as string[] };
+  after(() => settled(toSettle.payments, toSettle.depositAddresses));
 
   before(async () => {
     const h = await getHarness();
@@ -45,6 +62,8 @@ describe('The scanner under mainnet-shaped traffic: a block of mostly foreign tr
     const { accountId } = await accountWithDestination(cred);
     const deposit = await createDepositAddress(cred, accountId);
     ours = { payments: payments.map((p) => p.funding.depositAddress.address.toLowerCase()), deposit: deposit.address.toLowerCase() };
+    toSettle.payments.push(...payments.map((p) => p.id as string));
+    toSettle.depositAddresses.push(deposit.id);
     const orders: TokenTransferOrder[] = Array.from({ length: FOREIGN }, (_, i) => ({ from: senders.senders[i % 5]!, to: randomAddress(), amountAtomic: BigInt(i + 1) * 1000n }));
     // Ours among them, from the same senders as the foreign ones.
     orders.splice(17, 0, { from: senders.senders[5]!, to: ours.payments[0] as Address, amountAtomic: USDC });
@@ -108,12 +127,14 @@ describe('An address created while the scanner is reading the chain', () => {
       }
     })();
     const escrows: string[] = [];
+    const paymentIds: string[] = [];
     try {
       const m = await newMerchant();
       for (let i = 0; i < 8; i += 1) {
         const p = (await createPayment(m, { amount: '1' })).body.payment;
         const escrow = p.funding.depositAddress.address.toLowerCase();
         escrows.push(escrow);
+        paymentIds.push(p.id);
         // Broadcast at once (anvil automines): the scan already running may read its block.
         const [hash] = await senders.send([{ from: senders.senders[0]!, to: escrow as Address, amountAtomic: USDC }]);
         if (i === 7) lastBlock = BigInt((await receiptOf(hash!)).blockNumber);
@@ -123,5 +144,6 @@ describe('An address created while the scanner is reading the chain', () => {
       await scanning;
     }
     assert.deepEqual(offered.map((t) => t.to.toLowerCase()).sort(), [...escrows].sort());
+    await settled(paymentIds);
   });
 });
