@@ -9,6 +9,7 @@ import { takePaymentTransfer } from '../src/domain/payments/payment-intake';
 import { isServiceSender } from '../src/domain/custody-addresses';
 import { takeVaultTransfer } from '../src/domain/vaults/vault-receipts';
 import { recordScanCursor } from '../src/domain/chain-scan-cursors';
+import { ownedRecipients } from '../src/domain/our-addresses';
 import type { Custody } from '../src/custody';
 
 export interface ChainScannerDeps {
@@ -38,6 +39,8 @@ export function createChainScannerActivities(deps: ChainScannerDeps) {
           takers,
           batchBlocks: deps.batchBlocks,
           isOurs: (a) => isServiceSender(deps.prisma, deps.custody, a),
+          // One lookup per range: a transfer to none of our addresses costs no query of its own.
+          owned: (recipients) => ownedRecipients(deps.prisma, recipients),
           // A vault's late funding returned to it from the escrow (vault-returns.ts) is its receipt.
           takersOfOurs: [vaultTaker],
           progress: () => Context.current().heartbeat(),

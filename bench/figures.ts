@@ -1,5 +1,6 @@
 import os from 'node:os';
 import type { Latency, Rate } from './measure';
+import type { ScannerTrafficFigures } from './phases/scanner';
 
 /**
  * Every figure `npm run bench` measures, keyed as in the README's figures table (and issue 11), so
@@ -26,6 +27,8 @@ export interface BenchFigures {
   committedEventToWebhookDelivered?: { ratePerSecond: number; seconds: number; latency: Latency };
   /** Lists stay flat: 1M rows against 10k (bench/phases/lists.ts). */
   listP99?: ListsP99;
+  /** The chain scanner under mainnet-shaped traffic (bench/phases/scanner.ts). */
+  scannerUnderTraffic?: ScannerTrafficFigures;
   overload?: { ratePerSecond: number; seconds: number; count: number; answers: Record<string, number>; latency: Latency; passed: boolean };
   apiPeakRssMb?: number;
 }

@@ -18,16 +18,19 @@ import { settlePhase } from './phases/settle';
 import { overloadPhase } from './phases/overload';
 import { webhooksPhase } from './phases/webhooks';
 import { listsPhase } from './phases/lists';
+import { scannerPhase } from './phases/scanner';
 
 /**
  * `npm run bench`: the README's figures, against the embedded defaults (dev server on SQLite, local
  * PostgreSQL, anvil), with the API in its own process. Prints; asserts nothing but the overload check.
  *   --json          end with one JSON line of every figure (bench/figures.ts), for scripts
- *   --only a,b      run only these phases: ceilings, create, settle, webhooks, lists, overload
+ *   --only a,b      run only these phases: ceilings, create, settle, webhooks, lists, scanner, overload
  *   BENCH_COUNT (2000) and BENCH_CONCURRENCY (32): requests per closed-loop figure and clients;
  *   BENCH_SETTLE (40): Payments timed from a confirmed transfer to `succeeded`;
  *   BENCH_WEBHOOK_RATE (20) and BENCH_WEBHOOK_SECONDS (60): events per second, and for how long;
  *   BENCH_LIST_ROWS (1000000) and BENCH_LIST_READS (200): rows seeded per list (after 10k), reads per page;
+ *   BENCH_SCANNER_SECONDS (60), BENCH_SCANNER_BASELINE_SECONDS (10), BENCH_SCANNER_BLOCK_MS (2000),
+ *   BENCH_SCANNER_TRANSFERS (200) and BENCH_SCANNER_OURS (2): mainnet-shaped blocks for the chain scanner;
  *   BENCH_OVERLOAD_SECONDS (15): creates at twice the maximum rate, last.
  */
 const COUNT = Number(process.env.BENCH_COUNT ?? 2000);
@@ -35,7 +38,7 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const SETTLE = Number(process.env.BENCH_SETTLE ?? 40);
 const OVERLOAD_SECONDS = Number(process.env.BENCH_OVERLOAD_SECONDS ?? 15);
 
-const PHASES = ['ceilings', 'create', 'settle', 'webhooks', 'lists', 'overload'] as const;
+const PHASES = ['ceilings', 'create', 'settle', 'webhooks', 'lists', 'scanner', 'overload'] as const;
 type PhaseName = (typeof PHASES)[number];
 
 async function main(): Promise<void> {
@@ -119,6 +122,15 @@ async function main(): Promise<void> {
     if (runs('settle') && SETTLE > 0) await settlePhase(ctx, SETTLE);
     if (runs('webhooks')) await webhooksPhase(ctx, Number(process.env.BENCH_WEBHOOK_RATE ?? 20), Number(process.env.BENCH_WEBHOOK_SECONDS ?? 60));
     if (runs('lists')) await listsPhase(ctx, { rows: Number(process.env.BENCH_LIST_ROWS ?? 1_000_000), reads: Number(process.env.BENCH_LIST_READS ?? 200) });
+    if (runs('scanner')) {
+      await scannerPhase(ctx, {
+        seconds: Number(process.env.BENCH_SCANNER_SECONDS ?? 60),
+        baselineSeconds: Number(process.env.BENCH_SCANNER_BASELINE_SECONDS ?? 10),
+        blockMs: Number(process.env.BENCH_SCANNER_BLOCK_MS ?? 2000),
+        transfersPerBlock: Number(process.env.BENCH_SCANNER_TRANSFERS ?? 200),
+        oursPerBlock: Number(process.env.BENCH_SCANNER_OURS ?? 2),
+      });
+    }
     // Last, so its backlog of workflows can't slow the phases above.
     if (runs('overload') && !(await overloadPhase(ctx, OVERLOAD_SECONDS))) process.exitCode = 1;
     figures.apiPeakRssMb = api.peakRssMb();

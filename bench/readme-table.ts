@@ -40,6 +40,7 @@ export function figuresTable(f: BenchFigures): string {
       `p99 ≤ 500 ms at 20/s for 60 s${verdict(f.committedEventToWebhookDelivered ? f.committedEventToWebhookDelivered.latency.p99Ms <= 500 : undefined)}`,
     ],
     ...listRows(f.listP99),
+    scannerRow(f.scannerUnderTraffic),
     ['API process peak RSS', f.apiPeakRssMb === undefined ? 'not measured' : `${f.apiPeakRssMb} MB`, ''],
     [
       'overload (creates at twice the max rate)',
@@ -55,6 +56,17 @@ export function figuresTable(f: BenchFigures): string {
     '|---|---|---|',
     ...rows.map((r) => `| ${r.join(' | ')} |`),
   ].join('\n');
+}
+
+/** The chain scanner under mainnet-shaped blocks: its lag (blocks and ms) and the CPU per foreign transfer. */
+function scannerRow(s: BenchFigures['scannerUnderTraffic']): [string, string, string] {
+  const name = 'chain scanner lag under mainnet-shaped traffic';
+  if (!s) return [name, 'not measured', 'p99 ≤ 2 blocks for 10 min'];
+  const measured =
+    `${s.transfersPerBlock} transfers per ${s.blockMs / 1000} s block (${s.oursPerBlock} ours) for ${s.seconds} s: ` +
+    `p50 ${s.lagBlocks.p50}, p99 ${s.lagBlocks.p99}, max ${s.lagBlocks.max} blocks (${lat(s.lag)}); ` +
+    `${s.scanCpuUsPerTransfer} µs CPU per foreign transfer; ours credited ${s.oursCredited}/${s.oursSent}`;
+  return [name, measured, `p99 ≤ 2 blocks for 10 min${verdict(s.seconds >= 600 ? s.lagBlocks.p99 <= 2 : undefined)}`];
 }
 
 /** The list figures, one row per list and page: p99 at each size and the ratio of the largest to the smallest. */

@@ -33,6 +33,11 @@ export interface ScanDeps {
   progress?: () => void;
   /** Recipients whose transfers are handled at once (each recipient's in chain order). */
   concurrency?: number;
+  /**
+   * Of a range's recipients (lowercase), those the takers may own (ownedRecipients): the others'
+   * transfers are someone else's and go to no taker. Absent: every transfer is offered to the takers.
+   */
+  owned?: (recipients: string[]) => Promise<Set<string>>;
 }
 
 /**
@@ -58,10 +63,11 @@ export async function scanRange(deps: ScanDeps, input: { chainId: number; fromBl
   // The hash of the range's last block before and after reading it: if a reorg replaced it meanwhile,
   // the logs may be of either chain, so this scan is retried instead of trusted.
   const before = await chain.getBlockHash(to);
-  const transfers: Transfer[] = [];
+  const read: Transfer[] = [];
   for (const asset of network.assets) {
-    transfers.push(...(await chain.getTransfers({ token: asset.tokenAddress as Address, to: undefined, fromBlock: from, toBlock: to })));
+    read.push(...(await chain.getTransfers({ token: asset.tokenAddress as Address, to: undefined, fromBlock: from, toBlock: to })));
   }
+  const transfers = await ownedOnly(read, deps.owned);
   let seen = 0;
   const take = async (transfer: Transfer) => {
     const ours = deps.isOurs !== undefined && (await deps.isOurs(transfer.from));
@@ -81,6 +87,13 @@ export async function scanRange(deps: ScanDeps, input: { chainId: number; fromBl
   const after = await chain.getBlockHash(to);
   if (!before || before !== after) throw new Error(`block ${to} changed while it was scanned (a reorg): scanning it again`);
   return { nextFromBlock: (to + 1n).toString(), caughtUp: to === head, seen, checkpoint: { number: to.toString(), hash: before } };
+}
+
+/** The transfers to recipients `owned` names (after the logs were read: see ownedRecipients), or all without it. */
+async function ownedOnly(transfers: Transfer[], owned: ScanDeps['owned']): Promise<Transfer[]> {
+  if (!owned || transfers.length === 0) return transfers;
+  const ours = await owned([...new Set(transfers.map((t) => t.to.toLowerCase()))]);
+  return transfers.filter((t) => ours.has(t.to.toLowerCase()));
 }
 
 /** Runs fn over every transfer: up to `concurrency` recipients at a time, each recipient's in order. */
