@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { english, generateMnemonic } from 'viem/accounts';
-import { createHdSigner, formatPublicKeys, loadSigningSeed, Mnemonic, seedFilePath, type CustodyPublicKeys } from '../custody';
+import { createAddressBook, createHdSigner, formatPublicKeys, loadSigningSeed, Mnemonic, seedFilePath, type CustodyPublicKeys } from '../custody';
 import { dataDir } from '../embedded/paths';
 import { UsageError, type Register } from './shared';
 
@@ -53,6 +53,16 @@ function existingSandboxSeed(data: string): Mnemonic {
   return new Mnemonic(readFileSync(file, 'utf8'));
 }
 
+/** The keys, the setting that carries them, and the service addresses an operator funds or watches (the same on every EVM chain). */
 function publicKeysResult(keys: CustodyPublicKeys) {
-  return { publicKeys: keys, env: { CUSTODY_PUBLIC_KEYS: formatPublicKeys(keys) } };
+  const book = createAddressBook(keys);
+  return {
+    publicKeys: keys,
+    env: { CUSTODY_PUBLIC_KEYS: formatPublicKeys(keys) },
+    serviceAddresses: {
+      gasTreasury: book.deriveAddress({ purpose: 'treasury', index: 0 }),
+      platformFee: book.deriveAddress({ purpose: 'fee', index: 0 }),
+      partnerFee: book.deriveAddress({ purpose: 'fee', index: 1 }),
+    },
+  };
 }

@@ -34,6 +34,12 @@ describe('custody CLI', () => {
       assert.equal(book.deriveAddress({ purpose, index: 7 }), mnemonicToAccount(phrase, { accountIndex: HD_ACCOUNT_BY_PURPOSE[purpose], addressIndex: 7 }).address);
     }
     assert.equal(result.publicKeys.escrow, parsePublicKeys(result.env.CUSTODY_PUBLIC_KEYS, 'x').escrow);
+    // The addresses an operator funds with gas (on every chain) and watches for fees.
+    assert.deepEqual(result.serviceAddresses, {
+      gasTreasury: mnemonicToAccount(phrase, { accountIndex: HD_ACCOUNT_BY_PURPOSE.treasury, addressIndex: 0 }).address,
+      platformFee: mnemonicToAccount(phrase, { accountIndex: HD_ACCOUNT_BY_PURPOSE.fee, addressIndex: 0 }).address,
+      partnerFee: mnemonicToAccount(phrase, { accountIndex: HD_ACCOUNT_BY_PURPOSE.fee, addressIndex: 1 }).address,
+    });
   });
 
   test('create-seed never overwrites a seed, and prints the mnemonic only when asked', async () => {
@@ -49,7 +55,7 @@ describe('custody CLI', () => {
     const out = path.join(tempDir(), 'seed.txt');
     const created = await cli(['custody', 'create-seed', '--out', out]);
     const emptyData = tempDir();
-    assert.deepEqual(await cli(['custody', 'public-keys', '--seed-file', out], { DATA_DIR: emptyData }), { publicKeys: created.publicKeys, env: created.env });
+    assert.deepEqual(await cli(['custody', 'public-keys', '--seed-file', out], { DATA_DIR: emptyData }), { publicKeys: created.publicKeys, env: created.env, serviceAddresses: created.serviceAddresses });
     assert.deepEqual((await cli(['custody', 'public-keys'], { DATA_DIR: emptyData, CUSTODY_MNEMONIC_FILE: out })).env, created.env);
     // No seed anywhere: an error, and none is made up.
     await assert.rejects(runCli(['custody', 'public-keys'], { DATA_DIR: emptyData }), (err: CliExit) => err.code === 2 && /needs a seed/.test(err.stderr));
