@@ -157,3 +157,31 @@ async function hasCode(client: PublicClient, address: Address): Promise<boolean>
   const code = await client.getCode({ address });
   return code !== undefined && code !== '0x';
 }
+
+/**
+ * The real stablecoin addresses of the chains a two-chain test deployment runs (Circle's USDC and
+ * EURC, 6 decimals both), for the test token's code placed there (placeTestTokenAt).
+ */
+export const REAL_TOKEN_ADDRESSES = {
+  1: { USDC: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', EURC: '0x1aBaEA1f7C830bD89Acc67eC4af516284b1bC33c' },
+  8453: { USDC: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', EURC: '0x60a3E35Cc302bFA44Cb288Bc5a4F316Fdb1adb42' },
+} as const satisfies Record<number, Record<string, Address>>;
+
+/**
+ * Places the test token's runtime code at the given addresses of a local dev chain (anvil_setCode),
+ * so a dev chain with a real chain id answers at a real token's address as that token would, and the
+ * service runs against the production addresses. TestUSD's constructor writes no storage: name,
+ * symbol and decimals are constants and the minter an immutable, all in the runtime code, so a fresh
+ * placement (total supply 0, no balances) is the deployed state. The runtime code is read from the
+ * sandbox deployment on the same chain (deployed first when missing). Idempotent.
+ */
+export async function placeTestTokenAt(opts: { rpcUrl: string; addresses: Address[] }): Promise<void> {
+  await ensureSandboxToken({ rpcUrl: opts.rpcUrl });
+  const { publicClient } = clients(opts.rpcUrl);
+  const code = await publicClient.getCode({ address: SANDBOX_TOKEN_ADDRESS });
+  if (!code || code === '0x') throw new Error(`no sandbox token code at ${SANDBOX_TOKEN_ADDRESS}`);
+  for (const address of opts.addresses) {
+    if ((await publicClient.getCode({ address })) === code) continue;
+    await publicClient.request({ method: 'anvil_setCode' as never, params: [address, code] as never });
+  }
+}

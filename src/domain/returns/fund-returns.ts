@@ -265,8 +265,9 @@ export async function createRecovery(
         incidentId: incident.id,
         status: 'pending',
         statusVersion: 1,
-        chainId: payment.chainId,
-        tokenAddress: payment.tokenAddress.toLowerCase(),
+        // Where the held funds are: the incident's own chain and token (a foreign transfer's), else the Payment's.
+        chainId: incident.chainId ?? payment.chainId,
+        tokenAddress: (incident.tokenAddress ?? payment.tokenAddress).toLowerCase(),
         fromAddress: payment.escrowAddress!.toLowerCase(),
         toAddress: to,
         amountAtomic: incident.amountAtomic,
@@ -300,19 +301,31 @@ export async function listIncidents(prisma: PrismaClient, appId: string, payment
   if (!payment) throw notFound('Payment');
   const transfers = await prisma.paymentTransfer.findMany({ where: { id: { in: payment.incidents.flatMap((i) => (i.transferId ? [i.transferId] : [])) } } });
   const byId = new Map(transfers.map((t) => [t.id, t]));
+  const heldIn = await foreignAssets(prisma, payment.id, payment.incidents);
   return {
     items: payment.incidents.map((i) => {
       const atomic = BigInt(i.amountAtomic.toFixed());
       const t = i.transferId ? byId.get(i.transferId) : undefined;
+      const asset = heldIn.get(i.id) ?? { assetCode: payment.assetCode, decimals: payment.decimals, chainId: payment.chainId, tokenAddress: payment.tokenAddress };
       return {
         id: i.id,
         kind: i.kind,
         status: i.status,
-        amount: { amount: formatAtomic(atomic, payment.decimals), amountAtomic: atomic.toString(), assetCode: payment.assetCode, decimals: payment.decimals, chainId: payment.chainId, tokenAddress: payment.tokenAddress },
+        amount: { amount: formatAtomic(atomic, asset.decimals), amountAtomic: atomic.toString(), ...asset },
         transactionHash: t?.txHash ?? null,
         fromAddress: i.fromAddress ?? t?.fromAddress ?? null,
         createdAt: i.createdAt.toISOString(),
       };
     }),
   };
+}
+
+/** The asset each foreign incident (another chain or token than its Payment's) was posted in, by incident id. */
+async function foreignAssets(prisma: PrismaClient, paymentId: string, incidents: Array<{ id: string; chainId: number | null }>) {
+  const foreign = incidents.filter((i) => i.chainId !== null).map((i) => `incident:${i.id}`);
+  const out = new Map<string, { assetCode: string; decimals: number; chainId: number; tokenAddress: string }>();
+  if (foreign.length === 0) return out;
+  const entries = await prisma.ledgerEntry.findMany({ where: { posting: { sourceType: 'payment', sourceId: paymentId, leg: { in: foreign } } }, include: { posting: { select: { leg: true } } } });
+  for (const e of entries) out.set(e.posting.leg.slice('incident:'.length), { assetCode: e.assetSymbol, decimals: e.decimals, chainId: e.chainId, tokenAddress: e.tokenAddress });
+  return out;
 }
