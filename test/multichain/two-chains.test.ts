@@ -77,18 +77,18 @@ describe('Two chains and two assets at once (production on 8453 and 1, USDC and 
 
   test('receive Payments on both chains in both assets are paid, settled to the merchant on the Payment\'s chain and token, and the books match the chain', async () => {
     const cred = await newApp({ environment: 'production' });
-    const runs = await Promise.all(
-      COMBOS.map(async ({ chainId, symbol }) => {
-        const m = await merchantOn(cred, chainId, symbol);
-        const res = await createPayment(m, '7');
-        assert.equal(res.status, 201, res.text);
-        const p = res.body.payment;
-        const escrow = p.funding.depositAddress.address as string;
-        const payer = await newPayerOn(chainId, symbol, UNITS(7));
-        await payOn(chainId, symbol, payer, escrow, UNITS(7));
-        return { m, p, escrow };
-      }),
-    );
+    // One after the other: payers are funded by one dev account per chain, whose nonces must not race.
+    const runs = [];
+    for (const { chainId, symbol } of COMBOS) {
+      const m = await merchantOn(cred, chainId, symbol);
+      const res = await createPayment(m, '7');
+      assert.equal(res.status, 201, res.text);
+      const p = res.body.payment;
+      const escrow = p.funding.depositAddress.address as string;
+      const payer = await newPayerOn(chainId, symbol, UNITS(7));
+      await payOn(chainId, symbol, payer, escrow, UNITS(7));
+      runs.push({ m, p, escrow });
+    }
     for (const { m, p } of runs) {
       const done = await waitForPayment(m, p.id, 'succeeded and settled', (x) => x.status === 'succeeded');
       assert.equal(done.status, 'succeeded');
@@ -195,6 +195,8 @@ describe('Two chains and two assets at once (production on 8453 and 1, USDC and 
     for (const incident of incidents) {
       const rec = await call(`/v2/payments/${p.id}/incident-recoveries`, { credential: cred, headers: { 'idempotency-key': key('recover') }, body: { incidentId: incident.id } });
       assert.equal(rec.status, 201, rec.text);
+      const lowerToken = (a: any) => ({ ...a, tokenAddress: a.tokenAddress.toLowerCase() });
+      assert.deepEqual(lowerToken(rec.body.incidentRecovery.amount), lowerToken(incident.amount), 'returned in the asset, on the chain, it came in');
       await eventuallyOnTwoChains(async (saw) => {
         const list = await call(`/v2/payments/${p.id}/incident-recoveries`, { credential: cred });
         const item = list.body.items.find((r: any) => r.id === rec.body.incidentRecovery.id);

@@ -35,7 +35,9 @@ export type ReturnRequester = { by: 'partner'; app: AuthenticatedApp } | { by: '
 // A Payment's return requests queue on its row lock; the default 5 s would fail the back of a burst.
 const LOCKED_TX = { maxWait: 20_000, timeout: 30_000 };
 
-export function toFundReturnView(r: FundReturnRow, p: Pick<Payment, 'assetCode' | 'decimals'>): TFundReturn {
+/** `held`: the asset a foreign incident was posted in, for its recovery (else the Payment's). */
+export function toFundReturnView(r: FundReturnRow, p: Pick<Payment, 'assetCode' | 'decimals'>, held?: { assetCode: string; decimals: number }): TFundReturn {
+  const asset = held ?? p;
   const atomic = BigInt(r.amountAtomic.toFixed());
   return {
     id: r.id,
@@ -44,7 +46,7 @@ export function toFundReturnView(r: FundReturnRow, p: Pick<Payment, 'assetCode' 
     incidentId: r.incidentId,
     status: r.status as TFundReturn['status'],
     statusVersion: r.statusVersion,
-    amount: { amount: formatAtomic(atomic, p.decimals), amountAtomic: atomic.toString(), assetCode: p.assetCode, decimals: p.decimals, chainId: r.chainId, tokenAddress: r.tokenAddress },
+    amount: { amount: formatAtomic(atomic, asset.decimals), amountAtomic: atomic.toString(), assetCode: asset.assetCode, decimals: asset.decimals, chainId: r.chainId, tokenAddress: r.tokenAddress },
     destinationAddress: r.toAddress,
     reason: r.reason,
     transactionHash: r.transactionHash,
@@ -281,7 +283,7 @@ export async function createRecovery(
     return created;
   }, LOCKED_TX);
   await startReturn(deps, row);
-  return toFundReturnView(row, payment);
+  return toFundReturnView(row, payment, (await foreignAssets(deps.prisma, paymentId, [incident])).get(incident.id));
 }
 
 /** A Payment's refunds or recoveries, oldest first (a Payment has few). */
@@ -289,7 +291,9 @@ export async function listFundReturns(prisma: PrismaClient, appId: string, payme
   const payment = await prisma.payment.findFirst({ where: { id: paymentId, appId } });
   if (!payment) throw notFound('Payment');
   const rows = await prisma.fundReturn.findMany({ where: { paymentId, kind }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
-  return { items: rows.map((r) => toFundReturnView(r, payment)) };
+  const incidents = await prisma.paymentIncident.findMany({ where: { paymentId, chainId: { not: null } }, select: { id: true, chainId: true } });
+  const held = await foreignAssets(prisma, paymentId, incidents);
+  return { items: rows.map((r) => toFundReturnView(r, payment, r.incidentId ? held.get(r.incidentId) : undefined)) };
 }
 
 /**
