@@ -1,3 +1,4 @@
+import { catalogNetwork } from './network-catalog';
 import {
   createPublicClient,
   createWalletClient,
@@ -156,4 +157,34 @@ export async function fundTestWallet(opts: {
 async function hasCode(client: PublicClient, address: Address): Promise<boolean> {
   const code = await client.getCode({ address });
   return code !== undefined && code !== '0x';
+}
+
+/**
+ * The real stablecoin addresses of the chains a two-chain test deployment runs (Circle's USDC and
+ * EURC, 6 decimals both), for the test token's code placed there (placeTestTokenAt).
+ */
+/** A catalog network's contract of an asset (Circle's address), where the sandbox places its test token. */
+export function catalogTokenAddress(code: string, symbol: string): Address {
+  const asset = catalogNetwork(code)?.assets.find((a) => a.symbol === symbol);
+  if (!asset) throw new Error(`the catalog has no ${symbol} on ${code}`);
+  return asset.tokenAddress;
+}
+
+/**
+ * Places the test token's runtime code at the given addresses of a local dev chain (anvil_setCode),
+ * so a dev chain with a real chain id answers at a real token's address as that token would, and the
+ * service runs against the production addresses. TestUSD's constructor writes no storage: name,
+ * symbol and decimals are constants and the minter an immutable, all in the runtime code, so a fresh
+ * placement (total supply 0, no balances) is the deployed state. The runtime code is read from the
+ * sandbox deployment on the same chain (deployed first when missing). Idempotent.
+ */
+export async function placeTestTokenAt(opts: { rpcUrl: string; addresses: Address[] }): Promise<void> {
+  await ensureSandboxToken({ rpcUrl: opts.rpcUrl });
+  const { publicClient } = clients(opts.rpcUrl);
+  const code = await publicClient.getCode({ address: SANDBOX_TOKEN_ADDRESS });
+  if (!code || code === '0x') throw new Error(`no sandbox token code at ${SANDBOX_TOKEN_ADDRESS}`);
+  for (const address of opts.addresses) {
+    if ((await publicClient.getCode({ address })) === code) continue;
+    await publicClient.request({ method: 'anvil_setCode' as never, params: [address, code] as never });
+  }
 }

@@ -55,12 +55,12 @@ test('GET /v2/partners/config returns the full configuration for the credential'
   });
 });
 
-test('a production credential sees its own environment, with no networks configured', async () => {
+test('a production credential sees its own environment: the harness runs it on two chains (8453 and 1), not the sandbox chain', async () => {
   const cred = await newApp({ environment: 'production' });
   const res = await call('/v2/partners/config', { credential: cred });
   assert.equal(res.status, 200);
   assert.equal(res.body.environmentId, 'env_production');
-  assert.deepEqual(res.body.networks, []);
+  assert.deepEqual(res.body.networks.map((n: { chainId: number }) => n.chainId), [8453, 1]);
 });
 
 /** The six availability flags of every capability group (spec: Partner configuration). */

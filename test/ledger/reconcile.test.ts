@@ -236,8 +236,10 @@ describe('Ledger reconcile: the books against the chain', () => {
       const ok = JSON.parse(lines[0]!) as ReconcileResult;
       assert.equal(ok.ok, true);
       assert.deepEqual(ok.differences, []);
-      assert.equal(ok.checked, 3); // treasury and two fee wallets, one asset each
-      assert.deepEqual(ok.heads.map((x) => x.chainId), [h.chainId]);
+      // Treasury and two fee wallets, each asset of each network (the sandbox's one, production's two chains of two).
+      const assets = h.chain.chains.networks().reduce((n, net) => n + net.assets.length, 0);
+      assert.equal(ok.checked, 3 * assets);
+      assert.deepEqual(ok.heads.map((x) => x.chainId), h.chain.chains.networks().map((n) => n.chainId).sort((a, b) => a - b));
 
       const treasury = getAddress(custody.deriveAddress({ purpose: 'treasury', index: 0 }));
       await send(await newPayer(2n * USDC), treasury, 1_500_000n);

@@ -26,6 +26,7 @@ import { startAnvil } from '../../src/embedded/anvil';
 import { ensureSandboxToken } from '../../src/chain/sandbox';
 import { addressKeys, createChainServices, fundSandboxTreasury, type SigningChainServices } from '../../src/runtime/chain-services';
 import { startMailbox, type Mailbox } from './mailbox';
+import { startTwoChains, withTwoChainProduction, type TwoChains } from './two-chains';
 import { freePort } from '../../src/embedded/process';
 import { HttpOfframpProvider } from '../../src/offramp/http-provider';
 import type { Payout, ProviderBankAccount, ProviderCallback } from '../../src/offramp/offramp-provider';
@@ -52,6 +53,8 @@ export interface Harness {
   logger: Logger;
   rpcUrl: string;
   chainId: number;
+  /** The production environment's two chains (8453 and 1), each with USDC and EURC at their real addresses. */
+  twoChains: TwoChains;
   chain: SigningChainServices;
   /** The SMTP server the API's mailer (SMTP_URL) delivers to. */
   mailbox: Mailbox;
@@ -155,16 +158,17 @@ async function start(): Promise<Harness> {
     // (delivery) follow this one setting, as in the embedded stack.
     WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: 'true',
   });
-  const anvil = await startAnvil({ port: 0 });
-  cleanups.push(() => anvil.stop());
+  const [anvil, twoChains] = await Promise.all([startAnvil({ port: 0 }), startTwoChains()]);
+  cleanups.push(() => anvil.stop(), () => twoChains.stop());
   await ensureSandboxToken({ rpcUrl: anvil.rpcUrl });
   const sandboxChainId = loadEnvironments(config.environmentsFile).environments.sandbox.networks[0]!.chainId;
-  const environments = withRpcUrl(loadEnvironments(config.environmentsFile), sandboxChainId, anvil.rpcUrl);
+  // The sandbox on its anvil (31337); production on two chains shaped as Base and Ethereum.
+  const environments = withTwoChainProduction(withRpcUrl(loadEnvironments(config.environmentsFile), sandboxChainId, anvil.rpcUrl), twoChains.networks);
   const custodyDataDir = mkdtempSync(path.join(os.tmpdir(), 'pp-test-custody-'));
   // The worker signs with the seed; the API gets the address book of the public keys the worker wrote, as an API of its own would.
   const chain = createChainServices(environments, custodyDataDir);
   const apiAddressBook = addressKeys({ deployment: 'sandbox', dataDir: custodyDataDir, env: {} }).addressBook;
-  await fundSandboxTreasury(chain, anvil.rpcUrl);
+  for (const rpcUrl of [anvil.rpcUrl, ...twoChains.networks.map((n) => n.rpcUrl)]) await fundSandboxTreasury(chain, rpcUrl);
   const logger = createLogger(config.logLevel);
 
   // The sandbox provider starts now, beside the rest (it takes a second or more on a busy machine):
@@ -336,6 +340,7 @@ async function start(): Promise<Harness> {
     logger,
     rpcUrl: anvil.rpcUrl,
     chainId: sandboxChainId,
+    twoChains,
     chain,
     mailbox,
     custodyDataDir,

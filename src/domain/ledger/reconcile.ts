@@ -15,7 +15,7 @@ export type { AddressPurpose, BooksDifference, InFlightAmount, ReconcilePage, Re
  * configured asset of its network, the journal's books for that address must equal the token balance
  * the chain holds there, once money in flight is accounted for:
  *
- *   escrow address of Payment P     escrow:P                     (the Payment's network)
+ *   escrow address of Payment P     escrow:P                     (every network: foreign transfers are held there)
  *   deposit address A               custody:deposit:A            (the address's network)
  *   vault address of vault V        custody:vault:V              (the vault's network)
  *   fee wallet 0                    fees:platform                (every network)
@@ -24,8 +24,8 @@ export type { AddressPurpose, BooksDifference, InFlightAmount, ReconcilePage, Re
  *
  * These books are assets of the service: positive while it holds the money. In flight (signed, added
  * to the books before comparing), see docs/decisions.md "Reconciliation":
- *   + a transfer to an escrow address recorded in payment_transfers while it is pending (or dust not
- *     yet followed), or, of a Payment that is not terminal, confirmed before it posted its collection;
+ *   + a transfer to an escrow address recorded in payment_transfers while it is pending (or dust or a
+ *     foreign transfer not yet followed, in its own chain and token), or, of a Payment that is not terminal, confirmed before it posted its collection;
  *   + a deposit detected or confirming (its receipt is posted at the confirmation depth);
  *   + a transfer into a vault seen and not yet posted (vault_receipts 'seen');
  *   - / + a live settlement leg (broadcast | confirmed) mined successfully at or below the head read,
@@ -306,7 +306,8 @@ async function readSnapshot(
     const wallet = wallets.get(address);
     if (wallet) return { address, ...wallet, chainIds: allChains };
     const payment = paymentOf.get(address);
-    if (payment) return { address, purpose: 'escrow', book: `escrow:${payment.id}`, chainIds: [payment.chainId] };
+    // Every network: the address is the same on each, and a payer may send on the wrong one (held, see dust.ts).
+    if (payment) return { address, purpose: 'escrow', book: `escrow:${payment.id}`, chainIds: allChains };
     const deposit = depositOf.get(address);
     if (deposit) return { address, purpose: 'deposit', book: `custody:deposit:${deposit.id}`, chainIds: [deposit.chainId] };
     const vault = vaultOf.get(address);
@@ -335,10 +336,10 @@ async function readSnapshot(
   }
 
   const transfers = await tx.$queryRaw<Array<{ payment_id: string; tx_hash: string; amount: string; address: string; chain_id: number; token: string }>>`
-    SELECT t.payment_id, t.tx_hash, t.amount_atomic::text AS amount, p.escrow_address AS address, p.chain_id, lower(p.token_address) AS token
+    SELECT t.payment_id, t.tx_hash, t.amount_atomic::text AS amount, p.escrow_address AS address, t.chain_id, lower(coalesce(t.token_address, p.token_address)) AS token
     FROM payment_transfers t JOIN payments p ON p.id = t.payment_id
     WHERE p.escrow_address = ANY(${addresses}::text[])
-      AND (t.status IN ('pending', 'dust')
+      AND (t.status IN ('pending', 'dust', 'foreign')
            OR (p.status <> ALL(${TERMINAL_PAYMENT}::text[]) AND t.status = 'confirmed' AND NOT EXISTS (
                  SELECT 1 FROM ledger_postings lp WHERE lp.source_type = 'payment' AND lp.source_id = p.id AND lp.leg = 'collection')))`;
   const deposits = await tx.$queryRaw<Array<{ id: string; tx_hash: string; amount: string; address: string; chain_id: number; token: string }>>`

@@ -10,7 +10,8 @@ import { newId } from '../ids';
  * Takes a scanned transfer whose recipient is a Payment's escrow address: recorded once, then handed
  * to the Payment's workflow, which verifies it and decides what it is (funding, excess, duplicate,
  * late). A transfer below the asset's minimum is only recorded as dust: escrow addresses are public,
- * and dust must not wake a workflow (the dust sweep accounts for it). Answers false when the
+ * and dust must not wake a workflow (the dust sweep accounts for it). So is a foreign transfer, of
+ * another asset or on another chain than the Payment's: the same sweep holds it for recovery. Answers false when the
  * recipient is no escrow address.
  */
 export async function takePaymentTransfer(
@@ -22,7 +23,9 @@ export async function takePaymentTransfer(
   if (!payment) return false;
   const network = deps.chains.network(transfer.chainId);
   const asset = network.assets.find((a) => a.tokenAddress.toLowerCase() === transfer.token.toLowerCase());
-  const dust = !asset || transfer.amountAtomic < toAtomic(asset.minimumDeposit.amount, asset.decimals);
+  // Another asset, or the same address on another chain: never the Payment's funding, held for recovery.
+  const foreign = transfer.chainId !== payment.chainId || transfer.token.toLowerCase() !== payment.tokenAddress.toLowerCase();
+  const dust = !foreign && (!asset || transfer.amountAtomic < toAtomic(asset.minimumDeposit.amount, asset.decimals));
   const { count: inserted } = await prisma.paymentTransfer.createMany({
     data: [
       {
@@ -35,12 +38,13 @@ export async function takePaymentTransfer(
         blockNumber: transfer.blockNumber,
         fromAddress: transfer.from.toLowerCase(),
         amountAtomic: transfer.amountAtomic.toString(),
-        status: dust ? 'dust' : 'pending',
+        ...(foreign ? { tokenAddress: transfer.token.toLowerCase() } : {}),
+        status: foreign ? 'foreign' : dust ? 'dust' : 'pending',
       },
     ],
     skipDuplicates: true,
   });
-  if (dust) return true;
+  if (dust || foreign) return true;
   if (inserted === 0) {
     // Seen before (a rescan, a retried scan, a reorg that mined it again): once confirmed, it is done;
     // one a reorg dropped is handed over again, as the chain has it back.

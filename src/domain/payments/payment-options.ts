@@ -6,6 +6,7 @@ import { issueAction } from './payment-actions';
 import { ZPaymentOption, type TPaymentOption } from './payment-option.schemas';
 import { remainingOf, toNextAction, type PaymentRow } from './payment-view';
 import { optionQuoteLapsed } from './quote-expiry';
+import { SWEPT_TRANSFER_STATUSES } from './payment-store';
 import { anyKey, currentKey, type ServiceSecret } from '../service-keys';
 
 /** What an option provider sees: the Payment, the payer account (from the client token) and the clock. */
@@ -68,7 +69,7 @@ export async function walletTransferOption(ctx: PaymentOptionContext): Promise<T
       ? await issueAction(ctx.prisma, { paymentId: p.id, optionId: id, accountId: ctx.accountId, proofType: 'transaction', expiresAt: p.expiresAt }, ctx.now)
       : null;
   const transfers = await ctx.prisma.paymentTransfer.findMany({
-    where: { paymentId: p.id, NOT: { status: { startsWith: 'dust' } } },
+    where: { paymentId: p.id, status: { notIn: SWEPT_TRANSFER_STATUSES } },
     orderBy: [{ blockNumber: 'asc' }, { logIndex: 'asc' }],
   });
   return [

@@ -1,4 +1,4 @@
-import { bookFor, type PostingInput } from '../ledger/ledger';
+import { bookFor, type LedgerAsset, type PostingInput } from '../ledger/ledger';
 import type { Payment, PaymentPayout } from '../../generated/prisma/client';
 
 /**
@@ -115,17 +115,18 @@ export function settlementPosting(p: Payment): PostingInput {
  * duplicate, dust) still sit in custody: escrow holdings attributed to the recipient, visible in its
  * balances (pending) and transactions until they are recovered.
  */
-export function incidentPosting(p: Payment, incident: { id: string; kind: string }, amountAtomic: bigint): PostingInput {
+/** Funds held for recovery, in the Payment's asset unless another is given (a foreign transfer's: its own chain and token). */
+export function incidentPosting(p: Payment, incident: { id: string; kind: string }, amountAtomic: bigint, held: LedgerAsset = asset(p)): PostingInput {
   // A payout refund comes from the provider's holding for this Payment; it and a lapsed quote's funds
   // are the payer's (recoverable to the sender).
-  const counterpart = incident.kind === 'payout_refund' ? bookFor('offramp', p.id) : bookFor('external', p.chainId);
+  const counterpart = incident.kind === 'payout_refund' ? bookFor('offramp', p.id) : bookFor('external', held.chainId);
   const owner = incident.kind === 'payout_refund' || incident.kind === 'quote_expired' ? escrowOwner(p) : p.recipientAccountId;
   return {
     appId: p.appId,
     sourceType: 'payment',
     sourceId: p.id,
     leg: `incident:${incident.id}`,
-    asset: asset(p),
+    asset: held,
     description: `Funds held for recovery on Payment ${p.id} (${incident.kind})`,
     entries: [
       { book: bookFor('escrow', p.id), amountAtomic, accountId: owner },

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Prisma, PrismaClient } from '../../db/client';
 import { parseTransferKey, transferKey } from '../../chain/transfer-key';
 import type { Payment, PaymentPayout } from '../../generated/prisma/client';
-import { postToLedger, updateTransactionStatus } from '../ledger/ledger';
+import { postToLedger, updateTransactionStatus, type LedgerAsset } from '../ledger/ledger';
 import { writeEvents } from '../events';
 import { paymentEventIds, paymentSubject } from './payment-origin';
 import type { TransferSeen } from '../engine';
@@ -112,6 +112,9 @@ export async function applyPaymentTransition(tx: Prisma.TransactionClient, payme
   await writeEvents(tx, paymentSubject(payment), step, paymentEvents(payment, t.events, payout));
 }
 
+/** Transfer statuses the dust sweep follows (dust.ts), never a Payment's workflow. */
+export const SWEPT_TRANSFER_STATUSES = ['dust', 'dust_confirmed', 'dust_dropped', 'foreign', 'foreign_confirmed', 'foreign_dropped'];
+
 /**
  * Funds that reached escrow but don't count for the Payment: recorded once, and posted as escrow
  * holdings, one incident per payer whose money it is (see incidentParts).
@@ -119,7 +122,7 @@ export async function applyPaymentTransition(tx: Prisma.TransactionClient, payme
 export async function recordIncident(
   tx: Prisma.TransactionClient,
   payment: Payment,
-  incident: { kind: string; amountAtomic: string; transferKey: string | null },
+  incident: { kind: string; amountAtomic: string; transferKey: string | null; asset?: LedgerAsset },
   at: string,
 ): Promise<void> {
   const parts = await incidentParts(tx, payment.id, incident);
@@ -127,10 +130,21 @@ export async function recordIncident(
     // One part keeps the id incidents always had; several are told apart by their payer.
     const id = `incident_${parts.length === 1 ? digest(payment.id, incident.kind, incident.transferKey ?? at) : digest(payment.id, incident.kind, at, part.fromAddress ?? '')}`;
     const { count: created } = await tx.paymentIncident.createMany({
-      data: [{ id, paymentId: payment.id, kind: incident.kind, status: 'pending', amountAtomic: part.amountAtomic.toString(), transferId: part.transferId, fromAddress: part.fromAddress }],
+      data: [
+        {
+          id,
+          paymentId: payment.id,
+          kind: incident.kind,
+          status: 'pending',
+          amountAtomic: part.amountAtomic.toString(),
+          transferId: part.transferId,
+          fromAddress: part.fromAddress,
+          ...(incident.asset ? { chainId: incident.asset.chainId, tokenAddress: incident.asset.tokenAddress.toLowerCase() } : {}),
+        },
+      ],
       skipDuplicates: true,
     });
-    if (created === 1) await postToLedger(tx, incidentPosting(payment, { id, kind: incident.kind }, part.amountAtomic));
+    if (created === 1) await postToLedger(tx, incidentPosting(payment, { id, kind: incident.kind }, part.amountAtomic, incident.asset));
   }
 }
 
@@ -173,8 +187,8 @@ export async function recordPaymentResolution(prisma: PrismaClient, input: Resol
 export async function loadPaymentState(prisma: PrismaClient, paymentId: string): Promise<{ state: CarriedPaymentState; unacknowledged: TransferSeen[] }> {
   const p = await prisma.payment.findUniqueOrThrow({
     where: { id: paymentId },
-    // Dust is followed by the dust sweep, never by a workflow.
-    include: { payout: true, transfers: { where: { status: { notIn: ['dust', 'dust_confirmed', 'dust_dropped'] } }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } },
+    // Dust and foreign transfers are followed by the dust sweep, never by a workflow.
+    include: { payout: true, transfers: { where: { status: { notIn: SWEPT_TRANSFER_STATUSES } }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } },
   });
   const keyOf = (t: { chainId: number; txHash: string; ordinal: number }) => transferKey({ ...t, to: p.escrowAddress ?? '' });
   const state: CarriedPaymentState = {

@@ -3,7 +3,7 @@ import type { ChainRegistry } from '../../chain/registry';
 import type { KeyPath } from '../../custody';
 import { sendSettlement, type SettlementSenderDeps } from '../settlement/settlement-sender';
 import { checkSettlement, isLive, loadLegs, type SettlementSource } from '../settlement/settlement-legs';
-import { postToLedger } from '../ledger/ledger';
+import { postToLedger, type LedgerAsset } from '../ledger/ledger';
 import { lockVault } from '../vaults/vaults';
 import { afterCheck, incidentStatusFor, refundConfirmedEvent, type ReturnStatus } from './fund-return-rules';
 import { fundReturnPosting } from './fund-return-postings';
@@ -92,7 +92,7 @@ export async function confirmFundReturn(
 ): Promise<ReturnState> {
   const amount = BigInt(r.amountAtomic.toFixed());
   return move(prisma, r, { status: 'confirmed', confirmedAt: new Date(), ...also }, async (tx) => {
-    const asset = { chainId: payment.chainId, tokenAddress: payment.tokenAddress, symbol: payment.assetCode, decimals: payment.decimals };
+    const asset = await returnAsset(tx, r, payment);
     await postToLedger(tx, fundReturnPosting({ id: r.id, kind: r.kind as 'refund' | 'incident_recovery', appId: r.appId, paymentId: r.paymentId, recipientAccountId: payment.recipientAccountId, vaultId: r.vaultId, amountAtomic: amount, asset }));
     if (r.kind !== 'refund') return;
     const confirmed = await tx.fundReturn.aggregate({ where: { paymentId: r.paymentId, kind: 'refund', status: 'confirmed' }, _sum: { amountAtomic: true } });
@@ -111,4 +111,18 @@ export async function failFundReturn(prisma: PrismaClient, id: string, reason: s
   if (r.status === 'confirmed' || r.status === 'failed' || r.status === 'requires_intervention') return { status: r.status as ReturnStatus };
   const live = (await loadLegs(prisma, sourceOf(r))).some(isLive);
   return move(prisma, r, { status: live ? 'requires_intervention' : 'failed', failureReason: reason });
+}
+
+/**
+ * The asset a return leaves in: the Payment's, or, for the recovery of a foreign transfer (another
+ * asset or chain), the one its hold was posted in.
+ */
+async function returnAsset(tx: Prisma.TransactionClient, r: FundReturnRow, payment: { chainId: number; tokenAddress: string; assetCode: string; decimals: number }): Promise<LedgerAsset> {
+  const own = { chainId: payment.chainId, tokenAddress: payment.tokenAddress, symbol: payment.assetCode, decimals: payment.decimals };
+  if (r.chainId === payment.chainId && r.tokenAddress.toLowerCase() === payment.tokenAddress.toLowerCase()) return own;
+  const held = r.incidentId
+    ? await tx.ledgerEntry.findFirst({ where: { posting: { sourceType: 'payment', sourceId: r.paymentId, leg: `incident:${r.incidentId}` }, chainId: r.chainId } })
+    : null;
+  if (!held) throw new Error(`fund return ${r.id} is on chain ${r.chainId} token ${r.tokenAddress}, and no hold of that asset was posted for it`);
+  return { chainId: held.chainId, tokenAddress: held.tokenAddress, symbol: held.assetSymbol, decimals: held.decimals };
 }

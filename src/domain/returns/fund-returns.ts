@@ -35,7 +35,9 @@ export type ReturnRequester = { by: 'partner'; app: AuthenticatedApp } | { by: '
 // A Payment's return requests queue on its row lock; the default 5 s would fail the back of a burst.
 const LOCKED_TX = { maxWait: 20_000, timeout: 30_000 };
 
-export function toFundReturnView(r: FundReturnRow, p: Pick<Payment, 'assetCode' | 'decimals'>): TFundReturn {
+/** `held`: the asset a foreign incident was posted in, for its recovery (else the Payment's). */
+export function toFundReturnView(r: FundReturnRow, p: Pick<Payment, 'assetCode' | 'decimals'>, held?: { assetCode: string; decimals: number }): TFundReturn {
+  const asset = held ?? p;
   const atomic = BigInt(r.amountAtomic.toFixed());
   return {
     id: r.id,
@@ -44,7 +46,7 @@ export function toFundReturnView(r: FundReturnRow, p: Pick<Payment, 'assetCode' 
     incidentId: r.incidentId,
     status: r.status as TFundReturn['status'],
     statusVersion: r.statusVersion,
-    amount: { amount: formatAtomic(atomic, p.decimals), amountAtomic: atomic.toString(), assetCode: p.assetCode, decimals: p.decimals, chainId: r.chainId, tokenAddress: r.tokenAddress },
+    amount: { amount: formatAtomic(atomic, asset.decimals), amountAtomic: atomic.toString(), assetCode: asset.assetCode, decimals: asset.decimals, chainId: r.chainId, tokenAddress: r.tokenAddress },
     destinationAddress: r.toAddress,
     reason: r.reason,
     transactionHash: r.transactionHash,
@@ -265,8 +267,9 @@ export async function createRecovery(
         incidentId: incident.id,
         status: 'pending',
         statusVersion: 1,
-        chainId: payment.chainId,
-        tokenAddress: payment.tokenAddress.toLowerCase(),
+        // Where the held funds are: the incident's own chain and token (a foreign transfer's), else the Payment's.
+        chainId: incident.chainId ?? payment.chainId,
+        tokenAddress: (incident.tokenAddress ?? payment.tokenAddress).toLowerCase(),
         fromAddress: payment.escrowAddress!.toLowerCase(),
         toAddress: to,
         amountAtomic: incident.amountAtomic,
@@ -280,7 +283,7 @@ export async function createRecovery(
     return created;
   }, LOCKED_TX);
   await startReturn(deps, row);
-  return toFundReturnView(row, payment);
+  return toFundReturnView(row, payment, (await foreignAssets(deps.prisma, paymentId, [incident])).get(incident.id));
 }
 
 /** A Payment's refunds or recoveries, oldest first (a Payment has few). */
@@ -288,7 +291,9 @@ export async function listFundReturns(prisma: PrismaClient, appId: string, payme
   const payment = await prisma.payment.findFirst({ where: { id: paymentId, appId } });
   if (!payment) throw notFound('Payment');
   const rows = await prisma.fundReturn.findMany({ where: { paymentId, kind }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
-  return { items: rows.map((r) => toFundReturnView(r, payment)) };
+  const incidents = await prisma.paymentIncident.findMany({ where: { paymentId, chainId: { not: null } }, select: { id: true, chainId: true } });
+  const held = await foreignAssets(prisma, paymentId, incidents);
+  return { items: rows.map((r) => toFundReturnView(r, payment, r.incidentId ? held.get(r.incidentId) : undefined)) };
 }
 
 /**
@@ -300,19 +305,31 @@ export async function listIncidents(prisma: PrismaClient, appId: string, payment
   if (!payment) throw notFound('Payment');
   const transfers = await prisma.paymentTransfer.findMany({ where: { id: { in: payment.incidents.flatMap((i) => (i.transferId ? [i.transferId] : [])) } } });
   const byId = new Map(transfers.map((t) => [t.id, t]));
+  const heldIn = await foreignAssets(prisma, payment.id, payment.incidents);
   return {
     items: payment.incidents.map((i) => {
       const atomic = BigInt(i.amountAtomic.toFixed());
       const t = i.transferId ? byId.get(i.transferId) : undefined;
+      const asset = heldIn.get(i.id) ?? { assetCode: payment.assetCode, decimals: payment.decimals, chainId: payment.chainId, tokenAddress: payment.tokenAddress };
       return {
         id: i.id,
         kind: i.kind,
         status: i.status,
-        amount: { amount: formatAtomic(atomic, payment.decimals), amountAtomic: atomic.toString(), assetCode: payment.assetCode, decimals: payment.decimals, chainId: payment.chainId, tokenAddress: payment.tokenAddress },
+        amount: { amount: formatAtomic(atomic, asset.decimals), amountAtomic: atomic.toString(), ...asset },
         transactionHash: t?.txHash ?? null,
         fromAddress: i.fromAddress ?? t?.fromAddress ?? null,
         createdAt: i.createdAt.toISOString(),
       };
     }),
   };
+}
+
+/** The asset each foreign incident (another chain or token than its Payment's) was posted in, by incident id. */
+async function foreignAssets(prisma: PrismaClient, paymentId: string, incidents: Array<{ id: string; chainId: number | null }>) {
+  const foreign = incidents.filter((i) => i.chainId !== null).map((i) => `incident:${i.id}`);
+  const out = new Map<string, { assetCode: string; decimals: number; chainId: number; tokenAddress: string }>();
+  if (foreign.length === 0) return out;
+  const entries = await prisma.ledgerEntry.findMany({ where: { posting: { sourceType: 'payment', sourceId: paymentId, leg: { in: foreign } } }, include: { posting: { select: { leg: true } } } });
+  for (const e of entries) out.set(e.posting.leg.slice('incident:'.length), { assetCode: e.assetSymbol, decimals: e.decimals, chainId: e.chainId, tokenAddress: e.tokenAddress });
+  return out;
 }
