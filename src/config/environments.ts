@@ -85,11 +85,16 @@ export const ZNetworkEntry = z.union([ZNetworkConfig, ZCatalogNetworkRef]);
 
 const ZAtomic = z.string().regex(/^[1-9]\d{0,77}$/, 'a positive integer string');
 
-/** The vaults module of an environment: its network, tokens (symbols of that network) and spend-limit bounds. */
+/**
+ * The vaults module of an environment: its default network and tokens (symbols of that network), any
+ * further networks with theirs, and spend-limit bounds. One vault per account serves every network
+ * listed (its address is the same on each EVM chain); `chainId` is the default a new vault records.
+ */
 export const ZVaultsConfig = z
   .object({
     chainId: ZChainId,
     tokens: z.array(z.string().min(1)).min(1),
+    networks: z.array(z.object({ chainId: ZChainId, tokens: z.array(z.string().min(1)).min(1) })).optional(),
     spendLimit: z.object({
       defaultAmountAtomic: ZAtomic,
       maxAmountAtomic: ZAtomic,
@@ -100,6 +105,10 @@ export const ZVaultsConfig = z
   })
   .refine((v) => BigInt(v.spendLimit.defaultAmountAtomic) <= BigInt(v.spendLimit.maxAmountAtomic), {
     message: 'spendLimit.defaultAmountAtomic must not exceed maxAmountAtomic',
+  })
+  .refine((v) => new Set([v.chainId, ...(v.networks ?? []).map((n) => n.chainId)]).size === 1 + (v.networks?.length ?? 0), {
+    message: 'each vault network at most once (chainId is the first)',
+    path: ['networks'],
   });
 
 /** The countries where bank accounts can be linked (and, with the payout half, paid), as code knows them. */

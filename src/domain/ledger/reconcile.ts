@@ -17,7 +17,7 @@ export type { AddressPurpose, BooksDifference, InFlightAmount, ReconcilePage, Re
  *
  *   escrow address of Payment P     escrow:P                     (every network: foreign transfers are held there)
  *   deposit address A               custody:deposit:A            (the address's network)
- *   vault address of vault V        custody:vault:V              (the vault's network)
+ *   vault address of vault V        custody:vault:V              (every network: one vault on each)
  *   fee wallet 0                    fees:platform                (every network)
  *   fee wallet 1                    fees:partner:<appId>, summed (every network)
  *   treasury, any other address     no book: holds no tokens     (every network)
@@ -297,7 +297,7 @@ async function readSnapshot(
   const registry = await tx.custodyAddress.findMany({ where: { address: { in: addresses } }, select: { address: true, purpose: true } });
   const payments = await tx.payment.findMany({ where: { escrowAddress: { in: addresses } }, select: { id: true, chainId: true, escrowAddress: true } });
   const depositAddresses = await tx.depositAddress.findMany({ where: { address: { in: addresses } }, select: { id: true, chainId: true, address: true } });
-  const vaults = await tx.vault.findMany({ where: { address: { in: addresses } }, select: { id: true, chainId: true, address: true } });
+  const vaults = await tx.vault.findMany({ where: { address: { in: addresses } }, select: { id: true, address: true } });
   const purposeOf = new Map(registry.map((r) => [r.address, r.purpose]));
   const paymentOf = new Map(payments.map((p) => [p.escrowAddress!, p]));
   const depositOf = new Map(depositAddresses.map((d) => [d.address!, d]));
@@ -311,7 +311,7 @@ async function readSnapshot(
     const deposit = depositOf.get(address);
     if (deposit) return { address, purpose: 'deposit', book: `custody:deposit:${deposit.id}`, chainIds: [deposit.chainId] };
     const vault = vaultOf.get(address);
-    if (vault) return { address, purpose: 'vault', book: `custody:vault:${vault.id}`, chainIds: [vault.chainId] };
+    if (vault) return { address, purpose: 'vault', book: `custody:vault:${vault.id}`, chainIds: allChains }; // one vault on every chain
     // Registered but owned by nothing (yet): it must hold nothing, on any network.
     return { address, purpose: purposeOf.get(address) ?? 'unknown', book: null, chainIds: allChains };
   });

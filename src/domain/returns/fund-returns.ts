@@ -11,7 +11,7 @@ import { writeEvents } from '../events';
 import { paymentEventIds, paymentSubject } from '../payments/payment-origin';
 import { newId } from '../ids';
 import { lockVault, reservedByToken, spentInPeriod } from '../vaults/vaults';
-import { periodStartOf } from '../vaults/vault-config';
+import { periodStartOf, reserveKey } from '../vaults/vault-config';
 import { policyTokens } from '../vaults/vault-view';
 import { returnsVaultFunding } from '../vaults/vault-returns';
 import { payerShares } from '../payments/payer-shares';
@@ -175,7 +175,7 @@ export async function createRefund(deps: FundReturnDeps, app: AuthenticatedApp, 
       : 0n;
     const held = await tx.fundReturn.aggregate({ where: { paymentId, kind: 'refund', status: { not: 'failed' } }, _sum: { amountAtomic: true } });
     const heldByPayer = to ? await tx.fundReturn.aggregate({ where: { paymentId, kind: 'refund', status: { not: 'failed' }, toAddress: to }, _sum: { amountAtomic: true } }) : null;
-    const reserved = vault ? ((await reservedByToken(tx, vault.id)).get(payment.tokenAddress.toLowerCase()) ?? 0n) : 0n;
+    const reserved = vault ? ((await reservedByToken(tx, vault.id)).get(reserveKey(payment.chainId, payment.tokenAddress)) ?? 0n) : 0n;
     const decision = decideRefund({
       paymentIntent: payment.intent,
       // Succeeded is final: one read as succeeded before the lock still is (and then `to` is known).

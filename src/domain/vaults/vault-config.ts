@@ -8,7 +8,11 @@ export interface VaultToken {
 }
 
 export interface VaultsSetup {
+  /** The default network: the one a vault created without a chainId records. */
   network: TNetworkConfig;
+  /** Every network vaults run on, the default first. */
+  networks: TNetworkConfig[];
+  /** The tokens of every network, in the order configured. */
   tokens: VaultToken[];
   spendLimit: { defaultAmountAtomic: bigint; maxAmountAtomic: bigint; currency: string; decimals: number };
   resourceVersion: number;
@@ -22,19 +26,24 @@ export interface MailAvailability {
 export const SPEND_PERIOD = 'fixed_30_day';
 export const SPEND_PERIOD_MS = 30 * 24 * 60 * 60 * 1000;
 
-/** The environment's vault setup, or null when the module is off or its network/tokens are not configured. */
+/** The environment's vault setup, or null when the module is off or a network/token of it is not configured. */
 export function vaultsSetup(env: TEnvironmentConfig): VaultsSetup | null {
   if (!env.modules.includes('vaults') || !env.vaults) return null;
-  const network = findNetwork(env, env.vaults.chainId);
-  if (!network) return null;
+  const networks: TNetworkConfig[] = [];
   const tokens: VaultToken[] = [];
-  for (const symbol of env.vaults.tokens) {
-    const asset = findAsset(network, symbol);
-    if (!asset) return null;
-    tokens.push({ symbol: asset.symbol, chainId: network.chainId, tokenAddress: asset.tokenAddress, decimals: asset.decimals });
+  for (const entry of [{ chainId: env.vaults.chainId, tokens: env.vaults.tokens }, ...(env.vaults.networks ?? [])]) {
+    const network = findNetwork(env, entry.chainId);
+    if (!network) return null;
+    networks.push(network);
+    for (const symbol of entry.tokens) {
+      const asset = findAsset(network, symbol);
+      if (!asset) return null;
+      tokens.push({ symbol: asset.symbol, chainId: network.chainId, tokenAddress: asset.tokenAddress, decimals: asset.decimals });
+    }
   }
   return {
-    network,
+    network: networks[0]!,
+    networks,
     tokens,
     spendLimit: {
       defaultAmountAtomic: BigInt(env.vaults.spendLimit.defaultAmountAtomic),
@@ -45,6 +54,14 @@ export function vaultsSetup(env: TEnvironmentConfig): VaultsSetup | null {
     resourceVersion: env.vaults.resourceVersion,
   };
 }
+
+/** The vault network of that chain, or null when vaults do not run on it. */
+export function vaultNetwork(setup: VaultsSetup, chainId: number): TNetworkConfig | null {
+  return setup.networks.find((n) => n.chainId === chainId) ?? null;
+}
+
+/** A reserve's key: a token is one contract on one chain. */
+export const reserveKey = (chainId: number, tokenAddress: string): string => `${chainId}:${tokenAddress.toLowerCase()}`;
 
 /** Managed approval needs a way to mail the code: SMTP anywhere, or the outbox in the sandbox. */
 export function approvalMailReady(environment: 'sandbox' | 'production', mail: MailAvailability): boolean {

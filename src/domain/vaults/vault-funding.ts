@@ -4,7 +4,7 @@ import type { ChainRegistry } from '../../chain/registry';
 import { ApiError, notFound } from '../errors';
 import { newId } from '../ids';
 import { writeVaultAudit, type VaultActor } from './vault-audit';
-import { periodStartOf, SPEND_PERIOD_MS } from './vault-config';
+import { periodStartOf, reserveKey, SPEND_PERIOD_MS } from './vault-config';
 import type { TFundingOperation } from './vault.schemas';
 import { lockVault, reservedByToken, spentInPeriod } from './vaults';
 import { policyTokens } from './vault-view';
@@ -88,7 +88,7 @@ async function evaluate(db: Db, chains: VaultFundingDeps['chains'], paymentId: s
     : false;
   const periodStart = periodStartOf(vault.periodAnchorAt ?? now, now);
   const spent = await spentInPeriod(db, vault.id, periodStart);
-  const reserved = (await reservedByToken(db, vault.id)).get(payment.tokenAddress.toLowerCase()) ?? 0n;
+  const reserved = (await reservedByToken(db, vault.id)).get(reserveKey(payment.chainId, payment.tokenAddress)) ?? 0n;
   const balance = policyActive && tokenAllowed
     ? await chains.get(payment.chainId).getTokenBalance({ token: payment.tokenAddress as Address, owner: vault.address as Address })
     : 0n;

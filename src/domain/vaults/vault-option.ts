@@ -12,6 +12,7 @@ import type { TAuthorizeVaultOption } from '../payments/client-payment.schemas';
 import { assertOptionUsable } from '../payments/quote-expiry';
 import type { TEnvironments } from '../../config/environments';
 import { availableVaultsSetup } from '../modules';
+import { vaultNetwork } from './vault-config';
 import { authorizeVaultFunding, toFundingOperationView, vaultOptionFor, type VaultOption } from './vault-funding';
 import type { ServiceSecret } from '../service-keys';
 
@@ -119,14 +120,12 @@ export async function authorizeVaultOption(
     throw notFound('Payment option');
   }
   // 424 when the app's environment runs no vaults, or not on this Payment's chain.
-  const setup = availableVaultsSetup(deps.environments.environments[principal.app.environment]);
-  if (setup.network.chainId !== payment.chainId) {
-    throw new ApiError('chain_config_missing', `Vaults are not configured on chain ${payment.chainId} for this environment`);
-  }
+  const network = vaultNetwork(availableVaultsSetup(deps.environments.environments[principal.app.environment]), payment.chainId);
+  if (!network) throw new ApiError('chain_config_missing', `Vaults are not configured on chain ${payment.chainId} for this environment`);
   const action = await findAction(prisma, input.actionId);
   if (!action || action.paymentId !== paymentId || action.accountId !== principal.accountId || action.optionId !== optionId) throw notFound('Action');
   if (action.usedAt) {
-    const resumed = await resumeUnstarted(deps, paymentId, principal.accountId, setup.network.confirmations);
+    const resumed = await resumeUnstarted(deps, paymentId, principal.accountId, network.confirmations);
     if (!resumed) throw new ApiError('conflict', 'This actionId was already used; read the Payment for a new one', { reasonCode: 'action_already_used' });
     return answer(deps, principal, payment, resumed.id, now);
   }
@@ -140,7 +139,7 @@ export async function authorizeVaultOption(
   if (!(await consumeAction(prisma, { actionId: action.id, proof: input.proof, metadata: input.metadata }, now))) {
     throw new ApiError('conflict', 'This actionId was already used; read the Payment for a new one', { reasonCode: 'action_already_used' });
   }
-  await deps.engine.startVaultFunding(authorized.fundingOperation.id, setup.network.confirmations);
+  await deps.engine.startVaultFunding(authorized.fundingOperation.id, network.confirmations);
   return answer(deps, principal, payment, authorized.fundingOperation.id, now);
 }
 

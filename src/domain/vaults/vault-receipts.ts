@@ -18,8 +18,9 @@ export const REVERIFY_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
  */
 export async function takeVaultTransfer(deps: { prisma: PrismaClient; chains: Pick<ChainRegistry, 'network'> }, transfer: Transfer): Promise<boolean> {
   const to = transfer.to.toLowerCase();
-  const vault = await deps.prisma.vault.findUnique({ where: { address: to }, select: { id: true, appId: true, chainId: true } });
-  if (!vault || vault.chainId !== transfer.chainId) return false;
+  const vault = await deps.prisma.vault.findUnique({ where: { address: to }, select: { id: true, appId: true } });
+  // One vault on every chain: its address is the same on each, so a transfer on any of them is its.
+  if (!vault) return false;
   const asset = deps.chains.network(transfer.chainId).assets.find((a) => a.tokenAddress.toLowerCase() === transfer.token.toLowerCase());
   // Not a configured asset, or a zero-value log: the vault's, but nothing to book.
   if (!asset || transfer.amountAtomic <= 0n) return true;

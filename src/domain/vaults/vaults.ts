@@ -9,7 +9,7 @@ import { InputError } from '../validation';
 import { newId } from '../ids';
 import { registerCustodyAddress } from '../custody-addresses';
 import { writeVaultAudit, type VaultActor } from './vault-audit';
-import { periodStartOf, SPEND_PERIOD_MS, type VaultToken, type VaultsSetup } from './vault-config';
+import { periodStartOf, reserveKey, SPEND_PERIOD_MS, vaultNetwork, type VaultToken, type VaultsSetup } from './vault-config';
 import { availableVaultsSetup } from '../modules';
 import type { TCreateVault, TPutVaultPolicy, TVault } from './vault.schemas';
 import { maskEmail, policyTokens, toVaultPolicyView } from './vault-view';
@@ -49,7 +49,8 @@ export async function lockVault(tx: Prisma.TransactionClient, vaultId: string): 
 }
 
 /**
- * Creates the account's vault (201), or answers the existing one (200): one vault per account. The
+ * Creates the account's vault (201), or answers the existing one (200): one vault per account, on
+ * every vault network at once (the address is the same on each EVM chain; chainId is the one it records). The
  * address comes from custody (purpose 'vault', a derivation branch of its own) at the row's sequence
  * number, registered as a service address in the same transaction, so it can never be a payout
  * destination.
@@ -62,9 +63,8 @@ export async function createVault(
   input: TCreateVault,
 ): Promise<{ created: boolean; vault: TVault }> {
   const setup = availableVaultsSetup(env);
-  if (input.chainId !== undefined && input.chainId !== setup.network.chainId) {
-    throw new ApiError('chain_config_missing', `Vaults are not configured on chain ${input.chainId} for this environment`);
-  }
+  const network = input.chainId === undefined ? setup.network : vaultNetwork(setup, input.chainId);
+  if (!network) throw new ApiError('chain_config_missing', `Vaults are not configured on chain ${input.chainId} for this environment`);
   await requireAccount(deps.prisma, app.id, accountId);
   const result = await deps.prisma.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT id FROM accounts WHERE id = ${accountId} FOR UPDATE`;
@@ -72,7 +72,7 @@ export async function createVault(
     if (existing) return { created: false, id: existing.id };
     const id = newId('vault');
     const row = await tx.vault.create({
-      data: { id, appId: app.id, accountId, chainId: setup.network.chainId, networkCode: setup.network.code, status: 'active' },
+      data: { id, appId: app.id, accountId, chainId: network.chainId, networkCode: network.code, status: 'active' },
     });
     const address = await registerCustodyAddress(tx, deps.custody, { purpose: 'vault', index: row.custodyIndex });
     await tx.vault.update({ where: { id }, data: { address } });
@@ -80,7 +80,7 @@ export async function createVault(
       policyId: null,
       eventType: 'vault.created',
       actor: appActor(app),
-      payload: { accountId, chainId: setup.network.chainId, address },
+      payload: { accountId, chainId: network.chainId, address },
     });
     return { created: true, id };
   });
@@ -166,22 +166,22 @@ function allowedTokensOf(setup: VaultsSetup, requested: TPutVaultPolicy['allowed
   return out;
 }
 
-/** Atomic amounts per token of funding that still holds money in the vault. */
+/** Atomic amounts per (chain, token) of funding that still holds money in the vault, by reserveKey. */
 export async function reservedByToken(db: Db, vaultId: string): Promise<Map<string, bigint>> {
   const rows = await db.vaultFundingOperation.groupBy({
-    by: ['tokenAddress'],
+    by: ['chainId', 'tokenAddress'],
     where: { vaultId, status: { in: RESERVING_STATUSES } },
     _sum: { amountAtomic: true },
   });
   // Refunds paid from the vault (src/domain/returns) reserve alike until confirmed or failed.
   const refunds = await db.fundReturn.groupBy({
-    by: ['tokenAddress'],
+    by: ['chainId', 'tokenAddress'],
     where: { vaultId, kind: 'refund', status: { in: ['pending', 'broadcast', 'requires_intervention'] } },
     _sum: { amountAtomic: true },
   });
   const reserved = new Map<string, bigint>();
   for (const r of [...rows, ...refunds]) {
-    const token = r.tokenAddress.toLowerCase();
+    const token = reserveKey(r.chainId, r.tokenAddress);
     reserved.set(token, (reserved.get(token) ?? 0n) + BigInt(r._sum.amountAtomic?.toFixed() ?? '0'));
   }
   return reserved;
@@ -212,7 +212,7 @@ export async function vaultBalances(deps: Pick<VaultDeps, 'prisma' | 'chains'>, 
       const balance = vault.address
         ? await deps.chains.get(t.chainId).getTokenBalance({ token: t.tokenAddress as Address, owner: vault.address as Address })
         : 0n;
-      const held = reserved.get(t.tokenAddress.toLowerCase()) ?? 0n;
+      const held = reserved.get(reserveKey(t.chainId, t.tokenAddress)) ?? 0n;
       const available = balance > held ? balance - held : 0n;
       return { ...t, balanceAtomic: balance.toString(), reservedAtomic: held.toString(), availableAtomic: available.toString() };
     }),
