@@ -12,7 +12,7 @@ import { destinationRefusal } from '../custody-addresses';
 import { isVaultFundingReturn } from '../vaults/vault-returns';
 import { isMoneyMissingAt } from '../ledger/reconcile';
 import { crashPoint, SETTLEMENT_CRASH_POINTS } from '../../runtime/crash-points';
-import { withLease } from './lease-lock';
+import { withLease, type LeaseOptions } from './lease-lock';
 import { followLegFamily, isLive, loadLegs, markLeg, recordLeg, recordReplacement, type LegKind, type SettlementLeg, type SettlementSource } from './settlement-legs';
 
 export interface SettlementSenderDeps {
@@ -190,7 +190,11 @@ export interface StuckLegsOrder {
  */
 export async function replaceStuckLegsBeforeCheck(deps: SettlementSenderDeps, order: () => Promise<StuckLegsOrder>): Promise<void> {
   try {
-    const { capped } = await replaceStuckLegs(deps, await order());
+    const stuck = await order();
+    // Most checks find nothing underpriced: they never wait on the payer's lease (a send or a dead
+    // holder's lease can hold it a minute), and one that does waits briefly; the next check tries again.
+    if (!(await anyLegUnderpriced(deps, stuck))) return;
+    const { capped } = await replaceStuckLegs(deps, stuck, { waitMs: CHECK_LEASE_WAIT_MS });
     if (capped.length > 0) deps.logger?.warn({ capped }, 'settlement legs stuck under a base fee above the network cap: waiting');
   } catch (err) {
     deps.logger?.warn({ err }, 'replacing a stuck settlement leg failed; the next check tries again');
@@ -202,7 +206,7 @@ export async function replaceStuckLegsBeforeCheck(deps: SettlementSenderDeps, or
  * replaced at its nonce with higher fees (within the network's cap), recorded before it is broadcast.
  * Answers the legs a replacement would take above the cap (they stay as they are, and wait).
  */
-export async function replaceStuckLegs(deps: SettlementSenderDeps, order: StuckLegsOrder): Promise<{ capped: string[] }> {
+export async function replaceStuckLegs(deps: SettlementSenderDeps, order: StuckLegsOrder, lease: LeaseOptions = {}): Promise<{ capped: string[] }> {
   const chain = deps.chains.get(order.chainId);
   const payer = deps.custody.signer(order.payer);
   const capped: string[] = [];
@@ -212,8 +216,24 @@ export async function replaceStuckLegs(deps: SettlementSenderDeps, order: StuckL
       const current = await currentTransaction(deps, chain, payer, legs, live, () => capped.push(live.leg));
       if (current !== 'mined' && current !== live) await chain.broadcast(current.serialized as Hex);
     }
-  });
+  }, lease);
   return { capped };
+}
+
+/** How long a confirmation check waits for the payer's lease before leaving a replacement to the next check. */
+const CHECK_LEASE_WAIT_MS = 2_000;
+
+/** Whether a broadcast leg, not yet mined, offers less than the base fee now asks (read without the lease). */
+async function anyLegUnderpriced(deps: SettlementSenderDeps, order: StuckLegsOrder): Promise<boolean> {
+  const chain = deps.chains.get(order.chainId);
+  const broadcast = (await loadLegs(deps.prisma, order.source)).filter((l) => l.status === 'broadcast' && l.serialized);
+  if (broadcast.length === 0) return false;
+  const baseFee = await chain.getBaseFee();
+  for (const leg of broadcast) {
+    if (replacementFees(feesOf(leg.serialized as Hex), baseFee, chain.feePolicy).kind === 'keep') continue;
+    if ((await chain.getTransactionInclusion(leg.txHash as Hash)) === null) return true;
+  }
+  return false;
 }
 
 /**
