@@ -2,7 +2,7 @@ import type { PrismaClient } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
 import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-sender';
 import type { ResolutionRequest } from '../src/domain/operator-resolution';
-import { checkFundReturn, failFundReturn, sendFundReturn } from '../src/domain/returns/fund-return-transfer';
+import { checkFundReturn, failFundReturn, replaceStuckReturnLeg, sendFundReturn } from '../src/domain/returns/fund-return-transfer';
 import { applyFundReturnResolution } from '../src/domain/returns/fund-return-resolution';
 
 export interface FundReturnActivityDeps {
@@ -15,7 +15,11 @@ export interface FundReturnActivityDeps {
 export function createFundReturnActivities(deps: FundReturnActivityDeps) {
   return {
     sendFundReturn: (input: { returnId: string }) => sendFundReturn(deps.settlement, input.returnId),
-    checkFundReturn: (input: { returnId: string; confirmations: number }) => checkFundReturn(deps, input.returnId, input.confirmations),
+    /** Replaces the leg when it is stuck under a rising base fee (within the cap), then re-reads it at depth. */
+    async checkFundReturn(input: { returnId: string; confirmations: number }) {
+      await replaceStuckReturnLeg(deps.settlement, input.returnId);
+      return checkFundReturn(deps, input.returnId, input.confirmations);
+    },
     failFundReturn: (input: { returnId: string; reason: string }) => failFundReturn(deps.prisma, input.returnId, input.reason),
     /** An operator's resolution of a held return (its audit row was written when it was asked for). */
     resolveFundReturn: ({ returnId, ...request }: ResolutionRequest & { returnId: string; confirmations: number }) => applyFundReturnResolution(deps, returnId, request),

@@ -1,7 +1,7 @@
 import type { PrismaClient } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
 import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-sender';
-import { checkVaultFunding, failVaultFunding, sendVaultFunding } from '../src/domain/vaults/vault-funding-transfer';
+import { checkVaultFunding, failVaultFunding, replaceStuckFundingLeg, sendVaultFunding } from '../src/domain/vaults/vault-funding-transfer';
 
 export interface VaultActivityDeps {
   prisma: PrismaClient;
@@ -16,8 +16,11 @@ export interface VaultActivityDeps {
 export function createVaultActivities(deps: VaultActivityDeps) {
   return {
     sendVaultFunding: (input: { fundingOperationId: string }) => sendVaultFunding(deps.settlement, input.fundingOperationId),
-    checkVaultFunding: (input: { fundingOperationId: string; confirmations: number }) =>
-      checkVaultFunding(deps, input.fundingOperationId, input.confirmations),
+    /** Replaces the leg when it is stuck under a rising base fee (within the cap), then re-reads it at depth. */
+    async checkVaultFunding(input: { fundingOperationId: string; confirmations: number }) {
+      await replaceStuckFundingLeg(deps.settlement, input.fundingOperationId);
+      return checkVaultFunding(deps, input.fundingOperationId, input.confirmations);
+    },
     failVaultFunding: (input: { fundingOperationId: string; reason: string }) => failVaultFunding(deps.prisma, input.fundingOperationId, input.reason),
   };
 }

@@ -39,7 +39,8 @@ export function loadOrCreateSeed(dataDir: string, env: NodeJS.ProcessEnv = proce
   return { mnemonic: new Mnemonic(phrase), source: 'created' };
 }
 
-function readIfExists(file: string): string | undefined {
+/** The file's text, or undefined when there is no such file (any other error is thrown). */
+export function readIfExists(file: string): string | undefined {
   try {
     return readFileSync(file, 'utf8');
   } catch (err) {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parsePublicKeys, formatPublicKeys, type CustodyPublicKeys } from './address-book';
 import type { Deployment } from '../config';
 import { Mnemonic } from './mnemonic';
-import { loadOrCreateSeed, type LoadedSeed } from './seed';
+import { loadOrCreateSeed, readIfExists, type LoadedSeed } from './seed';
 
 /**
  * Where each role gets its keys. The signing role (the worker) reads the seed; the API reads only the
@@ -88,13 +88,4 @@ export function loadPublicKeys({ deployment, dataDir, env }: SupplyOptions): Loa
       '(`npm run cli -- custody public-keys` prints them)' +
       (deployment === 'sandbox' ? `, or start the worker once so it writes ${file}` : ''),
   );
-}
-
-function readIfExists(file: string): string | undefined {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
 }

@@ -4,11 +4,10 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { AppCredential } from '../../src/domain/apps';
 import type { TEnvironmentConfig } from '../../src/config/environments';
 import { checkLedger } from '../../src/domain/ledger/check';
-import { reconcileLedger } from '../../src/domain/ledger/reconcile';
 import { followVaultReceipts } from '../../src/domain/vaults/vault-receipts';
 import { call, newApp, uniqueUserId } from '../support/api-client';
 import { getHarness } from '../support/harness';
-import { balanceOn, eventuallyOnTwoChains, newPayerOn, payOn, realToken, TWO_CHAINS, type TwoChainId } from '../support/two-chains';
+import { balanceOn, eventuallyOnTwoChains, newPayerOn, payOn, realToken, reconcileTwoChains, TWO_CHAINS, type TwoChainId } from '../support/two-chains';
 import { sendCode, uniqueEmail } from '../vaults/support';
 
 type Symbol = 'USDC' | 'EURC';
@@ -116,16 +115,6 @@ async function payFromVault(cred: AppCredential, payerAccountId: string, payment
     body: { actionId: option.execution.actionId, proof: { type: 'managed_authorization', authorization: 'approved' } },
   });
   assert.equal(res.status, 200, res.text);
-}
-
-async function reconcileTwoChains() {
-  const h = await getHarness();
-  return eventuallyOnTwoChains(async (saw) => {
-    const result = await reconcileLedger({ prisma: h.db.prisma, chains: h.chain.chains, custody: h.chain.custody });
-    const differences = result.differences.filter((d) => d.chainId !== h.chainId);
-    saw(differences);
-    return differences.length === 0 ? result : undefined;
-  }, 'ledger reconcile clean on chains 8453 and 1');
 }
 
 describe('Vaults on two chains at once (production on 8453 and 1, USDC and EURC each)', () => {

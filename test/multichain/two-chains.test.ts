@@ -3,11 +3,10 @@ import { describe, test } from 'node:test';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { AppCredential } from '../../src/domain/apps';
 import { checkLedger } from '../../src/domain/ledger/check';
-import { reconcileLedger } from '../../src/domain/ledger/reconcile';
 import { sweepDust } from '../../src/domain/payments/dust';
 import { call, newApp, uniqueUserId } from '../support/api-client';
 import { getHarness } from '../support/harness';
-import { balanceOn, eventuallyOnTwoChains, newPayerOn, payOn, realToken, TWO_CHAINS, type TwoChainId } from '../support/two-chains';
+import { balanceOn, eventuallyOnTwoChains, newPayerOn, payOn, realToken, reconcileTwoChains, TWO_CHAINS, type TwoChainId } from '../support/two-chains';
 
 type Symbol = 'USDC' | 'EURC';
 const UNITS = (n: number) => BigInt(n) * 1_000_000n;
@@ -48,17 +47,6 @@ async function waitForPayment(m: Merchant, id: string, what: string, predicate: 
     saw({ status: res.body.payment.status, stage: res.body.payment.stage, operationalState: res.body.payment.operationalState });
     return predicate(res.body.payment) ? res.body.payment : undefined;
   }, `${id} ${what}`);
-}
-
-/** ledger reconcile, the differences and heads of the two chains only (the sandbox chain is other tests'). */
-async function reconcileTwoChains() {
-  const h = await getHarness();
-  return eventuallyOnTwoChains(async (saw) => {
-    const result = await reconcileLedger({ prisma: h.db.prisma, chains: h.chain.chains, custody: h.chain.custody });
-    const differences = result.differences.filter((d) => d.chainId !== h.chainId);
-    saw(differences);
-    return differences.length === 0 ? result : undefined;
-  }, 'ledger reconcile clean on chains 8453 and 1');
 }
 
 describe('Two chains and two assets at once (production on 8453 and 1, USDC and EURC each)', () => {
@@ -122,7 +110,7 @@ describe('Two chains and two assets at once (production on 8453 and 1, USDC and 
       n += 1;
       const address = res.body.depositAddress.address as string;
       await payOn(chainId, symbol, await newPayerOn(chainId, symbol, UNITS(n)), address, UNITS(n));
-      runs.push({ m, amount: UNITS(n) });
+      runs.push({ m, amount: UNITS(n), address });
     }
     for (const { m, amount } of runs) {
       const [d] = await eventuallyOnTwoChains(async (saw) => {
@@ -134,6 +122,21 @@ describe('Two chains and two assets at once (production on 8453 and 1, USDC and 
       assert.equal(d!.tokenAddress.toLowerCase(), realToken(m.chainId, m.symbol).toLowerCase());
       assert.equal(d!.amountAtomic.toString(), amount.toString());
     }
+    // The same address on the other chain: recorded and listed on that chain, ignored, never settled.
+    const { m, address } = runs[0]!;
+    const other: TwoChainId = m.chainId === 8453 ? 1 : 8453;
+    await payOn(other, m.symbol, await newPayerOn(other, m.symbol, UNITS(1)), address, UNITS(1));
+    const wrong = await eventuallyOnTwoChains(async (saw) => {
+      const res = await call(`/v2/accounts/${m.accountId}/deposits`, { credential: cred });
+      assert.equal(res.status, 200, res.text);
+      saw(res.body.deposits.map((x: any) => [x.amount.asset.chainId, x.status]));
+      return res.body.deposits.find((x: any) => x.status === 'ignored');
+    }, `the transfer on chain ${other} to ${address} listed`);
+    assert.equal(wrong.amount.asset.chainId, other);
+    assert.equal(wrong.amount.amount, UNITS(1).toString());
+    assert.equal(wrong.settlement.status, 'not_required');
+    assert.equal(wrong.settlement.reasonCode, 'asset_not_accepted');
+    assert.equal(await balanceOn(other, m.symbol, address), UNITS(1), 'the funds stay at the address');
     assert.deepEqual((await checkLedger(h.db.prisma)).problems, []);
     await reconcileTwoChains();
   });

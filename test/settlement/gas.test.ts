@@ -83,6 +83,14 @@ describe('Gas: EIP-1559 fees under a cap, stuck legs replaced, top-ups per netwo
     return { source, destination, order };
   }
 
+  /** Signed and broadcast under a calm base fee, then a block whose base fee (100 gwei) is far above what they offer. */
+  async function sendThenRaiseBaseFee(deps: SettlementSenderDeps, order: Awaited<ReturnType<typeof orderFor>>['order']) {
+    await calm();
+    await sendSettlement(deps, order);
+    await nextBaseFee(100n * GWEI);
+    await mine();
+  }
+
   const fees = (serialized: string) => {
     const tx = parseTransaction(serialized as Hex);
     return { type: tx.type, nonce: tx.nonce, maxFeePerGas: tx.maxFeePerGas!, maxPriorityFeePerGas: tx.maxPriorityFeePerGas! };
@@ -95,11 +103,7 @@ describe('Gas: EIP-1559 fees under a cap, stuck legs replaced, top-ups per netwo
     const { source, destination, order } = await orderFor(payer, 995n);
     const balance = (owner: string) => chain.getTokenBalance({ token: SANDBOX_TOKEN_ADDRESS, owner: owner as Address });
 
-    // Signed and broadcast under a low base fee; the next block's base fee is far above what they offer.
-    await calm();
-    await sendSettlement(deps, order);
-    await nextBaseFee(100n * GWEI);
-    await mine();
+    await sendThenRaiseBaseFee(deps, order);
     const originals = await loadLegs(h.db.prisma, source);
     assert.equal(originals.length, 3);
     for (const leg of originals) {
@@ -206,10 +210,7 @@ describe('Gas: EIP-1559 fees under a cap, stuck legs replaced, top-ups per netwo
     const { chain, deps } = await setUp({ maxFeePerGasWei: (50n * GWEI).toString() });
     const payer = await payerWith(2_000n, 10n ** 18n);
     const { source, order } = await orderFor(payer, 995n);
-    await calm();
-    await sendSettlement(deps, order);
-    await nextBaseFee(100n * GWEI);
-    await mine();
+    await sendThenRaiseBaseFee(deps, order);
     assert.deepEqual((await replaceStuckLegs(deps, { source, chainId: h.chainId, payer })).capped, ['net', 'platform_fee', 'partner_fee']);
     const legs = await loadLegs(h.db.prisma, source);
     assert.deepEqual(legs.map((l) => l.status), ['broadcast', 'broadcast', 'broadcast'], 'nothing signed above the cap');

@@ -3,6 +3,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import type { TEnvironments, TNetworkConfig } from '../../src/config/environments';
 import { catalogTokenAddress, fundTestWallet, placeTestTokenAt } from '../../src/chain/sandbox';
 import { expandCatalogNetwork } from '../../src/config/network-settings';
+import { reconcileLedger } from '../../src/domain/ledger/reconcile';
 import { startAnvil, type AnvilNode } from '../../src/embedded/anvil';
 import { getHarness } from './harness';
 import { poll, until, type Check } from './until';
@@ -112,4 +113,15 @@ export async function eventuallyOnTwoChains<T>(check: Check<T>, what: string, ti
       await new Promise((r) => setTimeout(r, 150));
     },
   });
+}
+
+/** ledger reconcile, the differences and heads of the two chains only (the sandbox chain is other tests'). */
+export async function reconcileTwoChains() {
+  const h = await getHarness();
+  return eventuallyOnTwoChains(async (saw) => {
+    const result = await reconcileLedger({ prisma: h.db.prisma, chains: h.chain.chains, custody: h.chain.custody });
+    const differences = result.differences.filter((d) => d.chainId !== h.chainId);
+    saw(differences);
+    return differences.length === 0 ? result : undefined;
+  }, 'ledger reconcile clean on chains 8453 and 1');
 }

@@ -2,7 +2,8 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { getHarness } from '../support/harness';
-import { eventually, mine, newPayer, paysInToken, payTo, pokeScanner, sendOnHeldChain, tokenBalance } from '../support/chain';
+import { eventually, mine, newPayer, paysInToken, payTo, pokeScanner, sendOnHeldChain, setNativeBalance, tokenBalance } from '../support/chain';
+import { assertMinedExactlyWhenLive, replacedUnderRisingBaseFee } from '../support/rising-base-fee';
 import { createPayment, newMerchant, waitForPayment } from '../payments/fixtures';
 import { awaitWorkflowResult } from '../support/workflow-result';
 import { endsWithBooksChecked } from '../support/books';
@@ -318,6 +319,28 @@ describe('Vault funding: the on-chain leg', () => {
     assert.ok(op.transactionHash);
     assert.equal(await h.db.prisma.event.count({ where: { resourceId: vault.id, name: 'vault.funding_posted' } }), 1);
     assert.equal(await tokenBalance(vault.address), USDC(20) - 3_500_000n);
+  });
+
+  test('a funding leg stuck under a rising base fee is replaced at its nonce by the workflow\'s check; the escrow is funded once and the operation confirmed', async () => {
+    const h = await getHarness();
+    const { vault, accountId, merchant } = await fundedVault(USDC(100), USDC(20));
+    await setNativeBalance(vault.address, 10n ** 17n);
+    const [paymentId] = await payments(merchant, 1, '4');
+    const source = await replacedUnderRisingBaseFee(1, async () => {
+      const { fundingOperation } = await authorizeVaultFunding(await deps(), { paymentId: paymentId!, payerAccountId: accountId, actor });
+      assert.equal(await h.engine.startVaultFunding(fundingOperation.id, 2), 'started');
+      return { type: 'vault_funding', id: fundingOperation.id };
+    });
+    await pokeScanner();
+    await waitForPayment(merchant, paymentId!, 'succeeded', (p) => p.status === 'succeeded');
+    await eventually(async (saw) => {
+      const row = await h.db.prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: source.id } });
+      saw(row.status);
+      return row.status === 'confirmed' ? row : undefined;
+    }, 'funding confirmed by the workflow');
+    assert.equal((await assertMinedExactlyWhenLive(source)).length, 1);
+    assert.equal(await tokenBalance(vault.address), USDC(20) - USDC(4), 'the vault paid once');
+    assert.equal(await h.db.prisma.event.count({ where: { resourceId: vault.id, name: 'vault.funding_posted' } }), 1);
   });
 
   test('the vault funding workflow turns a refused transfer into vault.funding_requires_intervention and a failed operation', async () => {

@@ -7,7 +7,8 @@ import { depositIdFor } from './deposit-keys';
 
 /**
  * Takes a scanned transfer whose recipient is a deposit address: starts that transfer's
- * DepositWorkflow. The workflow is named after the transfer and the engine refuses a second one, so a
+ * DepositWorkflow (on any network: one on another chain than the address's is `ignored`,
+ * asset_not_accepted). The workflow is named after the transfer and the engine refuses a second one, so a
  * rescan, a restarted scanner or a replayed activity makes one deposit, with no check-then-insert.
  * Answers false when the recipient is not a deposit address.
  */
@@ -16,7 +17,7 @@ export async function takeDepositTransfer(
   transfer: Transfer,
 ): Promise<boolean> {
   const address = await deps.prisma.depositAddress.findUnique({ where: { address: transfer.to.toLowerCase() } });
-  if (!address || address.chainId !== transfer.chainId) return false;
+  if (!address) return false;
   const network = deps.chains.network(transfer.chainId);
   const asset = network.assets.find((a) => a.tokenAddress.toLowerCase() === transfer.token.toLowerCase());
   if (!asset) return false; // the scanner only reads configured assets; nothing to own otherwise
@@ -36,7 +37,9 @@ export async function takeDepositTransfer(
     toAddress: transfer.to.toLowerCase(),
     amountAtomic: transfer.amountAtomic.toString(),
     asset: { symbol: asset.symbol, decimals: asset.decimals },
-    assetAccepted: address.tokenAddress.toLowerCase() === asset.tokenAddress.toLowerCase(),
+    // The same address exists on every network: a transfer on another chain than the address's is
+    // recorded and listed, never settled, like another asset (the funds stay at the address).
+    assetAccepted: address.chainId === transfer.chainId && address.tokenAddress.toLowerCase() === asset.tokenAddress.toLowerCase(),
     minimumDeposit: { amountAtomic: toAtomic(asset.minimumDeposit.amount, asset.decimals).toString(), inclusive: asset.minimumDeposit.inclusive },
     fees: { platformFeeBps: address.platformFeeBps, partnerFeeBps: address.partnerFeeBps },
     confirmations: network.confirmations,

@@ -1,7 +1,7 @@
 import type { Prisma, PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import type { KeyPath } from '../../custody';
-import { sendSettlement, type SettlementSenderDeps } from '../settlement/settlement-sender';
+import { replaceStuckLegsBeforeCheck, sendSettlement, type SettlementSenderDeps } from '../settlement/settlement-sender';
 import { checkSettlement, isLive, loadLegs, type SettlementSource } from '../settlement/settlement-legs';
 import { postToLedger, type LedgerAsset } from '../ledger/ledger';
 import { lockVault } from '../vaults/vaults';
@@ -63,6 +63,14 @@ export async function sendFundReturn(deps: SettlementSenderDeps, id: string): Pr
     legs: [{ leg: 'net', to: r.toAddress, amountAtomic: BigInt(r.amountAtomic.toFixed()) }],
   });
   return move(deps.prisma, r, { status: 'broadcast', broadcastAt: new Date(), transactionHash: txHash.toLowerCase() });
+}
+
+/** While the return confirms: its leg stuck under a rising base fee is sent again with higher fees. */
+export async function replaceStuckReturnLeg(deps: SettlementSenderDeps, id: string): Promise<void> {
+  await replaceStuckLegsBeforeCheck(deps, async () => {
+    const { r, payment } = await load(deps.prisma, id);
+    return { source: sourceOf(r), chainId: r.chainId, payer: await payerOf(deps.prisma, r, payment.escrowIndex) };
+  });
 }
 
 /**

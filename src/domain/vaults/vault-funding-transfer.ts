@@ -1,6 +1,6 @@
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
-import { sendSettlement, type SettlementSenderDeps } from '../settlement/settlement-sender';
+import { replaceStuckLegsBeforeCheck, sendSettlement, type SettlementSenderDeps } from '../settlement/settlement-sender';
 import { checkSettlement, isLive, loadLegs, type SettlementSource } from '../settlement/settlement-legs';
 import { postToLedger } from '../ledger/ledger';
 import { lockVault } from './vaults';
@@ -69,6 +69,14 @@ export async function sendVaultFunding(deps: SettlementSenderDeps, fundingOperat
       });
     }
     return toFundingOperationView(await tx.vaultFundingOperation.findUniqueOrThrow({ where: { id: op.id } }));
+  });
+}
+
+/** While the funding confirms: its leg stuck under a rising base fee is sent again with higher fees. */
+export async function replaceStuckFundingLeg(deps: SettlementSenderDeps, fundingOperationId: string): Promise<void> {
+  await replaceStuckLegsBeforeCheck(deps, async () => {
+    const { op, vault } = await load(deps.prisma, fundingOperationId);
+    return { source: sourceOf(op.id), chainId: op.chainId, payer: { purpose: 'vault', index: vault.custodyIndex } };
   });
 }
 
