@@ -23,20 +23,23 @@ import { prismaClient } from './setup/prisma-client.mjs';
 import { chromium } from './setup/chromium.mjs';
 import { temporalCli } from './setup/temporal-cli.mjs';
 import { temporalTestServer } from './setup/temporal-test-server.mjs';
+import { temporalServer } from './setup/temporal-server.mjs';
 import { schemathesis } from './setup/schemathesis.mjs';
 import { fmtDuration, SetupError, toolchain } from './setup/util.mjs';
 
-const TARGETS = ['start', 'test', 'bench', 'schemathesis', 'all'];
+const TARGETS = ['start', 'test', 'bench', 'schemathesis', 'cluster', 'all'];
 
 // Which targets need each step (`all` runs every step). `start` and `bench` run the dev server;
 // `test` runs the time-skipping test server, and the dev server for the short simulation run;
-// `schemathesis` runs `npm start` and the fuzzer against it (npm run fuzz:schemathesis).
+// `schemathesis` runs `npm start` and the fuzzer against it (npm run fuzz:schemathesis); `cluster`
+// runs a real Temporal cluster over PostgreSQL (npm run cluster).
 const STEPS = [
-  { name: 'node dependencies', for: ['start', 'test', 'bench', 'schemathesis'], run: nodeDependencies },
-  { name: 'prisma client', for: ['start', 'test', 'bench', 'schemathesis'], run: prismaClient },
+  { name: 'node dependencies', for: ['start', 'test', 'bench', 'schemathesis', 'cluster'], run: nodeDependencies },
+  { name: 'prisma client', for: ['start', 'test', 'bench', 'schemathesis', 'cluster'], run: prismaClient },
   { name: `temporal test server ${toolchain.temporalTestServer.version}`, for: ['test'], run: temporalTestServer },
   { name: `temporal CLI ${toolchain.temporalCli.version}`, for: ['start', 'test', 'bench', 'schemathesis'], run: temporalCli },
-  { name: 'postgresql', for: ['start', 'test', 'bench', 'schemathesis'], run: postgresql },
+  { name: `temporal server ${toolchain.temporalServer.version}`, for: ['cluster'], run: temporalServer },
+  { name: 'postgresql', for: ['start', 'test', 'bench', 'schemathesis', 'cluster'], run: postgresql },
   { name: 'chromium', for: ['test'], run: chromium },
   { name: `schemathesis ${toolchain.schemathesis.version}`, for: ['schemathesis'], run: schemathesis },
 ];

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { makePlan, type FaultKind } from './plan';
 import { runPlan } from './run';
-import { stackSettings, startStack, type Stack } from './stack';
+import { stackSettings, startStack, type Stack, type TemporalEngine } from './stack';
 import { verifyRun } from './verify';
 
 /**
@@ -10,7 +10,9 @@ import { verifyRun } from './verify';
  * the embedded stack, with faults, that ends by checking every Payment and deposit, the workflows and
  * the books. Prints its seed first; exits 1 listing the failures (and how to replay the seed).
  */
-const USAGE = `usage: npm run simulate -- [--seed <n>] [--payments <n>] [--deposits <n>] [--deadline-seconds <n>]
+const USAGE = `usage: npm run simulate -- [--seed <n>] [--payments <n>] [--deposits <n>] [--deadline-seconds <n>] [--engine dev|cluster]
+  --engine cluster runs Temporal Server's four roles over PostgreSQL (built by \`node scripts/setup.mjs --for cluster\`)
+  instead of the dev server.
   DATA_DIR (default <repo>/.data/simulate) holds the run's PostgreSQL cluster, logs and custody seed.
   EMBEDDED_POSTGRES_PORT, EMBEDDED_TEMPORAL_PORT, TEMPORAL_UI_PORT, EMBEDDED_ANVIL_PORT, PORT: a free port each when unset.`;
 
@@ -27,6 +29,7 @@ async function main(): Promise<number> {
       payments: { type: 'string' },
       deposits: { type: 'string' },
       'deadline-seconds': { type: 'string' },
+      engine: { type: 'string' },
       help: { type: 'boolean' },
     },
     strict: true,
@@ -39,10 +42,12 @@ async function main(): Promise<number> {
   const payments = int(values.payments, 'payments', 40);
   const deposits = int(values.deposits, 'deposits', Math.ceil(payments / 10));
   const deadlineMs = int(values['deadline-seconds'], 'deadline-seconds', 180 + payments, 1) * 1000;
+  const engine = (values.engine ?? 'dev') as TemporalEngine;
+  if (engine !== 'dev' && engine !== 'cluster') throw new Error(`--engine takes dev or cluster, got ${values.engine}\n${USAGE}`);
   const started = Date.now();
   const out = (line: string) => process.stdout.write(`${line}\n`);
   const replay = `npm run simulate -- --seed ${seed} --payments ${payments} --deposits ${deposits}`;
-  out(`simulate: seed ${seed}, ${payments} Payments, ${deposits} deposits (replay: ${replay})`);
+  out(`simulate: seed ${seed}, ${payments} Payments, ${deposits} deposits on the ${engine} engine (replay: ${replay}${engine === 'cluster' ? ' --engine cluster' : ''})`);
 
   const { dataDir, ports, config } = await stackSettings({
     defaultDataDir: path.join('.data', 'simulate'),
@@ -68,7 +73,7 @@ async function main(): Promise<number> {
   process.once('SIGTERM', onSignal);
 
   try {
-    stack = await startStack({ config, dataDir, ports, log: (line) => out(`  ${line}`) });
+    stack = await startStack({ config, dataDir, ports, log: (line) => out(`  ${line}`), temporalEngine: engine });
     const runStarted = Date.now();
     const record = await runPlan(stack, plan, out);
     const trafficMs = Date.now() - runStarted;

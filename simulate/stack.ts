@@ -9,6 +9,8 @@ import type { Database } from '../src/db/client';
 import { startAnvil } from '../src/embedded/anvil';
 import { logsDir, postgresDataDir, projectRoot } from '../src/embedded/paths';
 import { startTemporalDevServer } from '../src/embedded/temporal-dev-server';
+import { startTemporalCluster } from '../src/embedded/temporal-cluster';
+import { CLUSTER_ROLES } from '../src/embedded/temporal-cluster-config';
 import { freePort } from '../src/embedded/process';
 import { ensureSandboxToken } from '../src/chain/sandbox';
 import { createApi } from '../src/http/app';
@@ -72,6 +74,8 @@ export async function startStack(opts: {
   serviceEnv?: Record<string, string>;
   /** Default true; false leaves starting it (with settings of the caller's choosing) to the caller. */
   startWorker?: boolean;
+  /** `dev` (default): the Temporal CLI's dev server on SQLite; `cluster`: Temporal Server's four roles over PostgreSQL. */
+  temporalEngine?: TemporalEngine;
 }): Promise<Stack> {
   const { config, dataDir, ports, log } = opts;
   const stops: Array<() => Promise<void>> = [];
@@ -87,17 +91,9 @@ export async function startStack(opts: {
     stops.push(() => opened.close());
     log(`postgres ${redact(opened.url)}`);
 
-    // A fresh Temporal store: workflows of an earlier run would wake up against an empty database.
-    rmSync(path.join(dataDir, 'temporal'), { recursive: true, force: true });
-    const dev = await startTemporalDevServer({
-      port: ports.temporal,
-      uiPort: ports.temporalUi,
-      dbFile: path.join(dataDir, 'temporal', 'temporal.db'),
-      namespaces: [config.temporal.namespace],
-    });
-    stops.push(() => dev.stop());
-    if (!dev.started || dev.pid === undefined) throw new Error(`a Temporal server already answers on ${dev.address}; pick another EMBEDDED_TEMPORAL_PORT`);
-    log(`temporal ${dev.address}${dev.uiUrl ? ` (UI ${dev.uiUrl})` : ''}`);
+    const temporal = await startTemporal(opts.temporalEngine ?? 'dev', { dataDir, ports, namespace: config.temporal.namespace, databaseUrl: opened.url, databaseName: opts.databaseName ?? 'partner_payments_simulation' });
+    stops.push(() => temporal.stop());
+    log(`temporal ${temporal.address}${temporal.uiUrl ? ` (UI ${temporal.uiUrl})` : ''} (${opts.temporalEngine ?? 'dev'})`);
 
     let environments = loadEnvironments(config.environmentsFile);
     const network = environments.environments.sandbox.networks[0];
@@ -120,13 +116,13 @@ export async function startStack(opts: {
     await fundSandboxTreasury(chain, anvil.rpcUrl);
     await registerServiceWallets(opened.db.prisma, chain.custody);
 
-    const engine = await connectTemporalGateway({ address: dev.address, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue });
+    const engine = await connectTemporalGateway({ address: temporal.address, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue });
     stops.push(() => engine.close());
 
     const serviceEnv = {
       DEPLOYMENT: 'sandbox',
       DATABASE_URL: opened.url,
-      TEMPORAL_ADDRESS: dev.address,
+      TEMPORAL_ADDRESS: temporal.address,
       TEMPORAL_NAMESPACE: config.temporal.namespace,
       TEMPORAL_TASK_QUEUE: config.temporal.taskQueue,
       ENVIRONMENTS_FILE: environmentsFile,
@@ -164,7 +160,6 @@ export async function startStack(opts: {
     log(`api ${apiUrl}`);
 
     const pgDir = realpathSync(postgresDataDir());
-    const temporalPid = dev.pid;
     return {
       config,
       environments,
@@ -174,8 +169,8 @@ export async function startStack(opts: {
       chainId: network.chainId,
       rpcUrl: anvil.rpcUrl,
       apiUrl,
-      temporalAddress: dev.address,
-      uiUrl: dev.uiUrl,
+      temporalAddress: temporal.address,
+      uiUrl: temporal.uiUrl,
       dataDir,
       serviceSecret,
       worker,
@@ -199,13 +194,18 @@ export async function startStack(opts: {
         return pids.length;
       },
       async pauseTemporal(ms) {
-        paused.add(temporalPid);
-        signal(temporalPid, 'SIGSTOP');
+        const pids = temporal.pids();
+        for (const pid of pids) {
+          paused.add(pid);
+          signal(pid, 'SIGSTOP');
+        }
         try {
           await sleep(ms);
         } finally {
-          signal(temporalPid, 'SIGCONT');
-          paused.delete(temporalPid);
+          for (const pid of pids) {
+            signal(pid, 'SIGCONT');
+            paused.delete(pid);
+          }
         }
       },
       stop,
@@ -214,6 +214,49 @@ export async function startStack(opts: {
     await stop();
     throw err;
   }
+}
+
+export type TemporalEngine = 'dev' | 'cluster';
+
+interface StackTemporal {
+  address: string;
+  uiUrl: string | undefined;
+  /** Its processes (the dev server's one, or each role of the cluster), to pause them. */
+  pids(): number[];
+  stop(): Promise<void>;
+}
+
+/** A fresh Temporal store on the engine asked for: workflows of an earlier run would wake up against an empty database. */
+async function startTemporal(
+  engine: TemporalEngine,
+  o: { dataDir: string; ports: StackPorts; namespace: string; databaseUrl: string; databaseName: string },
+): Promise<StackTemporal> {
+  if (engine === 'cluster') {
+    if (o.namespace !== 'default') throw new Error(`the cluster engine serves the default namespace only (asked for ${o.namespace})`);
+    const url = new URL(o.databaseUrl);
+    const cluster = await startTemporalCluster({
+      postgres: { host: url.hostname, port: Number(url.port), user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) },
+      frontendPort: o.ports.temporal,
+      databases: { default: `${o.databaseName}_temporal`, visibility: `${o.databaseName}_temporal_visibility` },
+      fresh: true,
+      dir: path.join(o.dataDir, 'temporal-cluster'),
+    });
+    const pids = () => CLUSTER_ROLES.map((r) => cluster.pid(r)).filter((p): p is number => p !== undefined);
+    return { address: cluster.address, uiUrl: undefined, pids, stop: () => cluster.stop() };
+  }
+  rmSync(path.join(o.dataDir, 'temporal'), { recursive: true, force: true });
+  const dev = await startTemporalDevServer({
+    port: o.ports.temporal,
+    uiPort: o.ports.temporalUi,
+    dbFile: path.join(o.dataDir, 'temporal', 'temporal.db'),
+    namespaces: [o.namespace],
+  });
+  if (!dev.started || dev.pid === undefined) {
+    await dev.stop();
+    throw new Error(`a Temporal server already answers on ${dev.address}; pick another EMBEDDED_TEMPORAL_PORT`);
+  }
+  const pid = dev.pid;
+  return { address: dev.address, uiUrl: dev.uiUrl, pids: () => [pid], stop: () => dev.stop() };
 }
 
 function signal(pid: number, sig: NodeJS.Signals): void {

@@ -46,6 +46,11 @@ export function temporalCliPath(env = process.env) {
   return path.join(cacheDir(env), `temporal-cli-${toolchain.temporalCli.version}`, 'temporal');
 }
 
+/** `<cache>/temporal-server-<version>/`: Temporal Server (`server`), its SQL schema tool (`sql`) and its PostgreSQL schemas (`schema/`). */
+export function temporalServerDir(env = process.env) {
+  return path.join(cacheDir(env), `temporal-server-${toolchain.temporalServer.version}`);
+}
+
 /** `<cache>/schemathesis-<version>/bin/schemathesis`: the fuzzer, in a virtualenv of its own. */
 export function schemathesisPath(env = process.env) {
   return path.join(cacheDir(env), `schemathesis-${toolchain.schemathesis.version}`, 'bin', 'schemathesis');

@@ -7,6 +7,7 @@ import toolchainJson from '../../config/toolchain.json';
  */
 export interface Toolchain {
   temporalCli: { module: string; version: string };
+  temporalServer: { module: string; version: string; goToolchain: string };
   temporalTestServer: { version: string };
   ports: { postgres: number; temporal: number; temporalUi: number; anvil: number; api: number; sandboxProvider: number };
 }

@@ -61,6 +61,11 @@ export function temporalCliPath(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(cacheDir(env), `temporal-cli-${toolchain.temporalCli.version}`, 'temporal');
 }
 
+/** `<cache>/temporal-server-<version>/`: Temporal Server (`server`), its SQL schema tool (`sql`) and schemas (`schema/`). */
+export function temporalServerDir(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(cacheDir(env), `temporal-server-${toolchain.temporalServer.version}`);
+}
+
 /** The project-local PostgreSQL cluster (may be a symlink when set-up ran as root; see setup.mjs). */
 export function postgresDataDir(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(dataDir(env), 'postgres');
@@ -80,7 +85,7 @@ export function temporalDbFile(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /** Throws a message pointing at `npm run setup` when a tool prepared by set-up is missing. */
-export function requireTool(file: string, what: string, setupFor: 'start' | 'test'): string {
+export function requireTool(file: string, what: string, setupFor: 'start' | 'test' | 'cluster'): string {
   if (!existsSync(file)) {
     throw new Error(`${what} not found at ${file}; run \`node scripts/setup.mjs --for ${setupFor}\` first`);
   }

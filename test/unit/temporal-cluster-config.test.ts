@@ -1,0 +1,38 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import { parse } from 'yaml';
+import { CLUSTER_ROLES, clusterConfigYaml, clusterPorts } from '../../src/embedded/temporal-cluster-config';
+
+const input = (frontendPort: number, historyShards = 16) => ({
+  postgres: { host: '127.0.0.1', port: 54329, user: 'postgres', password: '' },
+  historyShards,
+  frontendPort,
+  databases: { default: 'sim_temporal', visibility: 'sim_temporal_visibility' },
+});
+
+describe('Temporal cluster configuration', () => {
+  test('each role listens on loopback ports of its own, gRPC and membership all distinct', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1024, max: 65_000 }), (frontend) => {
+        const ports = clusterPorts(frontend);
+        const all = CLUSTER_ROLES.flatMap((r) => [ports[r].grpc, ports[r].membership]);
+        assert.equal(new Set(all).size, 8);
+        assert.equal(ports.frontend.grpc, frontend);
+        assert.ok(all.every((p) => p >= frontend && p <= frontend + 103));
+      }),
+    );
+  });
+
+  test('the YAML names PostgreSQL 12 stores for both databases, the shard count, and the frontend as the cluster address', () => {
+    const config = parse(clusterConfigYaml(input(17233, 32)));
+    assert.equal(config.persistence.numHistoryShards, 32);
+    assert.equal(config.persistence.datastores['postgres-default'].sql.pluginName, 'postgres12');
+    assert.equal(config.persistence.datastores['postgres-default'].sql.databaseName, 'sim_temporal');
+    assert.equal(config.persistence.datastores['postgres-visibility'].sql.databaseName, 'sim_temporal_visibility');
+    assert.equal(config.persistence.datastores['postgres-default'].sql.connectAddr, '127.0.0.1:54329');
+    assert.deepEqual(Object.keys(config.services).sort(), [...CLUSTER_ROLES].sort());
+    for (const role of CLUSTER_ROLES) assert.equal(config.services[role].rpc.bindOnLocalHost, true, `${role} on loopback only`);
+    assert.equal(config.clusterMetadata.clusterInformation.active.rpcAddress, '127.0.0.1:17233');
+  });
+});
