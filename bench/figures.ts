@@ -10,6 +10,8 @@ import type { ScannerTrafficFigures } from './phases/scanner';
 export interface BenchFigures {
   date: string;
   machine: { cpus: number; model: string; memoryGb: number; node: string; loadAverage1m: number };
+  /** The Temporal engine measured: the dev server (absent in older runs) or the cluster. */
+  engine?: 'dev' | 'cluster';
   /** Ceilings the API is measured against, in the same run. */
   noopKoaRoute?: Rate;
   postgresSingleRowCommit?: Rate;
@@ -59,10 +61,11 @@ export interface ListsP99 extends ListFigures {
   seedSeconds: Record<string, number>;
 }
 
-export function newFigures(): BenchFigures {
+export function newFigures(engine: 'dev' | 'cluster' = 'dev'): BenchFigures {
   const cpus = os.cpus();
   return {
     date: new Date().toISOString(),
+    engine,
     machine: {
       cpus: cpus.length,
       model: cpus[0]?.model.trim() ?? 'unknown',

@@ -25,6 +25,7 @@ import { scannerPhase } from './phases/scanner';
  * PostgreSQL, anvil), with the API in its own process. Prints; asserts nothing but the overload check.
  *   --json          end with one JSON line of every figure (bench/figures.ts), for scripts
  *   --only a,b      run only these phases: ceilings, create, settle, webhooks, lists, scanner, overload
+ *   --engine cluster  Temporal Server's four roles over PostgreSQL instead of the dev server (set up when missing)
  *   BENCH_COUNT (2000) and BENCH_CONCURRENCY (32): requests per closed-loop figure and clients;
  *   BENCH_SETTLE (40): Payments timed from a confirmed transfer to `succeeded`;
  *   BENCH_WEBHOOK_RATE (20) and BENCH_WEBHOOK_SECONDS (60): events per second, and for how long;
@@ -42,7 +43,8 @@ const PHASES = ['ceilings', 'create', 'settle', 'webhooks', 'lists', 'scanner', 
 type PhaseName = (typeof PHASES)[number];
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { json: { type: 'boolean', default: false }, only: { type: 'string' } } });
+  const { values } = parseArgs({ options: { json: { type: 'boolean', default: false }, only: { type: 'string' }, engine: { type: 'string', default: 'dev' } } });
+  if (values.engine !== 'dev' && values.engine !== 'cluster') throw new Error(`--engine takes dev or cluster, got ${values.engine}`);
   const only = values.only ? new Set(values.only.split(',')) : null;
   for (const name of only ?? []) if (!PHASES.includes(name as PhaseName)) throw new Error(`--only: no phase ${name} (${PHASES.join(', ')})`);
   const runs = (name: PhaseName) => !only || only.has(name);
@@ -52,6 +54,7 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'warn',
     EMBEDDED_ANVIL_PORT: process.env.BENCH_ANVIL_PORT ?? '8645',
     WORKER_DATABASE_POOL_MAX: process.env.WORKER_DATABASE_POOL_MAX ?? '20',
+    EMBEDDED_TEMPORAL_ENGINE: values.engine,
   });
   const logger = createLogger('warn');
   // Ctrl-C stops the bench's own stack like `npm start` stops its one (src/runtime/lifecycle.ts).
@@ -67,7 +70,7 @@ async function main(): Promise<void> {
   });
   lifecycle.add('api process', () => api.stop());
   const out = (line: string) => process.stdout.write(`${line}\n`);
-  const figures = newFigures();
+  const figures = newFigures(values.engine);
   try {
     const network = service.environments.environments.sandbox.networks[0]!;
     const cred = await createApp(service.database.db.prisma, { name: 'bench', environment: 'sandbox' }, service.environments.apiVersion);
@@ -107,7 +110,7 @@ async function main(): Promise<void> {
 
     // Warm up the connection pools, the Prisma plans and the workflow cache.
     for (let i = 0; i < 50; i += 1) await ctx.createPayment();
-    out(`# Partner Payments benchmark (${figures.date}), ${COUNT} requests per figure, concurrency ${CONCURRENCY}, ${figures.machine.cpus} cores`);
+    out(`# Partner Payments benchmark (${figures.date}) on the ${values.engine} engine, ${COUNT} requests per figure, concurrency ${CONCURRENCY}, ${figures.machine.cpus} cores`);
     if (runs('ceilings')) {
       await ceilings(ctx, COUNT, CONCURRENCY);
       // The server closes the probe workflows 30 s after their start: that work lands in no figure.

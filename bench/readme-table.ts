@@ -105,7 +105,7 @@ function main(): void {
   const runs = files.map(figuresOf);
   const merged = Object.assign({}, ...runs) as BenchFigures;
   const table = figuresTable(merged);
-  const more = runs.length > 1 ? `\n\nFrom ${runs.length} runs: ${runs.map((r) => `${r.date.slice(0, 16).replace('T', ' ')} UTC (${Object.keys(r).filter((k) => k !== 'date' && k !== 'machine').join(', ')}; load ${r.machine.loadAverage1m})`).join('; ')}.` : '';
+  const more = runs.length > 1 ? `\n\nFrom ${runs.length} runs: ${runs.map((r) => `${r.date.slice(0, 16).replace('T', ' ')} UTC (${Object.keys(r).filter((k) => k !== 'date' && k !== 'machine' && k !== 'engine').join(', ')}; load ${r.machine.loadAverage1m})`).join('; ')}.` : '';
   const readme = readFileSync('README.md', 'utf8');
   const a = readme.indexOf(START);
   const b = readme.indexOf(END);

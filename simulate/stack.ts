@@ -232,9 +232,6 @@ async function startTemporal(
   o: { dataDir: string; ports: StackPorts; namespace: string; databaseUrl: string; databaseName: string },
 ): Promise<StackTemporal> {
   if (engine === 'cluster') {
-    // The server is built once per machine, only for the commands that run a cluster.
-    const setup = spawnSync(process.execPath, [path.join(projectRoot(), 'scripts', 'setup.mjs'), '--for', 'cluster'], { stdio: 'inherit' });
-    if (setup.status !== 0) throw new Error('set-up of Temporal Server (node scripts/setup.mjs --for cluster) failed');
     if (o.namespace !== 'default') throw new Error(`the cluster engine serves the default namespace only (asked for ${o.namespace})`);
     const url = new URL(o.databaseUrl);
     const cluster = await startTemporalCluster({

@@ -34,6 +34,8 @@ const ZEnv = z.object({
   /** Base URL of the Temporal Web UI the operator console links to; default: the embedded dev server's UI. */
   TEMPORAL_UI_URL: z.url().optional(),
   EMBEDDED_TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(toolchain.ports.temporal),
+  /** Without TEMPORAL_ADDRESS: `dev` runs the CLI's dev server (with its Web UI), `cluster` Temporal Server's four roles over the PostgreSQL. */
+  EMBEDDED_TEMPORAL_ENGINE: z.enum(['dev', 'cluster']).default('dev'),
   /** How long a workflow update (a cancel) may take before the API answers 503 service_unavailable. */
   TEMPORAL_UPDATE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /**
@@ -138,6 +140,8 @@ export interface ServiceConfig {
     namespace: string;
     taskQueue: string;
     embeddedPort: number;
+    /** Without an address: the dev server, or a real cluster over the PostgreSQL (src/embedded/temporal-cluster.ts). */
+    embeddedEngine: 'dev' | 'cluster';
     uiPort: number;
     /** The Web UI's base URL for links (TEMPORAL_UI_URL); unset: the embedded UI when Temporal is embedded, else no links. */
     uiUrl?: string;
@@ -225,8 +229,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
       taskQueue: e.TEMPORAL_TASK_QUEUE,
       rpcTimeoutMs: e.TEMPORAL_RPC_TIMEOUT_MS,
       embeddedPort: e.EMBEDDED_TEMPORAL_PORT,
+      embeddedEngine: e.EMBEDDED_TEMPORAL_ENGINE,
       uiPort: e.TEMPORAL_UI_PORT,
-      uiUrl: e.TEMPORAL_UI_URL ?? (e.TEMPORAL_ADDRESS ? undefined : `http://127.0.0.1:${e.TEMPORAL_UI_PORT}`),
+      uiUrl: e.TEMPORAL_UI_URL ?? (e.TEMPORAL_ADDRESS || e.EMBEDDED_TEMPORAL_ENGINE === 'cluster' ? undefined : `http://127.0.0.1:${e.TEMPORAL_UI_PORT}`),
       updateTimeoutMs: e.TEMPORAL_UPDATE_TIMEOUT_MS,
       metricsBindAddress: e.TEMPORAL_METRICS_BIND_ADDRESS,
     },

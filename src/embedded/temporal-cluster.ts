@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { dataDir, requireTool, temporalServerDir } from './paths';
+import { dataDir, projectRoot, requireTool, temporalServerDir } from './paths';
 import { grpcCall, isPortOpen, protoField, spawnLogged, stopProcess, tailFile, temporalNamespaceReady, waitFor, WORKFLOW_SERVICE, type LoggedProcess } from './process';
 import { CLUSTER_ROLES, clusterConfigYaml, clusterPorts, type ClusterConfigInput, type ClusterRole } from './temporal-cluster-config';
 
@@ -48,6 +48,11 @@ export interface TemporalCluster {
 
 export async function startTemporalCluster(options: TemporalClusterOptions): Promise<TemporalCluster> {
   const home = temporalServerDir();
+  // Built once per machine, by the first command that runs a cluster (about 8 minutes).
+  if (!existsSync(path.join(home, 'server'))) {
+    const setup = spawnSync(process.execPath, [path.join(projectRoot(), 'scripts', 'setup.mjs'), '--for', 'cluster'], { stdio: 'inherit' });
+    if (setup.status !== 0) throw new Error('set-up of Temporal Server (node scripts/setup.mjs --for cluster) failed');
+  }
   const server = requireTool(path.join(home, 'server'), 'Temporal Server', 'cluster');
   const dir = options.dir ?? path.join(dataDir(), 'temporal-cluster');
   const databases = options.databases ?? { default: 'temporal', visibility: 'temporal_visibility' };

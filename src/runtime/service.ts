@@ -8,6 +8,8 @@ import { openDatabase, type OpenedDatabase } from './database';
 import { resolveServiceKeys } from './service-secret';
 import { dataDir } from '../embedded/paths';
 import { startTemporalDevServer } from '../embedded/temporal-dev-server';
+import { startTemporalCluster } from '../embedded/temporal-cluster';
+import { CLUSTER_ROLES } from '../embedded/temporal-cluster-config';
 import { startAnvil } from '../embedded/anvil';
 import { ensureSandboxToken } from '../chain/sandbox';
 import { createApi } from '../http/app';
@@ -95,6 +97,16 @@ export async function startService(opts: {
 
     let temporalAddress = config.temporal.address;
     let uiUrl: string | undefined;
+    if (!temporalAddress && config.temporal.embeddedEngine === 'cluster') {
+      const url = new URL(database.url);
+      const cluster = await startTemporalCluster({
+        postgres: { host: url.hostname, port: Number(url.port), user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) },
+        frontendPort: config.temporal.embeddedPort,
+        dir: path.join(data, 'temporal-cluster'),
+      });
+      lifecycle.add('temporal cluster', () => cluster.stop(), () => CLUSTER_ROLES.forEach((role) => cluster.kill(role)));
+      temporalAddress = cluster.address;
+    }
     if (!temporalAddress) {
       const dev = await startTemporalDevServer({
         port: config.temporal.embeddedPort,
