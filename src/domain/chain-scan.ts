@@ -59,13 +59,24 @@ export async function scanRange(deps: ScanDeps, input: { chainId: number; fromBl
   const from = BigInt(input.fromBlock);
   if (from > head) return { nextFromBlock: input.fromBlock, caughtUp: true, seen: 0 };
   const last = from + BigInt(deps.batchBlocks ?? 500) - 1n;
-  const to = head < last ? head : last;
-  // The hash of the range's last block before and after reading it: if a reorg replaced it meanwhile,
-  // the logs may be of either chain, so this scan is retried instead of trusted.
-  const before = await chain.getBlockHash(to);
-  const read: Transfer[] = [];
-  for (const asset of network.assets) {
-    read.push(...(await chain.getTransfers({ token: asset.tokenAddress as Address, to: undefined, fromBlock: from, toBlock: to })));
+  let to = head < last ? head : last;
+  let before: Hash | null;
+  let read: Transfer[];
+  for (;;) {
+    // The hash of the range's last block before and after reading it: if a reorg replaced it meanwhile,
+    // the logs may be of either chain, so this scan is retried instead of trusted.
+    before = await chain.getBlockHash(to);
+    try {
+      read = [];
+      for (const asset of network.assets) {
+        read.push(...(await chain.getTransfers({ token: asset.tokenAddress as Address, to: undefined, fromBlock: from, toBlock: to })));
+      }
+      break;
+    } catch (err) {
+      // A busy token's logs over many blocks can exceed what the node answers: read the first half.
+      if (to === from || !isRangeTooLarge(err)) throw err;
+      to = from + (to - from) / 2n;
+    }
   }
   const transfers = await ownedOnly(read, deps.owned);
   let seen = 0;
@@ -87,6 +98,18 @@ export async function scanRange(deps: ScanDeps, input: { chainId: number; fromBl
   const after = await chain.getBlockHash(to);
   if (!before || before !== after) throw new Error(`block ${to} changed while it was scanned (a reorg): scanning it again`);
   return { nextFromBlock: (to + 1n).toString(), caughtUp: to === head, seen, checkpoint: { number: to.toString(), hash: before } };
+}
+
+/**
+ * Whether a log query failed for its size: the response over the client's limit (viem's
+ * ResponseBodyTooLargeError), or a provider's refusal of too many results or too wide a range.
+ */
+export function isRangeTooLarge(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = (e as { cause?: unknown }).cause) {
+    if (e.name === 'ResponseBodyTooLargeError') return true;
+    if (/more than \d+ (results|logs)|response (size|body) (exceeded|too large)|block range|range (is )?too (large|wide)|too many (results|logs)|limit exceeded/i.test(e.message)) return true;
+  }
+  return false;
 }
 
 /** The transfers to recipients `owned` names (after the logs were read: see ownedRecipients), or all without it. */
