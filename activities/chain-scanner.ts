@@ -47,10 +47,12 @@ export function createChainScannerActivities(deps: ChainScannerDeps) {
         },
         input,
       );
+      // Where the scanner is now: every transfer through it has been handed over, which is all a
+      // Payment's expiry waits for (chainReadThrough), and the lag /metrics reports. Before the
+      // waiters' fan-out, so a busy fan-out never holds an expiry back; the workflow keeps its own cursor.
+      await recordScanCursor(deps.prisma, input.chainId, result.nextFromBlock);
       // New blocks read: what waits on a confirmation may have one now (after the transfers were handed over).
       if (input.signalsWaiters && result.checkpoint) await notifyChainAdvanced(deps, input.chainId, BigInt(result.checkpoint.number), () => Context.current().heartbeat());
-      // Where the scanner is now, for its lag behind the head (/metrics); the workflow keeps its own.
-      await recordScanCursor(deps.prisma, input.chainId, result.nextFromBlock);
       return result;
     },
 

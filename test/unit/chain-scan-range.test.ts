@@ -17,7 +17,7 @@ function nodeRefusingWideRanges(head: bigint, maxBlocks: bigint) {
     getBlockHash: async (n: bigint) => `0x${n.toString(16).padStart(64, '0')}`,
     getTransfers: async ({ fromBlock, toBlock }: { fromBlock: bigint; toBlock: bigint }) => {
       asked.push([fromBlock, toBlock]);
-      if (toBlock - fromBlock + 1n > maxBlocks) throw new ResponseBodyTooLargeError({ size: 50_000_000 });
+      if (toBlock - fromBlock + 1n > maxBlocks) throw new ResponseBodyTooLargeError({ maxSize: 10_485_760, size: 50_000_000 });
       return [];
     },
   } as unknown as Chain;
@@ -58,7 +58,7 @@ describe('A scan range the node refuses for its size', () => {
     for (const message of ['query returned more than 10000 results', 'Log response size exceeded.', 'eth_getLogs block range too large', 'exceed maximum block range: 5000']) {
       assert.equal(isRangeTooLarge(new Error('RPC error', { cause: new Error(message) })), true, message);
     }
-    assert.equal(isRangeTooLarge(new ResponseBodyTooLargeError({ size: 11_000_000 })), true);
+    assert.equal(isRangeTooLarge(new ResponseBodyTooLargeError({ maxSize: 10_485_760, size: 11_000_000 })), true);
     assert.equal(isRangeTooLarge(new Error('execution reverted')), false);
   });
 });
