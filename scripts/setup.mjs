@@ -32,7 +32,7 @@ const TARGETS = ['start', 'test', 'bench', 'schemathesis', 'cluster', 'all'];
 // Which targets need each step (`all` runs every step). `start` and `bench` run the dev server;
 // `test` runs the time-skipping test server, and the dev server for the short simulation run;
 // `schemathesis` runs `npm start` and the fuzzer against it (npm run fuzz:schemathesis); `cluster`
-// runs a real Temporal cluster over PostgreSQL (npm run cluster).
+// runs a real Temporal cluster over PostgreSQL (npm run rehearsal, and --engine cluster).
 const STEPS = [
   { name: 'node dependencies', for: ['start', 'test', 'bench', 'schemathesis', 'cluster'], run: nodeDependencies },
   { name: 'prisma client', for: ['start', 'test', 'bench', 'schemathesis', 'cluster'], run: prismaClient },

@@ -9,7 +9,7 @@ import type { Database } from '../src/db/client';
 import { startAnvil } from '../src/embedded/anvil';
 import { logsDir, postgresDataDir, projectRoot } from '../src/embedded/paths';
 import { startTemporalDevServer } from '../src/embedded/temporal-dev-server';
-import { startTemporalCluster } from '../src/embedded/temporal-cluster';
+import { clusterPostgresOf, startTemporalCluster } from '../src/embedded/temporal-cluster';
 import { CLUSTER_ROLES } from '../src/embedded/temporal-cluster-config';
 import { freePort } from '../src/embedded/process';
 import { ensureSandboxToken } from '../src/chain/sandbox';
@@ -233,9 +233,8 @@ async function startTemporal(
 ): Promise<StackTemporal> {
   if (engine === 'cluster') {
     if (o.namespace !== 'default') throw new Error(`the cluster engine serves the default namespace only (asked for ${o.namespace})`);
-    const url = new URL(o.databaseUrl);
     const cluster = await startTemporalCluster({
-      postgres: { host: url.hostname, port: Number(url.port), user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) },
+      postgres: clusterPostgresOf(o.databaseUrl),
       frontendPort: o.ports.temporal,
       databases: { default: `${o.databaseName}_temporal`, visibility: `${o.databaseName}_temporal_visibility` },
       fresh: true,
@@ -308,6 +307,10 @@ export class ServiceProcess {
   private readonly log: WriteStream;
   starts = 0;
   kills = 0;
+  /** Set by kill9() and halt(): the exit that follows is the caller's doing, not a crash. */
+  private ending = false;
+  /** Called when the process ends by itself (a crash): a supervisor may start it again. */
+  onCrash: ((exit: ProcessExit) => void) | undefined;
 
   readonly name: string;
   private readonly entry: 'source' | 'dist';
@@ -338,6 +341,7 @@ export class ServiceProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
+    this.ending = false;
     child.stdout?.pipe(this.log, { end: false });
     child.stderr?.pipe(this.log, { end: false });
     this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
@@ -352,8 +356,9 @@ export class ServiceProcess {
     });
     // Nobody may be waiting for it yet (it is killed before it is ready): not an unhandled rejection.
     this.readyPromise.catch(() => undefined);
-    void this.exited.then(() => {
+    void this.exited.then((exit) => {
       if (this.child === child) this.child = undefined;
+      if (!this.ending) this.onCrash?.(exit);
     });
   }
 
@@ -375,6 +380,7 @@ export class ServiceProcess {
     const child = this.child;
     if (!child) return;
     this.kills += 1;
+    this.ending = true;
     this.log.write(`\n--- ${new Date().toISOString()} ${this.name} kill -9 (pid ${child.pid})\n`);
     child.kill('SIGKILL');
     await this.exited;
@@ -384,6 +390,7 @@ export class ServiceProcess {
   async halt(): Promise<void> {
     const child = this.child;
     if (!child) return;
+    this.ending = true;
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
     await this.exited;

@@ -1,8 +1,9 @@
 // Step: Temporal Server, a real cluster's binary (frontend, history, matching and worker roles), for
-// the production rehearsal and `npm run cluster`. Built once with `go install` from the Go module proxy
-// (about 8 minutes on 2 cores) into <cache>/temporal-server-<version>/, with the release's SQL schema
-// tool (`sql`) and its versioned PostgreSQL schemas (`schema/postgresql/v12/{temporal,visibility}`),
-// copied from the module source so that schema and server are always of one release.
+// the production rehearsal and the simulation and bench with `--engine cluster`. Built once with
+// `go install` from the Go module proxy (about 8 minutes on 2 cores) into
+// <cache>/temporal-server-<version>/, with the release's SQL schema tool (`sql`) and its versioned
+// PostgreSQL schemas (`schema/postgresql/v12/{temporal,visibility}`), copied from the module source so
+// that schema and server are always of one release.
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';

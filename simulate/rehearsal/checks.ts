@@ -130,7 +130,9 @@ export async function checkRehearsal(o: {
   for (const [environment, r] of Object.entries(o.receivers)) for (const refused of r.refused) failures.push(`a ${environment} webhook request failed verification: ${refused}`);
 
   for (const b of o.recorder.broken) failures.push(`${b.op} answered ${b.status}${b.retryAfter ? ` (Retry-After ${b.retryAfter})` : ' without Retry-After'} at ${new Date(b.at).toISOString()}: ${b.text}`);
-  const during = (at: number) => o.outages.some((x) => at >= x.at && at <= x.backAt + OUTAGE_TAIL_MS);
+  const windows = [...o.outages, ...o.stack.crashes.map((c) => ({ at: c.at, backAt: c.backAt ?? Date.now() }))];
+  const during = (at: number) => windows.some((x) => at >= x.at && at <= x.backAt + OUTAGE_TAIL_MS);
+  for (const c of o.stack.crashes) if (c.backAt === undefined) failures.push(`${c.name} exited by itself (${c.exit}: ${c.cause}) and did not come back`);
   for (const u of o.recorder.unavailable) if (!during(u.at)) failures.push(`${u.op} answered 503 at ${new Date(u.at).toISOString()}, outside every outage: ${u.text}`);
 
   const books = await checkBooks(o.stack);
@@ -144,6 +146,7 @@ export async function checkRehearsal(o: {
     deposits: await countBy(prisma.deposit.groupBy({ by: ['status'], _count: { _all: true } }) as never),
     returns: await countBy(prisma.fundReturn.groupBy({ by: ['status'], _count: { _all: true } }) as never),
     vaultPayments: await countBy(prisma.vaultFundingOperation.groupBy({ by: ['status'], _count: { _all: true } }) as never),
+    unexpectedExits: o.stack.crashes.map((c) => ({ name: c.name, at: new Date(c.at).toISOString(), exit: c.exit, cause: c.cause })),
     held: (await prisma.payment.count({ where: { operationalState: HELD } })) + (await prisma.deposit.count({ where: { status: HELD } })),
     events: { committed: events.committed, delivered: events.committed - events.missing.length },
     ledger: { postings: books.ledger.postings, problems: books.ledger.problems.length },

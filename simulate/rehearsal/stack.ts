@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Address } from 'viem';
 import type { ServiceConfig } from '../../src/config';
@@ -35,6 +35,17 @@ export interface RehearsalChain {
   environment: 'sandbox' | 'production';
 }
 
+/** A service process that ended by itself, started again as a supervisor (`restart: unless-stopped`) would. */
+export interface Crash {
+  name: string;
+  at: number;
+  /** When it printed its ready line again (unset: never). */
+  backAt?: number;
+  exit: string;
+  /** The last error line of its log. */
+  cause: string;
+}
+
 export interface RehearsalStack {
   config: ServiceConfig;
   environments: TEnvironments;
@@ -46,6 +57,7 @@ export interface RehearsalStack {
   apis: ServiceProcess[];
   apiUrls: string[];
   workers: ServiceProcess[];
+  crashes: Crash[];
   serviceSecret: string;
   /** The settings every service process runs with. */
   serviceEnv: Record<string, string>;
@@ -131,8 +143,16 @@ export async function startRehearsalStack(opts: { config: ServiceConfig; dataDir
     };
     const workers = Array.from({ length: PROCESSES }, (_, i) => new ServiceProcess('worker', serviceEnv, { name: `worker-${i + 1}`, entry: 'dist' }));
     const apis = apiPorts.map((port, i) => new ServiceProcess('api', { ...serviceEnv, PORT: String(port) }, { name: `api-${i + 1}`, entry: 'dist' }));
+    const crashes: Crash[] = [];
     for (const p of [...workers, ...apis]) {
       stops.push(() => p.stop());
+      p.onCrash = (exit) => {
+        const crash: Crash = { name: p.name, at: Date.now(), exit: String(exit.signal ?? exit.code), cause: lastError(p.logFile) };
+        crashes.push(crash);
+        log(`${p.name} exited by itself (${crash.exit}: ${crash.cause}); starting it again`);
+        p.start();
+        void p.ready().then(() => void (crash.backAt = Date.now()), () => undefined);
+      };
       p.start();
     }
     await Promise.all([...workers, ...apis].map((p) => p.ready()));
@@ -149,6 +169,7 @@ export async function startRehearsalStack(opts: { config: ServiceConfig; dataDir
       apis,
       apiUrls,
       workers,
+      crashes,
       serviceSecret,
       serviceEnv,
       async restartPostgres() {
@@ -165,6 +186,12 @@ export async function startRehearsalStack(opts: { config: ServiceConfig; dataDir
     await stop();
     throw err;
   }
+}
+
+/** The last line of a log that names an error (a stack's frames skipped). */
+function lastError(logFile: string): string {
+  const lines = readFileSync(logFile, 'utf8').split('\n').slice(-400).reverse();
+  return (lines.find((l) => /error/i.test(l) && !/^\s+at /.test(l)) ?? 'no error in its log').trim().slice(0, 300);
 }
 
 /** The run's own cluster, started here: a restart must stop what this process started, nothing else's. */

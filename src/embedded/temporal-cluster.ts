@@ -46,6 +46,12 @@ export interface TemporalCluster {
   stop(): Promise<void>;
 }
 
+/** A cluster's PostgreSQL connection settings, from the service's DATABASE_URL (the same server). */
+export function clusterPostgresOf(databaseUrl: string): TemporalClusterOptions['postgres'] {
+  const url = new URL(databaseUrl);
+  return { host: url.hostname, port: Number(url.port), user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) };
+}
+
 export async function startTemporalCluster(options: TemporalClusterOptions): Promise<TemporalCluster> {
   const home = temporalServerDir();
   // Built once per machine, by the first command that runs a cluster (about 8 minutes).

@@ -8,7 +8,7 @@ import { openDatabase, type OpenedDatabase } from './database';
 import { resolveServiceKeys } from './service-secret';
 import { dataDir } from '../embedded/paths';
 import { startTemporalDevServer } from '../embedded/temporal-dev-server';
-import { startTemporalCluster } from '../embedded/temporal-cluster';
+import { clusterPostgresOf, startTemporalCluster } from '../embedded/temporal-cluster';
 import { CLUSTER_ROLES } from '../embedded/temporal-cluster-config';
 import { startAnvil } from '../embedded/anvil';
 import { ensureSandboxToken } from '../chain/sandbox';
@@ -98,9 +98,8 @@ export async function startService(opts: {
     let temporalAddress = config.temporal.address;
     let uiUrl: string | undefined;
     if (!temporalAddress && config.temporal.embeddedEngine === 'cluster') {
-      const url = new URL(database.url);
       const cluster = await startTemporalCluster({
-        postgres: { host: url.hostname, port: Number(url.port), user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) },
+        postgres: clusterPostgresOf(database.url),
         frontendPort: config.temporal.embeddedPort,
         dir: path.join(data, 'temporal-cluster'),
       });
