@@ -124,7 +124,10 @@ async function outcomeOf(m: Matrix, r: Resource): Promise<Outcome> {
   const status = (await Promise.all(all.map((one) => statusOf(m, one)))).join(' / ');
   const postings = await prisma.ledgerPosting.findMany({ where: { OR: all.flatMap((one) => one.postings).map((s) => ({ sourceType: s.type, sourceId: s.id })) }, select: { leg: true } });
   const legs = await prisma.settlementLeg.findMany({ where: { OR: all.flatMap((one) => one.legs).map((s) => ({ sourceType: s.type, sourceId: s.id })) }, select: { leg: true, status: true, sourceType: true } });
-  const events = await prisma.event.findMany({ where: { resourceId: { in: all.flatMap((one) => one.events) } }, select: { name: true }, orderBy: { sequence: 'asc' } });
+  // In order within each resource; two resources' events (a vault's and the Payment it pays) interleave as their workflows ran.
+  const resourceIds = all.flatMap((one) => one.events);
+  const events = await prisma.event.findMany({ where: { resourceId: { in: resourceIds } }, select: { name: true, resourceId: true }, orderBy: { sequence: 'asc' } });
+  events.sort((a, b) => resourceIds.indexOf(a.resourceId) - resourceIds.indexOf(b.resourceId));
   return {
     status,
     postingLegs: postings.map((p) => withoutIds(p.leg)).sort(),
