@@ -11,7 +11,7 @@ export interface BenchFigures {
   date: string;
   machine: { cpus: number; model: string; memoryGb: number; node: string; loadAverage1m: number };
   /** The Temporal engine measured: the dev server (absent in older runs) or the cluster. */
-  engine?: 'dev' | 'cluster';
+  engine?: Engine;
   /** Ceilings the API is measured against, in the same run. */
   noopKoaRoute?: Rate;
   postgresSingleRowCommit?: Rate;
@@ -26,7 +26,8 @@ export interface BenchFigures {
   /** `steps`: each step's latency inside the API (its Server-Timing header), `total` the API's own. */
   createAtHalfMaxRate?: { ratePerSecond: number; latency: Latency; steps?: Record<string, Latency> };
   confirmedTransferToSucceeded?: Latency;
-  committedEventToWebhookDelivered?: { ratePerSecond: number; seconds: number; latency: Latency };
+  /** `latency` of the events delivered; `undelivered` of the `events` committed were not within the phase's straggler wait. */
+  committedEventToWebhookDelivered?: { ratePerSecond: number; seconds: number; latency: Latency; events?: number; undelivered?: number };
   /** Lists stay flat: 1M rows against 10k (bench/phases/lists.ts). */
   listP99?: ListsP99;
   /** The chain scanner under mainnet-shaped traffic (bench/phases/scanner.ts). */
@@ -61,17 +62,38 @@ export interface ListsP99 extends ListFigures {
   seedSeconds: Record<string, number>;
 }
 
-export function newFigures(engine: 'dev' | 'cluster' = 'dev'): BenchFigures {
+/** The Temporal engines the bench runs on: the dev server (SQLite) and the four-role cluster over PostgreSQL. */
+export const ENGINES = ['dev', 'cluster'] as const;
+export type Engine = (typeof ENGINES)[number];
+
+/** One `npm run bench -- --json` line: each engine's figures, measured one after the other in one run. */
+export interface BenchRun {
+  date: string;
+  machine: BenchFigures['machine'];
+  engines: Partial<Record<Engine, BenchFigures>>;
+}
+
+function machine(): BenchFigures['machine'] {
   const cpus = os.cpus();
   return {
-    date: new Date().toISOString(),
-    engine,
-    machine: {
-      cpus: cpus.length,
-      model: cpus[0]?.model.trim() ?? 'unknown',
-      memoryGb: Math.round(os.totalmem() / 2 ** 30),
-      node: process.version,
-      loadAverage1m: Math.round(os.loadavg()[0]! * 100) / 100,
-    },
+    cpus: cpus.length,
+    model: cpus[0]?.model.trim() ?? 'unknown',
+    memoryGb: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    loadAverage1m: Math.round(os.loadavg()[0]! * 100) / 100,
   };
+}
+
+export function newFigures(engine: Engine = 'dev'): BenchFigures {
+  return { date: new Date().toISOString(), engine, machine: machine() };
+}
+
+export function newBenchRun(): BenchRun {
+  return { date: new Date().toISOString(), machine: machine(), engines: {} };
+}
+
+/** A JSON line of any bench run: a BenchRun, or one engine's figures as runs before the engines printed. */
+export function asBenchRun(parsed: BenchRun | BenchFigures): BenchRun {
+  if ('engines' in parsed) return parsed;
+  return { date: parsed.date, machine: parsed.machine, engines: { [parsed.engine ?? 'dev']: parsed } };
 }

@@ -2,15 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { Address } from 'viem';
-import { loadConfig } from '../src/config';
+import path from 'node:path';
 import { createLogger } from '../src/logger';
 import { startService } from '../src/runtime/service';
 import { Lifecycle } from '../src/runtime/lifecycle';
 import { createApp } from '../src/domain/apps';
 import { freePort } from '../src/embedded/process';
+import { dataDir } from '../src/embedded/paths';
+import { stackSettings } from '../simulate/stack';
 import { startApiProcess } from './api-process';
 import type { BenchContext } from './context';
-import { newFigures } from './figures';
+import { ENGINES, newBenchRun, newFigures, type BenchFigures, type Engine } from './figures';
 import { parseServerTiming } from './measure';
 import { ceilings } from './phases/ceilings';
 import { createPhase } from './phases/create';
@@ -21,11 +23,13 @@ import { listsPhase } from './phases/lists';
 import { scannerPhase } from './phases/scanner';
 
 /**
- * `npm run bench`: the README's figures, against the embedded defaults (dev server on SQLite, local
- * PostgreSQL, anvil), with the API in its own process. Prints; asserts nothing but the overload check.
- *   --json          end with one JSON line of every figure (bench/figures.ts), for scripts
+ * `npm run bench`: the README's figures, against an embedded stack of its own (`<data>/bench-<engine>`:
+ * PostgreSQL, the Temporal engine, anvil), with the API in its own process. Prints; asserts nothing but
+ * the overload check.
+ *   --json          end with one JSON line of every figure (BenchRun in bench/figures.ts), for scripts
  *   --only a,b      run only these phases: ceilings, create, settle, webhooks, lists, scanner, overload
- *   --engine cluster  Temporal Server's four roles over PostgreSQL instead of the dev server (set up when missing)
+ *   --engine cluster  Temporal Server's four roles over PostgreSQL instead of the dev server (set up when missing);
+ *   --engine both (or dev,cluster)  the phases on each engine in turn, the first's stack stopped before the next starts
  *   BENCH_COUNT (2000) and BENCH_CONCURRENCY (32): requests per closed-loop figure and clients;
  *   BENCH_SETTLE (40): Payments timed from a confirmed transfer to `succeeded`;
  *   BENCH_WEBHOOK_RATE (20) and BENCH_WEBHOOK_SECONDS (60): events per second, and for how long;
@@ -42,106 +46,131 @@ const OVERLOAD_SECONDS = Number(process.env.BENCH_OVERLOAD_SECONDS ?? 15);
 const PHASES = ['ceilings', 'create', 'settle', 'webhooks', 'lists', 'scanner', 'overload'] as const;
 type PhaseName = (typeof PHASES)[number];
 
+/** `--engine dev`, `cluster`, `both` or a list (`dev,cluster`): the engines, in the order given. */
+function parseEngines(arg: string): Engine[] {
+  const names = arg === 'both' ? [...ENGINES] : arg.split(',');
+  for (const name of names) if (!ENGINES.includes(name as Engine)) throw new Error(`--engine takes ${ENGINES.join(', ')}, both or a list, got ${arg}`);
+  return [...new Set(names as Engine[])];
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { json: { type: 'boolean', default: false }, only: { type: 'string' }, engine: { type: 'string', default: 'dev' } } });
-  if (values.engine !== 'dev' && values.engine !== 'cluster') throw new Error(`--engine takes dev or cluster, got ${values.engine}`);
+  const engines = parseEngines(values.engine);
   const only = values.only ? new Set(values.only.split(',')) : null;
   for (const name of only ?? []) if (!PHASES.includes(name as PhaseName)) throw new Error(`--only: no phase ${name} (${PHASES.join(', ')})`);
   const runs = (name: PhaseName) => !only || only.has(name);
-
-  const config = loadConfig({
-    ...process.env,
-    LOG_LEVEL: 'warn',
-    EMBEDDED_ANVIL_PORT: process.env.BENCH_ANVIL_PORT ?? '8645',
-    WORKER_DATABASE_POOL_MAX: process.env.WORKER_DATABASE_POOL_MAX ?? '20',
-    EMBEDDED_TEMPORAL_ENGINE: values.engine,
-  });
-  const logger = createLogger('warn');
+  const out = (line: string) => process.stdout.write(`${line}\n`);
   // Ctrl-C stops the bench's own stack like `npm start` stops its one (src/runtime/lifecycle.ts).
   const lifecycle = new Lifecycle();
   lifecycle.stopOnSignals((line) => process.stdout.write(`bench: ${line}\n`));
+  const base = dataDir();
+  const run = newBenchRun();
+  for (const engine of engines) {
+    // One engine's stack at a time, each in its own data folder: its own PostgreSQL cluster, chain,
+    // engine store and ports, so nothing the first left behind lands in the second's figures.
+    const stack = new Lifecycle();
+    lifecycle.add(`${engine} stack`, () => stack.stop(), () => stack.kill());
+    try {
+      run.engines[engine] = await benchEngine(engine, path.join(base, `bench-${engine}`), { runs, out, lifecycle: stack });
+    } finally {
+      await stack.stop();
+    }
+  }
+  if (values.json) out(JSON.stringify(run));
+}
+
+/** Starts one engine's stack in `dir`, runs the chosen phases against it, and returns its figures. */
+async function benchEngine(engine: Engine, dir: string, opts: { runs: (name: PhaseName) => boolean; out: (line: string) => void; lifecycle: Lifecycle }): Promise<BenchFigures> {
+  const { runs, out, lifecycle } = opts;
+  process.env.DATA_DIR = dir;
+  const { config } = await stackSettings({
+    defaultDataDir: dir,
+    overrides: {
+      EMBEDDED_ANVIL_PORT: process.env.BENCH_ANVIL_PORT ?? '8645',
+      WORKER_DATABASE_POOL_MAX: process.env.WORKER_DATABASE_POOL_MAX ?? '20',
+      EMBEDDED_TEMPORAL_ENGINE: engine,
+      SANDBOX_PROVIDER_PORT: String(await freePort()),
+      ...(process.env.BENCH_PORT ? { PORT: process.env.BENCH_PORT } : {}),
+    },
+  });
+  const logger = createLogger('warn');
   const service = await startService({ config, logger, roles: ['worker'], scannerPollSeconds: 1, sandboxBlockTime: 0, lifecycle });
   const api = await startApiProcess({
     databaseUrl: service.database.url,
     temporalAddress: service.temporalAddress,
-    port: Number(process.env.BENCH_PORT ?? (await freePort())),
+    port: config.http.port,
     // The quota is lifted: the bench measures the service, not the per-credential limit.
     env: { SERVER_TIMING: 'true', RATE_LIMIT_POINTS: '1000000', API_DATABASE_POOL_MAX: process.env.API_DATABASE_POOL_MAX ?? '20' },
   });
   lifecycle.add('api process', () => api.stop());
-  const out = (line: string) => process.stdout.write(`${line}\n`);
-  const figures = newFigures(values.engine);
-  try {
-    const network = service.environments.environments.sandbox.networks[0]!;
-    const cred = await createApp(service.database.db.prisma, { name: 'bench', environment: 'sandbox' }, service.environments.apiVersion);
-    const authorization = `Basic ${Buffer.from(`${cred.appId}:${cred.appSecret}`).toString('base64')}`;
-    const call: BenchContext['api'] = async (path, init = {}) => {
-      const res = await fetch(`${api.url}${path}`, {
-        method: init.method ?? (init.body ? 'POST' : 'GET'),
-        headers: { authorization, 'content-type': 'application/json', ...(init.key ? { 'idempotency-key': init.key } : {}) },
-        body: init.body ? JSON.stringify(init.body) : undefined,
-      });
-      const body = (await res.json()) as any;
-      init.onTimings?.(parseServerTiming(res.headers.get('server-timing')));
-      if (res.status >= 300) throw Object.assign(new Error(`${path}: ${res.status} ${JSON.stringify(body)}`), { status: res.status });
-      return body;
-    };
-    const account = await call('/v2/accounts', { body: { externalUserId: `bench-${randomUUID()}` } });
-    const accountId = account.account.id as string;
-    const wallet = privateKeyToAccount(generatePrivateKey()).address;
-    const withWallet = await call(`/v2/accounts/${accountId}/connected-wallets`, { body: { chainId: network.chainId, address: wallet } });
-    await call(`/v2/accounts/${accountId}/settlement-profile`, { method: 'PUT', body: { connectedWalletId: withWallet.connectedWallets[0].id } });
-    const createBody = { intent: 'receive', amount: '1', assetCode: 'USDC', chainId: network.chainId, destination: { type: 'upa', accountId } };
-    const ctx: BenchContext = {
-      service,
-      apiUrl: api.url,
-      appId: cred.appId,
-      authorization,
-      accountId,
-      network: { chainId: network.chainId, confirmations: network.confirmations },
-      tokenAddress: network.assets[0]!.tokenAddress as Address,
-      createBody,
-      api: call,
-      createPayment: (onTimings) => call('/v2/payments', { body: createBody, key: randomUUID(), onTimings }),
-      apiCpuSeconds: () => api.cpuSeconds(),
-      figures,
-      out,
-    };
+  const figures = newFigures(engine);
+  const network = service.environments.environments.sandbox.networks[0]!;
+  const cred = await createApp(service.database.db.prisma, { name: 'bench', environment: 'sandbox' }, service.environments.apiVersion);
+  const authorization = `Basic ${Buffer.from(`${cred.appId}:${cred.appSecret}`).toString('base64')}`;
+  const call: BenchContext['api'] = async (path, init = {}) => {
+    const res = await fetch(`${api.url}${path}`, {
+      method: init.method ?? (init.body ? 'POST' : 'GET'),
+      headers: { authorization, 'content-type': 'application/json', ...(init.key ? { 'idempotency-key': init.key } : {}) },
+      body: init.body ? JSON.stringify(init.body) : undefined,
+    });
+    const body = (await res.json()) as any;
+    init.onTimings?.(parseServerTiming(res.headers.get('server-timing')));
+    if (res.status >= 300) throw Object.assign(new Error(`${path}: ${res.status} ${JSON.stringify(body)}`), { status: res.status });
+    return body;
+  };
+  const account = await call('/v2/accounts', { body: { externalUserId: `bench-${randomUUID()}` } });
+  const accountId = account.account.id as string;
+  const wallet = privateKeyToAccount(generatePrivateKey()).address;
+  const withWallet = await call(`/v2/accounts/${accountId}/connected-wallets`, { body: { chainId: network.chainId, address: wallet } });
+  await call(`/v2/accounts/${accountId}/settlement-profile`, { method: 'PUT', body: { connectedWalletId: withWallet.connectedWallets[0].id } });
+  const createBody = { intent: 'receive', amount: '1', assetCode: 'USDC', chainId: network.chainId, destination: { type: 'upa', accountId } };
+  const ctx: BenchContext = {
+    service,
+    apiUrl: api.url,
+    appId: cred.appId,
+    authorization,
+    accountId,
+    network: { chainId: network.chainId, confirmations: network.confirmations },
+    tokenAddress: network.assets[0]!.tokenAddress as Address,
+    createBody,
+    api: call,
+    createPayment: (onTimings) => call('/v2/payments', { body: createBody, key: randomUUID(), onTimings }),
+    apiCpuSeconds: () => api.cpuSeconds(),
+    figures,
+    out,
+  };
 
-    // Warm up the connection pools, the Prisma plans and the workflow cache.
-    for (let i = 0; i < 50; i += 1) await ctx.createPayment();
-    out(`# Partner Payments benchmark (${figures.date}) on the ${values.engine} engine, ${COUNT} requests per figure, concurrency ${CONCURRENCY}, ${figures.machine.cpus} cores`);
-    if (runs('ceilings')) {
-      await ceilings(ctx, COUNT, CONCURRENCY);
-      // The server closes the probe workflows 30 s after their start: that work lands in no figure.
-      await new Promise((r) => setTimeout(r, 35_000));
-    }
-    if (runs('create')) await createPhase(ctx, COUNT, CONCURRENCY);
-    const baseline = figures.paymentWorkflowStartWithWorker?.perSecond;
-    if (figures.apiCreate && baseline) {
-      figures.ratio = Math.round((figures.apiCreate.perSecond / baseline) * 100) / 100;
-      out(`ratio API create / PaymentWorkflow start with the worker: ${figures.ratio}   (target >= 0.80)`);
-    }
-    if (runs('settle') && SETTLE > 0) await settlePhase(ctx, SETTLE);
-    if (runs('webhooks')) await webhooksPhase(ctx, Number(process.env.BENCH_WEBHOOK_RATE ?? 20), Number(process.env.BENCH_WEBHOOK_SECONDS ?? 60));
-    if (runs('lists')) await listsPhase(ctx, { rows: Number(process.env.BENCH_LIST_ROWS ?? 1_000_000), reads: Number(process.env.BENCH_LIST_READS ?? 200) });
-    if (runs('scanner')) {
-      await scannerPhase(ctx, {
-        seconds: Number(process.env.BENCH_SCANNER_SECONDS ?? 60),
-        baselineSeconds: Number(process.env.BENCH_SCANNER_BASELINE_SECONDS ?? 10),
-        blockMs: Number(process.env.BENCH_SCANNER_BLOCK_MS ?? 2000),
-        transfersPerBlock: Number(process.env.BENCH_SCANNER_TRANSFERS ?? 200),
-        oursPerBlock: Number(process.env.BENCH_SCANNER_OURS ?? 2),
-      });
-    }
-    // Last, so its backlog of workflows can't slow the phases above.
-    if (runs('overload') && !(await overloadPhase(ctx, OVERLOAD_SECONDS))) process.exitCode = 1;
-    figures.apiPeakRssMb = api.peakRssMb();
-    out(`API process peak RSS: ${figures.apiPeakRssMb} MB`);
-  } finally {
-    await lifecycle.stop();
+  // Warm up the connection pools, the Prisma plans and the workflow cache.
+  for (let i = 0; i < 50; i += 1) await ctx.createPayment();
+  out(`# Partner Payments benchmark (${figures.date}) on the ${engine} engine, ${COUNT} requests per figure, concurrency ${CONCURRENCY}, ${figures.machine.cpus} cores`);
+  if (runs('ceilings')) {
+    await ceilings(ctx, COUNT, CONCURRENCY);
+    // The server closes the probe workflows 30 s after their start: that work lands in no figure.
+    await new Promise((r) => setTimeout(r, 35_000));
   }
-  if (values.json) out(JSON.stringify(figures));
+  if (runs('create')) await createPhase(ctx, COUNT, CONCURRENCY);
+  const baseline = figures.paymentWorkflowStartWithWorker?.perSecond;
+  if (figures.apiCreate && baseline) {
+    figures.ratio = Math.round((figures.apiCreate.perSecond / baseline) * 100) / 100;
+    out(`ratio API create / PaymentWorkflow start with the worker: ${figures.ratio}   (target >= 0.80)`);
+  }
+  if (runs('settle') && SETTLE > 0) await settlePhase(ctx, SETTLE);
+  if (runs('webhooks')) await webhooksPhase(ctx, Number(process.env.BENCH_WEBHOOK_RATE ?? 20), Number(process.env.BENCH_WEBHOOK_SECONDS ?? 60));
+  if (runs('lists')) await listsPhase(ctx, { rows: Number(process.env.BENCH_LIST_ROWS ?? 1_000_000), reads: Number(process.env.BENCH_LIST_READS ?? 200) });
+  if (runs('scanner')) {
+    await scannerPhase(ctx, {
+      seconds: Number(process.env.BENCH_SCANNER_SECONDS ?? 60),
+      baselineSeconds: Number(process.env.BENCH_SCANNER_BASELINE_SECONDS ?? 10),
+      blockMs: Number(process.env.BENCH_SCANNER_BLOCK_MS ?? 2000),
+      transfersPerBlock: Number(process.env.BENCH_SCANNER_TRANSFERS ?? 200),
+      oursPerBlock: Number(process.env.BENCH_SCANNER_OURS ?? 2),
+    });
+  }
+  // Last, so its backlog of workflows can't slow the phases above.
+  if (runs('overload') && !(await overloadPhase(ctx, OVERLOAD_SECONDS))) process.exitCode = 1;
+  figures.apiPeakRssMb = api.peakRssMb();
+  out(`API process peak RSS: ${figures.apiPeakRssMb} MB`);
+  return figures;
 }
 
 main().catch((err: unknown) => {

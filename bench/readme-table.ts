@@ -1,85 +1,159 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import type { BenchFigures } from './figures';
+import { asBenchRun, ENGINES, type BenchFigures, type BenchRun, type Engine } from './figures';
 import type { Latency, Rate } from './measure';
 
 /**
  * `npm run bench:readme -- <bench output>`: rewrites the README's figures table (between its
- * bench-figures markers) from the last JSON line of a `npm run bench -- --json` run, with the date
- * and the machine. The table is never edited by hand.
+ * bench-figures markers) from the last JSON line of `npm run bench -- --json` runs: a column per
+ * engine measured, and what limits each figure, with the date and the machine. The table is never
+ * edited by hand.
  */
 const START = '<!-- bench-figures:start -->';
 const END = '<!-- bench-figures:end -->';
 
+const ENGINE_COLUMN: Record<Engine, string> = { dev: 'Dev server (SQLite)', cluster: 'Cluster (4 roles, PostgreSQL)' };
+
+type Engines = Partial<Record<Engine, BenchFigures>>;
+
+/** One figure of one engine's run; `limit` says what bounds it, from every engine's figures. */
+interface FigureRow {
+  name: string;
+  measured: string;
+  target: string;
+  met?: boolean;
+  limit: (engines: Engines) => string;
+}
+
 const lat = (l?: Latency) => (l ? `p50 ${l.p50Ms} ms, p99 ${l.p99Ms} ms` : 'not measured');
 const rate = (r?: Rate) => (r ? `${r.perSecond}/s (${lat(r.latency)})` : 'not measured');
 const verdict = (ok: boolean | undefined) => (ok === undefined ? '' : ok ? ' — met' : ' — **missed**');
+const fixed = (text: string) => () => text;
 
-export function figuresTable(f: BenchFigures): string {
-  const rows: [string, string, string][] = [
-    ['no-op Koa route (ceiling)', rate(f.noopKoaRoute), ''],
-    ['PostgreSQL single-row commit (ceiling)', rate(f.postgresSingleRowCommit), ''],
-    ['PaymentWorkflow start with the worker running (the fair baseline)', rate(f.paymentWorkflowStartWithWorker), ''],
-    ['bare `workflow.start` without a worker', rate(f.bareWorkflowStartWithoutWorker), ''],
-    ['API create (closed loop)', `${rate(f.apiCreate)}; API CPU ${f.apiCpuMsPerCreate ?? '?'} ms per create`, ''],
-    ['ratio API create / fair baseline', f.ratio === undefined ? 'not measured' : String(f.ratio), `≥ 0.8${verdict(f.ratio === undefined ? undefined : f.ratio >= 0.8)}`],
-    [
-      "create latency at half the API's max rate",
-      f.createAtHalfMaxRate ? `${f.createAtHalfMaxRate.ratePerSecond}/s: ${lat(f.createAtHalfMaxRate.latency)}` : 'not measured',
-      `p99 ≤ 50 ms${verdict(f.createAtHalfMaxRate ? f.createAtHalfMaxRate.latency.p99Ms <= 50 : undefined)}`,
-    ],
-    [
-      'confirmed transfer → `succeeded` (a block every 100 ms)',
-      lat(f.confirmedTransferToSucceeded),
-      `p99 ≤ 1 s${verdict(f.confirmedTransferToSucceeded ? f.confirmedTransferToSucceeded.p99Ms <= 1000 : undefined)}`,
-    ],
-    [
-      'committed event → webhook delivered',
-      f.committedEventToWebhookDelivered
-        ? `${f.committedEventToWebhookDelivered.ratePerSecond}/s for ${f.committedEventToWebhookDelivered.seconds} s: ${lat(f.committedEventToWebhookDelivered.latency)}`
+/** `dev x, cluster y` of one number per engine measured. */
+function perEngine(engines: Engines, pick: (f: BenchFigures) => string | undefined): string {
+  return ENGINES.flatMap((e) => {
+    const v = engines[e] && pick(engines[e]);
+    return v === undefined ? [] : [`${e} ${v}`];
+  }).join(', ');
+}
+
+const ENGINE_LIMIT =
+  'the engine on 2 shared cores: the dev server has one SQLite writer; the cluster spreads a start over frontend, history and matching, each a process, and PostgreSQL';
+
+/** The create path: how far below its ceilings and the engine it runs, per engine. */
+function createLimit(engines: Engines): string {
+  const ratios = perEngine(engines, (f) => (f.ratio === undefined ? undefined : String(f.ratio)));
+  const headroom = perEngine(engines, (f) => {
+    const ceiling = Math.min(f.noopKoaRoute?.perSecond ?? Infinity, f.postgresSingleRowCommit?.perSecond ?? Infinity);
+    return f.apiCreate && Number.isFinite(ceiling) ? `${Math.round(ceiling / f.apiCreate.perSecond)}×` : undefined;
+  });
+  return (
+    `the engine's workflow-start throughput and the cores it shares with the API and PostgreSQL` +
+    (ratios ? ` (create / fair baseline: ${ratios}` : ' (') +
+    (headroom ? `; the no-op route and PostgreSQL commit ceilings are ${headroom} the create rate)` : ')')
+  );
+}
+
+/** The slowest step inside the API at half the maximum rate (its Server-Timing header), per engine. */
+function slowestStep(engines: Engines): string {
+  const steps = perEngine(engines, (f) => {
+    const all = Object.entries(f.createAtHalfMaxRate?.steps ?? {}).filter(([name]) => name !== 'total');
+    const [name, l] = all.sort(([, a], [, b]) => b.p99Ms - a.p99Ms)[0] ?? [];
+    return name && l ? `\`${name}\` p50 ${l.p50Ms} ms, p99 ${l.p99Ms} ms` : undefined;
+  });
+  return steps ? `the slowest step inside the API: ${steps}` : 'the workflow start (Server-Timing not measured in this run)';
+}
+
+export function figureRows(f: BenchFigures): FigureRow[] {
+  const half = f.createAtHalfMaxRate;
+  const settle = f.confirmedTransferToSucceeded;
+  const hooks = f.committedEventToWebhookDelivered;
+  return [
+    { name: 'no-op Koa route (ceiling)', measured: rate(f.noopKoaRoute), target: '', limit: fixed("the API process's one event loop (Koa, JSON, loopback)") },
+    { name: 'PostgreSQL single-row commit (ceiling)', measured: rate(f.postgresSingleRowCommit), target: '', limit: fixed("PostgreSQL's WAL flush per commit") },
+    { name: 'PaymentWorkflow start with the worker running (the fair baseline)', measured: rate(f.paymentWorkflowStartWithWorker), target: '', limit: fixed(ENGINE_LIMIT) },
+    { name: 'bare `workflow.start` without a worker', measured: rate(f.bareWorkflowStartWithoutWorker), target: '', limit: fixed(ENGINE_LIMIT) },
+    { name: 'API create (closed loop)', measured: `${rate(f.apiCreate)}; API CPU ${f.apiCpuMsPerCreate ?? '?'} ms per create`, target: '', limit: createLimit },
+    {
+      name: 'ratio API create / fair baseline',
+      measured: f.ratio === undefined ? 'not measured' : String(f.ratio),
+      target: '≥ 0.8',
+      ...(f.ratio === undefined ? {} : { met: f.ratio >= 0.8 }),
+      limit: fixed("the 2 shared cores: each ms of CPU the API and PostgreSQL spend per create is taken from the engine's baseline"),
+    },
+    {
+      name: "create latency at half the API's max rate",
+      measured: half ? `${half.ratePerSecond}/s: ${lat(half.latency)}` : 'not measured',
+      target: 'p99 ≤ 50 ms',
+      ...(half ? { met: half.latency.p99Ms <= 50 } : {}),
+      limit: slowestStep,
+    },
+    {
+      name: 'confirmed transfer → `succeeded` (a block every 100 ms)',
+      measured: lat(settle),
+      target: 'p99 ≤ 1 s',
+      ...(settle ? { met: settle.p99Ms <= 1000 } : {}),
+      limit: fixed("the Payment's sequential workflow tasks and activities (about six) on the engine, and two blocks for the confirmations"),
+    },
+    {
+      name: 'committed event → webhook delivered',
+      measured: hooks
+        ? `${hooks.ratePerSecond}/s for ${hooks.seconds} s: ${lat(hooks.latency)}${hooks.undelivered ? `; ${hooks.undelivered} of ${hooks.events} not delivered in time` : ''}`
         : 'not measured',
-      `p99 ≤ 500 ms at 20/s for 60 s${verdict(f.committedEventToWebhookDelivered ? f.committedEventToWebhookDelivered.latency.p99Ms <= 500 : undefined)}`,
-    ],
+      target: 'p99 ≤ 500 ms at 20/s for 60 s',
+      ...(hooks ? { met: hooks.latency.p99Ms <= 500 } : {}),
+      limit: fixed("two workflow hops on the engine (the dispatcher's signal and pass, then the delivery workflow's start)"),
+    },
     ...listRows(f.listP99),
     scannerRow(f.scannerUnderTraffic),
-    ['API process peak RSS', f.apiPeakRssMb === undefined ? 'not measured' : `${f.apiPeakRssMb} MB`, ''],
-    [
-      'overload (creates at twice the max rate)',
-      f.overload ? `${f.overload.ratePerSecond}/s for ${f.overload.seconds} s: ${Object.entries(f.overload.answers).map(([k, v]) => `${k} ×${v}`).join(', ')}; ${lat(f.overload.latency)}` : 'not measured',
-      f.overload ? (f.overload.passed ? 'no 500, none hung — met' : '**failed**') : '',
-    ],
+    {
+      name: 'API process peak RSS',
+      measured: f.apiPeakRssMb === undefined ? 'not measured' : `${f.apiPeakRssMb} MB`,
+      target: '',
+      limit: fixed('the API process alone: Node, the Prisma client, the Temporal client'),
+    },
+    overloadRow(f.overload),
   ];
-  const m = f.machine;
-  return [
-    `Measured ${f.date.slice(0, 16).replace('T', ' ')} UTC on ${m.cpus} × ${m.model}, ${m.memoryGb} GB, Node ${m.node} (load average ${m.loadAverage1m} at the start).`,
-    '',
-    '| Figure | Measured | Target |',
-    '|---|---|---|',
-    ...rows.map((r) => `| ${r.join(' | ')} |`),
-  ].join('\n');
+}
+
+function overloadRow(o: BenchFigures['overload']): FigureRow {
+  return {
+    name: 'overload (creates at twice the max rate)',
+    measured: o ? `${o.ratePerSecond}/s for ${o.seconds} s: ${Object.entries(o.answers).map(([k, v]) => `${k} ×${v}`).join(', ')}; ${lat(o.latency)}` : 'not measured',
+    target: 'no 500, none hung',
+    ...(o ? { met: o.passed } : {}),
+    limit: fixed("the engine's start rate: above it the API answers 503 with Retry-After"),
+  };
 }
 
 /** The chain scanner under mainnet-shaped blocks: its lag (blocks and ms) and the CPU per foreign transfer. */
-function scannerRow(s: BenchFigures['scannerUnderTraffic']): [string, string, string] {
-  const name = 'chain scanner lag under mainnet-shaped traffic';
-  if (!s) return [name, 'not measured', 'p99 ≤ 2 blocks for 10 min'];
+function scannerRow(s: BenchFigures['scannerUnderTraffic']): FigureRow {
+  const row = {
+    name: 'chain scanner lag under mainnet-shaped traffic',
+    target: 'p99 ≤ 2 blocks for 10 min',
+    limit: fixed("the scan's CPU per transfer against the chain's 2 s block time; no workflow is on the path, so a lag is the cores being busy elsewhere"),
+  };
+  if (!s) return { ...row, measured: 'not measured' };
   const measured =
     `${s.transfersPerBlock} transfers per ${s.blockMs / 1000} s block (${s.oursPerBlock} ours) for ${s.seconds} s: ` +
     `p50 ${s.lagBlocks.p50}, p99 ${s.lagBlocks.p99}, max ${s.lagBlocks.max} blocks (${lat(s.lag)}); ` +
     `${s.scanCpuUsPerTransfer} µs CPU per foreign transfer; ours credited ${s.oursCredited}/${s.oursSent}`;
-  return [name, measured, `p99 ≤ 2 blocks for 10 min${verdict(s.seconds >= 600 ? s.lagBlocks.p99 <= 2 : undefined)}`];
+  return { ...row, measured, ...(s.seconds >= 600 ? { met: s.lagBlocks.p99 <= 2 } : {}) };
 }
 
+const LIST_LIMIT = fixed("the shared machine's noise: the query is one index range scan, flat with the rows (EXPLAIN below)");
+
 /** The list figures, one row per list and page: p99 at each size and the ratio of the largest to the smallest. */
-function listRows(lists: unknown): [string, string, string][] {
-  if (!lists || typeof lists !== 'object') return [['list p99, 1M rows against 10k', 'not measured', 'ratio ≤ 1.5']];
-  const rows: [string, string, string][] = [];
+function listRows(lists: unknown): FigureRow[] {
+  if (!lists || typeof lists !== 'object') return [{ name: 'list p99, 1M rows against 10k', measured: 'not measured', target: 'ratio ≤ 1.5', limit: LIST_LIMIT }];
+  const rows: FigureRow[] = [];
   const walk = (prefix: string, node: unknown) => {
     if (!node || typeof node !== 'object') return;
     const entries = Object.entries(node as Record<string, unknown>);
     if (entries.some(([k]) => k === 'ratio')) {
       const ratio = (node as { ratio: number }).ratio;
       const sizes = entries.filter(([k]) => k !== 'ratio').map(([k, v]) => `${k}: ${typeof v === 'number' ? `${v} ms` : JSON.stringify(v)}`);
-      rows.push([`list p99: ${prefix}`, `${sizes.join(', ')}; ratio ${ratio}`, `ratio ≤ 1.5${verdict(ratio <= 1.5)}`]);
+      rows.push({ name: `list p99: ${prefix}`, measured: `${sizes.join(', ')}; ratio ${ratio}`, target: 'ratio ≤ 1.5', met: ratio <= 1.5, limit: LIST_LIMIT });
       return;
     }
     for (const [k, v] of entries) walk(prefix ? `${prefix} ${k}` : k, v);
@@ -88,24 +162,61 @@ function listRows(lists: unknown): [string, string, string][] {
   return rows;
 }
 
+/** The table: a row per figure any engine measured, a column per engine, the target and what limits it. */
+export function figuresTable(run: BenchRun): string {
+  const engines = ENGINES.filter((e) => run.engines[e]);
+  const byEngine = new Map(engines.map((e) => [e, new Map(figureRows(run.engines[e]!).map((r) => [r.name, r]))]));
+  const names = [...new Set(engines.flatMap((e) => [...byEngine.get(e)!.keys()]))];
+  const lines = names.map((name) => {
+    const rows = engines.map((e) => byEngine.get(e)!.get(name));
+    const first = rows.find((r) => r)!;
+    const cells = rows.map((r) => (r ? `${r.measured}${verdict(r.met)}` : 'not measured'));
+    return `| ${[name, ...cells, first.target, first.limit(run.engines)].join(' | ')} |`;
+  });
+  const m = run.machine;
+  const loads = engines.map((e) => `${run.engines[e]!.machine.loadAverage1m} at the ${ENGINE_COLUMN[e].split(' (')[0]!.toLowerCase()}'s start`).join(', ');
+  return [
+    `Measured ${run.date.slice(0, 16).replace('T', ' ')} UTC on ${m.cpus} × ${m.model}, ${m.memoryGb} GB, Node ${m.node}, the engines one after the other in one run (load average ${loads}).`,
+    '',
+    `| Figure | ${engines.map((e) => ENGINE_COLUMN[e]).join(' | ')} | Target | Limited by |`,
+    `|---|${engines.map(() => '---|').join('')}---|---|`,
+    ...lines,
+  ].join('\n');
+}
+
 /** The last JSON line of a bench run's output. */
-function figuresOf(file: string): BenchFigures {
+function runOf(file: string): BenchRun {
   const line = readFileSync(file, 'utf8').trim().split('\n').reverse().find((l) => l.startsWith('{'));
   if (!line) throw new Error(`${file} holds no JSON line (run the bench with --json)`);
-  return JSON.parse(line) as BenchFigures;
+  return asBenchRun(JSON.parse(line) as BenchRun | BenchFigures);
 }
 
 /**
- * Several runs (e.g. `--only lists` apart from the rest) make one table: a later run's figures
- * replace an earlier one's, and the table names every run's date.
+ * Several runs (e.g. `--only lists` apart from the rest) make one run: per engine, a later run's
+ * figures replace an earlier one's; the date and the machine are the last run's.
  */
+export function mergeRuns(runs: BenchRun[]): BenchRun {
+  const engines: Engines = {};
+  for (const e of ENGINES) {
+    const sets = runs.flatMap((r) => (r.engines[e] ? [r.engines[e]] : []));
+    if (sets.length) engines[e] = Object.assign({}, ...sets) as BenchFigures;
+  }
+  const last = runs.at(-1)!;
+  return { date: last.date, machine: last.machine, engines };
+}
+
 function main(): void {
   const files = process.argv.slice(2);
   if (files.length === 0) throw new Error('usage: npm run bench:readme -- <file holding the output of npm run bench -- --json> [more files]');
-  const runs = files.map(figuresOf);
-  const merged = Object.assign({}, ...runs) as BenchFigures;
-  const table = figuresTable(merged);
-  const more = runs.length > 1 ? `\n\nFrom ${runs.length} runs: ${runs.map((r) => `${r.date.slice(0, 16).replace('T', ' ')} UTC (${Object.keys(r).filter((k) => k !== 'date' && k !== 'machine' && k !== 'engine').join(', ')}; load ${r.machine.loadAverage1m})`).join('; ')}.` : '';
+  const runs = files.map(runOf);
+  const table = figuresTable(mergeRuns(runs));
+  const figureKeys = (f: BenchFigures) => Object.keys(f).filter((k) => k !== 'date' && k !== 'machine' && k !== 'engine');
+  const more =
+    runs.length > 1
+      ? `\n\nFrom ${runs.length} runs: ${runs
+          .map((r) => `${r.date.slice(0, 16).replace('T', ' ')} UTC (${perEngine(r.engines, (f) => `${figureKeys(f).join(', ')}; load ${f.machine.loadAverage1m}`)})`)
+          .join('; ')}.`
+      : '';
   const readme = readFileSync('README.md', 'utf8');
   const a = readme.indexOf(START);
   const b = readme.indexOf(END);

@@ -321,9 +321,10 @@ export interface ProcessExit {
 }
 
 /**
- * A role of the service as its own process: `node --import tsx src/main.ts --only <role>` (one process,
- * so SIGKILL really kills it, with no tsx wrapper left to forward signals). Output goes to
- * <data>/logs/<role>.log. Each start may add settings (the crash matrix's CRASH_AT).
+ * A role of the service as its own process: `node --import tsx src/main.ts --only <role>`, or as
+ * production starts it, `node dist/src/main.js --only <role>` (one process either way, so SIGKILL really
+ * kills it, with no wrapper left to forward signals). Output goes to <data>/logs/<name>.log (the
+ * name defaults to the role). Each start may add settings (the crash matrix's CRASH_AT).
  */
 export class ServiceProcess {
   private child: ChildProcess | undefined;
@@ -333,19 +334,30 @@ export class ServiceProcess {
   starts = 0;
   kills = 0;
 
+  readonly name: string;
+  private readonly entry: 'source' | 'dist';
+
   constructor(
     readonly role: ServiceRole,
     private readonly env: Record<string, string>,
+    opts: { name?: string; entry?: 'source' | 'dist' } = {},
   ) {
-    this.log = createWriteStream(path.join(logsDir(), `${role}.log`), { flags: 'a' });
+    this.name = opts.name ?? role;
+    this.entry = opts.entry ?? 'source';
+    this.log = createWriteStream(this.logFile, { flags: 'a' });
+  }
+
+  get logFile(): string {
+    return path.join(logsDir(), `${this.name}.log`);
   }
 
   start(extraEnv: Record<string, string> = {}): void {
-    if (this.child) throw new Error(`the ${this.role} is running already`);
+    if (this.child) throw new Error(`the ${this.name} is running already`);
     this.starts += 1;
     const extra = Object.entries(extraEnv).map(([k, v]) => `${k}=${v}`).join(' ');
-    this.log.write(`\n--- ${new Date().toISOString()} ${this.role} start #${this.starts}${extra ? ` (${extra})` : ''}\n`);
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot(), 'src', 'main.ts'), '--only', this.role], {
+    this.log.write(`\n--- ${new Date().toISOString()} ${this.name} start #${this.starts}${extra ? ` (${extra})` : ''}\n`);
+    const main = this.entry === 'dist' ? [path.join(projectRoot(), 'dist', 'src', 'main.js')] : ['--import', 'tsx', path.join(projectRoot(), 'src', 'main.ts')];
+    const child = spawn(process.execPath, [...main, '--only', this.role], {
       cwd: projectRoot(),
       env: { ...process.env, ...this.env, ...extraEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -361,7 +373,7 @@ export class ServiceProcess {
         seen = (seen + chunk.toString('utf8')).slice(-4096);
         if (seen.includes('is running')) resolve();
       });
-      child.once('exit', (code, sig) => reject(new Error(`the ${this.role} exited (${sig ?? code}) before it was ready; see ${path.join(logsDir(), `${this.role}.log`)}`)));
+      child.once('exit', (code, sig) => reject(new Error(`the ${this.name} exited (${sig ?? code}) before it was ready; see ${this.logFile}`)));
     });
     // Nobody may be waiting for it yet (it is killed before it is ready): not an unhandled rejection.
     this.readyPromise.catch(() => undefined);
@@ -375,12 +387,12 @@ export class ServiceProcess {
   }
 
   async ready(timeoutMs = 120_000): Promise<void> {
-    await withTimeout(this.readyPromise, timeoutMs, `the ${this.role} was not ready within ${timeoutMs} ms`);
+    await withTimeout(this.readyPromise, timeoutMs, `the ${this.name} was not ready within ${timeoutMs} ms`);
   }
 
   /** How the current (or last) process ended; rejects after `timeoutMs` if it is still running. */
   exit(timeoutMs: number): Promise<ProcessExit> {
-    return withTimeout(this.exited, timeoutMs, `the ${this.role} still runs after ${timeoutMs} ms`);
+    return withTimeout(this.exited, timeoutMs, `the ${this.name} still runs after ${timeoutMs} ms`);
   }
 
   /** kill -9: no shutdown, activities in flight are abandoned mid-step. */
@@ -388,7 +400,7 @@ export class ServiceProcess {
     const child = this.child;
     if (!child) return;
     this.kills += 1;
-    this.log.write(`\n--- ${new Date().toISOString()} ${this.role} kill -9 (pid ${child.pid})\n`);
+    this.log.write(`\n--- ${new Date().toISOString()} ${this.name} kill -9 (pid ${child.pid})\n`);
     child.kill('SIGKILL');
     await this.exited;
   }

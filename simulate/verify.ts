@@ -108,7 +108,7 @@ async function waitUntilAtRest(stack: Stack, run: RunRecord, deadlineMs: number,
  * `ledger check` (every posting balances, balances equal the entries) and `ledger reconcile` (every
  * service address's books equal the chain, money in flight aside), as problem lines.
  */
-export async function checkBooks(stack: Stack): Promise<{ ledger: LedgerCheckResult; reconcile: ReconcileResult; problems: string[] }> {
+export async function checkBooks(stack: Pick<Stack, 'db' | 'chain'>): Promise<{ ledger: LedgerCheckResult; reconcile: ReconcileResult; problems: string[] }> {
   const prisma = stack.db.prisma;
   const problems: string[] = [];
   const ledger = await checkLedger(prisma);

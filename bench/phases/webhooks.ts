@@ -62,7 +62,7 @@ export async function webhooksPhase(ctx: BenchContext, ratePerSecond: number, se
     while (expected.some((e) => !arrivals.has(e.id)) && Date.now() < deadline) await sleep(100);
     const lost = expected.filter((e) => !arrivals.has(e.id)).length;
     const samples = expected.flatMap((e) => (arrivals.has(e.id) ? [arrivals.get(e.id)!] : []));
-    figures.committedEventToWebhookDelivered = { ratePerSecond, seconds, latency: latency(samples) };
+    figures.committedEventToWebhookDelivered = { ratePerSecond, seconds, latency: latency(samples), events: expected.length, undelivered: lost };
     out(
       `committed event -> webhook delivered (${expected.length} events at ${ratePerSecond}/s for ${seconds} s): ` +
         `${showLatency(figures.committedEventToWebhookDelivered.latency)}   (target p99 <= 500 ms)`,

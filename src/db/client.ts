@@ -36,6 +36,10 @@ export function createDatabase(opts: { url: string; poolMax: number; acquireTime
     });
     // An idle client's error (e.g. the server restarting) must not crash the process.
     p.on('error', () => undefined);
+    // Nor may one checked out between two statements: a restart or failover ends every connection,
+    // and pg emits that on the client, where an unheard 'error' ends the process. The statement in
+    // flight, or the next one, fails instead, and the pool drops the client on its release.
+    p.on('connect', (client) => client.on('error', () => undefined));
     return p;
   };
   const pool = poolOf(opts.poolMax);

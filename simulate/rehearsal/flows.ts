@@ -1,0 +1,234 @@
+import { keccak256, stringToHex, type Address, type Hash } from 'viem';
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { fundTestWallet } from '../../src/chain/sandbox';
+import { formatAtomic } from '../../src/domain/amounts';
+import { sandboxVaultCodes } from '../../src/domain/vaults/sandbox-mail';
+import { Mutex } from '../chain-driver';
+import type { RehearsalPartner } from './partner';
+import type { RehearsalChain, RehearsalStack } from './stack';
+
+/**
+ * The partner load: receive Payments on the three chains, send Payments to an account and to a linked
+ * bank account, deposits, refunds from the merchant's vault, and receive Payments paid from a payer's
+ * vault. Each flow goes through the public API (both processes) and, for the payer's transfers, the
+ * chains; what it creates is checked at the end by what the service recorded, not here.
+ */
+
+const USDC = (n: number) => BigInt(n) * 1_000_000n;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Payers on one chain: keys from the run's name, funded once; sends go one at a time (nonces). */
+export class Payers {
+  private readonly lock = new Mutex();
+  private readonly keys: PrivateKeyAccount[];
+  private n = 0;
+
+  constructor(
+    private readonly stack: RehearsalStack,
+    readonly chain: RehearsalChain,
+    count = 4,
+  ) {
+    this.keys = Array.from({ length: count }, (_, i) => privateKeyToAccount(keccak256(stringToHex(`partner-payments/rehearsal/${chain.chainId}/payer/${i}`))));
+  }
+
+  async fund(): Promise<void> {
+    for (const k of this.keys) await fundTestWallet({ rpcUrl: this.chain.rpcUrl, address: k.address, tokenAtomic: USDC(1_000_000), token: this.chain.token, nativeWei: 10n ** 20n });
+  }
+
+  send(to: string, amountAtomic: bigint): Promise<Hash> {
+    return this.lock.run(() => {
+      const from = this.keys[this.n++ % this.keys.length]!;
+      return this.stack.chain.chains.get(this.chain.chainId).sendTokenTransfer({ from, token: this.chain.token, to: to as Address, amountAtomic });
+    });
+  }
+}
+
+export interface Merchant {
+  accountId: string;
+  chainId: number;
+  depositAddress: string;
+}
+
+/** What the load runs against, made once before it starts. */
+export interface Parties {
+  sandbox: RehearsalPartner;
+  production: RehearsalPartner;
+  payers: Map<number, Payers>;
+  /** The sandbox merchant: settles to a wallet, owns the bank account and a funded vault (refunds come from it). */
+  merchant: Merchant;
+  /** A sandbox account that sends Payments and has deposits. */
+  sender: Merchant;
+  bankAccountId: string;
+  /** A sandbox account whose vault pays Payments. */
+  vaultPayer: string;
+  /** One production merchant per production chain. */
+  productionMerchants: Merchant[];
+}
+
+export interface FlowContext {
+  stack: RehearsalStack;
+  parties: Parties;
+  /** Unique per run and flow, for Idempotency-Keys and external ids. */
+  key(what: string): string;
+  /** Receive Payments of the sandbox merchant that were paid, for refunds to pick from. */
+  paidForRefund: string[];
+}
+
+async function account(p: RehearsalPartner, ctx: { key(w: string): string }, name: string, chainId: number, wallet: string): Promise<Merchant> {
+  const created = await p.post('POST /v2/accounts', '/v2/accounts', { externalUserId: ctx.key(name) }, ctx.key(`account-${name}`));
+  const id = created.body.account.id as string;
+  const w = await p.post('POST /v2/accounts/{id}/connected-wallets', `/v2/accounts/${id}/connected-wallets`, { chainId, address: wallet }, ctx.key(`wallet-${name}`));
+  await p.put('PUT /v2/accounts/{id}/settlement-profile', `/v2/accounts/${id}/settlement-profile`, { connectedWalletId: w.body.connectedWallets[0].id });
+  const da = await p.post('POST /v2/accounts/{id}/deposit-addresses', `/v2/accounts/${id}/deposit-addresses`, { chainId }, ctx.key(`deposit-address-${name}`));
+  return { accountId: id, chainId, depositAddress: da.body.depositAddress.address as string };
+}
+
+const walletOf = (name: string) => privateKeyToAccount(keccak256(stringToHex(`partner-payments/rehearsal/wallet/${name}`))).address;
+
+async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = await probe();
+    if (found !== undefined) return found;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${Math.round(timeoutMs / 1000)} s`);
+    await sleep(1000);
+  }
+}
+
+/** A vault with an active policy (the code read from the sandbox outbox), holding `fund` USDC. */
+async function fundedVault(ctx: FlowContext | { stack: RehearsalStack; key(w: string): string }, p: RehearsalPartner, payers: Payers, accountId: string, fund: bigint): Promise<void> {
+  const vault = (await p.post('POST /v2/accounts/{id}/vault', `/v2/accounts/${accountId}/vault`, {}, ctx.key('vault'))).body.vault;
+  await p.put('PUT /v2/accounts/{id}/vault/policy', `/v2/accounts/${accountId}/vault/policy`, {
+    spendLimit: { amountAtomic: USDC(10_000).toString() },
+    period: 'fixed_30_day',
+    allowedTokens: [{ chainId: payers.chain.chainId, tokenAddress: payers.chain.token }],
+    managedApproval: { method: 'email_otp', email: `${accountId}@example.com` },
+  });
+  await p.post('POST /v2/accounts/{id}/vault/policy/approval', `/v2/accounts/${accountId}/vault/policy/approval`, {});
+  const code = await until('the vault approval code in the sandbox outbox', 60_000, async () => (await sandboxVaultCodes(ctx.stack.db.prisma, accountId, 1)).mails[0]?.code ?? undefined);
+  await p.post('POST /v2/accounts/{id}/vault/policy/approval/verify', `/v2/accounts/${accountId}/vault/policy/approval/verify`, { code });
+  await payers.send(vault.address as string, fund);
+  await until(`the funding of vault ${vault.id} posted`, 120_000, async () => ((await ctx.stack.db.prisma.vaultReceipt.count({ where: { vaultId: vault.id, status: 'posted' } })) > 0 ? true : undefined));
+}
+
+/** A US bank account of the merchant, linked through the API and verified by the sandbox provider. */
+async function linkedBankAccount(ctx: { key(w: string): string }, p: RehearsalPartner, accountId: string): Promise<string> {
+  const linked = await p.post('POST /v2/accounts/{id}/bank-accounts', `/v2/accounts/${accountId}/bank-accounts`, {
+    country: 'US',
+    currency: 'USD',
+    accountHolderName: 'Ada Lovelace',
+    bankName: 'JPMorgan Chase Bank, N.A.',
+    bankCode: 'CHASUS33',
+    routingNumber: '021000021',
+    accountNumber: '000123456789',
+    accountType: 'checking',
+  }, ctx.key('bank-account'));
+  const id = linked.body.bankAccount.id as string;
+  await until(`bank account ${id} verified`, 120_000, async () => {
+    const read = await p.get('GET /v2/accounts/{id}/bank-accounts/{id}', `/v2/accounts/${accountId}/bank-accounts/${id}`);
+    return read.body.bankAccount.status === 'verified' ? true : undefined;
+  });
+  return id;
+}
+
+export async function prepareParties(ctx: { stack: RehearsalStack; key(w: string): string }, sandbox: RehearsalPartner, production: RehearsalPartner): Promise<Parties> {
+  const payers = new Map(ctx.stack.chains.map((c) => [c.chainId, new Payers(ctx.stack, c)] as const));
+  await Promise.all([...payers.values()].map((p) => p.fund()));
+  const sandboxChain = ctx.stack.chains.find((c) => c.environment === 'sandbox')!;
+  const merchant = await account(sandbox, ctx, 'merchant', sandboxChain.chainId, walletOf('merchant'));
+  const sender = await account(sandbox, ctx, 'sender', sandboxChain.chainId, walletOf('sender'));
+  const vaultPayer = (await sandbox.post('POST /v2/accounts', '/v2/accounts', { externalUserId: ctx.key('vault-payer') }, ctx.key('account-vault-payer'))).body.account.id as string;
+  const sandboxPayers = payers.get(sandboxChain.chainId)!;
+  const [bankAccountId] = await Promise.all([
+    linkedBankAccount(ctx, sandbox, merchant.accountId),
+    fundedVault(ctx, sandbox, sandboxPayers, merchant.accountId, USDC(5_000)),
+    fundedVault(ctx, sandbox, sandboxPayers, vaultPayer, USDC(5_000)),
+  ]);
+  const productionMerchants: Merchant[] = [];
+  for (const c of ctx.stack.chains.filter((x) => x.environment === 'production')) {
+    productionMerchants.push(await account(production, ctx, `merchant-${c.chainId}`, c.chainId, walletOf(`merchant-${c.chainId}`)));
+  }
+  return { sandbox, production, payers, merchant, sender, bankAccountId, vaultPayer, productionMerchants };
+}
+
+/** 1 to 20 USDC, whole cents. */
+function amountOf(n: number): bigint {
+  return USDC(1 + (n % 20)) + BigInt((n * 7919) % 100) * 10_000n;
+}
+
+function paymentBody(chainId: number, amountAtomic: bigint, rest: Record<string, unknown>) {
+  return { amount: formatAtomic(amountAtomic, 6), assetCode: 'USDC', chainId, expiresInSeconds: 900, ...rest };
+}
+
+async function createAndPay(ctx: FlowContext, p: RehearsalPartner, chainId: number, amountAtomic: bigint, rest: Record<string, unknown>, what: string): Promise<string> {
+  const created = await p.post('POST /v2/payments', '/v2/payments', paymentBody(chainId, amountAtomic, rest), ctx.key(what));
+  const payment = created.body.payment;
+  const instructions = payment.funding.depositAddress;
+  await ctx.parties.payers.get(chainId)!.send(instructions.address as string, BigInt(instructions.amountAtomic as string));
+  return payment.id as string;
+}
+
+export type FlowName = 'receive' | 'receive-production' | 'send' | 'payout' | 'deposit' | 'refund' | 'vault-funding' | 'read';
+
+export const FLOWS: Record<FlowName, (ctx: FlowContext, n: number) => Promise<void>> = {
+  async receive(ctx, n) {
+    const m = ctx.parties.merchant;
+    const id = await createAndPay(ctx, ctx.parties.sandbox, m.chainId, amountOf(n), { intent: 'receive', destination: { type: 'upa', accountId: m.accountId } }, 'receive');
+    ctx.paidForRefund.push(id);
+  },
+  async 'receive-production'(ctx, n) {
+    const m = ctx.parties.productionMerchants[n % ctx.parties.productionMerchants.length]!;
+    await createAndPay(ctx, ctx.parties.production, m.chainId, amountOf(n), { intent: 'receive', destination: { type: 'upa', accountId: m.accountId } }, 'receive-production');
+  },
+  async send(ctx, n) {
+    const { sender, merchant } = ctx.parties;
+    await createAndPay(ctx, ctx.parties.sandbox, sender.chainId, amountOf(n), { intent: 'send', sourceAccountId: sender.accountId, destination: { type: 'upa', accountId: merchant.accountId } }, 'send');
+  },
+  async payout(ctx, n) {
+    const { sender, bankAccountId } = ctx.parties;
+    await createAndPay(ctx, ctx.parties.sandbox, sender.chainId, USDC(10) + amountOf(n), { intent: 'send', sourceAccountId: sender.accountId, destination: { type: 'bank_account', bankAccountId } }, 'payout');
+  },
+  async deposit(ctx, n) {
+    const all = [ctx.parties.sender, ...ctx.parties.productionMerchants];
+    const m = all[n % all.length]!;
+    await ctx.parties.payers.get(m.chainId)!.send(m.depositAddress, amountOf(n));
+  },
+  async refund(ctx, n) {
+    // The oldest paid Payment that has succeeded by now; none yet, then nothing this round.
+    const p = ctx.parties.sandbox;
+    for (const [i, id] of ctx.paidForRefund.entries()) {
+      const payment = (await p.get('GET /v2/payments/{id}', `/v2/payments/${id}`)).body.payment;
+      if (payment.status !== 'succeeded') continue;
+      ctx.paidForRefund.splice(i, 1);
+      const half = BigInt(payment.paymentAmount.amountAtomic as string) / 2n;
+      await p.post('POST /v2/payments/{id}/refunds', `/v2/payments/${id}/refunds`, { amount: formatAtomic(half > 0n ? half : 1n, 6), reason: `rehearsal ${n}` }, ctx.key('refund'));
+      return;
+    }
+  },
+  async 'vault-funding'(ctx, n) {
+    const { merchant, vaultPayer } = ctx.parties;
+    const p = ctx.parties.sandbox;
+    const created = await p.post('POST /v2/payments', '/v2/payments', paymentBody(merchant.chainId, amountOf(n), { intent: 'receive', destination: { type: 'upa', accountId: merchant.accountId } }), ctx.key('vault-funding'));
+    const payment = created.body.payment;
+    const token = (await p.post('POST /v2/client/auth/exchange', '/v2/client/auth/exchange', { accountId: vaultPayer })).body.accessToken as string;
+    const headers = { authorization: `Bearer ${token}`, 'x-svc-payment-secret': created.body.checkout.clientSecret as string };
+    const read = await p.get('GET /v2/client/me/payments/{id}', `/v2/client/me/payments/${payment.id}`, headers);
+    const option = read.body.options.find((o: { paymentMethodType: string }) => o.paymentMethodType === 'vault');
+    if (!option?.execution) throw new Error(`no vault option offered for ${payment.id}: ${JSON.stringify(read.body.options)}`);
+    await p.post(
+      'POST /v2/client/me/payments/{id}/options/{id}/authorize',
+      `/v2/client/me/payments/${payment.id}/options/${option.id}/authorize`,
+      { actionId: option.execution.actionId, proof: { type: 'managed_authorization', authorization: 'approved' } },
+      ctx.key('authorize'),
+      headers,
+    );
+  },
+  async read(ctx) {
+    const p = ctx.parties.sandbox;
+    await p.get('GET /v2/payments', '/v2/payments?limit=20');
+    await p.get('GET /v2/accounts/{id}/deposits', `/v2/accounts/${ctx.parties.sender.accountId}/deposits?limit=20`);
+  },
+};
+
+/** The order each load loop runs the flows in: Payments most, every kind every round. */
+export const ROUND: FlowName[] = ['receive', 'deposit', 'receive-production', 'send', 'refund', 'receive', 'vault-funding', 'payout', 'deposit', 'read'];
