@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { activityCrashPoint, crashPoint } from '../src/runtime/crash-points';
+import { activityCrashPoint, crashPoint, withCrashContext } from '../src/runtime/crash-points';
 
 type AnyFn = (...args: never[]) => unknown;
 
@@ -17,7 +17,7 @@ export function withCrashPoints<T extends Record<string, AnyFn>>(activities: T):
     };
     wrapped[name] = async (...args: unknown[]) => {
       crashPoint(activityCrashPoint(name, 'before'), context);
-      const result = await (fn as (...a: unknown[]) => unknown)(...args);
+      const result = await withCrashContext(context, () => (fn as (...a: unknown[]) => unknown)(...args));
       crashPoint(activityCrashPoint(name, 'after'), context);
       return result;
     };

@@ -2,47 +2,48 @@ import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createPublicClient, http, parseAbiItem, type Address } from 'viem';
-import { SANDBOX_TOKEN_ADDRESS } from '../src/chain/sandbox';
 import { createApp } from '../src/domain/apps';
-import { formatAtomic } from '../src/domain/amounts';
 import { createWebhookEndpoint } from '../src/domain/webhooks/endpoints';
 import { API_CRASH_POINTS, formatCrashTarget, parseCrashTarget, type CrashTarget } from '../src/runtime/crash-points';
-import { DEPOSIT_WORKFLOW } from '../workflows/contracts/deposit';
-import { PAYMENT_WORKFLOW } from '../workflows/contracts/payment';
 import { ChainDriver, recipientWallet } from './chain-driver';
+import { atRest, FLOW_NAMES, FLOWS, paymentBody, payPayment, statusOf, until, type FlowName, type Matrix, type Resource } from './crash-flows';
 import { PartnerClient } from './partner';
-import { createRecipient, type AccountRecord } from './run';
+import { createRecipient } from './run';
 import { freePort } from '../src/embedded/process';
 import { ServiceProcess, stackSettings, startStack, type Stack } from './stack';
 import { checkBooks } from './verify';
 import { WebhookReceiver } from './webhook-receiver';
 
 /**
- * `npm run crash-matrix`: kill -9 at every boundary of the Payment and deposit lifecycles, and the
- * API mid-request, then check that each run converges (README, "Crash matrix").
+ * `npm run crash-matrix`: kill -9 at every boundary of each money flow (receive Payments, deposits,
+ * refunds, incident recoveries, bank payouts, vault funding; simulate/crash-flows.ts), and the API
+ * mid-request, then check that each run converges (README, "Crash matrix").
  *
  * The cells come from the code, not from a list kept by hand: a clean run of each lifecycle with
- * CRASH_POINTS_TRACE records every crash point its workflow's activities (and the settlement sender)
- * pass, in order; each point becomes a cell at its first hit, and each hit of a transition-writing
- * activity (persist*, record*: one transition, its events and postings) is a cell of its own. Polls
- * (verify, check) repeat a number of times that depends on timing, so only their first hit is a cell.
- * The API cells are the points of API_CRASH_POINTS.
+ * CRASH_POINTS_TRACE records every crash point the activities of its workflow (and the settlement sender
+ * inside them) pass, in order; each point becomes a cell at its first hit, and each hit of a
+ * transition-writing activity (persist*, record*: one transition, its events and postings) is a cell of
+ * its own. Polls (verify, check) repeat a number of times that depends on timing, so only their first
+ * hit is a cell. The API cells are the points of API_CRASH_POINTS.
  *
- * A cell: the worker (or an API process) started with CRASH_AT=<point>#<n>; one Payment or deposit
- * driven through the API and the sandbox chain; the process dies by SIGKILL at the point; it is started
- * again without CRASH_AT; the resource must then come to rest as the clean run did, with the books
- * balanced and equal to the chain, no settlement leg on chain but once (and none that is not the one
- * recorded), and every committed event delivered, signature verified, to a local receiver.
+ * A cell: what the flow acts on is made with a clean worker (a paid Payment to refund, a funded vault);
+ * then the worker is started with CRASH_AT=<point>#<n>; the resource is driven through the API and the
+ * sandbox chain; the process dies by SIGKILL at the point; it is started again without CRASH_AT; the
+ * resource must then come to rest as the clean run's did, with the books balanced and equal to the
+ * chain, no settlement leg on chain but once (and none that is not the one recorded), and every
+ * committed event delivered, signature verified, to a local receiver.
  */
 
-const USAGE = `usage: npm run crash-matrix -- [--cell <name>]... [--lifecycle payment|deposit|api]... [--subset] [--list]
+const USAGE = `usage: npm run crash-matrix -- [--cell <name>]... [--lifecycle <l>]... [--subset] [--list]
   --cell <name>  run only this cell (repeatable), e.g. --cell payment:settlement.leg.after-broadcast
-  --lifecycle l  run only this lifecycle's cells (repeatable); two runs on separate DATA_DIRs can share the matrix
+  --lifecycle l  run only this lifecycle's cells (repeatable): ${[...FLOW_NAMES, 'api'].join(', ')};
+                 two runs on separate DATA_DIRs can share the matrix
   --subset       the cells npm test runs (${'`'}test/crash/crash-matrix.test.ts${'`'})
   --list         print the cells (after the clean runs that enumerate them) and stop
   DATA_DIR (default <repo>/.data/crash-matrix); ports as for npm run simulate.`;
 
-export type Lifecycle = 'payment' | 'deposit' | 'api';
+export type Lifecycle = FlowName | 'api';
+const LIFECYCLES: readonly Lifecycle[] = [...FLOW_NAMES, 'api'];
 
 export interface Cell {
   lifecycle: Lifecycle;
@@ -56,20 +57,22 @@ export interface Cell {
  */
 export const CRASH_SUBSET = ['payment:settlement.leg.after-broadcast'];
 
-const AMOUNT = 5_000_000n; // 5 USDC
 const CRASH_WAIT_MS = 180_000;
 /** A settlement attempt lost with its worker fails at its 2-minute timeout, then backs off: minutes. */
 const CONVERGE_MS = 600_000;
 const EVENTS_MS = 120_000;
 const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 export const cellName = (c: Cell) => `${c.lifecycle}:${formatCrashTarget(c.target)}`;
+
+function isLifecycle(name: string): name is Lifecycle {
+  return (LIFECYCLES as readonly string[]).includes(name);
+}
 
 function parseCell(name: string): Cell {
   const i = name.indexOf(':');
   const lifecycle = name.slice(0, i);
-  if (lifecycle !== 'payment' && lifecycle !== 'deposit' && lifecycle !== 'api') throw new Error(`a cell is payment|deposit|api:<point>[#n], got ${name}\n${USAGE}`);
+  if (!isLifecycle(lifecycle)) throw new Error(`a cell is <${LIFECYCLES.join('|')}>:<point>[#n], got ${name}\n${USAGE}`);
   return { lifecycle, target: parseCrashTarget(name.slice(i + 1)) };
 }
 
@@ -80,8 +83,8 @@ interface TraceLine {
 }
 
 /** The cells of one lifecycle, from the trace of its clean run (the rule is in the comment at the top). */
-export function cellsFromTrace(lifecycle: 'payment' | 'deposit', lines: TraceLine[]): Cell[] {
-  const workflowType = lifecycle === 'payment' ? PAYMENT_WORKFLOW : DEPOSIT_WORKFLOW;
+export function cellsFromTrace(lifecycle: FlowName, lines: TraceLine[]): Cell[] {
+  const { workflowType } = FLOWS[lifecycle];
   const seen = new Set<string>();
   const cells: Cell[] = [];
   for (const l of lines) {
@@ -103,111 +106,43 @@ interface Outcome {
   eventNames: string[];
 }
 
-interface Resource {
-  kind: 'payment' | 'deposit';
-  id: string;
-  workflowId: string;
-}
-
-interface Matrix {
-  stack: Stack;
-  client: PartnerClient;
-  credential: { appId: string; appSecret: string };
-  recipient: AccountRecord;
-  driver: ChainDriver;
-  receiver: WebhookReceiver;
-  log: (line: string) => void;
-  /** Numbers each driven resource, for unique Idempotency-Keys. */
-  serial: number;
-}
-
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = await probe().catch(() => undefined);
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${Math.round(timeoutMs / 1000)} s`);
-    await sleep(1000);
-  }
-}
-
-function paymentBody(m: Matrix, ref: string) {
-  return {
-    intent: 'receive',
-    amount: formatAtomic(AMOUNT, 6),
-    assetCode: 'USDC',
-    chainId: m.stack.chainId,
-    destination: { type: 'upa', accountId: m.recipient.id },
-    expiresInSeconds: 3600,
-    externalReference: ref,
-  };
-}
-
-/** Creates a Payment through `client` and pays it; answers once the transfer is broadcast. */
-async function payPayment(m: Matrix, created: { body: any }): Promise<Resource> {
-  const payment = created.body.payment;
-  await m.driver.send(payment.funding.depositAddress.address as string, AMOUNT);
-  return { kind: 'payment', id: payment.id as string, workflowId: payment.id as string };
-}
-
-/** Sends a deposit to the recipient's address; its row (and so its id) may come only after a crash. */
-async function sendDeposit(m: Matrix): Promise<() => Promise<Resource | undefined>> {
-  const txHash = (await m.driver.send(m.recipient.depositAddress, AMOUNT)).toLowerCase();
-  return async () => {
-    const row = await m.stack.db.prisma.deposit.findFirst({ where: { txHash }, select: { id: true, workflowId: true } });
-    return row ? { kind: 'deposit', id: row.id, workflowId: row.workflowId } : undefined;
-  };
-}
-
-async function workflowRunning(m: Matrix, workflowId: string): Promise<boolean> {
-  return (await m.stack.engine.listWorkflows(`WorkflowId = '${workflowId}' AND ExecutionStatus = 'Running'`)).length > 0;
-}
-
-/** Waits until the resource is terminal (or held) and its workflow has ended, then until the app's events all reached the receiver. */
+/** Waits until the resource is at rest, then until the app's events all reached the receiver. */
 async function converge(m: Matrix, r: Resource): Promise<void> {
-  const prisma = m.stack.db.prisma;
-  await until(`${r.kind} ${r.id} at rest`, CONVERGE_MS, async () => {
-    m.driver.poke();
-    const row =
-      r.kind === 'payment'
-        ? await prisma.payment.findUnique({ where: { id: r.id }, select: { status: true, operationalState: true } })
-        : await prisma.deposit.findUnique({ where: { id: r.id }, select: { status: true } });
-    const terminal = r.kind === 'payment' ? ['succeeded', 'failed', 'cancelled', 'expired'] : ['settled', 'reversed', 'failed', 'ignored'];
-    const held = row && ('operationalState' in row ? row.operationalState : row.status) === 'requires_intervention';
-    if (!row || (!terminal.includes(row.status) && !held)) return undefined;
-    return held || !(await workflowRunning(m, r.workflowId)) ? true : undefined;
-  });
+  await atRest(m, r, CONVERGE_MS);
   await until('every committed event delivered', EVENTS_MS, async () => {
-    const events = await prisma.event.findMany({ where: { appId: m.credential.appId }, select: { id: true } });
+    const events = await m.stack.db.prisma.event.findMany({ where: { appId: m.credential.appId }, select: { id: true } });
     return events.every((e) => m.receiver.delivered.has(e.id)) ? true : undefined;
   });
 }
 
+/** A leg's name with the ids in it (`refund:<id>`) left out: each run has its own. */
+const withoutIds = (leg: string) => leg.split(':').map((part) => (part.length >= 22 && part.includes('_') ? '<id>' : part)).join(':');
+
 async function outcomeOf(m: Matrix, r: Resource): Promise<Outcome> {
   const prisma = m.stack.db.prisma;
-  const status =
-    r.kind === 'payment'
-      ? await prisma.payment.findUniqueOrThrow({ where: { id: r.id } }).then((p) => (p.operationalState === 'requires_intervention' ? `held (${p.operationalReasonCode})` : p.status))
-      : await prisma.deposit.findUniqueOrThrow({ where: { id: r.id } }).then((d) => d.status);
-  const postings = await prisma.ledgerPosting.findMany({ where: { sourceType: r.kind, sourceId: r.id }, select: { leg: true } });
-  const legs = await prisma.settlementLeg.findMany({ where: { sourceType: r.kind, sourceId: r.id }, select: { leg: true, status: true } });
-  const events = await prisma.event.findMany({ where: { resourceId: r.id }, select: { name: true }, orderBy: { sequence: 'asc' } });
+  const all = [r, ...(r.also ?? [])];
+  const status = (await Promise.all(all.map((one) => statusOf(m, one)))).join(' / ');
+  const postings = await prisma.ledgerPosting.findMany({ where: { OR: all.flatMap((one) => one.postings).map((s) => ({ sourceType: s.type, sourceId: s.id })) }, select: { leg: true } });
+  const legs = await prisma.settlementLeg.findMany({ where: { OR: all.flatMap((one) => one.legs).map((s) => ({ sourceType: s.type, sourceId: s.id })) }, select: { leg: true, status: true, sourceType: true } });
+  // In order within each resource; two resources' events (a vault's and the Payment it pays) interleave as their workflows ran.
+  const resourceIds = all.flatMap((one) => one.events);
+  const events = await prisma.event.findMany({ where: { resourceId: { in: resourceIds } }, select: { name: true, resourceId: true }, orderBy: { sequence: 'asc' } });
+  events.sort((a, b) => resourceIds.indexOf(a.resourceId) - resourceIds.indexOf(b.resourceId));
   return {
     status,
-    postingLegs: postings.map((p) => p.leg).sort(),
-    settlementLegs: legs.map((l) => `${l.leg}:${l.status}`).sort(),
+    postingLegs: postings.map((p) => withoutIds(p.leg)).sort(),
+    settlementLegs: legs.map((l) => `${l.sourceType}:${l.leg}:${l.status}`).sort(),
     eventNames: events.map((e) => e.name),
   };
 }
 
 /**
  * The three properties, plus "as the clean run ended": the books (ledger check, ledger reconcile); the
- * legs on chain (every token transfer out of an address that settles is a recorded leg, each once);
- * every event delivered and verified.
+ * legs on chain (every token transfer out of an address that settles, a vault or an escrow returning
+ * funds, is a recorded leg, each once); every event delivered and verified.
  */
 async function check(m: Matrix, r: Resource, reference: Outcome | undefined): Promise<string[]> {
   const problems: string[] = [];
-  const prisma = m.stack.db.prisma;
   const outcome = await outcomeOf(m, r);
   if (reference) {
     for (const key of ['status', 'postingLegs', 'settlementLegs', 'eventNames'] as const) {
@@ -217,32 +152,37 @@ async function check(m: Matrix, r: Resource, reference: Outcome | undefined): Pr
     }
   }
   problems.push(...(await checkBooks(m.stack)).problems);
+  problems.push(...(await checkLegsOnChain(m)));
+  const events = await m.stack.db.prisma.event.findMany({ where: { appId: m.credential.appId }, select: { id: true, name: true } });
+  for (const e of events) if (!m.receiver.delivered.has(e.id)) problems.push(`event ${e.id} (${e.name}) never delivered`);
+  for (const refused of m.receiver.refused.splice(0)) problems.push(`a webhook request failed verification: ${refused}`);
+  return problems;
+}
 
-  const legs = await prisma.settlementLeg.findMany({ select: { txHash: true, fromAddress: true, toAddress: true, amountAtomic: true, status: true, leg: true, sourceId: true } });
+/** Every token transfer out of a leg's sender (in any token a leg moves) is one recorded leg, once, as recorded. */
+async function checkLegsOnChain(m: Matrix): Promise<string[]> {
+  const problems: string[] = [];
+  const legs = await m.stack.db.prisma.settlementLeg.findMany({ select: { txHash: true, fromAddress: true, toAddress: true, tokenAddress: true, amountAtomic: true, status: true, leg: true, sourceId: true } });
   const perLeg = new Map<string, number>();
   for (const l of legs) perLeg.set(`${l.sourceId}:${l.leg}`, (perLeg.get(`${l.sourceId}:${l.leg}`) ?? 0) + 1);
   for (const [leg, n] of perLeg) if (n > 1) problems.push(`settlement leg ${leg} signed ${n} times`);
   const senders = [...new Set(legs.map((l) => l.fromAddress.toLowerCase()))] as Address[];
-  if (senders.length > 0) {
-    const client = createPublicClient({ transport: http(m.stack.rpcUrl), cacheTime: 0 });
-    const logs = await client.getLogs({ address: SANDBOX_TOKEN_ADDRESS, event: TRANSFER_EVENT, args: { from: senders }, fromBlock: 0n, toBlock: 'latest' });
-    const onChain = new Map<string, number>();
-    for (const log of logs) {
-      const tx = log.transactionHash.toLowerCase();
-      onChain.set(tx, (onChain.get(tx) ?? 0) + 1);
-      const leg = legs.find((l) => l.txHash.toLowerCase() === tx);
-      if (!leg) problems.push(`transfer ${tx} out of ${log.args.from} is no recorded settlement leg`);
-      else if (leg.toAddress.toLowerCase() !== log.args.to?.toLowerCase() || leg.amountAtomic.toFixed() !== String(log.args.value)) {
-        problems.push(`transfer ${tx} pays ${log.args.value} to ${log.args.to}, its leg ${leg.amountAtomic.toFixed()} to ${leg.toAddress}`);
-      }
+  if (senders.length === 0) return problems;
+  const tokens = [...new Set(legs.map((l) => l.tokenAddress.toLowerCase()))] as Address[];
+  const client = createPublicClient({ transport: http(m.stack.rpcUrl), cacheTime: 0 });
+  const logs = await client.getLogs({ address: tokens, event: TRANSFER_EVENT, args: { from: senders }, fromBlock: 0n, toBlock: 'latest' });
+  const onChain = new Map<string, number>();
+  for (const log of logs) {
+    const tx = log.transactionHash.toLowerCase();
+    onChain.set(tx, (onChain.get(tx) ?? 0) + 1);
+    const leg = legs.find((l) => l.txHash.toLowerCase() === tx);
+    if (!leg) problems.push(`transfer ${tx} out of ${log.args.from} is no recorded settlement leg`);
+    else if (leg.toAddress.toLowerCase() !== log.args.to?.toLowerCase() || leg.amountAtomic.toFixed() !== String(log.args.value) || leg.tokenAddress.toLowerCase() !== log.address.toLowerCase()) {
+      problems.push(`transfer ${tx} pays ${log.args.value} of ${log.address} to ${log.args.to}, its leg ${leg.amountAtomic.toFixed()} of ${leg.tokenAddress} to ${leg.toAddress}`);
     }
-    for (const [tx, n] of onChain) if (n > 1) problems.push(`transaction ${tx} moved tokens out ${n} times`);
-    for (const l of legs) if (l.status === 'confirmed' && !onChain.has(l.txHash.toLowerCase())) problems.push(`leg ${l.sourceId}:${l.leg} confirmed but not on chain`);
   }
-
-  const events = await prisma.event.findMany({ where: { appId: m.credential.appId }, select: { id: true, name: true } });
-  for (const e of events) if (!m.receiver.delivered.has(e.id)) problems.push(`event ${e.id} (${e.name}) never delivered`);
-  for (const refused of m.receiver.refused.splice(0)) problems.push(`a webhook request failed verification: ${refused}`);
+  for (const [tx, n] of onChain) if (n > 1) problems.push(`transaction ${tx} moved tokens out ${n} times`);
+  for (const l of legs) if (l.status === 'confirmed' && !onChain.has(l.txHash.toLowerCase())) problems.push(`leg ${l.sourceId}:${l.leg} confirmed but not on chain`);
   return problems;
 }
 
@@ -260,25 +200,27 @@ async function expectKilled(p: ServiceProcess, point: string): Promise<void> {
   if (exit.signal !== 'SIGKILL') throw new Error(`the ${p.role} exited (${exit.signal ?? exit.code}) but was not killed at ${point}`);
 }
 
-/** One Payment or deposit through its lifecycle; with `crash`, the worker dies at that point and is started again. */
-async function runLifecycle(m: Matrix, kind: 'payment' | 'deposit', crash: CrashTarget | undefined, traceFile?: string): Promise<Resource> {
-  await plainWorker(m, crash ? { CRASH_AT: formatCrashTarget(crash) } : traceFile ? { CRASH_POINTS_TRACE: traceFile } : {});
-  m.serial += 1;
-  let resource: Resource | undefined;
-  let find: () => Promise<Resource | undefined>;
-  if (kind === 'payment') {
-    const key = `crash-matrix-${m.serial}`;
-    resource = await payPayment(m, await m.client.post('/v2/payments', paymentBody(m, key), key));
-    find = async () => resource;
-  } else {
-    find = await sendDeposit(m);
+/**
+ * One resource of the flow through its lifecycle: what it acts on prepared with a clean worker, then
+ * the worker traced, or dying at `crash` and started again. The crash point's hits count from the
+ * restart, so a cell's occurrence is the flow's own.
+ */
+async function runLifecycle(m: Matrix, name: FlowName, crash: CrashTarget | undefined, traceFile?: string): Promise<Resource> {
+  const flow = FLOWS[name];
+  const env: Record<string, string> = crash ? { CRASH_AT: formatCrashTarget(crash) } : traceFile ? { CRASH_POINTS_TRACE: traceFile } : {};
+  let prepared: Record<string, string> | undefined;
+  if (flow.prepare) {
+    await plainWorker(m);
+    prepared = await flow.prepare(m);
   }
+  await plainWorker(m, env);
+  const find = await flow.start(m, prepared);
   if (crash) {
     await expectKilled(m.stack.worker, formatCrashTarget(crash));
     m.stack.worker.start();
     await m.stack.worker.ready();
   }
-  resource = await until(`the ${kind}'s row`, CONVERGE_MS, find);
+  const resource = await until(`the ${name}'s row`, CONVERGE_MS, find);
   await converge(m, resource);
   return resource;
 }
@@ -326,8 +268,8 @@ async function main(): Promise<number> {
   const started = Date.now();
   const out = (line: string) => process.stdout.write(`${line}\n`);
   const wanted = values.subset ? CRASH_SUBSET.map(parseCell) : (values.cell ?? []).map(parseCell);
-  const lifecycles = (values.lifecycle ?? ['payment', 'deposit', 'api']) as Lifecycle[];
-  for (const l of lifecycles) if (!['payment', 'deposit', 'api'].includes(l)) throw new Error(`--lifecycle takes payment, deposit or api, got ${l}\n${USAGE}`);
+  const lifecycles = (values.lifecycle ?? [...LIFECYCLES]) as Lifecycle[];
+  for (const l of lifecycles) if (!isLifecycle(l)) throw new Error(`--lifecycle takes ${LIFECYCLES.join(', ')}, got ${l}\n${USAGE}`);
   const inScope = (c: Cell) => lifecycles.includes(c.lifecycle) && (wanted.length === 0 || wanted.some((w) => cellName(w) === cellName(c)));
   // The API cells drive Payments: they compare with the clean Payment run.
   const needs = (l: Lifecycle) => (wanted.length ? wanted.map((c) => c.lifecycle) : lifecycles).some((w) => w === l || (l === 'payment' && w === 'api'));
@@ -355,6 +297,7 @@ async function main(): Promise<number> {
       databaseName: 'partner_payments_crash_matrix',
       serviceEnv: { WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: 'true' },
       startWorker: false,
+      sandboxProvider: needs('payout'),
     });
     const credential = await createApp(stack.db.prisma, { name: 'crash-matrix', environment: 'sandbox' }, stack.environments.apiVersion);
     const endpoint = await createWebhookEndpoint(
@@ -371,7 +314,7 @@ async function main(): Promise<number> {
     // The clean runs: the reference outcomes, and (traced) the cells.
     const references = new Map<Lifecycle, Outcome>();
     const cells: Cell[] = [];
-    for (const kind of ['payment', 'deposit'] as const) {
+    for (const kind of FLOW_NAMES) {
       if (!needs(kind)) continue;
       const trace = path.join(dataDir, `crash-points-${kind}.jsonl`);
       rmSync(trace, { force: true });

@@ -14,6 +14,11 @@ import { CLUSTER_ROLES } from '../src/embedded/temporal-cluster-config';
 import { freePort } from '../src/embedded/process';
 import { ensureSandboxToken } from '../src/chain/sandbox';
 import { createApi } from '../src/http/app';
+import { randomBytes } from 'node:crypto';
+import { HttpOfframpProvider } from '../src/offramp/http-provider';
+import { launchSandboxProvider } from '../src/offramp/sandbox-provider/launch';
+import { onPayoutUpdated } from '../src/domain/payments/payment-payouts';
+import { onProviderBankAccountUpdated } from '../src/domain/bank-accounts/bank-accounts';
 import { createLogger } from '../src/logger';
 import { openDatabase } from '../src/runtime/database';
 import { resolveServiceSecret } from '../src/runtime/service-secret';
@@ -76,6 +81,8 @@ export async function startStack(opts: {
   startWorker?: boolean;
   /** `dev` (default): the Temporal CLI's dev server on SQLite; `cluster`: Temporal Server's four roles over PostgreSQL. */
   temporalEngine?: TemporalEngine;
+  /** Runs the sandbox off-ramp provider (bank payouts) in a process of its own, for the API and every service process. */
+  sandboxProvider?: boolean;
 }): Promise<Stack> {
   const { config, dataDir, ports, log } = opts;
   const stops: Array<() => Promise<void>> = [];
@@ -118,6 +125,8 @@ export async function startStack(opts: {
 
     const engine = await connectTemporalGateway({ address: temporal.address, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue });
     stops.push(() => engine.close());
+    const offramp = opts.sandboxProvider ? await startOfframp(config, dataDir, anvil.rpcUrl, network.chainId, ports.api, stops) : undefined;
+    if (offramp) log(`sandbox off-ramp provider ${offramp.env.OFFRAMP_PROVIDER_URL}`);
 
     const serviceEnv = {
       DEPLOYMENT: 'sandbox',
@@ -128,6 +137,7 @@ export async function startStack(opts: {
       ENVIRONMENTS_FILE: environmentsFile,
       DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
+      ...offramp?.env,
       ...opts.serviceEnv,
     };
     const worker = new ServiceProcess('worker', serviceEnv);
@@ -144,7 +154,22 @@ export async function startStack(opts: {
       serviceSecret,
       engine,
       custody: chain.addressBook,
+      chains: chain.chains,
       temporalHealth: () => engine.ping(),
+      // The client API (vault funding) and refunds and recoveries, as `npm start` runs them.
+      client: { engine },
+      returns: engine,
+      ...(offramp
+        ? {
+            offramp: {
+              provider: offramp.provider,
+              onBankAccountUpdated: onProviderBankAccountUpdated(opened.db.prisma),
+              onPayoutUpdated: async (payout) => {
+                await onPayoutUpdated({ prisma: opened.db.prisma, engine, confirmationsOf: (chainId) => chain.chains.network(chainId).confirmations }, payout);
+              },
+            },
+          }
+        : {}),
     });
     const server: Server = await new Promise((resolve) => {
       const s = api.listen(ports.api, '127.0.0.1', () => resolve(s));
@@ -414,6 +439,27 @@ async function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promi
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The sandbox off-ramp provider, as `npm start` runs it: its own process on the stack's chain, callbacks to the API. */
+async function startOfframp(config: ServiceConfig, dataDir: string, rpcUrl: string, chainId: number, apiPort: number, stops: Array<() => Promise<void>>) {
+  const callbackSecret = randomBytes(32).toString('hex');
+  const providerDir = path.join(dataDir, 'sandbox-provider');
+  rmSync(providerDir, { recursive: true, force: true }); // the chain is new: so are its payouts
+  const launched = await launchSandboxProvider({
+    port: await freePort(),
+    dataDir: providerDir,
+    logFile: path.join(logsDir(), 'sandbox-provider.log'),
+    rpcUrl,
+    chainId,
+    callbackUrl: `http://127.0.0.1:${apiPort}/v2/providers/sandbox/callbacks`,
+    callbackSecret,
+  });
+  stops.push(() => launched.stop());
+  return {
+    provider: new HttpOfframpProvider({ baseUrl: launched.url, callbackSecret, timeoutMs: config.offramp.timeoutMs }),
+    env: { OFFRAMP_PROVIDER_URL: launched.url, OFFRAMP_CALLBACK_SECRET: callbackSecret },
+  };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { appendFileSync } from 'node:fs';
 
 /**
@@ -52,15 +53,23 @@ export function formatCrashTarget(t: CrashTarget): string {
 const target = process.env.CRASH_AT ? parseCrashTarget(process.env.CRASH_AT) : undefined;
 const traceFile = process.env.CRASH_POINTS_TRACE || undefined;
 const hits = new Map<string, number>();
+/** The activity a point is reached in (set by activities/crash-points.ts), for points deeper in its call. */
+const activityContext = new AsyncLocalStorage<() => Record<string, string | undefined>>();
+
+/** Runs `fn` with `context` as the trace context of every point reached inside it that names none. */
+export function withCrashContext<T>(context: () => Record<string, string | undefined>, fn: () => T): T {
+  return target || traceFile ? activityContext.run(context, fn) : fn();
+}
 
 /**
- * Marks a boundary. `context` (read only when tracing) goes to the trace: which workflow reached the
- * point, so the matrix can tell a Payment's boundaries from a deposit's.
+ * Marks a boundary. `context` (read only when tracing; by default the enclosing activity's) goes to the
+ * trace: which workflow reached the point, so the matrix can tell a Payment's boundaries from a deposit's
+ * or a refund's, also for the settlement sender's points inside an activity.
  */
 export function crashPoint(point: string, context?: () => Record<string, string | undefined>): void {
   if (!target && !traceFile) return;
   const n = (hits.get(point) ?? 0) + 1;
   hits.set(point, n);
-  if (traceFile) appendFileSync(traceFile, `${JSON.stringify({ point, n, ...context?.() })}\n`);
+  if (traceFile) appendFileSync(traceFile, `${JSON.stringify({ point, n, ...(context ?? activityContext.getStore())?.() })}\n`);
   if (target && target.point === point && target.occurrence === n) process.kill(process.pid, 'SIGKILL');
 }

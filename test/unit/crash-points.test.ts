@@ -1,5 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { formatCrashTarget, parseCrashTarget } from '../../src/runtime/crash-points';
 import { cellName, cellsFromTrace } from '../../simulate/crash-matrix';
 
@@ -29,5 +33,36 @@ describe('crash points', () => {
       'payment:activity.persistPaymentTransition.before#2',
       'payment:settlement.leg.after-record',
     ]);
+  });
+
+  test("a flow's cells are its own workflow's points: a refund's or a vault funding's, not the Payment's whose settlement points it passes", () => {
+    const trace = [
+      { point: 'activity.persistPaymentTransition.before', n: 1, workflowType: 'paymentWorkflow' },
+      { point: 'activity.recordFundReturnBroadcast.before', n: 1, workflowType: 'fundReturnWorkflow' },
+      { point: 'settlement.leg.after-broadcast', n: 1, workflowType: 'fundReturnWorkflow' },
+      { point: 'settlement.leg.after-broadcast', n: 2, workflowType: 'paymentWorkflow' },
+      { point: 'activity.recordFundReturnBroadcast.before', n: 2, workflowType: 'fundReturnWorkflow' },
+      { point: 'settlement.leg.after-broadcast', n: 3, workflowType: 'vaultFundingWorkflow' },
+    ];
+    assert.deepEqual(cellsFromTrace('refund', trace).map(cellName), [
+      'refund:activity.recordFundReturnBroadcast.before',
+      'refund:settlement.leg.after-broadcast',
+      'refund:activity.recordFundReturnBroadcast.before#2',
+    ]);
+    assert.deepEqual(cellsFromTrace('vault-funding', trace).map(cellName), ['vault-funding:settlement.leg.after-broadcast#3']);
+    assert.deepEqual(cellsFromTrace('payout', trace).map(cellName), ['payout:activity.persistPaymentTransition.before', 'payout:settlement.leg.after-broadcast#2']);
+  });
+
+  test('a point reached inside an activity is traced with that activity\'s workflow', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'crash-trace-'));
+    const file = path.join(dir, 'trace.jsonl');
+    const script = [
+      "const { crashPoint, withCrashContext } = require('./src/runtime/crash-points');",
+      "withCrashContext(() => ({ workflowType: 'fundReturnWorkflow' }), async () => { await Promise.resolve(); crashPoint('settlement.leg.after-record'); });",
+      "setTimeout(() => crashPoint('outside'), 10);",
+    ].join('\n');
+    execFileSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: path.resolve(__dirname, '../..'), env: { ...process.env, CRASH_POINTS_TRACE: file, CRASH_AT: '' } });
+    const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(lines, [{ point: 'settlement.leg.after-record', n: 1, workflowType: 'fundReturnWorkflow' }, { point: 'outside', n: 1 }]);
   });
 });
