@@ -194,16 +194,17 @@ export const FLOWS: Record<FlowName, (ctx: FlowContext, n: number) => Promise<vo
     await ctx.parties.payers.get(m.chainId)!.send(m.depositAddress, amountOf(n));
   },
   async refund(ctx, n) {
-    // The oldest paid Payment that has succeeded by now; none yet, then nothing this round.
+    // Half of the oldest paid Payment, once it has succeeded (a settlement takes a while under load).
     const p = ctx.parties.sandbox;
-    for (const [i, id] of ctx.paidForRefund.entries()) {
-      const payment = (await p.get('GET /v2/payments/{id}', `/v2/payments/${id}`)).body.payment;
-      if (payment.status !== 'succeeded') continue;
-      ctx.paidForRefund.splice(i, 1);
-      const half = BigInt(payment.paymentAmount.amountAtomic as string) / 2n;
-      await p.post('POST /v2/payments/{id}/refunds', `/v2/payments/${id}/refunds`, { amount: formatAtomic(half > 0n ? half : 1n, 6), reason: `rehearsal ${n}` }, ctx.key('refund'));
-      return;
-    }
+    const id = ctx.paidForRefund.shift();
+    if (!id) return;
+    const payment = await until(`${id} succeeded, to refund it`, 180_000, async () => {
+      const read = (await p.get('GET /v2/payments/{id}', `/v2/payments/${id}`)).body.payment;
+      if (['failed', 'cancelled', 'expired'].includes(read.status)) throw new Error(`paid Payment ${id} ended ${read.status}`);
+      return read.status === 'succeeded' ? read : undefined;
+    });
+    const half = BigInt(payment.paymentAmount.amountAtomic as string) / 2n;
+    await p.post('POST /v2/payments/{id}/refunds', `/v2/payments/${id}/refunds`, { amount: formatAtomic(half, 6), reason: `rehearsal ${n}` }, ctx.key('refund'));
   },
   async 'vault-funding'(ctx, n) {
     const { merchant, vaultPayer } = ctx.parties;
