@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Address } from 'viem';
 import type { ServiceConfig } from '../../src/config';
@@ -110,9 +110,13 @@ export async function startRehearsalStack(opts: { config: ServiceConfig; dataDir
     const apiUrls = apiPorts.map((p) => `http://127.0.0.1:${p}`);
     const sandbox = chains.find((c) => c.environment === 'sandbox')!;
     const callbackSecret = Buffer.from(deriveKey(serviceSecret, 'offramp-callback-secret')).toString('hex');
+    const providerDir = path.join(dataDir, 'sandbox-provider');
+    // The chains are new, so are the provider's payouts: a payer's first transfer has the same hash
+    // in every run, and a provider that remembers it refuses its funding as already used.
+    rmSync(providerDir, { recursive: true, force: true });
     const provider = await launchSandboxProvider({
       port: await freePort(),
-      dataDir: path.join(dataDir, 'sandbox-provider'),
+      dataDir: providerDir,
       logFile: path.join(logsDir(), 'sandbox-provider.log'),
       rpcUrl: sandbox.rpcUrl,
       chainId: sandbox.chainId,
