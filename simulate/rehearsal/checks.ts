@@ -88,6 +88,24 @@ async function undelivered(stack: RehearsalStack, apps: Record<string, string>, 
   }
 }
 
+/** Blocks a chain's scanner may be behind its head once everything rests (a block a second). */
+const SCANNER_LAG_BLOCKS = 30n;
+
+/** Each chain's scanner reads near its head: one that stopped leaves deposits uncredited. */
+async function scannersCurrent(stack: RehearsalStack): Promise<string[]> {
+  const problems: string[] = [];
+  const cursors = new Map((await stack.db.prisma.chainScanCursor.findMany()).map((c) => [c.chainId, c]));
+  for (const c of stack.chains) {
+    const head = await stack.chain.chains.get(c.chainId).getBlockNumber();
+    const cursor = cursors.get(c.chainId);
+    if (!cursor) problems.push(`chain ${c.chainId}: its scanner never recorded a scan`);
+    else if (head - cursor.nextFromBlock > SCANNER_LAG_BLOCKS) {
+      problems.push(`chain ${c.chainId}: its scanner is ${head - cursor.nextFromBlock} blocks behind the head, last scan ${cursor.scannedAt.toISOString()}`);
+    }
+  }
+  return problems;
+}
+
 /** Each API answers /healthz, each worker and cluster role still runs. */
 async function partsRunning(stack: RehearsalStack): Promise<string[]> {
   const problems: string[] = [];
@@ -138,6 +156,7 @@ export async function checkRehearsal(o: {
   const books = await checkBooks(o.stack);
   failures.push(...books.problems);
   failures.push(...(await partsRunning(o.stack)));
+  failures.push(...(await scannersCurrent(o.stack)));
 
   const prisma = o.stack.db.prisma;
   const countBy = async (rows: Promise<Array<{ status: string; _count: { _all: number } }>>) => Object.fromEntries((await rows).map((r) => [r.status, r._count._all]));

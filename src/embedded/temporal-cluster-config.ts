@@ -14,15 +14,24 @@ export interface ClusterConfigInput {
 }
 
 /**
- * Loopback ports of each role: gRPC at frontendPort + offset, membership (ringpop) 100 above it.
- * The frontend's HTTP API is off: nothing here uses it.
+ * Loopback ports of each role: gRPC at frontendPort + offset, membership (ringpop) 100 beyond it.
+ * Temporal stores membership ports in a PostgreSQL smallint, so every port stays at or below 32767:
+ * near that top the roles count down from the frontend instead. The frontend's HTTP API is off.
  */
+export const MAX_CLUSTER_PORT = 32_767;
+
 export function clusterPorts(frontendPort: number): Record<ClusterRole, { grpc: number; membership: number }> {
+  if (frontendPort < 1127 || frontendPort > MAX_CLUSTER_PORT) {
+    throw new Error(`a Temporal cluster's frontend port must be 1127 to ${MAX_CLUSTER_PORT} (its membership ports are smallints), got ${frontendPort}`);
+  }
   const offsets: Record<ClusterRole, number> = { frontend: 0, history: 1, matching: 2, worker: 3 };
-  return Object.fromEntries(CLUSTER_ROLES.map((role) => [role, { grpc: frontendPort + offsets[role], membership: frontendPort + offsets[role] + 100 }])) as Record<
-    ClusterRole,
-    { grpc: number; membership: number }
-  >;
+  const step = frontendPort + 103 <= MAX_CLUSTER_PORT ? 1 : -1;
+  return Object.fromEntries(
+    CLUSTER_ROLES.map((role) => {
+      const grpc = frontendPort + step * offsets[role];
+      return [role, { grpc, membership: grpc + step * 100 }];
+    }),
+  ) as Record<ClusterRole, { grpc: number; membership: number }>;
 }
 
 /** Temporal Server's static configuration (its YAML), one file for every role of the cluster. */

@@ -14,14 +14,21 @@ const input = (frontendPort: number, historyShards = 16) => ({
 describe('Temporal cluster configuration', () => {
   test('each role listens on loopback ports of its own, gRPC and membership all distinct', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1024, max: 65_000 }), (frontend) => {
+      fc.property(fc.integer({ min: 1127, max: 32_767 }), (frontend) => {
         const ports = clusterPorts(frontend);
         const all = CLUSTER_ROLES.flatMap((r) => [ports[r].grpc, ports[r].membership]);
         assert.equal(new Set(all).size, 8);
         assert.equal(ports.frontend.grpc, frontend);
-        assert.ok(all.every((p) => p >= frontend && p <= frontend + 103));
+        assert.ok(all.every((p) => Math.abs(p - frontend) <= 103));
+        // Temporal stores a membership port as a PostgreSQL smallint: above 32767 a role can't start.
+        assert.ok(all.every((p) => p >= 1024 && p <= 32_767), `ports ${all.join(', ')}`);
       }),
     );
+  });
+
+  test('a frontend port above 32767 is refused, and one near it counts its roles down', () => {
+    assert.throws(() => clusterPorts(40_000), /32767/);
+    assert.deepEqual(clusterPorts(32_767).worker, { grpc: 32_764, membership: 32_664 });
   });
 
   test('the YAML names PostgreSQL 12 stores for both databases, the shard count, and the frontend as the cluster address', () => {
