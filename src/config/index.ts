@@ -46,6 +46,12 @@ const ZEnv = z.object({
     .string()
     .regex(/^(\[[0-9a-fA-F:]+\]|[^\s:[\]]+):\d{1,5}$/, 'host:port')
     .optional(),
+  /**
+   * The SDK's shared V8 context for workflows (faster). Off by default: under a production load with
+   * workers killed and restarted, it corrupted the workflow threads' async hook stack and stalled
+   * long workflow tasks (docs/decisions.md, "The production rehearsal").
+   */
+  TEMPORAL_REUSE_V8_CONTEXT: ZFlag.default(false),
   RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(100),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(1),
   /** How often each API process adds its counts to the shared (PostgreSQL) quota; 0 = every request. */
@@ -148,6 +154,8 @@ export interface ServiceConfig {
     updateTimeoutMs: number;
     /** Where the worker's runtime serves its Prometheus metrics; unset: a free local port. */
     metricsBindAddress?: string;
+    /** Workflows share one V8 context per thread (the SDK's default) or get one each. */
+    reuseV8Context: boolean;
   };
   /** Each app's quota, spent by its Basic credential. */
   rateLimit: RateLimitSettings;
@@ -234,6 +242,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
       uiUrl: e.TEMPORAL_UI_URL ?? (e.TEMPORAL_ADDRESS || e.EMBEDDED_TEMPORAL_ENGINE === 'cluster' ? undefined : `http://127.0.0.1:${e.TEMPORAL_UI_PORT}`),
       updateTimeoutMs: e.TEMPORAL_UPDATE_TIMEOUT_MS,
       metricsBindAddress: e.TEMPORAL_METRICS_BIND_ADDRESS,
+      reuseV8Context: e.TEMPORAL_REUSE_V8_CONTEXT,
     },
     rateLimit: { points: e.RATE_LIMIT_POINTS, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS, syncMs: e.RATE_LIMIT_SYNC_MS },
     clientRateLimit: { points: e.CLIENT_RATE_LIMIT_POINTS, windowSeconds: e.CLIENT_RATE_LIMIT_WINDOW_SECONDS, syncMs: e.RATE_LIMIT_SYNC_MS },

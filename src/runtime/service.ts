@@ -192,6 +192,7 @@ export async function startService(opts: {
           ...(offramp ? { offramp } : {}),
         }),
         shutdownGraceTime: WORKER_DRAIN,
+        reuseV8Context: config.temporal.reuseV8Context,
       });
       const running = worker.run();
       // Drained once, here; the Temporal runtime's own signal handlers are off (installWorkerRuntime).

@@ -20,6 +20,8 @@ export interface WorkerOptions {
    * time still until then).
    */
   shutdownGraceTime?: Duration;
+  /** The SDK's shared V8 context for workflows; unset: the SDK's default. */
+  reuseV8Context?: boolean;
 }
 
 /** The one worker: every workflow and activity of the service on one task queue. */
@@ -32,6 +34,7 @@ export async function createWorker(opts: WorkerOptions): Promise<Worker> {
     activities: opts.activities,
     ...(opts.maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows: opts.maxCachedWorkflows }),
     ...(opts.shutdownGraceTime === undefined ? {} : { shutdownGraceTime: opts.shutdownGraceTime }),
+    ...(opts.reuseV8Context === undefined ? {} : { reuseV8Context: opts.reuseV8Context }),
   });
 }
 
