@@ -47,9 +47,9 @@ const ZEnv = z.object({
     .regex(/^(\[[0-9a-fA-F:]+\]|[^\s:[\]]+):\d{1,5}$/, 'host:port')
     .optional(),
   /**
-   * The SDK's shared V8 context for workflows (faster). Off by default: under a production load with
-   * workers killed and restarted, it corrupted the workflow threads' async hook stack and stalled
-   * long workflow tasks (docs/decisions.md, "The production rehearsal").
+   * The SDK's shared V8 context for workflows (faster). Off by default since workers aborted with it
+   * in the production rehearsal (docs/decisions.md, "The production rehearsal"); not yet proven the
+   * cause.
    */
   TEMPORAL_REUSE_V8_CONTEXT: ZFlag.default(false),
   RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(100),
