@@ -10,7 +10,7 @@ import { authenticate } from './middleware/auth';
 import { authenticateApp, type AppCredentialCache } from '../domain/apps';
 import { idempotencyRecords } from '../domain/idempotency-records';
 import { errorHandler } from './middleware/error-handler';
-import { jsonBody } from './middleware/json-body';
+import { discardBody, jsonBody } from './middleware/json-body';
 import { failedCredentialLimit, rateLimit } from './middleware/rate-limit';
 import { clientAddress } from './middleware/client-ip';
 import { requestContext } from './middleware/request-context';
@@ -119,6 +119,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   if (metrics) app.use(httpMetrics(metrics));
   app.use(echoSvcVersion(environments.apiVersion));
   app.use(errorHandler());
+  app.use(discardBody(config.http.maxBodyBytes));
 
   const clientIp = clientAddress(config.http.trustedProxies);
   const open = new Router<ApiState>();

@@ -41,6 +41,25 @@ export function jsonBody(maxBytes: number): ApiMiddleware {
   };
 }
 
+/**
+ * A GET, HEAD or DELETE that carries a body anyway: the bytes are read and dropped (up to the same
+ * limit) before the answer. Left unread, Node closes the connection under a client still sending,
+ * and the client sees a reset instead of the answer.
+ */
+export function discardBody(maxBytes: number): ApiMiddleware {
+  return async (ctx, next) => {
+    const hasBody = Number(ctx.get('Content-Length') || '0') > 0 || ctx.get('Transfer-Encoding') !== '';
+    if (METHODS_WITH_BODY.has(ctx.method) || !hasBody) return next();
+    try {
+      await getRawBody(ctx.req, { limit: maxBytes });
+    } catch (err) {
+      if ((err as { type?: string }).type === 'entity.too.large') throw tooLarge(maxBytes);
+      throw new ApiError('bad_request', 'Could not read the request body');
+    }
+    await next();
+  };
+}
+
 function tooLarge(maxBytes: number): ApiError {
   return new ApiError('payload_too_large', `Request body exceeds ${maxBytes} bytes`, { maxBytes });
 }
