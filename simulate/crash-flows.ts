@@ -1,6 +1,8 @@
 import { SANDBOX_TOKEN_ADDRESS } from '../src/chain/sandbox';
 import { formatAtomic } from '../src/domain/amounts';
 import { sandboxVaultCodes } from '../src/domain/vaults/sandbox-mail';
+import { US_BANK_ACCOUNT } from './partner';
+import { until as waitUntil } from './until';
 import { followVaultReceipts } from '../src/domain/vaults/vault-receipts';
 import { DEPOSIT_WORKFLOW } from '../workflows/contracts/deposit';
 import { FUND_RETURN_WORKFLOW, fundReturnWorkflowId } from '../workflows/contracts/fund-return';
@@ -70,16 +72,10 @@ type Vault = { id: string; address: string };
 export const AMOUNT = 5_000_000n; // 5 USDC
 const EXCESS = 1_000_000n;
 const PREPARE_MS = 600_000;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = await probe().catch(() => undefined);
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${Math.round(timeoutMs / 1000)} s`);
-    await sleep(1000);
-  }
+/** As ./until's, but a probe that fails (a read cut by a crash) counts as no answer yet. */
+export function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  return waitUntil(what, timeoutMs, () => probe().catch(() => undefined));
 }
 
 export function paymentResource(id: string): Resource {
@@ -232,8 +228,7 @@ async function newAccount(m: Matrix, name: string): Promise<string> {
 /** A linked US bank account of the recipient, verified by the sandbox provider, and an account that sends. */
 async function bankParty(m: Matrix): Promise<{ senderId: string; bankAccountId: string }> {
   if (m.bank) return m.bank;
-  const body = { country: 'US', currency: 'USD', accountHolderName: 'Ada Lovelace', bankName: 'JPMorgan Chase Bank, N.A.', bankCode: 'CHASUS33', routingNumber: '021000021', accountNumber: '123456789' };
-  const linked = await m.client.post(`/v2/accounts/${m.recipient.id}/bank-accounts`, body, nextKey(m, 'bank-account'));
+  const linked = await m.client.post(`/v2/accounts/${m.recipient.id}/bank-accounts`, US_BANK_ACCOUNT, nextKey(m, 'bank-account'));
   const bankAccountId = linked.body.bankAccount.id as string;
   await until(`bank account ${bankAccountId} verified`, PREPARE_MS, async () => {
     const read = await m.client.get(`/v2/accounts/${m.recipient.id}/bank-accounts/${bankAccountId}`);

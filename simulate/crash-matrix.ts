@@ -7,6 +7,7 @@ import { createWebhookEndpoint } from '../src/domain/webhooks/endpoints';
 import { API_CRASH_POINTS, formatCrashTarget, parseCrashTarget, type CrashTarget } from '../src/runtime/crash-points';
 import { ChainDriver, recipientWallet } from './chain-driver';
 import { atRest, FLOW_NAMES, FLOWS, paymentBody, payPayment, statusOf, until, type FlowName, type Matrix, type Resource } from './crash-flows';
+import { runMain } from './run-main';
 import { PartnerClient } from './partner';
 import { createRecipient } from './run';
 import { freePort } from '../src/embedded/process';
@@ -374,12 +375,4 @@ async function main(): Promise<number> {
   return ok ? 0 : 1;
 }
 
-if (require.main === module) {
-  main().then(
-    (code) => process.exit(code),
-    (err: unknown) => {
-      process.stderr.write(`crash-matrix failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runMain('crash-matrix', main);

@@ -4,6 +4,7 @@ import { makePlan, type FaultKind } from './plan';
 import { runPlan } from './run';
 import { stackSettings, startStack, type Stack, type TemporalEngine } from './stack';
 import { verifyRun } from './verify';
+import { runMain } from './run-main';
 
 /**
  * `npm run simulate -- --seed <n> --payments <n> --deposits <n>`: a seeded run of the whole service on
@@ -136,10 +137,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    process.stderr.write(`simulate failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exit(1);
-  },
-);
+runMain('simulate', main);

@@ -4,6 +4,18 @@
  * database or Temporal, or a 5xx, is sent again until it gets a final answer.
  */
 
+/** A US bank account to link (JPMorgan Chase's New York routing number); the sandbox provider verifies it. */
+export const US_BANK_ACCOUNT = {
+  country: 'US',
+  currency: 'USD',
+  accountHolderName: 'Ada Lovelace',
+  bankName: 'JPMorgan Chase Bank, N.A.',
+  bankCode: 'CHASUS33',
+  routingNumber: '021000021',
+  accountNumber: '000123456789',
+  accountType: 'checking',
+};
+
 export class PartnerApiError extends Error {
   constructor(
     readonly status: number,

@@ -4,6 +4,8 @@ import { fundTestWallet } from '../../src/chain/sandbox';
 import { formatAtomic } from '../../src/domain/amounts';
 import { sandboxVaultCodes } from '../../src/domain/vaults/sandbox-mail';
 import { Mutex } from '../chain-driver';
+import { US_BANK_ACCOUNT } from '../partner';
+import { until } from '../until';
 import type { RehearsalPartner } from './partner';
 import type { RehearsalChain, RehearsalStack } from './stack';
 
@@ -85,18 +87,8 @@ async function account(p: RehearsalPartner, ctx: { key(w: string): string }, nam
 
 const walletOf = (name: string) => privateKeyToAccount(keccak256(stringToHex(`partner-payments/rehearsal/wallet/${name}`))).address;
 
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = await probe();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${Math.round(timeoutMs / 1000)} s`);
-    await sleep(1000);
-  }
-}
-
 /** A vault with an active policy (the code read from the sandbox outbox), holding `fund` USDC. */
-async function fundedVault(ctx: FlowContext | { stack: RehearsalStack; key(w: string): string }, p: RehearsalPartner, payers: Payers, accountId: string, fund: bigint): Promise<void> {
+async function fundedVault(ctx: { stack: RehearsalStack; key(w: string): string }, p: RehearsalPartner, payers: Payers, accountId: string, fund: bigint): Promise<void> {
   const vault = (await p.post('POST /v2/accounts/{id}/vault', `/v2/accounts/${accountId}/vault`, {}, ctx.key('vault'))).body.vault;
   await p.put('PUT /v2/accounts/{id}/vault/policy', `/v2/accounts/${accountId}/vault/policy`, {
     spendLimit: { amountAtomic: USDC(10_000).toString() },
@@ -113,16 +105,7 @@ async function fundedVault(ctx: FlowContext | { stack: RehearsalStack; key(w: st
 
 /** A US bank account of the merchant, linked through the API and verified by the sandbox provider. */
 async function linkedBankAccount(ctx: { key(w: string): string }, p: RehearsalPartner, accountId: string): Promise<string> {
-  const linked = await p.post('POST /v2/accounts/{id}/bank-accounts', `/v2/accounts/${accountId}/bank-accounts`, {
-    country: 'US',
-    currency: 'USD',
-    accountHolderName: 'Ada Lovelace',
-    bankName: 'JPMorgan Chase Bank, N.A.',
-    bankCode: 'CHASUS33',
-    routingNumber: '021000021',
-    accountNumber: '000123456789',
-    accountType: 'checking',
-  }, ctx.key('bank-account'));
+  const linked = await p.post('POST /v2/accounts/{id}/bank-accounts', `/v2/accounts/${accountId}/bank-accounts`, US_BANK_ACCOUNT, ctx.key('bank-account'));
   const id = linked.body.bankAccount.id as string;
   await until(`bank account ${id} verified`, 120_000, async () => {
     const read = await p.get('GET /v2/accounts/{id}/bank-accounts/{id}', `/v2/accounts/${accountId}/bank-accounts/${id}`);

@@ -4,6 +4,7 @@ import { createApp } from '../../src/domain/apps';
 import { createWebhookEndpoint } from '../../src/domain/webhooks/endpoints';
 import { stackSettings } from '../stack';
 import { WebhookReceiver } from '../webhook-receiver';
+import { runMain } from '../run-main';
 import { checkRehearsal, waitForRest, type Outage } from './checks';
 import { FLOWS, prepareParties, ROUND, type FlowContext } from './flows';
 import { Recorder, RehearsalPartner } from './partner';
@@ -156,10 +157,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    process.stderr.write(`rehearsal failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exit(1);
-  },
-);
+runMain('rehearsal', main);

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { createDatabase } from '../../src/db/client';
+import { createDatabase, type Database } from '../../src/db/client';
 import { getHarness } from '../support/harness';
 import { until } from '../support/until';
 
@@ -11,16 +11,30 @@ import { until } from '../support/until';
  * 'error' event nobody listens to ends the Node process: a worker or API must lose the transaction, not
  * its life. (Seen in the production rehearsal: a worker died when PostgreSQL restarted.)
  */
+/**
+ * A pool of its own, an admin connection to end its backends, and every error that escapes to the
+ * process while `fn` runs (the process itself would have died of each).
+ */
+async function withPool(fn: (o: { db: Database; admin: pg.Client; uncaught: unknown[] }) => Promise<void>): Promise<void> {
+  const h = await getHarness();
+  const db = createDatabase({ url: h.databaseUrl, poolMax: 2, acquireTimeoutMs: 5000 });
+  const admin = new pg.Client({ connectionString: h.databaseUrl });
+  await admin.connect();
+  const uncaught: unknown[] = [];
+  const onUncaught = (err: unknown) => uncaught.push(err);
+  process.prependListener('uncaughtException', onUncaught);
+  try {
+    await fn({ db, admin, uncaught });
+  } finally {
+    process.removeListener('uncaughtException', onUncaught);
+    await admin.end();
+    await db.close();
+  }
+}
+
 describe('A connection lost in the middle of a transaction', () => {
   test('fails the transaction and leaves the process and the pool working', async () => {
-    const h = await getHarness();
-    const db = createDatabase({ url: h.databaseUrl, poolMax: 2, acquireTimeoutMs: 5000 });
-    const admin = new pg.Client({ connectionString: h.databaseUrl });
-    await admin.connect();
-    const uncaught: unknown[] = [];
-    const onUncaught = (err: unknown) => uncaught.push(err);
-    process.prependListener('uncaughtException', onUncaught);
-    try {
+    await withPool(async ({ db, admin, uncaught }) => {
       let pid: number | undefined;
       let terminated!: () => void;
       const killed = new Promise<void>((resolve) => (terminated = resolve));
@@ -48,22 +62,11 @@ describe('A connection lost in the middle of a transaction', () => {
       assert.deepEqual(uncaught.map(String), [], 'no error escaped to the process');
       const [row] = await db.prisma.$queryRaw<Array<{ one: number }>>`SELECT 1 AS one`;
       assert.equal(row!.one, 1, 'the pool serves the next query on a fresh connection');
-    } finally {
-      process.removeListener('uncaughtException', onUncaught);
-      await admin.end();
-      await db.close();
-    }
+    });
   });
 
   test('a connection checked out of the pool and idle: its loss reaches no one and crashes nothing', async () => {
-    const h = await getHarness();
-    const db = createDatabase({ url: h.databaseUrl, poolMax: 2, acquireTimeoutMs: 5000 });
-    const admin = new pg.Client({ connectionString: h.databaseUrl });
-    await admin.connect();
-    const uncaught: unknown[] = [];
-    const onUncaught = (err: unknown) => uncaught.push(err);
-    process.prependListener('uncaughtException', onUncaught);
-    try {
+    await withPool(async ({ db, admin, uncaught }) => {
       // As a library holding a session (a lock, a LISTEN, a cursor) does between its statements.
       const client = await db.pool.connect();
       const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
@@ -73,10 +76,6 @@ describe('A connection lost in the middle of a transaction', () => {
       assert.deepEqual(uncaught.map(String), [], 'no error escaped to the process');
       const { rows } = await db.pool.query<{ one: number }>('SELECT 1 AS one');
       assert.equal(rows[0]!.one, 1, 'the pool serves the next query on a fresh connection');
-    } finally {
-      process.removeListener('uncaughtException', onUncaught);
-      await admin.end();
-      await db.close();
-    }
+    });
   });
 });
