@@ -8,7 +8,7 @@ import type { Chain } from '../../src/chain/types';
 import { loadEnvironments } from '../../src/config/environments';
 import { startAnvil, type AnvilNode } from '../../src/embedded/anvil';
 import { freePort } from '../../src/embedded/process';
-import { jsonRpc } from './helpers';
+import { jsonRpc, mined } from './helpers';
 
 const CHAIN_ID = 31337;
 
@@ -41,7 +41,7 @@ describe('RPC failover across a network’s URLs', () => {
     await jsonRpc(second.rpcUrl, 'anvil_mine', ['0x5']);
     assert.equal(await chain.getBlockNumber(), BigInt((await jsonRpc(second.rpcUrl, 'eth_blockNumber')) as string));
     const signer = await fundedSigner([second]);
-    const hash = await chain.sendNative({ from: signer, to: privateKeyToAccount(generatePrivateKey()).address, amountWei: 1000n });
+    const hash = await mined(chain, await chain.sendNative({ from: signer, to: privateKeyToAccount(generatePrivateKey()).address, amountWei: 1000n }));
     assert.equal(await chain.getTransactionStatus(hash, 1), 'confirmed');
     assert.ok(await landedOn(second, hash));
   });
@@ -50,13 +50,13 @@ describe('RPC failover across a network’s URLs', () => {
     const chain = chainWith([first.rpcUrl, second.rpcUrl]);
     const signer = await fundedSigner([first, second]);
     const to = privateKeyToAccount(generatePrivateKey()).address;
-    const before = await chain.sendNative({ from: signer, to, amountWei: 1n });
+    const before = await mined(chain, await chain.sendNative({ from: signer, to, amountWei: 1n }));
     assert.ok(await landedOn(first, before), 'while it is up, the first URL serves');
 
     first.kill();
     const head = await chain.getBlockNumber();
     assert.equal(head, BigInt((await jsonRpc(second.rpcUrl, 'eth_blockNumber')) as string));
-    const afterKill = await chain.sendNative({ from: signer, to, amountWei: 2n });
+    const afterKill = await mined(chain, await chain.sendNative({ from: signer, to, amountWei: 2n }));
     assert.ok(await landedOn(second, afterKill));
     assert.equal(await chain.getNativeBalance(to), 2n);
   });
