@@ -46,12 +46,8 @@ const ZEnv = z.object({
     .string()
     .regex(/^(\[[0-9a-fA-F:]+\]|[^\s:[\]]+):\d{1,5}$/, 'host:port')
     .optional(),
-  /**
-   * The SDK's shared V8 context for workflows (faster). Off by default since workers aborted with it
-   * in the production rehearsal (docs/decisions.md, "The production rehearsal"); not yet proven the
-   * cause.
-   */
-  TEMPORAL_REUSE_V8_CONTEXT: ZFlag.default(false),
+  /** The SDK's shared V8 context for workflows (its default: less memory and CPU than one each). */
+  TEMPORAL_REUSE_V8_CONTEXT: ZFlag.default(true),
   RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(100),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(1),
   /** How often each API process adds its counts to the shared (PostgreSQL) quota; 0 = every request. */

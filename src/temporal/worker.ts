@@ -24,9 +24,20 @@ export interface WorkerOptions {
   reuseV8Context?: boolean;
 }
 
+/**
+ * How long one workflow activation may run in its V8 context before the SDK stops it (its default is
+ * 5 s of wall-clock time). On Node the stop fires a vm timeout in a workflow thread that has async
+ * hooks, and that aborts the whole worker process ("async hook stack has become corrupted"). On a
+ * busy machine an activation can take more than 5 s without being stuck, so the limit is far above
+ * the 10 s workflow task timeout: only code that never yields reaches it.
+ */
+export const WORKFLOW_ACTIVATION_LIMIT: Duration = '60s';
+
 /** The one worker: every workflow and activity of the service on one task queue. */
 export async function createWorker(opts: WorkerOptions): Promise<Worker> {
-  return Worker.create({
+  // The SDK takes the limit but leaves it out of its public options type.
+  const options: Parameters<typeof Worker.create>[0] & { isolateExecutionTimeout: Duration } = {
+    isolateExecutionTimeout: WORKFLOW_ACTIVATION_LIMIT,
     connection: opts.connection,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
@@ -35,7 +46,8 @@ export async function createWorker(opts: WorkerOptions): Promise<Worker> {
     ...(opts.maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows: opts.maxCachedWorkflows }),
     ...(opts.shutdownGraceTime === undefined ? {} : { shutdownGraceTime: opts.shutdownGraceTime }),
     ...(opts.reuseV8Context === undefined ? {} : { reuseV8Context: opts.reuseV8Context }),
-  });
+  };
+  return Worker.create(options);
 }
 
 export async function connectWorkerConnection(address: string): Promise<NativeConnection> {
