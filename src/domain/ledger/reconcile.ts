@@ -165,14 +165,24 @@ function walletsOf(custody: AddressBook): Map<string, { purpose: AddressPurpose;
 async function reconcileAddresses(deps: ReconcileDeps, addresses: string[], opts: { unaddressedBooks: boolean }): Promise<ReconcileResult> {
   const networks = new Map(deps.chains.networks().map((n) => [n.chainId, n]));
   const allChains = [...networks.keys()];
-  const snap = await deps.prisma.$transaction((tx) => readSnapshot(tx, deps.custody, addresses, allChains, opts), {
-    isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead,
-  });
-
-  // Heads after the snapshot: whatever the snapshot records happened at or below them.
-  const chainIds = [...new Set(snap.targets.flatMap((t) => t.chainIds))].filter((id) => networks.has(id)).sort((a, b) => a - b);
-  const heads = new Map<number, bigint>();
-  for (const chainId of chainIds) heads.set(chainId, await deps.chains.get(chainId).getBlockNumber());
+  const { snap, heads } = await deps.prisma.$transaction(
+    async (tx) => {
+      const snap = await readSnapshot(tx, deps.custody, addresses, allChains, opts);
+      // Heads after the snapshot: whatever the snapshot records happened at or below them.
+      const chainIds = [...new Set(snap.targets.flatMap((t) => t.chainIds))].filter((id) => networks.has(id)).sort((a, b) => a - b);
+      const heads = new Map<number, bigint>();
+      for (const chainId of chainIds) heads.set(chainId, await deps.chains.get(chainId).getBlockNumber());
+      // Legs again after the heads (outside the snapshot): a leg is committed before it is broadcast,
+      // so every leg mined at or below a head is read here, even one recorded after the snapshot.
+      const late = await readLegs(deps.prisma, addresses);
+      // One entry per leg family (a fee replacement's transactions): the later read knows every member.
+      const family = (l: Snapshot['legs'][number]) => [l.txHash, ...l.superseded].map((h) => `${l.sourceType}|${l.sourceId}|${h}`);
+      const seen = new Set(late.flatMap(family));
+      snap.legs = [...late, ...snap.legs.filter((l) => !family(l).some((k) => seen.has(k)))];
+      return { snap, heads };
+    },
+    { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead, timeout: 60_000 },
+  );
 
   const targetOf = new Map(snap.targets.map((t) => [t.address, t]));
   const inFlight: InFlightAmount[] = snap.incoming.map(({ amount, ...i }) => ({
@@ -346,43 +356,10 @@ async function readSnapshot(
     SELECT d.id, d.tx_hash, d.amount_atomic::text AS amount, a.address, d.chain_id, lower(d.token_address) AS token
     FROM deposits d JOIN deposit_addresses a ON a.id = d.deposit_address_id
     WHERE a.address = ANY(${addresses}::text[]) AND d.status IN ('detected', 'confirming')`;
-  const legs = await tx.$queryRaw<
-    Array<{ source_type: 'payment' | 'deposit'; source_id: string; tx_hash: string; chain_id: number; from_address: string; to_address: string; token: string; amount: string; superseded: string[] }>
-  >`
-    SELECT l.source_type, l.source_id, l.tx_hash, l.chain_id, l.from_address, l.to_address, lower(l.token_address) AS token, l.amount_atomic::text AS amount,
-      ARRAY(SELECT s.tx_hash FROM settlement_legs s WHERE s.source_type = l.source_type AND s.source_id = l.source_id AND s.leg = l.leg AND s.nonce = l.nonce AND s.status = 'superseded') AS superseded
-    FROM settlement_legs l
-    WHERE l.status IN ('broadcast', 'confirmed')
-      AND l.source_type IN ('payment', 'deposit')
-      AND (l.from_address = ANY(${addresses}::text[]) OR l.to_address = ANY(${addresses}::text[]))
-      AND NOT EXISTS (SELECT 1 FROM ledger_postings lp WHERE lp.source_type = l.source_type AND lp.source_id = l.source_id AND lp.leg = 'settlement')`;
-
   const receipts = await tx.$queryRaw<Array<{ vault_id: string; tx_hash: string; amount: string; address: string; chain_id: number; token: string }>>`
     SELECT r.vault_id, r.tx_hash, r.amount_atomic::text AS amount, v.address, r.chain_id, lower(r.token_address) AS token
     FROM vault_receipts r JOIN vaults v ON v.id = r.vault_id
     WHERE v.address = ANY(${addresses}::text[]) AND r.status = 'seen'`;
-  const vaultLegs = await tx.$queryRaw<
-    Array<{ source_id: string; tx_hash: string; chain_id: number; from_address: string; to_address: string; token: string; amount: string; superseded: string[] }>
-  >`
-    SELECT l.source_id, l.tx_hash, l.chain_id, l.from_address, l.to_address, lower(l.token_address) AS token, l.amount_atomic::text AS amount,
-      ARRAY(SELECT s.tx_hash FROM settlement_legs s WHERE s.source_type = l.source_type AND s.source_id = l.source_id AND s.leg = l.leg AND s.nonce = l.nonce AND s.status = 'superseded') AS superseded
-    FROM settlement_legs l JOIN vault_funding_operations o ON o.id = l.source_id
-    WHERE l.source_type = 'vault_funding' AND l.status IN ('broadcast', 'confirmed')
-      AND l.from_address = ANY(${addresses}::text[])
-      AND NOT EXISTS (SELECT 1 FROM ledger_postings lp WHERE lp.source_type = 'vault' AND lp.source_id = o.vault_id AND lp.leg = 'funding:' || o.id)`;
-
-  // Refunds and incident recoveries (src/domain/returns): sent, not yet confirmed and posted.
-  const returnLegs = await tx.$queryRaw<
-    Array<{ source_type: 'refund' | 'incident_recovery'; source_id: string; tx_hash: string; chain_id: number; from_address: string; to_address: string; token: string; amount: string; superseded: string[] }>
-  >`
-    SELECT l.source_type, l.source_id, l.tx_hash, l.chain_id, l.from_address, l.to_address, lower(l.token_address) AS token, l.amount_atomic::text AS amount,
-      ARRAY(SELECT s.tx_hash FROM settlement_legs s WHERE s.source_type = l.source_type AND s.source_id = l.source_id AND s.leg = l.leg AND s.nonce = l.nonce AND s.status = 'superseded') AS superseded
-    FROM settlement_legs l JOIN fund_returns r ON r.id = l.source_id
-    WHERE l.source_type IN ('refund', 'incident_recovery') AND l.status IN ('broadcast', 'confirmed')
-      AND l.from_address = ANY(${addresses}::text[])
-      AND NOT EXISTS (SELECT 1 FROM ledger_postings lp WHERE lp.source_type = 'payment' AND lp.source_id = r.payment_id
-                        AND lp.leg = (CASE r.kind WHEN 'refund' THEN 'refund:' ELSE 'recovery:' END) || r.id)`;
-
   const unaddressed = opts.unaddressedBooks
     ? await tx.$queryRaw<Array<{ book: string; chain_id: number; token: string; total: string }>>`
         SELECT e.book, e.chain_id, lower(e.token_address) AS token, sum(e.amount_atomic)::text AS total
@@ -433,7 +410,53 @@ async function readSnapshot(
         txHash: r.tx_hash,
       })),
     ],
-    legs: [
+    legs: await readLegs(tx, addresses),
+    unaddressed: unaddressed.map((u) => ({
+      book: u.book,
+      purpose: u.book.startsWith('escrow:') ? 'escrow' : u.book.startsWith('custody:vault:') ? 'vault' : 'deposit',
+      chainId: Number(u.chain_id),
+      token: u.token,
+      total: BigInt(u.total),
+    })),
+  };
+}
+
+/** The live settlement legs at these addresses whose source has not posted them (see the rules at the top). */
+async function readLegs(db: Pick<Prisma.TransactionClient, '$queryRaw'>, addresses: string[]): Promise<Snapshot['legs']> {
+  const legs = await db.$queryRaw<
+    Array<{ source_type: 'payment' | 'deposit'; source_id: string; tx_hash: string; chain_id: number; from_address: string; to_address: string; token: string; amount: string; superseded: string[] }>
+  >`
+    SELECT l.source_type, l.source_id, l.tx_hash, l.chain_id, l.from_address, l.to_address, lower(l.token_address) AS token, l.amount_atomic::text AS amount,
+      ARRAY(SELECT s.tx_hash FROM settlement_legs s WHERE s.source_type = l.source_type AND s.source_id = l.source_id AND s.leg = l.leg AND s.nonce = l.nonce AND s.status = 'superseded') AS superseded
+    FROM settlement_legs l
+    WHERE l.status IN ('broadcast', 'confirmed')
+      AND l.source_type IN ('payment', 'deposit')
+      AND (l.from_address = ANY(${addresses}::text[]) OR l.to_address = ANY(${addresses}::text[]))
+      AND NOT EXISTS (SELECT 1 FROM ledger_postings lp WHERE lp.source_type = l.source_type AND lp.source_id = l.source_id AND lp.leg = 'settlement')`;
+
+  const vaultLegs = await db.$queryRaw<
+    Array<{ source_id: string; tx_hash: string; chain_id: number; from_address: string; to_address: string; token: string; amount: string; superseded: string[] }>
+  >`
+    SELECT l.source_id, l.tx_hash, l.chain_id, l.from_address, l.to_address, lower(l.token_address) AS token, l.amount_atomic::text AS amount,
+      ARRAY(SELECT s.tx_hash FROM settlement_legs s WHERE s.source_type = l.source_type AND s.source_id = l.source_id AND s.leg = l.leg AND s.nonce = l.nonce AND s.status = 'superseded') AS superseded
+    FROM settlement_legs l JOIN vault_funding_operations o ON o.id = l.source_id
+    WHERE l.source_type = 'vault_funding' AND l.status IN ('broadcast', 'confirmed')
+      AND l.from_address = ANY(${addresses}::text[])
+      AND NOT EXISTS (SELECT 1 FROM ledger_postings lp WHERE lp.source_type = 'vault' AND lp.source_id = o.vault_id AND lp.leg = 'funding:' || o.id)`;
+
+  // Refunds and incident recoveries (src/domain/returns): sent, not yet confirmed and posted.
+  const returnLegs = await db.$queryRaw<
+    Array<{ source_type: 'refund' | 'incident_recovery'; source_id: string; tx_hash: string; chain_id: number; from_address: string; to_address: string; token: string; amount: string; superseded: string[] }>
+  >`
+    SELECT l.source_type, l.source_id, l.tx_hash, l.chain_id, l.from_address, l.to_address, lower(l.token_address) AS token, l.amount_atomic::text AS amount,
+      ARRAY(SELECT s.tx_hash FROM settlement_legs s WHERE s.source_type = l.source_type AND s.source_id = l.source_id AND s.leg = l.leg AND s.nonce = l.nonce AND s.status = 'superseded') AS superseded
+    FROM settlement_legs l JOIN fund_returns r ON r.id = l.source_id
+    WHERE l.source_type IN ('refund', 'incident_recovery') AND l.status IN ('broadcast', 'confirmed')
+      AND l.from_address = ANY(${addresses}::text[])
+      AND NOT EXISTS (SELECT 1 FROM ledger_postings lp WHERE lp.source_type = 'payment' AND lp.source_id = r.payment_id
+                        AND lp.leg = (CASE r.kind WHEN 'refund' THEN 'refund:' ELSE 'recovery:' END) || r.id)`;
+
+  return [
       ...legs.map((l) => ({ ...l, source_type: l.source_type as 'payment' | 'deposit' | 'vault_funding' })),
       ...vaultLegs.map((l) => ({ ...l, source_type: 'vault_funding' as const })),
       ...returnLegs,
@@ -447,15 +470,7 @@ async function readSnapshot(
       to: l.to_address,
       token: l.token,
       amount: BigInt(l.amount),
-    })),
-    unaddressed: unaddressed.map((u) => ({
-      book: u.book,
-      purpose: u.book.startsWith('escrow:') ? 'escrow' : u.book.startsWith('custody:vault:') ? 'vault' : 'deposit',
-      chainId: Number(u.chain_id),
-      token: u.token,
-      total: BigInt(u.total),
-    })),
-  };
+    }));
 }
 
 /** Runs fn over items with at most `limit` in flight, answering results in item order. */
