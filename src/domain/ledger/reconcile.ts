@@ -36,10 +36,12 @@ export type { AddressPurpose, BooksDifference, InFlightAmount, ReconcilePage, Re
  * deposit address the service doesn't know (no such Payment or address) are differences too.
  *
  * Consistency: the database is read first, in one REPEATABLE READ snapshot, then each network's head,
- * then balances at that head. Everything the snapshot records was seen on chain before the head was
- * read. What the chain has and the database does not yet (a transfer the scanner has not read, a leg
- * recorded after the snapshot) shows as a difference for a moment: the workflow checks again before
- * it alerts.
+ * then the live legs again, then balances at that head. Everything the snapshot records was seen on
+ * chain before the head was read. A leg is recorded before it is broadcast, so the second read holds
+ * every leg mined at or below the head, even one recorded after the snapshot (read once, it looked
+ * like money missing from its sender). What the chain has and the database does not yet (a transfer
+ * the scanner has not read) shows as a difference for a moment: the workflow checks again before it
+ * alerts.
  */
 export interface ReconcileDeps {
   prisma: PrismaClient;
