@@ -13,6 +13,7 @@ import { isVaultFundingReturn } from '../vaults/vault-returns';
 import { isMoneyMissingAt } from '../ledger/reconcile';
 import { crashPoint, SETTLEMENT_CRASH_POINTS } from '../../runtime/crash-points';
 import { withLease, type LeaseOptions } from './lease-lock';
+import { topUpBatcher, type TopUpBatcher } from './gas-top-ups';
 import { followLegFamily, isLive, loadLegs, markLeg, recordLeg, recordReplacement, type LegKind, type SettlementLeg, type SettlementSource } from './settlement-legs';
 
 export interface SettlementSenderDeps {
@@ -349,11 +350,43 @@ async function ensureGas(deps: SettlementSenderDeps, chain: Chain, chainId: numb
     await raiseAlert(alerts, { kind: GAS_TREASURY_EMPTY, severity: 'critical', subject, details: { chainId, treasury: treasury.address, balanceWei: balance.toString(), neededWei: needed.toString() } });
     throw new GasTreasuryEmptyError(chainId, treasury.address, balance, needed);
   }
-  const topUp = await withLease(deps.prisma, senderKey(chainId, treasury.address), async () =>
-    chain.sendNative({ from: treasury, to: address, amountWei: gas.topUpWei, nonce: await chain.getNonce(treasury.address, 'pending') }),
-  );
+  const topUp = await treasuryTopUps(deps, chain, chainId, treasury, gas.topUpWei).request(address);
   await waitUntilMined(chain, topUp, deps.topUpTimeoutMs ?? 30_000);
   await resolveAlerts(alerts, GAS_TREASURY_EMPTY, [subject]);
+}
+
+/** One batcher per chain client (one per process and network), so this process's top-ups share a lease. */
+const topUpBatchers = new WeakMap<Chain, TopUpBatcher>();
+
+function treasuryTopUps(deps: SettlementSenderDeps, chain: Chain, chainId: number, treasury: LocalAccount, amountWei: bigint): TopUpBatcher {
+  let batcher = topUpBatchers.get(chain);
+  if (!batcher) {
+    batcher = topUpBatcher((addresses) => withLease(deps.prisma, senderKey(chainId, treasury.address), () => sendTopUps(chain, treasury, addresses, amountWei)));
+    topUpBatchers.set(chain, batcher);
+  }
+  return batcher;
+}
+
+/**
+ * The treasury's top-ups at consecutive nonces, under its lease. After one fails the rest are not
+ * sent (they fail, and their attempts retry): a gap in the nonces would hold every later one.
+ */
+async function sendTopUps(chain: Chain, treasury: LocalAccount, addresses: Address[], amountWei: bigint): Promise<Array<Hash | Error>> {
+  let nonce = await chain.getNonce(treasury.address, 'pending');
+  const sent: Array<Hash | Error> = [];
+  for (const to of addresses) {
+    if (sent.some((r) => r instanceof Error)) {
+      sent.push(new Error(`gas top-up of ${to} not sent: an earlier one of its batch failed`));
+      continue;
+    }
+    try {
+      sent.push(await chain.sendNative({ from: treasury, to, amountWei, nonce }));
+      nonce += 1;
+    } catch (err) {
+      sent.push(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+  return sent;
 }
 
 const NATIVE_TRANSFER_GAS = 21_000n;
