@@ -166,10 +166,21 @@ export async function checkRehearsal(o: {
     returns: await countBy(prisma.fundReturn.groupBy({ by: ['status'], _count: { _all: true } }) as never),
     vaultPayments: await countBy(prisma.vaultFundingOperation.groupBy({ by: ['status'], _count: { _all: true } }) as never),
     unexpectedExits: o.stack.crashes.map((c) => ({ name: c.name, at: new Date(c.at).toISOString(), exit: c.exit, cause: c.cause })),
-    held: (await prisma.payment.count({ where: { operationalState: HELD } })) + (await prisma.deposit.count({ where: { status: HELD } })),
+    held: await heldByReason(o.stack),
     events: { committed: events.committed, delivered: events.committed - events.missing.length },
     ledger: { postings: books.ledger.postings, problems: books.ledger.problems.length },
     reconcile: { checked: books.reconcile.checked, differences: books.reconcile.differences.length },
   };
   return { failures, figures };
+}
+
+/** What waits for an operator, counted by kind and reason ("payment settlement_requires_intervention": 2). */
+async function heldByReason(stack: RehearsalStack): Promise<Record<string, number>> {
+  const prisma = stack.db.prisma;
+  const payments = await prisma.payment.groupBy({ by: ['operationalReasonCode'], where: { operationalState: HELD }, _count: { _all: true } });
+  const deposits = await prisma.deposit.groupBy({ by: ['settlementReasonCode'], where: { status: HELD }, _count: { _all: true } });
+  return Object.fromEntries([
+    ...payments.map((p) => [`payment ${p.operationalReasonCode ?? 'no reason'}`, p._count._all]),
+    ...deposits.map((d) => [`deposit ${d.settlementReasonCode ?? 'no reason'}`, d._count._all]),
+  ]);
 }
