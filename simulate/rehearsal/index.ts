@@ -16,11 +16,21 @@ import { startRehearsalStack, type RehearsalStack } from './stack';
  * cluster's history service killed with SIGKILL and PostgreSQL restarted. Then everything must come to
  * rest and check out (simulate/rehearsal/checks.ts). Prints p50/p99 per operation and one JSON line.
  */
-const USAGE = `usage: npm run rehearsal -- [--seconds <n>] [--loops <n>] [--rest-seconds <n>]
+const USAGE = `usage: npm run rehearsal -- [--seconds <n>] [--rate <n>] [--loops <n>] [--rest-seconds <n>]
   --seconds       how long the partner load runs (default 600; CI runs 120); the faults land at 15%, 35%, 55% and 75% of it
+  --rate          partner flows started per second at most (default 1.5, a rate this 2-core machine carries)
   --loops         concurrent partner loops (default 3)
   --rest-seconds  how long everything may take to come to rest after the load (default 600)
   DATA_DIR (default <repo>/.data/rehearsal) holds its PostgreSQL cluster, logs (<DATA_DIR>/logs) and keys.`;
+
+/** Flows started per second by default: unpaced, the loops outran what 2 cores carry (docs/decisions.md). */
+const DEFAULT_RATE = 1.5;
+
+function rate(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_RATE;
+  if (!/^\d+(\.\d+)?$/.test(value) || Number(value) <= 0) throw new Error(`--rate takes a positive number, got ${value}\n${USAGE}`);
+  return Number(value);
+}
 
 function int(value: string | undefined, name: string, fallback: number): number {
   if (value === undefined) return fallback;
@@ -57,10 +67,14 @@ async function runFaults(stack: RehearsalStack, started: number, loadMs: number,
   }
 }
 
-async function runLoad(ctx: FlowContext, loops: number, untilMs: number, errors: string[], counts: Record<string, number>): Promise<void> {
+/** Flow n starts no earlier than n / perSecond into the load (and later when its loop is still busy). */
+async function runLoad(ctx: FlowContext, pace: { loops: number; perSecond: number; fromMs: number; untilMs: number }, errors: string[], counts: Record<string, number>): Promise<void> {
   await Promise.all(
-    Array.from({ length: loops }, async (_, loop) => {
-      for (let n = loop; Date.now() < untilMs; n += loops) {
+    Array.from({ length: pace.loops }, async (_, loop) => {
+      for (let n = loop; Date.now() < pace.untilMs; n += pace.loops) {
+        const due = pace.fromMs + (n / pace.perSecond) * 1000;
+        if (due >= pace.untilMs) break;
+        if (due > Date.now()) await sleep(due - Date.now());
         const flow = ROUND[n % ROUND.length]!;
         try {
           await FLOWS[flow](ctx, n);
@@ -74,18 +88,19 @@ async function runLoad(ctx: FlowContext, loops: number, untilMs: number, errors:
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { seconds: { type: 'string' }, loops: { type: 'string' }, 'rest-seconds': { type: 'string' }, help: { type: 'boolean' } }, strict: true });
+  const { values } = parseArgs({ options: { seconds: { type: 'string' }, rate: { type: 'string' }, loops: { type: 'string' }, 'rest-seconds': { type: 'string' }, help: { type: 'boolean' } }, strict: true });
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
   const loadMs = int(values.seconds, 'seconds', 600) * 1000;
   const loops = int(values.loops, 'loops', 3);
+  const perSecond = rate(values.rate);
   const restMs = int(values['rest-seconds'], 'rest-seconds', 600) * 1000;
   const started = Date.now();
   const out = (line: string) => process.stdout.write(`${line}\n`);
   const { dataDir, ports, config } = await stackSettings({ defaultDataDir: path.join('.data', 'rehearsal') });
-  out(`rehearsal: ${loadMs / 1000} s of load in ${loops} loops; data and logs in ${dataDir}`);
+  out(`rehearsal: ${loadMs / 1000} s of load, at most ${perSecond} flows/s in ${loops} loops; data and logs in ${dataDir}`);
 
   const receivers = { sandbox: await WebhookReceiver.start(), production: await WebhookReceiver.start() };
   let stack: RehearsalStack | undefined;
@@ -123,7 +138,7 @@ async function main(): Promise<number> {
     const errors: string[] = [];
     const counts: Record<string, number> = {};
     const outages: Outage[] = [];
-    await Promise.all([runLoad(ctx, loops, loadStarted + loadMs, errors, counts), runFaults(stack, loadStarted, loadMs, outages, out)]);
+    await Promise.all([runLoad(ctx, { loops, perSecond, fromMs: loadStarted, untilMs: loadStarted + loadMs }, errors, counts), runFaults(stack, loadStarted, loadMs, outages, out)]);
     out(`load done: ${JSON.stringify(counts)}; ${errors.length} flow errors; resting`);
 
     const restless = await waitForRest(stack, restMs, out);
@@ -137,6 +152,7 @@ async function main(): Promise<number> {
       seconds: Math.round((Date.now() - started) / 1000),
       loadSeconds: loadMs / 1000,
       loops,
+      flowsPerSecond: perSecond,
       flows: counts,
       outages: outages.map((o) => ({ what: o.what, backAfterMs: o.backAt - o.at, ...(o.error ? { error: o.error } : {}) })),
       failovers: recorder.failovers,
