@@ -27,6 +27,7 @@ import { registerWebhookAdminRoutes } from './routes/webhooks-admin';
 import { registerAlertAdminRoutes } from './routes/alerts-admin';
 import { registerAppAdminRoutes } from './routes/apps-admin';
 import { registerTransactionRoutes } from './routes/transactions';
+import { registerEventRoutes } from './routes/events';
 import { registerPaymentRoutes } from './routes/payments';
 import { registerPublicPaymentRoutes } from './routes/public-payments';
 import { registerDepositRoutes } from './routes/deposits';
@@ -219,6 +220,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   if (deps.client) registerClientAuthRoutes(partner, { prisma: db.prisma, serviceSecret: deps.serviceSecret });
   registerAccountRoutes(partner, { prisma: db.prisma, idempotency, environments, custody: deps.custody });
   registerTransactionRoutes(partner, { prisma: db.prisma, cursors: shared.cursors });
+  registerEventRoutes(partner, { prisma: db.prisma, cursors: shared.cursors });
   if (deps.engine) {
     registerPaymentRoutes(partner, {
       prisma: db.prisma,

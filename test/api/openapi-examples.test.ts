@@ -221,6 +221,11 @@ async function tour(doc: Json, record: (operationId: string, res: ApiResponse) =
   const payment = await send('createPayment', 201);
   ids['{paymentId}'] = payment.body.payment.id;
   await send('cancelPayment', 200);
+  // The event log: its newest event is the cancellation (the examples' event).
+  const log = await send('listEvents', 200);
+  assert.equal(log.body.data[0].name, 'payment.cancelled', JSON.stringify(log.body.data[0]));
+  ids['{eventId}'] = log.body.data[0].id;
+  await send('getEvent', 200);
   await send('createDepositAddress', 201);
   await send('createDepositAddress', 200);
 

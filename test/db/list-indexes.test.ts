@@ -12,6 +12,8 @@ import { listDeposits } from '../../src/domain/deposits/deposits';
 import { listBankAccounts } from '../../src/domain/bank-accounts/bank-accounts';
 import { ZListBankAccountsQuery } from '../../src/domain/bank-accounts/bank-account.schemas';
 import { listVaultAuditEvents } from '../../src/domain/vaults/vault-audit';
+import { listEvents } from '../../src/domain/event-log/event-log';
+import { ZListEventsQuery } from '../../src/domain/event-log/event-log.schemas';
 import { ZListVaultAuditEventsQuery } from '../../src/domain/vaults/vault.schemas';
 import { call } from '../support/api-client';
 import { listDepositAddresses } from '../../src/domain/deposits/deposit-addresses';
@@ -189,6 +191,15 @@ describe('list queries use an index matching their filters and order', () => {
       const list = (query: Record<string, unknown>) => (db: PrismaClient) =>
         listVaultAuditEvents(db, app, merchant.accountId, ZListVaultAuditEventsQuery.parse(query), anyCursor);
       await assertIndexed('vault_audit_events', ['vault_audit_events_vault_id_created_at_id_idx'], list({ cursor }));
+    });
+
+    test(`GET /v2/events${page}: by app, by resource, by name, by creation range`, async () => {
+      const list = (query: Record<string, unknown>) => (db: PrismaClient) => listEvents(db, app, ZListEventsQuery.parse(query), anyCursor);
+      await assertIndexed('events', ['events_app_id_created_at_id_idx'], list({ cursor }));
+      await assertIndexed('events', ['events_app_id_created_at_id_idx'], list({ cursor, createdFrom: '2026-01-01T00:00:00.000Z', createdTo: '2099-01-01T00:00:00.000Z' }));
+      // As for Payments: without the app's index, each filter's index serves the filter and the order.
+      await assertIndexed('events', ['events_app_id_resource_id_created_at_id_idx'], list({ cursor, resourceId: merchant.accountId }), ['events_app_id_created_at_id_idx']);
+      await assertIndexed('events', ['events_app_id_name_created_at_id_idx'], list({ cursor, name: 'account.created' }), ['events_app_id_created_at_id_idx']);
     });
 
     test(`GET /v2/accounts/{id}/deposits${page}: all, by status`, async () => {

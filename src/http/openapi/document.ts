@@ -5,6 +5,7 @@ import { accountPaths } from './accounts';
 import { bankAccountPaths } from './bank-accounts';
 import { clientPaths } from './client';
 import { depositPaths } from './deposits';
+import { eventPaths } from './events';
 import { fundReturnPaths } from './fund-returns';
 import { headerComponents, operation, SECURITY_SCHEMES, svcVersionParameter, withUpstreamCodes, type OpenApiPaths } from './operation';
 import { partnerConfigPaths } from './partner-config';
@@ -15,6 +16,7 @@ import { vaultPaths } from './vaults';
 import { ZAccountBundle } from '../../domain/accounts/account.schemas';
 import { ZBankAccount } from '../../domain/bank-accounts/bank-account.schemas';
 import { ZDeposit, ZDepositAddress } from '../../domain/deposits/deposit.schemas';
+import { ZEvent } from '../../domain/event-log/event-log.schemas';
 import { ZTransaction } from '../../domain/ledger/transactions.schemas';
 import { ZPartnerConfig } from '../../domain/partner-config.schemas';
 import { ZPaymentOption } from '../../domain/payments/payment-option.schemas';
@@ -38,6 +40,7 @@ const SCHEMAS = {
   Vault: ZVault,
   VaultPolicy: ZVaultPolicy,
   BankAccount: ZBankAccount,
+  Event: ZEvent,
 };
 
 export const OPENAPI_PATH = '/v2/openapi/partners.json';
@@ -71,6 +74,7 @@ const PARTNER_PATHS: readonly OpenApiPaths[] = [
   depositPaths,
   vaultPaths,
   bankAccountPaths,
+  eventPaths,
   providerCallbackPaths,
   publicPaymentPaths,
 ];
