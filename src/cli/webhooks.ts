@@ -3,6 +3,7 @@ import type { ServiceConfig } from '../config';
 import { dataDir } from '../embedded/paths';
 import { createCursorCodec } from '../domain/pagination';
 import { getWebhookDelivery, listWebhookDeliveries, redeliverWebhook } from '../domain/webhooks/deliveries';
+import { recoverWebhookEndpoint } from '../domain/webhooks/recovery';
 import {
   archiveWebhookEndpoint,
   createWebhookEndpoint,
@@ -29,6 +30,7 @@ import type { CliContext, Register } from './shared';
  *   webhooks deliveries --app <appId> [--endpoint <endpointId>] [--status <status>] [--limit n] [--cursor c]
  *   webhooks attempts <deliveryId>
  *   webhooks redeliver <deliveryId>
+ *   webhooks recover <endpointId> --since <ISO time>
  * Signing secrets are encrypted with SERVICE_SECRET (or .data/service-secret), so the CLI must run
  * with the same one as the service. Private destinations follow WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS.
  */
@@ -37,7 +39,8 @@ export const WEBHOOK_CLI_USAGE = `  npm run cli -- webhooks create --app <appId>
   npm run cli -- webhooks get|disable|enable|archive|rotate-secret <endpointId>
   npm run cli -- webhooks update <endpointId> [--description <text>] [--events a,b | --all-events]
   npm run cli -- webhooks deliveries --app <appId> [--endpoint <endpointId>] [--status pending|retrying|succeeded|abandoned] [--limit n] [--cursor c]
-  npm run cli -- webhooks attempts|redeliver <deliveryId>`;
+  npm run cli -- webhooks attempts|redeliver <deliveryId>
+  npm run cli -- webhooks recover <endpointId> --since <ISO time>`;
 
 class WebhookUsageError extends Error {}
 
@@ -152,5 +155,12 @@ export function registerWebhookCommands(register: Register): void {
   register('webhooks redeliver', async (argv, ctx) => {
     const deliveryId = oneId('webhooks redeliver', argv);
     return withDeps(ctx, (deps) => redeliverWebhook(deps.prisma, { deliveryId }));
+  });
+
+  register('webhooks recover', async (argv, ctx) => {
+    const { values, positionals } = parseArgs({ args: argv, options: { since: { type: 'string' } }, allowPositionals: true, strict: true });
+    const endpointId = positionals[0];
+    if (!endpointId || positionals.length !== 1 || !values.since) throw new WebhookUsageError(`webhooks recover takes one endpoint id and --since\n${WEBHOOK_CLI_USAGE}`);
+    return withDeps(ctx, (deps) => recoverWebhookEndpoint(deps.prisma, { endpointId }, { since: values.since }));
   });
 }

@@ -101,6 +101,10 @@ describe('Webhooks CLI', () => {
       const requests = receiver.requests(hook.path);
       assert.deepEqual(requests.map((r) => r.headers['x-svc-delivery']), [delivery.id, delivery.id]);
       assert.equal(verifyWebhook(requests[1]!.rawBody, requests[1]!.headers, signingSecret).id, eventId);
+      // Everything since the start was received: a recovery finds nothing to send.
+      const since = new Date(Date.now() - 3_600_000).toISOString();
+      const recovered = await cli(['recover', endpoint.id, '--since', since]);
+      assert.deepEqual(recovered.recovery, { endpointId: endpoint.id, since, redelivered: 0, newDeliveries: 0 });
     } finally {
       await receiver.close();
     }

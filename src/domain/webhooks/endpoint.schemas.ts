@@ -49,6 +49,13 @@ export const ZListWebhookDeliveries = z.strictObject({
 });
 export type TListWebhookDeliveries = z.output<typeof ZListWebhookDeliveries>;
 
+/** How far back a recovery reaches: the event log keeps at least this much. */
+export const RECOVERY_WINDOW_DAYS = 90;
+
+export const ZRecoverWebhookEndpoint = z.strictObject({
+  since: z.iso.datetime().meta({ description: `Re-deliver the missed events created at or after this time (at most ${RECOVERY_WINDOW_DAYS} days back).` }),
+});
+
 /** An endpoint as the CLI and the admin API show it. The signing secret is never part of it. */
 export interface WebhookEndpointView {
   id: string;

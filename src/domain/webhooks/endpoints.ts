@@ -137,7 +137,7 @@ export async function listWebhookEndpoints(prisma: PrismaClient, appId: string):
   return { items: rows.map(toWebhookEndpoint) };
 }
 
-async function loadEndpointRow(prisma: PrismaClient, ref: EndpointRef): Promise<EndpointRow> {
+export async function loadEndpointRow(prisma: PrismaClient, ref: EndpointRef): Promise<EndpointRow> {
   const row = ref.endpointId.length <= 64 ? await prisma.webhookEndpoint.findUnique({ where: { id: ref.endpointId } }) : null;
   if (!row || (ref.appId !== undefined && row.appId !== ref.appId)) throw notFound('Webhook endpoint');
   return row;
@@ -147,7 +147,7 @@ export async function getWebhookEndpoint(prisma: PrismaClient, ref: EndpointRef)
   return toWebhookEndpoint(await loadEndpointRow(prisma, ref));
 }
 
-function archivedError(endpointId: string): ApiError {
+export function archivedError(endpointId: string): ApiError {
   return new ApiError('webhook_endpoint_archived', 'This webhook endpoint is archived: it cannot be changed or reactivated', { endpointId });
 }
 

@@ -5,6 +5,7 @@ import type { ServiceConfig } from '../../config';
 import type { Database } from '../../db/client';
 import { adminAuth } from '../middleware/admin-auth';
 import { getWebhookDelivery, listWebhookDeliveries, redeliverWebhook } from '../../domain/webhooks/deliveries';
+import { recoverWebhookEndpoint } from '../../domain/webhooks/recovery';
 import { ZAppId, ZWebhookDeliveryId, ZWebhookEndpointId } from '../../domain/webhooks/endpoint.schemas';
 import {
   archiveWebhookEndpoint,
@@ -37,6 +38,7 @@ import type { ServiceSecret } from '../../domain/service-keys';
  *   GET    /admin/v1/apps/{appId}/webhook-deliveries/{deliveryId}            {delivery, attempts}
  *   GET    /admin/v1/apps/{appId}/webhook-deliveries/{deliveryId}/attempts   {items}
  *   POST   /admin/v1/apps/{appId}/webhook-deliveries/{deliveryId}/redeliver
+ *   POST   /admin/v1/apps/{appId}/webhook-endpoints/{endpointId}/recover      {since}
  *
  * Guarded by `Authorization: Bearer <ADMIN_API_TOKEN>`, compared in constant time. Without a configured
  * token none of these routes exist (404). Kept apart from the partner router: no Basic auth, no
@@ -120,13 +122,23 @@ export function registerWebhookAdminRoutes(app: Koa<ApiState>, deps: WebhookAdmi
     ctx.body = { items: attempts };
   });
 
-  router.post('/apps/:appId/webhook-deliveries/:deliveryId/redeliver', async (ctx) => {
-    ctx.body = await redeliverWebhook(prisma, parseInput(ZDeliveryPath, ctx.params, 'path'));
-    ctx.status = 202;
-    // The dispatcher would pick it up within its poll interval anyway; this only saves the wait.
+  // The dispatcher would pick queued deliveries up within its poll interval anyway; this only saves the wait.
+  const kickDispatcher = async (ctx: Koa.ParameterizedContext<ApiState>) => {
     if (deps.engine) {
       await deps.engine.kickWebhookDispatcher().catch((err: unknown) => ctx.state.log.warn({ err }, 'could not kick the webhook dispatcher'));
     }
+  };
+
+  router.post('/apps/:appId/webhook-deliveries/:deliveryId/redeliver', async (ctx) => {
+    ctx.body = await redeliverWebhook(prisma, parseInput(ZDeliveryPath, ctx.params, 'path'));
+    ctx.status = 202;
+    await kickDispatcher(ctx);
+  });
+
+  router.post('/apps/:appId/webhook-endpoints/:endpointId/recover', async (ctx) => {
+    ctx.body = await recoverWebhookEndpoint(prisma, endpointRef(ctx.params), ctx.state.body);
+    ctx.status = 202;
+    await kickDispatcher(ctx);
   });
 
   mountRouter(app, router);
