@@ -16,6 +16,8 @@ export interface WebhookEnvelope<P = Record<string, unknown>> {
   name: string;
   apiVersion: string;
   createdAt: string;
+  /** Its place among the events of the resource it is about (1, 2, 3...): order out-of-order deliveries by it. */
+  resourceSequence: number;
   payload: P;
 }
 
@@ -119,7 +121,8 @@ export function verifyWebhook<P = Record<string, unknown>>(
   if (
     typeof e !== 'object' || e === null ||
     typeof e.id !== 'string' || typeof e.name !== 'string' || typeof e.apiVersion !== 'string' ||
-    typeof e.createdAt !== 'string' || typeof e.payload !== 'object' || e.payload === null
+    typeof e.createdAt !== 'string' || typeof e.payload !== 'object' || e.payload === null ||
+    (e.resourceSequence !== undefined && !Number.isSafeInteger(e.resourceSequence))
   ) {
     throw new WebhookVerificationError('invalid_body', 'body is not an event envelope');
   }

@@ -92,9 +92,10 @@ describe('Webhook delivery', () => {
       name: 'account.created',
       apiVersion: h.environments.apiVersion,
       createdAt: event.createdAt.toISOString(),
+      resourceSequence: 1,
       payload: { accountId, externalUserId: 'alice smith/ü' },
     });
-    assert.deepEqual(Object.keys(JSON.parse(req.rawBody.toString('utf8'))), ['id', 'name', 'apiVersion', 'createdAt', 'payload']);
+    assert.deepEqual(Object.keys(JSON.parse(req.rawBody.toString('utf8'))), ['id', 'name', 'apiVersion', 'createdAt', 'resourceSequence', 'payload']);
     assert.ok(event.dispatchedAt, 'the event row is marked dispatched');
   });
 

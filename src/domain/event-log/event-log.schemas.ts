@@ -27,7 +27,7 @@ export type TListEventsQuery = z.output<typeof ZListEventsQuery>;
 export const EVENT_RESOURCE_TYPES = ['account', 'payment', 'deposit', 'vault'] as const;
 
 /**
- * An event as a webhook delivers it (id, name, apiVersion, createdAt, payload: the same bytes' fields),
+ * An event as a webhook delivers it (id, name, apiVersion, createdAt, resourceSequence, payload: the same bytes' fields),
  * with what it is about: a consumer that missed a delivery reads here what the envelope said.
  */
 export const ZEvent = z.strictObject({
@@ -35,6 +35,11 @@ export const ZEvent = z.strictObject({
   name: z.string().meta({ description: 'An event name from the catalog; consumers ignore names they do not know.' }),
   apiVersion: z.string(),
   createdAt: ZIsoDate,
+  resourceSequence: z
+    .number()
+    .int()
+    .positive()
+    .meta({ description: 'Its place among the events of its resource (1, 2, 3... as the changes committed): order out-of-order deliveries by it.' }),
   payload: z.record(z.string(), z.unknown()),
   resourceType: z.enum(EVENT_RESOURCE_TYPES),
   resourceId: z.string(),

@@ -27,6 +27,7 @@ function toEventView(e: EventRow): TEvent {
     name: e.name,
     apiVersion: e.apiVersion,
     createdAt: e.createdAt.toISOString(),
+    resourceSequence: Number(e.resourceSequence),
     payload: e.payload as Record<string, unknown>,
     resourceType: e.resourceType as EventResourceType,
     resourceId: e.resourceId,

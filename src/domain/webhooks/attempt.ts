@@ -133,6 +133,7 @@ export async function attemptDelivery(deps: WebhookAttemptDeps, input: AttemptIn
         name: event.name,
         apiVersion: event.apiVersion,
         createdAt: event.createdAt.toISOString(),
+        resourceSequence: Number(event.resourceSequence),
         payload: event.payload,
       }),
       'utf8',
