@@ -3,16 +3,10 @@ import assert from 'node:assert/strict';
 import { getAddress } from 'viem';
 import { reconcileLedgerAddresses, type ReconcileDeps } from '../../src/domain/ledger/reconcile';
 import { assertBooksMatchChain, booksBaseline, newDifferences, type BooksBaseline } from '../support/books';
-import { mine, newPayer, payTo, rpc, setNativeBalance } from '../support/chain';
+import { mine, newPayer, payTo, rpc, setTreasuryGas, settlementLegsMined } from '../support/chain';
 import { getHarness } from '../support/harness';
-import { poll } from '../support/until';
 import { USDC } from '../deposits/helpers';
 import { createPayment, newMerchant, waitForPayment } from '../payments/fixtures';
-
-async function treasuryGas(wei: bigint): Promise<void> {
-  const h = await getHarness();
-  await setNativeBalance(h.chain.custody.deriveAddress({ purpose: 'treasury', index: 0 }), wei);
-}
 
 describe('Ledger reconcile: a leg recorded after the snapshot', () => {
   let baseline: BooksBaseline;
@@ -26,14 +20,8 @@ describe('Ledger reconcile: a leg recorded after the snapshot', () => {
     const m = await newMerchant();
     const p = (await createPayment(m, { amount: '5' })).body.payment;
     const escrow: string = p.funding.depositAddress.address;
-    const chain = h.chain.chains.get(h.chainId);
     const liveLegs = () => h.db.prisma.settlementLeg.findMany({ where: { sourceType: 'payment', sourceId: p.id, status: { in: ['broadcast', 'confirmed'] } } });
-    const mined = async (txHash: string) => (await chain.getTransactionInclusion(txHash as `0x${string}`)) !== null;
-    const minedEach = async () => {
-      await mine(1);
-      await new Promise((r) => setTimeout(r, 100));
-    };
-    await treasuryGas(0n);
+    await setTreasuryGas(0n);
     let sentBetween = false;
     try {
       await payTo(await newPayer(5n * USDC), escrow, 5n * USDC);
@@ -41,13 +29,8 @@ describe('Ledger reconcile: a leg recorded after the snapshot', () => {
       await rpc('evm_setAutomine', [false]);
       // Reconcile reads the database, then the head: the legs are recorded and mined in between.
       const between = async () => {
-        await treasuryGas(100n * 10n ** 18n);
-        const legs = await poll(async (saw) => {
-          const sent = await liveLegs();
-          saw(sent.map((l) => [l.leg, l.status]));
-          return sent.length >= 3 ? sent : undefined;
-        }, 'the three settlement legs sent', { timeoutMs: 60_000, between: minedEach });
-        await poll(async () => (await Promise.all(legs.map((l) => mined(l.txHash)))).every(Boolean), 'the settlement legs mined', { timeoutMs: 20_000, between: minedEach });
+        await setTreasuryGas(100n * 10n ** 18n);
+        await settlementLegsMined(liveLegs, 3);
         sentBetween = true;
       };
       let first = true;
@@ -74,7 +57,7 @@ describe('Ledger reconcile: a leg recorded after the snapshot', () => {
       assert.deepEqual(newDifferences(result, baseline), []);
     } finally {
       await rpc('evm_setAutomine', [true]);
-      await treasuryGas(100n * 10n ** 18n);
+      await setTreasuryGas(100n * 10n ** 18n);
     }
     await mine(1);
     await waitForPayment(m, p.id, 'succeeded', (x) => x.status === 'succeeded');

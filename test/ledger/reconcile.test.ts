@@ -11,9 +11,8 @@ import { applyMigrations } from '../../src/db/migrate';
 import type { BooksDifference, ReconcileResult } from '../../src/domain/ledger/reconcile';
 import { createChainServices } from '../../src/runtime/chain-services';
 import { assertBooksMatchChain, booksBaseline, differenceKey, newDifferences, reconcileBooks, type BooksBaseline } from '../support/books';
-import { mine, newPayer, payTo, rpc, setNativeBalance, tokenBalance } from '../support/chain';
+import { mine, newPayer, payTo, rpc, setNativeBalance, setTreasuryGas, settlementLegsMined, tokenBalance } from '../support/chain';
 import { getHarness } from '../support/harness';
-import { poll } from '../support/until';
 import { runCli } from '../support/cli';
 import { accountWithDestination, createDepositAddress, send, USDC, waitForDeposits } from '../deposits/helpers';
 import { newApp } from '../support/api-client';
@@ -44,12 +43,6 @@ async function moveOut(path: { purpose: 'treasury' | 'fee'; index: number }, amo
   const sink = privateKeyToAccount(generatePrivateKey()).address;
   const hash = await chain.sendTokenTransfer({ from: signer, token: SANDBOX_TOKEN_ADDRESS, to: sink, amountAtomic });
   while ((await chain.getTransactionStatus(hash, 1)) !== 'confirmed') await mine(1);
-}
-
-/** The treasury pays every escrow's gas: with none, settlement attempts fail before broadcasting. */
-async function treasuryGas(wei: bigint): Promise<void> {
-  const h = await getHarness();
-  await setNativeBalance(h.chain.custody.deriveAddress({ purpose: 'treasury', index: 0 }), wei);
 }
 
 describe('Ledger reconcile: the books against the chain', () => {
@@ -138,31 +131,16 @@ describe('Ledger reconcile: the books against the chain', () => {
     const p = (await createPayment(m, { amount: '5' })).body.payment;
     const escrow: string = p.funding.depositAddress.address;
     const liveLegs = () => h.db.prisma.settlementLeg.findMany({ where: { sourceType: 'payment', sourceId: p.id, status: { in: ['broadcast', 'confirmed'] } } });
-    const mined = async (txHash: string) => (await h.chain.chains.get(h.chainId).getTransactionInclusion(txHash as `0x${string}`)) !== null;
-    await treasuryGas(0n);
+    await setTreasuryGas(0n);
     try {
       await payTo(await newPayer(5n * USDC), escrow, 5n * USDC);
       await waitForPayment(m, p.id, 'accepted, settlement failing for want of gas', (x) => x.operationalState === 'retrying');
       // From here on a block is mined only when this test mines one: the legs end up mined, the last
       // at depth 1, under the confirmation depth (2) the Payment waits for before it posts.
       await rpc('evm_setAutomine', [false]);
-      await treasuryGas(100n * 10n ** 18n);
-      const minedEach = (ms: number) => async () => {
-        await mine(1);
-        await new Promise((r) => setTimeout(r, ms));
-      };
-      // A block for the gas top-up, then one a round until the three legs are sent.
-      const legs = await poll(
-        async (saw) => {
-          const sent = await liveLegs();
-          saw(sent.map((l) => [l.leg, l.status]));
-          return sent.length >= 3 ? sent : undefined;
-        },
-        'the three settlement legs sent',
-        { timeoutMs: 60_000, between: minedEach(100) },
-      );
-      // A leg recorded is broadcast right after: a block a round until each is in one.
-      await poll(async () => (await Promise.all(legs.map((l) => mined(l.txHash)))).every(Boolean), 'the settlement legs mined', { timeoutMs: 20_000, between: minedEach(100) });
+      await setTreasuryGas(100n * 10n ** 18n);
+      // A block a round: first for the gas top-up, then until the three legs are sent and each is in a block.
+      const legs = await settlementLegsMined(liveLegs, 3);
       const posted = () => h.db.prisma.ledgerPosting.count({ where: { sourceType: 'payment', sourceId: p.id, leg: 'settlement' } });
       assert.equal(await posted(), 0, 'the settlement was posted before the legs were deep enough');
 
@@ -177,7 +155,7 @@ describe('Ledger reconcile: the books against the chain', () => {
       assert.equal(await posted(), 0);
     } finally {
       await rpc('evm_setAutomine', [true]);
-      await treasuryGas(100n * 10n ** 18n);
+      await setTreasuryGas(100n * 10n ** 18n);
     }
     await mine(1);
     await waitForPayment(m, p.id, 'succeeded', (x) => x.status === 'succeeded');

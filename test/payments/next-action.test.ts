@@ -2,17 +2,11 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ZPaymentResponse } from '../../src/domain/payments/payment.schemas';
 import { call } from '../support/api-client';
-import { eventually, mine, newPayer, payTo, setNativeBalance } from '../support/chain';
+import { eventually, mine, newPayer, payTo, setTreasuryGas } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { endsWithBooksChecked } from '../support/books';
 import { runCli as cli } from '../deposits/helpers';
 import { createPayment, getPayment, newMerchant, waitForPayment } from './fixtures';
-
-/** With an empty treasury no escrow gets gas, so every settlement attempt fails before broadcasting. */
-async function treasury(wei: bigint) {
-  const h = await getHarness();
-  await setNativeBalance(h.chain.custody.deriveAddress({ purpose: 'treasury', index: 0 }), wei);
-}
 
 /** GET /v2/payments/{id}, checked against the advertised schema (the nextAction union among it). */
 async function read(m: Awaited<ReturnType<typeof newMerchant>>, paymentId: string) {
@@ -73,7 +67,7 @@ describe('nextAction through GET /v2/payments/{paymentId}', () => {
     }
     const p = created.payment;
     const payer = await newPayer(2_000_000n);
-    await treasury(0n);
+    await setTreasuryGas(0n);
     try {
       await payTo(payer, p.funding.depositAddress.address, 2_000_000n);
       await waitForPayment(m, p.id, 'requires_intervention', (x) => x.operationalState === 'requires_intervention');
@@ -95,7 +89,7 @@ describe('nextAction through GET /v2/payments/{paymentId}', () => {
       assert.equal(client.status, 200, client.text);
       assert.deepEqual(client.body.nextAction, held.nextAction);
     } finally {
-      await treasury(100n * 10n ** 18n);
+      await setTreasuryGas(100n * 10n ** 18n);
     }
     await cli(['payments', 'resolve', p.id, '--action', 'retry', '--actor', 'ops@example', '--reason', 'treasury refilled']);
     await waitForPayment(m, p.id, 'succeeded', (x) => x.status === 'succeeded');

@@ -2,17 +2,11 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Address } from 'viem';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
-import { mine, newPayer, payTo, setNativeBalance, tokenBalance } from '../support/chain';
+import { mine, newPayer, payTo, setTreasuryGas, tokenBalance } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { assertLedgerBalanced, createPayment, eventNames, getPayment, newMerchant, waitForPayment } from './fixtures';
 import { endsWithBooksChecked } from '../support/books';
 import { runCli as cli } from '../deposits/helpers';
-
-/** With an empty treasury no escrow gets gas, so every settlement attempt fails before broadcasting. */
-async function treasury(wei: bigint) {
-  const h = await getHarness();
-  await setNativeBalance(h.chain.custody.deriveAddress({ purpose: 'treasury', index: 0 }), wei);
-}
 
 describe('Settlement trouble', () => {
   endsWithBooksChecked();
@@ -21,7 +15,7 @@ describe('Settlement trouble', () => {
     const m = await newMerchant();
     const p = (await createPayment(m, { amount: '3' })).body.payment;
     const payer = await newPayer(3_000_000n);
-    await treasury(0n);
+    await setTreasuryGas(0n);
     try {
       await payTo(payer, p.funding.depositAddress.address, 3_000_000n);
       const retrying = await waitForPayment(m, p.id, 'retrying', (x) => x.operationalState === 'retrying');
@@ -29,7 +23,7 @@ describe('Settlement trouble', () => {
       assert.equal(retrying.operationalReasonCode, 'settlement_failed');
       assert.ok(retrying.operationalUpdatedAt);
     } finally {
-      await treasury(100n * 10n ** 18n);
+      await setTreasuryGas(100n * 10n ** 18n);
     }
     const done = await waitForPayment(m, p.id, 'succeeded', (x) => x.status === 'succeeded');
     assert.equal(done.operationalState, 'normal');
@@ -51,7 +45,7 @@ describe('Settlement trouble', () => {
       delete h.policies.payment;
     }
     const payer = await newPayer(6_000_000n);
-    await treasury(0n);
+    await setTreasuryGas(0n);
     try {
       for (const p of payments) await payTo(payer, p.funding.depositAddress.address, 2_000_000n);
       for (const p of payments) {
@@ -61,7 +55,7 @@ describe('Settlement trouble', () => {
         assert.ok((await eventNames(p.id)).includes('payment.requires_intervention'));
       }
     } finally {
-      await treasury(100n * 10n ** 18n);
+      await setTreasuryGas(100n * 10n ** 18n);
     }
     const [toRetry, toMark, toFail] = payments as [any, any, any];
 

@@ -151,3 +151,34 @@ export async function sendOnHeldChain<T>(send: () => Promise<T>, mineFor: (tx: P
     throw err;
   }
 }
+
+/** The gas treasury's balance: the treasury pays every escrow's gas, so with none settlement attempts fail before broadcasting. */
+export async function setTreasuryGas(wei: bigint): Promise<void> {
+  const h = await getHarness();
+  await setNativeBalance(h.chain.custody.deriveAddress({ purpose: 'treasury', index: 0 }), wei);
+}
+
+/**
+ * On a chain that mines only when told (automine off): mines a block a round until `count` settlement
+ * legs are recorded as sent, then until each is in a block. Answers the legs.
+ */
+export async function settlementLegsMined<L extends { txHash: string }>(liveLegs: () => Promise<L[]>, count: number): Promise<L[]> {
+  const h = await getHarness();
+  const chain = h.chain.chains.get(h.chainId);
+  const aBlockARound = async () => {
+    await mine(1);
+    await new Promise((r) => setTimeout(r, 100));
+  };
+  const legs = await poll(
+    async (saw) => {
+      const sent = await liveLegs();
+      saw(sent.map((l) => l.txHash));
+      return sent.length >= count ? sent : undefined;
+    },
+    `${count} settlement legs sent`,
+    { timeoutMs: 60_000, between: aBlockARound },
+  );
+  const inBlock = async (l: L) => (await chain.getTransactionInclusion(l.txHash as Hash)) !== null;
+  await poll(async () => (await Promise.all(legs.map(inBlock))).every(Boolean), 'the settlement legs mined', { timeoutMs: 20_000, between: aBlockARound });
+  return legs;
+}
