@@ -190,9 +190,21 @@ function incidentItem(
   };
 }
 
-async function eventsOf(prisma: PrismaClient, resourceType: string, resourceId: string): Promise<TimelineEntry[]> {
-  const events = await prisma.event.findMany({ where: { resourceType, resourceId }, orderBy: { sequence: 'asc' } });
-  return events.map((e) => ({ at: e.createdAt.toISOString(), what: e.name, detail: `event ${e.id}`, txHash: null }));
+/** The item's events, each with where its webhook deliveries stand (what the partner was told, and whether it arrived). */
+async function eventsOf(prisma: PrismaClient, appId: string, resourceType: string, resourceId: string): Promise<TimelineEntry[]> {
+  const events = await prisma.event.findMany({
+    where: { appId, resourceType, resourceId },
+    orderBy: { sequence: 'asc' },
+    include: { webhookDeliveries: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } },
+  });
+  return events.map((e) => ({ at: e.createdAt.toISOString(), what: e.name, detail: `event ${e.id}; ${deliveriesText(e.webhookDeliveries)}`, txHash: null }));
+}
+
+function deliveriesText(deliveries: Array<{ endpointId: string; status: string; attemptCount: number; lastStatusCode: number | null }>): string {
+  if (deliveries.length === 0) return 'no webhook delivery';
+  const one = (d: (typeof deliveries)[number]) =>
+    `${d.endpointId} ${d.status} after ${d.attemptCount} attempt${d.attemptCount === 1 ? '' : 's'}${d.lastStatusCode === null ? '' : ` (HTTP ${d.lastStatusCode})`}`;
+  return `webhooks: ${deliveries.map(one).join(', ')}`;
 }
 
 /** Open or past alerts that name the item (by id, or an address of its). */
@@ -221,7 +233,7 @@ export async function paymentHold(prisma: PrismaClient, paymentId: string, workf
   if (!p) throw notFound('Payment');
   const amount = (atomic: { toFixed(): string }) => amountOf(atomic, p.decimals, p.assetCode);
   const timeline: TimelineEntry[] = [
-    ...(await eventsOf(prisma, 'payment', p.id)),
+    ...(await eventsOf(prisma, p.appId, 'payment', p.id)),
     ...p.transfers.map((t) => ({ at: t.createdAt.toISOString(), what: `transfer ${t.status}${t.role ? ` (${t.role})` : ''}`, detail: `${amount(t.amountAtomic)} from ${t.fromAddress}`, txHash: t.txHash })),
     ...p.resolutions.map((r) => ({ at: r.createdAt.toISOString(), what: `operator ${r.action} applied`, detail: `by ${r.actor}${r.reason ? `: ${r.reason}` : ''}`, txHash: r.txHash })),
     ...p.fundReturns.map((r) => ({ at: r.createdAt.toISOString(), what: `${r.kind.replace('_', ' ')} ${r.status}`, detail: `${amount(r.amountAtomic)} to ${r.toAddress} (${r.id})`, txHash: r.transactionHash })),
@@ -257,7 +269,7 @@ export async function depositHold(prisma: PrismaClient, depositId: string): Prom
   const amount = (atomic: { toFixed(): string }) => amountOf(atomic, d.decimals, d.assetSymbol);
   const timeline: TimelineEntry[] = [
     { at: d.createdAt.toISOString(), what: 'transfer received', detail: `${amount(d.amountAtomic)} from ${d.fromAddress} in block ${d.blockNumber}`, txHash: d.txHash },
-    ...(await eventsOf(prisma, 'deposit', d.id)),
+    ...(await eventsOf(prisma, d.appId, 'deposit', d.id)),
     ...d.resolutions.map((r) => ({ at: r.createdAt.toISOString(), what: `operator ${r.action} applied`, detail: `by ${r.actor}${r.reason ? `: ${r.reason}` : ''}`, txHash: r.txHash })),
     ...(await alertsOf(prisma, [d.id, ...(d.depositAddress.address ? [d.depositAddress.address.toLowerCase()] : [])])),
   ].sort(byTime);

@@ -61,6 +61,9 @@ const ROUTE_MODULES: Record<RouteKey, readonly ModuleId[] | null> = {
   'GET /v2/payments/external-bank/banks': ['bank_accounts'],
   'PUT /v2/accounts/:accountId/payment-acceptance': ['accounts'],
   'GET /v2/openapi/partners.json': null,
+  // The event log is every module's: a credential reads the resource types its scopes read.
+  'GET /v2/events': null,
+  'GET /v2/events/:eventId': null,
   // No credential: public creation answers 424 by its own configuration, which folds in the payments
   // module (test/public-payments covers it); here they are called for an app that doesn't exist.
   'GET /v2/public/apps/:appId/payments/configuration': null,
@@ -101,6 +104,7 @@ function fill(path: string, accountId: string): string {
     optionId: 'pay_option_nothing',
     providerCode: 'sandbox',
     appId: 'app_nothing',
+    eventId: 'evt_nothing',
   };
   return path.replace(/:([A-Za-z]+)/g, (_, name: string) => {
     const value = values[name];

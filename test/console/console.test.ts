@@ -339,6 +339,40 @@ describe('Operator console', () => {
     assert.match(rows[0]!.outcomeDetail ?? '', /not held/);
   });
 
+  test('finds a Payment by id, externalReference or transaction hash from the search box: one match opens it, several are listed', async () => {
+    const h = await getHarness();
+    const m = await newMerchant();
+    const reference = `order-${Date.now()}`;
+    const paid = (await createPayment(m, { amount: '3', externalReference: reference })).body.payment;
+    const other = (await createPayment(m, { amount: '4', externalReference: reference })).body.payment;
+    const payIn = await payTo(await newPayer(USDC(3)), paid.funding.depositAddress.address, USDC(3));
+    await waitForPayment(m, paid.id, 'succeeded', (x) => x.status === 'succeeded');
+    const leg = await h.db.prisma.settlementLeg.findFirstOrThrow({ where: { sourceType: 'payment', sourceId: paid.id } });
+    await signIn(page, api.baseUrl, 'ops@example.com');
+
+    const find = async (q: string) => {
+      await page.getByLabel('Find').fill(q);
+      await page.getByLabel('Find').press('Enter');
+      await page.waitForLoadState('domcontentloaded');
+      return new URL(page.url()).pathname;
+    };
+    for (const q of [paid.id, payIn, payIn.toUpperCase().replace('0X', '0x'), leg.txHash, ` ${paid.id} `]) {
+      assert.equal(await find(q), `/console/payments/${paid.id}`, q);
+      assert.equal(await page.locator('h1').count(), 1);
+    }
+    // Its timeline names each event and where its webhooks stand (this app has no endpoint).
+    const timeline = (await page.locator('.timeline').textContent()) ?? '';
+    assert.match(timeline, /payment\.succeeded\s+event evt_\w+; no webhook delivery/);
+    assert.equal(await find(reference), '/console/search');
+    assert.deepEqual((await page.locator('tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-id')))).sort(), [paid.id, other.id].sort());
+    assert.deepEqual(await page.locator('tbody tr td:nth-child(4)').allTextContents(), ['externalReference', 'externalReference']);
+    assert.equal(await find('payment_doesNotExist'), '/console/search');
+    assert.match((await page.locator('main p').first().textContent()) ?? '', /Nothing matches/);
+    const anonymous = await fetch(`${api.baseUrl}/console/search?q=${paid.id}`, { redirect: 'manual' });
+    assert.equal(anonymous.status, 302, 'a visitor without a session is sent to sign in');
+    assert.match(anonymous.headers.get('location') ?? '', /\/console\/login/);
+  });
+
   test('every page passes a basic accessibility check: a language, one h1, a label for every field, a submit button in every form', async () => {
     const m = await newMerchant();
     const p = (await createPayment(m)).body.payment;
@@ -362,7 +396,7 @@ describe('Operator console', () => {
     await page.goto(`${api.baseUrl}/console/login`);
     assert.deepEqual(await check(), [], 'login');
     await signIn(page, api.baseUrl, 'ops@example.com');
-    for (const target of ['/console', `/console/payments/${p.id}`, '/console/actions']) {
+    for (const target of ['/console', `/console/payments/${p.id}`, '/console/actions', '/console/search?q=nothing-here']) {
       await page.goto(`${api.baseUrl}${target}`);
       assert.deepEqual(await check(), [], target);
     }

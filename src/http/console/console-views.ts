@@ -1,5 +1,6 @@
 import type { HeldItem, HeldKind, HoldDetail, IncidentItem, TimelineEntry } from '../../domain/operator-holds';
 import type { OperatorActionView } from '../../domain/operator-actions';
+import type { SearchHit } from '../../domain/operator-search';
 import { Html, html, renderHtml } from '../html';
 
 export { Html, html };
@@ -27,6 +28,7 @@ export function page(title: string, ctx: PageContext, body: Html): string {
 <header class="bar"><a class="brand" href="/console">Operator console</a>
 ${ctx.who
     ? html`<nav aria-label="Console"><a href="/console">Holds</a> <a href="/console/actions">Audit</a></nav>
+<form class="search" role="search" method="get" action="/console/search"><label for="console-search">Find</label> <input id="console-search" name="q" type="search" maxlength="255" placeholder="id, externalReference or transaction hash"> <button type="submit">Find</button></form>
 <form class="logout" method="post" action="/console/logout"><input type="hidden" name="_csrf" value="${ctx.csrf}"><span>Signed in as <strong>${ctx.who}</strong></span> <button type="submit">Log out</button></form>`
     : ''}
 </header>
@@ -193,3 +195,13 @@ button{background:#0b57d0;color:#fff;border-color:#0b57d0;cursor:pointer;align-s
 .timeline{background:#fff;border:1px solid #d5d9df;border-radius:6px;padding:1em 1em 1em 2.5em}.timeline li{margin:.2em 0}
 .error{background:#fde2e1;color:#8a1c13;padding:.6em .8em;border-radius:4px}.notice{background:#dcf3e4;color:#145c32;padding:.6em .8em;border-radius:4px}
 `;
+
+export function searchPage(q: string, hits: SearchHit[]): Html {
+  return html`<h1>Find</h1>
+<p>${hits.length === 0 ? html`Nothing matches <strong class="mono">${q}</strong>: a Payment, deposit or fund return id, a Payment's externalReference, or a transaction hash.` : html`${hits.length} match <strong class="mono">${q}</strong>, newest first.`}</p>
+${hits.length === 0
+    ? ''
+    : html`<table><thead><tr><th scope="col">Item</th><th scope="col">App</th><th scope="col">Status</th><th scope="col">Matched on</th><th scope="col">Created</th></tr></thead><tbody>
+${hits.map((h) => html`<tr data-id="${h.id}"><td><a href="${itemHref(h)}">${h.kind} ${h.id}</a></td><td class="mono">${h.appId}</td><td>${h.status}</td><td>${h.matched}</td><td><time>${h.createdAt}</time></td></tr>`)}
+</tbody></table>`}`;
+}

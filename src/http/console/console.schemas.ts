@@ -32,3 +32,6 @@ export const ZConsoleRecover = z.object({
 });
 
 export const ZConsoleCsrfOnly = z.object({ _csrf: ZCsrf });
+
+/** The console's search box (GET, so no CSRF token): an id, an externalReference or a transaction hash. */
+export const ZConsoleSearch = z.object({ q: z.string().trim().max(255).default('') });

@@ -11,12 +11,13 @@ import type { OperatorEngine } from '../../domain/engine';
 import { ApiError, notFound } from '../../domain/errors';
 import { listOperatorActions, recoverIncident, resolveHold, type HeldTarget } from '../../domain/operator-actions';
 import { depositHold, fundReturnHold, listHolds, paymentHold } from '../../domain/operator-holds';
+import { searchForOperator } from '../../domain/operator-search';
 import { ZHeldId } from '../../domain/operator-actions.schemas';
 import { parseInput, zInt4Param } from '../../domain/validation';
 import type { ApiContext, ApiState } from '../context';
 import { sessionKeeper, type ConsoleSession } from './console-session';
-import { ZConsoleCsrfOnly, ZConsoleLogin, ZConsoleRecover, ZConsoleResolve } from './console.schemas';
-import { auditTable, CONSOLE_CSS, detailPage, html, itemHref, listPage, loginPage, messagePage, page, receiptPage, type Html, type Links } from './console-views';
+import { ZConsoleCsrfOnly, ZConsoleLogin, ZConsoleRecover, ZConsoleResolve, ZConsoleSearch } from './console.schemas';
+import { auditTable, CONSOLE_CSS, detailPage, html, itemHref, listPage, loginPage, messagePage, page, receiptPage, searchPage, type Html, type Links } from './console-views';
 import type { ServiceSecret } from '../../domain/service-keys';
 
 /**
@@ -177,6 +178,17 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
     for (const d of deposits) workflowIds.set(d.id, d.workflowId);
     for (const i of data.items) if (i.workflowId) workflowIds.set(i.id, i.workflowId);
     send(ctx, 200, 'Holds', listPage({ ...data, workflowIds }, links));
+  });
+
+  router.get('/search', signedIn, async (ctx) => {
+    const { q } = parseInput(ZConsoleSearch, ctx.query, 'query');
+    const hits = await searchForOperator(deps.prisma, q);
+    // One match: its page, as a pasted id or hash usually means.
+    if (hits.length === 1) {
+      ctx.status = 303;
+      return ctx.redirect(itemHref(hits[0]!));
+    }
+    send(ctx, 200, 'Find', searchPage(q, hits));
   });
 
   router.get('/actions', signedIn, async (ctx) => {

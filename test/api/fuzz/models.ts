@@ -178,6 +178,8 @@ export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
       returnUrl: 'https://shop.example/return',
     }),
   },
+  'GET /v2/events': { auth: 'partner', query: () => ({ limit: '5', name: 'account.created', createdFrom: '2020-01-01T00:00:00Z' }) },
+  'GET /v2/events/:eventId': { auth: 'partner', params: () => ({ eventId: 'evt_0fuzz0' }) },
   'GET /v2/payments': { auth: 'partner', query: () => ({ limit: '5', status: 'requires_payment_method', createdFrom: '2020-01-01T00:00:00Z' }) },
   'GET /v2/payments/:paymentId': { auth: 'partner', params: payment, touches: 'payment' },
   'POST /v2/payments/:paymentId/cancel': { auth: 'partner', idempotencyKey: 'optional', params: payment, touches: 'payment', body: () => ({ reasonCode: 'customer_request', reason: 'changed their mind' }) },
@@ -241,6 +243,7 @@ export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
   'GET /admin/v1/apps/:appId/webhook-deliveries/:deliveryId': { auth: 'admin', params: delivery },
   'GET /admin/v1/apps/:appId/webhook-deliveries/:deliveryId/attempts': { auth: 'admin', params: delivery },
   'POST /admin/v1/apps/:appId/webhook-deliveries/:deliveryId/redeliver': { auth: 'admin', params: delivery },
+  'POST /admin/v1/apps/:appId/webhook-endpoints/:endpointId/recover': { auth: 'admin', params: endpoint, body: () => ({ since: new Date(Date.now() - 3_600_000).toISOString() }) },
   'GET /admin/v1/alerts': { auth: 'admin', query: () => ({ open: 'true', kind: 'ledger_difference', limit: '5' }) },
   'GET /admin/v1/alerts/:alertId': { auth: 'admin', params: () => ({ alertId: 'alert_0fuzz0' }) },
   // Prometheus metrics (text, not JSON): a 200 answers the exposition, a refusal the envelope.
