@@ -14,6 +14,7 @@ import { registerPaymentCommands } from './payments';
 import { registerDepositCommands } from './deposits';
 import { registerFundReturnCommands } from './returns';
 import { registerWebhookCommands } from './webhooks';
+import { DASHBOARD_CLI_USAGE, registerDashboardCommands } from './dashboard';
 import { registerSandboxCommands, SANDBOX_USAGE } from './sandbox';
 import { jsonText } from '../domain/json-text';
 import { cliContext, CommandFailed, UsageError, type Command } from './shared';
@@ -32,6 +33,7 @@ const USAGE = `usage:
   npm run cli -- ${REVOKE_USAGE}
   npm run cli -- keys reseal
 ${CUSTODY_USAGE}
+${DASHBOARD_CLI_USAGE}
 ${SANDBOX_USAGE}`;
 
 const commands: Record<string, Command> = {
@@ -103,6 +105,7 @@ registerPaymentCommands(registerCommand);
 registerDepositCommands(registerCommand);
 registerFundReturnCommands(registerCommand);
 registerWebhookCommands(registerCommand);
+registerDashboardCommands(registerCommand);
 registerSandboxCommands(registerCommand);
 registerAlertCommands(registerCommand);
 registerKeyCommands(registerCommand);

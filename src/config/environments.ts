@@ -172,7 +172,7 @@ const environmentShape = {
   bankAccounts: ZBankAccountsConfig.optional(),
   /** Absent: public Payment creation is off in this environment. */
   publicPayments: ZPublicPaymentsConfig.optional(),
-  // dashboard null: there is no partner dashboard; operators manage webhook endpoints (admin API, CLI).
+  // dashboard null: the partner dashboard this service serves (/dashboard), when it serves one.
   links: z.object({ docs: z.string(), openapi: z.string(), dashboard: z.string().nullable() }),
 };
 

@@ -35,6 +35,12 @@ export const ID_PREFIXES = {
   // Internal: the operator audit (docs/decisions.md "Operator console").
   operatorAction: 'opact_',
   consoleSession: 'csess_',
+  // Internal: the partner dashboard (docs/decisions.md "Partner dashboard").
+  partnerUser: 'puser_',
+  partnerSignInCode: 'psign_',
+  partnerSession: 'psess_',
+  partnerAction: 'pact_',
+  requestLogEntry: 'reqlog_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

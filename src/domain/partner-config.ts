@@ -163,7 +163,8 @@ export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, r
       webhooks: featureSwitch(true, [moduleState('webhooks')]),
       partnerConsole: featureSwitch(runtime.partnerConsole, []),
     },
-    links: env.links,
+    // The dashboard served here, unless the environments file names another (a hosted one).
+    links: { ...env.links, dashboard: env.links.dashboard ?? (runtime.partnerConsole ? '/dashboard' : null) },
   };
 }
 

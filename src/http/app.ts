@@ -40,6 +40,9 @@ import { registerVaultRoutes } from './routes/vaults';
 import { registerBankAccountRoutes } from './routes/bank-accounts';
 import { registerProviderCallbackRoutes } from './routes/provider-callbacks';
 import type { OfframpCallbackDeps } from '../domain/provider-callbacks';
+import { registerDashboardUserAdminRoutes } from './routes/dashboard-users-admin';
+import { requestLog } from './middleware/request-log';
+import { registerPartnerDashboard } from './dashboard/dashboard';
 import { createSmtpMailer, type Mailer } from '../mail/mailer';
 import { createChainRegistry, type ChainRegistry } from '../chain/registry';
 import type { AddressBook } from '../custody';
@@ -116,6 +119,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   const metrics = config.admin.apiToken ? createServiceMetrics({ prisma: db.prisma, chains, temporalMetricsUrl: deps.metrics?.temporalMetricsUrl }) : undefined;
 
   app.use(requestContext(logger, { serverTiming: config.http.serverTiming }));
+  app.use(requestLog(db.prisma));
   // Outside the error handler: it counts the status answered.
   if (metrics) app.use(httpMetrics(metrics));
   app.use(echoSvcVersion(environments.apiVersion));
@@ -147,6 +151,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   });
   mountRouter(app, checkout);
   registerAppAdminRoutes(app, { config, prisma: db.prisma });
+  registerDashboardUserAdminRoutes(app, { config, prisma: db.prisma });
   if (deps.returns) registerFundReturnAdminRoutes(app, { config, prisma: db.prisma, custody: deps.custody, chains, engine: deps.returns });
   if (deps.operator) {
     registerHoldAdminRoutes(app, { config, prisma: db.prisma, chains, engine: deps.operator.engine });
@@ -196,6 +201,10 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
     mountRouter(app, publicRoutes);
   }
 
+  const mailer = deps.mailer !== undefined ? deps.mailer : config.mail?.smtpUrl ? createSmtpMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from }) : null;
+  // The partner dashboard at /dashboard: its own sessions, never the partner router's Basic authentication.
+  registerPartnerDashboard(app, { config, prisma: db.prisma, serviceSecret: deps.serviceSecret, mailer, cursors: shared.cursors, engine: deps.engine });
+
   const partner = new Router<ApiState>();
   // Failed logins are counted per client address, and refused before the secret is checked.
   const failedLogins = failedCredentialLimit(db.pool, config.ipRateLimits.failedLogins, (ctx) => `login:${clientIp(ctx)}`);
@@ -204,15 +213,13 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   partner.use(limit);
   partner.use(body);
   partner.use(modules);
-  const mailer = deps.mailer !== undefined ? deps.mailer : config.mail?.smtpUrl ? createSmtpMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from }) : null;
   registerPartnerConfigRoutes(partner, {
     environments,
     runtime: {
       ...runtime,
       mail: { smtpConfigured: mailer !== null },
       clientApi: deps.client !== undefined,
-      // No partner dashboard is served: webhook endpoints are managed by the operator (admin API, CLI).
-      partnerConsole: false,
+      partnerConsole: true,
       webhooks: config.webhooks,
     },
   });

@@ -44,7 +44,8 @@ export async function listEvents(prisma: PrismaClient, app: AuthenticatedApp, qu
   const types = readableResourceTypes(app.scopes);
   const filters: Prisma.EventWhereInput = {
     appId: app.id,
-    ...(types.length < EVENT_RESOURCE_TYPES.length ? { resourceType: { in: types } } : {}),
+    // Always named: the service's own events (a dashboard test event) are no resource a scope reads.
+    resourceType: { in: types },
     ...(query.name ? { name: query.name } : {}),
     ...(query.resourceId ? { resourceId: query.resourceId } : {}),
     ...(query.createdFrom || query.createdTo
@@ -65,7 +66,7 @@ export async function listEvents(prisma: PrismaClient, app: AuthenticatedApp, qu
 
 /** One of the app's events; another app's event is not found, one outside the credential's scopes is 403. */
 export async function getEvent(prisma: PrismaClient, app: AuthenticatedApp, eventId: string): Promise<TEvent> {
-  const e = await prisma.event.findFirst({ where: { id: eventId, appId: app.id } });
+  const e = await prisma.event.findFirst({ where: { id: eventId, appId: app.id, resourceType: { in: [...EVENT_RESOURCE_TYPES] } } });
   if (!e) throw notFound('Event');
   assertScope(app, SCOPE_OF[e.resourceType as EventResourceType]);
   return toEventView(e);

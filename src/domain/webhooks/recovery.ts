@@ -1,3 +1,4 @@
+import { TEST_EVENT_RESOURCE_TYPE } from './test-event';
 import type { PrismaClient } from '../../db/client';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
@@ -44,6 +45,8 @@ export async function recoverWebhookEndpoint(prisma: PrismaClient, ref: Endpoint
         appId: endpoint.appId,
         createdAt: { gte: from },
         dispatchedAt: { not: null },
+        // A test event is its own endpoint's only.
+        resourceType: { not: TEST_EVENT_RESOURCE_TYPE },
         ...(endpoint.events.length > 0 ? { name: { in: endpoint.events } } : {}),
         webhookDeliveries: { none: { endpointId: endpoint.id } },
       },

@@ -1,0 +1,50 @@
+import type { PrismaClient } from '../../db/client';
+import type { EnvironmentName } from '../../config/environments';
+import type { AuthenticatedApp, Scope } from '../apps';
+import { formatAtomic } from '../amounts';
+import { notFound } from '../errors';
+import { toDepositView } from '../deposits/deposit-view';
+import { readableResourceTypes } from '../event-log/event-log';
+
+/** What the dashboard reads of an app, with the app's own scopes: it shows what the app's API shows. */
+export async function dashboardApp(prisma: PrismaClient, appId: string): Promise<AuthenticatedApp & { revokedAt: string | null }> {
+  const app = await prisma.app.findUnique({ where: { id: appId } });
+  if (!app) throw notFound('App');
+  return {
+    id: app.id,
+    name: app.name,
+    environment: app.environment as EnvironmentName,
+    scopes: app.scopes as Scope[],
+    apiVersion: app.apiVersion,
+    revokedAt: app.revokedAt?.toISOString() ?? null,
+  };
+}
+
+/** The app's latest deposits, every account's, newest first. */
+export async function recentDeposits(prisma: PrismaClient, app: AuthenticatedApp, limit = 50) {
+  const rows = await prisma.deposit.findMany({ where: { appId: app.id }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: limit });
+  return rows.map((d) => ({ id: d.id, status: d.status, amount: `${formatAtomic(d.amountAtomic.toFixed(0), d.decimals)} ${d.assetSymbol}`, createdAt: d.createdAt.toISOString() }));
+}
+
+export async function depositOf(prisma: PrismaClient, app: AuthenticatedApp, depositId: string) {
+  const row = depositId.length <= 64 ? await prisma.deposit.findFirst({ where: { id: depositId, appId: app.id } }) : null;
+  if (!row) throw notFound('Deposit');
+  return toDepositView(row);
+}
+
+export interface TimelineStep {
+  eventId: string;
+  name: string;
+  resourceSequence: string;
+  createdAt: string;
+}
+
+/** A resource's events in order: its timeline as the partner's webhooks told it. */
+export async function timelineOf(prisma: PrismaClient, app: AuthenticatedApp, resourceId: string): Promise<TimelineStep[]> {
+  const rows = await prisma.event.findMany({
+    where: { appId: app.id, resourceId, resourceType: { in: readableResourceTypes(app.scopes) } },
+    orderBy: [{ resourceSequence: 'asc' }, { createdAt: 'asc' }, { id: 'asc' }],
+    take: 500,
+  });
+  return rows.map((e) => ({ eventId: e.id, name: e.name, resourceSequence: e.resourceSequence.toString(), createdAt: e.createdAt.toISOString() }));
+}

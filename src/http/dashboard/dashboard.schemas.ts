@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { ZPartnerEmail } from '../../domain/dashboard/partner-users';
+import { ZAppId } from '../../domain/webhooks/endpoint.schemas';
+
+/** The partner dashboard's forms (application/x-www-form-urlencoded); each carries its CSRF token. */
+export const ZCsrf = z.string().min(1).max(200);
+
+export const ZSignInEmail = z.object({ email: ZPartnerEmail, _csrf: ZCsrf });
+export const ZSignInCode = z.object({ email: ZPartnerEmail, code: z.string().trim().max(12), _csrf: ZCsrf });
+export const ZSwitchApp = z.object({ appId: ZAppId, _csrf: ZCsrf });
+export const ZCsrfOnly = z.object({ _csrf: ZCsrf });
+
+/** A datetime-local value read as UTC (seconds optional), or an ISO 8601 time. */
+export const ZSinceUtc = z
+  .string()
+  .trim()
+  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?Z?$/, 'a date and time')
+  .transform((v) => new Date(v.endsWith('Z') ? v : `${v}Z`).toISOString());
+
+export const ZRotateForm = z.object({ overlapHours: z.coerce.number().int().min(0).max(168), _csrf: ZCsrf });
+export const ZRevokeForm = z.object({ confirm: z.string().trim().max(64), _csrf: ZCsrf });
+
+/** The events filter (GET, no CSRF token); an empty field is absent. */
+export const ZEventsFilter = z.object({
+  name: z.string().max(100).optional(),
+  resourceId: z.string().max(128).optional(),
+  cursor: z.string().max(1000).optional(),
+});

@@ -1,0 +1,254 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
+import { verifyWebhook } from '../../src/webhooks/verify';
+import { newContext } from '../support/browser';
+import { getHarness } from '../support/harness';
+import { call, newApp } from '../support/api-client';
+import { newPayer, payTo } from '../support/chain';
+import { createPayment, newMerchant, waitForPayment } from '../payments/fixtures';
+import { delivered, dispatch, ensureTestDispatcher } from '../webhooks/support/flow';
+import { assertAccessible, signInByEmail, startDashboardApi, startPartnerReceiver, type PartnerReceiver } from './support';
+
+const shot = async (page: Page, name: string) => {
+  if (!process.env.SCREENSHOT_DIR) return;
+  mkdirSync(process.env.SCREENSHOT_DIR, { recursive: true });
+  await page.screenshot({ path: path.join(process.env.SCREENSHOT_DIR, `dashboard-${name}.png`), fullPage: true });
+};
+
+/** The UTC wall time as a datetime-local field takes it (seconds, no zone). */
+const utcField = (d: Date) => d.toISOString().slice(0, 19);
+
+describe('Partner dashboard: a new partner, as a new user would', () => {
+  let api: Awaited<ReturnType<typeof startDashboardApi>>;
+  let receiver: PartnerReceiver;
+  let context: BrowserContext;
+  let page: Page;
+  before(async () => {
+    api = await startDashboardApi();
+    receiver = await startPartnerReceiver();
+    await ensureTestDispatcher();
+    context = await newContext('desktop');
+    page = await context.newPage();
+  });
+  after(async () => {
+    const h = await getHarness();
+    await h.engine.stopWebhookDispatcher('suite done');
+    await context?.close();
+    await receiver?.close();
+    await api?.close();
+  });
+
+  test('signs in by emailed code, adds an endpoint, sends a test event, takes a Payment, and recovers every event its down receiver missed', async () => {
+    const h = await getHarness();
+    const m = await newMerchant();
+    const email = `dev-${Date.now()}@partner.example`;
+    await api.invite(m.cred.appId, email, 'developer');
+
+    // Sign in: the login and code pages, then the overview.
+    await page.goto(`${api.baseUrl}/dashboard/login`);
+    await assertAccessible(page, 'sign-in');
+    await signInByEmail(page, api.baseUrl, email);
+    await assertAccessible(page, 'overview');
+    assert.match(await page.locator('main').innerText(), new RegExp(m.cred.appId));
+    await shot(page, 'overview');
+
+    // Add an endpoint (every event); the signing secret is shown once.
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await assertAccessible(page, 'webhook endpoints');
+    await page.getByLabel(/^URL/).fill(receiver.url);
+    await page.getByLabel(/^Description/).fill('Orders service');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await assertAccessible(page, 'secret shown once');
+    const secret = await page.getByLabel('Secret').inputValue();
+    assert.match(secret, /^whsec_/);
+    await page.getByRole('link', { name: 'Done' }).click();
+    const endpointId = new URL(page.url()).pathname.split('/').pop()!;
+    assert.match(endpointId, /^whe_/);
+    await assertAccessible(page, 'endpoint');
+
+    // A test event: a real signed delivery to this endpoint only.
+    await page.getByRole('button', { name: 'Send a test event' }).click();
+    assert.match(await page.getByRole('status').innerText(), /Test event sent/);
+    const testEvent = await h.db.prisma.event.findFirstOrThrow({ where: { resourceId: endpointId, name: 'webhook_endpoint.test' } });
+    await dispatch();
+    assert.equal((await delivered(testEvent.id, endpointId)).status, 'succeeded');
+    const ping = verifyWebhook(receiver.received[0]!.rawBody, receiver.received[0]!.headers, secret);
+    assert.equal(ping.name, 'webhook_endpoint.test');
+
+    // Take a Payment while the receiver is down: each of its events is abandoned after 3 attempts.
+    receiver.down = true;
+    const since = new Date(Date.now() - 1000);
+    const p = (await createPayment(m, { amount: '3' })).body.payment;
+    await payTo(await newPayer(3_000_000n), p.funding.depositAddress.address, 3_000_000n);
+    await waitForPayment(m, p.id, 'succeeded', (x) => x.status === 'succeeded');
+    await dispatch();
+    const events = await h.db.prisma.event.findMany({ where: { resourceId: p.id }, orderBy: { resourceSequence: 'asc' } });
+    assert.ok(events.length >= 3, `the Payment's events: ${events.map((e) => e.name).join(', ')}`);
+    for (const e of events) {
+      const result = await delivered(e.id, endpointId);
+      assert.equal(result.status, 'abandoned', `${e.name} while the receiver is down`);
+    }
+    const refused = receiver.received.filter((r) => r.answered === 503);
+    assert.equal(refused.length, events.length * 3, 'three attempts per event');
+
+    // The delivery page shows each attempt: status, latency, the truncated answer.
+    await page.reload();
+    await page.locator(`tr[data-id] a`).first().click();
+    await assertAccessible(page, 'delivery');
+    const attempts = await page.locator('#attempts + table tbody tr').allInnerTexts();
+    assert.equal(attempts.length, 3, attempts.join('\n'));
+    for (const row of attempts) assert.match(row, /503.*\d+ ms.*down for maintenance/s);
+    await shot(page, 'delivery');
+
+    // Back up: recover every event since before the Payment, from the dashboard.
+    receiver.down = false;
+    await page.goto(`${api.baseUrl}/dashboard/webhooks/${endpointId}`);
+    await page.getByLabel('Since (UTC)').fill(utcField(since));
+    await page.getByRole('button', { name: 'Recover missed events' }).click();
+    assert.match(await page.getByRole('status').innerText(), /Recovery started/);
+    await dispatch();
+    for (const e of events) assert.equal((await delivered(e.id, endpointId, 2)).status, 'succeeded', `${e.name} recovered`);
+    const got = receiver.received.filter((r) => r.answered === 200).map((r) => verifyWebhook(r.rawBody, r.headers, secret));
+    assert.deepEqual(
+      got.filter((g) => g.name !== 'webhook_endpoint.test').map((g) => g.id).sort(),
+      events.map((e) => e.id).sort(),
+      'every missed event arrived, signed, once',
+    );
+    await shot(page, 'endpoint');
+
+    // What else a partner reads: events, the Payment's timeline, deposits, the request log, credentials, the audit.
+    await page.getByRole('link', { name: 'Events', exact: true }).click();
+    await assertAccessible(page, 'events');
+    await page.getByLabel('Resource id').fill(p.id);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    assert.equal(await page.locator('tbody tr[data-id]').count(), events.length);
+    await page.locator('tbody tr[data-id] a').first().click();
+    await assertAccessible(page, 'event');
+    assert.match(await page.locator('pre').innerText(), new RegExp(p.id));
+
+    await page.goto(`${api.baseUrl}/dashboard/payments`);
+    await assertAccessible(page, 'payments');
+    await page.getByRole('link', { name: p.id }).click();
+    await assertAccessible(page, 'payment');
+    const timeline = await page.locator('.timeline li').allInnerTexts();
+    assert.deepEqual(timeline.map((t) => /(payment\.[a-z_]+)/.exec(t)?.[1]), events.map((e) => e.name));
+
+    await page.goto(`${api.baseUrl}/dashboard/deposits`);
+    await assertAccessible(page, 'deposits');
+
+    await page.goto(`${api.baseUrl}/dashboard/requests`);
+    await assertAccessible(page, 'request log');
+    const log = await page.locator('tbody').innerText();
+    assert.match(log, /POST\s+\/v2\/payments\s+201/);
+    assert.match(log, /pay-\d+-\d+-\d+/, 'the Idempotency-Key is shown');
+    assert.doesNotMatch(await page.content(), new RegExp(m.cred.appSecret), 'never a secret');
+    await shot(page, 'requests');
+
+    await page.goto(`${api.baseUrl}/dashboard/credentials`);
+    await assertAccessible(page, 'credentials');
+    assert.match(await page.locator('main').innerText(), /Only an admin of your team can rotate/);
+
+    await page.goto(`${api.baseUrl}/dashboard/audit`);
+    await assertAccessible(page, 'audit');
+    const audit = await page.locator('tbody').innerText();
+    for (const action of ['user.invited:developer', 'signed_in', 'webhook_endpoint.created', 'webhook_endpoint.test_sent', 'webhook_endpoint.recovered']) {
+      assert.match(audit, new RegExp(action.replace('.', '\\.')), action);
+    }
+    assert.match(audit, new RegExp(email));
+  });
+});
+
+describe('Partner dashboard: who may do what', () => {
+  let api: Awaited<ReturnType<typeof startDashboardApi>>;
+  let context: BrowserContext;
+  let page: Page;
+  before(async () => {
+    api = await startDashboardApi();
+    context = await newContext('desktop');
+    page = await context.newPage();
+  });
+  after(async () => {
+    await context?.close();
+    await api?.close();
+  });
+
+  test('a viewer reads but changes nothing; a form without its CSRF token is refused; a removed user is signed out', async () => {
+    const app = await newApp();
+    const email = `viewer-${Date.now()}@partner.example`;
+    const user = await api.invite(app.appId, email, 'viewer');
+    await signInByEmail(page, api.baseUrl, email);
+    await page.goto(`${api.baseUrl}/dashboard/webhooks`);
+    assert.equal(await page.getByRole('button', { name: 'Add endpoint' }).count(), 0, 'no form for a viewer');
+    const cookie = (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+    const post = (to: string, form: Record<string, string>) =>
+      fetch(`${api.baseUrl}${to}`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() });
+    const csrf = await page.locator('input[name=_csrf]').first().inputValue();
+    const asViewer = await post('/dashboard/webhooks', { _csrf: csrf, url: 'https://example.com/hooks' });
+    assert.equal(asViewer.status, 403, 'a viewer may not add an endpoint');
+    const noToken = await post('/dashboard/logout', {});
+    assert.equal(noToken.status, 403, 'no CSRF token, no change');
+    const h = await getHarness();
+    assert.equal(await h.db.prisma.webhookEndpoint.count({ where: { appId: app.appId } }), 0);
+
+    const removed = await fetch(`${api.baseUrl}/admin/v1/apps/${app.appId}/dashboard-users/${user.id}/removal`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer dashboard-test-admin-token-0123456789abcdef', 'content-type': 'application/json' },
+      body: JSON.stringify({ actor: 'ops@example.com' }),
+    });
+    assert.equal(removed.status, 200);
+    await page.goto(`${api.baseUrl}/dashboard/webhooks`);
+    assert.equal(new URL(page.url()).pathname, '/dashboard/login', 'the removed user is signed out');
+  });
+
+  test('an admin rotates the app secret (shown once, and it authenticates) and the audit says who', async () => {
+    const app = await newApp();
+    const email = `admin-${Date.now()}@partner.example`;
+    await api.invite(app.appId, email, 'admin');
+    await signInByEmail(page, api.baseUrl, email);
+    await page.goto(`${api.baseUrl}/dashboard/credentials`);
+    await page.getByLabel(/^Overlap/).fill('0');
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    const secret = await page.getByLabel('Secret').inputValue();
+    assert.match(secret, /^sk_test_/);
+    const fresh = await call('/v2/config', { credential: { ...app, appSecret: secret } });
+    assert.equal(fresh.status, 200, 'the new secret authenticates');
+    const stale = await call('/v2/config', { credential: app });
+    assert.equal(stale.status, 401, 'with no overlap the old secret stops at once');
+    await page.goto(`${api.baseUrl}/dashboard/audit`);
+    assert.match(await page.locator('tbody').innerText(), new RegExp(`${email.replace('.', '\\.')}[\\s\\S]*app_secret\\.rotated`));
+  });
+
+  test('a code works once; wrong guesses spend it; at most 5 codes in 15 minutes; an unknown email is told the same', async () => {
+    const h = await getHarness();
+    const app = await newApp();
+    const email = `throttle-${Date.now()}@partner.example`;
+    await api.invite(app.appId, email, 'viewer');
+    const login = async (body: Record<string, string>, to = '/dashboard/login') => {
+      const form = await fetch(`${api.baseUrl}/dashboard/login`);
+      const cookie = (form.headers.getSetCookie() ?? []).map((c) => c.split(';')[0]).join('; ');
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
+      return fetch(`${api.baseUrl}${to}`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ ...body, _csrf: csrf }).toString() });
+    };
+    const unknown = await (await login({ email: `nobody-${Date.now()}@partner.example` })).text();
+    const known = await (await login({ email })).text();
+    const strip = (s: string) => s.replace(/value="[^"]*"/g, '').replace(/<strong>[^<]*<\/strong>/, '');
+    assert.equal(strip(unknown), strip(known), 'the same page whether or not the email has access');
+    const first = await h.mailbox.next(email, 0);
+    const code = /\bis (\d{6})\b/.exec(first.text)![1]!;
+    const wrong = code === '000000' ? '111111' : '000000';
+    for (let i = 0; i < 5; i += 1) assert.equal((await login({ email, code: wrong }, '/dashboard/login/code')).status, 401);
+    assert.equal((await login({ email, code }, '/dashboard/login/code')).status, 401, 'five wrong guesses spent the code');
+    for (let i = 0; i < 4; i += 1) await login({ email });
+    assert.equal(await h.db.prisma.partnerSignInCode.count({ where: { email } }), 5);
+    await login({ email });
+    assert.equal(await h.db.prisma.partnerSignInCode.count({ where: { email } }), 5, 'a sixth code in 15 minutes is not made');
+    const mails = h.mailbox.received.filter((r) => r.to.includes(email)).map((r) => /\bis (\d{6})\b/.exec(r.text)![1]!);
+    assert.equal(mails.length, 5);
+    const ok = await login({ email, code: mails.at(-1)! }, '/dashboard/login/code');
+    assert.equal(ok.status, 303, 'the newest code signs in');
+    assert.equal((await login({ email, code: mails.at(-1)! }, '/dashboard/login/code')).status, 401, 'once');
+  });
+});
