@@ -213,9 +213,9 @@ describe('Partner dashboard: who may do what', () => {
     await page.getByRole('button', { name: 'Rotate secret' }).click();
     const secret = await page.getByLabel('Secret').inputValue();
     assert.match(secret, /^sk_test_/);
-    const fresh = await call('/v2/config', { credential: { ...app, appSecret: secret } });
+    const fresh = await call('/v2/partners/config', { credential: { ...app, appSecret: secret } });
     assert.equal(fresh.status, 200, 'the new secret authenticates');
-    const stale = await call('/v2/config', { credential: app });
+    const stale = await call('/v2/partners/config', { credential: app });
     assert.equal(stale.status, 401, 'with no overlap the old secret stops at once');
     await page.goto(`${api.baseUrl}/dashboard/audit`);
     assert.match(await page.locator('tbody').innerText(), new RegExp(`${email.replace('.', '\\.')}[\\s\\S]*app_secret\\.rotated`));

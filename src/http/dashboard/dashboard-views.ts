@@ -46,7 +46,7 @@ export function page(title: string, viewer: Viewer | null, body: Html, current =
 <body>
 <header class="bar"><a class="brand" href="/dashboard">Partner dashboard</a>
 ${viewer
-    ? html`<span class="mono">${viewer.appId} <span class="state">${viewer.environment}</span></span>
+    ? html`<span class="mono">${viewer.appId} (${viewer.environment})</span>
 <nav aria-label="Dashboard">${NAV.map(([href, label]) => html`<a href="${href}"${href === current ? new Html(' aria-current="page"') : ''}>${label}</a> `)}</nav>
 <form class="logout" method="post" action="/dashboard/logout"><input type="hidden" name="_csrf" value="${viewer.csrf}"><span>${viewer.email} (${viewer.role})</span> <button type="submit">Sign out</button></form>`
     : ''}
