@@ -5,12 +5,16 @@ import { OPENAPI_PATH } from '../../src/http/openapi/document';
 
 /** Every link and endpoint GET /v2/partners/config hands a partner answers: none 404s, none is a placeholder. */
 describe('the partner config links resolve', () => {
-  test('links.docs, links.openapi, the public creation endpoints and the bank directory all answer; dashboard is null (there is none)', async () => {
+  test('links.docs, links.openapi, the public creation endpoints and the bank directory and the partner dashboard all answer', async () => {
     const cred = await newApp();
     const config = await call('/v2/partners/config', { credential: cred });
     assert.equal(config.status, 200, config.text);
     const { links, capabilities } = config.body;
-    assert.equal(links.dashboard, null);
+    assert.equal(links.dashboard, '/dashboard');
+    const dashboard = await call(links.dashboard);
+    assert.equal(dashboard.status, 200, 'the dashboard opens at its sign-in page');
+    assert.match(dashboard.text, /Email me a code/);
+    assert.equal(config.body.integrations.partnerConsole.enabled, true);
 
     const docs = await call(links.docs);
     assert.equal(docs.status, 200);

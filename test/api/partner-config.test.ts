@@ -156,7 +156,7 @@ describe('integrations and capabilities agree with what the routes do', () => {
     assert.deepEqual(limited.body.integrations.clientApi, { enabled: true, availableToCredential: false });
     const refused = await call('/v2/client/auth/exchange', { credential: noPayments, body: { accountId: account.body.account.id } });
     assert.equal(refused.status, 403, refused.text);
-    assert.deepEqual(config.body.integrations.partnerConsole, { enabled: false, availableToCredential: false });
+    assert.deepEqual(config.body.integrations.partnerConsole, { enabled: true, availableToCredential: true });
   });
 
   test('an API built without the client API reports clientApi off, and has no token exchange', async () => {
@@ -181,7 +181,7 @@ describe('integrations and capabilities agree with what the routes do', () => {
       assert.deepEqual(config.body.integrations, {
         clientApi: { enabled: false, availableToCredential: false },
         webhooks: { enabled: false, availableToCredential: false },
-        partnerConsole: { enabled: false, availableToCredential: false },
+        partnerConsole: { enabled: true, availableToCredential: true },
       });
       assert.deepEqual(config.body.capabilities.payments.capabilities, { crypto: false, onramp: false, externalQr: false, externalBank: false, card: false });
       assert.equal(config.body.capabilities.payments.methods.direct.available, false);

@@ -244,6 +244,10 @@ export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
   'GET /admin/v1/apps/:appId/webhook-deliveries/:deliveryId/attempts': { auth: 'admin', params: delivery },
   'POST /admin/v1/apps/:appId/webhook-deliveries/:deliveryId/redeliver': { auth: 'admin', params: delivery },
   'POST /admin/v1/apps/:appId/webhook-endpoints/:endpointId/recover': { auth: 'admin', params: endpoint, body: () => ({ since: new Date(Date.now() - 3_600_000).toISOString() }) },
+  // An unknown email on the fuzz's own app: an invitation (201), or a refusal that writes nothing.
+  'POST /admin/v1/apps/:appId/dashboard-users': { auth: 'admin', params: app, body: () => ({ email: 'fuzz@partner.example', role: 'viewer', actor: 'fuzz-operator' }) },
+  'GET /admin/v1/apps/:appId/dashboard-users': { auth: 'admin', params: app },
+  'POST /admin/v1/apps/:appId/dashboard-users/:userId/removal': { auth: 'admin', params: (f) => ({ appId: f.cred.appId, userId: 'puser_0fuzz0' }), body: () => ({ actor: 'fuzz-operator' }) },
   'GET /admin/v1/alerts': { auth: 'admin', query: () => ({ open: 'true', kind: 'ledger_difference', limit: '5' }) },
   'GET /admin/v1/alerts/:alertId': { auth: 'admin', params: () => ({ alertId: 'alert_0fuzz0' }) },
   // Prometheus metrics (text, not JSON): a 200 answers the exposition, a refusal the envelope.
