@@ -12,6 +12,7 @@ export const TABLES_NOT_COMPARED: Readonly<Record<string, string>> = {
   _prisma_migrations: 'the migration history: only the migrator writes it',
   rate_limits: "every request, refused or not, counts against its app's quota: that is the limiter working",
   chain_scan_cursors: 'the chain scanner advances it on its own schedule, whatever the requests',
+  request_log: "every request authenticated as an app, refused or not, is in its request log: that is the log working",
   sender_locks: 'taken and let go by the settlement senders as they send, whatever the requests (the API never sends)',
 };
 
