@@ -197,8 +197,8 @@ function runRow(r: ReconciliationRunView, links: Links): Html {
 <td>${last ? html`<time>${last.finishedAt}</time>` : 'never'}</td>
 <td>${last?.startedAt ? html`<time>${last.startedAt}</time>` : '—'}</td>
 <td>${last ? html`<span class="outcome ${last.outcome}">${last.outcome === 'clean' ? 'clean' : `${last.discrepancies} ${last.discrepancies === 1 ? 'discrepancy' : 'discrepancies'}`}</span>` : '—'}</td>
-<td>${last ? Object.entries(last.counts).map(([k, v]) => html`<span class="mono">${k}=${v}</span> `) : '—'}</td>
-<td>${alerts.length === 0 ? 'raises none' : alerts.map(([kind, n]) => html`<a href="${alertsHref(kind)}">${n} ${kind}</a> `)}</td>
+<td>${last ? html`<ul class="plain">${Object.entries(last.counts).map(([k, v]) => html`<li>${k} ${v}</li>`)}</ul>` : '—'}</td>
+<td>${alerts.length === 0 ? 'raises none' : html`<ul class="plain">${alerts.map(([kind, n]) => html`<li><a href="${alertsHref(kind)}">${n} ${kind}</a></li>`)}</ul>`}</td>
 <td>${r.current ? html`since <time>${r.current.startedAt}</time>` : '—'}</td>
 <td>${workflowCell(links, last?.workflowId ?? null)}</td></tr>`;
 }
@@ -237,7 +237,8 @@ main{max-width:1200px;margin:0 auto;padding:1em 1.5em 3em}h1{font-size:1.5em}h2{
 table{border-collapse:collapse;width:100%;background:#fff;font-size:.93em}th,td{text-align:left;padding:.45em .6em;border-bottom:1px solid #d5d9df;vertical-align:top}td:first-child a{word-break:break-all}th{white-space:nowrap}
 th{background:#eceff3}.mono{font-family:ui-monospace,monospace;font-size:.92em;word-break:break-all}
 a{color:#0b57d0}.state,.outcome{white-space:nowrap;padding:.1em .45em;border-radius:3px;font-size:.9em;background:#e6e8eb}
-.requires_intervention,.refused,.failed,.discrepancies,.critical{background:#fde2e1;color:#8a1c13}.severity{white-space:nowrap;padding:.1em .45em;border-radius:3px;font-size:.9em;background:#e6e8eb}.warning{background:#fff1c2;color:#6a4a00}.clean{background:#dcf3e4;color:#145c32}.retrying{background:#fff1c2;color:#6a4a00}.signalled,.created{background:#dcf3e4;color:#145c32}
+.requires_intervention,.refused,.failed,.discrepancies,.critical{background:#fde2e1;color:#8a1c13}.severity{white-space:nowrap;padding:.1em .45em;border-radius:3px;font-size:.9em;background:#e6e8eb}.warning{background:#fff1c2;color:#6a4a00}.clean{background:#dcf3e4;color:#145c32}
+.plain{list-style:none;margin:0;padding:0}.plain li{white-space:nowrap}.retrying{background:#fff1c2;color:#6a4a00}.signalled,.created{background:#dcf3e4;color:#145c32}
 .stack{display:flex;flex-direction:column;gap:.35em;max-width:28em}
 input,select,button{font:inherit;padding:.45em .55em;border:1px solid #6b7480;border-radius:4px}
 button{background:#0b57d0;color:#fff;border-color:#0b57d0;cursor:pointer;align-self:flex-start}
