@@ -209,7 +209,7 @@ export function alertsPage(data: { runs: ReconciliationRunView[]; alerts: Operat
   return html`<h1>Alerts</h1>
 <section aria-labelledby="reconciliations"><h2 id="reconciliations">Reconciliations: the last pass of each</h2>
 <p class="help">Run by Temporal Schedules. A pass's discrepancies are its open alerts (a deposit pass's, the deposits it reversed).</p>
-<table><thead><tr><th scope="col">Reconciliation</th><th scope="col">Last pass finished</th><th scope="col">Started</th><th scope="col">Outcome</th><th scope="col">Counts</th><th scope="col">Open alerts</th><th scope="col">Pass in progress</th><th scope="col">Workflow</th></tr></thead><tbody>
+<table><thead><tr><th scope="col">Reconciliation</th><th scope="col">Last pass finished</th><th scope="col">Started</th><th scope="col">Outcome</th><th scope="col">Counts</th><th scope="col">Open alerts</th><th scope="col">In progress</th><th scope="col">Workflow</th></tr></thead><tbody>
 ${data.runs.map((r) => runRow(r, links))}
 </tbody></table>
 </section>
@@ -238,7 +238,7 @@ table{border-collapse:collapse;width:100%;background:#fff;font-size:.93em}th,td{
 th{background:#eceff3}.mono{font-family:ui-monospace,monospace;font-size:.92em;word-break:break-all}
 a{color:#0b57d0}.state,.outcome{white-space:nowrap;padding:.1em .45em;border-radius:3px;font-size:.9em;background:#e6e8eb}
 .requires_intervention,.refused,.failed,.discrepancies,.critical{background:#fde2e1;color:#8a1c13}.severity{white-space:nowrap;padding:.1em .45em;border-radius:3px;font-size:.9em;background:#e6e8eb}.warning{background:#fff1c2;color:#6a4a00}.clean{background:#dcf3e4;color:#145c32}
-.plain{list-style:none;margin:0;padding:0}.plain li{white-space:nowrap}.retrying{background:#fff1c2;color:#6a4a00}.signalled,.created{background:#dcf3e4;color:#145c32}
+.plain{list-style:none;margin:0;padding:0}.plain li{overflow-wrap:anywhere}.retrying{background:#fff1c2;color:#6a4a00}.signalled,.created{background:#dcf3e4;color:#145c32}
 .stack{display:flex;flex-direction:column;gap:.35em;max-width:28em}
 input,select,button{font:inherit;padding:.45em .55em;border:1px solid #6b7480;border-radius:4px}
 button{background:#0b57d0;color:#fff;border-color:#0b57d0;cursor:pointer;align-self:flex-start}
