@@ -13,6 +13,8 @@ import { dataHoldFrom, persistDepositTransition, recordDepositDetected, recordDe
 import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-sender';
 import { closeUnrecordedHold, holdUnrecordedDeposit } from '../src/domain/deposits/deposit-unrecorded';
 import type { Logger } from '../src/logger';
+import { endsPass, passBegan, passEndsAfter, passFindings, passFinished, passFound, type PassRef } from '../src/domain/reconciliation-runs';
+import { currentPass } from './reconciliation';
 import { dataErrorState } from './failures';
 
 export interface DepositActivityDeps {
@@ -20,6 +22,14 @@ export interface DepositActivityDeps {
   chains: ChainRegistry;
   settlement: SettlementSenderDeps;
   logger: Logger;
+}
+
+const RUN = 'deposit-reconciliation';
+
+/** A deposit pass's discrepancies: the deposits it reversed (a reorg took their transfer away). */
+async function finishDepositPass(prisma: PrismaClient, pass: PassRef): Promise<void> {
+  const reversed = (await passFindings(prisma, RUN, pass)).length;
+  await passFinished(prisma, RUN, pass, { discrepancies: reversed, counts: { reversed } });
 }
 
 /** The DepositWorkflow's (and reconciliation's) side effects; each is idempotent, each one call into the domain. */
@@ -70,9 +80,26 @@ export function createDepositActivities(deps: DepositActivityDeps) {
       return checkSettlement(deps, { type: 'deposit', id: input.depositId }, input.confirmations);
     },
 
-    listDepositsToReconcile: (input: { settledSince: string; afterId?: string; limit: number }) => depositsToReconcile(prisma, input),
+    // A deposit pass has no closing activity: its first listing begins it, its last (a short page)
+    // names the deposit whose reconcileDeposit ends it, or ends it when there is none.
+    async listDepositsToReconcile(input: { settledSince: string; afterId?: string; limit: number }) {
+      const pass = currentPass();
+      if (!input.afterId) await passBegan(prisma, RUN, pass);
+      const ids = await depositsToReconcile(prisma, input);
+      if (ids.length < input.limit) {
+        if (ids.length === 0) await finishDepositPass(prisma, pass);
+        else await passEndsAfter(prisma, RUN, pass, ids[ids.length - 1]!);
+      }
+      return ids;
+    },
 
-    reconcileDeposit: (input: { depositId: string; at: string }) => reconcileDeposit(deps, input.depositId, input.at),
+    async reconcileDeposit(input: { depositId: string; at: string }) {
+      const pass = currentPass();
+      const outcome = await reconcileDeposit(deps, input.depositId, input.at);
+      if (outcome === 'reversed') await passFound(prisma, RUN, pass, [input.depositId]);
+      if (await endsPass(prisma, RUN, pass, input.depositId)) await finishDepositPass(prisma, pass);
+      return outcome;
+    },
   };
 }
 

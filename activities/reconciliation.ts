@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import type { PrismaClient } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
 import type { Custody } from '../src/custody';
@@ -11,6 +12,7 @@ import { startOrphanFundReturns } from '../src/domain/returns/fund-return-workfl
 import { redeliverSettlements } from '../src/domain/payments/payment-redelivery';
 import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-sender';
 import type { Logger } from '../src/logger';
+import { openAlertsOf, passBegan, passFinished, type PassRef } from '../src/domain/reconciliation-runs';
 
 export interface ReconciliationActivityDeps {
   prisma: PrismaClient;
@@ -21,6 +23,13 @@ export interface ReconciliationActivityDeps {
   logger: Logger;
   /** The one settlement sender's deps: the pass delivers again a posted settlement a reorg took off the chain. */
   settlement: SettlementSenderDeps;
+}
+
+/** The pass (workflow run) the running activity belongs to. */
+export function currentPass(): PassRef {
+  const run = Context.current().info.workflowExecution;
+  if (!run) throw new Error('a reconciliation activity runs in a workflow');
+  return { workflowId: run.workflowId, runId: run.runId };
 }
 
 /** What a workflow keeps of one look at the books: counts and differences, not every amount in flight. */
@@ -40,6 +49,7 @@ export function createReconciliationActivities(deps: ReconciliationActivityDeps)
   });
   return {
     async reconcileLedgerPage(input: { afterAddress: string | null; limit: number }): Promise<LedgerLook & { next: string | null }> {
+      if (input.afterAddress === null) await passBegan(deps.prisma, 'ledger-reconciliation', currentPass());
       const page = await reconcileLedgerPage(ledger, input);
       return { ...look(page), next: page.next };
     },
@@ -48,13 +58,22 @@ export function createReconciliationActivities(deps: ReconciliationActivityDeps)
       return look(await reconcileLedgerAddresses(ledger, input.addresses));
     },
 
-    syncLedgerAlerts: (input: { differences: BooksDifference[] }) => syncLedgerAlerts({ prisma: deps.prisma, logger: deps.logger }, input.differences),
+    /** The end of a ledger pass: its alerts made those of what it found, and the pass recorded. */
+    async syncLedgerAlerts(input: { differences: BooksDifference[] }) {
+      const alerts = await syncLedgerAlerts({ prisma: deps.prisma, logger: deps.logger }, input.differences);
+      await passFinished(deps.prisma, 'ledger-reconciliation', currentPass(), {
+        discrepancies: input.differences.length,
+        counts: { differences: input.differences.length, alertsRaised: alerts.raised, alertsResolved: alerts.resolved },
+      });
+      return alerts;
+    },
 
     /**
      * One batch of the orphan Payment reconciler. The first batch of a pass also starts the workflow of
      * every orphaned fund return (its result unchanged, so the pass's workflow code is too).
      */
     async reconcilePaymentWorkflows(input: { graceSeconds: number; cutoff?: string; afterId: string | null; limit: number }) {
+      if (!input.afterId) await passBegan(deps.prisma, 'payment-reconciliation', currentPass());
       const batch = await reconcilePaymentWorkflows({ prisma: deps.prisma, chains: deps.chains, engine: deps.engine, logger: deps.logger }, input);
       if (!input.afterId) await startOrphanFundReturns({ prisma: deps.prisma, chains: deps.chains, engine: deps.engine, logger: deps.logger }, { graceSeconds: input.graceSeconds, limit: input.limit });
       return batch;
@@ -69,8 +88,22 @@ export function createReconciliationActivities(deps: ReconciliationActivityDeps)
       return { ...receipts, funding: await followVaultFunding({ prisma: deps.prisma, chains: deps.chains, engine: deps.engine }, input) };
     },
 
-    redeliverSettlements: (input: { limit: number }) =>
-      redeliverSettlements({ settlement: deps.settlement, logger: deps.logger, confirmations: (chainId) => deps.chains.network(chainId).confirmations }, input),
+    /**
+     * The last activity of a Payment pass: posted settlements re-read, then the pass recorded. Its
+     * discrepancies are the open alerts it owns (Payments without a workflow, settlements dropped).
+     */
+    async redeliverSettlements(input: { limit: number }) {
+      const settlements = await redeliverSettlements(
+        { settlement: deps.settlement, logger: deps.logger, confirmations: (chainId) => deps.chains.network(chainId).confirmations },
+        input,
+      );
+      const open = await openAlertsOf(deps.prisma, 'payment-reconciliation');
+      await passFinished(deps.prisma, 'payment-reconciliation', currentPass(), {
+        discrepancies: Object.values(open).reduce((a, b) => a + b, 0),
+        counts: { ...open, settlementsChecked: settlements.checked, settlementsResent: settlements.resent.length, settlementsHeld: settlements.held.length },
+      });
+      return settlements;
+    },
   };
 }
 

@@ -4,6 +4,7 @@ import type { OperatorAlert } from '../generated/prisma/client';
 import type { Logger } from '../logger';
 import { ZAlertId, ZListAlerts, type AlertKind, type AlertSeverity, type OperatorAlertView } from './alerts.schemas';
 import { notFound } from './errors';
+import { ZHeldId } from './operator-actions.schemas';
 import { newId } from './ids';
 import { afterPosition, pageOf, type CursorCodec } from './pagination';
 import { parseInput } from './validation';
@@ -38,6 +39,24 @@ export function toAlertView(row: OperatorAlert): OperatorAlertView {
     updatedAt: row.updatedAt.toISOString(),
     resolvedAt: row.resolvedAt?.toISOString() ?? null,
   };
+}
+
+/** An item with a console page: a Payment, a deposit or a fund return (refund or incident recovery). */
+export interface AlertItem {
+  kind: keyof typeof ZHeldId;
+  id: string;
+}
+
+/**
+ * The item an alert is about, when it names one: its subject `payment:<id>`, `deposit:<id>` or
+ * `fund_return:<id>` (the subjects the raising modules build), or a ledger difference in a Payment's
+ * escrow book (`escrow:<paymentId>`). Null for alerts about an address, a book or a network.
+ */
+export function alertItem(alert: Pick<OperatorAlertView, 'subject' | 'details'>): AlertItem | null {
+  const named = /^(payment|deposit|fund_return):(.+)$/.exec(alert.subject);
+  const escrow = /^escrow:(.+)$/.exec(String((alert.details as { book?: unknown } | null)?.book ?? ''));
+  const [kind, id] = named ? [named[1] as AlertItem['kind'], named[2]!] : escrow ? (['payment', escrow[1]!] as const) : [null, null];
+  return kind && ZHeldId[kind].safeParse(id).success ? { kind, id } : null;
 }
 
 /**

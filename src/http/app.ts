@@ -155,7 +155,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   if (deps.returns) registerFundReturnAdminRoutes(app, { config, prisma: db.prisma, custody: deps.custody, chains, engine: deps.returns });
   if (deps.operator) {
     registerHoldAdminRoutes(app, { config, prisma: db.prisma, chains, engine: deps.operator.engine });
-    registerOperatorConsole(app, { config, prisma: db.prisma, serviceSecret: deps.serviceSecret, chains, custody: deps.custody, ...deps.operator });
+    registerOperatorConsole(app, { config, prisma: db.prisma, serviceSecret: deps.serviceSecret, chains, custody: deps.custody, cursors: shared.cursors, ...deps.operator });
   }
 
   const svcVersion = enforceSvcVersion(environments.supportedApiVersions);

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { raiseAlert, resolveAlerts, syncAlerts, type AlertDeps } from '../../src/domain/alerts';
+import { alertItem, raiseAlert, resolveAlerts, syncAlerts, type AlertDeps } from '../../src/domain/alerts';
 import { createLogger } from '../../src/logger';
 import { call } from '../support/api-client';
 import { getHarness } from '../support/harness';
@@ -76,6 +76,18 @@ describe('Operator alerts', () => {
       [b, true],
     ]);
   });
+});
+
+test('an alert names the Payment, deposit or fund return of its subject, or the Payment of an escrow book; not an address, a network or a malformed id', () => {
+  const of = (subject: string, details: unknown = {}) => alertItem({ subject, details });
+  assert.deepEqual(of('payment:payment_abc123'), { kind: 'payment', id: 'payment_abc123' });
+  assert.deepEqual(of('deposit:deposit_abc123'), { kind: 'deposit', id: 'deposit_abc123' });
+  assert.deepEqual(of('fund_return:refund_abc123'), { kind: 'fund_return', id: 'refund_abc123' });
+  assert.deepEqual(of('31337:0xtoken:0xescrow', { book: 'escrow:payment_abc123' }), { kind: 'payment', id: 'payment_abc123' });
+  assert.equal(of('31337:0xtoken:0xtreasury', { book: null }), null);
+  assert.equal(of('31337:0xtreasury'), null);
+  assert.equal(of('payment:deposit_abc123'), null);
+  assert.equal(of('deposit:../../admin'), null);
 });
 
 describe('Operator alerts: admin API and CLI', () => {

@@ -24,6 +24,7 @@ import {
   waitForDeposits,
 } from './helpers';
 import { endsWithBooksChecked } from '../support/books';
+import { depositReconciliationWorkflowId } from '../../workflows/contracts/deposit-reconciliation';
 import { awaitWorkflowResult } from '../support/workflow-result';
 import { resolveDeposit } from '../../src/domain/deposits/deposits';
 
@@ -242,6 +243,14 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     assert.equal(await rpc('evm_revert', [snapshot]), true);
     const summary = await cli(['deposits', 'reconcile']);
     assert.ok(summary.reversed.includes(depositId), JSON.stringify(summary));
+    // The pass recorded itself as the last deposit reconciliation: its reversals are its discrepancies.
+    const lastRun = async () => (await getHarness()).db.prisma.reconciliationRun.findUniqueOrThrow({ where: { name: 'deposit-reconciliation' } });
+    const run = await lastRun();
+    assert.deepEqual(
+      [run.workflowId, run.outcome, run.discrepancies, run.counts, run.currentRunId],
+      [depositReconciliationWorkflowId(summary.startedAt), 'discrepancies', summary.reversed.length, { reversed: summary.reversed.length }, null],
+    );
+    assert.ok(run.startedAt && run.finishedAt && run.startedAt <= run.finishedAt, `started ${run.startedAt?.toISOString()}, finished ${run.finishedAt?.toISOString()}`);
     const res = await call(`/v2/accounts/${accountId}/deposits/${depositId}`, { credential: cred });
     assert.equal(res.body.deposit.status, 'reversed');
     assert.equal(res.body.deposit.settlement.status, 'reversed');
@@ -267,6 +276,8 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     // A second pass changes nothing.
     const again = await cli(['deposits', 'reconcile']);
     assert.equal(again.reversed.includes(depositId), false);
+    const rerun = await lastRun();
+    assert.deepEqual([rerun.workflowId, rerun.discrepancies, rerun.outcome], [depositReconciliationWorkflowId(again.startedAt), again.reversed.length, again.reversed.length === 0 ? 'clean' : 'discrepancies']);
     assert.equal((await depositEvents(depositId)).length, 3);
     await ledgerIsBalanced();
   });

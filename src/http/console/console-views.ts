@@ -1,6 +1,9 @@
 import type { HeldItem, HeldKind, HoldDetail, IncidentItem, TimelineEntry } from '../../domain/operator-holds';
 import type { OperatorActionView } from '../../domain/operator-actions';
 import type { SearchHit } from '../../domain/operator-search';
+import { alertItem } from '../../domain/alerts';
+import type { OperatorAlertView } from '../../domain/alerts.schemas';
+import type { ReconciliationRunView } from '../../domain/reconciliation-runs';
 import { Html, html, renderHtml } from '../html';
 
 export { Html, html };
@@ -27,7 +30,7 @@ export function page(title: string, ctx: PageContext, body: Html): string {
 <body>
 <header class="bar"><a class="brand" href="/console">Operator console</a>
 ${ctx.who
-    ? html`<nav aria-label="Console"><a href="/console">Holds</a> <a href="/console/actions">Audit</a></nav>
+    ? html`<nav aria-label="Console"><a href="/console">Holds</a> <a href="/console/alerts">Alerts</a> <a href="/console/actions">Audit</a></nav>
 <form class="search" role="search" method="get" action="/console/search"><label for="console-search">Find</label> <input id="console-search" name="q" type="search" maxlength="255" placeholder="id, externalReference or transaction hash"> <button type="submit">Find</button></form>
 <form class="logout" method="post" action="/console/logout"><input type="hidden" name="_csrf" value="${ctx.csrf}"><span>Signed in as <strong>${ctx.who}</strong></span> <button type="submit">Log out</button></form>`
     : ''}
@@ -169,6 +172,58 @@ ${transfers.length === 0 ? html`<p>None.</p>` : html`<table><thead><tr><th scope
 ${transfers.map((t) => html`<tr><td class="mono">${t.from}</td><td class="mono">${t.to}</td><td>${t.amount}</td><td class="mono">${t.token}</td></tr>`)}</tbody></table>`}`;
 }
 
+const DETAIL_CHARS = 160;
+
+/** An alert's details as `key=value` pairs, each value cut short (the admin API has them whole). */
+function alertDetails(details: unknown): Html | string {
+  if (!details || typeof details !== 'object') return '—';
+  return html`${Object.entries(details as Record<string, unknown>).map(([k, v]) => {
+    const text = typeof v === 'string' ? v : JSON.stringify(v) ?? String(v);
+    return html`<span class="mono">${k}=${text.length > DETAIL_CHARS ? `${text.slice(0, DETAIL_CHARS)}…` : text}</span> `;
+  })}`;
+}
+
+function alertSubject(a: OperatorAlertView): Html {
+  const item = alertItem(a);
+  return item ? html`<a href="${itemHref(item)}">${item.kind} ${item.id}</a>` : html`<span class="mono">${a.subject}</span>`;
+}
+
+const alertsHref = (kind: string) => `/console/alerts?kind=${encodeURIComponent(kind)}#open-alerts`;
+
+function runRow(r: ReconciliationRunView, links: Links): Html {
+  const last = r.lastRun;
+  const alerts = Object.entries(r.openAlerts);
+  return html`<tr data-reconciliation="${r.name}"><th scope="row">${r.name}</th>
+<td>${last ? html`<time>${last.finishedAt}</time>` : 'never'}</td>
+<td>${last?.startedAt ? html`<time>${last.startedAt}</time>` : '—'}</td>
+<td>${last ? html`<span class="outcome ${last.outcome}">${last.outcome === 'clean' ? 'clean' : `${last.discrepancies} ${last.discrepancies === 1 ? 'discrepancy' : 'discrepancies'}`}</span>` : '—'}</td>
+<td>${last ? html`<ul class="plain">${Object.entries(last.counts).map(([k, v]) => html`<li>${k} ${v}</li>`)}</ul>` : '—'}</td>
+<td>${alerts.length === 0 ? 'raises none' : html`<ul class="plain">${alerts.map(([kind, n]) => html`<li><a href="${alertsHref(kind)}">${n} ${kind}</a></li>`)}</ul>`}</td>
+<td>${r.current ? html`since <time>${r.current.startedAt}</time>` : '—'}</td>
+<td>${workflowCell(links, last?.workflowId ?? null)}</td></tr>`;
+}
+
+/** The reconciliations' last passes, then the open alerts (of one kind when `kind` is set). */
+export function alertsPage(data: { runs: ReconciliationRunView[]; alerts: OperatorAlertView[]; nextCursor: string | null; kind: string | null }, links: Links): Html {
+  const more = data.nextCursor ? `/console/alerts?${new URLSearchParams({ ...(data.kind ? { kind: data.kind } : {}), cursor: data.nextCursor }).toString()}#open-alerts` : null;
+  return html`<h1>Alerts</h1>
+<section aria-labelledby="reconciliations"><h2 id="reconciliations">Reconciliations: the last pass of each</h2>
+<p class="help">Run by Temporal Schedules. A pass's discrepancies are its open alerts (a deposit pass's, the deposits it reversed).</p>
+<table><thead><tr><th scope="col">Reconciliation</th><th scope="col">Last pass finished</th><th scope="col">Started</th><th scope="col">Outcome</th><th scope="col">Counts</th><th scope="col">Open alerts</th><th scope="col">In progress</th><th scope="col">Workflow</th></tr></thead><tbody>
+${data.runs.map((r) => runRow(r, links))}
+</tbody></table>
+</section>
+<section aria-labelledby="open-alerts"><h2 id="open-alerts">Open alerts${data.kind ? html` of kind <span class="mono">${data.kind}</span>` : ''} (${data.alerts.length}${more ? '+' : ''})</h2>
+${data.kind ? html`<p><a href="/console/alerts#open-alerts">All open alerts</a></p>` : ''}
+${data.alerts.length === 0
+    ? html`<p>No open alerts${data.kind ? ' of this kind' : ''}.</p>`
+    : html`<table class="alerts"><thead><tr><th scope="col">Kind</th><th scope="col">Severity</th><th scope="col">About</th><th scope="col">Since</th><th scope="col">Last seen</th><th scope="col">Detail</th></tr></thead><tbody>
+${data.alerts.map((a) => html`<tr data-alert="${a.id}"><td>${a.kind}</td><td><span class="severity ${a.severity}">${a.severity}</span></td><td>${alertSubject(a)}</td><td><time>${a.createdAt}</time></td><td><time>${a.updatedAt}</time></td><td>${alertDetails(a.details)}</td></tr>`)}
+</tbody></table>`}
+${more ? html`<p><a href="${more}">Older open alerts</a></p>` : ''}
+</section>`;
+}
+
 export function messagePage(title: string, message: string): Html {
   return html`<h1>${title}</h1><p>${message}</p><p><a href="/console">Back to the console</a></p>`;
 }
@@ -182,7 +237,8 @@ main{max-width:1200px;margin:0 auto;padding:1em 1.5em 3em}h1{font-size:1.5em}h2{
 table{border-collapse:collapse;width:100%;background:#fff;font-size:.93em}th,td{text-align:left;padding:.45em .6em;border-bottom:1px solid #d5d9df;vertical-align:top}td:first-child a{word-break:break-all}th{white-space:nowrap}
 th{background:#eceff3}.mono{font-family:ui-monospace,monospace;font-size:.92em;word-break:break-all}
 a{color:#0b57d0}.state,.outcome{white-space:nowrap;padding:.1em .45em;border-radius:3px;font-size:.9em;background:#e6e8eb}
-.requires_intervention,.refused,.failed{background:#fde2e1;color:#8a1c13}.retrying{background:#fff1c2;color:#6a4a00}.signalled,.created{background:#dcf3e4;color:#145c32}
+.requires_intervention,.refused,.failed,.discrepancies,.critical{background:#fde2e1;color:#8a1c13}.severity{white-space:nowrap;padding:.1em .45em;border-radius:3px;font-size:.9em;background:#e6e8eb}.warning{background:#fff1c2;color:#6a4a00}.clean{background:#dcf3e4;color:#145c32}
+.plain{list-style:none;margin:0;padding:0}.plain li{overflow-wrap:anywhere}.retrying{background:#fff1c2;color:#6a4a00}.signalled,.created{background:#dcf3e4;color:#145c32}
 .stack{display:flex;flex-direction:column;gap:.35em;max-width:28em}
 input,select,button{font:inherit;padding:.45em .55em;border:1px solid #6b7480;border-radius:4px}
 button{background:#0b57d0;color:#fff;border-color:#0b57d0;cursor:pointer;align-self:flex-start}

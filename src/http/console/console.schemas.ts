@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RESOLUTION_ACTIONS } from '../../domain/operator-resolution';
+import { ZListAlerts } from '../../domain/alerts.schemas';
 import { ZEvmAddress } from '../../domain/accounts/account.schemas';
 import { ZIncidentId } from '../../domain/returns/fund-return.schemas';
 
@@ -35,3 +36,9 @@ export const ZConsoleCsrfOnly = z.object({ _csrf: ZCsrf });
 
 /** The console's search box (GET, so no CSRF token): an id, an externalReference or a transaction hash. */
 export const ZConsoleSearch = z.object({ q: z.string().trim().max(255).default('') });
+
+/** The alerts page: open alerts, of one kind when `kind` is given (a blank one is absent), paged by cursor. */
+export const ZConsoleAlerts = z.object({
+  kind: z.preprocess(blankIsAbsent, ZListAlerts.shape.kind),
+  cursor: z.preprocess(blankIsAbsent, ZListAlerts.shape.cursor),
+});

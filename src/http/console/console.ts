@@ -9,6 +9,9 @@ import type { ChainRegistry } from '../../chain/registry';
 import type { AddressBook } from '../../custody';
 import type { OperatorEngine } from '../../domain/engine';
 import { ApiError, notFound } from '../../domain/errors';
+import { listAlerts } from '../../domain/alerts';
+import type { CursorCodec } from '../../domain/pagination';
+import { listReconciliationRuns } from '../../domain/reconciliation-runs';
 import { listOperatorActions, recoverIncident, resolveHold, type HeldTarget } from '../../domain/operator-actions';
 import { depositHold, fundReturnHold, listHolds, paymentHold } from '../../domain/operator-holds';
 import { searchForOperator } from '../../domain/operator-search';
@@ -16,8 +19,8 @@ import { ZHeldId } from '../../domain/operator-actions.schemas';
 import { parseInput, zInt4Param } from '../../domain/validation';
 import type { ApiContext, ApiState } from '../context';
 import { sessionKeeper, type ConsoleSession } from './console-session';
-import { ZConsoleCsrfOnly, ZConsoleLogin, ZConsoleRecover, ZConsoleResolve, ZConsoleSearch } from './console.schemas';
-import { auditTable, CONSOLE_CSS, detailPage, html, itemHref, listPage, loginPage, messagePage, page, receiptPage, searchPage, type Html, type Links } from './console-views';
+import { ZConsoleAlerts, ZConsoleCsrfOnly, ZConsoleLogin, ZConsoleRecover, ZConsoleResolve, ZConsoleSearch } from './console.schemas';
+import { alertsPage, auditTable, CONSOLE_CSS, detailPage, html, itemHref, listPage, loginPage, messagePage, page, receiptPage, searchPage, type Html, type Links } from './console-views';
 import type { ServiceSecret } from '../../domain/service-keys';
 
 /**
@@ -33,6 +36,7 @@ import type { ServiceSecret } from '../../domain/service-keys';
  *   POST /console/payments/{paymentId}/incident-recoveries   incidentId, destinationAddress?, reason
  *   GET  /console/deposits/{depositId}, POST /console/deposits/{depositId}/resolve
  *   GET  /console/fund-returns/{returnId}, POST /console/fund-returns/{returnId}/resolve   (refunds, incident recoveries)
+ *   GET  /console/alerts[?kind=&cursor=]            the last pass of each reconciliation; open alerts, newest first
  *   GET  /console/actions                           the audit, newest first
  *   GET  /console/chains/{chainId}/transactions/{txHash}   a receipt read from the chain's RPC
  */
@@ -43,6 +47,8 @@ export interface ConsoleDeps {
   chains: ChainRegistry;
   custody: AddressBook;
   engine: OperatorEngine;
+  /** The lists' signed cursors (the open alerts page through them). */
+  cursors: CursorCodec;
   /** The Temporal Web UI's base URL; absent: workflow ids are shown without a link. */
   temporalUiUrl?: string;
 }
@@ -189,6 +195,12 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
       return ctx.redirect(itemHref(hits[0]!));
     }
     send(ctx, 200, 'Find', searchPage(q, hits));
+  });
+
+  router.get('/alerts', signedIn, async (ctx) => {
+    const { kind, cursor } = parseInput(ZConsoleAlerts, ctx.query, 'query');
+    const alerts = await listAlerts(deps.prisma, deps.cursors, { open: 'true', limit: '100', ...(kind ? { kind } : {}), ...(cursor ? { cursor } : {}) });
+    send(ctx, 200, 'Alerts', alertsPage({ runs: await listReconciliationRuns(deps.prisma), alerts: alerts.items, nextCursor: alerts.nextCursor, kind: kind ?? null }, links));
   });
 
   router.get('/actions', signedIn, async (ctx) => {
