@@ -11,11 +11,12 @@ import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { getBrowser, newContext } from '../support/browser';
 import { apiDepsOnHarness, getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import { sealText } from '../../src/domain/sealed-text';
-import { call } from '../support/api-client';
+import { call, newApp } from '../support/api-client';
 import { eventually, mine, newPayer, payTo, setNativeBalance, tokenBalance } from '../support/chain';
 import { createPayment, getPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
 import { endsWithBooksChecked } from '../support/books';
 import { cli } from '../support/cli';
+import { axeViolations } from '../support/axe';
 import { paymentReconciliationWorkflowId } from '../../workflows/contracts/payment-reconciliation';
 import { RECONCILIATION_ALERT_KINDS } from '../../src/domain/reconciliation-runs';
 
@@ -462,15 +463,39 @@ describe('Operator console', () => {
     assert.ok(Date.parse(finished!) >= Date.parse(alert.createdAt.toISOString()));
   });
 
-  test('every page passes a basic accessibility check: a language, one h1, a label for every field, a submit button in every form', async () => {
+  test('invites a partner user to an app\'s dashboard, and changes their role; a bad email is refused on the page', async () => {
+    const app = await newApp();
+    await signIn(page, api.baseUrl, 'ops@example.com');
+    await page.getByRole('link', { name: 'Dashboard users' }).click();
+    await page.getByLabel('App id').fill(app.appId);
+    await page.getByRole('button', { name: 'Show' }).click();
+    assert.match(await page.locator('#users + table').innerText(), /Nobody yet/);
+    await page.getByLabel('Email').fill('Dev@Partner.example');
+    await page.getByLabel('Role').selectOption('developer');
+    await page.getByRole('button', { name: 'Invite' }).click();
+    assert.match(await page.getByRole('status').innerText(), /Invited/);
+    assert.match(await page.locator('#users + table').innerText(), /dev@partner\.example\s+developer\s+ops@example\.com/);
+    await page.getByLabel('Email').fill('dev@partner.example');
+    await page.getByLabel('Role').selectOption('admin');
+    await page.getByRole('button', { name: 'Invite' }).click();
+    assert.match(await page.locator('#users + table').innerText(), /dev@partner\.example\s+admin/);
+    assert.equal(await page.locator('#users + table tbody tr').count(), 1, 'one membership per email and app');
+    await page.getByLabel('Email').fill('not-an-email');
+    await page.locator('#email').evaluate('(el) => el.setAttribute("type", "text")');
+    await page.getByRole('button', { name: 'Invite' }).click();
+    assert.match(await page.getByRole('alert').innerText(), /email/);
+    assert.deepEqual(await axeViolations(page), [], 'axe on the refusal');
+  });
+
+  test('every page passes a basic accessibility check and axe-core\'s WCAG 2.1 AA rules', async () => {
     const m = await newMerchant();
     const p = (await createPayment(m)).body.payment;
-    const check = () => pageProblems(page);
+    const check = async () => [...(await pageProblems(page)), ...(await axeViolations(page))];
     await context.clearCookies();
     await page.goto(`${api.baseUrl}/console/login`);
     assert.deepEqual(await check(), [], 'login');
     await signIn(page, api.baseUrl, 'ops@example.com');
-    for (const target of ['/console', `/console/payments/${p.id}`, '/console/alerts', '/console/alerts?kind=ledger_difference', '/console/actions', '/console/search?q=nothing-here']) {
+    for (const target of ['/console', `/console/payments/${p.id}`, '/console/alerts', '/console/alerts?kind=ledger_difference', '/console/actions', '/console/search?q=nothing-here', `/console/dashboard-users?appId=${m.cred.appId}`]) {
       await page.goto(`${api.baseUrl}${target}`);
       assert.deepEqual(await check(), [], target);
     }

@@ -4,6 +4,7 @@ import type { SearchHit } from '../../domain/operator-search';
 import { alertItem } from '../../domain/alerts';
 import type { OperatorAlertView } from '../../domain/alerts.schemas';
 import type { ReconciliationRunView } from '../../domain/reconciliation-runs';
+import type { PartnerUserView } from '../../domain/dashboard/partner-users';
 import { Html, html, renderHtml } from '../html';
 
 export { Html, html };
@@ -30,7 +31,7 @@ export function page(title: string, ctx: PageContext, body: Html): string {
 <body>
 <header class="bar"><a class="brand" href="/console">Operator console</a>
 ${ctx.who
-    ? html`<nav aria-label="Console"><a href="/console">Holds</a> <a href="/console/alerts">Alerts</a> <a href="/console/actions">Audit</a></nav>
+    ? html`<nav aria-label="Console"><a href="/console">Holds</a> <a href="/console/alerts">Alerts</a> <a href="/console/dashboard-users">Dashboard users</a> <a href="/console/actions">Audit</a></nav>
 <form class="search" role="search" method="get" action="/console/search"><label for="console-search">Find</label> <input id="console-search" name="q" type="search" maxlength="255" placeholder="id, externalReference or transaction hash"> <button type="submit">Find</button></form>
 <form class="logout" method="post" action="/console/logout"><input type="hidden" name="_csrf" value="${ctx.csrf}"><span>Signed in as <strong>${ctx.who}</strong></span> <button type="submit">Log out</button></form>`
     : ''}
@@ -260,4 +261,21 @@ ${hits.length === 0
     : html`<table><thead><tr><th scope="col">Item</th><th scope="col">App</th><th scope="col">Status</th><th scope="col">Matched on</th><th scope="col">Created</th></tr></thead><tbody>
 ${hits.map((h) => html`<tr data-id="${h.id}"><td><a href="${itemHref(h)}">${h.kind} ${h.id}</a></td><td class="mono">${h.appId}</td><td>${h.status}</td><td>${h.matched}</td><td><time>${h.createdAt}</time></td></tr>`)}
 </tbody></table>`}`;
+}
+
+export function dashboardUsersPage(csrf: string, appId: string | null, users: PartnerUserView[] | null, flash: { notice?: string; error?: string }): Html {
+  return html`<h1>Partner dashboard users</h1>
+${flash.notice ? html`<p class="notice" role="status">${flash.notice}</p>` : ''}${flash.error ? html`<p class="error" role="alert">${flash.error}</p>` : ''}
+<form method="get" action="/console/dashboard-users" class="stack"><label for="app">App id</label><input id="app" name="appId" type="text" maxlength="64" required value="${appId ?? ''}"><button type="submit">Show</button></form>
+${appId && users
+    ? html`<h2 id="users">Users of ${appId} (${users.length})</h2>
+<table><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Invited by</th><th scope="col">Since</th></tr></thead><tbody>
+${users.length === 0 ? html`<tr><td colspan="4">Nobody yet.</td></tr>` : users.map((u) => html`<tr><td>${u.email}</td><td>${u.role}</td><td>${u.invitedBy}</td><td><time>${u.createdAt}</time></td></tr>`)}
+</tbody></table>
+<h2 id="invite">Invite (or change a role)</h2>
+<form method="post" action="/console/dashboard-users" class="stack action-form"><input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="appId" value="${appId}">
+<label for="email">Email</label><input id="email" name="email" type="email" required maxlength="254">
+<label for="role">Role</label><select id="role" name="role"><option>viewer</option><option>developer</option><option>admin</option></select>
+<button type="submit">Invite</button></form>`
+    : ''}`;
 }

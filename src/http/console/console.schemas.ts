@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ZAppId } from '../../domain/webhooks/endpoint.schemas';
 import { RESOLUTION_ACTIONS } from '../../domain/operator-resolution';
 import { ZListAlerts } from '../../domain/alerts.schemas';
 import { ZEvmAddress } from '../../domain/accounts/account.schemas';
@@ -42,3 +43,7 @@ export const ZConsoleAlerts = z.object({
   kind: z.preprocess(blankIsAbsent, ZListAlerts.shape.kind),
   cursor: z.preprocess(blankIsAbsent, ZListAlerts.shape.cursor),
 });
+
+/** Inviting a partner user to an app's dashboard (the operator signed in is the actor). */
+export const ZConsoleInvite = z.object({ appId: ZAppId, email: z.string().max(254), role: z.string().max(20), _csrf: ZCsrf });
+export const ZConsoleUsersQuery = z.object({ appId: z.preprocess(blankIsAbsent, ZAppId.optional()), done: z.string().max(20).optional() });

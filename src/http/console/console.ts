@@ -15,12 +15,13 @@ import { listReconciliationRuns } from '../../domain/reconciliation-runs';
 import { listOperatorActions, recoverIncident, resolveHold, type HeldTarget } from '../../domain/operator-actions';
 import { depositHold, fundReturnHold, listHolds, paymentHold } from '../../domain/operator-holds';
 import { searchForOperator } from '../../domain/operator-search';
+import { invitePartnerUser, listPartnerUsers } from '../../domain/dashboard/partner-users';
 import { ZHeldId } from '../../domain/operator-actions.schemas';
 import { parseInput, zInt4Param } from '../../domain/validation';
 import type { ApiContext, ApiState } from '../context';
 import { sessionKeeper, type ConsoleSession } from './console-session';
-import { ZConsoleAlerts, ZConsoleCsrfOnly, ZConsoleLogin, ZConsoleRecover, ZConsoleResolve, ZConsoleSearch } from './console.schemas';
-import { alertsPage, auditTable, CONSOLE_CSS, detailPage, html, itemHref, listPage, loginPage, messagePage, page, receiptPage, searchPage, type Html, type Links } from './console-views';
+import { ZConsoleAlerts, ZConsoleCsrfOnly, ZConsoleLogin, ZConsoleRecover, ZConsoleResolve, ZConsoleSearch, ZConsoleInvite, ZConsoleUsersQuery } from './console.schemas';
+import { alertsPage, auditTable, CONSOLE_CSS, detailPage, html, itemHref, listPage, loginPage, messagePage, page, receiptPage, searchPage, type Html, type Links, dashboardUsersPage } from './console-views';
 import type { ServiceSecret } from '../../domain/service-keys';
 
 /**
@@ -201,6 +202,28 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
     const { kind, cursor } = parseInput(ZConsoleAlerts, ctx.query, 'query');
     const alerts = await listAlerts(deps.prisma, deps.cursors, { open: 'true', limit: '100', ...(kind ? { kind } : {}), ...(cursor ? { cursor } : {}) });
     send(ctx, 200, 'Alerts', alertsPage({ runs: await listReconciliationRuns(deps.prisma), alerts: alerts.items, nextCursor: alerts.nextCursor, kind: kind ?? null }, links));
+  });
+
+  // Partner dashboard users: the console's way to invite (the CLI's and the admin API's twin).
+  const usersView = async (ctx: Ctx, appId: string | null, flash: { notice?: string; error?: string }, status = 200) => {
+    const users = appId ? (await listPartnerUsers(deps.prisma, appId)).items : null;
+    send(ctx, status, 'Dashboard users', dashboardUsersPage(ctx.state.session!.csrf, appId, users, flash));
+  };
+  router.get('/dashboard-users', signedIn, async (ctx) => {
+    const { appId } = parseInput(ZConsoleUsersQuery, ctx.query, 'query');
+    if (appId && !(await deps.prisma.app.findUnique({ where: { id: appId }, select: { id: true } }))) throw notFound('App');
+    await usersView(ctx, appId ?? null, typeof ctx.query.done === 'string' ? { notice: 'Invited: they can sign in with their email now.' } : {});
+  });
+  router.post('/dashboard-users', signedIn, async (ctx) => {
+    const input = await form(ctx, ZConsoleInvite);
+    try {
+      await invitePartnerUser(deps.prisma, input.appId, { email: input.email, role: input.role, actor: ctx.state.session!.who });
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status >= 500) throw err;
+      return usersView(ctx, input.appId, { error: firstProblem(err) }, err.status);
+    }
+    ctx.status = 303;
+    ctx.redirect(`/console/dashboard-users?appId=${encodeURIComponent(input.appId)}&done=invited`);
   });
 
   router.get('/actions', signedIn, async (ctx) => {
