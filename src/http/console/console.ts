@@ -1,6 +1,5 @@
 import type Koa from 'koa';
 import Router from '@koa/router';
-import getRawBody from 'raw-body';
 import { z } from 'zod';
 import type { Hash } from 'viem';
 import type { ServiceConfig } from '../../config';
@@ -19,6 +18,7 @@ import { invitePartnerUser, listPartnerUsers } from '../../domain/dashboard/part
 import { ZHeldId } from '../../domain/operator-actions.schemas';
 import { parseInput, zInt4Param } from '../../domain/validation';
 import type { ApiContext, ApiState } from '../context';
+import { htmlAreaGuard, problemOf, readForm } from '../html-area';
 import { sessionKeeper, type ConsoleSession } from './console-session';
 import { ZConsoleAlerts, ZConsoleCsrfOnly, ZConsoleLogin, ZConsoleRecover, ZConsoleResolve, ZConsoleSearch, ZConsoleInvite, ZConsoleUsersQuery } from './console.schemas';
 import { alertsPage, auditTable, CONSOLE_CSS, detailPage, html, itemHref, listPage, loginPage, messagePage, page, receiptPage, searchPage, type Html, type Links, dashboardUsersPage } from './console-views';
@@ -54,39 +54,13 @@ export interface ConsoleDeps {
   temporalUiUrl?: string;
 }
 
-// Strict: no script at all, styles from /console only, no framing, forms post only here.
-const SECURITY_HEADERS = {
-  'Content-Security-Policy': "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'Cache-Control': 'no-store',
-  'Referrer-Policy': 'no-referrer',
-  'X-Content-Type-Options': 'nosniff',
-  'X-Frame-Options': 'DENY',
-};
-const FORM_BYTES = 16 * 1024;
 const ZTxPath = z.object({ chainId: zInt4Param({ min: 1 }), txHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a transaction hash') });
 
 type State = ApiState & { session?: ConsoleSession };
 type Ctx = ApiContext & { state: State };
 
-/** An application/x-www-form-urlencoded body as an object (a repeated field keeps its last value). */
-async function formBody(ctx: Ctx): Promise<Record<string, string>> {
-  if (!ctx.is('application/x-www-form-urlencoded')) throw new ApiError('unsupported_media_type', 'Forms are sent as application/x-www-form-urlencoded');
-  let raw: string;
-  try {
-    raw = await getRawBody(ctx.req, { limit: FORM_BYTES, encoding: 'utf-8' });
-  } catch {
-    throw new ApiError('payload_too_large', `A form is at most ${FORM_BYTES} bytes`);
-  }
-  return Object.fromEntries(new URLSearchParams(raw));
-}
-
-function firstProblem(err: unknown): string {
-  if (err instanceof ApiError) {
-    const fields = (err.details as { fields?: Array<{ field: string; message: string }> } | undefined)?.fields;
-    return fields?.length ? fields.map((f) => `${f.field.replace(/^body\./, '')}: ${f.message}`).join('; ') : err.message;
-  }
-  return 'Something went wrong; the service log has the details.';
-}
+/** A form's fields as an object (a repeated field keeps its last value). */
+const formBody = async (ctx: Ctx): Promise<Record<string, string>> => Object.fromEntries(await readForm(ctx));
 
 export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): void {
   const token = deps.config.admin.apiToken;
@@ -115,17 +89,7 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
     ctx.body = page(title, { who: ctx.state.session?.who ?? null, csrf: ctx.state.session?.csrf ?? null }, body);
   };
 
-  // Headers on every answer; errors as pages (never the JSON envelope), a 5xx logged.
-  router.use(async (ctx, next) => {
-    ctx.set(SECURITY_HEADERS);
-    try {
-      await next();
-    } catch (err) {
-      const status = err instanceof ApiError ? err.status : 500;
-      if (status >= 500) ctx.state.log.error({ err }, 'operator console request failed');
-      send(ctx as Ctx, status, 'Error', messagePage(status === 404 ? 'Not found' : 'Request refused', firstProblem(err)));
-    }
-  });
+  router.use(htmlAreaGuard('operator console', (ctx, status, problem) => send(ctx as Ctx, status, 'Error', messagePage(status === 404 ? 'Not found' : 'Request refused', problem))));
 
   const signedIn = async (ctx: Ctx, next: () => Promise<unknown>) => {
     const session = await sessions.current(ctx);
@@ -220,7 +184,7 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
       await invitePartnerUser(deps.prisma, input.appId, { email: input.email, role: input.role, actor: ctx.state.session!.who });
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500) throw err;
-      return usersView(ctx, input.appId, { error: firstProblem(err) }, err.status);
+      return usersView(ctx, input.appId, { error: problemOf(err) }, err.status);
     }
     ctx.status = 303;
     ctx.redirect(`/console/dashboard-users?appId=${encodeURIComponent(input.appId)}&done=invited`);
@@ -254,7 +218,7 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
       await run();
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500 || err.code === 'forbidden' || err.code === 'unsupported_media_type') throw err;
-      return detail(ctx, target, { error: firstProblem(err) }, err.status);
+      return detail(ctx, target, { error: problemOf(err) }, err.status);
     }
     ctx.status = 303;
     ctx.redirect(`${itemHref({ kind: target.type, id: target.id })}?done=${encodeURIComponent(what)}`);

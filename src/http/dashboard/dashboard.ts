@@ -1,6 +1,5 @@
 import type Koa from 'koa';
 import Router from '@koa/router';
-import getRawBody from 'raw-body';
 import type { z } from 'zod';
 import type { ServiceConfig } from '../../config';
 import type { PrismaClient } from '../../db/client';
@@ -37,6 +36,7 @@ import { recoverWebhookEndpoint } from '../../domain/webhooks/recovery';
 import { sendTestEvent } from '../../domain/webhooks/test-event';
 import { revokeApp, rotateAppSecret } from '../../domain/app-credentials';
 import type { ApiContext, ApiState } from '../context';
+import { htmlAreaGuard, problemOf, readForm } from '../html-area';
 import { CONSOLE_CSS } from '../console/console-views';
 import { sealedCookies, type CookieSession } from '../sealed-cookies';
 import { ZCsrfOnly, ZEventsFilter, ZRevokeForm, ZRotateForm, ZSignInCode, ZSignInEmail, ZSinceUtc, ZSwitchApp } from './dashboard.schemas';
@@ -61,34 +61,10 @@ export interface DashboardDeps {
 }
 
 export const DASHBOARD_SESSION_SECONDS = 8 * 3600;
-const FORM_BYTES = 16 * 1024;
-const SECURITY_HEADERS = {
-  'Content-Security-Policy': "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'Cache-Control': 'no-store',
-  'Referrer-Policy': 'no-referrer',
-  'X-Content-Type-Options': 'nosniff',
-  'X-Frame-Options': 'DENY',
-};
 
 type State = ApiState & { member?: PartnerSessionUser; session?: CookieSession };
 type Ctx = ApiContext & { state: State };
 
-async function formFields(ctx: Ctx): Promise<URLSearchParams> {
-  if (!ctx.is('application/x-www-form-urlencoded')) throw new ApiError('unsupported_media_type', 'Forms are sent as application/x-www-form-urlencoded');
-  try {
-    return new URLSearchParams(await getRawBody(ctx.req, { limit: FORM_BYTES, encoding: 'utf-8' }));
-  } catch {
-    throw new ApiError('payload_too_large', `A form is at most ${FORM_BYTES} bytes`);
-  }
-}
-
-function problemOf(err: unknown): string {
-  if (err instanceof ApiError) {
-    const fields = (err.details as { fields?: Array<{ field: string; message: string }> } | undefined)?.fields;
-    return fields?.length ? fields.map((f) => `${f.field.replace(/^body\./, '')}: ${f.message}`).join('; ') : err.message;
-  }
-  return 'Something went wrong; try again later.';
-}
 
 const NOTICES: Record<string, string> = {
   created: 'Endpoint added.',
@@ -131,16 +107,7 @@ export function registerPartnerDashboard(app: Koa<ApiState>, deps: DashboardDeps
     ctx.redirect(to);
   };
 
-  router.use(async (ctx, next) => {
-    ctx.set(SECURITY_HEADERS);
-    try {
-      await next();
-    } catch (err) {
-      const status = err instanceof ApiError ? err.status : 500;
-      if (status >= 500) ctx.state.log.error({ err }, 'partner dashboard request failed');
-      await send(ctx as Ctx, status, 'Error', views.messagePage(status === 404 ? 'Not found' : 'Request refused', problemOf(err)));
-    }
-  });
+  router.use(htmlAreaGuard('partner dashboard', (ctx, status, problem) => send(ctx as Ctx, status, 'Error', views.messagePage(status === 404 ? 'Not found' : 'Request refused', problem))));
 
   const signedIn = async (ctx: Ctx, next: () => Promise<unknown>) => {
     const session = cookies.read(ctx);
@@ -157,7 +124,7 @@ export function registerPartnerDashboard(app: Koa<ApiState>, deps: DashboardDeps
   const can = (ctx: Ctx, permission: PartnerPermission) => roleAllows(member(ctx).role, permission);
   /** A signed-in member's form: its CSRF token must be the session's, and the role must allow it. */
   const form = async <T extends z.ZodType>(ctx: Ctx, schema: T, permission: PartnerPermission): Promise<{ input: z.output<T>; fields: URLSearchParams }> => {
-    const fields = await formFields(ctx);
+    const fields = await readForm(ctx);
     if (!cookies.csrfMatches(ctx.state.session!, fields.get('_csrf') ?? '')) {
       throw new ApiError('forbidden', 'The form has expired or did not come from this dashboard: reload the page and try again.');
     }
@@ -190,7 +157,7 @@ export function registerPartnerDashboard(app: Koa<ApiState>, deps: DashboardDeps
       await send(ctx, 200, 'Sign in', views.signInPage(cookies.loginCsrf(ctx), {}));
     });
     router.post('/login', async (ctx) => {
-      const fields = Object.fromEntries(await formFields(ctx));
+      const fields = Object.fromEntries(await readForm(ctx));
       if (!cookies.loginCsrfMatches(ctx, fields._csrf ?? '')) return send(ctx, 403, 'Sign in', views.signInPage(cookies.loginCsrf(ctx), { error: 'The sign-in form expired: try again.' }));
       const parsed = ZSignInEmail.safeParse(fields);
       if (!parsed.success) return send(ctx, 400, 'Sign in', views.signInPage(cookies.loginCsrf(ctx), { error: 'Enter an email address.' }));
@@ -200,7 +167,7 @@ export function registerPartnerDashboard(app: Koa<ApiState>, deps: DashboardDeps
       await send(ctx, 200, 'Enter your code', views.codePage(cookies.loginCsrf(ctx), parsed.data.email, {}));
     });
     router.post('/login/code', async (ctx) => {
-      const fields = Object.fromEntries(await formFields(ctx));
+      const fields = Object.fromEntries(await readForm(ctx));
       const refuse = (status: number, email: string, error: string) => send(ctx, status, 'Enter your code', views.codePage(cookies.loginCsrf(ctx), email, { error }));
       const parsed = ZSignInCode.safeParse(fields);
       if (!parsed.success) return send(ctx, 400, 'Sign in', views.signInPage(cookies.loginCsrf(ctx), { error: 'Start again: enter your email.' }));
