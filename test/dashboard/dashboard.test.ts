@@ -221,6 +221,75 @@ describe('Partner dashboard: who may do what', () => {
     assert.match(await page.locator('tbody').innerText(), new RegExp(`${email.replace('.', '\\.')}[\\s\\S]*app_secret\\.rotated`));
   });
 
+  test('endpoints under the contract\'s rules: edit, disable, enable, rotate, archive; a URL with credentials or a second copy is refused on the page', async () => {
+    const app = await newApp();
+    const email = `rules-${Date.now()}@partner.example`;
+    await api.invite(app.appId, email, 'developer');
+    await signInByEmail(page, api.baseUrl, email);
+    await page.goto(`${api.baseUrl}/dashboard/webhooks`);
+    const add = async (url: string, events: string[] = []) => {
+      await page.getByLabel(/^URL/).fill(url);
+      for (const name of events) await page.getByLabel(name, { exact: true }).check();
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+    };
+    await add('https://user:pass@hooks.partner.example/in');
+    assert.match(await page.getByRole('alert').innerText(), /credentials/i);
+    await add('http://127.0.0.1:9/in', ['payment.succeeded', 'deposit.settled']);
+    const first = await page.getByLabel('Secret').inputValue();
+    await page.getByRole('link', { name: 'Done' }).click();
+    const endpointPath = new URL(page.url()).pathname;
+    await page.goto(`${api.baseUrl}/dashboard/webhooks`);
+    await add('http://127.0.0.1:9/in');
+    assert.match(await page.getByRole('alert').innerText(), /already|unique|exists/i, 'unique among active endpoints');
+    await assertAccessible(page, 'a refused endpoint');
+
+    await page.goto(`${api.baseUrl}${endpointPath}`);
+    await page.getByLabel('Description').fill('x'.repeat(513));
+    await page.locator('#description').evaluate((el: { removeAttribute(name: string): void }) => el.removeAttribute('maxlength'));
+    await page.getByLabel('Description').fill('x'.repeat(513));
+    await page.getByRole('button', { name: 'Save' }).click();
+    assert.match(await page.getByRole('alert').innerText(), /description/);
+    await page.getByLabel('Description').fill('Ledger sync');
+    await page.getByLabel('deposit.settled', { exact: true }).uncheck();
+    await page.getByRole('button', { name: 'Save' }).click();
+    assert.match(await page.getByRole('status').innerText(), /saved/);
+    const facts = () => page.locator('dl.facts').innerText();
+    assert.match(await facts(), /Ledger sync[\s\S]*payment\.succeeded/);
+    assert.doesNotMatch(await facts(), /deposit\.settled/);
+    await page.getByRole('button', { name: 'Disable' }).click();
+    assert.match(await facts(), /disabled/);
+    assert.equal(await page.getByRole('button', { name: 'Send a test event' }).count(), 0, 'no test event to a disabled endpoint');
+    await page.getByRole('button', { name: 'Enable' }).click();
+    assert.match(await facts(), /enabled/);
+    await page.getByRole('button', { name: 'Rotate signing secret' }).click();
+    const second = await page.getByLabel('Secret').inputValue();
+    assert.notEqual(second, first);
+    await page.goto(`${api.baseUrl}${endpointPath}`);
+    assert.match(await facts(), /Secret version\s+2/);
+    await page.getByRole('button', { name: 'Archive' }).click();
+    assert.match(await page.locator('main').innerText(), /archived: it receives nothing/);
+    const h = await getHarness();
+    const row = await h.db.prisma.webhookEndpoint.findFirstOrThrow({ where: { appId: app.appId } });
+    assert.deepEqual([row.status, row.description, row.events], ['archived', 'Ledger sync', ['payment.succeeded']]);
+  });
+
+  test('an admin revokes the app only by typing its id; afterwards its secret is refused', async () => {
+    const app = await newApp();
+    const email = `revoke-${Date.now()}@partner.example`;
+    await api.invite(app.appId, email, 'admin');
+    await signInByEmail(page, api.baseUrl, email);
+    await page.goto(`${api.baseUrl}/dashboard/credentials`);
+    await page.getByLabel('Type the app id to confirm').fill('app_wrong');
+    await page.getByRole('button', { name: 'Revoke' }).click();
+    assert.match(await page.getByRole('alert').innerText(), /Type the app id exactly/);
+    assert.equal((await call('/v2/partners/config', { credential: app })).status, 200, 'still live');
+    await page.getByLabel('Type the app id to confirm').fill(app.appId);
+    await page.getByRole('button', { name: 'Revoke' }).click();
+    assert.match(await page.getByRole('status').innerText(), /revoked/);
+    assert.equal((await call('/v2/partners/config', { credential: app })).status, 401);
+    await assertAccessible(page, 'credentials after revocation');
+  });
+
   test('a code works once; wrong guesses spend it; at most 5 codes in 15 minutes; an unknown email is told the same', async () => {
     const h = await getHarness();
     const app = await newApp();
