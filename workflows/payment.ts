@@ -85,7 +85,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
     const quoteExpiresAt = new Date(workflowInfo().startTime.getTime() + input.payout.quoteExpiresInSeconds * 1000).toISOString();
     state = { ...state, payout: { quoteExpiresAt, offrampStatus: null, refundTxHash: null } };
   }
-  // A bank Payment's payout leg (issue 13): only bank Payments ask, so upa histories are unchanged.
+  // A bank Payment's payout leg: only bank Payments ask, so upa histories are unchanged.
   const bankPayout = state.payout !== undefined && patched('payment-bank-payout');
   const cancelOutcomes = new Map<number, CancelResult | ApplicationFailure>();
   // Transfers whose step the database refused for its data (offered again on the operator's retry).

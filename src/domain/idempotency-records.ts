@@ -35,7 +35,7 @@ const LOCK_MS = 60_000;
 
 /**
  * The idempotency_records table, in plain SQL on the pool: it is on every create's path, and a
- * single-row statement costs a fraction of an ORM query here (issue 11's profile).
+ * single-row statement costs a fraction of an ORM query here (as profiled).
  */
 export function idempotencyRecords(pool: pg.Pool) {
   const lockUntil = () => new Date(Date.now() + LOCK_MS);

@@ -14,7 +14,7 @@ function fieldsOf(res: { body: { error: { code: string; details: { fields: Array
   return res.body.error.details.fields.map((f) => f.field);
 }
 
-/** Issue 10, item 1: text PostgreSQL or JSON can't store faithfully is a 400 naming the field, never a 500. */
+/** Text PostgreSQL or JSON can't store faithfully is a 400 naming the field, never a 500. */
 describe('Text that cannot be stored', () => {
   test('a NUL or a lone surrogate in a body value, a metadata key or a query is 400 naming the field, and creates nothing', async () => {
     const cred = await newApp();

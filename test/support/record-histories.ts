@@ -130,7 +130,7 @@ async function outcomeCandidates(h: Harness): Promise<Candidate[]> {
   });
   for (const p of payments) {
     const incidents = [...new Set(p.incidents.map((i) => i.kind))].sort().join('+') || 'clean';
-    // Bank Payments (issue 13) by their payout's end too.
+    // Bank Payments by their payout's end too.
     const bank = p.offrampStatus ? `bank-${p.offrampStatus}-` : '';
     pick(`payment--${p.intent}-${bank}${p.status}-${p.operationalState}-${incidents}`, p.id);
   }

@@ -6,7 +6,7 @@ import { eventRows } from '../events';
 
 /**
  * A Payment's creation in plain SQL: the create path is the API's hottest, and here two statements
- * do what took an ORM eight (issue 11's profile). Everything else reads and writes Payments through
+ * do what took an ORM eight (as profiled). Everything else reads and writes Payments through
  * Prisma; test/payments covers that both agree on every column.
  */
 

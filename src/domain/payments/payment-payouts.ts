@@ -9,7 +9,7 @@ import type { PayoutUpdate } from './payout-machine';
 import { quoteExpired } from './quote-expiry';
 
 /**
- * A send Payment to a linked bank account (issue 13): quoted by the off-ramp provider at creation,
+ * A send Payment to a linked bank account: quoted by the off-ramp provider at creation,
  * funded into escrow like every send Payment, settled to the quote's deposit address, then paid out by
  * the provider (workflows/payment.ts drives it; payout-machine.ts decides). See docs/decisions.md
  * "Bank payouts".
