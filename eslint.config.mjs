@@ -27,6 +27,12 @@ const WORKFLOW_PURE_MODULES = [
   'src/domain/ledger/reconcile-report.ts',
 ];
 
+/** What the domain may not import: the layers above it, and the composition of the service. */
+const DOMAIN_MAY_NOT_IMPORT = ['src/http/**', 'src/runtime/**', 'src/temporal/**', 'src/cli/**', 'workflows/**', 'activities/**'];
+
+/** Infrastructure folders: adapters to the outside world, below the domain. */
+const INFRASTRUCTURE = ['src/chain', 'src/custody', 'src/db', 'src/mail', 'src/config', 'src/offramp', 'src/embedded'];
+
 /** Node built-ins, bare (`fs`, `fs/promises`) and prefixed (`node:fs`, also prefix-only ones like `node:test`). */
 const noNodeBuiltins = (why) => [
   'error',
@@ -71,12 +77,34 @@ export default defineConfig(
     },
   },
   {
-    // Layers point one way: the domain knows nothing of HTTP or of the workflow engine.
+    // Layers point one way: the domain knows nothing of HTTP, the workflow engine, the CLI or how the
+    // service is put together; low-level helpers it needs live in src/platform.
     files: ['src/domain/**/*.ts'],
     rules: {
       'local/import-boundaries': ['error', {
-        deny: { paths: ['src/http/**', 'workflows/**', 'activities/**'] },
-        message: 'src/domain imports nothing from src/http, workflows/ or activities/ (layers point one way)',
+        deny: { paths: DOMAIN_MAY_NOT_IMPORT },
+        message: 'src/domain imports nothing from src/http, src/runtime, src/temporal, src/cli, workflows/ or activities/ (layers point one way; helpers live in src/platform)',
+      }],
+    },
+  },
+  {
+    // Infrastructure (chains, custody, database, mail, configuration, the off-ramp provider) sits
+    // below the domain: it imports no domain, HTTP or composition module.
+    files: INFRASTRUCTURE.map((dir) => `${dir}/**/*.ts`),
+    rules: {
+      'local/import-boundaries': ['error', {
+        deny: { paths: ['src/domain/**', ...DOMAIN_MAY_NOT_IMPORT] },
+        message: 'infrastructure imports no src/domain, src/http, src/runtime, src/temporal, src/cli, workflows/ or activities/ module (helpers live in src/platform)',
+      }],
+    },
+  },
+  {
+    // The platform is the floor: it imports only itself (and packages).
+    files: ['src/platform/**/*.ts'],
+    rules: {
+      'local/import-boundaries': ['error', {
+        deny: { paths: ['src/domain/**', 'src/generated/**', ...DOMAIN_MAY_NOT_IMPORT, ...INFRASTRUCTURE.map((dir) => `${dir}/**`)] },
+        message: 'src/platform imports only src/platform: it is below every other layer',
       }],
     },
   },

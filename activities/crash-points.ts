@@ -1,10 +1,10 @@
 import { Context } from '@temporalio/activity';
-import { activityCrashPoint, crashPoint, withCrashContext } from '../src/runtime/crash-points';
+import { activityCrashPoint, crashPoint, withCrashContext } from '../src/platform/crash-points';
 
 type AnyFn = (...args: never[]) => unknown;
 
 /**
- * Every activity between two crash points (src/runtime/crash-points.ts): before its body runs, and
+ * Every activity between two crash points (src/platform/crash-points.ts): before its body runs, and
  * after the body returned but before Temporal records the completion, the two places a worker's death
  * leaves a side effect undone or done-but-unrecorded. No-ops unless CRASH_AT / CRASH_POINTS_TRACE is set.
  */

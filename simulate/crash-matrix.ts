@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { createPublicClient, http, parseAbiItem, type Address } from 'viem';
 import { createApp } from '../src/domain/apps';
 import { createWebhookEndpoint } from '../src/domain/webhooks/endpoints';
-import { API_CRASH_POINTS, formatCrashTarget, parseCrashTarget, type CrashTarget } from '../src/runtime/crash-points';
+import { API_CRASH_POINTS, formatCrashTarget, parseCrashTarget, type CrashTarget } from '../src/platform/crash-points';
 import { ChainDriver, recipientWallet } from './chain-driver';
 import { atRest, FLOW_NAMES, FLOWS, paymentBody, payPayment, statusOf, until, type FlowName, type Matrix, type Resource } from './crash-flows';
 import { runMain } from './run-main';

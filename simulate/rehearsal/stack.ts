@@ -13,7 +13,7 @@ import { startTemporalCluster, type TemporalCluster } from '../../src/embedded/t
 import { realToken, startTwoChains, TWO_CHAINS, withTwoChainProduction } from '../../src/embedded/two-chains';
 import { ensureSandboxToken, SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { registerServiceWallets } from '../../src/domain/custody-addresses';
-import { deriveKey } from '../../src/domain/secrets';
+import { deriveKey } from '../../src/platform/secrets';
 import { launchSandboxProvider } from '../../src/offramp/sandbox-provider/launch';
 import { createChainServices, fundSandboxTreasury, type ChainServices } from '../../src/runtime/chain-services';
 import { resolveServiceSecret } from '../../src/runtime/service-secret';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { ZChainId, zInt4 } from '../domain/validation';
+import { ZChainId, zInt4 } from '../platform/int4';
 import { projectRoot } from '../embedded/paths';
 import { catalogNetwork } from '../chain/network-catalog';
 import { resolveNetworks, type LeftOutNetwork } from './network-settings';

@@ -3,7 +3,7 @@ import type { Prisma } from '../db/client';
 import type { EnvironmentName } from '../config/environments';
 import { newAppSecret } from './apps';
 import { ApiError, notFound } from './errors';
-import { hashSecret } from './secrets';
+import { hashSecret } from '../platform/secrets';
 
 /**
  * Rotating and revoking an app's credential (docs/decisions.md "Rotating and revoking credentials").

@@ -3,7 +3,7 @@ import type { PrismaClient } from '../db/client';
 import { ENVIRONMENTS, type EnvironmentName } from '../config/environments';
 import { ApiError } from './errors';
 import { newId, randomToken } from './ids';
-import { hashSecret, safeEqual } from './secrets';
+import { hashSecret, safeEqual } from '../platform/secrets';
 import { LruCache } from '../custody/lru';
 
 export const SCOPES = ['v2:accounts', 'v2:deposit_addresses', 'v2:payments', 'v2:vaults'] as const;

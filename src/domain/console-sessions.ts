@@ -1,6 +1,6 @@
 import type { PrismaClient } from '../db/client';
 import { newId } from './ids';
-import { safeEqual, sha256Hex } from './secrets';
+import { safeEqual, sha256Hex } from '../platform/secrets';
 
 /**
  * Operator console sessions, held in PostgreSQL so that they end on the server: a logout ends the

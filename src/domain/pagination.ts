@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { hmacHex, safeEqual } from './secrets';
+import { hmacHex, safeEqual } from '../platform/secrets';
 import { anyKey, currentKey, type ServiceSecret } from './service-keys';
 import { ApiError } from './errors';
-import { zInt4Param } from './validation';
+import { zInt4Param } from '../platform/int4';
 
 /**
  * Opaque cursors: base64url(JSON position) + "." + HMAC. The HMAC makes a tampered or forged cursor

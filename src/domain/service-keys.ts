@@ -1,4 +1,4 @@
-import { sha256Hex } from './secrets';
+import { sha256Hex } from '../platform/secrets';
 
 /**
  * The service secret as a keyring (docs/decisions.md "Rotating and revoking credentials"): the

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ParameterizedContext } from 'koa';
 import { openSealedText, sealText } from '../domain/sealed-text';
-import { safeEqual } from '../domain/secrets';
+import { safeEqual } from '../platform/secrets';
 import type { ServiceSecret } from '../domain/service-keys';
 
 /**

@@ -23,7 +23,7 @@ import { createChainRegistry } from '../chain/registry';
 import { assertKeysMatchDatabase, fundSandboxTreasury, keysForRoles, type ChainServices } from './chain-services';
 import { Lifecycle } from './lifecycle';
 import { startWebhookKicks } from './webhook-kicks';
-import { deriveKey } from '../domain/secrets';
+import { deriveKey } from '../platform/secrets';
 import { appCredentialCache } from '../domain/apps';
 import { followCredentialChanges } from './credential-changes';
 import { HttpOfframpProvider } from '../offramp/http-provider';

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { call } from '../support/api-client';
 import { runCli } from '../support/cli';
 import { getHarness } from '../support/harness';
-import { hashSecret } from '../../src/domain/secrets';
+import { hashSecret } from '../../src/platform/secrets';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');

@@ -5,7 +5,7 @@ import { getHarness } from '../support/harness';
 import { apiWithUpdateTimeout, withWorkerStopped } from '../support/bounded-api';
 import { eventually } from '../support/chain';
 import { createPayment, newMerchant, waitForPayment } from '../payments/fixtures';
-import { sha256Hex } from '../../src/domain/secrets';
+import { sha256Hex } from '../../src/platform/secrets';
 import type { AppCredential } from '../../src/domain/apps';
 import { usBody } from '../bank-accounts/fixtures';
 import { activeVault, newAccount, policyBody, uniqueEmail } from '../vaults/support';

@@ -14,7 +14,7 @@ import { ZClientTokenResponse, ZClientTokenRevokeResponse } from '../../src/doma
 import { ZClientConfirmResponse, ZClientPaymentResponse } from '../../src/domain/payments/client-payment.schemas';
 import { paymentOptionId, walletTransferOption, type PaymentOptionProvider } from '../../src/domain/payments/payment-options';
 import { issueAction } from '../../src/domain/payments/payment-actions';
-import { deriveKey } from '../../src/domain/secrets';
+import { deriveKey } from '../../src/platform/secrets';
 import type { AppCredential } from '../../src/domain/apps';
 import { call, newApp, uniqueUserId, type ApiResponse } from '../support/api-client';
 import { apiDepsOnHarness, getHarness, TEST_SERVICE_SECRET } from '../support/harness';

@@ -9,7 +9,7 @@ const ROOT = path.resolve(__dirname, '../..');
 /**
  * `npm run crash-matrix -- --subset` as its own process on its own stack (data in .data/crash-test,
  * free ports), like the simulation test: the worker and an API process are killed with SIGKILL at
- * crash points (src/runtime/crash-points.ts) and started again, and nothing of the suite's harness is
+ * crash points (src/platform/crash-points.ts) and started again, and nothing of the suite's harness is
  * touched. The whole matrix runs in CI after npm test (.ci/run).
  */
 function crashMatrix(args: string[], timeoutMs: number): Promise<{ code: number | null; output: string }> {

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { formatCrashTarget, parseCrashTarget } from '../../src/runtime/crash-points';
+import { formatCrashTarget, parseCrashTarget } from '../../src/platform/crash-points';
 import { cellName, cellsFromTrace } from '../../simulate/crash-matrix';
 
 describe('crash points', () => {
@@ -57,7 +57,7 @@ describe('crash points', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'crash-trace-'));
     const file = path.join(dir, 'trace.jsonl');
     const script = [
-      "const { crashPoint, withCrashContext } = require('./src/runtime/crash-points');",
+      "const { crashPoint, withCrashContext } = require('./src/platform/crash-points');",
       "withCrashContext(() => ({ workflowType: 'fundReturnWorkflow' }), async () => { await Promise.resolve(); crashPoint('settlement.leg.after-record'); });",
       "setTimeout(() => crashPoint('outside'), 10);",
     ].join('\n');

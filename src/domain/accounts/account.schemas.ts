@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { checkEvmAddress } from '../../chain/address';
 import { ZMetadata } from '../metadata';
-import { ZChainId, zInt4 } from '../validation';
+import { ZChainId, zInt4 } from '../../platform/int4';
 
 // No control characters: these ids end up in headers (x-svc-external-user-id) and logs.
 export const ZExternalUserId = z

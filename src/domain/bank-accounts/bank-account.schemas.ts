@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ZCursor } from '../pagination';
-import { zInt4Param } from '../validation';
+import { zInt4Param } from '../../platform/int4';
 import { BANK_COUNTRIES } from '../../config/environments';
 import { BANK_ACCOUNT_STATUSES } from './bank-account-machine';
 

@@ -4,7 +4,7 @@ import type { TEnvironmentConfig } from '../../config/environments';
 import type { AuthenticatedApp } from '../apps';
 import { ApiError, notFound, UpstreamFailure } from '../errors';
 import type { Availability } from '../modules';
-import { hmacHex } from '../secrets';
+import { hmacHex } from '../../platform/secrets';
 import { ID_PREFIXES } from '../ids';
 import { sealText, openSealedText } from '../sealed-text';
 import { afterPosition, pageOf, type CursorCodec } from '../pagination';

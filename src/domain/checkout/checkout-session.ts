@@ -6,7 +6,7 @@ import { verifyClientToken, type ClientPrincipal, CLIENT_TOKEN_LIFETIME_SECONDS 
 import { loadPayable } from '../payments/client-payments';
 import { verifyClientSecret } from '../payments/payment-view';
 import { openSealedText, sealText } from '../sealed-text';
-import { safeEqual } from '../secrets';
+import { safeEqual } from '../../platform/secrets';
 import type { TCheckoutSessionRequest } from './checkout-view.schemas';
 import type { ServiceSecret } from '../service-keys';
 

@@ -4,7 +4,7 @@ import type { AuthenticatedApp, Scope } from '../apps';
 import type { EnvironmentName } from '../../config/environments';
 import { ApiError, notFound } from '../errors';
 import { randomToken } from '../ids';
-import { deriveKey } from '../secrets';
+import { deriveKey } from '../../platform/secrets';
 import { currentKey, keyById, keyIdOf, type ServiceSecret } from '../service-keys';
 import { ZClientTokenClaims, type TClientAccountRef } from './client-auth.schemas';
 

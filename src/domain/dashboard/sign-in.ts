@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { PrismaClient } from '../../db/client';
 import type { Mailer } from '../../mail/mailer';
 import { newId } from '../ids';
-import { hmacHex, safeEqual } from '../secrets';
+import { hmacHex, safeEqual } from '../../platform/secrets';
 import { currentKey, type ServiceSecret } from '../service-keys';
 import { membershipsOf } from './partner-users';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ZCursor } from '../pagination';
 import { DEPOSIT_STATUSES } from './deposit-machine';
-import { ZChainId, zInt4Param } from '../validation';
+import { ZChainId, zInt4Param } from '../../platform/int4';
 
 export const ZDepositAddressId = z.string().regex(/^deposit_addr_[A-Za-z0-9_-]+$/, 'a deposit address id (deposit_addr_...)').max(64);
 export const ZDepositId = z.string().regex(/^deposit_(?!addr_)[A-Za-z0-9_-]+$/, 'a deposit id (deposit_...)').max(64);

@@ -1,7 +1,7 @@
 import type { PrismaClient } from '../../db/client';
 import type { Scope } from '../apps';
 import { formatAtomic } from '../amounts';
-import { hmacHex, safeEqual } from '../secrets';
+import { hmacHex, safeEqual } from '../../platform/secrets';
 import { issueAction } from './payment-actions';
 import { ZPaymentOption, type TPaymentOption } from './payment-option.schemas';
 import { remainingOf, toNextAction, type PaymentRow } from './payment-view';

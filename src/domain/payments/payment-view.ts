@@ -1,7 +1,7 @@
 import type { FundReturn, Payment, PaymentIncident, PaymentPayout } from '../../generated/prisma/client';
 import { refundSummaryOf } from '../returns/fund-return-rules';
 import { formatAtomic } from '../amounts';
-import { hmacHex, safeEqual } from '../secrets';
+import { hmacHex, safeEqual } from '../../platform/secrets';
 import type { TNextAction, TPayment } from './payment.schemas';
 import { isOpenStatus } from './payment-machine';
 import type { z } from 'zod';

@@ -3,7 +3,7 @@ import { ZCursor } from '../pagination';
 import { ZAccountId } from '../accounts/account.schemas';
 import { DECIMAL_PATTERN } from '../amounts';
 import { ZMetadata } from '../metadata';
-import { ZChainId, zInt4, zInt4Param } from '../validation';
+import { ZChainId, zInt4, zInt4Param } from '../../platform/int4';
 
 export const ZPaymentId = z.string().regex(/^payment_[A-Za-z0-9_-]+$/, 'a Payment id (payment_...)').max(64);
 

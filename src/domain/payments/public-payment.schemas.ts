@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DECIMAL_PATTERN } from '../amounts';
 import { ZIdempotencyKey } from '../idempotency-records';
-import { ZChainId } from '../validation';
+import { ZChainId } from '../../platform/int4';
 import { ZNextAction, ZPaymentAmount, ZPaymentId, PAYMENT_STATUSES } from './payment.schemas';
 
 /** An account's payment handle (created as 12 lowercase letters and digits): how a payer names the recipient. */

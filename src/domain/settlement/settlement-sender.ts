@@ -11,7 +11,7 @@ import type { SettlementRefusalReason } from './hold-reasons';
 import { destinationRefusal } from '../custody-addresses';
 import { isVaultFundingReturn } from '../vaults/vault-returns';
 import { isMoneyMissingAt } from '../ledger/reconcile';
-import { crashPoint, SETTLEMENT_CRASH_POINTS } from '../../runtime/crash-points';
+import { crashPoint, SETTLEMENT_CRASH_POINTS } from '../../platform/crash-points';
 import { withLease, type LeaseOptions } from './lease-lock';
 import { topUpBatcher, type TopUpBatcher } from './gas-top-ups';
 import { followLegFamily, isLive, loadLegs, markLeg, recordLeg, recordReplacement, type LegKind, type SettlementLeg, type SettlementSource } from './settlement-legs';

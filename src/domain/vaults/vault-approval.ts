@@ -4,7 +4,7 @@ import type { Mailer } from '../../mail/mailer';
 import type { AuthenticatedApp } from '../apps';
 import { ApiError, UpstreamFailure } from '../errors';
 import { newId } from '../ids';
-import { hmacHex, safeEqual } from '../secrets';
+import { hmacHex, safeEqual } from '../../platform/secrets';
 import { writeVaultAudit } from './vault-audit';
 import { appActor, lockVault, requireVault } from './vaults';
 import { maskEmail } from './vault-view';

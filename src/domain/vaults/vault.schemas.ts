@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ZCursor } from '../pagination';
-import { ZChainId, zInt4Param } from '../validation';
+import { ZChainId, zInt4Param } from '../../platform/int4';
 
 // ---- requests ----
 const ZAtomicString = z.string().regex(/^[1-9]\d{0,77}$/, 'a positive integer string of atomic units');

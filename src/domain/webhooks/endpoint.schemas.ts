@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ZCursor } from '../pagination';
-import { zInt4Param } from '../validation';
+import { zInt4Param } from '../../platform/int4';
 import { EVENT_NAMES, type EventName } from '../event-catalog';
 
 const KNOWN_EVENTS = new Set<string>(EVENT_NAMES);

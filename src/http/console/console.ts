@@ -16,7 +16,8 @@ import { depositHold, fundReturnHold, listHolds, paymentHold } from '../../domai
 import { searchForOperator } from '../../domain/operator-search';
 import { invitePartnerUser, listPartnerUsers } from '../../domain/dashboard/partner-users';
 import { ZHeldId } from '../../domain/operator-actions.schemas';
-import { parseInput, zInt4Param } from '../../domain/validation';
+import { parseInput } from '../../domain/validation';
+import { zInt4Param } from '../../platform/int4';
 import type { ApiContext, ApiState } from '../context';
 import { htmlAreaGuard, problemOf, readForm } from '../html-area';
 import { sessionKeeper, type ConsoleSession } from './console-session';

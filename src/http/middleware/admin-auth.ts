@@ -1,5 +1,5 @@
 import { ApiError } from '../../domain/errors';
-import { safeEqual, sha256Hex } from '../../domain/secrets';
+import { safeEqual, sha256Hex } from '../../platform/secrets';
 import type { ApiMiddleware } from '../context';
 
 /**

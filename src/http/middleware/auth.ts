@@ -1,7 +1,7 @@
 import { assertScope, type AppAuthenticator, type Scope } from '../../domain/apps';
 import type { ApiMiddleware } from '../context';
 import { ApiError } from '../../domain/errors';
-import { timed } from '../../runtime/step-timing';
+import { timed } from '../../platform/step-timing';
 import type { CredentialCheckLimit } from './rate-limit';
 
 const CHALLENGE = { 'WWW-Authenticate': 'Basic realm="partner-payments", charset="UTF-8"' };

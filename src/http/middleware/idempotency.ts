@@ -1,12 +1,12 @@
-import { sha256Hex } from '../../domain/secrets';
+import { sha256Hex } from '../../platform/secrets';
 import type { ApiContext, ApiMiddleware } from '../context';
 import { requireApp } from '../context';
 import { ApiError } from '../../domain/errors';
 import { InputError, parseInput } from '../../domain/validation';
-import { API_CRASH_POINTS, crashPoint } from '../../runtime/crash-points';
+import { API_CRASH_POINTS, crashPoint } from '../../platform/crash-points';
 import { z } from 'zod';
 import { ZIdempotencyKey, type IdempotencyRecords } from '../../domain/idempotency-records';
-import { timed } from '../../runtime/step-timing';
+import { timed } from '../../platform/step-timing';
 
 export { ZIdempotencyKey };
 

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { ApiContext, ApiMiddleware } from '../context';
 import { ApiError } from '../../domain/errors';
 import { SharedQuota, type QuotaDecision } from './shared-quota';
-import { timed } from '../../runtime/step-timing';
+import { timed } from '../../platform/step-timing';
 
 export interface RateLimitPolicy {
   points: number;

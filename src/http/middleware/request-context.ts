@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../logger';
 import type { ApiMiddleware } from '../context';
-import { collectSteps, serverTimingHeader } from '../../runtime/step-timing';
+import { collectSteps, serverTimingHeader } from '../../platform/step-timing';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { hmacHex, safeEqual } from '../../domain/secrets';
+import { hmacHex, safeEqual } from '../../platform/secrets';
 
 /**
  * The sandbox provider's HTTP contract, in one place: the server answers these shapes and the
