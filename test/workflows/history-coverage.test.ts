@@ -56,6 +56,20 @@ test('every patched() call in workflows/ names its patch with a string literal (
   assert.deepEqual(sites.unreadable, [], 'patched() calls whose id is not a string literal');
 });
 
+/** The patch register's live rows (docs/workflow-versioning.md): the first cell of each table row, an id in backticks. */
+function registeredPatches(): string[] {
+  const text = readFileSync(path.join(__dirname, '..', '..', 'docs', 'workflow-versioning.md'), 'utf8');
+  const live = text.slice(text.indexOf('## Live patches'), text.indexOf('## Removed patches'));
+  return [...live.matchAll(/^\| `([a-z0-9-]+)` \|/gm)].map((m) => m[1]!);
+}
+
+test('the patch register (docs/workflow-versioning.md) lists every patched() id in workflows/, and no other', () => {
+  const registered = registeredPatches();
+  assert.deepEqual([...sites.ids.keys()].filter((id) => !registered.includes(id)), [], 'patched() ids with no row in docs/workflow-versioning.md');
+  assert.deepEqual(registered.filter((id) => !sites.ids.has(id)), [], 'rows of docs/workflow-versioning.md that no patched() call names: move them to "Removed patches"');
+  assert.equal(new Set(registered).size, registered.length, 'one row per patch');
+});
+
 for (const [patchId, where] of sites.ids) {
   test(`a recorded history takes the patched branch of '${patchId}' (${where})`, async () => {
     const replays = await probed();
