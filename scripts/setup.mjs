@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Scripted, idempotent, cached toolchain set-up for the Partner Payments API.
 //
-//   node scripts/setup.mjs [--for start|test|bench|schemathesis|all]      (default: all)
+//   node scripts/setup.mjs [--for start|test|stacks|bench|schemathesis|all]      (default: all)
 //
 // Plain Node ESM with no npm dependencies: it runs before node_modules exists. One module per step in
 // scripts/setup/; versions and default ports come from config/toolchain.json. Every step prints one
@@ -27,19 +27,20 @@ import { temporalServer } from './setup/temporal-server.mjs';
 import { schemathesis } from './setup/schemathesis.mjs';
 import { fmtDuration, SetupError, toolchain } from './setup/util.mjs';
 
-const TARGETS = ['start', 'test', 'bench', 'schemathesis', 'cluster', 'all'];
+const TARGETS = ['start', 'test', 'stacks', 'bench', 'schemathesis', 'cluster', 'all'];
 
 // Which targets need each step (`all` runs every step). `start` and `bench` run the dev server;
-// `test` runs the time-skipping test server, and the dev server for the short simulation run;
+// `test` runs the time-skipping test server (and no Temporal CLI); `stacks` runs the suites with stacks of
+// their own (npm run test:stacks: `npm start`, the short simulation, a crash cell) on the dev server;
 // `schemathesis` runs `npm start` and the fuzzer against it (npm run fuzz:schemathesis); `cluster`
 // runs a real Temporal cluster over PostgreSQL (npm run rehearsal, and --engine cluster).
 const STEPS = [
-  { name: 'node dependencies', for: ['start', 'test', 'bench', 'schemathesis', 'cluster'], run: nodeDependencies },
-  { name: 'prisma client', for: ['start', 'test', 'bench', 'schemathesis', 'cluster'], run: prismaClient },
-  { name: `temporal test server ${toolchain.temporalTestServer.version}`, for: ['test'], run: temporalTestServer },
-  { name: `temporal CLI ${toolchain.temporalCli.version}`, for: ['start', 'test', 'bench', 'schemathesis'], run: temporalCli },
+  { name: 'node dependencies', for: ['start', 'test', 'stacks', 'bench', 'schemathesis', 'cluster'], run: nodeDependencies },
+  { name: 'prisma client', for: ['start', 'test', 'stacks', 'bench', 'schemathesis', 'cluster'], run: prismaClient },
+  { name: `temporal test server ${toolchain.temporalTestServer.version}`, for: ['test', 'stacks'], run: temporalTestServer },
+  { name: `temporal CLI ${toolchain.temporalCli.version}`, for: ['start', 'stacks', 'bench', 'schemathesis'], run: temporalCli },
   { name: `temporal server ${toolchain.temporalServer.version}`, for: ['cluster'], run: temporalServer },
-  { name: 'postgresql', for: ['start', 'test', 'bench', 'schemathesis', 'cluster'], run: postgresql },
+  { name: 'postgresql', for: ['start', 'test', 'stacks', 'bench', 'schemathesis', 'cluster'], run: postgresql },
   { name: 'chromium', for: ['test'], run: chromium },
   { name: `schemathesis ${toolchain.schemathesis.version}`, for: ['schemathesis'], run: schemathesis },
 ];

@@ -21,20 +21,20 @@ function testFiles(dir: string): string[] {
 }
 
 /**
- * Suites that run their own stack in a child process, started as their file loads (crash matrix,
- * simulation). Every file loads before any test runs, so they start at once either way; their tests
- * come last so that the suite waits for them only if the rest of the suite was quicker.
+ * Suites that run their own stack in a child process (`npm start`, the simulation, a crash cell), with
+ * the Temporal CLI's dev server: `npm run test:stacks` (TEST_STACKS=1) runs them, and only them, so a
+ * cold `npm test` needs no Temporal CLI. Started as their file loads; their tests come last.
  */
-const BACKGROUND = [`${path.sep}crash${path.sep}`, `${path.sep}simulation${path.sep}`];
-const inBackground = (file: string) => BACKGROUND.some((dir) => file.includes(dir));
+const STACKS = [`${path.sep}crash${path.sep}`, `${path.sep}simulation${path.sep}`, `${path.sep}runtime${path.sep}shutdown.test.ts`];
+const isStack = (file: string) => STACKS.some((part) => file.includes(part));
+const stacksOnly = process.env.TEST_STACKS === '1';
 
 // Before any file registers a test: each test and hook without a timeout of its own gets the default.
 installDefaultTimeouts();
 
 // Comma-separated path substrings: a file runs when its path holds any of them.
 const only = process.env.TEST_FILTER?.split(',').filter(Boolean);
-const files = testFiles(__dirname);
-for (const file of [...files.filter((f) => !inBackground(f)), ...files.filter(inBackground)]) {
+for (const file of testFiles(__dirname).filter((f) => isStack(f) === stacksOnly)) {
   if (only && !only.some((part) => file.includes(part))) continue;
   // Synchronously and in order: node:test registers each file's tests as it is loaded.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
