@@ -50,12 +50,19 @@ export interface WebhookRunFigures {
   latency: Latency;
   events?: number;
   undelivered?: number;
+  /** Events sent (untimed) before the run, to warm the delivery path up. */
+  warmupEvents?: number;
   stages?: Record<string, Latency>;
   /** The p99 (ms) of the events committed in each 10 s of the run. */
   p99Per10s?: number[];
   backlog?: { everySeconds: number; samples: Array<{ atS: number; pending: number }>; firstThirdMean: number; lastThirdMean: number };
   load?: { start: number; end: number; samples: number[] };
   refused?: Record<string, number>;
+}
+
+/** No backlog growth: the last third's mean backlog is at most one second of events above the first third's. */
+export function backlogFlat(b: { firstThirdMean: number; lastThirdMean: number }, ratePerSecond: number): boolean {
+  return b.lastThirdMean <= b.firstThirdMean + ratePerSecond;
 }
 
 /**
