@@ -53,6 +53,13 @@ export interface WebhookRunFigures {
   /** Events sent (untimed) before the run, to warm the delivery path up. */
   warmupEvents?: number;
   stages?: Record<string, Latency>;
+  /**
+   * CPU ms per event of each part of the stack (bench/stack-cpu.ts: the worker's process with the
+   * bench, the API, the engine, PostgreSQL), their total, and `coresBusy`: the cores the stack kept busy.
+   */
+  cpuMsPerEvent?: Record<string, number>;
+  /** The cores the stack keeps busy with no events (10 s before the run). */
+  idleCoresBusy?: number;
   /** The p99 (ms) of the events committed in each 10 s of the run. */
   p99Per10s?: number[];
   backlog?: { everySeconds: number; samples: Array<{ atS: number; pending: number }>; firstThirdMean: number; lastThirdMean: number };

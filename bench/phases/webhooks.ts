@@ -7,16 +7,19 @@ import { resolveServiceSecret } from '../../src/runtime/service-secret';
 import type { BenchContext } from '../context';
 import { backlogFlat, type WebhookRunFigures } from '../figures';
 import { latency, openLoop, showLatency, sleep } from '../measure';
+import { cpuPerEvent, stackCpu } from '../stack-cpu';
 
 /** How long events may still arrive after the last create; one that has not by then is counted lost. */
 const STRAGGLER_MS = 30_000;
 /** Untimed seconds of events before each run. */
 const WARMUP_SECONDS = 5;
+/** Seconds with no events, after the warm-up, to measure what the stack costs idle. */
+const IDLE_SECONDS = 10;
 /** The backlog (events committed, not yet delivered) is sampled this often during a run. */
 const BACKLOG_EVERY_MS = 10_000;
 
 /** A run this phase measured: every optional key of older runs present. */
-type WebhookRun = WebhookRunFigures & Required<Pick<WebhookRunFigures, 'events' | 'undelivered' | 'stages' | 'p99Per10s' | 'backlog' | 'load'>>;
+type WebhookRun = WebhookRunFigures & Required<Pick<WebhookRunFigures, 'events' | 'undelivered' | 'stages' | 'p99Per10s' | 'cpuMsPerEvent' | 'idleCoresBusy' | 'backlog' | 'load'>>;
 
 const loadAverage = () => Math.round(os.loadavg()[0]! * 100) / 100;
 
@@ -59,6 +62,7 @@ export async function webhooksSustainedPhase(ctx: BenchContext, ratePerSecond: n
 function showRun(ctx: BenchContext, run: WebhookRun): void {
   const { out } = ctx;
   for (const [name, l] of Object.entries(run.stages)) out(`  ${name}: ${showLatency(l)}   max ${l.maxMs} ms`);
+  out(`  CPU ms per event: ${Object.entries(run.cpuMsPerEvent).map(([k, v]) => `${k} ${v}`).join(', ')}; idle, the stack keeps ${run.idleCoresBusy} cores busy`);
   out(`  p99 per ${BACKLOG_EVERY_MS / 1000} s of commits: ${run.p99Per10s.join(' ')}`);
   out(`  backlog every ${BACKLOG_EVERY_MS / 1000} s: ${run.backlog.samples.map((s) => s.pending).join(' ')}`);
   out(
@@ -100,7 +104,12 @@ async function webhookRun(ctx: BenchContext, ratePerSecond: number, seconds: num
     // Untimed warm-up at the run's rate: the delivery path's Prisma plans, JIT and workflow code, so
     // the figure is the steady state, not the first seconds after the stack started.
     const warmup = await warmUp(ctx, ratePerSecond, () => arrivals.size);
+    // What the stack costs with no events (the dispatcher's and the scanner's polls, the pools).
+    const idleFrom = stackCpu(ctx);
+    await sleep(IDLE_SECONDS * 1000);
+    const idle = cpuPerEvent(idleFrom, stackCpu(ctx), 1, IDLE_SECONDS);
     const started = new Date();
+    const cpuBefore = stackCpu(ctx);
     const load = { start: loadAverage(), end: 0, samples: [] as number[] };
     const count = Math.round(ratePerSecond * seconds);
     // A create the API refuses (503 at capacity) commits no event: counted, not timed.
@@ -134,6 +143,7 @@ async function webhookRun(ctx: BenchContext, ratePerSecond: number, seconds: num
     });
     const deadline = Date.now() + STRAGGLER_MS;
     while (expected.some((e) => !arrivals.has(e.id)) && Date.now() < deadline) await sleep(100);
+    const cpu = cpuPerEvent(cpuBefore, stackCpu(ctx), expected.length, (Date.now() - started.getTime()) / 1000);
     const lost = expected.filter((e) => !arrivals.has(e.id)).length;
     const samplesMs = expected.flatMap((e) => (arrivals.has(e.id) ? [arrivals.get(e.id)!.ms] : []));
     const stages = await stageLatencies(ctx, endpoint.id, expected, arrivals);
@@ -158,6 +168,8 @@ async function webhookRun(ctx: BenchContext, ratePerSecond: number, seconds: num
       undelivered: lost,
       stages,
       p99Per10s: windowP99,
+      cpuMsPerEvent: cpu,
+      idleCoresBusy: idle.coresBusy!,
       backlog: { everySeconds: BACKLOG_EVERY_MS / 1000, samples, firstThirdMean: mean(samples.slice(0, third)), lastThirdMean: mean(samples.slice(-third)) },
       load,
       ...(refused.size > 0 ? { refused: Object.fromEntries(refused) } : {}),
