@@ -27,13 +27,49 @@ export interface BenchFigures {
   createAtHalfMaxRate?: { ratePerSecond: number; latency: Latency; steps?: Record<string, Latency> };
   confirmedTransferToSucceeded?: Latency;
   /** `latency` of the events delivered; `undelivered` of the `events` committed were not within the phase's straggler wait. */
-  committedEventToWebhookDelivered?: { ratePerSecond: number; seconds: number; latency: Latency; events?: number; undelivered?: number };
+  committedEventToWebhookDelivered?: WebhookRunFigures;
+  /** The same path sustained (50/s for 5 min by default), with the backlog over time. */
+  webhooksSustained?: WebhookRunFigures;
   /** Lists stay flat: 1M rows against 10k (bench/phases/lists.ts). */
   listP99?: ListsP99;
   /** The chain scanner under mainnet-shaped traffic (bench/phases/scanner.ts). */
   scannerUnderTraffic?: ScannerTrafficFigures;
   overload?: { ratePerSecond: number; seconds: number; count: number; answers: Record<string, number>; latency: Latency; passed: boolean };
   apiPeakRssMb?: number;
+}
+
+/**
+ * One webhook run: committed event -> delivered. Older runs have only the first five keys.
+ * `stages` splits each delivery from its rows; `backlog` samples this run's events committed and not
+ * yet delivered; `load` is the 1-minute load average at the start, every sample and the end (the
+ * cores are shared with other work).
+ */
+export interface WebhookRunFigures {
+  ratePerSecond: number;
+  seconds: number;
+  latency: Latency;
+  events?: number;
+  undelivered?: number;
+  /** Events sent (untimed) before the run, to warm the delivery path up. */
+  warmupEvents?: number;
+  stages?: Record<string, Latency>;
+  /**
+   * CPU ms per event of each part of the stack (bench/stack-cpu.ts: the worker's process with the
+   * bench, the API, the engine, PostgreSQL), their total, and `coresBusy`: the cores the stack kept busy.
+   */
+  cpuMsPerEvent?: Record<string, number>;
+  /** The cores the stack keeps busy with no events (10 s before the run). */
+  idleCoresBusy?: number;
+  /** The p99 (ms) of the events committed in each 10 s of the run. */
+  p99Per10s?: number[];
+  backlog?: { everySeconds: number; samples: Array<{ atS: number; pending: number }>; firstThirdMean: number; lastThirdMean: number };
+  load?: { start: number; end: number; samples: number[] };
+  refused?: Record<string, number>;
+}
+
+/** No backlog growth: the last third's mean backlog is at most one second of events above the first third's. */
+export function backlogFlat(b: { firstThirdMean: number; lastThirdMean: number }, ratePerSecond: number): boolean {
+  return b.lastThirdMean <= b.firstThirdMean + ratePerSecond;
 }
 
 /**

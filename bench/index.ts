@@ -18,7 +18,7 @@ import { ceilings } from './phases/ceilings';
 import { createPhase } from './phases/create';
 import { settlePhase } from './phases/settle';
 import { overloadPhase } from './phases/overload';
-import { webhooksPhase } from './phases/webhooks';
+import { webhooksPhase, webhooksSustainedPhase } from './phases/webhooks';
 import { listsPhase } from './phases/lists';
 import { scannerPhase } from './phases/scanner';
 
@@ -27,12 +27,13 @@ import { scannerPhase } from './phases/scanner';
  * PostgreSQL, the Temporal engine, anvil), with the API in its own process. Prints; asserts nothing but
  * the overload check.
  *   --json          end with one JSON line of every figure (BenchRun in bench/figures.ts), for scripts
- *   --only a,b      run only these phases: ceilings, create, settle, webhooks, lists, scanner, overload
+ *   --only a,b      run only these phases: ceilings, create, settle, webhooks, webhooks-sustained, lists, scanner, overload
  *   --engine cluster  Temporal Server's four roles over PostgreSQL instead of the dev server (set up when missing);
  *   --engine both (or dev,cluster)  the phases on each engine in turn, the first's stack stopped before the next starts
  *   BENCH_COUNT (2000) and BENCH_CONCURRENCY (32): requests per closed-loop figure and clients;
  *   BENCH_SETTLE (40): Payments timed from a confirmed transfer to `succeeded`;
  *   BENCH_WEBHOOK_RATE (20) and BENCH_WEBHOOK_SECONDS (60): events per second, and for how long;
+ *   BENCH_WEBHOOK_SUSTAINED_RATE (50) and BENCH_WEBHOOK_SUSTAINED_SECONDS (300): the same for webhooks-sustained;
  *   BENCH_LIST_ROWS (1000000) and BENCH_LIST_READS (200): rows seeded per list (after 10k), reads per page;
  *   BENCH_SCANNER_SECONDS (60), BENCH_SCANNER_BASELINE_SECONDS (10), BENCH_SCANNER_BLOCK_MS (2000),
  *   BENCH_SCANNER_TRANSFERS (200) and BENCH_SCANNER_OURS (2): mainnet-shaped blocks for the chain scanner;
@@ -43,7 +44,7 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const SETTLE = Number(process.env.BENCH_SETTLE ?? 40);
 const OVERLOAD_SECONDS = Number(process.env.BENCH_OVERLOAD_SECONDS ?? 15);
 
-const PHASES = ['ceilings', 'create', 'settle', 'webhooks', 'lists', 'scanner', 'overload'] as const;
+const PHASES = ['ceilings', 'create', 'settle', 'webhooks', 'webhooks-sustained', 'lists', 'scanner', 'overload'] as const;
 type PhaseName = (typeof PHASES)[number];
 
 /** `--engine dev`, `cluster`, `both` or a list (`dev,cluster`): the engines, in the order given. */
@@ -156,6 +157,9 @@ async function benchEngine(engine: Engine, dir: string, opts: { runs: (name: Pha
   }
   if (runs('settle') && SETTLE > 0) await settlePhase(ctx, SETTLE);
   if (runs('webhooks')) await webhooksPhase(ctx, Number(process.env.BENCH_WEBHOOK_RATE ?? 20), Number(process.env.BENCH_WEBHOOK_SECONDS ?? 60));
+  if (runs('webhooks-sustained')) {
+    await webhooksSustainedPhase(ctx, Number(process.env.BENCH_WEBHOOK_SUSTAINED_RATE ?? 50), Number(process.env.BENCH_WEBHOOK_SUSTAINED_SECONDS ?? 300));
+  }
   if (runs('lists')) await listsPhase(ctx, { rows: Number(process.env.BENCH_LIST_ROWS ?? 1_000_000), reads: Number(process.env.BENCH_LIST_READS ?? 200) });
   if (runs('scanner')) {
     await scannerPhase(ctx, {

@@ -13,11 +13,13 @@ import { CLUSTER_ROLES } from '../embedded/temporal-cluster-config';
 import { startAnvil } from '../embedded/anvil';
 import { ensureSandboxToken } from '../chain/sandbox';
 import { createApi } from '../http/app';
-import { connectTemporalGateway, type TemporalGateway } from '../temporal/gateway';
+import { connectTemporalGateway, workerWebhookStarter, type TemporalGateway } from '../temporal/gateway';
 import { connectWorkerConnection, createWorker, installWorkerRuntime } from '../temporal/worker';
 import { freePort } from '../embedded/process';
 import { loadWorkflowBundle } from '../temporal/workflow-bundle';
 import { createActivities } from '../../activities';
+import { createWebhookActivities } from '../../activities/webhooks';
+import { DEFAULT_WEBHOOK_DISPATCHER } from '../../workflows/contracts/webhooks';
 import { registerServiceWallets } from '../domain/custody-addresses';
 import { createChainRegistry } from '../chain/registry';
 import { assertKeysMatchDatabase, fundSandboxTreasury, keysForRoles, type ChainServices } from './chain-services';
@@ -176,17 +178,25 @@ export async function startService(opts: {
       const metricsBindAddress = config.temporal.metricsBindAddress ?? `127.0.0.1:${await freePort()}`;
       temporalMetricsUrl = installWorkerRuntime({ metricsBindAddress }).metricsUrl;
       const connection = await connectWorkerConnection(temporalAddress);
+      // Delivery workflows start on the worker's own connection, eagerly: their first task comes
+      // back in the start's answer, not through a poll.
+      const webhookStarter = workerWebhookStarter(connection, {
+        namespace: config.temporal.namespace,
+        taskQueue: config.temporal.taskQueue,
+        rpcTimeoutMs: config.temporal.rpcTimeoutMs,
+      });
+      const workerDb = database.pool('worker');
       const worker = await createWorker({
         connection,
         namespace: config.temporal.namespace,
         taskQueue: config.temporal.taskQueue,
         workflowBundle: await loadWorkflowBundle(),
         activities: createActivities({
-          db: database.pool('worker'),
+          db: workerDb,
           logger,
           chains: chain.chains,
           custody: keys.custody,
-          engine,
+          engine: { ...engine, ...webhookStarter },
           serviceSecret,
           webhooks: config.webhooks,
           ...(offramp ? { offramp } : {}),
@@ -203,8 +213,21 @@ export async function startService(opts: {
       });
       await retriedAtStart(logger, 'chain scanners', () => engine.ensureChainScanners(chain.chains.networks().map((n) => n.chainId), { pollSeconds: opts.scannerPollSeconds ?? 2 }));
       await retriedAtStart(logger, 'webhook dispatcher', () => engine.ensureWebhookDispatcher());
-      // Committed events kick the dispatcher at once (a NOTIFY from the events table), not at its poll.
-      const kicks = startWebhookKicks({ url: database.url, engine, logger });
+      // Committed events are dispatched at once (a NOTIFY from the events table), here in the
+      // worker, not at the dispatcher's poll; the dispatcher workflow is the safety net.
+      const { dispatchWebhookEvents } = createWebhookActivities({
+        prisma: workerDb.prisma,
+        logger,
+        serviceSecret,
+        destinations: config.webhooks,
+        engine: webhookStarter,
+      });
+      const kicks = startWebhookKicks({
+        url: database.url,
+        engine,
+        logger,
+        dispatch: () => dispatchWebhookEvents({ batchSize: DEFAULT_WEBHOOK_DISPATCHER.batchSize }),
+      });
       lifecycle.add('webhook kicks', () => kicks.stop());
       await kicks.ready;
       // Reconciliation runs by itself: deposits, the books against the chain, orphaned Payments.

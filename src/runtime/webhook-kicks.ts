@@ -35,15 +35,35 @@ export function coalesced(fn: () => Promise<void>): { request(): void; idle(): P
 }
 
 /**
- * The worker's after-commit path to the webhook dispatcher: every committed event insert NOTIFYs,
- * and each notification kicks the dispatcher through the gateway (coalesced). A kick that fails is
- * logged and left to the dispatcher's poll; a reconnect kicks once for what was missed meanwhile.
+ * The worker's after-commit path to the webhook dispatcher: every committed event insert NOTIFYs.
+ * With `dispatch` (the worker's own dispatch pass), each notification runs passes here, coalesced,
+ * until one drains the outbox: an event reaches its delivery workflow without a signal, a dispatcher
+ * workflow task and an activity task in between. A pass that fails falls back to kicking the
+ * dispatcher workflow, whose own passes (and poll) stay the safety net; the pass is idempotent and
+ * safe beside the dispatcher's (rows claimed FOR UPDATE, deterministic workflow ids). Without
+ * `dispatch`, each notification kicks the dispatcher through the gateway (coalesced). A kick that
+ * fails is logged and left to the dispatcher's poll; a reconnect acts once for what was missed meanwhile.
  */
-export function startWebhookKicks(opts: { url: string; engine: Pick<WebhookEngine, 'kickWebhookDispatcher'>; logger: Logger }): ChannelListener {
-  const { logger } = opts;
-  const kicks = coalesced(() =>
-    opts.engine.kickWebhookDispatcher().catch((err: unknown) => logger.warn({ msg: err instanceof Error ? err.message : String(err) }, 'could not kick the webhook dispatcher; its poll will')),
-  );
+export function startWebhookKicks(opts: {
+  url: string;
+  engine: Pick<WebhookEngine, 'kickWebhookDispatcher'>;
+  logger: Logger;
+  dispatch?: () => Promise<{ more: boolean }>;
+}): ChannelListener {
+  const { logger, dispatch } = opts;
+  const kick = () =>
+    opts.engine.kickWebhookDispatcher().catch((err: unknown) => logger.warn({ msg: err instanceof Error ? err.message : String(err) }, 'could not kick the webhook dispatcher; its poll will'));
+  const passes = async () => {
+    if (!dispatch) return kick();
+    try {
+      let more = true;
+      while (more) more = (await dispatch()).more;
+    } catch (err) {
+      logger.warn({ msg: err instanceof Error ? err.message : String(err) }, 'dispatch pass after commit failed; kicking the webhook dispatcher');
+      await kick();
+    }
+  };
+  const kicks = coalesced(passes);
   const listener = listenOnChannel({
     url: opts.url,
     channel: WEBHOOK_EVENTS_CHANNEL,

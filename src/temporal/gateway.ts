@@ -12,6 +12,7 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure, type SignalDefinition } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time';
+import type { NativeConnection } from '@temporalio/worker';
 import type {
   CancelOutcome,
   ChainAdvanceEngine,
@@ -180,6 +181,11 @@ export interface GatewayOptions {
   };
   /** Tests only: the safety-net floor of every workflow started (see PaymentSettlementPolicy). */
   safetyNetFloorSeconds?: number;
+  /**
+   * Delivery workflows are started eagerly: the start's answer carries their first task to the worker
+   * sharing this client's NativeConnection (the worker's own gateway, workerWebhookStarter).
+   */
+  eagerWebhookDeliveries?: boolean;
 }
 
 export const DEFAULT_UPDATE_TIMEOUT_MS = 10_000;
@@ -239,9 +245,15 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
   }
 
   /** Temporal refuses a second workflow with the same id: that refusal means "already there". */
-  async function startOnce(type: string, workflowId: string, args: unknown[], reuse?: 'ALLOW_DUPLICATE_FAILED_ONLY' | 'REJECT_DUPLICATE') {
+  async function startOnce(type: string, workflowId: string, args: unknown[], reuse?: 'ALLOW_DUPLICATE_FAILED_ONLY' | 'REJECT_DUPLICATE', eager = false) {
     try {
-      await client.workflow.start(type, { taskQueue, workflowId, args, ...(reuse ? { workflowIdReusePolicy: reuse } : {}) });
+      await client.workflow.start(type, {
+        taskQueue,
+        workflowId,
+        args,
+        ...(reuse ? { workflowIdReusePolicy: reuse } : {}),
+        ...(eager ? { requestEagerStart: true } : {}),
+      });
       return 'started' as const;
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) return 'exists' as const;
@@ -438,7 +450,7 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
         ...(opts.policies?.webhookDelivery?.firstAttemptLocal === false ? { firstAttemptLocal: false } : {}),
       };
       const id = webhookDeliveryWorkflowId(delivery.eventId, delivery.endpointId, delivery.round);
-      await startOnce(WEBHOOK_DELIVERY_WORKFLOW, id, [input], 'REJECT_DUPLICATE');
+      await startOnce(WEBHOOK_DELIVERY_WORKFLOW, id, [input], 'REJECT_DUPLICATE', opts.eagerWebhookDeliveries === true);
     },
 
     async ensureWebhookDispatcher(options: Partial<WebhookDispatcherInput> = {}) {
@@ -580,4 +592,22 @@ export async function connectTemporalGateway(
   });
   const client = new Client({ connection, namespace: opts.namespace });
   return Object.assign(createTemporalGateway(client, opts), { close: () => connection.close() });
+}
+
+/**
+ * The worker's own starter of delivery workflows (its dispatch passes use it): a client on the
+ * worker's NativeConnection, so each start asks for eager execution and the server hands the
+ * workflow's first task straight back to this worker in the start's answer, instead of queueing it
+ * for a poll (the SDK falls back to the queue when the worker has no free slot). Each start has the
+ * gateway's deadline, as every other call.
+ */
+export function workerWebhookStarter(
+  connection: NativeConnection,
+  opts: { namespace: string; taskQueue: string; rpcTimeoutMs?: number },
+): Pick<WebhookEngine, 'startWebhookDelivery'> {
+  const gateway = createTemporalGateway(new Client({ connection, namespace: opts.namespace }), { taskQueue: opts.taskQueue, eagerWebhookDeliveries: true });
+  const timeoutMs = opts.rpcTimeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
+  return {
+    startWebhookDelivery: (delivery) => connection.withDeadline(Date.now() + timeoutMs, () => gateway.startWebhookDelivery(delivery)),
+  };
 }

@@ -6,6 +6,8 @@ import { until as poll } from '../support/until';
 import type { AppCredential } from '../../src/domain/apps';
 import type { ChannelListener } from '../../src/db/listener';
 import { startWebhookKicks, WEBHOOK_KICKS_APPLICATION_NAME } from '../../src/runtime/webhook-kicks';
+import { createWebhookActivities } from '../../activities/webhooks';
+import { TEST_SERVICE_SECRET } from '../support/harness';
 import { verifyWebhook } from '../../src/webhooks/verify';
 import { startAdminApi, type AdminApi } from './support/admin';
 import { createAccount, dispatch, ensureTestDispatcher } from './support/flow';
@@ -90,5 +92,85 @@ describe('Webhook kicks after commit', () => {
     // could not carry both.
     await accountCreatedArrives(app, ep);
     await accountCreatedArrives(app, ep);
+  });
+});
+
+/**
+ * The service's shape: the worker's listener runs the dispatch pass itself on each NOTIFY. With the
+ * dispatcher workflow stopped, only that pass can start the delivery workflow.
+ */
+describe('Webhook dispatch in the listener', () => {
+  let admin: AdminApi;
+  let receiver: Receiver;
+
+  before(async () => {
+    admin = await startAdminApi({ allowPrivate: true });
+    receiver = await startReceiver();
+  });
+
+  after(async () => {
+    await admin.close();
+    await receiver.close();
+  });
+
+  test('an event committed by an API call is delivered by the listener\'s pass, with no dispatcher workflow', async () => {
+    const h = await getHarness();
+    await h.engine.stopWebhookDispatcher('the listener dispatches alone');
+    const { dispatchWebhookEvents } = createWebhookActivities({
+      prisma: h.db.prisma,
+      logger: h.logger,
+      serviceSecret: TEST_SERVICE_SECRET,
+      destinations: { allowPrivateDestinations: true },
+      engine: h.engine,
+    });
+    let passes = 0;
+    const kicks = startWebhookKicks({
+      url: h.databaseUrl,
+      engine: h.engine,
+      logger: h.logger,
+      dispatch: async () => {
+        passes += 1;
+        return dispatchWebhookEvents({ batchSize: 100 });
+      },
+    });
+    try {
+      await kicks.ready;
+      const app = await newApp();
+      const hook = receiver.hook();
+      const res = await admin.call('POST', `/admin/v1/apps/${app.appId}/webhook-endpoints`, { url: hook.url });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      const { eventId } = await createAccount(app);
+      const req = await until<ReceivedRequest>(`event ${eventId} delivered`, () =>
+        receiver.requests(hook.path).find((r) => r.headers['x-svc-event-id'] === eventId),
+      );
+      assert.equal(verifyWebhook(req.rawBody, req.headers, res.body.signingSecret as string).id, eventId);
+      assert.ok(passes >= 1, 'the listener ran a pass');
+    } finally {
+      await kicks.stop();
+    }
+  });
+
+  test('a pass that fails kicks the dispatcher workflow instead', async () => {
+    const h = await getHarness();
+    let kicked = 0;
+    const kicks = startWebhookKicks({
+      url: h.databaseUrl,
+      engine: {
+        kickWebhookDispatcher: async () => {
+          kicked += 1;
+        },
+      },
+      logger: h.logger,
+      dispatch: () => Promise.reject(new Error('database away')),
+    });
+    try {
+      await kicks.ready;
+      // The connect's own pass fails first; a NOTIFY's pass fails again.
+      await until('a kick after the failed pass on connect', () => (kicked >= 1 ? true : undefined));
+      await h.db.prisma.$executeRaw`NOTIFY webhook_events`;
+      await until('a kick after the failed pass on a notification', () => (kicked >= 2 ? true : undefined));
+    } finally {
+      await kicks.stop();
+    }
   });
 });
