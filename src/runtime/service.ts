@@ -213,21 +213,7 @@ export async function startService(opts: {
       });
       await retriedAtStart(logger, 'chain scanners', () => engine.ensureChainScanners(chain.chains.networks().map((n) => n.chainId), { pollSeconds: opts.scannerPollSeconds ?? 2 }));
       await retriedAtStart(logger, 'webhook dispatcher', () => engine.ensureWebhookDispatcher());
-      // Committed events are dispatched at once (a NOTIFY from the events table), here in the
-      // worker, not at the dispatcher's poll; the dispatcher workflow is the safety net.
-      const { dispatchWebhookEvents } = createWebhookActivities({
-        prisma: workerDb.prisma,
-        logger,
-        serviceSecret,
-        destinations: config.webhooks,
-        engine: webhookStarter,
-      });
-      const kicks = startWebhookKicks({
-        url: database.url,
-        engine,
-        logger,
-        dispatch: () => dispatchWebhookEvents({ batchSize: DEFAULT_WEBHOOK_DISPATCHER.batchSize }),
-      });
+      const kicks = startWebhookPickup({ databaseUrl: database.url, prisma: workerDb.prisma, logger, serviceSecret, destinations: config.webhooks, engine, webhookStarter });
       lifecycle.add('webhook kicks', () => kicks.stop());
       await kicks.ready;
       // Reconciliation runs by itself: deposits, the books against the chain, orphaned Payments.
@@ -310,5 +296,33 @@ function closeServer(server: Server, drainMs: number): Promise<void> {
       resolve();
     });
     server.closeIdleConnections();
+  });
+}
+
+/**
+ * Committed events are dispatched at once (a NOTIFY from the events table), in the worker, not at the
+ * dispatcher's poll; the dispatcher workflow stays the safety net.
+ */
+function startWebhookPickup(opts: {
+  databaseUrl: string;
+  prisma: Parameters<typeof createWebhookActivities>[0]['prisma'];
+  logger: Logger;
+  serviceSecret: Parameters<typeof createWebhookActivities>[0]['serviceSecret'];
+  destinations: Parameters<typeof createWebhookActivities>[0]['destinations'];
+  engine: TemporalGateway;
+  webhookStarter: ReturnType<typeof workerWebhookStarter>;
+}) {
+  const { dispatchWebhookEvents } = createWebhookActivities({
+    prisma: opts.prisma,
+    logger: opts.logger,
+    serviceSecret: opts.serviceSecret,
+    destinations: opts.destinations,
+    engine: opts.webhookStarter,
+  });
+  return startWebhookKicks({
+    url: opts.databaseUrl,
+    engine: opts.engine,
+    logger: opts.logger,
+    dispatch: () => dispatchWebhookEvents({ batchSize: DEFAULT_WEBHOOK_DISPATCHER.batchSize }),
   });
 }
