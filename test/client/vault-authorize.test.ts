@@ -355,9 +355,15 @@ describe('Vault audit: who authorized, as the partner sees it', () => {
     assert.equal(res.status, 200, res.text);
     await settled(p, [payment]);
 
-    const audit = await call(`/v2/accounts/${p.accountId}/vault/audit-events?limit=100`, { credential: p.cred });
-    assert.equal(audit.status, 200, audit.text);
-    const events = audit.body.data as Array<{ eventType: string; actor: { type: string; id: string | null }; payload: Record<string, unknown> }>;
+    // The funding is posted by its own workflow's check at the confirmation depth, which can come after
+    // the Payment (another workflow) has settled: wait for it.
+    const events = await eventually(async (saw) => {
+      const audit = await call(`/v2/accounts/${p.accountId}/vault/audit-events?limit=100`, { credential: p.cred });
+      assert.equal(audit.status, 200, audit.text);
+      const data = audit.body.data as Array<{ eventType: string; actor: { type: string; id: string | null }; payload: Record<string, unknown> }>;
+      saw(data.map((e) => e.eventType));
+      return data.some((e) => e.eventType === 'vault.funding_posted') ? data : undefined;
+    }, 'the vault funding posted');
     const authorized = events.filter((e) => e.eventType === 'vault.funding.authorized');
     assert.equal(authorized.length, 1);
     assert.deepEqual(authorized[0]!.actor, { type: 'client', id: p.accountId });

@@ -7,7 +7,7 @@ import { verifyWebhook } from '../../src/webhooks/verify';
 import { newContext } from '../support/browser';
 import { getHarness } from '../support/harness';
 import { call, newApp } from '../support/api-client';
-import { newPayer, payTo } from '../support/chain';
+import { eventually, newPayer, payTo } from '../support/chain';
 import { createPayment, newMerchant, waitForPayment } from '../payments/fixtures';
 import { delivered, dispatch, ensureTestDispatcher } from '../webhooks/support/flow';
 import { assertAccessible, signInByEmail, startDashboardApi, startPartnerReceiver, type PartnerReceiver } from './support';
@@ -84,6 +84,13 @@ describe('Partner dashboard: a new partner, as a new user would', () => {
     const p = (await createPayment(m, { amount: '3' })).body.payment;
     await payTo(await newPayer(3_000_000n), p.funding.depositAddress.address, 3_000_000n);
     await waitForPayment(m, p.id, 'succeeded', (x) => x.status === 'succeeded');
+    // Its workflow follows its transfers to their confirmation depth: let it finish (blocks mined), so
+    // the time skips through the deliveries' backoffs don't walk through its confirmation polls.
+    await eventually(async (saw) => {
+      const d = await h.env.client.workflow.getHandle(h.engine.paymentWorkflowId(p.id)).describe();
+      saw(d.status.name);
+      return d.status.name === 'COMPLETED';
+    }, `${p.id}'s workflow done following its transfers`);
     await dispatch();
     const events = await h.db.prisma.event.findMany({ where: { resourceId: p.id }, orderBy: { resourceSequence: 'asc' } });
     assert.ok(events.length >= 3, `the Payment's events: ${events.map((e) => e.name).join(', ')}`);
