@@ -35,6 +35,8 @@ export interface ActivityDeps {
   offramp?: OfframpProvider;
   /** Webhook destination policy (config.webhooks); absent means private destinations are refused. */
   webhooks?: { allowPrivateDestinations: boolean };
+  /** Tests only: the webhook retry waits (WebhookAttemptDeps.retryBackoffMs). */
+  webhookRetryBackoffMs?: () => readonly number[];
 }
 
 /**
@@ -52,6 +54,7 @@ export function createActivities(deps: ActivityDeps) {
     serviceSecret: deps.serviceSecret,
     destinations: deps.webhooks,
     engine: deps.engine,
+    ...(deps.webhookRetryBackoffMs ? { retryBackoffMs: deps.webhookRetryBackoffMs } : {}),
   });
   return withCrashPoints({
     ...classifiedActivities(createPaymentActivities({ prisma, chains: deps.chains, settlement, offramp: deps.offramp })),

@@ -19,6 +19,8 @@ export interface WebhookActivityDeps {
   /** Starts delivery workflows. */
   engine: Pick<WebhookEngine, 'startWebhookDelivery'>;
   http?: { timeoutMs?: number; maxResponseBytes?: number };
+  /** Tests only: see WebhookAttemptDeps.retryBackoffMs. */
+  retryBackoffMs?: () => readonly number[];
 }
 
 export const WEBHOOK_HTTP_TIMEOUT_MS = 10_000;
@@ -33,6 +35,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       timeoutMs: deps.http?.timeoutMs ?? WEBHOOK_HTTP_TIMEOUT_MS,
       maxResponseBytes: deps.http?.maxResponseBytes ?? 16 * 1024,
     },
+    ...(deps.retryBackoffMs ? { retryBackoffMs: deps.retryBackoffMs } : {}),
   };
 
   return {

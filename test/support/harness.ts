@@ -16,6 +16,7 @@ import pg from 'pg';
 import { testServerExecutable } from '../../src/embedded/paths';
 import { bundleWorkflows, createWorker, prometheusTelemetry } from '../../src/temporal/worker';
 import { createActivities } from '../../activities';
+import { WEBHOOK_RETRY_POLICY } from '../../src/domain/webhooks/policy';
 import { registerServiceWallets } from '../../src/domain/custody-addresses';
 import { createTemporalGateway, type GatewayOptions, type TemporalGateway } from '../../src/temporal/gateway';
 import { mkdtempSync } from 'node:fs';
@@ -45,6 +46,11 @@ export interface Harness {
   env: TestWorkflowEnvironment;
   /** The service's one gateway to Temporal, on the time-skipping test server. */
   engine: TemporalGateway;
+  /**
+   * The webhook retry waits from now on (null: the contract's 30 s and 5 min). A test whose waits
+   * would have time skip through every other workflow's timers sets short ones, and clears them.
+   */
+  webhookRetry: { backoffMs: number[] | null };
   /** Changes to the settlement policies of the workflows the engine starts from now on (a test sets and clears them). */
   policies: NonNullable<GatewayOptions['policies']>;
   taskQueue: string;
@@ -213,6 +219,7 @@ async function start(): Promise<Harness> {
   await registerServiceWallets(opened.db.prisma, chain.addressBook);
   // Deliveries' first attempts as activities: see GatewayOptions.policies.webhookDelivery.
   const policies: Harness['policies'] = { webhookDelivery: { firstAttemptLocal: false } };
+  const webhookRetry: Harness['webhookRetry'] = { backoffMs: null };
   // Its scanner scans when poked, not on every block: workflows keep their fast polls (no 2 s floor).
   const engine = createTemporalGateway(env.client, { taskQueue: config.temporal.taskQueue, policies, safetyNetFloorSeconds: 0 });
   const workflowBundle = await bundleWorkflows();
@@ -228,6 +235,7 @@ async function start(): Promise<Harness> {
     serviceSecret: TEST_SERVICE_SECRET,
     webhooks: config.webhooks,
     offramp: adapter,
+    webhookRetryBackoffMs: () => webhookRetry.backoffMs ?? WEBHOOK_RETRY_POLICY.backoffMs,
   });
   let worker: Worker | undefined;
   let running: Promise<void> | undefined;
@@ -334,6 +342,7 @@ async function start(): Promise<Harness> {
     env,
     engine,
     policies,
+    webhookRetry,
     taskQueue: config.temporal.taskQueue,
     workflowBundle,
     baseUrl: `http://127.0.0.1:${port}`,

@@ -20,6 +20,11 @@ export interface WebhookAttemptDeps {
   serviceSecret: ServiceSecret;
   destinations: DestinationPolicy;
   http: { timeoutMs: number; maxResponseBytes: number };
+  /**
+   * Tests only: the waits after failed attempts 1 and 2, read at each attempt (default
+   * WEBHOOK_RETRY_POLICY.backoffMs). A suite sharing one engine can't always skip 5 minutes quickly.
+   */
+  retryBackoffMs?: () => readonly number[];
 }
 
 export interface AttemptInput {
@@ -168,7 +173,7 @@ export async function attemptDelivery(deps: WebhookAttemptDeps, input: AttemptIn
     }
   }
 
-  const step = planNextStep(outcome, input.attempt, input.jitter);
+  const step = planNextStep(outcome, input.attempt, input.jitter, deps.retryBackoffMs?.());
   const detail = error ?? (responseStatus !== null ? `HTTP ${responseStatus}` : null);
   const now = new Date();
   await prisma.$transaction(async (tx) => {

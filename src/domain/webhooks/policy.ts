@@ -40,7 +40,7 @@ export type NextStep =
  * The step after attempt number `attempt` (1-based) of a delivery round.
  * `jitter` is a number in [0, 1) chosen by the workflow (deterministic on replay).
  */
-export function planNextStep(outcome: AttemptOutcome, attempt: number, jitter: number): NextStep {
+export function planNextStep(outcome: AttemptOutcome, attempt: number, jitter: number, backoffMs: readonly number[] = WEBHOOK_RETRY_POLICY.backoffMs): NextStep {
   const policy = WEBHOOK_RETRY_POLICY;
   if (outcome.kind === 'refused') return { action: 'abandoned', reason: outcome.reason };
   if (outcome.kind === 'response') {
@@ -48,7 +48,7 @@ export function planNextStep(outcome: AttemptOutcome, attempt: number, jitter: n
     if (!policy.retryableStatuses.includes(outcome.status)) return { action: 'abandoned', reason: 'non_retryable_status' };
   }
   if (attempt >= policy.maxAttempts) return { action: 'abandoned', reason: 'max_attempts_reached' };
-  const base = policy.backoffMs[Math.min(attempt, policy.backoffMs.length) - 1] ?? 0;
+  const base = backoffMs[Math.min(attempt, backoffMs.length) - 1] ?? 0;
   const clampedJitter = Math.min(Math.max(jitter, 0), 1);
   let delayMs = Math.round(base * (1 + policy.jitterRatio * clampedJitter));
   if (
