@@ -104,7 +104,8 @@ describe('Webhook delivery', () => {
     const ep = await endpoint(app, [{ status: 503 }, { status: 503 }, { status: 200 }]);
     const { eventId } = await createAccount(app);
     await dispatch();
-    const result = await delivered(eventId, ep.id);
+    // The contract's own schedule, 5 minutes included: a longer bound than a test's usual wait.
+    const result = await delivered(eventId, ep.id, 1, { timeoutMs: 600_000 });
     assert.equal(result.status, 'succeeded');
     assert.equal(result.attempts, 3);
 
@@ -185,11 +186,14 @@ describe('Webhook delivery', () => {
   });
 
   test('500 three times: abandoned after exactly 3 attempts', async () => {
+    const h = await getHarness();
     const app = await newApp();
     const ep = await endpoint(app, [{ status: 500 }, { status: 500 }, { status: 500 }, { status: 200 }]);
+    // Short waits (the schedule itself is the test above's): no 5-minute skip of the shared engine.
+    h.webhookRetry.backoffMs = [500, 500];
     const { eventId } = await createAccount(app);
     await dispatch();
-    const result = await delivered(eventId, ep.id);
+    const result = await delivered(eventId, ep.id).finally(() => (h.webhookRetry.backoffMs = null));
     assert.equal(result.status, 'abandoned');
     assert.equal(result.attempts, 3);
     assert.equal(receiver.requests(ep.path).length, 3);

@@ -19,7 +19,8 @@ export interface Exposition {
 const NAME = '[a-zA-Z_:][a-zA-Z0-9_:]*';
 const LABEL_VALUE = '"(?:[^"\\\\\\n]|\\\\[\\\\"n])*"';
 const LABEL_NAME = '[a-zA-Z_][a-zA-Z0-9_]*';
-const VALUE = '(?:[+-]?(?:\\d+\\.?\\d*(?:[eE][+-]?\\d+)?|\\.\\d+(?:[eE][+-]?\\d+)?)|[+-]?Inf|NaN)';
+// Prometheus reads a value with Go's ParseFloat: NaN in any case (prom-client writes an empty summary's mean as "Nan").
+const VALUE = '(?:[+-]?(?:\\d+\\.?\\d*(?:[eE][+-]?\\d+)?|\\.\\d+(?:[eE][+-]?\\d+)?)|[+-]?Inf|[Nn][Aa][Nn])';
 const PAIR = `${LABEL_NAME}=${LABEL_VALUE}`;
 const SAMPLE = new RegExp(`^(${NAME})(?:\\{((?:${PAIR}(?:,${PAIR})*,?)?)\\})? (${VALUE})(?: -?\\d+)?$`);
 const LABELS = new RegExp(`(${LABEL_NAME})=(${LABEL_VALUE})`, 'g');
