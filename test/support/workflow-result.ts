@@ -1,8 +1,13 @@
 import { describeWorkflow } from './diagnose';
 import type { Harness } from './harness';
 
-/** Long enough for any workflow the suite runs (time-skipping jumps its timers); a bound, not a timing assertion. */
-const DEFAULT_TIMEOUT_MS = 120_000;
+/**
+ * Long enough for any workflow the suite runs; a bound, not a timing assertion. A wait that skips
+ * minutes of workflow time walks every live workflow of the shared engine through its timers (its
+ * pollers fire, activities run), and late in the suite that alone can take minutes of wall time.
+ * Under the default test timeout (5 minutes), so the wait that fails names its workflow.
+ */
+const DEFAULT_TIMEOUT_MS = 240_000;
 
 /**
  * The one way a test waits for a workflow's result: raced against a timeout, so a workflow that never
