@@ -2,63 +2,21 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Address } from 'viem';
 import type { BrowserContext, Page } from 'playwright-core';
-import { createApi } from '../../src/http/app';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { getBrowser, newContext } from '../support/browser';
-import { apiDepsOnHarness, getHarness, TEST_SERVICE_SECRET } from '../support/harness';
+import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import { sealText } from '../../src/domain/sealed-text';
 import { call, newApp } from '../support/api-client';
 import { eventually, mine, newPayer, payTo, setNativeBalance, tokenBalance } from '../support/chain';
 import { createPayment, getPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
 import { endsWithBooksChecked } from '../support/books';
 import { cli } from '../support/cli';
+import { pageProblems, signIn, startConsoleApi, TOKEN, UI } from './support';
 import { axeViolations } from '../support/axe';
-import { paymentReconciliationWorkflowId } from '../../workflows/contracts/payment-reconciliation';
-import { RECONCILIATION_ALERT_KINDS } from '../../src/domain/reconciliation-runs';
 
-const TOKEN = 'console-test-admin-token-0123456789abcdef';
-const UI = 'http://temporal-ui.test:8233';
 const USDC = (n: number) => BigInt(n) * 1_000_000n;
-
-/** The API with the console on (ADMIN_API_TOKEN set, the operator engine given), on the shared harness. */
-async function startConsoleApi() {
-  const h = await getHarness();
-  const api = createApi(
-    await apiDepsOnHarness({
-      config: { ...h.config, admin: { apiToken: TOKEN } },
-      engine: h.engine,
-      chains: h.chain.chains,
-      returns: h.engine,
-      operator: { engine: h.engine, temporalUiUrl: UI },
-    }),
-  );
-  const server: Server = await new Promise((resolve) => {
-    const s = api.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  return {
-    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-async function signIn(page: Page, baseUrl: string, who: string, token = TOKEN) {
-  await page.context().clearCookies();
-  await page.goto(`${baseUrl}/console`);
-  assert.equal(new URL(page.url()).pathname, '/console/login');
-  await page.getByLabel('Your name or email').fill(who);
-  await page.getByLabel('Admin token').fill(token);
-  // The keyboard submits the form (Enter in a field), as for any operator without a mouse.
-  await page.getByLabel('Admin token').press('Enter');
-  await page.waitForLoadState('domcontentloaded');
-}
 
 /** With an empty treasury no escrow gets gas: every settlement attempt fails before broadcasting. */
 async function treasury(wei: bigint) {
@@ -93,24 +51,6 @@ async function waitUntilUnlisted(page: Page, baseUrl: string, id: string) {
     await page.goto(`${baseUrl}/console`);
     return (await page.locator(`tr[data-id="${id}"]`).count()) === 0;
   }, `${id} off the console's list`);
-}
-
-/** A basic accessibility check, in the page (a string: the test's TypeScript has no DOM types): its problems. */
-function pageProblems(page: Page): Promise<string[]> {
-  return page.evaluate(`(() => {
-    const problems = [];
-    if (!document.documentElement.lang) problems.push('no lang');
-    if (document.querySelectorAll('h1').length !== 1) problems.push('not one h1');
-    if (!document.querySelector('main')) problems.push('no main');
-    for (const field of document.querySelectorAll('input:not([type=hidden]), select, textarea')) {
-      const labelled = field.labels?.length || field.getAttribute('aria-label') || field.getAttribute('aria-labelledby');
-      if (!labelled) problems.push('unlabelled ' + field.name);
-    }
-    for (const form of document.querySelectorAll('form')) {
-      if (!form.querySelector('button[type=submit], input[type=submit]')) problems.push('form ' + form.action + ' cannot be submitted from the keyboard');
-    }
-    return problems;
-  })()`) as Promise<string[]>;
 }
 
 // Launched as the file loads: getBrowser registers its closing `after` where it is first called, and
@@ -392,75 +332,6 @@ describe('Operator console', () => {
     const anonymous = await fetch(`${api.baseUrl}/console/search?q=${paid.id}`, { redirect: 'manual' });
     assert.equal(anonymous.status, 302, 'a visitor without a session is sent to sign in');
     assert.match(anonymous.headers.get('location') ?? '', /\/console\/login/);
-  });
-
-  test('lists open alerts, each linked to its Payment, and the last pass of each reconciliation with its outcome; a pass that finds the problem gone takes the alert off', async () => {
-    const h = await getHarness();
-    const m = await newMerchant();
-    const p = (await createPayment(m)).body.payment;
-    // A Payment whose workflow is gone: the Payment pass alerts it (critical), it does not restart it.
-    const workflow = h.env.client.workflow.getHandle(p.id);
-    await eventually(async () => (await workflow.describe()).raw.pendingActivities?.length === 0, 'no activity in flight');
-    await workflow.terminate('test: the workflow is gone');
-    const before = Date.now();
-    const paymentPass = await h.engine.runPaymentReconciliation({ graceSeconds: 0 });
-    assert.ok(paymentPass.missing.includes(p.id), JSON.stringify(paymentPass));
-    const ledgerPass = await h.engine.runLedgerReconciliation({ recheckAfterSeconds: 1 });
-    const depositPass = await h.engine.reconcileDeposits({});
-    const alert = await h.db.prisma.operatorAlert.findFirstOrThrow({ where: { kind: 'payment_workflow_missing', subject: `payment:${p.id}`, resolvedAt: null } });
-
-    await signIn(page, api.baseUrl, 'ops@example.com');
-    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Alerts' }).click();
-    await page.waitForLoadState('domcontentloaded');
-    assert.equal(new URL(page.url()).pathname, '/console/alerts');
-    assert.deepEqual(await pageProblems(page), []);
-    if (process.env.SCREENSHOT_DIR) {
-      mkdirSync(process.env.SCREENSHOT_DIR, { recursive: true });
-      await page.screenshot({ path: path.join(process.env.SCREENSHOT_DIR, 'console-alerts.png'), fullPage: true });
-    }
-
-    const row = page.locator(`tr[data-alert="${alert.id}"]`);
-    const cells = await row.locator('td').allTextContents();
-    assert.deepEqual(cells.slice(0, 4), ['payment_workflow_missing', 'critical', `payment ${p.id}`, alert.createdAt.toISOString()]);
-    assert.match(cells[5]!, /workflow=closed/);
-    assert.match(cells[5]!, new RegExp(`paymentId=${p.id}`));
-    assert.equal(await row.getByRole('link', { name: `payment ${p.id}` }).getAttribute('href'), `/console/payments/${p.id}`);
-
-    // Each reconciliation's last pass is the one just run, finished, its outcome what the pass found.
-    const runCells = async (name: string) => page.locator(`tr[data-reconciliation="${name}"] td`).allTextContents();
-    const expected = {
-      'payment-reconciliation': await h.db.prisma.operatorAlert.count({ where: { kind: { in: [...RECONCILIATION_ALERT_KINDS['payment-reconciliation']] }, resolvedAt: null } }),
-      'ledger-reconciliation': ledgerPass.differenceCount,
-      'deposit-reconciliation': depositPass.reversed.length,
-    };
-    for (const [name, discrepancies] of Object.entries(expected)) {
-      const [finished, started, outcome, , , inProgress] = await runCells(name);
-      assert.ok(Date.parse(finished!) >= before - 1000, `${name} finished at ${finished}, after the test began`);
-      assert.ok(Date.parse(started!) <= Date.parse(finished!), `${name} started at ${started}, before it finished`);
-      assert.equal(outcome, discrepancies === 0 ? 'clean' : `${discrepancies} ${discrepancies === 1 ? 'discrepancy' : 'discrepancies'}`, name);
-      assert.equal(inProgress, '—', `${name}: its pass finished`);
-    }
-    assert.ok(expected['payment-reconciliation'] >= 1);
-    const paymentRow = page.locator('tr[data-reconciliation="payment-reconciliation"]');
-    const workflowId = paymentReconciliationWorkflowId(paymentPass.startedAt);
-    assert.equal(await paymentRow.getByRole('link', { name: 'Temporal UI' }).getAttribute('href'), `${UI}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`);
-
-    // Its open alerts of one kind, from the reconciliation's row.
-    await paymentRow.getByRole('link', { name: /payment_workflow_missing$/ }).click();
-    await page.waitForLoadState('domcontentloaded');
-    assert.equal(new URL(page.url()).searchParams.get('kind'), 'payment_workflow_missing');
-    assert.equal(await page.locator(`tr[data-alert="${alert.id}"]`).count(), 1);
-    assert.deepEqual([...new Set(await page.locator('table.alerts tbody tr td:first-child').allTextContents())], ['payment_workflow_missing']);
-    assert.deepEqual(await pageProblems(page), []);
-
-    // Repaired by hand (failed, nothing was paid): the next pass resolves the alert, and the page says so.
-    await h.db.prisma.payment.update({ where: { id: p.id }, data: { status: 'failed', statusVersion: 2, failureCode: 'operator_failed' } });
-    const again = await h.engine.runPaymentReconciliation({ graceSeconds: 0 });
-    await page.goto(`${api.baseUrl}/console/alerts`);
-    assert.equal(await page.locator(`tr[data-alert="${alert.id}"]`).count(), 0, 'the resolved alert is not listed');
-    const [finished] = await runCells('payment-reconciliation');
-    assert.equal(await paymentRow.getByRole('link', { name: 'Temporal UI' }).getAttribute('href'), `${UI}/namespaces/default/workflows/${encodeURIComponent(paymentReconciliationWorkflowId(again.startedAt))}`);
-    assert.ok(Date.parse(finished!) >= Date.parse(alert.createdAt.toISOString()));
   });
 
   test('invites a partner user to an app\'s dashboard, and changes their role; a bad email is refused on the page', async () => {

@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Page } from 'playwright-core';
+import { createApi } from '../../src/http/app';
+import { apiDepsOnHarness, getHarness } from '../support/harness';
+
+export const TOKEN = 'console-test-admin-token-0123456789abcdef';
+export const UI = 'http://temporal-ui.test:8233';
+
+/** The API with the console on (ADMIN_API_TOKEN set, the operator engine given), on the shared harness. */
+export async function startConsoleApi() {
+  const h = await getHarness();
+  const api = createApi(
+    await apiDepsOnHarness({
+      config: { ...h.config, admin: { apiToken: TOKEN } },
+      engine: h.engine,
+      chains: h.chain.chains,
+      returns: h.engine,
+      operator: { engine: h.engine, temporalUiUrl: UI },
+    }),
+  );
+  const server: Server = await new Promise((resolve) => {
+    const s = api.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export async function signIn(page: Page, baseUrl: string, who: string, token = TOKEN) {
+  await page.context().clearCookies();
+  await page.goto(`${baseUrl}/console`);
+  assert.equal(new URL(page.url()).pathname, '/console/login');
+  await page.getByLabel('Your name or email').fill(who);
+  await page.getByLabel('Admin token').fill(token);
+  // The keyboard submits the form (Enter in a field), as for any operator without a mouse.
+  await page.getByLabel('Admin token').press('Enter');
+  await page.waitForLoadState('domcontentloaded');
+}
+
+/** A basic accessibility check, in the page (a string: the test's TypeScript has no DOM types): its problems. */
+export function pageProblems(page: Page): Promise<string[]> {
+  return page.evaluate(`(() => {
+    const problems = [];
+    if (!document.documentElement.lang) problems.push('no lang');
+    if (document.querySelectorAll('h1').length !== 1) problems.push('not one h1');
+    if (!document.querySelector('main')) problems.push('no main');
+    for (const field of document.querySelectorAll('input:not([type=hidden]), select, textarea')) {
+      const labelled = field.labels?.length || field.getAttribute('aria-label') || field.getAttribute('aria-labelledby');
+      if (!labelled) problems.push('unlabelled ' + field.name);
+    }
+    for (const form of document.querySelectorAll('form')) {
+      if (!form.querySelector('button[type=submit], input[type=submit]')) problems.push('form ' + form.action + ' cannot be submitted from the keyboard');
+    }
+    return problems;
+  })()`) as Promise<string[]>;
+}
+
