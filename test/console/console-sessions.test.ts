@@ -1,8 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createApi } from '../../src/http/app';
+import { listenApi } from '../support/bounded-api';
 import { apiDepsOnHarness, getHarness } from '../support/harness';
 
 const TOKEN = 'console-sessions-admin-token-0123456789abcdef';
@@ -11,18 +9,7 @@ const NEW_TOKEN = 'console-sessions-admin-token-rotated-0123456789';
 /** The API with the console on under `token`, on the shared harness's database and service secret. */
 async function startConsole(token: string) {
   const h = await getHarness();
-  const api = createApi(await apiDepsOnHarness({ config: { ...h.config, admin: { apiToken: token } }, engine: h.engine, chains: h.chain.chains, operator: { engine: h.engine } }));
-  const server: Server = await new Promise((resolve) => {
-    const s = api.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  return {
-    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listenApi(await apiDepsOnHarness({ config: { ...h.config, admin: { apiToken: token } }, engine: h.engine, chains: h.chain.chains, operator: { engine: h.engine } }));
 }
 type Console = Awaited<ReturnType<typeof startConsole>>;
 

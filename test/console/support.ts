@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
-import { createApi } from '../../src/http/app';
+import { listenApi } from '../support/bounded-api';
 import { apiDepsOnHarness, getHarness } from '../support/harness';
 
 export const TOKEN = 'console-test-admin-token-0123456789abcdef';
@@ -11,7 +9,7 @@ export const UI = 'http://temporal-ui.test:8233';
 /** The API with the console on (ADMIN_API_TOKEN set, the operator engine given), on the shared harness. */
 export async function startConsoleApi() {
   const h = await getHarness();
-  const api = createApi(
+  return listenApi(
     await apiDepsOnHarness({
       config: { ...h.config, admin: { apiToken: TOKEN } },
       engine: h.engine,
@@ -20,17 +18,6 @@ export async function startConsoleApi() {
       operator: { engine: h.engine, temporalUiUrl: UI },
     }),
   );
-  const server: Server = await new Promise((resolve) => {
-    const s = api.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  return {
-    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }
 
 export async function signIn(page: Page, baseUrl: string, who: string, token = TOKEN) {

@@ -1,9 +1,8 @@
 import http, { type IncomingHttpHeaders } from 'node:http';
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { createApi } from '../../src/http/app';
+import { listenApi } from '../support/bounded-api';
 import { apiDepsOnHarness, getHarness } from '../support/harness';
 import { axeViolations } from '../support/axe';
 
@@ -12,20 +11,16 @@ export const ADMIN_TOKEN = 'dashboard-test-admin-token-0123456789abcdef';
 /** The API with an admin token (to invite) and private webhook destinations (a local receiver), on the shared harness. */
 export async function startDashboardApi() {
   const h = await getHarness();
-  const api = createApi(
+  const api = await listenApi(
     await apiDepsOnHarness({
       config: { ...h.config, admin: { apiToken: ADMIN_TOKEN }, webhooks: { ...h.config.webhooks, allowPrivateDestinations: true } },
       engine: h.engine,
     }),
   );
-  const server: Server = await new Promise((resolve) => {
-    const s = api.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
-    baseUrl,
+    ...api,
     async invite(appId: string, email: string, role: string) {
-      const res = await fetch(`${baseUrl}/admin/v1/apps/${appId}/dashboard-users`, {
+      const res = await fetch(`${api.baseUrl}/admin/v1/apps/${appId}/dashboard-users`, {
         method: 'POST',
         headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
         body: JSON.stringify({ email, role, actor: 'ops@example.com' }),
@@ -34,11 +29,6 @@ export async function startDashboardApi() {
       assert.equal(res.status, 201, JSON.stringify(body));
       return body.user;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
   };
 }
 

@@ -23,14 +23,10 @@ export async function dispatch(): Promise<DispatchSummary> {
   return h.engine.dispatchWebhooksNow();
 }
 
-/**
- * A delivery workflow's result (time skips through its backoff timers). Skipping the contract's full
- * 5 minutes walks every live workflow of the shared engine through its timers: give such a wait a
- * longer bound (`timeoutMs`).
- */
-export async function delivered(eventId: string, endpointId: string, round = 1, opts: { timeoutMs?: number } = {}): Promise<WebhookDeliveryResult> {
+/** A delivery workflow's result (time skips through its backoff timers). */
+export async function delivered(eventId: string, endpointId: string, round = 1): Promise<WebhookDeliveryResult> {
   const h = await getHarness();
-  return awaitWorkflowResult(h, webhookDeliveryWorkflowId(eventId, endpointId, round), opts);
+  return awaitWorkflowResult(h, webhookDeliveryWorkflowId(eventId, endpointId, round));
 }
 
 /** Creates an account through the partner API (emits account.created) and returns it with its event id. */
