@@ -14,11 +14,10 @@ import { CLUSTER_ROLES } from '../src/embedded/temporal-cluster-config';
 import { freePort } from '../src/embedded/process';
 import { ensureSandboxToken } from '../src/chain/sandbox';
 import { createApi } from '../src/http/app';
+import { composeService } from '../src/runtime/composition';
 import { randomBytes } from 'node:crypto';
 import { HttpOfframpProvider } from '../src/offramp/http-provider';
 import { launchSandboxProvider } from '../src/offramp/sandbox-provider/launch';
-import { onPayoutUpdated } from '../src/domain/payments/payment-payouts';
-import { onProviderBankAccountUpdated } from '../src/domain/bank-accounts/bank-accounts';
 import { createLogger } from '../src/logger';
 import { openDatabase } from '../src/runtime/database';
 import { resolveServiceSecret } from '../src/runtime/service-secret';
@@ -146,31 +145,18 @@ export async function startStack(opts: {
 
     const apiLog = createWriteStream(path.join(logsDir(), 'api.log'), { flags: 'a' });
     stops.push(() => new Promise<void>((resolve) => apiLog.end(() => resolve())));
-    const api = createApi({
+    // The client API (vault funding), refunds and recoveries and the provider's callbacks, as `npm start` wires them.
+    const service = composeService({
       config,
       environments,
-      db: opened.db,
       logger: createLogger('warn', apiLog),
       serviceSecret,
-      engine,
-      custody: chain.addressBook,
       chains: chain.chains,
-      temporalHealth: () => engine.ping(),
-      // The client API (vault funding) and refunds and recoveries, as `npm start` runs them.
-      client: { engine },
-      returns: engine,
-      ...(offramp
-        ? {
-            offramp: {
-              provider: offramp.provider,
-              onBankAccountUpdated: onProviderBankAccountUpdated(opened.db.prisma),
-              onPayoutUpdated: async (payout) => {
-                await onPayoutUpdated({ prisma: opened.db.prisma, engine, confirmationsOf: (chainId) => chain.chains.network(chainId).confirmations }, payout);
-              },
-            },
-          }
-        : {}),
+      addressBook: chain.addressBook,
+      engine,
+      ...(offramp ? { offramp: offramp.provider } : {}),
     });
+    const api = createApi(service.api({ db: opened.db, ...(temporal.uiUrl ? { temporalUiUrl: temporal.uiUrl } : {}) }));
     const server: Server = await new Promise((resolve) => {
       const s = api.listen(ports.api, '127.0.0.1', () => resolve(s));
     });

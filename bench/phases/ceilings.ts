@@ -4,6 +4,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import type { BenchContext } from '../context';
 import { closedLoop, showLatency } from '../measure';
+import { connectEngineProbes, type EngineProbes } from '../../src/temporal/probes';
 
 /**
  * What the API is measured against, in the same run: a no-op Koa route, PostgreSQL's single-row
@@ -45,15 +46,25 @@ export async function ceilings(ctx: BenchContext, count: number, concurrency: nu
 
   // A real Payment's workflow input under probe ids: the worker runs each one's first task (which
   // arms its expiry timer), as it does for an API create; the server closes them 30 s after their start.
+  const probes = await connectEngineProbes({ address: service.temporalAddress, namespace: service.config.temporal.namespace, taskQueue: service.config.temporal.taskQueue });
+  try {
+    await engineStarts(ctx, probes, count, concurrency);
+  } finally {
+    await probes.close();
+  }
+}
+
+async function engineStarts(ctx: BenchContext, probes: EngineProbes, count: number, concurrency: number): Promise<void> {
+  const { out, figures, service } = ctx;
   const template = (await ctx.createPayment()).payment;
   const row = await service.database.db.prisma.payment.findUniqueOrThrow({ where: { id: template.id } });
   figures.paymentWorkflowStartWithWorker = await closedLoop(count, concurrency, async () => {
-    await service.engine.startPaymentProbe({ ...row, id: `payment_benchprobe${randomUUID().replaceAll('-', '')}` }, ctx.network.confirmations);
+    await probes.startPaymentProbe({ ...row, id: `payment_benchprobe${randomUUID().replaceAll('-', '')}` }, ctx.network.confirmations);
   });
   out(`PaymentWorkflow start with the worker: ${figures.paymentWorkflowStartWithWorker.perSecond}/s   ${showLatency(figures.paymentWorkflowStartWithWorker.latency)}`);
 
   figures.bareWorkflowStartWithoutWorker = await closedLoop(count, concurrency, async () => {
-    await service.engine.startProbeWorkflow(`bench-noop-${randomUUID()}`);
+    await probes.startProbeWorkflow(`bench-noop-${randomUUID()}`);
   });
   out(`bare workflow.start, no worker: ${figures.bareWorkflowStartWithoutWorker.perSecond}/s   ${showLatency(figures.bareWorkflowStartWithoutWorker.latency)}`);
 }

@@ -17,7 +17,6 @@ import { connectTemporalGateway, workerWebhookStarter, type TemporalGateway } fr
 import { connectWorkerConnection, createWorker, installWorkerRuntime } from '../temporal/worker';
 import { freePort } from '../embedded/process';
 import { loadWorkflowBundle } from '../temporal/workflow-bundle';
-import { createActivities } from '../../activities';
 import { createWebhookActivities } from '../../activities/webhooks';
 import { DEFAULT_WEBHOOK_DISPATCHER } from '../../workflows/contracts/webhooks';
 import { registerServiceWallets } from '../domain/custody-addresses';
@@ -29,10 +28,9 @@ import { deriveKey } from '../platform/secrets';
 import { appCredentialCache } from '../domain/apps';
 import { followCredentialChanges } from './credential-changes';
 import { HttpOfframpProvider } from '../offramp/http-provider';
-import type { OfframpProvider, Payout } from '../offramp/offramp-provider';
-import { onPayoutUpdated } from '../domain/payments/payment-payouts';
+import type { OfframpProvider } from '../offramp/offramp-provider';
+import { composeService } from './composition';
 import { launchSandboxProvider } from '../offramp/sandbox-provider/launch';
-import { onProviderBankAccountUpdated } from '../domain/bank-accounts/bank-accounts';
 
 export type Role = 'api' | 'worker';
 
@@ -171,6 +169,7 @@ export async function startService(opts: {
       rpcTimeoutMs: config.temporal.rpcTimeoutMs,
     });
     lifecycle.add('temporal client', () => engine.close());
+    const service = composeService({ config, environments, logger, serviceSecret, chains: chain.chains, addressBook: chain.addressBook, engine, ...(offramp ? { offramp } : {}) });
 
     let temporalMetricsUrl: string | undefined;
     if (roles.includes('worker')) {
@@ -191,16 +190,7 @@ export async function startService(opts: {
         namespace: config.temporal.namespace,
         taskQueue: config.temporal.taskQueue,
         workflowBundle: await loadWorkflowBundle(),
-        activities: createActivities({
-          db: workerDb,
-          logger,
-          chains: chain.chains,
-          custody: keys.custody,
-          engine: { ...engine, ...webhookStarter },
-          serviceSecret,
-          webhooks: config.webhooks,
-          ...(offramp ? { offramp } : {}),
-        }),
+        activities: service.activities({ db: workerDb, custody: keys.custody, webhookStarter }),
         shutdownGraceTime: WORKER_DRAIN,
         reuseV8Context: config.temporal.reuseV8Context,
       });
@@ -228,36 +218,15 @@ export async function startService(opts: {
       const credentialChanges = followCredentialChanges({ url: database.url, cache: credentials, logger });
       lifecycle.add('credential changes', () => credentialChanges.stop());
       await credentialChanges.ready;
-      const api = createApi({
-        config,
-        environments,
-        db: apiDb,
-        logger,
-        serviceSecret,
-        credentials,
-        engine,
-        // Addresses only: the API signs nothing, also when the worker shares its process.
-        custody: chain.addressBook,
-        chains: chain.chains,
-        temporalHealth: () => engine.ping(),
-        client: { engine },
-        returns: engine,
-        // /metrics includes the Temporal runtime's series when the worker runs in this process.
-        ...(temporalMetricsUrl ? { metrics: { temporalMetricsUrl } } : {}),
-        operator: { engine, temporalUiUrl: config.temporal.uiUrl ?? uiUrl },
-        // A callback names a payout or account; the provider's answer to a read of it is applied (provider-callbacks.ts).
-        ...(offramp
-          ? {
-              offramp: {
-                provider: offramp,
-                onBankAccountUpdated: onProviderBankAccountUpdated(apiDb.prisma),
-                onPayoutUpdated: async (payout: Payout) => {
-                  await onPayoutUpdated({ prisma: apiDb.prisma, engine, confirmationsOf: (chainId) => chain.chains.network(chainId).confirmations }, payout);
-                },
-              },
-            }
-          : {}),
-      });
+      const api = createApi(
+        service.api({
+          db: apiDb,
+          credentials,
+          // /metrics includes the Temporal runtime's series when the worker runs in this process.
+          ...(temporalMetricsUrl ? { temporalMetricsUrl } : {}),
+          ...(uiUrl ? { temporalUiUrl: uiUrl } : {}),
+        }),
+      );
       const server: Server = await new Promise((resolve) => {
         const s = api.listen(config.http.port, config.http.host, () => resolve(s));
       });

@@ -130,12 +130,6 @@ export interface TemporalGateway extends PaymentEngine, DepositEngine, WebhookEn
   workflowResult<T>(workflowId: string, opts?: { timeoutMs?: number }): Promise<T>;
   /** For operators and tests: which run of a workflow is current, and its status (e.g. RUNNING, COMPLETED). */
   describeWorkflow(workflowId: string): Promise<{ runId: string; status: string }>;
-  /** For tests: a workflow's event history (replay tests). */
-  workflowHistory(workflowId: string): ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>;
-  /** Starts a no-op workflow on a queue no worker polls: the engine's bare start cost (benchmark). */
-  startProbeWorkflow(workflowId: string): Promise<void>;
-  /** The benchmark's fair baseline: a PaymentWorkflow start the worker runs, closed by the server after PROBE_LIFETIME. */
-  startPaymentProbe(payment: PaymentStart, confirmations: number): Promise<void>;
   /** For operators and the simulation: workflows matching a visibility query, e.g. `ExecutionStatus = 'Running'`. */
   listWorkflows(query: string): Promise<WorkflowSummary[]>;
   /** For operators and the simulation: a running workflow's pending activities, to spot one that retries forever. */
@@ -192,9 +186,6 @@ export const DEFAULT_UPDATE_TIMEOUT_MS = 10_000;
 
 const DEFAULT_RESULT_TIMEOUT_MS = 5 * 60_000;
 const CONTINUE_AS_NEW_SIGNAL_ATTEMPTS = 5;
-export const PROBE_TASK_QUEUE = 'engine-probe';
-/** Probe workflows (the bench's baselines) are closed by the server after this. */
-export const PROBE_LIFETIME = '30 seconds';
 
 export function createTemporalGateway(client: Client, opts: GatewayOptions): TemporalGateway {
   const { taskQueue } = opts;
@@ -494,23 +485,6 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
     async describeWorkflow(workflowId: string) {
       const d = await handle(workflowId).describe();
       return { runId: d.runId, status: d.status.name };
-    },
-
-    workflowHistory(workflowId: string) {
-      return handle(workflowId).fetchHistory();
-    },
-
-    async startProbeWorkflow(workflowId: string) {
-      await client.workflow.start('engineProbe', { taskQueue: PROBE_TASK_QUEUE, workflowId, workflowExecutionTimeout: PROBE_LIFETIME });
-    },
-
-    async startPaymentProbe(payment: PaymentStart, confirmations: number) {
-      await client.workflow.start(PAYMENT_WORKFLOW, {
-        taskQueue,
-        workflowId: paymentWorkflowId(payment.id),
-        args: [paymentWorkflowInput(payment, confirmations, {})],
-        workflowExecutionTimeout: PROBE_LIFETIME,
-      });
     },
 
     async listWorkflows(query: string) {

@@ -416,7 +416,7 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
 
     // The workflows' histories (signals, retries, backoff timers) replay deterministically on today's code.
     for (const d of held) {
-      const history = await h.engine.workflowHistory(d.workflowId);
+      const history = await h.probes.workflowHistory(d.workflowId);
       await Worker.runReplayHistory({ workflowBundle: h.workflowBundle }, history);
     }
   });

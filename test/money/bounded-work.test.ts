@@ -28,7 +28,7 @@ async function inOneBlock(payer: PrivateKeyAccount, to: string, amounts: bigint[
 
 async function historyLength(workflowId: string): Promise<number> {
   const h = await getHarness();
-  return (await h.engine.workflowHistory(workflowId)).events?.length ?? 0;
+  return (await h.probes.workflowHistory(workflowId)).events?.length ?? 0;
 }
 
 /**
@@ -39,7 +39,7 @@ async function idleHistoryLength(workflowId: string): Promise<number> {
   const h = await getHarness();
   let last = -1;
   return until(async (saw) => {
-    const events = (await h.engine.workflowHistory(workflowId)).events ?? [];
+    const events = (await h.probes.workflowHistory(workflowId)).events ?? [];
     const lastEvent = events.at(-1) as Record<string, unknown> | undefined;
     const taskOpen = Boolean(lastEvent?.workflowTaskScheduledEventAttributes ?? lastEvent?.workflowTaskStartedEventAttributes);
     const pending = (await h.env.client.workflow.getHandle(workflowId).describe()).raw.pendingActivities?.length ?? 0;

@@ -13,7 +13,7 @@ const HOURLY = { confirmationPollSeconds: 3600, maxPollSeconds: 3600 };
 /** What drove a workflow: its chain reads (by activity), the chainAdvanced signals it got, the timers that fired, its clock. */
 async function drivers(workflowId: string) {
   const h = await getHarness();
-  const events = (await h.engine.workflowHistory(workflowId)).events ?? [];
+  const events = (await h.probes.workflowHistory(workflowId)).events ?? [];
   const activities = (name: string) => events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === name).length;
   const seconds = (i: number) => Number(events[i]!.eventTime?.seconds ?? 0);
   return {
@@ -49,7 +49,7 @@ async function scannerState() {
   const h = await getHarness();
   const d = await h.env.client.workflow.getHandle(`chain-scanner:${h.chainId}`).describe();
   const activities = (d.raw.pendingActivities ?? []).map((a) => ({ type: a.activityType?.name, attempt: a.attempt, state: a.state, failure: a.lastFailure?.message }));
-  const events = (await h.engine.workflowHistory(`chain-scanner:${h.chainId}`)).events ?? [];
+  const events = (await h.probes.workflowHistory(`chain-scanner:${h.chainId}`)).events ?? [];
   const tail = events.slice(-15).map((e) => {
     const attrs = Object.entries(e).filter(([k, v]) => k.endsWith('Attributes') && v);
     return `${e.eventId} ${attrs.map(([k, v]) => `${k.replace('EventAttributes', '')} ${JSON.stringify(v).slice(0, 160)}`).join(' ')}`;

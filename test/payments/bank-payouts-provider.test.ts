@@ -1,6 +1,5 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { onPayoutUpdated } from '../../src/domain/payments/payment-payouts';
 import { ZPaymentResponse } from '../../src/domain/payments/payment.schemas';
 import { endsWithBooksChecked } from '../support/books';
 import { eventually, newPayer, payTo, tokenBalance } from '../support/chain';
@@ -16,7 +15,7 @@ import { BANK_DETAILS, createBankPayment, newBankParty, waitForBankPayment, type
 /**
  * Bank payouts against the REAL sandbox provider process (h.provider): quotes, payouts and signed
  * callbacks over HTTP, refunds on chain. The harness API's callback route hands payout callbacks to
- * onPayoutUpdated (set here, as the service wires it), which signals the Payment's workflow.
+ * onPayoutUpdated (the service's own wiring, src/runtime/composition.ts), which signals the Payment's workflow.
  */
 /** A party whose bank account is registered with (and verified by) the provider. */
 function newParty(): Promise<BankParty> {
@@ -53,16 +52,6 @@ async function funded(p: BankParty, scenario: string) {
 
 describe('bank payouts through the sandbox provider', () => {
   endsWithBooksChecked();
-
-  before(async () => {
-    const h = await getHarness();
-    h.provider.handlers.onPayoutUpdated = async (payout) => {
-      await onPayoutUpdated({ prisma: h.db.prisma, engine: h.engine, confirmationsOf: (chainId) => h.chain.chains.network(chainId).confirmations }, payout);
-    };
-  });
-  after(async () => {
-    (await getHarness()).provider.handlers.onPayoutUpdated = undefined;
-  });
 
   test('succeed: the provider is paid principal + fee on chain, its callbacks move offrampStatus to completed, the Payment succeeds', async () => {
     const h = await getHarness();

@@ -256,7 +256,7 @@ describe('Durability', () => {
     const payer = await newPayer(2_000_000n);
     await payTo(payer, p.funding.depositAddress.address, 2_000_000n);
     await waitForPayment(m, p.id, 'succeeded', (x) => x.status === 'succeeded');
-    const history = await h.engine.workflowHistory(p.id);
+    const history = await h.probes.workflowHistory(p.id);
     await Worker.runReplayHistory({ workflowBundle: h.workflowBundle }, history, p.id);
   });
 });

@@ -15,7 +15,8 @@ import { openDatabase, type OpenedDatabase } from '../../src/runtime/database';
 import pg from 'pg';
 import { testServerExecutable } from '../../src/embedded/paths';
 import { bundleWorkflows, createWorker, prometheusTelemetry } from '../../src/temporal/worker';
-import { createActivities } from '../../activities';
+import { composeService } from '../../src/runtime/composition';
+import { createEngineProbes, type EngineProbes } from '../../src/temporal/probes';
 import { WEBHOOK_RETRY_POLICY } from '../../src/domain/webhooks/policy';
 import { registerServiceWallets } from '../../src/domain/custody-addresses';
 import { createTemporalGateway, type GatewayOptions, type TemporalGateway } from '../../src/temporal/gateway';
@@ -32,7 +33,6 @@ import { freePort } from '../../src/embedded/process';
 import { HttpOfframpProvider } from '../../src/offramp/http-provider';
 import type { Payout, ProviderBankAccount, ProviderCallback } from '../../src/offramp/offramp-provider';
 import { launchSandboxProvider, type SandboxProviderProcess } from '../../src/offramp/sandbox-provider/launch';
-import { onProviderBankAccountUpdated } from '../../src/domain/bank-accounts/bank-accounts';
 
 /**
  * One shared environment per test run: a fresh PostgreSQL database, one Java time-skipping Temporal
@@ -46,6 +46,8 @@ export interface Harness {
   env: TestWorkflowEnvironment;
   /** The service's one gateway to Temporal, on the time-skipping test server. */
   engine: TemporalGateway;
+  /** What tests ask of the engine beyond the service's operations (histories). */
+  probes: EngineProbes;
   /**
    * The webhook retry waits from now on (null: the contract's 30 s and 5 min). A test whose waits
    * would have time skip through every other workflow's timers sets short ones, and clears them.
@@ -226,17 +228,26 @@ async function start(): Promise<Harness> {
   // The provider's adapter (3 s timeouts): the API quotes and verifies callbacks with it, activities pay out.
   const hints: ProviderCallback[] = [];
   const adapter = new HintRecordingProvider({ baseUrl: `http://127.0.0.1:${providerPort}`, callbackSecret: TEST_OFFRAMP_CALLBACK_SECRET }, hints);
-  const activities = createActivities({
-    db: opened.db,
-    logger,
-    chains: chain.chains,
-    custody: chain.custody,
-    engine,
-    serviceSecret: TEST_SERVICE_SECRET,
-    webhooks: config.webhooks,
-    offramp: adapter,
-    webhookRetryBackoffMs: () => webhookRetry.backoffMs ?? WEBHOOK_RETRY_POLICY.backoffMs,
-  });
+  const received: ProviderAnswer[] = [];
+  const handlers: SandboxProviderHarness['handlers'] = {};
+  // The service as `npm start` wires it; tests observe the provider's callbacks, or put their own handlers in.
+  const service = composeService(
+    { config, environments, logger, serviceSecret: TEST_SERVICE_SECRET, chains: chain.chains, addressBook: apiAddressBook, engine, offramp: adapter },
+    {
+      webhookRetryBackoffMs: () => webhookRetry.backoffMs ?? WEBHOOK_RETRY_POLICY.backoffMs,
+      offrampCallbacks: (wired) => ({
+        async onPayoutUpdated(payout) {
+          await (handlers.onPayoutUpdated ?? wired.onPayoutUpdated)?.(payout);
+          received.push({ type: 'payout.updated', payout });
+        },
+        async onBankAccountUpdated(bankAccountId, account) {
+          await (handlers.onBankAccountUpdated ?? wired.onBankAccountUpdated)?.(bankAccountId, account);
+          received.push({ type: 'bank_account.updated', bankAccountId, account });
+        },
+      }),
+    },
+  );
+  const activities = service.activities({ db: opened.db, custody: chain.custody });
   let worker: Worker | undefined;
   let running: Promise<void> | undefined;
   const startWorker = async () => {
@@ -264,42 +275,14 @@ async function start(): Promise<Harness> {
   // would hold the time-skipping clock (a 10-minute expiry then waits in real time).
   await engine.ensureChainScanners(chain.chains.networks().map((n) => n.chainId), { pollSeconds: 3600, waitForBlocks: false });
 
-  const received: ProviderAnswer[] = [];
-  const handlers: SandboxProviderHarness['handlers'] = {};
-  const bankAccountUpdates = onProviderBankAccountUpdated(opened.db.prisma);
-  offrampDeps = {
-    provider: adapter,
-    async onPayoutUpdated(payout) {
-      await handlers.onPayoutUpdated?.(payout);
-      received.push({ type: 'payout.updated', payout });
-    },
-    async onBankAccountUpdated(bankAccountId, account) {
-      // The bank accounts module, unless a test puts its own handler in.
-      await (handlers.onBankAccountUpdated ?? bankAccountUpdates)(bankAccountId, account);
-      received.push({ type: 'bank_account.updated', bankAccountId, account });
-    },
-  };
   // As the service runs it: credentials cached, a rotation or revocation heard through a NOTIFY.
   const credentials = appCredentialCache(opened.db.prisma, (config.auth?.cacheSeconds ?? 0) * 1000);
   const credentialChanges = followCredentialChanges({ url: opened.url, cache: credentials, logger });
   cleanups.push(() => credentialChanges.stop());
   await credentialChanges.ready;
-  const api = createApi({
-    config,
-    environments,
-    db: opened.db,
-    logger,
-    serviceSecret: TEST_SERVICE_SECRET,
-    credentials,
-    engine,
-    custody: apiAddressBook,
-    temporalHealth: () => engine.ping(),
-    chains: chain.chains,
-    client: { engine },
-    returns: engine,
-    offramp: offrampDeps,
-    metrics: { temporalMetricsUrl: temporalMetrics.metricsUrl },
-  });
+  const apiDeps = service.api({ db: opened.db, credentials, temporalMetricsUrl: temporalMetrics.metricsUrl });
+  offrampDeps = apiDeps.offramp;
+  const api = createApi(apiDeps);
   const server: Server = await new Promise((resolve, reject) => {
     const s = api.listen(apiPort, '127.0.0.1', () => resolve(s));
     s.once('error', reject);
@@ -341,6 +324,7 @@ async function start(): Promise<Harness> {
     databaseUrl: opened.url,
     env,
     engine,
+    probes: createEngineProbes(env.client, config.temporal.taskQueue),
     policies,
     webhookRetry,
     taskQueue: config.temporal.taskQueue,

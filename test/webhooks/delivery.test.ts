@@ -146,7 +146,7 @@ describe('Webhook delivery', () => {
       // Each attempt was sent once (a re-run of the local attempt reuses its claimed record).
       const requests = receiver.requests(ep.path);
       assert.deepEqual(requests.map((r) => r.headers['x-svc-delivery']), [row.id, row.id]);
-      const events = (await h.engine.workflowHistory(webhookDeliveryWorkflowId(eventId, ep.id, 1))).events ?? [];
+      const events = (await h.probes.workflowHistory(webhookDeliveryWorkflowId(eventId, ep.id, 1))).events ?? [];
       const localAttempts = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
       const activityAttempts = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'attemptWebhookDelivery');
       assert.equal(localAttempts.length, 1);
@@ -164,8 +164,8 @@ describe('Webhook delivery', () => {
     await dispatch();
     assert.equal((await delivered(eventId, ep.id)).status, 'succeeded');
     const deliveryId = webhookDeliveryWorkflowId(eventId, ep.id, 1);
-    await Worker.runReplayHistory({ workflowBundle: h.workflowBundle }, await h.engine.workflowHistory(deliveryId), deliveryId);
-    await Worker.runReplayHistory({ workflowBundle: h.workflowBundle }, await h.engine.workflowHistory(WEBHOOK_DISPATCHER_WORKFLOW_ID), WEBHOOK_DISPATCHER_WORKFLOW_ID);
+    await Worker.runReplayHistory({ workflowBundle: h.workflowBundle }, await h.probes.workflowHistory(deliveryId), deliveryId);
+    await Worker.runReplayHistory({ workflowBundle: h.workflowBundle }, await h.probes.workflowHistory(WEBHOOK_DISPATCHER_WORKFLOW_ID), WEBHOOK_DISPATCHER_WORKFLOW_ID);
   });
 
   test('400: abandoned after one attempt', async () => {
@@ -258,7 +258,7 @@ describe('Webhook delivery', () => {
       [200, null],
     ]);
     // The workflow really slept 120 s (not the 30 s backoff) between the attempts.
-    const history = await h.engine.workflowHistory(webhookDeliveryWorkflowId(eventId, ep.id, 1));
+    const history = await h.probes.workflowHistory(webhookDeliveryWorkflowId(eventId, ep.id, 1));
     const timers = (history.events ?? [])
       .map((e) => e.timerStartedEventAttributes?.startToFireTimeout?.seconds)
       .filter((s) => s !== undefined && s !== null)
