@@ -46,7 +46,7 @@ export function classifyActivityError(activity: string, err: unknown): unknown {
 /**
  * Wraps every activity of a factory so that none can forget the classification. `retryDataErrors`
  * keeps a data error retryable (with backoff) for the few long-lived singletons that must not stop
- * (see docs/decisions.md, "Errors in activities"): it is still typed in the message.
+ * (see docs/decisions/workflows-and-layers.md, "Errors in activities"): it is still typed in the message.
  */
 export function classifiedActivities<T extends Record<string, (...args: never[]) => Promise<unknown>>>(
   activities: T,

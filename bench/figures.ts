@@ -3,7 +3,7 @@ import type { Latency, Rate } from './measure';
 import type { ScannerTrafficFigures } from './phases/scanner';
 
 /**
- * Every figure `npm run bench` measures, keyed as in the README's figures table (and issue 11), so
+ * Every figure `npm run bench` measures, keyed as in the figures table of docs/performance.md (and issue 11), so
  * that two runs' JSON lines (`--json`) can be compared by a script. A phase that did not run leaves
  * its keys out.
  */

@@ -23,7 +23,7 @@ import { listsPhase } from './phases/lists';
 import { scannerPhase } from './phases/scanner';
 
 /**
- * `npm run bench`: the README's figures, against an embedded stack of its own (`<data>/bench-<engine>`:
+ * `npm run bench`: the figures of docs/performance.md, against an embedded stack of its own (`<data>/bench-<engine>`:
  * PostgreSQL, the Temporal engine, anvil), with the API in its own process. Prints; asserts nothing but
  * the overload check.
  *   --json          end with one JSON line of every figure (BenchRun in bench/figures.ts), for scripts

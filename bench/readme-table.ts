@@ -3,13 +3,15 @@ import { asBenchRun, backlogFlat, ENGINES, type BenchFigures, type BenchRun, typ
 import type { Latency, Rate } from './measure';
 
 /**
- * `npm run bench:readme -- <bench output>`: rewrites the README's figures table (between its
- * bench-figures markers) from the last JSON line of `npm run bench -- --json` runs: a column per
- * engine measured, and what limits each figure, with the date and the machine. The table is never
- * edited by hand.
+ * `npm run bench:readme -- <bench output>`: rewrites the figures table of docs/performance.md
+ * (between its bench-figures markers) from the last JSON line of `npm run bench -- --json` runs: a
+ * column per engine measured, and what limits each figure, with the date and the machine. The
+ * table is never edited by hand.
  */
 const START = '<!-- bench-figures:start -->';
 const END = '<!-- bench-figures:end -->';
+/** The page holding the figures table (relative to the repository root, where npm runs the script). */
+const FIGURES_PAGE = 'docs/performance.md';
 
 const ENGINE_COLUMN: Record<Engine, string> = { dev: 'Dev server (SQLite)', cluster: 'Cluster (4 roles, PostgreSQL)' };
 
@@ -231,12 +233,12 @@ function main(): void {
           .map((r) => `${r.date.slice(0, 16).replace('T', ' ')} UTC (${perEngine(r.engines, (f) => `${figureKeys(f).join(', ')}; load ${f.machine.loadAverage1m}`)})`)
           .join('; ')}.`
       : '';
-  const readme = readFileSync('README.md', 'utf8');
-  const a = readme.indexOf(START);
-  const b = readme.indexOf(END);
-  if (a < 0 || b < a) throw new Error(`README.md has no ${START} … ${END} block`);
-  writeFileSync('README.md', `${readme.slice(0, a + START.length)}\n${table}${more}\n${readme.slice(b)}`);
-  process.stdout.write('README.md: figures table rewritten\n');
+  const page = readFileSync(FIGURES_PAGE, 'utf8');
+  const a = page.indexOf(START);
+  const b = page.indexOf(END);
+  if (a < 0 || b < a) throw new Error(`${FIGURES_PAGE} has no ${START} … ${END} block`);
+  writeFileSync(FIGURES_PAGE, `${page.slice(0, a + START.length)}\n${table}${more}\n${page.slice(b)}`);
+  process.stdout.write(`${FIGURES_PAGE}: figures table rewritten\n`);
 }
 
 if (process.argv[1]?.endsWith('readme-table.ts')) main();

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Records other platforms' optional packages in package-lock.json when the registry in use cannot
-// serve their metadata (see docs/decisions.md, "npm ci from the committed lockfile").
+// serve their metadata (see docs/decisions/testing-and-tooling.md, "npm ci from the committed lockfile").
 //
 //   node scripts/lockfile-platforms.mjs           add the missing entries (then commit the lockfile)
 //   node scripts/lockfile-platforms.mjs --check   list them; exit 1 when any is missing

@@ -18,7 +18,7 @@ import { WebhookReceiver } from './webhook-receiver';
 /**
  * `npm run crash-matrix`: kill -9 at every boundary of each money flow (receive Payments, deposits,
  * refunds, incident recoveries, bank payouts, vault funding; simulate/crash-flows.ts), and the API
- * mid-request, then check that each run converges (README, "Crash matrix").
+ * mid-request, then check that each run converges (docs/testing.md, "Crash matrix").
  *
  * The cells come from the code, not from a list kept by hand: a clean run of each lifecycle with
  * CRASH_POINTS_TRACE records every crash point the activities of its workflow (and the settlement sender

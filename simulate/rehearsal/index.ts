@@ -23,7 +23,7 @@ const USAGE = `usage: npm run rehearsal -- [--seconds <n>] [--rate <n>] [--loops
   --rest-seconds  how long everything may take to come to rest after the load (default 600)
   DATA_DIR (default <repo>/.data/rehearsal) holds its PostgreSQL cluster, logs (<DATA_DIR>/logs) and keys.`;
 
-/** Flows started per second by default: unpaced, the loops outran what 2 cores carry (docs/decisions.md). */
+/** Flows started per second by default: unpaced, the loops outran what 2 cores carry (docs/decisions/testing-and-tooling.md). */
 const DEFAULT_RATE = 1.5;
 
 function rate(value: string | undefined): number {

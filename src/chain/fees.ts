@@ -1,6 +1,6 @@
 /**
  * EIP-1559 fees for the transactions the service signs, under a network's cap (pure: no chain reads).
- * See docs/decisions.md, "Gas as on a real chain".
+ * See docs/decisions/custody-and-chains.md, "Gas as on a real chain".
  */
 
 /** A network's fee settings, in wei: the most any transaction may offer per gas, and the tip it offers. */

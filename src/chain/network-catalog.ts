@@ -5,7 +5,7 @@ import type { TGasConfig } from '../config/gas';
  * The EVM networks the service knows by code: an environment turns one on by its code (and the assets
  * it wants), and its RPC URLs come from settings (RPC_URLS_<CODE>). Everything else about a network is
  * here, each figure with the published page it was taken from. Addresses are Circle's own (the issuer's)
- * contracts; a network where Circle lists no EURC has none here. docs/decisions.md, "Network catalog and
+ * contracts; a network where Circle lists no EURC has none here. docs/decisions/custody-and-chains.md, "Network catalog and
  * production configuration", says how each figure was chosen.
  */
 export interface CatalogAsset {

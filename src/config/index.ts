@@ -88,7 +88,7 @@ const ZEnv = z.object({
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(256 * 1024),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SERVICE_SECRET: z.string().min(32).optional(),
-  /** Previous service keys, comma-separated, still accepted for reading and verifying (docs/decisions.md). */
+  /** Previous service keys, comma-separated, still accepted for reading and verifying (docs/decisions/accounts-and-auth.md). */
   SERVICE_SECRET_PREVIOUS: z
     .string()
     .optional()

@@ -6,7 +6,7 @@ import { ApiError, notFound } from './errors';
 import { hashSecret } from '../platform/secrets';
 
 /**
- * Rotating and revoking an app's credential (docs/decisions.md "Rotating and revoking credentials").
+ * Rotating and revoking an app's credential (docs/decisions/accounts-and-auth.md "Rotating and revoking credentials").
  * A rotation issues a new secret (shown once, stored hashed) and lets the previous ones keep working
  * until the overlap window ends, as Stripe's rolled keys do; a revocation refuses every secret and
  * client token of the app at once. Each API process hears of either through the app_credentials

@@ -3,7 +3,7 @@ import { withDecimalStrings } from './json-text';
 
 /**
  * The one table from error code to HTTP status. Codes from the spec's Errors section, plus the few
- * the spec leaves "not shown" (see docs/decisions.md).
+ * the spec leaves "not shown" (see docs/decisions/api-conventions.md).
  */
 export const ERROR_STATUS = {
   bad_request: 400,

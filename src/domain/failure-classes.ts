@@ -4,7 +4,7 @@ import { HttpRequestError, LimitExceededRpcError, RpcRequestError, TimeoutError 
  * Why a request failed when no use case said so: which of the service's dependencies, and whether
  * it is our own capacity, an upstream that could not be reached (or not in time), or an upstream
  * that answered with an error. The API's error handler turns the class into a status and code (the
- * table is in docs/decisions.md "Overload and upstream failures"); anything unclassified stays 500.
+ * table is in docs/decisions/api-conventions.md "Overload and upstream failures"); anything unclassified stays 500.
  *
  * No I/O and no Temporal client import: Temporal's errors are recognised by their names (the SDK
  * sets them) and gRPC's by their shape, so the domain stays off the engine.

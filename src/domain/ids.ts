@@ -29,13 +29,13 @@ export const ID_PREFIXES = {
   vaultApprovalCode: 'vault_otp_',
   vaultReceipt: 'vault_rcpt_',
   sandboxMail: 'mail_',
-  // Not shown in the spec (docs/decisions.md "Refunds and incident recovery").
+  // Not shown in the spec (docs/decisions/refunds-and-recoveries.md "Refunds and incident recovery").
   refund: 'refund_',
   incidentRecovery: 'recovery_',
-  // Internal: the operator audit (docs/decisions.md "Operator console").
+  // Internal: the operator audit (docs/decisions/dashboard-and-console.md "Operator console").
   operatorAction: 'opact_',
   consoleSession: 'csess_',
-  // Internal: the partner dashboard (docs/decisions.md "Partner dashboard").
+  // Internal: the partner dashboard (docs/decisions/dashboard-and-console.md "The partner dashboard").
   partnerUser: 'puser_',
   partnerSignInCode: 'psign_',
   partnerSession: 'psess_',

@@ -6,7 +6,7 @@ import { vaultsSetup, type VaultsSetup } from './vaults/vault-config';
 /**
  * Whether a module is available to an app: the one computation behind both `modules[]` of
  * GET /v2/partners/config and the 424 every route of an unavailable module answers
- * (src/http/middleware/modules.ts). docs/decisions.md "Module availability".
+ * (src/http/middleware/modules.ts). docs/decisions/api-conventions.md "Module availability".
  */
 
 /** The modules the service knows and the scope each needs. */

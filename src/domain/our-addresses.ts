@@ -6,7 +6,7 @@ import type { PrismaClient } from '../db/client';
  * query for a whole scanned range, however many transfers it holds: on a busy token nearly all of
  * them are someone else's, and each is then settled by this lookup instead of a query per owner.
  * It reads the database after the range's logs were read, so an address committed before its
- * transfer was mined is always found (docs/decisions.md, "The scanner under mainnet traffic").
+ * transfer was mined is always found (docs/decisions/custody-and-chains.md, "The scanner under mainnet traffic").
  */
 export async function ownedRecipients(prisma: PrismaClient, recipients: string[]): Promise<Set<string>> {
   if (recipients.length === 0) return new Set();

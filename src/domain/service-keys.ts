@@ -1,7 +1,7 @@
 import { sha256Hex } from '../platform/secrets';
 
 /**
- * The service secret as a keyring (docs/decisions.md "Rotating and revoking credentials"): the
+ * The service secret as a keyring (docs/decisions/accounts-and-auth.md "Rotating and revoking credentials"): the
  * current key signs, seals and derives everything new; previous keys (SERVICE_SECRET_PREVIOUS) are
  * still accepted for reading sealed columns and verifying tokens, client secrets, cursors and codes,
  * until `npm run cli -- keys reseal` has moved every sealed column to the current key and the

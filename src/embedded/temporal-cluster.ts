@@ -16,7 +16,7 @@ import { CLUSTER_ROLES, clusterConfigYaml, clusterPorts, type ClusterConfigInput
 /**
  * History shards: fixed for the cluster's life. 16 spreads this machine's load (tens of workflow
  * transitions a second per shard are cheap; each shard also costs idle polling on 2 cores); a
- * production cluster picks its count from its peak load, once (docs/decisions.md).
+ * production cluster picks its count from its peak load, once (docs/decisions/testing-and-tooling.md).
  */
 export const DEFAULT_HISTORY_SHARDS = 16;
 

@@ -93,7 +93,7 @@ export interface PayoutRequest {
   fundingTxHash: string;
   /** Where the provider sends the stablecoin back if the payout fails or is returned. */
   refundAddress: string;
-  /** Sandbox only: what the sandbox provider should do with this payout (see decisions). */
+  /** Sandbox only: what the sandbox provider should do with this payout (see docs/decisions/bank-accounts-and-payouts.md). */
   sandboxScenario?: string;
 }
 

@@ -7,7 +7,7 @@ import { PAYMENT_RECONCILIATION_WORKFLOW } from '../../workflows/contracts/payme
  * The service's Temporal Schedules (created or updated by the gateway's ensureSchedules() when a
  * worker starts). Each starts one pass of a reconciliation workflow; a pass still running when the
  * next is due makes the schedule skip that one (overlap SKIP), and a pass has an execution timeout so
- * a stuck one can't block its schedule forever. See docs/decisions.md "Reconciliation".
+ * a stuck one can't block its schedule forever. See docs/decisions/ledger-and-money-on-chain.md "Reconciliation".
  */
 export interface ServiceSchedule {
   scheduleId: string;

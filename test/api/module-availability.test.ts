@@ -11,7 +11,7 @@ import { apiDepsOnHarness, getHarness } from '../support/harness';
 import { listRoutes, type RouteKey } from './fuzz/routes';
 
 /**
- * Every /v2 route and the modules it belongs to (docs/decisions.md "Module availability"). null: the
+ * Every /v2 route and the modules it belongs to (docs/decisions/api-conventions.md "Module availability"). null: the
  * route is no module's (the config itself; the provider's signed callbacks). A route missing here
  * fails the first test: a new route must say which module it is.
  */

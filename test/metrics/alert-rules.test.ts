@@ -30,7 +30,7 @@ function readExpr(expr: string): { errors: number[]; metrics: string[] } {
   return { errors, metrics };
 }
 
-describe('The alerting rules the README names (ops/prometheus/alerts.yml)', () => {
+describe('The alerting rules docs/operations.md names (ops/prometheus/alerts.yml)', () => {
   let admin: AdminApi;
   before(async () => {
     admin = await startAdminApi({ allowPrivate: true });
@@ -43,7 +43,7 @@ describe('The alerting rules the README names (ops/prometheus/alerts.yml)', () =
     assert.deepEqual(
       ['PaymentHoldWaiting', 'LedgerReconcileDifference', 'ChainScannerLagging', 'WebhookBacklog'].filter((a) => !rules.some((r) => r.alert === a)),
       [],
-      'the four alerts the README names',
+      'the four alerts docs/operations.md names',
     );
     const res = await fetch(`${admin.baseUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     assert.equal(res.status, 200);

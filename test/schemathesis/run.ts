@@ -17,7 +17,7 @@ import toolchain from '../../config/toolchain.json';
  *
  *   --examples <n>   test cases per operation and phase (default 4: CI's short run)
  *   --seed <n>       default 1
- *   --long           every phase (stateful included) and 50 examples: the longer run of the README
+ *   --long           every phase (stateful included) and 50 examples: the longer run of docs/testing.md
  *   --record         add this run's new failures to accepted-failures.json (each then needs a reason
  *                    written by hand before any run passes again)
  */

@@ -28,7 +28,7 @@ function figures(engine: 'dev' | 'cluster', create: number, startP99: number): B
 const run: BenchRun = { date: '2026-11-26T14:00:00.000Z', machine: machine(2), engines: { dev: figures('dev', 90, 240), cluster: figures('cluster', 30, 410) } };
 const rowOf = (table: string, name: string) => table.split('\n').find((l) => l.startsWith(`| ${name} |`))?.split(' | ');
 
-describe('the README figures table', () => {
+describe('the figures table of docs/performance.md', () => {
   test('a column per engine, the target and what limits each figure', () => {
     const table = figuresTable(run);
     assert.match(table, /^\| Figure \| Dev server \(SQLite\) \| Cluster \(4 roles, PostgreSQL\) \| Target \| Limited by \|$/m);

@@ -74,7 +74,7 @@ for (const [patchId, where] of sites.ids) {
   test(`a recorded history takes the patched branch of '${patchId}' (${where})`, async () => {
     const replays = await probed();
     const taking = recorded.filter((r, i) => patchMarkers(r.history).includes(patchId) && replays[i]!.decisions.some((d) => d.patchId === patchId && d.used) && !replays[i]!.error);
-    assert.ok(taking.length > 0, `no recorded history holds the marker of '${patchId}' and replays down its patched branch: record one (README, "Workflow versioning")`);
+    assert.ok(taking.length > 0, `no recorded history holds the marker of '${patchId}' and replays down its patched branch: record one (docs/testing.md, "Workflow versioning")`);
   });
 
   test(`a recorded history replays '${patchId}' down its old branch (${where})`, async (t) => {

@@ -28,7 +28,7 @@ export interface DepositSettlementPolicy {
   safetyNetFloorSeconds?: number;
 }
 
-/** The same for every deposit (see docs/decisions.md `## Deposits`). */
+/** The same for every deposit (see docs/decisions/deposits.md). */
 export const DEPOSIT_SETTLEMENT_POLICY: DepositSettlementPolicy = {
   maxAttempts: 3,
   retryBackoffSeconds: 5,

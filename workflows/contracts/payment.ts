@@ -37,7 +37,7 @@ export interface PaymentSettlementPolicy {
   payoutPollSeconds?: number;
 }
 
-/** The same for every Payment (see docs/decisions.md). */
+/** The same for every Payment (see docs/decisions/payments.md). */
 export const PAYMENT_SETTLEMENT_POLICY: PaymentSettlementPolicy = {
   maxAttempts: 4,
   retryBackoffSeconds: 2,

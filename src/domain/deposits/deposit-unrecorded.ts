@@ -11,7 +11,7 @@ import type { ResolutionRequest } from '../operator-resolution';
  * by the activity whose write was refused, before it reports the failure. It carries what the
  * deposit's workflow was started with; the workflow waits for an operator. Retry writes the row again
  * (the write that succeeds closes the alert in its own transaction), fail closes the alert with who
- * and why and ends the run with nothing recorded. See docs/decisions.md, "Provider callbacks are
+ * and why and ends the run with nothing recorded. See docs/decisions/bank-accounts-and-payouts.md, "Provider callbacks are
  * hints, and a deposit refused at its first write".
  */
 export const DEPOSIT_UNRECORDED = 'deposit_unrecorded';

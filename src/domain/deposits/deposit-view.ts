@@ -21,7 +21,7 @@ export function toDepositAddressView(a: DepositAddress): TDepositAddress {
   };
 }
 
-/** Exactly the spec's Deposit fields (see docs/decisions.md `## Deposits` for the values). */
+/** Exactly the spec's Deposit fields (see docs/decisions/deposits.md for the values). */
 export function toDepositView(d: Deposit): TDeposit {
   const asset = { chainId: d.chainId, tokenAddress: d.tokenAddress, symbol: d.assetSymbol, decimals: d.decimals, kind: 'token' as const };
   return {

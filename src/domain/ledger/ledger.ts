@@ -29,7 +29,7 @@ import { newId } from '../ids';
  * books always carry that accountId (derived when omitted). Tag escrow entries with the UPA whose funds
  * are held (receive Payment: the recipient; send Payment: the sender) and deposit custody entries with the
  * deposit address's account: attributed entries are what the account's balances project
- * (see balances.ts and docs/decisions.md `## Ledger`).
+ * (see balances.ts and docs/decisions/ledger-and-money-on-chain.md `## Ledger`).
  *
  * Example, a receive Payment of 100 with 1 platform and 0.5 partner fee (USDC, 6 decimals):
  *   leg 'collection'  escrow:<pid> +100000000 (accountId R)   external:31337 -100000000

@@ -23,7 +23,7 @@ export type { AddressPurpose, BooksDifference, InFlightAmount, ReconcilePage, Re
  *   treasury, any other address     no book: holds no tokens     (every network)
  *
  * These books are assets of the service: positive while it holds the money. In flight (signed, added
- * to the books before comparing), see docs/decisions.md "Reconciliation":
+ * to the books before comparing), see docs/decisions/ledger-and-money-on-chain.md "Reconciliation":
  *   + a transfer to an escrow address recorded in payment_transfers while it is pending (or dust or a
  *     foreign transfer not yet followed, in its own chain and token), or, of a Payment that is not terminal, confirmed before it posted its collection;
  *   + a deposit detected or confirming (its receipt is posted at the confirmation depth);

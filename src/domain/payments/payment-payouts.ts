@@ -11,7 +11,7 @@ import { quoteExpired } from './quote-expiry';
 /**
  * A send Payment to a linked bank account: quoted by the off-ramp provider at creation,
  * funded into escrow like every send Payment, settled to the quote's deposit address, then paid out by
- * the provider (workflows/payment.ts drives it; payout-machine.ts decides). See docs/decisions.md
+ * the provider (workflows/payment.ts drives it; payout-machine.ts decides). See docs/decisions/bank-accounts-and-payouts.md
  * "Bank payouts".
  */
 

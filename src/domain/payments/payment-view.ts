@@ -152,7 +152,7 @@ export type NextActionSource = Amounts &
 const SUPPORT_HOLDS: ReadonlySet<string> = new Set(['provider_state_uncertain', 'provider_failure']);
 
 /**
- * What the Payment needs now (docs/decisions.md "nextAction variants"), exactly one variant per state:
+ * What the Payment needs now (docs/decisions/payments.md "nextAction variants"), exactly one variant per state:
  * succeeded or cancelled: null. Held (requires_intervention): contact_support when the provider holds
  * the money, else waiting_for_review (an operator releases it). Failed or expired: contact_support
  * while funds it received are still held (an incident not recovered), else null. Open: transaction

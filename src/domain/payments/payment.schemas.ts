@@ -164,7 +164,7 @@ export const ZPayment = z.object({
 export type TPayment = z.infer<typeof ZPayment>;
 
 /**
- * The variants the service produces (toNextAction, docs/decisions.md "nextAction variants"), and no
+ * The variants the service produces (toNextAction, docs/decisions/payments.md "nextAction variants"), and no
  * other: `transaction` (send what is still owed to the deposit address, until expiresAt), `none`
  * (nothing to send: funds confirming, or settling; expiresAt while the Payment is open), and
  * `waiting_for_review` / `contact_support` (a hold or held funds; reasonCode says why). Only

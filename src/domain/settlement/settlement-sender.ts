@@ -41,7 +41,7 @@ export interface SettlementOrder {
   legs: PlannedLeg[];
   /**
    * Delivering again a settlement that was posted and then taken off the chain by a reorg (see
-   * docs/decisions.md, "A settlement a deep reorg dropped is sent again"): nothing is sent unless the
+   * docs/decisions/ledger-and-money-on-chain.md, "A settlement a deep reorg dropped is sent again"): nothing is sent unless the
    * payer holds every leg still to send, and a leg whose nonce another transaction took is signed
    * again only once that transaction is final.
    */
@@ -78,7 +78,7 @@ export class SettlementHeldError extends Error {
 
 /**
  * The one way money leaves an address the service controls (Payment escrow, deposit addresses, and
- * every later sender). Rules, in docs/decisions.md ("Settlement sender"):
+ * every later sender). Rules, in docs/decisions/ledger-and-money-on-chain.md ("Settlement sender"):
  * - each leg is signed once, recorded (committed) before it is broadcast, and on a retry re-broadcast
  *   byte for byte, so a retry can never pay twice;
  * - one sender at a time per payer address and per treasury (a lease, not a held connection), so no

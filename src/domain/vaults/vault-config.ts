@@ -18,7 +18,7 @@ export interface VaultsSetup {
   resourceVersion: number;
 }
 
-/** Whether outgoing mail exists for an environment: SMTP, or the sandbox outbox (docs/decisions.md). */
+/** Whether outgoing mail exists for an environment: SMTP, or the sandbox outbox (docs/decisions/vaults.md). */
 export interface MailAvailability {
   smtpConfigured: boolean;
 }

@@ -93,7 +93,7 @@ export const ZVaultResponse = z.strictObject({ vault: ZVault });
 
 /**
  * Who made an audited change (spec: `partner_app` is a call made with the partner's app credentials;
- * other values are service-initiated). docs/decisions.md "Contract conformance".
+ * other values are service-initiated). docs/decisions/api-conventions.md "Contract conformance".
  */
 export const VAULT_ACTOR_TYPES = ['partner_app', 'service', 'client'] as const;
 export const ZVaultActor = z.strictObject({

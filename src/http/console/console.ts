@@ -26,7 +26,7 @@ import { alertsPage, auditTable, CONSOLE_CSS, detailPage, html, itemHref, listPa
 import type { ServiceSecret } from '../../domain/service-keys';
 
 /**
- * The operator console (docs/decisions.md "Operator console"): server-rendered pages under /console
+ * The operator console (docs/decisions/dashboard-and-console.md "Operator console"): server-rendered pages under /console
  * listing what waits for an operator, each item's story, and forms for the operator actions, which go
  * through src/domain/operator-actions.ts like the CLI and the admin API (one audit). Signed in with
  * the admin token; absent (404) without one, like the admin API.

@@ -13,7 +13,7 @@ import { registerDeliveryPages, registerEndpointActions, registerEndpointPages }
 export type { DashboardDeps } from './kit';
 
 /**
- * The partner dashboard (docs/decisions.md "The partner dashboard"): server-rendered pages under
+ * The partner dashboard (docs/decisions/dashboard-and-console.md "The partner dashboard"): server-rendered pages under
  * /dashboard where a partner's users, invited by an operator, sign in with an emailed code and manage
  * their app environment's webhook endpoints, read its deliveries, events, Payments, deposits and
  * request log, and (admins) rotate or revoke its secret. Every change goes through the same domain

@@ -57,7 +57,7 @@ function fromUnexpected(err: unknown, family: UpstreamFamily): ApiError {
 
 const UPSTREAM_NAME = { temporal: 'The workflow engine', chain: 'The chain RPC provider' } as const;
 
-/** The table in docs/decisions.md "Overload and upstream failures". */
+/** The table in docs/decisions/api-conventions.md "Overload and upstream failures". */
 function fromFailure(failure: FailureClass, family: UpstreamFamily): ApiError {
   if (failure.kind === 'capacity') {
     return new ApiError('service_unavailable', 'The service is at capacity; retry after the Retry-After interval', undefined, {

@@ -36,7 +36,7 @@ interface Window {
  * after that each process adds what it took at most every `syncMs`, in the background, and no later
  * than `syncMs` after it took it (a one-shot timer, even if no request follows). So one API process
  * is exact, and N processes can together overshoot by what the others took in the last `syncMs`
- * (see docs/decisions.md "Rate limits in memory").
+ * (see docs/decisions/api-conventions.md "Rate limits in memory").
  */
 export class SharedQuota {
   readonly #store: RateLimiterPostgres;

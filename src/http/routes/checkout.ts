@@ -94,7 +94,7 @@ async function formOrJson(ctx: ApiContext, maxBytes: number): Promise<unknown> {
 }
 
 /**
- * The hosted checkout behind checkout.paymentUrl (docs/decisions.md, "Hosted checkout"). The Payment id
+ * The hosted checkout behind checkout.paymentUrl (docs/decisions/payments.md, "Hosted checkout"). The Payment id
  * in the URL is a view-only capability: the page and its status show what a payer needs to pay and
  * nothing else. The Vault option needs the payer's identity, handed over once in a POST body and kept
  * in a sealed, HttpOnly session cookie of this Payment's path.

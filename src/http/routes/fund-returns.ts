@@ -30,7 +30,7 @@ export interface FundReturnRouteDeps {
 const ZPaymentPath = z.object({ paymentId: ZPaymentId });
 
 /**
- * Refunds and incident recoveries of a Payment (docs/decisions.md "Refunds and incident recovery"):
+ * Refunds and incident recoveries of a Payment (docs/decisions/refunds-and-recoveries.md "Refunds and incident recovery"):
  *
  *   POST /v2/payments/{paymentId}/refunds               {amount?, destinationAddress?, reason?}   201 {refund}
  *   GET  /v2/payments/{paymentId}/refunds                                                          {items}

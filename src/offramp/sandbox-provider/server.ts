@@ -22,7 +22,7 @@ import type { ProviderStore, StoredBankAccount, StoredPayout, StoredQuote } from
 
 /**
  * The sandbox off-ramp provider: quotes, bank account registration and payouts over HTTP, with signed
- * callbacks, and per-request scenarios (docs/decisions.md, "Off-ramp provider (sandbox)"). It plays a
+ * callbacks, and per-request scenarios (docs/decisions/bank-accounts-and-payouts.md, "Off-ramp provider (sandbox)"). It plays a
  * real provider's part in its own process, so the adapter's timeouts, retries and idempotency keys
  * meet a real network peer.
  */

@@ -24,7 +24,7 @@ export const COLUMNS_NOT_COMPARED: Readonly<Record<string, Readonly<Record<strin
 export const ROWS_NOT_COMPARED: Readonly<Record<string, { where: string; why: string }>> = {
   operator_actions: {
     where: "t.outcome <> 'refused'",
-    why: "an operator's request is audited whatever its outcome, refusals included (docs/decisions.md, Operator console): a refusal's own audit row is what it must write",
+    why: "an operator's request is audited whatever its outcome, refusals included (docs/decisions/dashboard-and-console.md, Operator console): a refusal's own audit row is what it must write",
   },
 };
 
