@@ -7,7 +7,7 @@ import { ERROR_STATUS } from '../../src/domain/errors';
 import { basicAuth, call, newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';
 import { until } from '../support/until';
-import { createPayment, newMerchant, type Merchant } from '../payments/fixtures';
+import { createPayment, newMerchant, type Merchant } from '../support/fixtures';
 import { ADMIN_TOKEN, startAdminApi, type AdminApi } from '../webhooks/support/admin';
 import { listRoutes } from './fuzz/routes';
 import { ROUTE_MODELS, type FuzzFixture } from './fuzz/models';

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { basicAuth, call, responseChecker } from '../support/api-client';
-import { createPayment, newMerchant, type Merchant } from '../payments/fixtures';
+import { createPayment, newMerchant, type Merchant } from '../support/fixtures';
 import { startAdminApi, type AdminApi } from '../webhooks/support/admin';
 import { listRoutes } from './fuzz/routes';
 

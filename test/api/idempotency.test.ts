@@ -4,11 +4,11 @@ import { call, newApp, uniqueUserId } from '../support/api-client';
 import { getHarness } from '../support/harness';
 import { apiWithUpdateTimeout, withWorkerStopped } from '../support/bounded-api';
 import { eventually } from '../support/chain';
-import { createPayment, newMerchant, waitForPayment } from '../payments/fixtures';
+import { createPayment, newMerchant, waitForPayment, newAccount } from '../support/fixtures';
 import { sha256Hex } from '../../src/platform/secrets';
 import type { AppCredential } from '../../src/domain/apps';
 import { usBody } from '../bank-accounts/fixtures';
-import { activeVault, newAccount, policyBody, uniqueEmail } from '../vaults/support';
+import { activeVault, policyBody, uniqueEmail } from '../vaults/support';
 import { newPayer, payTo, pokeScanner } from '../support/chain';
 
 async function claimOf(app: AppCredential, key: string) {

@@ -2,7 +2,7 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { call, harnessOpenApi, newApp, responseChecker } from '../support/api-client';
-import { newMerchant, type Merchant } from '../payments/fixtures';
+import { newMerchant, type Merchant } from '../support/fixtures';
 
 type Json = Record<string, any>;
 

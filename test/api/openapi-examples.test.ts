@@ -8,7 +8,7 @@ import { apiDepsOnHarness, getHarness, TEST_OFFRAMP_CALLBACK_SECRET } from '../s
 import { eventually, newPayer, payTo } from '../support/chain';
 import { EXAMPLE } from '../../src/http/openapi/examples';
 import { fundedVault } from '../refunds/support';
-import { createPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
+import { createPayment, newMerchant, waitForPayment, type Merchant } from '../support/fixtures';
 import { listenApi, withWorkerStopped } from '../support/bounded-api';
 import { until } from '../support/until';
 
@@ -208,7 +208,7 @@ async function tour(doc: Json, record: (operationId: string, res: ApiResponse) =
   };
 
   // The merchant: the account of the examples (ACCOUNT_ID), as the account examples show it.
-  const account = await send('createAccount', 201);
+  const account = await send('newAccountWithEvent', 201);
   ids['acct_7Q2mV9xKp3'] = ids['{accountId}'] = account.body.account.id;
   await send('updateDisplayProfile', 200);
   const wallet = await send('registerConnectedWallet', 201);

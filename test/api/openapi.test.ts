@@ -7,7 +7,7 @@ import { apiDepsOnHarness, getHarness } from '../support/harness';
 import { call, harnessOpenApi, newApp, responseChecker } from '../support/api-client';
 import { createResponseChecker } from '../support/openapi-check';
 import { listRoutes } from './fuzz/routes';
-import { newMerchant } from '../payments/fixtures';
+import { newMerchant } from '../support/fixtures';
 import { BANK_DIRECTORY } from '../../src/domain/bank-accounts/bank-directory';
 
 type Json = Record<string, any>;

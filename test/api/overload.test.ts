@@ -8,7 +8,7 @@ import { classifyFailure } from '../../src/domain/failure-classes';
 import { connectTemporalGateway } from '../../src/temporal/gateway';
 import { call, newApp } from '../support/api-client';
 import { apiDepsOnHarness, getHarness } from '../support/harness';
-import { newMerchant } from '../payments/fixtures';
+import { newMerchant } from '../support/fixtures';
 import { listenApi } from '../support/bounded-api';
 
 /** A TCP relay to Temporal that the test can cut, as if the server went away under a running API. */

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { unstorableText } from '../../src/domain/validation';
 import { call, newApp, uniqueUserId } from '../support/api-client';
 import { getHarness } from '../support/harness';
-import { createPayment, newMerchant } from '../payments/fixtures';
+import { createPayment, newMerchant } from '../support/fixtures';
 
 const NUL = '\u0000';
 const LONE = '\ud800';

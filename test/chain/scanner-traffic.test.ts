@@ -9,8 +9,8 @@ import { ownedRecipients } from '../../src/domain/our-addresses';
 import { newApp } from '../support/api-client';
 import { eventually, receiptOf } from '../support/chain';
 import { getHarness } from '../support/harness';
-import { createPayment, newMerchant } from '../payments/fixtures';
-import { USDC, accountWithDestination, createDepositAddress } from '../deposits/helpers';
+import { createPayment, newMerchant, newAccountWithWallet, newDepositAddress } from '../support/fixtures';
+import { USDC } from '../deposits/helpers';
 
 const FOREIGN = 120;
 
@@ -59,8 +59,8 @@ describe('The scanner under mainnet-shaped traffic: a block of mostly foreign tr
     const m = await newMerchant();
     const payments = await Promise.all([1, 2].map(async () => (await createPayment(m, { amount: '1' })).body.payment));
     const cred = await newApp();
-    const { accountId } = await accountWithDestination(cred);
-    const deposit = await createDepositAddress(cred, accountId);
+    const { accountId } = await newAccountWithWallet(cred);
+    const deposit = await newDepositAddress(cred, accountId);
     ours = { payments: payments.map((p) => p.funding.depositAddress.address.toLowerCase()), deposit: deposit.address.toLowerCase() };
     toSettle.payments.push(...payments.map((p) => p.id as string));
     toSettle.depositAddresses.push(deposit.id);

@@ -6,15 +6,9 @@ import { newContext } from '../support/browser';
 import { eventually, newPayer, payTo } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { endsWithBooksChecked } from '../support/books';
-import { createPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
-import { activeVault, newAccount } from '../vaults/support';
+import { newMerchant, waitForPayment, newPayment, newAccount } from '../support/fixtures';
+import { activeVault } from '../vaults/support';
 import { openCheckout, partnerSite, untilPhase } from './support';
-
-async function newPayment(m: Merchant) {
-  const res = await createPayment(m, { amount: '12.5' });
-  assert.equal(res.status, 201, res.text);
-  return { id: res.body.payment.id as string, secret: res.body.checkout.clientSecret as string };
-}
 
 /** POST /checkout/{id}/session as a partner's front end would (form body), without following the 303. */
 async function postSession(paymentId: string, form: Record<string, string>) {
@@ -44,7 +38,7 @@ describe('Hosted checkout: the payer session and the Vault option', () => {
     const v = await activeVault('100000000');
     await payTo(await newPayer(40_000_000n), v.vault.address, 40_000_000n);
     const m = await newMerchant(v.cred);
-    const payment = await newPayment(m);
+    const payment = await newPayment(m, { amount: '12.5' });
     const token = await clientTokenFor(m.cred, v.accountId);
 
     // The partner's site (another origin) hands the credentials over in a form POST.
@@ -93,8 +87,8 @@ describe('Hosted checkout: the payer session and the Vault option', () => {
     const h = await getHarness();
     const m = await newMerchant();
     const payer = await newAccount(m.cred);
-    const a = await newPayment(m);
-    const b = await newPayment(m);
+    const a = await newPayment(m, { amount: '12.5' });
+    const b = await newPayment(m, { amount: '12.5' });
     const token = await clientTokenFor(m.cred, payer);
 
     const wrongSecret = await postSession(a.id, { clientToken: token, clientSecret: b.secret });

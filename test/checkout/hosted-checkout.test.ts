@@ -10,14 +10,8 @@ import { SANDBOX_DEPLOYER } from '../../src/chain/sandbox';
 import { getHarness } from '../support/harness';
 import { awaitWorkflowResult } from '../support/workflow-result';
 import { endsWithBooksChecked } from '../support/books';
-import { createPayment, eventNames, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
+import { eventNames, newMerchant, waitForPayment, type Merchant, newPayment } from '../support/fixtures';
 import { openCheckout, partnerSite, untilPhase } from './support';
-
-async function newPayment(m: Merchant, overrides: Record<string, unknown> = {}) {
-  const res = await createPayment(m, overrides);
-  assert.equal(res.status, 201, res.text);
-  return res.body as { payment: any; checkout: { paymentUrl: string; clientSecret: string } };
-}
 
 describe('Hosted checkout page (Chromium)', () => {
   endsWithBooksChecked();

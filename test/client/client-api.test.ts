@@ -20,7 +20,7 @@ import { call, newApp, uniqueUserId, type ApiResponse } from '../support/api-cli
 import { apiDepsOnHarness, getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import { eventually, newPayer } from '../support/chain';
 import { until } from '../support/until';
-import { createPayment, newMerchant, type Merchant } from '../payments/fixtures';
+import { newMerchant, type Merchant, newAccount, newPayment } from '../support/fixtures';
 
 /**
  * The client API on an API of its own whose every log line is kept: the last test greps them (and
@@ -67,12 +67,6 @@ async function tokenFor(cred: AppCredential, accountId: string): Promise<string>
   return res.body.accessToken as string;
 }
 
-async function newAccount(cred: AppCredential): Promise<string> {
-  const res = await call('/v2/accounts', { credential: cred, body: { externalUserId: uniqueUserId('payer') } });
-  assert.equal(res.status, 201, res.text);
-  return res.body.account.id as string;
-}
-
 function bearer(token: string, extra: Record<string, string> = {}): Record<string, string> {
   return { authorization: `Bearer ${token}`, ...extra };
 }
@@ -92,10 +86,9 @@ function assertUnauthorized(res: ApiResponse, what: string): void {
 }
 
 async function newPaymentFor(m: Merchant, overrides: Record<string, unknown> = {}) {
-  const res = await createPayment(m, overrides);
-  assert.equal(res.status, 201, res.text);
-  issued.add(res.body.checkout.clientSecret);
-  return res.body as { payment: any; checkout: { clientSecret: string }; nextAction: any };
+  const created = await newPayment(m, overrides);
+  issued.add(created.secret);
+  return created;
 }
 
 /** A token transfer the scanner is not told about: only a confirm can make the service look at it. */

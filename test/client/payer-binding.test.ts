@@ -8,26 +8,14 @@ import { sealText } from '../../src/domain/sealed-text';
 import { call, clientTokenFor, uniqueUserId, type ApiResponse } from '../support/api-client';
 import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import { newPayer, payTo } from '../support/chain';
-import { createPayment, newMerchant, type Merchant } from '../payments/fixtures';
-import { activeVault, newVault, requestCode, uniqueEmail } from '../vaults/support';
+import { newMerchant, newPayment, newAccount, newVault } from '../support/fixtures';
+import { activeVault, requestCode, uniqueEmail } from '../vaults/support';
 
 /**
  * The client API binds a receive Payment to the first account (other than its recipient) whose client
  * token reads it. Every other account is answered exactly as for a Payment that does not exist, so
  * the answer says nothing about the Payment: same status, code, message and body.
  */
-
-async function newAccount(cred: AppCredential): Promise<string> {
-  const res = await call('/v2/accounts', { credential: cred, body: { externalUserId: uniqueUserId('payer') } });
-  assert.equal(res.status, 201, res.text);
-  return res.body.account.id as string;
-}
-
-async function newPayment(m: Merchant) {
-  const res = await createPayment(m, { amount: '2' });
-  assert.equal(res.status, 201, res.text);
-  return { id: res.body.payment.id as string, secret: res.body.checkout.clientSecret as string };
-}
 
 /** A Payment id in the right shape that no one created, with the secret the service would derive for it. */
 function unknownPayment() {
@@ -89,7 +77,7 @@ describe('Client API: a Payment binds to its first payer', () => {
   test('the first account to read a Payment is its payer; other accounts and the recipient get the unknown Payment\'s 404 on read, options, confirm and authorize', async () => {
     const h = await getHarness();
     const m = await newMerchant();
-    const p = await newPayment(m);
+    const p = await newPayment(m, { amount: '2' });
     const alice = await newAccount(m.cred);
     const [aliceToken, bobToken, recipientToken] = [await clientTokenFor(m.cred, alice), await clientTokenFor(m.cred, await newAccount(m.cred)), await clientTokenFor(m.cred, m.accountId)];
     const missing = await notFoundAnswers(bobToken);
@@ -122,7 +110,7 @@ describe('Client API: a Payment binds to its first payer', () => {
 
   test('confirm and authorize on a Payment no account has read yet get the 404 and bind no one', async () => {
     const m = await newMerchant();
-    const p = await newPayment(m);
+    const p = await newPayment(m, { amount: '2' });
     const token = await clientTokenFor(m.cred, await newAccount(m.cred));
     const missing = await notFoundAnswers(token);
     assertNotFound(await confirm(token, p), missing.confirm, 'confirm');
@@ -132,7 +120,7 @@ describe('Client API: a Payment binds to its first payer', () => {
 
   test('accounts reading a Payment at once: exactly one becomes its payer, the others get the 404', async () => {
     const m = await newMerchant();
-    const p = await newPayment(m);
+    const p = await newPayment(m, { amount: '2' });
     const accounts = await Promise.all(Array.from({ length: 6 }, () => newAccount(m.cred)));
     const tokens = await Promise.all(accounts.map((a) => clientTokenFor(m.cred, a)));
     const missing = await notFoundAnswers(tokens[0]!);
@@ -153,7 +141,7 @@ describe('Client API: a Payment binds to its first payer', () => {
       fc.asyncProperty(
         fc.array(fc.record({ account: fc.nat({ max: who.length - 1 }), what: fc.constantFrom<Act>('read', 'confirm', 'authorize') }), { minLength: 1, maxLength: 7 }),
         async (steps) => {
-          const p = await newPayment(m);
+          const p = await newPayment(m, { amount: '2' });
           let bound: string | null = null;
           for (const step of steps) {
             const account = who[step.account]!;
@@ -188,7 +176,7 @@ describe('Hosted checkout: the Vault session obeys the payer binding', () => {
     const v = await activeVault('100000000');
     await payTo(await newPayer(10_000_000n), v.vault.address, 10_000_000n);
     const m = await newMerchant(v.cred);
-    const p = await newPayment(m);
+    const p = await newPayment(m, { amount: '2' });
     const bob = await fundedVaultIn(v.cred);
     const [aliceToken, bobToken] = [await clientTokenFor(m.cred, v.accountId), await clientTokenFor(m.cred, bob)];
     const u = unknownPayment();

@@ -8,7 +8,7 @@ import { call, clientTokenFor, uniqueUserId, type ApiResponse } from '../support
 import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import { newPayer, payTo } from '../support/chain';
 import { awaitWorkflowResult } from '../support/workflow-result';
-import { createPayment, newMerchant, type Merchant } from '../payments/fixtures';
+import { newMerchant, newPayment } from '../support/fixtures';
 import { activeVault } from '../vaults/support';
 
 /**
@@ -24,11 +24,8 @@ async function payerToken(cred: AppCredential): Promise<{ accountId: string; tok
   return { accountId, token: await clientTokenFor(cred, accountId) };
 }
 
-async function newPayment(m: Merchant, overrides: Record<string, unknown> = {}) {
-  const res = await createPayment(m, { amount: '2', expiresInSeconds: 60, ...overrides });
-  assert.equal(res.status, 201, res.text);
-  return { id: res.body.payment.id as string, secret: res.body.checkout.clientSecret as string, expiresAt: res.body.payment.expiresAt as string };
-}
+/** A Payment whose quote expires in a minute. */
+const QUOTED = { amount: '2', expiresInSeconds: 60 };
 
 const bearer = (token: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${token}`, ...extra });
 const read = (token: string, p: { id: string; secret: string }) => call(`/v2/client/me/payments/${p.id}`, { headers: bearer(token, { 'x-svc-payment-secret': p.secret }) });
@@ -48,20 +45,20 @@ async function expire(paymentId: string): Promise<void> {
 describe('Client API: payment_quote_expired', () => {
   test('options carry refreshable false and the Payment\'s expiry as their quote\'s', async () => {
     const m = await newMerchant();
-    const p = await newPayment(m);
+    const p = await newPayment(m, QUOTED);
     const { token } = await payerToken(m.cred);
     const res = await read(token, p);
     assert.equal(res.status, 200, res.text);
     for (const option of res.body.options) {
       assert.equal(option.refreshable, false);
-      assert.equal(option.quoteExpiresAt, p.expiresAt);
+      assert.equal(option.quoteExpiresAt, p.payment.expiresAt);
     }
   });
 
   test('confirm on an option whose quote lapsed with the Payment answers 409 payment_quote_expired; the identical request gets the identical refusal, with a key and without', async () => {
     const h = await getHarness();
     const m = await newMerchant();
-    const p = await newPayment(m);
+    const p = await newPayment(m, QUOTED);
     const { token } = await payerToken(m.cred);
     const actionId = (await read(token, p)).body.options[0].execution.actionId as string;
     await expire(p.id);
@@ -69,7 +66,7 @@ describe('Client API: payment_quote_expired', () => {
     const body = { actionId, proof: { type: 'transaction', transactionHash: `0x${'ab'.repeat(32)}` } };
     const key = `lapsed-${process.pid}-${p.id}`;
     const first = await call(`/v2/client/me/payments/${p.id}/confirm`, { headers: bearer(token, { 'idempotency-key': key }), body });
-    assertQuoteExpired(first, p.expiresAt);
+    assertQuoteExpired(first, p.payment.expiresAt);
     const replay = await call(`/v2/client/me/payments/${p.id}/confirm`, { headers: bearer(token, { 'idempotency-key': key }), body });
     assert.equal(replay.headers.get('idempotent-replayed'), 'true');
     assert.equal(replay.text, first.text);
@@ -87,7 +84,7 @@ describe('Client API: payment_quote_expired', () => {
     const v = await activeVault('100000000');
     await payTo(await newPayer(5_000_000n), v.vault.address, 5_000_000n);
     const m = await newMerchant(v.cred);
-    const p = await newPayment(m);
+    const p = await newPayment(m, QUOTED);
     const token = (await call('/v2/client/auth/exchange', { credential: v.cred, body: { accountId: v.accountId } })).body.accessToken as string;
     const option = (await read(token, p)).body.options.find((o: { paymentMethodType: string }) => o.paymentMethodType === 'vault');
     assert.ok(option, 'a Vault option');
@@ -97,7 +94,7 @@ describe('Client API: payment_quote_expired', () => {
     const body = { actionId: option.execution.actionId, proof: { type: 'managed_authorization', authorization: 'approved' } };
     const send = (key: string) => call(`/v2/client/me/payments/${p.id}/options/${option.id}/authorize`, { headers: bearer(token, { 'x-svc-payment-secret': p.secret, 'idempotency-key': key }), body });
     const first = await send(`lapsed-vault-${p.id}`);
-    assertQuoteExpired(first, p.expiresAt);
+    assertQuoteExpired(first, p.payment.expiresAt);
     assert.equal((await send(`lapsed-vault-${p.id}`)).text, first.text);
     assert.equal((await send(`lapsed-vault-again-${p.id}`)).text, first.text, 'another key, the same refusal');
     assert.equal(await h.db.prisma.vaultFundingOperation.count({ where: { paymentId: p.id } }), 0);
@@ -108,13 +105,13 @@ describe('Client API: payment_quote_expired', () => {
     // The clock is the use cases' own argument: this is the service as it answers one second after expiresAt.
     const h = await getHarness();
     const m = await newMerchant();
-    const p = await newPayment(m);
+    const p = await newPayment(m, QUOTED);
     const { token } = await payerToken(m.cred);
     const principal = await verifyClientToken(h.db.prisma, TEST_SERVICE_SECRET, token);
     assert.ok(principal);
     const deps = { prisma: h.db.prisma, serviceSecret: TEST_SERVICE_SECRET, publicBaseUrl: 'http://localhost', chains: h.chain.chains, engine: h.engine };
     const actionId = (await readClientPayment(deps, principal, p.id)).options[0]!.execution!.actionId;
-    const later = new Date(Date.parse(p.expiresAt) + 1000);
+    const later = new Date(Date.parse(p.payment.expiresAt) + 1000);
 
     const lapsed = await readClientPayment(deps, principal, p.id, later);
     assert.equal(lapsed.payment.status, 'requires_payment_method', 'the workflow has not expired it yet');
@@ -124,7 +121,7 @@ describe('Client API: payment_quote_expired', () => {
       (err: unknown) => err,
     );
     assert.ok(refusal instanceof ApiError);
-    assert.deepEqual(refusal.toBody(), { error: { code: 'payment_quote_expired', message: refusal.message, details: { quoteExpiresAt: p.expiresAt, refreshable: false } } });
+    assert.deepEqual(refusal.toBody(), { error: { code: 'payment_quote_expired', message: refusal.message, details: { quoteExpiresAt: p.payment.expiresAt, refreshable: false } } });
     assert.equal(refusal.status, 409);
   });
 });

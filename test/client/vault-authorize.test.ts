@@ -8,7 +8,7 @@ import { call, newApp, uniqueUserId, type ApiResponse } from '../support/api-cli
 import { apiDepsOnHarness, getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import { listenApi } from '../support/bounded-api';
 import { eventually, newPayer, payTo, pokeScanner, tokenBalance } from '../support/chain';
-import { assertLedgerBalanced, createPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
+import { assertLedgerBalanced, createPayment, newMerchant, waitForPayment, type Merchant, newPayment } from '../support/fixtures';
 import { activeVault } from '../vaults/support';
 import { delivered, dispatch, webhookTestbed } from '../webhooks/support/flow';
 
@@ -31,12 +31,6 @@ async function payerWithVault(limitAtomic: bigint, funded: bigint): Promise<Paye
   const exchanged = await call('/v2/client/auth/exchange', { credential: v.cred, body: { accountId: v.accountId } });
   assert.equal(exchanged.status, 200, exchanged.text);
   return { cred: v.cred, accountId: v.accountId, vault: v.vault, token: exchanged.body.accessToken, merchant: await newMerchant(v.cred) };
-}
-
-async function newPayment(m: Merchant, amount: string) {
-  const res = await createPayment(m, { amount });
-  assert.equal(res.status, 201, res.text);
-  return { id: res.body.payment.id as string, secret: res.body.checkout.clientSecret as string, escrow: res.body.payment.funding.depositAddress.address as string };
 }
 
 const headersFor = (token: string, secret?: string, key?: string) => ({
@@ -92,7 +86,7 @@ describe('Authorize a Vault funding operation (client)', () => {
     const hook = receiver.hook([]);
     const ep = await admin.call('POST', `/admin/v1/apps/${p.cred.appId}/webhook-endpoints`, { url: hook.url, events: ['vault.funding_posted', 'payment.succeeded'] });
     assert.equal(ep.status, 201, JSON.stringify(ep.body));
-    const payment = await newPayment(p.merchant, '12.5');
+    const payment = await newPayment(p.merchant, { amount: '12.5' });
 
     const option = await vaultOptionOf(p, payment);
     assert.equal(option.id, paymentOptionId(TEST_SERVICE_SECRET, payment.id, 'vault'));
@@ -119,7 +113,7 @@ describe('Authorize a Vault funding operation (client)', () => {
     // The action is single use.
     assertError(await authorize(p, payment, option.id, body), 409, 'conflict', 'action_already_used');
 
-    await eventually(async () => ((await tokenBalance(payment.escrow)) >= 12_500_000n ? true : undefined), 'the vault paid the escrow');
+    await eventually(async () => ((await tokenBalance(payment.payment.funding.depositAddress.address)) >= 12_500_000n ? true : undefined), 'the vault paid the escrow');
     await pokeScanner();
     await waitForPayment(p.merchant, payment.id, 'succeeded', (x) => x.status === 'succeeded');
     const op = await eventually(async () => {
@@ -145,7 +139,7 @@ describe('Authorize a Vault funding operation (client)', () => {
 
   test('every rule of the table: headers, path patterns, body, the option kind, the spend limit', async () => {
     const p = await payerWithVault(USDC(10), USDC(30));
-    const payment = await newPayment(p.merchant, '4');
+    const payment = await newPayment(p.merchant, { amount: '4' });
     const option = await vaultOptionOf(p, payment);
     const body = { actionId: option.execution!.actionId, proof: approved };
     const path = `/v2/client/me/payments/${payment.id}/options/${option.id}/authorize`;
@@ -153,7 +147,7 @@ describe('Authorize a Vault funding operation (client)', () => {
     // Authentication: the bearer token and this Payment's secret.
     assertError(await call(path, { headers: { 'x-svc-payment-secret': payment.secret, 'idempotency-key': newKey() }, body }), 401, 'unauthorized');
     assertError(await authorize(p, { id: payment.id }, option.id, body), 401, 'unauthorized');
-    const other = await newPayment(p.merchant, '1');
+    const other = await newPayment(p.merchant, { amount: '1' });
     assertError(await authorize(p, { id: payment.id, secret: other.secret }, option.id, body), 401, 'unauthorized');
     // Idempotency-Key: required, 1-256 printable ASCII.
     assertError(await authorize(p, payment, option.id, body, null), 400, 'bad_request');
@@ -187,7 +181,7 @@ describe('Authorize a Vault funding operation (client)', () => {
     await settled(p, [payment]);
 
     // The policy's limit (10 USDC per period): 4 authorized, 7 more is over it.
-    const big = await newPayment(p.merchant, '7');
+    const big = await newPayment(p.merchant, { amount: '7' });
     const bigOption = await readOptions(p, big);
     assert.equal(bigOption.some((o) => o.paymentMethodType === 'vault'), false, 'no Vault option over the limit');
     assertError(await authorize(p, big, paymentOptionId(TEST_SERVICE_SECRET, big.id, 'vault'), { actionId: 'action_none', proof: approved }), 404, 'not_found');
@@ -196,7 +190,7 @@ describe('Authorize a Vault funding operation (client)', () => {
   test('an environment without vaults answers 424 chain_config_missing; a payer without a vault sees no Vault option', async () => {
     const h = await getHarness();
     const p = await payerWithVault(USDC(10), USDC(10));
-    const payment = await newPayment(p.merchant, '1');
+    const payment = await newPayment(p.merchant, { amount: '1' });
     const option = await vaultOptionOf(p, payment);
     const sandbox = h.environments.environments.sandbox;
     const noVaults = {
@@ -214,13 +208,13 @@ describe('Authorize a Vault funding operation (client)', () => {
     const bare = (await call('/v2/accounts', { credential: p.cred, body: { externalUserId: uniqueUserId('no-vault') } })).body.account.id as string;
     const bareToken = await call('/v2/client/auth/exchange', { credential: p.cred, body: { accountId: bare } });
     const asBare = { ...p, accountId: bare, token: bareToken.body.accessToken as string };
-    assert.deepEqual((await readOptions(asBare, await newPayment(p.merchant, '1'))).map((o) => o.paymentMethodType), ['wallet_transfer']);
+    assert.deepEqual((await readOptions(asBare, await newPayment(p.merchant, { amount: '1' }))).map((o) => o.paymentMethodType), ['wallet_transfer']);
   });
 
   test('an app without the v2:vaults scope is answered 403 forbidden before its Idempotency-Key is claimed, and is offered no Vault option', async () => {
     const h = await getHarness();
     const p = await payerWithVault(USDC(10), USDC(10));
-    const payment = await newPayment(p.merchant, '1');
+    const payment = await newPayment(p.merchant, { amount: '1' });
     const option = await vaultOptionOf(p, payment);
     // The app's credential no longer holds v2:vaults: client tokens are checked against the app on every call.
     await h.db.prisma.app.update({ where: { id: p.cred.appId }, data: { scopes: ['v2:accounts', 'v2:deposit_addresses', 'v2:payments'] } });
@@ -268,7 +262,7 @@ describe('Authorize a Vault funding operation (client)', () => {
   test('an app whose credential lost v2:payments: the client read, confirm and the checkout session answer 403 forbidden', async () => {
     const h = await getHarness();
     const p = await payerWithVault(USDC(10), USDC(10));
-    const payment = await newPayment(p.merchant, '1');
+    const payment = await newPayment(p.merchant, { amount: '1' });
     await h.db.prisma.app.update({ where: { id: p.cred.appId }, data: { scopes: ['v2:accounts', 'v2:vaults'] } });
     const read = await call(`/v2/client/me/payments/${payment.id}`, { headers: headersFor(p.token, payment.secret) });
     assertError(read, 403, 'forbidden');
@@ -296,7 +290,7 @@ describe('Authorize a Vault funding operation (client)', () => {
     const unavailable = () => Object.assign(new Error('Failed to start Workflow', { cause: grpc }), { name: 'ServiceError' });
     const down = { ...h.engine, startVaultFunding: async () => Promise.reject(unavailable()) };
     const api = await listenApi(await apiDepsOnHarness({ chains: h.chain.chains, client: { engine: down } }));
-    const [retried, abandoned] = [await newPayment(p.merchant, '3'), await newPayment(p.merchant, '4')];
+    const [retried, abandoned] = [await newPayment(p.merchant, { amount: '3' }), await newPayment(p.merchant, { amount: '4' })];
     try {
       for (const payment of [retried, abandoned]) {
         const option = await vaultOptionOf(p, payment);
@@ -332,7 +326,7 @@ describe('Authorize a Vault funding operation (client)', () => {
   test('20 concurrent authorizations against one vault never exceed its limit per period', async () => {
     const p = await payerWithVault(USDC(50), USDC(200));
     const payments = [];
-    for (let i = 0; i < 20; i += 1) payments.push(await newPayment(p.merchant, '5'));
+    for (let i = 0; i < 20; i += 1) payments.push(await newPayment(p.merchant, { amount: '5' }));
     const options = await Promise.all(payments.map((payment) => vaultOptionOf(p, payment)));
     const answers = await Promise.all(payments.map((payment, i) => authorize(p, payment, options[i]!.id, { actionId: options[i]!.execution!.actionId, proof: approved })));
     const ok = answers.filter((r) => r.status === 200);
@@ -349,7 +343,7 @@ describe('Authorize a Vault funding operation (client)', () => {
 describe('Vault audit: who authorized, as the partner sees it', () => {
   test("a payer's authorize is actor client with the payer's account id (not the partner's app credentials); the partner's calls are partner_app, the service's own steps service", async () => {
     const p = await payerWithVault(USDC(100), USDC(20));
-    const payment = await newPayment(p.merchant, '5');
+    const payment = await newPayment(p.merchant, { amount: '5' });
     const option = await vaultOptionOf(p, payment);
     const res = await authorize(p, payment, option.id, { actionId: option.execution!.actionId, proof: approved });
     assert.equal(res.status, 200, res.text);

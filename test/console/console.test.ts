@@ -10,7 +10,7 @@ import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import { sealText } from '../../src/domain/sealed-text';
 import { call, newApp } from '../support/api-client';
 import { eventually, mine, newPayer, payTo, setNativeBalance, tokenBalance } from '../support/chain';
-import { createPayment, getPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
+import { createPayment, getPayment, newMerchant, waitForPayment, type Merchant } from '../support/fixtures';
 import { endsWithBooksChecked } from '../support/books';
 import { cli } from '../support/cli';
 import { pageProblems, signIn, startConsoleApi, TOKEN, UI } from './support';

@@ -8,7 +8,7 @@ import { newContext } from '../support/browser';
 import { getHarness } from '../support/harness';
 import { call, newApp } from '../support/api-client';
 import { eventually, newPayer, payTo } from '../support/chain';
-import { createPayment, newMerchant, waitForPayment } from '../payments/fixtures';
+import { createPayment, newMerchant, waitForPayment } from '../support/fixtures';
 import { delivered, dispatch, ensureTestDispatcher } from '../webhooks/support/flow';
 import { assertAccessible, signInByEmail, startDashboardApi, startPartnerReceiver, type PartnerReceiver } from './support';
 

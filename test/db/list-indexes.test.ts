@@ -24,7 +24,7 @@ import { listWebhookEndpoints } from '../../src/domain/webhooks/endpoints';
 import { listWebhookDeliveries } from '../../src/domain/webhooks/deliveries';
 import type { CursorCodec } from '../../src/domain/pagination';
 import { getHarness } from '../support/harness';
-import { createPayment, newMerchant, type Merchant } from '../payments/fixtures';
+import { createPayment, newMerchant, type Merchant } from '../support/fixtures';
 
 /**
  * Every list the API pages reads one index range, newest first, and stops after a page: the index

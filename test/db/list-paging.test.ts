@@ -7,7 +7,7 @@ import { ZListDepositAddressesQuery } from '../../src/domain/deposits/deposit.sc
 import { newId } from '../../src/domain/ids';
 import { createCursorCodec } from '../../src/domain/pagination';
 import { getHarness } from '../support/harness';
-import { newMerchant } from '../payments/fixtures';
+import { newMerchant } from '../support/fixtures';
 
 /**
  * Keyset paging (src/domain/pagination.ts afterPosition, shared by every list): following nextCursor

@@ -11,7 +11,8 @@ import { detailPage } from '../../src/http/console/console-views';
 import { renderHtml } from '../../src/http/html';
 import { nominateForRecording } from '../support/record-histories';
 import { poll } from '../support/until';
-import { accountWithDestination, cli, createDepositAddress, mine, newPayer, pokeScanner, send, TOKEN, USDC, waitForDeposits } from './helpers';
+import { cli, mine, newPayer, pokeScanner, send, TOKEN, USDC, waitForDeposits } from './helpers';
+import { newAccountWithWallet, newDepositAddress } from '../support/fixtures';
 
 /** Sends a deposit's funds away from its address: funds the books never took leave the chain and the books agreeing. */
 async function sendAway(depositAddressId: string, amountAtomic: bigint): Promise<void> {
@@ -29,8 +30,8 @@ describe('Deposits held for a data error', () => {
   test('after the held run is gone and a new run takes the deposit over, retry resumes it to settled and fail ends it', async () => {
     const h = await getHarness();
     const cred = await newApp();
-    const { accountId } = await accountWithDestination(cred);
-    const [toRetry, toFail] = [await createDepositAddress(cred, accountId), await createDepositAddress(cred, accountId)];
+    const { accountId } = await newAccountWithWallet(cred);
+    const [toRetry, toFail] = [await newDepositAddress(cred, accountId), await newDepositAddress(cred, accountId)];
     const payer = await newPayer(30n * USDC);
     // The move to confirming breaks a constraint (SQLSTATE 23514) for these two deposit addresses only.
     const constraint = `test_refuses_${toRetry.id}`.toLowerCase();
@@ -82,8 +83,8 @@ describe('Deposits held for a data error', () => {
   test('a deposit whose first write (its row) is refused is held as an open deposit_unrecorded alert: listed with the holds, mark-settled refused, retry records and settles it, fail closes it', async () => {
     const h = await getHarness();
     const cred = await newApp();
-    const { accountId } = await accountWithDestination(cred);
-    const address = await createDepositAddress(cred, accountId);
+    const { accountId } = await newAccountWithWallet(cred);
+    const address = await newDepositAddress(cred, accountId);
     const payer = await newPayer(30n * USDC);
     // The deposit row itself breaks a constraint (SQLSTATE 23514) for this deposit address only.
     const constraint = `test_refuses_row_${address.id}`.toLowerCase();

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { ZDepositAddress, ZDepositAddressList, ZDepositList } from '../../src/domain/deposits/deposit.schemas';
 import { call, newApp, uniqueUserId } from '../support/api-client';
 import { getHarness } from '../support/harness';
-import { accountWithDestination } from './helpers';
+import { newAccountWithWallet } from '../support/fixtures';
 
 const ADDRESS_KEYS = ['accountId', 'address', 'assetSymbol', 'chainId', 'createdAt', 'decimals', 'id', 'networkCode', 'status', 'tokenAddress', 'updatedAt'];
 
@@ -11,7 +11,7 @@ describe('Deposit addresses', () => {
   test('creates a deposit address derived from custody (purpose deposit, the row sequence) for the network default asset', async () => {
     const h = await getHarness();
     const cred = await newApp();
-    const { accountId } = await accountWithDestination(cred);
+    const { accountId } = await newAccountWithWallet(cred);
     const res = await call(`/v2/accounts/${accountId}/deposit-addresses`, { credential: cred, body: { chainId: h.chainId } });
     assert.equal(res.status, 201, res.text);
     assert.deepEqual(Object.keys(res.body), ['depositAddress']);
@@ -35,7 +35,7 @@ describe('Deposit addresses', () => {
   test('answers the existing address (200) for the same account, network and asset unless newAddress is true', async () => {
     const h = await getHarness();
     const cred = await newApp();
-    const { accountId } = await accountWithDestination(cred);
+    const { accountId } = await newAccountWithWallet(cred);
     const first = await call(`/v2/accounts/${accountId}/deposit-addresses`, { credential: cred, body: { chainId: h.chainId } });
     assert.equal(first.status, 201);
     const again = await call(`/v2/accounts/${accountId}/deposit-addresses`, { credential: cred, body: { chainId: h.chainId, assetSymbol: 'USDC' } });
@@ -54,7 +54,7 @@ describe('Deposit addresses', () => {
   test('makes one address for concurrent first requests', async () => {
     const h = await getHarness();
     const cred = await newApp();
-    const { accountId } = await accountWithDestination(cred);
+    const { accountId } = await newAccountWithWallet(cred);
     const results = await Promise.all(
       Array.from({ length: 5 }, () => call(`/v2/accounts/${accountId}/deposit-addresses`, { credential: cred, body: { chainId: h.chainId } })),
     );
@@ -66,7 +66,7 @@ describe('Deposit addresses', () => {
   test('honours Idempotency-Key: an identical retry replays, the same key with another body is a conflict', async () => {
     const h = await getHarness();
     const cred = await newApp();
-    const { accountId } = await accountWithDestination(cred);
+    const { accountId } = await newAccountWithWallet(cred);
     const headers = { 'Idempotency-Key': `dep-addr-${uniqueUserId()}` };
     const body = { chainId: h.chainId, newAddress: true };
     const first = await call(`/v2/accounts/${accountId}/deposit-addresses`, { credential: cred, body, headers });
@@ -84,7 +84,7 @@ describe('Deposit addresses', () => {
   test('answers 424 chain_config_missing for a network the environment does not configure', async () => {
     const h = await getHarness();
     const cred = await newApp();
-    const { accountId } = await accountWithDestination(cred);
+    const { accountId } = await newAccountWithWallet(cred);
     const res = await call(`/v2/accounts/${accountId}/deposit-addresses`, { credential: cred, body: { chainId: 1 } });
     assert.equal(res.status, 424);
     assert.equal(res.body.error.code, 'chain_config_missing');
@@ -113,7 +113,7 @@ describe('Deposit addresses', () => {
   test('refuses an asset the network does not support with 422 and a malformed body with 400', async () => {
     const h = await getHarness();
     const cred = await newApp();
-    const { accountId } = await accountWithDestination(cred);
+    const { accountId } = await newAccountWithWallet(cred);
     const asset = await call(`/v2/accounts/${accountId}/deposit-addresses`, { credential: cred, body: { chainId: h.chainId, assetSymbol: 'DOGE' } });
     assert.equal(asset.status, 422);
     assert.equal(asset.body.error.code, 'payment_method_not_supported');
@@ -125,7 +125,7 @@ describe('Deposit addresses', () => {
   test('needs the v2:deposit_addresses scope and hides other apps\' accounts', async () => {
     const h = await getHarness();
     const cred = await newApp();
-    const { accountId } = await accountWithDestination(cred);
+    const { accountId } = await newAccountWithWallet(cred);
     const narrow = await newApp({ scopes: ['v2:accounts'] });
     const forbidden = await call(`/v2/accounts/${accountId}/deposits`, { credential: narrow });
     assert.equal(forbidden.status, 403);
@@ -142,7 +142,7 @@ describe('Deposit addresses', () => {
   test('reads an address by id and lists the account\'s addresses newest first with a cursor', async () => {
     const h = await getHarness();
     const cred = await newApp();
-    const { accountId } = await accountWithDestination(cred);
+    const { accountId } = await newAccountWithWallet(cred);
     const ids: string[] = [];
     for (let i = 0; i < 3; i += 1) {
       const res = await call(`/v2/accounts/${accountId}/deposit-addresses`, { credential: cred, body: { chainId: h.chainId, newAddress: true } });
@@ -164,7 +164,7 @@ describe('Deposit addresses', () => {
 
   test('lists no deposits for a new account, validates the query and 404s an unknown deposit', async () => {
     const cred = await newApp();
-    const { accountId } = await accountWithDestination(cred);
+    const { accountId } = await newAccountWithWallet(cred);
     const empty = await call(`/v2/accounts/${accountId}/deposits`, { credential: cred });
     assert.equal(empty.status, 200);
     assert.deepEqual(ZDepositList.parse(empty.body), { accountId, deposits: [], nextCursor: null });

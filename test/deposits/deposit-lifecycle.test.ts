@@ -6,27 +6,12 @@ import { ZDeposit } from '../../src/domain/deposits/deposit.schemas';
 import { call, newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';
 import { paysInToken, sendOnHeldChain } from '../support/chain';
-import {
-  TOKEN,
-  USDC,
-  accountWithDestination,
-  blockNumber,
-  cli,
-  createDepositAddress,
-  mine,
-  newPayer,
-  pokeScanner,
-  restartScannerFrom,
-  rpc,
-  send,
-  statuses,
-  tokenBalance,
-  waitForDeposits,
-} from './helpers';
+import { TOKEN, USDC, blockNumber, cli, mine, newPayer, pokeScanner, restartScannerFrom, rpc, send, statuses, tokenBalance, waitForDeposits } from './helpers';
 import { endsWithBooksChecked } from '../support/books';
 import { depositReconciliationWorkflowId } from '../../workflows/contracts/deposit-reconciliation';
 import { awaitWorkflowResult } from '../support/workflow-result';
 import { resolveDeposit } from '../../src/domain/deposits/deposits';
+import { newAccountWithWallet, newDepositAddress } from '../support/fixtures';
 
 const DEPOSIT_KEYS = ['accountId', 'amount', 'depositAddressId', 'fees', 'id', 'settlement', 'settlementProfileSnapshot', 'sourceTransfer', 'status', 'txHash'];
 const ASSET = { chainId: 31337, tokenAddress: '0xf1108D9fDF3d265B59Bf6Ce7Bf240f99c071ffF5', symbol: 'USDC', decimals: 6, kind: 'token' };
@@ -62,8 +47,8 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
   test('detects a transfer, confirms it at the network depth and settles the net amount with fees; the ledger balances', async () => {
     const h = await getHarness();
     const cred = await newApp();
-    const { accountId, destination } = await accountWithDestination(cred);
-    const address = await createDepositAddress(cred, accountId);
+    const { accountId, destination } = await newAccountWithWallet(cred);
+    const address = await newDepositAddress(cred, accountId);
     const payer = await newPayer(100n * USDC);
     const feeWallets = [0, 1].map((index) => h.chain.custody.deriveAddress({ purpose: 'fee', index }));
     const feesBefore = await Promise.all(feeWallets.map(tokenBalance));
@@ -159,8 +144,8 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
   test('records a transfer under the minimum as ignored and visible, settles nothing, and counts one at the inclusive minimum', async () => {
     const h = await getHarness();
     const cred = await newApp();
-    const { accountId, destination } = await accountWithDestination(cred);
-    const address = await createDepositAddress(cred, accountId);
+    const { accountId, destination } = await newAccountWithWallet(cred);
+    const address = await newDepositAddress(cred, accountId);
     const payer = await newPayer(3n * USDC);
     await send(payer, address.address, USDC - 1n);
     await pokeScanner();
@@ -200,8 +185,8 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
 
   test('fails a deposit whose transfer is reorged out before it reaches the confirmation depth, and posts nothing', async () => {
     const cred = await newApp();
-    const { accountId } = await accountWithDestination(cred);
-    const address = await createDepositAddress(cred, accountId);
+    const { accountId } = await newAccountWithWallet(cred);
+    const address = await newDepositAddress(cred, accountId);
     const payer = await newPayer(10n * USDC);
     const snapshot = (await rpc('evm_snapshot')) as string;
     // Held one block deep: the deposit stays confirming until the block is dropped.
@@ -228,8 +213,8 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
 
   test('reverses a settled deposit whose source transfer a deep reorg removed, found by the reconciliation pass', async () => {
     const cred = await newApp();
-    const { accountId } = await accountWithDestination(cred);
-    const address = await createDepositAddress(cred, accountId);
+    const { accountId } = await newAccountWithWallet(cred);
+    const address = await newDepositAddress(cred, accountId);
     const payer = await newPayer(20n * USDC);
     const snapshot = (await rpc('evm_snapshot')) as string;
     await send(payer, address.address, 20n * USDC);
@@ -285,8 +270,8 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
   test('a step the database refuses for its data holds the deposit with reason data_error and its event; retry resumes it to settled', async () => {
     const h = await getHarness();
     const cred = await newApp();
-    const { accountId } = await accountWithDestination(cred);
-    const address = await createDepositAddress(cred, accountId);
+    const { accountId } = await newAccountWithWallet(cred);
+    const address = await newDepositAddress(cred, accountId);
     const payer = await newPayer(10n * USDC);
     // The move to confirming breaks a constraint (SQLSTATE 23514) for this deposit address only.
     const constraint = `test_refuses_${address.id}`.toLowerCase();
@@ -312,8 +297,8 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
   test('holds deposits whose settlement keeps failing for an operator, who releases them with the CLI (retry, fail, mark-settled)', async () => {
     const h = await getHarness();
     const cred = await newApp();
-    const { accountId, destination } = await accountWithDestination(cred);
-    const address = await createDepositAddress(cred, accountId);
+    const { accountId, destination } = await newAccountWithWallet(cred);
+    const address = await newDepositAddress(cred, accountId);
     const payer = await newPayer(100n * USDC);
     const treasury = h.chain.custody.deriveAddress({ purpose: 'treasury', index: 0 });
     const gas = await h.chain.chains.get(h.chainId).getNativeBalance(treasury);
@@ -424,8 +409,8 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
   test('makes one deposit per transfer when the scanner is restarted mid-range and rescans it, running or finished', async () => {
     const h = await getHarness();
     const cred = await newApp();
-    const { accountId } = await accountWithDestination(cred);
-    const address = await createDepositAddress(cred, accountId);
+    const { accountId } = await newAccountWithWallet(cred);
+    const address = await newDepositAddress(cred, accountId);
     const payer = await newPayer(30n * USDC);
     const before = await blockNumber();
 
@@ -472,8 +457,8 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
 
   test('lists an account\'s deposits newest first, filtered by status and paged with a cursor to the end', async () => {
     const cred = await newApp();
-    const { accountId } = await accountWithDestination(cred);
-    const address = await createDepositAddress(cred, accountId);
+    const { accountId } = await newAccountWithWallet(cred);
+    const address = await newDepositAddress(cred, accountId);
     const payer = await newPayer(10n * USDC);
     for (const amount of [2n * USDC, USDC / 2n, 3n * USDC, USDC / 4n, 4n * USDC]) await send(payer, address.address, amount);
     await pokeScanner();

@@ -1,10 +1,7 @@
-import assert from 'node:assert/strict';
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { type PrivateKeyAccount } from 'viem/accounts';
 import type { Address, Hash } from 'viem';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
-import type { AppCredential } from '../../src/domain/apps';
 import type { Deposit } from '../../src/generated/prisma/client';
-import { call, uniqueUserId } from '../support/api-client';
 import { mine, pokeScanner } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { poll } from '../support/until';
@@ -21,30 +18,6 @@ export async function blockNumber(): Promise<bigint> {
 }
 
 /** An account with a connected wallet as its settlement destination (a fresh random address). */
-export async function accountWithDestination(cred: AppCredential): Promise<{ accountId: string; destination: string }> {
-  const h = await getHarness();
-  const created = await call('/v2/accounts', { credential: cred, body: { externalUserId: uniqueUserId('dep') } });
-  assert.equal(created.status, 201, created.text);
-  const accountId: string = created.body.account.id;
-  const destination = privateKeyToAccount(generatePrivateKey()).address.toLowerCase();
-  const wallet = await call(`/v2/accounts/${accountId}/connected-wallets`, { credential: cred, body: { chainId: h.chainId, address: destination } });
-  assert.equal(wallet.status, 201, wallet.text);
-  const profile = await call(`/v2/accounts/${accountId}/settlement-profile`, {
-    method: 'PUT',
-    credential: cred,
-    body: { connectedWalletId: wallet.body.connectedWallets[0].id },
-  });
-  assert.equal(profile.status, 200, profile.text);
-  return { accountId, destination };
-}
-
-export async function createDepositAddress(cred: AppCredential, accountId: string, body: Record<string, unknown> = {}) {
-  const h = await getHarness();
-  const res = await call(`/v2/accounts/${accountId}/deposit-addresses`, { credential: cred, body: { chainId: h.chainId, ...body } });
-  assert.ok(res.status === 201 || res.status === 200, res.text);
-  return res.body.depositAddress as { id: string; address: string };
-}
-
 export async function send(payer: PrivateKeyAccount, to: string, amountAtomic: bigint): Promise<Hash> {
   const h = await getHarness();
   return h.chain.chains.get(h.chainId).sendTokenTransfer({ from: payer, token: TOKEN, to: to as Address, amountAtomic });

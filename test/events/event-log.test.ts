@@ -7,7 +7,7 @@ import { writeEvents } from '../../src/domain/events';
 import { verifyWebhook } from '../../src/webhooks/verify';
 import { call, newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';
-import { createAccount, delivered, dispatch, webhookTestbed } from '../webhooks/support/flow';
+import { newAccountWithEvent, delivered, dispatch, webhookTestbed } from '../webhooks/support/flow';
 
 /** A page of the event log, read as a partner reads it: 200 and the documented shape, or the test fails. */
 async function events(cred: AppCredential, query: string) {
@@ -22,7 +22,7 @@ describe('Event log: GET /v2/events', () => {
 
   before(async () => {
     app = await newApp();
-    for (let i = 0; i < 3; i += 1) accounts.push(await createAccount(app));
+    for (let i = 0; i < 3; i += 1) accounts.push(await newAccountWithEvent(app));
   });
 
   test("lists the app's events newest first, paged with a cursor bound to its filters", async () => {
@@ -121,7 +121,7 @@ describe('Event log: the same event a webhook delivered', () => {
     const hook = bed.receiver().hook();
     const created = await bed.admin().call('POST', `/admin/v1/apps/${app.appId}/webhook-endpoints`, { url: hook.url });
     assert.equal(created.status, 201, JSON.stringify(created.body));
-    const { accountId, eventId } = await createAccount(app);
+    const { accountId, eventId } = await newAccountWithEvent(app);
     await dispatch();
     assert.equal((await delivered(eventId, created.body.endpoint.id)).status, 'succeeded');
     const [request] = bed.receiver().requests(hook.path);

@@ -1,9 +1,9 @@
-import assert from 'node:assert/strict';
 import type { AppCredential } from '../../src/domain/apps';
 import { newId } from '../../src/domain/ids';
 import { bookFor, postToLedger, type LedgerAsset, type PostingInput } from '../../src/domain/ledger/ledger';
-import { call, newApp, uniqueUserId } from '../support/api-client';
+import { newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';
+import { newAccount } from '../support/fixtures';
 
 /** The sandbox USDC of config/environments.json. */
 export async function usdc(): Promise<LedgerAsset> {
@@ -14,15 +14,9 @@ export async function usdc(): Promise<LedgerAsset> {
 }
 
 /** An account created through the API, as a partner would. */
-export async function createAccount(cred: AppCredential): Promise<string> {
-  const res = await call('/v2/accounts', { credential: cred, body: { externalUserId: uniqueUserId('ledger') } });
-  assert.equal(res.status, 201, res.text);
-  return res.body.account.id as string;
-}
-
 export async function appWithAccount(): Promise<{ cred: AppCredential; accountId: string }> {
   const cred = await newApp();
-  return { cred, accountId: await createAccount(cred) };
+  return { cred, accountId: await newAccount(cred) };
 }
 
 export async function post(input: PostingInput) {

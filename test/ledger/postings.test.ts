@@ -11,7 +11,8 @@ import {
   type PostingInput,
 } from '../../src/domain/ledger/ledger';
 import { getHarness } from '../support/harness';
-import { appWithAccount, createAccount, post, receivePayment, usdc } from './fixtures';
+import { appWithAccount, post, receivePayment, usdc } from './fixtures';
+import { newAccount } from '../support/fixtures';
 
 async function collectionInput(appId: string, accountId: string, amount: bigint, paymentId = newId('payment')): Promise<PostingInput> {
   const asset = await usdc();
@@ -250,7 +251,7 @@ describe('Ledger postings', () => {
 
   test('a posting between two accounts of the app carries one Transaction per side', async () => {
     const { cred, accountId: sender } = await appWithAccount();
-    const receiver = await createAccount(cred);
+    const receiver = await newAccount(cred);
     const asset = await usdc();
     const paymentId = newId('payment');
     const { postingId } = await post({

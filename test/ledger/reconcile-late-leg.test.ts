@@ -6,7 +6,7 @@ import { assertBooksMatchChain, booksBaseline, newDifferences, type BooksBaselin
 import { mine, newPayer, payTo, rpc, setTreasuryGas, settlementLegsMined } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { USDC } from '../deposits/helpers';
-import { createPayment, newMerchant, waitForPayment } from '../payments/fixtures';
+import { createPayment, newMerchant, waitForPayment } from '../support/fixtures';
 
 describe('Ledger reconcile: a leg recorded after the snapshot', () => {
   let baseline: BooksBaseline;

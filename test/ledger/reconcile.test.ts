@@ -14,9 +14,9 @@ import { assertBooksMatchChain, booksBaseline, differenceKey, newDifferences, re
 import { mine, newPayer, payTo, rpc, setNativeBalance, setTreasuryGas, settlementLegsMined, tokenBalance } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { runCli } from '../support/cli';
-import { accountWithDestination, createDepositAddress, send, USDC, waitForDeposits } from '../deposits/helpers';
+import { send, USDC, waitForDeposits } from '../deposits/helpers';
 import { newApp } from '../support/api-client';
-import { createPayment, newMerchant, waitForPayment } from '../payments/fixtures';
+import { createPayment, newMerchant, waitForPayment, newAccountWithWallet, newDepositAddress } from '../support/fixtures';
 import { appWithAccount, receivePayment } from './fixtures';
 
 
@@ -63,8 +63,8 @@ describe('Ledger reconcile: the books against the chain', () => {
     await waitForPayment(m, p.id, 'succeeded', (x) => x.status === 'succeeded');
 
     const cred = await newApp();
-    const { accountId } = await accountWithDestination(cred);
-    const deposit = await createDepositAddress(cred, accountId);
+    const { accountId } = await newAccountWithWallet(cred);
+    const deposit = await newDepositAddress(cred, accountId);
     await send(await newPayer(20n * USDC), deposit.address, 20n * USDC);
     await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'settled', { mine: true, what: 'settled' });
 

@@ -6,7 +6,8 @@ import { bookFor } from '../../src/domain/ledger/ledger';
 import { ZTransactionDetail, ZTransactionList } from '../../src/domain/ledger/transactions.schemas';
 import { call, newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';
-import { appWithAccount, createAccount, post, receivePayment, usdc } from './fixtures';
+import { appWithAccount, post, receivePayment, usdc } from './fixtures';
+import { newAccount } from '../support/fixtures';
 
 const TOKEN = '0xf1108D9fDF3d265B59Bf6Ce7Bf240f99c071ffF5';
 const USDC_VIEW = { chainId: 31337, tokenAddress: TOKEN, symbol: 'USDC', decimals: 6, kind: 'token' };
@@ -58,7 +59,7 @@ describe('Get transaction', () => {
 
   test('shows every entry of the posting when none of them is on the account’s books', async () => {
     const { cred, accountId: sender } = await appWithAccount();
-    const receiver = await createAccount(cred);
+    const receiver = await newAccount(cred);
     const asset = await usdc();
     const paymentId = newId('payment');
     const { postingId } = await post({
@@ -93,7 +94,7 @@ describe('Get transaction', () => {
     const other = await appWithAccount();
     const { collection } = await receivePayment({ appId: cred.appId, accountId, amount: 1n });
     const txn = await transactionOf(collection);
-    const sibling = await createAccount(cred);
+    const sibling = await newAccount(cred);
 
     const foreign = await call(`/v2/accounts/${accountId}/transactions/${txn.id}`, { credential: other.cred });
     assert.equal(foreign.status, 404);

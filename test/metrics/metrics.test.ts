@@ -5,9 +5,9 @@ import { getHarness } from '../support/harness';
 import { eventually, mine } from '../support/chain';
 import { until } from '../support/until';
 import { withWorkerStopped } from '../support/bounded-api';
-import { createPayment, newMerchant } from '../payments/fixtures';
+import { createPayment, newMerchant } from '../support/fixtures';
 import { startAdminApi, ADMIN_TOKEN, type AdminApi } from '../webhooks/support/admin';
-import { createAccount, delivered, dispatch, ensureTestDispatcher } from '../webhooks/support/flow';
+import { newAccountWithEvent, delivered, dispatch, ensureTestDispatcher } from '../webhooks/support/flow';
 import { startReceiver, type Receiver } from '../webhooks/support/receiver';
 import { raiseAlert, resolveAlerts } from '../../src/domain/alerts';
 import { LEDGER_DIFFERENCE } from '../../src/domain/ledger/reconcile';
@@ -131,7 +131,7 @@ describe('Prometheus metrics at /metrics (what operators watch)', () => {
     const endpoint = await admin.call('POST', `/admin/v1/apps/${app.appId}/webhook-endpoints`, { url: hook.url });
     assert.equal(endpoint.status, 201, JSON.stringify(endpoint.body));
     const endpointId: string = endpoint.body.endpoint.id;
-    const { eventId } = await createAccount(app);
+    const { eventId } = await newAccountWithEvent(app);
     await dispatch();
     // Its first attempt failed: its next one is 30 s of workflow time away, and no time skips while
     // nothing awaits a workflow result, so it stays in the backlog while the test reads it.

@@ -8,7 +8,7 @@ import { call } from '../support/api-client';
 import { eventually, mine, newPayer, pokeScanner, rpc, tokenBalance } from '../support/chain';
 import { until } from '../support/until';
 import { getHarness } from '../support/harness';
-import { assertLedgerBalanced, createPayment, getPayment, newMerchant, waitForPayment } from '../payments/fixtures';
+import { assertLedgerBalanced, createPayment, getPayment, newMerchant, waitForPayment } from '../support/fixtures';
 import { endsWithBooksChecked } from '../support/books';
 
 const USDC = 1_000_000n;

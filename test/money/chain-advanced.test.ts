@@ -4,8 +4,8 @@ import { newApp } from '../support/api-client';
 import { eventually, mine, pokeScanner } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { endsWithBooksChecked } from '../support/books';
-import { createPayment, getPayment, newMerchant } from '../payments/fixtures';
-import { USDC, accountWithDestination, createDepositAddress, newPayer, send } from '../deposits/helpers';
+import { createPayment, getPayment, newMerchant, newAccountWithWallet, newDepositAddress } from '../support/fixtures';
+import { USDC, newPayer, send } from '../deposits/helpers';
 
 /** An hour between confirmation reads: within a test, only the scanner's block signals can move a workflow on. */
 const HOURLY = { confirmationPollSeconds: 3600, maxPollSeconds: 3600 };
@@ -96,8 +96,8 @@ describe('Confirmations wait on blocks, not timers (the scanner signals every wo
     h.policies.deposit = HOURLY;
     try {
       const cred = await newApp();
-      const { accountId } = await accountWithDestination(cred);
-      const address = await createDepositAddress(cred, accountId);
+      const { accountId } = await newAccountWithWallet(cred);
+      const address = await newDepositAddress(cred, accountId);
       const payer = await newPayer(20n * USDC);
       await send(payer, address.address, 20n * USDC);
       // No block is mined until the workflow has read its source once (short of the depth, so it

@@ -5,8 +5,9 @@ import { raiseAlert, resolveAlerts } from '../../src/domain/alerts';
 import { LEDGER_DIFFERENCE, ledgerAlertOf } from '../../src/domain/ledger/reconcile';
 import { call, newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';
-import { accountWithDestination, cli, createDepositAddress, newPayer, send, TOKEN, USDC, waitForDeposits } from '../deposits/helpers';
+import { cli, newPayer, send, TOKEN, USDC, waitForDeposits } from '../deposits/helpers';
 import { endsWithBooksChecked } from '../support/books';
+import { newAccountWithWallet, newDepositAddress } from '../support/fixtures';
 
 const silent = { error: () => {}, info: () => {} };
 
@@ -20,8 +21,8 @@ describe('Ledger difference hold', () => {
   test('a deposit address with money missing holds its deposit (ledger_difference) and pays nothing; released with retry once the alert is resolved, it settles', async () => {
     const h = await getHarness();
     const cred = await newApp();
-    const { accountId, destination } = await accountWithDestination(cred);
-    const deposit = await createDepositAddress(cred, accountId);
+    const { accountId, destination } = await newAccountWithWallet(cred);
+    const deposit = await newDepositAddress(cred, accountId);
     // What the scheduled ledger pass raises when the chain holds less than the books say.
     const alert = ledgerAlertOf({
       address: deposit.address,

@@ -6,7 +6,7 @@ import { createApi } from '../../src/http/app';
 import { call } from '../support/api-client';
 import { eventually, mine, newPayer, payTo, rpc, tokenBalance } from '../support/chain';
 import { getHarness, apiDepsOnHarness } from '../support/harness';
-import { assertLedgerBalanced, createPayment, eventNames, getPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
+import { assertLedgerBalanced, createPayment, eventNames, getPayment, newMerchant, waitForPayment, type Merchant } from '../support/fixtures';
 import { endsWithBooksChecked } from '../support/books';
 import { awaitWorkflowResult } from '../support/workflow-result';
 

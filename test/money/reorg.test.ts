@@ -4,7 +4,7 @@ import type { Address } from 'viem';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { mine, newPayer, pokeScanner, receiptOf, rpc, tokenBalance } from '../support/chain';
 import { getHarness } from '../support/harness';
-import { assertLedgerBalanced, createPayment, newMerchant, waitForPayment } from '../payments/fixtures';
+import { assertLedgerBalanced, createPayment, newMerchant, waitForPayment } from '../support/fixtures';
 import { endsWithBooksChecked } from '../support/books';
 import { until } from '../support/until';
 

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import type { Address } from 'viem';
 import { call, newApp, uniqueUserId } from '../support/api-client';
 import { getHarness } from '../support/harness';
-import { accountWithDestination, createDepositAddress, newPayer, send, USDC, waitForDeposits, TOKEN } from '../deposits/helpers';
-import { createPayment, newMerchant } from '../payments/fixtures';
+import { newPayer, send, USDC, waitForDeposits, TOKEN } from '../deposits/helpers';
+import { createPayment, newMerchant, newAccountWithWallet, newDepositAddress } from '../support/fixtures';
 import { endsWithBooksChecked } from '../support/books';
 
 /**
@@ -23,8 +23,8 @@ describe('Service-controlled addresses', () => {
   test('refuses a deposit address, an escrow address, the treasury and a fee wallet as a connected wallet with 400 naming body.address', async () => {
     const h = await getHarness();
     const cred = await newApp();
-    const { accountId } = await accountWithDestination(cred);
-    const deposit = await createDepositAddress(cred, accountId);
+    const { accountId } = await newAccountWithWallet(cred);
+    const deposit = await newDepositAddress(cred, accountId);
     const merchant = await newMerchant(cred);
     const escrow = (await createPayment(merchant)).body.payment.funding.depositAddress.address as string;
     const ours = [
@@ -50,8 +50,8 @@ describe('Service-controlled addresses', () => {
   test('a settlement to a service-controlled destination registered before the check is refused and held, and pays nothing', async () => {
     const h = await getHarness();
     const cred = await newApp();
-    const { accountId } = await accountWithDestination(cred);
-    const deposit = await createDepositAddress(cred, accountId);
+    const { accountId } = await newAccountWithWallet(cred);
+    const deposit = await newDepositAddress(cred, accountId);
     // As the service allowed before: the deposit address itself is the account's settlement destination.
     await h.db.prisma.connectedWallet.updateMany({ where: { accountId }, data: { address: deposit.address.toLowerCase() } });
     await h.db.prisma.settlementProfile.updateMany({ where: { accountId }, data: { destinationAddress: deposit.address.toLowerCase() } });
@@ -75,8 +75,8 @@ describe('Service-controlled addresses', () => {
   test('a transfer from one of the service\'s addresses to a deposit address is not a deposit', async () => {
     const h = await getHarness();
     const cred = await newApp();
-    const { accountId } = await accountWithDestination(cred);
-    const deposit = await createDepositAddress(cred, accountId);
+    const { accountId } = await newAccountWithWallet(cred);
+    const deposit = await newDepositAddress(cred, accountId);
     const merchant = await newMerchant(cred);
     const payment = (await createPayment(merchant)).body.payment;
     const escrowRow = await h.db.prisma.payment.findUniqueOrThrow({ where: { id: payment.id } });

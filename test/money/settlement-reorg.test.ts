@@ -7,7 +7,7 @@ import type { SignedTransaction } from '../../src/chain/types';
 import { loadLegs, type SettlementLeg } from '../../src/domain/settlement/settlement-legs';
 import { mine, newPayer, pokeScanner, receiptOf, tokenBalance } from '../support/chain';
 import { getHarness } from '../support/harness';
-import { assertLedgerBalanced, createPayment, eventNames, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
+import { assertLedgerBalanced, createPayment, eventNames, newMerchant, waitForPayment, type Merchant } from '../support/fixtures';
 import { assertBooksMatchChain, booksBaseline, endsWithBooksChecked, type BooksBaseline } from '../support/books';
 
 const USDC = 1_000_000n;

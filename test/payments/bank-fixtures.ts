@@ -3,7 +3,7 @@ import { ZPaymentResponse } from '../../src/domain/payments/payment.schemas';
 import { call, newApp, uniqueUserId } from '../support/api-client';
 import { eventually } from '../support/chain';
 import { getHarness } from '../support/harness';
-import { paymentSummary } from './fixtures';
+import { paymentSummary } from '../support/fixtures';
 
 /** An app with a sender account and another account owning a linked US bank account. */
 export interface BankParty {

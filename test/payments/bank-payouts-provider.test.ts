@@ -9,7 +9,7 @@ import { listenApi } from '../support/bounded-api';
 import { freePort } from '../../src/embedded/process';
 import { HttpOfframpProvider } from '../../src/offramp/http-provider';
 import { upstreamFamily } from '../../src/http/upstream-codes';
-import { eventNames } from './fixtures';
+import { eventNames } from '../support/fixtures';
 import { BANK_DETAILS, createBankPayment, newBankParty, waitForBankPayment, type BankParty } from './bank-fixtures';
 
 /**

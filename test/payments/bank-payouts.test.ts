@@ -28,7 +28,7 @@ import { eventually, newPayer, payTo, setNativeBalance, tokenBalance } from '../
 import { until } from '../support/until';
 import { endsWithBooksChecked } from '../support/books';
 import { apiDepsOnHarness, getHarness, TEST_OFFRAMP_CALLBACK_SECRET, TEST_SERVICE_SECRET } from '../support/harness';
-import { eventNames } from './fixtures';
+import { eventNames } from '../support/fixtures';
 import { createBankPayment, newBankParty, readBankPayment, waitForBankPayment, type BankParty } from './bank-fixtures';
 
 /**

@@ -5,7 +5,7 @@ import { mine, newPayer, payTo } from '../support/chain';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import type { Address } from 'viem';
 import { getHarness } from '../support/harness';
-import { assertLedgerBalanced, createPayment, eventNames, getPayment, newMerchant, waitForPayment } from './fixtures';
+import { assertLedgerBalanced, createPayment, eventNames, getPayment, newMerchant, waitForPayment } from '../support/fixtures';
 import { endsWithBooksChecked } from '../support/books';
 import { apiWithUpdateTimeout, withWorkerStopped } from '../support/bounded-api';
 import { awaitWorkflowResult } from '../support/workflow-result';

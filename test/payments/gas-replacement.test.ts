@@ -6,7 +6,7 @@ import { mine, newPayer, pokeScanner, setNativeBalance, tokenBalance } from '../
 import { getHarness } from '../support/harness';
 import { endsWithBooksChecked } from '../support/books';
 import { assertMinedExactlyWhenLive, replacedUnderRisingBaseFee } from '../support/rising-base-fee';
-import { assertLedgerBalanced, createPayment, eventNames, newMerchant, waitForPayment } from './fixtures';
+import { assertLedgerBalanced, createPayment, eventNames, newMerchant, waitForPayment } from '../support/fixtures';
 
 /**
  * A Payment's settlement signed under a low base fee, stuck once the base fee jumps mid-settlement

@@ -4,7 +4,7 @@ import { eventually, newPayer, payTo } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { cli } from '../support/cli';
 import { endsWithBooksChecked } from '../support/books';
-import { createPayment, eventNames, getPayment, newMerchant, waitForPayment } from './fixtures';
+import { createPayment, eventNames, getPayment, newMerchant, waitForPayment } from '../support/fixtures';
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n;
 

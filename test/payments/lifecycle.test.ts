@@ -7,7 +7,7 @@ import { call } from '../support/api-client';
 import { eventually, mine, newPayer, payTo, tokenBalance } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { Worker } from '@temporalio/worker';
-import { assertLedgerBalanced, createPayment, eventNames, getPayment, newMerchant, waitForPayment } from './fixtures';
+import { assertLedgerBalanced, createPayment, eventNames, getPayment, newMerchant, waitForPayment } from '../support/fixtures';
 import { endsWithBooksChecked } from '../support/books';
 
 describe('Payment creation', () => {

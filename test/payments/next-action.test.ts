@@ -6,7 +6,7 @@ import { eventually, mine, newPayer, payTo, setTreasuryGas } from '../support/ch
 import { getHarness } from '../support/harness';
 import { endsWithBooksChecked } from '../support/books';
 import { runCli as cli } from '../deposits/helpers';
-import { createPayment, getPayment, newMerchant, waitForPayment } from './fixtures';
+import { createPayment, getPayment, newMerchant, waitForPayment } from '../support/fixtures';
 
 /** GET /v2/payments/{id}, checked against the advertised schema (the nextAction union among it). */
 async function read(m: Awaited<ReturnType<typeof newMerchant>>, paymentId: string) {

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, responseChecker } from '../support/api-client';
-import { createPayment, getPayment, newMerchant } from './fixtures';
+import { createPayment, getPayment, newMerchant } from '../support/fixtures';
 
 describe('Payment recipientDisplay', () => {
   test('an account without a display profile: displayName is its payment handle, captured at creation and kept after a profile is set', async () => {

@@ -4,7 +4,7 @@ import type { Address } from 'viem';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { mine, newPayer, payTo, setTreasuryGas, tokenBalance } from '../support/chain';
 import { getHarness } from '../support/harness';
-import { assertLedgerBalanced, createPayment, eventNames, getPayment, newMerchant, waitForPayment } from './fixtures';
+import { assertLedgerBalanced, createPayment, eventNames, getPayment, newMerchant, waitForPayment } from '../support/fixtures';
 import { endsWithBooksChecked } from '../support/books';
 import { runCli as cli } from '../deposits/helpers';
 

@@ -7,7 +7,7 @@ import { call, type ApiResponse } from '../support/api-client';
 import { eventually, newPayer, payTo, tokenBalance } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { assertBooksMatchChain, booksBaseline } from '../support/books';
-import { createPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
+import { createPayment, newMerchant, waitForPayment, type Merchant } from '../support/fixtures';
 import { fundedVault, post } from '../refunds/support';
 
 /**

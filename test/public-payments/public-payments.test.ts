@@ -12,7 +12,7 @@ import type { TEnvironments } from '../../src/config/environments';
 import { call, newApp, uniqueUserId } from '../support/api-client';
 import { apiDepsOnHarness, getHarness } from '../support/harness';
 import { cli } from '../support/cli';
-import { newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
+import { newMerchant, waitForPayment, type Merchant } from '../support/fixtures';
 import { delivered, dispatch, webhookTestbed } from '../webhooks/support/flow';
 
 interface PublicAnswer {

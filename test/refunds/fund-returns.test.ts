@@ -10,7 +10,7 @@ import { until } from '../support/until';
 import { newPayer, payTo, tokenBalance } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { endsWithBooksChecked } from '../support/books';
-import { assertLedgerBalanced, createPayment, eventNames, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
+import { assertLedgerBalanced, createPayment, eventNames, newMerchant, waitForPayment, type Merchant } from '../support/fixtures';
 import { startAdminApi } from '../webhooks/support/admin';
 import { awaitWorkflowResult } from '../support/workflow-result';
 import { cli } from '../support/cli';

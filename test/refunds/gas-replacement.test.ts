@@ -4,7 +4,7 @@ import { call } from '../support/api-client';
 import { setNativeBalance, tokenBalance } from '../support/chain';
 import { endsWithBooksChecked } from '../support/books';
 import { assertMinedExactlyWhenLive, replacedUnderRisingBaseFee } from '../support/rising-base-fee';
-import { assertLedgerBalanced, newMerchant, type Merchant } from '../payments/fixtures';
+import { assertLedgerBalanced, newMerchant, type Merchant } from '../support/fixtures';
 import { fundedVault, paidPayment, post, USDC, waitForReturn } from './support';
 
 /**

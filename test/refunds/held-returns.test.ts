@@ -7,7 +7,7 @@ import { eventually, mine, newPayer, payTo, tokenBalance } from '../support/chai
 import { getHarness } from '../support/harness';
 import { endsWithBooksChecked } from '../support/books';
 import { cli } from '../support/cli';
-import { assertLedgerBalanced, newMerchant, type Merchant } from '../payments/fixtures';
+import { assertLedgerBalanced, newMerchant, type Merchant } from '../support/fixtures';
 import { startAdminApi, type AdminApi } from '../webhooks/support/admin';
 import { awaitWorkflowResult } from '../support/workflow-result';
 import { heldRecovery } from './held-returns';

@@ -7,7 +7,7 @@ import { call } from '../support/api-client';
 import { eventually, newPayer, payTo, paysInToken, rpc, setNativeBalance, tokenBalance, type PendingTx } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { until } from '../support/until';
-import { createPayment, waitForPayment, type Merchant } from '../payments/fixtures';
+import { createPayment, waitForPayment, type Merchant } from '../support/fixtures';
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n;
 

@@ -5,7 +5,7 @@ import { eventually, newPayer, payTo, tokenBalance } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { assertBooksMatchChain, booksBaseline, endsWithBooksChecked } from '../support/books';
 import { awaitWorkflowResult } from '../support/workflow-result';
-import { assertLedgerBalanced, createPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
+import { assertLedgerBalanced, createPayment, newMerchant, waitForPayment, type Merchant } from '../support/fixtures';
 import { startAdminApi } from '../webhooks/support/admin';
 import { fundedVault, post, USDC, waitForReturn } from './support';
 

@@ -5,7 +5,7 @@ import { tokenBalance } from '../support/chain';
 import { apiDepsOnHarness, getHarness } from '../support/harness';
 import { listenApi } from '../support/bounded-api';
 import { endsWithBooksChecked } from '../support/books';
-import { assertLedgerBalanced, newMerchant } from '../payments/fixtures';
+import { assertLedgerBalanced, newMerchant } from '../support/fixtures';
 import { fundedVault, key, paidPayment, USDC, waitForReturn } from './support';
 
 describe('Orphaned fund returns', () => {

@@ -6,7 +6,7 @@ import { newPayer, tokenBalance } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { until } from '../support/until';
 import { endsWithBooksChecked } from '../support/books';
-import { assertLedgerBalanced, newMerchant, type Merchant } from '../payments/fixtures';
+import { assertLedgerBalanced, newMerchant, type Merchant } from '../support/fixtures';
 import { fundedVault, paidPayment, post, USDC, waitForReturn } from './support';
 
 /** Holds a Payment's row lock until release(): a refund of it waits on the lock inside its transaction. */

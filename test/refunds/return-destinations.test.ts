@@ -6,7 +6,7 @@ import { newPayer, tokenBalance } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { endsWithBooksChecked } from '../support/books';
 import { awaitWorkflowResult } from '../support/workflow-result';
-import { newMerchant, type Merchant } from '../payments/fixtures';
+import { newMerchant, type Merchant } from '../support/fixtures';
 import { startAdminApi } from '../webhooks/support/admin';
 import { fundedVault, paidPayment, post, USDC, waitForReturn } from './support';
 

@@ -3,7 +3,7 @@ import { followVaultReceipts } from '../../src/domain/vaults/vault-receipts';
 import { call } from '../support/api-client';
 import { eventually, newPayer, payTo } from '../support/chain';
 import { getHarness } from '../support/harness';
-import { createPayment, waitForPayment, type Merchant } from '../payments/fixtures';
+import { createPayment, waitForPayment, type Merchant } from '../support/fixtures';
 import { requestCode, uniqueEmail } from '../vaults/support';
 
 export const USDC = (n: number) => BigInt(n) * 1_000_000n;

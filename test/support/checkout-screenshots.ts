@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../../src/embedded/paths';
-import { createPayment, newMerchant } from '../payments/fixtures';
+import { createPayment, newMerchant } from './fixtures';
 import { closeBrowser, newContext } from './browser';
 import { closeHarness, getHarness } from './harness';
 

@@ -6,7 +6,8 @@ import { createApi } from '../../src/http/app';
 import { call, newApp } from '../support/api-client';
 import { apiDepsOnHarness, getHarness } from '../support/harness';
 import { CliExit, runCli } from '../support/cli';
-import { newAccount, policyBody, uniqueEmail } from './support';
+import { policyBody, uniqueEmail } from './support';
+import { newAccount } from '../support/fixtures';
 
 
 async function cli(args: string[]) {

@@ -1,23 +1,10 @@
 import assert from 'node:assert/strict';
 import type { AppCredential } from '../../src/domain/apps';
-import { call, newApp, uniqueUserId } from '../support/api-client';
+import { call } from '../support/api-client';
 import { getHarness } from '../support/harness';
+import { newVault } from '../support/fixtures';
 
 export const USDC = '0xf1108D9fDF3d265B59Bf6Ce7Bf240f99c071ffF5';
-
-export async function newAccount(cred: AppCredential): Promise<string> {
-  const res = await call('/v2/accounts', { credential: cred, body: { externalUserId: uniqueUserId('vault') } });
-  assert.equal(res.status, 201, res.text);
-  return res.body.account.id as string;
-}
-
-export async function newVault(cred?: AppCredential) {
-  const app = cred ?? (await newApp());
-  const accountId = await newAccount(app);
-  const res = await call(`/v2/accounts/${accountId}/vault`, { credential: app, body: {} });
-  assert.equal(res.status, 201, res.text);
-  return { cred: app, accountId, vault: res.body.vault };
-}
 
 let emails = 0;
 export function uniqueEmail(): string {

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { getHarness } from '../support/harness';
 import { eventually, mine, newPayer, paysInToken, payTo, pokeScanner, sendOnHeldChain, setNativeBalance, tokenBalance } from '../support/chain';
 import { assertMinedExactlyWhenLive, replacedUnderRisingBaseFee } from '../support/rising-base-fee';
-import { createPayment, newMerchant, waitForPayment } from '../payments/fixtures';
+import { createPayment, newMerchant, waitForPayment } from '../support/fixtures';
 import { awaitWorkflowResult } from '../support/workflow-result';
 import { endsWithBooksChecked } from '../support/books';
 import { authorizeVaultFunding, decideFunding, vaultOptionFor } from '../../src/domain/vaults/vault-funding';

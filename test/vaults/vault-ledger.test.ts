@@ -13,8 +13,8 @@ import type { Payment } from '../../src/generated/prisma/client';
 import { getHarness } from '../support/harness';
 import { eventually, mine, newPayer, payTo, pokeScanner, receiptOf, rpc, tokenBalance } from '../support/chain';
 import { assertBooksMatchChain, booksBaseline, endsWithBooksChecked, reconcileBooks } from '../support/books';
-import { assertLedgerBalanced, createPayment, newMerchant, waitForPayment } from '../payments/fixtures';
-import { activeVault, newVault } from './support';
+import { assertLedgerBalanced, createPayment, newMerchant, waitForPayment, newVault } from '../support/fixtures';
+import { activeVault } from './support';
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n;
 const actor = { type: 'client' as const, id: null };

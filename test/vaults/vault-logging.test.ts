@@ -7,7 +7,8 @@ import { createApi } from '../../src/http/app';
 import { call, newApp } from '../support/api-client';
 import { apiDepsOnHarness, getHarness } from '../support/harness';
 import { until } from '../support/until';
-import { newAccount, policyBody, uniqueEmail } from './support';
+import { policyBody, uniqueEmail } from './support';
+import { newAccount } from '../support/fixtures';
 
 test('the approval code appears in no log line, from sending it to a wrong guess to the verification (debug level)', async () => {
   const h = await getHarness();

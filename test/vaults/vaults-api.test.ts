@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { call, newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';
 import { ZVault, ZVaultAuditEventList } from '../../src/domain/vaults/vault.schemas';
-import { activeVault, newAccount, newVault, policyBody, requestCode, sendCode, uniqueEmail, USDC } from './support';
+import { activeVault, policyBody, requestCode, sendCode, uniqueEmail, USDC } from './support';
+import { newAccount, newVault } from '../support/fixtures';
 
 /** The id of the transaction that last wrote the row. */
 export async function writerOf(table: 'vaults' | 'vault_audit_events' | 'vault_policies' | 'events', id: string): Promise<string> {

@@ -6,7 +6,7 @@ import { cli as runCliJson } from '../support/cli';
 import { createWebhookEndpoint } from '../../src/domain/webhooks/endpoints';
 import { decryptSigningSecret } from '../../src/domain/webhooks/signing-secrets';
 import { verifyWebhook } from '../../src/webhooks/verify';
-import { createAccount, delivered, dispatch, ensureTestDispatcher } from './support/flow';
+import { newAccountWithEvent, delivered, dispatch, ensureTestDispatcher } from './support/flow';
 import { startReceiver } from './support/receiver';
 
 
@@ -74,7 +74,7 @@ describe('Webhooks CLI', () => {
         app.appId,
         { url: hook.url },
       );
-      const { eventId } = await createAccount(app);
+      const { eventId } = await newAccountWithEvent(app);
       await dispatch();
       assert.equal((await delivered(eventId, endpoint.id)).status, 'abandoned');
 

@@ -11,7 +11,7 @@ import { attemptDelivery } from '../../src/domain/webhooks/attempt';
 import { webhookDeliveryWorkflowId, WEBHOOK_DISPATCHER_WORKFLOW_ID } from '../../workflows/contracts/webhooks';
 import { verifyWebhook, WebhookVerificationError } from '../../src/webhooks/verify';
 import type { AdminApi } from './support/admin';
-import { createAccount, delivered, dispatch, webhookTestbed } from './support/flow';
+import { newAccountWithEvent, delivered, dispatch, webhookTestbed } from './support/flow';
 import { startReceiver, type Receiver, type ScriptedResponse } from './support/receiver';
 
 /** An account.updated event written as the service writes events (no account: no account headers). */
@@ -55,7 +55,7 @@ describe('Webhook delivery', () => {
     const h = await getHarness();
     const app = await newApp();
     const ep = await endpoint(app);
-    const { accountId, eventId } = await createAccount(app, 'alice smith/ü');
+    const { accountId, eventId } = await newAccountWithEvent(app, 'alice smith/ü');
     const summary = await dispatch();
     assert.ok(summary.deliveriesStarted >= 1);
 
@@ -102,7 +102,7 @@ describe('Webhook delivery', () => {
   test('503, 503, 200: delivered on the third attempt under one delivery id, backing off 30 s then 5 min', async () => {
     const app = await newApp();
     const ep = await endpoint(app, [{ status: 503 }, { status: 503 }, { status: 200 }]);
-    const { eventId } = await createAccount(app);
+    const { eventId } = await newAccountWithEvent(app);
     await dispatch();
     // The contract's own schedule, 5 minutes included (the default bound covers it).
     const result = await delivered(eventId, ep.id);
@@ -133,7 +133,7 @@ describe('Webhook delivery', () => {
     try {
       const app = await newApp();
       const ep = await endpoint(app, [{ status: 503 }, { status: 200 }]);
-      const { eventId } = await createAccount(app);
+      const { eventId } = await newAccountWithEvent(app);
       await dispatch();
       const result = await delivered(eventId, ep.id);
       assert.equal(result.status, 'succeeded');
@@ -160,7 +160,7 @@ describe('Webhook delivery', () => {
     const h = await getHarness();
     const app = await newApp();
     const ep = await endpoint(app, [{ status: 503, headers: { 'retry-after': '60' } }, { status: 200 }]);
-    const { eventId } = await createAccount(app);
+    const { eventId } = await newAccountWithEvent(app);
     await dispatch();
     assert.equal((await delivered(eventId, ep.id)).status, 'succeeded');
     const deliveryId = webhookDeliveryWorkflowId(eventId, ep.id, 1);
@@ -171,7 +171,7 @@ describe('Webhook delivery', () => {
   test('400: abandoned after one attempt', async () => {
     const app = await newApp();
     const ep = await endpoint(app, [{ status: 400, body: 'bad payload' }]);
-    const { eventId } = await createAccount(app);
+    const { eventId } = await newAccountWithEvent(app);
     await dispatch();
     const result = await delivered(eventId, ep.id);
     assert.equal(result.status, 'abandoned');
@@ -191,7 +191,7 @@ describe('Webhook delivery', () => {
     const ep = await endpoint(app, [{ status: 500 }, { status: 500 }, { status: 500 }, { status: 200 }]);
     // Short waits (the schedule itself is the test above's): no 5-minute skip of the shared engine.
     h.webhookRetry.backoffMs = [500, 500];
-    const { eventId } = await createAccount(app);
+    const { eventId } = await newAccountWithEvent(app);
     await dispatch();
     const result = await delivered(eventId, ep.id).finally(() => (h.webhookRetry.backoffMs = null));
     assert.equal(result.status, 'abandoned');
@@ -212,7 +212,7 @@ describe('Webhook delivery', () => {
     await closed.close();
     const res = await admin.call('POST', `/admin/v1/apps/${app.appId}/webhook-endpoints`, { url });
     assert.equal(res.status, 201);
-    const { eventId } = await createAccount(app);
+    const { eventId } = await newAccountWithEvent(app);
     await dispatch();
     const result = await delivered(eventId, res.body.endpoint.id);
     assert.deepEqual([result.status, result.attempts], ['abandoned', 3]);
@@ -248,7 +248,7 @@ describe('Webhook delivery', () => {
     const h = await getHarness();
     const app = await newApp();
     const ep = await endpoint(app, [{ status: 429, headers: { 'retry-after': '120' } }, { status: 200 }]);
-    const { eventId } = await createAccount(app);
+    const { eventId } = await newAccountWithEvent(app);
     await dispatch();
     const result = await delivered(eventId, ep.id);
     assert.deepEqual([result.status, result.attempts], ['succeeded', 2]);
@@ -270,7 +270,7 @@ describe('Webhook delivery', () => {
     const app = await newApp();
     const ok = await endpoint(app);
     const flaky = await endpoint(app, [{ status: 502 }, { status: 200 }]);
-    const { eventId } = await createAccount(app);
+    const { eventId } = await newAccountWithEvent(app);
     await dispatch();
     const [okResult, flakyResult] = await Promise.all([delivered(eventId, ok.id), delivered(eventId, flaky.id)]);
     assert.deepEqual([okResult.status, okResult.attempts], ['succeeded', 1]);
@@ -290,7 +290,7 @@ describe('Webhook delivery', () => {
     const app = await newApp();
     const updatesOnly = await endpoint(app, [], { events: ['account.updated'] });
     const everything = await endpoint(app);
-    const { accountId, eventId: createdId } = await createAccount(app);
+    const { accountId, eventId: createdId } = await newAccountWithEvent(app);
     const profile = await call(`/v2/accounts/${accountId}/display-profile`, {
       method: 'PUT',
       credential: app,
@@ -313,12 +313,12 @@ describe('Webhook delivery', () => {
     const ep = await endpoint(app);
     const path = `/admin/v1/apps/${app.appId}/webhook-endpoints/${ep.id}`;
     assert.equal((await admin.call('POST', `${path}/disable`)).status, 200);
-    await createAccount(app);
+    await newAccountWithEvent(app);
     await dispatch();
     assert.equal(await h.db.prisma.webhookDelivery.count({ where: { endpointId: ep.id } }), 0);
 
     assert.equal((await admin.call('POST', `${path}/enable`)).status, 200);
-    const { eventId } = await createAccount(app);
+    const { eventId } = await newAccountWithEvent(app);
     await dispatch();
     assert.equal((await delivered(eventId, ep.id)).status, 'succeeded');
     assert.equal(await h.db.prisma.webhookDelivery.count({ where: { endpointId: ep.id } }), 1);
@@ -338,7 +338,7 @@ describe('Webhook delivery', () => {
       },
       { status: 200 },
     ]);
-    const { eventId } = await createAccount(app);
+    const { eventId } = await newAccountWithEvent(app);
     await dispatch();
     const result = await delivered(eventId, ep.id);
     assert.deepEqual([result.status, result.attempts], ['abandoned', 2]);
@@ -357,7 +357,7 @@ describe('Webhook delivery', () => {
     const ep = await endpoint(app);
     const rotated = await admin.call('POST', `/admin/v1/apps/${app.appId}/webhook-endpoints/${ep.id}/rotate-secret`);
     assert.equal(rotated.status, 200);
-    const { eventId } = await createAccount(app);
+    const { eventId } = await newAccountWithEvent(app);
     await dispatch();
     await delivered(eventId, ep.id);
     const req = receiver.requests(ep.path)[0]!;
@@ -371,7 +371,7 @@ describe('Webhook delivery', () => {
   test('an operator redelivers an abandoned delivery under the same delivery id', async () => {
     const app = await newApp();
     const ep = await endpoint(app, [{ status: 400 }]);
-    const { eventId } = await createAccount(app);
+    const { eventId } = await newAccountWithEvent(app);
     await dispatch();
     assert.equal((await delivered(eventId, ep.id)).status, 'abandoned');
     const row = await deliveryRow(eventId, ep.id);

@@ -10,7 +10,7 @@ import { createWebhookActivities } from '../../activities/webhooks';
 import { TEST_SERVICE_SECRET } from '../support/harness';
 import { verifyWebhook } from '../../src/webhooks/verify';
 import { startAdminApi, type AdminApi } from './support/admin';
-import { createAccount, dispatch, ensureTestDispatcher } from './support/flow';
+import { newAccountWithEvent, dispatch, ensureTestDispatcher } from './support/flow';
 import { startReceiver, type ReceivedRequest, type Receiver } from './support/receiver';
 
 /** Long enough for a kicked pass and its delivery on a loaded machine: a bound, not a timing assertion. */
@@ -56,7 +56,7 @@ describe('Webhook kicks after commit', () => {
 
   /** Creates an account through the API and waits for its account.created at the receiver, verified. */
   async function accountCreatedArrives(app: AppCredential, ep: { secret: string; path: string }) {
-    const { accountId, eventId } = await createAccount(app);
+    const { accountId, eventId } = await newAccountWithEvent(app);
     const req = await until<ReceivedRequest>(`event ${eventId} delivered`, () =>
       receiver.requests(ep.path).find((r) => r.headers['x-svc-event-id'] === eventId),
     );
@@ -139,7 +139,7 @@ describe('Webhook dispatch in the listener', () => {
       const hook = receiver.hook();
       const res = await admin.call('POST', `/admin/v1/apps/${app.appId}/webhook-endpoints`, { url: hook.url });
       assert.equal(res.status, 201, JSON.stringify(res.body));
-      const { eventId } = await createAccount(app);
+      const { eventId } = await newAccountWithEvent(app);
       const req = await until<ReceivedRequest>(`event ${eventId} delivered`, () =>
         receiver.requests(hook.path).find((r) => r.headers['x-svc-event-id'] === eventId),
       );

@@ -5,7 +5,7 @@ import { verifyWebhook } from '../../src/webhooks/verify';
 import { newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';
 import type { AdminApi } from './support/admin';
-import { createAccount, delivered, dispatch, webhookTestbed } from './support/flow';
+import { newAccountWithEvent, delivered, dispatch, webhookTestbed } from './support/flow';
 import type { Receiver } from './support/receiver';
 
 // A refusal abandons the delivery at its first attempt (no backoff timers for the test to skip).
@@ -36,14 +36,14 @@ describe('Recovering a webhook endpoint', () => {
     const since = new Date(Date.now() - 1000).toISOString();
     // The first event's delivery is abandoned; the receiver takes everything after.
     const ep = await endpoint(app, [REFUSED]);
-    const lost = await createAccount(app);
+    const lost = await newAccountWithEvent(app);
     await dispatch();
     assert.equal((await delivered(lost.eventId, ep.id)).status, 'abandoned');
-    const received = await createAccount(app);
+    const received = await newAccountWithEvent(app);
     await dispatch();
     assert.equal((await delivered(received.eventId, ep.id)).status, 'succeeded');
     assert.equal((await admin.call('POST', `/admin/v1/apps/${app.appId}/webhook-endpoints/${ep.id}/disable`)).status, 200);
-    const whileDisabled = await createAccount(app);
+    const whileDisabled = await newAccountWithEvent(app);
     await dispatch();
     assert.equal(await h.db.prisma.webhookDelivery.count({ where: { eventId: whileDisabled.eventId } }), 0, 'a disabled endpoint gets no delivery');
 

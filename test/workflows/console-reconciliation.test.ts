@@ -6,7 +6,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { getBrowser, newContext } from '../support/browser';
 import { getHarness } from '../support/harness';
 import { eventually } from '../support/chain';
-import { createPayment, newMerchant } from '../payments/fixtures';
+import { createPayment, newMerchant } from '../support/fixtures';
 import { paymentReconciliationWorkflowId } from '../../workflows/contracts/payment-reconciliation';
 import { RECONCILIATION_ALERT_KINDS } from '../../src/domain/reconciliation-runs';
 import { pageProblems, signIn, startConsoleApi, UI } from '../console/support';

@@ -10,7 +10,7 @@ import { ZCreatePayment } from '../../src/domain/payments/payment.schemas';
 import { SERVICE_SCHEDULES } from '../../src/temporal/schedules';
 import { eventually, mine, newPayer, payTo, setNativeBalance } from '../support/chain';
 import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
-import { createPayment, newMerchant, waitForPayment, type Merchant } from '../payments/fixtures';
+import { createPayment, newMerchant, waitForPayment, type Merchant } from '../support/fixtures';
 import { endsWithBooksChecked } from '../support/books';
 import { awaitWorkflowResult } from '../support/workflow-result';
 

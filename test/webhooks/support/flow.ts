@@ -1,12 +1,12 @@
 import { after, before } from 'node:test';
-import assert from 'node:assert/strict';
 import { startAdminApi, type AdminApi } from './admin';
 import { startReceiver, type Receiver } from './receiver';
-import { call, uniqueUserId } from '../../support/api-client';
+import { uniqueUserId } from '../../support/api-client';
 import { getHarness } from '../../support/harness';
 import type { AppCredential } from '../../../src/domain/apps';
 import { webhookDeliveryWorkflowId, type DispatchSummary, type WebhookDeliveryResult } from '../../../workflows/contracts/webhooks';
 import { awaitWorkflowResult } from '../../support/workflow-result';
+import { newAccount } from '../../support/fixtures';
 
 /**
  * The dispatcher as the service runs it, with a 30-day poll: tests drive passes with the dispatchNow
@@ -30,11 +30,10 @@ export async function delivered(eventId: string, endpointId: string, round = 1):
 }
 
 /** Creates an account through the partner API (emits account.created) and returns it with its event id. */
-export async function createAccount(app: AppCredential, externalUserId = uniqueUserId()) {
+/** A new account and its account.created event (what a delivery test waits to receive). */
+export async function newAccountWithEvent(app: AppCredential, externalUserId = uniqueUserId()) {
   const h = await getHarness();
-  const res = await call('/v2/accounts', { credential: app, body: { externalUserId } });
-  assert.equal(res.status, 201, res.text);
-  const accountId: string = res.body.account.id;
+  const accountId = await newAccount(app, { externalUserId });
   const event = await h.db.prisma.event.findFirstOrThrow({ where: { appId: app.appId, resourceId: accountId, name: 'account.created' } });
   return { accountId, eventId: event.id, externalUserId };
 }
