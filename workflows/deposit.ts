@@ -17,8 +17,8 @@ import {
   type Transition,
 } from '../src/domain/deposits/deposit-machine';
 import { fromPersistedState, toPersistedState, toPersistedTransition, type PersistedDepositState } from '../src/domain/deposits/deposit-serde';
-import { toOperatorAction, type ResolutionRequest } from '../src/domain/operator-resolution';
-import { confirmationPollMs, safetyNetFloorMs, safetyNetMs } from '../src/domain/confirmation-polling';
+import { toOperatorAction, type ResolutionRequest } from '../src/domain/operators/operator-resolution';
+import { confirmationPollMs, safetyNetFloorMs, safetyNetMs } from '../src/domain/chain/confirmation-polling';
 import { refusalReason } from '../src/domain/settlement/hold-reasons';
 import { resolveDepositSignal, type DepositWorkflowInput, type DepositWorkflowResult } from './contracts/deposit';
 import { isDataError } from './contracts/failures';

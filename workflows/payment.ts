@@ -24,8 +24,8 @@ import {
 } from '../src/domain/payments/payment-machine';
 import { fromCarriedState, toCarriedState, toPersistedTransition } from '../src/domain/payments/payment-serde';
 import { awaitsPayout, onPayoutHeld, onPayoutUpdate, onProviderFunded } from '../src/domain/payments/payout-machine';
-import { toOperatorAction, type ResolutionRequest } from '../src/domain/operator-resolution';
-import { confirmationPollMs, safetyNetFloorMs, safetyNetMs } from '../src/domain/confirmation-polling';
+import { toOperatorAction, type ResolutionRequest } from '../src/domain/operators/operator-resolution';
+import { confirmationPollMs, safetyNetFloorMs, safetyNetMs } from '../src/domain/chain/confirmation-polling';
 import { refusalReason } from '../src/domain/settlement/hold-reasons';
 import {
   cancelUpdate,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { Address, Hash } from 'viem';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
-import type { AppCredential } from '../../src/domain/apps';
+import type { AppCredential } from '../../src/domain/apps/apps';
 import type { Deposit } from '../../src/generated/prisma/client';
 import { call, uniqueUserId } from '../support/api-client';
 import { mine, pokeScanner } from '../support/chain';

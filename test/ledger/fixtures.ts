@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import type { AppCredential } from '../../src/domain/apps';
-import { newId } from '../../src/domain/ids';
+import type { AppCredential } from '../../src/domain/apps/apps';
+import { newId } from '../../src/domain/values/ids';
 import { bookFor, postToLedger, type LedgerAsset, type PostingInput } from '../../src/domain/ledger/ledger';
 import { call, newApp, uniqueUserId } from '../support/api-client';
 import { getHarness } from '../support/harness';

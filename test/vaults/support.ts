@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { AppCredential } from '../../src/domain/apps';
+import type { AppCredential } from '../../src/domain/apps/apps';
 import { call, newApp, uniqueUserId } from '../support/api-client';
 import { getHarness } from '../support/harness';
 

@@ -1,6 +1,6 @@
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { CancelRequest, PaymentStart, PayoutUpdateSeen, TransferSeen } from '../../src/domain/engine';
-import type { ResolutionRequest } from '../../src/domain/operator-resolution';
+import type { CancelRequest, PaymentStart, PayoutUpdateSeen, TransferSeen } from '../../src/domain/engine/engine';
+import type { ResolutionRequest } from '../../src/domain/operators/operator-resolution';
 import type { CarriedPaymentState } from '../../src/domain/payments/payment-serde';
 
 export type { CancelRequest, PaymentStart, PayoutUpdateSeen, TransferSeen };

@@ -1,5 +1,5 @@
 import type { Payment } from '../../generated/prisma/client';
-import { formatAtomic } from '../amounts';
+import { formatAtomic } from '../amounts/amounts';
 import type { PaymentStatus } from '../payments/payment-machine';
 import type { TCheckoutPage, TCheckoutPhase, TCheckoutStatus } from './checkout-view.schemas';
 

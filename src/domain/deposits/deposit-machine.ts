@@ -1,4 +1,4 @@
-import type { OperatorAction } from '../operator-resolution';
+import type { OperatorAction } from '../operators/operator-resolution';
 import type { HoldReason, SettlementHoldReason } from '../settlement/hold-reasons';
 /**
  * The Deposit lifecycle as a pure state machine: (state, event) -> transition. No I/O and no clocks
@@ -249,7 +249,7 @@ export function onSettlementConfirmed(state: DepositState, txHash: string, nowIs
   return t;
 }
 
-export type { OperatorAction } from '../operator-resolution';
+export type { OperatorAction } from '../operators/operator-resolution';
 
 /**
  * Operator release of a requires_intervention hold. retry: settle again with a fresh budget (recorded

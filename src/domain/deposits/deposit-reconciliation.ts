@@ -1,6 +1,6 @@
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
-import { verifyIncomingTransfer } from '../incoming-transfers';
+import { verifyIncomingTransfer } from '../chain/incoming-transfers';
 import { onSourceInvalidated } from './deposit-machine';
 import { toPersistedTransition } from './deposit-serde';
 import { persistDepositTransition } from './deposit-store';

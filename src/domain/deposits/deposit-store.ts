@@ -1,9 +1,9 @@
 import type { Prisma, PrismaClient } from '../../db/client';
 import type { Deposit } from '../../generated/prisma/client';
 import { postToLedger, updateTransactionStatus } from '../ledger/ledger';
-import { writeEvents, type EventSubject } from '../events';
-import type { DepositStart } from '../engine';
-import type { ResolutionRequest } from '../operator-resolution';
+import { writeEvents, type EventSubject } from '../event-log/events';
+import type { DepositStart } from '../engine/engine';
+import type { ResolutionRequest } from '../operators/operator-resolution';
 import type { DepositEventName } from './deposit-machine';
 import { toPersistedState, type PersistedDepositState, type PersistedDepositTransition } from './deposit-serde';
 import { heldPosting, receiptPosting, receiptReversalPosting, reversalPosting, settlementPosting } from './deposit-postings';

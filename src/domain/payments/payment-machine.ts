@@ -1,4 +1,4 @@
-import type { OperatorAction } from '../operator-resolution';
+import type { OperatorAction } from '../operators/operator-resolution';
 import type { HoldReason, SettlementHoldReason } from '../settlement/hold-reasons';
 /**
  * The Payment lifecycle as a pure state machine: (state, event) -> (state, transition). No I/O, no
@@ -421,7 +421,7 @@ export function onSettlementConfirmed(state: PaymentState, txHash: string, nowIs
   return t;
 }
 
-export type { OperatorAction } from '../operator-resolution';
+export type { OperatorAction } from '../operators/operator-resolution';
 
 /** Operator resolution of a requires_intervention hold. Returns null when there is no hold. */
 export function onOperatorResolution(

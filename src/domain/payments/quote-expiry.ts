@@ -1,4 +1,4 @@
-import { ApiError } from '../errors';
+import { ApiError } from '../requests/errors';
 import { isOpenStatus } from './payment-machine';
 
 /**

@@ -4,7 +4,7 @@ import { startAdminApi, type AdminApi } from './admin';
 import { startReceiver, type Receiver } from './receiver';
 import { call, uniqueUserId } from '../../support/api-client';
 import { getHarness } from '../../support/harness';
-import type { AppCredential } from '../../../src/domain/apps';
+import type { AppCredential } from '../../../src/domain/apps/apps';
 import { webhookDeliveryWorkflowId, type DispatchSummary, type WebhookDeliveryResult } from '../../../workflows/contracts/webhooks';
 import { awaitWorkflowResult } from '../../support/workflow-result';
 
