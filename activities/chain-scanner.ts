@@ -3,7 +3,7 @@ import type { PrismaClient } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
 import { scanRange, type BlockCheckpoint, type TransferTaker } from '../src/domain/chain/chain-scan';
 import { takeDepositTransfer } from '../src/domain/deposits/deposit-intake';
-import type { ChainAdvanceEngine, DepositEngine, PaymentEngine } from '../src/domain/engine/engine';
+import type { ChainAdvanceEngine, DepositEngine, PaymentEngine } from '../src/domain/engine/pure/engine';
 import { notifyChainAdvanced } from '../src/domain/chain/chain-waiters';
 import { takePaymentTransfer } from '../src/domain/payments/payment-intake';
 import { isServiceSender } from '../src/domain/chain/custody-addresses';

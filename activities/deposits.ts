@@ -1,11 +1,11 @@
 import { Context } from '@temporalio/activity';
 import type { PrismaClient } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
-import type { DepositStart } from '../src/domain/engine/engine';
+import type { DepositStart } from '../src/domain/engine/pure/engine';
 import { verifyIncomingTransfer } from '../src/domain/chain/incoming-transfers';
-import type { ResolutionRequest } from '../src/domain/operators/operator-resolution';
-import type { DepositEventName } from '../src/domain/deposits/deposit-machine';
-import type { PersistedDepositState, PersistedDepositTransition } from '../src/domain/deposits/deposit-serde';
+import type { ResolutionRequest } from '../src/domain/operators/pure/operator-resolution';
+import type { DepositEventName } from '../src/domain/deposits/pure/deposit-machine';
+import type { PersistedDepositState, PersistedDepositTransition } from '../src/domain/deposits/pure/deposit-serde';
 import { depositsToReconcile, reconcileDeposit } from '../src/domain/deposits/deposit-reconciliation';
 import { recordManualDepositPayout, replaceStuckDepositLegs, sendDepositSettlement } from '../src/domain/deposits/deposit-settlement';
 import { checkSettlement, liveNetTxHash } from '../src/domain/settlement/settlement-legs';

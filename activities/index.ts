@@ -1,7 +1,7 @@
 import type { Database } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
 import type { Custody } from '../src/custody';
-import type { ChainAdvanceEngine, DepositEngine, FundReturnEngine, PaymentEngine, VaultFundingEngine, WebhookEngine } from '../src/domain/engine/engine';
+import type { ChainAdvanceEngine, DepositEngine, FundReturnEngine, PaymentEngine, VaultFundingEngine, WebhookEngine } from '../src/domain/engine/pure/engine';
 import type { Logger } from '../src/logger';
 import type { OfframpProvider } from '../src/offramp/offramp-provider';
 import { createChainScannerActivities } from './chain-scanner';

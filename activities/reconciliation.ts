@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { PrismaClient } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
 import type { Custody } from '../src/custody';
-import type { FundReturnEngine, PaymentEngine, VaultFundingEngine } from '../src/domain/engine/engine';
+import type { FundReturnEngine, PaymentEngine, VaultFundingEngine } from '../src/domain/engine/pure/engine';
 import { reconcileLedgerAddresses, reconcileLedgerPage, syncLedgerAlerts, type BooksDifference } from '../src/domain/ledger/reconcile';
 import { reconcilePaymentWorkflows } from '../src/domain/payments/payment-workflows';
 import { sweepDust } from '../src/domain/payments/dust';

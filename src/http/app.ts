@@ -46,7 +46,7 @@ import { registerPartnerDashboard } from './dashboard/dashboard';
 import { createSmtpMailer, type Mailer } from '../mail/mailer';
 import { createChainRegistry, type ChainRegistry } from '../chain/registry';
 import type { AddressBook } from '../custody';
-import type { FundReturnEngine, OperatorEngine, PaymentEngine, VaultFundingEngine, WebhookEngine } from '../domain/engine/engine';
+import type { FundReturnEngine, OperatorEngine, PaymentEngine, VaultFundingEngine, WebhookEngine } from '../domain/engine/pure/engine';
 import { registerOperatorConsole } from './console/console';
 import { registerFundReturnAdminRoutes, registerFundReturnRoutes } from './routes/fund-returns';
 import { registerHoldAdminRoutes } from './routes/holds-admin';

@@ -17,8 +17,8 @@ import {
   onSourceInvalidated,
   type DepositState,
   type DetectionInput,
-} from '../../src/domain/deposits/deposit-machine';
-import { fromPersistedState, toPersistedState } from '../../src/domain/deposits/deposit-serde';
+} from '../../src/domain/deposits/pure/deposit-machine';
+import { fromPersistedState, toPersistedState } from '../../src/domain/deposits/pure/deposit-serde';
 import { receiptPosting, receiptReversalPosting, reversalPosting, settlementPosting } from '../../src/domain/deposits/deposit-postings';
 import { preparePosting } from '../../src/domain/ledger/ledger';
 

@@ -1,5 +1,5 @@
 import type { PrismaClient } from '../../db/client';
-import type { ChainAdvanceEngine, ChainWaiter } from '../engine/engine';
+import type { ChainAdvanceEngine, ChainWaiter } from '../engine/pure/engine';
 
 /**
  * At most this many Payments, and as many deposits, are signalled per scan: a scan's fan-out (one

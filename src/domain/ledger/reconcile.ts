@@ -4,9 +4,9 @@ import type { ChainRegistry } from '../../chain/registry';
 import type { AddressBook } from '../../custody';
 import { syncAlerts, type AlertDeps, type AlertInput } from '../monitoring/alerts';
 import { SERVICE_WALLETS } from '../chain/custody-addresses';
-import type { AddressPurpose, BooksDifference, InFlightAmount, ReconcilePage, ReconcileResult } from './reconcile-report';
+import type { AddressPurpose, BooksDifference, InFlightAmount, ReconcilePage, ReconcileResult } from './pure/reconcile-report';
 
-export type { AddressPurpose, BooksDifference, InFlightAmount, ReconcilePage, ReconcileResult } from './reconcile-report';
+export type { AddressPurpose, BooksDifference, InFlightAmount, ReconcilePage, ReconcileResult } from './pure/reconcile-report';
 
 /**
  * The books against the chain (`npm run cli -- ledger reconcile`, the ledgerReconciliationWorkflow).

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RESOLUTION_ACTIONS } from './operator-resolution';
+import { RESOLUTION_ACTIONS } from './pure/operator-resolution';
 import { ZPaymentId } from '../payments/payment.schemas';
 
 /** The ids of what an operator can release, by kind (the console's paths and the admin API's). */

@@ -1,10 +1,10 @@
 import type { Prisma, PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import { resolveDeposit } from '../deposits/deposits';
-import type { OperatorEngine } from '../engine/engine';
+import type { OperatorEngine } from '../engine/pure/engine';
 import { ApiError } from '../requests/errors';
 import { newId } from '../values/ids';
-import type { ResolutionAction, ResolutionRequest } from './operator-resolution';
+import type { ResolutionAction, ResolutionRequest } from './pure/operator-resolution';
 import { resolvePayment } from '../payments/payments';
 import { createRecovery, type FundReturnDeps } from '../returns/fund-returns';
 import { resolveFundReturn } from '../returns/fund-return-resolution';

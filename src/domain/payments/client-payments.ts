@@ -1,7 +1,7 @@
 import type { Hash } from 'viem';
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
-import type { PaymentEngine } from '../engine/engine';
+import type { PaymentEngine } from '../engine/pure/engine';
 import type { ClientPrincipal } from '../client-auth/access-tokens';
 import { assertScope } from '../apps/apps';
 import { ApiError, notFound } from '../requests/errors';

@@ -3,7 +3,7 @@ import type { ChainRegistry } from '../../chain/registry';
 import { transferKey } from '../../chain/transfer-key';
 import type { Transfer } from '../../chain/types';
 import { toAtomic } from '../amounts/amounts';
-import type { PaymentEngine } from '../engine/engine';
+import type { PaymentEngine } from '../engine/pure/engine';
 import { newId } from '../values/ids';
 
 /**

@@ -3,9 +3,9 @@ import type { TAssetConfig, TBankCountryConfig, TNetworkConfig } from '../../con
 import type { PaymentPayout } from '../../generated/prisma/client';
 import { ProviderError, type OfframpProvider, type Payout, type Quote } from '../../offramp/offramp-provider';
 import type { AuthenticatedApp } from '../apps/apps';
-import type { PaymentEngine } from '../engine/engine';
+import type { PaymentEngine } from '../engine/pure/engine';
 import { ApiError, notFound, UpstreamFailure } from '../requests/errors';
-import type { PayoutUpdate } from './payout-machine';
+import type { PayoutUpdate } from './pure/payout-machine';
 import { quoteExpired } from './quote-expiry';
 
 /**

@@ -3,7 +3,7 @@ import { refundSummaryOf } from '../returns/fund-return-rules';
 import { formatAtomic } from '../amounts/amounts';
 import { hmacHex, safeEqual } from '../../platform/secrets';
 import type { TNextAction, TPayment } from './payment.schemas';
-import { isOpenStatus } from './payment-machine';
+import { isOpenStatus } from './pure/payment-machine';
 import type { z } from 'zod';
 import type { ZCheckout } from './payment.schemas';
 import { anyKey, currentKey, type ServiceSecret } from '../keys/service-keys';

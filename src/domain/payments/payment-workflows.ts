@@ -2,8 +2,8 @@ import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import type { Logger } from '../../logger';
 import { raiseAlert, resolveAlerts, type AlertDeps } from '../monitoring/alerts';
-import type { PaymentEngine } from '../engine/engine';
-import { TERMINAL, type PaymentStatus } from './payment-machine';
+import type { PaymentEngine } from '../engine/pure/engine';
+import { TERMINAL, type PaymentStatus } from './pure/payment-machine';
 
 /**
  * The orphan Payment reconciler: every Payment that is not terminal has a running workflow.

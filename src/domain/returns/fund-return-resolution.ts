@@ -1,8 +1,8 @@
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
-import type { FundReturnEngine } from '../engine/engine';
+import type { FundReturnEngine } from '../engine/pure/engine';
 import { ApiError, notFound } from '../requests/errors';
-import { isHeld, type ResolutionRequest } from '../operators/operator-resolution';
+import { isHeld, type ResolutionRequest } from '../operators/pure/operator-resolution';
 import { payoutProblem, recordManualNetLeg, requirePayout, type ExpectedPayout } from '../settlement/manual-payout';
 import { confirmFundReturn, load, move, sourceOf, type ReturnState } from './fund-return-transfer';
 import type { FundReturnRow } from './fund-returns';

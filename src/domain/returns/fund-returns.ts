@@ -5,7 +5,7 @@ import type { AddressBook } from '../../custody';
 import type { AuthenticatedApp } from '../apps/apps';
 import { formatAtomic, toAtomic } from '../amounts/amounts';
 import { DESTINATION_REFUSAL_MESSAGES, destinationRefusal } from '../chain/custody-addresses';
-import type { FundReturnEngine } from '../engine/engine';
+import type { FundReturnEngine } from '../engine/pure/engine';
 import { ApiError, notFound } from '../requests/errors';
 import { writeEvents } from '../event-log/events';
 import { paymentEventIds, paymentSubject } from '../payments/payment-origin';

@@ -7,7 +7,7 @@ import { gasSettings } from '../../config/gas';
 import type { Logger } from '../../logger';
 import { raiseAlert, resolveAlerts } from '../monitoring/alerts';
 import type { Custody, KeyPath } from '../../custody';
-import type { SettlementRefusalReason } from './hold-reasons';
+import type { SettlementRefusalReason } from './pure/hold-reasons';
 import { destinationRefusal } from '../chain/custody-addresses';
 import { isVaultFundingReturn } from '../vaults/vault-returns';
 import { isMoneyMissingAt } from '../ledger/reconcile';

@@ -1,7 +1,7 @@
 import type { ChainRegistry } from '../../chain/registry';
 import type { PrismaClient } from '../../db/client';
 import type { ClientPrincipal } from '../client-auth/access-tokens';
-import type { VaultFundingEngine } from '../engine/engine';
+import type { VaultFundingEngine } from '../engine/pure/engine';
 import { ApiError, notFound } from '../requests/errors';
 import { loadPayable } from '../payments/client-payments';
 import { consumeAction, findAction, issueAction } from '../payments/payment-actions';

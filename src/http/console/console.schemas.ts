@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ZAppId } from '../../domain/webhooks/endpoint.schemas';
-import { RESOLUTION_ACTIONS } from '../../domain/operators/operator-resolution';
+import { RESOLUTION_ACTIONS } from '../../domain/operators/pure/operator-resolution';
 import { ZListAlerts } from '../../domain/monitoring/alerts.schemas';
 import { ZEvmAddress } from '../../domain/accounts/account.schemas';
 import { ZIncidentId } from '../../domain/returns/fund-return.schemas';

@@ -6,7 +6,7 @@ import type { ServiceConfig } from '../../config';
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import type { AddressBook } from '../../custody';
-import type { OperatorEngine } from '../../domain/engine/engine';
+import type { OperatorEngine } from '../../domain/engine/pure/engine';
 import { ApiError, notFound } from '../../domain/requests/errors';
 import { listAlerts } from '../../domain/monitoring/alerts';
 import type { CursorCodec } from '../../domain/requests/pagination';

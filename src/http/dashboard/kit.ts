@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { ServiceConfig } from '../../config';
 import type { PrismaClient } from '../../db/client';
 import type { Mailer } from '../../mail/mailer';
-import type { WebhookEngine } from '../../domain/engine/engine';
+import type { WebhookEngine } from '../../domain/engine/pure/engine';
 import { ApiError } from '../../domain/requests/errors';
 import type { CursorCodec } from '../../domain/requests/pagination';
 import { parseInput } from '../../domain/requests/validation';

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import type { TEnvironments } from '../../config/environments';
-import type { VaultFundingEngine } from '../../domain/engine/engine';
+import type { VaultFundingEngine } from '../../domain/engine/pure/engine';
 import { projectRoot } from '../../embedded/paths';
 import { ApiError, notFound } from '../../domain/requests/errors';
 import { parseInput } from '../../domain/requests/validation';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
-import type { PaymentEngine, VaultFundingEngine } from '../../domain/engine/engine';
+import type { PaymentEngine, VaultFundingEngine } from '../../domain/engine/pure/engine';
 import type { TEnvironments } from '../../config/environments';
 import { authorizeVaultOption, vaultOptionProvider, VAULTS_SCOPE } from '../../domain/vaults/vault-option';
 import { ZPaymentOptionId } from '../../domain/payments/payment-option.schemas';

@@ -5,7 +5,7 @@ import type { ServiceConfig } from '../../config';
 import type { Database } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import type { AddressBook } from '../../custody';
-import type { FundReturnEngine } from '../../domain/engine/engine';
+import type { FundReturnEngine } from '../../domain/engine/pure/engine';
 import type { IdempotencyRecords } from '../../domain/requests/idempotency-records';
 import { ZPaymentId } from '../../domain/payments/payment.schemas';
 import { createRecovery, createRefund, listFundReturns, listIncidents, type FundReturnDeps } from '../../domain/returns/fund-returns';

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { ServiceConfig } from '../../config';
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
-import type { OperatorEngine } from '../../domain/engine/engine';
+import type { OperatorEngine } from '../../domain/engine/pure/engine';
 import { resolveHold, type HeldTarget } from '../../domain/operators/operator-actions';
 import { ZAdminResolve, ZHeldId } from '../../domain/operators/operator-actions.schemas';
 import { parseInput } from '../../domain/requests/validation';

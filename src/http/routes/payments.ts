@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { PrismaClient } from '../../db/client';
 import type { TEnvironments } from '../../config/environments';
 import type { AddressBook } from '../../custody';
-import type { PaymentEngine } from '../../domain/engine/engine';
+import type { PaymentEngine } from '../../domain/engine/pure/engine';
 import { createPayment } from '../../domain/payments/create-payment';
 import { cancelPayment, listPayments, loadPayment, paymentResponse } from '../../domain/payments/payments';
 import { ZCancelPayment, ZCreatePayment, ZListPaymentsQuery, ZPaymentId } from '../../domain/payments/payment.schemas';

@@ -5,7 +5,7 @@ import type { TEnvironments, EnvironmentName } from '../../config/environments';
 import { ENVIRONMENTS } from '../../config/environments';
 import type { PrismaClient } from '../../db/client';
 import type { AddressBook } from '../../custody';
-import type { PaymentEngine } from '../../domain/engine/engine';
+import type { PaymentEngine } from '../../domain/engine/pure/engine';
 import type { AuthenticatedApp, Scope } from '../../domain/apps/apps';
 import { notFound } from '../../domain/requests/errors';
 import type { IdempotencyRecords } from '../../domain/requests/idempotency-records';

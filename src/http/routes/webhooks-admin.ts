@@ -18,7 +18,7 @@ import {
   updateWebhookEndpoint,
   type WebhookEndpointDeps,
 } from '../../domain/webhooks/endpoints';
-import type { WebhookEngine } from '../../domain/engine/engine';
+import type { WebhookEngine } from '../../domain/engine/pure/engine';
 import type { ApiState } from '../context';
 import { jsonBody } from '../middleware/json-body';
 import type { CursorCodec } from '../../domain/requests/pagination';

@@ -3,7 +3,7 @@
  * implements it; each use case is handed only the slice it needs. Types only (pure): the workflow
  * contracts build their inputs and messages from these shapes.
  */
-import type { ResolutionRequest } from '../operators/operator-resolution';
+import type { ResolutionRequest } from '../../operators/pure/operator-resolution';
 
 /** What a Payment row says about the workflow it needs. */
 export interface PaymentStart {
@@ -19,7 +19,7 @@ export interface PaymentStart {
   payoutQuoteExpiresAt?: Date | null;
 }
 
-/** A bank Payment's payout as the provider reported it (src/domain/payments/payout-machine.ts). */
+/** A bank Payment's payout as the provider reported it (src/domain/payments/pure/payout-machine.ts). */
 export interface PayoutUpdateSeen {
   status: 'submitted' | 'processing' | 'completed' | 'failed' | 'returned';
   reasonCode: string | null;

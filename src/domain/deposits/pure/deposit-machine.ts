@@ -1,5 +1,5 @@
-import type { OperatorAction } from '../operators/operator-resolution';
-import type { HoldReason, SettlementHoldReason } from '../settlement/hold-reasons';
+import type { OperatorAction } from '../../operators/pure/operator-resolution';
+import type { HoldReason, SettlementHoldReason } from '../../settlement/pure/hold-reasons';
 /**
  * The Deposit lifecycle as a pure state machine: (state, event) -> transition. No I/O and no clocks
  * (times come in with the event), so every rule is unit-tested without Temporal. The DepositWorkflow
@@ -249,7 +249,7 @@ export function onSettlementConfirmed(state: DepositState, txHash: string, nowIs
   return t;
 }
 
-export type { OperatorAction } from '../operators/operator-resolution';
+export type { OperatorAction } from '../../operators/pure/operator-resolution';
 
 /**
  * Operator release of a requires_intervention hold. retry: settle again with a fresh budget (recorded

@@ -1,6 +1,6 @@
 /**
  * What a reconciliation of the books against the chain reports (src/domain/ledger/reconcile.ts). Types
- * only, so the reconciliation workflow and its contract can carry them (WORKFLOW_PURE_MODULES).
+ * only, so the reconciliation workflow and its contract can carry them (a pure/ module).
  */
 
 /** escrow | deposit | vault | treasury | platform_fees | partner_fees, or the custody purpose of an address with no owner. */

@@ -1,5 +1,5 @@
-import type { OperatorAction } from '../operators/operator-resolution';
-import type { HoldReason, SettlementHoldReason } from '../settlement/hold-reasons';
+import type { OperatorAction } from '../../operators/pure/operator-resolution';
+import type { HoldReason, SettlementHoldReason } from '../../settlement/pure/hold-reasons';
 /**
  * The Payment lifecycle as a pure state machine: (state, event) -> (state, transition). No I/O, no
  * clocks (times come in with the event), so every rule is unit-tested without Temporal. The
@@ -421,7 +421,7 @@ export function onSettlementConfirmed(state: PaymentState, txHash: string, nowIs
   return t;
 }
 
-export type { OperatorAction } from '../operators/operator-resolution';
+export type { OperatorAction } from '../../operators/pure/operator-resolution';
 
 /** Operator resolution of a requires_intervention hold. Returns null when there is no hold. */
 export function onOperatorResolution(
