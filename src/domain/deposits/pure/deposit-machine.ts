@@ -1,3 +1,5 @@
+import { splitFees, type FeeRates } from '../../amounts/pure/fees';
+import { meetsMinimum, type MinimumDeposit } from '../../amounts/pure/minimum-deposit';
 import type { OperatorAction } from '../../operators/pure/operator-resolution';
 import type { HoldReason, SettlementHoldReason } from '../../settlement/pure/hold-reasons';
 /**
@@ -80,31 +82,17 @@ export function isTerminal(s: DepositState): boolean {
   return TERMINAL.has(s.status);
 }
 
-export interface MinimumDeposit {
-  amountAtomic: bigint;
-  /** true: an amount equal to the minimum counts; false: it must be strictly greater. */
-  inclusive: boolean;
-}
-
-export function meetsMinimum(amountAtomic: bigint, minimum: MinimumDeposit): boolean {
-  return minimum.inclusive ? amountAtomic >= minimum.amountAtomic : amountAtomic > minimum.amountAtomic;
-}
-
-/** Fees deducted from the source amount (bps, rounded down; the net gets the remainder). */
-export function depositFees(amountAtomic: bigint, platformFeeBps: number, partnerFeeBps: number): DepositFees {
-  const platformAtomic = (amountAtomic * BigInt(platformFeeBps)) / 10_000n;
-  const partnerAtomic = (amountAtomic * BigInt(partnerFeeBps)) / 10_000n;
-  const netAtomic = amountAtomic - platformAtomic - partnerAtomic;
-  return { platformAtomic, partnerAtomic, networkAtomic: 0n, setupAtomic: 0n, netAtomic: netAtomic > 0n ? netAtomic : 0n };
+/** Fees deducted from the source amount: the one fee split (no network or setup fee on a deposit). */
+function depositFees(input: DetectionInput): DepositFees {
+  const { platformAtomic, partnerAtomic, netAtomic } = splitFees(input.amountAtomic, input);
+  return { platformAtomic, partnerAtomic, networkAtomic: 0n, setupAtomic: 0n, netAtomic };
 }
 
 const NO_FEES: DepositFees = { platformAtomic: 0n, partnerAtomic: 0n, networkAtomic: 0n, setupAtomic: 0n, netAtomic: 0n };
 
-export interface DetectionInput {
+export interface DetectionInput extends FeeRates {
   amountAtomic: bigint;
   minimum: MinimumDeposit;
-  platformFeeBps: number;
-  partnerFeeBps: number;
   /** false when the token is not the asset the deposit address was created for. */
   assetAccepted: boolean;
 }
@@ -120,7 +108,7 @@ export function detect(input: DetectionInput): Transition {
     status: ignoredReason ? 'ignored' : 'detected',
     statusVersion: 1,
     amountAtomic: input.amountAtomic,
-    fees: ignoredReason ? NO_FEES : depositFees(input.amountAtomic, input.platformFeeBps, input.partnerFeeBps),
+    fees: ignoredReason ? NO_FEES : depositFees(input),
     settlement: { status: ignoredReason ? 'not_required' : 'pending', txHash: null, settledAt: null, reasonCode: ignoredReason },
     settlementAttempts: 0,
     actualReceivedAtomic: null,

@@ -469,10 +469,3 @@ export function onOperatorResolution(
   t.failure = { code: 'operator_failed', message: resolution.reason };
   return { transition: t, next: 'done' };
 }
-
-/** Fees deducted at final settlement (bps of the gross amount, rounded down; the net gets the rest). */
-export function splitFees(grossAtomic: bigint, platformFeeBps: number, partnerFeeBps: number) {
-  const platformFeeAtomic = (grossAtomic * BigInt(platformFeeBps)) / 10_000n;
-  const partnerFeeAtomic = (grossAtomic * BigInt(partnerFeeBps)) / 10_000n;
-  return { platformFeeAtomic, partnerFeeAtomic, merchantNetAtomic: grossAtomic - platformFeeAtomic - partnerFeeAtomic };
-}
