@@ -2,30 +2,25 @@
 // The lint guards what review would miss: promises nobody awaits, workflow determinism, and the
 // direction of imports between layers. Otherwise it stays light: typescript-eslint's recommended set,
 // minus the rules listed below.
+import { existsSync, readdirSync } from 'node:fs';
 import { builtinModules } from 'node:module';
+import path from 'node:path';
 import { defineConfig, globalIgnores } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 import local from './tools/eslint/import-boundaries.mjs';
 
 /**
- * Pure domain modules that workflow code may import. Pure: no I/O, clock or randomness, no Node
- * built-ins, Prisma or viem; each imports only other modules of this list. Add a module here when a
- * workflow needs it, and it is held to the same rule.
+ * Pure modules: every file under an area's pure/ folder, src/domain/<area>/pure/ (the state machines,
+ * their serde, hold reasons, confirmation polling, fees and minimums, and the types the workflow
+ * contracts are made of). They are the only src/ code workflows may import, so they must stay pure:
+ * no I/O, clock or randomness, no Node built-ins, Prisma or viem, and they import only each other.
+ * A module a workflow needs moves into its area's pure/ folder, and is held to the same rule.
  */
-const WORKFLOW_PURE_MODULES = [
-  'src/domain/payments/payment-machine.ts',
-  'src/domain/payments/payout-machine.ts',
-  'src/domain/deposits/deposit-machine.ts',
-  'src/domain/deposits/deposit-serde.ts',
-  'src/domain/operator-resolution.ts',
-  'src/domain/payments/payment-serde.ts',
-  'src/domain/settlement/hold-reasons.ts',
-  'src/domain/confirmation-polling.ts',
-  // Types only: the domain's view of the engine, which the contracts build their messages from.
-  'src/domain/engine.ts',
-  // Types only: what a reconciliation of the books against the chain reports.
-  'src/domain/ledger/reconcile-report.ts',
-];
+const PURE_FILES = 'src/domain/*/pure/**/*.ts';
+/** The same folders as import-boundaries paths (its `dir/**` is a prefix, not a glob), read from the tree. */
+const PURE_DIRS = readdirSync(path.join(import.meta.dirname, 'src/domain'), { withFileTypes: true })
+  .filter((area) => area.isDirectory() && existsSync(path.join(import.meta.dirname, 'src/domain', area.name, 'pure')))
+  .map((area) => `src/domain/${area.name}/pure/**`);
 
 /** What the domain may not import: the layers above it, and the composition of the service. */
 const DOMAIN_MAY_NOT_IMPORT = ['src/http/**', 'src/runtime/**', 'src/temporal/**', 'src/cli/**', 'workflows/**', 'activities/**'];
@@ -60,7 +55,7 @@ const LONG_FUNCTIONS = [
   { file: 'src/domain/ledger/ledger.ts', name: 'preparePosting', lines: 117 },
   { file: 'src/domain/ledger/reconcile.ts', name: 'readSnapshot', lines: 118 },
   { file: 'src/domain/ledger/reconcile.ts', name: 'reconcileAddresses', lines: 102 },
-  { file: 'src/domain/partner-config.ts', name: 'buildPartnerConfig', lines: 135 },
+  { file: 'src/domain/apps/partner-config.ts', name: 'buildPartnerConfig', lines: 135 },
   { file: 'src/domain/payments/create-payment.ts', name: 'createPayment', lines: 137 },
   { file: 'src/domain/payments/payment-view.ts', name: 'toPaymentView', lines: 89 },
   { file: 'src/domain/settlement/settlement-sender.ts', name: 'sendSettlement', lines: 84 },
@@ -158,20 +153,20 @@ export default defineConfig(
     rules: {
       'no-restricted-imports': noNodeBuiltins('workflow code runs in a deterministic sandbox: no Node built-ins (do I/O in an activity)'),
       'local/import-boundaries': ['error', {
-        allow: { packages: ['@temporalio/workflow'], paths: ['workflows/**', ...WORKFLOW_PURE_MODULES] },
+        allow: { packages: ['@temporalio/workflow'], paths: ['workflows/**', ...PURE_DIRS] },
         allowTypeOnly: { paths: ['activities/**'] },
-        message: 'workflows import only @temporalio/workflow, workflows/ (contracts: workflows/contracts/), WORKFLOW_PURE_MODULES in eslint.config.mjs, and `import type` from activities/',
+        message: 'workflows import only @temporalio/workflow, workflows/ (contracts: workflows/contracts/), pure modules (src/domain/<area>/pure/), and `import type` from activities/',
       }],
     },
   },
   {
     // After the src/domain block: for these files this stricter allow-list replaces its deny-list.
-    files: WORKFLOW_PURE_MODULES,
+    files: [PURE_FILES],
     rules: {
-      'no-restricted-imports': noNodeBuiltins('a pure module (WORKFLOW_PURE_MODULES) runs inside workflows: no Node built-ins'),
+      'no-restricted-imports': noNodeBuiltins('a pure module (src/domain/<area>/pure/) runs inside workflows: no Node built-ins'),
       'local/import-boundaries': ['error', {
-        allow: { paths: WORKFLOW_PURE_MODULES },
-        message: 'a pure module imports only other WORKFLOW_PURE_MODULES (eslint.config.mjs): no Prisma, viem or I/O',
+        allow: { paths: PURE_DIRS },
+        message: 'a pure module (src/domain/<area>/pure/) imports only other pure modules: no Prisma, viem or I/O',
       }],
     },
   },

@@ -1,15 +1,15 @@
 import { Context } from '@temporalio/activity';
 import type { PrismaClient } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
-import { scanRange, type BlockCheckpoint, type TransferTaker } from '../src/domain/chain-scan';
+import { scanRange, type BlockCheckpoint, type TransferTaker } from '../src/domain/chain/chain-scan';
 import { takeDepositTransfer } from '../src/domain/deposits/deposit-intake';
-import type { ChainAdvanceEngine, DepositEngine, PaymentEngine } from '../src/domain/engine';
-import { notifyChainAdvanced } from '../src/domain/chain-waiters';
+import type { ChainAdvanceEngine, DepositEngine, PaymentEngine } from '../src/domain/engine/pure/engine';
+import { notifyChainAdvanced } from '../src/domain/chain/chain-waiters';
 import { takePaymentTransfer } from '../src/domain/payments/payment-intake';
-import { isServiceSender } from '../src/domain/custody-addresses';
+import { isServiceSender } from '../src/domain/chain/custody-addresses';
 import { takeVaultTransfer } from '../src/domain/vaults/vault-receipts';
-import { recordScanCursor } from '../src/domain/chain-scan-cursors';
-import { ownedRecipients } from '../src/domain/our-addresses';
+import { recordScanCursor } from '../src/domain/chain/chain-scan-cursors';
+import { ownedRecipients } from '../src/domain/chain/our-addresses';
 import type { Custody } from '../src/custody';
 
 export interface ChainScannerDeps {

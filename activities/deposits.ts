@@ -1,11 +1,11 @@
 import { Context } from '@temporalio/activity';
 import type { PrismaClient } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
-import type { DepositStart } from '../src/domain/engine';
-import { verifyIncomingTransfer } from '../src/domain/incoming-transfers';
-import type { ResolutionRequest } from '../src/domain/operator-resolution';
-import type { DepositEventName } from '../src/domain/deposits/deposit-machine';
-import type { PersistedDepositState, PersistedDepositTransition } from '../src/domain/deposits/deposit-serde';
+import type { DepositStart } from '../src/domain/engine/pure/engine';
+import { verifyIncomingTransfer } from '../src/domain/chain/incoming-transfers';
+import type { ResolutionRequest } from '../src/domain/operators/pure/operator-resolution';
+import type { DepositEventName } from '../src/domain/deposits/pure/deposit-machine';
+import type { PersistedDepositState, PersistedDepositTransition } from '../src/domain/deposits/pure/deposit-serde';
 import { depositsToReconcile, reconcileDeposit } from '../src/domain/deposits/deposit-reconciliation';
 import { recordManualDepositPayout, replaceStuckDepositLegs, sendDepositSettlement } from '../src/domain/deposits/deposit-settlement';
 import { checkSettlement, liveNetTxHash } from '../src/domain/settlement/settlement-legs';
@@ -13,7 +13,7 @@ import { dataHoldFrom, persistDepositTransition, recordDepositDetected, recordDe
 import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-sender';
 import { closeUnrecordedHold, holdUnrecordedDeposit } from '../src/domain/deposits/deposit-unrecorded';
 import type { Logger } from '../src/logger';
-import { endsPass, passBegan, passEndsAfter, passFindings, passFinished, passFound, type PassRef } from '../src/domain/reconciliation-runs';
+import { endsPass, passBegan, passEndsAfter, passFindings, passFinished, passFound, type PassRef } from '../src/domain/monitoring/reconciliation-runs';
 import { currentPass } from './reconciliation';
 import { dataErrorState } from './failures';
 

@@ -1,7 +1,7 @@
 import type { PrismaClient } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
 import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-sender';
-import type { ResolutionRequest } from '../src/domain/operator-resolution';
+import type { ResolutionRequest } from '../src/domain/operators/pure/operator-resolution';
 import { checkFundReturn, failFundReturn, replaceStuckReturnLeg, sendFundReturn } from '../src/domain/returns/fund-return-transfer';
 import { applyFundReturnResolution } from '../src/domain/returns/fund-return-resolution';
 

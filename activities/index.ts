@@ -1,7 +1,7 @@
 import type { Database } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
 import type { Custody } from '../src/custody';
-import type { ChainAdvanceEngine, DepositEngine, FundReturnEngine, PaymentEngine, VaultFundingEngine, WebhookEngine } from '../src/domain/engine';
+import type { ChainAdvanceEngine, DepositEngine, FundReturnEngine, PaymentEngine, VaultFundingEngine, WebhookEngine } from '../src/domain/engine/pure/engine';
 import type { Logger } from '../src/logger';
 import type { OfframpProvider } from '../src/offramp/offramp-provider';
 import { createChainScannerActivities } from './chain-scanner';
@@ -13,7 +13,7 @@ import { createReconciliationActivities } from './reconciliation';
 import { createWebhookActivities } from './webhooks';
 import { createVaultActivities } from './vaults';
 import { createFundReturnActivities } from './fund-returns';
-import type { ServiceSecret } from '../src/domain/service-keys';
+import type { ServiceSecret } from '../src/domain/keys/service-keys';
 
 export interface ActivityDeps {
   db: Database;

@@ -1,16 +1,16 @@
 import type { PrismaClient } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
 import { parseTransferKey } from '../src/chain/transfer-key';
-import { verifyIncomingTransfer, type TransferOutcome } from '../src/domain/incoming-transfers';
-import type { ResolutionRequest } from '../src/domain/operator-resolution';
-import type { PersistedTransition } from '../src/domain/payments/payment-serde';
+import { verifyIncomingTransfer, type TransferOutcome } from '../src/domain/chain/incoming-transfers';
+import type { ResolutionRequest } from '../src/domain/operators/pure/operator-resolution';
+import type { PersistedTransition } from '../src/domain/payments/pure/payment-serde';
 import { recordManualPaymentPayout, replaceStuckPaymentLegs, sendPaymentSettlement } from '../src/domain/payments/payment-settlement';
 import { checkSettlement, liveNetTxHash } from '../src/domain/settlement/settlement-legs';
 import { loadPaymentState, persistPaymentTransition, recordPaymentResolution } from '../src/domain/payments/payment-store';
 import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-sender';
 import type { OfframpProvider } from '../src/offramp/offramp-provider';
 import { readPayout, requestPayout } from '../src/domain/payments/payment-payouts';
-import { scannedThrough } from '../src/domain/chain-scan-cursors';
+import { scannedThrough } from '../src/domain/chain/chain-scan-cursors';
 
 export interface PaymentActivityDeps {
   prisma: PrismaClient;

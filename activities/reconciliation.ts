@@ -2,9 +2,9 @@ import { Context } from '@temporalio/activity';
 import type { PrismaClient } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
 import type { Custody } from '../src/custody';
-import type { FundReturnEngine, PaymentEngine, VaultFundingEngine } from '../src/domain/engine';
+import type { FundReturnEngine, PaymentEngine, VaultFundingEngine } from '../src/domain/engine/pure/engine';
 import { reconcileLedgerAddresses, reconcileLedgerPage, syncLedgerAlerts, type BooksDifference } from '../src/domain/ledger/reconcile';
-import { reconcilePaymentWorkflows } from '../src/domain/payment-workflows';
+import { reconcilePaymentWorkflows } from '../src/domain/payments/payment-workflows';
 import { sweepDust } from '../src/domain/payments/dust';
 import { followVaultReceipts } from '../src/domain/vaults/vault-receipts';
 import { followVaultFunding } from '../src/domain/vaults/vault-funding-recovery';
@@ -12,7 +12,7 @@ import { startOrphanFundReturns } from '../src/domain/returns/fund-return-workfl
 import { redeliverSettlements } from '../src/domain/payments/payment-redelivery';
 import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-sender';
 import type { Logger } from '../src/logger';
-import { openAlertsOf, passBegan, passFinished, type PassRef } from '../src/domain/reconciliation-runs';
+import { openAlertsOf, passBegan, passFinished, type PassRef } from '../src/domain/monitoring/reconciliation-runs';
 
 export interface ReconciliationActivityDeps {
   prisma: PrismaClient;

@@ -5,9 +5,9 @@ import { abandonDelivery, attemptDelivery, DeliveryGoneError, type AttemptInput,
 import type { DestinationPolicy } from '../src/webhooks/destination';
 import { claimEventsIntoDeliveries, markDeliveriesStarted, queuedDeliveries } from '../src/domain/webhooks/dispatch';
 import { SigningSecretUnreadableError } from '../src/domain/webhooks/signing-secrets';
-import type { WebhookEngine } from '../src/domain/engine';
+import type { WebhookEngine } from '../src/domain/engine/pure/engine';
 import { WEBHOOK_FAILURES, type DispatchPass } from '../workflows/contracts/webhooks';
-import type { ServiceSecret } from '../src/domain/service-keys';
+import type { ServiceSecret } from '../src/domain/keys/service-keys';
 
 export interface WebhookActivityDeps {
   prisma: PrismaClient;

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { createLogger } from '../src/logger';
 import { startService } from '../src/runtime/service';
 import { Lifecycle } from '../src/runtime/lifecycle';
-import { createApp } from '../src/domain/apps';
+import { createApp } from '../src/domain/apps/apps';
 import { freePort } from '../src/embedded/process';
 import { dataDir } from '../src/embedded/paths';
 import { stackSettings } from '../simulate/stack';

@@ -1,5 +1,5 @@
 import { SANDBOX_TOKEN_ADDRESS } from '../src/chain/sandbox';
-import { formatAtomic } from '../src/domain/amounts';
+import { formatAtomic } from '../src/domain/amounts/amounts';
 import { sandboxVaultCodes } from '../src/domain/vaults/sandbox-mail';
 import { US_BANK_ACCOUNT } from './partner';
 import { until as waitUntil } from './until';

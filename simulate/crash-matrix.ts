@@ -2,7 +2,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createPublicClient, http, parseAbiItem, type Address } from 'viem';
-import { createApp } from '../src/domain/apps';
+import { createApp } from '../src/domain/apps/apps';
 import { createWebhookEndpoint } from '../src/domain/webhooks/endpoints';
 import { API_CRASH_POINTS, formatCrashTarget, parseCrashTarget, type CrashTarget } from '../src/platform/crash-points';
 import { ChainDriver, recipientWallet } from './chain-driver';

@@ -1,7 +1,7 @@
 import type { Hash } from 'viem';
 import { ChainFaultError } from '../src/chain/chain-faults';
-import { createApp } from '../src/domain/apps';
-import { formatAtomic } from '../src/domain/amounts';
+import { createApp } from '../src/domain/apps/apps';
+import { formatAtomic } from '../src/domain/amounts/amounts';
 import { ChainDriver, recipientWallet } from './chain-driver';
 import { PartnerClient } from './partner';
 import type { BurstMember, DepositPlan, FaultPlan, PaymentPlan, Plan, SendWhen } from './plan';

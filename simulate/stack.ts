@@ -22,7 +22,7 @@ import { createLogger } from '../src/logger';
 import { openDatabase } from '../src/runtime/database';
 import { resolveServiceSecret } from '../src/runtime/service-secret';
 import { createChainServices, fundSandboxTreasury, type ChainServices } from '../src/runtime/chain-services';
-import { registerServiceWallets } from '../src/domain/custody-addresses';
+import { registerServiceWallets } from '../src/domain/chain/custody-addresses';
 import { connectTemporalGateway, type TemporalGateway } from '../src/temporal/gateway';
 
 /**

@@ -1,6 +1,6 @@
 import { checkLedger, type LedgerCheckResult } from '../src/domain/ledger/check';
 import { reconcileLedger } from '../src/domain/ledger/reconcile';
-import type { ReconcileResult } from '../src/domain/ledger/reconcile-report';
+import type { ReconcileResult } from '../src/domain/ledger/pure/reconcile-report';
 import { CHAIN_SCANNER_WORKFLOW } from '../workflows/contracts/chain-scanner';
 import { DEPOSIT_WORKFLOW } from '../workflows/contracts/deposit';
 import { PAYMENT_WORKFLOW } from '../workflows/contracts/payment';

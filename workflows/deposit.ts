@@ -15,11 +15,11 @@ import {
   type DataHoldFrom,
   type DepositState,
   type Transition,
-} from '../src/domain/deposits/deposit-machine';
-import { fromPersistedState, toPersistedState, toPersistedTransition, type PersistedDepositState } from '../src/domain/deposits/deposit-serde';
-import { toOperatorAction, type ResolutionRequest } from '../src/domain/operator-resolution';
-import { confirmationPollMs, safetyNetFloorMs, safetyNetMs } from '../src/domain/confirmation-polling';
-import { refusalReason } from '../src/domain/settlement/hold-reasons';
+} from '../src/domain/deposits/pure/deposit-machine';
+import { fromPersistedState, toPersistedState, toPersistedTransition, type PersistedDepositState } from '../src/domain/deposits/pure/deposit-serde';
+import { toOperatorAction, type ResolutionRequest } from '../src/domain/operators/pure/operator-resolution';
+import { confirmationPollMs, safetyNetFloorMs, safetyNetMs } from '../src/domain/chain/pure/confirmation-polling';
+import { refusalReason } from '../src/domain/settlement/pure/hold-reasons';
 import { resolveDepositSignal, type DepositWorkflowInput, type DepositWorkflowResult } from './contracts/deposit';
 import { isDataError } from './contracts/failures';
 import { SINGLE_ATTEMPT, UNTIL_DONE } from './retry-profiles';

@@ -1,6 +1,6 @@
 import { ApplicationFailure, condition, patched, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { FundReturnActivities } from '../activities/fund-returns';
-import type { ResolutionRequest } from '../src/domain/operator-resolution';
+import type { ResolutionRequest } from '../src/domain/operators/pure/operator-resolution';
 import { resolveFundReturnSignal, type FundReturnWorkflowInput, type FundReturnWorkflowResult } from './contracts/fund-return';
 import { BOUNDED, UNTIL_DONE } from './retry-profiles';
 import { isSettlementRefusal } from './contracts/settlement';

@@ -1,6 +1,6 @@
 import { proxyActivities, sleep } from '@temporalio/workflow';
 import type { ReconciliationActivities } from '../activities/reconciliation';
-import type { BooksDifference } from '../src/domain/ledger/reconcile-report';
+import type { BooksDifference } from '../src/domain/ledger/pure/reconcile-report';
 import {
   DEFAULT_LEDGER_RECONCILIATION,
   MAX_LISTED_DIFFERENCES,

@@ -21,12 +21,12 @@ import {
   unresolvedTransfers,
   type PaymentState,
   type Transition,
-} from '../src/domain/payments/payment-machine';
-import { fromCarriedState, toCarriedState, toPersistedTransition } from '../src/domain/payments/payment-serde';
-import { awaitsPayout, onPayoutHeld, onPayoutUpdate, onProviderFunded } from '../src/domain/payments/payout-machine';
-import { toOperatorAction, type ResolutionRequest } from '../src/domain/operator-resolution';
-import { confirmationPollMs, safetyNetFloorMs, safetyNetMs } from '../src/domain/confirmation-polling';
-import { refusalReason } from '../src/domain/settlement/hold-reasons';
+} from '../src/domain/payments/pure/payment-machine';
+import { fromCarriedState, toCarriedState, toPersistedTransition } from '../src/domain/payments/pure/payment-serde';
+import { awaitsPayout, onPayoutHeld, onPayoutUpdate, onProviderFunded } from '../src/domain/payments/pure/payout-machine';
+import { toOperatorAction, type ResolutionRequest } from '../src/domain/operators/pure/operator-resolution';
+import { confirmationPollMs, safetyNetFloorMs, safetyNetMs } from '../src/domain/chain/pure/confirmation-polling';
+import { refusalReason } from '../src/domain/settlement/pure/hold-reasons';
 import {
   cancelUpdate,
   PAYMENT_NOT_CANCELABLE,

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import pg from 'pg';
-import { createCursorCodec } from '../../src/domain/pagination';
+import { createCursorCodec } from '../../src/domain/requests/pagination';
 import { resolveServiceSecret } from '../../src/runtime/service-secret';
 import type { BenchContext } from '../context';
 import type { ListFigures, ListPageP99, ListsP99 } from '../figures';

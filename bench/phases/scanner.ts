@@ -1,8 +1,8 @@
 import type { Address } from 'viem';
 import { createChainFaults } from '../../src/chain/chain-faults';
 import { prepareTokenSenders, randomAddress, type TokenSenders, type TokenTransferOrder } from '../../src/chain/sandbox-traffic';
-import { scanRange } from '../../src/domain/chain-scan';
-import { ownedRecipients } from '../../src/domain/our-addresses';
+import { scanRange } from '../../src/domain/chain/chain-scan';
+import { ownedRecipients } from '../../src/domain/chain/our-addresses';
 import type { BenchContext } from '../context';
 import { closedLoop, latency, percentile, sleep, type Latency } from '../measure';
 

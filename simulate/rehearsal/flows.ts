@@ -1,7 +1,7 @@
 import { keccak256, stringToHex, type Address, type Hash } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { fundTestWallet } from '../../src/chain/sandbox';
-import { formatAtomic } from '../../src/domain/amounts';
+import { formatAtomic } from '../../src/domain/amounts/amounts';
 import { sandboxVaultCodes } from '../../src/domain/vaults/sandbox-mail';
 import { Mutex } from '../chain-driver';
 import { US_BANK_ACCOUNT } from '../partner';

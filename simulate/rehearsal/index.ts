@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { createApp } from '../../src/domain/apps';
+import { createApp } from '../../src/domain/apps/apps';
 import { createWebhookEndpoint } from '../../src/domain/webhooks/endpoints';
 import { stackSettings } from '../stack';
 import { WebhookReceiver } from '../webhook-receiver';

@@ -12,7 +12,7 @@ import { freePort } from '../../src/embedded/process';
 import { startTemporalCluster, type TemporalCluster } from '../../src/embedded/temporal-cluster';
 import { realToken, startTwoChains, TWO_CHAINS, withTwoChainProduction } from '../../src/embedded/two-chains';
 import { ensureSandboxToken, SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
-import { registerServiceWallets } from '../../src/domain/custody-addresses';
+import { registerServiceWallets } from '../../src/domain/chain/custody-addresses';
 import { deriveKey } from '../../src/platform/secrets';
 import { launchSandboxProvider } from '../../src/offramp/sandbox-provider/launch';
 import { createChainServices, fundSandboxTreasury, type ChainServices } from '../../src/runtime/chain-services';

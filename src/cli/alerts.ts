@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { listAlerts } from '../domain/alerts';
-import { createCursorCodec } from '../domain/pagination';
+import { listAlerts } from '../domain/monitoring/alerts';
+import { createCursorCodec } from '../domain/requests/pagination';
 import { dataDir } from '../embedded/paths';
 import { openDatabase } from '../runtime/database';
 import { resolveServiceKeys } from '../runtime/service-secret';

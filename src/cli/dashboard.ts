@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
-import { ZAppIdInput } from '../domain/app-credentials';
+import { ZAppIdInput } from '../domain/apps/app-credentials';
 import { invitePartnerUser, listPartnerUsers, removePartnerUser, ZPartnerEmail } from '../domain/dashboard/partner-users';
 import { sandboxSignInCode } from '../domain/dashboard/sign-in';
-import { parseInput } from '../domain/validation';
+import { parseInput } from '../domain/requests/validation';
 import { openDatabase } from '../runtime/database';
 import { UsageError, type CliContext, type Register } from './shared';
 

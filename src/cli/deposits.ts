@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { resolveHold } from '../domain/operator-actions';
+import { resolveHold } from '../domain/operators/operator-actions';
 import { openDatabase } from '../runtime/database';
 import { chainsFor, parseResolutionArgs, withEngine } from './shared';
 

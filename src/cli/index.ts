@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
 import { loadEnvironments } from '../config/environments';
-import { createApp, SCOPES, type Scope } from '../domain/apps';
-import { ZAppIdInput } from '../domain/app-credentials';
-import { revokeAppCredential, rotateAppCredential } from '../domain/operator-actions';
-import { parseInput } from '../domain/validation';
+import { createApp, SCOPES, type Scope } from '../domain/apps/apps';
+import { ZAppIdInput } from '../domain/apps/app-credentials';
+import { revokeAppCredential, rotateAppCredential } from '../domain/operators/operator-actions';
+import { parseInput } from '../domain/requests/validation';
 import type { CliContext } from './shared';
 import { openDatabase } from '../runtime/database';
 import { registerAlertCommands } from './alerts';
@@ -16,7 +16,7 @@ import { registerFundReturnCommands } from './returns';
 import { registerWebhookCommands } from './webhooks';
 import { DASHBOARD_CLI_USAGE, registerDashboardCommands } from './dashboard';
 import { registerSandboxCommands, SANDBOX_USAGE } from './sandbox';
-import { jsonText } from '../domain/json-text';
+import { jsonText } from '../domain/values/json-text';
 import { cliContext, CommandFailed, UsageError, type Command } from './shared';
 
 /**

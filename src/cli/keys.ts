@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { dataDir } from '../embedded/paths';
-import { resealAll } from '../domain/reseal';
+import { resealAll } from '../domain/keys/reseal';
 import { openDatabase } from '../runtime/database';
 import { resolveServiceKeys } from '../runtime/service-secret';
 import { CommandFailed, type Register } from './shared';

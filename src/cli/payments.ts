@@ -5,13 +5,13 @@ import type { ServiceConfig } from '../config';
 import { loadEnvironments } from '../config/environments';
 import { createEvmChain } from '../chain/evm';
 import { mintTo, SANDBOX_TOKEN_ADDRESS } from '../chain/sandbox';
-import { recoverIncident, resolveHold } from '../domain/operator-actions';
+import { recoverIncident, resolveHold } from '../domain/operators/operator-actions';
 import { remainingOf } from '../domain/payments/payment-view';
-import { toAtomic, formatAtomic } from '../domain/amounts';
+import { toAtomic, formatAtomic } from '../domain/amounts/amounts';
 import { openDatabase } from '../runtime/database';
 import { chainsFor, parseResolutionArgs, serviceChains, UsageError, withEngine } from './shared';
 import { ZAdminCreateRecovery } from '../domain/returns/fund-return.schemas';
-import { parseInput } from '../domain/validation';
+import { parseInput } from '../domain/requests/validation';
 
 import type { Register } from './shared';
 

@@ -1,4 +1,4 @@
-import { resolveHold } from '../domain/operator-actions';
+import { resolveHold } from '../domain/operators/operator-actions';
 import { openDatabase } from '../runtime/database';
 import { chainsFor, parseResolutionArgs, withEngine } from './shared';
 

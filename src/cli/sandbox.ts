@@ -6,7 +6,7 @@ import { findAsset, loadEnvironments, type TNetworkConfig } from '../config/envi
 import { checkEvmAddress } from '../chain/address';
 import { createChainFaults, jsonRpc, type BlockRef, type ChainFaults, type MiningMode } from '../chain/chain-faults';
 import { SANDBOX_TOKEN_ADDRESS, sendTestTokens } from '../chain/sandbox';
-import { formatAtomic, toAtomic } from '../domain/amounts';
+import { formatAtomic, toAtomic } from '../domain/amounts/amounts';
 import { UsageError, withEngine } from './shared';
 import { openDatabase } from '../runtime/database';
 import { sandboxVaultCodes } from '../domain/vaults/sandbox-mail';

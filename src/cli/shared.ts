@@ -5,7 +5,7 @@ import { loadEnvironmentsReport, withRpcUrl } from '../config/environments';
 import { createChainRegistry, type ChainRegistry } from '../chain/registry';
 import { dataDir } from '../embedded/paths';
 import { addressKeys, type ChainServices } from '../runtime/chain-services';
-import { RESOLUTION_ACTIONS, type ResolutionAction, type ResolutionRequest } from '../domain/operator-resolution';
+import { RESOLUTION_ACTIONS, type ResolutionAction, type ResolutionRequest } from '../domain/operators/pure/operator-resolution';
 import { connectTemporalGateway, type TemporalGateway } from '../temporal/gateway';
 
 /**

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { ServiceConfig } from '../config';
 import { dataDir } from '../embedded/paths';
-import { createCursorCodec } from '../domain/pagination';
+import { createCursorCodec } from '../domain/requests/pagination';
 import { getWebhookDelivery, listWebhookDeliveries, redeliverWebhook } from '../domain/webhooks/deliveries';
 import { recoverWebhookEndpoint } from '../domain/webhooks/recovery';
 import {

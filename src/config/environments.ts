@@ -164,10 +164,13 @@ const environmentShape = {
   environmentId: z.string(),
   namespace: z.string(),
   modules: z.array(z.enum(MODULE_IDS)),
-  fees: z.object({
-    partnerFeeBps: z.number().int().min(0).max(10_000),
-    platformFeeBps: z.number().int().min(0).max(10_000),
-  }),
+  // Deducted from the amount (src/domain/amounts/pure/fees.ts): together at most all of it.
+  fees: z
+    .object({
+      partnerFeeBps: z.number().int().min(0).max(10_000),
+      platformFeeBps: z.number().int().min(0).max(10_000),
+    })
+    .refine((f) => f.partnerFeeBps + f.platformFeeBps <= 10_000, 'partnerFeeBps and platformFeeBps together are at most 10000 (100%)'),
   vaults: ZVaultsConfig.optional(),
   bankAccounts: ZBankAccountsConfig.optional(),
   /** Absent: public Payment creation is off in this environment. */

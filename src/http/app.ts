@@ -7,8 +7,8 @@ import type { ServiceConfig } from '../config';
 import type { Logger } from '../logger';
 import type { ApiState } from './context';
 import { authenticate } from './middleware/auth';
-import { authenticateApp, type AppCredentialCache } from '../domain/apps';
-import { idempotencyRecords } from '../domain/idempotency-records';
+import { authenticateApp, type AppCredentialCache } from '../domain/apps/apps';
+import { idempotencyRecords } from '../domain/requests/idempotency-records';
 import { errorHandler } from './middleware/error-handler';
 import { discardBody, jsonBody } from './middleware/json-body';
 import { failedCredentialLimit, rateLimit } from './middleware/rate-limit';
@@ -17,9 +17,9 @@ import { requestContext } from './middleware/request-context';
 import { echoSvcVersion, enforceSvcVersion } from './middleware/versioning';
 import { answerMalformedRequests } from './malformed-requests';
 import { moduleRuntime } from './middleware/modules';
-import type { ModuleRuntime } from '../domain/modules';
+import type { ModuleRuntime } from '../domain/apps/modules';
 import { mountRouter } from './mount-router';
-import { createCursorCodec, type CursorCodec } from '../domain/pagination';
+import { createCursorCodec, type CursorCodec } from '../domain/requests/pagination';
 import { registerAccountRoutes } from './routes/accounts';
 import { registerHealthRoutes, type HealthProbe } from './routes/health';
 import { registerPartnerConfigRoutes } from './routes/partner-config';
@@ -39,21 +39,21 @@ import type { PaymentOptionProvider } from '../domain/payments/payment-options';
 import { registerVaultRoutes } from './routes/vaults';
 import { registerBankAccountRoutes } from './routes/bank-accounts';
 import { registerProviderCallbackRoutes } from './routes/provider-callbacks';
-import type { OfframpCallbackDeps } from '../domain/provider-callbacks';
+import type { OfframpCallbackDeps } from '../domain/bank-accounts/provider-callbacks';
 import { registerDashboardUserAdminRoutes } from './routes/dashboard-users-admin';
 import { requestLog } from './middleware/request-log';
 import { registerPartnerDashboard } from './dashboard/dashboard';
 import { createSmtpMailer, type Mailer } from '../mail/mailer';
 import { createChainRegistry, type ChainRegistry } from '../chain/registry';
 import type { AddressBook } from '../custody';
-import type { FundReturnEngine, OperatorEngine, PaymentEngine, VaultFundingEngine, WebhookEngine } from '../domain/engine';
+import type { FundReturnEngine, OperatorEngine, PaymentEngine, VaultFundingEngine, WebhookEngine } from '../domain/engine/pure/engine';
 import { registerOperatorConsole } from './console/console';
 import { registerFundReturnAdminRoutes, registerFundReturnRoutes } from './routes/fund-returns';
 import { registerHoldAdminRoutes } from './routes/holds-admin';
 import { createServiceMetrics } from './metrics';
 import { httpMetrics } from './middleware/http-metrics';
 import { registerMetricsRoutes } from './routes/metrics';
-import type { ServiceSecret } from '../domain/service-keys';
+import type { ServiceSecret } from '../domain/keys/service-keys';
 
 export interface ApiDeps {
   config: ServiceConfig;
@@ -164,7 +164,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   const clientLimit = rateLimit(db.pool, config.clientRateLimit, (ctx) => (ctx.state.client ? `client:${ctx.state.client.accountId}` : undefined));
   const body = jsonBody(config.http.maxBodyBytes);
   const idempotency = idempotencyRecords(db.bookkeeping);
-  // Which modules run depends on the environments file and on what this deployment has (src/domain/modules.ts).
+  // Which modules run depends on the environments file and on what this deployment has (src/domain/apps/modules.ts).
   const runtime: ModuleRuntime = { offrampProviderCode: deps.offramp?.provider.code ?? null };
   const modules = moduleRuntime(environments, runtime);
 

@@ -1,9 +1,9 @@
 import type { RouterContext, RouterInstance, RouterMiddleware } from '@koa/router';
 import type { Logger } from '../logger';
-import type { AuthenticatedApp } from '../domain/apps';
+import type { AuthenticatedApp } from '../domain/apps/apps';
 import type { ClientPrincipal } from '../domain/client-auth/access-tokens';
 import type { TEnvironments } from '../config/environments';
-import type { ModuleRuntime } from '../domain/modules';
+import type { ModuleRuntime } from '../domain/apps/modules';
 
 export interface ApiState {
   requestId: string;

@@ -1,5 +1,5 @@
 import getRawBody from 'raw-body';
-import { ApiError } from '../domain/errors';
+import { ApiError } from '../domain/requests/errors';
 import type { ApiContext, ApiMiddleware } from './context';
 
 /**

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ApiError, type ErrorCode } from '../domain/errors';
+import { ApiError, type ErrorCode } from '../domain/requests/errors';
 import { SVC_VERSION_HEADER } from './middleware/versioning';
 
 /**

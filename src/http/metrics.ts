@@ -10,13 +10,13 @@ import {
   settlementOutcomes,
   webhookDeliveryStats,
   type Count,
-} from '../domain/operations-metrics';
+} from '../domain/monitoring/operations-metrics';
 
 /**
  * The Prometheus registry behind GET /metrics (prom-client). Two kinds of series:
  * - this process's own, kept in memory: HTTP requests and latency by route template, and Node's
  *   process metrics;
- * - the operations' state, read at scrape time (src/domain/operations-metrics.ts) into a registry
+ * - the operations' state, read at scrape time (src/domain/monitoring/operations-metrics.ts) into a registry
  *   made for that scrape, so every API process answers the same and nothing is stale.
  * Plus, when the worker runs in this process, the Temporal runtime's own exposition, appended as is.
  * Each scrape-time reading has a deadline; one that fails or is late leaves its series out and says

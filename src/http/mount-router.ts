@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import type Router from '@koa/router';
 import type { ApiContext, ApiState } from './context';
-import { ApiError } from '../domain/errors';
+import { ApiError } from '../domain/requests/errors';
 
 /**
  * Mounts a router on the app. A method a known path does not serve (a standard one, or one no route

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { ParameterizedContext } from 'koa';
-import { openSealedText, sealText } from '../domain/sealed-text';
+import { openSealedText, sealText } from '../domain/keys/sealed-text';
 import { safeEqual } from '../platform/secrets';
-import type { ServiceSecret } from '../domain/service-keys';
+import type { ServiceSecret } from '../domain/keys/service-keys';
 
 /**
  * The cookies of a signed-in HTML area (the operator console, the partner dashboard): a session

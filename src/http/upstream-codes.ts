@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../domain/errors';
+import type { ErrorCode } from '../domain/requests/errors';
 
 /**
  * One endpoint, one family of upstream codes. Endpoints on Payments (`/v2/payments...`, the client

@@ -2,7 +2,7 @@ import type { TEnvironments } from '../config/environments';
 import { createChainRegistry, type ChainRegistry } from '../chain/registry';
 import { fundTestWallet } from '../chain/sandbox';
 import type { PrismaClient } from '../db/client';
-import { serviceWalletDisagreements } from '../domain/custody-addresses';
+import { serviceWalletDisagreements } from '../domain/chain/custody-addresses';
 import {
   checkedCustody,
   configuredPublicKeys,

@@ -1,4 +1,4 @@
-import type { AppCredentialCache } from '../domain/apps';
+import type { AppCredentialCache } from '../domain/apps/apps';
 import type { Logger } from '../logger';
 import { listenOnChannel, type ChannelListener } from '../db/listener';
 

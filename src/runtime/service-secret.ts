@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { ServiceKeys } from '../domain/service-keys';
+import type { ServiceKeys } from '../domain/keys/service-keys';
 
 /** SERVICE_SECRET when set; else a random one kept under .data/ so cursors survive restarts. */
 export function resolveServiceSecret(configured: string | undefined, dataDir: string): string {

@@ -1,4 +1,4 @@
-import type { WebhookEngine } from '../domain/engine';
+import type { WebhookEngine } from '../domain/engine/pure/engine';
 import type { Logger } from '../logger';
 import { listenOnChannel, type ChannelListener } from '../db/listener';
 

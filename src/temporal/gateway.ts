@@ -30,8 +30,8 @@ import type {
   VaultFundingEngine,
   FundReturnEngine,
   OperatorEngine,
-} from '../domain/engine';
-import type { ResolutionRequest } from '../domain/operator-resolution';
+} from '../domain/engine/pure/engine';
+import type { ResolutionRequest } from '../domain/operators/pure/operator-resolution';
 import { CHAIN_SCANNER_WORKFLOW, chainScannerWorkflowId, pokeSignal, rescanFromSignal, type ChainScannerInput } from '../../workflows/contracts/chain-scanner';
 import {
   DEPOSIT_SETTLEMENT_POLICY,

@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import type { PaymentStart } from '../domain/engine';
+import type { PaymentStart } from '../domain/engine/pure/engine';
 import { PAYMENT_WORKFLOW, paymentWorkflowId, paymentWorkflowInput } from '../../workflows/contracts/payment';
 import { temporalInterceptors } from './deadlines';
 import { DEFAULT_RPC_TIMEOUT_MS } from './gateway';

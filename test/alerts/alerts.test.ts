@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { alertItem, raiseAlert, resolveAlerts, syncAlerts, type AlertDeps } from '../../src/domain/alerts';
+import { alertItem, raiseAlert, resolveAlerts, syncAlerts, type AlertDeps } from '../../src/domain/monitoring/alerts';
 import { createLogger } from '../../src/logger';
 import { call } from '../support/api-client';
 import { getHarness } from '../support/harness';

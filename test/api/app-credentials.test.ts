@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createApi } from '../../src/http/app';
 import { createLogger } from '../../src/logger';
-import { appCredentialCache, type AppCredential } from '../../src/domain/apps';
+import { appCredentialCache, type AppCredential } from '../../src/domain/apps/apps';
 import { followCredentialChanges } from '../../src/runtime/credential-changes';
 import { call, clientTokenFor, newApp, uniqueUserId } from '../support/api-client';
 import { apiDepsOnHarness, getHarness } from '../support/harness';

@@ -5,8 +5,8 @@ import { call, newApp, basicAuth } from '../support/api-client';
 import { getHarness, apiDepsOnHarness } from '../support/harness';
 import { listenApi } from '../support/bounded-api';
 import { createApi } from '../../src/http/app';
-import { ApiError } from '../../src/domain/errors';
-import { createCursorCodec } from '../../src/domain/pagination';
+import { ApiError } from '../../src/domain/requests/errors';
+import { createCursorCodec } from '../../src/domain/requests/pagination';
 
 function assertEnvelope(body: any, code: string) {
   assert.equal(typeof body?.error?.message, 'string');

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { createHash, randomInt } from 'node:crypto';
 import fc from 'fast-check';
-import { ERROR_STATUS } from '../../src/domain/errors';
+import { ERROR_STATUS } from '../../src/domain/requests/errors';
 import { basicAuth, call, newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';
 import { until } from '../support/until';
@@ -65,7 +65,7 @@ async function send(baseUrl: string, req: FuzzRequest): Promise<Answer> {
   }
 }
 
-/** The spec's error envelope, with a code from the one table (src/domain/errors.ts) at its status. */
+/** The spec's error envelope, with a code from the one table (src/domain/requests/errors.ts) at its status. */
 function assertEnvelope(answer: Answer): void {
   let body: unknown;
   try {

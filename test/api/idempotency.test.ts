@@ -6,7 +6,7 @@ import { apiWithUpdateTimeout, withWorkerStopped } from '../support/bounded-api'
 import { eventually } from '../support/chain';
 import { createPayment, newMerchant, waitForPayment, newAccount } from '../support/fixtures';
 import { sha256Hex } from '../../src/platform/secrets';
-import type { AppCredential } from '../../src/domain/apps';
+import type { AppCredential } from '../../src/domain/apps/apps';
 import { usBody } from '../bank-accounts/fixtures';
 import { activeVault, policyBody, uniqueEmail } from '../vaults/support';
 import { newPayer, payTo, pokeScanner } from '../support/chain';

@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createApi } from '../../src/http/app';
-import { authenticateApp } from '../../src/domain/apps';
+import { authenticateApp } from '../../src/domain/apps/apps';
 import { ConfigError, loadConfig, type ServiceConfig } from '../../src/config';
 import { basicAuth, newApp, responseChecker } from '../support/api-client';
 import { apiDepsOnHarness, getHarness } from '../support/harness';

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { ModuleId, TEnvironments } from '../../src/config/environments';
 import { MODULE_IDS } from '../../src/config/environments';
-import type { AppCredential } from '../../src/domain/apps';
+import type { AppCredential } from '../../src/domain/apps/apps';
 import { createApi, type ApiDeps } from '../../src/http/app';
 import { call, newApp, uniqueUserId } from '../support/api-client';
 import { apiDepsOnHarness, getHarness } from '../support/harness';

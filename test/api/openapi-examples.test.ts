@@ -2,7 +2,7 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Hash } from 'viem';
 import { signCallback, SIGNATURE_HEADER } from '../../src/offramp/sandbox-provider/contract';
-import type { AppCredential } from '../../src/domain/apps';
+import type { AppCredential } from '../../src/domain/apps/apps';
 import { call, harnessOpenApi, newApp, type ApiResponse } from '../support/api-client';
 import { apiDepsOnHarness, getHarness, TEST_OFFRAMP_CALLBACK_SECRET } from '../support/harness';
 import { eventually, newPayer, payTo } from '../support/chain';

@@ -4,7 +4,7 @@ import net, { type AddressInfo } from 'node:net';
 import http from 'node:http';
 import { createPublicClient, http as viemHttp } from 'viem';
 import { createDatabase } from '../../src/db/client';
-import { classifyFailure } from '../../src/domain/failure-classes';
+import { classifyFailure } from '../../src/domain/requests/failure-classes';
 import { connectTemporalGateway } from '../../src/temporal/gateway';
 import { call, newApp } from '../support/api-client';
 import { apiDepsOnHarness, getHarness } from '../support/harness';

@@ -1,9 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ModuleId, TEnvironments } from '../../src/config/environments';
-import type { Scope } from '../../src/domain/apps';
-import { EVENT_NAMES } from '../../src/domain/event-catalog';
-import { ZPartnerConfig } from '../../src/domain/partner-config.schemas';
+import type { Scope } from '../../src/domain/apps/apps';
+import { EVENT_NAMES } from '../../src/domain/event-log/event-catalog';
+import { ZPartnerConfig } from '../../src/domain/apps/partner-config.schemas';
 import type { ApiDeps } from '../../src/http/app';
 import { call, newApp, responseChecker, uniqueUserId } from '../support/api-client';
 import { listenApi } from '../support/bounded-api';

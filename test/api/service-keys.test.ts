@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeProtectedHeader } from 'jose';
-import { authenticateApp } from '../../src/domain/apps';
+import { authenticateApp } from '../../src/domain/apps/apps';
 import { exchangeClientToken, verifyClientToken } from '../../src/domain/client-auth/access-tokens';
-import { createCursorCodec } from '../../src/domain/pagination';
+import { createCursorCodec } from '../../src/domain/requests/pagination';
 import { clientSecretFor, verifyClientSecret } from '../../src/domain/payments/payment-view';
-import { keyIdOf, type ServiceKeys } from '../../src/domain/service-keys';
+import { keyIdOf, type ServiceKeys } from '../../src/domain/keys/service-keys';
 import { createWebhookEndpoint } from '../../src/domain/webhooks/endpoints';
 import { decryptSigningSecret } from '../../src/domain/webhooks/signing-secrets';
 import { call, newApp, uniqueUserId } from '../support/api-client';

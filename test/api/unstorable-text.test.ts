@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { unstorableText } from '../../src/domain/validation';
+import { unstorableText } from '../../src/domain/requests/validation';
 import { call, newApp, uniqueUserId } from '../support/api-client';
 import { getHarness } from '../support/harness';
 import { createPayment, newMerchant } from '../support/fixtures';

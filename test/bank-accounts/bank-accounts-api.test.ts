@@ -12,8 +12,8 @@ import {
 import { BANK_ACCOUNT_SCHEMAS, noLinkingSchema } from '../../src/domain/bank-accounts/bank-requirements';
 import { BANK_DIRECTORY } from '../../src/domain/bank-accounts/bank-directory';
 import { accountNumberOf, applyProviderBankAccountUpdate, bankAccountIdFor, onProviderBankAccountUpdated } from '../../src/domain/bank-accounts/bank-accounts';
-import { ZPartnerConfig } from '../../src/domain/partner-config.schemas';
-import type { AppCredential } from '../../src/domain/apps';
+import { ZPartnerConfig } from '../../src/domain/apps/partner-config.schemas';
+import type { AppCredential } from '../../src/domain/apps/apps';
 import { call, newApp, uniqueUserId, type RequestOptions } from '../support/api-client';
 import { listenApi } from '../support/bounded-api';
 import { US_NUMBER, usBody as usBodyOf } from './fixtures';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { checkoutPhaseOf, eip681TransferUri, PAYABLE_PHASES, toCheckoutStatus, type CheckoutPaymentState } from '../../src/domain/checkout/checkout-view';
 import { CHECKOUT_PHASES, ZCheckoutStatus } from '../../src/domain/checkout/checkout-view.schemas';
-import type { PaymentStatus } from '../../src/domain/payments/payment-machine';
+import type { PaymentStatus } from '../../src/domain/payments/pure/payment-machine';
 import type { Payment } from '../../src/generated/prisma/client';
 
 const STATUSES: PaymentStatus[] = ['requires_payment_method', 'processing', 'accepted', 'succeeded', 'failed', 'cancelled', 'expired'];

@@ -15,7 +15,7 @@ import { ZClientConfirmResponse, ZClientPaymentResponse } from '../../src/domain
 import { paymentOptionId, walletTransferOption, type PaymentOptionProvider } from '../../src/domain/payments/payment-options';
 import { issueAction } from '../../src/domain/payments/payment-actions';
 import { deriveKey } from '../../src/platform/secrets';
-import type { AppCredential } from '../../src/domain/apps';
+import type { AppCredential } from '../../src/domain/apps/apps';
 import { call, newApp, uniqueUserId, type ApiResponse } from '../support/api-client';
 import { apiDepsOnHarness, getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import { eventually, newPayer } from '../support/chain';

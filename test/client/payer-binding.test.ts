@@ -1,10 +1,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import type { AppCredential } from '../../src/domain/apps';
+import type { AppCredential } from '../../src/domain/apps/apps';
 import { clientSecretFor } from '../../src/domain/payments/payment-view';
 import { paymentOptionId } from '../../src/domain/payments/payment-options';
-import { sealText } from '../../src/domain/sealed-text';
+import { sealText } from '../../src/domain/keys/sealed-text';
 import { call, clientTokenFor, uniqueUserId, type ApiResponse } from '../support/api-client';
 import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import { newPayer, payTo } from '../support/chain';

@@ -1,8 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AppCredential } from '../../src/domain/apps';
+import type { AppCredential } from '../../src/domain/apps/apps';
 import { verifyClientToken } from '../../src/domain/client-auth/access-tokens';
-import { ApiError } from '../../src/domain/errors';
+import { ApiError } from '../../src/domain/requests/errors';
 import { confirmClientPayment, readClientPayment } from '../../src/domain/payments/client-payments';
 import { call, clientTokenFor, uniqueUserId, type ApiResponse } from '../support/api-client';
 import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AppCredential } from '../../src/domain/apps';
+import type { AppCredential } from '../../src/domain/apps/apps';
 import { ZAuthorizeVaultOptionResponse, ZClientPaymentResponse } from '../../src/domain/payments/client-payment.schemas';
 import { paymentOptionId } from '../../src/domain/payments/payment-options';
 import { verifyWebhook } from '../../src/webhooks/verify';

@@ -7,7 +7,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { getBrowser, newContext } from '../support/browser';
 import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
-import { sealText } from '../../src/domain/sealed-text';
+import { sealText } from '../../src/domain/keys/sealed-text';
 import { call, newApp } from '../support/api-client';
 import { eventually, mine, newPayer, payTo, setNativeBalance, tokenBalance } from '../support/chain';
 import { createPayment, getPayment, newMerchant, waitForPayment, type Merchant } from '../support/fixtures';

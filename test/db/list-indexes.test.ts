@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../../src/generated/prisma/client';
-import { authenticateApp, type AuthenticatedApp } from '../../src/domain/apps';
+import { authenticateApp, type AuthenticatedApp } from '../../src/domain/apps/apps';
 import { listPayments } from '../../src/domain/payments/payments';
 import { ZListPaymentsQuery } from '../../src/domain/payments/payment.schemas';
 import { listDeposits } from '../../src/domain/deposits/deposits';
@@ -22,7 +22,7 @@ import { listAccountTransactions } from '../../src/domain/ledger/transactions';
 import { ZListTransactionsQuery } from '../../src/domain/ledger/transactions.schemas';
 import { listWebhookEndpoints } from '../../src/domain/webhooks/endpoints';
 import { listWebhookDeliveries } from '../../src/domain/webhooks/deliveries';
-import type { CursorCodec } from '../../src/domain/pagination';
+import type { CursorCodec } from '../../src/domain/requests/pagination';
 import { getHarness } from '../support/harness';
 import { createPayment, newMerchant, type Merchant } from '../support/fixtures';
 

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { authenticateApp } from '../../src/domain/apps';
+import { authenticateApp } from '../../src/domain/apps/apps';
 import { listDepositAddresses } from '../../src/domain/deposits/deposit-addresses';
 import { ZListDepositAddressesQuery } from '../../src/domain/deposits/deposit.schemas';
-import { newId } from '../../src/domain/ids';
-import { createCursorCodec } from '../../src/domain/pagination';
+import { newId } from '../../src/domain/values/ids';
+import { createCursorCodec } from '../../src/domain/requests/pagination';
 import { getHarness } from '../support/harness';
 import { newMerchant } from '../support/fixtures';
 
 /**
- * Keyset paging (src/domain/pagination.ts afterPosition, shared by every list): following nextCursor
+ * Keyset paging (src/domain/requests/pagination.ts afterPosition, shared by every list): following nextCursor
  * from the first page yields every row once, in (createdAt desc, id desc) order, whatever the page
  * size and however many rows share a createdAt (the cursor's row and the rows after it at the same
  * instant are told apart by id). Run on one list, the deposit addresses of a fresh account.

@@ -6,7 +6,7 @@ import { endsWithBooksChecked } from '../support/books';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { DEPOSIT_WORKFLOW } from '../../workflows/contracts/deposit';
 import { setNativeBalance } from '../support/chain';
-import { depositHold, listHolds } from '../../src/domain/operator-holds';
+import { depositHold, listHolds } from '../../src/domain/operators/operator-holds';
 import { detailPage } from '../../src/http/console/console-views';
 import { renderHtml } from '../../src/http/html';
 import { nominateForRecording } from '../support/record-histories';

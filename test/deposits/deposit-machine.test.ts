@@ -1,11 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  depositFees,
   detect,
   isDataHold,
   isTerminal,
-  meetsMinimum,
   onConfirming,
   onDataError,
   onOperatorResolution,
@@ -17,8 +15,8 @@ import {
   onSourceInvalidated,
   type DepositState,
   type DetectionInput,
-} from '../../src/domain/deposits/deposit-machine';
-import { fromPersistedState, toPersistedState } from '../../src/domain/deposits/deposit-serde';
+} from '../../src/domain/deposits/pure/deposit-machine';
+import { fromPersistedState, toPersistedState } from '../../src/domain/deposits/pure/deposit-serde';
 import { receiptPosting, receiptReversalPosting, reversalPosting, settlementPosting } from '../../src/domain/deposits/deposit-postings';
 import { preparePosting } from '../../src/domain/ledger/ledger';
 
@@ -56,13 +54,10 @@ describe('Deposit state machine', () => {
   });
 
   test('honours minimumDeposit.inclusive: the minimum itself counts only when inclusive', () => {
-    assert.equal(meetsMinimum(USDC, { amountAtomic: USDC, inclusive: true }), true);
-    assert.equal(meetsMinimum(USDC, { amountAtomic: USDC, inclusive: false }), false);
-    assert.equal(meetsMinimum(USDC - 1n, { amountAtomic: USDC, inclusive: true }), false);
-    assert.equal(meetsMinimum(USDC + 1n, { amountAtomic: USDC, inclusive: false }), true);
+    const exclusive = { amountAtomic: USDC, inclusive: false };
     assert.equal(detect(detection({ amountAtomic: USDC })).state.status, 'detected');
-    const exclusive = detect(detection({ amountAtomic: USDC, minimum: { amountAtomic: USDC, inclusive: false } }));
-    assert.equal(exclusive.state.status, 'ignored');
+    assert.equal(detect(detection({ amountAtomic: USDC, minimum: exclusive })).state.status, 'ignored');
+    assert.equal(detect(detection({ amountAtomic: USDC + 1n, minimum: exclusive })).state.status, 'detected');
   });
 
   test('ignores an amount under the minimum: recorded, nothing owed, no event, terminal', () => {
@@ -83,7 +78,7 @@ describe('Deposit state machine', () => {
   });
 
   test('rounds fees down and gives the remainder to the net amount', () => {
-    assert.deepEqual(depositFees(999n, 100, 50), { platformAtomic: 9n, partnerAtomic: 4n, networkAtomic: 0n, setupAtomic: 0n, netAtomic: 986n });
+    assert.deepEqual(detect(detection({ amountAtomic: 999n, minimum: { amountAtomic: 1n, inclusive: true } })).state.fees, { platformAtomic: 9n, partnerAtomic: 4n, networkAtomic: 0n, setupAtomic: 0n, netAtomic: 986n });
   });
 
   test('moves detected to confirming, then settling with the receipt posted once the depth is reached', () => {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { writeEvents, type EventSubject } from '../../src/domain/events';
+import { writeEvents, type EventSubject } from '../../src/domain/event-log/events';
 import { getHarness } from '../support/harness';
 import fc from 'fast-check';
 

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkLedger } from '../../src/cli/ledger';
 import type { Prisma } from '../../src/db/client';
-import { newId } from '../../src/domain/ids';
+import { newId } from '../../src/domain/values/ids';
 import { getHarness } from '../support/harness';
 import { runCli } from '../support/cli';
 import { appWithAccount, receivePayment } from './fixtures';

@@ -1,5 +1,5 @@
-import type { AppCredential } from '../../src/domain/apps';
-import { newId } from '../../src/domain/ids';
+import type { AppCredential } from '../../src/domain/apps/apps';
+import { newId } from '../../src/domain/values/ids';
 import { bookFor, postToLedger, type LedgerAsset, type PostingInput } from '../../src/domain/ledger/ledger';
 import { newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';

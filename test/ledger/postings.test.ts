@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { newId } from '../../src/domain/ids';
+import { newId } from '../../src/domain/values/ids';
 import {
   bookFor,
   LedgerError,

@@ -9,7 +9,7 @@ import { createPayment, newMerchant } from '../support/fixtures';
 import { startAdminApi, ADMIN_TOKEN, type AdminApi } from '../webhooks/support/admin';
 import { newAccountWithEvent, delivered, dispatch, ensureTestDispatcher } from '../webhooks/support/flow';
 import { startReceiver, type Receiver } from '../webhooks/support/receiver';
-import { raiseAlert, resolveAlerts } from '../../src/domain/alerts';
+import { raiseAlert, resolveAlerts } from '../../src/domain/monitoring/alerts';
 import { LEDGER_DIFFERENCE } from '../../src/domain/ledger/reconcile';
 import { createServiceMetrics } from '../../src/http/metrics';
 import { family, parseExposition, sampleValue, samplesOf, type Exposition } from './support/scrape';
@@ -102,7 +102,7 @@ describe('Prometheus metrics at /metrics (what operators watch)', () => {
 
     const labelValues = families.samples.flatMap((s) => Object.values(s.labels));
     assert.ok(labelValues.includes('/v2/payments/:paymentId'));
-    // Ids are a prefix and 22 random characters (src/domain/ids.ts); statuses such as requires_payment_method are no ids.
+    // Ids are a prefix and 22 random characters (src/domain/values/ids.ts); statuses such as requires_payment_method are no ids.
     const leaked = labelValues.filter((v) => /(payment|acct|app)_[A-Za-z0-9]{22}/.test(v) || v.includes(paymentId) || v.includes(merchant.accountId));
     assert.deepEqual(leaked, [], 'no id in any label');
   });

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Address } from 'viem';
-import { raiseAlert, resolveAlerts } from '../../src/domain/alerts';
+import { raiseAlert, resolveAlerts } from '../../src/domain/monitoring/alerts';
 import { LEDGER_DIFFERENCE, ledgerAlertOf } from '../../src/domain/ledger/reconcile';
 import { call, newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import type { AppCredential } from '../../src/domain/apps';
+import type { AppCredential } from '../../src/domain/apps/apps';
 import type { TEnvironmentConfig } from '../../src/config/environments';
 import { checkLedger } from '../../src/domain/ledger/check';
 import { followVaultReceipts } from '../../src/domain/vaults/vault-receipts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import type { AppCredential } from '../../src/domain/apps';
+import type { AppCredential } from '../../src/domain/apps/apps';
 import { checkLedger } from '../../src/domain/ledger/check';
 import { sweepDust } from '../../src/domain/payments/dust';
 import { call, newApp, uniqueUserId } from '../support/api-client';

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts';
 import { createPartnerClient, expressWebhook, isKnownEvent, koaWebhook, WEBHOOK_EVENT_NAMES, type AnyWebhookEvent } from '../../clients/typescript/src';
-import { EVENT_NAMES } from '../../src/domain/event-catalog';
+import { EVENT_NAMES } from '../../src/domain/event-log/event-catalog';
 import { CLIENT_SCHEMA_FILE, generateClientSchema } from '../../scripts/generate-client';
 import { newApp } from '../support/api-client';
 import { eventually, newPayer, payTo } from '../support/chain';

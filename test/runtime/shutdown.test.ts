@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { freePort, isPortOpen } from '../../src/embedded/process';
-import { newId } from '../../src/domain/ids';
+import { newId } from '../../src/domain/values/ids';
 import { until } from '../support/until';
 
 const ROOT = path.resolve(__dirname, '../..');

@@ -1,4 +1,4 @@
-import { createApp, type AppCredential, type Scope } from '../../src/domain/apps';
+import { createApp, type AppCredential, type Scope } from '../../src/domain/apps/apps';
 import { partnersOpenApi } from '../../src/http/openapi/document';
 import { getHarness } from './harness';
 import { createResponseChecker, type ResponseChecker } from './openapi-check';

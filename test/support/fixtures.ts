@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import type { AppCredential } from '../../src/domain/apps';
+import type { AppCredential } from '../../src/domain/apps/apps';
 import { checkLedger } from '../../src/domain/ledger/check';
 import { call, newApp, uniqueUserId } from './api-client';
 import { eventually } from './chain';

@@ -8,7 +8,7 @@ import { loadConfig, type ServiceConfig } from '../../src/config';
 import { loadEnvironments, type TEnvironments } from '../../src/config/environments';
 import type { Database } from '../../src/db/client';
 import { createApi, type ApiDeps } from '../../src/http/app';
-import { appCredentialCache } from '../../src/domain/apps';
+import { appCredentialCache } from '../../src/domain/apps/apps';
 import { followCredentialChanges } from '../../src/runtime/credential-changes';
 import { createLogger, type Logger } from '../../src/logger';
 import { openDatabase, type OpenedDatabase } from '../../src/runtime/database';
@@ -18,7 +18,7 @@ import { bundleWorkflows, createWorker, prometheusTelemetry } from '../../src/te
 import { composeService } from '../../src/runtime/composition';
 import { createEngineProbes, type EngineProbes } from '../../src/temporal/probes';
 import { WEBHOOK_RETRY_POLICY } from '../../src/domain/webhooks/policy';
-import { registerServiceWallets } from '../../src/domain/custody-addresses';
+import { registerServiceWallets } from '../../src/domain/chain/custody-addresses';
 import { createTemporalGateway, type GatewayOptions, type TemporalGateway } from '../../src/temporal/gateway';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
-import { ID_PREFIXES } from '../../src/domain/ids';
+import { ID_PREFIXES } from '../../src/domain/values/ids';
 
 /**
  * Rows for every table of a database at whatever migration it is, read from its catalog: the upward

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { ResponseBodyTooLargeError } from 'viem';
 import type { ChainRegistry } from '../../src/chain/registry';
 import type { Chain } from '../../src/chain/types';
-import { isRangeTooLarge, scanRange } from '../../src/domain/chain-scan';
+import { isRangeTooLarge, scanRange } from '../../src/domain/chain/chain-scan';
 
 /**
  * A node whose log queries fail for ranges wider than `maxBlocks` (a busy token's response over the

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { confirmationPollMs, SAFETY_NET_FLOOR_MS, safetyNetFloorMs, safetyNetMs } from '../../src/domain/confirmation-polling';
+import { confirmationPollMs, SAFETY_NET_FLOOR_MS, safetyNetFloorMs, safetyNetMs } from '../../src/domain/chain/pure/confirmation-polling';
 
 const schedules = fc.record({
   firstMs: fc.integer({ min: 1, max: 3_600_000 }),

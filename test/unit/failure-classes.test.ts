@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createPublicClient, http as viemHttp } from 'viem';
 import { NamespaceNotFoundError } from '@temporalio/common';
-import { classifyFailure } from '../../src/domain/failure-classes';
+import { classifyFailure } from '../../src/domain/requests/failure-classes';
 
 /** A local JSON-RPC endpoint with a fixed behaviour; answers `undefined` = never answer. */
 async function rpcServer(answer: (res: http.ServerResponse) => void | undefined) {

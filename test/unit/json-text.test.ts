@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApiError } from '../../src/domain/errors';
-import { jsonText } from '../../src/domain/json-text';
+import { ApiError } from '../../src/domain/requests/errors';
+import { jsonText } from '../../src/domain/values/json-text';
 
 test('an error whose details carry amounts as bigints answers them as decimal strings', () => {
   const body = new ApiError('conflict', 'not enough', { requestedAtomic: 2_000_000n, legs: [{ amountAtomic: 10n ** 30n }] }).toBody();

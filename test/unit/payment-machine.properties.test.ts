@@ -11,7 +11,7 @@ import {
   onTransfersVerified,
   type PaymentState,
   type Transition,
-} from '../../src/domain/payments/payment-machine';
+} from '../../src/domain/payments/pure/payment-machine';
 
 const NOW = '2026-11-22T00:00:00.000Z';
 

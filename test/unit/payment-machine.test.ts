@@ -16,10 +16,9 @@ import {
   pendingFundingAtomic,
   unresolvedTransfers,
   remainingAtomic,
-  splitFees,
   type PaymentState,
   type Transition,
-} from '../../src/domain/payments/payment-machine';
+} from '../../src/domain/payments/pure/payment-machine';
 
 const NOW = '2026-11-22T00:00:00.000Z';
 const must = (t: Transition | null): Transition => {
@@ -208,11 +207,6 @@ describe('payment machine: settlement', () => {
     assert.equal(failed?.transition.state.status, 'failed');
     assert.deepEqual(failed?.transition.failure, { code: 'operator_failed', message: 'refunded' });
     assert.equal(onOperatorResolution(funded(), { action: 'retry' }, NOW), null);
-  });
-
-  test('fees are whole atomic units rounded down, and the net takes the remainder', () => {
-    assert.deepEqual(splitFees(12_500_000n, 100, 50), { platformFeeAtomic: 125_000n, partnerFeeAtomic: 62_500n, merchantNetAtomic: 12_312_500n });
-    assert.deepEqual(splitFees(199n, 100, 50), { platformFeeAtomic: 1n, partnerFeeAtomic: 0n, merchantNetAtomic: 198n });
   });
 });
 

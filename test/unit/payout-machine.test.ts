@@ -9,8 +9,8 @@ import {
   type OfframpStatus,
   type PaymentState,
   type Transition,
-} from '../../src/domain/payments/payment-machine';
-import { awaitsPayout, onPayoutHeld, onPayoutUpdate, onProviderFunded } from '../../src/domain/payments/payout-machine';
+} from '../../src/domain/payments/pure/payment-machine';
+import { awaitsPayout, onPayoutHeld, onPayoutUpdate, onProviderFunded } from '../../src/domain/payments/pure/payout-machine';
 
 const CREATED = '2026-11-23T00:00:00.000Z';
 const BEFORE_EXPIRY = '2026-11-23T00:05:00.000Z';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { AppCredential } from '../../src/domain/apps';
+import type { AppCredential } from '../../src/domain/apps/apps';
 import { call } from '../support/api-client';
 import { getHarness } from '../support/harness';
 import { newVault } from '../support/fixtures';

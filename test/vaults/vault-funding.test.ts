@@ -10,7 +10,7 @@ import { endsWithBooksChecked } from '../support/books';
 import { authorizeVaultFunding, decideFunding, vaultOptionFor } from '../../src/domain/vaults/vault-funding';
 import { periodStartOf, SPEND_PERIOD_MS } from '../../src/domain/vaults/vault-config';
 import { createVaultActivities } from '../../activities/vaults';
-import { ApiError } from '../../src/domain/errors';
+import { ApiError } from '../../src/domain/requests/errors';
 import { call } from '../support/api-client';
 import { VAULT_FUNDING_WORKFLOW, vaultFundingWorkflowId, type VaultFundingWorkflowInput } from '../../workflows/contracts/vault-funding';
 import { activeVault } from './support';

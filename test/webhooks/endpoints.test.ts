@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { newApp } from '../support/api-client';
 import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import { decryptSigningSecret } from '../../src/domain/webhooks/signing-secrets';
-import { EVENT_NAMES } from '../../src/domain/event-catalog';
+import { EVENT_NAMES } from '../../src/domain/event-log/event-catalog';
 import { startAdminApi, type AdminApi } from './support/admin';
 
 const ENDPOINT_KEYS = [
@@ -86,7 +86,7 @@ describe('Webhook endpoints (admin API)', () => {
 
     const row = await h.db.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } });
     assert.ok(!JSON.stringify(row).includes(signingSecret), 'the secret is not stored in plain text');
-    // v2.<key id>.<iv>.<tag>.<ciphertext> (src/domain/sealed-text.ts)
+    // v2.<key id>.<iv>.<tag>.<ciphertext> (src/domain/keys/sealed-text.ts)
     assert.match(row.secretCiphertext, /^v2\.[0-9a-f]+\.[\w-]+\.[\w-]+\.[\w-]+$/);
     assert.equal(decryptSigningSecret(TEST_SERVICE_SECRET, endpoint.id, row.secretCiphertext), signingSecret);
     // The ciphertext is bound to its endpoint and to the service secret.

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';
 import { until as poll } from '../support/until';
-import type { AppCredential } from '../../src/domain/apps';
+import type { AppCredential } from '../../src/domain/apps/apps';
 import type { ChannelListener } from '../../src/db/listener';
 import { startWebhookKicks, WEBHOOK_KICKS_APPLICATION_NAME } from '../../src/runtime/webhook-kicks';
 import { createWebhookActivities } from '../../activities/webhooks';

@@ -1,6 +1,6 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AppCredential } from '../../src/domain/apps';
+import type { AppCredential } from '../../src/domain/apps/apps';
 import { verifyWebhook } from '../../src/webhooks/verify';
 import { newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';

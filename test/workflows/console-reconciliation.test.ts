@@ -8,7 +8,7 @@ import { getHarness } from '../support/harness';
 import { eventually } from '../support/chain';
 import { createPayment, newMerchant } from '../support/fixtures';
 import { paymentReconciliationWorkflowId } from '../../workflows/contracts/payment-reconciliation';
-import { RECONCILIATION_ALERT_KINDS } from '../../src/domain/reconciliation-runs';
+import { RECONCILIATION_ALERT_KINDS } from '../../src/domain/monitoring/reconciliation-runs';
 import { pageProblems, signIn, startConsoleApi, UI } from '../console/support';
 
 void getBrowser();

@@ -4,7 +4,7 @@ import type { Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import * as workflows from '../../workflows';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
-import { authenticateApp } from '../../src/domain/apps';
+import { authenticateApp } from '../../src/domain/apps/apps';
 import { createPayment as createPaymentRow } from '../../src/domain/payments/create-payment';
 import { ZCreatePayment } from '../../src/domain/payments/payment.schemas';
 import { SERVICE_SCHEDULES } from '../../src/temporal/schedules';

@@ -1,6 +1,6 @@
 import { defineSignal } from '@temporalio/workflow';
-import type { DepositStart } from '../../src/domain/engine';
-import type { ResolutionRequest } from '../../src/domain/operator-resolution';
+import type { DepositStart } from '../../src/domain/engine/pure/engine';
+import type { ResolutionRequest } from '../../src/domain/operators/pure/operator-resolution';
 
 /** The DepositWorkflow's contract: its name, id, input, messages and failure types. */
 export const DEPOSIT_WORKFLOW = 'depositWorkflow';

@@ -1,5 +1,5 @@
 import { defineSignal } from '@temporalio/workflow';
-import type { ResolutionRequest } from '../../src/domain/operator-resolution';
+import type { ResolutionRequest } from '../../src/domain/operators/pure/operator-resolution';
 
 /** The FundReturnWorkflow's contract: its name, id and input. */
 export const FUND_RETURN_WORKFLOW = 'fundReturnWorkflow';

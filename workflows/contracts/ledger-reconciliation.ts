@@ -1,4 +1,4 @@
-import type { BooksDifference } from '../../src/domain/ledger/reconcile-report';
+import type { BooksDifference } from '../../src/domain/ledger/pure/reconcile-report';
 
 /**
  * The LedgerReconciliationWorkflow's contract: one pass of the books against the chain, which raises

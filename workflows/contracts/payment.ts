@@ -1,7 +1,7 @@
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { CancelRequest, PaymentStart, PayoutUpdateSeen, TransferSeen } from '../../src/domain/engine';
-import type { ResolutionRequest } from '../../src/domain/operator-resolution';
-import type { CarriedPaymentState } from '../../src/domain/payments/payment-serde';
+import type { CancelRequest, PaymentStart, PayoutUpdateSeen, TransferSeen } from '../../src/domain/engine/pure/engine';
+import type { ResolutionRequest } from '../../src/domain/operators/pure/operator-resolution';
+import type { CarriedPaymentState } from '../../src/domain/payments/pure/payment-serde';
 
 export type { CancelRequest, PaymentStart, PayoutUpdateSeen, TransferSeen };
 

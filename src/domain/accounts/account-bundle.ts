@@ -1,5 +1,5 @@
 import type { Prisma, PrismaClient } from '../../db/client';
-import { notFound } from '../errors';
+import { notFound } from '../requests/errors';
 import type { TAccountBundle } from './account.schemas';
 
 export const BUNDLE_INCLUDE = {

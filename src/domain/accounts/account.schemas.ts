@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { checkEvmAddress } from '../../chain/address';
-import { ZMetadata } from '../metadata';
+import { ZMetadata } from '../values/metadata';
 import { ZChainId, zInt4 } from '../../platform/int4';
 
 // No control characters: these ids end up in headers (x-svc-external-user-id) and logs.

@@ -3,12 +3,12 @@ import { Prisma, type PrismaClient } from '../../db/client';
 import type { Account } from '../../generated/prisma/client';
 import type { TEnvironmentConfig } from '../../config/environments';
 import { findAsset, findNetwork } from '../../config/environments';
-import { ApiError, notFound } from '../errors';
-import type { AuthenticatedApp } from '../apps';
-import { writeEvents, type EventSubject } from '../events';
-import { DESTINATION_REFUSAL_MESSAGES, destinationRefusal } from '../custody-addresses';
+import { ApiError, notFound } from '../requests/errors';
+import type { AuthenticatedApp } from '../apps/apps';
+import { writeEvents, type EventSubject } from '../event-log/events';
+import { DESTINATION_REFUSAL_MESSAGES, destinationRefusal } from '../chain/custody-addresses';
 import type { AddressBook } from '../../custody';
-import { newId, randomToken } from '../ids';
+import { newId, randomToken } from '../values/ids';
 import { BUNDLE_INCLUDE, loadAccount, toAccountBundle } from './account-bundle';
 import type {
   TAccountBundle,

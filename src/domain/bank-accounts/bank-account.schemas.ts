@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ZCursor } from '../pagination';
+import { ZCursor } from '../requests/pagination';
 import { zInt4Param } from '../../platform/int4';
 import { BANK_COUNTRIES } from '../../config/environments';
 import { BANK_ACCOUNT_STATUSES } from './bank-account-machine';

@@ -1,19 +1,19 @@
 import { Prisma, type PrismaClient } from '../../db/client';
 import type { BankAccount } from '../../generated/prisma/client';
 import type { TEnvironmentConfig } from '../../config/environments';
-import type { AuthenticatedApp } from '../apps';
-import { ApiError, notFound, UpstreamFailure } from '../errors';
-import type { Availability } from '../modules';
+import type { AuthenticatedApp } from '../apps/apps';
+import { ApiError, notFound, UpstreamFailure } from '../requests/errors';
+import type { Availability } from '../apps/modules';
 import { hmacHex } from '../../platform/secrets';
-import { ID_PREFIXES } from '../ids';
-import { sealText, openSealedText } from '../sealed-text';
-import { afterPosition, pageOf, type CursorCodec } from '../pagination';
+import { ID_PREFIXES } from '../values/ids';
+import { sealText, openSealedText } from '../keys/sealed-text';
+import { afterPosition, pageOf, type CursorCodec } from '../requests/pagination';
 import { requireAccount } from '../deposits/deposit-addresses';
 import { ProviderError, type OfframpProvider, type ProviderBankAccount } from '../../offramp/offramp-provider';
 import { bankAccountRequirements, countryDetails, validateBankFields } from './bank-requirements';
 import { decideBankAccount, initialBankAccountState, type BankAccountEvent, type BankAccountState, type BankAccountStatus } from './bank-account-machine';
 import type { TBankAccount, TListBankAccountsQuery } from './bank-account.schemas';
-import { currentKey, type ServiceSecret } from '../service-keys';
+import { currentKey, type ServiceSecret } from '../keys/service-keys';
 
 export const ACCOUNT_NUMBER_LABEL = 'partner-payments/bank-account-number/v1';
 

@@ -1,8 +1,8 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { BANK_COUNTRIES, type BankCountry, type TEnvironmentConfig } from '../../config/environments';
-import { ApiError } from '../errors';
-import type { Availability } from '../modules';
-import { checkStorable, InputError } from '../validation';
+import { ApiError } from '../requests/errors';
+import type { Availability } from '../apps/modules';
+import { checkStorable, InputError } from '../requests/validation';
 import { isValidAbaRoutingNumber } from './aba-routing';
 import { findDirectoryBank } from './bank-directory';
 

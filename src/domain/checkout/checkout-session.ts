@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { PrismaClient } from '../../db/client';
-import { ApiError } from '../errors';
+import { ApiError } from '../requests/errors';
 import { verifyClientToken, type ClientPrincipal, CLIENT_TOKEN_LIFETIME_SECONDS } from '../client-auth/access-tokens';
 import { loadPayable } from '../payments/client-payments';
 import { verifyClientSecret } from '../payments/payment-view';
-import { openSealedText, sealText } from '../sealed-text';
+import { openSealedText, sealText } from '../keys/sealed-text';
 import { safeEqual } from '../../platform/secrets';
 import type { TCheckoutSessionRequest } from './checkout-view.schemas';
-import type { ServiceSecret } from '../service-keys';
+import type { ServiceSecret } from '../keys/service-keys';
 
 /**
  * The payer's session on the hosted checkout: what the partner's front end handed over in a POST body

@@ -1,6 +1,6 @@
 import type { Payment } from '../../generated/prisma/client';
-import { formatAtomic } from '../amounts';
-import type { PaymentStatus } from '../payments/payment-machine';
+import { formatAtomic } from '../amounts/amounts';
+import type { PaymentStatus } from '../payments/pure/payment-machine';
 import type { TCheckoutPage, TCheckoutPhase, TCheckoutStatus } from './checkout-view.schemas';
 
 /** What the phase depends on: the Payment's status, its amounts, its expiry and the clock. */

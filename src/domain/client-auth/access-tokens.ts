@@ -1,11 +1,11 @@
 import { decodeProtectedHeader, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import type { PrismaClient } from '../../db/client';
-import type { AuthenticatedApp, Scope } from '../apps';
+import type { AuthenticatedApp, Scope } from '../apps/apps';
 import type { EnvironmentName } from '../../config/environments';
-import { ApiError, notFound } from '../errors';
-import { randomToken } from '../ids';
+import { ApiError, notFound } from '../requests/errors';
+import { randomToken } from '../values/ids';
 import { deriveKey } from '../../platform/secrets';
-import { currentKey, keyById, keyIdOf, type ServiceSecret } from '../service-keys';
+import { currentKey, keyById, keyIdOf, type ServiceSecret } from '../keys/service-keys';
 import { ZClientTokenClaims, type TClientAccountRef } from './client-auth.schemas';
 
 /** Short enough that a leaked token is worth little; the partner's backend exchanges again. */

@@ -1,8 +1,8 @@
 import type { PrismaClient } from '../../db/client';
 import type { EnvironmentName } from '../../config/environments';
-import type { AuthenticatedApp, Scope } from '../apps';
-import { formatAtomic } from '../amounts';
-import { notFound } from '../errors';
+import type { AuthenticatedApp, Scope } from '../apps/apps';
+import { formatAtomic } from '../amounts/amounts';
+import { notFound } from '../requests/errors';
 import { toDepositView } from '../deposits/deposit-view';
 import { readableResourceTypes } from '../event-log/event-log';
 

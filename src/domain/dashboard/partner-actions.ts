@@ -1,5 +1,5 @@
 import type { Prisma, PrismaClient } from '../../db/client';
-import { newId } from '../ids';
+import { newId } from '../values/ids';
 
 type Tx = Prisma.TransactionClient;
 

@@ -1,5 +1,5 @@
 import type { PrismaClient } from '../../db/client';
-import { newId } from '../ids';
+import { newId } from '../values/ids';
 import type { PartnerRole } from './partner-users';
 
 /**

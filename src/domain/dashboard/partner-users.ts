@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { PrismaClient } from '../../db/client';
-import { ApiError, notFound } from '../errors';
-import { newId } from '../ids';
-import { parseInput } from '../validation';
+import { ApiError, notFound } from '../requests/errors';
+import { newId } from '../values/ids';
+import { parseInput } from '../requests/validation';
 import { recordPartnerAction } from './partner-actions';
 
 /**

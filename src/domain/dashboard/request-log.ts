@@ -1,5 +1,5 @@
 import type { PrismaClient } from '../../db/client';
-import { newId } from '../ids';
+import { newId } from '../values/ids';
 
 /**
  * Each app's recent API requests, for the dashboard's request log: method, path (never the query

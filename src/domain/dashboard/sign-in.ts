@@ -1,9 +1,9 @@
 import { randomInt } from 'node:crypto';
 import type { PrismaClient } from '../../db/client';
 import type { Mailer } from '../../mail/mailer';
-import { newId } from '../ids';
+import { newId } from '../values/ids';
 import { hmacHex, safeEqual } from '../../platform/secrets';
-import { currentKey, type ServiceSecret } from '../service-keys';
+import { currentKey, type ServiceSecret } from '../keys/service-keys';
 import { membershipsOf } from './partner-users';
 
 /**

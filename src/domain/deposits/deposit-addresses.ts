@@ -1,11 +1,11 @@
 import type { Prisma, PrismaClient } from '../../db/client';
 import { findAsset, findNetwork, type TEnvironmentConfig } from '../../config/environments';
 import type { AddressBook } from '../../custody';
-import { ApiError, notFound } from '../errors';
-import { afterPosition, pageOf, type CursorCodec } from '../pagination';
-import type { AuthenticatedApp } from '../apps';
-import { newId } from '../ids';
-import { registerCustodyAddress } from '../custody-addresses';
+import { ApiError, notFound } from '../requests/errors';
+import { afterPosition, pageOf, type CursorCodec } from '../requests/pagination';
+import type { AuthenticatedApp } from '../apps/apps';
+import { newId } from '../values/ids';
+import { registerCustodyAddress } from '../chain/custody-addresses';
 import type { TCreateDepositAddress, TDepositAddress, TListDepositAddressesQuery } from './deposit.schemas';
 import { toDepositAddressView } from './deposit-view';
 

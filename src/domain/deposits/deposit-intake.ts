@@ -1,8 +1,8 @@
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import type { Transfer } from '../../chain/types';
-import { toAtomic } from '../amounts';
-import type { DepositEngine, DepositStart } from '../engine';
+import { toAtomic } from '../amounts/amounts';
+import type { DepositEngine, DepositStart } from '../engine/pure/engine';
 import { depositIdFor } from './deposit-keys';
 
 /**

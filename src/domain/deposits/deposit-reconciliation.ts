@@ -1,8 +1,8 @@
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
-import { verifyIncomingTransfer } from '../incoming-transfers';
-import { onSourceInvalidated } from './deposit-machine';
-import { toPersistedTransition } from './deposit-serde';
+import { verifyIncomingTransfer } from '../chain/incoming-transfers';
+import { onSourceInvalidated } from './pure/deposit-machine';
+import { toPersistedTransition } from './pure/deposit-serde';
 import { persistDepositTransition } from './deposit-store';
 import { depositStateOf } from './deposit-view';
 

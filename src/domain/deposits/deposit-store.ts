@@ -1,11 +1,11 @@
 import type { Prisma, PrismaClient } from '../../db/client';
 import type { Deposit } from '../../generated/prisma/client';
 import { postToLedger, updateTransactionStatus } from '../ledger/ledger';
-import { writeEvents, type EventSubject } from '../events';
-import type { DepositStart } from '../engine';
-import type { ResolutionRequest } from '../operator-resolution';
-import type { DepositEventName } from './deposit-machine';
-import { toPersistedState, type PersistedDepositState, type PersistedDepositTransition } from './deposit-serde';
+import { writeEvents, type EventSubject } from '../event-log/events';
+import type { DepositStart } from '../engine/pure/engine';
+import type { ResolutionRequest } from '../operators/pure/operator-resolution';
+import type { DepositEventName } from './pure/deposit-machine';
+import { toPersistedState, type PersistedDepositState, type PersistedDepositTransition } from './pure/deposit-serde';
 import { heldPosting, receiptPosting, receiptReversalPosting, reversalPosting, settlementPosting } from './deposit-postings';
 import { depositStateOf } from './deposit-view';
 import { closeUnrecordedHold } from './deposit-unrecorded';

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { Prisma, PrismaClient } from '../../db/client';
-import { raiseAlert, type AlertDeps } from '../alerts';
-import type { DepositEngine, DepositStart } from '../engine';
-import { ApiError } from '../errors';
-import type { ResolutionRequest } from '../operator-resolution';
+import { raiseAlert, type AlertDeps } from '../monitoring/alerts';
+import type { DepositEngine, DepositStart } from '../engine/pure/engine';
+import { ApiError } from '../requests/errors';
+import type { ResolutionRequest } from '../operators/pure/operator-resolution';
 
 /**
  * A deposit whose first write, its row, the database refused for its data (a constraint, a value out

@@ -1,5 +1,5 @@
 import type { Deposit, DepositAddress } from '../../generated/prisma/client';
-import type { DepositState, DepositStatus, SettlementStatus } from './deposit-machine';
+import type { DepositState, DepositStatus, SettlementStatus } from './pure/deposit-machine';
 import type { TDeposit, TDepositAddress } from './deposit.schemas';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);

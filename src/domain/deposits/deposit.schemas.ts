@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ZCursor } from '../pagination';
-import { DEPOSIT_STATUSES } from './deposit-machine';
+import { ZCursor } from '../requests/pagination';
+import { DEPOSIT_STATUSES } from './pure/deposit-machine';
 import { ZChainId, zInt4Param } from '../../platform/int4';
 
 export const ZDepositAddressId = z.string().regex(/^deposit_addr_[A-Za-z0-9_-]+$/, 'a deposit address id (deposit_addr_...)').max(64);

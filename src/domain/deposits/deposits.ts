@@ -1,9 +1,9 @@
 import type { Prisma, PrismaClient } from '../../db/client';
-import { ApiError, notFound } from '../errors';
-import { afterPosition, pageOf, type CursorCodec } from '../pagination';
-import type { AuthenticatedApp } from '../apps';
-import type { DepositEngine } from '../engine';
-import { isHeld, type ResolutionRequest } from '../operator-resolution';
+import { ApiError, notFound } from '../requests/errors';
+import { afterPosition, pageOf, type CursorCodec } from '../requests/pagination';
+import type { AuthenticatedApp } from '../apps/apps';
+import type { DepositEngine } from '../engine/pure/engine';
+import { isHeld, type ResolutionRequest } from '../operators/pure/operator-resolution';
 import type { ChainRegistry } from '../../chain/registry';
 import { requirePayout } from '../settlement/manual-payout';
 import { expectedDepositPayout } from './deposit-settlement';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { EVENT_NAMES, type EventName } from '../event-catalog';
-import { ZCursor } from '../pagination';
+import { EVENT_NAMES, type EventName } from './event-catalog';
+import { ZCursor } from '../requests/pagination';
 import { zInt4Param } from '../../platform/int4';
 
 export const ZEventId = z.string().regex(/^evt_[A-Za-z0-9_-]+$/, 'an event id (evt_...)').max(64);

@@ -1,7 +1,7 @@
 import type { Prisma, PrismaClient } from '../../db/client';
-import { assertScope, type AuthenticatedApp, type Scope } from '../apps';
-import { notFound } from '../errors';
-import { afterPosition, pageOf, type CursorCodec } from '../pagination';
+import { assertScope, type AuthenticatedApp, type Scope } from '../apps/apps';
+import { notFound } from '../requests/errors';
+import { afterPosition, pageOf, type CursorCodec } from '../requests/pagination';
 import { EVENT_RESOURCE_TYPES, type TEvent, type TEventList, type TListEventsQuery } from './event-log.schemas';
 
 type EventResourceType = (typeof EVENT_RESOURCE_TYPES)[number];

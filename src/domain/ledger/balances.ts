@@ -1,5 +1,5 @@
 import { Prisma, type PrismaClient } from '../../db/client';
-import { notFound } from '../errors';
+import { notFound } from '../requests/errors';
 import type { TBalance, TBalances } from './balances.schemas';
 
 type Db = PrismaClient | Prisma.TransactionClient;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { getAddress, isAddress } from 'viem';
 import type { Prisma } from '../../db/client';
-import { newId } from '../ids';
+import { newId } from '../values/ids';
 
 /**
  * The double-entry ledger: the journal behind the spec's Transactions and balances.

@@ -2,11 +2,11 @@ import { getAddress, type Address, type Hash } from 'viem';
 import { Prisma, type PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import type { AddressBook } from '../../custody';
-import { syncAlerts, type AlertDeps, type AlertInput } from '../alerts';
-import { SERVICE_WALLETS } from '../custody-addresses';
-import type { AddressPurpose, BooksDifference, InFlightAmount, ReconcilePage, ReconcileResult } from './reconcile-report';
+import { syncAlerts, type AlertDeps, type AlertInput } from '../monitoring/alerts';
+import { SERVICE_WALLETS } from '../chain/custody-addresses';
+import type { AddressPurpose, BooksDifference, InFlightAmount, ReconcilePage, ReconcileResult } from './pure/reconcile-report';
 
-export type { AddressPurpose, BooksDifference, InFlightAmount, ReconcilePage, ReconcileResult } from './reconcile-report';
+export type { AddressPurpose, BooksDifference, InFlightAmount, ReconcilePage, ReconcileResult } from './pure/reconcile-report';
 
 /**
  * The books against the chain (`npm run cli -- ledger reconcile`, the ledgerReconciliationWorkflow).

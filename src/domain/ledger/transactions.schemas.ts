@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ZAccountId } from '../accounts/account.schemas';
-import { ZPageQuery } from '../pagination';
+import { ZPageQuery } from '../requests/pagination';
 import { TRANSACTION_DIRECTIONS, TRANSACTION_STATUSES } from './ledger';
 
 /** An integer string in the asset's smallest unit. */

@@ -1,6 +1,6 @@
 import type { Prisma, PrismaClient } from '../../db/client';
-import { notFound } from '../errors';
-import { afterPosition, pageOf, type CursorCodec } from '../pagination';
+import { notFound } from '../requests/errors';
+import { afterPosition, pageOf, type CursorCodec } from '../requests/pagination';
 import type {
   TAssetAmount,
   TLedgerEntryView,

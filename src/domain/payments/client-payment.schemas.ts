@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ZMetadata } from '../metadata';
+import { ZMetadata } from '../values/metadata';
 import { ZActionId, ZPaymentOption } from './payment-option.schemas';
 import { ZCheckout, ZNextAction, ZPayment } from './payment.schemas';
 import { ZFundingOperation } from '../vaults/vault.schemas';

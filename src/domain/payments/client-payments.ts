@@ -1,10 +1,10 @@
 import type { Hash } from 'viem';
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
-import type { PaymentEngine } from '../engine';
+import type { PaymentEngine } from '../engine/pure/engine';
 import type { ClientPrincipal } from '../client-auth/access-tokens';
-import { assertScope } from '../apps';
-import { ApiError, notFound } from '../errors';
+import { assertScope } from '../apps/apps';
+import { ApiError, notFound } from '../requests/errors';
 import { consumeAction, findAction } from './payment-actions';
 import { claimPayer, isPayer } from './payment-payers';
 import { assertOptionUsable } from './quote-expiry';
@@ -12,7 +12,7 @@ import { isPaymentOptionId, paymentOptions, WALLET_TRANSFER_METHOD, type Payment
 import { takePaymentTransfer } from './payment-intake';
 import { PAYMENT_VIEW_INCLUDE, toCheckout, toNextAction, toPaymentView, type PaymentRow } from './payment-view';
 import type { TConfirmClientPayment } from './client-payment.schemas';
-import type { ServiceSecret } from '../service-keys';
+import type { ServiceSecret } from '../keys/service-keys';
 
 export interface ClientPaymentDeps {
   prisma: PrismaClient;

@@ -2,24 +2,25 @@ import type pg from 'pg';
 import { Prisma, type PrismaClient } from '../../db/client';
 import { findAsset, findNetwork, type TEnvironmentConfig } from '../../config/environments';
 import type { AddressBook } from '../../custody';
-import { ApiError, notFound } from '../errors';
-import { InputError } from '../validation';
-import { toAtomic } from '../amounts';
-import type { AuthenticatedApp } from '../apps';
-import type { PaymentEngine } from '../engine';
+import { ApiError, notFound } from '../requests/errors';
+import { InputError } from '../requests/validation';
+import { toAtomic } from '../amounts/amounts';
+import type { AuthenticatedApp } from '../apps/apps';
+import type { PaymentEngine } from '../engine/pure/engine';
 import { insertPayment, isDuplicatePayment, loadCreateContext } from './payment-insert';
-import { custodyAddressRow } from '../custody-addresses';
-import { newId } from '../ids';
+import { custodyAddressRow } from '../chain/custody-addresses';
+import { newId } from '../values/ids';
 import { hmacHex } from '../../platform/secrets';
 import { API_CRASH_POINTS, crashPoint } from '../../platform/crash-points';
 import { timed } from '../../platform/step-timing';
-import { splitFees } from './payment-machine';
-import { assertModuleAvailable } from '../modules';
+import { splitFees } from '../amounts/pure/fees';
+import { meetsMinimum } from '../amounts/pure/minimum-deposit';
+import { assertModuleAvailable } from '../apps/modules';
 import type { TCreatePayment } from './payment.schemas';
 import { PAYMENT_VIEW_INCLUDE, type PaymentRow } from './payment-view';
 import { paymentEventIds, paymentSubject, type PaymentOrigin } from './payment-origin';
 import { newPayoutRow, providerSettlementSnapshot, quoteBankPayout, type BankQuote, type OfframpDeps } from './payment-payouts';
-import { currentKey, type ServiceSecret } from '../service-keys';
+import { currentKey, type ServiceSecret } from '../keys/service-keys';
 
 export interface CreatePaymentDeps {
   prisma: PrismaClient;
@@ -68,15 +69,15 @@ export async function createPayment(
   if (!asset) refuse('payment_method_not_supported', `${input.assetCode} is not supported on chain ${input.chainId}`);
 
   const amountAtomic = amountAtomicOf(input.amount, asset.decimals);
-  const minimum = toAtomic(asset.minimumDeposit.amount, asset.decimals);
-  if (amountAtomic <= 0n || amountAtomic < minimum || (!asset.minimumDeposit.inclusive && amountAtomic === minimum)) {
+  const minimum = { amountAtomic: toAtomic(asset.minimumDeposit.amount, asset.decimals), inclusive: asset.minimumDeposit.inclusive };
+  if (amountAtomic <= 0n || !meetsMinimum(amountAtomic, minimum)) {
     refuse('payment_amount_below_minimum', `The minimum for ${asset.symbol} on chain ${network.chainId} is ${asset.minimumDeposit.amount}`, {
       minimumAmount: asset.minimumDeposit.amount,
       inclusive: asset.minimumDeposit.inclusive,
     });
   }
 
-  const fees = splitFees(amountAtomic, env.fees.platformFeeBps, env.fees.partnerFeeBps);
+  const fees = splitFees(amountAtomic, env.fees);
   const sourceAccountId = input.intent === 'send' ? input.sourceAccountId : null;
   if (sourceAccountId) {
     const sender = await prisma.account.findFirst({ where: { id: sourceAccountId, appId: app.id }, select: { id: true } });
@@ -94,7 +95,7 @@ export async function createPayment(
       countries: env.bankAccounts?.countries ?? [],
       bankAccountId: input.destination.bankAccountId,
       amountAtomic,
-      netAtomic: fees.merchantNetAtomic,
+      netAtomic: fees.netAtomic,
       metadata: input.metadata,
       quoteKey: `${paymentId}:quote`,
     });
@@ -121,7 +122,7 @@ export async function createPayment(
   const requestedExpiry = Date.now() + input.expiresInSeconds * 1000;
   // Funds can't be taken on a lapsed quote: a bank Payment expires with its quote at the latest.
   const expiresAt = new Date(bank ? Math.min(requestedExpiry, bank.quote.expiresAt.getTime()) : requestedExpiry);
-  const payoutRow = bank ? newPayoutRow(paymentId, bank, fees.merchantNetAtomic) : null;
+  const payoutRow = bank ? newPayoutRow(paymentId, bank, fees.netAtomic) : null;
 
   const custody = custodyAddressRow(deps.custody, { purpose: 'escrow', index: escrowIndex });
   const ids = { id: paymentId, recipientAccountId: recipient.id, origin };
@@ -155,9 +156,9 @@ export async function createPayment(
         pendingAtomic: decimal(0n),
         platformFeeBps: env.fees.platformFeeBps,
         partnerFeeBps: env.fees.partnerFeeBps,
-        platformFeeAtomic: decimal(fees.platformFeeAtomic),
-        partnerFeeAtomic: decimal(fees.partnerFeeAtomic),
-        merchantNetAtomic: decimal(fees.merchantNetAtomic),
+        platformFeeAtomic: decimal(fees.platformAtomic),
+        partnerFeeAtomic: decimal(fees.partnerAtomic),
+        merchantNetAtomic: decimal(fees.netAtomic),
         escrowIndex,
         escrowAddress: custody.address,
         recipientDisplayName: recipient.displayName,

@@ -1,7 +1,7 @@
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import { transferKey } from '../../chain/transfer-key';
-import { verifyIncomingTransfer } from '../incoming-transfers';
+import { verifyIncomingTransfer } from '../chain/incoming-transfers';
 import { recordIncident } from './payment-store';
 
 /**

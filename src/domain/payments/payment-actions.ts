@@ -1,5 +1,5 @@
 import type { Prisma, PrismaClient } from '../../db/client';
-import { newId } from '../ids';
+import { newId } from '../values/ids';
 
 /**
  * option.execution.actionId: issued to one payer account for one option of one Payment, and used at

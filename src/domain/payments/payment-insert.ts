@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import { Prisma } from '../../db/client';
 import type { Payment, PaymentPayout } from '../../generated/prisma/client';
-import type { NewEvent, EventSubject } from '../events';
-import { eventRows } from '../events';
+import type { NewEvent, EventSubject } from '../event-log/events';
+import { eventRows } from '../event-log/events';
 
 /**
  * A Payment's creation in plain SQL: the create path is the API's hottest, and here two statements

@@ -2,9 +2,9 @@ import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import { transferKey } from '../../chain/transfer-key';
 import type { Transfer } from '../../chain/types';
-import { toAtomic } from '../amounts';
-import type { PaymentEngine } from '../engine';
-import { newId } from '../ids';
+import { toAtomic } from '../amounts/amounts';
+import type { PaymentEngine } from '../engine/pure/engine';
+import { newId } from '../values/ids';
 
 /**
  * Takes a scanned transfer whose recipient is a Payment's escrow address: recorded once, then handed

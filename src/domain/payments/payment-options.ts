@@ -1,13 +1,13 @@
 import type { PrismaClient } from '../../db/client';
-import type { Scope } from '../apps';
-import { formatAtomic } from '../amounts';
+import type { Scope } from '../apps/apps';
+import { formatAtomic } from '../amounts/amounts';
 import { hmacHex, safeEqual } from '../../platform/secrets';
 import { issueAction } from './payment-actions';
 import { ZPaymentOption, type TPaymentOption } from './payment-option.schemas';
 import { remainingOf, toNextAction, type PaymentRow } from './payment-view';
 import { optionQuoteLapsed } from './quote-expiry';
 import { SWEPT_TRANSFER_STATUSES } from './payment-store';
-import { anyKey, currentKey, type ServiceSecret } from '../service-keys';
+import { anyKey, currentKey, type ServiceSecret } from '../keys/service-keys';
 
 /** What an option provider sees: the Payment, the payer account (from the client token) and the clock. */
 export interface PaymentOptionContext {

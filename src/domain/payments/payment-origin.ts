@@ -1,5 +1,5 @@
 import type { Payment } from '../../generated/prisma/client';
-import type { EventSubject } from '../events';
+import type { EventSubject } from '../event-log/events';
 
 /** Who made a Payment: the partner (POST /v2/payments) or an anonymous payer (public creation). */
 export const PAYMENT_ORIGINS = ['partner', 'public'] as const;

@@ -2,10 +2,10 @@ import { Prisma, type PrismaClient } from '../../db/client';
 import type { TAssetConfig, TBankCountryConfig, TNetworkConfig } from '../../config/environments';
 import type { PaymentPayout } from '../../generated/prisma/client';
 import { ProviderError, type OfframpProvider, type Payout, type Quote } from '../../offramp/offramp-provider';
-import type { AuthenticatedApp } from '../apps';
-import type { PaymentEngine } from '../engine';
-import { ApiError, notFound, UpstreamFailure } from '../errors';
-import type { PayoutUpdate } from './payout-machine';
+import type { AuthenticatedApp } from '../apps/apps';
+import type { PaymentEngine } from '../engine/pure/engine';
+import { ApiError, notFound, UpstreamFailure } from '../requests/errors';
+import type { PayoutUpdate } from './pure/payout-machine';
 import { quoteExpired } from './quote-expiry';
 
 /**

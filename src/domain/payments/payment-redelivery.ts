@@ -1,5 +1,5 @@
 import type { Logger } from '../../logger';
-import { raiseAlert, resolveAlerts, type AlertDeps } from '../alerts';
+import { raiseAlert, resolveAlerts, type AlertDeps } from '../monitoring/alerts';
 import { isLive, loadLegs, recheckLegs, type SettlementSource } from '../settlement/settlement-legs';
 import { SettlementHeldError, SettlementRefusedError, type SettlementSenderDeps } from '../settlement/settlement-sender';
 import { sendPaymentSettlement } from './payment-settlement';

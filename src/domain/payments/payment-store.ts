@@ -3,14 +3,14 @@ import type { Prisma, PrismaClient } from '../../db/client';
 import { parseTransferKey, transferKey } from '../../chain/transfer-key';
 import type { Payment, PaymentPayout } from '../../generated/prisma/client';
 import { postToLedger, updateTransactionStatus, type LedgerAsset } from '../ledger/ledger';
-import { writeEvents } from '../events';
+import { writeEvents } from '../event-log/events';
 import { paymentEventIds, paymentSubject } from './payment-origin';
-import type { TransferSeen } from '../engine';
-import type { ResolutionRequest } from '../operator-resolution';
-import type { PaymentEventName, PaymentState, TransferRole } from './payment-machine';
+import type { TransferSeen } from '../engine/pure/engine';
+import type { ResolutionRequest } from '../operators/pure/operator-resolution';
+import type { PaymentEventName, PaymentState, TransferRole } from './pure/payment-machine';
 import { payerShares } from './payer-shares';
 import { collectionPosting, incidentPosting, payoutPosting, payoutReturnedPosting, providerSettlementPosting, settlementPosting } from './payment-postings';
-import type { CarriedPaymentState, PersistedTransition } from './payment-serde';
+import type { CarriedPaymentState, PersistedTransition } from './pure/payment-serde';
 
 /**
  * Where a Payment's steps are written: the row (conditional on the statusVersion the workflow saw),

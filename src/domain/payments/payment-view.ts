@@ -1,12 +1,12 @@
 import type { FundReturn, Payment, PaymentIncident, PaymentPayout } from '../../generated/prisma/client';
 import { refundSummaryOf } from '../returns/fund-return-rules';
-import { formatAtomic } from '../amounts';
+import { formatAtomic } from '../amounts/amounts';
 import { hmacHex, safeEqual } from '../../platform/secrets';
 import type { TNextAction, TPayment } from './payment.schemas';
-import { isOpenStatus } from './payment-machine';
+import { isOpenStatus } from './pure/payment-machine';
 import type { z } from 'zod';
 import type { ZCheckout } from './payment.schemas';
-import { anyKey, currentKey, type ServiceSecret } from '../service-keys';
+import { anyKey, currentKey, type ServiceSecret } from '../keys/service-keys';
 
 /** payout: a bank Payment's quote and payout (null for upa Payments). */
 export type PaymentRow = Payment & { incidents: PaymentIncident[]; fundReturns: FundReturn[]; payout?: PaymentPayout | null };

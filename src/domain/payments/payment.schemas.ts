@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { ZCursor } from '../pagination';
+import { ZCursor } from '../requests/pagination';
 import { ZAccountId } from '../accounts/account.schemas';
-import { DECIMAL_PATTERN } from '../amounts';
-import { ZMetadata } from '../metadata';
+import { DECIMAL_PATTERN } from '../amounts/amounts';
+import { ZMetadata } from '../values/metadata';
 import { ZChainId, zInt4, zInt4Param } from '../../platform/int4';
 
 export const ZPaymentId = z.string().regex(/^payment_[A-Za-z0-9_-]+$/, 'a Payment id (payment_...)').max(64);

@@ -1,12 +1,12 @@
 import type { Prisma, PrismaClient } from '../../db/client';
-import { ApiError, notFound } from '../errors';
-import { afterPosition, pageOf, type CursorCodec } from '../pagination';
-import type { AuthenticatedApp } from '../apps';
-import type { PaymentEngine } from '../engine';
-import { isHeld, type ResolutionRequest } from '../operator-resolution';
+import { ApiError, notFound } from '../requests/errors';
+import { afterPosition, pageOf, type CursorCodec } from '../requests/pagination';
+import type { AuthenticatedApp } from '../apps/apps';
+import type { PaymentEngine } from '../engine/pure/engine';
+import { isHeld, type ResolutionRequest } from '../operators/pure/operator-resolution';
 import type { ChainRegistry } from '../../chain/registry';
 import { requirePayout } from '../settlement/manual-payout';
-import { isFinalStatus } from './payment-machine';
+import { isFinalStatus } from './pure/payment-machine';
 import { expectedPaymentPayout } from './payment-settlement';
 import type { TCancelPayment, TListPaymentsQuery, TPaymentList } from './payment.schemas';
 import { PAYMENT_VIEW_INCLUDE, toNextAction, toPaymentView, type PaymentRow } from './payment-view';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { DECIMAL_PATTERN } from '../amounts';
-import { ZIdempotencyKey } from '../idempotency-records';
+import { DECIMAL_PATTERN } from '../amounts/amounts';
+import { ZIdempotencyKey } from '../requests/idempotency-records';
 import { ZChainId } from '../../platform/int4';
 import { ZNextAction, ZPaymentAmount, ZPaymentId, PAYMENT_STATUSES } from './payment.schemas';
 

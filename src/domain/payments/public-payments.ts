@@ -1,9 +1,9 @@
 import { findAsset, findNetwork, type TEnvironmentConfig, type TPublicPaymentsConfig } from '../../config/environments';
 import type { PrismaClient } from '../../db/client';
-import type { AuthenticatedApp } from '../apps';
-import { toAtomic } from '../amounts';
-import { ApiError, notFound } from '../errors';
-import { InputError } from '../validation';
+import type { AuthenticatedApp } from '../apps/apps';
+import { toAtomic } from '../amounts/amounts';
+import { ApiError, notFound } from '../requests/errors';
+import { InputError } from '../requests/validation';
 import { amountAtomicOf, createPayment, type CreatePaymentDeps } from './create-payment';
 import { paymentUrlFor, toNextAction, toPaymentView, type PaymentRow } from './payment-view';
 import {

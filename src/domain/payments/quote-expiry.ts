@@ -1,5 +1,5 @@
-import { ApiError } from '../errors';
-import { isOpenStatus } from './payment-machine';
+import { ApiError } from '../requests/errors';
+import { isOpenStatus } from './pure/payment-machine';
 
 /**
  * Quote expiry (409 payment_quote_expired; the spec's retry rule 4). Two kinds of quote exist: a bank

@@ -1,15 +1,15 @@
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
-import type { FundReturnEngine } from '../engine';
-import { ApiError, notFound } from '../errors';
-import { isHeld, type ResolutionRequest } from '../operator-resolution';
+import type { FundReturnEngine } from '../engine/pure/engine';
+import { ApiError, notFound } from '../requests/errors';
+import { isHeld, type ResolutionRequest } from '../operators/pure/operator-resolution';
 import { payoutProblem, recordManualNetLeg, requirePayout, type ExpectedPayout } from '../settlement/manual-payout';
 import { confirmFundReturn, load, move, sourceOf, type ReturnState } from './fund-return-transfer';
 import type { FundReturnRow } from './fund-returns';
 
 /**
  * An operator's release of a requires_intervention refund or incident recovery, as for Payments and
- * deposits (src/domain/operator-actions.ts is the one way in): checked here, then signalled to the
+ * deposits (src/domain/operators/operator-actions.ts is the one way in): checked here, then signalled to the
  * return's FundReturnWorkflow, which applies it (applyFundReturnResolution).
  */
 

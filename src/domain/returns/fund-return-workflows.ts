@@ -1,7 +1,7 @@
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import type { Logger } from '../../logger';
-import type { FundReturnEngine } from '../engine';
+import type { FundReturnEngine } from '../engine/pure/engine';
 
 /**
  * The orphan return reconciler: every pending refund or recovery has a workflow.

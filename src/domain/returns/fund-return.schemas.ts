@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ZEvmAddress } from '../accounts/account.schemas';
-import { DECIMAL_PATTERN } from '../amounts';
+import { DECIMAL_PATTERN } from '../amounts/amounts';
 import { RETURN_STATUSES } from './fund-return-rules';
 
 const ZReason = z.string().min(1).max(500);

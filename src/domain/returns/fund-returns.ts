@@ -2,14 +2,14 @@ import type { Address } from 'viem';
 import { Prisma, type PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import type { AddressBook } from '../../custody';
-import type { AuthenticatedApp } from '../apps';
-import { formatAtomic, toAtomic } from '../amounts';
-import { DESTINATION_REFUSAL_MESSAGES, destinationRefusal } from '../custody-addresses';
-import type { FundReturnEngine } from '../engine';
-import { ApiError, notFound } from '../errors';
-import { writeEvents } from '../events';
+import type { AuthenticatedApp } from '../apps/apps';
+import { formatAtomic, toAtomic } from '../amounts/amounts';
+import { DESTINATION_REFUSAL_MESSAGES, destinationRefusal } from '../chain/custody-addresses';
+import type { FundReturnEngine } from '../engine/pure/engine';
+import { ApiError, notFound } from '../requests/errors';
+import { writeEvents } from '../event-log/events';
 import { paymentEventIds, paymentSubject } from '../payments/payment-origin';
-import { newId } from '../ids';
+import { newId } from '../values/ids';
 import { lockVault, reservedByToken, spentInPeriod } from '../vaults/vaults';
 import { periodStartOf, reserveKey } from '../vaults/vault-config';
 import { policyTokens } from '../vaults/vault-view';
@@ -234,7 +234,7 @@ async function payersOf(db: PrismaClient, incident: { paymentId: string; transfe
  * A vault's late funding goes back to that vault, the one service address a return may reach.
  * One recovery per incident at a time, under the incident's row lock (and a unique index on the live
  * one); a failed recovery may be asked for again. onCreated runs in the creating transaction (the
- * operator audit, src/domain/operator-actions.ts).
+ * operator audit, src/domain/operators/operator-actions.ts).
  */
 export async function createRecovery(
   deps: FundReturnDeps,

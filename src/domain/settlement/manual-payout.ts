@@ -1,7 +1,7 @@
 import type { Hash } from 'viem';
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
-import { ApiError } from '../errors';
+import { ApiError } from '../requests/errors';
 import { legId, type SettlementSource } from './settlement-legs';
 
 /** What an operator's hand-made payout must be: this much of this token, from our address to the destination. */

@@ -1,14 +1,14 @@
 import { randomInt } from 'node:crypto';
 import type { PrismaClient } from '../../db/client';
 import type { Mailer } from '../../mail/mailer';
-import type { AuthenticatedApp } from '../apps';
-import { ApiError, UpstreamFailure } from '../errors';
-import { newId } from '../ids';
+import type { AuthenticatedApp } from '../apps/apps';
+import { ApiError, UpstreamFailure } from '../requests/errors';
+import { newId } from '../values/ids';
 import { hmacHex, safeEqual } from '../../platform/secrets';
 import { writeVaultAudit } from './vault-audit';
 import { appActor, lockVault, requireVault } from './vaults';
 import { maskEmail } from './vault-view';
-import { anyKey, currentKey, type ServiceSecret } from '../service-keys';
+import { anyKey, currentKey, type ServiceSecret } from '../keys/service-keys';
 
 export const APPROVAL_CODE_TTL_MS = 10 * 60 * 1000;
 export const APPROVAL_MAX_ATTEMPTS = 5;

@@ -1,9 +1,9 @@
 import type { Prisma, PrismaClient } from '../../db/client';
-import type { AuthenticatedApp } from '../apps';
-import { writeEvents, type NewEvent } from '../events';
-import { newId } from '../ids';
-import { notFound } from '../errors';
-import { afterPosition, pageOf, type CursorCodec } from '../pagination';
+import type { AuthenticatedApp } from '../apps/apps';
+import { writeEvents, type NewEvent } from '../event-log/events';
+import { newId } from '../values/ids';
+import { notFound } from '../requests/errors';
+import { afterPosition, pageOf, type CursorCodec } from '../requests/pagination';
 import type { TListVaultAuditEventsQuery, TVaultActor, TVaultAuditEvent } from './vault.schemas';
 
 /**

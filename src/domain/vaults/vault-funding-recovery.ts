@@ -1,6 +1,6 @@
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
-import type { VaultFundingEngine } from '../engine';
+import type { VaultFundingEngine } from '../engine/pure/engine';
 import { followLateFunding } from './vault-funding-transfer';
 
 export interface VaultFundingSweep {

@@ -1,8 +1,8 @@
 import type { Address } from 'viem';
 import { Prisma, type PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
-import { ApiError, notFound } from '../errors';
-import { newId } from '../ids';
+import { ApiError, notFound } from '../requests/errors';
+import { newId } from '../values/ids';
 import { writeVaultAudit, type VaultActor } from './vault-audit';
 import { periodStartOf, reserveKey, SPEND_PERIOD_MS } from './vault-config';
 import type { TFundingOperation } from './vault.schemas';

@@ -1,8 +1,8 @@
 import type { ChainRegistry } from '../../chain/registry';
 import type { PrismaClient } from '../../db/client';
 import type { ClientPrincipal } from '../client-auth/access-tokens';
-import type { VaultFundingEngine } from '../engine';
-import { ApiError, notFound } from '../errors';
+import type { VaultFundingEngine } from '../engine/pure/engine';
+import { ApiError, notFound } from '../requests/errors';
 import { loadPayable } from '../payments/client-payments';
 import { consumeAction, findAction, issueAction } from '../payments/payment-actions';
 import { isPaymentOptionId, optionTerms, paymentOptionId, WALLET_TRANSFER_METHOD, type PaymentOptionContext, type PaymentOptionProvider } from '../payments/payment-options';
@@ -11,10 +11,10 @@ import type { PaymentRow } from '../payments/payment-view';
 import type { TAuthorizeVaultOption } from '../payments/client-payment.schemas';
 import { assertOptionUsable } from '../payments/quote-expiry';
 import type { TEnvironments } from '../../config/environments';
-import { availableVaultsSetup } from '../modules';
+import { availableVaultsSetup } from '../apps/modules';
 import { vaultNetwork } from './vault-config';
 import { authorizeVaultFunding, toFundingOperationView, vaultOptionFor, type VaultOption } from './vault-funding';
-import type { ServiceSecret } from '../service-keys';
+import type { ServiceSecret } from '../keys/service-keys';
 
 /** The payment method of the Vault option: the payer's vault sends the exact amount to the escrow. */
 export const VAULT_METHOD = 'vault';

@@ -2,8 +2,8 @@ import { Prisma, type PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import type { Transfer } from '../../chain/types';
 import { transferKey } from '../../chain/transfer-key';
-import { newId } from '../ids';
-import { verifyIncomingTransfer } from '../incoming-transfers';
+import { newId } from '../values/ids';
+import { verifyIncomingTransfer } from '../chain/incoming-transfers';
 import { postToLedger } from '../ledger/ledger';
 import { vaultReceiptPosting, vaultReceiptReversalPosting } from './vault-postings';
 

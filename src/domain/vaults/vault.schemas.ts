@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ZCursor } from '../pagination';
+import { ZCursor } from '../requests/pagination';
 import { ZChainId, zInt4Param } from '../../platform/int4';
 
 // ---- requests ----

@@ -5,7 +5,7 @@ import type { DestinationPolicy } from '../../webhooks/destination';
 import { postWebhook, type PostResult } from '../../webhooks/http-post';
 import { parseRetryAfter, planNextStep, type AttemptOutcome, type NextStep } from './policy';
 import { decryptSigningSecret, signatureHeader, signDelivery } from './signing-secrets';
-import type { ServiceSecret } from '../service-keys';
+import type { ServiceSecret } from '../keys/service-keys';
 
 /**
  * One attempt of one delivery round: sign and POST the event to the endpoint, then record the attempt

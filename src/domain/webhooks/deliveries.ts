@@ -1,7 +1,7 @@
 import type { Prisma, PrismaClient } from '../../db/client';
-import { ApiError, notFound } from '../errors';
-import { afterPosition, pageOf, type CursorCodec } from '../pagination';
-import { parseInput } from '../validation';
+import { ApiError, notFound } from '../requests/errors';
+import { afterPosition, pageOf, type CursorCodec } from '../requests/pagination';
+import { parseInput } from '../requests/validation';
 import {
   ZListWebhookDeliveries,
   type WebhookAttemptView,

@@ -1,5 +1,5 @@
 import type { PrismaClient } from '../../db/client';
-import { newId } from '../ids';
+import { newId } from '../values/ids';
 
 /**
  * The outbox side of the dispatcher. One transaction claims the oldest undispatched events (FOR UPDATE:

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { ZCursor } from '../pagination';
+import { ZCursor } from '../requests/pagination';
 import { zInt4Param } from '../../platform/int4';
-import { EVENT_NAMES, type EventName } from '../event-catalog';
+import { EVENT_NAMES, type EventName } from '../event-log/event-catalog';
 
 const KNOWN_EVENTS = new Set<string>(EVENT_NAMES);
 

@@ -1,8 +1,8 @@
 import { Prisma, type PrismaClient } from '../../db/client';
-import { ApiError, notFound } from '../errors';
-import { parseInput } from '../validation';
-import type { EventName } from '../event-catalog';
-import { newId } from '../ids';
+import { ApiError, notFound } from '../requests/errors';
+import { parseInput } from '../requests/validation';
+import type { EventName } from '../event-log/event-catalog';
+import { newId } from '../values/ids';
 import { assertPublicDestination, DestinationNotAllowedError, resolveAll, type DestinationPolicy, type HostResolver } from '../../webhooks/destination';
 import {
   WEBHOOK_LIMITS,
@@ -12,7 +12,7 @@ import {
   type WebhookEndpointStatus,
 } from './endpoint.schemas';
 import { encryptSigningSecret, generateSigningSecret } from './signing-secrets';
-import type { ServiceSecret } from '../service-keys';
+import type { ServiceSecret } from '../keys/service-keys';
 
 /**
  * Webhook endpoint management, shared by the operator CLI (`npm run cli -- webhooks ...`) and the

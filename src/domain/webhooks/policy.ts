@@ -1,4 +1,4 @@
-import { DELIVERY_POLICY } from '../event-catalog';
+import { DELIVERY_POLICY } from '../event-log/event-catalog';
 
 /**
  * The delivery policy as pure functions (no I/O, no clock): what to do after an attempt. The delivery

@@ -1,8 +1,8 @@
 import { TEST_EVENT_RESOURCE_TYPE } from './test-event';
 import type { PrismaClient } from '../../db/client';
-import { ApiError } from '../errors';
-import { newId } from '../ids';
-import { parseInput } from '../validation';
+import { ApiError } from '../requests/errors';
+import { newId } from '../values/ids';
+import { parseInput } from '../requests/validation';
 import { RECOVERY_WINDOW_DAYS, ZRecoverWebhookEndpoint } from './endpoint.schemas';
 import { archivedError, loadEndpointRow, type EndpointRef } from './endpoints';
 

@@ -1,12 +1,12 @@
 import { createHmac } from 'node:crypto';
-import { randomToken } from '../ids';
-import { openSealedText, sealText } from '../sealed-text';
-import type { ServiceSecret } from '../service-keys';
+import { randomToken } from '../values/ids';
+import { openSealedText, sealText } from '../keys/sealed-text';
+import type { ServiceSecret } from '../keys/service-keys';
 
 /**
  * Endpoint signing secrets. A secret is `whsec_` + 43 base62 characters (~256 bits); the HMAC key is
  * the whole string as UTF-8. It is returned once (creation, rotation) and stored only encrypted
- * (src/domain/sealed-text.ts), with the endpoint id as associated data.
+ * (src/domain/keys/sealed-text.ts), with the endpoint id as associated data.
  */
 export const SIGNING_SECRET_LABEL = 'partner-payments/webhook-endpoint-signing-secret/v1';
 

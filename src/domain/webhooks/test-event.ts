@@ -1,7 +1,7 @@
 import type { PrismaClient } from '../../db/client';
-import { newId } from '../ids';
+import { newId } from '../values/ids';
 import { archivedError, loadEndpointRow, type EndpointRef } from './endpoints';
-import { ApiError } from '../errors';
+import { ApiError } from '../requests/errors';
 
 /**
  * A test event for one endpoint, sent from the dashboard: a real signed delivery under the usual

@@ -1,14 +1,14 @@
 import type { ParameterizedContext } from 'koa';
 import type { PrismaClient } from '../../db/client';
-import { consoleSessionStore } from '../../domain/console-sessions';
+import { consoleSessionStore } from '../../domain/operators/console-sessions';
 import { adminTokenMatcher } from '../middleware/admin-auth';
-import type { ServiceSecret } from '../../domain/service-keys';
+import type { ServiceSecret } from '../../domain/keys/service-keys';
 import { sealedCookies, type CookieSession } from '../sealed-cookies';
 
 /**
  * The operator console's session: who logged in (the name they gave), until when, and the CSRF token
  * its forms carry, in sealed cookies sent only to /console (src/http/sealed-cookies.ts). The session
- * itself lives server-side (src/domain/console-sessions.ts): logout ends it for every copy of the
+ * itself lives server-side (src/domain/operators/console-sessions.ts): logout ends it for every copy of the
  * cookie, and so does a change of the admin token; it also ends by itself at its expiry.
  */
 export const SESSION_COOKIE = 'pp_console';

@@ -1,9 +1,9 @@
-import type { HeldItem, HeldKind, HoldDetail, IncidentItem, TimelineEntry } from '../../domain/operator-holds';
-import type { OperatorActionView } from '../../domain/operator-actions';
-import type { SearchHit } from '../../domain/operator-search';
-import { alertItem } from '../../domain/alerts';
-import type { OperatorAlertView } from '../../domain/alerts.schemas';
-import type { ReconciliationRunView } from '../../domain/reconciliation-runs';
+import type { HeldItem, HeldKind, HoldDetail, IncidentItem, TimelineEntry } from '../../domain/operators/operator-holds';
+import type { OperatorActionView } from '../../domain/operators/operator-actions';
+import type { SearchHit } from '../../domain/operators/operator-search';
+import { alertItem } from '../../domain/monitoring/alerts';
+import type { OperatorAlertView } from '../../domain/monitoring/alerts.schemas';
+import type { ReconciliationRunView } from '../../domain/monitoring/reconciliation-runs';
 import type { PartnerUserView } from '../../domain/dashboard/partner-users';
 import { Html, html, renderHtml } from '../html';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ZAppId } from '../../domain/webhooks/endpoint.schemas';
-import { RESOLUTION_ACTIONS } from '../../domain/operator-resolution';
-import { ZListAlerts } from '../../domain/alerts.schemas';
+import { RESOLUTION_ACTIONS } from '../../domain/operators/pure/operator-resolution';
+import { ZListAlerts } from '../../domain/monitoring/alerts.schemas';
 import { ZEvmAddress } from '../../domain/accounts/account.schemas';
 import { ZIncidentId } from '../../domain/returns/fund-return.schemas';
 

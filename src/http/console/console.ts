@@ -6,29 +6,29 @@ import type { ServiceConfig } from '../../config';
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import type { AddressBook } from '../../custody';
-import type { OperatorEngine } from '../../domain/engine';
-import { ApiError, notFound } from '../../domain/errors';
-import { listAlerts } from '../../domain/alerts';
-import type { CursorCodec } from '../../domain/pagination';
-import { listReconciliationRuns } from '../../domain/reconciliation-runs';
-import { listOperatorActions, recoverIncident, resolveHold, type HeldTarget } from '../../domain/operator-actions';
-import { depositHold, fundReturnHold, listHolds, paymentHold } from '../../domain/operator-holds';
-import { searchForOperator } from '../../domain/operator-search';
+import type { OperatorEngine } from '../../domain/engine/pure/engine';
+import { ApiError, notFound } from '../../domain/requests/errors';
+import { listAlerts } from '../../domain/monitoring/alerts';
+import type { CursorCodec } from '../../domain/requests/pagination';
+import { listReconciliationRuns } from '../../domain/monitoring/reconciliation-runs';
+import { listOperatorActions, recoverIncident, resolveHold, type HeldTarget } from '../../domain/operators/operator-actions';
+import { depositHold, fundReturnHold, listHolds, paymentHold } from '../../domain/operators/operator-holds';
+import { searchForOperator } from '../../domain/operators/operator-search';
 import { invitePartnerUser, listPartnerUsers } from '../../domain/dashboard/partner-users';
-import { ZHeldId } from '../../domain/operator-actions.schemas';
-import { parseInput } from '../../domain/validation';
+import { ZHeldId } from '../../domain/operators/operator-actions.schemas';
+import { parseInput } from '../../domain/requests/validation';
 import { zInt4Param } from '../../platform/int4';
 import type { ApiContext, ApiState } from '../context';
 import { htmlAreaGuard, problemOf, readForm } from '../html-area';
 import { sessionKeeper, type ConsoleSession } from './console-session';
 import { ZConsoleAlerts, ZConsoleCsrfOnly, ZConsoleLogin, ZConsoleRecover, ZConsoleResolve, ZConsoleSearch, ZConsoleInvite, ZConsoleUsersQuery } from './console.schemas';
 import { alertsPage, auditTable, CONSOLE_CSS, detailPage, html, itemHref, listPage, loginPage, messagePage, page, receiptPage, searchPage, type Html, type Links, dashboardUsersPage } from './console-views';
-import type { ServiceSecret } from '../../domain/service-keys';
+import type { ServiceSecret } from '../../domain/keys/service-keys';
 
 /**
  * The operator console (docs/decisions/dashboard-and-console.md "Operator console"): server-rendered pages under /console
  * listing what waits for an operator, each item's story, and forms for the operator actions, which go
- * through src/domain/operator-actions.ts like the CLI and the admin API (one audit). Signed in with
+ * through src/domain/operators/operator-actions.ts like the CLI and the admin API (one audit). Signed in with
  * the admin token; absent (404) without one, like the admin API.
  *
  *   GET  /console/login, POST /console/login, POST /console/logout

@@ -1,4 +1,4 @@
-import { revokeApp, rotateAppSecret } from '../../domain/app-credentials';
+import { revokeApp, rotateAppSecret } from '../../domain/apps/app-credentials';
 import { dashboardApp } from '../../domain/dashboard/dashboard-reads';
 import { recordPartnerAction } from '../../domain/dashboard/partner-actions';
 import { ZRevokeForm, ZRotateForm } from './dashboard.schemas';

@@ -1,4 +1,4 @@
-import { EVENT_GROUPS } from '../../domain/event-catalog';
+import { EVENT_GROUPS } from '../../domain/event-log/event-catalog';
 import type { PartnerActionView } from '../../domain/dashboard/partner-actions';
 import type { PartnerRole } from '../../domain/dashboard/partner-users';
 import type { RequestLogView } from '../../domain/dashboard/request-log';

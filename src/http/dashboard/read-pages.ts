@@ -5,7 +5,7 @@ import { getEvent, listEvents } from '../../domain/event-log/event-log';
 import { ZListEventsQuery } from '../../domain/event-log/event-log.schemas';
 import { loadPayment, listPayments, paymentResponse } from '../../domain/payments/payments';
 import { ZListPaymentsQuery } from '../../domain/payments/payment.schemas';
-import { parseInput } from '../../domain/validation';
+import { parseInput } from '../../domain/requests/validation';
 import { ZEventsFilter } from './dashboard.schemas';
 import * as views from './dashboard-views';
 import type { DashboardKit, DashboardRouter } from './kit';

@@ -1,4 +1,4 @@
-import { ApiError } from '../../domain/errors';
+import { ApiError } from '../../domain/requests/errors';
 import { membershipsOf } from '../../domain/dashboard/partner-users';
 import { redeemSignInCode, requestSignInCode } from '../../domain/dashboard/sign-in';
 import { readForm } from '../html-area';

@@ -1,5 +1,5 @@
-import { ApiError } from '../../domain/errors';
-import { parseInput } from '../../domain/validation';
+import { ApiError } from '../../domain/requests/errors';
+import { parseInput } from '../../domain/requests/validation';
 import { dashboardApp } from '../../domain/dashboard/dashboard-reads';
 import { getWebhookDelivery, listWebhookDeliveries, redeliverWebhook } from '../../domain/webhooks/deliveries';
 import { ZWebhookDeliveryId, ZWebhookEndpointId } from '../../domain/webhooks/endpoint.schemas';

@@ -1,4 +1,4 @@
-import { ApiError } from '../../domain/errors';
+import { ApiError } from '../../domain/requests/errors';
 import { safeEqual, sha256Hex } from '../../platform/secrets';
 import type { ApiMiddleware } from '../context';
 

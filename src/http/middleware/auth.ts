@@ -1,6 +1,6 @@
-import { assertScope, type AppAuthenticator, type Scope } from '../../domain/apps';
+import { assertScope, type AppAuthenticator, type Scope } from '../../domain/apps/apps';
 import type { ApiMiddleware } from '../context';
-import { ApiError } from '../../domain/errors';
+import { ApiError } from '../../domain/requests/errors';
 import { timed } from '../../platform/step-timing';
 import type { CredentialCheckLimit } from './rate-limit';
 

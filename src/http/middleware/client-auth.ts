@@ -1,8 +1,8 @@
 import type { ClientPrincipal } from '../../domain/client-auth/access-tokens';
-import { ApiError } from '../../domain/errors';
+import { ApiError } from '../../domain/requests/errors';
 import { verifyClientSecret } from '../../domain/payments/payment-view';
 import type { ApiContext, ApiMiddleware } from '../context';
-import type { ServiceSecret } from '../../domain/service-keys';
+import type { ServiceSecret } from '../../domain/keys/service-keys';
 
 const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="partner-payments-client"' };
 /** A compact JWS, bounded: nothing longer was ever issued. */

@@ -1,7 +1,7 @@
 import type { ApiMiddleware } from '../context';
-import { ApiError, UpstreamFailure } from '../../domain/errors';
+import { ApiError, UpstreamFailure } from '../../domain/requests/errors';
 import { upstreamCode, upstreamFamily, type UpstreamFamily, type UpstreamKind } from '../upstream-codes';
-import { classifyFailure, type FailureClass } from '../../domain/failure-classes';
+import { classifyFailure, type FailureClass } from '../../domain/requests/failure-classes';
 
 /** Seconds a caller waits before retrying a 503: our own capacity frees up fast, an upstream's outage less so. */
 const RETRY_AFTER_SECONDS = { capacity: 1, unreachable: 5 } as const;

@@ -1,11 +1,11 @@
 import { sha256Hex } from '../../platform/secrets';
 import type { ApiContext, ApiMiddleware } from '../context';
 import { requireApp } from '../context';
-import { ApiError } from '../../domain/errors';
-import { InputError, parseInput } from '../../domain/validation';
+import { ApiError } from '../../domain/requests/errors';
+import { InputError, parseInput } from '../../domain/requests/validation';
 import { API_CRASH_POINTS, crashPoint } from '../../platform/crash-points';
 import { z } from 'zod';
-import { ZIdempotencyKey, type IdempotencyRecords } from '../../domain/idempotency-records';
+import { ZIdempotencyKey, type IdempotencyRecords } from '../../domain/requests/idempotency-records';
 import { timed } from '../../platform/step-timing';
 
 export { ZIdempotencyKey };

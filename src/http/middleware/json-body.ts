@@ -1,6 +1,6 @@
 import getRawBody from 'raw-body';
 import type { ApiMiddleware } from '../context';
-import { ApiError } from '../../domain/errors';
+import { ApiError } from '../../domain/requests/errors';
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 

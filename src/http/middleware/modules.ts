@@ -1,6 +1,6 @@
 import type { ModuleId, TEnvironments } from '../../config/environments';
-import { moduleAvailability, moduleUnavailable, type Availability, type ModuleRuntime } from '../../domain/modules';
-import type { Scope } from '../../domain/apps';
+import { moduleAvailability, moduleUnavailable, type Availability, type ModuleRuntime } from '../../domain/apps/modules';
+import type { Scope } from '../../domain/apps/apps';
 import { requireApp, type ApiMiddleware, type ApiState } from '../context';
 import { requireScope } from './auth';
 
@@ -17,7 +17,7 @@ export function moduleRuntime(environments: TEnvironments, runtime: ModuleRuntim
 
 /**
  * 424 chain_config_missing when a module of the route is not entitled or not operational for the
- * app's environment (src/domain/modules.ts, the config's modules[]). Placed after requireScope: a
+ * app's environment (src/domain/apps/modules.ts, the config's modules[]). Placed after requireScope: a
  * missing scope is 403 first; and before the idempotency record and the body are read, so a refused
  * call creates nothing.
  */

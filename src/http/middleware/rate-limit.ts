@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { ApiContext, ApiMiddleware } from '../context';
-import { ApiError } from '../../domain/errors';
+import { ApiError } from '../../domain/requests/errors';
 import { SharedQuota, type QuotaDecision } from './shared-quota';
 import { timed } from '../../platform/step-timing';
 

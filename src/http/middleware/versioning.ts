@@ -1,5 +1,5 @@
 import type { ApiMiddleware } from '../context';
-import { ApiError } from '../../domain/errors';
+import { ApiError } from '../../domain/requests/errors';
 
 export const SVC_VERSION_HEADER = 'Svc-Version';
 

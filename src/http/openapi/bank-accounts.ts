@@ -2,7 +2,7 @@ import { ZBankAccountList, ZBankAccountRequirements, ZBankAccountResponse, ZBank
 import { BANK_ACCOUNT_SCHEMAS } from '../../domain/bank-accounts/bank-requirements';
 import { BANK_DIRECTORY } from '../../domain/bank-accounts/bank-directory';
 import type { BankCountry } from '../../config/environments';
-import { ZEmptyBody } from '../../domain/validation';
+import { ZEmptyBody } from '../../domain/requests/validation';
 import { ZAccountPath } from '../routes/accounts';
 import { ZBankAccountPath } from '../routes/bank-accounts';
 import { bankAccountExample } from './examples';

@@ -18,7 +18,7 @@ import { ZBankAccount } from '../../domain/bank-accounts/bank-account.schemas';
 import { ZDeposit, ZDepositAddress } from '../../domain/deposits/deposit.schemas';
 import { ZEvent } from '../../domain/event-log/event-log.schemas';
 import { ZTransaction } from '../../domain/ledger/transactions.schemas';
-import { ZPartnerConfig } from '../../domain/partner-config.schemas';
+import { ZPartnerConfig } from '../../domain/apps/partner-config.schemas';
 import { ZPaymentOption } from '../../domain/payments/payment-option.schemas';
 import { ZCheckout, ZNextAction, ZPayment } from '../../domain/payments/payment.schemas';
 import { ZFundReturn } from '../../domain/returns/fund-return.schemas';

@@ -3,8 +3,8 @@ import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject, ZodOpenApiRespon
 import { foreignUpstreamCodes, upstreamFamily, type UpstreamFamily } from '../upstream-codes';
 
 type StatusKey = `${1 | 2 | 3 | 4 | 5}${string}`;
-import { ERROR_STATUS, ZErrorBody } from '../../domain/errors';
-import type { Scope } from '../../domain/apps';
+import { ERROR_STATUS, ZErrorBody } from '../../domain/requests/errors';
+import type { Scope } from '../../domain/apps/apps';
 import { ZIdempotencyKey } from '../middleware/idempotency';
 import { SVC_VERSION_HEADER } from '../middleware/versioning';
 
@@ -212,7 +212,7 @@ export function operation(spec: OperationSpec): ZodOpenApiOperationObject {
   if (guarded) {
     // Svc-Version mismatch (400), authentication (401), the shared quota (429).
     [400, 401, 429].forEach((s) => errors.add(s));
-    // Every credentialed route belongs to a module, answering 424 while it is off (src/domain/modules.ts).
+    // Every credentialed route belongs to a module, answering 424 while it is off (src/domain/apps/modules.ts).
     errors.add(424);
   }
   if (spec.auth === 'provider') errors.add(401);

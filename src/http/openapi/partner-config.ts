@@ -1,4 +1,4 @@
-import { ZPartnerConfig } from '../../domain/partner-config.schemas';
+import { ZPartnerConfig } from '../../domain/apps/partner-config.schemas';
 import { operation, type OpenApiPaths } from './operation';
 
 /** src/http/routes/partner-config.ts */

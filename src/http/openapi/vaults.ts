@@ -1,4 +1,4 @@
-import { ZEmptyBody } from '../../domain/validation';
+import { ZEmptyBody } from '../../domain/requests/validation';
 import { ZCreateVault, ZListVaultAuditEventsQuery, ZPutVaultPolicy, ZVaultApprovalSent, ZVaultAuditEventList, ZVaultResponse, ZVerifyVaultApproval } from '../../domain/vaults/vault.schemas';
 import { ZAccountPath } from '../routes/accounts';
 import { EXAMPLE, spendPeriodExample, vaultExample } from './examples';

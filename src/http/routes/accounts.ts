@@ -22,9 +22,9 @@ import {
 } from '../../domain/accounts/accounts';
 import { requireAccess } from '../middleware/modules';
 import { idempotent } from '../middleware/idempotency';
-import type { IdempotencyRecords } from '../../domain/idempotency-records';
+import type { IdempotencyRecords } from '../../domain/requests/idempotency-records';
 import { requireApp, type ApiRouter } from '../context';
-import { parseInput } from '../../domain/validation';
+import { parseInput } from '../../domain/requests/validation';
 
 export const ZAccountPath = z.object({ accountId: ZAccountId });
 export const ZExternalUserPath = z.object({ externalUserId: ZExternalUserId });

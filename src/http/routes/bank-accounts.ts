@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { PrismaClient } from '../../db/client';
 import type { TEnvironments } from '../../config/environments';
-import type { IdempotencyRecords } from '../../domain/idempotency-records';
-import type { CursorCodec } from '../../domain/pagination';
+import type { IdempotencyRecords } from '../../domain/requests/idempotency-records';
+import type { CursorCodec } from '../../domain/requests/pagination';
 import type { OfframpProvider } from '../../offramp/offramp-provider';
 import { ZAccountId } from '../../domain/accounts/account.schemas';
 import { ZBankAccountId, ZDirectoryQuery, ZListBankAccountsQuery } from '../../domain/bank-accounts/bank-account.schemas';
@@ -12,8 +12,8 @@ import { moduleState, requireAccess } from '../middleware/modules';
 import { requireScope } from '../middleware/auth';
 import { idempotent } from '../middleware/idempotency';
 import { requireApp, type ApiRouter } from '../context';
-import { parseInput, ZEmptyBody } from '../../domain/validation';
-import type { ServiceSecret } from '../../domain/service-keys';
+import { parseInput, ZEmptyBody } from '../../domain/requests/validation';
+import type { ServiceSecret } from '../../domain/keys/service-keys';
 
 const ZAccountPath = z.object({ accountId: ZAccountId });
 export const ZBankAccountPath = z.object({ accountId: ZAccountId, bankAccountId: ZBankAccountId });

@@ -6,10 +6,10 @@ import { z } from 'zod';
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import type { TEnvironments } from '../../config/environments';
-import type { VaultFundingEngine } from '../../domain/engine';
+import type { VaultFundingEngine } from '../../domain/engine/pure/engine';
 import { projectRoot } from '../../embedded/paths';
-import { ApiError, notFound } from '../../domain/errors';
-import { parseInput } from '../../domain/validation';
+import { ApiError, notFound } from '../../domain/requests/errors';
+import { parseInput } from '../../domain/requests/validation';
 import { ZPaymentId } from '../../domain/payments/payment.schemas';
 import { toCheckoutPage } from '../../domain/checkout/checkout-view';
 import { ZCheckoutSessionRequest, type TCheckoutPage } from '../../domain/checkout/checkout-view.schemas';
@@ -19,7 +19,7 @@ import { renderCheckoutPage } from '../checkout/page';
 import { phaseText } from '../checkout/phase-text';
 import { qrSvg } from '../checkout/qr';
 import type { ApiContext, ApiMiddleware, ApiRouter } from '../context';
-import type { ServiceSecret } from '../../domain/service-keys';
+import type { ServiceSecret } from '../../domain/keys/service-keys';
 
 export interface CheckoutRouteDeps {
   prisma: PrismaClient;

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
-import type { PaymentEngine, VaultFundingEngine } from '../../domain/engine';
+import type { PaymentEngine, VaultFundingEngine } from '../../domain/engine/pure/engine';
 import type { TEnvironments } from '../../config/environments';
 import { authorizeVaultOption, vaultOptionProvider, VAULTS_SCOPE } from '../../domain/vaults/vault-option';
 import { ZPaymentOptionId } from '../../domain/payments/payment-option.schemas';
-import type { IdempotencyRecords } from '../../domain/idempotency-records';
+import type { IdempotencyRecords } from '../../domain/requests/idempotency-records';
 import { exchangeClientToken, revokeClientTokens, verifyClientToken } from '../../domain/client-auth/access-tokens';
 import { ZClientAccountRef } from '../../domain/client-auth/client-auth.schemas';
 import { confirmClientPayment, readClientPayment, type ClientPaymentDeps } from '../../domain/payments/client-payments';
@@ -13,13 +13,13 @@ import { ZAuthorizeVaultOption, ZConfirmClientPayment } from '../../domain/payme
 import type { PaymentOptionProvider } from '../../domain/payments/payment-options';
 import { ZPaymentId } from '../../domain/payments/payment.schemas';
 import { checkoutSecretSealing } from '../../domain/payments/payment-view';
-import { parseInput } from '../../domain/validation';
+import { parseInput } from '../../domain/requests/validation';
 import { requireAccess, requireModule } from '../middleware/modules';
 import { requireScope } from '../middleware/auth';
 import { assertPaymentSecret, clientBearer } from '../middleware/client-auth';
 import { idempotent } from '../middleware/idempotency';
 import { requireApp, requireClient, type ApiMiddleware, type ApiRouter } from '../context';
-import type { ServiceSecret } from '../../domain/service-keys';
+import type { ServiceSecret } from '../../domain/keys/service-keys';
 
 export interface ClientRouteDeps {
   prisma: PrismaClient;

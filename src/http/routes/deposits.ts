@@ -14,10 +14,10 @@ import {
 } from '../../domain/deposits/deposit.schemas';
 import { requireAccess } from '../middleware/modules';
 import { idempotent } from '../middleware/idempotency';
-import type { IdempotencyRecords } from '../../domain/idempotency-records';
+import type { IdempotencyRecords } from '../../domain/requests/idempotency-records';
 import { requireApp, type ApiRouter } from '../context';
-import type { CursorCodec } from '../../domain/pagination';
-import { parseInput } from '../../domain/validation';
+import type { CursorCodec } from '../../domain/requests/pagination';
+import { parseInput } from '../../domain/requests/validation';
 
 export interface DepositRouteDeps {
   prisma: PrismaClient;

@@ -1,8 +1,8 @@
 import type { PrismaClient } from '../../db/client';
 import { getEvent, listEvents } from '../../domain/event-log/event-log';
 import { ZEventPath, ZListEventsQuery } from '../../domain/event-log/event-log.schemas';
-import type { CursorCodec } from '../../domain/pagination';
-import { parseInput } from '../../domain/validation';
+import type { CursorCodec } from '../../domain/requests/pagination';
+import { parseInput } from '../../domain/requests/validation';
 import { requireApp, type ApiRouter } from '../context';
 
 /** The event log: what webhooks delivered, readable and replayable by the partner (src/domain/event-log). */

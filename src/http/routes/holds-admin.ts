@@ -4,10 +4,10 @@ import { z } from 'zod';
 import type { ServiceConfig } from '../../config';
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
-import type { OperatorEngine } from '../../domain/engine';
-import { resolveHold, type HeldTarget } from '../../domain/operator-actions';
-import { ZAdminResolve, ZHeldId } from '../../domain/operator-actions.schemas';
-import { parseInput } from '../../domain/validation';
+import type { OperatorEngine } from '../../domain/engine/pure/engine';
+import { resolveHold, type HeldTarget } from '../../domain/operators/operator-actions';
+import { ZAdminResolve, ZHeldId } from '../../domain/operators/operator-actions.schemas';
+import { parseInput } from '../../domain/requests/validation';
 import type { ApiState } from '../context';
 import { adminAuth } from '../middleware/admin-auth';
 import { jsonBody } from '../middleware/json-body';
@@ -15,7 +15,7 @@ import { mountRouter } from '../mount-router';
 
 /**
  * The operator's releases of held items over the admin API, the twins of the console's forms and
- * `npm run cli -- payments|deposits|fund-returns resolve` (one audit: src/domain/operator-actions.ts):
+ * `npm run cli -- payments|deposits|fund-returns resolve` (one audit: src/domain/operators/operator-actions.ts):
  *
  *   POST /admin/v1/payments/{paymentId}/resolve       {action, txHash?, reason?, actor}   200 {…, signalled: true}
  *   POST /admin/v1/deposits/{depositId}/resolve

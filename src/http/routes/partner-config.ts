@@ -1,5 +1,5 @@
 import type { TEnvironments } from '../../config/environments';
-import { buildPartnerConfig, type ConfigRuntime } from '../../domain/partner-config';
+import { buildPartnerConfig, type ConfigRuntime } from '../../domain/apps/partner-config';
 import { requireApp, type ApiRouter } from '../context';
 
 /** Any valid credential may read its configuration: it is how a partner verifies credentials. */

@@ -4,19 +4,19 @@ import { z } from 'zod';
 import type { PrismaClient } from '../../db/client';
 import type { TEnvironments } from '../../config/environments';
 import type { AddressBook } from '../../custody';
-import type { PaymentEngine } from '../../domain/engine';
+import type { PaymentEngine } from '../../domain/engine/pure/engine';
 import { createPayment } from '../../domain/payments/create-payment';
 import { cancelPayment, listPayments, loadPayment, paymentResponse } from '../../domain/payments/payments';
 import { ZCancelPayment, ZCreatePayment, ZListPaymentsQuery, ZPaymentId } from '../../domain/payments/payment.schemas';
 import { checkoutSecretSealing, toCheckout } from '../../domain/payments/payment-view';
 import { requireAccess } from '../middleware/modules';
 import { idempotent } from '../middleware/idempotency';
-import type { IdempotencyRecords } from '../../domain/idempotency-records';
+import type { IdempotencyRecords } from '../../domain/requests/idempotency-records';
 import { requireApp, type ApiRouter } from '../context';
-import type { CursorCodec } from '../../domain/pagination';
-import { parseInput } from '../../domain/validation';
+import type { CursorCodec } from '../../domain/requests/pagination';
+import { parseInput } from '../../domain/requests/validation';
 import type { OfframpDeps } from '../../domain/payments/payment-payouts';
-import type { ServiceSecret } from '../../domain/service-keys';
+import type { ServiceSecret } from '../../domain/keys/service-keys';
 
 export interface PaymentRouteDeps {
   prisma: PrismaClient;

@@ -1,9 +1,9 @@
 import type Router from '@koa/router';
 import { z } from 'zod';
 import getRawBody from 'raw-body';
-import { ApiError, notFound } from '../../domain/errors';
+import { ApiError, notFound } from '../../domain/requests/errors';
 import { MALFORMED_CALLBACK, ProviderError } from '../../offramp/offramp-provider';
-import { followProviderCallback, type OfframpCallbackDeps } from '../../domain/provider-callbacks';
+import { followProviderCallback, type OfframpCallbackDeps } from '../../domain/bank-accounts/provider-callbacks';
 import type { ApiState } from '../context';
 
 /** The answer to a handled callback. */
@@ -13,7 +13,7 @@ export const ZCallbackReceived = z.strictObject({ received: z.literal(true) });
  * POST /v2/providers/{providerCode}/callbacks: the off-ramp provider's signed callbacks. Outside the
  * partner router (the provider has no partner credential): the signature is its authentication, and
  * it is checked over the exact bytes before anything is parsed. A callback is a hint: what it names is
- * read from the provider and that answer is applied (src/domain/provider-callbacks.ts). 2xx once
+ * read from the provider and that answer is applied (src/domain/bank-accounts/provider-callbacks.ts). 2xx once
  * handled; a failed read or handler answers 503, so the provider sends it again.
  */
 export function registerProviderCallbackRoutes(router: Router<ApiState>, deps: OfframpCallbackDeps & { maxBodyBytes: number }): void {

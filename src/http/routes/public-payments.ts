@@ -5,11 +5,11 @@ import type { TEnvironments, EnvironmentName } from '../../config/environments';
 import { ENVIRONMENTS } from '../../config/environments';
 import type { PrismaClient } from '../../db/client';
 import type { AddressBook } from '../../custody';
-import type { PaymentEngine } from '../../domain/engine';
-import type { AuthenticatedApp, Scope } from '../../domain/apps';
-import { notFound } from '../../domain/errors';
-import type { IdempotencyRecords } from '../../domain/idempotency-records';
-import { moduleAvailability, type ModuleRuntime } from '../../domain/modules';
+import type { PaymentEngine } from '../../domain/engine/pure/engine';
+import type { AuthenticatedApp, Scope } from '../../domain/apps/apps';
+import { notFound } from '../../domain/requests/errors';
+import type { IdempotencyRecords } from '../../domain/requests/idempotency-records';
+import { moduleAvailability, type ModuleRuntime } from '../../domain/apps/modules';
 import {
   createPublicPayment,
   publicPaymentConfiguration,
@@ -17,12 +17,12 @@ import {
   requirePublicPayments,
 } from '../../domain/payments/public-payments';
 import { ZCreatePublicPayment, ZPublicIdempotencyKey } from '../../domain/payments/public-payment.schemas';
-import { parseInput } from '../../domain/validation';
+import { parseInput } from '../../domain/requests/validation';
 import { requireApp, type ApiMiddleware, type ApiRouter } from '../context';
 import type { ClientIp } from '../middleware/client-ip';
 import { idempotent, readIdempotencyKey } from '../middleware/idempotency';
 import { rateLimit, type RateLimitPolicy } from '../middleware/rate-limit';
-import type { ServiceSecret } from '../../domain/service-keys';
+import type { ServiceSecret } from '../../domain/keys/service-keys';
 
 export interface PublicPaymentRouteDeps {
   prisma: PrismaClient;

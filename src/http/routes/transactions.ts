@@ -6,8 +6,8 @@ import { getAccountTransaction, listAccountTransactions } from '../../domain/led
 import { ZGetTransactionPath, ZListTransactionsQuery } from '../../domain/ledger/transactions.schemas';
 import { requireAccess } from '../middleware/modules';
 import { requireApp, type ApiRouter } from '../context';
-import type { CursorCodec } from '../../domain/pagination';
-import { parseInput } from '../../domain/validation';
+import type { CursorCodec } from '../../domain/requests/pagination';
+import { parseInput } from '../../domain/requests/validation';
 
 const ZAccountPath = z.object({ accountId: ZAccountId });
 

@@ -9,13 +9,13 @@ import { createVault, getVault, putVaultPolicy } from '../../domain/vaults/vault
 import { sendVaultApproval, verifyVaultApproval } from '../../domain/vaults/vault-approval';
 import { listVaultAuditEvents } from '../../domain/vaults/vault-audit';
 import { ZCreateVault, ZListVaultAuditEventsQuery, ZPutVaultPolicy, ZVerifyVaultApproval } from '../../domain/vaults/vault.schemas';
-import type { IdempotencyRecords } from '../../domain/idempotency-records';
-import type { CursorCodec } from '../../domain/pagination';
-import { parseInput, ZEmptyBody } from '../../domain/validation';
+import type { IdempotencyRecords } from '../../domain/requests/idempotency-records';
+import type { CursorCodec } from '../../domain/requests/pagination';
+import { parseInput, ZEmptyBody } from '../../domain/requests/validation';
 import { requireAccess } from '../middleware/modules';
 import { idempotent } from '../middleware/idempotency';
 import { requireApp, type ApiMiddleware, type ApiRouter } from '../context';
-import type { ServiceSecret } from '../../domain/service-keys';
+import type { ServiceSecret } from '../../domain/keys/service-keys';
 
 export interface VaultRouteDeps {
   prisma: PrismaClient;

@@ -18,13 +18,13 @@ import {
   updateWebhookEndpoint,
   type WebhookEndpointDeps,
 } from '../../domain/webhooks/endpoints';
-import type { WebhookEngine } from '../../domain/engine';
+import type { WebhookEngine } from '../../domain/engine/pure/engine';
 import type { ApiState } from '../context';
 import { jsonBody } from '../middleware/json-body';
-import type { CursorCodec } from '../../domain/pagination';
-import { parseInput } from '../../domain/validation';
+import type { CursorCodec } from '../../domain/requests/pagination';
+import { parseInput } from '../../domain/requests/validation';
 import { mountRouter } from '../mount-router';
-import type { ServiceSecret } from '../../domain/service-keys';
+import type { ServiceSecret } from '../../domain/keys/service-keys';
 
 /**
  * Operator admin API for webhook endpoints and deliveries, the HTTP twin of `npm run cli -- webhooks`:

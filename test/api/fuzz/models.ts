@@ -1,4 +1,4 @@
-import type { AppCredential } from '../../../src/domain/apps';
+import type { AppCredential } from '../../../src/domain/apps/apps';
 import type { RouteKey } from './routes';
 import { clientSecretFor } from '../../../src/domain/payments/payment-view';
 import { TEST_SERVICE_SECRET } from '../../support/harness';

@@ -3,7 +3,7 @@ import { startAdminApi, type AdminApi } from './admin';
 import { startReceiver, type Receiver } from './receiver';
 import { uniqueUserId } from '../../support/api-client';
 import { getHarness } from '../../support/harness';
-import type { AppCredential } from '../../../src/domain/apps';
+import type { AppCredential } from '../../../src/domain/apps/apps';
 import { webhookDeliveryWorkflowId, type DispatchSummary, type WebhookDeliveryResult } from '../../../workflows/contracts/webhooks';
 import { awaitWorkflowResult } from '../../support/workflow-result';
 import { newAccount } from '../../support/fixtures';

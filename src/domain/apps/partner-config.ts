@@ -1,0 +1,246 @@
+import type { TEnvironmentConfig, TEnvironments, ModuleId } from '../../config/environments';
+import type { AuthenticatedApp } from './apps';
+import { availability, availabilityFlags, featureSwitch, MODULE_LIST, MODULES, moduleAvailability, type Availability, type ModuleRuntime } from './modules';
+import { toAtomic } from '../amounts/amounts';
+import type { TPartnerConfig } from './partner-config.schemas';
+import { approvalMailReady, vaultsSetup, type MailAvailability } from '../vaults/vault-config';
+import { BANK_COUNTRY_NAMES } from '../bank-accounts/bank-requirements';
+import { publicPaymentCreation } from '../payments/public-payments';
+import { DELIVERY_POLICY, EVENT_GROUPS, EVENT_NAMES, RECOMMENDED_EVENTS, SIGNATURES } from '../event-log/event-catalog';
+import type { DestinationPolicy } from '../../webhooks/destination';
+
+function pct(bps: number): string {
+  return (bps / 100).toFixed(2);
+}
+
+/**
+ * What the deployment adds to the environments file: outgoing mail (vault approvals), the off-ramp
+ * provider (bank accounts), the surfaces it serves and where it delivers webhooks.
+ */
+export interface ConfigRuntime extends ModuleRuntime {
+  mail: MailAvailability;
+  /** Whether this deployment serves the client API (/v2/client/...). */
+  clientApi: boolean;
+  /** Whether this deployment serves a partner dashboard. */
+  partnerConsole: boolean;
+  /** The one setting endpoint creation and delivery both follow (WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS). */
+  webhooks: DestinationPolicy;
+}
+
+export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, runtime: ConfigRuntime): TPartnerConfig {
+  const env: TEnvironmentConfig = envs.environments[app.environment];
+  const vaultSetup = vaultsSetup(env);
+  const moduleState = (id: ModuleId) => moduleAvailability(id, env, runtime, app.scopes);
+  const modules = MODULE_LIST.map((id) => ({
+    id,
+    name: MODULES[id].name,
+    description: MODULES[id].description,
+    scopes: MODULES[id].scopes,
+    defaultEnabled: !MODULES[id].optional,
+    optional: MODULES[id].optional,
+    ...moduleState(id),
+  }));
+
+  const assetsOf = (n: TEnvironmentConfig['networks'][number]) =>
+    n.assets.map((a) => ({
+      symbol: a.symbol,
+      tokenAddress: a.tokenAddress,
+      decimals: a.decimals,
+      kind: a.kind,
+      minimumDeposit: {
+        amount: a.minimumDeposit.amount,
+        amountAtomic: toAtomic(a.minimumDeposit.amount, a.decimals).toString(),
+        inclusive: a.minimumDeposit.inclusive,
+      },
+    }));
+
+  const deposits = moduleState('deposit_addresses');
+  const payments = moduleState('payments');
+  const accounts = moduleState('accounts');
+  const balances = moduleState('balances_and_transactions');
+  const networkDeposits = { operational: deposits.operational, disabledReason: deposits.operational ? null : 'not_operational' };
+  const networks = env.networks.map((n) => ({
+    code: n.code,
+    aliases: n.aliases,
+    chainFamily: n.chainFamily,
+    chainId: n.chainId,
+    depositAddresses: { supported: true, provider: 'service', ...networkDeposits },
+    connectedWallets: { supported: true },
+    settlement: { supported: true },
+    paymentCollection: {
+      supported: true,
+      provider: 'service',
+      network: n.code,
+      configured: true,
+      detectionMode: 'chain_scanner',
+      disabledReason: null,
+    },
+    defaultAsset: n.defaultAsset,
+    supportedAssets: assetsOf(n),
+  }));
+  const feeTotal = env.fees.partnerFeeBps + env.fees.platformFeeBps;
+  const methods = paymentMethods(env, payments, moduleState('bank_accounts'));
+  const balancesSwitch = featureSwitch(true, [balances]);
+
+  return {
+    id: `pcfg_${app.id}`,
+    appId: app.id,
+    organizationId: env.organizationId,
+    environmentId: env.environmentId,
+    apiVersion: app.apiVersion,
+    supportedApiVersions: envs.supportedApiVersions,
+    namespace: env.namespace,
+    scopes: app.scopes,
+    credentialType: 'app',
+    credentialMode: 'app_secret',
+    status: 'active',
+    modules,
+    compliance: {
+      partnerKyb: { status: 'not_required', updatedAt: null },
+      requirements: { partnerFiatAccess: 'kyb', individualUpaFiatAccess: 'kyc', businessUpaFiatAccess: 'kyb' },
+    },
+    fees: {
+      partnerFeeBps: env.fees.partnerFeeBps,
+      partnerFeePercent: pct(env.fees.partnerFeeBps),
+      platformFeeBps: env.fees.platformFeeBps,
+      platformFeePercent: pct(env.fees.platformFeeBps),
+      totalFeeBps: feeTotal,
+      totalFeePercent: pct(feeTotal),
+      model: 'deducted_at_final_settlement',
+      currency: 'USD',
+    },
+    networks,
+    capabilities: {
+      accounts: {
+        ...availabilityFlags(accounts),
+        accountIdLookup: true,
+        externalUserIdLookup: true,
+        handles: true,
+        connectedWallets: true,
+        emailVerification: { mode: 'none', partnerAssertionAllowed: false, version: 1 },
+      },
+      depositAddresses: {
+        ...availabilityFlags(deposits),
+        supportedChainIds: env.networks.map((n) => n.chainId),
+        availableChainIds: deposits.available ? env.networks.map((n) => n.chainId) : [],
+        supportedNetworks: env.networks.map((n) => ({
+          code: n.code,
+          chainId: n.chainId,
+          chainFamily: n.chainFamily,
+          ...networkDeposits,
+          assets: assetsOf(n),
+        })),
+      },
+      payments: {
+        ...availabilityFlags(payments),
+        capabilities: {
+          crypto: methods.direct.available,
+          onramp: methods.onramp.available,
+          externalQr: methods.externalQr.available,
+          externalBank: methods.externalBank.available,
+          card: methods.card.available,
+        },
+        methods,
+        publicPaymentCreation: publicPaymentCreation(app, env, payments),
+      },
+      balancesAndTransactions: { ...balancesSwitch, balances: { ...balancesSwitch }, transactions: { ...balancesSwitch } },
+      webhooks: {
+        supportedEvents: [...EVENT_NAMES],
+        recommendedEvents: [...RECOMMENDED_EVENTS],
+        eventGroups: EVENT_GROUPS.map((g) => ({ id: g.id, label: g.label, events: [...g.events] })),
+        signatures: { ...SIGNATURES },
+        deliveryPolicy: {
+          ...DELIVERY_POLICY,
+          retryableStatuses: [...DELIVERY_POLICY.retryableStatuses],
+          localPrivateDestinationsAllowed: runtime.webhooks.allowPrivateDestinations,
+        },
+      },
+      vaults: vaultsCapability(moduleState('vaults'), vaultSetup, approvalMailReady(app.environment, runtime.mail)),
+    },
+    integrations: {
+      // Every client route reads a Payment: the payments module's (src/http/routes/client.ts).
+      clientApi: featureSwitch(runtime.clientApi, [payments]),
+      webhooks: featureSwitch(true, [moduleState('webhooks')]),
+      partnerConsole: featureSwitch(runtime.partnerConsole, []),
+    },
+    // The dashboard served here, unless the environments file names another (a hosted one).
+    links: { ...env.links, dashboard: env.links.dashboard ?? (runtime.partnerConsole ? '/dashboard' : null) },
+  };
+}
+
+/**
+ * capabilities.payments.methods: direct is the payments module itself; externalBank needs the bank
+ * accounts module too; the rest are methods the service does not offer (not entitled).
+ */
+function paymentMethods(env: TEnvironmentConfig, payments: Availability, bank: Availability) {
+  const notOffered = () => availabilityFlags(availability(false, payments.credentialAllowed, false));
+  return {
+    direct: availabilityFlags(payments),
+    routing: notOffered(),
+    onramp: notOffered(),
+    externalQr: {
+      ...notOffered(),
+      destinationType: 'external_qr',
+      standaloneApi: false,
+      countries: [],
+      preparationAvailable: false,
+      paymentExecutionAvailable: false,
+    },
+    externalBank: externalBankMethod(env, bank, payments),
+    card: notOffered(),
+  };
+}
+
+/**
+ * The bank countries of the environment (config/environments.json `bankAccounts`), as the config
+ * reports them. Paying a bank account needs both modules: bank accounts (linking, the directory) and
+ * payments; preparing one needs the bank accounts module alone, as its routes do.
+ */
+function externalBankMethod(env: TEnvironmentConfig, bank: Availability, payments: Availability) {
+  const countries = (env.bankAccounts?.countries ?? []).map((c) => ({
+    country: c.country,
+    countryName: BANK_COUNTRY_NAMES[c.country].name,
+    currency: BANK_COUNTRY_NAMES[c.country].currency,
+    rails: c.rails,
+    minimumAmountAtomic: c.minimumAmountAtomic,
+    maximumAmountAtomic: c.maximumAmountAtomic,
+    enabled: c.enabled,
+  }));
+  const state = availabilityFlags(availability(bank.entitled && payments.entitled, payments.credentialAllowed, bank.operational && payments.operational));
+  return {
+    ...state,
+    // Paid as a send Payment to a linked bank account (destination.type bank_account).
+    destinationType: 'bank_account',
+    standaloneApi: false,
+    countries,
+    // Preparing a payout: linking a bank account (v2:accounts) and reading the directory.
+    preparationAvailable: bank.available,
+    paymentExecutionAvailable: state.available,
+    directoryEndpoint: '/v2/payments/external-bank/banks',
+  };
+}
+
+function vaultsCapability(state: Availability, setup: ReturnType<typeof vaultsSetup>, mailReady: boolean) {
+  const approvalReady = state.available && mailReady;
+  return {
+    ...availabilityFlags(state),
+    scope: 'v2:vaults' as const,
+    runtime: setup ? 'service_custody' : 'none',
+    ownershipModes: { external: false, stableyard: setup !== null },
+    managedApproval: {
+      method: 'email_otp',
+      ready: approvalReady,
+      disabledReason: approvalReady ? null : !state.available ? state.disabledReason : 'mail_not_configured',
+    },
+    spendLimit: {
+      defaultAmountAtomic: (setup?.spendLimit.defaultAmountAtomic ?? 0n).toString(),
+      maxAmountAtomic: (setup?.spendLimit.maxAmountAtomic ?? 0n).toString(),
+      currency: setup?.spendLimit.currency ?? 'USD',
+      decimals: setup?.spendLimit.decimals ?? 6,
+      period: 'fixed_30_day',
+    },
+    yieldProviders: ['none'],
+    tokens: setup?.tokens.map((t) => ({ ...t })) ?? [],
+    resourceVersion: setup?.resourceVersion ?? 0,
+  };
+}
