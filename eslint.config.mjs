@@ -49,8 +49,6 @@ const LONG_FUNCTIONS = [
   { file: 'src/runtime/service.ts', name: 'startService', lines: 179 },
   { file: 'src/offramp/sandbox-provider/launch.ts', name: 'launchSandboxProvider', lines: 82 },
   // To split.
-  { file: 'workflows/payment.ts', name: 'paymentWorkflow', lines: 212 },
-  { file: 'workflows/deposit.ts', name: 'depositWorkflow', lines: 125 },
   { file: 'src/domain/ledger/check.ts', name: 'checkLedger', lines: 126 },
   { file: 'src/domain/ledger/ledger.ts', name: 'preparePosting', lines: 117 },
   { file: 'src/domain/ledger/reconcile.ts', name: 'readSnapshot', lines: 118 },

@@ -26,13 +26,13 @@ const HEAD_POLL_MS = 100;
 
 /**
  * The chain scanner's side effects: a scan of the next block range, each transfer handed to its owner
- * (and, when asked, every workflow waiting on the chain told it advanced), and the wait for a new block.
+ * (and every workflow waiting on the chain told it advanced), and the wait for a new block.
  */
 export function createChainScannerActivities(deps: ChainScannerDeps) {
   const vaultTaker: TransferTaker = (t) => takeVaultTransfer(deps, t);
   const takers: TransferTaker[] = [(t) => takePaymentTransfer(deps, t), (t) => takeDepositTransfer(deps, t), vaultTaker];
   return {
-    async scanTransfers(input: { chainId: number; fromBlock: string; checkpoints?: BlockCheckpoint[]; signalsWaiters?: boolean }) {
+    async scanTransfers(input: { chainId: number; fromBlock: string; checkpoints: BlockCheckpoint[] }) {
       const result = await scanRange(
         {
           chains: deps.chains,
@@ -52,7 +52,7 @@ export function createChainScannerActivities(deps: ChainScannerDeps) {
       // waiters' fan-out, so a busy fan-out never holds an expiry back; the workflow keeps its own cursor.
       await recordScanCursor(deps.prisma, input.chainId, result.nextFromBlock);
       // New blocks read: what waits on a confirmation may have one now (after the transfers were handed over).
-      if (input.signalsWaiters && result.checkpoint) await notifyChainAdvanced(deps, input.chainId, BigInt(result.checkpoint.number), () => Context.current().heartbeat());
+      if (result.checkpoint) await notifyChainAdvanced(deps, input.chainId, BigInt(result.checkpoint.number), () => Context.current().heartbeat());
       return result;
     },
 

@@ -1,10 +1,10 @@
-import { condition, continueAsNew, patched, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { ChainScannerActivities } from '../activities/chain-scanner';
 import { pokeSignal, rescanFromSignal, type BlockCheckpoint, type ChainScannerInput } from './contracts/chain-scanner';
-import { UNTIL_DONE, UNTIL_DONE_HEARTBEATING } from './retry-profiles';
+import { UNTIL_DONE_HEARTBEATING } from './retry-profiles';
 import { runIsLong, wakeOn } from './wait';
 
-const untilDone = proxyActivities<ChainScannerActivities>(UNTIL_DONE);
+// A scan of a busy range heartbeats: a slow but live one is not cut off and redone from its first block.
 const heartbeating = proxyActivities<ChainScannerActivities>(UNTIL_DONE_HEARTBEATING);
 
 /** Blocks remembered to notice a reorg (at the head a scan reads a block or two, so about as deep). */
@@ -33,13 +33,6 @@ export async function chainScannerWorkflow(input: ChainScannerInput): Promise<vo
   });
   let fromBlock = input.fromBlock;
   const scans = input.scansPerRun ?? 200;
-  // Runs end by history size too: a worker without this run cached replays all of it on every poke.
-  const bounded = patched('scanner-bounded-history');
-  const detectsReorgs = patched('scanner-detects-reorgs');
-  // A busy range used to time out after a minute and start over from its first block, ever larger.
-  const scanner = patched('scanner-heartbeats') ? heartbeating : untilDone;
-  // Runs before this slept pollSeconds between caught-up scans and signalled nobody.
-  const wakesOnBlocks = patched('scanner-wakes-on-blocks');
   // The next block, a poke, or maxWaitMs (an empty chain: the scan then finds nothing, as a poll did).
   // A poke does not cancel the wait (cancelling an activity as it completes fails the workflow task
   // on the server: ACTIVITY_UNKNOWN): the scan runs, and the next wait takes over the one in flight,
@@ -59,7 +52,8 @@ export async function chainScannerWorkflow(input: ChainScannerInput): Promise<vo
     if (waited) waiting = null;
   };
   let checkpoints: BlockCheckpoint[] = input.checkpoints ?? [];
-  for (let i = 0; i < scans && !(bounded && runIsLong()); i += 1) {
+  // Runs end by history size too: a worker without this run cached replays all of it on every poke.
+  for (let i = 0; i < scans && !runIsLong(); i += 1) {
     // Reset before the scan: a poke that arrives while scanning means "look again", not "lost".
     poked = false;
     if (rescanFrom !== null) {
@@ -67,12 +61,7 @@ export async function chainScannerWorkflow(input: ChainScannerInput): Promise<vo
       rescanFrom = null;
       checkpoints = checkpoints.filter((c) => BigInt(c.number) < BigInt(fromBlock));
     }
-    const result = await scanner.scanTransfers({
-      chainId: input.chainId,
-      fromBlock,
-      ...(detectsReorgs ? { checkpoints } : {}),
-      ...(wakesOnBlocks ? { signalsWaiters: true } : {}),
-    });
+    const result = await heartbeating.scanTransfers({ chainId: input.chainId, fromBlock, checkpoints });
     if (result.reorg) {
       checkpoints = checkpoints.filter((c) => BigInt(c.number) < BigInt(result.reorg!.rescanFrom));
     } else if (result.checkpoint) {
@@ -80,7 +69,7 @@ export async function chainScannerWorkflow(input: ChainScannerInput): Promise<vo
     }
     fromBlock = result.nextFromBlock;
     if (!result.caughtUp) continue; // more history to read: no pause
-    if (wakesOnBlocks && input.waitForBlocks !== false) await nextBlockOrPoke((BigInt(result.nextFromBlock) - 1n).toString());
+    if (input.waitForBlocks !== false) await nextBlockOrPoke((BigInt(result.nextFromBlock) - 1n).toString());
     else await wakeOn(() => poked, input.pollSeconds * 1000);
   }
   // A rescan asked for in the last wait carries over into the next run.

@@ -1,4 +1,4 @@
-import { condition, continueAsNew, patched, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import { condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { DepositActivities } from '../activities/deposits';
 import {
   detect,
@@ -18,19 +18,22 @@ import {
 } from '../src/domain/deposits/pure/deposit-machine';
 import { fromPersistedState, toPersistedState, toPersistedTransition, type PersistedDepositState } from '../src/domain/deposits/pure/deposit-serde';
 import { toOperatorAction, type ResolutionRequest } from '../src/domain/operators/pure/operator-resolution';
-import { confirmationPollMs, safetyNetFloorMs, safetyNetMs } from '../src/domain/chain/pure/confirmation-polling';
+import { safetyNetFloorMs, safetyNetMs } from '../src/domain/chain/pure/confirmation-polling';
 import { refusalReason } from '../src/domain/settlement/pure/hold-reasons';
 import { resolveDepositSignal, type DepositWorkflowInput, type DepositWorkflowResult } from './contracts/deposit';
 import { isDataError } from './contracts/failures';
+import { holdingDataErrors } from './data-hold';
 import { SINGLE_ATTEMPT, UNTIL_DONE } from './retry-profiles';
 import { settleOnce } from './settle';
 import { blockWaiter } from './wait';
 
+/** Source reads at the fast pace before a still-shallow source is read ever less often. */
 const SLOW_AFTER_CHECKS = 300;
-const SLOW_POLL_MS = 30_000;
 
 const untilDone = proxyActivities<DepositActivities>({ ...UNTIL_DONE, startToCloseTimeout: '30s' });
 const singleAttempt = proxyActivities<DepositActivities>(SINGLE_ATTEMPT);
+
+const nowIso = () => new Date(Date.now()).toISOString();
 
 /**
  * One inbound transfer's whole lifecycle (workflow id = depositWorkflowId(chainId, txHash, logIndex)).
@@ -42,8 +45,26 @@ export async function depositWorkflow(input: DepositWorkflowInput): Promise<Depo
   const queue: ResolutionRequest[] = [];
   setHandler(resolveDepositSignal, (request) => void queue.push(request));
   const blocks = blockWaiter();
+  const recorded = await recordDetected(input, queue);
+  if (!recorded) return { status: 'failed', statusVersion: 0 };
+  const run = new DepositRun(input, fromPersistedState(recorded), queue, blocks);
 
-  const nowIso = () => new Date(Date.now()).toISOString();
+  while (!isTerminal(run.state)) {
+    // Resolutions only mean something while held; any others are dropped here.
+    while (queue.length > 0 && run.state.status !== 'requires_intervention') queue.shift();
+    // The stored deposit is the state: a new run resumes from it (never with a resolution still queued).
+    if (workflowInfo().continueAsNewSuggested && queue.length === 0) await continueAsNew<typeof depositWorkflow>(input);
+    await run.step();
+  }
+  return { status: run.state.status, statusVersion: run.state.statusVersion };
+}
+
+/**
+ * Records the deposit (idempotent: answers the stored deposit when an earlier run already did). A
+ * row the database refuses for its data has no row to hold: the activity raised its alert, and the
+ * run waits for an operator. Retry writes it again; fail ends the run with nothing recorded (null).
+ */
+async function recordDetected(input: DepositWorkflowInput, queue: ResolutionRequest[]): Promise<PersistedDepositState | null> {
   const initial = detect({
     amountAtomic: BigInt(input.amountAtomic),
     minimum: { amountAtomic: BigInt(input.minimumDeposit.amountAtomic), inclusive: input.minimumDeposit.inclusive },
@@ -51,147 +72,126 @@ export async function depositWorkflow(input: DepositWorkflowInput): Promise<Depo
     partnerFeeBps: input.fees.partnerFeeBps,
     assetAccepted: input.assetAccepted,
   });
-  /**
-   * Records the deposit (idempotent: answers the stored deposit when an earlier run already did). A
-   * row the database refuses for its data has no row to hold: the activity raised its alert, and the
-   * run waits for an operator. Retry writes it again; fail ends the run with nothing recorded (null).
-   */
-  async function recordDetected(): Promise<PersistedDepositState | null> {
-    for (;;) {
-      try {
-        return await untilDone.recordDepositDetected(input, { state: toPersistedState(initial.state), events: initial.events, at: nowIso() });
-      } catch (err) {
-        // Runs before this failed here.
-        if (!isDataError(err) || !patched('deposit-unrecorded-held')) throw err;
-      }
-      await condition(() => queue.length > 0);
-      const request = queue.shift()!;
-      if (request.action === 'fail') {
-        await untilDone.failUnrecordedDeposit({ depositId: input.depositId, actor: request.actor, reason: request.reason ?? null });
-        return null;
-      }
-      // retry (mark-settled is refused before it is sent: there is nothing recorded to settle)
-    }
-  }
-  const recorded = await recordDetected();
-  if (!recorded) return { status: 'failed', statusVersion: 0 };
-  let state: DepositState = fromPersistedState(recorded);
-
-  const apply = async (t: Transition | null) => {
-    if (!t) return;
-    await untilDone.persistDepositTransition(input.depositId, toPersistedTransition(t, nowIso()));
-    state = t.state;
-  };
-  const pollMs = input.policy.confirmationPollSeconds * 1000;
-  let sourceChecks = 0;
-  // A source that stays shallow is read ever less often (runs before that read it every 30 s on).
-  const backsOff = patched('deposit-source-polls-back-off');
-  const schedule = { firstMs: pollMs, maxMs: pollMs, fastRounds: SLOW_AFTER_CHECKS };
-  const sourcePollMs = (checks: number) => (backsOff ? confirmationPollMs(checks, schedule) : checks > SLOW_AFTER_CHECKS ? SLOW_POLL_MS : pollMs);
-  // Runs before this read the chain on timers only; now every new block the scanner reads wakes them.
-  const wakesOnBlocks = patched('deposit-wakes-on-blocks');
-
-  // Runs before this let an activity's data error fail the run (or, earlier, retry forever).
-  const holdsDataErrors = patched('deposit-holds-data-errors');
-  // Where a data error held the deposit (this run's memory: the stored status is requires_intervention).
-  let dataHoldFrom: DataHoldFrom | undefined;
-  /**
-   * A data error (the database refused a write for its data: retrying the same write can't help)
-   * holds the deposit for an operator instead of failing the run. The hold is written by an activity
-   * too: if the database itself is down, that write is transient and retries.
-   */
-  async function holdingDataErrors(step: () => Promise<void>): Promise<void> {
-    if (!holdsDataErrors) return step();
-    const from = state.status;
+  for (;;) {
     try {
-      await step();
+      return await untilDone.recordDepositDetected(input, { state: toPersistedState(initial.state), events: initial.events, at: nowIso() });
     } catch (err) {
       if (!isDataError(err)) throw err;
-      const held = onDataError(state);
-      await apply(held);
-      if (held && (from === 'detected' || from === 'confirming' || from === 'settling')) dataHoldFrom = from;
     }
+    await condition(() => queue.length > 0);
+    const request = queue.shift()!;
+    if (request.action === 'fail') {
+      await untilDone.failUnrecordedDeposit({ depositId: input.depositId, actor: request.actor, reason: request.reason ?? null });
+      return null;
+    }
+    // retry (mark-settled is refused before it is sent: there is nothing recorded to settle)
+  }
+}
+
+/** The statuses a data error holds a deposit from (before that, nothing is stored to hold). */
+const holdsFrom = (status: DepositState['status']): status is DataHoldFrom => status === 'detected' || status === 'confirming' || status === 'settling';
+
+/** One recorded deposit's run: its state, and each step of the loop, persisted through the machine. */
+class DepositRun {
+  private sourceChecks = 0;
+  /** Where a data error held the deposit (this run's memory: the stored status is requires_intervention). */
+  private dataHoldFrom: DataHoldFrom | undefined;
+  private readonly schedule: { firstMs: number; maxMs: number; fastRounds: number };
+
+  constructor(
+    private readonly input: DepositWorkflowInput,
+    public state: DepositState,
+    private readonly queue: ResolutionRequest[],
+    private readonly blocks: ReturnType<typeof blockWaiter>,
+  ) {
+    const pollMs = input.policy.confirmationPollSeconds * 1000;
+    this.schedule = { firstMs: pollMs, maxMs: pollMs, fastRounds: SLOW_AFTER_CHECKS };
   }
 
-  async function resolve(request: ResolutionRequest): Promise<void> {
-    // Runs before this recorded a hand-made payout as the whole settlement, fees included.
-    const manualPayoutSettlesRest = request.action === 'mark-settled' && patched('deposit-manual-payout-pays-fees');
-    const dataHeld = holdsDataErrors && isDataHold(state);
-    // A run that did not see the hold (a new run: continue-as-new, a rerun) reads where it stood from
-    // the books (runs before this ignored retry and fail then).
-    const from =
-      dataHeld && dataHoldFrom === undefined && request.action !== 'mark-settled' && patched('deposit-data-hold-from-books')
-        ? await untilDone.depositDataHoldFrom({ depositId: input.depositId })
-        : dataHoldFrom;
-    const resolved = onOperatorResolution(state, toOperatorAction(request), nowIso(), {
-      manualPayoutSettlesRest,
-      ...(dataHeld ? { dataHoldFrom: from } : {}),
+  /** One step of the loop, by status; requires_intervention: held on purpose, only an operator's resolution wakes it. */
+  async step(): Promise<void> {
+    if (this.state.status === 'detected') return this.holding(() => this.apply(onConfirming(this.state)));
+    if (this.state.status === 'confirming') return this.holding(() => this.checkSource());
+    if (this.state.status === 'settling') return this.holding(() => this.settle());
+    await condition(() => this.queue.length > 0);
+    await this.holding(() => this.resolve(this.queue.shift()!));
+  }
+
+  private async apply(t: Transition | null): Promise<void> {
+    if (!t) return;
+    await untilDone.persistDepositTransition(this.input.depositId, toPersistedTransition(t, nowIso()));
+    this.state = t.state;
+  }
+
+  /** A data error holds the deposit (data-hold.ts), remembering the status the refused step started from. */
+  private holding(step: () => Promise<void>): Promise<void> {
+    const from = this.state.status;
+    return holdingDataErrors(step, async () => {
+      const held = onDataError(this.state);
+      await this.apply(held);
+      if (held && holdsFrom(from)) this.dataHoldFrom = from;
     });
+  }
+
+  /** Reads the source transfer at the confirmation depth; one that stays shallow (e.g. back in the mempool after a reorg) is re-read less often. */
+  private async checkSource(): Promise<void> {
+    const { input } = this;
+    const outcome = await untilDone.verifyDepositSource({
+      chainId: input.chainId,
+      txHash: input.txHash,
+      logIndex: input.logIndex,
+      ordinal: input.ordinal,
+      tokenAddress: input.tokenAddress,
+      toAddress: input.toAddress,
+      confirmations: input.confirmations,
+    });
+    const t = onSourceChecked(this.state, outcome);
+    if (t) return this.apply(t);
+    const wait = safetyNetMs(this.sourceChecks + 1, this.schedule, safetyNetFloorMs(input.policy));
+    if ((await this.blocks.wait(() => false, wait)) === 'timer') this.sourceChecks += 1;
+  }
+
+  private settle(): Promise<void> {
+    const { input } = this;
+    return settleOnce({
+      broadcast: () => singleAttempt.broadcastDepositSettlement({ depositId: input.depositId }),
+      check: () => untilDone.checkDepositSettlement({ depositId: input.depositId, confirmations: input.confirmations }),
+      refused: (reasonCode) => this.apply(onSettlementTrouble(this.state, refusalReason(reasonCode))),
+      attemptFailed: async () => {
+        await this.apply(onSettlementAttemptFailed(this.state, { maxAttempts: input.policy.maxAttempts }));
+        return this.state.status === 'settling' ? input.policy.retryBackoffSeconds * 1000 * 2 ** (this.state.settlementAttempts - 1) : null;
+      },
+      broadcastDone: (txHash) => this.apply(onSettlementBroadcast(this.state, txHash)),
+      minedTxHash: () => untilDone.depositSettlementTxHash({ depositId: input.depositId }),
+      confirmed: (txHash) => this.apply(onSettlementConfirmed(this.state, txHash, nowIso())),
+      trouble: (reason) => this.apply(onSettlementTrouble(this.state, reason)),
+      // The settlement's budget is counted in the timer's rounds (never slowed down, as a source's are).
+      waitBeforeCheck: (check) => this.blocks.wait(() => false, safetyNetMs(check, { ...this.schedule, fastRounds: Infinity }, safetyNetFloorMs(input.policy))),
+      maxConfirmationChecks: input.policy.maxConfirmationChecks,
+    });
+  }
+
+  private async resolve(request: ResolutionRequest): Promise<void> {
+    const { depositId } = this.input;
+    const dataHeld = isDataHold(this.state);
+    // A run that did not see the hold (a new run: continue-as-new, a rerun) reads where it stood from the books.
+    const from =
+      dataHeld && this.dataHoldFrom === undefined && request.action !== 'mark-settled'
+        ? await untilDone.depositDataHoldFrom({ depositId })
+        : this.dataHoldFrom;
+    const resolved = onOperatorResolution(this.state, toOperatorAction(request), dataHeld ? { dataHoldFrom: from } : {});
     if (!resolved) return; // not held: a stray or repeated resolution changes nothing
     await untilDone.recordDepositResolution({
-      id: `${input.depositId}:resolution:${state.statusVersion}`,
-      depositId: input.depositId,
+      id: `${depositId}:resolution:${this.state.statusVersion}`,
+      depositId,
       action: request.action,
       txHash: request.txHash,
       reason: request.reason,
       actor: request.actor,
     });
-    // The operator's payout must be on chain as claimed (the CLI checked it; checked again here).
-    if (manualPayoutSettlesRest && !(await untilDone.recordManualDepositPayout({ depositId: input.depositId, txHash: request.txHash ?? '' }))) return;
-    await apply(resolved.transition);
+    // The operator's payout must be on chain as claimed (the CLI checked it; checked again here); the
+    // settlement then pays what is left (the fees).
+    if (request.action === 'mark-settled' && !(await untilDone.recordManualDepositPayout({ depositId, txHash: request.txHash ?? '' }))) return;
+    await this.apply(resolved.transition);
   }
-
-  const settle = () =>
-    settleOnce({
-      broadcast: () => singleAttempt.broadcastDepositSettlement({ depositId: input.depositId }),
-      check: () => untilDone.checkDepositSettlement({ depositId: input.depositId, confirmations: input.confirmations }),
-      refused: (reasonCode) => apply(onSettlementTrouble(state, refusalReason(reasonCode))),
-      attemptFailed: async () => {
-        await apply(onSettlementAttemptFailed(state, { maxAttempts: input.policy.maxAttempts }));
-        return state.status === 'settling' ? input.policy.retryBackoffSeconds * 1000 * 2 ** (state.settlementAttempts - 1) : null;
-      },
-      broadcastDone: (txHash) => apply(onSettlementBroadcast(state, txHash)),
-      minedTxHash: async () => (patched('deposit-settles-with-mined-replacement') ? untilDone.depositSettlementTxHash({ depositId: input.depositId }) : null),
-      confirmed: (txHash) => apply(onSettlementConfirmed(state, txHash, nowIso())),
-      trouble: (reason) => apply(onSettlementTrouble(state, reason)),
-      // The settlement's budget is counted in the timer's rounds (never slowed down, as a source's are).
-      waitBeforeCheck: (check) => (wakesOnBlocks ? blocks.wait(() => false, safetyNetMs(check, { ...schedule, fastRounds: Infinity }, safetyNetFloorMs(input.policy))) : sleep(pollMs)),
-      maxConfirmationChecks: input.policy.maxConfirmationChecks,
-      holdsDataErrors,
-    });
-
-  while (!isTerminal(state)) {
-    // Resolutions only mean something while held; any others are dropped here.
-    while (queue.length > 0 && state.status !== 'requires_intervention') queue.shift();
-    // The stored deposit is the state: a new run resumes from it (never with a resolution still queued).
-    if (workflowInfo().continueAsNewSuggested && queue.length === 0) await continueAsNew<typeof depositWorkflow>(input);
-
-    if (state.status === 'detected') {
-      await holdingDataErrors(() => apply(onConfirming(state)));
-    } else if (state.status === 'confirming') {
-      await holdingDataErrors(async () => {
-        const outcome = await untilDone.verifyDepositSource({
-          chainId: input.chainId,
-          txHash: input.txHash,
-          logIndex: input.logIndex,
-          ordinal: input.ordinal,
-          tokenAddress: input.tokenAddress,
-          toAddress: input.toAddress,
-          confirmations: input.confirmations,
-        });
-        const t = onSourceChecked(state, outcome);
-        if (t) await apply(t);
-        // A transfer that stays shallow (e.g. back in the mempool after a reorg) is re-read less often.
-        else if (!wakesOnBlocks) await sleep(sourcePollMs((sourceChecks += 1)));
-        else if ((await blocks.wait(() => false, safetyNetMs(sourceChecks + 1, schedule, safetyNetFloorMs(input.policy)))) === 'timer') sourceChecks += 1;
-      });
-    } else if (state.status === 'settling') {
-      await holdingDataErrors(settle);
-    } else {
-      // requires_intervention: held on purpose; only an operator's resolution wakes it.
-      await condition(() => queue.length > 0);
-      await holdingDataErrors(() => resolve(queue.shift()!));
-    }
-  }
-  return { status: state.status, statusVersion: state.statusVersion };
 }

@@ -1,4 +1,4 @@
-import { ApplicationFailure, condition, patched, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import { ApplicationFailure, condition, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { FundReturnActivities } from '../activities/fund-returns';
 import type { ResolutionRequest } from '../src/domain/operators/pure/operator-resolution';
 import { resolveFundReturnSignal, type FundReturnWorkflowInput, type FundReturnWorkflowResult } from './contracts/fund-return';
@@ -17,12 +17,10 @@ const bounded = proxyActivities<FundReturnActivities>(BOUNDED);
  * payout they made by hand, fail ends it.
  */
 export async function fundReturnWorkflow(input: FundReturnWorkflowInput): Promise<FundReturnWorkflowResult> {
-  // Runs before this ended at requires_intervention; an operator had no way to release the return.
-  const awaitsResolution = patched('fund-return-awaits-resolution');
   const resolutions: ResolutionRequest[] = [];
   setHandler(resolveFundReturnSignal, (request) => void resolutions.push(request));
   let status = await sendAndFollow(input);
-  while (awaitsResolution && status === 'requires_intervention') {
+  while (status === 'requires_intervention') {
     await condition(() => resolutions.length > 0);
     const resolved = await untilDone.resolveFundReturn({ returnId: input.returnId, confirmations: input.confirmations, ...resolutions.shift()! });
     // retry: pending again, so it is sent again (a live leg re-sent byte for byte, a reverted one signed anew).

@@ -1,4 +1,4 @@
-import { patched, proxyActivities } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type { ReconciliationActivities } from '../activities/reconciliation';
 import {
   DEFAULT_PAYMENT_RECONCILIATION,
@@ -25,7 +25,14 @@ const bounded = proxyActivities<ReconciliationActivities>(BOUNDED);
 export async function paymentReconciliationWorkflow(input: PaymentReconciliationInput = {}): Promise<PaymentReconciliationSummary> {
   const graceSeconds = input.graceSeconds ?? DEFAULT_PAYMENT_RECONCILIATION.graceSeconds;
   const limit = input.batchSize ?? DEFAULT_PAYMENT_RECONCILIATION.batchSize;
-  const summary: PaymentReconciliationSummary = { cutoff: '', checked: 0, startedCount: 0, started: [], missingCount: 0, missing: [] };
+  const summary: Omit<PaymentReconciliationSummary, 'dust' | 'vaultReceipts' | 'settlements'> = {
+    cutoff: '',
+    checked: 0,
+    startedCount: 0,
+    started: [],
+    missingCount: 0,
+    missing: [],
+  };
   let cutoff: string | undefined;
   let afterId: string | null = null;
   do {
@@ -44,8 +51,8 @@ export async function paymentReconciliationWorkflow(input: PaymentReconciliation
     afterId = batch.next;
   } while (afterId !== null);
   summary.cutoff = cutoff;
-  if (patched('payment-reconciliation-sweeps-dust')) summary.dust = await bounded.sweepDust({ limit: DUST_PER_PASS });
-  if (patched('payment-reconciliation-follows-vault-receipts')) summary.vaultReceipts = await bounded.followVaultReceipts({ limit: VAULT_RECEIPTS_PER_PASS });
-  if (patched('payment-reconciliation-redelivers-settlements')) summary.settlements = await bounded.redeliverSettlements({ limit: SETTLEMENTS_PER_PASS });
-  return summary;
+  const dust = await bounded.sweepDust({ limit: DUST_PER_PASS });
+  const vaultReceipts = await bounded.followVaultReceipts({ limit: VAULT_RECEIPTS_PER_PASS });
+  const settlements = await bounded.redeliverSettlements({ limit: SETTLEMENTS_PER_PASS });
+  return { ...summary, dust, vaultReceipts, settlements };
 }

@@ -20,16 +20,14 @@ export interface SettlementSteps {
   broadcastDone(txHash: string): Promise<void>;
   /**
    * Once confirmed, the net leg's transaction the chain mined: a fee replacement's hash when the
-   * replacement was mined, not the broadcast one's. Null: keep the broadcast hash (older runs).
+   * replacement was mined, not the broadcast one's. Null: keep the broadcast hash.
    */
-  minedTxHash?(): Promise<string | null>;
+  minedTxHash(): Promise<string | null>;
   confirmed(txHash: string): Promise<void>;
   trouble(reason: 'settlement_failed' | 'settlement_unconfirmed'): Promise<void>;
   /** 'early': woken before the round's timer (a new block), so the check that follows spends no round of the budget. */
-  waitBeforeCheck(check: number): Promise<void | 'early' | 'timer'>;
+  waitBeforeCheck(check: number): Promise<'early' | 'timer'>;
   maxConfirmationChecks: number;
-  /** A data error is the caller's to hold on, not a spent attempt (runs before this counted it as one). */
-  holdsDataErrors?: boolean;
 }
 
 export async function settleOnce(steps: SettlementSteps): Promise<void> {
@@ -39,7 +37,8 @@ export async function settleOnce(steps: SettlementSteps): Promise<void> {
   } catch (err) {
     const refusal = refusalOf(err);
     if (refusal) return steps.refused(refusal);
-    if (steps.holdsDataErrors && isDataError(err)) throw err;
+    // A data error is the caller's to hold on (holdingDataErrors), not a spent attempt.
+    if (isDataError(err)) throw err;
     const backoffMs = await steps.attemptFailed();
     if (backoffMs !== null) await sleep(backoffMs);
     return;
@@ -47,7 +46,7 @@ export async function settleOnce(steps: SettlementSteps): Promise<void> {
   await steps.broadcastDone(txHash);
   for (let check = 0; check < steps.maxConfirmationChecks; ) {
     const status = await steps.check();
-    if (status === 'confirmed') return steps.confirmed((await steps.minedTxHash?.()) ?? txHash);
+    if (status === 'confirmed') return steps.confirmed((await steps.minedTxHash()) ?? txHash);
     if (status === 'reverted') return steps.trouble('settlement_failed');
     if ((await steps.waitBeforeCheck(check)) !== 'early') check += 1;
   }

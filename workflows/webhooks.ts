@@ -4,12 +4,10 @@ import {
   ApplicationFailure,
   condition,
   continueAsNew,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
   sleep,
-  workflowInfo,
 } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks';
 import {
@@ -74,10 +72,9 @@ export async function webhookDispatcher(input: WebhookDispatcherInput): Promise<
     };
   });
 
-  // Runs end by history size too: a worker without this run cached replays all of it on every kick.
-  const bounded = patched('dispatcher-bounded-history');
   for (let i = 0; ; i += 1) {
-    const long = i >= PASSES_PER_RUN || (bounded ? runIsLong() : workflowInfo().continueAsNewSuggested);
+    // Runs end by history size too: a worker without this run cached replays all of it on every kick.
+    const long = i >= PASSES_PER_RUN || runIsLong();
     // Never leave a waiting dispatchNow behind: it is answered by this run's passes.
     if (long && waitingUpdates === 0) break;
     requested = false;
@@ -115,7 +112,7 @@ const MAX_ATTEMPTS_GUARD = 10;
  * is abandoned. Attempts are numbered here, so each activity execution knows which attempt it is.
  */
 export async function webhookDelivery(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
-  const firstAttemptLocal = patched('webhook-first-attempt-local') && input.firstAttemptLocal !== false;
+  const firstAttemptLocal = input.firstAttemptLocal !== false;
   const delivery = { deliveryId: input.deliveryId, round: input.round };
   for (let attempt = 1; attempt <= MAX_ATTEMPTS_GUARD; attempt += 1) {
     let report;

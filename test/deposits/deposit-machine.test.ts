@@ -142,7 +142,7 @@ describe('Deposit state machine', () => {
   });
 
   test('an operator retry settles again with a fresh budget', () => {
-    const r = onOperatorResolution(held(), { action: 'retry' }, NOW)!;
+    const r = onOperatorResolution(held(), { action: 'retry' })!;
     assert.equal(r.next, 'settle');
     assert.equal(r.transition.state.status, 'settling');
     assert.equal(r.transition.state.settlementAttempts, 0);
@@ -150,17 +150,22 @@ describe('Deposit state machine', () => {
     assert.deepEqual(r.transition.events, []);
   });
 
-  test('an operator mark-settled settles with the given transaction', () => {
-    const r = onOperatorResolution(held(), { action: 'mark-settled', txHash: '0xdef' }, NOW)!;
-    assert.equal(r.next, 'done');
-    assert.equal(r.transition.state.status, 'settled');
-    assert.equal(r.transition.state.settlement.txHash, '0xdef');
-    assert.deepEqual(r.transition.events, ['deposit.settled']);
-    assert.deepEqual(r.transition.ledger, ['settlement']);
+  test('an operator mark-settled (the net amount paid by hand) settles the rest, the fees, with a fresh budget', () => {
+    const r = onOperatorResolution(held(), { action: 'mark-settled', txHash: '0xdef' })!;
+    assert.equal(r.next, 'settle');
+    assert.equal(r.transition.state.status, 'settling');
+    assert.equal(r.transition.state.settlementAttempts, 0);
+    assert.deepEqual(r.transition.state.settlement, { status: 'pending', txHash: null, settledAt: null, reasonCode: null });
+    assert.deepEqual(r.transition.events, []);
+    assert.deepEqual(r.transition.ledger, []);
+  });
+
+  test('only a settling deposit settles (a held one is released first)', () => {
+    assert.equal(onSettlementConfirmed(held(), '0xabc', NOW), null);
   });
 
   test('an operator fail fails the deposit and reverses its receipt', () => {
-    const r = onOperatorResolution(held(), { action: 'fail', reason: 'returned to sender' }, NOW)!;
+    const r = onOperatorResolution(held(), { action: 'fail', reason: 'returned to sender' })!;
     assert.equal(r.transition.state.status, 'failed');
     assert.equal(r.transition.state.failureReason, 'returned to sender');
     assert.deepEqual(r.transition.state.settlement.status, 'cancelled');
@@ -170,7 +175,7 @@ describe('Deposit state machine', () => {
   });
 
   test('ignores a resolution when nothing is held', () => {
-    assert.equal(onOperatorResolution(settling(), { action: 'retry' }, NOW), null);
+    assert.equal(onOperatorResolution(settling(), { action: 'retry' }), null);
   });
 
   test('reverses only a settled deposit whose source was invalidated', () => {
@@ -235,20 +240,20 @@ describe('Deposit held by a data error (a write the database refused)', () => {
 
   test('retry resumes where the refused step stood; without that, neither retry nor fail is taken', () => {
     const heldWhileConfirming = onDataError(confirming())!.state;
-    const resumed = onOperatorResolution(heldWhileConfirming, { action: 'retry' }, NOW, { dataHoldFrom: 'confirming' })!;
+    const resumed = onOperatorResolution(heldWhileConfirming, { action: 'retry' }, { dataHoldFrom: 'confirming' })!;
     assert.equal(resumed.transition.state.status, 'confirming');
     assert.equal(resumed.transition.state.settlement.reasonCode, null);
     assert.deepEqual(resumed.transition.ledger, []);
-    assert.equal(onOperatorResolution(heldWhileConfirming, { action: 'retry' }, NOW), null);
-    assert.equal(onOperatorResolution(heldWhileConfirming, { action: 'fail', reason: 'x' }, NOW), null);
+    assert.equal(onOperatorResolution(heldWhileConfirming, { action: 'retry' }), null);
+    assert.equal(onOperatorResolution(heldWhileConfirming, { action: 'fail', reason: 'x' }), null);
   });
 
   test('fail reverses the receipt only when the deposit was settling (before that none was posted)', () => {
-    const beforeReceipt = onOperatorResolution(onDataError(confirming())!.state, { action: 'fail', reason: 'bad data' }, NOW, { dataHoldFrom: 'confirming' })!;
+    const beforeReceipt = onOperatorResolution(onDataError(confirming())!.state, { action: 'fail', reason: 'bad data' }, { dataHoldFrom: 'confirming' })!;
     assert.equal(beforeReceipt.transition.state.status, 'failed');
     assert.deepEqual(beforeReceipt.transition.ledger, []);
     assert.deepEqual(beforeReceipt.transition.events, ['deposit.failed']);
-    const afterReceipt = onOperatorResolution(onDataError(settling())!.state, { action: 'fail', reason: 'bad data' }, NOW, { dataHoldFrom: 'settling' })!;
+    const afterReceipt = onOperatorResolution(onDataError(settling())!.state, { action: 'fail', reason: 'bad data' }, { dataHoldFrom: 'settling' })!;
     assert.deepEqual(afterReceipt.transition.ledger, ['receipt_reversal']);
   });
 });

@@ -18,11 +18,14 @@ function workflowSources(dir = WORKFLOWS_DIR): Array<{ file: string; source: str
 
 const lineOf = (source: string, index: number) => source.slice(0, index).split('\n').length;
 
-/** Every `patched('<id>')` of workflows/: id -> its first call site; and calls whose id is no literal. */
-export function patchCallSites(): { ids: Map<string, string>; unreadable: string[] } {
+/**
+ * Every `patched('<id>')` of workflows/ (or of the sources given): id -> its first call site; and
+ * calls whose id is no literal.
+ */
+export function patchCallSites(sources = workflowSources()): { ids: Map<string, string>; unreadable: string[] } {
   const ids = new Map<string, string>();
   const unreadable: string[] = [];
-  for (const { file, source } of workflowSources()) {
+  for (const { file, source } of sources) {
     for (const m of source.matchAll(/\b(patched|deprecatePatch)\(\s*(?:(['"])([^'"]+)\2\s*\))?/g)) {
       const site = `${file}:${lineOf(source, m.index)}`;
       if (m[3] === undefined) unreadable.push(site);
@@ -42,6 +45,21 @@ export function continueAsNewTypes(): string[] {
     }
   }
   return [...types].sort();
+}
+
+/**
+ * The workflow types the worker runs: the names workflows/index.ts exports (`export { a, b } from`,
+ * `export function`), or those of the source given.
+ */
+export function workflowTypes(source = readFileSync(path.join(WORKFLOWS_DIR, 'index.ts'), 'utf8')): string[] {
+  const listed = [...source.matchAll(/^export\s*\{([^}]*)\}/gm)].flatMap((m) =>
+    m[1]!
+      .split(',')
+      .map((name) => name.trim().split(/\s+as\s+/).pop()!)
+      .filter((name) => name !== '' && !name.startsWith('type ')),
+  );
+  const declared = [...source.matchAll(/^export\s+(?:async\s+)?function\s+(\w+)/gm)].map((m) => m[1]!);
+  return [...new Set([...listed, ...declared])].sort();
 }
 
 interface EncodedEvent {

@@ -40,12 +40,11 @@ describe('payment machine: funds', () => {
     assert.equal(onTransferDetected(t.state, { key: 'a', amountAtomic: 10n }), null);
   });
 
-  test('a transfer a reorg dropped and the chain mined again is followed again (only with revivesDropped), and then counts', () => {
+  test('a transfer a reorg dropped and the chain mined again is followed again, and then counts', () => {
     const seen = must(onTransferDetected(initialState('receive', 10n), { key: 'a', amountAtomic: 10n })).state;
     const dropped = must(onTransfersVerified(seen, [{ key: 'a', outcome: 'dropped' }], NOW)).state;
     assert.equal(dropped.status, 'requires_payment_method');
-    assert.equal(onTransferDetected(dropped, { key: 'a', amountAtomic: 10n }), null, 'runs before the patch ignore it');
-    const again = must(onTransferDetected(dropped, { key: 'a', amountAtomic: 10n }, { revivesDropped: true }));
+    const again = must(onTransferDetected(dropped, { key: 'a', amountAtomic: 10n }));
     assert.equal(again.state.status, 'processing');
     assert.deepEqual(again.events, ['payment.processing']);
     assert.deepEqual(again.transferStatuses, [{ key: 'a', status: 'pending', role: 'funding' }]);
@@ -53,7 +52,7 @@ describe('payment machine: funds', () => {
     const accepted = must(onTransfersVerified(again.state, [{ key: 'a', outcome: 'confirmed' }], NOW));
     assert.equal(accepted.state.status, 'accepted');
     assert.equal(accepted.state.confirmedAtomic, 10n);
-    assert.equal(onTransferDetected(accepted.state, { key: 'a', amountAtomic: 10n }, { revivesDropped: true }), null, 'a confirmed one is done');
+    assert.equal(onTransferDetected(accepted.state, { key: 'a', amountAtomic: 10n }), null, 'a confirmed one is done');
   });
 
   test('confirmed funds reaching the amount accept the Payment, post the collection and stamp acceptedAt', () => {
@@ -195,18 +194,23 @@ describe('payment machine: settlement', () => {
     assert.equal(onSettlementTrouble(funded(), 'settlement_unconfirmed').state.operationalReasonCode, 'settlement_unconfirmed');
   });
 
-  test('operator resolutions: retry settles again, mark-settled succeeds, fail fails; nothing without a hold', () => {
+  test('operator resolutions: retry settles again, mark-settled (the net paid by hand) settles the rest, fail fails; nothing without a hold', () => {
     const held = onSettlementTrouble(funded(), 'settlement_unconfirmed').state;
-    const retry = onOperatorResolution(held, { action: 'retry' }, NOW);
+    const retry = onOperatorResolution(held, { action: 'retry' });
     assert.equal(retry?.next, 'settle');
     assert.equal(retry?.transition.state.operationalState, 'normal');
-    const marked = onOperatorResolution(held, { action: 'mark-settled', txHash: '0x1' }, NOW);
-    assert.equal(marked?.transition.state.status, 'succeeded');
-    assert.equal(marked?.transition.state.settlementTxHash, '0x1');
-    const failed = onOperatorResolution(held, { action: 'fail', reason: 'refunded' }, NOW);
+    const marked = onOperatorResolution({ ...held, settlementAttempts: 3, settlementTxHash: '0xold' }, { action: 'mark-settled', txHash: '0x1' });
+    assert.equal(marked?.next, 'settle');
+    assert.equal(marked?.transition.state.status, 'accepted', 'it succeeds once the fees are paid too');
+    assert.equal(marked?.transition.state.stage, 'settlement_pending');
+    assert.equal(marked?.transition.state.operationalState, 'normal');
+    assert.equal(marked?.transition.state.settlementAttempts, 0, 'a fresh budget');
+    assert.equal(marked?.transition.state.settlementTxHash, null);
+    assert.deepEqual(marked?.transition.events, []);
+    const failed = onOperatorResolution(held, { action: 'fail', reason: 'refunded' });
     assert.equal(failed?.transition.state.status, 'failed');
     assert.deepEqual(failed?.transition.failure, { code: 'operator_failed', message: 'refunded' });
-    assert.equal(onOperatorResolution(funded(), { action: 'retry' }, NOW), null);
+    assert.equal(onOperatorResolution(funded(), { action: 'retry' }), null);
   });
 });
 
@@ -226,7 +230,7 @@ describe('Payment held by a data error (a write the database refused)', () => {
 
   test('retry releases the hold and resumes from the stored state (no settlement reset for an open Payment)', () => {
     const held = must(onDataError(initialState('receive', 10n))).state;
-    const resolved = onOperatorResolution(held, { action: 'retry' }, NOW);
+    const resolved = onOperatorResolution(held, { action: 'retry' });
     assert.ok(resolved);
     assert.equal(resolved.transition.state.operationalState, 'normal');
     assert.equal(resolved.transition.state.operationalReasonCode, null);

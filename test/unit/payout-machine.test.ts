@@ -2,6 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
+  awaitsPayout,
   initialState,
   onOperatorResolution,
   onTransferDetected,
@@ -10,7 +11,7 @@ import {
   type PaymentState,
   type Transition,
 } from '../../src/domain/payments/pure/payment-machine';
-import { awaitsPayout, onPayoutHeld, onPayoutUpdate, onProviderFunded } from '../../src/domain/payments/pure/payout-machine';
+import { onPayoutHeld, onPayoutUpdate, onProviderFunded } from '../../src/domain/payments/pure/payout-machine';
 
 const CREATED = '2026-11-23T00:00:00.000Z';
 const BEFORE_EXPIRY = '2026-11-23T00:05:00.000Z';
@@ -128,11 +129,11 @@ describe('the payout machine', () => {
     const learned = onPayoutUpdate(held.state, update('processing'), CREATED)!;
     assert.equal(learned.state.operationalState, 'normal');
     assert.equal(learned.state.operationalReasonCode, null);
-    const retried = onOperatorResolution(held.state, { action: 'retry' }, CREATED)!;
+    const retried = onOperatorResolution(held.state, { action: 'retry' })!;
     assert.equal(retried.next, 'payout');
     assert.equal(retried.transition.state.stage, 'settlement_confirmed', 'nothing is settled again');
-    assert.equal(onOperatorResolution(held.state, { action: 'mark-settled', txHash: '0x1' }, CREATED), null);
-    const failed = onOperatorResolution(held.state, { action: 'fail', reason: 'lost at the provider' }, CREATED)!;
+    assert.equal(onOperatorResolution(held.state, { action: 'mark-settled', txHash: '0x1' }), null);
+    const failed = onOperatorResolution(held.state, { action: 'fail', reason: 'lost at the provider' })!;
     assert.equal(failed.transition.state.status, 'failed');
   });
 

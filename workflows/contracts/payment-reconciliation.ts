@@ -41,9 +41,9 @@ export interface PaymentReconciliationSummary {
   missingCount: number;
   missing: string[];
   /** Transfers under the minimum followed by this pass: held once confirmed, nothing once dropped. */
-  dust?: { checked: number; held: number; dropped: number; pending: number };
+  dust: { checked: number; held: number; dropped: number; pending: number };
   /** Transfers into vaults followed by this pass: posted at depth, dropped, or reversed once gone. */
-  vaultReceipts?: {
+  vaultReceipts: {
     checked: number;
     posted: number;
     dropped: number;
@@ -52,6 +52,6 @@ export interface PaymentReconciliationSummary {
     /** Vault funding no workflow follows (src/domain/vaults/vault-funding-recovery.ts); absent in passes before it. */
     funding?: { started: number; posted: number; failed: number; pending: number };
   };
-  /** Posted Payment settlements re-read by this pass, and those a reorg took off the chain sent again; absent in passes before it. */
-  settlements?: { checked: number; confirmed: number; pending: number; failed: number; resent: string[]; held: string[] };
+  /** Posted Payment settlements re-read by this pass, and those a reorg took off the chain sent again. */
+  settlements: { checked: number; confirmed: number; pending: number; failed: number; resent: string[]; held: string[] };
 }

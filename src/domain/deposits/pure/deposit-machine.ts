@@ -9,8 +9,8 @@ import type { HoldReason, SettlementHoldReason } from '../../settlement/pure/hol
  *
  *   detected ──> confirming ──> settling ──> settled ──> reversed
  *      │             │             │  ^
- *      │             └─> failed    v  │ (operator: retry)
- *      │                 ^──── requires_intervention ──> settled (operator: mark-settled)
+ *      │             └─> failed    v  │ (operator: retry; mark-settled, the net paid by hand: the fees)
+ *      │                 ^──── requires_intervention (operator: fail)
  *   ignored (under the minimum, decided at detection)
  */
 
@@ -227,7 +227,7 @@ function hold(t: Transition, reasonCode: HoldReason): void {
 }
 
 export function onSettlementConfirmed(state: DepositState, txHash: string, nowIso: string): Transition | null {
-  if (state.status !== 'settling' && state.status !== 'requires_intervention') return null;
+  if (state.status !== 'settling') return null;
   const t = begin(state);
   moveTo(t, 'settled');
   t.state.settlement = { status: 'confirmed', txHash, settledAt: nowIso, reasonCode: null };
@@ -241,15 +241,16 @@ export type { OperatorAction } from '../../operators/pure/operator-resolution';
 
 /**
  * Operator release of a requires_intervention hold. retry: settle again with a fresh budget (recorded
- * legs are re-sent byte for byte, so nothing is paid twice); mark-settled: the operator paid it out
- * (tx hash); fail: the deposit is not settled and its receipt is reversed in the ledger.
- * Returns null when the deposit is not held (a stray or repeated resolution changes nothing).
+ * legs are re-sent byte for byte, so nothing is paid twice); mark-settled: the operator paid the net
+ * amount out by hand (the workflow checks it on chain and records it as the net leg first), and
+ * settling resumes for the rest (the fees); fail: the deposit is not settled and its receipt is
+ * reversed in the ledger. Returns null when the deposit is not held (a stray or repeated resolution
+ * changes nothing).
  */
 export function onOperatorResolution(
   state: DepositState,
   resolution: OperatorAction,
-  nowIso: string,
-  opts: { manualPayoutSettlesRest?: boolean; dataHoldFrom?: DataHoldFrom } = {},
+  opts: { dataHoldFrom?: DataHoldFrom } = {},
 ): { transition: Transition; next: 'settle' | 'done' } | null {
   if (state.status !== 'requires_intervention') return null;
   if (isDataHold(state) && resolution.action !== 'mark-settled') {
@@ -270,17 +271,14 @@ export function onOperatorResolution(
     if (opts.dataHoldFrom === 'settling') t.ledger.push('receipt_reversal');
     return { transition: t, next: 'done' };
   }
-  // The operator paid the net amount by hand (checked on chain and recorded as the net leg): settling
-  // resumes, so the sender pays what is left (the fees) and the books match the chain.
-  if (resolution.action === 'retry' || (resolution.action === 'mark-settled' && opts.manualPayoutSettlesRest)) {
+  // retry, or the operator paid the net amount by hand (checked on chain and recorded as the net leg):
+  // settling resumes, so the sender pays what is left (the fees) and the books match the chain.
+  if (resolution.action === 'retry' || resolution.action === 'mark-settled') {
     const t = begin(state);
     moveTo(t, 'settling');
     t.state.settlementAttempts = 0;
     t.state.settlement = { status: 'pending', txHash: null, settledAt: null, reasonCode: null };
     return { transition: t, next: 'settle' };
-  }
-  if (resolution.action === 'mark-settled') {
-    return { transition: onSettlementConfirmed(state, resolution.txHash, nowIso)!, next: 'done' };
   }
   const t = begin(state);
   moveTo(t, 'failed');

@@ -205,15 +205,11 @@ export function unusableTransferKind(status: PaymentStatus): 'late' | 'duplicate
  * A transfer to the escrow address was seen on chain (maybe again: then nothing changes). It is
  * tracked until it is confirmed or dropped; only then does it count, or become an incident. One a
  * reorg dropped and the chain mined again (same transaction, same place in it) is followed again,
- * with the role the Payment's status gives it now (`revivesDropped`; runs before it ignored it).
+ * with the role the Payment's status gives it now.
  */
-export function onTransferDetected(
-  state: PaymentState,
-  transfer: { key: string; amountAtomic: bigint; txHash?: string },
-  opts: { revivesDropped?: boolean } = {},
-): Transition | null {
+export function onTransferDetected(state: PaymentState, transfer: { key: string; amountAtomic: bigint; txHash?: string }): Transition | null {
   const known = state.transfers.find((t) => t.key === transfer.key);
-  if (known && !(opts.revivesDropped && known.status === 'dropped')) return null;
+  if (known && known.status !== 'dropped') return null;
   const t = begin(state);
   const refund = !!state.payout?.refundTxHash && transfer.txHash?.toLowerCase() === state.payout.refundTxHash.toLowerCase();
   const role: TransferRole = refund ? 'refund' : (unusableTransferKind(state.status) ?? 'funding');
@@ -421,15 +417,85 @@ export function onSettlementConfirmed(state: PaymentState, txHash: string, nowIs
   return t;
 }
 
+/** True while a bank Payment's money is at the provider and its payout is not final. */
+export function awaitsPayout(s: PaymentState): boolean {
+  return !!s.payout && s.status === 'accepted' && s.stage === 'settlement_confirmed';
+}
+
+/**
+ * What the PaymentWorkflow does next. The workflow asks after every step it takes and carries out
+ * the answer; each answer is one step of its loop:
+ * - take-messages: handle the signals and updates queued, in order (always first);
+ * - done: the Payment is final and nothing it saw is still confirming: the run ends;
+ * - continue-as-new: the run's history is long; a new run carries the state on;
+ * - await-operator: held (a refused write, a settlement or payout hold): only a message wakes it;
+ * - verify-transfers: a transfer it saw is still confirming: wait for a block, then read them;
+ * - await-expiry: open, nothing confirming: wait until expiresAt (a message wakes it earlier);
+ * - read-chain-through-expiry: expiresAt passed, but the scanner has not read the chain that far yet;
+ * - expire: expiresAt passed and the chain was read through it;
+ * - request-payout / follow-payout: a bank Payment's money is at the provider: ask for the payout
+ *   once, then follow it (a provider that can't tell keeps being read while held);
+ * - settle: accepted and not held: one settlement attempt.
+ */
+export type PaymentStep =
+  | { kind: 'take-messages' }
+  | { kind: 'done' }
+  | { kind: 'continue-as-new' }
+  | { kind: 'await-operator' }
+  | { kind: 'verify-transfers' }
+  | { kind: 'await-expiry'; ms: number }
+  | { kind: 'read-chain-through-expiry' }
+  | { kind: 'expire' }
+  | { kind: 'request-payout' }
+  | { kind: 'follow-payout' }
+  | { kind: 'settle' };
+
+/** What the workflow knows besides the Payment's state when it asks for its next step. */
+export interface PaymentRunView {
+  /** Messages (transfers, payout updates, resolutions, cancels) queued and not handled yet. */
+  queued: number;
+  /** The workflow's clock, and expiresAt on it (ms since the epoch). */
+  nowMs: number;
+  expiresAtMs: number;
+  /** The scanner has read the chain through the head of the moment expiresAt came. */
+  chainReadThroughExpiry: boolean;
+  /** The run's history is long enough that it should continue as new. */
+  runIsLong: boolean;
+}
+
+export function nextStep(state: PaymentState, run: PaymentRunView): PaymentStep {
+  if (run.queued > 0) return { kind: 'take-messages' };
+  const confirming = unresolvedTransfers(state).length > 0;
+  if (isTerminal(state) && !confirming) return { kind: 'done' };
+  if (run.runIsLong) return { kind: 'continue-as-new' };
+  // Nothing is automated while a refused write waits for an operator (a cancel still runs).
+  if (isDataHold(state)) return { kind: 'await-operator' };
+  if (isOpen(state)) {
+    if (confirming) return { kind: 'verify-transfers' };
+    const untilExpiry = run.expiresAtMs - run.nowMs;
+    if (untilExpiry > 0) return { kind: 'await-expiry', ms: untilExpiry };
+    // A payer who paid in time is never called late because the scanner was behind.
+    return run.chainReadThroughExpiry ? { kind: 'expire' } : { kind: 'read-chain-through-expiry' };
+  }
+  const held = state.operationalState === 'requires_intervention';
+  if (awaitsPayout(state) && (!held || state.operationalReasonCode === 'provider_state_uncertain')) {
+    return state.payout!.offrampStatus === null && !held ? { kind: 'request-payout' } : { kind: 'follow-payout' };
+  }
+  // Final or held: transfers it saw are still followed to their resolution (excess, late...).
+  if (confirming && (isTerminal(state) || held)) return { kind: 'verify-transfers' };
+  // Held on purpose: only an operator's resolution (or a transfer to record) wakes it.
+  if (held) return { kind: 'await-operator' };
+  return { kind: 'settle' };
+}
+
 export type { OperatorAction } from '../../operators/pure/operator-resolution';
 
-/** Operator resolution of a requires_intervention hold. Returns null when there is no hold. */
-export function onOperatorResolution(
-  state: PaymentState,
-  resolution: OperatorAction,
-  nowIso: string,
-  opts: { manualPayoutSettlesRest?: boolean } = {},
-): { transition: Transition; next: 'settle' | 'payout' | 'done' } | null {
+/**
+ * Operator resolution of a requires_intervention hold. Returns null when there is no hold.
+ * mark-settled: the operator paid the net amount by hand (the workflow checks it on chain and records
+ * it as the net leg first), so the settlement resumes and the sender pays what is left (the fees).
+ */
+export function onOperatorResolution(state: PaymentState, resolution: OperatorAction): { transition: Transition; next: 'settle' | 'payout' | 'done' } | null {
   if (state.operationalState !== 'requires_intervention') return null;
   // The provider holds the money (its payout is in doubt or was refused): nothing is sent again;
   // retry reads (or asks) the provider again, fail ends the Payment, mark-settled doesn't apply.
@@ -447,9 +513,9 @@ export function onOperatorResolution(
     clearHold(t);
     return { transition: t, next: isOpen(state) || isTerminal(state) ? 'done' : 'settle' };
   }
-  // The operator paid the net amount by hand (checked on chain and recorded as the net leg): the
-  // settlement resumes, so the sender pays what is left (the fees) and the books match the chain.
-  if (resolution.action === 'retry' || (resolution.action === 'mark-settled' && opts.manualPayoutSettlesRest)) {
+  // retry, or the operator paid the net amount by hand (checked on chain and recorded as the net leg):
+  // the settlement resumes, so the sender pays what is left (the fees) and the books match the chain.
+  if (resolution.action === 'retry' || resolution.action === 'mark-settled') {
     const t = begin(state);
     t.state.operationalState = 'normal';
     t.state.operationalReasonCode = null;
@@ -457,9 +523,6 @@ export function onOperatorResolution(
     t.state.stage = 'settlement_pending';
     t.state.settlementTxHash = null;
     return { transition: t, next: 'settle' };
-  }
-  if (resolution.action === 'mark-settled') {
-    return { transition: onSettlementConfirmed(state, resolution.txHash, nowIso), next: 'done' };
   }
   const t = begin(state);
   t.state.operationalState = 'normal';

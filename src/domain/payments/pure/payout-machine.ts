@@ -32,11 +32,6 @@ export interface PayoutUpdate {
 /** Where a status stands in the provider's order: an update never moves a payout back. */
 const RANK: Record<OfframpStatus, number> = { submitted: 1, processing: 2, completed: 3, failed: 3, returned: 4 };
 
-/** True while a bank Payment's money is at the provider and its payout is not final. */
-export function awaitsPayout(s: PaymentState): boolean {
-  return !!s.payout && s.status === 'accepted' && s.stage === 'settlement_confirmed';
-}
-
 /** The settlement to the provider's deposit address confirmed: the payout is next (not yet succeeded). */
 export function onProviderFunded(state: PaymentState, txHash: string): Transition {
   const t = begin(state);
