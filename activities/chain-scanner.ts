@@ -52,7 +52,8 @@ export function createChainScannerActivities(deps: ChainScannerDeps) {
       // waiters' fan-out, so a busy fan-out never holds an expiry back; the workflow keeps its own cursor.
       await recordScanCursor(deps.prisma, input.chainId, result.nextFromBlock);
       // New blocks read: what waits on a confirmation may have one now (after the transfers were handed over).
-      if (result.checkpoint) await notifyChainAdvanced(deps, input.chainId, BigInt(result.checkpoint.number), () => Context.current().heartbeat());
+      if (result.checkpoint)
+        await notifyChainAdvanced(deps, input.chainId, BigInt(result.checkpoint.number), () => Context.current().heartbeat());
       return result;
     },
 

@@ -9,11 +9,24 @@ import type { PersistedDepositState, PersistedDepositTransition } from '../src/d
 import { depositsToReconcile, reconcileDeposit } from '../src/domain/deposits/deposit-reconciliation';
 import { recordManualDepositPayout, replaceStuckDepositLegs, sendDepositSettlement } from '../src/domain/deposits/deposit-settlement';
 import { checkSettlement, liveNetTxHash } from '../src/domain/settlement/settlement-legs';
-import { dataHoldFrom, persistDepositTransition, recordDepositDetected, recordDepositResolution } from '../src/domain/deposits/deposit-store';
+import {
+  dataHoldFrom,
+  persistDepositTransition,
+  recordDepositDetected,
+  recordDepositResolution,
+} from '../src/domain/deposits/deposit-store';
 import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-sender';
 import { closeUnrecordedHold, holdUnrecordedDeposit } from '../src/domain/deposits/deposit-unrecorded';
 import type { Logger } from '../src/logger';
-import { endsPass, passBegan, passEndsAfter, passFindings, passFinished, passFound, type PassRef } from '../src/domain/monitoring/reconciliation-runs';
+import {
+  endsPass,
+  passBegan,
+  passEndsAfter,
+  passFindings,
+  passFinished,
+  passFound,
+  type PassRef,
+} from '../src/domain/monitoring/reconciliation-runs';
 import { currentPass } from './reconciliation';
 import { dataErrorState } from './failures';
 
@@ -36,7 +49,10 @@ async function finishDepositPass(prisma: PrismaClient, pass: PassRef): Promise<v
 export function createDepositActivities(deps: DepositActivityDeps) {
   const { prisma, chains } = deps;
   return {
-    recordDepositDetected: async (input: DepositStart, initial: { state: PersistedDepositState; events: DepositEventName[]; at: string }) => {
+    recordDepositDetected: async (
+      input: DepositStart,
+      initial: { state: PersistedDepositState; events: DepositEventName[]; at: string },
+    ) => {
       // Deposits started before ordinals have none in their input (their rows exist already).
       const start = { ...input, ordinal: input.ordinal ?? 0 };
       const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
@@ -63,11 +79,19 @@ export function createDepositActivities(deps: DepositActivityDeps) {
     depositDataHoldFrom: (input: { depositId: string }) => dataHoldFrom(prisma, input.depositId),
 
     /** Re-reads the source transfer at the confirmation depth; one no longer in the canonical chain is dropped. */
-    verifyDepositSource: (input: { chainId: number; txHash: string; logIndex: number; ordinal?: number; tokenAddress: string; toAddress: string; confirmations: number }) =>
-      verifyIncomingTransfer(chains.get(input.chainId), { ...input, token: input.tokenAddress, to: input.toAddress }),
+    verifyDepositSource: (input: {
+      chainId: number;
+      txHash: string;
+      logIndex: number;
+      ordinal?: number;
+      tokenAddress: string;
+      toAddress: string;
+      confirmations: number;
+    }) => verifyIncomingTransfer(chains.get(input.chainId), { ...input, token: input.tokenAddress, to: input.toAddress }),
 
     /** An operator's hand-made payout (mark-settled), checked on chain and recorded as the net leg. */
-    recordManualDepositPayout: (input: { depositId: string; txHash: string }) => recordManualDepositPayout(deps, input.depositId, input.txHash),
+    recordManualDepositPayout: (input: { depositId: string; txHash: string }) =>
+      recordManualDepositPayout(deps, input.depositId, input.txHash),
 
     broadcastDepositSettlement: (input: { depositId: string }) => sendDepositSettlement(deps.settlement, input.depositId),
 

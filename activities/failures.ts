@@ -25,7 +25,12 @@ export function classifyActivityError(activity: string, err: unknown): unknown {
   }
   if (err instanceof ProviderError && err.kind !== 'unavailable') {
     const type = err.kind === 'uncertain' ? PROVIDER_STATE_UNCERTAIN : PROVIDER_FAILURE;
-    return ApplicationFailure.create({ type, message: `${activity}: ${err.message}`, details: [err.kind, err.providerCode], nonRetryable: true });
+    return ApplicationFailure.create({
+      type,
+      message: `${activity}: ${err.message}`,
+      details: [err.kind, err.providerCode],
+      nonRetryable: true,
+    });
   }
   if (err instanceof LedgerError) {
     return ApplicationFailure.create({ type: err.type, message: err.message, details: [err.details], nonRetryable: true });
@@ -60,7 +65,12 @@ export function classifiedActivities<T extends Record<string, (...args: never[])
       } catch (err) {
         const classified = classifyActivityError(name, err);
         if (opts.retryDataErrors && classified instanceof ApplicationFailure && classified.type === DATA_ERROR) {
-          throw ApplicationFailure.create({ type: DATA_ERROR, message: classified.message, details: classified.details ?? undefined, nonRetryable: false });
+          throw ApplicationFailure.create({
+            type: DATA_ERROR,
+            message: classified.message,
+            details: classified.details ?? undefined,
+            nonRetryable: false,
+          });
         }
         throw classified;
       }

@@ -22,7 +22,8 @@ export function createFundReturnActivities(deps: FundReturnActivityDeps) {
     },
     failFundReturn: (input: { returnId: string; reason: string }) => failFundReturn(deps.prisma, input.returnId, input.reason),
     /** An operator's resolution of a held return (its audit row was written when it was asked for). */
-    resolveFundReturn: ({ returnId, ...request }: ResolutionRequest & { returnId: string; confirmations: number }) => applyFundReturnResolution(deps, returnId, request),
+    resolveFundReturn: ({ returnId, ...request }: ResolutionRequest & { returnId: string; confirmations: number }) =>
+      applyFundReturnResolution(deps, returnId, request),
   };
 }
 

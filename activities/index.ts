@@ -1,7 +1,14 @@
 import type { Database } from '../src/db/client';
 import type { ChainRegistry } from '../src/chain/registry';
 import type { Custody } from '../src/custody';
-import type { ChainAdvanceEngine, DepositEngine, FundReturnEngine, PaymentEngine, VaultFundingEngine, WebhookEngine } from '../src/domain/engine/pure/engine';
+import type {
+  ChainAdvanceEngine,
+  DepositEngine,
+  FundReturnEngine,
+  PaymentEngine,
+  VaultFundingEngine,
+  WebhookEngine,
+} from '../src/domain/engine/pure/engine';
 import type { Logger } from '../src/logger';
 import type { OfframpProvider } from '../src/offramp/offramp-provider';
 import { createChainScannerActivities } from './chain-scanner';
@@ -61,8 +68,19 @@ export function createActivities(deps: ActivityDeps) {
     ...classifiedActivities(createDepositActivities({ prisma, chains: deps.chains, settlement, logger: deps.logger })),
     ...classifiedActivities(createVaultActivities({ prisma, chains: deps.chains, settlement })),
     ...classifiedActivities(createFundReturnActivities({ prisma, chains: deps.chains, settlement })),
-    ...classifiedActivities(createChainScannerActivities({ prisma, chains: deps.chains, custody: deps.custody, engine: deps.engine }), { retryDataErrors: true }),
-    ...classifiedActivities(createReconciliationActivities({ prisma, chains: deps.chains, custody: deps.custody, engine: deps.engine, logger: deps.logger, settlement })),
+    ...classifiedActivities(createChainScannerActivities({ prisma, chains: deps.chains, custody: deps.custody, engine: deps.engine }), {
+      retryDataErrors: true,
+    }),
+    ...classifiedActivities(
+      createReconciliationActivities({
+        prisma,
+        chains: deps.chains,
+        custody: deps.custody,
+        engine: deps.engine,
+        logger: deps.logger,
+        settlement,
+      }),
+    ),
     ...classifiedActivities(webhookDelivery),
     ...classifiedActivities({ dispatchWebhookEvents }, { retryDataErrors: true }),
   });

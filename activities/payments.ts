@@ -24,8 +24,7 @@ export interface PaymentActivityDeps {
 export function createPaymentActivities(deps: PaymentActivityDeps) {
   const { prisma, chains } = deps;
   return {
-    persistPaymentTransition: (paymentId: string, t: PersistedTransition) =>
-      persistPaymentTransition(prisma, paymentId, t),
+    persistPaymentTransition: (paymentId: string, t: PersistedTransition) => persistPaymentTransition(prisma, paymentId, t),
 
     loadPaymentState: (paymentId: string) => loadPaymentState(prisma, paymentId),
 
@@ -37,7 +36,17 @@ export function createPaymentActivities(deps: PaymentActivityDeps) {
       const results: Array<{ key: string; outcome: TransferOutcome }> = [];
       for (const key of input.transfers) {
         const { txHash, ordinal, logIndex } = parseTransferKey(key);
-        results.push({ key, outcome: await verifyIncomingTransfer(chain, { txHash, ordinal, logIndex, token: input.token, to: input.to, confirmations: input.confirmations }) });
+        results.push({
+          key,
+          outcome: await verifyIncomingTransfer(chain, {
+            txHash,
+            ordinal,
+            logIndex,
+            token: input.token,
+            to: input.to,
+            confirmations: input.confirmations,
+          }),
+        });
       }
       return results;
     },

@@ -74,8 +74,15 @@ export function createReconciliationActivities(deps: ReconciliationActivityDeps)
      */
     async reconcilePaymentWorkflows(input: { graceSeconds: number; cutoff?: string; afterId: string | null; limit: number }) {
       if (!input.afterId) await passBegan(deps.prisma, 'payment-reconciliation', currentPass());
-      const batch = await reconcilePaymentWorkflows({ prisma: deps.prisma, chains: deps.chains, engine: deps.engine, logger: deps.logger }, input);
-      if (!input.afterId) await startOrphanFundReturns({ prisma: deps.prisma, chains: deps.chains, engine: deps.engine, logger: deps.logger }, { graceSeconds: input.graceSeconds, limit: input.limit });
+      const batch = await reconcilePaymentWorkflows(
+        { prisma: deps.prisma, chains: deps.chains, engine: deps.engine, logger: deps.logger },
+        input,
+      );
+      if (!input.afterId)
+        await startOrphanFundReturns(
+          { prisma: deps.prisma, chains: deps.chains, engine: deps.engine, logger: deps.logger },
+          { graceSeconds: input.graceSeconds, limit: input.limit },
+        );
       return batch;
     },
 
@@ -100,7 +107,12 @@ export function createReconciliationActivities(deps: ReconciliationActivityDeps)
       const open = await openAlertsOf(deps.prisma, 'payment-reconciliation');
       await passFinished(deps.prisma, 'payment-reconciliation', currentPass(), {
         discrepancies: Object.values(open).reduce((a, b) => a + b, 0),
-        counts: { ...open, settlementsChecked: settlements.checked, settlementsResent: settlements.resent.length, settlementsHeld: settlements.held.length },
+        counts: {
+          ...open,
+          settlementsChecked: settlements.checked,
+          settlementsResent: settlements.resent.length,
+          settlementsHeld: settlements.held.length,
+        },
       });
       return settlements;
     },

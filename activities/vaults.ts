@@ -21,7 +21,8 @@ export function createVaultActivities(deps: VaultActivityDeps) {
       await replaceStuckFundingLeg(deps.settlement, input.fundingOperationId);
       return checkVaultFunding(deps, input.fundingOperationId, input.confirmations);
     },
-    failVaultFunding: (input: { fundingOperationId: string; reason: string }) => failVaultFunding(deps.prisma, input.fundingOperationId, input.reason),
+    failVaultFunding: (input: { fundingOperationId: string; reason: string }) =>
+      failVaultFunding(deps.prisma, input.fundingOperationId, input.reason),
   };
 }
 

@@ -50,9 +50,14 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       const claimed = await claimEventsIntoDeliveries(deps.prisma, input.batchSize);
       const queued = await queuedDeliveries(deps.prisma, input.batchSize);
       const starts = await Promise.allSettled(
-        queued.map((d) => deps.engine.startWebhookDelivery({ deliveryId: d.id, eventId: d.eventId, endpointId: d.endpointId, round: d.round })),
+        queued.map((d) =>
+          deps.engine.startWebhookDelivery({ deliveryId: d.id, eventId: d.eventId, endpointId: d.endpointId, round: d.round }),
+        ),
       );
-      await markDeliveriesStarted(deps.prisma, queued.filter((_, i) => starts[i]!.status === 'fulfilled'));
+      await markDeliveriesStarted(
+        deps.prisma,
+        queued.filter((_, i) => starts[i]!.status === 'fulfilled'),
+      );
       const failed = starts.find((s): s is PromiseRejectedResult => s.status === 'rejected');
       if (failed) throw failed.reason;
       return {

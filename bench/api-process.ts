@@ -17,7 +17,12 @@ export interface ApiProcess {
  * the bench's PostgreSQL and Temporal: its event loop and memory are its own, not shared with the
  * worker or the load generator.
  */
-export async function startApiProcess(opts: { databaseUrl: string; temporalAddress: string; port: number; env?: Record<string, string> }): Promise<ApiProcess> {
+export async function startApiProcess(opts: {
+  databaseUrl: string;
+  temporalAddress: string;
+  port: number;
+  env?: Record<string, string>;
+}): Promise<ApiProcess> {
   // e.g. BENCH_API_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the API alone.
   const nodeArgs = (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts', '--only', 'api'], {
@@ -39,7 +44,10 @@ export async function startApiProcess(opts: { databaseUrl: string; temporalAddre
   });
   for (let i = 0; ; i += 1) {
     if (exited) throw new Error('the API process exited during start-up');
-    const up = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+    const up = await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (up) break;
     if (i > 600) throw new Error('the API process did not answer /healthz within 60 s');
     await sleep(100);

@@ -50,15 +50,19 @@ type PhaseName = (typeof PHASES)[number];
 /** `--engine dev`, `cluster`, `both` or a list (`dev,cluster`): the engines, in the order given. */
 function parseEngines(arg: string): Engine[] {
   const names = arg === 'both' ? [...ENGINES] : arg.split(',');
-  for (const name of names) if (!ENGINES.includes(name as Engine)) throw new Error(`--engine takes ${ENGINES.join(', ')}, both or a list, got ${arg}`);
+  for (const name of names)
+    if (!ENGINES.includes(name as Engine)) throw new Error(`--engine takes ${ENGINES.join(', ')}, both or a list, got ${arg}`);
   return [...new Set(names as Engine[])];
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { json: { type: 'boolean', default: false }, only: { type: 'string' }, engine: { type: 'string', default: 'dev' } } });
+  const { values } = parseArgs({
+    options: { json: { type: 'boolean', default: false }, only: { type: 'string' }, engine: { type: 'string', default: 'dev' } },
+  });
   const engines = parseEngines(values.engine);
   const only = values.only ? new Set(values.only.split(',')) : null;
-  for (const name of only ?? []) if (!PHASES.includes(name as PhaseName)) throw new Error(`--only: no phase ${name} (${PHASES.join(', ')})`);
+  for (const name of only ?? [])
+    if (!PHASES.includes(name as PhaseName)) throw new Error(`--only: no phase ${name} (${PHASES.join(', ')})`);
   const runs = (name: PhaseName) => !only || only.has(name);
   const out = (line: string) => process.stdout.write(`${line}\n`);
   // Ctrl-C stops the bench's own stack like `npm start` stops its one (src/runtime/lifecycle.ts).
@@ -70,7 +74,11 @@ async function main(): Promise<void> {
     // One engine's stack at a time, each in its own data folder: its own PostgreSQL cluster, chain,
     // engine store and ports, so nothing the first left behind lands in the second's figures.
     const stack = new Lifecycle();
-    lifecycle.add(`${engine} stack`, () => stack.stop(), () => stack.kill());
+    lifecycle.add(
+      `${engine} stack`,
+      () => stack.stop(),
+      () => stack.kill(),
+    );
     try {
       run.engines[engine] = await benchEngine(engine, path.join(base, `bench-${engine}`), { runs, out, lifecycle: stack });
     } finally {
@@ -81,7 +89,11 @@ async function main(): Promise<void> {
 }
 
 /** Starts one engine's stack in `dir`, runs the chosen phases against it, and returns its figures. */
-async function benchEngine(engine: Engine, dir: string, opts: { runs: (name: PhaseName) => boolean; out: (line: string) => void; lifecycle: Lifecycle }): Promise<BenchFigures> {
+async function benchEngine(
+  engine: Engine,
+  dir: string,
+  opts: { runs: (name: PhaseName) => boolean; out: (line: string) => void; lifecycle: Lifecycle },
+): Promise<BenchFigures> {
   const { runs, out, lifecycle } = opts;
   process.env.DATA_DIR = dir;
   const { config } = await stackSettings({
@@ -123,8 +135,17 @@ async function benchEngine(engine: Engine, dir: string, opts: { runs: (name: Pha
   const accountId = account.account.id as string;
   const wallet = privateKeyToAccount(generatePrivateKey()).address;
   const withWallet = await call(`/v2/accounts/${accountId}/connected-wallets`, { body: { chainId: network.chainId, address: wallet } });
-  await call(`/v2/accounts/${accountId}/settlement-profile`, { method: 'PUT', body: { connectedWalletId: withWallet.connectedWallets[0].id } });
-  const createBody = { intent: 'receive', amount: '1', assetCode: 'USDC', chainId: network.chainId, destination: { type: 'upa', accountId } };
+  await call(`/v2/accounts/${accountId}/settlement-profile`, {
+    method: 'PUT',
+    body: { connectedWalletId: withWallet.connectedWallets[0].id },
+  });
+  const createBody = {
+    intent: 'receive',
+    amount: '1',
+    assetCode: 'USDC',
+    chainId: network.chainId,
+    destination: { type: 'upa', accountId },
+  };
   const ctx: BenchContext = {
     service,
     apiUrl: api.url,
@@ -143,7 +164,9 @@ async function benchEngine(engine: Engine, dir: string, opts: { runs: (name: Pha
 
   // Warm up the connection pools, the Prisma plans and the workflow cache.
   for (let i = 0; i < 50; i += 1) await ctx.createPayment();
-  out(`# Partner Payments benchmark (${figures.date}) on the ${engine} engine, ${COUNT} requests per figure, concurrency ${CONCURRENCY}, ${figures.machine.cpus} cores`);
+  out(
+    `# Partner Payments benchmark (${figures.date}) on the ${engine} engine, ${COUNT} requests per figure, concurrency ${CONCURRENCY}, ${figures.machine.cpus} cores`,
+  );
   if (runs('ceilings')) {
     await ceilings(ctx, COUNT, CONCURRENCY);
     // The server closes the probe workflows 30 s after their start: that work lands in no figure.
@@ -156,11 +179,17 @@ async function benchEngine(engine: Engine, dir: string, opts: { runs: (name: Pha
     out(`ratio API create / PaymentWorkflow start with the worker: ${figures.ratio}   (target >= 0.80)`);
   }
   if (runs('settle') && SETTLE > 0) await settlePhase(ctx, SETTLE);
-  if (runs('webhooks')) await webhooksPhase(ctx, Number(process.env.BENCH_WEBHOOK_RATE ?? 20), Number(process.env.BENCH_WEBHOOK_SECONDS ?? 60));
+  if (runs('webhooks'))
+    await webhooksPhase(ctx, Number(process.env.BENCH_WEBHOOK_RATE ?? 20), Number(process.env.BENCH_WEBHOOK_SECONDS ?? 60));
   if (runs('webhooks-sustained')) {
-    await webhooksSustainedPhase(ctx, Number(process.env.BENCH_WEBHOOK_SUSTAINED_RATE ?? 50), Number(process.env.BENCH_WEBHOOK_SUSTAINED_SECONDS ?? 300));
+    await webhooksSustainedPhase(
+      ctx,
+      Number(process.env.BENCH_WEBHOOK_SUSTAINED_RATE ?? 50),
+      Number(process.env.BENCH_WEBHOOK_SUSTAINED_SECONDS ?? 300),
+    );
   }
-  if (runs('lists')) await listsPhase(ctx, { rows: Number(process.env.BENCH_LIST_ROWS ?? 1_000_000), reads: Number(process.env.BENCH_LIST_READS ?? 200) });
+  if (runs('lists'))
+    await listsPhase(ctx, { rows: Number(process.env.BENCH_LIST_ROWS ?? 1_000_000), reads: Number(process.env.BENCH_LIST_READS ?? 200) });
   if (runs('scanner')) {
     await scannerPhase(ctx, {
       seconds: Number(process.env.BENCH_SCANNER_SECONDS ?? 60),

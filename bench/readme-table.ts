@@ -71,11 +71,36 @@ export function figureRows(f: BenchFigures): FigureRow[] {
   const settle = f.confirmedTransferToSucceeded;
   const hooks = f.committedEventToWebhookDelivered;
   return [
-    { name: 'no-op Koa route (ceiling)', measured: rate(f.noopKoaRoute), target: '', limit: fixed("the API process's one event loop (Koa, JSON, loopback)") },
-    { name: 'PostgreSQL single-row commit (ceiling)', measured: rate(f.postgresSingleRowCommit), target: '', limit: fixed("PostgreSQL's WAL flush per commit") },
-    { name: 'PaymentWorkflow start with the worker running (the fair baseline)', measured: rate(f.paymentWorkflowStartWithWorker), target: '', limit: fixed(ENGINE_LIMIT) },
-    { name: 'bare `workflow.start` without a worker', measured: rate(f.bareWorkflowStartWithoutWorker), target: '', limit: fixed(ENGINE_LIMIT) },
-    { name: 'API create (closed loop)', measured: `${rate(f.apiCreate)}; API CPU ${f.apiCpuMsPerCreate ?? '?'} ms per create`, target: '', limit: createLimit },
+    {
+      name: 'no-op Koa route (ceiling)',
+      measured: rate(f.noopKoaRoute),
+      target: '',
+      limit: fixed("the API process's one event loop (Koa, JSON, loopback)"),
+    },
+    {
+      name: 'PostgreSQL single-row commit (ceiling)',
+      measured: rate(f.postgresSingleRowCommit),
+      target: '',
+      limit: fixed("PostgreSQL's WAL flush per commit"),
+    },
+    {
+      name: 'PaymentWorkflow start with the worker running (the fair baseline)',
+      measured: rate(f.paymentWorkflowStartWithWorker),
+      target: '',
+      limit: fixed(ENGINE_LIMIT),
+    },
+    {
+      name: 'bare `workflow.start` without a worker',
+      measured: rate(f.bareWorkflowStartWithoutWorker),
+      target: '',
+      limit: fixed(ENGINE_LIMIT),
+    },
+    {
+      name: 'API create (closed loop)',
+      measured: `${rate(f.apiCreate)}; API CPU ${f.apiCpuMsPerCreate ?? '?'} ms per create`,
+      target: '',
+      limit: createLimit,
+    },
     {
       name: 'ratio API create / fair baseline',
       measured: f.ratio === undefined ? 'not measured' : String(f.ratio),
@@ -95,7 +120,9 @@ export function figureRows(f: BenchFigures): FigureRow[] {
       measured: lat(settle),
       target: 'p99 ≤ 1 s',
       ...(settle ? { met: settle.p99Ms <= 1000 } : {}),
-      limit: fixed("the Payment's sequential workflow tasks and activities (about six) on the engine, and two blocks for the confirmations"),
+      limit: fixed(
+        "the Payment's sequential workflow tasks and activities (about six) on the engine, and two blocks for the confirmations",
+      ),
     },
     {
       name: 'committed event → webhook delivered',
@@ -123,7 +150,11 @@ const WEBHOOK_LIMIT =
   "one workflow start and one workflow task per delivery on the engine's one SQLite writer, beside the API's commits, on 2 shared cores (the pass runs in the worker's listener; the start is eager)";
 
 function sustainedWebhooksRow(w: BenchFigures['webhooksSustained']): FigureRow {
-  const row = { name: 'committed event → webhook delivered, sustained', target: 'p99 ≤ 1 s at 50/s for 5 min, no backlog growth', limit: fixed(WEBHOOK_LIMIT) };
+  const row = {
+    name: 'committed event → webhook delivered, sustained',
+    target: 'p99 ≤ 1 s at 50/s for 5 min, no backlog growth',
+    limit: fixed(WEBHOOK_LIMIT),
+  };
   if (!w) return { ...row, measured: 'not measured' };
   const backlog = w.backlog ? `; backlog mean ${w.backlog.firstThirdMean} first third, ${w.backlog.lastThirdMean} last third` : '';
   const load = w.load ? `; load ${w.load.start} → ${w.load.end}` : '';
@@ -135,7 +166,11 @@ function sustainedWebhooksRow(w: BenchFigures['webhooksSustained']): FigureRow {
 function overloadRow(o: BenchFigures['overload']): FigureRow {
   return {
     name: 'overload (creates at twice the max rate)',
-    measured: o ? `${o.ratePerSecond}/s for ${o.seconds} s: ${Object.entries(o.answers).map(([k, v]) => `${k} ×${v}`).join(', ')}; ${lat(o.latency)}` : 'not measured',
+    measured: o
+      ? `${o.ratePerSecond}/s for ${o.seconds} s: ${Object.entries(o.answers)
+          .map(([k, v]) => `${k} ×${v}`)
+          .join(', ')}; ${lat(o.latency)}`
+      : 'not measured',
     target: 'no 500, none hung',
     ...(o ? { met: o.passed } : {}),
     limit: fixed("the engine's start rate: above it the API answers 503 with Retry-After"),
@@ -147,7 +182,9 @@ function scannerRow(s: BenchFigures['scannerUnderTraffic']): FigureRow {
   const row = {
     name: 'chain scanner lag under mainnet-shaped traffic',
     target: 'p99 ≤ 2 blocks for 10 min',
-    limit: fixed("the scan's CPU per transfer against the chain's 2 s block time; no workflow is on the path, so a lag is the cores being busy elsewhere"),
+    limit: fixed(
+      "the scan's CPU per transfer against the chain's 2 s block time; no workflow is on the path, so a lag is the cores being busy elsewhere",
+    ),
   };
   if (!s) return { ...row, measured: 'not measured' };
   const measured =
@@ -161,15 +198,24 @@ const LIST_LIMIT = fixed("the shared machine's noise: the query is one index ran
 
 /** The list figures, one row per list and page: p99 at each size and the ratio of the largest to the smallest. */
 function listRows(lists: unknown): FigureRow[] {
-  if (!lists || typeof lists !== 'object') return [{ name: 'list p99, 1M rows against 10k', measured: 'not measured', target: 'ratio ≤ 1.5', limit: LIST_LIMIT }];
+  if (!lists || typeof lists !== 'object')
+    return [{ name: 'list p99, 1M rows against 10k', measured: 'not measured', target: 'ratio ≤ 1.5', limit: LIST_LIMIT }];
   const rows: FigureRow[] = [];
   const walk = (prefix: string, node: unknown) => {
     if (!node || typeof node !== 'object') return;
     const entries = Object.entries(node as Record<string, unknown>);
     if (entries.some(([k]) => k === 'ratio')) {
       const ratio = (node as { ratio: number }).ratio;
-      const sizes = entries.filter(([k]) => k !== 'ratio').map(([k, v]) => `${k}: ${typeof v === 'number' ? `${v} ms` : JSON.stringify(v)}`);
-      rows.push({ name: `list p99: ${prefix}`, measured: `${sizes.join(', ')}; ratio ${ratio}`, target: 'ratio ≤ 1.5', met: ratio <= 1.5, limit: LIST_LIMIT });
+      const sizes = entries
+        .filter(([k]) => k !== 'ratio')
+        .map(([k, v]) => `${k}: ${typeof v === 'number' ? `${v} ms` : JSON.stringify(v)}`);
+      rows.push({
+        name: `list p99: ${prefix}`,
+        measured: `${sizes.join(', ')}; ratio ${ratio}`,
+        target: 'ratio ≤ 1.5',
+        met: ratio <= 1.5,
+        limit: LIST_LIMIT,
+      });
       return;
     }
     for (const [k, v] of entries) walk(prefix ? `${prefix} ${k}` : k, v);
@@ -190,7 +236,9 @@ export function figuresTable(run: BenchRun): string {
     return `| ${[name, ...cells, first.target, first.limit(run.engines)].join(' | ')} |`;
   });
   const m = run.machine;
-  const loads = engines.map((e) => `${run.engines[e]!.machine.loadAverage1m} at the ${ENGINE_COLUMN[e].split(' (')[0]!.toLowerCase()}'s start`).join(', ');
+  const loads = engines
+    .map((e) => `${run.engines[e]!.machine.loadAverage1m} at the ${ENGINE_COLUMN[e].split(' (')[0]!.toLowerCase()}'s start`)
+    .join(', ');
   return [
     `Measured ${run.date.slice(0, 16).replace('T', ' ')} UTC on ${m.cpus} × ${m.model}, ${m.memoryGb} GB, Node ${m.node}, the engines one after the other in one run (load average ${loads}).`,
     '',
@@ -202,7 +250,11 @@ export function figuresTable(run: BenchRun): string {
 
 /** The last JSON line of a bench run's output. */
 function runOf(file: string): BenchRun {
-  const line = readFileSync(file, 'utf8').trim().split('\n').reverse().find((l) => l.startsWith('{'));
+  const line = readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .reverse()
+    .find((l) => l.startsWith('{'));
   if (!line) throw new Error(`${file} holds no JSON line (run the bench with --json)`);
   return asBenchRun(JSON.parse(line) as BenchRun | BenchFigures);
 }
@@ -223,14 +275,18 @@ export function mergeRuns(runs: BenchRun[]): BenchRun {
 
 function main(): void {
   const files = process.argv.slice(2);
-  if (files.length === 0) throw new Error('usage: npm run bench:readme -- <file holding the output of npm run bench -- --json> [more files]');
+  if (files.length === 0)
+    throw new Error('usage: npm run bench:readme -- <file holding the output of npm run bench -- --json> [more files]');
   const runs = files.map(runOf);
   const table = figuresTable(mergeRuns(runs));
   const figureKeys = (f: BenchFigures) => Object.keys(f).filter((k) => k !== 'date' && k !== 'machine' && k !== 'engine');
   const more =
     runs.length > 1
       ? `\n\nFrom ${runs.length} runs: ${runs
-          .map((r) => `${r.date.slice(0, 16).replace('T', ' ')} UTC (${perEngine(r.engines, (f) => `${figureKeys(f).join(', ')}; load ${f.machine.loadAverage1m}`)})`)
+          .map(
+            (r) =>
+              `${r.date.slice(0, 16).replace('T', ' ')} UTC (${perEngine(r.engines, (f) => `${figureKeys(f).join(', ')}; load ${f.machine.loadAverage1m}`)})`,
+          )
           .join('; ')}.`
       : '';
   const page = readFileSync(FIGURES_PAGE, 'utf8');

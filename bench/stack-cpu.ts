@@ -48,7 +48,11 @@ export function stackCpu(ctx: BenchContext): StackCpu {
   return {
     workerAndBench: (usage.user + usage.system) / 1e6,
     api: ctx.apiCpuSeconds(),
-    temporal: sum(all.filter((p) => p.pid !== process.pid && p.cmdline.includes(dir) && /temporal|server/.test(p.cmdline) && !postmasters.includes(p.pid))),
+    temporal: sum(
+      all.filter(
+        (p) => p.pid !== process.pid && p.cmdline.includes(dir) && /temporal|server/.test(p.cmdline) && !postmasters.includes(p.pid),
+      ),
+    ),
     postgres: sum(all.filter((p) => postmasters.includes(p.pid) || postmasters.includes(p.ppid))),
   };
 }

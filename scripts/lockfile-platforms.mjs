@@ -54,7 +54,17 @@ function npmView(spec) {
 }
 
 const OS = ['darwin', 'linux', 'win32', 'freebsd', 'openbsd', 'android', 'sunos', 'aix'];
-const CPU = { x64: 'x64', amd64: 'x64', arm64: 'arm64', aarch64: 'arm64', arm: 'arm', ia32: 'ia32', ppc64: 'ppc64', s390x: 's390x', riscv64: 'riscv64' };
+const CPU = {
+  x64: 'x64',
+  amd64: 'x64',
+  arm64: 'arm64',
+  aarch64: 'arm64',
+  arm: 'arm',
+  ia32: 'ia32',
+  ppc64: 'ppc64',
+  s390x: 's390x',
+  riscv64: 'riscv64',
+};
 const LIBC = { gnu: 'glibc', gnueabihf: 'glibc', musl: 'musl' };
 
 /** Platform fields from a name like `@swc/core-linux-arm64-musl` or `@foundry-rs/anvil-win32-amd64`. */
@@ -90,10 +100,14 @@ function fromSibling(parentKey, name, version) {
     .filter((k) => k && packages[k].os);
   const sib = siblings[0] ? packages[siblings[0]] : {};
   // A sibling's bins point at the same tool; Windows builds carry `.exe`.
-  const bin = sib.bin && Object.fromEntries(Object.entries(sib.bin).map(([k, v]) => {
-    const base = v.replace(/\.exe$/, '');
-    return [k, platform.os[0] === 'win32' ? `${base}.exe` : base];
-  }));
+  const bin =
+    sib.bin &&
+    Object.fromEntries(
+      Object.entries(sib.bin).map(([k, v]) => {
+        const base = v.replace(/\.exe$/, '');
+        return [k, platform.os[0] === 'win32' ? `${base}.exe` : base];
+      }),
+    );
   return entryFrom({ ...platform, license: sib.license, engines: sib.engines, bin }, version);
 }
 

@@ -35,7 +35,9 @@ export class ChainDriver {
     payerCount = 8,
   ) {
     this.faults = createChainFaults(stack.rpcUrl);
-    this.payers = Array.from({ length: payerCount }, (_, i) => privateKeyToAccount(keccak256(stringToHex(`partner-payments/simulate/${seed}/payer/${i}`))));
+    this.payers = Array.from({ length: payerCount }, (_, i) =>
+      privateKeyToAccount(keccak256(stringToHex(`partner-payments/simulate/${seed}/payer/${i}`))),
+    );
   }
 
   /** Gas (anvil_setBalance) and a million test USDC per payer. */

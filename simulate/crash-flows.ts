@@ -83,7 +83,14 @@ export function paymentResource(id: string): Resource {
 }
 
 function returnResource(kind: 'refund' | 'incident_recovery', id: string, paymentId: string): Resource {
-  return { kind: 'fund-return', id, workflowId: fundReturnWorkflowId(id), postings: [{ type: 'payment', id: paymentId }], legs: [{ type: kind, id }], events: [paymentId, id] };
+  return {
+    kind: 'fund-return',
+    id,
+    workflowId: fundReturnWorkflowId(id),
+    postings: [{ type: 'payment', id: paymentId }],
+    legs: [{ type: kind, id }],
+    events: [paymentId, id],
+  };
 }
 
 export function paymentBody(m: Matrix, ref: string) {
@@ -127,7 +134,10 @@ async function paidPayment(m: Matrix, excess = 0n): Promise<string> {
 const held = (r: { status: string; held: boolean }) => r.held;
 
 /** Each kind's row: its status (held or not); undefined while it does not exist. */
-const ROWS: Record<ResourceKind, { terminal: string[]; read(m: Matrix, id: string): Promise<{ status: string; held: boolean } | undefined> }> = {
+const ROWS: Record<
+  ResourceKind,
+  { terminal: string[]; read(m: Matrix, id: string): Promise<{ status: string; held: boolean } | undefined> }
+> = {
   payment: {
     terminal: ['succeeded', 'failed', 'cancelled', 'expired'],
     read: async (m, id) => {
@@ -203,7 +213,11 @@ async function activeVault(m: Matrix, accountId: string): Promise<Vault> {
     managedApproval: { method: 'email_otp', email: `crash-matrix-${m.serial}@example.com` },
   });
   await m.client.post(`/v2/accounts/${accountId}/vault/policy/approval`, {}, nextKey(m, 'approval'));
-  const code = await until('the approval code in the sandbox outbox', 60_000, async () => (await sandboxVaultCodes(m.stack.db.prisma, accountId, 1)).mails[0]?.code ?? undefined);
+  const code = await until(
+    'the approval code in the sandbox outbox',
+    60_000,
+    async () => (await sandboxVaultCodes(m.stack.db.prisma, accountId, 1)).mails[0]?.code ?? undefined,
+  );
   await m.client.post(`/v2/accounts/${accountId}/vault/policy/approval/verify`, { code }, nextKey(m, 'verify'));
   return vault;
 }
@@ -254,7 +268,15 @@ export const FLOWS: Record<FlowName, Flow> = {
       const txHash = (await m.driver.send(m.recipient.depositAddress, AMOUNT)).toLowerCase();
       return async () => {
         const row = await m.stack.db.prisma.deposit.findFirst({ where: { txHash }, select: { id: true, workflowId: true } });
-        return row ? { ...paymentResource(row.id), kind: 'deposit', workflowId: row.workflowId, postings: [{ type: 'deposit', id: row.id }], legs: [{ type: 'deposit', id: row.id }] } : undefined;
+        return row
+          ? {
+              ...paymentResource(row.id),
+              kind: 'deposit',
+              workflowId: row.workflowId,
+              postings: [{ type: 'deposit', id: row.id }],
+              legs: [{ type: 'deposit', id: row.id }],
+            }
+          : undefined;
       };
     },
   },
@@ -284,7 +306,11 @@ export const FLOWS: Record<FlowName, Flow> = {
       return { paymentId, incidentId };
     },
     start: async (m, p) => {
-      const created = await m.client.post(`/v2/payments/${p!.paymentId}/incident-recoveries`, { incidentId: p!.incidentId }, nextKey(m, 'recovery'));
+      const created = await m.client.post(
+        `/v2/payments/${p!.paymentId}/incident-recoveries`,
+        { incidentId: p!.incidentId },
+        nextKey(m, 'recovery'),
+      );
       const resource = returnResource('incident_recovery', created.body.incidentRecovery.id as string, p!.paymentId!);
       return async () => resource;
     },
@@ -295,7 +321,15 @@ export const FLOWS: Record<FlowName, Flow> = {
     prepare: async (m) => bankParty(m),
     start: async (m, p) => {
       const key = nextKey(m, 'payout');
-      const body = { intent: 'send', amount: formatAtomic(AMOUNT, 6), assetCode: 'USDC', chainId: m.stack.chainId, sourceAccountId: p!.senderId, destination: { type: 'bank_account', bankAccountId: p!.bankAccountId }, externalReference: key };
+      const body = {
+        intent: 'send',
+        amount: formatAtomic(AMOUNT, 6),
+        assetCode: 'USDC',
+        chainId: m.stack.chainId,
+        sourceAccountId: p!.senderId,
+        destination: { type: 'bank_account', bankAccountId: p!.bankAccountId },
+        externalReference: key,
+      };
       const resource = await payPayment(m, await m.client.post('/v2/payments', body, key));
       return async () => resource;
     },
@@ -318,7 +352,12 @@ export const FLOWS: Record<FlowName, Flow> = {
       const option = read.options.find((o: { paymentMethodType: string }) => o.paymentMethodType === 'vault');
       if (!option?.execution) throw new Error(`no Vault option for ${payment.id}: ${JSON.stringify(read.options)}`);
       const body = { actionId: option.execution.actionId, proof: { type: 'managed_authorization', authorization: 'approved' } };
-      const answer = await clientApi(m, `/v2/client/me/payments/${payment.id}/options/${option.id}/authorize`, { ...headers, 'idempotency-key': nextKey(m, 'authorize') }, body);
+      const answer = await clientApi(
+        m,
+        `/v2/client/me/payments/${payment.id}/options/${option.id}/authorize`,
+        { ...headers, 'idempotency-key': nextKey(m, 'authorize') },
+        body,
+      );
       const opId = answer.fundingOperation.id as string;
       const resource: Resource = {
         kind: 'vault-funding',

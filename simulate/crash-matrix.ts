@@ -6,7 +6,18 @@ import { createApp } from '../src/domain/apps/apps';
 import { createWebhookEndpoint } from '../src/domain/webhooks/endpoints';
 import { API_CRASH_POINTS, formatCrashTarget, parseCrashTarget, type CrashTarget } from '../src/platform/crash-points';
 import { ChainDriver, recipientWallet } from './chain-driver';
-import { atRest, FLOW_NAMES, FLOWS, paymentBody, payPayment, statusOf, until, type FlowName, type Matrix, type Resource } from './crash-flows';
+import {
+  atRest,
+  FLOW_NAMES,
+  FLOWS,
+  paymentBody,
+  payPayment,
+  statusOf,
+  until,
+  type FlowName,
+  type Matrix,
+  type Resource,
+} from './crash-flows';
 import { runMain } from './run-main';
 import { PartnerClient } from './partner';
 import { createRecipient } from './run';
@@ -117,17 +128,31 @@ async function converge(m: Matrix, r: Resource): Promise<void> {
 }
 
 /** A leg's name with the ids in it (`refund:<id>`) left out: each run has its own. */
-const withoutIds = (leg: string) => leg.split(':').map((part) => (part.length >= 22 && part.includes('_') ? '<id>' : part)).join(':');
+const withoutIds = (leg: string) =>
+  leg
+    .split(':')
+    .map((part) => (part.length >= 22 && part.includes('_') ? '<id>' : part))
+    .join(':');
 
 async function outcomeOf(m: Matrix, r: Resource): Promise<Outcome> {
   const prisma = m.stack.db.prisma;
   const all = [r, ...(r.also ?? [])];
   const status = (await Promise.all(all.map((one) => statusOf(m, one)))).join(' / ');
-  const postings = await prisma.ledgerPosting.findMany({ where: { OR: all.flatMap((one) => one.postings).map((s) => ({ sourceType: s.type, sourceId: s.id })) }, select: { leg: true } });
-  const legs = await prisma.settlementLeg.findMany({ where: { OR: all.flatMap((one) => one.legs).map((s) => ({ sourceType: s.type, sourceId: s.id })) }, select: { leg: true, status: true, sourceType: true } });
+  const postings = await prisma.ledgerPosting.findMany({
+    where: { OR: all.flatMap((one) => one.postings).map((s) => ({ sourceType: s.type, sourceId: s.id })) },
+    select: { leg: true },
+  });
+  const legs = await prisma.settlementLeg.findMany({
+    where: { OR: all.flatMap((one) => one.legs).map((s) => ({ sourceType: s.type, sourceId: s.id })) },
+    select: { leg: true, status: true, sourceType: true },
+  });
   // In order within each resource; two resources' events (a vault's and the Payment it pays) interleave as their workflows ran.
   const resourceIds = all.flatMap((one) => one.events);
-  const events = await prisma.event.findMany({ where: { resourceId: { in: resourceIds } }, select: { name: true, resourceId: true }, orderBy: { sequence: 'asc' } });
+  const events = await prisma.event.findMany({
+    where: { resourceId: { in: resourceIds } },
+    select: { name: true, resourceId: true },
+    orderBy: { sequence: 'asc' },
+  });
   events.sort((a, b) => resourceIds.indexOf(a.resourceId) - resourceIds.indexOf(b.resourceId));
   return {
     status,
@@ -163,7 +188,18 @@ async function check(m: Matrix, r: Resource, reference: Outcome | undefined): Pr
 /** Every token transfer out of a leg's sender (in any token a leg moves) is one recorded leg, once, as recorded. */
 async function checkLegsOnChain(m: Matrix): Promise<string[]> {
   const problems: string[] = [];
-  const legs = await m.stack.db.prisma.settlementLeg.findMany({ select: { txHash: true, fromAddress: true, toAddress: true, tokenAddress: true, amountAtomic: true, status: true, leg: true, sourceId: true } });
+  const legs = await m.stack.db.prisma.settlementLeg.findMany({
+    select: {
+      txHash: true,
+      fromAddress: true,
+      toAddress: true,
+      tokenAddress: true,
+      amountAtomic: true,
+      status: true,
+      leg: true,
+      sourceId: true,
+    },
+  });
   const perLeg = new Map<string, number>();
   for (const l of legs) perLeg.set(`${l.sourceId}:${l.leg}`, (perLeg.get(`${l.sourceId}:${l.leg}`) ?? 0) + 1);
   for (const [leg, n] of perLeg) if (n > 1) problems.push(`settlement leg ${leg} signed ${n} times`);
@@ -178,12 +214,20 @@ async function checkLegsOnChain(m: Matrix): Promise<string[]> {
     onChain.set(tx, (onChain.get(tx) ?? 0) + 1);
     const leg = legs.find((l) => l.txHash.toLowerCase() === tx);
     if (!leg) problems.push(`transfer ${tx} out of ${log.args.from} is no recorded settlement leg`);
-    else if (leg.toAddress.toLowerCase() !== log.args.to?.toLowerCase() || leg.amountAtomic.toFixed() !== String(log.args.value) || leg.tokenAddress.toLowerCase() !== log.address.toLowerCase()) {
-      problems.push(`transfer ${tx} pays ${log.args.value} of ${log.address} to ${log.args.to}, its leg ${leg.amountAtomic.toFixed()} of ${leg.tokenAddress} to ${leg.toAddress}`);
+    else if (
+      leg.toAddress.toLowerCase() !== log.args.to?.toLowerCase() ||
+      leg.amountAtomic.toFixed() !== String(log.args.value) ||
+      leg.tokenAddress.toLowerCase() !== log.address.toLowerCase()
+    ) {
+      problems.push(
+        `transfer ${tx} pays ${log.args.value} of ${log.address} to ${log.args.to}, its leg ${leg.amountAtomic.toFixed()} of ${leg.tokenAddress} to ${leg.toAddress}`,
+      );
     }
   }
   for (const [tx, n] of onChain) if (n > 1) problems.push(`transaction ${tx} moved tokens out ${n} times`);
-  for (const l of legs) if (l.status === 'confirmed' && !onChain.has(l.txHash.toLowerCase())) problems.push(`leg ${l.sourceId}:${l.leg} confirmed but not on chain`);
+  for (const l of legs)
+    if (l.status === 'confirmed' && !onChain.has(l.txHash.toLowerCase()))
+      problems.push(`leg ${l.sourceId}:${l.leg} confirmed but not on chain`);
   return problems;
 }
 
@@ -245,9 +289,14 @@ async function runApiCell(m: Matrix, crash: CrashTarget): Promise<{ resource: Re
     await api.ready();
     const created = await answer;
     const problems: string[] = [];
-    const rows = await m.stack.db.prisma.payment.findMany({ where: { appId: m.credential.appId, externalReference: key }, select: { id: true } });
+    const rows = await m.stack.db.prisma.payment.findMany({
+      where: { appId: m.credential.appId, externalReference: key },
+      select: { id: true },
+    });
     if (rows.length !== 1 || rows[0]!.id !== created.body.payment.id) {
-      problems.push(`the retried create answered ${created.status} ${created.body.payment?.id}; Payments with its reference: ${JSON.stringify(rows.map((r) => r.id))}`);
+      problems.push(
+        `the retried create answered ${created.status} ${created.body.payment?.id}; Payments with its reference: ${JSON.stringify(rows.map((r) => r.id))}`,
+      );
     }
     const resource = await payPayment(m, created);
     await converge(m, resource);
@@ -259,7 +308,13 @@ async function runApiCell(m: Matrix, crash: CrashTarget): Promise<{ resource: Re
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { cell: { type: 'string', multiple: true }, lifecycle: { type: 'string', multiple: true }, subset: { type: 'boolean' }, list: { type: 'boolean' }, help: { type: 'boolean' } },
+    options: {
+      cell: { type: 'string', multiple: true },
+      lifecycle: { type: 'string', multiple: true },
+      subset: { type: 'boolean' },
+      list: { type: 'boolean' },
+      help: { type: 'boolean' },
+    },
     strict: true,
   });
   if (values.help) {
@@ -273,9 +328,13 @@ async function main(): Promise<number> {
   for (const l of lifecycles) if (!isLifecycle(l)) throw new Error(`--lifecycle takes ${LIFECYCLES.join(', ')}, got ${l}\n${USAGE}`);
   const inScope = (c: Cell) => lifecycles.includes(c.lifecycle) && (wanted.length === 0 || wanted.some((w) => cellName(w) === cellName(c)));
   // The API cells drive Payments: they compare with the clean Payment run.
-  const needs = (l: Lifecycle) => (wanted.length ? wanted.map((c) => c.lifecycle) : lifecycles).some((w) => w === l || (l === 'payment' && w === 'api'));
+  const needs = (l: Lifecycle) =>
+    (wanted.length ? wanted.map((c) => c.lifecycle) : lifecycles).some((w) => w === l || (l === 'payment' && w === 'api'));
 
-  const { dataDir, ports, config } = await stackSettings({ defaultDataDir: path.join('.data', 'crash-matrix'), overrides: { RATE_LIMIT_POINTS: '1000000' } });
+  const { dataDir, ports, config } = await stackSettings({
+    defaultDataDir: path.join('.data', 'crash-matrix'),
+    overrides: { RATE_LIMIT_POINTS: '1000000' },
+  });
   out(`crash-matrix: data in ${dataDir}${wanted.length ? `; cells ${wanted.map(cellName).join(', ')}` : '; every cell'}`);
   const receiver = await WebhookReceiver.start();
   let stack: Stack | undefined;
@@ -310,7 +369,16 @@ async function main(): Promise<number> {
     const client = new PartnerClient(stack.apiUrl, credential);
     const driver = new ChainDriver(stack, 1);
     await driver.fund();
-    const m: Matrix = { stack, client, credential, receiver, driver, log: out, serial: 0, recipient: await createRecipient(client, stack.chainId, 'crash-matrix', recipientWallet(1, 0)) };
+    const m: Matrix = {
+      stack,
+      client,
+      credential,
+      receiver,
+      driver,
+      log: out,
+      serial: 0,
+      recipient: await createRecipient(client, stack.chainId, 'crash-matrix', recipientWallet(1, 0)),
+    };
 
     // The clean runs: the reference outcomes, and (traced) the cells.
     const references = new Map<Lifecycle, Outcome>();
@@ -323,7 +391,10 @@ async function main(): Promise<number> {
       const resource = await runLifecycle(m, kind, undefined, trace);
       const reference = await outcomeOf(m, resource);
       references.set(kind, reference);
-      const lines = readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as TraceLine);
+      const lines = readFileSync(trace, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as TraceLine);
       const found = cellsFromTrace(kind, lines);
       cells.push(...found);
       out(`clean ${kind} run: ${reference.status} in ${Math.round((Date.now() - t0) / 1000)} s; ${found.length} cells`);
@@ -331,7 +402,8 @@ async function main(): Promise<number> {
       if (problems.length) results.push({ cell: `${kind}:clean`, ok: false, seconds: 0, problems });
     }
     if (references.has('payment')) references.set('api', references.get('payment')!);
-    if (needs('api')) cells.push(...Object.values(API_CRASH_POINTS).map((point): Cell => ({ lifecycle: 'api', target: { point, occurrence: 1 } })));
+    if (needs('api'))
+      cells.push(...Object.values(API_CRASH_POINTS).map((point): Cell => ({ lifecycle: 'api', target: { point, occurrence: 1 } })));
 
     const names = new Set(cells.map(cellName));
     const unknown = wanted.filter((c) => !names.has(cellName(c)));

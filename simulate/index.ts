@@ -19,7 +19,8 @@ const USAGE = `usage: npm run simulate -- [--seed <n>] [--payments <n>] [--depos
 
 function int(value: string | undefined, name: string, fallback: number, min = 0): number {
   if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) throw new Error(`--${name} takes an integer ≥ ${min}, got ${value}\n${USAGE}`);
+  if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value)))
+    throw new Error(`--${name} takes an integer ≥ ${min}, got ${value}\n${USAGE}`);
   return Number(value);
 }
 
@@ -48,7 +49,9 @@ async function main(): Promise<number> {
   const started = Date.now();
   const out = (line: string) => process.stdout.write(`${line}\n`);
   const replay = `npm run simulate -- --seed ${seed} --payments ${payments} --deposits ${deposits}`;
-  out(`simulate: seed ${seed}, ${payments} Payments, ${deposits} deposits on the ${engine} engine (replay: ${replay}${engine === 'cluster' ? ' --engine cluster' : ''})`);
+  out(
+    `simulate: seed ${seed}, ${payments} Payments, ${deposits} deposits on the ${engine} engine (replay: ${replay}${engine === 'cluster' ? ' --engine cluster' : ''})`,
+  );
 
   const { dataDir, ports, config } = await stackSettings({
     defaultDataDir: path.join('.data', 'simulate'),
@@ -58,7 +61,9 @@ async function main(): Promise<number> {
 
   const plan = makePlan(seed, { payments, deposits });
   const kinds = plan.faults.reduce<Partial<Record<FaultKind, number>>>((acc, f) => ({ ...acc, [f.kind]: (acc[f.kind] ?? 0) + 1 }), {});
-  out(`plan ${plan.digest}: ${plan.accounts} accounts, faults ${JSON.stringify(kinds)}, ${plan.bursts.length} one-block bursts; data in ${dataDir}`);
+  out(
+    `plan ${plan.digest}: ${plan.accounts} accounts, faults ${JSON.stringify(kinds)}, ${plan.bursts.length} one-block bursts; data in ${dataDir}`,
+  );
 
   let stack: Stack | undefined;
   const stopAll = async () => {
@@ -94,7 +99,9 @@ async function main(): Promise<number> {
       depositsByStatus: verdict.depositsByStatus,
       incidents: verdict.incidents,
       // Faults made (a reorg anvil would not make is left out and noted).
-      faults: record.faults.filter((f) => !f.skipped).reduce<Record<string, number>>((acc, f) => ({ ...acc, [f.fault.kind]: (acc[f.fault.kind] ?? 0) + 1 }), {}),
+      faults: record.faults
+        .filter((f) => !f.skipped)
+        .reduce<Record<string, number>>((acc, f) => ({ ...acc, [f.fault.kind]: (acc[f.fault.kind] ?? 0) + 1 }), {}),
       workerStarts: stack.worker.starts,
       transfers: record.driver.sent,
       apiRetries: record.client.retries,
@@ -110,9 +117,15 @@ async function main(): Promise<number> {
     };
     out('');
     out(`Payments by scenario: ${JSON.stringify(verdict.paymentsByScenario)}`);
-    out(`Payments: ${JSON.stringify(verdict.paymentsByStatus)}; deposits: ${JSON.stringify(verdict.depositsByStatus)}; incidents ${verdict.incidents}`);
-    out(`transfers noticed by the service ${verdict.detectionMs.p50} ms after broadcast (p50), p99 ${verdict.detectionMs.p99} ms, max ${verdict.detectionMs.max} ms`);
-    out(`ledger check: ${verdict.ledger.problems} problems (${verdict.ledger.postings} postings); ledger reconcile: ${verdict.reconcile.differences} differences (${verdict.reconcile.checked} addresses)`);
+    out(
+      `Payments: ${JSON.stringify(verdict.paymentsByStatus)}; deposits: ${JSON.stringify(verdict.depositsByStatus)}; incidents ${verdict.incidents}`,
+    );
+    out(
+      `transfers noticed by the service ${verdict.detectionMs.p50} ms after broadcast (p50), p99 ${verdict.detectionMs.p99} ms, max ${verdict.detectionMs.max} ms`,
+    );
+    out(
+      `ledger check: ${verdict.ledger.problems} problems (${verdict.ledger.postings} postings); ledger reconcile: ${verdict.reconcile.differences} differences (${verdict.reconcile.checked} addresses)`,
+    );
     for (const h of verdict.held) out(`held: ${h}`);
     out(`operator alerts raised during the run: ${JSON.stringify(verdict.alertsRaised)}`);
     for (const a of verdict.criticalAlerts) out(`critical alert: ${a}`);

@@ -64,7 +64,12 @@ export class PartnerClient {
     for (let attempt = 1; ; attempt += 1) {
       let failure: string;
       try {
-        const res = await fetch(`${this.baseUrl}${path}`, { method, headers, body, signal: AbortSignal.timeout(this.opts.requestTimeoutMs ?? 30_000) });
+        const res = await fetch(`${this.baseUrl}${path}`, {
+          method,
+          headers,
+          body,
+          signal: AbortSignal.timeout(this.opts.requestTimeoutMs ?? 30_000),
+        });
         const text = await res.text();
         const parsed: unknown = text ? JSON.parse(text) : undefined;
         if (!retryable(res.status, parsed)) {

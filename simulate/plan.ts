@@ -106,7 +106,13 @@ function planPayment(rng: Rng, index: number, scenario: Scenario, accounts: numb
   switch (scenario) {
     case 'exact': {
       const a = amount(rng, USDC, 500n * USDC);
-      return { ...base, amountAtomic: a, expiresInSeconds: long, transfers: [{ amountAtomic: a, when: 'created' }], expect: { status: 'succeeded', incidents: [] } };
+      return {
+        ...base,
+        amountAtomic: a,
+        expiresInSeconds: long,
+        transfers: [{ amountAtomic: a, when: 'created' }],
+        expect: { status: 'succeeded', incidents: [] },
+      };
     }
     case 'partial_complete': {
       const a = amount(rng, 2n * USDC, 500n * USDC);
@@ -115,7 +121,10 @@ function planPayment(rng: Rng, index: number, scenario: Scenario, accounts: numb
         ...base,
         amountAtomic: a,
         expiresInSeconds: long,
-        transfers: [{ amountAtomic: first, when: 'created' }, { amountAtomic: a - first, when: 'seen' }],
+        transfers: [
+          { amountAtomic: first, when: 'created' },
+          { amountAtomic: a - first, when: 'seen' },
+        ],
         expect: { status: 'succeeded', incidents: [] },
       };
     }
@@ -137,7 +146,10 @@ function planPayment(rng: Rng, index: number, scenario: Scenario, accounts: numb
         amountAtomic: a,
         expiresInSeconds: long,
         // The second is a duplicate only once the first was accepted; sent together, it would be excess.
-        transfers: [{ amountAtomic: a, when: 'created' }, { amountAtomic: a, when: 'accepted' }],
+        transfers: [
+          { amountAtomic: a, when: 'created' },
+          { amountAtomic: a, when: 'accepted' },
+        ],
         expect: { status: 'succeeded', incidents: [{ kind: 'duplicate', amountAtomic: a }] },
       };
     }
@@ -164,7 +176,14 @@ function planPayment(rng: Rng, index: number, scenario: Scenario, accounts: numb
     }
     case 'cancelled': {
       const a = amount(rng, USDC, 500n * USDC);
-      return { ...base, amountAtomic: a, expiresInSeconds: long, transfers: [], cancelAfterMs: rng.int(0, 2000), expect: { status: 'cancelled', incidents: [] } };
+      return {
+        ...base,
+        amountAtomic: a,
+        expiresInSeconds: long,
+        transfers: [],
+        cancelAfterMs: rng.int(0, 2000),
+        expect: { status: 'cancelled', incidents: [] },
+      };
     }
     case 'expired_unpaid': {
       const a = amount(rng, USDC, 500n * USDC);
@@ -185,7 +204,8 @@ function scheduleFaults(rng: Rng, payments: number, windowMs: number): FaultPlan
   const faults: FaultPlan[] = [];
   for (let i = 0; i < counts.worker_kill; i += 1) faults.push({ atMs: at(), kind: 'worker_kill', downMs: rng.int(500, 3000) });
   for (let i = 0; i < counts.reorg; i += 1) faults.push({ atMs: at(), kind: 'reorg', depth: rng.int(1, 3) });
-  for (let i = 0; i < counts.mining_pause; i += 1) faults.push({ atMs: at(), kind: 'mining_pause', pauseMs: rng.int(2000, 6000), mineBlocks: rng.int(1, 4) });
+  for (let i = 0; i < counts.mining_pause; i += 1)
+    faults.push({ atMs: at(), kind: 'mining_pause', pauseMs: rng.int(2000, 6000), mineBlocks: rng.int(1, 4) });
   for (let i = 0; i < counts.postgres_pause; i += 1) faults.push({ atMs: at(), kind: 'postgres_pause', pauseMs: rng.int(1500, 3500) });
   for (let i = 0; i < counts.temporal_pause; i += 1) faults.push({ atMs: at(), kind: 'temporal_pause', pauseMs: rng.int(1500, 3500) });
   return faults.sort((a, b) => a.atMs - b.atMs);
@@ -194,7 +214,9 @@ function scheduleFaults(rng: Rng, payments: number, windowMs: number): FaultPlan
 /** Groups of 2-6 transfers sent at creation, neighbours in time, that go into one block. */
 function planBursts(rng: Rng, payments: PaymentPlan[], deposits: DepositPlan[]): BurstMember[][] {
   const candidates: Array<BurstMember & { at: number }> = [
-    ...payments.filter((p) => p.transfers[0]?.when === 'created').map((p) => ({ kind: 'payment' as const, index: p.index, at: p.startAtMs })),
+    ...payments
+      .filter((p) => p.transfers[0]?.when === 'created')
+      .map((p) => ({ kind: 'payment' as const, index: p.index, at: p.startAtMs })),
     ...deposits.map((d) => ({ kind: 'deposit' as const, index: d.index, at: d.startAtMs })),
   ].sort((a, b) => a.at - b.at || a.index - b.index);
   const wanted = 1 + Math.floor(candidates.length / 25);

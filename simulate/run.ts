@@ -75,7 +75,10 @@ const WAIT_FOR: Record<Exclude<SendWhen, 'created'>, { ready: string[]; never: s
 
 /** Members of a one-block burst wait here until all have their transfer ready (or gave up). */
 class Burst {
-  private readonly waiting = new Map<string, { to: string; amountAtomic: bigint; resolve: (h: Hash) => void; reject: (e: unknown) => void }>();
+  private readonly waiting = new Map<
+    string,
+    { to: string; amountAtomic: bigint; resolve: (h: Hash) => void; reject: (e: unknown) => void }
+  >();
   private arrived = 0;
 
   constructor(
@@ -112,14 +115,19 @@ class Burst {
 
 export async function runPlan(stack: Stack, plan: Plan, log: (line: string) => void): Promise<RunRecord> {
   const { seed } = plan;
-  const credential = await createApp(stack.db.prisma, { name: `simulation-${seed}`, environment: 'sandbox' }, stack.environments.apiVersion);
+  const credential = await createApp(
+    stack.db.prisma,
+    { name: `simulation-${seed}`, environment: 'sandbox' },
+    stack.environments.apiVersion,
+  );
   const client = new PartnerClient(stack.apiUrl, credential);
   const driver = new ChainDriver(stack, seed);
   await driver.fund();
 
   // Recipients: an account each, its settlement wallet, and one reusable deposit address.
   const accounts: AccountRecord[] = [];
-  for (let i = 0; i < plan.accounts; i += 1) accounts.push(await createRecipient(client, stack.chainId, `simulation-${seed}-${i}`, recipientWallet(seed, i)));
+  for (let i = 0; i < plan.accounts; i += 1)
+    accounts.push(await createRecipient(client, stack.chainId, `simulation-${seed}-${i}`, recipientWallet(seed, i)));
 
   const t0 = Date.now();
   const at = (ms: number) => sleep(Math.max(0, t0 + ms - Date.now()));
@@ -218,7 +226,9 @@ export async function runPlan(stack: Stack, plan: Plan, log: (line: string) => v
       await at(d.startAtMs);
       const to = accounts[d.account]!.depositAddress;
       rec.address = to;
-      const txHash = burst ? await burst.join(memberKey({ kind: 'deposit', index: d.index }), to, d.amountAtomic) : await driver.send(to, d.amountAtomic);
+      const txHash = burst
+        ? await burst.join(memberKey({ kind: 'deposit', index: d.index }), to, d.amountAtomic)
+        : await driver.send(to, d.amountAtomic);
       rec.sent = { txHash, to, amountAtomic: d.amountAtomic, sentAt: Date.now() };
     } catch (err) {
       rec.errors.push(message(err));
@@ -240,7 +250,8 @@ export async function runPlan(stack: Stack, plan: Plan, log: (line: string) => v
         // A reorg of empty blocks tests little: wait (a while, not forever) for a transaction within reach.
         const waited = await driver.waitForTransactions(f.depth, 30_000);
         const r = await driver.reorg(f.depth);
-        if (!waited) return `depth ${f.depth}: no transactions came within 30 s; blocks ${r.replaced.map((b) => b.number).join(', ')} replaced anyway`;
+        if (!waited)
+          return `depth ${f.depth}: no transactions came within 30 s; blocks ${r.replaced.map((b) => b.number).join(', ')} replaced anyway`;
         return `depth ${f.depth}: blocks ${r.replaced.map((b) => b.number).join(', ')} replaced, ${r.included.length} transactions mined again, ${r.dropped.length} dropped${r.tries > 1 ? ` (anvil replaced them at try ${r.tries})` : ''}`;
       }
       case 'mining_pause': {
@@ -274,7 +285,9 @@ export async function runPlan(stack: Stack, plan: Plan, log: (line: string) => v
       }
       rec.tookMs = Date.now() - t0 - startedAtMs;
       faults.push(rec);
-      log(`+${(startedAtMs / 1000).toFixed(1)}s fault ${f.kind}: ${rec.error ? `FAILED: ${rec.error}` : rec.skipped ? `not made: ${rec.skipped}` : rec.detail}`);
+      log(
+        `+${(startedAtMs / 1000).toFixed(1)}s fault ${f.kind}: ${rec.error ? `FAILED: ${rec.error}` : rec.skipped ? `not made: ${rec.skipped}` : rec.detail}`,
+      );
     }
   }
 
@@ -283,11 +296,15 @@ export async function runPlan(stack: Stack, plan: Plan, log: (line: string) => v
     const ids = payments.flatMap((r) => (r.id ? [r.id] : []));
     const rows = await stack.db.prisma.payment.groupBy({ by: ['status'], where: { id: { in: ids } }, _count: true }).catch(() => []);
     const byStatus = rows.map((r) => `${r.status} ${r._count}`).join(', ');
-    log(`${stamp()} ${created}/${payments.length} Payments created (${byStatus || '-'}); ${deposits.filter((d) => d.sent).length}/${deposits.length} deposits sent; ${driver.sent} transfers; ${client.retries} API retries`);
+    log(
+      `${stamp()} ${created}/${payments.length} Payments created (${byStatus || '-'}); ${deposits.filter((d) => d.sent).length}/${deposits.length} deposits sent; ${driver.sent} transfers; ${client.retries} API retries`,
+    );
   };
   const progress = setInterval(() => void report(), 15_000);
 
-  log(`traffic: ${plan.payments.length} Payments, ${plan.deposits.length} deposits over ${(plan.trafficMs / 1000).toFixed(0)} s; ${plan.faults.length} faults, ${plan.bursts.length} one-block bursts`);
+  log(
+    `traffic: ${plan.payments.length} Payments, ${plan.deposits.length} deposits over ${(plan.trafficMs / 1000).toFixed(0)} s; ${plan.faults.length} faults, ${plan.bursts.length} one-block bursts`,
+  );
   await Promise.all([...payments.map(runPayment), ...deposits.map(runDeposit), runFaults()]);
   clearInterval(progress);
   log(`${stamp()} traffic done: every planned request and transfer was made`);

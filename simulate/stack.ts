@@ -93,11 +93,21 @@ export async function startStack(opts: {
   };
   try {
     // This process runs the API (the worker is a process of its own): the API's pool settings.
-    const opened = await openDatabase(config, { databaseName: opts.databaseName ?? 'partner_payments_simulation', fresh: true, role: 'api' });
+    const opened = await openDatabase(config, {
+      databaseName: opts.databaseName ?? 'partner_payments_simulation',
+      fresh: true,
+      role: 'api',
+    });
     stops.push(() => opened.close());
     log(`postgres ${redact(opened.url)}`);
 
-    const temporal = await startTemporal(opts.temporalEngine ?? 'dev', { dataDir, ports, namespace: config.temporal.namespace, databaseUrl: opened.url, databaseName: opts.databaseName ?? 'partner_payments_simulation' });
+    const temporal = await startTemporal(opts.temporalEngine ?? 'dev', {
+      dataDir,
+      ports,
+      namespace: config.temporal.namespace,
+      databaseUrl: opened.url,
+      databaseName: opts.databaseName ?? 'partner_payments_simulation',
+    });
     stops.push(() => temporal.stop());
     log(`temporal ${temporal.address}${temporal.uiUrl ? ` (UI ${temporal.uiUrl})` : ''} (${opts.temporalEngine ?? 'dev'})`);
 
@@ -122,7 +132,11 @@ export async function startStack(opts: {
     await fundSandboxTreasury(chain, anvil.rpcUrl);
     await registerServiceWallets(opened.db.prisma, chain.custody);
 
-    const engine = await connectTemporalGateway({ address: temporal.address, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue });
+    const engine = await connectTemporalGateway({
+      address: temporal.address,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+    });
     stops.push(() => engine.close());
     const offramp = opts.sandboxProvider ? await startOfframp(config, dataDir, anvil.rpcUrl, network.chainId, ports.api, stops) : undefined;
     if (offramp) log(`sandbox off-ramp provider ${offramp.env.OFFRAMP_PROVIDER_URL}`);
@@ -343,9 +357,14 @@ export class ServiceProcess {
   start(extraEnv: Record<string, string> = {}): void {
     if (this.child) throw new Error(`the ${this.name} is running already`);
     this.starts += 1;
-    const extra = Object.entries(extraEnv).map(([k, v]) => `${k}=${v}`).join(' ');
+    const extra = Object.entries(extraEnv)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ');
     this.log.write(`\n--- ${new Date().toISOString()} ${this.name} start #${this.starts}${extra ? ` (${extra})` : ''}\n`);
-    const main = this.entry === 'dist' ? [path.join(projectRoot(), 'dist', 'src', 'main.js')] : ['--import', 'tsx', path.join(projectRoot(), 'src', 'main.ts')];
+    const main =
+      this.entry === 'dist'
+        ? [path.join(projectRoot(), 'dist', 'src', 'main.js')]
+        : ['--import', 'tsx', path.join(projectRoot(), 'src', 'main.ts')];
     const child = spawn(process.execPath, [...main, '--only', this.role], {
       cwd: projectRoot(),
       env: { ...process.env, ...this.env, ...extraEnv },
@@ -363,7 +382,9 @@ export class ServiceProcess {
         seen = (seen + chunk.toString('utf8')).slice(-4096);
         if (seen.includes('is running')) resolve();
       });
-      child.once('exit', (code, sig) => reject(new Error(`the ${this.name} exited (${sig ?? code}) before it was ready; see ${this.logFile}`)));
+      child.once('exit', (code, sig) =>
+        reject(new Error(`the ${this.name} exited (${sig ?? code}) before it was ready; see ${this.logFile}`)),
+      );
     });
     // Nobody may be waiting for it yet (it is killed before it is ready): not an unhandled rejection.
     this.readyPromise.catch(() => undefined);
@@ -428,7 +449,14 @@ async function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promi
 }
 
 /** The sandbox off-ramp provider, as `npm start` runs it: its own process on the stack's chain, callbacks to the API. */
-async function startOfframp(config: ServiceConfig, dataDir: string, rpcUrl: string, chainId: number, apiPort: number, stops: Array<() => Promise<void>>) {
+async function startOfframp(
+  config: ServiceConfig,
+  dataDir: string,
+  rpcUrl: string,
+  chainId: number,
+  apiPort: number,
+  stops: Array<() => Promise<void>>,
+) {
   const callbackSecret = randomBytes(32).toString('hex');
   const providerDir = path.join(dataDir, 'sandbox-provider');
   rmSync(providerDir, { recursive: true, force: true }); // the chain is new: so are its payouts
@@ -455,7 +483,10 @@ async function startOfframp(config: ServiceConfig, dataDir: string, rpcUrl: stri
  * (set up when missing) and the configuration. A DATABASE_URL or TEMPORAL_ADDRESS in the caller's
  * environment must not point the run elsewhere: both are ignored.
  */
-export async function stackSettings(opts: { defaultDataDir: string; overrides?: Record<string, string> }): Promise<{ dataDir: string; ports: StackPorts; config: ServiceConfig }> {
+export async function stackSettings(opts: {
+  defaultDataDir: string;
+  overrides?: Record<string, string>;
+}): Promise<{ dataDir: string; ports: StackPorts; config: ServiceConfig }> {
   const env = process.env;
   const dataDir = path.resolve(projectRoot(), env.DATA_DIR ?? opts.defaultDataDir);
   env.DATA_DIR = dataDir;
@@ -490,4 +521,3 @@ export async function stackSettings(opts: { defaultDataDir: string; overrides?: 
   });
   return { dataDir, ports, config };
 }
-

@@ -20,7 +20,13 @@ const TERMINAL_DEPOSIT = ['settled', 'reversed', 'failed', 'ignored'];
 const HELD = 'requires_intervention';
 /** A pending activity on this attempt or later has been failing for a while: wedged, not just busy. */
 const WEDGED_ATTEMPT = 4;
-const SERVICE_WORKFLOWS = [PAYMENT_WORKFLOW, DEPOSIT_WORKFLOW, CHAIN_SCANNER_WORKFLOW, WEBHOOK_DISPATCHER_WORKFLOW, WEBHOOK_DELIVERY_WORKFLOW];
+const SERVICE_WORKFLOWS = [
+  PAYMENT_WORKFLOW,
+  DEPOSIT_WORKFLOW,
+  CHAIN_SCANNER_WORKFLOW,
+  WEBHOOK_DISPATCHER_WORKFLOW,
+  WEBHOOK_DELIVERY_WORKFLOW,
+];
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -72,24 +78,39 @@ async function waitUntilAtRest(stack: Stack, run: RunRecord, deadlineMs: number,
     run.driver.poke();
     const waiting: string[] = [];
     try {
-      const seenPayment = new Set((await prisma.paymentTransfer.findMany({ where: { txHash: { in: paymentTxs } }, select: { txHash: true } })).map((t) => t.txHash));
-      const seenDeposit = new Set((await prisma.deposit.findMany({ where: { txHash: { in: depositTxs } }, select: { txHash: true } })).map((d) => d.txHash));
-      for (const tx of paymentTxs) if (!seenPayment.has(tx)) waiting.push(`transfer ${tx} to an escrow address not recorded by the service`);
-      for (const tx of depositTxs) if (!seenDeposit.has(tx)) waiting.push(`transfer ${tx} to a deposit address not recorded by the service`);
+      const seenPayment = new Set(
+        (await prisma.paymentTransfer.findMany({ where: { txHash: { in: paymentTxs } }, select: { txHash: true } })).map((t) => t.txHash),
+      );
+      const seenDeposit = new Set(
+        (await prisma.deposit.findMany({ where: { txHash: { in: depositTxs } }, select: { txHash: true } })).map((d) => d.txHash),
+      );
+      for (const tx of paymentTxs)
+        if (!seenPayment.has(tx)) waiting.push(`transfer ${tx} to an escrow address not recorded by the service`);
+      for (const tx of depositTxs)
+        if (!seenDeposit.has(tx)) waiting.push(`transfer ${tx} to a deposit address not recorded by the service`);
 
-      const payments = await prisma.payment.findMany({ where: { id: { in: paymentIds } }, select: { id: true, status: true, operationalState: true } });
+      const payments = await prisma.payment.findMany({
+        where: { id: { in: paymentIds } },
+        select: { id: true, status: true, operationalState: true },
+      });
       const heldPayments = new Set(payments.filter((p) => p.operationalState === HELD).map((p) => p.id));
       for (const p of payments) {
         if (!TERMINAL_PAYMENT.includes(p.status) && !heldPayments.has(p.id)) waiting.push(`Payment ${p.id} is ${p.status}`);
       }
-      const deposits = await prisma.deposit.findMany({ where: { accountId: { in: accountIds } }, select: { id: true, status: true, workflowId: true } });
-      for (const d of deposits) if (!TERMINAL_DEPOSIT.includes(d.status) && d.status !== HELD) waiting.push(`deposit ${d.id} is ${d.status}`);
+      const deposits = await prisma.deposit.findMany({
+        where: { accountId: { in: accountIds } },
+        select: { id: true, status: true, workflowId: true },
+      });
+      for (const d of deposits)
+        if (!TERMINAL_DEPOSIT.includes(d.status) && d.status !== HELD) waiting.push(`deposit ${d.id} is ${d.status}`);
       const heldDepositWorkflows = new Set(deposits.filter((d) => d.status === HELD).map((d) => d.workflowId));
 
       // A terminal Payment's workflow may still follow transfers it saw; it ends once they are resolved.
       for (const w of await stack.engine.listWorkflows(`ExecutionStatus = 'Running'`)) {
-        if (w.type === PAYMENT_WORKFLOW && !heldPayments.has(w.workflowId)) waiting.push(`workflow ${w.workflowId} (${w.type}) still running`);
-        if (w.type === DEPOSIT_WORKFLOW && !heldDepositWorkflows.has(w.workflowId)) waiting.push(`workflow ${w.workflowId} (${w.type}) still running`);
+        if (w.type === PAYMENT_WORKFLOW && !heldPayments.has(w.workflowId))
+          waiting.push(`workflow ${w.workflowId} (${w.type}) still running`);
+        if (w.type === DEPOSIT_WORKFLOW && !heldDepositWorkflows.has(w.workflowId))
+          waiting.push(`workflow ${w.workflowId} (${w.type}) still running`);
       }
     } catch (err) {
       waiting.push(`could not read the state: ${err instanceof Error ? err.message : String(err)}`);
@@ -108,7 +129,9 @@ async function waitUntilAtRest(stack: Stack, run: RunRecord, deadlineMs: number,
  * `ledger check` (every posting balances, balances equal the entries) and `ledger reconcile` (every
  * service address's books equal the chain, money in flight aside), as problem lines.
  */
-export async function checkBooks(stack: Pick<Stack, 'db' | 'chain'>): Promise<{ ledger: LedgerCheckResult; reconcile: ReconcileResult; problems: string[] }> {
+export async function checkBooks(
+  stack: Pick<Stack, 'db' | 'chain'>,
+): Promise<{ ledger: LedgerCheckResult; reconcile: ReconcileResult; problems: string[] }> {
   const prisma = stack.db.prisma;
   const problems: string[] = [];
   const ledger = await checkLedger(prisma);
@@ -119,7 +142,9 @@ export async function checkBooks(stack: Pick<Stack, 'db' | 'chain'>): Promise<{ 
     reconcile = await reconcileLedger({ prisma, chains: stack.chain.chains, custody: stack.chain.addressBook });
   }
   for (const d of reconcile.differences) {
-    problems.push(`ledger reconcile: ${d.purpose} ${d.address ?? d.book}: books ${d.ledgerAtomic}, chain ${d.chainAtomic}, in flight ${d.inFlightAtomic}, difference ${d.differenceAtomic}`);
+    problems.push(
+      `ledger reconcile: ${d.purpose} ${d.address ?? d.book}: books ${d.ledgerAtomic}, chain ${d.chainAtomic}, in flight ${d.inFlightAtomic}, difference ${d.differenceAtomic}`,
+    );
   }
   return { ledger, reconcile, problems };
 }
@@ -170,10 +195,12 @@ export async function verifyRun(
     const at = recordedAt.get(txHash.toLowerCase());
     return at === undefined ? null : at - sentAt;
   };
-  const lags = allSent.flatMap((s) => {
-    const lag = lagOf(s.txHash, s.sentAt);
-    return lag === null ? [] : [lag];
-  }).sort((a, b) => a - b);
+  const lags = allSent
+    .flatMap((s) => {
+      const lag = lagOf(s.txHash, s.sentAt);
+      return lag === null ? [] : [lag];
+    })
+    .sort((a, b) => a - b);
   const detectionMs = { p50: percentile(lags, 50), p99: percentile(lags, 99), max: lags[lags.length - 1] ?? 0 };
 
   for (const w of restless.slice(0, 50)) failures.push(`not at rest after ${(opts.deadlineMs / 1000).toFixed(0)} s: ${w}`);
@@ -207,7 +234,9 @@ export async function verifyRun(
     const wantAmount = sum(expect.incidents.map((i) => i.amountAtomic));
     const summary = p.incidentRecoverySummary;
     if (summary.count !== wantCount || summary.requestedAmountAtomic !== wantAmount.toString()) {
-      failures.push(`${label(r)}: incidentRecoverySummary count ${summary.count}, ${summary.requestedAmountAtomic} atomic; expected ${wantCount}, ${wantAmount}`);
+      failures.push(
+        `${label(r)}: incidentRecoverySummary count ${summary.count}, ${summary.requestedAmountAtomic} atomic; expected ${wantCount}, ${wantAmount}`,
+      );
     }
     const rows = await prisma.paymentIncident.findMany({ where: { paymentId: r.id }, select: { kind: true, amountAtomic: true } });
     incidents += rows.length;
@@ -228,7 +257,8 @@ export async function verifyRun(
     if (p.status === 'succeeded') {
       const a = r.plan.amountAtomic;
       const net = a - (a * BigInt(fees.platformFeeBps)) / 10_000n - (a * BigInt(fees.partnerFeeBps)) / 10_000n;
-      if (p.fees.merchantNetAmountAtomic !== net.toString()) failures.push(`${label(r)}: merchant net ${p.fees.merchantNetAmountAtomic}, expected ${net}`);
+      if (p.fees.merchantNetAmountAtomic !== net.toString())
+        failures.push(`${label(r)}: merchant net ${p.fees.merchantNetAmountAtomic}, expected ${net}`);
     }
   }
 
@@ -268,7 +298,8 @@ export async function verifyRun(
     if (d.status !== want) failures.push(`${what}: status ${d.status}, expected ${want}`);
     if (d.status === 'settled') {
       const net = a - (a * BigInt(fees.platformFeeBps)) / 10_000n - (a * BigInt(fees.partnerFeeBps)) / 10_000n;
-      if (d.fees.actualReceivedAmountAtomic !== net.toString()) failures.push(`${what}: received ${d.fees.actualReceivedAmountAtomic} net, expected ${net}`);
+      if (d.fees.actualReceivedAmountAtomic !== net.toString())
+        failures.push(`${what}: received ${d.fees.actualReceivedAmountAtomic} net, expected ${net}`);
       addTo(r.plan.account, net);
     }
   }
@@ -278,20 +309,26 @@ export async function verifyRun(
     if (heldAccounts.has(i)) continue; // a held settlement may or may not have paid: an operator decides
     const balance = await run.driver.tokenBalance(account.wallet);
     const want = expectedToWallet.get(i) ?? 0n;
-    if (balance !== want) failures.push(`recipient wallet of account #${i} holds ${balance} atomic, expected ${want} (settled Payments and deposits, net)`);
+    if (balance !== want)
+      failures.push(`recipient wallet of account #${i} holds ${balance} atomic, expected ${want} (settled Payments and deposits, net)`);
   }
 
   // No workflow wedged: nothing retrying an activity over and over, nothing of the service's failed.
   const running = await stack.engine.listWorkflows(`ExecutionStatus = 'Running'`);
   for (const w of running) {
     for (const a of await stack.engine.pendingActivities(w.workflowId).catch(() => [])) {
-      if (a.attempt >= WEDGED_ATTEMPT) failures.push(`workflow ${w.workflowId} (${w.type}) wedged: ${a.activityType} on attempt ${a.attempt} (${a.lastFailure ?? 'no failure recorded'})`);
+      if (a.attempt >= WEDGED_ATTEMPT)
+        failures.push(
+          `workflow ${w.workflowId} (${w.type}) wedged: ${a.activityType} on attempt ${a.attempt} (${a.lastFailure ?? 'no failure recorded'})`,
+        );
     }
   }
   for (const type of [CHAIN_SCANNER_WORKFLOW, WEBHOOK_DISPATCHER_WORKFLOW]) {
     if (!running.some((w) => w.type === type)) failures.push(`no ${type} is running`);
   }
-  const broken = await stack.engine.listWorkflows(`ExecutionStatus = 'Failed' OR ExecutionStatus = 'Terminated' OR ExecutionStatus = 'TimedOut'`);
+  const broken = await stack.engine.listWorkflows(
+    `ExecutionStatus = 'Failed' OR ExecutionStatus = 'Terminated' OR ExecutionStatus = 'TimedOut'`,
+  );
   for (const w of broken) {
     const line = `workflow ${w.workflowId} (${w.type}) ended ${w.status}`;
     // A reconciliation pass may fail while PostgreSQL is paused; the next scheduled pass starts over.
@@ -304,11 +341,16 @@ export async function verifyRun(
   failures.push(...problems);
 
   // Alerts are for operators: reported here, not failed on (a pass may race a Payment that moves on).
-  const raised = await prisma.operatorAlert.findMany({ select: { kind: true, subject: true, severity: true, details: true, createdAt: true, resolvedAt: true } });
+  const raised = await prisma.operatorAlert.findMany({
+    select: { kind: true, subject: true, severity: true, details: true, createdAt: true, resolvedAt: true },
+  });
   const alerts = raised.filter((a) => a.resolvedAt === null);
   const criticalAlerts = raised
     .filter((a) => a.severity === 'critical')
-    .map((a) => `${a.kind} ${a.subject} at ${a.createdAt.toISOString()}${a.resolvedAt ? `, resolved ${a.resolvedAt.toISOString()}` : ', open'}: ${JSON.stringify(a.details)}`);
+    .map(
+      (a) =>
+        `${a.kind} ${a.subject} at ${a.createdAt.toISOString()}${a.resolvedAt ? `, resolved ${a.resolvedAt.toISOString()}` : ', open'}: ${JSON.stringify(a.details)}`,
+    );
   return {
     failures,
     held,

@@ -24,14 +24,20 @@ async function main(): Promise<void> {
   const chainId = service.environments.environments.sandbox.networks[0]?.chainId;
   const lines = [
     `Partner Payments API is running (${roles.join(' + ')})`,
-    service.apiUrl ? `  API:          ${service.apiUrl}  (health: /healthz${config.admin.apiToken ? '; Prometheus: /metrics with the admin token' : ''})` : null,
+    service.apiUrl
+      ? `  API:          ${service.apiUrl}  (health: /healthz${config.admin.apiToken ? '; Prometheus: /metrics with the admin token' : ''})`
+      : null,
     service.temporalMetricsUrl ? `  Worker metrics: ${service.temporalMetricsUrl}  (the Temporal runtime's temporal_* series)` : null,
     service.apiUrl && config.admin.apiToken ? `  Console:      ${service.apiUrl}/console  (sign in with ADMIN_API_TOKEN)` : null,
     `  Temporal:     ${service.temporalAddress}  namespace=${config.temporal.namespace}  taskQueue=${config.temporal.taskQueue}`,
     service.uiUrl ? `  Temporal UI:  ${service.uiUrl}` : null,
     `  PostgreSQL:   ${redactUrl(service.database.url)}`,
-    service.rpcUrl ? `  Sandbox EVM:  ${service.rpcUrl}  (anvil, chain ${chainId}, test USDC ${service.environments.environments.sandbox.networks[0]?.assets[0]?.tokenAddress})` : null,
-    service.sandboxProviderUrl ? `  Off-ramp:     ${service.sandboxProviderUrl}  (sandbox provider; logs in ${path.join(service.dataDir, 'logs', 'sandbox-provider.log')})` : null,
+    service.rpcUrl
+      ? `  Sandbox EVM:  ${service.rpcUrl}  (anvil, chain ${chainId}, test USDC ${service.environments.environments.sandbox.networks[0]?.assets[0]?.tokenAddress})`
+      : null,
+    service.sandboxProviderUrl
+      ? `  Off-ramp:     ${service.sandboxProviderUrl}  (sandbox provider; logs in ${path.join(service.dataDir, 'logs', 'sandbox-provider.log')})`
+      : null,
     `  Data:         ${service.dataDir}`,
     'Create a credential: npm run cli -- apps create --environment sandbox --name my-app',
     'Press Ctrl-C to stop.',

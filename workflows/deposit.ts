@@ -16,7 +16,12 @@ import {
   type DepositState,
   type Transition,
 } from '../src/domain/deposits/pure/deposit-machine';
-import { fromPersistedState, toPersistedState, toPersistedTransition, type PersistedDepositState } from '../src/domain/deposits/pure/deposit-serde';
+import {
+  fromPersistedState,
+  toPersistedState,
+  toPersistedTransition,
+  type PersistedDepositState,
+} from '../src/domain/deposits/pure/deposit-serde';
 import { toOperatorAction, type ResolutionRequest } from '../src/domain/operators/pure/operator-resolution';
 import { safetyNetFloorMs, safetyNetMs } from '../src/domain/chain/pure/confirmation-polling';
 import { refusalReason } from '../src/domain/settlement/pure/hold-reasons';
@@ -89,7 +94,8 @@ async function recordDetected(input: DepositWorkflowInput, queue: ResolutionRequ
 }
 
 /** The statuses a data error holds a deposit from (before that, nothing is stored to hold). */
-const holdsFrom = (status: DepositState['status']): status is DataHoldFrom => status === 'detected' || status === 'confirming' || status === 'settling';
+const holdsFrom = (status: DepositState['status']): status is DataHoldFrom =>
+  status === 'detected' || status === 'confirming' || status === 'settling';
 
 /** One recorded deposit's run: its state, and each step of the loop, persisted through the machine. */
 class DepositRun {
@@ -166,7 +172,8 @@ class DepositRun {
       confirmed: (txHash) => this.apply(onSettlementConfirmed(this.state, txHash, nowIso())),
       trouble: (reason) => this.apply(onSettlementTrouble(this.state, reason)),
       // The settlement's budget is counted in the timer's rounds (never slowed down, as a source's are).
-      waitBeforeCheck: (check) => this.blocks.wait(() => false, safetyNetMs(check, { ...this.schedule, fastRounds: Infinity }, safetyNetFloorMs(input.policy))),
+      waitBeforeCheck: (check) =>
+        this.blocks.wait(() => false, safetyNetMs(check, { ...this.schedule, fastRounds: Infinity }, safetyNetFloorMs(input.policy))),
       maxConfirmationChecks: input.policy.maxConfirmationChecks,
     });
   }
@@ -191,7 +198,8 @@ class DepositRun {
     });
     // The operator's payout must be on chain as claimed (the CLI checked it; checked again here); the
     // settlement then pays what is left (the fees).
-    if (request.action === 'mark-settled' && !(await untilDone.recordManualDepositPayout({ depositId, txHash: request.txHash ?? '' }))) return;
+    if (request.action === 'mark-settled' && !(await untilDone.recordManualDepositPayout({ depositId, txHash: request.txHash ?? '' })))
+      return;
     await this.apply(resolved.transition);
   }
 }

@@ -22,7 +22,11 @@ export async function fundReturnWorkflow(input: FundReturnWorkflowInput): Promis
   let status = await sendAndFollow(input);
   while (status === 'requires_intervention') {
     await condition(() => resolutions.length > 0);
-    const resolved = await untilDone.resolveFundReturn({ returnId: input.returnId, confirmations: input.confirmations, ...resolutions.shift()! });
+    const resolved = await untilDone.resolveFundReturn({
+      returnId: input.returnId,
+      confirmations: input.confirmations,
+      ...resolutions.shift()!,
+    });
     // retry: pending again, so it is sent again (a live leg re-sent byte for byte, a reverted one signed anew).
     status = resolved.status === 'pending' ? await sendAndFollow(input) : (resolved.status as FundReturnWorkflowResult['status']);
   }

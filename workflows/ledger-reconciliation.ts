@@ -26,7 +26,10 @@ export async function ledgerReconciliationWorkflow(input: LedgerReconciliationIn
   const first: BooksDifference[] = [];
   let afterAddress: string | null = null;
   do {
-    const page: Awaited<ReturnType<ReconciliationActivities['reconcileLedgerPage']>> = await bounded.reconcileLedgerPage({ afterAddress, limit: pageSize });
+    const page: Awaited<ReturnType<ReconciliationActivities['reconcileLedgerPage']>> = await bounded.reconcileLedgerPage({
+      afterAddress,
+      limit: pageSize,
+    });
     checked += page.checked;
     inFlight += page.inFlight;
     first.push(...page.differences);

@@ -1,5 +1,13 @@
 import {
-  ActivityFailure, allHandlersFinished, ApplicationFailure, condition, continueAsNew, getExternalWorkflowHandle, proxyActivities, setHandler, workflowInfo,
+  ActivityFailure,
+  allHandlersFinished,
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { PaymentActivities } from '../activities/payments';
 import {
@@ -86,7 +94,11 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
     if (step.kind === 'done') return { status: run.state.status, statusVersion: run.state.statusVersion };
     if (step.kind === 'continue-as-new') {
       await condition(allHandlersFinished);
-      await continueAsNew<typeof paymentWorkflow>({ ...input, resume: undefined, carried: { state: toCarriedState(run.state), expiresAtMs: run.expiresAtMs } });
+      await continueAsNew<typeof paymentWorkflow>({
+        ...input,
+        resume: undefined,
+        carried: { state: toCarriedState(run.state), expiresAtMs: run.expiresAtMs },
+      });
     }
     await run.perform(step);
   }
@@ -115,7 +127,8 @@ function providerFailureType(err: unknown): string | undefined {
   return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
 }
 
-const isProviderFailure = (err: unknown) => providerFailureType(err) === PROVIDER_STATE_UNCERTAIN || providerFailureType(err) === PROVIDER_FAILURE;
+const isProviderFailure = (err: unknown) =>
+  providerFailureType(err) === PROVIDER_STATE_UNCERTAIN || providerFailureType(err) === PROVIDER_FAILURE;
 
 /** One Payment run: its state, its messages, and the steps nextStep names, each persisted through the machine. */
 class PaymentRun {
@@ -147,7 +160,9 @@ class PaymentRun {
     this.safetyNetFloor = safetyNetFloorMs(settlement);
     this.expiresAtMs =
       input.carried?.expiresAtMs ??
-      (input.resume && state.statusVersion > 1 ? Date.parse(input.expiresAt) : workflowInfo().startTime.getTime() + input.expiresInSeconds * 1000);
+      (input.resume && state.statusVersion > 1
+        ? Date.parse(input.expiresAt)
+        : workflowInfo().startTime.getTime() + input.expiresInSeconds * 1000);
   }
 
   /** Carries out one step nextStep named (done and continue-as-new are the workflow's own). */
@@ -230,14 +245,22 @@ class PaymentRun {
     } catch (err) {
       // The caller gets an answer (the update must not wait forever); the Payment is then held.
       if (isDataError(err)) {
-        this.cancelOutcomes.set(cmd.id, ApplicationFailure.create({ type: DATA_ERROR, message: 'The cancellation could not be stored', nonRetryable: true }));
+        this.cancelOutcomes.set(
+          cmd.id,
+          ApplicationFailure.create({ type: DATA_ERROR, message: 'The cancellation could not be stored', nonRetryable: true }),
+        );
       }
       throw err;
     }
     this.cancelOutcomes.set(
       cmd.id,
       decision.outcome === 'refused'
-        ? ApplicationFailure.create({ type: PAYMENT_NOT_CANCELABLE, message: decision.message, details: [decision.reasonCode], nonRetryable: true })
+        ? ApplicationFailure.create({
+            type: PAYMENT_NOT_CANCELABLE,
+            message: decision.message,
+            details: [decision.reasonCode],
+            nonRetryable: true,
+          })
         : { outcome: decision.outcome },
     );
   }
@@ -246,9 +269,14 @@ class PaymentRun {
     const { paymentId } = this.input;
     const resolved = onOperatorResolution(this.state, toOperatorAction(resolution));
     if (!resolved) return; // nothing on hold: a stray or repeated resolution changes nothing
-    await untilDone.recordPaymentResolution({ paymentId, id: `${paymentId}:resolution:${this.state.statusVersion}:${nowIso()}`, ...resolution });
+    await untilDone.recordPaymentResolution({
+      paymentId,
+      id: `${paymentId}:resolution:${this.state.statusVersion}:${nowIso()}`,
+      ...resolution,
+    });
     // The operator's payout must be on chain as claimed (the CLI checked it; checked again here).
-    if (resolution.action === 'mark-settled' && !(await untilDone.recordManualPayout({ paymentId, txHash: resolution.txHash ?? '' }))) return;
+    if (resolution.action === 'mark-settled' && !(await untilDone.recordManualPayout({ paymentId, txHash: resolution.txHash ?? '' })))
+      return;
     await this.apply(resolved.transition);
     // Released: the steps a data error stopped are offered again.
     this.queue.unshift(...this.refusedSteps.splice(0));
@@ -290,7 +318,9 @@ class PaymentRun {
     if (!read.poked) {
       read.poked = true;
       // Best effort: a scanner not running now reads on when it starts.
-      await getExternalWorkflowHandle(chainScannerWorkflowId(this.input.chainId)).signal(pokeSignal).catch(() => undefined);
+      await getExternalWorkflowHandle(chainScannerWorkflowId(this.input.chainId))
+        .signal(pokeSignal)
+        .catch(() => undefined);
     }
     await wakeOn(() => this.queue.length > 0, Math.min(1000 * 2 ** read.round++, 30_000));
   }
@@ -304,12 +334,15 @@ class PaymentRun {
       refused: (reasonCode) => this.apply(onSettlementTrouble(this.state, refusalReason(reasonCode))),
       attemptFailed: async () => {
         await this.apply(onSettlementAttemptFailed(this.state, { maxAttempts: settlement.maxAttempts }));
-        return this.state.operationalState === 'retrying' ? settlement.retryBackoffSeconds * 1000 * 2 ** (this.state.settlementAttempts - 1) : null;
+        return this.state.operationalState === 'retrying'
+          ? settlement.retryBackoffSeconds * 1000 * 2 ** (this.state.settlementAttempts - 1)
+          : null;
       },
       broadcastDone: (txHash) => this.apply(onSettlementBroadcast(this.state, txHash)),
       minedTxHash: () => untilDone.settlementTxHash({ paymentId }),
       // A bank Payment's settlement paid the provider: its payout is next.
-      confirmed: (txHash) => this.apply(this.state.payout ? onProviderFunded(this.state, txHash) : onSettlementConfirmed(this.state, txHash, nowIso())),
+      confirmed: (txHash) =>
+        this.apply(this.state.payout ? onProviderFunded(this.state, txHash) : onSettlementConfirmed(this.state, txHash, nowIso())),
       trouble: (reason) => this.apply(onSettlementTrouble(this.state, reason)),
       // Transfers keep arriving while the settlement confirms (duplicates): record them meanwhile.
       waitBeforeCheck: async (check) => {

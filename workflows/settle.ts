@@ -44,7 +44,7 @@ export async function settleOnce(steps: SettlementSteps): Promise<void> {
     return;
   }
   await steps.broadcastDone(txHash);
-  for (let check = 0; check < steps.maxConfirmationChecks; ) {
+  for (let check = 0; check < steps.maxConfirmationChecks;) {
     const status = await steps.check();
     if (status === 'confirmed') return steps.confirmed((await steps.minedTxHash()) ?? txHash);
     if (status === 'reverted') return steps.trouble('settlement_failed');

@@ -42,11 +42,17 @@ export async function ceilings(ctx: BenchContext, count: number, concurrency: nu
   } finally {
     await pool.query('DROP TABLE bench_commits');
   }
-  out(`PostgreSQL single-row commit: ${figures.postgresSingleRowCommit.perSecond}/s   ${showLatency(figures.postgresSingleRowCommit.latency)}`);
+  out(
+    `PostgreSQL single-row commit: ${figures.postgresSingleRowCommit.perSecond}/s   ${showLatency(figures.postgresSingleRowCommit.latency)}`,
+  );
 
   // A real Payment's workflow input under probe ids: the worker runs each one's first task (which
   // arms its expiry timer), as it does for an API create; the server closes them 30 s after their start.
-  const probes = await connectEngineProbes({ address: service.temporalAddress, namespace: service.config.temporal.namespace, taskQueue: service.config.temporal.taskQueue });
+  const probes = await connectEngineProbes({
+    address: service.temporalAddress,
+    namespace: service.config.temporal.namespace,
+    taskQueue: service.config.temporal.taskQueue,
+  });
   try {
     await engineStarts(ctx, probes, count, concurrency);
   } finally {
@@ -61,10 +67,14 @@ async function engineStarts(ctx: BenchContext, probes: EngineProbes, count: numb
   figures.paymentWorkflowStartWithWorker = await closedLoop(count, concurrency, async () => {
     await probes.startPaymentProbe({ ...row, id: `payment_benchprobe${randomUUID().replaceAll('-', '')}` }, ctx.network.confirmations);
   });
-  out(`PaymentWorkflow start with the worker: ${figures.paymentWorkflowStartWithWorker.perSecond}/s   ${showLatency(figures.paymentWorkflowStartWithWorker.latency)}`);
+  out(
+    `PaymentWorkflow start with the worker: ${figures.paymentWorkflowStartWithWorker.perSecond}/s   ${showLatency(figures.paymentWorkflowStartWithWorker.latency)}`,
+  );
 
   figures.bareWorkflowStartWithoutWorker = await closedLoop(count, concurrency, async () => {
     await probes.startProbeWorkflow(`bench-noop-${randomUUID()}`);
   });
-  out(`bare workflow.start, no worker: ${figures.bareWorkflowStartWithoutWorker.perSecond}/s   ${showLatency(figures.bareWorkflowStartWithoutWorker.latency)}`);
+  out(
+    `bare workflow.start, no worker: ${figures.bareWorkflowStartWithoutWorker.perSecond}/s   ${showLatency(figures.bareWorkflowStartWithoutWorker.latency)}`,
+  );
 }

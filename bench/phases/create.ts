@@ -31,7 +31,9 @@ export async function createPhase(ctx: BenchContext, count: number, concurrency:
   const cpuBefore = ctx.apiCpuSeconds();
   figures.apiCreate = await closedLoop(count, concurrency, timedCreate);
   figures.apiCpuMsPerCreate = Math.round(((ctx.apiCpuSeconds() - cpuBefore) * 1000 * 10) / count) / 10;
-  out(`API create:          ${figures.apiCreate.perSecond}/s   ${showLatency(figures.apiCreate.latency)}   API CPU ${figures.apiCpuMsPerCreate} ms per create${refusedNote()}`);
+  out(
+    `API create:          ${figures.apiCreate.perSecond}/s   ${showLatency(figures.apiCreate.latency)}   API CPU ${figures.apiCpuMsPerCreate} ms per create${refusedNote()}`,
+  );
 
   const rate = figures.apiCreate.perSecond / 2;
   const halfCount = Math.min(count, Math.max(200, Math.round(rate * 10)));

@@ -100,8 +100,12 @@ export async function listsPhase(ctx: BenchContext, opts: ListsOptions): Promise
       const took = await seed(db, seeding, seeded + 1, size);
       seeded = size;
       seedSeconds[label(size)] = Math.round((performance.now() - t0) / 100) / 10;
-      const split = Object.entries(took).map(([k, v]) => `${k} ${v} s`).join(', ');
-      ctx.out(`lists: seeded ${label(size)} Payments, deposits and transactions in ${seedSeconds[label(size)]} s (${split}; load average ${os.loadavg()[0]!.toFixed(1)})`);
+      const split = Object.entries(took)
+        .map(([k, v]) => `${k} ${v} s`)
+        .join(', ');
+      ctx.out(
+        `lists: seeded ${label(size)} Payments, deposits and transactions in ${seedSeconds[label(size)]} s (${split}; load average ${os.loadavg()[0]!.toFixed(1)})`,
+      );
       for (const c of cases) {
         for (const page of ['first', 'deep'] as const) {
           const query = new URLSearchParams(c.filter);
@@ -144,14 +148,17 @@ export async function listsPhase(ctx: BenchContext, opts: ListsOptions): Promise
     for (const page of ['first', 'deep'] as const) {
       const p50 = (size: number) => measured.get(`${c.list} ${c.filter} ${page} ${size}`)!.p50Ms;
       const over = pages[page].ratio > 1.5 ? '  (over 1.5)' : '';
-      ctx.out(`lists: ${label(large)}/${label(small)} ${c.list} ${c.filter || 'default'} ${page}: p99 ${pages[page].ratio}${over}, p50 ${(p50(large) / p50(small)).toFixed(2)}`);
+      ctx.out(
+        `lists: ${label(large)}/${label(small)} ${c.list} ${c.filter || 'default'} ${page}: p99 ${pages[page].ratio}${over}, p50 ${(p50(large) / p50(small)).toFixed(2)}`,
+      );
     }
   }
   const figures: ListsP99 = { reads: opts.reads, seedSeconds, ...(lists as ListFigures) };
   ctx.figures.listP99 = figures;
 }
 
-const label = (n: number) => (n >= 1_000_000 && n % 1_000_000 === 0 ? `${n / 1_000_000}M` : n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : String(n));
+const label = (n: number) =>
+  n >= 1_000_000 && n % 1_000_000 === 0 ? `${n / 1_000_000}M` : n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : String(n);
 
 /**
  * A cursor at the middle of the list, made as the API makes it: its scope read from a cursor the API
@@ -180,16 +187,33 @@ async function deepCursor(
  * (one table, its filters, the cursor's bound, newest first), so that a growth of the request's time
  * with the size can be told apart from a growth of the query's.
  */
-async function explainRead(db: pg.Client, c: ListCase, position?: { t: Date; id: string }): Promise<{ ms: number; planMs: number; hit: number; read: number }> {
+async function explainRead(
+  db: pg.Client,
+  c: ListCase,
+  position?: { t: Date; id: string },
+): Promise<{ ms: number; planMs: number; hit: number; read: number }> {
   const limit = (c.filter === 'limit=100' ? 100 : c.list === 'payments' ? 20 : 50) + 1;
   const bound = position ? ` AND created_at <= $1 AND (created_at < $1 OR id < $2)` : '';
   const { rows } = await db.query(
     `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT * FROM ${c.table} WHERE ${c.where}${bound} ORDER BY created_at DESC, id DESC LIMIT ${limit}`,
     position ? [position.t, position.id] : [],
   );
-  const plan = (rows[0] as { 'QUERY PLAN': Array<{ 'Execution Time': number; 'Planning Time': number; Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }> })['QUERY PLAN'][0]!;
+  const plan = (
+    rows[0] as {
+      'QUERY PLAN': Array<{
+        'Execution Time': number;
+        'Planning Time': number;
+        Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number };
+      }>;
+    }
+  )['QUERY PLAN'][0]!;
   const ms = (v: number) => Math.round(v * 100) / 100;
-  return { ms: ms(plan['Execution Time']), planMs: ms(plan['Planning Time']), hit: plan.Plan['Shared Hit Blocks'], read: plan.Plan['Shared Read Blocks'] };
+  return {
+    ms: ms(plan['Execution Time']),
+    planMs: ms(plan['Planning Time']),
+    hit: plan.Plan['Shared Hit Blocks'],
+    read: plan.Plan['Shared Read Blocks'],
+  };
 }
 
 interface Seeding {
@@ -249,7 +273,19 @@ async function seed(db: pg.Client, s: Seeding, from: number, to: number): Promis
     `INSERT INTO deposit_addresses (id, app_id, account_id, chain_id, network_code, asset_symbol, token_address, decimals, custody_index, address, status, platform_fee_bps, partner_fee_bps, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, -1, '0xb2' || lpad('1', 38, '0'), 'active', $9, $10, $11::timestamptz - interval '1 year', $11::timestamptz - interval '1 year')
      ON CONFLICT (id) DO NOTHING`,
-    [depositAddressId, s.app, s.account, s.network.chainId, s.network.code, asset.symbol, asset.tokenAddress, asset.decimals, s.fees.platformFeeBps, s.fees.partnerFeeBps, s.now],
+    [
+      depositAddressId,
+      s.app,
+      s.account,
+      s.network.chainId,
+      s.network.code,
+      asset.symbol,
+      asset.tokenAddress,
+      asset.decimals,
+      s.fees.platformFeeBps,
+      s.fees.partnerFeeBps,
+      s.now,
+    ],
   );
   const deposit = `CASE WHEN g % 20 = 0 THEN 'reversed' ELSE 'settled' END`;
   const fee = (bps: string) => `floor(s.amount * a.${bps} / 10000)`;
@@ -304,7 +340,9 @@ async function seed(db: pg.Client, s: Seeding, from: number, to: number): Promis
   await db.query('CHECKPOINT');
   lap('checkpoint');
   for (let i = 0; i < 120; i += 1) {
-    const { rows } = await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'`);
+    const { rows } = await db.query<{ n: string }>(
+      `SELECT count(*)::text AS n FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'`,
+    );
     if (rows[0]!.n === '0') break;
     await new Promise((r) => setTimeout(r, 1000));
   }

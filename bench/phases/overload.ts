@@ -32,16 +32,27 @@ export async function overloadPhase(ctx: BenchContext, seconds: number): Promise
       note(err instanceof Error && err.name === 'TimeoutError' ? 'hung' : 'connection failed');
     }
   });
-  const bad = Object.entries(answers).filter(([k]) => k === 'hung' || k === 'connection failed' || k.startsWith('500') || k === '503 without Retry-After');
+  const bad = Object.entries(answers).filter(
+    ([k]) => k === 'hung' || k === 'connection failed' || k.startsWith('500') || k === '503 without Retry-After',
+  );
   const passed = bad.length === 0;
   const lat = latency(samples);
   figures.overload = { ratePerSecond: Math.round(rate * 10) / 10, seconds, count, answers, latency: lat, passed };
   const share = (prefix: string) => {
-    const n = Object.entries(answers).filter(([k]) => k.startsWith(prefix)).reduce((sum, [, v]) => sum + v, 0);
+    const n = Object.entries(answers)
+      .filter(([k]) => k.startsWith(prefix))
+      .reduce((sum, [, v]) => sum + v, 0);
     return `${((100 * n) / count).toFixed(1)}%`;
   };
-  out(`overload at ${rate.toFixed(1)}/s (2x max) for ${seconds} s, ${count} creates: 429 ${share('429')}, 503 ${share('503')}   ${showLatency(lat)}   max ${lat.maxMs} ms`);
-  out(`  answers: ${Object.entries(answers).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k}: ${v}`).join(', ')}`);
+  out(
+    `overload at ${rate.toFixed(1)}/s (2x max) for ${seconds} s, ${count} creates: 429 ${share('429')}, 503 ${share('503')}   ${showLatency(lat)}   max ${lat.maxMs} ms`,
+  );
+  out(
+    `  answers: ${Object.entries(answers)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `${k}: ${v}`)
+      .join(', ')}`,
+  );
   out(
     passed
       ? `overload check: PASS (every request answered within ${HANG_MS / 1000} s, none 500, every 503 with Retry-After)`

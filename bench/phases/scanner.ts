@@ -56,7 +56,11 @@ export async function scannerPhase(ctx: BenchContext, opts: ScannerTrafficOption
   const oursNeeded = (baselineBlocks + loadedBlocks) * opts.oursPerBlock;
 
   out(`scanner: preparing ${foreignPerBlock} foreign senders and ${oursNeeded} Payments`);
-  const senders = await prepareTokenSenders({ rpcUrl, count: foreignPerBlock + 1, tokenAtomicEach: BigInt(loadedBlocks + 1) * ONE_USDC + BigInt(oursNeeded) * ONE_USDC });
+  const senders = await prepareTokenSenders({
+    rpcUrl,
+    count: foreignPerBlock + 1,
+    tokenAtomicEach: BigInt(loadedBlocks + 1) * ONE_USDC + BigInt(oursNeeded) * ONE_USDC,
+  });
   const payer = senders.senders[foreignPerBlock]!;
   const escrows: Address[] = [];
   await closedLoop(oursNeeded, 8, async () => {
@@ -66,8 +70,15 @@ export async function scannerPhase(ctx: BenchContext, opts: ScannerTrafficOption
   let nextOurs = 0;
   const blockOrders = (foreign: boolean): TokenTransferOrder[] => {
     const orders: TokenTransferOrder[] = [];
-    if (foreign) for (let i = 0; i < foreignPerBlock; i += 1) orders.push({ from: senders.senders[i]!, to: recipients[Math.floor(Math.random() * recipients.length)]!, amountAtomic: 1_000n + BigInt(i) });
-    for (let i = 0; i < opts.oursPerBlock; i += 1) orders.splice(Math.floor(Math.random() * (orders.length + 1)), 0, { from: payer, to: escrows[nextOurs++]!, amountAtomic: ONE_USDC });
+    if (foreign)
+      for (let i = 0; i < foreignPerBlock; i += 1)
+        orders.push({
+          from: senders.senders[i]!,
+          to: recipients[Math.floor(Math.random() * recipients.length)]!,
+          amountAtomic: 1_000n + BigInt(i),
+        });
+    for (let i = 0; i < opts.oursPerBlock; i += 1)
+      orders.splice(Math.floor(Math.random() * (orders.length + 1)), 0, { from: payer, to: escrows[nextOurs++]!, amountAtomic: ONE_USDC });
     return orders;
   };
 
@@ -75,7 +86,9 @@ export async function scannerPhase(ctx: BenchContext, opts: ScannerTrafficOption
   const modeBefore = await faults.miningMode();
   await faults.pauseMining();
   try {
-    out(`scanner: ${opts.baselineSeconds} s of blocks holding only ours (baseline), then ${opts.seconds} s of ${opts.transfersPerBlock} transfers per ${opts.blockMs} ms block`);
+    out(
+      `scanner: ${opts.baselineSeconds} s of blocks holding only ours (baseline), then ${opts.seconds} s of ${opts.transfersPerBlock} transfers per ${opts.blockMs} ms block`,
+    );
     const baseline = await driveBlocks(ctx, senders, baselineBlocks, opts.blockMs, () => blockOrders(false));
     const loaded = await driveBlocks(ctx, senders, loadedBlocks, opts.blockMs, () => blockOrders(true));
     const sent = escrows.slice(0, nextOurs).map((a) => a.toLowerCase());
@@ -121,7 +134,9 @@ async function driveBlocks(ctx: BenchContext, senders: TokenSenders, blocks: num
   const lagBlocks: number[] = [];
   let mining = true;
   const cursor = async () => {
-    const rows = await prisma.$queryRaw<Array<{ next: bigint }>>`SELECT next_from_block AS next FROM chain_scan_cursors WHERE chain_id = ${ctx.network.chainId}`;
+    const rows = await prisma.$queryRaw<
+      Array<{ next: bigint }>
+    >`SELECT next_from_block AS next FROM chain_scan_cursors WHERE chain_id = ${ctx.network.chainId}`;
     return rows.length ? BigInt(rows[0]!.next) : 0n;
   };
   const first = head + 1n;
@@ -129,7 +144,8 @@ async function driveBlocks(ctx: BenchContext, senders: TokenSenders, blocks: num
   const watcher = (async () => {
     let passed = first; // the next block not yet seen read
     while (mining || passed <= head) {
-      if (performance.now() > drainUntil) throw new Error(`the scanner did not read block ${passed} within ${DRAIN_MS / 1000} s of the last block`);
+      if (performance.now() > drainUntil)
+        throw new Error(`the scanner did not read block ${passed} within ${DRAIN_MS / 1000} s of the last block`);
       const next = await cursor();
       const now = performance.now();
       for (; passed < next && passed <= head; passed += 1n) {
@@ -167,9 +183,15 @@ async function driveBlocks(ctx: BenchContext, senders: TokenSenders, blocks: num
  */
 async function rescanCpu(ctx: BenchContext, loadedFirst: bigint, baselineFirst: bigint, blocks: number): Promise<number> {
   const { service } = ctx;
-  const deps = { chains: service.chain.chains, takers: [], batchBlocks: 1, owned: (r: string[]) => ownedRecipients(service.database.db.prisma, r) };
+  const deps = {
+    chains: service.chain.chains,
+    takers: [],
+    batchBlocks: 1,
+    owned: (r: string[]) => ownedRecipients(service.database.db.prisma, r),
+  };
   const chain = service.chain.chains.get(ctx.network.chainId);
-  const count = async (first: bigint) => (await chain.getTransfers({ token: ctx.tokenAddress, to: undefined, fromBlock: first, toBlock: first + BigInt(blocks) - 1n })).length;
+  const count = async (first: bigint) =>
+    (await chain.getTransfers({ token: ctx.tokenAddress, to: undefined, fromBlock: first, toBlock: first + BigInt(blocks) - 1n })).length;
   const extra = (await count(loadedFirst)) - (await count(baselineFirst));
   const micros = { loaded: 0, baseline: 0 };
   const timed = async (which: keyof typeof micros, block: bigint) => {

@@ -15,7 +15,11 @@ export async function settlePhase(ctx: BenchContext, count: number): Promise<voi
   const chain = service.chain.chains.get(ctx.network.chainId);
   const mine = async (n: number) => {
     // A dropped keep-alive connection to anvil only costs one block.
-    await fetch(rpc, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_mine', params: [`0x${n.toString(16)}`] }) }).catch(() => undefined);
+    await fetch(rpc, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_mine', params: [`0x${n.toString(16)}`] }),
+    }).catch(() => undefined);
   };
   const payer = privateKeyToAccount(generatePrivateKey());
   await fundTestWallet({ rpcUrl: rpc, address: payer.address, tokenAtomic: BigInt(count + 1) * 1_000_000n, nativeWei: 10n ** 18n });
@@ -32,7 +36,12 @@ export async function settlePhase(ctx: BenchContext, count: number): Promise<voi
     // first workflow tasks (measured: 34 s after the create phase's 2,000 Payments).
     for (let i = -1; i < count; i += 1) {
       const p = (await ctx.createPayment()).payment;
-      const hash = await chain.sendTokenTransfer({ from: payer, token: ctx.tokenAddress, to: p.funding.depositAddress.address as Address, amountAtomic: 1_000_000n });
+      const hash = await chain.sendTokenTransfer({
+        from: payer,
+        token: ctx.tokenAddress,
+        to: p.funding.depositAddress.address as Address,
+        amountAtomic: 1_000_000n,
+      });
       // "Confirmed": the transfer is at the configured depth.
       while ((await chain.getTransactionStatus(hash, ctx.network.confirmations)) !== 'confirmed') await sleep(10);
       const t0 = performance.now();
@@ -48,5 +57,7 @@ export async function settlePhase(ctx: BenchContext, count: number): Promise<voi
     await miner;
   }
   figures.confirmedTransferToSucceeded = latency(samples);
-  out(`confirmed transfer -> succeeded (${count} Payments): ${showLatency(figures.confirmedTransferToSucceeded)}   (target p99 <= 1000 ms)`);
+  out(
+    `confirmed transfer -> succeeded (${count} Payments): ${showLatency(figures.confirmedTransferToSucceeded)}   (target p99 <= 1000 ms)`,
+  );
 }

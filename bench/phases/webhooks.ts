@@ -19,7 +19,10 @@ const IDLE_SECONDS = 10;
 const BACKLOG_EVERY_MS = 10_000;
 
 /** A run this phase measured: every optional key of older runs present. */
-type WebhookRun = WebhookRunFigures & Required<Pick<WebhookRunFigures, 'events' | 'undelivered' | 'stages' | 'p99Per10s' | 'cpuMsPerEvent' | 'idleCoresBusy' | 'backlog' | 'load'>>;
+type WebhookRun = WebhookRunFigures &
+  Required<
+    Pick<WebhookRunFigures, 'events' | 'undelivered' | 'stages' | 'p99Per10s' | 'cpuMsPerEvent' | 'idleCoresBusy' | 'backlog' | 'load'>
+  >;
 
 const loadAverage = () => Math.round(os.loadavg()[0]! * 100) / 100;
 
@@ -62,7 +65,11 @@ export async function webhooksSustainedPhase(ctx: BenchContext, ratePerSecond: n
 function showRun(ctx: BenchContext, run: WebhookRun): void {
   const { out } = ctx;
   for (const [name, l] of Object.entries(run.stages)) out(`  ${name}: ${showLatency(l)}   max ${l.maxMs} ms`);
-  out(`  CPU ms per event: ${Object.entries(run.cpuMsPerEvent).map(([k, v]) => `${k} ${v}`).join(', ')}; idle, the stack keeps ${run.idleCoresBusy} cores busy`);
+  out(
+    `  CPU ms per event: ${Object.entries(run.cpuMsPerEvent)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}; idle, the stack keeps ${run.idleCoresBusy} cores busy`,
+  );
   out(`  p99 per ${BACKLOG_EVERY_MS / 1000} s of commits: ${run.p99Per10s.join(' ')}`);
   out(`  backlog every ${BACKLOG_EVERY_MS / 1000} s: ${run.backlog.samples.map((s) => s.pending).join(' ')}`);
   out(
@@ -157,7 +164,8 @@ async function webhookRun(ctx: BenchContext, ratePerSecond: number, seconds: num
     }
     const windowP99 = Array.from(windows, (xs) => (xs ? latency(xs).p99Ms : NaN));
     const third = Math.max(1, Math.floor(samples.length / 3));
-    const mean = (xs: Array<{ pending: number }>) => (xs.length ? Math.round((xs.reduce((a, s) => a + s.pending, 0) / xs.length) * 10) / 10 : NaN);
+    const mean = (xs: Array<{ pending: number }>) =>
+      xs.length ? Math.round((xs.reduce((a, s) => a + s.pending, 0) / xs.length) * 10) / 10 : NaN;
     await archiveWebhookEndpoint(prisma, { endpointId: endpoint.id });
     return {
       ratePerSecond,
@@ -170,7 +178,12 @@ async function webhookRun(ctx: BenchContext, ratePerSecond: number, seconds: num
       p99Per10s: windowP99,
       cpuMsPerEvent: cpu,
       idleCoresBusy: idle.coresBusy!,
-      backlog: { everySeconds: BACKLOG_EVERY_MS / 1000, samples, firstThirdMean: mean(samples.slice(0, third)), lastThirdMean: mean(samples.slice(-third)) },
+      backlog: {
+        everySeconds: BACKLOG_EVERY_MS / 1000,
+        samples,
+        firstThirdMean: mean(samples.slice(0, third)),
+        lastThirdMean: mean(samples.slice(-third)),
+      },
       load,
       ...(refused.size > 0 ? { refused: Object.fromEntries(refused) } : {}),
     };

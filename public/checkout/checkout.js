@@ -26,7 +26,9 @@
     var el = field('announce');
     el.textContent = '';
     // A fresh text node each time, so a screen reader reads a repeated message again.
-    window.setTimeout(function () { el.textContent = text; }, 50);
+    window.setTimeout(function () {
+      el.textContent = text;
+    }, 50);
   }
 
   // --- copy buttons: the exact text of their field ---------------------------------------------
@@ -39,7 +41,9 @@
       function () {
         button.textContent = 'Copied';
         announce('Copied to the clipboard');
-        window.setTimeout(function () { button.textContent = label; }, 2000);
+        window.setTimeout(function () {
+          button.textContent = label;
+        }, 2000);
       },
       function () {
         input.focus();
@@ -126,7 +130,9 @@
       .then(function (s) {
         if (s) apply(s);
       })
-      .catch(function () { /* offline for a moment: the next poll tries again */ })
+      .catch(function () {
+        /* offline for a moment: the next poll tries again */
+      })
       .then(function () {
         polling = false;
       });
@@ -159,9 +165,15 @@
   }
   function loadVault() {
     fetch(base + '/vault', { headers: { accept: 'application/json' }, cache: 'no-store', credentials: 'same-origin' })
-      .then(function (res) { return res.status === 200 ? res.json() : null; })
-      .then(function (v) { if (v) showVault(v); })
-      .catch(function () { /* no session or offline: no Vault option */ });
+      .then(function (res) {
+        return res.status === 200 ? res.json() : null;
+      })
+      .then(function (v) {
+        if (v) showVault(v);
+      })
+      .catch(function () {
+        /* no session or offline: no Vault option */
+      });
   }
   section('vault').addEventListener('click', function (event) {
     var button = event.target.closest('button[data-action="vault-pay"]');

@@ -9,9 +9,13 @@ export const chromiumPath = (env = process.env) => env.CHROMIUM_PATH || '/usr/bi
 export async function chromium() {
   const bin = chromiumPath();
   if (isExecutable(bin)) return { cached: true };
-  if (process.env.CHROMIUM_PATH) throw new SetupError(`CHROMIUM_PATH=${bin} is not an executable`, ['point CHROMIUM_PATH at a Chromium binary, or unset it']);
+  if (process.env.CHROMIUM_PATH)
+    throw new SetupError(`CHROMIUM_PATH=${bin} is not an executable`, ['point CHROMIUM_PATH at a Chromium binary, or unset it']);
   if (!(await aptInstall(['chromium'], logFile('chromium'))) || !isExecutable(bin)) {
-    throw new SetupError('Chromium is not installed (the browser tests drive it headless)', [aptInstallHint('chromium'), 'or set CHROMIUM_PATH to a Chromium binary']);
+    throw new SetupError('Chromium is not installed (the browser tests drive it headless)', [
+      aptInstallHint('chromium'),
+      'or set CHROMIUM_PATH to a Chromium binary',
+    ]);
   }
   return { note: 'installed with apt' };
 }

@@ -45,7 +45,8 @@ export async function nodeDependencies() {
       return { cached: true, note: 'installed tree matches lockfile' };
     }
     const npm = which('npm');
-    if (!npm) throw new SetupError('npm is not on PATH', ['install Node.js 20+ with npm (e.g. from nodejs.org or `apt-get install nodejs npm`)']);
+    if (!npm)
+      throw new SetupError('npm is not on PATH', ['install Node.js 20+ with npm (e.g. from nodejs.org or `apt-get install nodejs npm`)']);
     const log = logFile('npm');
     const logStart = exists(log) ? fs.statSync(log).size : 0;
     const code = await run(npm, ['ci', '--no-audit', '--no-fund'], { log });
@@ -54,11 +55,22 @@ export async function nodeDependencies() {
       const output = fs.readFileSync(log).subarray(logStart).toString('utf8');
       const refusal = output.split('\n').filter((l) => /in sync|Missing: |Invalid: /.test(l));
       const missing = refusal.some((l) => /Missing: |Invalid: /.test(l));
-      const shown = missing ? refusal.slice(0, 15).map((l) => `    | ${l}`).join('\n') : tail(log);
-      throw new SetupError(`npm ci failed (exit code ${code}); from ${log}:\n${shown}`, missing ? [
-        'package.json and package-lock.json disagree: run `npm install` and commit package-lock.json',
-        'if the missing packages are other platforms\' builds the registry does not serve, run `node scripts/lockfile-platforms.mjs` and commit package-lock.json',
-      ] : ['check network access to the npm registry (npm config get registry)'], log);
+      const shown = missing
+        ? refusal
+            .slice(0, 15)
+            .map((l) => `    | ${l}`)
+            .join('\n')
+        : tail(log);
+      throw new SetupError(
+        `npm ci failed (exit code ${code}); from ${log}:\n${shown}`,
+        missing
+          ? [
+              'package.json and package-lock.json disagree: run `npm install` and commit package-lock.json',
+              "if the missing packages are other platforms' builds the registry does not serve, run `node scripts/lockfile-platforms.mjs` and commit package-lock.json",
+            ]
+          : ['check network access to the npm registry (npm config get registry)'],
+        log,
+      );
     }
     fs.writeFileSync(stamp, want);
     return {};

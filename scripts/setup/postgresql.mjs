@@ -12,8 +12,20 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  aptInstall, aptInstallHint, exists, isExecutable, isRoot, logFile, pgPortLocal, postgresDataDir, readIf, runOrFail,
-  SetupError, sha256, show, which,
+  aptInstall,
+  aptInstallHint,
+  exists,
+  isExecutable,
+  isRoot,
+  logFile,
+  pgPortLocal,
+  postgresDataDir,
+  readIf,
+  runOrFail,
+  SetupError,
+  sha256,
+  show,
+  which,
 } from './util.mjs';
 
 /** Newest Debian PostgreSQL bin dir holding initdb, pg_ctl and postgres (PG_BINDIR overrides). */
@@ -21,9 +33,14 @@ function findPostgresBinDir(env = process.env) {
   const candidates = [];
   if (env.PG_BINDIR) candidates.push(env.PG_BINDIR);
   try {
-    const versions = fs.readdirSync('/usr/lib/postgresql').filter((v) => /^\d+(\.\d+)?$/.test(v)).sort((a, b) => Number(b) - Number(a));
+    const versions = fs
+      .readdirSync('/usr/lib/postgresql')
+      .filter((v) => /^\d+(\.\d+)?$/.test(v))
+      .sort((a, b) => Number(b) - Number(a));
     for (const v of versions) candidates.push(path.join('/usr/lib/postgresql', v, 'bin'));
-  } catch { /* not Debian-packaged */ }
+  } catch {
+    /* not Debian-packaged */
+  }
   const onPath = which('pg_ctl');
   if (onPath) candidates.push(path.dirname(onPath));
   return candidates.find((d) => ['initdb', 'pg_ctl', 'postgres'].every((b) => isExecutable(path.join(d, b))));
@@ -43,7 +60,11 @@ function canTraverse(p, uid, gid) {
   let dir = path.resolve(p);
   for (;;) {
     let st;
-    try { st = fs.statSync(dir); } catch { st = undefined; }
+    try {
+      st = fs.statSync(dir);
+    } catch {
+      st = undefined;
+    }
     if (st) {
       const bit = st.uid === uid ? 0o100 : st.gid === gid ? 0o010 : 0o001;
       if (!(st.mode & bit)) return false;
@@ -82,7 +103,7 @@ export async function postgresql() {
     owner = lookupUser('postgres');
     if (!owner) {
       throw new SetupError('running as root, and there is no `postgres` OS user to own the cluster (PostgreSQL refuses to run as root)', [
-        'useradd --system --home /var/lib/postgresql --shell /bin/bash postgres   (Debian\'s postgresql package creates it)',
+        "useradd --system --home /var/lib/postgresql --shell /bin/bash postgres   (Debian's postgresql package creates it)",
       ]);
     }
   }
@@ -93,7 +114,9 @@ export async function postgresql() {
     const st = fs.lstatSync(pgdata);
     if (st.isSymbolicLink()) target = path.resolve(path.dirname(pgdata), fs.readlinkSync(pgdata));
     else if (st.isDirectory() && fs.readdirSync(pgdata).length > 0) {
-      throw new SetupError(`${pgdata} exists but is not a PostgreSQL cluster (no PG_VERSION)`, [`remove it (rm -rf ${pgdata}) and run this again`]);
+      throw new SetupError(`${pgdata} exists but is not a PostgreSQL cluster (no PG_VERSION)`, [
+        `remove it (rm -rf ${pgdata}) and run this again`,
+      ]);
     }
   } catch (err) {
     if (err instanceof SetupError) throw err;
@@ -111,25 +134,35 @@ export async function postgresql() {
   fs.rmSync(tmp, { recursive: true, force: true });
   fs.mkdirSync(tmp, { mode: 0o700 });
   if (owner) fs.chownSync(tmp, owner.uid, owner.gid);
-  await runOrFail('initdb', path.join(binDir, 'initdb'), [
-    '-D', tmp, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--no-locale', '--no-instructions',
-  ], { log, cwd: '/', ...(owner || {}) }, ['see ' + log]);
+  await runOrFail(
+    'initdb',
+    path.join(binDir, 'initdb'),
+    ['-D', tmp, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--no-locale', '--no-instructions'],
+    { log, cwd: '/', ...(owner || {}) },
+    ['see ' + log],
+  );
 
-  fs.appendFileSync(path.join(tmp, 'postgresql.conf'), [
-    '',
-    '# --- partner-payments (scripts/setup.mjs) ---',
-    "listen_addresses = '127.0.0.1'",
-    `port = ${port}`,
-    "unix_socket_directories = ''",
-    'max_connections = 200',
-    '',
-  ].join('\n'));
-  fs.writeFileSync(path.join(tmp, 'pg_hba.conf'), [
-    '# partner-payments local cluster (scripts/setup.mjs): TCP on 127.0.0.1 only, no Unix socket.',
-    '# TYPE  DATABASE  USER  ADDRESS       METHOD',
-    'host    all       all   127.0.0.1/32  trust',
-    '',
-  ].join('\n'));
+  fs.appendFileSync(
+    path.join(tmp, 'postgresql.conf'),
+    [
+      '',
+      '# --- partner-payments (scripts/setup.mjs) ---',
+      "listen_addresses = '127.0.0.1'",
+      `port = ${port}`,
+      "unix_socket_directories = ''",
+      'max_connections = 200',
+      '',
+    ].join('\n'),
+  );
+  fs.writeFileSync(
+    path.join(tmp, 'pg_hba.conf'),
+    [
+      '# partner-payments local cluster (scripts/setup.mjs): TCP on 127.0.0.1 only, no Unix socket.',
+      '# TYPE  DATABASE  USER  ADDRESS       METHOD',
+      'host    all       all   127.0.0.1/32  trust',
+      '',
+    ].join('\n'),
+  );
 
   try {
     fs.renameSync(tmp, target);

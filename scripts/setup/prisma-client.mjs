@@ -22,7 +22,10 @@ function listFilesSorted(dir) {
 export async function prismaClient() {
   const schemaDir = path.join(ROOT, 'prisma', 'schema');
   const files = listFilesSorted(schemaDir);
-  const schemaText = files.filter((f) => f.endsWith('.prisma')).map((f) => fs.readFileSync(f, 'utf8')).join('\n');
+  const schemaText = files
+    .filter((f) => f.endsWith('.prisma'))
+    .map((f) => fs.readFileSync(f, 'utf8'))
+    .join('\n');
   if (!/^\s*generator\s+\w+\s*\{/m.test(schemaText)) {
     return { skipped: true, note: 'no generator block in prisma/schema/*.prisma yet' };
   }
@@ -43,20 +46,31 @@ export async function prismaClient() {
   const stamp = path.join(outDir, '.setup-stamp');
   if (readIf(stamp) === want) return { cached: true };
 
-  return withLock(repoLock('prisma'), () => readIf(stamp) === want, async () => {
-    const log = logFile('prisma');
-    // The prisma-client generator needs no engine; these keep the CLI from trying to download one.
-    await runOrFail('prisma generate', prismaBin, ['generate'], {
-      log,
-      env: {
-        PRISMA_ENGINES_CHECKSUM_IGNORE_MISSING: '1',
-        PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY || (exists('/bin/false') ? '/bin/false' : process.execPath),
-        PRISMA_HIDE_UPDATE_MESSAGE: '1',
-        CHECKPOINT_DISABLE: '1',
-      },
-    }, ['fix the schema error shown above (prisma/schema/*.prisma), then run this again']);
-    fs.mkdirSync(outDir, { recursive: true });
-    fs.writeFileSync(stamp, want);
-    return {};
-  });
+  return withLock(
+    repoLock('prisma'),
+    () => readIf(stamp) === want,
+    async () => {
+      const log = logFile('prisma');
+      // The prisma-client generator needs no engine; these keep the CLI from trying to download one.
+      await runOrFail(
+        'prisma generate',
+        prismaBin,
+        ['generate'],
+        {
+          log,
+          env: {
+            PRISMA_ENGINES_CHECKSUM_IGNORE_MISSING: '1',
+            PRISMA_SCHEMA_ENGINE_BINARY:
+              process.env.PRISMA_SCHEMA_ENGINE_BINARY || (exists('/bin/false') ? '/bin/false' : process.execPath),
+            PRISMA_HIDE_UPDATE_MESSAGE: '1',
+            CHECKPOINT_DISABLE: '1',
+          },
+        },
+        ['fix the schema error shown above (prisma/schema/*.prisma), then run this again'],
+      );
+      fs.mkdirSync(outDir, { recursive: true });
+      fs.writeFileSync(stamp, want);
+      return {};
+    },
+  );
 }

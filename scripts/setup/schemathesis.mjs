@@ -16,13 +16,25 @@ export async function schemathesis() {
   const { version } = toolchain.schemathesis;
   return withLock(`${venv}.lock`, done, async () => {
     const python = which('python3');
-    if (!python) throw new SetupError('`python3` is not installed (Schemathesis runs in a virtualenv of it)', ['install Python 3.9+ with its venv module, e.g. apt-get install python3-venv']);
+    if (!python)
+      throw new SetupError('`python3` is not installed (Schemathesis runs in a virtualenv of it)', [
+        'install Python 3.9+ with its venv module, e.g. apt-get install python3-venv',
+      ]);
     fs.rmSync(venv, { recursive: true, force: true });
     const log = logFile('schemathesis');
     const fix = ['check access to PyPI (pip config list)', `see ${log}`];
-    await runOrFail('python3 -m venv', python, ['-m', 'venv', venv], { log }, ['install the venv module, e.g. apt-get install python3-venv', ...fix]);
+    await runOrFail('python3 -m venv', python, ['-m', 'venv', venv], { log }, [
+      'install the venv module, e.g. apt-get install python3-venv',
+      ...fix,
+    ]);
     const pip = path.join(venv, 'bin', 'pip');
-    await runOrFail(`pip install schemathesis==${version}`, pip, ['install', '--disable-pip-version-check', '--quiet', `schemathesis==${version}`], { log }, fix);
+    await runOrFail(
+      `pip install schemathesis==${version}`,
+      pip,
+      ['install', '--disable-pip-version-check', '--quiet', `schemathesis==${version}`],
+      { log },
+      fix,
+    );
     fs.writeFileSync(stamp, `${version}\n`);
     return { note: `installed ${version}` };
   });

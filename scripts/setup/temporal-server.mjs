@@ -15,7 +15,10 @@ const SCHEMAS = path.join('schema', 'postgresql', 'v12');
 
 export async function temporalServer() {
   const dir = temporalServerDir();
-  const done = () => isExecutable(path.join(dir, 'server')) && isExecutable(path.join(dir, 'sql')) && fs.existsSync(path.join(dir, SCHEMAS, 'temporal', 'versioned'));
+  const done = () =>
+    isExecutable(path.join(dir, 'server')) &&
+    isExecutable(path.join(dir, 'sql')) &&
+    fs.existsSync(path.join(dir, SCHEMAS, 'temporal', 'versioned'));
   if (done()) return { cached: true };
   fs.mkdirSync(path.dirname(dir), { recursive: true });
   const { module, version, goToolchain } = toolchain.temporalServer;
@@ -42,7 +45,8 @@ export async function temporalServer() {
     if (!fs.existsSync(source)) throw new SetupError(`the schemas of ${module}@v${version} are not at ${source}`, [`see ${log}`]);
     fs.cpSync(source, path.join(tmp, SCHEMAS), { recursive: true });
     // The module cache is read-only, and so are the copies: make them removable by a later clean-up.
-    for (const entry of fs.readdirSync(path.join(tmp, 'schema'), { recursive: true })) fs.chmodSync(path.join(tmp, 'schema', String(entry)), 0o755);
+    for (const entry of fs.readdirSync(path.join(tmp, 'schema'), { recursive: true }))
+      fs.chmodSync(path.join(tmp, 'schema', String(entry)), 0o755);
     fs.rmSync(dir, { recursive: true, force: true });
     fs.renameSync(tmp, dir);
     return { note: `built v${version}` };

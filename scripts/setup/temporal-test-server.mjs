@@ -8,8 +8,23 @@ import fs from 'node:fs';
 import http2 from 'node:http2';
 import path from 'node:path';
 import {
-  aptInstall, aptInstallHint, exists, fmtDuration, freePort, logFile, readIf, runOrFail, SetupError, sha256, sleep, tail,
-  TEST_SERVER_POM, testServerDir, toolchain, which, withLock,
+  aptInstall,
+  aptInstallHint,
+  exists,
+  fmtDuration,
+  freePort,
+  logFile,
+  readIf,
+  runOrFail,
+  SetupError,
+  sha256,
+  sleep,
+  tail,
+  TEST_SERVER_POM,
+  testServerDir,
+  toolchain,
+  which,
+  withLock,
 } from './util.mjs';
 
 // The SDK gives the server 5 seconds to answer: C1 only, serial GC, no perf data, quiet CDS logging.
@@ -36,8 +51,12 @@ function grpcCall(port, method, body = Buffer.alloc(0), timeoutMs = 3000) {
     client.on('error', (err) => done({ ok: false, error: err.message }));
     const req = client.request({ ':method': 'POST', ':path': method, 'content-type': 'application/grpc', te: 'trailers' });
     let status;
-    req.on('response', (h) => { if (h['grpc-status'] !== undefined) status = String(h['grpc-status']); });
-    req.on('trailers', (h) => { if (h['grpc-status'] !== undefined) status = String(h['grpc-status']); });
+    req.on('response', (h) => {
+      if (h['grpc-status'] !== undefined) status = String(h['grpc-status']);
+    });
+    req.on('trailers', (h) => {
+      if (h['grpc-status'] !== undefined) status = String(h['grpc-status']);
+    });
     req.on('data', () => {});
     req.on('end', () => done({ ok: status === '0', status }));
     req.on('error', (err) => done({ ok: false, error: err.message }));
@@ -53,7 +72,12 @@ function pbBytes(field, value) {
   const buf = Buffer.isBuffer(value) ? value : Buffer.from(value, 'utf8');
   const varint = [];
   let n = buf.length;
-  do { let b = n & 0x7f; n >>>= 7; if (n) b |= 0x80; varint.push(b); } while (n);
+  do {
+    let b = n & 0x7f;
+    n >>>= 7;
+    if (n) b |= 0x80;
+    varint.push(b);
+  } while (n);
   return Buffer.concat([Buffer.from([(field << 3) | 2, ...varint]), buf]);
 }
 
@@ -63,7 +87,8 @@ async function waitForGrpc(port, { timeoutMs, isAlive }) {
     const r = await grpcCall(port, `${WORKFLOW_SERVICE}/GetSystemInfo`, Buffer.alloc(0), 2000);
     if (r.ok) return Date.now() - start;
     if (isAlive && !isAlive()) throw new Error('process exited before answering');
-    if (Date.now() - start > timeoutMs) throw new Error(`no gRPC answer on port ${port} after ${timeoutMs} ms (${r.error || `grpc-status ${r.status}`})`);
+    if (Date.now() - start > timeoutMs)
+      throw new Error(`no gRPC answer on port ${port} after ${timeoutMs} ms (${r.error || `grpc-status ${r.status}`})`);
     await sleep(25);
   }
 }
@@ -86,10 +111,17 @@ async function trainTestServer(port) {
     [`${TEST_SERVICE}/LockTimeSkipping`, Buffer.alloc(0)],
     [`${TEST_SERVICE}/UnlockTimeSkipping`, Buffer.alloc(0)],
     // StartWorkflowExecution{namespace, workflow_id, workflow_type{name}, task_queue{name}, identity, request_id}
-    [`${WORKFLOW_SERVICE}/StartWorkflowExecution`, Buffer.concat([
-      ns, pbBytes(2, 'setup-warmup'), pbBytes(3, pbBytes(1, 'warmup')), pbBytes(4, pbBytes(1, 'setup-warmup')),
-      pbBytes(9, 'setup'), pbBytes(10, '00000000-0000-4000-8000-000000000000'),
-    ])],
+    [
+      `${WORKFLOW_SERVICE}/StartWorkflowExecution`,
+      Buffer.concat([
+        ns,
+        pbBytes(2, 'setup-warmup'),
+        pbBytes(3, pbBytes(1, 'warmup')),
+        pbBytes(4, pbBytes(1, 'setup-warmup')),
+        pbBytes(9, 'setup'),
+        pbBytes(10, '00000000-0000-4000-8000-000000000000'),
+      ]),
+    ],
     // {namespace, execution{workflow_id}}
     [`${WORKFLOW_SERVICE}/DescribeWorkflowExecution`, execution],
     [`${WORKFLOW_SERVICE}/GetWorkflowExecutionHistory`, execution],
@@ -102,9 +134,15 @@ async function trainTestServer(port) {
 
 function stopChild(child, timeoutMs = 20_000) {
   return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) { resolve(); return; }
+    if (child.exitCode !== null || child.signalCode !== null) {
+      resolve();
+      return;
+    }
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('exit', () => { clearTimeout(timer); resolve(); });
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
     child.kill('SIGTERM');
   });
 }
@@ -116,15 +154,21 @@ async function startAndTime(cmd, args, port, log) {
   const child = spawn(cmd, [...args, String(port)], { stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);
   let exited = false;
-  child.on('exit', () => { exited = true; });
-  child.on('error', () => { exited = true; });
+  child.on('exit', () => {
+    exited = true;
+  });
+  child.on('error', () => {
+    exited = true;
+  });
   try {
     await waitForGrpc(port, { timeoutMs: 60_000, isAlive: () => !exited });
   } catch (err) {
     await stopChild(child);
-    throw new SetupError(`the test server did not start: ${err.message}; last lines of ${log}:\n${tail(log)}`, [
-      'check that `java -version` reports Java 17 or newer',
-    ], log);
+    throw new SetupError(
+      `the test server did not start: ${err.message}; last lines of ${log}:\n${tail(log)}`,
+      ['check that `java -version` reports Java 17 or newer'],
+      log,
+    );
   }
   return { child, port, ms: Date.now() - start };
 }
@@ -174,14 +218,28 @@ export async function temporalTestServer() {
     fs.mkdirSync(path.dirname(dir), { recursive: true });
     const tmp = `${dir}.tmp-${process.pid}`;
     fs.rmSync(tmp, { recursive: true, force: true });
-    await runOrFail('mvn dependency:copy-dependencies', mvn, [
-      '-q', '-B', '-f', TEST_SERVER_POM, `-Dtemporal.test-server.version=${version}`,
-      'dependency:copy-dependencies', `-DoutputDirectory=${path.join(tmp, 'lib')}`,
-    ], { log }, [
-      'check access to Maven Central (mvn help:effective-settings shows mirrors/proxies)',
-      `the version in config/toolchain.json, io.temporal:temporal-test-server:${version}, must exist on Maven Central`,
-    ]);
-    const jars = fs.readdirSync(path.join(tmp, 'lib')).filter((j) => j.endsWith('.jar')).sort();
+    await runOrFail(
+      'mvn dependency:copy-dependencies',
+      mvn,
+      [
+        '-q',
+        '-B',
+        '-f',
+        TEST_SERVER_POM,
+        `-Dtemporal.test-server.version=${version}`,
+        'dependency:copy-dependencies',
+        `-DoutputDirectory=${path.join(tmp, 'lib')}`,
+      ],
+      { log },
+      [
+        'check access to Maven Central (mvn help:effective-settings shows mirrors/proxies)',
+        `the version in config/toolchain.json, io.temporal:temporal-test-server:${version}, must exist on Maven Central`,
+      ],
+    );
+    const jars = fs
+      .readdirSync(path.join(tmp, 'lib'))
+      .filter((j) => j.endsWith('.jar'))
+      .sort();
     if (!jars.some((j) => j.startsWith(`temporal-test-server-${version}`))) {
       throw new SetupError(`Maven did not fetch temporal-test-server-${version}.jar`, ['see ' + log]);
     }
@@ -197,7 +255,9 @@ export async function temporalTestServer() {
     await trainTestServer(cold.port);
     await stopChild(cold.child); // SIGTERM: the JVM writes the archive while exiting
     if (!exists(archiveTmp)) {
-      throw new SetupError(`the JVM did not write the AppCDS archive; last lines of ${log}:\n${tail(log)}`, ['needs Java 13 or newer (java -version)']);
+      throw new SetupError(`the JVM did not write the AppCDS archive; last lines of ${log}:\n${tail(log)}`, [
+        'needs Java 13 or newer (java -version)',
+      ]);
     }
     fs.renameSync(archiveTmp, path.join(dir, 'cds.jsa'));
 

@@ -84,7 +84,13 @@ export class SetupError extends Error {
 
 export const sha256 = (data) => createHash('sha256').update(data).digest('hex');
 export const exists = (p) => fs.existsSync(p);
-export const readIf = (p) => { try { return fs.readFileSync(p, 'utf8'); } catch { return undefined; } };
+export const readIf = (p) => {
+  try {
+    return fs.readFileSync(p, 'utf8');
+  } catch {
+    return undefined;
+  }
+};
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 export const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
 
@@ -100,7 +106,12 @@ export function fmtDuration(ms) {
 }
 
 export function isExecutable(p) {
-  try { fs.accessSync(p, fs.constants.X_OK); return fs.statSync(p).size > 0; } catch { return false; }
+  try {
+    fs.accessSync(p, fs.constants.X_OK);
+    return fs.statSync(p).size > 0;
+  } catch {
+    return false;
+  }
 }
 
 /** First executable called `name` on PATH (plus extra dirs), or undefined. */
@@ -111,7 +122,9 @@ export function which(name, extraDirs = []) {
     try {
       fs.accessSync(p, fs.constants.X_OK);
       if (fs.statSync(p).isFile()) return p;
-    } catch { /* next */ }
+    } catch {
+      /* next */
+    }
   }
   return undefined;
 }
@@ -124,7 +137,12 @@ export function logFile(name) {
 }
 
 export function tail(file, lines = 15) {
-  return (readIf(file) || '').trimEnd().split('\n').slice(-lines).map((l) => `    | ${l}`).join('\n');
+  return (readIf(file) || '')
+    .trimEnd()
+    .split('\n')
+    .slice(-lines)
+    .map((l) => `    | ${l}`)
+    .join('\n');
 }
 
 /**
@@ -148,8 +166,14 @@ export function run(cmd, args, { log, env, cwd, uid, gid } = {}) {
       reject(err);
       return;
     }
-    child.on('error', (err) => { fs.closeSync(fd); reject(err); });
-    child.on('exit', (code, signal) => { fs.closeSync(fd); resolve(code ?? (signal ? 128 : 1)); });
+    child.on('error', (err) => {
+      fs.closeSync(fd);
+      reject(err);
+    });
+    child.on('exit', (code, signal) => {
+      fs.closeSync(fd);
+      resolve(code ?? (signal ? 128 : 1));
+    });
   });
 }
 
@@ -204,8 +228,18 @@ export async function withLock(lock, isDone, fn) {
       if (isDone()) return { cached: true, note: 'prepared by a concurrent set-up' };
       const pid = Number(readIf(path.join(lock, 'pid')));
       let alive = false;
-      try { if (pid) { process.kill(pid, 0); alive = true; } } catch { /* gone */ }
-      if (!alive && pid) { fs.rmSync(lock, { recursive: true, force: true }); continue; }
+      try {
+        if (pid) {
+          process.kill(pid, 0);
+          alive = true;
+        }
+      } catch {
+        /* gone */
+      }
+      if (!alive && pid) {
+        fs.rmSync(lock, { recursive: true, force: true });
+        continue;
+      }
       await sleep(1000);
     }
   }

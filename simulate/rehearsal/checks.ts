@@ -34,19 +34,31 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 async function notAtRest(stack: RehearsalStack): Promise<string[]> {
   const prisma = stack.db.prisma;
   const waiting: string[] = [];
-  for (const p of await prisma.payment.findMany({ where: { NOT: { status: { in: TERMINAL.payment } } }, select: { id: true, status: true, operationalState: true, operationalReasonCode: true } })) {
+  for (const p of await prisma.payment.findMany({
+    where: { NOT: { status: { in: TERMINAL.payment } } },
+    select: { id: true, status: true, operationalState: true, operationalReasonCode: true },
+  })) {
     if (p.operationalState !== HELD) waiting.push(`Payment ${p.id} is ${p.status}`);
     else if (!p.operationalReasonCode) waiting.push(`Payment ${p.id} is held without a reason`);
   }
-  for (const d of await prisma.deposit.findMany({ where: { NOT: { status: { in: TERMINAL.deposit } } }, select: { id: true, status: true, settlementReasonCode: true } })) {
+  for (const d of await prisma.deposit.findMany({
+    where: { NOT: { status: { in: TERMINAL.deposit } } },
+    select: { id: true, status: true, settlementReasonCode: true },
+  })) {
     if (d.status !== HELD) waiting.push(`deposit ${d.id} is ${d.status}`);
     else if (!d.settlementReasonCode) waiting.push(`deposit ${d.id} is held without a reason`);
   }
-  for (const r of await prisma.fundReturn.findMany({ where: { NOT: { status: { in: TERMINAL.return } } }, select: { id: true, kind: true, status: true, failureReason: true } })) {
+  for (const r of await prisma.fundReturn.findMany({
+    where: { NOT: { status: { in: TERMINAL.return } } },
+    select: { id: true, kind: true, status: true, failureReason: true },
+  })) {
     if (r.status !== HELD) waiting.push(`${r.kind} ${r.id} is ${r.status}`);
     else if (!r.failureReason) waiting.push(`${r.kind} ${r.id} is held without a reason`);
   }
-  for (const v of await prisma.vaultFundingOperation.findMany({ where: { NOT: { status: { in: TERMINAL.vaultFunding } } }, select: { id: true, status: true } })) {
+  for (const v of await prisma.vaultFundingOperation.findMany({
+    where: { NOT: { status: { in: TERMINAL.vaultFunding } } },
+    select: { id: true, status: true },
+  })) {
     waiting.push(`vault payment ${v.id} is ${v.status}`);
   }
   return waiting;
@@ -73,7 +85,12 @@ export async function waitForRest(stack: RehearsalStack, deadlineMs: number, log
 }
 
 /** Waits (bounded) until every committed event of each app reached its receiver; answers the missing ones. */
-async function undelivered(stack: RehearsalStack, apps: Record<string, string>, receivers: Record<string, WebhookReceiver>, deadlineMs: number): Promise<{ committed: number; missing: string[] }> {
+async function undelivered(
+  stack: RehearsalStack,
+  apps: Record<string, string>,
+  receivers: Record<string, WebhookReceiver>,
+  deadlineMs: number,
+): Promise<{ committed: number; missing: string[] }> {
   const deadline = Date.now() + deadlineMs;
   for (;;) {
     const missing: string[] = [];
@@ -81,7 +98,8 @@ async function undelivered(stack: RehearsalStack, apps: Record<string, string>, 
     for (const [environment, appId] of Object.entries(apps)) {
       const events = await stack.db.prisma.event.findMany({ where: { appId }, select: { id: true, name: true } });
       committed += events.length;
-      for (const e of events) if (!receivers[environment]!.delivered.has(e.id)) missing.push(`event ${e.id} (${e.name}, ${environment}) never delivered`);
+      for (const e of events)
+        if (!receivers[environment]!.delivered.has(e.id)) missing.push(`event ${e.id} (${e.name}, ${environment}) never delivered`);
     }
     if (missing.length === 0 || Date.now() > deadline) return { committed, missing };
     await sleep(2000);
@@ -100,7 +118,9 @@ async function scannersCurrent(stack: RehearsalStack): Promise<string[]> {
     const cursor = cursors.get(c.chainId);
     if (!cursor) problems.push(`chain ${c.chainId}: its scanner never recorded a scan`);
     else if (head - cursor.nextFromBlock > SCANNER_LAG_BLOCKS) {
-      problems.push(`chain ${c.chainId}: its scanner is ${head - cursor.nextFromBlock} blocks behind the head, last scan ${cursor.scannedAt.toISOString()}`);
+      problems.push(
+        `chain ${c.chainId}: its scanner is ${head - cursor.nextFromBlock} blocks behind the head, last scan ${cursor.scannedAt.toISOString()}`,
+      );
     }
   }
   return problems;
@@ -111,7 +131,8 @@ async function partsRunning(stack: RehearsalStack): Promise<string[]> {
   const problems: string[] = [];
   for (const [i, url] of stack.apiUrls.entries()) {
     const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(10_000) }).catch((err: unknown) => err as Error);
-    if (res instanceof Error || res.status !== 200) problems.push(`${stack.apis[i]!.name} does not answer /healthz: ${res instanceof Error ? res.message : res.status}`);
+    if (res instanceof Error || res.status !== 200)
+      problems.push(`${stack.apis[i]!.name} does not answer /healthz: ${res instanceof Error ? res.message : res.status}`);
   }
   for (const w of stack.workers) if (!w.running) problems.push(`${w.name} is not running (see ${w.logFile})`);
   for (const role of CLUSTER_ROLES) {
@@ -145,13 +166,19 @@ export async function checkRehearsal(o: {
 
   const events = await undelivered(o.stack, o.apps, o.receivers, 180_000);
   failures.push(...events.missing.slice(0, 50));
-  for (const [environment, r] of Object.entries(o.receivers)) for (const refused of r.refused) failures.push(`a ${environment} webhook request failed verification: ${refused}`);
+  for (const [environment, r] of Object.entries(o.receivers))
+    for (const refused of r.refused) failures.push(`a ${environment} webhook request failed verification: ${refused}`);
 
-  for (const b of o.recorder.broken) failures.push(`${b.op} answered ${b.status}${b.retryAfter ? ` (Retry-After ${b.retryAfter})` : ' without Retry-After'} at ${new Date(b.at).toISOString()}: ${b.text}`);
+  for (const b of o.recorder.broken)
+    failures.push(
+      `${b.op} answered ${b.status}${b.retryAfter ? ` (Retry-After ${b.retryAfter})` : ' without Retry-After'} at ${new Date(b.at).toISOString()}: ${b.text}`,
+    );
   const windows = [...o.outages, ...o.stack.crashes.map((c) => ({ at: c.at, backAt: c.backAt ?? Date.now() }))];
   const during = (at: number) => windows.some((x) => at >= x.at && at <= x.backAt + OUTAGE_TAIL_MS);
-  for (const c of o.stack.crashes) if (c.backAt === undefined) failures.push(`${c.name} exited by itself (${c.exit}: ${c.cause}) and did not come back`);
-  for (const u of o.recorder.unavailable) if (!during(u.at)) failures.push(`${u.op} answered 503 at ${new Date(u.at).toISOString()}, outside every outage: ${u.text}`);
+  for (const c of o.stack.crashes)
+    if (c.backAt === undefined) failures.push(`${c.name} exited by itself (${c.exit}: ${c.cause}) and did not come back`);
+  for (const u of o.recorder.unavailable)
+    if (!during(u.at)) failures.push(`${u.op} answered 503 at ${new Date(u.at).toISOString()}, outside every outage: ${u.text}`);
 
   const books = await checkBooks(o.stack);
   failures.push(...books.problems);
@@ -159,7 +186,8 @@ export async function checkRehearsal(o: {
   failures.push(...(await scannersCurrent(o.stack)));
 
   const prisma = o.stack.db.prisma;
-  const countBy = async (rows: Promise<Array<{ status: string; _count: { _all: number } }>>) => Object.fromEntries((await rows).map((r) => [r.status, r._count._all]));
+  const countBy = async (rows: Promise<Array<{ status: string; _count: { _all: number } }>>) =>
+    Object.fromEntries((await rows).map((r) => [r.status, r._count._all]));
   const figures = {
     payments: await countBy(prisma.payment.groupBy({ by: ['status'], _count: { _all: true } }) as never),
     deposits: await countBy(prisma.deposit.groupBy({ by: ['status'], _count: { _all: true } }) as never),
@@ -177,7 +205,11 @@ export async function checkRehearsal(o: {
 /** What waits for an operator, counted by kind and reason ("payment settlement_requires_intervention": 2). */
 async function heldByReason(stack: RehearsalStack): Promise<Record<string, number>> {
   const prisma = stack.db.prisma;
-  const payments = await prisma.payment.groupBy({ by: ['operationalReasonCode'], where: { operationalState: HELD }, _count: { _all: true } });
+  const payments = await prisma.payment.groupBy({
+    by: ['operationalReasonCode'],
+    where: { operationalState: HELD },
+    _count: { _all: true },
+  });
   const deposits = await prisma.deposit.groupBy({ by: ['settlementReasonCode'], where: { status: HELD }, _count: { _all: true } });
   return Object.fromEntries([
     ...payments.map((p) => [`payment ${p.operationalReasonCode ?? 'no reason'}`, p._count._all]),

@@ -30,17 +30,28 @@ export class Payers {
     readonly chain: RehearsalChain,
     count = 4,
   ) {
-    this.keys = Array.from({ length: count }, (_, i) => privateKeyToAccount(keccak256(stringToHex(`partner-payments/rehearsal/${chain.chainId}/payer/${i}`))));
+    this.keys = Array.from({ length: count }, (_, i) =>
+      privateKeyToAccount(keccak256(stringToHex(`partner-payments/rehearsal/${chain.chainId}/payer/${i}`))),
+    );
   }
 
   async fund(): Promise<void> {
-    for (const k of this.keys) await fundTestWallet({ rpcUrl: this.chain.rpcUrl, address: k.address, tokenAtomic: USDC(1_000_000), token: this.chain.token, nativeWei: 10n ** 20n });
+    for (const k of this.keys)
+      await fundTestWallet({
+        rpcUrl: this.chain.rpcUrl,
+        address: k.address,
+        tokenAtomic: USDC(1_000_000),
+        token: this.chain.token,
+        nativeWei: 10n ** 20n,
+      });
   }
 
   send(to: string, amountAtomic: bigint): Promise<Hash> {
     return this.lock.run(() => {
       const from = this.keys[this.n++ % this.keys.length]!;
-      return this.stack.chain.chains.get(this.chain.chainId).sendTokenTransfer({ from, token: this.chain.token, to: to as Address, amountAtomic });
+      return this.stack.chain.chains
+        .get(this.chain.chainId)
+        .sendTokenTransfer({ from, token: this.chain.token, to: to as Address, amountAtomic });
     });
   }
 }
@@ -76,19 +87,43 @@ export interface FlowContext {
   paidForRefund: string[];
 }
 
-async function account(p: RehearsalPartner, ctx: { key(w: string): string }, name: string, chainId: number, wallet: string): Promise<Merchant> {
+async function account(
+  p: RehearsalPartner,
+  ctx: { key(w: string): string },
+  name: string,
+  chainId: number,
+  wallet: string,
+): Promise<Merchant> {
   const created = await p.post('POST /v2/accounts', '/v2/accounts', { externalUserId: ctx.key(name) }, ctx.key(`account-${name}`));
   const id = created.body.account.id as string;
-  const w = await p.post('POST /v2/accounts/{id}/connected-wallets', `/v2/accounts/${id}/connected-wallets`, { chainId, address: wallet }, ctx.key(`wallet-${name}`));
-  await p.put('PUT /v2/accounts/{id}/settlement-profile', `/v2/accounts/${id}/settlement-profile`, { connectedWalletId: w.body.connectedWallets[0].id });
-  const da = await p.post('POST /v2/accounts/{id}/deposit-addresses', `/v2/accounts/${id}/deposit-addresses`, { chainId }, ctx.key(`deposit-address-${name}`));
+  const w = await p.post(
+    'POST /v2/accounts/{id}/connected-wallets',
+    `/v2/accounts/${id}/connected-wallets`,
+    { chainId, address: wallet },
+    ctx.key(`wallet-${name}`),
+  );
+  await p.put('PUT /v2/accounts/{id}/settlement-profile', `/v2/accounts/${id}/settlement-profile`, {
+    connectedWalletId: w.body.connectedWallets[0].id,
+  });
+  const da = await p.post(
+    'POST /v2/accounts/{id}/deposit-addresses',
+    `/v2/accounts/${id}/deposit-addresses`,
+    { chainId },
+    ctx.key(`deposit-address-${name}`),
+  );
   return { accountId: id, chainId, depositAddress: da.body.depositAddress.address as string };
 }
 
 const walletOf = (name: string) => privateKeyToAccount(keccak256(stringToHex(`partner-payments/rehearsal/wallet/${name}`))).address;
 
 /** A vault with an active policy (the code read from the sandbox outbox), holding `fund` USDC. */
-async function fundedVault(ctx: { stack: RehearsalStack; key(w: string): string }, p: RehearsalPartner, payers: Payers, accountId: string, fund: bigint): Promise<void> {
+async function fundedVault(
+  ctx: { stack: RehearsalStack; key(w: string): string },
+  p: RehearsalPartner,
+  payers: Payers,
+  accountId: string,
+  fund: bigint,
+): Promise<void> {
   const vault = (await p.post('POST /v2/accounts/{id}/vault', `/v2/accounts/${accountId}/vault`, {}, ctx.key('vault'))).body.vault;
   await p.put('PUT /v2/accounts/{id}/vault/policy', `/v2/accounts/${accountId}/vault/policy`, {
     spendLimit: { amountAtomic: USDC(10_000).toString() },
@@ -97,15 +132,26 @@ async function fundedVault(ctx: { stack: RehearsalStack; key(w: string): string 
     managedApproval: { method: 'email_otp', email: `${accountId}@example.com` },
   });
   await p.post('POST /v2/accounts/{id}/vault/policy/approval', `/v2/accounts/${accountId}/vault/policy/approval`, {});
-  const code = await until('the vault approval code in the sandbox outbox', 60_000, async () => (await sandboxVaultCodes(ctx.stack.db.prisma, accountId, 1)).mails[0]?.code ?? undefined);
+  const code = await until(
+    'the vault approval code in the sandbox outbox',
+    60_000,
+    async () => (await sandboxVaultCodes(ctx.stack.db.prisma, accountId, 1)).mails[0]?.code ?? undefined,
+  );
   await p.post('POST /v2/accounts/{id}/vault/policy/approval/verify', `/v2/accounts/${accountId}/vault/policy/approval/verify`, { code });
   await payers.send(vault.address as string, fund);
-  await until(`the funding of vault ${vault.id} posted`, 120_000, async () => ((await ctx.stack.db.prisma.vaultReceipt.count({ where: { vaultId: vault.id, status: 'posted' } })) > 0 ? true : undefined));
+  await until(`the funding of vault ${vault.id} posted`, 120_000, async () =>
+    (await ctx.stack.db.prisma.vaultReceipt.count({ where: { vaultId: vault.id, status: 'posted' } })) > 0 ? true : undefined,
+  );
 }
 
 /** A US bank account of the merchant, linked through the API and verified by the sandbox provider. */
 async function linkedBankAccount(ctx: { key(w: string): string }, p: RehearsalPartner, accountId: string): Promise<string> {
-  const linked = await p.post('POST /v2/accounts/{id}/bank-accounts', `/v2/accounts/${accountId}/bank-accounts`, US_BANK_ACCOUNT, ctx.key('bank-account'));
+  const linked = await p.post(
+    'POST /v2/accounts/{id}/bank-accounts',
+    `/v2/accounts/${accountId}/bank-accounts`,
+    US_BANK_ACCOUNT,
+    ctx.key('bank-account'),
+  );
   const id = linked.body.bankAccount.id as string;
   await until(`bank account ${id} verified`, 120_000, async () => {
     const read = await p.get('GET /v2/accounts/{id}/bank-accounts/{id}', `/v2/accounts/${accountId}/bank-accounts/${id}`);
@@ -114,13 +160,19 @@ async function linkedBankAccount(ctx: { key(w: string): string }, p: RehearsalPa
   return id;
 }
 
-export async function prepareParties(ctx: { stack: RehearsalStack; key(w: string): string }, sandbox: RehearsalPartner, production: RehearsalPartner): Promise<Parties> {
+export async function prepareParties(
+  ctx: { stack: RehearsalStack; key(w: string): string },
+  sandbox: RehearsalPartner,
+  production: RehearsalPartner,
+): Promise<Parties> {
   const payers = new Map(ctx.stack.chains.map((c) => [c.chainId, new Payers(ctx.stack, c)] as const));
   await Promise.all([...payers.values()].map((p) => p.fund()));
   const sandboxChain = ctx.stack.chains.find((c) => c.environment === 'sandbox')!;
   const merchant = await account(sandbox, ctx, 'merchant', sandboxChain.chainId, walletOf('merchant'));
   const sender = await account(sandbox, ctx, 'sender', sandboxChain.chainId, walletOf('sender'));
-  const vaultPayer = (await sandbox.post('POST /v2/accounts', '/v2/accounts', { externalUserId: ctx.key('vault-payer') }, ctx.key('account-vault-payer'))).body.account.id as string;
+  const vaultPayer = (
+    await sandbox.post('POST /v2/accounts', '/v2/accounts', { externalUserId: ctx.key('vault-payer') }, ctx.key('account-vault-payer'))
+  ).body.account.id as string;
   const sandboxPayers = payers.get(sandboxChain.chainId)!;
   const [bankAccountId] = await Promise.all([
     linkedBankAccount(ctx, sandbox, merchant.accountId),
@@ -143,7 +195,14 @@ function paymentBody(chainId: number, amountAtomic: bigint, rest: Record<string,
   return { amount: formatAtomic(amountAtomic, 6), assetCode: 'USDC', chainId, expiresInSeconds: 900, ...rest };
 }
 
-async function createAndPay(ctx: FlowContext, p: RehearsalPartner, chainId: number, amountAtomic: bigint, rest: Record<string, unknown>, what: string): Promise<string> {
+async function createAndPay(
+  ctx: FlowContext,
+  p: RehearsalPartner,
+  chainId: number,
+  amountAtomic: bigint,
+  rest: Record<string, unknown>,
+  what: string,
+): Promise<string> {
   const created = await p.post('POST /v2/payments', '/v2/payments', paymentBody(chainId, amountAtomic, rest), ctx.key(what));
   const payment = created.body.payment;
   const instructions = payment.funding.depositAddress;
@@ -156,20 +215,48 @@ export type FlowName = 'receive' | 'receive-production' | 'send' | 'payout' | 'd
 export const FLOWS: Record<FlowName, (ctx: FlowContext, n: number) => Promise<void>> = {
   async receive(ctx, n) {
     const m = ctx.parties.merchant;
-    const id = await createAndPay(ctx, ctx.parties.sandbox, m.chainId, amountOf(n), { intent: 'receive', destination: { type: 'upa', accountId: m.accountId } }, 'receive');
+    const id = await createAndPay(
+      ctx,
+      ctx.parties.sandbox,
+      m.chainId,
+      amountOf(n),
+      { intent: 'receive', destination: { type: 'upa', accountId: m.accountId } },
+      'receive',
+    );
     ctx.paidForRefund.push(id);
   },
   async 'receive-production'(ctx, n) {
     const m = ctx.parties.productionMerchants[n % ctx.parties.productionMerchants.length]!;
-    await createAndPay(ctx, ctx.parties.production, m.chainId, amountOf(n), { intent: 'receive', destination: { type: 'upa', accountId: m.accountId } }, 'receive-production');
+    await createAndPay(
+      ctx,
+      ctx.parties.production,
+      m.chainId,
+      amountOf(n),
+      { intent: 'receive', destination: { type: 'upa', accountId: m.accountId } },
+      'receive-production',
+    );
   },
   async send(ctx, n) {
     const { sender, merchant } = ctx.parties;
-    await createAndPay(ctx, ctx.parties.sandbox, sender.chainId, amountOf(n), { intent: 'send', sourceAccountId: sender.accountId, destination: { type: 'upa', accountId: merchant.accountId } }, 'send');
+    await createAndPay(
+      ctx,
+      ctx.parties.sandbox,
+      sender.chainId,
+      amountOf(n),
+      { intent: 'send', sourceAccountId: sender.accountId, destination: { type: 'upa', accountId: merchant.accountId } },
+      'send',
+    );
   },
   async payout(ctx, n) {
     const { sender, bankAccountId } = ctx.parties;
-    await createAndPay(ctx, ctx.parties.sandbox, sender.chainId, USDC(10) + amountOf(n), { intent: 'send', sourceAccountId: sender.accountId, destination: { type: 'bank_account', bankAccountId } }, 'payout');
+    await createAndPay(
+      ctx,
+      ctx.parties.sandbox,
+      sender.chainId,
+      USDC(10) + amountOf(n),
+      { intent: 'send', sourceAccountId: sender.accountId, destination: { type: 'bank_account', bankAccountId } },
+      'payout',
+    );
   },
   async deposit(ctx, n) {
     const all = [ctx.parties.sender, ...ctx.parties.productionMerchants];
@@ -193,14 +280,25 @@ export const FLOWS: Record<FlowName, (ctx: FlowContext, n: number) => Promise<vo
       return;
     }
     const half = BigInt(payment.paymentAmount.amountAtomic as string) / 2n;
-    await p.post('POST /v2/payments/{id}/refunds', `/v2/payments/${id}/refunds`, { amount: formatAtomic(half, 6), reason: `rehearsal ${n}` }, ctx.key('refund'));
+    await p.post(
+      'POST /v2/payments/{id}/refunds',
+      `/v2/payments/${id}/refunds`,
+      { amount: formatAtomic(half, 6), reason: `rehearsal ${n}` },
+      ctx.key('refund'),
+    );
   },
   async 'vault-funding'(ctx, n) {
     const { merchant, vaultPayer } = ctx.parties;
     const p = ctx.parties.sandbox;
-    const created = await p.post('POST /v2/payments', '/v2/payments', paymentBody(merchant.chainId, amountOf(n), { intent: 'receive', destination: { type: 'upa', accountId: merchant.accountId } }), ctx.key('vault-funding'));
+    const created = await p.post(
+      'POST /v2/payments',
+      '/v2/payments',
+      paymentBody(merchant.chainId, amountOf(n), { intent: 'receive', destination: { type: 'upa', accountId: merchant.accountId } }),
+      ctx.key('vault-funding'),
+    );
     const payment = created.body.payment;
-    const token = (await p.post('POST /v2/client/auth/exchange', '/v2/client/auth/exchange', { accountId: vaultPayer })).body.accessToken as string;
+    const token = (await p.post('POST /v2/client/auth/exchange', '/v2/client/auth/exchange', { accountId: vaultPayer })).body
+      .accessToken as string;
     const headers = { authorization: `Bearer ${token}`, 'x-svc-payment-secret': created.body.checkout.clientSecret as string };
     const read = await p.get('GET /v2/client/me/payments/{id}', `/v2/client/me/payments/${payment.id}`, headers);
     const option = read.body.options.find((o: { paymentMethodType: string }) => o.paymentMethodType === 'vault');
@@ -221,4 +319,15 @@ export const FLOWS: Record<FlowName, (ctx: FlowContext, n: number) => Promise<vo
 };
 
 /** The order each load loop runs the flows in: Payments most, every kind every round. */
-export const ROUND: FlowName[] = ['receive', 'deposit', 'receive-production', 'send', 'refund', 'receive', 'vault-funding', 'payout', 'deposit', 'read'];
+export const ROUND: FlowName[] = [
+  'receive',
+  'deposit',
+  'receive-production',
+  'send',
+  'refund',
+  'receive',
+  'vault-funding',
+  'payout',
+  'deposit',
+  'read',
+];

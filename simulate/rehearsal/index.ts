@@ -46,12 +46,22 @@ function faults(stack: RehearsalStack): Array<{ at: number; what: string; run: (
   return [
     { at: 0.15, what: `SIGKILL ${api.name}`, run: async () => (await api.kill9(), api.start(), await api.ready()) },
     { at: 0.35, what: `SIGKILL ${worker.name}`, run: async () => (await worker.kill9(), worker.start(), await worker.ready()) },
-    { at: 0.55, what: 'SIGKILL the Temporal history service', run: async () => (stack.cluster.kill('history'), await stack.cluster.restart('history')) },
+    {
+      at: 0.55,
+      what: 'SIGKILL the Temporal history service',
+      run: async () => (stack.cluster.kill('history'), await stack.cluster.restart('history')),
+    },
     { at: 0.75, what: 'restart PostgreSQL', run: async () => void (await stack.restartPostgres()) },
   ];
 }
 
-async function runFaults(stack: RehearsalStack, started: number, loadMs: number, outages: Outage[], log: (line: string) => void): Promise<void> {
+async function runFaults(
+  stack: RehearsalStack,
+  started: number,
+  loadMs: number,
+  outages: Outage[],
+  log: (line: string) => void,
+): Promise<void> {
   for (const f of faults(stack)) {
     const wait = started + f.at * loadMs - Date.now();
     if (wait > 0) await sleep(wait);
@@ -68,7 +78,12 @@ async function runFaults(stack: RehearsalStack, started: number, loadMs: number,
 }
 
 /** Flow n starts no earlier than n / perSecond into the load (and later when its loop is still busy). */
-async function runLoad(ctx: FlowContext, pace: { loops: number; perSecond: number; fromMs: number; untilMs: number }, errors: string[], counts: Record<string, number>): Promise<void> {
+async function runLoad(
+  ctx: FlowContext,
+  pace: { loops: number; perSecond: number; fromMs: number; untilMs: number },
+  errors: string[],
+  counts: Record<string, number>,
+): Promise<void> {
   await Promise.all(
     Array.from({ length: pace.loops }, async (_, loop) => {
       for (let n = loop; Date.now() < pace.untilMs; n += pace.loops) {
@@ -88,7 +103,16 @@ async function runLoad(ctx: FlowContext, pace: { loops: number; perSecond: numbe
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { seconds: { type: 'string' }, rate: { type: 'string' }, loops: { type: 'string' }, 'rest-seconds': { type: 'string' }, help: { type: 'boolean' } }, strict: true });
+  const { values } = parseArgs({
+    options: {
+      seconds: { type: 'string' },
+      rate: { type: 'string' },
+      loops: { type: 'string' },
+      'rest-seconds': { type: 'string' },
+      help: { type: 'boolean' },
+    },
+    strict: true,
+  });
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
@@ -113,7 +137,13 @@ async function main(): Promise<number> {
   process.once('SIGINT', () => void stopAll().finally(() => process.exit(130)));
   process.once('SIGTERM', () => void stopAll().finally(() => process.exit(130)));
   try {
-    stack = await startRehearsalStack({ config, dataDir, postgresPort: ports.postgres, temporalPort: ports.temporal, log: (line) => out(`  ${line}`) });
+    stack = await startRehearsalStack({
+      config,
+      dataDir,
+      postgresPort: ports.postgres,
+      temporalPort: ports.temporal,
+      log: (line) => out(`  ${line}`),
+    });
     const recorder = new Recorder();
     const apps: Record<'sandbox' | 'production', string> = { sandbox: '', production: '' };
     const partners = {} as Record<'sandbox' | 'production', RehearsalPartner>;
@@ -138,7 +168,10 @@ async function main(): Promise<number> {
     const errors: string[] = [];
     const counts: Record<string, number> = {};
     const outages: Outage[] = [];
-    await Promise.all([runLoad(ctx, { loops, perSecond, fromMs: loadStarted, untilMs: loadStarted + loadMs }, errors, counts), runFaults(stack, loadStarted, loadMs, outages, out)]);
+    await Promise.all([
+      runLoad(ctx, { loops, perSecond, fromMs: loadStarted, untilMs: loadStarted + loadMs }, errors, counts),
+      runFaults(stack, loadStarted, loadMs, outages, out),
+    ]);
     out(`load done: ${JSON.stringify(counts)}; ${errors.length} flow errors; resting`);
 
     const restless = await waitForRest(stack, restMs, out);
@@ -146,7 +179,8 @@ async function main(): Promise<number> {
     const latencies = recorder.percentiles();
     out('');
     out('latency per operation (ms, as the partner saw each answer):');
-    for (const [op, l] of Object.entries(latencies)) out(`  ${op.padEnd(58)} n=${String(l.n).padStart(5)}  p50 ${String(l.p50).padStart(5)}  p99 ${String(l.p99).padStart(6)}`);
+    for (const [op, l] of Object.entries(latencies))
+      out(`  ${op.padEnd(58)} n=${String(l.n).padStart(5)}  p50 ${String(l.p50).padStart(5)}  p99 ${String(l.p99).padStart(6)}`);
     const summary = {
       ok: verdict.failures.length === 0,
       seconds: Math.round((Date.now() - started) / 1000),

@@ -72,11 +72,20 @@ export class RehearsalPartner {
   ) {}
 
   static basic(apiUrls: string[], recorder: Recorder, credential: { appId: string; appSecret: string }): RehearsalPartner {
-    return new RehearsalPartner(apiUrls, recorder, `Basic ${Buffer.from(`${credential.appId}:${credential.appSecret}`).toString('base64')}`);
+    return new RehearsalPartner(
+      apiUrls,
+      recorder,
+      `Basic ${Buffer.from(`${credential.appId}:${credential.appSecret}`).toString('base64')}`,
+    );
   }
 
   /** `op` names the operation in the latency table (method and route, no ids). */
-  async request<T = any>(op: string, method: string, path: string, init: { body?: unknown; key?: string; headers?: Record<string, string> } = {}): Promise<Answer<T>> {
+  async request<T = any>(
+    op: string,
+    method: string,
+    path: string,
+    init: { body?: unknown; key?: string; headers?: Record<string, string> } = {},
+  ): Promise<Answer<T>> {
     const headers: Record<string, string> = { authorization: this.authorization, ...init.headers };
     const body = init.body === undefined ? undefined : JSON.stringify(init.body);
     if (body !== undefined) headers['content-type'] = 'application/json';

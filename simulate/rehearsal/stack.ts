@@ -69,7 +69,13 @@ export interface RehearsalStack {
 const DATABASE = 'partner_payments_rehearsal';
 const PROCESSES = 2;
 
-export async function startRehearsalStack(opts: { config: ServiceConfig; dataDir: string; postgresPort: number; temporalPort: number; log: (line: string) => void }): Promise<RehearsalStack> {
+export async function startRehearsalStack(opts: {
+  config: ServiceConfig;
+  dataDir: string;
+  postgresPort: number;
+  temporalPort: number;
+  log: (line: string) => void;
+}): Promise<RehearsalStack> {
   const { config, dataDir, log } = opts;
   const stops: Array<() => Promise<void>> = [];
   const stop = async () => {
@@ -103,7 +109,11 @@ export async function startRehearsalStack(opts: { config: ServiceConfig; dataDir
     const chain = createChainServices(environments, dataDir);
     for (const c of chains) await fundSandboxTreasury(chain, c.rpcUrl);
     await registerServiceWallets(db.prisma, chain.addressBook);
-    const engine = await connectTemporalGateway({ address: cluster.address, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue });
+    const engine = await connectTemporalGateway({
+      address: cluster.address,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+    });
     stops.push(() => engine.close());
 
     const apiPorts = [await freePort(), await freePort()];
@@ -145,8 +155,13 @@ export async function startRehearsalStack(opts: { config: ServiceConfig; dataDir
       RATE_LIMIT_POINTS: '1000000',
       LOG_LEVEL: 'warn',
     };
-    const workers = Array.from({ length: PROCESSES }, (_, i) => new ServiceProcess('worker', serviceEnv, { name: `worker-${i + 1}`, entry: 'dist' }));
-    const apis = apiPorts.map((port, i) => new ServiceProcess('api', { ...serviceEnv, PORT: String(port) }, { name: `api-${i + 1}`, entry: 'dist' }));
+    const workers = Array.from(
+      { length: PROCESSES },
+      (_, i) => new ServiceProcess('worker', serviceEnv, { name: `worker-${i + 1}`, entry: 'dist' }),
+    );
+    const apis = apiPorts.map(
+      (port, i) => new ServiceProcess('api', { ...serviceEnv, PORT: String(port) }, { name: `api-${i + 1}`, entry: 'dist' }),
+    );
     const crashes: Crash[] = [];
     for (const p of [...workers, ...apis]) {
       stops.push(() => p.stop());
@@ -155,7 +170,10 @@ export async function startRehearsalStack(opts: { config: ServiceConfig; dataDir
         crashes.push(crash);
         log(`${p.name} exited by itself (${crash.exit}: ${crash.cause}); starting it again`);
         p.start();
-        void p.ready().then(() => void (crash.backAt = Date.now()), () => undefined);
+        void p.ready().then(
+          () => void (crash.backAt = Date.now()),
+          () => undefined,
+        );
       };
       p.start();
     }
@@ -181,7 +199,8 @@ export async function startRehearsalStack(opts: { config: ServiceConfig; dataDir
         const port = pg.port;
         await pg.stop();
         pg = await startOwnPostgres(port);
-        if (pg.port !== port) throw new Error(`PostgreSQL came back on port ${pg.port}, not ${port}: the services' DATABASE_URL no longer reaches it`);
+        if (pg.port !== port)
+          throw new Error(`PostgreSQL came back on port ${pg.port}, not ${port}: the services' DATABASE_URL no longer reaches it`);
         return Date.now() - t0;
       },
       stop,
@@ -201,12 +220,16 @@ function lastError(logFile: string): string {
 /** The run's own cluster, started here: a restart must stop what this process started, nothing else's. */
 async function startOwnPostgres(port: number): Promise<EmbeddedPostgres> {
   const pg = await startEmbeddedPostgres({ port });
-  if (!pg.started) throw new Error(`a PostgreSQL cluster already runs on this DATA_DIR (port ${pg.port}); stop it first: the rehearsal restarts its own`);
+  if (!pg.started)
+    throw new Error(`a PostgreSQL cluster already runs on this DATA_DIR (port ${pg.port}); stop it first: the rehearsal restarts its own`);
   return pg;
 }
 
 /** The sandbox chain and the two production-shaped chains, a block a second each. */
-async function startChains(config: ServiceConfig, log: (line: string) => void): Promise<{ environments: TEnvironments; chains: RehearsalChain[]; stopChains: () => Promise<void> }> {
+async function startChains(
+  config: ServiceConfig,
+  log: (line: string) => void,
+): Promise<{ environments: TEnvironments; chains: RehearsalChain[]; stopChains: () => Promise<void> }> {
   const loaded = loadEnvironments(config.environmentsFile);
   const network = loaded.environments.sandbox.networks[0];
   if (!network) throw new Error('the sandbox environment configures no network');
@@ -219,7 +242,12 @@ async function startChains(config: ServiceConfig, log: (line: string) => void): 
   const environments = withTwoChainProduction(withRpcUrl(loaded, network.chainId, anvil.rpcUrl), two.networks);
   const chains: RehearsalChain[] = [
     { chainId: network.chainId, rpcUrl: anvil.rpcUrl, token: SANDBOX_TOKEN_ADDRESS, environment: 'sandbox' },
-    ...TWO_CHAINS.map((c): RehearsalChain => ({ chainId: c.chainId, rpcUrl: two.nodes[c.chainId].rpcUrl, token: realToken(c.chainId, 'USDC'), environment: 'production' })),
+    ...TWO_CHAINS.map((c): RehearsalChain => ({
+      chainId: c.chainId,
+      rpcUrl: two.nodes[c.chainId].rpcUrl,
+      token: realToken(c.chainId, 'USDC'),
+      environment: 'production',
+    })),
   ];
   log(`chains ${chains.map((c) => `${c.chainId} (${c.environment}) ${c.rpcUrl}`).join(', ')}, a block a second`);
   return { environments, chains, stopChains: async () => void (await Promise.all([anvil.stop(), two.stop()])) };

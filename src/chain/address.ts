@@ -16,7 +16,10 @@ export function checkEvmAddress(input: string): AddressCheck {
   const checksummed = getAddress(input);
   const singleCase = hex === hex.toLowerCase() || hex === hex.toUpperCase();
   if (!singleCase && checksummed !== input) {
-    return { ok: false, reason: 'has a wrong EIP-55 checksum (mixed case that does not match); check for a typo, or send it all lowercase' };
+    return {
+      ok: false,
+      reason: 'has a wrong EIP-55 checksum (mixed case that does not match); check for a typo, or send it all lowercase',
+    };
   }
   return { ok: true, address: checksummed };
 }

@@ -1,11 +1,4 @@
-import {
-  TransactionReceiptNotFoundError,
-  createPublicClient,
-  type Hash,
-  type Hex,
-  type PublicClient,
-  type TransactionReceipt,
-} from 'viem';
+import { TransactionReceiptNotFoundError, createPublicClient, type Hash, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
 import { RPC_TIMEOUT_MS, rpcTransport } from './transport';
 
 /**
@@ -192,15 +185,14 @@ export function createChainFaults(rpcUrl: string): ChainFaults {
     if (!Number.isInteger(depth) || depth < 1) throw new ChainFaultError(`depth must be a positive integer, got ${depth}`);
     if (BigInt(depth) > top.number) throw new ChainFaultError(`depth ${depth} reaches past genesis (head is ${top.number})`);
     const first = top.number - BigInt(depth) + 1n;
-    const old = await Promise.all(
-      Array.from({ length: depth }, (_, i) => client.getBlock({ blockNumber: first + BigInt(i) })),
-    );
+    const old = await Promise.all(Array.from({ length: depth }, (_, i) => client.getBlock({ blockNumber: first + BigInt(i) })));
 
     // [signed bytes, block offset] in mining order; anvil keeps this order within a block.
     const pairs: Array<{ raw: Hex; hash: Hash | undefined; block: number }> = [];
     for (const inc of opts.include ?? []) {
       const block = inc.block ?? 0;
-      if (!Number.isInteger(block) || block < 0 || block >= depth) throw new ChainFaultError(`inclusion block ${block} is outside the ${depth} new blocks`);
+      if (!Number.isInteger(block) || block < 0 || block >= depth)
+        throw new ChainFaultError(`inclusion block ${block} is outside the ${depth} new blocks`);
       if (!inc.raw === !inc.txHash) throw new ChainFaultError('an inclusion names either txHash or raw');
       pairs.push({ raw: inc.raw ?? (await rawOf(inc.txHash!)), hash: inc.txHash, block });
     }

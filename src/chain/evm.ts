@@ -65,7 +65,11 @@ export function createEvmChain(options: EvmChainOptions): Chain {
   const transport = rpcTransport(rpcUrls, options.timeoutMs);
   // cacheTime 0: viem otherwise caches the block number for seconds, and confirmation counts go stale.
   const client: PublicClient = createPublicClient({ chain: viemChain, transport, cacheTime: 0 });
-  const batchClient: PublicClient = createPublicClient({ chain: viemChain, transport: rpcTransport(rpcUrls, options.timeoutMs, { batched: true }), cacheTime: 0 });
+  const batchClient: PublicClient = createPublicClient({
+    chain: viemChain,
+    transport: rpcTransport(rpcUrls, options.timeoutMs, { batched: true }),
+    cacheTime: 0,
+  });
 
   async function receiptOrNull(hash: Hash): Promise<TransactionReceipt | null> {
     try {
@@ -113,10 +117,7 @@ export function createEvmChain(options: EvmChainOptions): Chain {
     return decision.fees;
   }
 
-  async function sign(
-    from: Signer,
-    request: { to: Address; data?: Hex; value?: bigint; nonce?: number },
-  ): Promise<SignedTransaction> {
+  async function sign(from: Signer, request: { to: Address; data?: Hex; value?: bigint; nonce?: number }): Promise<SignedTransaction> {
     const wallet = createWalletClient({ account: from, chain: viemChain, transport });
     try {
       const fees = await newFees();
@@ -186,15 +187,15 @@ export function createEvmChain(options: EvmChainOptions): Chain {
       const receipt = await receiptOrNull(txHash);
       if (!receipt) {
         // Broadcast but not mined yet: it may still land, so the caller should ask again later.
-        return (await isKnown(txHash))
-          ? { status: 'pending', confirmations: 0 }
-          : { status: 'not_found', reason: 'unknown_transaction' };
+        return (await isKnown(txHash)) ? { status: 'pending', confirmations: 0 } : { status: 'not_found', reason: 'unknown_transaction' };
       }
       if (receipt.status !== 'success') return { status: 'not_found', reason: 'reverted' };
       let transfer: Transfer | undefined;
       if (ordinal !== undefined) {
         // Found by its place in the transaction, wherever a reorg has mined it now.
-        const ours = withOrdinals(receipt.logs.flatMap((l) => decodeTransfer(chainId, l) ?? []).filter((t) => isAddressEqual(t.token, token)));
+        const ours = withOrdinals(
+          receipt.logs.flatMap((l) => decodeTransfer(chainId, l) ?? []).filter((t) => isAddressEqual(t.token, token)),
+        );
         transfer = ours.find((t) => isAddressEqual(t.to, to) && t.ordinal === ordinal);
         if (!transfer) return { status: 'not_found', reason: 'no_such_log' };
       } else {
@@ -223,7 +224,8 @@ export function createEvmChain(options: EvmChainOptions): Chain {
 
     async signReplacement({ from, original, fees }) {
       const tx = parseTransaction(original);
-      if (tx.nonce === undefined || tx.gas === undefined || tx.to == null) throw new Error('cannot replace a transaction without nonce, gas or recipient');
+      if (tx.nonce === undefined || tx.gas === undefined || tx.to == null)
+        throw new Error('cannot replace a transaction without nonce, gas or recipient');
       const serialized = await from.signTransaction({
         type: 'eip1559',
         chainId,
@@ -278,7 +280,11 @@ export function createEvmChain(options: EvmChainOptions): Chain {
       }),
 
     getTokenBalances: ({ token, owners, blockNumber }) =>
-      Promise.all(owners.map((owner) => batchClient.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [owner], blockNumber }))),
+      Promise.all(
+        owners.map((owner) =>
+          batchClient.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [owner], blockNumber }),
+        ),
+      ),
 
     async getTransactionInclusion(txHash) {
       const receipt = await receiptOrNull(txHash);

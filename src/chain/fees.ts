@@ -44,7 +44,10 @@ export function replacementFees(prev: Fees, baseFeeWei: bigint, policy: FeePolic
   const bumpedMax = bumped(prev.maxFeePerGas);
   const needed = max(bumpedMax, baseFeeWei + tip);
   if (needed > policy.maxFeePerGasWei) return { kind: 'capped', neededWei: needed };
-  return { kind: 'replace', fees: { maxFeePerGas: min(max(bumpedMax, 2n * baseFeeWei + tip), policy.maxFeePerGasWei), maxPriorityFeePerGas: tip } };
+  return {
+    kind: 'replace',
+    fees: { maxFeePerGas: min(max(bumpedMax, 2n * baseFeeWei + tip), policy.maxFeePerGasWei), maxPriorityFeePerGas: tip },
+  };
 }
 
 /** +10%, rounded up (and at least +1 wei), the smallest raise a node accepts for a replacement. */

@@ -57,7 +57,11 @@ const opStackDepth = (blockTimeMs: number) => ({
   basis: 'Circle Mint: 12 ETH blocks, ~3 to 9 minutes; 9 minutes of this chain’s blocks',
 });
 
-const testnetDepth = (depth: number) => ({ depth, source: CCTP_TESTNET_CONFIRMATIONS, basis: `Circle CCTP testnet attestation: ${depth} block(s)` });
+const testnetDepth = (depth: number) => ({
+  depth,
+  source: CCTP_TESTNET_CONFIRMATIONS,
+  basis: `Circle CCTP testnet attestation: ${depth} block(s)`,
+});
 
 export const NETWORK_CATALOG: readonly CatalogNetwork[] = [
   {
@@ -120,7 +124,12 @@ export const NETWORK_CATALOG: readonly CatalogNetwork[] = [
     explorerTxUrl: 'https://polygonscan.com/tx/{txHash}',
     assets: [usdc('0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359')],
     // Bor refuses tips under 25 gwei; POL is worth far less than ETH, so the cap and top-ups are larger.
-    gas: { priorityFeeWei: '30000000000', maxFeePerGasWei: '3000000000000', minBalanceWei: '500000000000000000', topUpWei: '1000000000000000000' },
+    gas: {
+      priorityFeeWei: '30000000000',
+      maxFeePerGasWei: '3000000000000',
+      minBalanceWei: '500000000000000000',
+      topUpWei: '1000000000000000000',
+    },
   },
   {
     code: 'ethereum-sepolia',
@@ -187,7 +196,12 @@ export const NETWORK_CATALOG: readonly CatalogNetwork[] = [
     nativeCurrency: POL,
     explorerTxUrl: 'https://amoy.polygonscan.com/tx/{txHash}',
     assets: [usdc('0x41E94Eb019C0762f9Bfcf9Fb1E58725BfB0e7582')],
-    gas: { priorityFeeWei: '30000000000', maxFeePerGasWei: '3000000000000', minBalanceWei: '500000000000000000', topUpWei: '1000000000000000000' },
+    gas: {
+      priorityFeeWei: '30000000000',
+      maxFeePerGasWei: '3000000000000',
+      minBalanceWei: '500000000000000000',
+      topUpWei: '1000000000000000000',
+    },
   },
 ];
 

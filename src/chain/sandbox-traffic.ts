@@ -37,7 +37,12 @@ export function randomAddress(): Address {
 }
 
 /** `count` fresh senders, each with gas money and `tokenAtomicEach` of the token (minted in one block). */
-export async function prepareTokenSenders(opts: { rpcUrl: string; count: number; tokenAtomicEach: bigint; token?: Address }): Promise<TokenSenders> {
+export async function prepareTokenSenders(opts: {
+  rpcUrl: string;
+  count: number;
+  tokenAtomicEach: bigint;
+  token?: Address;
+}): Promise<TokenSenders> {
   const token = opts.token ?? SANDBOX_TOKEN_ADDRESS;
   const senders = Array.from({ length: opts.count }, randomAddress);
   const nonces = new Map<Address, number>(senders.map((s) => [s, 0]));
@@ -48,7 +53,14 @@ export async function prepareTokenSenders(opts: { rpcUrl: string; count: number;
   const faults = createChainFaults(opts.rpcUrl);
   await faults.withMiningPaused(async () => {
     const first = Number(await jsonRpc<string>(opts.rpcUrl, 'eth_getTransactionCount', [SANDBOX_DEPLOYER, 'pending']));
-    const mints = senders.map((s, i) => sendCall(SANDBOX_DEPLOYER, token, encodeFunctionData({ abi: MINT_ABI, functionName: 'mint', args: [s, opts.tokenAtomicEach] }), first + i));
+    const mints = senders.map((s, i) =>
+      sendCall(
+        SANDBOX_DEPLOYER,
+        token,
+        encodeFunctionData({ abi: MINT_ABI, functionName: 'mint', args: [s, opts.tokenAtomicEach] }),
+        first + i,
+      ),
+    );
     await rpcBatch(opts.rpcUrl, mints);
     await faults.mine(1);
   });
@@ -59,7 +71,12 @@ export async function prepareTokenSenders(opts: { rpcUrl: string; count: number;
         const nonce = nonces.get(o.from);
         if (nonce === undefined) throw new Error(`${o.from} is not one of these senders`);
         nonces.set(o.from, nonce + 1);
-        return sendCall(o.from, token, encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [o.to, o.amountAtomic] }), nonce);
+        return sendCall(
+          o.from,
+          token,
+          encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [o.to, o.amountAtomic] }),
+          nonce,
+        );
       });
       return (await rpcBatch(opts.rpcUrl, calls)) as Hash[];
     },
@@ -73,7 +90,10 @@ export async function prepareTokenSenders(opts: { rpcUrl: string; count: number;
 }
 
 function sendCall(from: Address, to: Address, data: string, nonce: number) {
-  return { method: 'eth_sendTransaction', params: [{ from, to, data, gas: `0x${TRANSFER_GAS.toString(16)}`, nonce: `0x${nonce.toString(16)}` }] };
+  return {
+    method: 'eth_sendTransaction',
+    params: [{ from, to, data, gas: `0x${TRANSFER_GAS.toString(16)}`, nonce: `0x${nonce.toString(16)}` }],
+  };
 }
 
 /** One JSON-RPC batch; answers the results in order, or throws the first error. */

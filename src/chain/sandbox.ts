@@ -81,12 +81,7 @@ export async function ensureSandboxToken(opts: { rpcUrl: string }): Promise<{ to
 }
 
 /** Mints test tokens (atomic units) as the deployer; resolves once mined. */
-export async function mintTo(opts: {
-  rpcUrl: string;
-  to: Address;
-  amountAtomic: bigint;
-  token?: Address;
-}): Promise<Hash> {
+export async function mintTo(opts: { rpcUrl: string; to: Address; amountAtomic: bigint; token?: Address }): Promise<Hash> {
   const { publicClient, wallet } = clients(opts.rpcUrl);
   const hash = await wallet.writeContract({
     account: SANDBOX_DEPLOYER,

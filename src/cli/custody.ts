@@ -2,7 +2,15 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { english, generateMnemonic } from 'viem/accounts';
-import { createAddressBook, createHdSigner, formatPublicKeys, loadSigningSeed, Mnemonic, seedFilePath, type CustodyPublicKeys } from '../custody';
+import {
+  createAddressBook,
+  createHdSigner,
+  formatPublicKeys,
+  loadSigningSeed,
+  Mnemonic,
+  seedFilePath,
+  type CustodyPublicKeys,
+} from '../custody';
 import { dataDir } from '../embedded/paths';
 import { UsageError, type Register } from './shared';
 
@@ -28,10 +36,15 @@ export function registerCustodyCommands(register: Register): void {
       // 'wx': an existing file may be the only copy of a seed in use; never overwrite it.
       writeFileSync(out, `${phrase}\n`, { mode: 0o600, flag: 'wx' });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new Error(`${out} exists: a seed is never overwritten; choose another --out`);
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST')
+        throw new Error(`${out} exists: a seed is never overwritten; choose another --out`);
       throw err;
     }
-    return { seedFile: out, ...publicKeysResult(createHdSigner({ mnemonic: phrase }).publicKeys), ...(values['print-mnemonic'] ? { mnemonic: phrase } : {}) };
+    return {
+      seedFile: out,
+      ...publicKeysResult(createHdSigner({ mnemonic: phrase }).publicKeys),
+      ...(values['print-mnemonic'] ? { mnemonic: phrase } : {}),
+    };
   });
 
   register('custody public-keys', async (argv, ctx) => {
@@ -49,7 +62,10 @@ export function registerCustodyCommands(register: Register): void {
 
 function existingSandboxSeed(data: string): Mnemonic {
   const file = seedFilePath(data);
-  if (!existsSync(file)) throw new UsageError(`custody public-keys needs a seed: --seed-file <file>, CUSTODY_MNEMONIC_FILE or CUSTODY_MNEMONIC (no sandbox seed at ${file})`);
+  if (!existsSync(file))
+    throw new UsageError(
+      `custody public-keys needs a seed: --seed-file <file>, CUSTODY_MNEMONIC_FILE or CUSTODY_MNEMONIC (no sandbox seed at ${file})`,
+    );
   return new Mnemonic(readFileSync(file, 'utf8'));
 }
 

@@ -18,7 +18,10 @@ export const DASHBOARD_CLI_USAGE = `  npm run cli -- dashboard invite --app <app
   npm run cli -- dashboard remove --app <appId> --user <userId> --actor <who>
   npm run cli -- dashboard sandbox-code --email <email>`;
 
-async function withPrisma<T>(ctx: CliContext, run: (prisma: Awaited<ReturnType<typeof openDatabase>>['db']['prisma']) => Promise<T>): Promise<T> {
+async function withPrisma<T>(
+  ctx: CliContext,
+  run: (prisma: Awaited<ReturnType<typeof openDatabase>>['db']['prisma']) => Promise<T>,
+): Promise<T> {
   const opened = await openDatabase(ctx.config());
   try {
     return await run(opened.db.prisma);
@@ -27,7 +30,13 @@ async function withPrisma<T>(ctx: CliContext, run: (prisma: Awaited<ReturnType<t
   }
 }
 
-const options = { app: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' }, actor: { type: 'string' }, user: { type: 'string' } } as const;
+const options = {
+  app: { type: 'string' },
+  email: { type: 'string' },
+  role: { type: 'string' },
+  actor: { type: 'string' },
+  user: { type: 'string' },
+} as const;
 
 function args(argv: string[], needed: Array<keyof typeof options>) {
   const { values } = parseArgs({ args: argv, options, strict: true });

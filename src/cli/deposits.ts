@@ -21,7 +21,9 @@ export function registerDepositCommands(register: Register): void {
     const config = ctx.config();
     const opened = await openDatabase(config);
     try {
-      return await withEngine(config, (engine) => resolveHold({ prisma: opened.db.prisma, chains: chainsFor(config) }, engine, { type: 'deposit', id: depositId }, request, 'cli'));
+      return await withEngine(config, (engine) =>
+        resolveHold({ prisma: opened.db.prisma, chains: chainsFor(config) }, engine, { type: 'deposit', id: depositId }, request, 'cli'),
+      );
     } finally {
       await opened.close();
     }
@@ -31,6 +33,8 @@ export function registerDepositCommands(register: Register): void {
     const { values } = parseArgs({ args: argv, options: { since: { type: 'string' } }, strict: true });
     if (values.since !== undefined && Number.isNaN(Date.parse(values.since))) throw new Error('--since takes an ISO 8601 date-time');
     const config = ctx.config();
-    return withEngine(config, (engine) => engine.reconcileDeposits(values.since ? { settledSince: new Date(values.since).toISOString() } : {}));
+    return withEngine(config, (engine) =>
+      engine.reconcileDeposits(values.since ? { settledSince: new Date(values.since).toISOString() } : {}),
+    );
   });
 }

@@ -44,7 +44,10 @@ const commands: Record<string, Command> = {
       strict: true,
     });
     if (!values.environment || !values.name) throw new UsageError('apps create needs --environment and --name');
-    const scopes = values.scopes?.split(',').map((s) => s.trim()).filter(Boolean) as Scope[] | undefined;
+    const scopes = values.scopes
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean) as Scope[] | undefined;
     const config = ctx.config();
     const envs = loadEnvironments(config.environmentsFile);
     const opened = await openDatabase(config);
@@ -65,15 +68,24 @@ function credentialArgs(argv: string[], usage: string, withOverlap: boolean) {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { actor: { type: 'string' }, reason: { type: 'string' }, ...(withOverlap ? { 'overlap-seconds': { type: 'string' as const } } : {}) },
+    options: {
+      actor: { type: 'string' },
+      reason: { type: 'string' },
+      ...(withOverlap ? { 'overlap-seconds': { type: 'string' as const } } : {}),
+    },
     strict: true,
   });
   const overlap = (values as Record<string, string | undefined>)['overlap-seconds'];
   if (positionals.length !== 1 || !values.actor) throw new UsageError(`usage: ${usage}`);
-  if (overlap !== undefined && !/^\d{1,9}$/.test(overlap)) throw new UsageError(`--overlap-seconds must be a whole number of seconds; usage: ${usage}`);
+  if (overlap !== undefined && !/^\d{1,9}$/.test(overlap))
+    throw new UsageError(`--overlap-seconds must be a whole number of seconds; usage: ${usage}`);
   return {
     appId: parseInput(ZAppIdInput, positionals[0], 'path'),
-    body: { actor: values.actor, ...(values.reason ? { reason: values.reason } : {}), ...(overlap !== undefined ? { overlapSeconds: Number(overlap) } : {}) },
+    body: {
+      actor: values.actor,
+      ...(values.reason ? { reason: values.reason } : {}),
+      ...(overlap !== undefined ? { overlapSeconds: Number(overlap) } : {}),
+    },
   };
 }
 
@@ -118,7 +130,10 @@ export interface CliIo {
 }
 
 /** Runs one command; answers its exit code. Tests call it in their own process with their own io. */
-export async function runCli(argv: string[], io: CliIo = { env: process.env, stdout: process.stdout, stderr: process.stderr }): Promise<number> {
+export async function runCli(
+  argv: string[],
+  io: CliIo = { env: process.env, stdout: process.stdout, stderr: process.stderr },
+): Promise<number> {
   const name = argv.slice(0, 2).join(' ');
   const command = commands[name];
   if (!command) {

@@ -20,7 +20,8 @@ export function registerKeyCommands(register: Register): void {
     try {
       const report = await resealAll(opened.db.prisma, keys);
       const unreadable = report.columns.reduce((n, c) => n + c.unreadable.length, 0);
-      if (unreadable > 0) throw new CommandFailed(`${unreadable} sealed rows open under no accepted key: keep their key in SERVICE_SECRET_PREVIOUS`, report);
+      if (unreadable > 0)
+        throw new CommandFailed(`${unreadable} sealed rows open under no accepted key: keep their key in SERVICE_SECRET_PREVIOUS`, report);
       return report;
     } finally {
       await opened.close();

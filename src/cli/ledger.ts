@@ -34,7 +34,8 @@ export function registerLedgerCommands(register: Register): void {
   register('ledger reconcile', async (argv, ctx) => {
     const { values } = parseArgs({ args: argv, options: { 'page-size': { type: 'string' } }, strict: true });
     const pageSize = values['page-size'] === undefined ? undefined : Number(values['page-size']);
-    if (pageSize !== undefined && (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 1000)) throw new Error('--page-size takes 1-1000');
+    if (pageSize !== undefined && (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 1000))
+      throw new Error('--page-size takes 1-1000');
     const config = ctx.config();
     const { chains, addressBook: custody } = serviceChains(config, ctx.env);
     const opened = await openDatabase(config);

@@ -46,7 +46,9 @@ export function registerPaymentCommands(register: Register): void {
     const config = ctx.config();
     const opened = await openDatabase(config);
     try {
-      return await withEngine(config, (engine) => resolveHold({ prisma: opened.db.prisma, chains: chainsFor(config) }, engine, { type: 'payment', id: paymentId }, request, 'cli'));
+      return await withEngine(config, (engine) =>
+        resolveHold({ prisma: opened.db.prisma, chains: chainsFor(config) }, engine, { type: 'payment', id: paymentId }, request, 'cli'),
+      );
     } finally {
       await opened.close();
     }
@@ -71,7 +73,9 @@ export function registerPaymentCommands(register: Register): void {
     const { chains, addressBook: custody } = serviceChains(config, ctx.env);
     const opened = await openDatabase(config);
     try {
-      return await withEngine(config, (engine) => recoverIncident({ prisma: opened.db.prisma, custody, chains, engine }, { actor, channel: 'cli' }, paymentId, input));
+      return await withEngine(config, (engine) =>
+        recoverIncident({ prisma: opened.db.prisma, custody, chains, engine }, { actor, channel: 'cli' }, paymentId, input),
+      );
     } finally {
       await opened.close();
     }
@@ -85,7 +89,12 @@ export function registerPaymentCommands(register: Register): void {
   });
 
   register('sandbox pay', async (argv, ctx) => {
-    const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { amount: { type: 'string' } }, strict: true });
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { amount: { type: 'string' } },
+      strict: true,
+    });
     const paymentId = positionals[0];
     if (!paymentId) throw new Error('usage: sandbox pay <paymentId> [--amount <decimal>]');
     const config = ctx.config();

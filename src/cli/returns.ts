@@ -19,7 +19,9 @@ export function registerFundReturnCommands(register: Register): void {
     const config = ctx.config();
     const opened = await openDatabase(config);
     try {
-      return await withEngine(config, (engine) => resolveHold({ prisma: opened.db.prisma, chains: chainsFor(config) }, engine, { type: 'fund_return', id }, request, 'cli'));
+      return await withEngine(config, (engine) =>
+        resolveHold({ prisma: opened.db.prisma, chains: chainsFor(config) }, engine, { type: 'fund_return', id }, request, 'cli'),
+      );
     } finally {
       await opened.close();
     }

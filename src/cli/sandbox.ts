@@ -46,7 +46,9 @@ async function sandboxChain(config: ServiceConfig): Promise<SandboxChain> {
     chainId = Number(await jsonRpc<string>(rpcUrl, 'eth_chainId'));
     await jsonRpc(rpcUrl, 'anvil_getAutomine'); // anvil's own method: a real node refuses it
   } catch (err) {
-    throw new Error(`no sandbox chain (anvil) answers at ${rpcUrl}; is \`npm start\` running? (${err instanceof Error ? err.message : String(err)})`);
+    throw new Error(
+      `no sandbox chain (anvil) answers at ${rpcUrl}; is \`npm start\` running? (${err instanceof Error ? err.message : String(err)})`,
+    );
   }
   if (chainId !== network.chainId) {
     throw new Error(`the node at ${rpcUrl} is chain ${chainId}, not the sandbox chain ${network.chainId}`);
@@ -102,7 +104,8 @@ export function registerSandboxCommands(register: Register): void {
     const { network, rpcUrl, faults } = await sandboxChain(config);
     const symbol = values.token ?? network.defaultAsset;
     const asset = findAsset(network, symbol);
-    if (!asset) throw new UsageError(`--token ${symbol} is not an asset of the sandbox network (${network.assets.map((a) => a.symbol).join(', ')})`);
+    if (!asset)
+      throw new UsageError(`--token ${symbol} is not an asset of the sandbox network (${network.assets.map((a) => a.symbol).join(', ')})`);
     if (asset.tokenAddress.toLowerCase() !== SANDBOX_TOKEN_ADDRESS.toLowerCase()) {
       throw new Error(`${symbol} is not the sandbox's mintable test token`);
     }

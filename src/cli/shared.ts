@@ -89,7 +89,8 @@ export function parseResolutionArgs(argv: string[], usage: string): ResolutionAr
   const id = positionals[0];
   const action = values.action as ResolutionAction | undefined;
   if (!id || !action || !RESOLUTION_ACTIONS.includes(action)) throw new Error(usage);
-  if (action === 'mark-settled' && !/^0x[0-9a-fA-F]{64}$/.test(values.tx ?? '')) throw new Error('mark-settled needs --tx <0x… transaction hash>');
+  if (action === 'mark-settled' && !/^0x[0-9a-fA-F]{64}$/.test(values.tx ?? ''))
+    throw new Error('mark-settled needs --tx <0x… transaction hash>');
   if (action === 'fail' && !values.reason) throw new Error('fail needs --reason <text>');
   return {
     id,
@@ -106,5 +107,8 @@ export function parseResolutionArgs(argv: string[], usage: string): ResolutionAr
  * <DATA_DIR>/custody/public-keys.txt). Operator commands sign nothing, so they never read the seed.
  */
 export function serviceChains(config: ServiceConfig, env: NodeJS.ProcessEnv = process.env): ChainServices {
-  return { chains: createChainRegistry(serviceEnvironments(config)), ...addressKeys({ deployment: config.deployment, dataDir: dataDir(env), env }) };
+  return {
+    chains: createChainRegistry(serviceEnvironments(config)),
+    ...addressKeys({ deployment: config.deployment, dataDir: dataDir(env), env }),
+  };
 }

@@ -56,7 +56,12 @@ async function withDeps<T>(ctx: CliContext, run: (deps: WebhookEndpointDeps, con
 }
 
 function eventList(value: string | undefined): string[] | undefined {
-  return value === undefined ? undefined : value.split(',').map((s) => s.trim()).filter(Boolean);
+  return value === undefined
+    ? undefined
+    : value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
 }
 
 /** The one positional id of commands that act on a single endpoint or delivery. */
@@ -142,9 +147,7 @@ export function registerWebhookCommands(register: Register): void {
     });
     if (!values.app) throw new WebhookUsageError(`webhooks deliveries needs --app\n${WEBHOOK_CLI_USAGE}`);
     const query = { endpointId: values.endpoint, status: values.status, limit: values.limit, cursor: values.cursor };
-    return withDeps(ctx, (deps) =>
-      listWebhookDeliveries(deps.prisma, createCursorCodec(deps.serviceSecret), values.app as string, query),
-    );
+    return withDeps(ctx, (deps) => listWebhookDeliveries(deps.prisma, createCursorCodec(deps.serviceSecret), values.app as string, query));
   });
 
   register('webhooks attempts', async (argv, ctx) => {
@@ -160,7 +163,8 @@ export function registerWebhookCommands(register: Register): void {
   register('webhooks recover', async (argv, ctx) => {
     const { values, positionals } = parseArgs({ args: argv, options: { since: { type: 'string' } }, allowPositionals: true, strict: true });
     const endpointId = positionals[0];
-    if (!endpointId || positionals.length !== 1 || !values.since) throw new WebhookUsageError(`webhooks recover takes one endpoint id and --since\n${WEBHOOK_CLI_USAGE}`);
+    if (!endpointId || positionals.length !== 1 || !values.since)
+      throw new WebhookUsageError(`webhooks recover takes one endpoint id and --since\n${WEBHOOK_CLI_USAGE}`);
     return withDeps(ctx, (deps) => recoverWebhookEndpoint(deps.prisma, { endpointId }, { since: values.since }));
   });
 }

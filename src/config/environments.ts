@@ -62,7 +62,9 @@ export const ZNetworkConfig = z.object({
 export const ZCatalogNetworkRef = z
   .strictObject({
     code: z.string().min(1),
-    assets: z.array(z.union([z.string().min(1), z.strictObject({ symbol: z.string().min(1), minimumDeposit: ZAssetConfig.shape.minimumDeposit })])).min(1),
+    assets: z
+      .array(z.union([z.string().min(1), z.strictObject({ symbol: z.string().min(1), minimumDeposit: ZAssetConfig.shape.minimumDeposit })]))
+      .min(1),
     defaultAsset: z.string().min(1).optional(),
     /** Deeper (or, on a test chain, shallower) than the catalog's depth. */
     confirmations: zInt4({ min: 1 }).optional(),
@@ -75,9 +77,11 @@ export const ZCatalogNetworkRef = z
     if (!network) return ctx.addIssue({ code: 'custom', path: ['code'], message: `no network ${ref.code} in the catalog` });
     const symbols = ref.assets.map((a) => (typeof a === 'string' ? a : a.symbol));
     symbols.forEach((symbol, i) => {
-      if (!network.assets.some((a) => a.symbol === symbol)) ctx.addIssue({ code: 'custom', path: ['assets', i], message: `the catalog has no ${symbol} contract on ${network.code}` });
+      if (!network.assets.some((a) => a.symbol === symbol))
+        ctx.addIssue({ code: 'custom', path: ['assets', i], message: `the catalog has no ${symbol} contract on ${network.code}` });
     });
-    if (ref.defaultAsset && !symbols.includes(ref.defaultAsset)) ctx.addIssue({ code: 'custom', path: ['defaultAsset'], message: 'one of the assets' });
+    if (ref.defaultAsset && !symbols.includes(ref.defaultAsset))
+      ctx.addIssue({ code: 'custom', path: ['defaultAsset'], message: 'one of the assets' });
   });
 
 /** A network as the environments file may give it: in full (the sandbox's anvil), or by catalog code. */
@@ -132,7 +136,9 @@ export const ZBankAccountsConfig = z.object({
           minimumAmountAtomic: ZAtomic,
           maximumAmountAtomic: ZAtomic,
         })
-        .refine((c) => BigInt(c.minimumAmountAtomic) <= BigInt(c.maximumAmountAtomic), { message: 'minimumAmountAtomic must not exceed maximumAmountAtomic' }),
+        .refine((c) => BigInt(c.minimumAmountAtomic) <= BigInt(c.maximumAmountAtomic), {
+          message: 'minimumAmountAtomic must not exceed maximumAmountAtomic',
+        }),
     )
     .refine((cs) => new Set(cs.map((c) => c.country)).size === cs.length, { message: 'each country at most once' }),
 });
@@ -154,7 +160,10 @@ export const ZPublicPaymentsConfig = z.object({
       assetSymbol: z.string().min(1),
       minimumAmount: ZDecimal,
       maximumAmount: ZDecimal,
-      logoUrl: z.url({ protocol: /^https?$/ }).nullable().default(null),
+      logoUrl: z
+        .url({ protocol: /^https?$/ })
+        .nullable()
+        .default(null),
     }),
   ),
 });
@@ -185,15 +194,18 @@ export const ZEnvironmentConfig = z.object({ ...environmentShape, networks: z.ar
   env.publicPayments?.destinations.forEach((d, i) => {
     const path = ['publicPayments', 'destinations', i];
     const asset = env.networks.find((n) => n.chainId === d.chainId)?.assets.find((a) => a.symbol === d.assetSymbol);
-    if (!asset) return ctx.addIssue({ code: 'custom', path, message: `chain ${d.chainId} has no asset ${d.assetSymbol} in this environment` });
+    if (!asset)
+      return ctx.addIssue({ code: 'custom', path, message: `chain ${d.chainId} has no asset ${d.assetSymbol} in this environment` });
     const atomic = (v: string) => {
       const [whole, frac = ''] = v.split('.');
       return frac.length > asset.decimals ? null : BigInt(whole! + frac.padEnd(asset.decimals, '0'));
     };
     const [min, max, floor] = [atomic(d.minimumAmount), atomic(d.maximumAmount), atomic(asset.minimumDeposit.amount)];
-    if (min === null || max === null) return ctx.addIssue({ code: 'custom', path, message: `amounts have at most ${asset.decimals} decimals` });
+    if (min === null || max === null)
+      return ctx.addIssue({ code: 'custom', path, message: `amounts have at most ${asset.decimals} decimals` });
     if (min > max) ctx.addIssue({ code: 'custom', path, message: 'minimumAmount must not exceed maximumAmount' });
-    if (floor !== null && min < floor) ctx.addIssue({ code: 'custom', path, message: `minimumAmount is below the asset's minimumDeposit ${asset.minimumDeposit.amount}` });
+    if (floor !== null && min < floor)
+      ctx.addIssue({ code: 'custom', path, message: `minimumAmount is below the asset's minimumDeposit ${asset.minimumDeposit.amount}` });
   });
 });
 
@@ -202,11 +214,17 @@ const fileShape = {
   supportedApiVersions: z.array(z.string()).min(1),
 };
 
-export const ZEnvironmentsFile = z.object({ ...fileShape, environments: z.object({ sandbox: ZEnvironmentConfig, production: ZEnvironmentConfig }) });
+export const ZEnvironmentsFile = z.object({
+  ...fileShape,
+  environments: z.object({ sandbox: ZEnvironmentConfig, production: ZEnvironmentConfig }),
+});
 
 /** The file as written: networks in full or by catalog code (resolved at load, loadEnvironmentsReport). */
 const ZEnvironmentSource = z.object({ ...environmentShape, networks: z.array(ZNetworkEntry) });
-export const ZEnvironmentsSourceFile = z.object({ ...fileShape, environments: z.object({ sandbox: ZEnvironmentSource, production: ZEnvironmentSource }) });
+export const ZEnvironmentsSourceFile = z.object({
+  ...fileShape,
+  environments: z.object({ sandbox: ZEnvironmentSource, production: ZEnvironmentSource }),
+});
 
 export type TAssetConfig = z.infer<typeof ZAssetConfig>;
 export type TNetworkConfig = z.infer<typeof ZNetworkConfig>;

@@ -4,9 +4,7 @@ import { toolchain } from './toolchain';
 import { parseRpcUrlSettings } from './network-settings';
 
 // Environment variables are parsed once, here, at start-up. Nothing else reads process.env.
-const ZFlag = z
-  .enum(['true', 'false', '1', '0'])
-  .transform((v) => v === 'true' || v === '1');
+const ZFlag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 const ZEnv = z.object({
   /**
@@ -71,12 +69,20 @@ const ZEnv = z.object({
   TRUSTED_PROXIES: z
     .string()
     .optional()
-    .transform((v) => (v ?? '').split(',').map((p) => p.trim()).filter(Boolean))
+    .transform((v) =>
+      (v ?? '')
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean),
+    )
     .superRefine((list, ctx) => {
       try {
         proxyaddr.compile(list);
       } catch (err) {
-        ctx.addIssue({ code: 'custom', message: `not an address, CIDR range or proxy name: ${err instanceof Error ? err.message : String(err)}` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `not an address, CIDR range or proxy name: ${err instanceof Error ? err.message : String(err)}`,
+        });
       }
     }),
   /** /healthz answers from its last probe of PostgreSQL and Temporal while that probe is younger than this. */
@@ -85,14 +91,23 @@ const ZEnv = z.object({
   AUTH_CACHE_SECONDS: z.coerce.number().int().min(0).max(300).default(10),
   /** Answer each API request's step durations as a Server-Timing header (the bench's create breakdown). */
   SERVER_TIMING: ZFlag.default(false),
-  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(256 * 1024),
+  MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(256 * 1024),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SERVICE_SECRET: z.string().min(32).optional(),
   /** Previous service keys, comma-separated, still accepted for reading and verifying (docs/decisions/accounts-and-auth.md). */
   SERVICE_SECRET_PREVIOUS: z
     .string()
     .optional()
-    .transform((v) => (v ?? '').split(',').map((k) => k.trim()).filter(Boolean))
+    .transform((v) =>
+      (v ?? '')
+        .split(',')
+        .map((k) => k.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.string().min(32, 'each previous service key has 32+ characters'))),
   DATA_DIR: z.string().optional(),
   ENVIRONMENTS_FILE: z.string().optional(),
@@ -203,7 +218,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
   const problems = [...(parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`)), ...rpcUrls.problems];
   if (!parsed.success || problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   const e = parsed.data;
-  if (e.OFFRAMP_PROVIDER_URL && !e.OFFRAMP_CALLBACK_SECRET) throw new ConfigError('invalid configuration: OFFRAMP_CALLBACK_SECRET is required with OFFRAMP_PROVIDER_URL');
+  if (e.OFFRAMP_PROVIDER_URL && !e.OFFRAMP_CALLBACK_SECRET)
+    throw new ConfigError('invalid configuration: OFFRAMP_CALLBACK_SECRET is required with OFFRAMP_PROVIDER_URL');
   const deployment: Deployment = e.DEPLOYMENT ?? (e.DATABASE_URL && e.TEMPORAL_ADDRESS ? 'production' : 'sandbox');
   return {
     deployment,
@@ -235,17 +251,31 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
       embeddedPort: e.EMBEDDED_TEMPORAL_PORT,
       embeddedEngine: e.EMBEDDED_TEMPORAL_ENGINE,
       uiPort: e.TEMPORAL_UI_PORT,
-      uiUrl: e.TEMPORAL_UI_URL ?? (e.TEMPORAL_ADDRESS || e.EMBEDDED_TEMPORAL_ENGINE === 'cluster' ? undefined : `http://127.0.0.1:${e.TEMPORAL_UI_PORT}`),
+      uiUrl:
+        e.TEMPORAL_UI_URL ??
+        (e.TEMPORAL_ADDRESS || e.EMBEDDED_TEMPORAL_ENGINE === 'cluster' ? undefined : `http://127.0.0.1:${e.TEMPORAL_UI_PORT}`),
       updateTimeoutMs: e.TEMPORAL_UPDATE_TIMEOUT_MS,
       metricsBindAddress: e.TEMPORAL_METRICS_BIND_ADDRESS,
       reuseV8Context: e.TEMPORAL_REUSE_V8_CONTEXT,
     },
     rateLimit: { points: e.RATE_LIMIT_POINTS, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS, syncMs: e.RATE_LIMIT_SYNC_MS },
-    clientRateLimit: { points: e.CLIENT_RATE_LIMIT_POINTS, windowSeconds: e.CLIENT_RATE_LIMIT_WINDOW_SECONDS, syncMs: e.RATE_LIMIT_SYNC_MS },
+    clientRateLimit: {
+      points: e.CLIENT_RATE_LIMIT_POINTS,
+      windowSeconds: e.CLIENT_RATE_LIMIT_WINDOW_SECONDS,
+      syncMs: e.RATE_LIMIT_SYNC_MS,
+    },
     ipRateLimits: {
-      failedLogins: { points: e.LOGIN_FAILURE_LIMIT_POINTS, windowSeconds: e.LOGIN_FAILURE_LIMIT_WINDOW_SECONDS, syncMs: e.RATE_LIMIT_SYNC_MS },
+      failedLogins: {
+        points: e.LOGIN_FAILURE_LIMIT_POINTS,
+        windowSeconds: e.LOGIN_FAILURE_LIMIT_WINDOW_SECONDS,
+        syncMs: e.RATE_LIMIT_SYNC_MS,
+      },
       checkout: { points: e.CHECKOUT_RATE_LIMIT_POINTS, windowSeconds: e.CHECKOUT_RATE_LIMIT_WINDOW_SECONDS, syncMs: e.RATE_LIMIT_SYNC_MS },
-      publicPayments: { points: e.PUBLIC_RATE_LIMIT_POINTS, windowSeconds: e.PUBLIC_RATE_LIMIT_WINDOW_SECONDS, syncMs: e.RATE_LIMIT_SYNC_MS },
+      publicPayments: {
+        points: e.PUBLIC_RATE_LIMIT_POINTS,
+        windowSeconds: e.PUBLIC_RATE_LIMIT_WINDOW_SECONDS,
+        syncMs: e.RATE_LIMIT_SYNC_MS,
+      },
     },
     health: { probeIntervalMs: e.HEALTHZ_PROBE_INTERVAL_MS },
     auth: { cacheSeconds: e.AUTH_CACHE_SECONDS },
@@ -257,7 +287,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     anvil: { embeddedPort: e.EMBEDDED_ANVIL_PORT },
     // The embedded sandbox lets developers point webhooks at local receivers over plain http; the API,
     // the worker and the CLI all read this one value.
-    webhooks: { allowPrivateDestinations: e.WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS ?? (deployment === 'sandbox' && (!e.DATABASE_URL || !e.TEMPORAL_ADDRESS)) },
+    webhooks: {
+      allowPrivateDestinations:
+        e.WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS ?? (deployment === 'sandbox' && (!e.DATABASE_URL || !e.TEMPORAL_ADDRESS)),
+    },
     admin: { apiToken: e.ADMIN_API_TOKEN, consoleSessionSeconds: e.CONSOLE_SESSION_SECONDS },
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     offramp: {

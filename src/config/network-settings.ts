@@ -18,7 +18,10 @@ export function parseRpcUrlSettings(env: NodeJS.ProcessEnv): { settings: Record<
   const problems: string[] = [];
   for (const [name, value] of Object.entries(env)) {
     if (!SETTING.test(name) || value === undefined) continue;
-    const urls = value.split(',').map((u) => u.trim()).filter(Boolean);
+    const urls = value
+      .split(',')
+      .map((u) => u.trim())
+      .filter(Boolean);
     // The value itself is not echoed: a provider's URL often carries its API key.
     if (urls.length === 0) problems.push(`${name}: at least one URL`);
     urls.forEach((url, i) => {
@@ -48,13 +51,22 @@ export interface LeftOutNetwork {
 const DEFAULT_MINIMUM_DEPOSIT = { amount: '1', inclusive: true };
 
 /** A catalog reference as the full network config the rest of the service reads. */
-export function expandCatalogNetwork(ref: TCatalogNetworkRef, urls: string[]): Omit<TNetworkConfig, 'rpcUrl'> & { rpcUrl: string | undefined } {
+export function expandCatalogNetwork(
+  ref: TCatalogNetworkRef,
+  urls: string[],
+): Omit<TNetworkConfig, 'rpcUrl'> & { rpcUrl: string | undefined } {
   const network = catalogNetwork(ref.code);
   if (!network) throw new Error(`unreachable: ${ref.code} was checked against the catalog`);
   const assets: TAssetConfig[] = ref.assets.map((a) => {
     const wanted = typeof a === 'string' ? { symbol: a, minimumDeposit: DEFAULT_MINIMUM_DEPOSIT } : a;
     const asset = network.assets.find((c) => c.symbol === wanted.symbol)!;
-    return { symbol: asset.symbol, tokenAddress: asset.tokenAddress, decimals: asset.decimals, kind: 'token', minimumDeposit: wanted.minimumDeposit };
+    return {
+      symbol: asset.symbol,
+      tokenAddress: asset.tokenAddress,
+      decimals: asset.decimals,
+      kind: 'token',
+      minimumDeposit: wanted.minimumDeposit,
+    };
   });
   return {
     code: network.code,
@@ -95,6 +107,9 @@ export function resolveNetworks<E extends { networks: TNetworkEntry[]; publicPay
     else networks.push({ ...expanded, rpcUrl: expanded.rpcUrl });
   }
   const gone = new Set(leftOut.map((n) => n.chainId));
-  const publicPayments = env.publicPayments && { ...env.publicPayments, destinations: env.publicPayments.destinations.filter((d) => !gone.has(d.chainId)) };
+  const publicPayments = env.publicPayments && {
+    ...env.publicPayments,
+    destinations: env.publicPayments.destinations.filter((d) => !gone.has(d.chainId)),
+  };
   return { env: { ...env, networks, ...(publicPayments ? { publicPayments } : {}) }, leftOut };
 }

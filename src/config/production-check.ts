@@ -29,9 +29,14 @@ function custodyProblems(env: NodeJS.ProcessEnv, roles: ProductionCheckInput['ro
   const problems: string[] = [];
   const set = (name: string) => Boolean(env[name]?.trim());
   if (roles.includes('worker') && !set('CUSTODY_MNEMONIC_FILE') && !set('CUSTODY_MNEMONIC')) {
-    problems.push('CUSTODY_MNEMONIC_FILE (or CUSTODY_MNEMONIC): required where the worker signs; production never generates a seed (npm run cli -- custody create-seed)');
+    problems.push(
+      'CUSTODY_MNEMONIC_FILE (or CUSTODY_MNEMONIC): required where the worker signs; production never generates a seed (npm run cli -- custody create-seed)',
+    );
   }
-  if (!set('CUSTODY_PUBLIC_KEYS')) problems.push('CUSTODY_PUBLIC_KEYS: required, the extended public keys `custody create-seed` printed (the API derives every address from them)');
+  if (!set('CUSTODY_PUBLIC_KEYS'))
+    problems.push(
+      'CUSTODY_PUBLIC_KEYS: required, the extended public keys `custody create-seed` printed (the API derives every address from them)',
+    );
   return problems;
 }
 
@@ -43,24 +48,36 @@ export function assertProductionConfig(input: ProductionCheckInput): void {
 
 function serviceProblems(config: ServiceConfig, roles: ProductionCheckInput['roles']): string[] {
   const problems: string[] = [];
-  if (!config.database.url) problems.push('DATABASE_URL: required; without it the service starts an embedded PostgreSQL under its data directory');
+  if (!config.database.url)
+    problems.push('DATABASE_URL: required; without it the service starts an embedded PostgreSQL under its data directory');
   if (!config.temporal.address) problems.push('TEMPORAL_ADDRESS: required; without it the service starts an embedded Temporal dev server');
-  if (!config.serviceSecret) problems.push('SERVICE_SECRET: required (32+ characters); without it the service generates one under its data directory, which another process or a new container would not share');
-  if (roles.includes('api') && !config.admin.apiToken) problems.push('ADMIN_API_TOKEN: required (32+ characters) where the API runs: it guards the admin API and the operator console');
-  if (isLocalUrl(config.http.publicBaseUrl)) problems.push('PUBLIC_BASE_URL: required, the public https URL of the API; the default points at localhost');
-  if (config.webhooks.allowPrivateDestinations) problems.push('WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: must be false; webhooks to private or local addresses are a sandbox convenience');
+  if (!config.serviceSecret)
+    problems.push(
+      'SERVICE_SECRET: required (32+ characters); without it the service generates one under its data directory, which another process or a new container would not share',
+    );
+  if (roles.includes('api') && !config.admin.apiToken)
+    problems.push('ADMIN_API_TOKEN: required (32+ characters) where the API runs: it guards the admin API and the operator console');
+  if (isLocalUrl(config.http.publicBaseUrl))
+    problems.push('PUBLIC_BASE_URL: required, the public https URL of the API; the default points at localhost');
+  if (config.webhooks.allowPrivateDestinations)
+    problems.push('WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: must be false; webhooks to private or local addresses are a sandbox convenience');
   return problems;
 }
 
 function environmentsProblems(config: ServiceConfig, report: EnvironmentsReport): string[] {
   const file = 'ENVIRONMENTS_FILE';
-  const hint = config.environmentsFile ? '' : ' (ENVIRONMENTS_FILE is unset: the bundled sandbox file is used; config/environments.production.example.json shows a deployment’s)';
-  const problems: string[] = report.leftOut.map((n) => `${n.setting}: required: environment ${n.environment} enables network ${n.code} (chain ${n.chainId}), which has no RPC URL`);
+  const hint = config.environmentsFile
+    ? ''
+    : ' (ENVIRONMENTS_FILE is unset: the bundled sandbox file is used; config/environments.production.example.json shows a deployment’s)';
+  const problems: string[] = report.leftOut.map(
+    (n) => `${n.setting}: required: environment ${n.environment} enables network ${n.code} (chain ${n.chainId}), which has no RPC URL`,
+  );
   const envs = report.environments.environments;
   for (const environment of ['sandbox', 'production'] as const) {
     for (const network of envs[environment].networks) problems.push(...networkProblems(config, environment, network).map((p) => p + hint));
     const bank = envs[environment].modules.includes('bank_accounts') && envs[environment].bankAccounts;
-    if (bank && !config.offramp.providerUrl) problems.push(`OFFRAMP_PROVIDER_URL: required: environment ${environment} enables bank_accounts (the sandbox runs its own provider)`);
+    if (bank && !config.offramp.providerUrl)
+      problems.push(`OFFRAMP_PROVIDER_URL: required: environment ${environment} enables bank_accounts (the sandbox runs its own provider)`);
   }
   if (envs.production.networks.length === 0 && !report.leftOut.some((n) => n.environment === 'production')) {
     problems.push(`${file}: the production environment names no networks${hint}`);
@@ -82,7 +99,8 @@ function networkProblems(config: ServiceConfig, environment: EnvironmentName, ne
     problems.push(fromSetting ? `${setting}: ${local}` : `${file}: ${local}; set ${setting} to the network's RPC URLs`);
   });
   for (const asset of network.assets) {
-    if (isAddressEqual(asset.tokenAddress as `0x${string}`, SANDBOX_TOKEN_ADDRESS)) problems.push(`${file}: ${where} asset ${asset.symbol} is the sandbox's test token ${SANDBOX_TOKEN_ADDRESS}`);
+    if (isAddressEqual(asset.tokenAddress as `0x${string}`, SANDBOX_TOKEN_ADDRESS))
+      problems.push(`${file}: ${where} asset ${asset.symbol} is the sandbox's test token ${SANDBOX_TOKEN_ADDRESS}`);
   }
   return problems;
 }
@@ -97,7 +115,9 @@ const hostOf = (url: string) => {
 
 /** localhost, a loopback or unspecified address, or anvil's usual host names. */
 function isLocalUrl(url: string): boolean {
-  const host = hostOf(url).replace(/^\[|\]$/g, '').toLowerCase();
+  const host = hostOf(url)
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase();
   return (
     host === 'localhost' ||
     host.endsWith('.localhost') ||

@@ -42,7 +42,9 @@ function parseBranch(purpose: CustodyPurpose, xpub: string): Branch {
   }
   if (key.privateKey) throw new Error(`the ${purpose} key is an extended private key: give its public key (xpub…), never the private one`);
   if (key.depth !== BRANCH_DEPTH || key.index !== 0 || !key.publicKey || !key.chainCode) {
-    throw new Error(`the ${purpose} public key must be the branch m/44'/60'/<account>'/0 (depth ${BRANCH_DEPTH}, child 0), this one has depth ${key.depth}, child ${key.index}`);
+    throw new Error(
+      `the ${purpose} public key must be the branch m/44'/60'/<account>'/0 (depth ${BRANCH_DEPTH}, child 0), this one has depth ${key.depth}, child ${key.index}`,
+    );
   }
   const publicKey = Buffer.from(key.publicKey);
   return { publicKey, chainCode: Buffer.from(key.chainCode), point: secp256k1.ProjectivePoint.fromHex(publicKey) };
@@ -81,13 +83,16 @@ export function parsePublicKeys(text: string, source: string): CustodyPublicKeys
   for (const entry of text.split(/[\s,]+/).filter(Boolean)) {
     const [purpose, xpub, ...rest] = entry.split(':');
     if (!CUSTODY_PURPOSES.includes(purpose as CustodyPurpose) || !xpub || rest.length > 0) {
-      throw new Error(`${source}: each entry is <purpose>:<xpub…> with purpose one of ${CUSTODY_PURPOSES.join(', ')}; got "${entry.slice(0, 24)}…"`);
+      throw new Error(
+        `${source}: each entry is <purpose>:<xpub…> with purpose one of ${CUSTODY_PURPOSES.join(', ')}; got "${entry.slice(0, 24)}…"`,
+      );
     }
     if (keys[purpose as CustodyPurpose]) throw new Error(`${source}: ${purpose} is given twice`);
     keys[purpose as CustodyPurpose] = xpub;
   }
   const missing = CUSTODY_PURPOSES.filter((p) => !keys[p]);
-  if (missing.length > 0) throw new Error(`${source}: no public key for ${missing.join(', ')} (the CLI's \`custody public-keys\` prints all of them)`);
+  if (missing.length > 0)
+    throw new Error(`${source}: no public key for ${missing.join(', ')} (the CLI's \`custody public-keys\` prints all of them)`);
   const parsed = keys as CustodyPublicKeys;
   try {
     createAddressBook(parsed);

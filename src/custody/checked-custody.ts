@@ -12,7 +12,9 @@ export function checkedCustody(addressBook: AddressBook, signer: Signer): Custod
       const account = signer.signer(path);
       const expected = addressBook.deriveAddress(path);
       if (account.address.toLowerCase() !== expected.toLowerCase()) {
-        throw new Error(`the signer for ${path.purpose}/${path.index} signs for ${account.address}, but the address book has ${expected}: the public keys and the signer disagree`);
+        throw new Error(
+          `the signer for ${path.purpose}/${path.index} signs for ${account.address}, but the address book has ${expected}: the public keys and the signer disagree`,
+        );
       }
       return account;
     },

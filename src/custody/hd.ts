@@ -43,7 +43,9 @@ export function createHdSigner(options: { mnemonic: Mnemonic | string; maxCached
   // BIP-39 seed: PBKDF2-HMAC-SHA512(mnemonic, "mnemonic" + empty passphrase, 2048 rounds).
   const master = HDKey.fromMasterSeed(pbkdf2Sync(mnemonic.reveal(), 'mnemonic', 2048, 64, 'sha512'));
   const branches = new Map<CustodyPurpose, HDKey>(CUSTODY_PURPOSES.map((purpose) => [purpose, master.derive(branchPath(purpose))]));
-  const publicKeys = Object.freeze(Object.fromEntries(CUSTODY_PURPOSES.map((p) => [p, branches.get(p)!.publicExtendedKey])) as Record<CustodyPurpose, string>);
+  const publicKeys = Object.freeze(
+    Object.fromEntries(CUSTODY_PURPOSES.map((p) => [p, branches.get(p)!.publicExtendedKey])) as Record<CustodyPurpose, string>,
+  );
   const signers = new LruCache<string, LocalAccount>(options.maxCachedSigners ?? DEFAULT_MAX_CACHED_SIGNERS);
 
   function signer(path: KeyPath): LocalAccount {

@@ -47,8 +47,16 @@ function assertWellFormed(phrase: string): void {
   if (unknown > 0) throw new Error(`the mnemonic has ${unknown} word(s) outside the BIP-39 English wordlist`);
   const bits = indexes.map((i) => i!.toString(2).padStart(11, '0')).join('');
   const checksumBits = bits.length / 33; // 11 bits a word = 32 entropy bits + 1 checksum bit per 33
-  const entropy = Buffer.from(bits.slice(0, -checksumBits).match(/.{8}/g)!.map((byte) => parseInt(byte, 2)));
+  const entropy = Buffer.from(
+    bits
+      .slice(0, -checksumBits)
+      .match(/.{8}/g)!
+      .map((byte) => parseInt(byte, 2)),
+  );
   const digest = createHash('sha256').update(entropy).digest();
-  const expected = [...digest].map((b) => b.toString(2).padStart(8, '0')).join('').slice(0, checksumBits);
+  const expected = [...digest]
+    .map((b) => b.toString(2).padStart(8, '0'))
+    .join('')
+    .slice(0, checksumBits);
   if (bits.slice(-checksumBits) !== expected) throw new Error('the mnemonic has a wrong BIP-39 checksum');
 }

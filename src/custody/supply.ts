@@ -84,7 +84,7 @@ export function loadPublicKeys({ deployment, dataDir, env }: SupplyOptions): Loa
     if (text !== undefined) return { keys: parsePublicKeys(text, file), source: file };
   }
   throw new Error(
-    'no custody public keys: set CUSTODY_PUBLIC_KEYS to the extended public keys of the signing role\'s seed ' +
+    "no custody public keys: set CUSTODY_PUBLIC_KEYS to the extended public keys of the signing role's seed " +
       '(`npm run cli -- custody public-keys` prints them)' +
       (deployment === 'sandbox' ? `, or start the worker once so it writes ${file}` : ''),
   );

@@ -35,7 +35,12 @@ export function listenOnChannel(opts: {
   const connect = async () => {
     retryTimer = undefined;
     if (stopped) return;
-    const c = new pg.Client({ connectionString: opts.url, application_name: opts.applicationName, keepAlive: true, connectionTimeoutMillis: 10_000 });
+    const c = new pg.Client({
+      connectionString: opts.url,
+      application_name: opts.applicationName,
+      keepAlive: true,
+      connectionTimeoutMillis: 10_000,
+    });
     client = c;
     let failed = false;
     const fail = (err: Error) => {

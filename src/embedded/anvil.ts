@@ -61,7 +61,16 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilNode>
   // that lands on such a state (a shallow one, once the chain is about a thousand blocks long) leaves
   // every contract, the token first, without code. Kept in memory only, the last STATE_HISTORY
   // blocks, deeper than any reorg the sandbox or the tests make.
-  const args = ['--host', host, '--port', String(options.port ?? 0), '--chain-id', String(chainId), '--prune-history', String(STATE_HISTORY)];
+  const args = [
+    '--host',
+    host,
+    '--port',
+    String(options.port ?? 0),
+    '--chain-id',
+    String(chainId),
+    '--prune-history',
+    String(STATE_HISTORY),
+  ];
   if (options.stateFile) {
     mkdirSync(path.dirname(options.stateFile), { recursive: true });
     args.push('--state', options.stateFile, '--state-interval', String(options.stateIntervalSeconds ?? 5));
@@ -100,12 +109,7 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilNode>
 
 // Waiting for anvil's own "Listening on" line (rather than polling the port) proves the answering
 // node is ours, not another process already on that port, and tells us which port 0 became.
-function waitForListening(
-  child: ChildProcess,
-  recent: string[],
-  options: AnvilOptions,
-  exited: Promise<number | null>,
-): Promise<number> {
+function waitForListening(child: ChildProcess, recent: string[], options: AnvilOptions, exited: Promise<number | null>): Promise<number> {
   return new Promise<number>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`anvil did not start within ${options.startTimeoutMs ?? 20_000} ms\n${recent.join('\n')}`)),

@@ -18,7 +18,7 @@ let cachedRoot: string | undefined;
  */
 export function projectRoot(): string {
   if (cachedRoot) return cachedRoot;
-  for (let dir = __dirname; ; ) {
+  for (let dir = __dirname; ;) {
     if (existsSync(path.join(dir, 'package.json')) && existsSync(path.join(dir, 'config', 'toolchain.json'))) {
       cachedRoot = dir;
       return dir;

@@ -127,7 +127,9 @@ function runAs(dataDir: string): { uid?: number; gid?: number } {
   if (typeof process.getuid !== 'function' || process.getuid() !== 0) return {};
   const st = statSync(dataDir);
   if (st.uid === 0) {
-    throw new Error(`${dataDir} is owned by root, and PostgreSQL refuses to run as root; remove it and run \`node scripts/setup.mjs\` again`);
+    throw new Error(
+      `${dataDir} is owned by root, and PostgreSQL refuses to run as root; remove it and run \`node scripts/setup.mjs\` again`,
+    );
   }
   return { uid: st.uid, gid: st.gid };
 }
@@ -152,10 +154,11 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
   let started = false;
   if (port === undefined) {
     port = await firstFreePort(options.port ?? pgPortLocal());
-    const { code, log } = await pgCtl(binDir, [
-      'start', '-D', dataDir, '-w', '-t', String(options.startTimeoutSeconds ?? 60),
-      '-o', `-p ${port} -c listen_addresses=${HOST}`,
-    ], dataDir);
+    const { code, log } = await pgCtl(
+      binDir,
+      ['start', '-D', dataDir, '-w', '-t', String(options.startTimeoutSeconds ?? 60), '-o', `-p ${port} -c listen_addresses=${HOST}`],
+      dataDir,
+    );
     if (code === 0) {
       started = true;
     } else {
@@ -213,7 +216,11 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
     kill() {
       if (stopped || !started) return;
       stopped = true;
-      spawnSync(path.join(binDir, 'pg_ctl'), ['stop', '-D', dataDir, '-m', 'immediate', '-w', '-t', '10'], { cwd: '/', stdio: 'ignore', ...runAs(dataDir) });
+      spawnSync(path.join(binDir, 'pg_ctl'), ['stop', '-D', dataDir, '-m', 'immediate', '-w', '-t', '10'], {
+        cwd: '/',
+        stdio: 'ignore',
+        ...runAs(dataDir),
+      });
     },
   };
 }

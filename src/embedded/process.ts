@@ -162,7 +162,13 @@ export interface GrpcResult {
  * One unary gRPC call over plain HTTP/2, with a hand-serialized protobuf body. Used as a readiness
  * probe: it needs no generated code and no client library.
  */
-export function grpcCall(port: number, method: string, body: Buffer = Buffer.alloc(0), timeoutMs = 3000, host = '127.0.0.1'): Promise<GrpcResult> {
+export function grpcCall(
+  port: number,
+  method: string,
+  body: Buffer = Buffer.alloc(0),
+  timeoutMs = 3000,
+  host = '127.0.0.1',
+): Promise<GrpcResult> {
   return new Promise((resolve) => {
     let settled = false;
     const client = http2.connect(`http://${host}:${port}`);

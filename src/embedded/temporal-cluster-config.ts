@@ -22,7 +22,9 @@ export const MAX_CLUSTER_PORT = 32_767;
 
 export function clusterPorts(frontendPort: number): Record<ClusterRole, { grpc: number; membership: number }> {
   if (frontendPort < 1127 || frontendPort > MAX_CLUSTER_PORT) {
-    throw new Error(`a Temporal cluster's frontend port must be 1127 to ${MAX_CLUSTER_PORT} (its membership ports are smallints), got ${frontendPort}`);
+    throw new Error(
+      `a Temporal cluster's frontend port must be 1127 to ${MAX_CLUSTER_PORT} (its membership ports are smallints), got ${frontendPort}`,
+    );
   }
   const offsets: Record<ClusterRole, number> = { frontend: 0, history: 1, matching: 2, worker: 3 };
   const step = frontendPort + 103 <= MAX_CLUSTER_PORT ? 1 : -1;
@@ -60,14 +62,19 @@ export function clusterConfig(input: ClusterConfigInput): Record<string, unknown
     },
     global: { membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' } },
     services: Object.fromEntries(
-      CLUSTER_ROLES.map((role) => [role, { rpc: { grpcPort: ports[role].grpc, membershipPort: ports[role].membership, bindOnLocalHost: true } }]),
+      CLUSTER_ROLES.map((role) => [
+        role,
+        { rpc: { grpcPort: ports[role].grpc, membershipPort: ports[role].membership, bindOnLocalHost: true } },
+      ]),
     ),
     clusterMetadata: {
       enableGlobalNamespace: false,
       failoverVersionIncrement: 10,
       masterClusterName: 'active',
       currentClusterName: 'active',
-      clusterInformation: { active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: `127.0.0.1:${input.frontendPort}` } },
+      clusterInformation: {
+        active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: `127.0.0.1:${input.frontendPort}` },
+      },
     },
     dcRedirectionPolicy: { policy: 'noop' },
   };

@@ -3,7 +3,18 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { dataDir, projectRoot, requireTool, temporalServerDir } from './paths';
-import { grpcCall, isPortOpen, protoField, spawnLogged, stopProcess, tailFile, temporalNamespaceReady, waitFor, WORKFLOW_SERVICE, type LoggedProcess } from './process';
+import {
+  grpcCall,
+  isPortOpen,
+  protoField,
+  spawnLogged,
+  stopProcess,
+  tailFile,
+  temporalNamespaceReady,
+  waitFor,
+  WORKFLOW_SERVICE,
+  type LoggedProcess,
+} from './process';
 import { CLUSTER_ROLES, clusterConfigYaml, clusterPorts, type ClusterConfigInput, type ClusterRole } from './temporal-cluster-config';
 
 /**
@@ -63,7 +74,12 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
   const dir = options.dir ?? path.join(dataDir(), 'temporal-cluster');
   const databases = options.databases ?? { default: 'temporal', visibility: 'temporal_visibility' };
   const historyShards = options.historyShards ?? DEFAULT_HISTORY_SHARDS;
-  const input: ClusterConfigInput = { postgres: { ...options.postgres, password: options.postgres.password ?? '' }, historyShards, frontendPort: options.frontendPort, databases };
+  const input: ClusterConfigInput = {
+    postgres: { ...options.postgres, password: options.postgres.password ?? '' },
+    historyShards,
+    frontendPort: options.frontendPort,
+    databases,
+  };
   await createSchemas(home, input, options.fresh ?? false);
   const configFile = path.join(dir, 'cluster.yaml');
   mkdirSync(dir, { recursive: true });
@@ -85,10 +101,16 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
     for (let attempt = 1; ; attempt += 1) {
       const proc = spawnRole(role);
       try {
-        await waitFor(() => isPortOpen(ports[role].grpc), { timeoutMs, intervalMs: 200, isAlive: () => !proc.exited(), what: `the ${role} role's gRPC port ${ports[role].grpc}` });
+        await waitFor(() => isPortOpen(ports[role].grpc), {
+          timeoutMs,
+          intervalMs: 200,
+          isAlive: () => !proc.exited(),
+          what: `the ${role} role's gRPC port ${ports[role].grpc}`,
+        });
         return;
       } catch (err) {
-        if (!proc.exited() || attempt >= ROLE_START_ATTEMPTS) throw new Error(`${(err as Error).message}; last lines of ${proc.logFile}:\n${tailFile(proc.logFile, 8)}`);
+        if (!proc.exited() || attempt >= ROLE_START_ATTEMPTS)
+          throw new Error(`${(err as Error).message}; last lines of ${proc.logFile}:\n${tailFile(proc.logFile, 8)}`);
       }
     }
   };
@@ -130,7 +152,12 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
  * Until the frontend serves the namespace: registered (7 days' retention) once the frontend answers,
  * then described. Fails at once when a role exits.
  */
-async function waitForNamespace(port: number, namespace: string, processes: Map<ClusterRole, LoggedProcess>, timeoutMs: number): Promise<void> {
+async function waitForNamespace(
+  port: number,
+  namespace: string,
+  processes: Map<ClusterRole, LoggedProcess>,
+  timeoutMs: number,
+): Promise<void> {
   const register = protoField(1, namespace);
   const retention = protoField(4, Buffer.from([0x08, ...varint(RETENTION_SECONDS)]));
   try {
@@ -140,7 +167,12 @@ async function waitForNamespace(port: number, namespace: string, processes: Map<
         const r = await grpcCall(port, `${WORKFLOW_SERVICE}/RegisterNamespace`, Buffer.concat([register, retention]));
         return r.ok || r.status === GRPC_ALREADY_EXISTS ? temporalNamespaceReady(port, namespace) : false;
       },
-      { timeoutMs, intervalMs: 500, isAlive: () => [...processes.values()].every((p) => !p.exited()), what: `namespace ${namespace} on the Temporal cluster at port ${port}` },
+      {
+        timeoutMs,
+        intervalMs: 500,
+        isAlive: () => [...processes.values()].every((p) => !p.exited()),
+        what: `namespace ${namespace} on the Temporal cluster at port ${port}`,
+      },
     );
   } catch (err) {
     const logs = [...processes.entries()].map(([role, p]) => `${role} (${p.logFile}):\n${tailFile(p.logFile, 8)}`).join('\n');
@@ -204,7 +236,20 @@ async function ensureDatabase(pgOptions: ClusterConfigInput['postgres'], name: s
 }
 
 function runSqlTool(tool: string, pgOptions: ClusterConfigInput['postgres'], db: string, args: string[]): void {
-  const conn = ['--plugin', 'postgres12', '--ep', pgOptions.host, '-p', String(pgOptions.port), '-u', pgOptions.user, '--pw', pgOptions.password, '--db', db];
+  const conn = [
+    '--plugin',
+    'postgres12',
+    '--ep',
+    pgOptions.host,
+    '-p',
+    String(pgOptions.port),
+    '-u',
+    pgOptions.user,
+    '--pw',
+    pgOptions.password,
+    '--db',
+    db,
+  ];
   const r = spawnSync(tool, [...conn, ...args], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`temporal sql tool ${args[0]} on ${db} failed (exit ${r.status}):\n${r.stdout}\n${r.stderr}`);
 }

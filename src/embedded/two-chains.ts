@@ -42,7 +42,9 @@ export function twoChainNetworks(rpcUrls: Record<TwoChainId, string>): TNetworkC
 
 /** Starts both nodes and places the tokens; `blockTime` (seconds) as a live chain, else automine. */
 export async function startTwoChains(opts: { blockTime?: number } = {}): Promise<TwoChains> {
-  const started = await Promise.allSettled(TWO_CHAINS.map((c) => startAnvil({ port: 0, chainId: c.chainId, ...(opts.blockTime ? { blockTime: opts.blockTime } : {}) })));
+  const started = await Promise.allSettled(
+    TWO_CHAINS.map((c) => startAnvil({ port: 0, chainId: c.chainId, ...(opts.blockTime ? { blockTime: opts.blockTime } : {}) })),
+  );
   const up = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const stop = async () => void (await Promise.all(up.map((n) => n.stop())));
   const failed = started.find((s) => s.status === 'rejected');
@@ -54,7 +56,8 @@ export async function startTwoChains(opts: { blockTime?: number } = {}): Promise
   for (const c of TWO_CHAINS) {
     await placeTestTokenAt({ rpcUrl: nodes[c.chainId].rpcUrl, addresses: [realToken(c.chainId, 'USDC'), realToken(c.chainId, 'EURC')] });
   }
-  const mine = async (chainId: TwoChainId, blocks = 1) => void (await jsonRpc(nodes[chainId].rpcUrl, 'anvil_mine', [`0x${blocks.toString(16)}`]));
+  const mine = async (chainId: TwoChainId, blocks = 1) =>
+    void (await jsonRpc(nodes[chainId].rpcUrl, 'anvil_mine', [`0x${blocks.toString(16)}`]));
   return { nodes, networks: twoChainNetworks({ 8453: nodes[8453].rpcUrl, 1: nodes[1].rpcUrl }), mine, stop };
 }
 

@@ -116,7 +116,9 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
 
   const chains = deps.chains ?? createChainRegistry(environments);
   // /metrics exists only with the admin token; without one nothing is counted.
-  const metrics = config.admin.apiToken ? createServiceMetrics({ prisma: db.prisma, chains, temporalMetricsUrl: deps.metrics?.temporalMetricsUrl }) : undefined;
+  const metrics = config.admin.apiToken
+    ? createServiceMetrics({ prisma: db.prisma, chains, temporalMetricsUrl: deps.metrics?.temporalMetricsUrl })
+    : undefined;
 
   app.use(requestContext(logger, { serverTiming: config.http.serverTiming }));
   app.use(requestLog(db.prisma));
@@ -129,8 +131,16 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   const clientIp = clientAddress(config.http.trustedProxies);
   const open = new Router<ApiState>();
   registerHealthRoutes(open, { prisma: db.prisma, temporalHealth: deps.temporalHealth, probeIntervalMs: config.health.probeIntervalMs });
-  registerOpenApiRoutes(open, { apiVersion: environments.apiVersion, supportedApiVersions: environments.supportedApiVersions, publicBaseUrl: config.http.publicBaseUrl });
-  registerDocsRoutes(open, { apiVersion: environments.apiVersion, supportedApiVersions: environments.supportedApiVersions, publicBaseUrl: config.http.publicBaseUrl });
+  registerOpenApiRoutes(open, {
+    apiVersion: environments.apiVersion,
+    supportedApiVersions: environments.supportedApiVersions,
+    publicBaseUrl: config.http.publicBaseUrl,
+  });
+  registerDocsRoutes(open, {
+    apiVersion: environments.apiVersion,
+    supportedApiVersions: environments.supportedApiVersions,
+    publicBaseUrl: config.http.publicBaseUrl,
+  });
   // Signed by the provider, not the partner: outside the partner router's Basic authentication.
   if (deps.offramp) registerProviderCallbackRoutes(open, { ...deps.offramp, maxBodyBytes: config.http.maxBodyBytes });
   mountRouter(app, open);
@@ -155,13 +165,23 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   if (deps.returns) registerFundReturnAdminRoutes(app, { config, prisma: db.prisma, custody: deps.custody, chains, engine: deps.returns });
   if (deps.operator) {
     registerHoldAdminRoutes(app, { config, prisma: db.prisma, chains, engine: deps.operator.engine });
-    registerOperatorConsole(app, { config, prisma: db.prisma, serviceSecret: deps.serviceSecret, chains, custody: deps.custody, cursors: shared.cursors, ...deps.operator });
+    registerOperatorConsole(app, {
+      config,
+      prisma: db.prisma,
+      serviceSecret: deps.serviceSecret,
+      chains,
+      custody: deps.custody,
+      cursors: shared.cursors,
+      ...deps.operator,
+    });
   }
 
   const svcVersion = enforceSvcVersion(environments.supportedApiVersions);
   // One quota per app, spent by its Basic credential; a client token spends its account's quota only.
   const limit = rateLimit(db.pool, config.rateLimit);
-  const clientLimit = rateLimit(db.pool, config.clientRateLimit, (ctx) => (ctx.state.client ? `client:${ctx.state.client.accountId}` : undefined));
+  const clientLimit = rateLimit(db.pool, config.clientRateLimit, (ctx) =>
+    ctx.state.client ? `client:${ctx.state.client.accountId}` : undefined,
+  );
   const body = jsonBody(config.http.maxBodyBytes);
   const idempotency = idempotencyRecords(db.bookkeeping);
   // Which modules run depends on the environments file and on what this deployment has (src/domain/apps/modules.ts).
@@ -173,7 +193,15 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
     const client = new Router<ApiState>();
     registerClientRoutes(
       client,
-      { prisma: db.prisma, idempotency, serviceSecret: deps.serviceSecret, publicBaseUrl: config.http.publicBaseUrl, chains, environments, ...deps.client },
+      {
+        prisma: db.prisma,
+        idempotency,
+        serviceSecret: deps.serviceSecret,
+        publicBaseUrl: config.http.publicBaseUrl,
+        chains,
+        environments,
+        ...deps.client,
+      },
       { rateLimit: clientLimit, jsonBody: body, svcVersion, modules },
     );
     mountRouter(app, client);
@@ -201,14 +229,28 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
     mountRouter(app, publicRoutes);
   }
 
-  const mailer = deps.mailer !== undefined ? deps.mailer : config.mail?.smtpUrl ? createSmtpMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from }) : null;
+  const mailer =
+    deps.mailer !== undefined
+      ? deps.mailer
+      : config.mail?.smtpUrl
+        ? createSmtpMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from })
+        : null;
   // The partner dashboard at /dashboard: its own sessions, never the partner router's Basic authentication.
-  registerPartnerDashboard(app, { config, prisma: db.prisma, serviceSecret: deps.serviceSecret, mailer, cursors: shared.cursors, engine: deps.engine });
+  registerPartnerDashboard(app, {
+    config,
+    prisma: db.prisma,
+    serviceSecret: deps.serviceSecret,
+    mailer,
+    cursors: shared.cursors,
+    engine: deps.engine,
+  });
 
   const partner = new Router<ApiState>();
   // Failed logins are counted per client address, and refused before the secret is checked.
   const failedLogins = failedCredentialLimit(db.pool, config.ipRateLimits.failedLogins, (ctx) => `login:${clientIp(ctx)}`);
-  partner.use(authenticate(deps.credentials?.authenticate ?? ((appId, appSecret) => authenticateApp(db.prisma, appId, appSecret)), failedLogins));
+  partner.use(
+    authenticate(deps.credentials?.authenticate ?? ((appId, appSecret) => authenticateApp(db.prisma, appId, appSecret)), failedLogins),
+  );
   partner.use(svcVersion);
   partner.use(limit);
   partner.use(body);
@@ -242,7 +284,8 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
       offramp: deps.offramp,
     });
   }
-  if (deps.returns) registerFundReturnRoutes(partner, { prisma: db.prisma, idempotency, custody: deps.custody, chains, engine: deps.returns });
+  if (deps.returns)
+    registerFundReturnRoutes(partner, { prisma: db.prisma, idempotency, custody: deps.custody, chains, engine: deps.returns });
   registerDepositRoutes(partner, { prisma: db.prisma, idempotency, custody: deps.custody, environments, cursors: shared.cursors });
   registerVaultRoutes(partner, {
     prisma: db.prisma,

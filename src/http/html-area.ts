@@ -8,7 +8,8 @@ import type { ApiContext, ApiMiddleware } from './context';
  * their forms' bodies, and errors answered as pages, never the JSON envelope.
  */
 export const HTML_AREA_HEADERS = {
-  'Content-Security-Policy': "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'Content-Security-Policy':
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'Cache-Control': 'no-store',
   'Referrer-Policy': 'no-referrer',
   'X-Content-Type-Options': 'nosniff',
@@ -19,7 +20,8 @@ const FORM_BYTES = 16 * 1024;
 
 /** An application/x-www-form-urlencoded body (repeated fields kept: `getAll`). */
 export async function readForm(ctx: ApiContext): Promise<URLSearchParams> {
-  if (!ctx.is('application/x-www-form-urlencoded')) throw new ApiError('unsupported_media_type', 'Forms are sent as application/x-www-form-urlencoded');
+  if (!ctx.is('application/x-www-form-urlencoded'))
+    throw new ApiError('unsupported_media_type', 'Forms are sent as application/x-www-form-urlencoded');
   try {
     return new URLSearchParams(await getRawBody(ctx.req, { limit: FORM_BYTES, encoding: 'utf-8' }));
   } catch {
@@ -37,7 +39,10 @@ export function problemOf(err: unknown): string {
 }
 
 /** The area's headers on every answer, and any error as a page by `render` (a 5xx logged as `area`'s). */
-export function htmlAreaGuard(area: string, render: (ctx: ApiContext, status: number, problem: string) => Promise<void> | void): ApiMiddleware {
+export function htmlAreaGuard(
+  area: string,
+  render: (ctx: ApiContext, status: number, problem: string) => Promise<void> | void,
+): ApiMiddleware {
   return async (ctx, next) => {
     ctx.set(HTML_AREA_HEADERS);
     try {

@@ -78,7 +78,12 @@ export function createServiceMetrics(deps: MetricsDeps): ServiceMetrics {
     },
     async render() {
       const scrape = new Registry();
-      const up = gauge(scrape, 'collector_up', 'Whether the last scrape-time reading of each collector succeeded (1) or failed or timed out (0).', ['collector']);
+      const up = gauge(
+        scrape,
+        'collector_up',
+        'Whether the last scrape-time reading of each collector succeeded (1) or failed or timed out (0).',
+        ['collector'],
+      );
       const took = gauge(scrape, 'collector_duration_seconds', 'How long each scrape-time reading took.', ['collector']);
       const temporal = deps.temporalMetricsUrl ? scrapeTemporalRuntime(deps.temporalMetricsUrl, timeoutMs) : Promise.resolve(null);
       await Promise.all(
@@ -107,7 +112,13 @@ function gauge<L extends string>(registry: Registry, name: string, help: string,
 }
 
 /** A gauge per count row; an empty table still shows its metric (HELP/TYPE), with no series. */
-function countGauge<L extends string>(registry: Registry, name: string, help: string, labelNames: readonly L[], rows: Array<Count<L>>): void {
+function countGauge<L extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: readonly L[],
+  rows: Array<Count<L>>,
+): void {
   const g = gauge(registry, name, help, labelNames);
   for (const r of rows) g.set(r.labels as Partial<Record<L, string>>, r.count);
 }
@@ -122,24 +133,54 @@ function operationsCollectors(deps: MetricsDeps): Record<string, Collector> {
     payments_operational_state: async (ms) => {
       const rows = await paymentsByOperationalState(prisma, ms);
       return (r) =>
-        countGauge(r, 'payments_operational_state', 'Payments by operational state (requires_intervention: a hold waiting for an operator).', ['operational_state'], rows);
+        countGauge(
+          r,
+          'payments_operational_state',
+          'Payments by operational state (requires_intervention: a hold waiting for an operator).',
+          ['operational_state'],
+          rows,
+        );
     },
     deposits_status: async (ms) => {
       const rows = await depositsByStatus(prisma, ms);
-      return (r) => countGauge(r, 'deposits', 'Deposits by status (requires_intervention: a hold waiting for an operator).', ['status'], rows);
+      return (r) =>
+        countGauge(r, 'deposits', 'Deposits by status (requires_intervention: a hold waiting for an operator).', ['status'], rows);
     },
     settlements: async (ms) => {
       const o = await settlementOutcomes(prisma, ms);
       return (r) => {
-        countGauge(r, 'settlement_legs', 'Outgoing settlement transfers by source (payment, deposit, ...) and outcome (broadcast, confirmed, reverted, replaced, superseded).', ['source_type', 'status'], o.legs);
-        countGauge(r, 'fund_returns', 'Returns of funds (refunds, incident recoveries) by kind and status.', ['kind', 'status'], o.fundReturns);
+        countGauge(
+          r,
+          'settlement_legs',
+          'Outgoing settlement transfers by source (payment, deposit, ...) and outcome (broadcast, confirmed, reverted, replaced, superseded).',
+          ['source_type', 'status'],
+          o.legs,
+        );
+        countGauge(
+          r,
+          'fund_returns',
+          'Returns of funds (refunds, incident recoveries) by kind and status.',
+          ['kind', 'status'],
+          o.fundReturns,
+        );
       };
     },
     webhook_deliveries: async (ms) => {
       const s = await webhookDeliveryStats(prisma, ms);
       return (r) => {
-        countGauge(r, 'webhook_deliveries', 'Webhook deliveries by status (pending, retrying, succeeded, abandoned).', ['status'], s.byStatus);
-        gauge(r, 'webhook_oldest_waiting_delivery_age_seconds', 'Age of the oldest webhook delivery still pending or retrying; 0 when none waits.', []).set(s.oldestWaitingAgeSeconds);
+        countGauge(
+          r,
+          'webhook_deliveries',
+          'Webhook deliveries by status (pending, retrying, succeeded, abandoned).',
+          ['status'],
+          s.byStatus,
+        );
+        gauge(
+          r,
+          'webhook_oldest_waiting_delivery_age_seconds',
+          'Age of the oldest webhook delivery still pending or retrying; 0 when none waits.',
+          [],
+        ).set(s.oldestWaitingAgeSeconds);
       };
     },
     chain_scanner: async (ms) => {
@@ -147,7 +188,7 @@ function operationsCollectors(deps: MetricsDeps): Record<string, Collector> {
       const failed = lags.filter((l) => l.status === 'rejected');
       return (r) => {
         const head = gauge(r, 'chain_head_block', "The chain head each network's RPC reports.", ['chain_id']);
-        const next = gauge(r, 'chain_scanner_next_block', 'The next block each network\'s scanner reads.', ['chain_id']);
+        const next = gauge(r, 'chain_scanner_next_block', "The next block each network's scanner reads.", ['chain_id']);
         const lag = gauge(r, 'chain_scanner_lag_blocks', 'Blocks at or below the chain head the scanner has not read yet.', ['chain_id']);
         for (const l of lags) {
           if (l.status !== 'fulfilled') continue;
@@ -164,8 +205,14 @@ function operationsCollectors(deps: MetricsDeps): Record<string, Collector> {
       const a = await openAlerts(prisma, ms);
       return (r) => {
         countGauge(r, 'operator_alerts_open', 'Open operator alerts by kind and severity.', ['kind', 'severity'], a.byKind);
-        const diffs = gauge(r, 'ledger_reconcile_differences', "Differences between the books and the chain found by the last reconcile (its open ledger_difference alerts), by severity.", ['severity']);
-        for (const severity of ['critical', 'warning']) diffs.set({ severity }, a.reconcileDifferences.find((d) => d.labels.severity === severity)?.count ?? 0);
+        const diffs = gauge(
+          r,
+          'ledger_reconcile_differences',
+          'Differences between the books and the chain found by the last reconcile (its open ledger_difference alerts), by severity.',
+          ['severity'],
+        );
+        for (const severity of ['critical', 'warning'])
+          diffs.set({ severity }, a.reconcileDifferences.find((d) => d.labels.severity === severity)?.count ?? 0);
       };
     },
   };

@@ -15,12 +15,20 @@ export function mountRouter(app: Koa<ApiState>, router: Router<ApiState>): void 
   app.use(async (ctx, next) => {
     await allowedMethods(ctx as ApiContext, next);
     if (ctx.status !== 405 && ctx.status !== 501) return;
-    const allowed = (ctx.response.get('Allow') || '').split(',').map((m) => m.trim()).filter(Boolean);
+    const allowed = (ctx.response.get('Allow') || '')
+      .split(',')
+      .map((m) => m.trim())
+      .filter(Boolean);
     ctx.remove('Allow');
     if (allowed.length === 0) {
       ctx.status = 404;
       return;
     }
-    throw new ApiError('method_not_allowed', `${ctx.method.slice(0, 16)} is not allowed here; allowed: ${allowed.join(', ')}`, { allowedMethods: allowed }, { Allow: allowed.join(', ') });
+    throw new ApiError(
+      'method_not_allowed',
+      `${ctx.method.slice(0, 16)} is not allowed here; allowed: ${allowed.join(', ')}`,
+      { allowedMethods: allowed },
+      { Allow: allowed.join(', ') },
+    );
   });
 }

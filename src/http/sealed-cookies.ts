@@ -34,12 +34,25 @@ export interface SealedCookies {
 
 const LOGIN_SECONDS = 600;
 
-export function sealedCookies(opts: { path: string; sessionCookie: string; label: string; serviceSecret: ServiceSecret; secureCookies: boolean }): SealedCookies {
+export function sealedCookies(opts: {
+  path: string;
+  sessionCookie: string;
+  label: string;
+  serviceSecret: ServiceSecret;
+  secureCookies: boolean;
+}): SealedCookies {
   const loginCookie = `${opts.sessionCookie}_login`;
   const set = (ctx: Ctx, name: string, value: string | null, maxAgeSeconds: number) => {
     // Behind a TLS-terminating proxy (PUBLIC_BASE_URL https) the cookie is Secure although this hop is http.
     if (opts.secureCookies) ctx.cookies.secure = true;
-    ctx.cookies.set(name, value, { httpOnly: true, sameSite: 'strict', path: opts.path, secure: opts.secureCookies, maxAge: maxAgeSeconds * 1000, overwrite: true });
+    ctx.cookies.set(name, value, {
+      httpOnly: true,
+      sameSite: 'strict',
+      path: opts.path,
+      secure: opts.secureCookies,
+      maxAge: maxAgeSeconds * 1000,
+      overwrite: true,
+    });
   };
   const open = (ctx: Ctx, name: string): { csrf: string; expiresAt: number; who?: string; id?: string } | null => {
     const raw = ctx.cookies.get(name);
@@ -57,7 +70,9 @@ export function sealedCookies(opts: { path: string; sessionCookie: string; label
   return {
     read(ctx) {
       const s = open(ctx, opts.sessionCookie);
-      return s && typeof s.who === 'string' && typeof s.id === 'string' ? { id: s.id, who: s.who, csrf: s.csrf, expiresAt: s.expiresAt } : null;
+      return s && typeof s.who === 'string' && typeof s.id === 'string'
+        ? { id: s.id, who: s.who, csrf: s.csrf, expiresAt: s.expiresAt }
+        : null;
     },
     write(ctx, id, who, seconds) {
       const session: CookieSession = { id, who, csrf: randomBytes(32).toString('base64url'), expiresAt: Date.now() + seconds * 1000 };

@@ -82,7 +82,10 @@ export class HttpOfframpProvider implements OfframpProvider {
   }
 
   async registerBankAccount(registration: BankAccountRegistration): Promise<ProviderBankAccount> {
-    const { body } = await this.call('POST', '/v1/bank-accounts', ZBankAccount, { body: registration, idempotencyKey: registration.bankAccountId });
+    const { body } = await this.call('POST', '/v1/bank-accounts', ZBankAccount, {
+      body: registration,
+      idempotencyKey: registration.bankAccountId,
+    });
     return toAccount(body);
   }
 
@@ -127,7 +130,12 @@ export class HttpOfframpProvider implements OfframpProvider {
     schema: z.ZodType<T>,
     opts: { body?: unknown; idempotencyKey?: string; notFound: true },
   ): Promise<{ status: number; body: T } | null>;
-  private async call<T>(method: 'GET' | 'POST', path: string, schema: z.ZodType<T>, opts: { body?: unknown; idempotencyKey?: string }): Promise<{ status: number; body: T }>;
+  private async call<T>(
+    method: 'GET' | 'POST',
+    path: string,
+    schema: z.ZodType<T>,
+    opts: { body?: unknown; idempotencyKey?: string },
+  ): Promise<{ status: number; body: T }>;
   private async call<T>(
     method: 'GET' | 'POST',
     path: string,
@@ -150,7 +158,10 @@ export class HttpOfframpProvider implements OfframpProvider {
       });
       text = await res.text();
     } catch (err) {
-      const reason = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError') ? `no answer within ${this.timeoutMs} ms` : 'connection failed';
+      const reason =
+        err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')
+          ? `no answer within ${this.timeoutMs} ms`
+          : 'connection failed';
       throw new ProviderError('unavailable', `provider ${what}: ${reason}`);
     }
     if (res.status === 404 && opts.notFound) return null;
@@ -169,7 +180,8 @@ export class HttpOfframpProvider implements OfframpProvider {
     const parsed = schema.safeParse(json);
     if (!parsed.success) throw new ProviderError('unavailable', `provider ${what} answered an unexpected shape`);
     const body = parsed.data as T & { status?: string };
-    if (body.status === 'uncertain') throw new ProviderError('uncertain', `provider ${what}: the payout's state is uncertain`, 'payout_uncertain');
+    if (body.status === 'uncertain')
+      throw new ProviderError('uncertain', `provider ${what}: the payout's state is uncertain`, 'payout_uncertain');
     return { status: res.status, body };
   }
 }
@@ -189,5 +201,12 @@ function toAccount(a: TBankAccount): ProviderBankAccount {
 
 function toPayout(p: TPayout): Payout {
   if (p.status === 'uncertain') throw new ProviderError('uncertain', "the payout's state is uncertain", 'payout_uncertain');
-  return { payoutId: p.payoutId, paymentId: p.paymentId, status: p.status, reasonCode: p.reasonCode, refundTxHash: p.refundTxHash, updatedAt: new Date(p.updatedAt) };
+  return {
+    payoutId: p.payoutId,
+    paymentId: p.paymentId,
+    status: p.status,
+    reasonCode: p.reasonCode,
+    refundTxHash: p.refundTxHash,
+    updatedAt: new Date(p.updatedAt),
+  };
 }

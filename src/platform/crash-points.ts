@@ -42,7 +42,8 @@ export interface CrashTarget {
 /** `point` or `point#n`. */
 export function parseCrashTarget(spec: string): CrashTarget {
   const m = /^([a-zA-Z0-9_.-]+)(?:#(\d+))?$/.exec(spec);
-  if (!m || (m[2] !== undefined && Number(m[2]) < 1)) throw new Error(`CRASH_AT must be <point> or <point>#<n ≥ 1>, got ${JSON.stringify(spec)}`);
+  if (!m || (m[2] !== undefined && Number(m[2]) < 1))
+    throw new Error(`CRASH_AT must be <point> or <point>#<n ≥ 1>, got ${JSON.stringify(spec)}`);
   return { point: m[1]!, occurrence: m[2] === undefined ? 1 : Number(m[2]) };
 }
 

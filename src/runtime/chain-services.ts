@@ -69,8 +69,15 @@ export function keysForRoles(roles: readonly string[], supply: SupplyOptions): R
 }
 
 /** The signing role's chain services (the sandbox's by default, as tests and the simulation run it). */
-export function createChainServices(envs: TEnvironments, dataDir: string, options: Partial<Omit<SupplyOptions, 'dataDir'>> = {}): SigningChainServices {
-  return { chains: createChainRegistry(envs), ...signingKeys({ deployment: options.deployment ?? 'sandbox', dataDir, env: options.env ?? {} }) };
+export function createChainServices(
+  envs: TEnvironments,
+  dataDir: string,
+  options: Partial<Omit<SupplyOptions, 'dataDir'>> = {},
+): SigningChainServices {
+  return {
+    chains: createChainRegistry(envs),
+    ...signingKeys({ deployment: options.deployment ?? 'sandbox', dataDir, env: options.env ?? {} }),
+  };
 }
 
 /**
@@ -87,7 +94,9 @@ export async function assertKeysMatchDatabase(prisma: PrismaClient, keys: RoleKe
 }
 
 function seedSourceName(source: string): string {
-  return { 'secret-file': 'CUSTODY_MNEMONIC_FILE', env: 'CUSTODY_MNEMONIC', file: 'the data dir', created: 'the data dir' }[source] ?? source;
+  return (
+    { 'secret-file': 'CUSTODY_MNEMONIC_FILE', env: 'CUSTODY_MNEMONIC', file: 'the data dir', created: 'the data dir' }[source] ?? source
+  );
 }
 
 /** Sandbox only: gives the treasury gas money from anvil's funded dev account, so settlements can pay gas. */

@@ -109,7 +109,10 @@ function offrampCallbacks(parts: ServiceParts, db: Database, overrides: ServiceO
   const service: OfframpCallbacks = {
     onBankAccountUpdated: onProviderBankAccountUpdated(db.prisma),
     onPayoutUpdated: async (payout: Payout) => {
-      await onPayoutUpdated({ prisma: db.prisma, engine: parts.engine, confirmationsOf: (chainId) => parts.chains.network(chainId).confirmations }, payout);
+      await onPayoutUpdated(
+        { prisma: db.prisma, engine: parts.engine, confirmationsOf: (chainId) => parts.chains.network(chainId).confirmations },
+        payout,
+      );
     },
   };
   return overrides.offrampCallbacks ? overrides.offrampCallbacks(service) : service;

@@ -20,7 +20,10 @@ export function followCredentialChanges(opts: { url: string; cache: AppCredentia
     onConnected: () => opts.cache.setLive(true),
     onError: (err, retryInMs) => {
       opts.cache.setLive(false);
-      opts.logger.warn({ msg: err.message, retryInMs }, 'credential change listener lost its connection; not caching credentials until it is back');
+      opts.logger.warn(
+        { msg: err.message, retryInMs },
+        'credential change listener lost its connection; not caching credentials until it is back',
+      );
     },
   });
   return {

@@ -93,7 +93,11 @@ export async function startService(opts: {
 
     // Each role has a pool of its own (API_/WORKER_DATABASE_POOL_*), also when both share this process.
     const database = await openDatabase(config, { role: roles.includes('worker') ? 'worker' : 'api' });
-    lifecycle.add('postgresql', () => database.close(), () => database.kill());
+    lifecycle.add(
+      'postgresql',
+      () => database.close(),
+      () => database.kill(),
+    );
 
     let temporalAddress = config.temporal.address;
     let uiUrl: string | undefined;
@@ -103,7 +107,11 @@ export async function startService(opts: {
         frontendPort: config.temporal.embeddedPort,
         dir: path.join(data, 'temporal-cluster'),
       });
-      lifecycle.add('temporal cluster', () => cluster.stop(), () => CLUSTER_ROLES.forEach((role) => cluster.kill(role)));
+      lifecycle.add(
+        'temporal cluster',
+        () => cluster.stop(),
+        () => CLUSTER_ROLES.forEach((role) => cluster.kill(role)),
+      );
       temporalAddress = cluster.address;
     }
     if (!temporalAddress) {
@@ -113,7 +121,11 @@ export async function startService(opts: {
         dbFile: path.join(data, 'temporal', 'temporal.db'),
         namespaces: [config.temporal.namespace],
       });
-      lifecycle.add('temporal dev server', () => dev.stop(), () => dev.kill());
+      lifecycle.add(
+        'temporal dev server',
+        () => dev.stop(),
+        () => dev.kill(),
+      );
       temporalAddress = dev.address;
       uiUrl = dev.uiUrl;
     }
@@ -128,7 +140,11 @@ export async function startService(opts: {
         // Blocks keep coming, so confirmations advance as on a real chain.
         ...(opts.sandboxBlockTime === 0 ? {} : { blockTime: opts.sandboxBlockTime ?? 1 }),
       });
-      lifecycle.add('anvil', () => anvil.stop(), () => anvil.kill());
+      lifecycle.add(
+        'anvil',
+        () => anvil.stop(),
+        () => anvil.kill(),
+      );
       await ensureSandboxToken({ rpcUrl: anvil.rpcUrl });
       environments = withRpcUrl(environments, sandbox.chainId, anvil.rpcUrl);
       rpcUrl = anvil.rpcUrl;
@@ -139,7 +155,8 @@ export async function startService(opts: {
     // own process on the sandbox chain, its callbacks sent to this service's API.
     let offramp: OfframpProvider | undefined;
     let sandboxProviderUrl: string | undefined;
-    const callbackSecret = config.offramp.callbackSecret ?? Buffer.from(deriveKey(serviceSecret.current, 'offramp-callback-secret')).toString('hex');
+    const callbackSecret =
+      config.offramp.callbackSecret ?? Buffer.from(deriveKey(serviceSecret.current, 'offramp-callback-secret')).toString('hex');
     if (config.offramp.providerUrl) {
       offramp = new HttpOfframpProvider({ baseUrl: config.offramp.providerUrl, callbackSecret, timeoutMs: config.offramp.timeoutMs });
     } else if (rpcUrl && sandbox) {
@@ -153,7 +170,11 @@ export async function startService(opts: {
         callbackSecret,
         env: { LOG_LEVEL: config.logLevel },
       });
-      lifecycle.add('sandbox provider', () => provider.stop(), () => provider.kill());
+      lifecycle.add(
+        'sandbox provider',
+        () => provider.stop(),
+        () => provider.kill(),
+      );
       sandboxProviderUrl = provider.url;
       offramp = new HttpOfframpProvider({ baseUrl: provider.url, callbackSecret, timeoutMs: config.offramp.timeoutMs });
     }
@@ -169,7 +190,16 @@ export async function startService(opts: {
       rpcTimeoutMs: config.temporal.rpcTimeoutMs,
     });
     lifecycle.add('temporal client', () => engine.close());
-    const service = composeService({ config, environments, logger, serviceSecret, chains: chain.chains, addressBook: chain.addressBook, engine, ...(offramp ? { offramp } : {}) });
+    const service = composeService({
+      config,
+      environments,
+      logger,
+      serviceSecret,
+      chains: chain.chains,
+      addressBook: chain.addressBook,
+      engine,
+      ...(offramp ? { offramp } : {}),
+    });
 
     let temporalMetricsUrl: string | undefined;
     if (roles.includes('worker')) {
@@ -201,9 +231,22 @@ export async function startService(opts: {
         await running;
         await connection.close();
       });
-      await retriedAtStart(logger, 'chain scanners', () => engine.ensureChainScanners(chain.chains.networks().map((n) => n.chainId), { pollSeconds: opts.scannerPollSeconds ?? 2 }));
+      await retriedAtStart(logger, 'chain scanners', () =>
+        engine.ensureChainScanners(
+          chain.chains.networks().map((n) => n.chainId),
+          { pollSeconds: opts.scannerPollSeconds ?? 2 },
+        ),
+      );
       await retriedAtStart(logger, 'webhook dispatcher', () => engine.ensureWebhookDispatcher());
-      const kicks = startWebhookPickup({ databaseUrl: database.url, prisma: workerDb.prisma, logger, serviceSecret, destinations: config.webhooks, engine, webhookStarter });
+      const kicks = startWebhookPickup({
+        databaseUrl: database.url,
+        prisma: workerDb.prisma,
+        logger,
+        serviceSecret,
+        destinations: config.webhooks,
+        engine,
+        webhookStarter,
+      });
       lifecycle.add('webhook kicks', () => kicks.stop());
       await kicks.ready;
       // Reconciliation runs by itself: deposits, the books against the chain, orphaned Payments.
@@ -233,7 +276,23 @@ export async function startService(opts: {
       lifecycle.add('api', () => closeServer(server, API_DRAIN_MS));
       apiUrl = `http://${config.http.host}:${config.http.port}`;
     }
-    return { config, environments, database, engine, chain, temporalAddress, uiUrl, rpcUrl, apiUrl, offramp, sandboxProviderUrl, temporalMetricsUrl, dataDir: data, stop, kill: () => lifecycle.kill() };
+    return {
+      config,
+      environments,
+      database,
+      engine,
+      chain,
+      temporalAddress,
+      uiUrl,
+      rpcUrl,
+      apiUrl,
+      offramp,
+      sandboxProviderUrl,
+      temporalMetricsUrl,
+      dataDir: data,
+      stop,
+      kill: () => lifecycle.kill(),
+    };
   } catch (err) {
     await stop().catch((stopErr: unknown) => logger.error({ msg: String(stopErr) }, 'stop after a failed start failed'));
     throw err;
@@ -250,7 +309,10 @@ async function retriedAtStart<T>(logger: Logger, what: string, fn: () => Promise
       return await fn();
     } catch (err) {
       if (attempt >= attempts) throw err;
-      logger.warn({ what, attempt, msg: err instanceof Error ? err.message : String(err) }, 'start-up call to Temporal failed; trying again');
+      logger.warn(
+        { what, attempt, msg: err instanceof Error ? err.message : String(err) },
+        'start-up call to Temporal failed; trying again',
+      );
       await new Promise((resolve) => setTimeout(resolve, 2000 * attempt));
     }
   }

@@ -52,14 +52,21 @@ export function startWebhookKicks(opts: {
 }): ChannelListener {
   const { logger, dispatch } = opts;
   const kick = () =>
-    opts.engine.kickWebhookDispatcher().catch((err: unknown) => logger.warn({ msg: err instanceof Error ? err.message : String(err) }, 'could not kick the webhook dispatcher; its poll will'));
+    opts.engine
+      .kickWebhookDispatcher()
+      .catch((err: unknown) =>
+        logger.warn({ msg: err instanceof Error ? err.message : String(err) }, 'could not kick the webhook dispatcher; its poll will'),
+      );
   const passes = async () => {
     if (!dispatch) return kick();
     try {
       let more = true;
       while (more) more = (await dispatch()).more;
     } catch (err) {
-      logger.warn({ msg: err instanceof Error ? err.message : String(err) }, 'dispatch pass after commit failed; kicking the webhook dispatcher');
+      logger.warn(
+        { msg: err instanceof Error ? err.message : String(err) },
+        'dispatch pass after commit failed; kicking the webhook dispatcher',
+      );
       await kick();
     }
   };

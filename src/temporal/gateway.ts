@@ -32,7 +32,13 @@ import type {
   OperatorEngine,
 } from '../domain/engine/pure/engine';
 import type { ResolutionRequest } from '../domain/operators/pure/operator-resolution';
-import { CHAIN_SCANNER_WORKFLOW, chainScannerWorkflowId, pokeSignal, rescanFromSignal, type ChainScannerInput } from '../../workflows/contracts/chain-scanner';
+import {
+  CHAIN_SCANNER_WORKFLOW,
+  chainScannerWorkflowId,
+  pokeSignal,
+  rescanFromSignal,
+  type ChainScannerInput,
+} from '../../workflows/contracts/chain-scanner';
 import {
   DEPOSIT_SETTLEMENT_POLICY,
   DEPOSIT_WORKFLOW,
@@ -69,7 +75,12 @@ import {
   type PaymentReconciliationSummary,
 } from '../../workflows/contracts/payment-reconciliation';
 import { DATA_ERROR } from '../../workflows/contracts/failures';
-import { FUND_RETURN_WORKFLOW, fundReturnWorkflowId, resolveFundReturnSignal, type FundReturnWorkflowInput } from '../../workflows/contracts/fund-return';
+import {
+  FUND_RETURN_WORKFLOW,
+  fundReturnWorkflowId,
+  resolveFundReturnSignal,
+  type FundReturnWorkflowInput,
+} from '../../workflows/contracts/fund-return';
 import { VAULT_FUNDING_WORKFLOW, vaultFundingWorkflowId, type VaultFundingWorkflowInput } from '../../workflows/contracts/vault-funding';
 import { chainAdvancedSignal } from '../../workflows/contracts/chain-advanced';
 import type { PaymentSettlementPolicy } from '../../workflows/contracts/payment';
@@ -95,7 +106,8 @@ import {
  * workflow contracts in workflows/contracts/. Engine errors are turned into typed outcomes here, so no
  * caller unpacks a WorkflowUpdateFailedError.
  */
-export interface TemporalGateway extends PaymentEngine, DepositEngine, WebhookEngine, ChainAdvanceEngine, VaultFundingEngine, FundReturnEngine, OperatorEngine {
+export interface TemporalGateway
+  extends PaymentEngine, DepositEngine, WebhookEngine, ChainAdvanceEngine, VaultFundingEngine, FundReturnEngine, OperatorEngine {
   readonly taskQueue: string;
   /** One cheap RPC that needs the frontend service to answer (health checks). */
   ping(): Promise<void>;
@@ -117,7 +129,9 @@ export interface TemporalGateway extends PaymentEngine, DepositEngine, WebhookEn
    * Creates the service's schedules (src/temporal/schedules.ts), or updates one whose definition
    * changed; an unchanged one is left alone, and an operator's pause is kept.
    */
-  ensureSchedules(schedules?: readonly ServiceSchedule[]): Promise<Array<{ scheduleId: string; outcome: 'created' | 'updated' | 'unchanged' }>>;
+  ensureSchedules(
+    schedules?: readonly ServiceSchedule[],
+  ): Promise<Array<{ scheduleId: string; outcome: 'created' | 'updated' | 'unchanged' }>>;
 
   /** Makes sure the webhook dispatcher runs (idempotent: a running one keeps its settings). */
   ensureWebhookDispatcher(options?: Partial<WebhookDispatcherInput>): Promise<{ started: boolean }>;
@@ -191,7 +205,12 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
   const { taskQueue } = opts;
   const updateTimeoutMs = opts.updateTimeoutMs ?? DEFAULT_UPDATE_TIMEOUT_MS;
   const handle = (workflowId: string) => client.workflow.getHandle(workflowId);
-  const fundReturnInput = (returnId: string, confirmations: number): FundReturnWorkflowInput => ({ returnId, confirmations, pollSeconds: 1, maxChecks: 600 });
+  const fundReturnInput = (returnId: string, confirmations: number): FundReturnWorkflowInput => ({
+    returnId,
+    confirmations,
+    pollSeconds: 1,
+    maxChecks: 600,
+  });
   const depositInput = (start: DepositStart): DepositWorkflowInput => ({
     ...start,
     policy: {
@@ -236,7 +255,13 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
   }
 
   /** Temporal refuses a second workflow with the same id: that refusal means "already there". */
-  async function startOnce(type: string, workflowId: string, args: unknown[], reuse?: 'ALLOW_DUPLICATE_FAILED_ONLY' | 'REJECT_DUPLICATE', eager = false) {
+  async function startOnce(
+    type: string,
+    workflowId: string,
+    args: unknown[],
+    reuse?: 'ALLOW_DUPLICATE_FAILED_ONLY' | 'REJECT_DUPLICATE',
+    eager = false,
+  ) {
     try {
       await client.workflow.start(type, {
         taskQueue,
@@ -290,7 +315,8 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
         if (err instanceof WorkflowNotFoundError || isWorkflowClosed(err)) return { outcome: 'closed' };
         // Not answered in time. The update may still run once a worker takes it; a retry then finds
         // the Payment cancelled (a cancel is idempotent in the workflow).
-        if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return { outcome: 'unavailable', retryAfterSeconds: Math.max(1, Math.ceil(updateTimeoutMs / 1000)) };
+        if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError)
+          return { outcome: 'unavailable', retryAfterSeconds: Math.max(1, Math.ceil(updateTimeoutMs / 1000)) };
         throw err;
       }
     },
@@ -320,7 +346,12 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
 
     async startFundReturn(returnId: string, confirmations: number) {
       // Never a second run for one return: a failed one is asked for again as a new return.
-      return startOnce(FUND_RETURN_WORKFLOW, fundReturnWorkflowId(returnId), [fundReturnInput(returnId, confirmations)], 'REJECT_DUPLICATE');
+      return startOnce(
+        FUND_RETURN_WORKFLOW,
+        fundReturnWorkflowId(returnId),
+        [fundReturnInput(returnId, confirmations)],
+        'REJECT_DUPLICATE',
+      );
     },
 
     async resolveFundReturn(returnId: string, confirmations: number, request: ResolutionRequest) {
@@ -579,7 +610,10 @@ export function workerWebhookStarter(
   connection: NativeConnection,
   opts: { namespace: string; taskQueue: string; rpcTimeoutMs?: number },
 ): Pick<WebhookEngine, 'startWebhookDelivery'> {
-  const gateway = createTemporalGateway(new Client({ connection, namespace: opts.namespace }), { taskQueue: opts.taskQueue, eagerWebhookDeliveries: true });
+  const gateway = createTemporalGateway(new Client({ connection, namespace: opts.namespace }), {
+    taskQueue: opts.taskQueue,
+    eagerWebhookDeliveries: true,
+  });
   const timeoutMs = opts.rpcTimeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
   return {
     startWebhookDelivery: (delivery) => connection.withDeadline(Date.now() + timeoutMs, () => gateway.startWebhookDelivery(delivery)),

@@ -39,8 +39,16 @@ export function createEngineProbes(client: Client, taskQueue: string): EnginePro
 }
 
 /** The probes on a connection of their own (the benchmark); close() ends it. */
-export async function connectEngineProbes(opts: { address: string; namespace: string; taskQueue: string }): Promise<EngineProbes & { close(): Promise<void> }> {
-  const connection = await Connection.connect({ address: opts.address, connectTimeout: '10s', interceptors: temporalInterceptors(DEFAULT_RPC_TIMEOUT_MS) });
+export async function connectEngineProbes(opts: {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+}): Promise<EngineProbes & { close(): Promise<void> }> {
+  const connection = await Connection.connect({
+    address: opts.address,
+    connectTimeout: '10s',
+    interceptors: temporalInterceptors(DEFAULT_RPC_TIMEOUT_MS),
+  });
   const probes = createEngineProbes(new Client({ connection, namespace: opts.namespace }), opts.taskQueue);
   return Object.assign(probes, { close: () => connection.close() });
 }

@@ -29,7 +29,8 @@ export const SERVICE_SCHEDULES: readonly ServiceSchedule[] = [
     every: '1 minute',
     args: [{}],
     executionTimeout: '10 minutes',
-    description: 'starts the workflow of every Payment whose create could not (orphans), alerts on Payments whose workflow is gone, sends again a posted settlement a deep reorg dropped',
+    description:
+      'starts the workflow of every Payment whose create could not (orphans), alerts on Payments whose workflow is gone, sends again a posted settlement a deep reorg dropped',
   },
   {
     scheduleId: 'ledger-reconciliation',

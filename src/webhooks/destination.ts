@@ -225,7 +225,10 @@ export function guardedLookup(policy: DestinationPolicy): LookupFunction {
     dns.lookup(hostname, { all: true, verbatim: true, family: options.family ?? 0, hints: options.hints }, (err, addresses) => {
       if (err) return callback(err, '', 0);
       if (!policy.allowPrivateDestinations) {
-        const refused = refusedAmong(hostname, addresses.map((a) => a.address));
+        const refused = refusedAmong(
+          hostname,
+          addresses.map((a) => a.address),
+        );
         if (refused) return callback(refused as unknown as NodeJS.ErrnoException, '', 0);
       }
       if (options.all) return callback(null, addresses);

@@ -24,7 +24,8 @@ function assertDataError(err: unknown, sqlState: string, secret?: string): void 
   assert.equal(err.nonRetryable, true);
   assert.match(err.message, /^act: /);
   assert.ok(err.message.includes(sqlState), err.message);
-  if (secret) assert.ok(!err.message.includes(secret) && !JSON.stringify(err.details).includes(secret), 'the message must not carry the values');
+  if (secret)
+    assert.ok(!err.message.includes(secret) && !JSON.stringify(err.details).includes(secret), 'the message must not carry the values');
 }
 
 function assertRetryable(err: unknown): void {
@@ -50,14 +51,25 @@ describe('activity errors are classified once: data errors stop, transient error
     const cred = await newApp();
     const record = { key: 'dup', method: 'POST', path: '/x', requestHash: 'sekrit', state: 'in_progress', lockedUntil: new Date() };
     // 22021 a NUL in text (the reported wedge: "invalid byte sequence for encoding UTF8: 0x00"), through a model write.
-    assertDataError(await thrownBy(() => prisma.idempotencyRecord.create({ data: { appId: cred.appId, ...record, key: 'sekrit\u0000' } })), '22021', 'sekrit');
+    assertDataError(
+      await thrownBy(() => prisma.idempotencyRecord.create({ data: { appId: cred.appId, ...record, key: 'sekrit\u0000' } })),
+      '22021',
+      'sekrit',
+    );
     // 22003 numeric value out of range, 22P02 invalid text representation.
     assertDataError(await thrownBy(() => prisma.$queryRawUnsafe(`SELECT $1::numeric(78,0)`, '1' + '0'.repeat(80))), '22003');
     assertDataError(await thrownBy(() => prisma.$queryRawUnsafe(`SELECT $1::int`, 'sekrit')), '22P02', 'sekrit');
     // 23505 unique and 23503 foreign key, through model writes.
     await prisma.idempotencyRecord.create({ data: { appId: cred.appId, ...record } });
     assertDataError(await thrownBy(() => prisma.idempotencyRecord.create({ data: { appId: cred.appId, ...record } })), '23505', 'sekrit');
-    const orphan = { id: `acct_orphan_${process.pid}`, appId: 'app_missing', externalUserId: 'sekrit', subjectType: 'individual', status: 'active', metadata: {} };
+    const orphan = {
+      id: `acct_orphan_${process.pid}`,
+      appId: 'app_missing',
+      externalUserId: 'sekrit',
+      subjectType: 'individual',
+      status: 'active',
+      metadata: {},
+    };
     assertDataError(await thrownBy(() => prisma.account.create({ data: orphan })), '23503', 'sekrit');
     // 23514 check and 23502 not-null, inside an interactive transaction (as the stores write).
     assertDataError(await thrownBy(() => inScratchTable(prisma, 'INSERT INTO scratch VALUES (-1)')), '23514');
@@ -66,7 +78,8 @@ describe('activity errors are classified once: data errors stop, transient error
 
   test('serialization failures, deadlocks, statement timeouts, a refused connection and a pool acquire timeout stay retryable', async () => {
     const h = await getHarness();
-    for (const sqlState of ['40001', '40P01', '57014', '57P01', '08006']) assertRetryable(await thrownBy(() => raise(h.db.prisma, sqlState)));
+    for (const sqlState of ['40001', '40P01', '57014', '57P01', '08006'])
+      assertRetryable(await thrownBy(() => raise(h.db.prisma, sqlState)));
 
     const refused = createDatabase({ url: 'postgresql://nobody@127.0.0.1:1/none', poolMax: 1, acquireTimeoutMs: 1000 });
     try {

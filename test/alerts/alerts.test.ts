@@ -8,7 +8,6 @@ import { getHarness } from '../support/harness';
 import { runCli } from '../support/cli';
 import { startAdminApi, type AdminApi } from '../webhooks/support/admin';
 
-
 /** The alert functions with a logger whose lines the test reads. */
 async function capturing(): Promise<{ deps: AlertDeps; lines: Array<Record<string, unknown>> }> {
   const h = await getHarness();
@@ -30,8 +29,18 @@ describe('Operator alerts', () => {
     const h = await getHarness();
     const { deps, lines } = await capturing();
     const s = subject('dedupe');
-    const first = await raiseAlert(deps, { kind: 'ledger_difference', severity: 'warning', subject: s, details: { differenceAtomic: '5' } });
-    const again = await raiseAlert(deps, { kind: 'ledger_difference', severity: 'critical', subject: s, details: { differenceAtomic: '-3' } });
+    const first = await raiseAlert(deps, {
+      kind: 'ledger_difference',
+      severity: 'warning',
+      subject: s,
+      details: { differenceAtomic: '5' },
+    });
+    const again = await raiseAlert(deps, {
+      kind: 'ledger_difference',
+      severity: 'critical',
+      subject: s,
+      details: { differenceAtomic: '-3' },
+    });
     assert.equal(first.raised, true);
     assert.deepEqual(again, { alertId: first.alertId, raised: false });
     const rows = await h.db.prisma.operatorAlert.findMany({ where: { subject: s } });
@@ -56,7 +65,9 @@ describe('Operator alerts', () => {
     const { deps } = await capturing();
     const s = subject('race');
     const outcomes = await Promise.all(
-      Array.from({ length: 8 }, () => raiseAlert(deps, { kind: 'payment_workflow_missing', severity: 'critical', subject: s, details: {} })),
+      Array.from({ length: 8 }, () =>
+        raiseAlert(deps, { kind: 'payment_workflow_missing', severity: 'critical', subject: s, details: {} }),
+      ),
     );
     assert.equal(outcomes.filter((o) => o.raised).length, 1);
     assert.equal(await h.db.prisma.operatorAlert.count({ where: { subject: s } }), 1);
@@ -71,10 +82,13 @@ describe('Operator alerts', () => {
     const second = await syncAlerts(deps, 'ledger_difference', [alert(b)]);
     assert.deepEqual(second.raised, 0);
     const open = await h.db.prisma.operatorAlert.findMany({ where: { subject: { in: [a, b] } }, orderBy: { subject: 'asc' } });
-    assert.deepEqual(open.map((o) => [o.subject, o.resolvedAt === null]), [
-      [a, false],
-      [b, true],
-    ]);
+    assert.deepEqual(
+      open.map((o) => [o.subject, o.resolvedAt === null]),
+      [
+        [a, false],
+        [b, true],
+      ],
+    );
   });
 });
 
@@ -97,7 +111,9 @@ describe('Operator alerts: admin API and CLI', () => {
     admin = await startAdminApi({ allowPrivate: false });
     const { deps } = await capturing();
     for (const name of ['resolved', 'older', 'newer']) {
-      ids[name] = (await raiseAlert(deps, { kind: 'ledger_difference', severity: 'warning', subject: subject(name), details: { name } })).alertId;
+      ids[name] = (
+        await raiseAlert(deps, { kind: 'ledger_difference', severity: 'warning', subject: subject(name), details: { name } })
+      ).alertId;
       await new Promise((r) => setTimeout(r, 5)); // distinct createdAt (ms), so "newest first" is one order
     }
     const resolved = await deps.prisma.operatorAlert.findUniqueOrThrow({ where: { id: ids.resolved! } });
@@ -109,12 +125,17 @@ describe('Operator alerts: admin API and CLI', () => {
     const all = await admin.call('GET', '/admin/v1/alerts?limit=100');
     assert.equal(all.status, 200);
     const listed = all.body.items.map((a: { id: string }) => a.id);
-    assert.deepEqual(listed.filter((id: string) => Object.values(ids).includes(id)), [ids.newer, ids.older, ids.resolved]);
+    assert.deepEqual(
+      listed.filter((id: string) => Object.values(ids).includes(id)),
+      [ids.newer, ids.older, ids.resolved],
+    );
     const open = await admin.call('GET', '/admin/v1/alerts?open=true&kind=ledger_difference&limit=100');
     const openIds = open.body.items.map((a: { id: string }) => a.id);
     assert.ok(openIds.includes(ids.newer) && openIds.includes(ids.older));
     assert.equal(openIds.includes(ids.resolved), false);
-    assert.ok(open.body.items.every((a: { resolvedAt: string | null; kind: string }) => a.resolvedAt === null && a.kind === 'ledger_difference'));
+    assert.ok(
+      open.body.items.every((a: { resolvedAt: string | null; kind: string }) => a.resolvedAt === null && a.kind === 'ledger_difference'),
+    );
 
     const first = await admin.call('GET', '/admin/v1/alerts?limit=1');
     assert.equal(first.body.items.length, 1);
@@ -127,15 +148,30 @@ describe('Operator alerts: admin API and CLI', () => {
   test('GET /admin/v1/alerts/{id} answers the alert; unknown ids, bad filters, missing tokens and wrong methods answer the error envelope', async () => {
     const one = await admin.call('GET', `/admin/v1/alerts/${ids.older}`);
     assert.equal(one.status, 200);
-    assert.deepEqual(Object.keys(one.body.alert).sort(), ['createdAt', 'details', 'id', 'kind', 'resolvedAt', 'severity', 'subject', 'updatedAt']);
-    assert.deepEqual([one.body.alert.id, one.body.alert.kind, one.body.alert.severity, one.body.alert.details], [ids.older, 'ledger_difference', 'warning', { name: 'older' }]);
+    assert.deepEqual(Object.keys(one.body.alert).sort(), [
+      'createdAt',
+      'details',
+      'id',
+      'kind',
+      'resolvedAt',
+      'severity',
+      'subject',
+      'updatedAt',
+    ]);
+    assert.deepEqual(
+      [one.body.alert.id, one.body.alert.kind, one.body.alert.severity, one.body.alert.details],
+      [ids.older, 'ledger_difference', 'warning', { name: 'older' }],
+    );
 
     const missing = await admin.call('GET', '/admin/v1/alerts/alert_doesNotExist000000000000');
     assert.equal(missing.status, 404);
     assert.equal(missing.body.error.code, 'not_found');
     const bad = await admin.call('GET', '/admin/v1/alerts?open=maybe');
     assert.equal(bad.status, 400);
-    assert.deepEqual(bad.body.error.details.fields.map((f: { field: string }) => f.field), ['query.open']);
+    assert.deepEqual(
+      bad.body.error.details.fields.map((f: { field: string }) => f.field),
+      ['query.open'],
+    );
     const anonymous = await admin.call('GET', '/admin/v1/alerts', undefined, null);
     assert.equal(anonymous.status, 401);
     assert.equal(anonymous.body.error.code, 'unauthorized');

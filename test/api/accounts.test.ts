@@ -40,7 +40,10 @@ describe('Accounts (UPA)', () => {
     assert.equal(res.body.settlementProfile, null);
     assert.deepEqual(res.body.displayProfile, { displayName: null, logoUrl: null, version: 0 });
     const events = await h.db.prisma.event.findMany({ where: { appId: cred.appId, resourceId: res.body.account.id } });
-    assert.deepEqual(events.map((e) => e.name), ['account.created']);
+    assert.deepEqual(
+      events.map((e) => e.name),
+      ['account.created'],
+    );
     assert.equal(events[0]?.accountId, res.body.account.id);
   });
 
@@ -116,7 +119,10 @@ describe('Display profile', () => {
     assert.equal(stale.body.error.code, 'version_conflict');
     assert.equal(stale.body.error.details.currentVersion, 1);
     const revisions = await h.db.prisma.displayProfileRevision.findMany({ where: { accountId: created.account.id } });
-    assert.deepEqual(revisions.map((r) => [r.version, r.reason]), [[1, 'initial branding']]);
+    assert.deepEqual(
+      revisions.map((r) => [r.version, r.reason]),
+      [[1, 'initial branding']],
+    );
   });
 
   test('of concurrent updates with the same expectedVersion exactly one wins', async () => {
@@ -125,7 +131,11 @@ describe('Display profile', () => {
     const path = `/v2/accounts/${created.account.id}/display-profile`;
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        call(path, { credential: cred, method: 'PUT', body: { displayName: `Name ${i}`, expectedVersion: 0, reason: 'concurrent update test' } }),
+        call(path, {
+          credential: cred,
+          method: 'PUT',
+          body: { displayName: `Name ${i}`, expectedVersion: 0, reason: 'concurrent update test' },
+        }),
       ),
     );
     assert.equal(results.filter((r) => r.status === 200).length, 1);
@@ -183,7 +193,11 @@ describe('Connected wallets and settlement profile', () => {
     assert.equal(caps.body.capabilities.receivePayments.available, true);
 
     // A second change is a new version with a new destination id.
-    const again = await call(`/v2/accounts/${id}/settlement-profile`, { credential: cred, method: 'PUT', body: { connectedWalletId: w.id } });
+    const again = await call(`/v2/accounts/${id}/settlement-profile`, {
+      credential: cred,
+      method: 'PUT',
+      body: { connectedWalletId: w.id },
+    });
     assert.equal(again.body.settlementProfile.version, 2);
     assert.notEqual(again.body.settlementProfile.settlementDestinationId, sp.settlementDestinationId);
   });
@@ -208,7 +222,10 @@ describe('Connected wallets and settlement profile', () => {
     });
     assert.equal(res.status, 400, res.text);
     assert.equal(res.body.error.code, 'bad_request');
-    assert.deepEqual(res.body.error.details.fields.map((f: { field: string }) => f.field), ['body.address']);
+    assert.deepEqual(
+      res.body.error.details.fields.map((f: { field: string }) => f.field),
+      ['body.address'],
+    );
     assert.match(res.body.error.details.fields[0].message, /EIP-55 checksum/);
     const h = await getHarness();
     assert.equal(await h.db.prisma.connectedWallet.count({ where: { accountId: created.account.id } }), 0);
@@ -232,7 +249,10 @@ describe('Connected wallets and settlement profile', () => {
       assert.equal(profile.body.settlementProfile.snapshot.destinationAddress, CHECKSUMMED);
 
       const rows = await h.db.prisma.connectedWallet.findMany({ where: { accountId: id } });
-      assert.deepEqual(rows.map((r) => r.address), [CHECKSUMMED]);
+      assert.deepEqual(
+        rows.map((r) => r.address),
+        [CHECKSUMMED],
+      );
       const stored = await h.db.prisma.settlementProfile.findUniqueOrThrow({ where: { accountId: id } });
       assert.equal(stored.destinationAddress, CHECKSUMMED);
       assert.equal((stored.snapshot as { destinationAddress: string }).destinationAddress, CHECKSUMMED);
@@ -265,7 +285,10 @@ describe('Connected wallets and settlement profile', () => {
         ownershipVerificationMethod: 'eip712_signature',
       },
     });
-    const clash = await call(`/v2/accounts/${legacy}/connected-wallets`, { credential: cred, body: { chainId: 31337, address: CHECKSUMMED } });
+    const clash = await call(`/v2/accounts/${legacy}/connected-wallets`, {
+      credential: cred,
+      body: { chainId: 31337, address: CHECKSUMMED },
+    });
     assert.equal(clash.status, 409, clash.text);
     assert.equal(await h.db.prisma.connectedWallet.count({ where: { accountId: legacy } }), 1);
     assert.equal(await h.db.prisma.connectedWallet.count({ where: { accountId: id } }), 1);

@@ -34,7 +34,14 @@ async function startApiProcess(): Promise<ApiProcess> {
   const credentials = appCredentialCache(h.db.prisma, 10_000);
   const changes = followCredentialChanges({ url: h.databaseUrl, cache: credentials, logger });
   await changes.ready;
-  const api = createApi(await apiDepsOnHarness({ config: { ...h.config, admin: { apiToken: ADMIN_TOKEN } }, logger, credentials, client: { engine: h.engine } }));
+  const api = createApi(
+    await apiDepsOnHarness({
+      config: { ...h.config, admin: { apiToken: ADMIN_TOKEN } },
+      logger,
+      credentials,
+      client: { engine: h.engine },
+    }),
+  );
   const server: Server = await new Promise((resolve) => {
     const s = api.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -55,15 +62,20 @@ async function admin(api: ApiProcess, path: string, body: unknown) {
   return call(path, { baseUrl: api.baseUrl, method: 'POST', body, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
 }
 
-const configStatus = async (api: ApiProcess, cred: AppCredential) => (await call('/v2/partners/config', { baseUrl: api.baseUrl, credential: cred })).status;
+const configStatus = async (api: ApiProcess, cred: AppCredential) =>
+  (await call('/v2/partners/config', { baseUrl: api.baseUrl, credential: cred })).status;
 
 /** Polls with a 1 s deadline: every API process must refuse the secret within a second of the change. */
 async function refusedWithinOneSecond(api: ApiProcess, cred: AppCredential, what: string) {
-  await until(async (saw) => {
-    const status = await configStatus(api, cred);
-    saw(status);
-    return status === 401;
-  }, what, 1_000);
+  await until(
+    async (saw) => {
+      const status = await configStatus(api, cred);
+      saw(status);
+      return status === 401;
+    },
+    what,
+    1_000,
+  );
 }
 
 async function auditOf(appId: string) {
@@ -131,7 +143,17 @@ describe('rotating and revoking app credentials', () => {
     assert.equal(await configStatus(b, first), 200);
 
     const before = Date.now();
-    const rotated = await cli(['apps', 'rotate-secret', first.appId, '--actor', 'alice@example.com', '--overlap-seconds', '3600', '--reason', 'yearly rotation']);
+    const rotated = await cli([
+      'apps',
+      'rotate-secret',
+      first.appId,
+      '--actor',
+      'alice@example.com',
+      '--overlap-seconds',
+      '3600',
+      '--reason',
+      'yearly rotation',
+    ]);
     assert.deepEqual(Object.keys(rotated).sort(), ['appId', 'appSecret', 'environment', 'previousSecretsExpireAt']);
     assert.match(rotated.appSecret, /^sk_test_[A-Za-z0-9]{43}$/);
     const expires = Date.parse(rotated.previousSecretsExpireAt);
@@ -175,7 +197,11 @@ describe('rotating and revoking app credentials', () => {
     assert.equal(tooLong.status, 400, tooLong.text);
     const noActor = await admin(a, `/admin/v1/apps/${cred.appId}/revocation`, {});
     assert.equal(noActor.status, 400, noActor.text);
-    const unauthorized = await call(`/admin/v1/apps/${cred.appId}/revocation`, { baseUrl: a.baseUrl, method: 'POST', body: { actor: 'x' } });
+    const unauthorized = await call(`/admin/v1/apps/${cred.appId}/revocation`, {
+      baseUrl: a.baseUrl,
+      method: 'POST',
+      body: { actor: 'x' },
+    });
     assert.equal(unauthorized.status, 401);
     const h = await getHarness();
     assert.equal(await h.db.prisma.appSecret.count({ where: { appId: cred.appId } }), 1);
@@ -187,7 +213,10 @@ describe('rotating and revoking app credentials', () => {
     assert.equal(unknown.status, 404, unknown.text);
 
     await assert.rejects(runCli(['apps', 'revoke', cred.appId]), (err: CliExit) => err.code === 2);
-    await assert.rejects(runCli(['apps', 'rotate-secret', cred.appId, '--actor', 'ops', '--overlap-seconds', 'soon']), (err: CliExit) => err.code === 2);
+    await assert.rejects(
+      runCli(['apps', 'rotate-secret', cred.appId, '--actor', 'ops', '--overlap-seconds', 'soon']),
+      (err: CliExit) => err.code === 2,
+    );
     const revoked = await cli(['apps', 'revoke', cred.appId, '--actor', 'carol@example.com']);
     assert.equal(revoked.appId, cred.appId);
     await refusedWithinOneSecond(a, cred, 'API process A to refuse the secret revoked through the CLI');

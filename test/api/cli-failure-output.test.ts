@@ -116,14 +116,17 @@ describe('CLI failure output carries amounts as decimal strings', () => {
     assert.match(stderr, /1 difference/);
   });
 
-  test('`ledger check` with an entry on a partner account\'s book attributed to no account prints its report and exits 1', async () => {
+  test("`ledger check` with an entry on a partner account's book attributed to no account prints its report and exits 1", async () => {
     const h = await getHarness();
     // A balanced posting (the database refuses any other) whose account entry names no account.
     await db.query('BEGIN');
     await db.query(
       `INSERT INTO ledger_postings (id, app_id, source_type, source_id, leg, description, fingerprint) VALUES ('lpost_cli_failure', 'app_cli_failure', 'payment', 'pay_cli_failure', 'collection', 'misattributed', 'x')`,
     );
-    for (const [line, book, amount] of [[1, 'upa:acct_cli_failure:settled', '3000000'], [2, `external:${h.chainId}`, '-3000000']] as const) {
+    for (const [line, book, amount] of [
+      [1, 'upa:acct_cli_failure:settled', '3000000'],
+      [2, `external:${h.chainId}`, '-3000000'],
+    ] as const) {
       await db.query(
         `INSERT INTO ledger_entries (id, posting_id, line, book, chain_id, token_address, asset_symbol, decimals, amount_atomic) VALUES ($1, 'lpost_cli_failure', $2, $3, $4, $5, 'USDC', 6, $6)`,
         [`lent_cli_failure_${line}`, line, book, h.chainId, SANDBOX_TOKEN_ADDRESS.toLowerCase(), amount],

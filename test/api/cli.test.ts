@@ -32,7 +32,10 @@ test('apps create prints exactly one JSON object, stores only the hash, and the 
   assert.deepEqual(created.scopes, ['v2:accounts', 'v2:deposit_addresses', 'v2:payments', 'v2:vaults']);
 
   const row = await h.db.prisma.app.findUniqueOrThrow({ where: { id: created.appId }, include: { secrets: true } });
-  assert.deepEqual(row.secrets.map((s) => s.secretHash), [hashSecret(created.appSecret)]);
+  assert.deepEqual(
+    row.secrets.map((s) => s.secretHash),
+    [hashSecret(created.appSecret)],
+  );
   assert.ok(!JSON.stringify(row).includes(created.appSecret));
 
   const res = await call('/v2/partners/config', { credential: created as never });
@@ -41,13 +44,25 @@ test('apps create prints exactly one JSON object, stores only the hash, and the 
 });
 
 test('apps create honours --scopes and refuses an unknown scope', async () => {
-  const { stdout } = await runCli(['apps', 'create', '--environment', 'production', '--name', 'scoped', '--scopes', 'v2:accounts,v2:payments']);
+  const { stdout } = await runCli([
+    'apps',
+    'create',
+    '--environment',
+    'production',
+    '--name',
+    'scoped',
+    '--scopes',
+    'v2:accounts,v2:payments',
+  ]);
   const created = JSON.parse(stdout) as { scopes: string[]; environment: string };
   assert.deepEqual(created.scopes, ['v2:accounts', 'v2:payments']);
   assert.equal(created.environment, 'production');
-  await assert.rejects(runCli(['apps', 'create', '--environment', 'sandbox', '--name', 'bad', '--scopes', 'v2:everything']), (err: { code?: number; stdout?: string }) => {
-    assert.equal(err.code, 1);
-    assert.equal(err.stdout, '');
-    return true;
-  });
+  await assert.rejects(
+    runCli(['apps', 'create', '--environment', 'sandbox', '--name', 'bad', '--scopes', 'v2:everything']),
+    (err: { code?: number; stdout?: string }) => {
+      assert.equal(err.code, 1);
+      assert.equal(err.stdout, '');
+      return true;
+    },
+  );
 });

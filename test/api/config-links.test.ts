@@ -36,7 +36,11 @@ describe('the partner config links resolve', () => {
     assert.equal(configure.status, 200, configure.text);
     assert.equal(configure.body.createEndpoint, publicCreation.createEndpoint);
     // The create endpoint exists: an empty POST is refused for its input, not a missing route.
-    const create = await call(publicCreation.createEndpoint, { method: 'POST', body: {}, headers: { 'idempotency-key': 'config-links-0001-check' } });
+    const create = await call(publicCreation.createEndpoint, {
+      method: 'POST',
+      body: {},
+      headers: { 'idempotency-key': 'config-links-0001-check' },
+    });
     assert.equal(create.status, 400, create.text);
 
     const directory = await call(`${capabilities.payments.methods.externalBank.directoryEndpoint}?country=US`, { credential: cred });

@@ -75,15 +75,17 @@ describe('errors use the spec envelope', () => {
 
   test('an unexpected exception answers 500 internal_error and leaks no internals', async () => {
     const cred = await newApp();
-    const api = createApi(await apiDepsOnHarness({
-      extraRoutes: [
-        (router) => {
-          router.get('/v2/boom', () => {
-            throw new Error('database password is hunter2 at /srv/app/secret.ts:42');
-          });
-        },
-      ],
-    }));
+    const api = createApi(
+      await apiDepsOnHarness({
+        extraRoutes: [
+          (router) => {
+            router.get('/v2/boom', () => {
+              throw new Error('database password is hunter2 at /srv/app/secret.ts:42');
+            });
+          },
+        ],
+      }),
+    );
     const server = api.listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     try {
@@ -200,11 +202,19 @@ describe('pagination cursors', () => {
     const codec = createCursorCodec('k'.repeat(40));
     const cursor = codec.encode('payments:app_1', { t: '2026-01-01T00:00:00.000Z', id: 'payment_x' });
     const [payload, mac] = cursor.split('.') as [string, string];
-    const forged = Buffer.from(JSON.stringify({ s: 'payments:app_1', p: { t: '2030-01-01T00:00:00.000Z', id: 'z' } })).toString('base64url');
+    const forged = Buffer.from(JSON.stringify({ s: 'payments:app_1', p: { t: '2030-01-01T00:00:00.000Z', id: 'z' } })).toString(
+      'base64url',
+    );
     for (const bad of [`${forged}.${mac}`, `${payload}.${mac.replace(/.$/, (c) => (c === '0' ? '1' : '0'))}`, 'garbage', `${payload}`]) {
-      assert.throws(() => codec.decode('payments:app_1', bad), (e: unknown) => e instanceof ApiError && e.status === 400);
+      assert.throws(
+        () => codec.decode('payments:app_1', bad),
+        (e: unknown) => e instanceof ApiError && e.status === 400,
+      );
     }
-    assert.throws(() => codec.decode('payments:app_2', cursor), (e: unknown) => e instanceof ApiError && e.status === 400);
+    assert.throws(
+      () => codec.decode('payments:app_2', cursor),
+      (e: unknown) => e instanceof ApiError && e.status === 400,
+    );
   });
 });
 

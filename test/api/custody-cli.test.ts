@@ -31,7 +31,10 @@ describe('custody CLI', () => {
     // The printed setting is exactly what the API parses, and its addresses are the seed's.
     const book = createAddressBook(parsePublicKeys(result.env.CUSTODY_PUBLIC_KEYS, 'CUSTODY_PUBLIC_KEYS'));
     for (const purpose of ['escrow', 'vault'] as const) {
-      assert.equal(book.deriveAddress({ purpose, index: 7 }), mnemonicToAccount(phrase, { accountIndex: HD_ACCOUNT_BY_PURPOSE[purpose], addressIndex: 7 }).address);
+      assert.equal(
+        book.deriveAddress({ purpose, index: 7 }),
+        mnemonicToAccount(phrase, { accountIndex: HD_ACCOUNT_BY_PURPOSE[purpose], addressIndex: 7 }).address,
+      );
     }
     assert.equal(result.publicKeys.escrow, parsePublicKeys(result.env.CUSTODY_PUBLIC_KEYS, 'x').escrow);
     // The addresses an operator funds with gas (on every chain) and watches for fees.
@@ -46,7 +49,10 @@ describe('custody CLI', () => {
     const out = path.join(tempDir(), 'seed.txt');
     const shown = await cli(['custody', 'create-seed', '--out', out, '--print-mnemonic']);
     assert.equal(shown.mnemonic, readFileSync(out, 'utf8').trim());
-    await assert.rejects(runCli(['custody', 'create-seed', '--out', out]), (err: CliExit) => err.code === 1 && /exists: a seed is never overwritten/.test(err.stderr));
+    await assert.rejects(
+      runCli(['custody', 'create-seed', '--out', out]),
+      (err: CliExit) => err.code === 1 && /exists: a seed is never overwritten/.test(err.stderr),
+    );
     assert.equal(readFileSync(out, 'utf8').trim(), shown.mnemonic);
     await assert.rejects(runCli(['custody', 'create-seed']), (err: CliExit) => err.code === 2 && /--out/.test(err.stderr));
   });
@@ -55,9 +61,16 @@ describe('custody CLI', () => {
     const out = path.join(tempDir(), 'seed.txt');
     const created = await cli(['custody', 'create-seed', '--out', out]);
     const emptyData = tempDir();
-    assert.deepEqual(await cli(['custody', 'public-keys', '--seed-file', out], { DATA_DIR: emptyData }), { publicKeys: created.publicKeys, env: created.env, serviceAddresses: created.serviceAddresses });
+    assert.deepEqual(await cli(['custody', 'public-keys', '--seed-file', out], { DATA_DIR: emptyData }), {
+      publicKeys: created.publicKeys,
+      env: created.env,
+      serviceAddresses: created.serviceAddresses,
+    });
     assert.deepEqual((await cli(['custody', 'public-keys'], { DATA_DIR: emptyData, CUSTODY_MNEMONIC_FILE: out })).env, created.env);
     // No seed anywhere: an error, and none is made up.
-    await assert.rejects(runCli(['custody', 'public-keys'], { DATA_DIR: emptyData }), (err: CliExit) => err.code === 2 && /needs a seed/.test(err.stderr));
+    await assert.rejects(
+      runCli(['custody', 'public-keys'], { DATA_DIR: emptyData }),
+      (err: CliExit) => err.code === 2 && /needs a seed/.test(err.stderr),
+    );
   });
 });

@@ -44,16 +44,20 @@ async function send(baseUrl: string, req: FuzzRequest): Promise<Answer> {
   const headers = { ...req.headers, ...(body ? { 'content-length': String(body.length) } : {}) };
   try {
     return await new Promise<Answer>((resolve, reject) => {
-      const r = http.request(`${baseUrl}${req.target}`, { method: req.method, headers, agent: false, signal: AbortSignal.timeout(ANSWER_WITHIN_MS) }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () => {
-          const h = new Headers();
-          for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h.set(k, Array.isArray(v) ? v.join(', ') : v);
-          resolve({ status: res.statusCode ?? 0, headers: h, text: Buffer.concat(chunks).toString('utf8') });
-        });
-      });
+      const r = http.request(
+        `${baseUrl}${req.target}`,
+        { method: req.method, headers, agent: false, signal: AbortSignal.timeout(ANSWER_WITHIN_MS) },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', reject);
+          res.on('end', () => {
+            const h = new Headers();
+            for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h.set(k, Array.isArray(v) ? v.join(', ') : v);
+            resolve({ status: res.statusCode ?? 0, headers: h, text: Buffer.concat(chunks).toString('utf8') });
+          });
+        },
+      );
       r.on('error', reject);
       r.end(body);
     });
@@ -75,7 +79,10 @@ function assertEnvelope(answer: Answer): void {
   }
   const error = (body as { error?: { code?: unknown; message?: unknown } }).error;
   assert.ok(error && typeof error === 'object', `a ${answer.status} without the error envelope: ${answer.text.slice(0, 200)}`);
-  assert.deepEqual(Object.keys(error).filter((k) => !['code', 'message', 'details'].includes(k)), []);
+  assert.deepEqual(
+    Object.keys(error).filter((k) => !['code', 'message', 'details'].includes(k)),
+    [],
+  );
   assert.ok(typeof error.code === 'string' && error.code.length >= 1 && error.code.length <= 128, `code: ${String(error.code)}`);
   assert.ok(typeof error.message === 'string' && error.message.length >= 1 && error.message.length <= 1000, `message of ${error.code}`);
   assert.ok(Object.hasOwn(ERROR_STATUS, error.code), `code ${error.code} is not in the error table`);
@@ -93,7 +100,11 @@ const OWN_IDEMPOTENCY_KEY = `(t.key IS DISTINCT FROM $2::text
 /** What a request could create or change: every table (./fuzz/snapshot.ts), the fuzz's two apps' rows where tied to an app. */
 async function snapshot(plan: TablePlan[], f: FuzzFixture, idempotencyKey: string | undefined): Promise<Record<string, unknown>> {
   const h = await getHarness();
-  return takeSnapshot(h.db.pool, plan, [f.cred.appId, f.other.appId], { table: 'idempotency_records', where: OWN_IDEMPOTENCY_KEY, param: idempotencyKey ?? null });
+  return takeSnapshot(h.db.pool, plan, [f.cred.appId, f.other.appId], {
+    table: 'idempotency_records',
+    where: OWN_IDEMPOTENCY_KEY,
+    param: idempotencyKey ?? null,
+  });
 }
 
 /**
@@ -104,7 +115,9 @@ async function snapshot(plan: TablePlan[], f: FuzzFixture, idempotencyKey: strin
 async function settled(f: FuzzFixture): Promise<void> {
   const h = await getHarness();
   await until(async (saw) => {
-    const pending = await h.db.prisma.bankAccount.count({ where: { appId: { in: [f.cred.appId, f.other.appId] }, status: 'pending_verification' } });
+    const pending = await h.db.prisma.bankAccount.count({
+      where: { appId: { in: [f.cred.appId, f.other.appId] }, status: 'pending_verification' },
+    });
     saw(`${pending} bank accounts pending verification`);
     return pending === 0;
   }, "the fuzz's bank accounts verified");
@@ -112,8 +125,11 @@ async function settled(f: FuzzFixture): Promise<void> {
 
 /** The cases as data, the fixture's own values (ids, a cursor) named instead, so two runs compare. */
 function casesDigest(cases: unknown[], f: FuzzFixture): string {
-  let text = JSON.stringify(cases, (_k, v: unknown) => (v instanceof Uint8Array ? [...v] : typeof v === 'bigint' ? `${v}n` : Number.isNaN(v) ? 'NaN' : v));
-  for (const [name, value] of Object.entries(f)) if (typeof value === 'string' && value.length > 3) text = text.split(value).join(`<${name}>`);
+  let text = JSON.stringify(cases, (_k, v: unknown) =>
+    v instanceof Uint8Array ? [...v] : typeof v === 'bigint' ? `${v}n` : Number.isNaN(v) ? 'NaN' : v,
+  );
+  for (const [name, value] of Object.entries(f))
+    if (typeof value === 'string' && value.length > 3) text = text.split(value).join(`<${name}>`);
   return createHash('sha256').update(text).digest('hex').slice(0, 16);
 }
 
@@ -128,7 +144,10 @@ async function assertPaymentUsable(f: FuzzFixture): Promise<void> {
     body: JSON.stringify({ reasonCode: 'abandoned' }),
   });
   const code = cancel.status === 409 ? (JSON.parse(cancel.text) as { error: { code: string } }).error.code : undefined;
-  assert.ok(cancel.status === 200 || (code && ERROR_STATUS[code as keyof typeof ERROR_STATUS] === 409), `cancel of the touched Payment: ${cancel.status} ${cancel.text}`);
+  assert.ok(
+    cancel.status === 200 || (code && ERROR_STATUS[code as keyof typeof ERROR_STATUS] === 409),
+    `cancel of the touched Payment: ${cancel.status} ${cancel.text}`,
+  );
 }
 
 describe('Fuzzing every endpoint as a buggy client would call it', () => {
@@ -145,9 +164,15 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
     api = await startAdminApi({ allowPrivate: true, withEngine: true, withOperator: true });
     merchant = await newMerchant();
     const account = await call(`/v2/accounts/${merchant.accountId}`, { credential: merchant.cred });
-    const deposit = await call(`/v2/accounts/${merchant.accountId}/deposit-addresses`, { credential: merchant.cred, body: { chainId: 31337 } });
+    const deposit = await call(`/v2/accounts/${merchant.accountId}/deposit-addresses`, {
+      credential: merchant.cred,
+      body: { chainId: 31337 },
+    });
     assert.equal(deposit.status, 201, deposit.text);
-    const endpoint = await api.call('POST', `/admin/v1/apps/${merchant.cred.appId}/webhook-endpoints`, { url: 'http://127.0.0.1:9/fuzz', events: ['deposit.settled'] });
+    const endpoint = await api.call('POST', `/admin/v1/apps/${merchant.cred.appId}/webhook-endpoints`, {
+      url: 'http://127.0.0.1:9/fuzz',
+      events: ['deposit.settled'],
+    });
     assert.equal(endpoint.status, 201, JSON.stringify(endpoint.body));
     for (let i = 0; i < 2; i += 1) assert.equal((await createPayment(merchant)).status, 201);
     const page = await call('/v2/payments?limit=1', { credential: merchant.cred });
@@ -164,10 +189,15 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
       paymentsCursor: page.body.nextCursor,
       paymentId: '',
       clientToken: '',
-      spareAccountId: (await call('/v2/accounts', { credential: merchant.cred, body: { externalUserId: `fuzz-spare-${process.pid}` } })).body.account.id,
+      spareAccountId: (await call('/v2/accounts', { credential: merchant.cred, body: { externalUserId: `fuzz-spare-${process.pid}` } }))
+        .body.account.id,
       handle: account.body.paymentHandle.handle,
     };
-    const acceptance = await call(`/v2/accounts/${merchant.accountId}/payment-acceptance`, { credential: merchant.cred, method: 'PUT', body: { publicReceiveEnabled: true, expectedVersion: 1 } });
+    const acceptance = await call(`/v2/accounts/${merchant.accountId}/payment-acceptance`, {
+      credential: merchant.cred,
+      method: 'PUT',
+      body: { publicReceiveEnabled: true, expectedVersion: 1 },
+    });
     assert.equal(acceptance.status, 200, acceptance.text);
     // The merchant is the recipient of the fuzz's Payments, never their payer: the client token is another account's.
     const payer = await call('/v2/accounts', { credential: merchant.cred, body: { externalUserId: `fuzz-payer-${process.pid}` } });
@@ -200,7 +230,10 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
           assert.equal(created.status, 201, created.text);
           f.paymentId = created.body.payment.id;
         }
-        const draft = mutations.reduce((d, m) => applyMutation(d, m, f), validDraft(route, model, f, `fuzz-idempotency-${process.pid}-${(keys += 1)}`));
+        const draft = mutations.reduce(
+          (d, m) => applyMutation(d, m, f),
+          validDraft(route, model, f, `fuzz-idempotency-${process.pid}-${(keys += 1)}`),
+        );
         const req = toRequest(draft);
         // Node joins a repeated Idempotency-Key with ", ", and that is the key the service sees.
         const key = [req.headers['idempotency-key'] ?? []].flat().join(', ') || undefined;
@@ -223,7 +256,12 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
       }),
       { numRuns: RUNS, seed: SEED, ...(PATH === undefined ? {} : { path: PATH }) },
     );
-    t.diagnostic(`answers: ${[...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(' ')}`);
+    t.diagnostic(
+      `answers: ${[...statuses]
+        .sort(([a], [b]) => a - b)
+        .map(([s, n]) => `${s}×${n}`)
+        .join(' ')}`,
+    );
     t.diagnostic(`seed ${SEED}: ${ran.length} cases, digest ${casesDigest(ran, f)}`);
   });
 
@@ -235,20 +273,43 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
 
   test('what a refused request must leave as it was covers every table of the schema', async (t) => {
     const h = await getHarness();
-    const { rows } = await h.db.pool.query<{ table: string }>(`SELECT table_name AS table FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1`);
+    const { rows } = await h.db.pool.query<{ table: string }>(
+      `SELECT table_name AS table FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1`,
+    );
     const tables = rows.map((r) => r.table);
     assert.deepEqual([...plan.map((p) => p.table), ...Object.keys(TABLES_NOT_COMPARED)].sort(), tables);
     // No exclusion outlives what it excludes.
     for (const [table, columns] of Object.entries(COLUMNS_NOT_COMPARED)) {
-      const { rows: present } = await h.db.pool.query(`SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 AND column_name = ANY($2)`, [table, Object.keys(columns)]);
+      const { rows: present } = await h.db.pool.query(
+        `SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 AND column_name = ANY($2)`,
+        [table, Object.keys(columns)],
+      );
       assert.equal(present.length, Object.keys(columns).length, `${table}: ${Object.keys(columns).join(', ')}`);
     }
     // The tables a refused request of the fuzz's apps could write are compared on their rows.
-    for (const table of ['accounts', 'payments', 'idempotency_records', 'events', 'ledger_entries', 'webhook_deliveries', 'vault_policies']) {
+    for (const table of [
+      'accounts',
+      'payments',
+      'idempotency_records',
+      'events',
+      'ledger_entries',
+      'webhook_deliveries',
+      'vault_policies',
+    ]) {
       assert.ok(plan.find((p) => p.table === table)?.where, `${table} is compared on the fuzz's apps' rows`);
     }
-    t.diagnostic(`by app: ${plan.filter((p) => p.where).map((p) => `${p.table} (${p.via})`).join(', ')}`);
-    t.diagnostic(`whole: ${plan.filter((p) => !p.where).map((p) => p.table).join(', ')}`);
+    t.diagnostic(
+      `by app: ${plan
+        .filter((p) => p.where)
+        .map((p) => `${p.table} (${p.via})`)
+        .join(', ')}`,
+    );
+    t.diagnostic(
+      `whole: ${plan
+        .filter((p) => !p.where)
+        .map((p) => p.table)
+        .join(', ')}`,
+    );
   });
 });
 
@@ -260,7 +321,12 @@ describe('Bad input the fuzz found', () => {
     const h = await getHarness();
     const cred = await newApp();
     const deep = `{"externalUserId":"deep-1","metadata":${'{"a":'.repeat(2000)}1${'}'.repeat(2000)}}`;
-    const res = await send(h.baseUrl, { method: 'POST', target: '/v2/accounts', headers: { authorization: auth(cred), 'content-type': 'application/json' }, body: deep });
+    const res = await send(h.baseUrl, {
+      method: 'POST',
+      target: '/v2/accounts',
+      headers: { authorization: auth(cred), 'content-type': 'application/json' },
+      body: deep,
+    });
     assert.equal(res.status, 400, res.text);
     const { error } = JSON.parse(res.text) as { error: { code: string; details: { fields: Array<{ field: string }> } } };
     assert.equal(error.code, 'bad_request');
@@ -286,7 +352,12 @@ describe('Bad input the fuzz found', () => {
     const h = await getHarness();
     const cred = await newApp();
     const body = Buffer.concat([Buffer.from('{"externalUserId":"bad-'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
-    const res = await send(h.baseUrl, { method: 'POST', target: '/v2/accounts', headers: { authorization: auth(cred), 'content-type': 'application/json' }, body });
+    const res = await send(h.baseUrl, {
+      method: 'POST',
+      target: '/v2/accounts',
+      headers: { authorization: auth(cred), 'content-type': 'application/json' },
+      body,
+    });
     assert.equal(res.status, 400, res.text);
     assert.equal((JSON.parse(res.text) as { error: { message: string } }).error.message, 'Request body is not valid UTF-8');
     assert.equal(await h.db.prisma.account.count({ where: { appId: cred.appId } }), 0);

@@ -32,10 +32,12 @@ test('GET /healthz answers 503 when PostgreSQL or Temporal is unreachable', asyn
   ] as const;
   try {
     for (const s of scenarios) {
-      const api = createApi(await apiDepsOnHarness({
-        db: s.db,
-        temporalHealth: s.temporalHealth,
-      }));
+      const api = createApi(
+        await apiDepsOnHarness({
+          db: s.db,
+          temporalHealth: s.temporalHealth,
+        }),
+      );
       const server = api.listen(0, '127.0.0.1');
       await new Promise((r) => server.once('listening', r));
       try {
@@ -86,10 +88,14 @@ test('GET /healthz answers many calls, at once and one after another, from one p
   const h = await getHarness();
   const { db, queries } = await countingDatabase();
   let temporalProbes = 0;
-  const api = await listenHealth(db, async () => {
-    temporalProbes += 1;
-    await h.engine.ping();
-  }, 60_000);
+  const api = await listenHealth(
+    db,
+    async () => {
+      temporalProbes += 1;
+      await h.engine.ping();
+    },
+    60_000,
+  );
   try {
     const together = await Promise.all(Array.from({ length: 20 }, () => call('/healthz', { baseUrl: api.baseUrl })));
     const inTurn = [];
@@ -108,10 +114,14 @@ test('GET /healthz answers many calls, at once and one after another, from one p
 test('GET /healthz probes again once its last probe is older than the window, and answers 503 when that probe fails', async () => {
   const { db, queries } = await countingDatabase();
   let temporalProbes = 0;
-  const api = await listenHealth(db, async () => {
-    temporalProbes += 1;
-    if (temporalProbes > 1) throw new Error('Temporal went away');
-  }, 200);
+  const api = await listenHealth(
+    db,
+    async () => {
+      temporalProbes += 1;
+      if (temporalProbes > 1) throw new Error('Temporal went away');
+    },
+    200,
+  );
   try {
     assert.equal((await call('/healthz', { baseUrl: api.baseUrl })).status, 200);
     const down = await until(async () => {

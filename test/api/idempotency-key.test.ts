@@ -15,14 +15,28 @@ const BAD_KEYS: Array<[string, string]> = [
 ];
 
 /** node:http, not fetch: fetch refuses some of these header values. */
-function send(baseUrl: string, method: string, path: string, headers: Record<string, string>, body: string): Promise<{ status: number; text: string }> {
+function send(
+  baseUrl: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${baseUrl}${path}`, { method, agent: false, headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString('latin1')));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      res.on('error', reject);
-    });
+    const req = http.request(
+      `${baseUrl}${path}`,
+      {
+        method,
+        agent: false,
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString('latin1')));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -58,9 +72,16 @@ describe('Idempotency-Key format on every endpoint that takes one', () => {
 
   /** The route's path with real ids, and the credentials its router wants. */
   function target(template: string): { path: string; headers: Record<string, string> } {
-    const ids: Record<string, string> = { accountId: merchant.accountId, paymentId, optionId: 'pay_option_x1', appId: merchant.cred.appId, bankAccountId: 'bank_account_x1' };
+    const ids: Record<string, string> = {
+      accountId: merchant.accountId,
+      paymentId,
+      optionId: 'pay_option_x1',
+      appId: merchant.cred.appId,
+      bankAccountId: 'bank_account_x1',
+    };
     const path = template.replace(/:(\w+)/g, (_, name: string) => ids[name] ?? 'x1');
-    if (template.startsWith('/v2/client/me/')) return { path, headers: { authorization: `Bearer ${clientToken}`, 'x-svc-payment-secret': paymentSecret } };
+    if (template.startsWith('/v2/client/me/'))
+      return { path, headers: { authorization: `Bearer ${clientToken}`, 'x-svc-payment-secret': paymentSecret } };
     if (template.startsWith('/v2/public/')) return { path, headers: {} };
     return { path, headers: { authorization: basicAuth(merchant.cred.appId, merchant.cred.appSecret) } };
   }
@@ -71,7 +92,8 @@ describe('Idempotency-Key format on every endpoint that takes one', () => {
       .map((r) => r.split(' ') as [string, string])
       .filter(([method, template]) => template.startsWith('/v2/') && method !== 'GET');
     const documented = routes.filter(([method, template]) => {
-      const op = checker.operationFor(method, template.replace(/:\w+/g, 'x1'))?.operation as { parameters?: Array<{ $ref?: string; name?: string }> } | undefined;
+      const op = checker.operationFor(method, template.replace(/:\w+/g, 'x1'))?.operation as
+        { parameters?: Array<{ $ref?: string; name?: string }> } | undefined;
       return (op?.parameters ?? []).some((p) => /\/IdempotencyKey(Required)?$/.test(p.$ref ?? '') || p.name === 'Idempotency-Key');
     });
     assert.ok(documented.length >= 14, `only ${documented.length} routes document Idempotency-Key`);

@@ -51,7 +51,11 @@ describe('Idempotency-Key', () => {
 
   test('the same key on another target answers 409 idempotency_conflict', async () => {
     const cred = await newApp();
-    const created = await call('/v2/accounts', { credential: cred, body: { externalUserId: 't-1' }, headers: { 'idempotency-key': 'tgt' } });
+    const created = await call('/v2/accounts', {
+      credential: cred,
+      body: { externalUserId: 't-1' },
+      headers: { 'idempotency-key': 'tgt' },
+    });
     const accountId = created.body.account.id;
     const res = await call(`/v2/accounts/${accountId}/connected-wallets`, {
       credential: cred,
@@ -74,7 +78,11 @@ describe('Idempotency-Key', () => {
 
   test('an invalid Idempotency-Key answers 400 naming the header', async () => {
     const cred = await newApp();
-    const res = await call('/v2/accounts', { credential: cred, body: { externalUserId: 'k' }, headers: { 'idempotency-key': 'x'.repeat(257) } });
+    const res = await call('/v2/accounts', {
+      credential: cred,
+      body: { externalUserId: 'k' },
+      headers: { 'idempotency-key': 'x'.repeat(257) },
+    });
     assert.equal(res.status, 400);
     assert.equal(res.body.error.details.fields[0].field, 'header.Idempotency-Key');
   });
@@ -84,7 +92,8 @@ describe('Idempotency-Key', () => {
     const p = (await createPayment(m)).body.payment;
     const api = await apiWithUpdateTimeout(5000);
     const key = 'cancel-in-flight';
-    const cancel = (body: unknown) => call(`/v2/payments/${p.id}/cancel`, { credential: m.cred, body, headers: { 'idempotency-key': key }, baseUrl: api.baseUrl });
+    const cancel = (body: unknown) =>
+      call(`/v2/payments/${p.id}/cancel`, { credential: m.cred, body, headers: { 'idempotency-key': key }, baseUrl: api.baseUrl });
     try {
       await withWorkerStopped(async () => {
         // The first request holds its claim while its cancel waits for a worker that isn't there.
@@ -119,7 +128,11 @@ describe('Idempotency-Key', () => {
         lockedUntil: new Date(Date.now() - 1000),
       },
     });
-    const res = await call('/v2/accounts', { credential: cred, rawBody, headers: { 'idempotency-key': 'orphaned', 'content-type': 'application/json' } });
+    const res = await call('/v2/accounts', {
+      credential: cred,
+      rawBody,
+      headers: { 'idempotency-key': 'orphaned', 'content-type': 'application/json' },
+    });
     assert.equal(res.status, 201, res.text);
     assert.equal(res.headers.get('idempotent-replayed'), null);
     assert.equal(await h.db.prisma.account.count({ where: { appId: cred.appId } }), 1);
@@ -171,7 +184,13 @@ const fixKey = () => `fix-${process.pid}-${(fixKeys += 1)}`;
  */
 describe('Idempotency-Key: a refused request owns its key only once it started executing', () => {
   /** Sends `bad` then `good` under one key: the first is refused with `status`, the second runs and its retry replays. */
-  async function badThenGood(what: string, send: (body: unknown, key: string) => Promise<{ status: number; text: string; headers: Headers; body: any }>, bad: unknown, good: unknown, expected: { bad: number; good: number }) {
+  async function badThenGood(
+    what: string,
+    send: (body: unknown, key: string) => Promise<{ status: number; text: string; headers: Headers; body: any }>,
+    bad: unknown,
+    good: unknown,
+    expected: { bad: number; good: number },
+  ) {
     const key = fixKey();
     const refused = await send(bad, key);
     assert.equal(refused.status, expected.bad, `${what} refused: ${refused.text}`);
@@ -191,42 +210,102 @@ describe('Idempotency-Key: a refused request owns its key only once it started e
     const send = (body: unknown, key: string) => call('/v2/accounts', { credential: cred, body, headers: { 'idempotency-key': key } });
     const externalUserId = uniqueUserId('nul');
     await badThenGood('account with NUL', send, { externalUserId: `${externalUserId}\u0000` }, { externalUserId }, { bad: 400, good: 201 });
-    await badThenGood('account with a NUL key in metadata', send, { externalUserId: `${externalUserId}-2`, metadata: { 'a\u0000': 1 } }, { externalUserId: `${externalUserId}-2` }, { bad: 400, good: 201 });
-    await badThenGood('account with an unknown field', send, { externalUserId: `${externalUserId}-3`, nickname: 'x' }, { externalUserId: `${externalUserId}-3` }, { bad: 400, good: 201 });
+    await badThenGood(
+      'account with a NUL key in metadata',
+      send,
+      { externalUserId: `${externalUserId}-2`, metadata: { 'a\u0000': 1 } },
+      { externalUserId: `${externalUserId}-2` },
+      { bad: 400, good: 201 },
+    );
+    await badThenGood(
+      'account with an unknown field',
+      send,
+      { externalUserId: `${externalUserId}-3`, nickname: 'x' },
+      { externalUserId: `${externalUserId}-3` },
+      { bad: 400, good: 201 },
+    );
     assert.equal(await h.db.prisma.account.count({ where: { appId: cred.appId } }), 3);
   });
 
   test('Payments, deposit addresses, vaults and bank accounts: a body refused by validation frees its key for the corrected body', async () => {
     const m = await newMerchant();
-    const payment = { intent: 'receive', amount: '10', assetCode: 'USDC', chainId: 31337, destination: { type: 'upa', accountId: m.accountId } };
-    const post = (path: string) => (body: unknown, key: string) => call(path, { credential: m.cred, body, headers: { 'idempotency-key': key } });
+    const payment = {
+      intent: 'receive',
+      amount: '10',
+      assetCode: 'USDC',
+      chainId: 31337,
+      destination: { type: 'upa', accountId: m.accountId },
+    };
+    const post = (path: string) => (body: unknown, key: string) =>
+      call(path, { credential: m.cred, body, headers: { 'idempotency-key': key } });
     await badThenGood('Payment without intent', post('/v2/payments'), { ...payment, intent: undefined }, payment, { bad: 400, good: 201 });
-    await badThenGood('Payment with 7 decimals', post('/v2/payments'), { ...payment, amount: '10.0000001' }, payment, { bad: 400, good: 201 });
-    await badThenGood('Payment with a NUL in its description', post('/v2/payments'), { ...payment, description: 'caf\u0000e' }, { ...payment, description: 'cafe' }, { bad: 400, good: 201 });
-    await badThenGood('deposit address', post(`/v2/accounts/${m.accountId}/deposit-addresses`), { chainId: '31337x' }, { chainId: 31337 }, { bad: 400, good: 201 });
-    await badThenGood('bank account', post(`/v2/accounts/${m.accountId}/bank-accounts`), { ...usBody(), accountNumber: '12ab' }, usBody(), { bad: 400, good: 201 });
+    await badThenGood('Payment with 7 decimals', post('/v2/payments'), { ...payment, amount: '10.0000001' }, payment, {
+      bad: 400,
+      good: 201,
+    });
+    await badThenGood(
+      'Payment with a NUL in its description',
+      post('/v2/payments'),
+      { ...payment, description: 'caf\u0000e' },
+      { ...payment, description: 'cafe' },
+      { bad: 400, good: 201 },
+    );
+    await badThenGood(
+      'deposit address',
+      post(`/v2/accounts/${m.accountId}/deposit-addresses`),
+      { chainId: '31337x' },
+      { chainId: 31337 },
+      { bad: 400, good: 201 },
+    );
+    await badThenGood('bank account', post(`/v2/accounts/${m.accountId}/bank-accounts`), { ...usBody(), accountNumber: '12ab' }, usBody(), {
+      bad: 400,
+      good: 201,
+    });
 
     const holder = await newAccount(m.cred);
-    await badThenGood('vault', (body, key) => call(`/v2/accounts/${holder}/vault`, { credential: m.cred, body, headers: { 'idempotency-key': key } }), { policy: true }, {}, { bad: 400, good: 201 });
-    const put = (body: unknown, key: string) => call(`/v2/accounts/${holder}/vault/policy`, { method: 'PUT', credential: m.cred, body, headers: { 'idempotency-key': key } });
+    await badThenGood(
+      'vault',
+      (body, key) => call(`/v2/accounts/${holder}/vault`, { credential: m.cred, body, headers: { 'idempotency-key': key } }),
+      { policy: true },
+      {},
+      { bad: 400, good: 201 },
+    );
+    const put = (body: unknown, key: string) =>
+      call(`/v2/accounts/${holder}/vault/policy`, { method: 'PUT', credential: m.cred, body, headers: { 'idempotency-key': key } });
     const email = uniqueEmail();
-    await badThenGood('vault policy over the maximum limit', put, policyBody(email, '10000000001'), policyBody(email, '5000000'), { bad: 400, good: 200 });
+    await badThenGood('vault policy over the maximum limit', put, policyBody(email, '10000000001'), policyBody(email, '5000000'), {
+      bad: 400,
+      good: 200,
+    });
   });
 
-  test('the Vault option\'s authorize (client API): a body refused by validation frees the key for the corrected one', async () => {
+  test("the Vault option's authorize (client API): a body refused by validation frees the key for the corrected one", async () => {
     const v = await activeVault('100000000');
     await payTo(await newPayer(5_000_000n), v.vault.address, 5_000_000n);
     const m = await newMerchant(v.cred);
     const created = await createPayment(m, { amount: '3' });
     const p = { id: created.body.payment.id as string, secret: created.body.checkout.clientSecret as string };
-    const token = (await call('/v2/client/auth/exchange', { credential: v.cred, body: { accountId: v.accountId } })).body.accessToken as string;
-    const read = await call(`/v2/client/me/payments/${p.id}`, { headers: { authorization: `Bearer ${token}`, 'x-svc-payment-secret': p.secret } });
+    const token = (await call('/v2/client/auth/exchange', { credential: v.cred, body: { accountId: v.accountId } })).body
+      .accessToken as string;
+    const read = await call(`/v2/client/me/payments/${p.id}`, {
+      headers: { authorization: `Bearer ${token}`, 'x-svc-payment-secret': p.secret },
+    });
     const option = read.body.options.find((o: { paymentMethodType: string }) => o.paymentMethodType === 'vault');
     assert.ok(option, read.text);
     const send = (body: unknown, key: string) =>
-      call(`/v2/client/me/payments/${p.id}/options/${option.id}/authorize`, { headers: { authorization: `Bearer ${token}`, 'x-svc-payment-secret': p.secret, 'idempotency-key': key }, body });
-    const good = { actionId: option.execution.actionId, proof: { type: 'managed_authorization', authorization: 'approved' }, metadata: { orderRef: 'A-1' } };
-    await badThenGood('authorize with NUL in metadata', send, { ...good, metadata: { orderRef: 'A-1\u0000' } }, good, { bad: 400, good: 200 });
+      call(`/v2/client/me/payments/${p.id}/options/${option.id}/authorize`, {
+        headers: { authorization: `Bearer ${token}`, 'x-svc-payment-secret': p.secret, 'idempotency-key': key },
+        body,
+      });
+    const good = {
+      actionId: option.execution.actionId,
+      proof: { type: 'managed_authorization', authorization: 'approved' },
+      metadata: { orderRef: 'A-1' },
+    };
+    await badThenGood('authorize with NUL in metadata', send, { ...good, metadata: { orderRef: 'A-1\u0000' } }, good, {
+      bad: 400,
+      good: 200,
+    });
     // No money moves after the test: the vault's transfer reaches escrow and the Payment succeeds.
     await pokeScanner();
     await waitForPayment(m, p.id, 'succeeded', (x) => x.status === 'succeeded');
@@ -236,7 +315,11 @@ describe('Idempotency-Key: a refused request owns its key only once it started e
     const m = await newMerchant();
     const other = await newMerchant();
     const send = (accountId: string, key: string) =>
-      call(`/v2/accounts/${accountId}/deposit-addresses`, { credential: m.cred, body: { chainId: 31337, newAddress: true }, headers: { 'idempotency-key': key } });
+      call(`/v2/accounts/${accountId}/deposit-addresses`, {
+        credential: m.cred,
+        body: { chainId: 31337, newAddress: true },
+        headers: { 'idempotency-key': key },
+      });
     for (const wrong of ['acct_doesnotexist0000', other.accountId]) {
       const key = fixKey();
       const missing = await send(wrong, key);
@@ -250,41 +333,72 @@ describe('Idempotency-Key: a refused request owns its key only once it started e
   test('a 424 (a network the environment does not run) frees the key; a 403 (a missing scope) is answered before the key is read', async () => {
     const m = await newMerchant();
     const key = fixKey();
-    const payment = { intent: 'receive', amount: '10', assetCode: 'USDC', chainId: 31337, destination: { type: 'upa', accountId: m.accountId } };
-    await badThenGood('Payment on an unconfigured chain', (body, k) => call('/v2/payments', { credential: m.cred, body, headers: { 'idempotency-key': k } }), { ...payment, chainId: 99999 }, payment, { bad: 424, good: 201 });
+    const payment = {
+      intent: 'receive',
+      amount: '10',
+      assetCode: 'USDC',
+      chainId: 31337,
+      destination: { type: 'upa', accountId: m.accountId },
+    };
+    await badThenGood(
+      'Payment on an unconfigured chain',
+      (body, k) => call('/v2/payments', { credential: m.cred, body, headers: { 'idempotency-key': k } }),
+      { ...payment, chainId: 99999 },
+      payment,
+      { bad: 424, good: 201 },
+    );
     const narrow = await newApp({ scopes: ['v2:accounts'] });
     const forbidden = await call('/v2/payments', { credential: narrow, body: payment, headers: { 'idempotency-key': key } });
     assert.equal(forbidden.status, 403, forbidden.text);
     assert.equal(await claimOf(narrow, key), null, 'nothing stored under the key');
   });
 
-  test('a refusal of a request that started executing stays the key\'s answer: 422 (Payment, bank account) and 409 payment_not_open (client confirm)', async () => {
+  test("a refusal of a request that started executing stays the key's answer: 422 (Payment, bank account) and 409 payment_not_open (client confirm)", async () => {
     const m = await newMerchant();
-    const bare = (await call('/v2/accounts', { credential: m.cred, body: { externalUserId: uniqueUserId('bare') } })).body.account.id as string;
+    const bare = (await call('/v2/accounts', { credential: m.cred, body: { externalUserId: uniqueUserId('bare') } })).body.account
+      .id as string;
     const payment = { intent: 'receive', amount: '10', assetCode: 'USDC', chainId: 31337, destination: { type: 'upa', accountId: bare } };
     const key = fixKey();
     const refused = await call('/v2/payments', { credential: m.cred, body: payment, headers: { 'idempotency-key': key } });
     assert.equal(refused.status, 422, refused.text);
     assert.equal(refused.body.error.details.reasonCode, 'settlement_profile_missing');
-    const corrected = await call('/v2/payments', { credential: m.cred, body: { ...payment, destination: { type: 'upa', accountId: m.accountId } }, headers: { 'idempotency-key': key } });
+    const corrected = await call('/v2/payments', {
+      credential: m.cred,
+      body: { ...payment, destination: { type: 'upa', accountId: m.accountId } },
+      headers: { 'idempotency-key': key },
+    });
     assert.equal(corrected.body.error.code, 'idempotency_conflict', corrected.text);
     const again = await call('/v2/payments', { credential: m.cred, body: payment, headers: { 'idempotency-key': key } });
     assert.equal(again.text, refused.text);
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
 
     const bankKey = fixKey();
-    const france = await call(`/v2/accounts/${m.accountId}/bank-accounts`, { credential: m.cred, body: { ...usBody(), country: 'FR' }, headers: { 'idempotency-key': bankKey } });
+    const france = await call(`/v2/accounts/${m.accountId}/bank-accounts`, {
+      credential: m.cred,
+      body: { ...usBody(), country: 'FR' },
+      headers: { 'idempotency-key': bankKey },
+    });
     assert.equal(france.status, 422, france.text);
-    const us = await call(`/v2/accounts/${m.accountId}/bank-accounts`, { credential: m.cred, body: usBody(), headers: { 'idempotency-key': bankKey } });
+    const us = await call(`/v2/accounts/${m.accountId}/bank-accounts`, {
+      credential: m.cred,
+      body: usBody(),
+      headers: { 'idempotency-key': bankKey },
+    });
     assert.equal(us.body.error.code, 'idempotency_conflict', us.text);
 
     // A Payment cancelled after its payer read it: the confirm ran, and its 409 is the key's answer.
     const p = (await createPayment(m)).body;
-    const payer = (await call('/v2/accounts', { credential: m.cred, body: { externalUserId: uniqueUserId('payer') } })).body.account.id as string;
+    const payer = (await call('/v2/accounts', { credential: m.cred, body: { externalUserId: uniqueUserId('payer') } })).body.account
+      .id as string;
     const token = (await call('/v2/client/auth/exchange', { credential: m.cred, body: { accountId: payer } })).body.accessToken as string;
-    const read = await call(`/v2/client/me/payments/${p.payment.id}`, { headers: { authorization: `Bearer ${token}`, 'x-svc-payment-secret': p.checkout.clientSecret } });
+    const read = await call(`/v2/client/me/payments/${p.payment.id}`, {
+      headers: { authorization: `Bearer ${token}`, 'x-svc-payment-secret': p.checkout.clientSecret },
+    });
     const actionId = read.body.options[0].execution.actionId as string;
-    assert.equal((await call(`/v2/payments/${p.payment.id}/cancel`, { credential: m.cred, body: { reasonCode: 'abandoned' } })).status, 200);
+    assert.equal(
+      (await call(`/v2/payments/${p.payment.id}/cancel`, { credential: m.cred, body: { reasonCode: 'abandoned' } })).status,
+      200,
+    );
     const confirmKey = fixKey();
     const confirm = (metadata: Record<string, string>) =>
       call(`/v2/client/me/payments/${p.payment.id}/confirm`, {

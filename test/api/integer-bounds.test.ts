@@ -33,7 +33,13 @@ function integerFields(doc: Json): IntegerField[] {
   for (const [path, item] of Object.entries(doc.paths as Json)) {
     for (const [method, op] of Object.entries(item as Json)) {
       const into = (at: string[], s: Json) =>
-        found.push({ method: method.toUpperCase(), path, at, minimum: s.minimum ?? (s.exclusiveMinimum === undefined ? undefined : s.exclusiveMinimum + 1), maximum: s.maximum });
+        found.push({
+          method: method.toUpperCase(),
+          path,
+          at,
+          minimum: s.minimum ?? (s.exclusiveMinimum === undefined ? undefined : s.exclusiveMinimum + 1),
+          maximum: s.maximum,
+        });
       const body = op.requestBody?.content?.['application/json']?.schema;
       if (body) walk(body, ['body'], into);
       for (const p of (op.parameters ?? []) as Json[]) walk(deref(p).schema, [deref(p).in, deref(p).name], into);
@@ -98,7 +104,10 @@ describe('Integers in requests fit the INTEGER columns that store them', () => {
       const res = await send(f, INT4_MAX, `int4-max-${process.pid}-${f.at.join('.')}-${f.path}`);
       const name = `${f.method} ${f.path} ${f.at.join('.')}=${INT4_MAX}`;
       assert.ok(res.status < 500, `${name}: ${res.status} ${res.text.slice(0, 300)}`);
-      assert.ok(!(res.body.error?.details?.fields ?? []).some((x: { field: string }) => x.field === f.at.join('.')), `${name}: ${res.text.slice(0, 300)}`);
+      assert.ok(
+        !(res.body.error?.details?.fields ?? []).some((x: { field: string }) => x.field === f.at.join('.')),
+        `${name}: ${res.text.slice(0, 300)}`,
+      );
     }
   });
 

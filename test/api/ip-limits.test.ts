@@ -39,7 +39,11 @@ before(async () => {
     await apiDepsOnHarness({
       config,
       engine: h.engine,
-      credentials: { authenticate: (appId, secret) => verify(h.db.prisma, appId, secret), forget: () => undefined, setLive: () => undefined },
+      credentials: {
+        authenticate: (appId, secret) => verify(h.db.prisma, appId, secret),
+        forget: () => undefined,
+        setLive: () => undefined,
+      },
     }),
   );
   server = await new Promise<Server>((resolve) => {
@@ -63,23 +67,27 @@ interface Answer {
 /** A request from a chosen local address (the socket's peer), checked against the OpenAPI document. */
 async function send(path: string, opts: { from?: string; headers?: Record<string, string> } = {}): Promise<Answer> {
   const answer = await new Promise<Answer>((resolve, reject) => {
-    const req = http.request(`${baseUrl}${path}`, { headers: opts.headers ?? {}, localAddress: opts.from ?? '127.0.0.1', agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        const headers = new Headers();
-        for (const [name, value] of Object.entries(res.headers)) if (typeof value === 'string') headers.set(name, value);
-        let body: unknown;
-        try {
-          body = text ? JSON.parse(text) : undefined;
-        } catch {
-          body = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers, body, text });
-      });
-      res.on('error', reject);
-    });
+    const req = http.request(
+      `${baseUrl}${path}`,
+      { headers: opts.headers ?? {}, localAddress: opts.from ?? '127.0.0.1', agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const headers = new Headers();
+          for (const [name, value] of Object.entries(res.headers)) if (typeof value === 'string') headers.set(name, value);
+          let body: unknown;
+          try {
+            body = text ? JSON.parse(text) : undefined;
+          } catch {
+            body = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers, body, text });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -103,12 +111,17 @@ describe('failed Basic logins per client address', () => {
     const cred = await newApp();
     const auth = (secret: string) => ({ authorization: basicAuth(cred.appId, secret) });
     const client = forwarded('198.51.100.10');
-    for (let i = 0; i < 5; i += 1) assert.equal((await send('/v2/partners/config', { headers: { ...client, ...auth(cred.appSecret) } })).status, 200);
-    for (let i = 0; i < POLICY.points; i += 1) assert.equal((await send('/v2/partners/config', { headers: { ...client, ...auth('wrong-secret') } })).status, 401);
+    for (let i = 0; i < 5; i += 1)
+      assert.equal((await send('/v2/partners/config', { headers: { ...client, ...auth(cred.appSecret) } })).status, 200);
+    for (let i = 0; i < POLICY.points; i += 1)
+      assert.equal((await send('/v2/partners/config', { headers: { ...client, ...auth('wrong-secret') } })).status, 401);
 
     const checked = verifications;
     assertRateLimited(await send('/v2/partners/config', { headers: { ...client, ...auth('wrong-secret') } }), 'a fourth failure');
-    assertRateLimited(await send('/v2/partners/config', { headers: { ...client, ...auth(cred.appSecret) } }), 'the right secret from the blocked address');
+    assertRateLimited(
+      await send('/v2/partners/config', { headers: { ...client, ...auth(cred.appSecret) } }),
+      'the right secret from the blocked address',
+    );
     assert.equal(verifications, checked, 'no credential was checked for a blocked address');
 
     const other = forwarded('198.51.100.11');
@@ -120,19 +133,35 @@ describe('failed Basic logins per client address', () => {
     const cred = await newApp();
     const wrong = { authorization: basicAuth(cred.appId, 'wrong-secret') };
     for (let i = 0; i < POLICY.points; i += 1) {
-      assert.equal((await send('/v2/partners/config', { from: '127.0.3.1', headers: { ...wrong, ...forwarded(`198.51.100.${30 + i}`) } })).status, 401);
+      assert.equal(
+        (await send('/v2/partners/config', { from: '127.0.3.1', headers: { ...wrong, ...forwarded(`198.51.100.${30 + i}`) } })).status,
+        401,
+      );
     }
-    assertRateLimited(await send('/v2/partners/config', { from: '127.0.3.1', headers: { ...wrong, ...forwarded('198.51.100.39') } }), 'a new forwarded address from the same untrusted peer');
+    assertRateLimited(
+      await send('/v2/partners/config', { from: '127.0.3.1', headers: { ...wrong, ...forwarded('198.51.100.39') } }),
+      'a new forwarded address from the same untrusted peer',
+    );
   });
 
   test('from a trusted proxy, the address it forwarded counts, not what the client wrote before it', async () => {
     const cred = await newApp();
     const wrong = { authorization: basicAuth(cred.appId, 'wrong-secret') };
     for (let i = 0; i < POLICY.points; i += 1) {
-      assert.equal((await send('/v2/partners/config', { headers: { ...wrong, ...forwarded(`203.0.113.${i + 1}, 198.51.100.20`) } })).status, 401);
+      assert.equal(
+        (await send('/v2/partners/config', { headers: { ...wrong, ...forwarded(`203.0.113.${i + 1}, 198.51.100.20`) } })).status,
+        401,
+      );
     }
-    assertRateLimited(await send('/v2/partners/config', { headers: { ...wrong, ...forwarded('203.0.113.99, 198.51.100.20') } }), 'the same forwarded client behind a forged hop');
-    assert.equal((await send('/v2/partners/config', { headers: { ...wrong, ...forwarded('198.51.100.21') } })).status, 401, 'another forwarded client has its own quota');
+    assertRateLimited(
+      await send('/v2/partners/config', { headers: { ...wrong, ...forwarded('203.0.113.99, 198.51.100.20') } }),
+      'the same forwarded client behind a forged hop',
+    );
+    assert.equal(
+      (await send('/v2/partners/config', { headers: { ...wrong, ...forwarded('198.51.100.21') } })).status,
+      401,
+      'another forwarded client has its own quota',
+    );
   });
 });
 
@@ -145,15 +174,24 @@ describe('per-address counts across API processes', () => {
       const client = forwarded('198.51.100.60');
       // At once, so that all of them are counted within one sync interval of the first.
       const failures = await Promise.all(
-        Array.from({ length: POLICY.points }, () => send('/v2/partners/config', { headers: { ...client, authorization: basicAuth(cred.appId, 'wrong-secret') } })),
+        Array.from({ length: POLICY.points }, () =>
+          send('/v2/partners/config', { headers: { ...client, authorization: basicAuth(cred.appId, 'wrong-secret') } }),
+        ),
       );
-      assert.deepEqual(failures.map((r) => r.status), Array(POLICY.points).fill(401));
+      assert.deepEqual(
+        failures.map((r) => r.status),
+        Array(POLICY.points).fill(401),
+      );
       await until(async (saw) => {
-        const rows = await h.db.pool.query<{ points: number }>("SELECT points FROM rate_limits WHERE key LIKE 'quota:login:198.51.100.60:%'");
+        const rows = await h.db.pool.query<{ points: number }>(
+          "SELECT points FROM rate_limits WHERE key LIKE 'quota:login:198.51.100.60:%'",
+        );
         saw(rows.rows);
         return rows.rows[0]?.points === POLICY.points;
       }, "the first process's failures in PostgreSQL");
-      const res = await fetch(`${other.baseUrl}/v2/partners/config`, { headers: { ...client, authorization: basicAuth(cred.appId, cred.appSecret) } });
+      const res = await fetch(`${other.baseUrl}/v2/partners/config`, {
+        headers: { ...client, authorization: basicAuth(cred.appId, cred.appSecret) },
+      });
       assert.equal(res.status, 429, 'the other process refuses the address before checking its (right) secret');
     } finally {
       await other.close();
@@ -183,8 +221,15 @@ describe('public Payment creation per client address', () => {
 
 describe('TRUSTED_PROXIES', () => {
   test('takes addresses, CIDR ranges and proxy names, and fails start-up naming the setting for anything else', () => {
-    assert.deepEqual(loadConfig({ TRUSTED_PROXIES: '10.0.0.1, 10.1.0.0/16,loopback' }).http.trustedProxies, ['10.0.0.1', '10.1.0.0/16', 'loopback']);
+    assert.deepEqual(loadConfig({ TRUSTED_PROXIES: '10.0.0.1, 10.1.0.0/16,loopback' }).http.trustedProxies, [
+      '10.0.0.1',
+      '10.1.0.0/16',
+      'loopback',
+    ]);
     assert.deepEqual(loadConfig({}).http.trustedProxies, []);
-    assert.throws(() => loadConfig({ TRUSTED_PROXIES: '10.0.0.1,proxy.internal' }), (err: unknown) => err instanceof ConfigError && /TRUSTED_PROXIES/.test(err.message));
+    assert.throws(
+      () => loadConfig({ TRUSTED_PROXIES: '10.0.0.1,proxy.internal' }),
+      (err: unknown) => err instanceof ConfigError && /TRUSTED_PROXIES/.test(err.message),
+    );
   });
 });

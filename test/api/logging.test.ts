@@ -38,9 +38,11 @@ test('the logger redacts secrets wherever a caller puts them', () => {
 
 test('request logs are structured JSON with a request id and never carry the credential', async () => {
   const { lines, stream } = capture();
-  const api = createApi(await apiDepsOnHarness({
-    logger: createLogger('info', stream),
-  }));
+  const api = createApi(
+    await apiDepsOnHarness({
+      logger: createLogger('info', stream),
+    }),
+  );
   const server = api.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   try {
@@ -52,7 +54,10 @@ test('request logs are structured JSON with a request id and never carry the cre
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('x-request-id'), 'req-log-test-1');
     // The request's line is written as it ends, not necessarily before the answer arrives.
-    const entry = await until(() => lines.map((l) => JSON.parse(l) as Record<string, any>).find((e) => e.requestId === 'req-log-test-1'), 'the request\'s log line');
+    const entry = await until(
+      () => lines.map((l) => JSON.parse(l) as Record<string, any>).find((e) => e.requestId === 'req-log-test-1'),
+      "the request's log line",
+    );
     assert.equal(entry.status, 200);
     assert.equal(entry.appId, cred.appId);
     assert.equal(entry.req.headers.authorization, '[Redacted]');

@@ -51,7 +51,10 @@ describe('A method a path does not serve', () => {
         const res = await send(`${api.baseUrl}${path}`, method);
         const name = `${method} ${path}`;
         assert.equal(res.status, 405, `${name}: ${res.status}`);
-        const allow = (res.headers.allow ?? '').split(',').map((m) => m.trim()).filter(Boolean);
+        const allow = (res.headers.allow ?? '')
+          .split(',')
+          .map((m) => m.trim())
+          .filter(Boolean);
         assert.deepEqual(allow.sort(), [...allowed].sort(), `${name}: Allow`);
         assert.ok(res.headers['svc-version'], `${name}: Svc-Version`);
         if (method === 'HEAD') continue;

@@ -200,7 +200,11 @@ describe('Module availability: the config and the routes agree', () => {
   test('every /v2 route of the app belongs to a module, or is said to belong to none', () => {
     const unassigned = full.routes.filter((r) => !(r in ROUTE_MODULES));
     assert.deepEqual(unassigned, [], 'add each route to ROUTE_MODULES (and guard it with requireAccess/requireModule)');
-    assert.deepEqual(Object.keys(ROUTE_MODULES).filter((r) => !full.routes.includes(r as RouteKey)), [], 'ROUTE_MODULES names a route the app does not have');
+    assert.deepEqual(
+      Object.keys(ROUTE_MODULES).filter((r) => !full.routes.includes(r as RouteKey)),
+      [],
+      'ROUTE_MODULES names a route the app does not have',
+    );
   });
 
   test('with every module on, no route answers 424 chain_config_missing for its module', async () => {
@@ -269,7 +273,7 @@ describe('Module availability: the config and the routes agree', () => {
     }
   });
 
-  test('bank accounts listed but without the deployment\'s off-ramp provider: not_operational in the config, 424 on its routes, every country unavailable in the requirements', async () => {
+  test("bank accounts listed but without the deployment's off-ramp provider: not_operational in the config, 424 on its routes, every country unavailable in the requirements", async () => {
     const off = await start({ offramp: undefined });
     try {
       const config = await call('/v2/partners/config', { credential: cred, baseUrl: off.baseUrl });

@@ -25,17 +25,43 @@ interface RealAnswer {
  * the schema marks). Ids, timestamps, amounts, addresses, hashes, names and secrets may differ.
  */
 const FIXED_STRINGS = new Set([
-  'apiVersion', 'tokenAddress', 'assetCode', 'assetSymbol', 'symbol', 'currency', 'networkCode', 'chainName', 'chainFamily', 'assetKind', 'tokenType',
-  'type', 'kind', 'status', 'providerCode', 'paymentMethodType', 'confirmationMode', 'ownership', 'ownershipVerificationMethod', 'methods', 'method', 'period', 'rail', 'country',
+  'apiVersion',
+  'tokenAddress',
+  'assetCode',
+  'assetSymbol',
+  'symbol',
+  'currency',
+  'networkCode',
+  'chainName',
+  'chainFamily',
+  'assetKind',
+  'tokenType',
+  'type',
+  'kind',
+  'status',
+  'providerCode',
+  'paymentMethodType',
+  'confirmationMode',
+  'ownership',
+  'ownershipVerificationMethod',
+  'methods',
+  'method',
+  'period',
+  'rail',
+  'country',
 ]);
 
 /** Where an example and a real answer differ: keys, JSON types, array shapes, and fixed values. */
 function differences(doc: Json, schema: Json | undefined, example: unknown, real: unknown, at = ''): string[] {
   const s = resolve(doc, schema);
   const type = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
-  if (type(example) !== type(real)) return [`${at || '(root)'}: the example has ${type(example)} ${JSON.stringify(example)?.slice(0, 80)}, the service ${type(real)} ${JSON.stringify(real)?.slice(0, 80)}`];
+  if (type(example) !== type(real))
+    return [
+      `${at || '(root)'}: the example has ${type(example)} ${JSON.stringify(example)?.slice(0, 80)}, the service ${type(real)} ${JSON.stringify(real)?.slice(0, 80)}`,
+    ];
   if (Array.isArray(example) && Array.isArray(real)) {
-    if ((example.length === 0) !== (real.length === 0)) return [`${at}: the example has ${example.length} items, the service ${real.length}`];
+    if ((example.length === 0) !== (real.length === 0))
+      return [`${at}: the example has ${example.length} items, the service ${real.length}`];
     return example.length ? differences(doc, s?.items, example[0], real[0], `${at}[0]`) : [];
   }
   if (example && typeof example === 'object') {
@@ -55,7 +81,10 @@ function differences(doc: Json, schema: Json | undefined, example: unknown, real
     }
     return out;
   }
-  const key = at.split('.').pop()!.replace(/\[0\]$/, '');
+  const key = at
+    .split('.')
+    .pop()!
+    .replace(/\[0\]$/, '');
   const fixed = typeof example !== 'string' || s?.enum !== undefined || s?.const !== undefined || FIXED_STRINGS.has(key);
   return fixed && example !== real ? [`${at}: the example says ${JSON.stringify(example)}, the service ${JSON.stringify(real)}`] : [];
 }
@@ -67,7 +96,10 @@ function resolve(doc: Json, schema: Json | undefined): Json | undefined {
     if (s.$ref) s = doc.components.schemas[s.$ref.split('/').pop()];
     else if (s.anyOf || s.oneOf) {
       const branches = ((s.anyOf ?? s.oneOf) as Json[]).map((b) => resolve(doc, b)).filter((b) => b && b.type !== 'null');
-      s = branches.length === 1 ? branches[0] : { ...branches[0], properties: Object.assign({}, ...branches.map((b) => b?.properties ?? {})), required: [] };
+      s =
+        branches.length === 1
+          ? branches[0]
+          : { ...branches[0], properties: Object.assign({}, ...branches.map((b) => b?.properties ?? {})), required: [] };
     } else break;
   }
   return s;
@@ -108,7 +140,8 @@ describe('Every documented example against a real answer of the service', () => 
               continue;
             }
             compared += 1;
-            for (const d of differences(doc, media.schema, (example as Json).value, real.body)) problems.push(`${op.operationId} ${status} ${d}`);
+            for (const d of differences(doc, media.schema, (example as Json).value, real.body))
+              problems.push(`${op.operationId} ${status} ${d}`);
           }
         }
       }
@@ -157,8 +190,22 @@ async function errorAnswers(doc: Json): Promise<Map<number, unknown>> {
   const headers = { 'idempotency-key': `errors-${process.pid}-conflict` };
   await call('/v2/accounts', { credential: cred, body: { externalUserId: `errors-${process.pid}-1` }, headers });
   keep(409, await call('/v2/accounts', { credential: cred, body: { externalUserId: `errors-${process.pid}-2` }, headers }));
-  keep(413, await call('/v2/accounts', { credential: cred, body: { externalUserId: 'x', metadata: { pad: 'p'.repeat(h.config.http.maxBodyBytes) } } }));
-  keep(415, await call('/v2/accounts', { credential: cred, method: 'POST', rawBody: 'externalUserId=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }));
+  keep(
+    413,
+    await call('/v2/accounts', {
+      credential: cred,
+      body: { externalUserId: 'x', metadata: { pad: 'p'.repeat(h.config.http.maxBodyBytes) } },
+    }),
+  );
+  keep(
+    415,
+    await call('/v2/accounts', {
+      credential: cred,
+      method: 'POST',
+      rawBody: 'externalUserId=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    }),
+  );
   keep(422, await createPayment(merchant, { assetCode: 'EURC' }));
   keep(424, await call(`${account}/deposit-addresses`, { credential: cred, body: { chainId: 79685 } }));
   const limited = await listenApi(await apiDepsOnHarness({ config: { ...h.config, rateLimit: { points: 1, windowSeconds: 60 } } }));
@@ -182,7 +229,8 @@ async function tour(doc: Json, record: (operationId: string, res: ApiResponse) =
   let keys = 0;
   const opOf = (operationId: string) => {
     for (const [path, item] of Object.entries(doc.paths as Json)) {
-      for (const [method, op] of Object.entries(item as Json)) if ((op as Json).operationId === operationId) return { path, method: method.toUpperCase(), op: op as Json };
+      for (const [method, op] of Object.entries(item as Json))
+        if ((op as Json).operationId === operationId) return { path, method: method.toUpperCase(), op: op as Json };
     }
     throw new Error(`no operation ${operationId}`);
   };
@@ -190,7 +238,12 @@ async function tour(doc: Json, record: (operationId: string, res: ApiResponse) =
   const send = async (
     operationId: string,
     status: number,
-    opts: { headers?: Record<string, string>; credential?: AppCredential | null; path?: Record<string, string>; ids?: Record<string, string> } = {},
+    opts: {
+      headers?: Record<string, string>;
+      credential?: AppCredential | null;
+      path?: Record<string, string>;
+      ids?: Record<string, string>;
+    } = {},
   ) => {
     const { path, method, op } = opOf(operationId);
     const example = op.requestBody?.content['application/json'].examples.default.value;
@@ -208,7 +261,7 @@ async function tour(doc: Json, record: (operationId: string, res: ApiResponse) =
   };
 
   // The merchant: the account of the examples (ACCOUNT_ID), as the account examples show it.
-  const account = await send('newAccountWithEvent', 201);
+  const account = await send('createAccount', 201);
   ids['acct_7Q2mV9xKp3'] = ids['{accountId}'] = account.body.account.id;
   await send('updateDisplayProfile', 200);
   const wallet = await send('registerConnectedWallet', 201);
@@ -239,9 +292,16 @@ async function tour(doc: Json, record: (operationId: string, res: ApiResponse) =
   // account is read from the provider), then disabled.
   const bank = await send('linkBankAccount', 201);
   ids.bank_account_7Yt2Kq = ids['{bankAccountId}'] = bank.body.bankAccount.id;
-  await until(async () => ((await h.provider.adapter.getBankAccount(bank.body.bankAccount.id))?.status === 'verified' ? true : undefined), 'the provider verifies the account');
+  await until(
+    async () => ((await h.provider.adapter.getBankAccount(bank.body.bankAccount.id))?.status === 'verified' ? true : undefined),
+    'the provider verifies the account',
+  );
   await sendCallback(doc, ids, record);
-  await until(async () => ((await h.db.prisma.bankAccount.findUnique({ where: { id: bank.body.bankAccount.id } }))?.status === 'verified' ? true : undefined), 'the account verified');
+  await until(
+    async () =>
+      (await h.db.prisma.bankAccount.findUnique({ where: { id: bank.body.bankAccount.id } }))?.status === 'verified' ? true : undefined,
+    'the account verified',
+  );
   await send('disableBankAccount', 200);
 
   // The payer (PAYER_ACCOUNT_ID): its vault, policy, approval and funds; then a Vault-funded Payment.
@@ -261,7 +321,11 @@ async function tour(doc: Json, record: (operationId: string, res: ApiResponse) =
   const read = await call(`/v2/client/me/payments/${funded.payment.id}`, { headers: bearer });
   const option = (read.body.options as Json[]).find((o) => o.paymentMethodType === 'vault')!;
   ids.vault_action_7Qe2 = option.execution.actionId;
-  await send('authorizeVaultOption', 200, { credential: null, headers: bearer, path: { paymentId: funded.payment.id, optionId: option.id } });
+  await send('authorizeVaultOption', 200, {
+    credential: null,
+    headers: bearer,
+    path: { paymentId: funded.payment.id, optionId: option.id },
+  });
 
   // A wallet transfer the payer confirms.
   // Made from the createPayment request example too, so the answers carry its fields.
@@ -272,10 +336,16 @@ async function tour(doc: Json, record: (operationId: string, res: ApiResponse) =
   // longer ask for a transaction), and the answer is the Payment as the confirm found it.
   await withWorkerStopped(async () => {
     const transfer = await payTo(sender, paid.payment.funding.depositAddress.address, 25_000_000n);
-    const paidRead = await call(`/v2/client/me/payments/${paid.payment.id}`, { headers: { authorization: `Bearer ${token}`, 'x-svc-payment-secret': paid.checkout.clientSecret } });
+    const paidRead = await call(`/v2/client/me/payments/${paid.payment.id}`, {
+      headers: { authorization: `Bearer ${token}`, 'x-svc-payment-secret': paid.checkout.clientSecret },
+    });
     ids.action_5Tz1 = paidRead.body.options[0].execution.actionId;
     ids[EXAMPLE_TX_HASH] = transfer as Hash;
-    await send('confirmClientPayment', 200, { credential: null, headers: { authorization: `Bearer ${token}` }, path: { paymentId: paid.payment.id } });
+    await send('confirmClientPayment', 200, {
+      credential: null,
+      headers: { authorization: `Bearer ${token}` },
+      path: { paymentId: paid.payment.id },
+    });
   });
   await send('revokeClientTokens', 200);
 
@@ -290,10 +360,18 @@ async function tour(doc: Json, record: (operationId: string, res: ApiResponse) =
   const twice = await newPayer(30_000_000n);
   await payTo(twice, excess.payment.funding.depositAddress.address, 25_000_000n);
   await payTo(twice, excess.payment.funding.depositAddress.address, 5_000_000n);
-  await waitForPayment(merchant, excess.payment.id, 'succeeded with an incident', (p) => p.status === 'succeeded' && p.incidentRecoverySummary.count === 1);
+  await waitForPayment(
+    merchant,
+    excess.payment.id,
+    'succeeded with an incident',
+    (p) => p.status === 'succeeded' && p.incidentRecoverySummary.count === 1,
+  );
   const incidents = await call(`/v2/payments/${excess.payment.id}/incidents`, { credential: cred });
   ids.incident_6Pq3 = incidents.body.items[0].id;
-  const recovery = await send('createIncidentRecovery', 201, { path: { paymentId: excess.payment.id }, ids: { [EXAMPLE.WALLET]: twice.address } });
+  const recovery = await send('createIncidentRecovery', 201, {
+    path: { paymentId: excess.payment.id },
+    ids: { [EXAMPLE.WALLET]: twice.address },
+  });
 
   // Every transfer this started has finished before the next test file runs: money still moving
   // would keep the time-skipping server from skipping their timers.
@@ -312,7 +390,11 @@ async function returned(cred: AppCredential, paymentId: string, list: 'refunds' 
 const EXAMPLE_TX_HASH = '0x3f1c2b4a5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708';
 
 /** The provider's callback example, signed as the provider signs it. */
-async function sendCallback(doc: Json, ids: Record<string, string>, record: (operationId: string, res: ApiResponse) => void): Promise<void> {
+async function sendCallback(
+  doc: Json,
+  ids: Record<string, string>,
+  record: (operationId: string, res: ApiResponse) => void,
+): Promise<void> {
   const op = doc.paths['/v2/providers/{providerCode}/callbacks'].post;
   const body = JSON.stringify(substitute(op.requestBody.content['application/json'].examples.default.value, ids));
   const t = Math.floor(Date.now() / 1000);

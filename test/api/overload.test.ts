@@ -57,7 +57,10 @@ describe('overload and upstream failures answer 503 fast, never 500', () => {
         return true;
       };
       await assert.rejects(tiny.prisma.app.findFirst(), capacity);
-      await assert.rejects(tiny.prisma.$transaction(async (tx) => tx.app.findFirst(), { maxWait: 50 }), capacity);
+      await assert.rejects(
+        tiny.prisma.$transaction(async (tx) => tx.app.findFirst(), { maxWait: 50 }),
+        capacity,
+      );
     } finally {
       held.release();
     }
@@ -73,11 +76,22 @@ describe('overload and upstream failures answer 503 fast, never 500', () => {
   test('Temporal gone under a running API: creating a Payment answers 503 payment_provider_unavailable with Retry-After, and the retry with the same key completes it', async () => {
     const h = await getHarness();
     const relay = await relayTo(h.env.address);
-    const gateway = await connectTemporalGateway({ address: relay.address, namespace: h.env.namespace ?? 'default', taskQueue: h.taskQueue, rpcTimeoutMs: 500 });
+    const gateway = await connectTemporalGateway({
+      address: relay.address,
+      namespace: h.env.namespace ?? 'default',
+      taskQueue: h.taskQueue,
+      rpcTimeoutMs: 500,
+    });
     const api = await listenApi(await apiDepsOnHarness({ engine: gateway }));
     const m = await newMerchant();
     const key = `temporal-gone-${Date.now()}`;
-    const body = { intent: 'receive', amount: '3', assetCode: 'USDC', chainId: h.chainId, destination: { type: 'upa', accountId: m.accountId } };
+    const body = {
+      intent: 'receive',
+      amount: '3',
+      assetCode: 'USDC',
+      chainId: h.chainId,
+      destination: { type: 'upa', accountId: m.accountId },
+    };
     try {
       await relay.cut();
       const refused = await call('/v2/payments', { baseUrl: api.baseUrl, credential: m.cred, headers: { 'idempotency-key': key }, body });
@@ -117,7 +131,10 @@ describe('overload and upstream failures answer 503 fast, never 500', () => {
     };
     const readChain = async (kind: string) => {
       // No retries: one attempt shows the mapping (the service's transport retries 3 times).
-      const client = createPublicClient({ transport: viemHttp(rpc[kind as keyof typeof rpc], { timeout: 500, retryCount: 0 }), cacheTime: 0 });
+      const client = createPublicClient({
+        transport: viemHttp(rpc[kind as keyof typeof rpc], { timeout: 500, retryCount: 0 }),
+        cacheTime: 0,
+      });
       return { block: (await client.getBlockNumber()).toString() };
     };
     const api = await listenApi(
@@ -137,7 +154,12 @@ describe('overload and upstream failures answer 503 fast, never 500', () => {
     const cred = await newApp();
     try {
       const answers = [];
-      for (const path of ['/v2/chain-probe/gone', '/v2/payments/pay_x/chain-probe/gone', '/v2/chain-probe/error', '/v2/payments/pay_x/chain-probe/error']) {
+      for (const path of [
+        '/v2/chain-probe/gone',
+        '/v2/payments/pay_x/chain-probe/gone',
+        '/v2/chain-probe/error',
+        '/v2/payments/pay_x/chain-probe/error',
+      ]) {
         const res = await call(path, { baseUrl: api.baseUrl, credential: cred });
         answers.push([path, res.status, res.body?.error?.code, res.headers.get('retry-after')]);
       }

@@ -16,7 +16,26 @@ test('GET /v2/partners/config returns the full configuration for the credential'
   assert.equal(res.status, 200);
   const c = res.body;
   ZPartnerConfig.parse(c);
-  for (const key of ['id', 'appId', 'organizationId', 'environmentId', 'apiVersion', 'supportedApiVersions', 'namespace', 'scopes', 'credentialType', 'credentialMode', 'status', 'modules', 'compliance', 'fees', 'networks', 'capabilities', 'integrations', 'links']) {
+  for (const key of [
+    'id',
+    'appId',
+    'organizationId',
+    'environmentId',
+    'apiVersion',
+    'supportedApiVersions',
+    'namespace',
+    'scopes',
+    'credentialType',
+    'credentialMode',
+    'status',
+    'modules',
+    'compliance',
+    'fees',
+    'networks',
+    'capabilities',
+    'integrations',
+    'links',
+  ]) {
     assert.ok(key in c, `missing ${key}`);
   }
   assert.equal(c.appId, cred.appId);
@@ -60,7 +79,10 @@ test('a production credential sees its own environment: the harness runs it on t
   const res = await call('/v2/partners/config', { credential: cred });
   assert.equal(res.status, 200);
   assert.equal(res.body.environmentId, 'env_production');
-  assert.deepEqual(res.body.networks.map((n: { chainId: number }) => n.chainId), [8453, 1]);
+  assert.deepEqual(
+    res.body.networks.map((n: { chainId: number }) => n.chainId),
+    [8453, 1],
+  );
 });
 
 /** The six availability flags of every capability group (spec: Partner configuration). */
@@ -79,13 +101,18 @@ function flagGroups(value: unknown, path = ''): Array<{ path: string; group: Rec
 /** The real app with the harness's parts and every optional surface, plus the overrides given. */
 async function startApi(overrides: Partial<ApiDeps> = {}) {
   const h = await getHarness();
-  return listenApi(await apiDepsOnHarness({ engine: h.engine, chains: h.chain.chains, client: { engine: h.engine }, returns: h.engine, ...overrides }));
+  return listenApi(
+    await apiDepsOnHarness({ engine: h.engine, chains: h.chain.chains, client: { engine: h.engine }, returns: h.engine, ...overrides }),
+  );
 }
 
 /** The sandbox with modules taken off its list. */
 function without(envs: TEnvironments, ...ids: ModuleId[]): TEnvironments {
   const sandbox = envs.environments.sandbox;
-  return { ...envs, environments: { ...envs.environments, sandbox: { ...sandbox, modules: sandbox.modules.filter((m) => !ids.includes(m)) } } };
+  return {
+    ...envs,
+    environments: { ...envs.environments, sandbox: { ...sandbox, modules: sandbox.modules.filter((m) => !ids.includes(m)) } },
+  };
 }
 
 describe('availability flags', () => {
@@ -112,7 +139,13 @@ describe('availability flags', () => {
       );
       for (const { path, group } of groups) {
         const expected: readonly string[] = path.startsWith('modules[') ? MODULE_FLAGS : FLAGS;
-        assert.deepEqual(Object.keys(group).filter((k) => (FLAGS as readonly string[]).includes(k)).sort(), [...expected].sort(), path);
+        assert.deepEqual(
+          Object.keys(group)
+            .filter((k) => (FLAGS as readonly string[]).includes(k))
+            .sort(),
+          [...expected].sort(),
+          path,
+        );
         for (const f of expected) {
           if (f === 'disabledReason') assert.ok(group[f] === null || typeof group[f] === 'string', `${path}.${f}`);
           else assert.equal(typeof group[f], 'boolean', `${path}.${f}`);
@@ -128,7 +161,8 @@ describe('availability flags', () => {
     const cred = await newApp();
     const res = await call('/v2/partners/config', { credential: cred });
     const checker = await responseChecker();
-    const check = (body: unknown) => checker.check({ method: 'GET', path: '/v2/partners/config', status: 200, headers: res.headers, body, text: JSON.stringify(body) });
+    const check = (body: unknown) =>
+      checker.check({ method: 'GET', path: '/v2/partners/config', status: 200, headers: res.headers, body, text: JSON.stringify(body) });
     check(res.body);
     const missing = structuredClone(res.body);
     delete missing.capabilities.payments.methods.direct.availableToCredential;
@@ -183,7 +217,13 @@ describe('integrations and capabilities agree with what the routes do', () => {
         webhooks: { enabled: false, availableToCredential: false },
         partnerConsole: { enabled: true, availableToCredential: true },
       });
-      assert.deepEqual(config.body.capabilities.payments.capabilities, { crypto: false, onramp: false, externalQr: false, externalBank: false, card: false });
+      assert.deepEqual(config.body.capabilities.payments.capabilities, {
+        crypto: false,
+        onramp: false,
+        externalQr: false,
+        externalBank: false,
+        card: false,
+      });
       assert.equal(config.body.capabilities.payments.methods.direct.available, false);
       const res = await call('/v2/client/auth/exchange', { credential: cred, baseUrl: api.baseUrl, body: { accountId: 'acct_nothing' } });
       assert.equal(res.status, 424, res.text);
@@ -194,7 +234,7 @@ describe('integrations and capabilities agree with what the routes do', () => {
   });
 });
 
-describe('webhook delivery policy: the deployment\'s real setting', () => {
+describe("webhook delivery policy: the deployment's real setting", () => {
   test('the harness API allows private destinations and says so; an API with them off says false', async () => {
     const h = await getHarness();
     const cred = await newApp();

@@ -7,9 +7,11 @@ import { createApi } from '../../src/http/app';
 
 test('a credential over its quota gets 429 rate_limited with Retry-After and RateLimit headers', async () => {
   const h = await getHarness();
-  const api = createApi(await apiDepsOnHarness({
-    config: { ...h.config, rateLimit: { points: 3, windowSeconds: 60 } },
-  }));
+  const api = createApi(
+    await apiDepsOnHarness({
+      config: { ...h.config, rateLimit: { points: 3, windowSeconds: 60 } },
+    }),
+  );
   const server = api.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   try {
@@ -41,19 +43,22 @@ test('a credential over its quota gets 429 rate_limited with Retry-After and Rat
 
 test("a client token over its account's quota gets 429 while the partner's quota and another account's token are untouched", async () => {
   const h = await getHarness();
-  const api = createApi(await apiDepsOnHarness({
-    engine: h.engine,
-    chains: h.chain.chains,
-    client: { engine: h.engine },
-    config: { ...h.config, rateLimit: { points: 50, windowSeconds: 3600 }, clientRateLimit: { points: 3, windowSeconds: 3600 } },
-  }));
+  const api = createApi(
+    await apiDepsOnHarness({
+      engine: h.engine,
+      chains: h.chain.chains,
+      client: { engine: h.engine },
+      config: { ...h.config, rateLimit: { points: 50, windowSeconds: 3600 }, clientRateLimit: { points: 3, windowSeconds: 3600 } },
+    }),
+  );
   const server = api.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   try {
     const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     // Set up on the suite's API: its quota has another window, so nothing here counts in this API's.
     const cred = await newApp();
-    const accountOf = async () => (await call('/v2/accounts', { credential: cred, body: { externalUserId: uniqueUserId('payer') } })).body.account.id as string;
+    const accountOf = async () =>
+      (await call('/v2/accounts', { credential: cred, body: { externalUserId: uniqueUserId('payer') } })).body.account.id as string;
     const [spender, bystander] = [await clientTokenFor(cred, await accountOf()), await clientTokenFor(cred, await accountOf())];
     const partner = () => call('/v2/partners/config', { credential: cred, baseUrl });
     // A wrong payment secret is refused after the quota is counted: such refusals spend only the account's quota.
@@ -81,7 +86,11 @@ test("a client token over its account's quota gets 429 while the partner's quota
     const after = await partner();
     assert.equal(after.status, 200);
     assert.equal(after.headers.get('ratelimit-limit'), '50');
-    assert.equal(Number(after.headers.get('ratelimit-remaining')), Number(before.headers.get('ratelimit-remaining')) - 1, "the client's requests spent none of the partner's quota");
+    assert.equal(
+      Number(after.headers.get('ratelimit-remaining')),
+      Number(before.headers.get('ratelimit-remaining')) - 1,
+      "the client's requests spent none of the partner's quota",
+    );
 
     const other = await asClient(bystander);
     assert.equal(other.status, 401, "another account's token still reaches the payment-secret check");

@@ -28,7 +28,11 @@ test('the service secret rotates as a keyring: what key A sealed and signed read
   assert.equal(account.status, 201, account.text);
 
   // Sealed, signed and derived under A.
-  const created = await createWebhookEndpoint({ prisma, serviceSecret: onlyA, destinations: { allowPrivateDestinations: true } }, cred.appId, { url: 'http://127.0.0.1:9/pp' });
+  const created = await createWebhookEndpoint(
+    { prisma, serviceSecret: onlyA, destinations: { allowPrivateDestinations: true } },
+    cred.appId,
+    { url: 'http://127.0.0.1:9/pp' },
+  );
   const row = () => prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: created.endpoint.id } });
   assert.ok((await row()).secretCiphertext.startsWith(`v2.${keyIdOf(A)}.`));
   const tokenA = (await exchangeClientToken(prisma, onlyA, app, { accountId: account.body.account.id })).accessToken;
@@ -51,7 +55,11 @@ test('the service secret rotates as a keyring: what key A sealed and signed read
   assert.deepEqual(webhooks.unreadable, []);
   assert.ok((await row()).secretCiphertext.startsWith(`v2.${keyIdOf(B)}.`));
   const again = await cli(['keys', 'reseal'], { SERVICE_SECRET: B, SERVICE_SECRET_PREVIOUS: A });
-  assert.equal(again.columns.find((c: { column: string }) => c.column === 'webhook_endpoints.secret_ciphertext').resealed, 0, 'a second reseal has nothing to do');
+  assert.equal(
+    again.columns.find((c: { column: string }) => c.column === 'webhook_endpoints.secret_ciphertext').resealed,
+    0,
+    'a second reseal has nothing to do',
+  );
 
   // A dropped: the sealed column still reads; what only A signed fails.
   assert.equal(decryptSigningSecret(onlyB, created.endpoint.id, (await row()).secretCiphertext), created.signingSecret);

@@ -25,7 +25,10 @@ describe('Text that cannot be stored', () => {
     const h = await getHarness();
     assert.equal(await h.db.prisma.account.count({ where: { appId: cred.appId } }), 0);
 
-    const key = await call('/v2/accounts', { credential: cred, body: { externalUserId: uniqueUserId('key'), metadata: { [`a${LONE}`]: 'x', ok: `b${LONE}` } } });
+    const key = await call('/v2/accounts', {
+      credential: cred,
+      body: { externalUserId: uniqueUserId('key'), metadata: { [`a${LONE}`]: 'x', ok: `b${LONE}` } },
+    });
     assert.equal(key.status, 400, key.text);
     assert.deepEqual(fieldsOf(key), ['body.metadata.a\uFFFD', 'body.metadata.ok']);
     assert.equal(await h.db.prisma.account.count({ where: { appId: cred.appId } }), 0);
@@ -55,7 +58,19 @@ describe('Text that cannot be stored', () => {
   test('unstorableText names exactly the strings, at any depth, that hold a NUL or an unpaired surrogate', () => {
     const clean = fc.string({ unit: 'grapheme' }).filter((s) => !s.includes(NUL));
     const json = fc.letrec((tie) => ({
-      value: fc.oneof({ depthSize: 'small' }, clean, fc.integer(), fc.boolean(), fc.constant(null), fc.array(tie('value'), { maxLength: 4 }), fc.dictionary(fc.string({ unit: 'grapheme', maxLength: 5 }).filter((k) => !k.includes(NUL) && k !== '__proto__'), tie('value'), { maxKeys: 4 })),
+      value: fc.oneof(
+        { depthSize: 'small' },
+        clean,
+        fc.integer(),
+        fc.boolean(),
+        fc.constant(null),
+        fc.array(tie('value'), { maxLength: 4 }),
+        fc.dictionary(
+          fc.string({ unit: 'grapheme', maxLength: 5 }).filter((k) => !k.includes(NUL) && k !== '__proto__'),
+          tie('value'),
+          { maxKeys: 4 },
+        ),
+      ),
     })).value;
     fc.assert(
       fc.property(json, (v) => {
@@ -63,15 +78,21 @@ describe('Text that cannot be stored', () => {
       }),
     );
     fc.assert(
-      fc.property(clean, clean, fc.constantFrom(NUL, LONE, '\udc00', `x${LONE}y`), fc.integer({ min: 0, max: 3 }), (before, after, bad, depth) => {
-        let v: unknown = `${before}${bad}${after}`;
-        const path: string[] = [];
-        for (let i = 0; i < depth; i += 1) {
-          v = i % 2 === 0 ? { k: v, other: before } : [after, v];
-          path.unshift(i % 2 === 0 ? 'k' : '1');
-        }
-        assert.deepEqual(unstorableText(v), [path]);
-      }),
+      fc.property(
+        clean,
+        clean,
+        fc.constantFrom(NUL, LONE, '\udc00', `x${LONE}y`),
+        fc.integer({ min: 0, max: 3 }),
+        (before, after, bad, depth) => {
+          let v: unknown = `${before}${bad}${after}`;
+          const path: string[] = [];
+          for (let i = 0; i < depth; i += 1) {
+            v = i % 2 === 0 ? { k: v, other: before } : [after, v];
+            path.unshift(i % 2 === 0 ? 'k' : '1');
+          }
+          assert.deepEqual(unstorableText(v), [path]);
+        },
+      ),
     );
   });
 });

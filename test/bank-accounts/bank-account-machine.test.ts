@@ -32,7 +32,13 @@ describe('Bank account state machine', () => {
     const d = decideBankAccount(initialBankAccountState(), { type: 'verified', at });
     assert.equal(d.kind, 'changed');
     if (d.kind !== 'changed') return;
-    assert.deepEqual(d.state, { ...initialBankAccountState(), status: 'verified', statusVersion: 2, verificationVersion: 2, verifiedAt: at });
+    assert.deepEqual(d.state, {
+      ...initialBankAccountState(),
+      status: 'verified',
+      statusVersion: 2,
+      verificationVersion: 2,
+      verifiedAt: at,
+    });
   });
 
   test('pending_verification -> verification_failed keeps the provider reason and no verifiedAt', () => {

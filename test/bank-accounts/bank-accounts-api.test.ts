@@ -2,7 +2,12 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/logger';
-import { ProviderError, type BankAccountRegistration, type OfframpProvider, type ProviderBankAccount } from '../../src/offramp/offramp-provider';
+import {
+  ProviderError,
+  type BankAccountRegistration,
+  type OfframpProvider,
+  type ProviderBankAccount,
+} from '../../src/offramp/offramp-provider';
 import {
   ZBankAccountList,
   ZBankAccountRequirements,
@@ -11,7 +16,12 @@ import {
 } from '../../src/domain/bank-accounts/bank-account.schemas';
 import { BANK_ACCOUNT_SCHEMAS, noLinkingSchema } from '../../src/domain/bank-accounts/bank-requirements';
 import { BANK_DIRECTORY } from '../../src/domain/bank-accounts/bank-directory';
-import { accountNumberOf, applyProviderBankAccountUpdate, bankAccountIdFor, onProviderBankAccountUpdated } from '../../src/domain/bank-accounts/bank-accounts';
+import {
+  accountNumberOf,
+  applyProviderBankAccountUpdate,
+  bankAccountIdFor,
+  onProviderBankAccountUpdated,
+} from '../../src/domain/bank-accounts/bank-accounts';
 import { ZPartnerConfig } from '../../src/domain/apps/partner-config.schemas';
 import type { AppCredential } from '../../src/domain/apps/apps';
 import { call, newApp, uniqueUserId, type RequestOptions } from '../support/api-client';
@@ -86,7 +96,12 @@ describe('Linked bank accounts (API)', () => {
         },
       }),
     );
-    api = await listenApi(await apiDepsOnHarness({ logger, offramp: { provider, onBankAccountUpdated: onProviderBankAccountUpdated((await getHarness()).db.prisma) } }));
+    api = await listenApi(
+      await apiDepsOnHarness({
+        logger,
+        offramp: { provider, onBankAccountUpdated: onProviderBankAccountUpdated((await getHarness()).db.prisma) },
+      }),
+    );
     cred = await newApp();
     other = await newApp();
     const created = await req('/v2/accounts', { body: { externalUserId: uniqueUserId('bank') } });
@@ -101,7 +116,11 @@ describe('Linked bank accounts (API)', () => {
     const body = ZBankAccountRequirements.parse(res.body);
     assert.equal(body.accountId, accountId);
     const byCountry = new Map(body.countries.map((c) => [c.country, c]));
-    for (const [country, currency] of [['US', 'USD'], ['PH', 'PHP'], ['VN', 'VND']] as const) {
+    for (const [country, currency] of [
+      ['US', 'USD'],
+      ['PH', 'PHP'],
+      ['VN', 'VND'],
+    ] as const) {
       const c = byCountry.get(country)!;
       assert.equal(c.available, true);
       assert.equal(c.unavailableReason, null);
@@ -116,7 +135,11 @@ describe('Linked bank accounts (API)', () => {
 
   test('a production app (no bank_accounts module) sees every country unavailable (not_entitled) and gets 424 chain_config_missing for linking', async () => {
     const prod = await newApp({ environment: 'production' });
-    const acct = await call('/v2/accounts', { credential: prod, baseUrl: api.baseUrl, body: { externalUserId: uniqueUserId('bank-prod') } });
+    const acct = await call('/v2/accounts', {
+      credential: prod,
+      baseUrl: api.baseUrl,
+      body: { externalUserId: uniqueUserId('bank-prod') },
+    });
     const res = await call(`/v2/accounts/${acct.body.account.id}/bank-account-requirements`, { credential: prod, baseUrl: api.baseUrl });
     assert.equal(res.status, 200, res.text);
     const us = ZBankAccountRequirements.parse(res.body).countries.find((c) => c.country === 'US')!;
@@ -210,7 +233,10 @@ describe('Linked bank accounts (API)', () => {
       const res = await link(body);
       assert.equal(res.status, 400, res.text);
       assert.equal(res.body.error.code, 'bad_request');
-      assert.deepEqual(res.body.error.details.fields.map((f: { field: string }) => f.field), [field]);
+      assert.deepEqual(
+        res.body.error.details.fields.map((f: { field: string }) => f.field),
+        [field],
+      );
     }
     const noKey = await link(usBody('9999000011'), null);
     assert.equal(noKey.status, 400);
@@ -269,7 +295,11 @@ describe('Linked bank accounts (API)', () => {
     const verifiedOnly = await req(`/v2/accounts/${id}/bank-accounts?status=verified`);
     assert.deepEqual(verifiedOnly.body.bankAccounts, []);
 
-    for (const path of [`/v2/accounts/${id}/bank-accounts/${ids[0]}`, `/v2/accounts/${id}/bank-accounts`, `/v2/accounts/${id}/bank-account-requirements`]) {
+    for (const path of [
+      `/v2/accounts/${id}/bank-accounts/${ids[0]}`,
+      `/v2/accounts/${id}/bank-accounts`,
+      `/v2/accounts/${id}/bank-account-requirements`,
+    ]) {
       const res = await call(path, { credential: other, baseUrl: api.baseUrl });
       assert.equal(res.status, 404, path);
       assert.equal(res.body.error.code, 'not_found');
@@ -303,7 +333,12 @@ describe('Linked bank accounts (API)', () => {
     assert.ok(disabled.body.bankAccount.disabledAt);
     const twice = await req(`/v2/accounts/${accountId}/bank-accounts/${id}/disable`, { method: 'POST', body: {} });
     assert.deepEqual(twice.body, disabled.body);
-    const other404 = await call(`/v2/accounts/${accountId}/bank-accounts/${id}/disable`, { credential: other, baseUrl: api.baseUrl, method: 'POST', body: {} });
+    const other404 = await call(`/v2/accounts/${accountId}/bank-accounts/${id}/disable`, {
+      credential: other,
+      baseUrl: api.baseUrl,
+      method: 'POST',
+      body: {},
+    });
     assert.equal(other404.status, 404);
   });
 
@@ -312,11 +347,20 @@ describe('Linked bank accounts (API)', () => {
     assert.equal(res.status, 201, res.text);
     const id = res.body.bankAccount.id as string;
     const callback = async (status: string) => {
-      const data = { bankAccountId: id, providerAccountId: `pba_${id}`, status, failureReason: status === 'failed' ? 'name_mismatch' : null, accountNumberLast4: '6666' };
+      const data = {
+        bankAccountId: id,
+        providerAccountId: `pba_${id}`,
+        status,
+        failureReason: status === 'failed' ? 'name_mismatch' : null,
+        accountNumberLast4: '6666',
+      };
       const body = JSON.stringify({ id: `evt_${id}_${status}`, type: 'bank_account.updated', createdAt: new Date().toISOString(), data });
       const answer = await fetch(`${api.baseUrl}/v2/providers/sandbox/callbacks`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signCallback(TEST_OFFRAMP_CALLBACK_SECRET, body, Math.floor(Date.now() / 1000)) },
+        headers: {
+          'content-type': 'application/json',
+          [SIGNATURE_HEADER]: signCallback(TEST_OFFRAMP_CALLBACK_SECRET, body, Math.floor(Date.now() / 1000)),
+        },
         body,
       });
       assert.equal(answer.status, 200, await answer.text());
@@ -332,7 +376,11 @@ describe('Linked bank accounts (API)', () => {
   test('a failed verification lands in verification_failed', async () => {
     const res = await link(usBody('44440002'));
     const id = res.body.bankAccount.id as string;
-    const after = await applyProviderBankAccountUpdate((await getHarness()).db.prisma, id, { providerAccountId: `pba_${id}`, status: 'failed', failureReason: 'account_not_found' });
+    const after = await applyProviderBankAccountUpdate((await getHarness()).db.prisma, id, {
+      providerAccountId: `pba_${id}`,
+      status: 'failed',
+      failureReason: 'account_not_found',
+    });
     assert.equal(after?.status, 'verification_failed');
     assert.equal(after?.failureReason, 'account_not_found');
   });
@@ -394,7 +442,11 @@ describe('Linked bank accounts with the sandbox provider (its own process, signe
   });
 
   const linkAndSettle = async (accountNumber: string, settled: string) => {
-    const res = await call(`/v2/accounts/${accountId}/bank-accounts`, { credential: cred, body: usBodyOf(accountNumber), headers: { 'idempotency-key': newKey() } });
+    const res = await call(`/v2/accounts/${accountId}/bank-accounts`, {
+      credential: cred,
+      body: usBodyOf(accountNumber),
+      headers: { 'idempotency-key': newKey() },
+    });
     assert.equal(res.status, 201, res.text);
     assert.equal(res.body.bankAccount.status, 'pending_verification');
     const id = res.body.bankAccount.id as string;
@@ -423,11 +475,23 @@ describe('Linked bank accounts with the sandbox provider (its own process, signe
 
   test('provider down (nothing listening) is 503 provider_unavailable and creates nothing', async () => {
     const h = await getHarness();
-    const down = await listenApi(await apiDepsOnHarness({
-      offramp: { provider: new HttpOfframpProvider({ baseUrl: `http://127.0.0.1:${await freePort()}`, callbackSecret: TEST_OFFRAMP_CALLBACK_SECRET }) },
-    }));
+    const down = await listenApi(
+      await apiDepsOnHarness({
+        offramp: {
+          provider: new HttpOfframpProvider({
+            baseUrl: `http://127.0.0.1:${await freePort()}`,
+            callbackSecret: TEST_OFFRAMP_CALLBACK_SECRET,
+          }),
+        },
+      }),
+    );
     try {
-      const res = await call(`/v2/accounts/${accountId}/bank-accounts`, { credential: cred, baseUrl: down.baseUrl, body: usBodyOf('000999888777'), headers: { 'idempotency-key': newKey() } });
+      const res = await call(`/v2/accounts/${accountId}/bank-accounts`, {
+        credential: cred,
+        baseUrl: down.baseUrl,
+        body: usBodyOf('000999888777'),
+        headers: { 'idempotency-key': newKey() },
+      });
       assert.equal(res.status, 503, res.text);
       assert.equal(res.body.error.code, 'provider_unavailable');
       assert.equal(await h.db.prisma.bankAccount.count({ where: { accountId, accountNumberLast4: '8777' } }), 0);

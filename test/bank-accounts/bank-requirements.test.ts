@@ -17,8 +17,22 @@ const sandbox = loadEnvironments().environments.sandbox;
 const production = loadEnvironments().environments.production;
 
 const US_BODY = usBody();
-const VN_BODY = { country: 'VN', currency: 'VND', accountHolderName: 'Nguyen Van A', bankName: 'Vietcombank', bankCode: 'BFTVVNVX', accountNumber: '0071000123456' };
-const PH_BODY = { country: 'PH', currency: 'PHP', accountHolderName: 'Juan Dela Cruz', bankName: 'BDO Unibank, Inc.', bankCode: 'BNORPHMM', accountNumber: '001234567890' };
+const VN_BODY = {
+  country: 'VN',
+  currency: 'VND',
+  accountHolderName: 'Nguyen Van A',
+  bankName: 'Vietcombank',
+  bankCode: 'BFTVVNVX',
+  accountNumber: '0071000123456',
+};
+const PH_BODY = {
+  country: 'PH',
+  currency: 'PHP',
+  accountHolderName: 'Juan Dela Cruz',
+  bankName: 'BDO Unibank, Inc.',
+  bankCode: 'BNORPHMM',
+  accountNumber: '001234567890',
+};
 
 /** The 400's field names, or fails when the call does not refuse with bad_request. */
 function badFields(env: TEnvironmentConfig, body: unknown): string[] {
@@ -68,7 +82,10 @@ describe('Bank account requirements: schemas and validation', () => {
   test('extra fields, wrong consts, bad patterns and missing fields are each named', () => {
     assert.deepEqual(badFields(sandbox, { ...VN_BODY, iban: 'x', nickname: 'y' }), ['body.iban', 'body.nickname']);
     assert.deepEqual(badFields(sandbox, { ...VN_BODY, currency: 'USD', rail: 'ach' }), ['body.currency', 'body.rail']);
-    assert.deepEqual(badFields(sandbox, { ...VN_BODY, accountNumber: '12a4', bankCode: 'bad code' }), ['body.accountNumber', 'body.bankCode']);
+    assert.deepEqual(badFields(sandbox, { ...VN_BODY, accountNumber: '12a4', bankCode: 'bad code' }), [
+      'body.accountNumber',
+      'body.bankCode',
+    ]);
     const missing: Partial<typeof US_BODY> = { ...US_BODY };
     delete missing.accountNumber;
     assert.deepEqual(badFields(sandbox, missing), ['body.accountNumber']);
@@ -112,8 +129,14 @@ describe('Bank account requirements: schemas and validation', () => {
   });
 
   test('a country the service never links in is 422; one the environment does not enable is 424', () => {
-    assert.throws(() => validateBankFields(sandbox, { ...US_BODY, country: 'GB' }), (e) => e instanceof ApiError && e.code === 'payment_method_not_supported');
-    assert.throws(() => validateBankFields(production, US_BODY), (e) => e instanceof ApiError && e.code === 'chain_config_missing');
+    assert.throws(
+      () => validateBankFields(sandbox, { ...US_BODY, country: 'GB' }),
+      (e) => e instanceof ApiError && e.code === 'payment_method_not_supported',
+    );
+    assert.throws(
+      () => validateBankFields(production, US_BODY),
+      (e) => e instanceof ApiError && e.code === 'chain_config_missing',
+    );
   });
 
   test('the shipped directory: 8-15 banks a country, unique codes, a named source, US routing numbers checksum-valid', () => {
@@ -142,7 +165,11 @@ describe('Bank account requirements (API): every country listed, every schema st
   const requirementsOf = (accountId: string, credential: AppCredential, baseUrl?: string) =>
     call(`/v2/accounts/${accountId}/bank-account-requirements`, { credential, ...(baseUrl ? { baseUrl } : {}) });
   const newAccount = async (credential: AppCredential, baseUrl?: string) => {
-    const res = await call('/v2/accounts', { credential, ...(baseUrl ? { baseUrl } : {}), body: { externalUserId: uniqueUserId('bank-req') } });
+    const res = await call('/v2/accounts', {
+      credential,
+      ...(baseUrl ? { baseUrl } : {}),
+      body: { externalUserId: uniqueUserId('bank-req') },
+    });
     assert.equal(res.status, 201, res.text);
     return res.body.account.id as string;
   };
@@ -170,10 +197,19 @@ describe('Bank account requirements (API): every country listed, every schema st
     const cred = await newApp();
     const res = await requirementsOf(await newAccount(cred), cred);
     assert.equal(res.status, 200, res.text);
-    const countries = res.body.countries as Array<{ country: string; available: boolean; unavailableReason: string | null; schema: unknown }>;
-    assert.deepEqual(countries.filter((c) => c.available).map((c) => c.country), LINKED_COUNTRIES);
+    const countries = res.body.countries as Array<{
+      country: string;
+      available: boolean;
+      unavailableReason: string | null;
+      schema: unknown;
+    }>;
+    assert.deepEqual(
+      countries.filter((c) => c.available).map((c) => c.country),
+      LINKED_COUNTRIES,
+    );
     for (const c of countries.filter((x) => !x.available)) assert.equal(c.unavailableReason, 'country_not_supported', c.country);
-    for (const c of countries.filter((x) => x.available)) assert.deepEqual(c.schema, BANK_ACCOUNT_SCHEMAS[c.country as keyof typeof BANK_ACCOUNT_SCHEMAS]);
+    for (const c of countries.filter((x) => x.available))
+      assert.deepEqual(c.schema, BANK_ACCOUNT_SCHEMAS[c.country as keyof typeof BANK_ACCOUNT_SCHEMAS]);
     assertStrictSchemas(countries);
   });
 
@@ -183,7 +219,12 @@ describe('Bank account requirements (API): every country listed, every schema st
       const cred = await newApp();
       const res = await requirementsOf(await newAccount(cred, api.baseUrl), cred, api.baseUrl);
       assert.equal(res.status, 200, res.text);
-      const countries = res.body.countries as Array<{ country: string; available: boolean; unavailableReason: string | null; schema: unknown }>;
+      const countries = res.body.countries as Array<{
+        country: string;
+        available: boolean;
+        unavailableReason: string | null;
+        schema: unknown;
+      }>;
       assert.ok(countries.length > LINKED_COUNTRIES.length);
       for (const c of countries) {
         assert.equal(c.available, false, c.country);
@@ -200,7 +241,12 @@ describe('Bank account requirements (API): every country listed, every schema st
     const accountId = await newAccount(prod);
     const res = await requirementsOf(accountId, prod);
     assert.equal(res.status, 200, res.text);
-    const countries = res.body.countries as Array<{ country: string; available: boolean; unavailableReason: string | null; schema: unknown }>;
+    const countries = res.body.countries as Array<{
+      country: string;
+      available: boolean;
+      unavailableReason: string | null;
+      schema: unknown;
+    }>;
     for (const c of countries) {
       assert.equal(c.available, false, c.country);
       assert.equal(c.unavailableReason, LINKED_COUNTRIES.includes(c.country) ? 'not_entitled' : 'country_not_supported', c.country);

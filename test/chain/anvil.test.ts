@@ -66,7 +66,10 @@ describe('embedded anvil', () => {
       assert.equal(await chain.getBlockNumber(), before);
       assert.equal(await chain.getTokenBalance({ token: SANDBOX_TOKEN_ADDRESS, owner: recipient }), 42_000_000n);
       const logs = await chain.getTransfers({ token: SANDBOX_TOKEN_ADDRESS, to: [recipient], fromBlock: 0n, toBlock: before });
-      assert.deepEqual(logs.map((l) => l.txHash), [mintHash]);
+      assert.deepEqual(
+        logs.map((l) => l.txHash),
+        [mintHash],
+      );
     } finally {
       await second.stop();
     }

@@ -65,7 +65,10 @@ describe('chain faults on anvil', () => {
     });
     assert.deepEqual(new Set(positions.map((p) => p.blockHash)), new Set([block.hash]));
     const found = await transfersIn(block.number);
-    assert.deepEqual(found.map((x) => [x.txHash, x.logIndex, x.amountAtomic]), positions.map((p, i) => [p.txHash, i, BigInt(i + 1)]));
+    assert.deepEqual(
+      found.map((x) => [x.txHash, x.logIndex, x.amountAtomic]),
+      positions.map((p, i) => [p.txHash, i, BigInt(i + 1)]),
+    );
     assert.equal(await t.balance(to), 6n);
     assert.deepEqual(await t.faults.miningMode(), { mode: 'automine' }, 'the mode it found is restored');
   });
@@ -80,7 +83,10 @@ describe('chain faults on anvil', () => {
 
     const reorg = await t.faults.reorg(3);
 
-    assert.deepEqual(reorg.replaced.map((r) => r.number), [minedAt.blockNumber, minedAt.blockNumber + 1n, minedAt.blockNumber + 2n]);
+    assert.deepEqual(
+      reorg.replaced.map((r) => r.number),
+      [minedAt.blockNumber, minedAt.blockNumber + 1n, minedAt.blockNumber + 2n],
+    );
     assert.equal(reorg.replaced[0]!.oldHash, minedAt.blockHash);
     for (const r of reorg.replaced) {
       assert.notEqual(r.newHash, r.oldHash);
@@ -97,7 +103,10 @@ describe('chain faults on anvil', () => {
       status: 'not_found',
       reason: 'unknown_transaction',
     });
-    assert.deepEqual(await t.chain.getTransfers({ token: t.token, to: [to], fromBlock: minedAt.blockNumber, toBlock: reorg.head.number }), []);
+    assert.deepEqual(
+      await t.chain.getTransfers({ token: t.token, to: [to], fromBlock: minedAt.blockNumber, toBlock: reorg.head.number }),
+      [],
+    );
     assert.equal(await t.balance(to), 0n);
     assert.equal(await t.balance(payer.address), 10_000_000n);
   });
@@ -116,9 +125,15 @@ describe('chain faults on anvil', () => {
     assert.notEqual(after.blockHash, before.blockHash);
     assert.deepEqual(reorg.included, [hash]);
     assert.deepEqual(reorg.dropped, []);
-    assert.equal((await t.chain.getTransfers({ token: t.token, to: [to], fromBlock: before.blockNumber, toBlock: before.blockNumber })).length, 0);
+    assert.equal(
+      (await t.chain.getTransfers({ token: t.token, to: [to], fromBlock: before.blockNumber, toBlock: before.blockNumber })).length,
+      0,
+    );
     const moved = await t.chain.getTransfers({ token: t.token, to: [to], fromBlock: after.blockNumber, toBlock: after.blockNumber });
-    assert.deepEqual(moved.map((x) => [x.txHash, x.blockHash]), [[hash, after.blockHash]]);
+    assert.deepEqual(
+      moved.map((x) => [x.txHash, x.blockHash]),
+      [[hash, after.blockHash]],
+    );
     assert.equal(await t.balance(to), 2_000_000n, 'paid once, not twice');
   });
 
@@ -132,7 +147,10 @@ describe('chain faults on anvil', () => {
     const reorg = await t.faults.reorg(2, { reincludeAll: true });
 
     const after = [(await t.faults.position(first))!, (await t.faults.position(second))!];
-    assert.deepEqual(after.map((p) => [p.blockNumber, p.transactionIndex, p.logIndexes]), before.map((p) => [p.blockNumber, p.transactionIndex, p.logIndexes]));
+    assert.deepEqual(
+      after.map((p) => [p.blockNumber, p.transactionIndex, p.logIndexes]),
+      before.map((p) => [p.blockNumber, p.transactionIndex, p.logIndexes]),
+    );
     assert.ok(after.every((p, i) => p.blockHash !== before[i]!.blockHash));
     assert.deepEqual(reorg.dropped, []);
     assert.deepEqual(reorg.included, [first, second]);
@@ -154,7 +172,13 @@ describe('chain faults on anvil', () => {
     assert.deepEqual(before.logIndexes, [0]);
     assert.deepEqual(after.logIndexes, [1]);
     const found = await transfersIn(after.blockNumber);
-    assert.deepEqual(found.map((x) => [x.from, x.logIndex, x.amountAtomic]), [[other.address, 0, 7n], [payer.address, 1, 3_000_000n]]);
+    assert.deepEqual(
+      found.map((x) => [x.from, x.logIndex, x.amountAtomic]),
+      [
+        [other.address, 0, 7n],
+        [payer.address, 1, 3_000_000n],
+      ],
+    );
     assert.deepEqual(await t.chain.verifyTransfer({ txHash: hash, logIndex: 0, token: t.token, to, confirmations: 1 }), {
       status: 'not_found',
       reason: 'no_such_log',

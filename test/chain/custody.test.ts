@@ -80,7 +80,10 @@ describe('HD custody', () => {
     const treasury = custody.deriveAddress({ purpose: 'treasury', index: 0 });
     await fundTestWallet({ rpcUrl: t.node.rpcUrl, address: escrow.address, tokenAtomic: 50_000_000n });
 
-    const txHash = await mined(t.chain, await t.chain.sendTokenTransfer({ from: escrow, token: t.token, to: treasury, amountAtomic: 20_000_000n }));
+    const txHash = await mined(
+      t.chain,
+      await t.chain.sendTokenTransfer({ from: escrow, token: t.token, to: treasury, amountAtomic: 20_000_000n }),
+    );
     assert.equal(await t.chain.getTransactionStatus(txHash, 1), 'confirmed');
     assert.equal(await t.chain.getTokenBalance({ token: t.token, owner: escrow.address }), 30_000_000n);
     assert.equal(await t.chain.getTokenBalance({ token: t.token, owner: treasury }), 20_000_000n);

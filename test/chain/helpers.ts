@@ -50,7 +50,10 @@ export async function jsonRpc(url: string, method: string, params: unknown[] = [
 export const TEST_MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 
 /** anvil answers eth_sendRawTransaction before its automined block is always readable: wait for it. */
-export async function mined(chain: { getTransactionStatus(hash: `0x${string}`, confirmations: number): Promise<string> }, hash: `0x${string}`): Promise<`0x${string}`> {
+export async function mined(
+  chain: { getTransactionStatus(hash: `0x${string}`, confirmations: number): Promise<string> },
+  hash: `0x${string}`,
+): Promise<`0x${string}`> {
   await until(async (saw) => {
     const status = await chain.getTransactionStatus(hash, 1);
     saw(status);

@@ -6,7 +6,13 @@ import { mintTo, placeTestTokenAt, catalogTokenAddress, SANDBOX_DEPLOYER, SANDBO
 import { startAnvil, type AnvilNode } from '../../src/embedded/anvil';
 import { jsonRpc } from './helpers';
 
-const READ_ABI = parseAbi(['function name() view returns (string)', 'function symbol() view returns (string)', 'function decimals() view returns (uint8)', 'function minter() view returns (address)', 'function totalSupply() view returns (uint256)']);
+const READ_ABI = parseAbi([
+  'function name() view returns (string)',
+  'function symbol() view returns (string)',
+  'function decimals() view returns (uint8)',
+  'function minter() view returns (address)',
+  'function totalSupply() view returns (uint256)',
+]);
 
 describe('The test token placed at real token addresses', () => {
   let node: AnvilNode;
@@ -28,7 +34,8 @@ describe('The test token placed at real token addresses', () => {
       assert.equal(await at(USDC), await at(SANDBOX_TOKEN_ADDRESS));
     }
     for (const token of [USDC, EURC]) {
-      const read = <T>(functionName: 'name' | 'symbol' | 'decimals' | 'minter' | 'totalSupply') => client.readContract({ address: token, abi: READ_ABI, functionName }) as Promise<T>;
+      const read = <T>(functionName: 'name' | 'symbol' | 'decimals' | 'minter' | 'totalSupply') =>
+        client.readContract({ address: token, abi: READ_ABI, functionName }) as Promise<T>;
       assert.equal(await read<number>('decimals'), 6);
       assert.equal(await read<string>('minter'), SANDBOX_DEPLOYER);
       assert.equal(await read<bigint>('totalSupply'), 0n);
@@ -38,7 +45,13 @@ describe('The test token placed at real token addresses', () => {
     const mintHash = await mintTo({ rpcUrl: node.rpcUrl, to: SANDBOX_DEPLOYER, amountAtomic: 5_000_000n, token: EURC });
     const { createWalletClient } = await import('viem');
     const wallet = createWalletClient({ transport: http(node.rpcUrl), account: SANDBOX_DEPLOYER });
-    const hash = await wallet.writeContract({ chain: null, address: EURC, abi: erc20Abi, functionName: 'transfer', args: [payer, 2_000_000n] });
+    const hash = await wallet.writeContract({
+      chain: null,
+      address: EURC,
+      abi: erc20Abi,
+      functionName: 'transfer',
+      args: [payer, 2_000_000n],
+    });
     await client.waitForTransactionReceipt({ hash });
     assert.equal(await chain.getTokenBalance({ token: EURC, owner: payer }), 2_000_000n);
     assert.equal(await chain.getTokenBalance({ token: EURC, owner: SANDBOX_DEPLOYER }), 3_000_000n);
@@ -47,9 +60,21 @@ describe('The test token placed at real token addresses', () => {
     const head = await chain.getBlockNumber();
     const logs = await chain.getTransfers({ token: EURC, to: undefined, fromBlock: 0n, toBlock: head });
     assert.deepEqual(
-      logs.map((l) => ({ token: l.token.toLowerCase(), from: l.from.toLowerCase(), to: l.to.toLowerCase(), amount: l.amountAtomic, tx: l.txHash })),
+      logs.map((l) => ({
+        token: l.token.toLowerCase(),
+        from: l.from.toLowerCase(),
+        to: l.to.toLowerCase(),
+        amount: l.amountAtomic,
+        tx: l.txHash,
+      })),
       [
-        { token: EURC.toLowerCase(), from: '0x0000000000000000000000000000000000000000', to: SANDBOX_DEPLOYER.toLowerCase(), amount: 5_000_000n, tx: mintHash },
+        {
+          token: EURC.toLowerCase(),
+          from: '0x0000000000000000000000000000000000000000',
+          to: SANDBOX_DEPLOYER.toLowerCase(),
+          amount: 5_000_000n,
+          tx: mintHash,
+        },
         { token: EURC.toLowerCase(), from: SANDBOX_DEPLOYER.toLowerCase(), to: payer, amount: 2_000_000n, tx: hash },
       ],
     );

@@ -41,7 +41,10 @@ describe('RPC failover across a network’s URLs', () => {
     await jsonRpc(second.rpcUrl, 'anvil_mine', ['0x5']);
     assert.equal(await chain.getBlockNumber(), BigInt((await jsonRpc(second.rpcUrl, 'eth_blockNumber')) as string));
     const signer = await fundedSigner([second]);
-    const hash = await mined(chain, await chain.sendNative({ from: signer, to: privateKeyToAccount(generatePrivateKey()).address, amountWei: 1000n }));
+    const hash = await mined(
+      chain,
+      await chain.sendNative({ from: signer, to: privateKeyToAccount(generatePrivateKey()).address, amountWei: 1000n }),
+    );
     assert.equal(await chain.getTransactionStatus(hash, 1), 'confirmed');
     assert.ok(await landedOn(second, hash));
   });

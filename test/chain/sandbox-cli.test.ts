@@ -7,7 +7,6 @@ import { startAnvil } from '../../src/embedded/anvil';
 import { freshAddress, startFaultyChain, type FaultyChain } from '../support/chain-faults';
 import { CliExit, runCli } from '../support/cli';
 
-
 interface CliResult {
   code: number;
   stdout: string;
@@ -60,7 +59,12 @@ describe('sandbox CLI: transfers and chain faults', () => {
       blockNumber: Number(position.blockNumber),
       scannerPoked: true,
     });
-    const [transfer] = await t.chain.getTransfers({ token: t.token, to: [to], fromBlock: position.blockNumber, toBlock: position.blockNumber });
+    const [transfer] = await t.chain.getTransfers({
+      token: t.token,
+      to: [to],
+      fromBlock: position.blockNumber,
+      toBlock: position.blockNumber,
+    });
     assert.equal(transfer?.from, SANDBOX_DEPLOYER);
     assert.equal(transfer?.amountAtomic, 12_500_000n);
   });
@@ -119,15 +123,20 @@ describe('sandbox CLI: transfers and chain faults', () => {
     const res = await cli(['reorg', '--depth', '2']);
 
     assert.equal(res.code, 0, res.stderr);
-    const now = await Promise.all([minedAt.blockNumber, top.number].map((n) => t.chain.getTransfers({ token: t.token, to: undefined, fromBlock: n, toBlock: n })));
+    const now = await Promise.all(
+      [minedAt.blockNumber, top.number].map((n) => t.chain.getTransfers({ token: t.token, to: undefined, fromBlock: n, toBlock: n })),
+    );
     assert.deepEqual(now, [[], []]);
     const newHead = await t.faults.head();
     assert.deepEqual(res.json.head, { number: Number(top.number), hash: newHead.hash });
     assert.notEqual(newHead.hash, top.hash);
-    assert.deepEqual(res.json.replaced.map((r: any) => [r.number, r.oldHash]), [
-      [Number(minedAt.blockNumber), minedAt.blockHash],
-      [Number(top.number), top.hash],
-    ]);
+    assert.deepEqual(
+      res.json.replaced.map((r: any) => [r.number, r.oldHash]),
+      [
+        [Number(minedAt.blockNumber), minedAt.blockHash],
+        [Number(top.number), top.hash],
+      ],
+    );
     assert.equal(res.json.replaced[1].newHash, newHead.hash);
     assert.notEqual(res.json.replaced[0].newHash, minedAt.blockHash);
     assert.deepEqual(res.json.dropped, [hash]);

@@ -22,7 +22,10 @@ async function settled(paymentIds: string[], depositAddressIds: string[] = []): 
   const h = await getHarness();
   await eventually(async (saw) => {
     const payments = await h.db.prisma.payment.findMany({ where: { id: { in: paymentIds } }, select: { status: true } });
-    const deposits = await h.db.prisma.deposit.findMany({ where: { depositAddressId: { in: depositAddressIds } }, select: { status: true } });
+    const deposits = await h.db.prisma.deposit.findMany({
+      where: { depositAddressId: { in: depositAddressIds } },
+      select: { status: true },
+    });
     const open = [...payments.filter((p) => p.status !== 'succeeded'), ...deposits.filter((d) => d.status !== 'settled')];
     saw({ payments: payments.map((p) => p.status), deposits: deposits.map((d) => d.status) });
     return open.length === 0 && deposits.length === depositAddressIds.length;
@@ -64,7 +67,11 @@ describe('The scanner under mainnet-shaped traffic: a block of mostly foreign tr
     ours = { payments: payments.map((p) => p.funding.depositAddress.address.toLowerCase()), deposit: deposit.address.toLowerCase() };
     toSettle.payments.push(...payments.map((p) => p.id as string));
     toSettle.depositAddresses.push(deposit.id);
-    const orders: TokenTransferOrder[] = Array.from({ length: FOREIGN }, (_, i) => ({ from: senders.senders[i % 5]!, to: randomAddress(), amountAtomic: BigInt(i + 1) * 1000n }));
+    const orders: TokenTransferOrder[] = Array.from({ length: FOREIGN }, (_, i) => ({
+      from: senders.senders[i % 5]!,
+      to: randomAddress(),
+      amountAtomic: BigInt(i + 1) * 1000n,
+    }));
     // Ours among them, from the same senders as the foreign ones.
     orders.splice(17, 0, { from: senders.senders[5]!, to: ours.payments[0] as Address, amountAtomic: USDC });
     orders.splice(60, 0, { from: senders.senders[5]!, to: ours.deposit as Address, amountAtomic: 20n * USDC });
@@ -72,7 +79,10 @@ describe('The scanner under mainnet-shaped traffic: a block of mostly foreign tr
     const mined = await createChainFaults(h.rpcUrl).inOneBlock(() => senders.send(orders));
     block = mined.block.number;
     assert.equal(mined.positions.length, FOREIGN + 3);
-    assert.ok(mined.positions.every((p) => p.blockNumber === block), 'every transfer in one block');
+    assert.ok(
+      mined.positions.every((p) => p.blockNumber === block),
+      'every transfer in one block',
+    );
   });
 
   test("the per-transfer owners are asked about our recipients only: a foreign transfer costs no owner's lookup", async () => {
@@ -86,9 +96,15 @@ describe('The scanner under mainnet-shaped traffic: a block of mostly foreign tr
     const h = await getHarness();
     const prisma = h.db.prisma;
     const credited = await eventually(async (saw) => {
-      const payments = await prisma.paymentTransfer.findMany({ where: { blockNumber: block }, select: { payment: { select: { escrowAddress: true } } } });
+      const payments = await prisma.paymentTransfer.findMany({
+        where: { blockNumber: block },
+        select: { payment: { select: { escrowAddress: true } } },
+      });
       const deposits = await prisma.deposit.findMany({ where: { blockNumber: block }, select: { depositAddressId: true } });
-      const addresses = await prisma.depositAddress.findMany({ where: { id: { in: deposits.map((d) => d.depositAddressId) } }, select: { address: true } });
+      const addresses = await prisma.depositAddress.findMany({
+        where: { id: { in: deposits.map((d) => d.depositAddressId) } },
+        select: { address: true },
+      });
       const seen = { payments: payments.map((p) => p.payment.escrowAddress).sort(), deposits: addresses.map((a) => a.address) };
       saw(seen);
       return seen.payments.length === 2 && seen.deposits.length === 1 ? seen : undefined;

@@ -23,8 +23,14 @@ describe('token transfers', () => {
   test('a transfer is found with its tx hash, log index and amount, and only for watched recipients', async () => {
     await fundTestWallet({ rpcUrl: t.node.rpcUrl, address: payer().address, tokenAtomic: 100_000_000n });
     const fromBlock = (await t.chain.getBlockNumber()) + 1n;
-    const toWatched = await mined(t.chain, await t.chain.sendTokenTransfer({ from: payer(), token: t.token, to: watched(), amountAtomic: 2_500_000n }));
-    const toOther = await mined(t.chain, await t.chain.sendTokenTransfer({ from: payer(), token: t.token, to: unwatched(), amountAtomic: 1n }));
+    const toWatched = await mined(
+      t.chain,
+      await t.chain.sendTokenTransfer({ from: payer(), token: t.token, to: watched(), amountAtomic: 2_500_000n }),
+    );
+    const toOther = await mined(
+      t.chain,
+      await t.chain.sendTokenTransfer({ from: payer(), token: t.token, to: unwatched(), amountAtomic: 1n }),
+    );
     const toBlock = await t.chain.getBlockNumber();
 
     const found = await t.chain.getTransfers({ token: t.token, to: [watched()], fromBlock, toBlock });
@@ -40,7 +46,10 @@ describe('token transfers', () => {
     assert.equal(transfer!.blockNumber, fromBlock);
 
     const all = await t.chain.getTransfers({ token: t.token, to: undefined, fromBlock, toBlock });
-    assert.deepEqual(all.map((x) => x.txHash), [toWatched, toOther]);
+    assert.deepEqual(
+      all.map((x) => x.txHash),
+      [toWatched, toOther],
+    );
     assert.deepEqual(await t.chain.getTransfers({ token: t.token, to: [], fromBlock, toBlock }), []);
   });
 
@@ -57,7 +66,11 @@ describe('token transfers', () => {
   test('balances read in one batch answer, in order, what each read alone answers, at the block asked for', async () => {
     const owners = Array.from({ length: 150 }, (_, i) => custody.deriveAddress({ purpose: 'treasury', index: 100 + i }));
     // Different amounts to a few of them, so an answer in the wrong order would show.
-    for (const [i, amount] of [[0, 11n], [77, 22n], [149, 33n]] as const) {
+    for (const [i, amount] of [
+      [0, 11n],
+      [77, 22n],
+      [149, 33n],
+    ] as const) {
       await mined(t.chain, await t.chain.sendTokenTransfer({ from: payer(), token: t.token, to: owners[i]!, amountAtomic: amount }));
     }
     const at = await t.chain.getBlockNumber();

@@ -72,12 +72,17 @@ describe('Hosted checkout: the payer session and the Vault option', () => {
     await tab.page.waitForSelector('[data-field="vault-text"]:text-matches("on its way|Paid from your vault")');
     const op = await h.db.prisma.vaultFundingOperation.findFirst({ where: { paymentId: payment.id, accountId: v.accountId } });
     assert.ok(op, 'a funding operation was authorized for the payer');
-    const action = await h.db.prisma.paymentAction.findFirst({ where: { paymentId: payment.id, accountId: v.accountId, usedAt: { not: null } } });
+    const action = await h.db.prisma.paymentAction.findFirst({
+      where: { paymentId: payment.id, accountId: v.accountId, usedAt: { not: null } },
+    });
     assert.deepEqual(action?.metadata, { channel: 'hosted_checkout' });
     await untilPhase(tab, 'succeeded');
     await waitForPayment(m, payment.id, 'succeeded', (p) => p.status === 'succeeded');
     // The funding's own workflow ends once its transfer is at depth: nothing runs on after the test.
-    await eventually(async () => (await h.db.prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: op.id } })).status === 'confirmed', 'funding confirmed');
+    await eventually(
+      async () => (await h.db.prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: op.id } })).status === 'confirmed',
+      'funding confirmed',
+    );
     assert.deepEqual(tab.cspViolations, []);
     await page.close();
     await tab.page.close();
@@ -102,7 +107,10 @@ describe('Hosted checkout: the payer session and the Vault option', () => {
     const ok = await postSession(a.id, { clientToken: token, clientSecret: a.secret });
     assert.equal(ok.status, 303);
     assert.equal(ok.headers.get('location'), `/checkout/${a.id}`);
-    assert.match(ok.headers.get('set-cookie')!, new RegExp(`^checkout_session=[^;]+; Path=/checkout/${a.id}; Max-Age=900; HttpOnly; SameSite=Strict$`));
+    assert.match(
+      ok.headers.get('set-cookie')!,
+      new RegExp(`^checkout_session=[^;]+; Path=/checkout/${a.id}; Max-Age=900; HttpOnly; SameSite=Strict$`),
+    );
     const cookie = cookieOf(ok);
 
     // A payer without a vault sees no Vault option; the session's CSRF token comes with it.
@@ -113,11 +121,18 @@ describe('Hosted checkout: the payer session and the Vault option', () => {
     assert.match(body.csrfToken, /^[A-Za-z0-9_-]{24}$/);
 
     assert.equal((await fetch(`${h.baseUrl}/checkout/${a.id}/vault`)).status, 401, 'no cookie, no session');
-    assert.equal((await fetch(`${h.baseUrl}/checkout/${b.id}/vault`, { headers: { cookie } })).status, 401, "another Payment's cookie opens nothing");
+    assert.equal(
+      (await fetch(`${h.baseUrl}/checkout/${b.id}/vault`, { headers: { cookie } })).status,
+      401,
+      "another Payment's cookie opens nothing",
+    );
     const noCsrf = await fetch(`${h.baseUrl}/checkout/${a.id}/vault/authorize`, { method: 'POST', headers: { cookie } });
     assert.equal(noCsrf.status, 403);
     assert.equal(((await noCsrf.json()) as any).error.details.reasonCode, 'csrf_token_mismatch');
-    const withCsrf = await fetch(`${h.baseUrl}/checkout/${a.id}/vault/authorize`, { method: 'POST', headers: { cookie, 'x-csrf-token': body.csrfToken } });
+    const withCsrf = await fetch(`${h.baseUrl}/checkout/${a.id}/vault/authorize`, {
+      method: 'POST',
+      headers: { cookie, 'x-csrf-token': body.csrfToken },
+    });
     assert.equal(withCsrf.status, 200);
     assert.equal(((await withCsrf.json()) as any).state, 'none', 'nothing to authorize without a vault');
     assert.equal(await h.db.prisma.vaultFundingOperation.count({ where: { paymentId: a.id } }), 0);

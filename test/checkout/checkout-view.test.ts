@@ -1,7 +1,13 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { checkoutPhaseOf, eip681TransferUri, PAYABLE_PHASES, toCheckoutStatus, type CheckoutPaymentState } from '../../src/domain/checkout/checkout-view';
+import {
+  checkoutPhaseOf,
+  eip681TransferUri,
+  PAYABLE_PHASES,
+  toCheckoutStatus,
+  type CheckoutPaymentState,
+} from '../../src/domain/checkout/checkout-view';
 import { CHECKOUT_PHASES, ZCheckoutStatus } from '../../src/domain/checkout/checkout-view.schemas';
 import type { PaymentStatus } from '../../src/domain/payments/pure/payment-machine';
 import type { Payment } from '../../src/generated/prisma/client';
@@ -74,8 +80,29 @@ describe('Hosted checkout: the payer phase of a Payment', () => {
 
   test('open Payments: nothing seen awaits payment, short funds confirming are seen, full ones confirming, short confirmed funds underpaid', () => {
     const open = (received: bigint, pending: bigint, expiresInMs = 60_000) =>
-      checkoutPhaseOf({ status: 'processing', amountAtomic: 10n, receivedAtomic: received, pendingAtomic: pending, expiresAt: new Date(NOW.getTime() + expiresInMs) }, NOW);
-    assert.equal(checkoutPhaseOf({ status: 'requires_payment_method', amountAtomic: 10n, receivedAtomic: 0n, pendingAtomic: 0n, expiresAt: new Date(NOW.getTime() + 1) }, NOW), 'awaiting_payment');
+      checkoutPhaseOf(
+        {
+          status: 'processing',
+          amountAtomic: 10n,
+          receivedAtomic: received,
+          pendingAtomic: pending,
+          expiresAt: new Date(NOW.getTime() + expiresInMs),
+        },
+        NOW,
+      );
+    assert.equal(
+      checkoutPhaseOf(
+        {
+          status: 'requires_payment_method',
+          amountAtomic: 10n,
+          receivedAtomic: 0n,
+          pendingAtomic: 0n,
+          expiresAt: new Date(NOW.getTime() + 1),
+        },
+        NOW,
+      ),
+      'awaiting_payment',
+    );
     assert.equal(open(0n, 4n), 'seen');
     assert.equal(open(0n, 10n), 'confirming');
     assert.equal(open(6n, 4n), 'confirming');
@@ -88,7 +115,16 @@ describe('Hosted checkout: the payer phase of a Payment', () => {
   });
 
   test('the payable amount is what is still owed, and its QR text is the EIP-681 transfer of exactly that', () => {
-    const status = toCheckoutStatus(row({ status: 'processing', amountAtomic: 12_500_000n, receivedAtomic: 2_500_000n, pendingAtomic: 0n, expiresAt: new Date(NOW.getTime() + 60_000) }), NOW);
+    const status = toCheckoutStatus(
+      row({
+        status: 'processing',
+        amountAtomic: 12_500_000n,
+        receivedAtomic: 2_500_000n,
+        pendingAtomic: 0n,
+        expiresAt: new Date(NOW.getTime() + 60_000),
+      }),
+      NOW,
+    );
     assert.equal(status.phase, 'underpaid');
     assert.equal(status.receivedAmount, '2.5');
     assert.deepEqual(status.payable, {

@@ -111,8 +111,15 @@ describe('Hosted checkout page (Chromium)', () => {
     await tab.page.waitForURL(returnUrl);
     // What the page showed, in order; accepted may pass between two polls, so it is not required.
     const order = ['awaiting_payment', 'seen', 'confirming', 'accepted', 'succeeded'];
-    assert.deepEqual(tab.phases, [...tab.phases].sort((a, b) => order.indexOf(a) - order.indexOf(b)), tab.phases.join(' → '));
-    assert.ok(tab.phases.every((p) => order.includes(p)), tab.phases.join(' → '));
+    assert.deepEqual(
+      tab.phases,
+      [...tab.phases].sort((a, b) => order.indexOf(a) - order.indexOf(b)),
+      tab.phases.join(' → '),
+    );
+    assert.ok(
+      tab.phases.every((p) => order.includes(p)),
+      tab.phases.join(' → '),
+    );
     assert.deepEqual([tab.phases[0], tab.phases.at(-1)], ['awaiting_payment', 'succeeded'], tab.phases.join(' → '));
     assert.ok(tab.phases.includes('confirming'), tab.phases.join(' → '));
     // One navigation only: the redirect. Every phase before it came into the same document.

@@ -40,7 +40,12 @@ before(async () => {
     },
   });
   const api = createApi(
-    await apiDepsOnHarness({ logger: createLogger('debug', stream), engine: h.engine, chains: h.chain.chains, client: { engine: h.engine } }),
+    await apiDepsOnHarness({
+      logger: createLogger('debug', stream),
+      engine: h.engine,
+      chains: h.chain.chains,
+      client: { engine: h.engine },
+    }),
   );
   server = await new Promise<Server>((resolve) => {
     const s = api.listen(0, '127.0.0.1', () => resolve(s));
@@ -72,7 +77,10 @@ function bearer(token: string, extra: Record<string, string> = {}): Record<strin
 }
 
 async function readAsClient(token: string, paymentId: string, secret: string | undefined, path = '') {
-  return call(`/v2/client/me/payments/${paymentId}${path}`, { baseUrl, headers: bearer(token, secret === undefined ? {} : { 'x-svc-payment-secret': secret }) });
+  return call(`/v2/client/me/payments/${paymentId}${path}`, {
+    baseUrl,
+    headers: bearer(token, secret === undefined ? {} : { 'x-svc-payment-secret': secret }),
+  });
 }
 
 async function confirm(token: string, paymentId: string, body: unknown, headers: Record<string, string> = {}) {
@@ -101,7 +109,10 @@ async function sendUnannounced(to: string, amountAtomic: bigint): Promise<Hash> 
   return txHash;
 }
 
-async function craft(claims: Record<string, unknown>, opts: { key?: Uint8Array; iat?: number; exp?: number; alg?: string } = {}): Promise<string> {
+async function craft(
+  claims: Record<string, unknown>,
+  opts: { key?: Uint8Array; iat?: number; exp?: number; alg?: string } = {},
+): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   const token = await new SignJWT({ gen: 0, ...claims })
     .setProtectedHeader({ alg: opts.alg ?? 'HS256', typ: 'JWT' })
@@ -152,12 +163,27 @@ describe('Client API: token exchange', () => {
     const other = await newMerchant();
     const ext = uniqueUserId('payer');
     const accountId = (await call('/v2/accounts', { credential: m.cred, body: { externalUserId: ext } })).body.account.id as string;
-    for (const body of [{}, { accountId, externalUserId: ext }, { accountId, extra: 1 }, { accountId: 7 }, { accountId: 'user_1' }, { externalUserId: '' }, { externalUserId: 'x'.repeat(129) }, { externalUserId: 'a\u0000b' }, []]) {
+    for (const body of [
+      {},
+      { accountId, externalUserId: ext },
+      { accountId, extra: 1 },
+      { accountId: 7 },
+      { accountId: 'user_1' },
+      { externalUserId: '' },
+      { externalUserId: 'x'.repeat(129) },
+      { externalUserId: 'a\u0000b' },
+      [],
+    ]) {
       const res = await exchange(m.cred, body);
       assert.equal(res.status, 400, `${JSON.stringify(body)}: ${res.text}`);
       assert.equal(res.body.error.code, 'bad_request');
     }
-    const raw = await call('/v2/client/auth/exchange', { credential: m.cred, rawBody: '{"accountId":"acct_\\u0000x"}', headers: { 'content-type': 'application/json' }, baseUrl });
+    const raw = await call('/v2/client/auth/exchange', {
+      credential: m.cred,
+      rawBody: '{"accountId":"acct_\\u0000x"}',
+      headers: { 'content-type': 'application/json' },
+      baseUrl,
+    });
     assert.equal(raw.status, 400, raw.text);
     // Another app's account, and an unknown user: not found, and no token.
     const foreign = await exchange(other.cred, { accountId });
@@ -222,16 +248,22 @@ describe('Client API: bearer tokens', () => {
       ['NUL in token', { authorization: `Bearer ${good.slice(0, 10)}\u0000${good.slice(11)}`.replace('\u0000', '%00') }],
     ];
     for (const [what, headers] of cases) {
-      const res = await call(`/v2/client/me/payments/${p.payment.id}`, { baseUrl, headers: { ...headers, 'x-svc-payment-secret': p.checkout.clientSecret } });
+      const res = await call(`/v2/client/me/payments/${p.payment.id}`, {
+        baseUrl,
+        headers: { ...headers, 'x-svc-payment-secret': p.checkout.clientSecret },
+      });
       assertUnauthorized(res, what);
       assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer /, what);
       assert.equal(res.text.includes(p.checkout.clientSecret), false, what);
     }
-    const confirmNoAuth = await call(`/v2/client/me/payments/${p.payment.id}/confirm`, { baseUrl, body: { actionId: 'x', proof: { type: 'transaction', transactionHash: `0x${'1'.repeat(64)}` } } });
+    const confirmNoAuth = await call(`/v2/client/me/payments/${p.payment.id}/confirm`, {
+      baseUrl,
+      body: { actionId: 'x', proof: { type: 'transaction', transactionHash: `0x${'1'.repeat(64)}` } },
+    });
     assertUnauthorized(confirmNoAuth, 'confirm without a token');
   });
 
-  test('revoking an account\'s tokens refuses every token issued before; a new exchange works, other accounts are untouched', async () => {
+  test("revoking an account's tokens refuses every token issued before; a new exchange works, other accounts are untouched", async () => {
     const m = await newMerchant();
     const p = await newPaymentFor(m);
     const payer = await newAccount(m.cred);
@@ -302,7 +334,14 @@ describe('Client API: reading a Payment', () => {
     assert.equal(option.paidAmountAtomic, '0');
     assert.equal(option.remainingAmountAtomic, '12500000');
     assert.equal(option.isTerminal, false);
-    assert.deepEqual(option.payerAmount, { amountAtomic: '12500000', amountDecimal: '12.5', assetSymbol: 'USDC', decimals: 6, chainId: 31337, tokenAddress: SANDBOX_TOKEN_ADDRESS });
+    assert.deepEqual(option.payerAmount, {
+      amountAtomic: '12500000',
+      amountDecimal: '12.5',
+      assetSymbol: 'USDC',
+      decimals: 6,
+      chainId: 31337,
+      tokenAddress: SANDBOX_TOKEN_ADDRESS,
+    });
     assert.equal(option.recipientAmount.amountAtomic, p.payment.fees.merchantNetAmountAtomic);
     assert.equal(option.execution.type, 'transaction');
     assert.equal(option.actionExpiresAt, p.payment.expiresAt);
@@ -319,14 +358,17 @@ describe('Client API: reading a Payment', () => {
     assert.equal(await h.db.prisma.paymentAction.count({ where: { paymentId: p.payment.id } }), 1);
   });
 
-  test('needs the Payment\'s own secret (401 otherwise, before any read) and a Payment of the token\'s app (404 otherwise)', async () => {
+  test("needs the Payment's own secret (401 otherwise, before any read) and a Payment of the token's app (404 otherwise)", async () => {
     const m = await newMerchant();
     const p = await newPaymentFor(m);
     const q = await newPaymentFor(m);
     const token = await tokenFor(m.cred, m.accountId);
     assertUnauthorized(await readAsClient(token, p.payment.id, undefined), 'no secret');
     assertUnauthorized(await readAsClient(token, p.payment.id, q.checkout.clientSecret), "another Payment's secret");
-    assertUnauthorized(await readAsClient(token, p.payment.id, p.checkout.clientSecret.slice(0, -1) + (p.checkout.clientSecret.endsWith('0') ? '1' : '0')), 'one digit off');
+    assertUnauthorized(
+      await readAsClient(token, p.payment.id, p.checkout.clientSecret.slice(0, -1) + (p.checkout.clientSecret.endsWith('0') ? '1' : '0')),
+      'one digit off',
+    );
     assertUnauthorized(await readAsClient(token, p.payment.id, p.checkout.clientSecret.toUpperCase()), 'upper case');
     // An unknown Payment with its (derivable) right secret is simply not found.
     const other = await newMerchant();
@@ -336,14 +378,21 @@ describe('Client API: reading a Payment', () => {
     assert.equal(foreign.body.error.code, 'not_found');
     assert.equal(foreign.text.includes(p.checkout.clientSecret), false);
     // The secret belongs in its header, never in the URL: any query is refused.
-    const inQuery = await call(`/v2/client/me/payments/${p.payment.id}?paymentSecret=x`, { baseUrl, headers: bearer(token, { 'x-svc-payment-secret': p.checkout.clientSecret }) });
+    const inQuery = await call(`/v2/client/me/payments/${p.payment.id}?paymentSecret=x`, {
+      baseUrl,
+      headers: bearer(token, { 'x-svc-payment-secret': p.checkout.clientSecret }),
+    });
     assert.equal(inQuery.status, 400, inQuery.text);
   });
 
   test('refuses malformed Payment ids and NUL characters with 400, and other methods with 405', async () => {
     const m = await newMerchant();
     const token = await tokenFor(m.cred, m.accountId);
-    for (const [method, path] of [['DELETE', '/v2/client/me/payments/payment_x'], ['GET', '/v2/client/me/payments/payment_x/confirm'], ['GET', '/v2/client/auth/exchange']] as const) {
+    for (const [method, path] of [
+      ['DELETE', '/v2/client/me/payments/payment_x'],
+      ['GET', '/v2/client/me/payments/payment_x/confirm'],
+      ['GET', '/v2/client/auth/exchange'],
+    ] as const) {
       const res = await call(path, { baseUrl, method, headers: bearer(token) });
       assert.equal(res.status, 405, `${method} ${path}: ${res.text}`);
       assert.equal(res.body.error.code, 'method_not_allowed');
@@ -411,7 +460,21 @@ describe('Client API: confirming a Payment', () => {
     assert.equal(option.execution, null);
     assert.equal(option.transactionSubmissions[0].transactionHash, txHash.toLowerCase());
     assert.equal(option.receipts[0].transactionHash, txHash.toLowerCase());
-    const late = await confirm(token, p.payment.id, { ...body, actionId: (await h.db.prisma.paymentAction.create({ data: { id: 'action_late_test', paymentId: p.payment.id, optionId: option.id, accountId: payer, proofType: 'transaction', expiresAt: new Date(Date.now() + 60_000) } })).id });
+    const late = await confirm(token, p.payment.id, {
+      ...body,
+      actionId: (
+        await h.db.prisma.paymentAction.create({
+          data: {
+            id: 'action_late_test',
+            paymentId: p.payment.id,
+            optionId: option.id,
+            accountId: payer,
+            proofType: 'transaction',
+            expiresAt: new Date(Date.now() + 60_000),
+          },
+        })
+      ).id,
+    });
     assert.equal(late.status, 409, late.text);
     assert.equal(late.body.error.code, 'payment_not_open');
   });
@@ -424,7 +487,11 @@ describe('Client API: confirming a Payment', () => {
     const actionId = (await readAsClient(token, p.payment.id, p.checkout.clientSecret)).body.options[0].execution.actionId as string;
     const txHash = await sendUnannounced(p.payment.funding.depositAddress.address, 3_000_000n);
     const body = { actionId, proof: { type: 'transaction', transactionHash: txHash } };
-    const answers = await Promise.all([confirm(token, p.payment.id, body), confirm(token, p.payment.id, body), confirm(token, p.payment.id, body)]);
+    const answers = await Promise.all([
+      confirm(token, p.payment.id, body),
+      confirm(token, p.payment.id, body),
+      confirm(token, p.payment.id, body),
+    ]);
     const statuses = answers.map((a) => a.status).sort();
     assert.deepEqual(statuses, [200, 409, 409], answers.map((a) => a.text).join('\n'));
     for (const a of answers.filter((x) => x.status === 409)) assert.equal(a.body.error.details.reasonCode, 'action_already_used');
@@ -443,13 +510,25 @@ describe('Client API: confirming a Payment', () => {
     assert.equal(ok.status, 200, ok.text);
     // A second action of the payer's, as a read issues one once the first is used (issued directly: once
     // the funds are seen, a read issues none, there being nothing left to send).
-    const a2 = (await issueAction((await getHarness()).db.prisma, { paymentId: p.payment.id, optionId: read.body.options[0].id, accountId: payer, proofType: 'transaction', expiresAt: new Date(p.payment.expiresAt) })).id;
+    const a2 = (
+      await issueAction((await getHarness()).db.prisma, {
+        paymentId: p.payment.id,
+        optionId: read.body.options[0].id,
+        accountId: payer,
+        proofType: 'transaction',
+        expiresAt: new Date(p.payment.expiresAt),
+      })
+    ).id;
     assert.notEqual(a2, a1);
     // Not mined further: the funds stay confirming, and the next action is to wait (type none).
-    await eventually(async () => {
-      const r = await readAsClient(first, p.payment.id, p.checkout.clientSecret);
-      return r.body.nextAction?.type === 'none' ? r : undefined;
-    }, 'the funds to be seen', { mine: false });
+    await eventually(
+      async () => {
+        const r = await readAsClient(first, p.payment.id, p.checkout.clientSecret);
+        return r.body.nextAction?.type === 'none' ? r : undefined;
+      },
+      'the funds to be seen',
+      { mine: false },
+    );
     const res = await confirm(first, p.payment.id, { actionId: a2, proof: { type: 'transaction', transactionHash: txHash } });
     assert.equal(res.status, 409, res.text);
     assert.equal(res.body.error.details.reasonCode, 'payment_confirmation_not_supported');
@@ -465,18 +544,27 @@ describe('Client API: confirming a Payment', () => {
     const actionId = (await readAsClient(aliceToken, p.payment.id, p.checkout.clientSecret)).body.options[0].execution.actionId as string;
     const hash = `0x${'ab'.repeat(32)}`;
 
-    const wrongProof = await confirm(aliceToken, p.payment.id, { actionId, proof: { type: 'managed_authorization', authorization: 'approved' } });
+    const wrongProof = await confirm(aliceToken, p.payment.id, {
+      actionId,
+      proof: { type: 'managed_authorization', authorization: 'approved' },
+    });
     assert.equal(wrongProof.status, 400, wrongProof.text);
     assert.equal(wrongProof.body.error.details.reasonCode, 'proof_type_mismatch');
     const bobs = await confirm(bobToken, p.payment.id, { actionId, proof: { type: 'transaction', transactionHash: hash } });
     assert.equal(bobs.status, 404, bobs.text);
-    const unknown = await confirm(aliceToken, p.payment.id, { actionId: 'action_unknown', proof: { type: 'transaction', transactionHash: hash } });
+    const unknown = await confirm(aliceToken, p.payment.id, {
+      actionId: 'action_unknown',
+      proof: { type: 'transaction', transactionHash: hash },
+    });
     assert.equal(unknown.status, 404);
     const q = await newPaymentFor(m);
     const otherPayment = await confirm(aliceToken, q.payment.id, { actionId, proof: { type: 'transaction', transactionHash: hash } });
     assert.equal(otherPayment.status, 404, 'an action id is bound to its Payment');
     const foreignApp = await newMerchant();
-    const foreign = await confirm(await tokenFor(foreignApp.cred, foreignApp.accountId), p.payment.id, { actionId, proof: { type: 'transaction', transactionHash: hash } });
+    const foreign = await confirm(await tokenFor(foreignApp.cred, foreignApp.accountId), p.payment.id, {
+      actionId,
+      proof: { type: 'transaction', transactionHash: hash },
+    });
     assert.equal(foreign.status, 404);
 
     const elsewhere = await sendUnannounced((await newPaymentFor(m)).payment.funding.depositAddress.address, 1_000_000n);
@@ -488,13 +576,30 @@ describe('Client API: confirming a Payment', () => {
     assert.equal((await h.db.prisma.paymentAction.findUniqueOrThrow({ where: { id: actionId } })).usedAt, null);
     assert.equal(await h.db.prisma.paymentTransfer.count({ where: { paymentId: p.payment.id } }), 0);
     // With a key, that refusal is not the key's answer: the key stays free for the retry once mined.
-    const keyed = await confirm(aliceToken, p.payment.id, { actionId, proof: { type: 'transaction', transactionHash: hash } }, { 'idempotency-key': 'not-mined-yet' });
+    const keyed = await confirm(
+      aliceToken,
+      p.payment.id,
+      { actionId, proof: { type: 'transaction', transactionHash: hash } },
+      { 'idempotency-key': 'not-mined-yet' },
+    );
     assert.equal(keyed.body.error.details.reasonCode, 'transaction_not_found');
     assert.equal(await h.db.prisma.idempotencyRecord.count({ where: { appId: m.cred.appId, key: `client:${alice}:not-mined-yet` } }), 0);
     // Other refusals are the key's answer, as everywhere else.
-    const refused = await confirm(aliceToken, p.payment.id, { actionId, proof: { type: 'managed_authorization', authorization: 'approved' } }, { 'idempotency-key': 'wrong-proof' });
+    const refused = await confirm(
+      aliceToken,
+      p.payment.id,
+      { actionId, proof: { type: 'managed_authorization', authorization: 'approved' } },
+      { 'idempotency-key': 'wrong-proof' },
+    );
     assert.equal(refused.status, 400);
-    assert.equal((await h.db.prisma.idempotencyRecord.findUniqueOrThrow({ where: { appId_key: { appId: m.cred.appId, key: `client:${alice}:wrong-proof` } } })).responseStatus, 400);
+    assert.equal(
+      (
+        await h.db.prisma.idempotencyRecord.findUniqueOrThrow({
+          where: { appId_key: { appId: m.cred.appId, key: `client:${alice}:wrong-proof` } },
+        })
+      ).responseStatus,
+      400,
+    );
   });
 
   test('validates the body: required fields, strict shapes, metadata limits, NUL characters, header patterns', async () => {
@@ -520,7 +625,10 @@ describe('Client API: confirming a Payment', () => {
       ['metadata 26 keys', { actionId, proof, metadata: Object.fromEntries(Array.from({ length: 26 }, (_, i) => [`k${i}`, i])) }],
       ['metadata 513 chars', { actionId, proof, metadata: { s: 'x'.repeat(513) } }],
       ['metadata 51 items', { actionId, proof, metadata: { l: Array.from({ length: 51 }, () => 1) } }],
-      ['metadata over 4096 bytes', { actionId, proof, metadata: Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`k${i}`, 'é'.repeat(250)])) }],
+      [
+        'metadata over 4096 bytes',
+        { actionId, proof, metadata: Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`k${i}`, 'é'.repeat(250)])) },
+      ],
       ['metadata an array', { actionId, proof, metadata: [] }],
     ];
     for (const [what, body] of bad) {
@@ -550,10 +658,26 @@ describe('Client API: more checkout options', () => {
     const extra: PaymentOptionProvider = async (ctx) => {
       const [direct] = await walletTransferOption(ctx);
       const id = paymentOptionId(ctx.serviceSecret, ctx.payment.id, 'vault');
-      const action = await issueAction(ctx.prisma, { paymentId: ctx.payment.id, optionId: id, accountId: ctx.accountId, proofType: 'managed_authorization', expiresAt: ctx.payment.expiresAt });
-      return [{ ...direct!, id, providerCode: 'vault', paymentMethodType: 'vault', execution: { actionId: action.id, type: 'managed_authorization', expiresAt: action.expiresAt.toISOString() } }];
+      const action = await issueAction(ctx.prisma, {
+        paymentId: ctx.payment.id,
+        optionId: id,
+        accountId: ctx.accountId,
+        proofType: 'managed_authorization',
+        expiresAt: ctx.payment.expiresAt,
+      });
+      return [
+        {
+          ...direct!,
+          id,
+          providerCode: 'vault',
+          paymentMethodType: 'vault',
+          execution: { actionId: action.id, type: 'managed_authorization', expiresAt: action.expiresAt.toISOString() },
+        },
+      ];
     };
-    const api = createApi(await apiDepsOnHarness({ engine: h.engine, chains: h.chain.chains, client: { engine: h.engine, extraOptions: [extra] } }));
+    const api = createApi(
+      await apiDepsOnHarness({ engine: h.engine, chains: h.chain.chains, client: { engine: h.engine, extraOptions: [extra] } }),
+    );
     const s = await new Promise<Server>((resolve) => {
       const x = api.listen(0, '127.0.0.1', () => resolve(x));
     });
@@ -562,10 +686,16 @@ describe('Client API: more checkout options', () => {
       const m = await newMerchant();
       const p = await newPaymentFor(m);
       const token = await tokenFor(m.cred, await newAccount(m.cred));
-      const read = await call(`/v2/client/me/payments/${p.payment.id}`, { baseUrl: url, headers: bearer(token, { 'x-svc-payment-secret': p.checkout.clientSecret }) });
+      const read = await call(`/v2/client/me/payments/${p.payment.id}`, {
+        baseUrl: url,
+        headers: bearer(token, { 'x-svc-payment-secret': p.checkout.clientSecret }),
+      });
       assert.equal(read.status, 200, read.text);
       ZClientPaymentResponse.parse(read.body);
-      assert.deepEqual(read.body.options.map((o: { paymentMethodType: string }) => o.paymentMethodType), ['wallet_transfer', 'vault']);
+      assert.deepEqual(
+        read.body.options.map((o: { paymentMethodType: string }) => o.paymentMethodType),
+        ['wallet_transfer', 'vault'],
+      );
       const vaultAction = read.body.options[1].execution.actionId as string;
       assert.notEqual(vaultAction, read.body.options[0].execution.actionId);
       const res = await call(`/v2/client/me/payments/${p.payment.id}/confirm`, {
@@ -615,12 +745,17 @@ describe('Client API: secrets stay out of logs and stored data', () => {
     // earlier one has been written.
     const marker = `client-logs-${process.pid}`;
     await fetch(`${baseUrl}/v2/partners/config`, { headers: { 'x-request-id': marker } });
-    await until(() => lines.some((l) => l.includes(marker)), 'the last request\'s log line');
+    await until(() => lines.some((l) => l.includes(marker)), "the last request's log line");
     assert.ok(lines.length > 50, `captured ${lines.length} lines`);
-    assert.ok(lines.some((l) => l.includes('/v2/client/me/payments/') && l.includes('[Redacted]')), 'the request lines were captured, headers redacted');
+    assert.ok(
+      lines.some((l) => l.includes('/v2/client/me/payments/') && l.includes('[Redacted]')),
+      'the request lines were captured, headers redacted',
+    );
     assert.ok(issued.size > 20, `issued ${issued.size}`);
     const log = lines.join('\n');
-    const stored = (await h.db.prisma.idempotencyRecord.findMany({ select: { responseBody: true, key: true, path: true } })).map((r) => JSON.stringify(r)).join('\n');
+    const stored = (await h.db.prisma.idempotencyRecord.findMany({ select: { responseBody: true, key: true, path: true } }))
+      .map((r) => JSON.stringify(r))
+      .join('\n');
     const json = (v: unknown) => JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x));
     const events = (await h.db.prisma.event.findMany()).map(json).join('\n');
     assert.ok(events.length > 0);

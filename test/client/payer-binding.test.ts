@@ -28,9 +28,13 @@ const hash = `0x${'ab'.repeat(32)}`;
 const approved = { type: 'managed_authorization', authorization: 'approved' };
 let keys = 0;
 
-const read = (token: string, p: { id: string; secret: string }) => call(`/v2/client/me/payments/${p.id}`, { headers: bearer(token, { 'x-svc-payment-secret': p.secret }) });
+const read = (token: string, p: { id: string; secret: string }) =>
+  call(`/v2/client/me/payments/${p.id}`, { headers: bearer(token, { 'x-svc-payment-secret': p.secret }) });
 const confirm = (token: string, p: { id: string }, actionId = 'action_none') =>
-  call(`/v2/client/me/payments/${p.id}/confirm`, { headers: bearer(token), body: { actionId, proof: { type: 'transaction', transactionHash: hash } } });
+  call(`/v2/client/me/payments/${p.id}/confirm`, {
+    headers: bearer(token),
+    body: { actionId, proof: { type: 'transaction', transactionHash: hash } },
+  });
 const authorize = (token: string, p: { id: string; secret: string }, actionId = 'action_none') =>
   call(`/v2/client/me/payments/${p.id}/options/${paymentOptionId(TEST_SERVICE_SECRET, p.id, 'vault')}/authorize`, {
     headers: bearer(token, { 'x-svc-payment-secret': p.secret, 'idempotency-key': `binding-${process.pid}-${(keys += 1)}` }),
@@ -38,7 +42,8 @@ const authorize = (token: string, p: { id: string; secret: string }, actionId = 
   });
 
 type Act = 'read' | 'confirm' | 'authorize';
-const act = (what: Act, token: string, p: { id: string; secret: string }) => (what === 'read' ? read(token, p) : what === 'confirm' ? confirm(token, p) : authorize(token, p));
+const act = (what: Act, token: string, p: { id: string; secret: string }) =>
+  what === 'read' ? read(token, p) : what === 'confirm' ? confirm(token, p) : authorize(token, p);
 
 /** What the client API answers for a Payment that does not exist, per call. */
 async function notFoundAnswers(token: string): Promise<Record<Act, { status: number; body: unknown }>> {
@@ -74,12 +79,16 @@ async function fundedVaultIn(cred: AppCredential): Promise<string> {
 }
 
 describe('Client API: a Payment binds to its first payer', () => {
-  test('the first account to read a Payment is its payer; other accounts and the recipient get the unknown Payment\'s 404 on read, options, confirm and authorize', async () => {
+  test("the first account to read a Payment is its payer; other accounts and the recipient get the unknown Payment's 404 on read, options, confirm and authorize", async () => {
     const h = await getHarness();
     const m = await newMerchant();
     const p = await newPayment(m, { amount: '2' });
     const alice = await newAccount(m.cred);
-    const [aliceToken, bobToken, recipientToken] = [await clientTokenFor(m.cred, alice), await clientTokenFor(m.cred, await newAccount(m.cred)), await clientTokenFor(m.cred, m.accountId)];
+    const [aliceToken, bobToken, recipientToken] = [
+      await clientTokenFor(m.cred, alice),
+      await clientTokenFor(m.cred, await newAccount(m.cred)),
+      await clientTokenFor(m.cred, m.accountId),
+    ];
     const missing = await notFoundAnswers(bobToken);
     assert.deepEqual(missing.read.body, { error: { code: 'not_found', message: 'Payment not found' } });
 
@@ -92,7 +101,10 @@ describe('Client API: a Payment binds to its first payer', () => {
     assert.equal(await payerOf(p.id), alice);
     const aliceAction = first.body.options[0].execution.actionId as string;
 
-    for (const [token, who] of [[bobToken, 'another account'], [recipientToken, 'the recipient']] as const) {
+    for (const [token, who] of [
+      [bobToken, 'another account'],
+      [recipientToken, 'the recipient'],
+    ] as const) {
       assertNotFound(await read(token, p), missing.read, `${who} reads`);
       assertNotFound(await confirm(token, p), missing.confirm, `${who} confirms`);
       assertNotFound(await confirm(token, p, aliceAction), missing.confirm, `${who} confirms with the payer's action`);
@@ -139,7 +151,10 @@ describe('Client API: a Payment binds to its first payer', () => {
     const missing = await notFoundAnswers(tokens[0]!);
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ account: fc.nat({ max: who.length - 1 }), what: fc.constantFrom<Act>('read', 'confirm', 'authorize') }), { minLength: 1, maxLength: 7 }),
+        fc.array(fc.record({ account: fc.nat({ max: who.length - 1 }), what: fc.constantFrom<Act>('read', 'confirm', 'authorize') }), {
+          minLength: 1,
+          maxLength: 7,
+        }),
         async (steps) => {
           const p = await newPayment(m, { amount: '2' });
           let bound: string | null = null;
@@ -147,8 +162,13 @@ describe('Client API: a Payment binds to its first payer', () => {
             const account = who[step.account]!;
             if (bound === null && step.what === 'read' && account !== m.accountId) bound = account;
             const res = await act(step.what, tokens[step.account]!, p);
-            const isMissing = res.status === missing[step.what].status && JSON.stringify(res.body) === JSON.stringify(missing[step.what].body);
-            assert.equal(isMissing, account !== bound, `${step.what} by account ${step.account} (payer: ${bound}): ${res.status} ${res.text}`);
+            const isMissing =
+              res.status === missing[step.what].status && JSON.stringify(res.body) === JSON.stringify(missing[step.what].body);
+            assert.equal(
+              isMissing,
+              account !== bound,
+              `${step.what} by account ${step.account} (payer: ${bound}): ${res.status} ${res.text}`,
+            );
           }
           assert.equal(await payerOf(p.id), bound);
         },
@@ -168,7 +188,11 @@ describe('Hosted checkout: the Vault session obeys the payer binding', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams(form).toString(),
     });
-    return { status: res.status, cookie: res.headers.get('set-cookie')?.split(';')[0] ?? null, body: res.status === 303 ? null : ((await res.json()) as unknown) };
+    return {
+      status: res.status,
+      cookie: res.headers.get('set-cookie')?.split(';')[0] ?? null,
+      body: res.status === 303 ? null : ((await res.json()) as unknown),
+    };
   }
 
   test('another account can neither open a session on a bound Payment nor pay it from its vault with a session it holds', async () => {
@@ -191,7 +215,12 @@ describe('Hosted checkout: the Vault session obeys the payer binding', () => {
 
     // A session Bob held from before the binding (sealed as the session route seals one) opens nothing.
     const csrf = 'csrf-token-of-an-older-session';
-    const sealed = sealText(TEST_SERVICE_SECRET, 'checkout-session:v1', p.id, JSON.stringify({ token: bobToken, csrf, exp: Math.floor(Date.now() / 1000) + 600 }));
+    const sealed = sealText(
+      TEST_SERVICE_SECRET,
+      'checkout-session:v1',
+      p.id,
+      JSON.stringify({ token: bobToken, csrf, exp: Math.floor(Date.now() / 1000) + 600 }),
+    );
     const cookie = `checkout_session=${sealed}`;
     const vault = await fetch(`${h.baseUrl}/checkout/${p.id}/vault`, { headers: { cookie } });
     assert.equal(vault.status, 404);
@@ -205,7 +234,9 @@ describe('Hosted checkout: the Vault session obeys the payer binding', () => {
     // Alice's own session offers her vault.
     const hers = await postSession(p.id, { clientToken: aliceToken, clientSecret: p.secret });
     assert.equal(hers.status, 303);
-    const state = (await (await fetch(`${h.baseUrl}/checkout/${p.id}/vault`, { headers: { cookie: hers.cookie! } })).json()) as { state: string };
+    const state = (await (await fetch(`${h.baseUrl}/checkout/${p.id}/vault`, { headers: { cookie: hers.cookie! } })).json()) as {
+      state: string;
+    };
     assert.equal(state.state, 'available');
   });
 });

@@ -28,7 +28,8 @@ async function payerToken(cred: AppCredential): Promise<{ accountId: string; tok
 const QUOTED = { amount: '2', expiresInSeconds: 60 };
 
 const bearer = (token: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${token}`, ...extra });
-const read = (token: string, p: { id: string; secret: string }) => call(`/v2/client/me/payments/${p.id}`, { headers: bearer(token, { 'x-svc-payment-secret': p.secret }) });
+const read = (token: string, p: { id: string; secret: string }) =>
+  call(`/v2/client/me/payments/${p.id}`, { headers: bearer(token, { 'x-svc-payment-secret': p.secret }) });
 
 function assertQuoteExpired(res: ApiResponse, quoteExpiresAt: string): void {
   assert.equal(res.status, 409, res.text);
@@ -43,7 +44,7 @@ async function expire(paymentId: string): Promise<void> {
 }
 
 describe('Client API: payment_quote_expired', () => {
-  test('options carry refreshable false and the Payment\'s expiry as their quote\'s', async () => {
+  test("options carry refreshable false and the Payment's expiry as their quote's", async () => {
     const m = await newMerchant();
     const p = await newPayment(m, QUOTED);
     const { token } = await payerToken(m.cred);
@@ -85,14 +86,19 @@ describe('Client API: payment_quote_expired', () => {
     await payTo(await newPayer(5_000_000n), v.vault.address, 5_000_000n);
     const m = await newMerchant(v.cred);
     const p = await newPayment(m, QUOTED);
-    const token = (await call('/v2/client/auth/exchange', { credential: v.cred, body: { accountId: v.accountId } })).body.accessToken as string;
+    const token = (await call('/v2/client/auth/exchange', { credential: v.cred, body: { accountId: v.accountId } })).body
+      .accessToken as string;
     const option = (await read(token, p)).body.options.find((o: { paymentMethodType: string }) => o.paymentMethodType === 'vault');
     assert.ok(option, 'a Vault option');
     assert.equal(option.refreshable, false);
     await expire(p.id);
 
     const body = { actionId: option.execution.actionId, proof: { type: 'managed_authorization', authorization: 'approved' } };
-    const send = (key: string) => call(`/v2/client/me/payments/${p.id}/options/${option.id}/authorize`, { headers: bearer(token, { 'x-svc-payment-secret': p.secret, 'idempotency-key': key }), body });
+    const send = (key: string) =>
+      call(`/v2/client/me/payments/${p.id}/options/${option.id}/authorize`, {
+        headers: bearer(token, { 'x-svc-payment-secret': p.secret, 'idempotency-key': key }),
+        body,
+      });
     const first = await send(`lapsed-vault-${p.id}`);
     assertQuoteExpired(first, p.payment.expiresAt);
     assert.equal((await send(`lapsed-vault-${p.id}`)).text, first.text);
@@ -101,7 +107,7 @@ describe('Client API: payment_quote_expired', () => {
     assert.equal((await h.db.prisma.paymentAction.findUniqueOrThrow({ where: { id: option.execution.actionId } })).usedAt, null);
   });
 
-  test('past the quote\'s expiry, before the workflow has expired the Payment: the option is unavailable and confirm answers payment_quote_expired', async () => {
+  test("past the quote's expiry, before the workflow has expired the Payment: the option is unavailable and confirm answers payment_quote_expired", async () => {
     // The clock is the use cases' own argument: this is the service as it answers one second after expiresAt.
     const h = await getHarness();
     const m = await newMerchant();
@@ -109,19 +115,37 @@ describe('Client API: payment_quote_expired', () => {
     const { token } = await payerToken(m.cred);
     const principal = await verifyClientToken(h.db.prisma, TEST_SERVICE_SECRET, token);
     assert.ok(principal);
-    const deps = { prisma: h.db.prisma, serviceSecret: TEST_SERVICE_SECRET, publicBaseUrl: 'http://localhost', chains: h.chain.chains, engine: h.engine };
+    const deps = {
+      prisma: h.db.prisma,
+      serviceSecret: TEST_SERVICE_SECRET,
+      publicBaseUrl: 'http://localhost',
+      chains: h.chain.chains,
+      engine: h.engine,
+    };
     const actionId = (await readClientPayment(deps, principal, p.id)).options[0]!.execution!.actionId;
     const later = new Date(Date.parse(p.payment.expiresAt) + 1000);
 
     const lapsed = await readClientPayment(deps, principal, p.id, later);
     assert.equal(lapsed.payment.status, 'requires_payment_method', 'the workflow has not expired it yet');
     assert.deepEqual([lapsed.options[0]!.status, lapsed.options[0]!.execution], ['unavailable', null]);
-    const refusal = await confirmClientPayment(deps, principal, p.id, { actionId, proof: { type: 'transaction', transactionHash: `0x${'ef'.repeat(32)}` }, metadata: {} }, later).then(
+    const refusal = await confirmClientPayment(
+      deps,
+      principal,
+      p.id,
+      { actionId, proof: { type: 'transaction', transactionHash: `0x${'ef'.repeat(32)}` }, metadata: {} },
+      later,
+    ).then(
       () => assert.fail('confirmed on a lapsed quote'),
       (err: unknown) => err,
     );
     assert.ok(refusal instanceof ApiError);
-    assert.deepEqual(refusal.toBody(), { error: { code: 'payment_quote_expired', message: refusal.message, details: { quoteExpiresAt: p.payment.expiresAt, refreshable: false } } });
+    assert.deepEqual(refusal.toBody(), {
+      error: {
+        code: 'payment_quote_expired',
+        message: refusal.message,
+        details: { quoteExpiresAt: p.payment.expiresAt, refreshable: false },
+      },
+    });
     assert.equal(refusal.status, 409);
   });
 });

@@ -43,7 +43,12 @@ async function readOptions(p: Payer, payment: { id: string; secret: string }) {
   const res = await call(`/v2/client/me/payments/${payment.id}`, { headers: headersFor(p.token, payment.secret) });
   assert.equal(res.status, 200, res.text);
   ZClientPaymentResponse.parse(res.body);
-  return res.body.options as Array<{ id: string; paymentMethodType: string; status: string; execution: { actionId: string; type: string } | null }>;
+  return res.body.options as Array<{
+    id: string;
+    paymentMethodType: string;
+    status: string;
+    execution: { actionId: string; type: string } | null;
+  }>;
 }
 
 async function vaultOptionOf(p: Payer, payment: { id: string; secret: string }) {
@@ -54,7 +59,14 @@ async function vaultOptionOf(p: Payer, payment: { id: string; secret: string }) 
 
 const approved = { type: 'managed_authorization', authorization: 'approved' };
 
-function authorize(p: Payer, payment: { id: string; secret?: string }, optionId: string, body: unknown, key: string | null = newKey(), opts: { baseUrl?: string; token?: string } = {}): Promise<ApiResponse> {
+function authorize(
+  p: Payer,
+  payment: { id: string; secret?: string },
+  optionId: string,
+  body: unknown,
+  key: string | null = newKey(),
+  opts: { baseUrl?: string; token?: string } = {},
+): Promise<ApiResponse> {
   return call(`/v2/client/me/payments/${payment.id}/options/${optionId}/authorize`, {
     baseUrl: opts.baseUrl,
     headers: headersFor(opts.token ?? p.token, payment.secret, key ?? undefined),
@@ -84,7 +96,10 @@ describe('Authorize a Vault funding operation (client)', () => {
     const p = await payerWithVault(USDC(100), USDC(40));
     const [admin, receiver] = [bed.admin(), bed.receiver()];
     const hook = receiver.hook([]);
-    const ep = await admin.call('POST', `/admin/v1/apps/${p.cred.appId}/webhook-endpoints`, { url: hook.url, events: ['vault.funding_posted', 'payment.succeeded'] });
+    const ep = await admin.call('POST', `/admin/v1/apps/${p.cred.appId}/webhook-endpoints`, {
+      url: hook.url,
+      events: ['vault.funding_posted', 'payment.succeeded'],
+    });
     assert.equal(ep.status, 201, JSON.stringify(ep.body));
     const payment = await newPayment(p.merchant, { amount: '12.5' });
 
@@ -113,7 +128,10 @@ describe('Authorize a Vault funding operation (client)', () => {
     // The action is single use.
     assertError(await authorize(p, payment, option.id, body), 409, 'conflict', 'action_already_used');
 
-    await eventually(async () => ((await tokenBalance(payment.payment.funding.depositAddress.address)) >= 12_500_000n ? true : undefined), 'the vault paid the escrow');
+    await eventually(
+      async () => ((await tokenBalance(payment.payment.funding.depositAddress.address)) >= 12_500_000n ? true : undefined),
+      'the vault paid the escrow',
+    );
     await pokeScanner();
     await waitForPayment(p.merchant, payment.id, 'succeeded', (x) => x.status === 'succeeded');
     const op = await eventually(async () => {
@@ -145,7 +163,11 @@ describe('Authorize a Vault funding operation (client)', () => {
     const path = `/v2/client/me/payments/${payment.id}/options/${option.id}/authorize`;
 
     // Authentication: the bearer token and this Payment's secret.
-    assertError(await call(path, { headers: { 'x-svc-payment-secret': payment.secret, 'idempotency-key': newKey() }, body }), 401, 'unauthorized');
+    assertError(
+      await call(path, { headers: { 'x-svc-payment-secret': payment.secret, 'idempotency-key': newKey() }, body }),
+      401,
+      'unauthorized',
+    );
     assertError(await authorize(p, { id: payment.id }, option.id, body), 401, 'unauthorized');
     const other = await newPayment(p.merchant, { amount: '1' });
     assertError(await authorize(p, { id: payment.id, secret: other.secret }, option.id, body), 401, 'unauthorized');
@@ -172,7 +194,11 @@ describe('Authorize a Vault funding operation (client)', () => {
       assert.equal(res.body.error.code, 'bad_request');
     }
     // The direct option is confirmed, not authorized; an option of another Payment is not found.
-    assertError(await authorize(p, payment, paymentOptionId(TEST_SERVICE_SECRET, payment.id, 'wallet_transfer'), body), 422, 'payment_method_not_supported');
+    assertError(
+      await authorize(p, payment, paymentOptionId(TEST_SERVICE_SECRET, payment.id, 'wallet_transfer'), body),
+      422,
+      'payment_method_not_supported',
+    );
     assertError(await authorize(p, payment, paymentOptionId(TEST_SERVICE_SECRET, other.id, 'vault'), body), 404, 'not_found');
     // An action id of another option or another payer is not found; nothing was used by all of the above.
     assertError(await authorize(p, payment, option.id, { ...body, actionId: 'action_unknown' }), 404, 'not_found');
@@ -183,8 +209,16 @@ describe('Authorize a Vault funding operation (client)', () => {
     // The policy's limit (10 USDC per period): 4 authorized, 7 more is over it.
     const big = await newPayment(p.merchant, { amount: '7' });
     const bigOption = await readOptions(p, big);
-    assert.equal(bigOption.some((o) => o.paymentMethodType === 'vault'), false, 'no Vault option over the limit');
-    assertError(await authorize(p, big, paymentOptionId(TEST_SERVICE_SECRET, big.id, 'vault'), { actionId: 'action_none', proof: approved }), 404, 'not_found');
+    assert.equal(
+      bigOption.some((o) => o.paymentMethodType === 'vault'),
+      false,
+      'no Vault option over the limit',
+    );
+    assertError(
+      await authorize(p, big, paymentOptionId(TEST_SERVICE_SECRET, big.id, 'vault'), { actionId: 'action_none', proof: approved }),
+      404,
+      'not_found',
+    );
   });
 
   test('an environment without vaults answers 424 chain_config_missing; a payer without a vault sees no Vault option', async () => {
@@ -199,16 +233,22 @@ describe('Authorize a Vault funding operation (client)', () => {
     };
     const api = await listenApi(await apiDepsOnHarness({ environments: noVaults, chains: h.chain.chains, client: { engine: h.engine } }));
     try {
-      const res = await authorize(p, payment, option.id, { actionId: option.execution!.actionId, proof: approved }, newKey(), { baseUrl: api.baseUrl });
+      const res = await authorize(p, payment, option.id, { actionId: option.execution!.actionId, proof: approved }, newKey(), {
+        baseUrl: api.baseUrl,
+      });
       assertError(res, 424, 'chain_config_missing');
     } finally {
       await api.close();
     }
     // An account without a vault, the payer of another Payment: no Vault option for it.
-    const bare = (await call('/v2/accounts', { credential: p.cred, body: { externalUserId: uniqueUserId('no-vault') } })).body.account.id as string;
+    const bare = (await call('/v2/accounts', { credential: p.cred, body: { externalUserId: uniqueUserId('no-vault') } })).body.account
+      .id as string;
     const bareToken = await call('/v2/client/auth/exchange', { credential: p.cred, body: { accountId: bare } });
     const asBare = { ...p, accountId: bare, token: bareToken.body.accessToken as string };
-    assert.deepEqual((await readOptions(asBare, await newPayment(p.merchant, { amount: '1' }))).map((o) => o.paymentMethodType), ['wallet_transfer']);
+    assert.deepEqual(
+      (await readOptions(asBare, await newPayment(p.merchant, { amount: '1' }))).map((o) => o.paymentMethodType),
+      ['wallet_transfer'],
+    );
   });
 
   test('an app without the v2:vaults scope is answered 403 forbidden before its Idempotency-Key is claimed, and is offered no Vault option', async () => {
@@ -219,16 +259,26 @@ describe('Authorize a Vault funding operation (client)', () => {
     // The app's credential no longer holds v2:vaults: client tokens are checked against the app on every call.
     await h.db.prisma.app.update({ where: { id: p.cred.appId }, data: { scopes: ['v2:accounts', 'v2:deposit_addresses', 'v2:payments'] } });
     const key = newKey();
-    for (const body of [{ actionId: option.execution!.actionId, proof: approved }, { actionId: '', proof: 'not even a proof' }]) {
+    for (const body of [
+      { actionId: option.execution!.actionId, proof: approved },
+      { actionId: '', proof: 'not even a proof' },
+    ]) {
       const res = await authorize(p, payment, option.id, body, key);
       assertError(res, 403, 'forbidden');
       assert.deepEqual(res.body.error.details, { requiredScope: 'v2:vaults' });
     }
-    assert.equal(await h.db.prisma.idempotencyRecord.count({ where: { appId: p.cred.appId, key: { endsWith: `:${key}` } } }), 0, 'the key was never claimed');
+    assert.equal(
+      await h.db.prisma.idempotencyRecord.count({ where: { appId: p.cred.appId, key: { endsWith: `:${key}` } } }),
+      0,
+      'the key was never claimed',
+    );
     assert.equal(await h.db.prisma.vaultFundingOperation.count({ where: { paymentId: payment.id } }), 0);
     assert.equal((await h.db.prisma.paymentAction.findUniqueOrThrow({ where: { id: option.execution!.actionId } })).usedAt, null);
     // The read (v2:payments) still serves the payer, without a Vault option it could not authorize.
-    assert.deepEqual((await readOptions(p, payment)).map((o) => o.paymentMethodType), ['wallet_transfer']);
+    assert.deepEqual(
+      (await readOptions(p, payment)).map((o) => o.paymentMethodType),
+      ['wallet_transfer'],
+    );
     // Nor does the hosted checkout offer it.
     const session = await fetch(`${h.baseUrl}/checkout/${payment.id}/session`, {
       method: 'POST',
@@ -238,9 +288,15 @@ describe('Authorize a Vault funding operation (client)', () => {
     });
     assert.equal(session.status, 303);
     const cookie = session.headers.get('set-cookie')!.split(';')[0]!;
-    const vault = (await (await fetch(`${h.baseUrl}/checkout/${payment.id}/vault`, { headers: { cookie } })).json()) as { state: string; csrfToken: string };
+    const vault = (await (await fetch(`${h.baseUrl}/checkout/${payment.id}/vault`, { headers: { cookie } })).json()) as {
+      state: string;
+      csrfToken: string;
+    };
     assert.equal(vault.state, 'none');
-    const pay = await fetch(`${h.baseUrl}/checkout/${payment.id}/vault/authorize`, { method: 'POST', headers: { cookie, 'x-csrf-token': vault.csrfToken } });
+    const pay = await fetch(`${h.baseUrl}/checkout/${payment.id}/vault/authorize`, {
+      method: 'POST',
+      headers: { cookie, 'x-csrf-token': vault.csrfToken },
+    });
     assert.equal(((await pay.json()) as { state: string }).state, 'none');
     assert.equal(await h.db.prisma.vaultFundingOperation.count({ where: { paymentId: payment.id } }), 0);
   });
@@ -251,11 +307,19 @@ describe('Authorize a Vault funding operation (client)', () => {
     const created = await createPayment(merchant, { amount: '1' });
     assert.equal(created.status, 201, created.text);
     const payment = { id: created.body.payment.id as string, secret: created.body.checkout.clientSecret as string };
-    const payerId = (await call('/v2/accounts', { credential: cred, body: { externalUserId: uniqueUserId('payer') } })).body.account.id as string;
+    const payerId = (await call('/v2/accounts', { credential: cred, body: { externalUserId: uniqueUserId('payer') } })).body.account
+      .id as string;
     const token = (await call('/v2/client/auth/exchange', { credential: cred, body: { accountId: payerId } })).body.accessToken as string;
     const p = { cred, accountId: payerId, token, merchant, vault: { id: '', address: '' } };
-    assert.equal((await call(`/v2/client/me/payments/${payment.id}`, { headers: headersFor(token, payment.secret) })).status, 200, 'the payer reads it');
-    const res = await authorize(p, payment, paymentOptionId(TEST_SERVICE_SECRET, payment.id, 'vault'), { actionId: 'action_none', proof: approved });
+    assert.equal(
+      (await call(`/v2/client/me/payments/${payment.id}`, { headers: headersFor(token, payment.secret) })).status,
+      200,
+      'the payer reads it',
+    );
+    const res = await authorize(p, payment, paymentOptionId(TEST_SERVICE_SECRET, payment.id, 'vault'), {
+      actionId: 'action_none',
+      proof: approved,
+    });
     assertError(res, 403, 'forbidden');
   });
 
@@ -267,9 +331,16 @@ describe('Authorize a Vault funding operation (client)', () => {
     const read = await call(`/v2/client/me/payments/${payment.id}`, { headers: headersFor(p.token, payment.secret) });
     assertError(read, 403, 'forbidden');
     assert.deepEqual(read.body.error.details, { requiredScope: 'v2:payments' });
-    const confirm = await call(`/v2/client/me/payments/${payment.id}/confirm`, { headers: headersFor(p.token), body: { actionId: 'action_none', proof: { type: 'transaction', transactionHash: `0x${'ab'.repeat(32)}` } } });
+    const confirm = await call(`/v2/client/me/payments/${payment.id}/confirm`, {
+      headers: headersFor(p.token),
+      body: { actionId: 'action_none', proof: { type: 'transaction', transactionHash: `0x${'ab'.repeat(32)}` } },
+    });
     assertError(confirm, 403, 'forbidden');
-    assertError(await authorize(p, payment, paymentOptionId(TEST_SERVICE_SECRET, payment.id, 'vault'), { actionId: 'action_none', proof: approved }), 403, 'forbidden');
+    assertError(
+      await authorize(p, payment, paymentOptionId(TEST_SERVICE_SECRET, payment.id, 'vault'), { actionId: 'action_none', proof: approved }),
+      403,
+      'forbidden',
+    );
     const session = await fetch(`${h.baseUrl}/checkout/${payment.id}/session`, {
       method: 'POST',
       redirect: 'manual',
@@ -302,7 +373,10 @@ describe('Authorize a Vault funding operation (client)', () => {
           // The client retries as the 503 asks: the same key and body, once the engine is back.
           const again = await authorize(p, payment, option.id, body, key);
           assert.equal(again.status, 200, again.text);
-          assert.equal(ZAuthorizeVaultOptionResponse.parse(again.body).fundingOperation.id, (await h.db.prisma.vaultFundingOperation.findFirstOrThrow({ where: { paymentId: payment.id } })).id);
+          assert.equal(
+            ZAuthorizeVaultOptionResponse.parse(again.body).fundingOperation.id,
+            (await h.db.prisma.vaultFundingOperation.findFirstOrThrow({ where: { paymentId: payment.id } })).id,
+          );
         }
       }
     } finally {
@@ -320,7 +394,11 @@ describe('Authorize a Vault funding operation (client)', () => {
       assert.ok(op.transactionHash);
     }
     assert.equal(await tokenBalance(p.vault.address), USDC(20) - 7_000_000n);
-    assert.equal(await h.db.prisma.vaultFundingOperation.count({ where: { accountId: p.accountId, status: { in: ['authorized', 'broadcast'] } } }), 0, 'nothing reserved');
+    assert.equal(
+      await h.db.prisma.vaultFundingOperation.count({ where: { accountId: p.accountId, status: { in: ['authorized', 'broadcast'] } } }),
+      0,
+      'nothing reserved',
+    );
   });
 
   test('20 concurrent authorizations against one vault never exceed its limit per period', async () => {
@@ -328,14 +406,19 @@ describe('Authorize a Vault funding operation (client)', () => {
     const payments = [];
     for (let i = 0; i < 20; i += 1) payments.push(await newPayment(p.merchant, { amount: '5' }));
     const options = await Promise.all(payments.map((payment) => vaultOptionOf(p, payment)));
-    const answers = await Promise.all(payments.map((payment, i) => authorize(p, payment, options[i]!.id, { actionId: options[i]!.execution!.actionId, proof: approved })));
+    const answers = await Promise.all(
+      payments.map((payment, i) => authorize(p, payment, options[i]!.id, { actionId: options[i]!.execution!.actionId, proof: approved })),
+    );
     const ok = answers.filter((r) => r.status === 200);
     const refused = answers.filter((r) => r.status !== 200);
     assert.equal(ok.length, 10, answers.map((r) => r.status).join(','));
     for (const r of refused) assertError(r, 422, 'payment_method_not_supported', 'vault_spend_limit_exceeded');
     const ids = new Set(ok.map((r) => ZAuthorizeVaultOptionResponse.parse(r.body).fundingOperation.id));
     assert.equal(ids.size, 10, 'one funding operation per authorized Payment');
-    await settled(p, payments.filter((_, i) => answers[i]!.status === 200));
+    await settled(
+      p,
+      payments.filter((_, i) => answers[i]!.status === 200),
+    );
     assert.equal(await tokenBalance(p.vault.address), USDC(150));
   });
 });
@@ -354,7 +437,11 @@ describe('Vault audit: who authorized, as the partner sees it', () => {
     const events = await eventually(async (saw) => {
       const audit = await call(`/v2/accounts/${p.accountId}/vault/audit-events?limit=100`, { credential: p.cred });
       assert.equal(audit.status, 200, audit.text);
-      const data = audit.body.data as Array<{ eventType: string; actor: { type: string; id: string | null }; payload: Record<string, unknown> }>;
+      const data = audit.body.data as Array<{
+        eventType: string;
+        actor: { type: string; id: string | null };
+        payload: Record<string, unknown>;
+      }>;
       saw(data.map((e) => e.eventType));
       return data.some((e) => e.eventType === 'vault.funding_posted') ? data : undefined;
     }, 'the vault funding posted');

@@ -9,7 +9,14 @@ const NEW_TOKEN = 'console-sessions-admin-token-rotated-0123456789';
 /** The API with the console on under `token`, on the shared harness's database and service secret. */
 async function startConsole(token: string) {
   const h = await getHarness();
-  return listenApi(await apiDepsOnHarness({ config: { ...h.config, admin: { apiToken: token } }, engine: h.engine, chains: h.chain.chains, operator: { engine: h.engine } }));
+  return listenApi(
+    await apiDepsOnHarness({
+      config: { ...h.config, admin: { apiToken: token } },
+      engine: h.engine,
+      chains: h.chain.chains,
+      operator: { engine: h.engine },
+    }),
+  );
 }
 type Console = Awaited<ReturnType<typeof startConsole>>;
 

@@ -75,7 +75,8 @@ describe('Operator console', () => {
 
   test('is absent (404) when no admin token is configured, like the admin API', async () => {
     const h = await getHarness();
-    for (const target of ['/console', '/console/login']) assert.equal((await fetch(`${h.baseUrl}${target}`, { redirect: 'manual' })).status, 404, target);
+    for (const target of ['/console', '/console/login'])
+      assert.equal((await fetch(`${h.baseUrl}${target}`, { redirect: 'manual' })).status, 404, target);
   });
 
   test('sends a visitor without a session to sign in, refuses a wrong token, signs in with the right one, and logs out', async () => {
@@ -92,7 +93,10 @@ describe('Operator console', () => {
     await signIn(page, api.baseUrl, 'ops@example.com', `wrong-${TOKEN}`);
     assert.equal(new URL(page.url()).pathname, '/console/login');
     assert.equal(await page.getByRole('alert').textContent(), 'That admin token is not right.');
-    assert.equal((await context.cookies()).some((c) => c.name === 'pp_console'), false);
+    assert.equal(
+      (await context.cookies()).some((c) => c.name === 'pp_console'),
+      false,
+    );
 
     await signIn(page, api.baseUrl, 'ops@example.com');
     assert.equal(new URL(page.url()).pathname, '/console');
@@ -126,9 +130,17 @@ describe('Operator console', () => {
     assert.equal(await visit(cookie.value), '/console', 'a live session is let in');
     assert.equal(await visit(`${cookie.value}x`), '/console/login', 'a tampered cookie is not');
     // A cookie sealed with the right key but naming no session the server opened is not either.
-    const forged = sealText(TEST_SERVICE_SECRET, 'console-session', 'pp_console', JSON.stringify({ id: 'csess_forged', who: 'eve@example.com', csrf: 'c'.repeat(43), expiresAt: Date.now() + 60_000 }));
+    const forged = sealText(
+      TEST_SERVICE_SECRET,
+      'console-session',
+      'pp_console',
+      JSON.stringify({ id: 'csess_forged', who: 'eve@example.com', csrf: 'c'.repeat(43), expiresAt: Date.now() + 60_000 }),
+    );
     assert.equal(await visit(forged), '/console/login', 'nor a session the server never opened');
-    await h.db.prisma.consoleSession.updateMany({ where: { actor: 'eve@example.com', endedAt: null }, data: { expiresAt: new Date(Date.now() - 1) } });
+    await h.db.prisma.consoleSession.updateMany({
+      where: { actor: 'eve@example.com', endedAt: null },
+      data: { expiresAt: new Date(Date.now() - 1) },
+    });
     assert.equal(await visit(cookie.value), '/console/login', 'an expired one is not');
   });
 
@@ -138,9 +150,15 @@ describe('Operator console', () => {
     const p = (await createPayment(m)).body.payment;
     await signIn(page, api.baseUrl, 'ops@example.com');
     // The browser's own request context sends the session cookie, as a forged cross-site form would.
-    const forged = await context.request.post(`${api.baseUrl}/console/payments/${p.id}/resolve`, { form: { action: 'fail', reason: 'forged' }, maxRedirects: 0 });
+    const forged = await context.request.post(`${api.baseUrl}/console/payments/${p.id}/resolve`, {
+      form: { action: 'fail', reason: 'forged' },
+      maxRedirects: 0,
+    });
     assert.equal(forged.status(), 403);
-    const wrong = await context.request.post(`${api.baseUrl}/console/payments/${p.id}/resolve`, { form: { action: 'fail', reason: 'forged', _csrf: 'x'.repeat(43) }, maxRedirects: 0 });
+    const wrong = await context.request.post(`${api.baseUrl}/console/payments/${p.id}/resolve`, {
+      form: { action: 'fail', reason: 'forged', _csrf: 'x'.repeat(43) },
+      maxRedirects: 0,
+    });
     assert.equal(wrong.status(), 403);
     const loggedOut = await context.request.post(`${api.baseUrl}/console/logout`, { form: {}, maxRedirects: 0 });
     assert.equal(loggedOut.status(), 403, 'logout is a form too');
@@ -151,7 +169,10 @@ describe('Operator console', () => {
   test('lists held Payments with reason, amount, timeline, Temporal and chain links; fail and mark-settled from the browser are applied and audited', async () => {
     const h = await getHarness();
     const m = await newMerchant();
-    const [toFail, toMark] = (await heldPayments(m, 2)) as [{ id: string; fees: { merchantNetAmountAtomic: string } }, { id: string; fees: { merchantNetAmountAtomic: string } }];
+    const [toFail, toMark] = (await heldPayments(m, 2)) as [
+      { id: string; fees: { merchantNetAmountAtomic: string } },
+      { id: string; fees: { merchantNetAmountAtomic: string } },
+    ];
     await signIn(page, api.baseUrl, 'Alice Ops <alice@example.com>');
     if (process.env.SCREENSHOT_DIR) {
       // npm run screenshots:console: the list with two holds, as an operator sees it.
@@ -162,8 +183,17 @@ describe('Operator console', () => {
     const row = page.locator(`tr[data-id="${toFail.id}"]`);
     assert.equal(await row.count(), 1, 'the held Payment is listed');
     const cells = await row.locator('td').allTextContents();
-    assert.deepEqual(cells.slice(0, 5), [`payment ${toFail.id}`, 'requires_intervention', 'settlement_requires_intervention', '2 USDC', 'accepted']);
-    assert.equal(await row.getByRole('link', { name: 'Temporal UI' }).getAttribute('href'), `${UI}/namespaces/default/workflows/${toFail.id}`);
+    assert.deepEqual(cells.slice(0, 5), [
+      `payment ${toFail.id}`,
+      'requires_intervention',
+      'settlement_requires_intervention',
+      '2 USDC',
+      'accepted',
+    ]);
+    assert.equal(
+      await row.getByRole('link', { name: 'Temporal UI' }).getAttribute('href'),
+      `${UI}/namespaces/default/workflows/${toFail.id}`,
+    );
 
     await row.getByRole('link', { name: `payment ${toFail.id}` }).click();
     await page.waitForLoadState('domcontentloaded');
@@ -196,13 +226,20 @@ describe('Operator console', () => {
     // Mark settled: a hash that pays nobody is refused (shown, audited), then the real manual payout.
     await page.goto(`${api.baseUrl}/console/payments/${toMark.id}`);
     const markForm = () => page.locator('form', { has: page.getByRole('heading', { name: 'Mark settled' }) });
-    await markForm().getByLabel('Payout transaction hash').fill(`0x${'ab'.repeat(32)}`);
+    await markForm()
+      .getByLabel('Payout transaction hash')
+      .fill(`0x${'ab'.repeat(32)}`);
     await markForm().getByLabel('Why').fill('paid out by hand');
     await markForm().getByRole('button', { name: 'Mark settled' }).click();
     await page.waitForLoadState('domcontentloaded');
     assert.match((await page.getByRole('alert').textContent()) ?? '', /not on the chain/);
     const refused = await page.locator('table.audit tbody tr').first().locator('td').allTextContents();
-    assert.deepEqual(refused.slice(1, 5), ['Alice Ops <alice@example.com>', 'console', `mark-settled txHash=0x${'ab'.repeat(32)}`, 'paid out by hand']);
+    assert.deepEqual(refused.slice(1, 5), [
+      'Alice Ops <alice@example.com>',
+      'console',
+      `mark-settled txHash=0x${'ab'.repeat(32)}`,
+      'paid out by hand',
+    ]);
     assert.match(refused[5]!, /^refused .*not on the chain/);
 
     const chain = h.chain.chains.get(h.chainId);
@@ -221,7 +258,10 @@ describe('Operator console', () => {
     assert.equal(marked.operationalState, 'normal');
     await waitUntilUnlisted(page, api.baseUrl, toMark.id);
 
-    const rows = await h.db.prisma.operatorAction.findMany({ where: { targetId: { in: [toFail.id, toMark.id] } }, orderBy: { createdAt: 'asc' } });
+    const rows = await h.db.prisma.operatorAction.findMany({
+      where: { targetId: { in: [toFail.id, toMark.id] } },
+      orderBy: { createdAt: 'asc' },
+    });
     assert.deepEqual(
       rows.map((r) => [r.targetId, r.action, r.actor, r.channel, r.outcome, r.reason]),
       [
@@ -233,7 +273,13 @@ describe('Operator console', () => {
     assert.deepEqual(rows[2]!.details, { txHash: tx });
     // The workflow recorded who released each hold, as it does for the CLI.
     const resolutions = await h.db.prisma.paymentResolution.findMany({ where: { paymentId: { in: [toFail.id, toMark.id] } } });
-    assert.deepEqual(resolutions.map((r) => [r.paymentId, r.action, r.actor]).sort(), [[toFail.id, 'fail', 'Alice Ops <alice@example.com>'], [toMark.id, 'mark-settled', 'Alice Ops <alice@example.com>']].sort());
+    assert.deepEqual(
+      resolutions.map((r) => [r.paymentId, r.action, r.actor]).sort(),
+      [
+        [toFail.id, 'fail', 'Alice Ops <alice@example.com>'],
+        [toMark.id, 'mark-settled', 'Alice Ops <alice@example.com>'],
+      ].sort(),
+    );
 
     await page.goto(`${api.baseUrl}/console/actions`);
     const recent = (await page.locator('table.audit tbody').textContent()) ?? '';
@@ -247,7 +293,12 @@ describe('Operator console', () => {
     const payer = await newPayer(USDC(4));
     await payTo(payer, p.funding.depositAddress.address, USDC(3));
     await payTo(payer, p.funding.depositAddress.address, USDC(1));
-    await waitForPayment(m, p.id, 'succeeded with an excess incident', (x) => x.status === 'succeeded' && x.incidentRecoverySummary.count === 1);
+    await waitForPayment(
+      m,
+      p.id,
+      'succeeded with an excess incident',
+      (x) => x.status === 'succeeded' && x.incidentRecoverySummary.count === 1,
+    );
     const incident = await h.db.prisma.paymentIncident.findFirstOrThrow({ where: { paymentId: p.id } });
 
     await signIn(page, api.baseUrl, 'bob@example.com');
@@ -325,7 +376,10 @@ describe('Operator console', () => {
     const timeline = (await page.locator('.timeline').textContent()) ?? '';
     assert.match(timeline, /payment\.succeeded\s+event evt_\w+; no webhook delivery/);
     assert.equal(await find(reference), '/console/search');
-    assert.deepEqual((await page.locator('tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-id')))).sort(), [paid.id, other.id].sort());
+    assert.deepEqual(
+      (await page.locator('tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-id')))).sort(),
+      [paid.id, other.id].sort(),
+    );
     assert.deepEqual(await page.locator('tbody tr td:nth-child(4)').allTextContents(), ['externalReference', 'externalReference']);
     assert.equal(await find('payment_doesNotExist'), '/console/search');
     assert.match((await page.locator('main p').first().textContent()) ?? '', /Nothing matches/);
@@ -334,7 +388,7 @@ describe('Operator console', () => {
     assert.match(anonymous.headers.get('location') ?? '', /\/console\/login/);
   });
 
-  test('invites a partner user to an app\'s dashboard, and changes their role; a bad email is refused on the page', async () => {
+  test("invites a partner user to an app's dashboard, and changes their role; a bad email is refused on the page", async () => {
     const app = await newApp();
     await signIn(page, api.baseUrl, 'ops@example.com');
     await page.getByRole('link', { name: 'Dashboard users' }).click();
@@ -359,7 +413,7 @@ describe('Operator console', () => {
     assert.deepEqual(await axeViolations(page), [], 'axe on the refusal');
   });
 
-  test('every page passes a basic accessibility check and axe-core\'s WCAG 2.1 AA rules', async () => {
+  test("every page passes a basic accessibility check and axe-core's WCAG 2.1 AA rules", async () => {
     const m = await newMerchant();
     const p = (await createPayment(m)).body.payment;
     const check = async () => [...(await pageProblems(page)), ...(await axeViolations(page))];
@@ -367,7 +421,15 @@ describe('Operator console', () => {
     await page.goto(`${api.baseUrl}/console/login`);
     assert.deepEqual(await check(), [], 'login');
     await signIn(page, api.baseUrl, 'ops@example.com');
-    for (const target of ['/console', `/console/payments/${p.id}`, '/console/alerts', '/console/alerts?kind=ledger_difference', '/console/actions', '/console/search?q=nothing-here', `/console/dashboard-users?appId=${m.cred.appId}`]) {
+    for (const target of [
+      '/console',
+      `/console/payments/${p.id}`,
+      '/console/alerts',
+      '/console/alerts?kind=ledger_difference',
+      '/console/actions',
+      '/console/search?q=nothing-here',
+      `/console/dashboard-users?appId=${m.cred.appId}`,
+    ]) {
       await page.goto(`${api.baseUrl}${target}`);
       assert.deepEqual(await check(), [], target);
     }

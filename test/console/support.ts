@@ -48,4 +48,3 @@ export function pageProblems(page: Page): Promise<string[]> {
     return problems;
   })()`) as Promise<string[]>;
 }
-

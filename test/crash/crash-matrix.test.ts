@@ -14,11 +14,26 @@ const ROOT = path.resolve(__dirname, '../..');
  */
 function crashMatrix(args: string[], timeoutMs: number): Promise<{ code: number | null; output: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: path.join(ROOT, '.data', 'crash-test') };
-  for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'PORT', 'EMBEDDED_POSTGRES_PORT', 'EMBEDDED_TEMPORAL_PORT', 'TEMPORAL_UI_PORT', 'EMBEDDED_ANVIL_PORT', 'PGPORT_LOCAL', 'CRASH_AT', 'CRASH_POINTS_TRACE']) {
+  for (const name of [
+    'DATABASE_URL',
+    'TEMPORAL_ADDRESS',
+    'PORT',
+    'EMBEDDED_POSTGRES_PORT',
+    'EMBEDDED_TEMPORAL_PORT',
+    'TEMPORAL_UI_PORT',
+    'EMBEDDED_ANVIL_PORT',
+    'PGPORT_LOCAL',
+    'CRASH_AT',
+    'CRASH_POINTS_TRACE',
+  ]) {
     delete env[name];
   }
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'simulate/crash-matrix.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'simulate/crash-matrix.ts', ...args], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -47,7 +62,10 @@ describe('crash matrix (subset)', () => {
       const tail = output.split('\n').slice(-40).join('\n');
       const line = output.split('\n').find((l) => l.startsWith('summary: '));
       assert.ok(line, tail);
-      const summary = JSON.parse(line.slice('summary: '.length)) as { ok: boolean; cells: Array<{ cell: string; ok: boolean; problems: string[] }> };
+      const summary = JSON.parse(line.slice('summary: '.length)) as {
+        ok: boolean;
+        cells: Array<{ cell: string; ok: boolean; problems: string[] }>;
+      };
       assert.deepEqual(
         summary.cells.map((c) => ({ cell: c.cell, problems: c.problems })),
         CRASH_SUBSET.map((cell) => ({ cell, problems: [] })),

@@ -13,14 +13,20 @@ describe('Dashboard users from the CLI, and sign-in codes without SMTP', () => {
     const invited = await cli(['dashboard', 'invite', '--app', app.appId, '--email', email, '--role', 'developer', '--actor', 'ops']);
     assert.equal(invited.user.email, email.toLowerCase(), 'emails are kept lowercase');
     assert.equal(invited.user.role, 'developer');
-    assert.deepEqual((await cli(['dashboard', 'users', '--app', app.appId])).items.map((u: { email: string }) => u.email), [email.toLowerCase()]);
+    assert.deepEqual(
+      (await cli(['dashboard', 'users', '--app', app.appId])).items.map((u: { email: string }) => u.email),
+      [email.toLowerCase()],
+    );
 
     const deps = { prisma: h.db.prisma, serviceSecret: TEST_SERVICE_SECRET, mailer: null };
     assert.equal(await requestSignInCode(deps, email.toLowerCase()), 'sent');
     const { code } = await cli(['dashboard', 'sandbox-code', '--email', email]);
     assert.match(code, /^\d{6}$/);
     const opened = await redeemSignInCode(deps, email.toLowerCase(), code);
-    assert.deepEqual(opened?.map((m) => m.appId), [app.appId]);
+    assert.deepEqual(
+      opened?.map((m) => m.appId),
+      [app.appId],
+    );
 
     const production = await newApp({ environment: 'production' });
     await cli(['dashboard', 'invite', '--app', production.appId, '--email', email, '--role', 'viewer', '--actor', 'ops']);

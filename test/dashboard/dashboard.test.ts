@@ -125,7 +125,10 @@ describe('Partner dashboard: a new partner, as a new user would', () => {
     for (const e of events) assert.equal((await delivered(e.id, endpointId, 2)).status, 'succeeded', `${e.name} recovered`);
     const got = receiver.received.filter((r) => r.answered === 200).map((r) => verifyWebhook(r.rawBody, r.headers, secret));
     assert.deepEqual(
-      got.filter((g) => g.name !== 'webhook_endpoint.test').map((g) => g.id).sort(),
+      got
+        .filter((g) => g.name !== 'webhook_endpoint.test')
+        .map((g) => g.id)
+        .sort(),
       events.map((e) => e.id).sort(),
       'every missed event arrived, signed, once',
     );
@@ -146,7 +149,10 @@ describe('Partner dashboard: a new partner, as a new user would', () => {
     await page.getByRole('link', { name: p.id }).click();
     await assertAccessible(page, 'payment');
     const timeline = await page.locator('.timeline li').allInnerTexts();
-    assert.deepEqual(timeline.map((t) => /(payment\.[a-z_]+)/.exec(t)?.[1]), events.map((e) => e.name));
+    assert.deepEqual(
+      timeline.map((t) => /(payment\.[a-z_]+)/.exec(t)?.[1]),
+      events.map((e) => e.name),
+    );
 
     await page.goto(`${api.baseUrl}/dashboard/deposits`);
     await assertAccessible(page, 'deposits');
@@ -166,7 +172,13 @@ describe('Partner dashboard: a new partner, as a new user would', () => {
     await page.goto(`${api.baseUrl}/dashboard/audit`);
     await assertAccessible(page, 'audit');
     const audit = await page.locator('tbody').innerText();
-    for (const action of ['user.invited:developer', 'signed_in', 'webhook_endpoint.created', 'webhook_endpoint.test_sent', 'webhook_endpoint.recovered']) {
+    for (const action of [
+      'user.invited:developer',
+      'signed_in',
+      'webhook_endpoint.created',
+      'webhook_endpoint.test_sent',
+      'webhook_endpoint.recovered',
+    ]) {
       assert.match(audit, new RegExp(action.replace('.', '\\.')), action);
     }
     assert.match(audit, new RegExp(email));
@@ -196,7 +208,12 @@ describe('Partner dashboard: who may do what', () => {
     assert.equal(await page.getByRole('button', { name: 'Add endpoint' }).count(), 0, 'no form for a viewer');
     const cookie = (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
     const post = (to: string, form: Record<string, string>) =>
-      fetch(`${api.baseUrl}${to}`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() });
+      fetch(`${api.baseUrl}${to}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(form).toString(),
+      });
     const csrf = await page.locator('input[name=_csrf]').first().inputValue();
     const asViewer = await post('/dashboard/webhooks', { _csrf: csrf, url: 'https://example.com/hooks' });
     assert.equal(asViewer.status, 403, 'a viewer may not add an endpoint');
@@ -233,7 +250,7 @@ describe('Partner dashboard: who may do what', () => {
     assert.match(await page.locator('tbody').innerText(), new RegExp(`${email.replace('.', '\\.')}[\\s\\S]*app_secret\\.rotated`));
   });
 
-  test('endpoints under the contract\'s rules: edit, disable, enable, rotate, archive; a URL with credentials or a second copy is refused on the page', async () => {
+  test("endpoints under the contract's rules: edit, disable, enable, rotate, archive; a URL with credentials or a second copy is refused on the page", async () => {
     const app = await newApp();
     const email = `rules-${Date.now()}@partner.example`;
     await api.invite(app.appId, email, 'developer');
@@ -311,7 +328,12 @@ describe('Partner dashboard: who may do what', () => {
       const form = await fetch(`${api.baseUrl}/dashboard/login`);
       const cookie = (form.headers.getSetCookie() ?? []).map((c) => c.split(';')[0]).join('; ');
       const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
-      return fetch(`${api.baseUrl}${to}`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ ...body, _csrf: csrf }).toString() });
+      return fetch(`${api.baseUrl}${to}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ ...body, _csrf: csrf }).toString(),
+      });
     };
     const unknown = await (await login({ email: `nobody-${Date.now()}@partner.example` })).text();
     const known = await (await login({ email })).text();

@@ -47,7 +47,10 @@ describe('A connection lost in the middle of a transaction', () => {
         },
         { timeout: 30_000 },
       );
-      const settled = tx.then(() => 'committed', (err: unknown) => `failed: ${String(err)}`);
+      const settled = tx.then(
+        () => 'committed',
+        (err: unknown) => `failed: ${String(err)}`,
+      );
       await until(async (saw) => (saw(pid ?? 'no pid yet'), pid !== undefined), 'the transaction holds its connection');
       await admin.query('SELECT pg_terminate_backend($1)', [pid]);
       // The FATAL message reaches the client as an 'error' event before any further statement.
@@ -71,7 +74,10 @@ describe('A connection lost in the middle of a transaction', () => {
       const client = await db.pool.connect();
       const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
       await admin.query('SELECT pg_terminate_backend($1)', [pid]);
-      await until(async (saw) => (saw(uncaught.length), !(client as unknown as { _queryable: boolean })._queryable), 'the client to learn its connection is gone');
+      await until(
+        async (saw) => (saw(uncaught.length), !(client as unknown as { _queryable: boolean })._queryable),
+        'the client to learn its connection is gone',
+      );
       client.release(true);
       assert.deepEqual(uncaught.map(String), [], 'no error escaped to the process');
       const { rows } = await db.pool.query<{ one: number }>('SELECT 1 AS one');

@@ -109,15 +109,23 @@ describe('list queries use an index matching their filters and order', () => {
     }
   }
 
-  const payments = (query: Record<string, unknown>) => (db: PrismaClient) => listPayments(db, app, ZListPaymentsQuery.parse(query), anyCursor);
+  const payments = (query: Record<string, unknown>) => (db: PrismaClient) =>
+    listPayments(db, app, ZListPaymentsQuery.parse(query), anyCursor);
 
-  const summary = (nodes: PlanNode[]) => nodes.map((n) => `${n['Node Type']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`).join(' > ');
+  const summary = (nodes: PlanNode[]) =>
+    nodes.map((n) => `${n['Node Type']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`).join(' > ');
 
   /** The index each read of `table` goes through (a bitmap heap scan's through its bitmap index scan). */
   const indexesRead = (plan: PlanNode, table: string) =>
     nodesOf(plan)
       .filter((n) => n['Relation Name'] === table)
-      .map((n) => (n['Node Type'] === 'Bitmap Heap Scan' ? n.Plans?.[0]?.['Index Name'] : /^Index (Only )?Scan$/.test(n['Node Type']) ? n['Index Name'] : undefined));
+      .map((n) =>
+        n['Node Type'] === 'Bitmap Heap Scan'
+          ? n.Plans?.[0]?.['Index Name']
+          : /^Index (Only )?Scan$/.test(n['Node Type'])
+            ? n['Index Name']
+            : undefined,
+      );
 
   /**
    * Every query `run` sends to `table` reads it through one of `indexes`; a list (`ordered`) with an
@@ -132,17 +140,30 @@ describe('list queries use an index matching their filters and order', () => {
     opts: { ordered?: boolean; after?: boolean; without?: string[] } = {},
   ) {
     for (const q of await queriesOn(table, run)) {
-      const plan = await explain(q, (opts.without ?? []).map((index) => `DROP INDEX ${index}`)); // rolled back
+      const plan = await explain(
+        q,
+        (opts.without ?? []).map((index) => `DROP INDEX ${index}`),
+      ); // rolled back
       const nodes = nodesOf(plan);
       const used = indexesRead(plan, table);
-      assert.ok(used.length > 0 && used.every((i) => i !== undefined && indexes.includes(i)), `${table} should be read through ${indexes.join(' or ')}: ${summary(nodes)}\n${q.sql}`);
+      assert.ok(
+        used.length > 0 && used.every((i) => i !== undefined && indexes.includes(i)),
+        `${table} should be read through ${indexes.join(' or ')}: ${summary(nodes)}\n${q.sql}`,
+      );
       if (opts.ordered !== false) {
-        assert.ok(nodes.some((n) => /^Index (Only )?Scan$/.test(n['Node Type'])), `an ordered index scan: ${summary(nodes)}`);
+        assert.ok(
+          nodes.some((n) => /^Index (Only )?Scan$/.test(n['Node Type'])),
+          `an ordered index scan: ${summary(nodes)}`,
+        );
         assert.equal(nodes.filter((n) => /Sort/.test(n['Node Type'])).length, 0, `a sort on top of the index: ${summary(nodes)}\n${q.sql}`);
       }
       if (opts.after) {
         const scan = nodes.find((n) => n['Relation Name'] === table && /^Index (Only )?Scan$/.test(n['Node Type']));
-        assert.match(scan?.['Index Cond'] ?? '', /created_at <=/, `the cursor bounds the index scan: ${JSON.stringify(scan?.['Index Cond'])}\n${q.sql}`);
+        assert.match(
+          scan?.['Index Cond'] ?? '',
+          /created_at <=/,
+          `the cursor bounds the index scan: ${JSON.stringify(scan?.['Index Cond'])}\n${q.sql}`,
+        );
       }
     }
   }
@@ -151,9 +172,14 @@ describe('list queries use an index matching their filters and order', () => {
     const [q] = await queriesOn('payments', payments({}));
     const plan = await explain(q!, ['DROP INDEX payments_app_id_created_at_id_idx']); // rolled back
     const nodes = nodesOf(plan);
-    assert.ok(nodes.some((n) => /Sort/.test(n['Node Type'])), `expected a sort: ${summary(nodes)}`);
+    assert.ok(
+      nodes.some((n) => /Sort/.test(n['Node Type'])),
+      `expected a sort: ${summary(nodes)}`,
+    );
     assert.ok(!indexesRead(plan, 'payments').includes('payments_app_id_created_at_id_idx'));
-    const [still] = await h().db.prisma.$queryRaw<Array<{ n: number }>>`SELECT count(*)::int AS n FROM pg_indexes WHERE indexname = 'payments_app_id_created_at_id_idx'`;
+    const [still] = await h().db.prisma.$queryRaw<
+      Array<{ n: number }>
+    >`SELECT count(*)::int AS n FROM pg_indexes WHERE indexname = 'payments_app_id_created_at_id_idx'`;
     assert.equal(still!.n, 1, 'the index is back after the rollback');
   });
 
@@ -173,7 +199,12 @@ describe('list queries use an index matching their filters and order', () => {
         payments({ cursor, externalReference: 'order-7' }),
         ['payments_app_id_created_at_id_idx'],
       );
-      await assertIndexed('payments', ['payments_app_id_status_created_at_id_idx'], payments({ cursor, status: 'requires_payment_method' }), ['payments_app_id_created_at_id_idx']);
+      await assertIndexed(
+        'payments',
+        ['payments_app_id_status_created_at_id_idx'],
+        payments({ cursor, status: 'requires_payment_method' }),
+        ['payments_app_id_created_at_id_idx'],
+      );
       await assertIndexed(
         'payments',
         ['payments_app_id_created_at_id_idx'],
@@ -196,14 +227,23 @@ describe('list queries use an index matching their filters and order', () => {
     test(`GET /v2/events${page}: by app, by resource, by name, by creation range`, async () => {
       const list = (query: Record<string, unknown>) => (db: PrismaClient) => listEvents(db, app, ZListEventsQuery.parse(query), anyCursor);
       await assertIndexed('events', ['events_app_id_created_at_id_idx'], list({ cursor }));
-      await assertIndexed('events', ['events_app_id_created_at_id_idx'], list({ cursor, createdFrom: '2026-01-01T00:00:00.000Z', createdTo: '2099-01-01T00:00:00.000Z' }));
+      await assertIndexed(
+        'events',
+        ['events_app_id_created_at_id_idx'],
+        list({ cursor, createdFrom: '2026-01-01T00:00:00.000Z', createdTo: '2099-01-01T00:00:00.000Z' }),
+      );
       // As for Payments: without the app's index, each filter's index serves the filter and the order.
-      await assertIndexed('events', ['events_app_id_resource_id_created_at_id_idx'], list({ cursor, resourceId: merchant.accountId }), ['events_app_id_created_at_id_idx']);
-      await assertIndexed('events', ['events_app_id_name_created_at_id_idx'], list({ cursor, name: 'account.created' }), ['events_app_id_created_at_id_idx']);
+      await assertIndexed('events', ['events_app_id_resource_id_created_at_id_idx'], list({ cursor, resourceId: merchant.accountId }), [
+        'events_app_id_created_at_id_idx',
+      ]);
+      await assertIndexed('events', ['events_app_id_name_created_at_id_idx'], list({ cursor, name: 'account.created' }), [
+        'events_app_id_created_at_id_idx',
+      ]);
     });
 
     test(`GET /v2/accounts/{id}/deposits${page}: all, by status`, async () => {
-      const list = (query: Record<string, unknown>) => (db: PrismaClient) => listDeposits(db, app, merchant.accountId, ZListDepositsQuery.parse(query), anyCursor);
+      const list = (query: Record<string, unknown>) => (db: PrismaClient) =>
+        listDeposits(db, app, merchant.accountId, ZListDepositsQuery.parse(query), anyCursor);
       await assertIndexed('deposits', ['deposits_account_id_created_at_id_idx'], list({ cursor }));
       await assertIndexed('deposits', ['deposits_account_id_status_created_at_id_idx'], list({ cursor, status: 'settled' }));
     });
@@ -221,15 +261,27 @@ describe('list queries use an index matching their filters and order', () => {
       await assertIndexed('deposit_addresses', ['deposit_addresses_account_id_created_at_id_idx'], list({ cursor }));
       await assertIndexed('deposit_addresses', ['deposit_addresses_account_id_created_at_id_idx'], list({ cursor, chainId: '31337' }));
       await assertIndexed('deposit_addresses', ['deposit_addresses_account_id_created_at_id_idx'], list({ cursor, assetSymbol: 'USDC' }));
-      await assertIndexed('deposit_addresses', ['deposit_addresses_account_chain_asset_created_at_id_idx'], list({ cursor, chainId: '31337', assetSymbol: 'USDC' }));
+      await assertIndexed(
+        'deposit_addresses',
+        ['deposit_addresses_account_chain_asset_created_at_id_idx'],
+        list({ cursor, chainId: '31337', assetSymbol: 'USDC' }),
+      );
     });
 
     test(`GET /v2/accounts/{id}/transactions${page}: all, by paymentId, by status`, async () => {
       const list = (query: Record<string, unknown>) => (db: PrismaClient) =>
         listAccountTransactions(db, anyCursor, app.id, merchant.accountId, ZListTransactionsQuery.parse(query));
       await assertIndexed('ledger_transactions', ['ledger_transactions_account_id_created_at_id_idx'], list({ cursor }));
-      await assertIndexed('ledger_transactions', ['ledger_transactions_account_id_payment_id_created_at_id_idx'], list({ cursor, paymentId: 'payment_x1' }));
-      await assertIndexed('ledger_transactions', ['ledger_transactions_account_id_status_created_at_id_idx'], list({ cursor, status: 'posted' }));
+      await assertIndexed(
+        'ledger_transactions',
+        ['ledger_transactions_account_id_payment_id_created_at_id_idx'],
+        list({ cursor, paymentId: 'payment_x1' }),
+      );
+      await assertIndexed(
+        'ledger_transactions',
+        ['ledger_transactions_account_id_status_created_at_id_idx'],
+        list({ cursor, status: 'posted' }),
+      );
       await assertIndexed(
         'ledger_transactions',
         ['ledger_transactions_account_id_payment_id_created_at_id_idx', 'ledger_transactions_account_id_status_created_at_id_idx'],
@@ -240,8 +292,16 @@ describe('list queries use an index matching their filters and order', () => {
     test(`webhook deliveries of an app${page}: all, by endpoint, by status`, async () => {
       const list = (query: Record<string, unknown>) => (db: PrismaClient) => listWebhookDeliveries(db, anyCursor, app.id, query);
       await assertIndexed('webhook_deliveries', ['webhook_deliveries_app_id_created_at_id_idx'], list({ cursor }));
-      await assertIndexed('webhook_deliveries', ['webhook_deliveries_endpoint_id_created_at_id_idx'], list({ cursor, endpointId: 'whe_x1' }));
-      await assertIndexed('webhook_deliveries', ['webhook_deliveries_app_id_status_created_at_id_idx'], list({ cursor, status: 'abandoned' }));
+      await assertIndexed(
+        'webhook_deliveries',
+        ['webhook_deliveries_endpoint_id_created_at_id_idx'],
+        list({ cursor, endpointId: 'whe_x1' }),
+      );
+      await assertIndexed(
+        'webhook_deliveries',
+        ['webhook_deliveries_app_id_status_created_at_id_idx'],
+        list({ cursor, status: 'abandoned' }),
+      );
     });
   }
 

@@ -23,40 +23,53 @@ test('following nextCursor yields every row once, in order, with any page size a
   const cursors = createCursorCodec('paging-test-secret-of-32-characters-at-least');
   const base = Date.parse('2026-11-22T12:00:00.000Z');
   await fc.assert(
-    fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 0, maxLength: 12 }), fc.integer({ min: 1, max: 5 }), async (instants, limit) => {
-      await prisma.depositAddress.deleteMany({ where: { accountId: merchant.accountId } });
-      await prisma.depositAddress.createMany({
-        data: instants.map((ms) => ({
-          id: newId('depositAddress'),
-          appId: app.id,
-          accountId: merchant.accountId,
-          chainId: 31337,
-          networkCode: 'anvil',
-          assetSymbol: 'USDC',
-          tokenAddress: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
-          decimals: 6,
-          status: 'active',
-          platformFeeBps: 0,
-          partnerFeeBps: 0,
-          createdAt: new Date(base + ms),
-        })),
-      });
-      const expected = await prisma.depositAddress.findMany({
-        where: { accountId: merchant.accountId },
-        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-        select: { id: true },
-      });
-      const seen: string[] = [];
-      let cursor: string | undefined;
-      for (let pages = 0; ; pages += 1) {
-        assert.ok(pages <= instants.length, 'more pages than rows');
-        const page = await listDepositAddresses(prisma, app, merchant.accountId, ZListDepositAddressesQuery.parse({ limit, cursor }), cursors);
-        seen.push(...page.depositAddresses.map((a) => a.id));
-        if (!page.nextCursor) break;
-        cursor = page.nextCursor;
-      }
-      assert.deepEqual(seen, expected.map((r) => r.id));
-    }),
+    fc.asyncProperty(
+      fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 0, maxLength: 12 }),
+      fc.integer({ min: 1, max: 5 }),
+      async (instants, limit) => {
+        await prisma.depositAddress.deleteMany({ where: { accountId: merchant.accountId } });
+        await prisma.depositAddress.createMany({
+          data: instants.map((ms) => ({
+            id: newId('depositAddress'),
+            appId: app.id,
+            accountId: merchant.accountId,
+            chainId: 31337,
+            networkCode: 'anvil',
+            assetSymbol: 'USDC',
+            tokenAddress: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
+            decimals: 6,
+            status: 'active',
+            platformFeeBps: 0,
+            partnerFeeBps: 0,
+            createdAt: new Date(base + ms),
+          })),
+        });
+        const expected = await prisma.depositAddress.findMany({
+          where: { accountId: merchant.accountId },
+          orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+          select: { id: true },
+        });
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        for (let pages = 0; ; pages += 1) {
+          assert.ok(pages <= instants.length, 'more pages than rows');
+          const page = await listDepositAddresses(
+            prisma,
+            app,
+            merchant.accountId,
+            ZListDepositAddressesQuery.parse({ limit, cursor }),
+            cursors,
+          );
+          seen.push(...page.depositAddresses.map((a) => a.id));
+          if (!page.nextCursor) break;
+          cursor = page.nextCursor;
+        }
+        assert.deepEqual(
+          seen,
+          expected.map((r) => r.id),
+        );
+      },
+    ),
     { numRuns: 30 },
   );
 });

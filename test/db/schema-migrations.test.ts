@@ -83,6 +83,9 @@ test('every migration is recorded in _prisma_migrations with its checksum', asyn
     .sort();
   const applied = await h.db.prisma.$queryRaw<Array<{ migration_name: string; checksum: string; finished_at: Date | null }>>`
     SELECT migration_name, checksum, finished_at FROM _prisma_migrations ORDER BY migration_name`;
-  assert.deepEqual(applied.map((a) => a.migration_name), dirs);
+  assert.deepEqual(
+    applied.map((a) => a.migration_name),
+    dirs,
+  );
   assert.ok(applied.every((a) => a.finished_at !== null && /^[0-9a-f]{64}$/.test(a.checksum)));
 });

@@ -68,7 +68,11 @@ test('the one-per-Payment rule applies over duplicates: the unsent is failed, th
           ],
         );
         await client.query(`SET session_replication_role = replica`);
-        await assert.rejects(op('vfo_b3', 'pay_b', 'authorized', 3), /vault_funding_operations_payment_live_key/, 'a second live vault payment for a Payment is refused');
+        await assert.rejects(
+          op('vfo_b3', 'pay_b', 'authorized', 3),
+          /vault_funding_operations_payment_live_key/,
+          'a second live vault payment for a Payment is refused',
+        );
       } finally {
         await client.end();
       }

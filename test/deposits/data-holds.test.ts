@@ -20,7 +20,12 @@ async function sendAway(depositAddressId: string, amountAtomic: bigint): Promise
   const row = await h.db.prisma.depositAddress.findUniqueOrThrow({ where: { id: depositAddressId } });
   await setNativeBalance(row.address!, 10n ** 18n);
   const chain = h.chain.chains.get(h.chainId);
-  const away = await chain.sendTokenTransfer({ from: h.chain.custody.signer({ purpose: 'deposit', index: row.custodyIndex }), token: TOKEN, to: (await newPayer(0n)).address, amountAtomic });
+  const away = await chain.sendTokenTransfer({
+    from: h.chain.custody.signer({ purpose: 'deposit', index: row.custodyIndex }),
+    token: TOKEN,
+    to: (await newPayer(0n)).address,
+    amountAtomic,
+  });
   while ((await chain.getTransactionStatus(away, 1)) !== 'confirmed') await mine(1);
 }
 
@@ -42,7 +47,9 @@ describe('Deposits held for a data error', () => {
     try {
       await send(payer, toRetry.address, 10n * USDC);
       await send(payer, toFail.address, 20n * USDC);
-      held = await waitForDeposits(accountId, (d) => d.length === 2 && d.every((x) => x.status === 'requires_intervention'), { what: 'both held for the refused write' });
+      held = await waitForDeposits(accountId, (d) => d.length === 2 && d.every((x) => x.status === 'requires_intervention'), {
+        what: 'both held for the refused write',
+      });
     } finally {
       await h.db.prisma.$executeRawUnsafe(`ALTER TABLE deposits DROP CONSTRAINT "${constraint}"`);
     }
@@ -56,16 +63,35 @@ describe('Deposits held for a data error', () => {
       const started = (await handle.fetchHistory()).events![0]!.workflowExecutionStartedEventAttributes!;
       const input = defaultPayloadConverter.fromPayload(started.input!.payloads![0]!);
       await handle.terminate('test: the run that saw the hold is gone');
-      await h.env.client.workflow.start(DEPOSIT_WORKFLOW, { taskQueue: h.taskQueue, workflowId: d.workflowId, args: [input], workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY' });
+      await h.env.client.workflow.start(DEPOSIT_WORKFLOW, {
+        taskQueue: h.taskQueue,
+        workflowId: d.workflowId,
+        args: [input],
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+      });
     }
 
     const byAmount = (atomic: bigint) => held.find((d) => BigInt(d.amountAtomic.toString()) === atomic)!;
-    await cli(['deposits', 'resolve', byAmount(10n * USDC).id, '--action', 'retry', '--actor', 'ops:bob', '--reason', 'constraint dropped']);
+    await cli([
+      'deposits',
+      'resolve',
+      byAmount(10n * USDC).id,
+      '--action',
+      'retry',
+      '--actor',
+      'ops:bob',
+      '--reason',
+      'constraint dropped',
+    ]);
     await cli(['deposits', 'resolve', byAmount(20n * USDC).id, '--action', 'fail', '--actor', 'ops:bob', '--reason', 'not ours']);
-    const done = await waitForDeposits(accountId, (d) => d.every((x) => x.status === 'settled' || x.status === 'failed') && d.some((x) => x.status === 'settled'), {
-      mine: true,
-      what: 'one settled after the retry, one failed',
-    });
+    const done = await waitForDeposits(
+      accountId,
+      (d) => d.every((x) => x.status === 'settled' || x.status === 'failed') && d.some((x) => x.status === 'settled'),
+      {
+        mine: true,
+        what: 'one settled after the retry, one failed',
+      },
+    );
     const settled = done.find((d) => d.id === byAmount(10n * USDC).id)!;
     const failed = done.find((d) => d.id === byAmount(20n * USDC).id)!;
     assert.equal(settled.status, 'settled');
@@ -76,8 +102,17 @@ describe('Deposits held for a data error', () => {
     assert.deepEqual(postings, []);
     // The failed deposit's funds were never the books' (no receipt): sent away, so the books and the chain agree for later files.
     await sendAway(toFail.id, 20n * USDC);
-    const resolutions = await h.db.prisma.depositResolution.findMany({ where: { depositId: { in: [settled.id, failed.id] } }, orderBy: { action: 'asc' } });
-    assert.deepEqual(resolutions.map((r) => [r.depositId, r.action, r.actor]), [[failed.id, 'fail', 'ops:bob'], [settled.id, 'retry', 'ops:bob']]);
+    const resolutions = await h.db.prisma.depositResolution.findMany({
+      where: { depositId: { in: [settled.id, failed.id] } },
+      orderBy: { action: 'asc' },
+    });
+    assert.deepEqual(
+      resolutions.map((r) => [r.depositId, r.action, r.actor]),
+      [
+        [failed.id, 'fail', 'ops:bob'],
+        [settled.id, 'retry', 'ops:bob'],
+      ],
+    );
   });
 
   test('a deposit whose first write (its row) is refused is held as an open deposit_unrecorded alert: listed with the holds, mark-settled refused, retry records and settles it, fail closes it', async () => {
@@ -88,8 +123,14 @@ describe('Deposits held for a data error', () => {
     const payer = await newPayer(30n * USDC);
     // The deposit row itself breaks a constraint (SQLSTATE 23514) for this deposit address only.
     const constraint = `test_refuses_row_${address.id}`.toLowerCase();
-    await h.db.prisma.$executeRawUnsafe(`ALTER TABLE deposits ADD CONSTRAINT "${constraint}" CHECK (deposit_address_id <> '${address.id}') NOT VALID`);
-    type Alert = { id: string; severity: string; details: { depositId: string; workflowId: string; sqlState: string; start: { depositAddressId: string; amountAtomic: string } } };
+    await h.db.prisma.$executeRawUnsafe(
+      `ALTER TABLE deposits ADD CONSTRAINT "${constraint}" CHECK (deposit_address_id <> '${address.id}') NOT VALID`,
+    );
+    type Alert = {
+      id: string;
+      severity: string;
+      details: { depositId: string; workflowId: string; sqlState: string; start: { depositAddressId: string; amountAtomic: string } };
+    };
     let alerts: Alert[];
     try {
       await send(payer, address.address, 10n * USDC);
@@ -133,23 +174,38 @@ describe('Deposits held for a data error', () => {
     assert.doesNotMatch(rendered, /value="mark-settled"|Retry settlement/);
 
     // Nothing is recorded to settle: mark-settled is refused, with the reason.
-    const markSettled = await cli(['deposits', 'resolve', retryId, '--action', 'mark-settled', '--tx', `0x${'ab'.repeat(32)}`]).catch((err: { code?: number; stderr?: string }) => err);
+    const markSettled = await cli(['deposits', 'resolve', retryId, '--action', 'mark-settled', '--tx', `0x${'ab'.repeat(32)}`]).catch(
+      (err: { code?: number; stderr?: string }) => err,
+    );
     assert.equal((markSettled as { code?: number }).code, 1);
     assert.match((markSettled as { stderr: string }).stderr, /not recorded/);
     await cli(['deposits', 'resolve', retryId, '--action', 'retry', '--actor', 'ops:bob', '--reason', 'constraint dropped']);
     await cli(['deposits', 'resolve', failId, '--action', 'fail', '--actor', 'ops:bob', '--reason', 'not ours']);
 
-    const [settled] = await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'settled', { mine: true, what: 'the retried deposit recorded and settled' });
+    const [settled] = await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'settled', {
+      mine: true,
+      what: 'the retried deposit recorded and settled',
+    });
     assert.equal(settled!.id, retryId);
     // The failed one's run ends (completed: a rescan can't start it again) and closes its alert.
     const failWorkflow = h.env.client.workflow.getHandle(toFail.details.workflowId);
     assert.deepEqual(await failWorkflow.result(), { status: 'failed', statusVersion: 0 });
     nominateForRecording('deposit--unrecorded-failed', toFail.details.workflowId, (await failWorkflow.describe()).runId);
     const closed = await h.db.prisma.operatorAlert.findMany({ where: { id: { in: alerts.map((a) => a.id) } } });
-    assert.ok(closed.every((a) => a.resolvedAt !== null), 'both alerts resolved');
-    assert.deepEqual((closed.find((a) => a.id === toFail.id)!.details as { resolution: unknown }).resolution, { action: 'fail', actor: 'ops:bob', reason: 'not ours' });
+    assert.ok(
+      closed.every((a) => a.resolvedAt !== null),
+      'both alerts resolved',
+    );
+    assert.deepEqual((closed.find((a) => a.id === toFail.id)!.details as { resolution: unknown }).resolution, {
+      action: 'fail',
+      actor: 'ops:bob',
+      reason: 'not ours',
+    });
     assert.equal(await h.db.prisma.deposit.count({ where: { id: failId } }), 0);
-    const audit = await h.db.prisma.operatorAction.findMany({ where: { targetType: 'deposit', targetId: { in: [retryId, failId] } }, orderBy: { createdAt: 'asc' } });
+    const audit = await h.db.prisma.operatorAction.findMany({
+      where: { targetType: 'deposit', targetId: { in: [retryId, failId] } },
+      orderBy: { createdAt: 'asc' },
+    });
     assert.deepEqual(
       audit.map((a) => [a.targetId, a.action, a.outcome]),
       [

@@ -5,7 +5,19 @@ import { call, newApp, uniqueUserId } from '../support/api-client';
 import { getHarness } from '../support/harness';
 import { newAccountWithWallet } from '../support/fixtures';
 
-const ADDRESS_KEYS = ['accountId', 'address', 'assetSymbol', 'chainId', 'createdAt', 'decimals', 'id', 'networkCode', 'status', 'tokenAddress', 'updatedAt'];
+const ADDRESS_KEYS = [
+  'accountId',
+  'address',
+  'assetSymbol',
+  'chainId',
+  'createdAt',
+  'decimals',
+  'id',
+  'networkCode',
+  'status',
+  'tokenAddress',
+  'updatedAt',
+];
 
 describe('Deposit addresses', () => {
   test('creates a deposit address derived from custody (purpose deposit, the row sequence) for the network default asset', async () => {
@@ -38,10 +50,16 @@ describe('Deposit addresses', () => {
     const { accountId } = await newAccountWithWallet(cred);
     const first = await call(`/v2/accounts/${accountId}/deposit-addresses`, { credential: cred, body: { chainId: h.chainId } });
     assert.equal(first.status, 201);
-    const again = await call(`/v2/accounts/${accountId}/deposit-addresses`, { credential: cred, body: { chainId: h.chainId, assetSymbol: 'USDC' } });
+    const again = await call(`/v2/accounts/${accountId}/deposit-addresses`, {
+      credential: cred,
+      body: { chainId: h.chainId, assetSymbol: 'USDC' },
+    });
     assert.equal(again.status, 200);
     assert.deepEqual(again.body, first.body);
-    const fresh = await call(`/v2/accounts/${accountId}/deposit-addresses`, { credential: cred, body: { chainId: h.chainId, newAddress: true } });
+    const fresh = await call(`/v2/accounts/${accountId}/deposit-addresses`, {
+      credential: cred,
+      body: { chainId: h.chainId, newAddress: true },
+    });
     assert.equal(fresh.status, 201);
     assert.notEqual(fresh.body.depositAddress.id, first.body.depositAddress.id);
     assert.notEqual(fresh.body.depositAddress.address, first.body.depositAddress.address);
@@ -56,7 +74,9 @@ describe('Deposit addresses', () => {
     const cred = await newApp();
     const { accountId } = await newAccountWithWallet(cred);
     const results = await Promise.all(
-      Array.from({ length: 5 }, () => call(`/v2/accounts/${accountId}/deposit-addresses`, { credential: cred, body: { chainId: h.chainId } })),
+      Array.from({ length: 5 }, () =>
+        call(`/v2/accounts/${accountId}/deposit-addresses`, { credential: cred, body: { chainId: h.chainId } }),
+      ),
     );
     assert.deepEqual(results.map((r) => r.status).sort(), [200, 200, 200, 200, 201]);
     assert.equal(new Set(results.map((r) => r.body.depositAddress.id)).size, 1);
@@ -91,7 +111,10 @@ describe('Deposit addresses', () => {
     // Production configures no network at all.
     const prod = await newApp({ environment: 'production' });
     const acct = await call('/v2/accounts', { credential: prod, body: { externalUserId: uniqueUserId() } });
-    const prodRes = await call(`/v2/accounts/${acct.body.account.id}/deposit-addresses`, { credential: prod, body: { chainId: h.chainId } });
+    const prodRes = await call(`/v2/accounts/${acct.body.account.id}/deposit-addresses`, {
+      credential: prod,
+      body: { chainId: h.chainId },
+    });
     assert.equal(prodRes.status, 424);
     assert.equal(prodRes.body.error.code, 'chain_config_missing');
     assert.equal(await h.db.prisma.depositAddress.count({ where: { accountId: { in: [accountId, acct.body.account.id] } } }), 0);
@@ -114,7 +137,10 @@ describe('Deposit addresses', () => {
     const h = await getHarness();
     const cred = await newApp();
     const { accountId } = await newAccountWithWallet(cred);
-    const asset = await call(`/v2/accounts/${accountId}/deposit-addresses`, { credential: cred, body: { chainId: h.chainId, assetSymbol: 'DOGE' } });
+    const asset = await call(`/v2/accounts/${accountId}/deposit-addresses`, {
+      credential: cred,
+      body: { chainId: h.chainId, assetSymbol: 'DOGE' },
+    });
     assert.equal(asset.status, 422);
     assert.equal(asset.body.error.code, 'payment_method_not_supported');
     const bad = await call(`/v2/accounts/${accountId}/deposit-addresses`, { credential: cred, body: { chainId: 'anvil', extra: 1 } });
@@ -122,7 +148,7 @@ describe('Deposit addresses', () => {
     assert.deepEqual(bad.body.error.details.fields.map((f: { field: string }) => f.field).sort(), ['body', 'body.chainId']);
   });
 
-  test('needs the v2:deposit_addresses scope and hides other apps\' accounts', async () => {
+  test("needs the v2:deposit_addresses scope and hides other apps' accounts", async () => {
     const h = await getHarness();
     const cred = await newApp();
     const { accountId } = await newAccountWithWallet(cred);
@@ -139,13 +165,16 @@ describe('Deposit addresses', () => {
     assert.equal(create.status, 404);
   });
 
-  test('reads an address by id and lists the account\'s addresses newest first with a cursor', async () => {
+  test("reads an address by id and lists the account's addresses newest first with a cursor", async () => {
     const h = await getHarness();
     const cred = await newApp();
     const { accountId } = await newAccountWithWallet(cred);
     const ids: string[] = [];
     for (let i = 0; i < 3; i += 1) {
-      const res = await call(`/v2/accounts/${accountId}/deposit-addresses`, { credential: cred, body: { chainId: h.chainId, newAddress: true } });
+      const res = await call(`/v2/accounts/${accountId}/deposit-addresses`, {
+        credential: cred,
+        body: { chainId: h.chainId, newAddress: true },
+      });
       ids.push(res.body.depositAddress.id);
     }
     const one = await call(`/v2/accounts/${accountId}/deposit-addresses/${ids[1]}`, { credential: cred });
@@ -156,9 +185,17 @@ describe('Deposit addresses', () => {
     const page1 = await call(`/v2/accounts/${accountId}/deposit-addresses?limit=2`, { credential: cred });
     ZDepositAddressList.parse(page1.body);
     assert.equal(page1.body.accountId, accountId);
-    assert.deepEqual(page1.body.depositAddresses.map((a: { id: string }) => a.id), [ids[2], ids[1]]);
-    const page2 = await call(`/v2/accounts/${accountId}/deposit-addresses?limit=2&cursor=${encodeURIComponent(page1.body.nextCursor)}`, { credential: cred });
-    assert.deepEqual(page2.body.depositAddresses.map((a: { id: string }) => a.id), [ids[0]]);
+    assert.deepEqual(
+      page1.body.depositAddresses.map((a: { id: string }) => a.id),
+      [ids[2], ids[1]],
+    );
+    const page2 = await call(`/v2/accounts/${accountId}/deposit-addresses?limit=2&cursor=${encodeURIComponent(page1.body.nextCursor)}`, {
+      credential: cred,
+    });
+    assert.deepEqual(
+      page2.body.depositAddresses.map((a: { id: string }) => a.id),
+      [ids[0]],
+    );
     assert.equal(page2.body.nextCursor, null);
   });
 

@@ -6,14 +6,39 @@ import { ZDeposit } from '../../src/domain/deposits/deposit.schemas';
 import { call, newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';
 import { paysInToken, sendOnHeldChain } from '../support/chain';
-import { TOKEN, USDC, blockNumber, cli, mine, newPayer, pokeScanner, restartScannerFrom, rpc, send, statuses, tokenBalance, waitForDeposits } from './helpers';
+import {
+  TOKEN,
+  USDC,
+  blockNumber,
+  cli,
+  mine,
+  newPayer,
+  pokeScanner,
+  restartScannerFrom,
+  rpc,
+  send,
+  statuses,
+  tokenBalance,
+  waitForDeposits,
+} from './helpers';
 import { endsWithBooksChecked } from '../support/books';
 import { depositReconciliationWorkflowId } from '../../workflows/contracts/deposit-reconciliation';
 import { awaitWorkflowResult } from '../support/workflow-result';
 import { resolveDeposit } from '../../src/domain/deposits/deposits';
 import { newAccountWithWallet, newDepositAddress } from '../support/fixtures';
 
-const DEPOSIT_KEYS = ['accountId', 'amount', 'depositAddressId', 'fees', 'id', 'settlement', 'settlementProfileSnapshot', 'sourceTransfer', 'status', 'txHash'];
+const DEPOSIT_KEYS = [
+  'accountId',
+  'amount',
+  'depositAddressId',
+  'fees',
+  'id',
+  'settlement',
+  'settlementProfileSnapshot',
+  'sourceTransfer',
+  'status',
+  'txHash',
+];
 const ASSET = { chainId: 31337, tokenAddress: '0xf1108D9fDF3d265B59Bf6Ce7Bf240f99c071ffF5', symbol: 'USDC', decimals: 6, kind: 'token' };
 
 async function ledgerIsBalanced() {
@@ -31,13 +56,19 @@ async function entriesOf(depositId: string) {
     orderBy: { createdAt: 'asc' },
   });
   return Object.fromEntries(
-    postings.map((p) => [p.leg, { entries: p.entries.map((e) => [e.book, e.amountAtomic.toString(), e.accountId]), transactions: p.transactions }]),
+    postings.map((p) => [
+      p.leg,
+      { entries: p.entries.map((e) => [e.book, e.amountAtomic.toString(), e.accountId]), transactions: p.transactions },
+    ]),
   );
 }
 
 async function depositEvents(depositId: string) {
   const h = await getHarness();
-  const events = await h.db.prisma.event.findMany({ where: { resourceType: 'deposit', resourceId: depositId }, orderBy: { sequence: 'asc' } });
+  const events = await h.db.prisma.event.findMany({
+    where: { resourceType: 'deposit', resourceId: depositId },
+    orderBy: { sequence: 'asc' },
+  });
   return events.map((e) => ({ name: e.name, accountId: e.accountId, payload: e.payload as Record<string, unknown> }));
 }
 
@@ -54,7 +85,11 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     const feesBefore = await Promise.all(feeWallets.map(tokenBalance));
 
     // One block deep of two, and the chain held there: confirming until released, however long the reads take.
-    const held = await sendOnHeldChain(() => send(payer, address.address, 100n * USDC), (tx) => paysInToken(tx, address.address), 'the deposit transfer mined, alone');
+    const held = await sendOnHeldChain(
+      () => send(payer, address.address, 100n * USDC),
+      (tx) => paysInToken(tx, address.address),
+      'the deposit transfer mined, alone',
+    );
     const txHash = held.result;
     try {
       await pokeScanner();
@@ -89,7 +124,12 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
       depositAddressId: address.id,
       status: 'settled',
       amount: { asset: ASSET, amount: '100000000' },
-      sourceTransfer: { amount: '100000000', txHash: txHash.toLowerCase(), logIndex: settled!.logIndex, fromAddress: payer.address.toLowerCase() },
+      sourceTransfer: {
+        amount: '100000000',
+        txHash: txHash.toLowerCase(),
+        logIndex: settled!.logIndex,
+        fromAddress: payer.address.toLowerCase(),
+      },
       fees: {
         partnerAmountAtomic: '500000',
         platformAmountAtomic: '1000000',
@@ -99,7 +139,12 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
         basis: 'source_amount',
         actualReceivedAmountAtomic: '98500000',
       },
-      settlement: { status: 'confirmed', txHash: settled!.settlementTxHash, settledAt: settled!.settledAt!.toISOString(), reasonCode: null },
+      settlement: {
+        status: 'confirmed',
+        txHash: settled!.settlementTxHash,
+        settledAt: settled!.settledAt!.toISOString(),
+        reasonCode: null,
+      },
       settlementProfileSnapshot: profile.snapshot as Record<string, unknown>,
       txHash: txHash.toLowerCase(),
     });
@@ -128,7 +173,10 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
       [[accountId, 'received', '100000000', 'posted', 'deposit']],
     );
     const balances = await call(`/v2/accounts/${accountId}/balances`, { credential: cred });
-    assert.deepEqual(balances.body.balances.map((b: Record<string, string>) => [b.settledAtomic, b.pendingAtomic]), [['98500000', '0']]);
+    assert.deepEqual(
+      balances.body.balances.map((b: Record<string, string>) => [b.settledAtomic, b.pendingAtomic]),
+      [['98500000', '0']],
+    );
     assert.deepEqual(
       (await depositEvents(settled!.id)).map((e) => [e.name, e.payload.status, e.payload.accountId, e.payload.depositId]),
       [
@@ -169,14 +217,20 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
       [`custody:deposit:${address.id}`, '999999', accountId],
       ['external:31337', '-999999', null],
     ]);
-    assert.deepEqual(heldLedger.held!.transactions.map((t) => [t.financialLegKind, t.status]), [['recovery_hold', 'pending']]);
+    assert.deepEqual(
+      heldLedger.held!.transactions.map((t) => [t.financialLegKind, t.status]),
+      [['recovery_hold', 'pending']],
+    );
     const result = await awaitWorkflowResult(h, ignored!.workflowId);
     assert.deepEqual(result, { status: 'ignored', statusVersion: 1 });
 
     // Exactly the minimum counts (inclusive: true in the sandbox configuration).
     await send(payer, address.address, USDC);
     await pokeScanner();
-    const rows = await waitForDeposits(accountId, (d) => d.length === 2 && d[1]!.status === 'settled', { mine: true, what: 'the minimum deposit settled' });
+    const rows = await waitForDeposits(accountId, (d) => d.length === 2 && d[1]!.status === 'settled', {
+      mine: true,
+      what: 'the minimum deposit settled',
+    });
     assert.deepEqual(statuses(rows), ['ignored', 'settled']);
     assert.equal(await tokenBalance(destination), 985_000n);
     assert.equal(await tokenBalance(address.address), USDC - 1n); // the ignored funds stay in custody
@@ -190,7 +244,11 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     const payer = await newPayer(10n * USDC);
     const snapshot = (await rpc('evm_snapshot')) as string;
     // Held one block deep: the deposit stays confirming until the block is dropped.
-    const held = await sendOnHeldChain(() => send(payer, address.address, 10n * USDC), (tx) => paysInToken(tx, address.address), 'the deposit transfer mined, alone');
+    const held = await sendOnHeldChain(
+      () => send(payer, address.address, 10n * USDC),
+      (tx) => paysInToken(tx, address.address),
+      'the deposit transfer mined, alone',
+    );
     try {
       await pokeScanner();
       await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'confirming', { what: 'confirming' });
@@ -202,7 +260,12 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     const [failed] = await waitForDeposits(accountId, (d) => d[0]!.status === 'failed', { what: 'failed' });
     const res = await call(`/v2/accounts/${accountId}/deposits/${failed!.id}`, { credential: cred });
     assert.equal(res.body.deposit.status, 'failed');
-    assert.deepEqual(res.body.deposit.settlement, { status: 'not_required', txHash: null, settledAt: null, reasonCode: 'source_transfer_dropped' });
+    assert.deepEqual(res.body.deposit.settlement, {
+      status: 'not_required',
+      txHash: null,
+      settledAt: null,
+      reasonCode: 'source_transfer_dropped',
+    });
     assert.deepEqual(
       (await depositEvents(failed!.id)).map((e) => e.name),
       ['deposit.detected', 'deposit.failed'],
@@ -219,7 +282,10 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     const snapshot = (await rpc('evm_snapshot')) as string;
     await send(payer, address.address, 20n * USDC);
     await pokeScanner();
-    const [settled] = await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'settled', { mine: true, what: 'settled' });
+    const [settled] = await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'settled', {
+      mine: true,
+      what: 'settled',
+    });
     const depositId = settled!.id;
     await mine(3); // deeper than the confirmation depth
     const clean = await cli(['deposits', 'reconcile']);
@@ -229,13 +295,23 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     const summary = await cli(['deposits', 'reconcile']);
     assert.ok(summary.reversed.includes(depositId), JSON.stringify(summary));
     // The pass recorded itself as the last deposit reconciliation: its reversals are its discrepancies.
-    const lastRun = async () => (await getHarness()).db.prisma.reconciliationRun.findUniqueOrThrow({ where: { name: 'deposit-reconciliation' } });
+    const lastRun = async () =>
+      (await getHarness()).db.prisma.reconciliationRun.findUniqueOrThrow({ where: { name: 'deposit-reconciliation' } });
     const run = await lastRun();
     assert.deepEqual(
       [run.workflowId, run.outcome, run.discrepancies, run.counts, run.currentRunId],
-      [depositReconciliationWorkflowId(summary.startedAt), 'discrepancies', summary.reversed.length, { reversed: summary.reversed.length }, null],
+      [
+        depositReconciliationWorkflowId(summary.startedAt),
+        'discrepancies',
+        summary.reversed.length,
+        { reversed: summary.reversed.length },
+        null,
+      ],
     );
-    assert.ok(run.startedAt && run.finishedAt && run.startedAt <= run.finishedAt, `started ${run.startedAt?.toISOString()}, finished ${run.finishedAt?.toISOString()}`);
+    assert.ok(
+      run.startedAt && run.finishedAt && run.startedAt <= run.finishedAt,
+      `started ${run.startedAt?.toISOString()}, finished ${run.finishedAt?.toISOString()}`,
+    );
     const res = await call(`/v2/accounts/${accountId}/deposits/${depositId}`, { credential: cred });
     assert.equal(res.body.deposit.status, 'reversed');
     assert.equal(res.body.deposit.settlement.status, 'reversed');
@@ -255,14 +331,23 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
       ['fees:platform', '-200000', null],
       [`fees:partner:${cred.appId}`, '-100000', null],
     ]);
-    assert.deepEqual(ledger.receipt!.transactions.map((t) => t.status), ['reversed']);
+    assert.deepEqual(
+      ledger.receipt!.transactions.map((t) => t.status),
+      ['reversed'],
+    );
     const balances = await call(`/v2/accounts/${accountId}/balances`, { credential: cred });
-    assert.deepEqual(balances.body.balances.map((b: Record<string, string>) => [b.settledAtomic, b.pendingAtomic]), [['0', '0']]);
+    assert.deepEqual(
+      balances.body.balances.map((b: Record<string, string>) => [b.settledAtomic, b.pendingAtomic]),
+      [['0', '0']],
+    );
     // A second pass changes nothing.
     const again = await cli(['deposits', 'reconcile']);
     assert.equal(again.reversed.includes(depositId), false);
     const rerun = await lastRun();
-    assert.deepEqual([rerun.workflowId, rerun.discrepancies, rerun.outcome], [depositReconciliationWorkflowId(again.startedAt), again.reversed.length, again.reversed.length === 0 ? 'clean' : 'discrepancies']);
+    assert.deepEqual(
+      [rerun.workflowId, rerun.discrepancies, rerun.outcome],
+      [depositReconciliationWorkflowId(again.startedAt), again.reversed.length, again.reversed.length === 0 ? 'clean' : 'discrepancies'],
+    );
     assert.equal((await depositEvents(depositId)).length, 3);
     await ledgerIsBalanced();
   });
@@ -281,16 +366,24 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     let held;
     try {
       await send(payer, address.address, 10n * USDC);
-      [held] = await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'requires_intervention', { what: 'held for the refused write' });
+      [held] = await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'requires_intervention', {
+        what: 'held for the refused write',
+      });
       assert.equal(held!.settlementReasonCode, 'data_error');
-      assert.deepEqual((await depositEvents(held!.id)).map((e) => e.name), ['deposit.detected', 'deposit.requires_intervention']);
+      assert.deepEqual(
+        (await depositEvents(held!.id)).map((e) => e.name),
+        ['deposit.detected', 'deposit.requires_intervention'],
+      );
       assert.deepEqual(await h.engine.pendingActivities(held!.workflowId), []);
     } finally {
       await h.db.prisma.$executeRawUnsafe(`ALTER TABLE deposits DROP CONSTRAINT "${constraint}"`);
     }
     await resolveDeposit({ prisma: h.db.prisma, chains: h.chain.chains }, h.engine, held!.id, { action: 'retry', actor: 'test' });
     const [settled] = await waitForDeposits(accountId, (d) => d[0]!.status === 'settled', { mine: true, what: 'settled after the retry' });
-    assert.deepEqual((await depositEvents(settled!.id)).map((e) => e.name), ['deposit.detected', 'deposit.requires_intervention', 'deposit.settled']);
+    assert.deepEqual(
+      (await depositEvents(settled!.id)).map((e) => e.name),
+      ['deposit.detected', 'deposit.requires_intervention', 'deposit.settled'],
+    );
     await ledgerIsBalanced();
   });
 
@@ -335,7 +428,12 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     }
     const view = await call(`/v2/accounts/${accountId}/deposits/${toRetry.id}`, { credential: cred });
     assert.equal(view.body.deposit.status, 'requires_intervention');
-    assert.deepEqual(view.body.deposit.settlement, { status: 'requires_intervention', txHash: null, settledAt: null, reasonCode: 'settlement_requires_intervention' });
+    assert.deepEqual(view.body.deposit.settlement, {
+      status: 'requires_intervention',
+      txHash: null,
+      settledAt: null,
+      reasonCode: 'settlement_requires_intervention',
+    });
 
     // Only a held deposit can be resolved, and each action needs its argument.
     await assert.rejects(cli(['deposits', 'resolve', 'deposit_unknown', '--action', 'retry']), (err: { code?: number }) => err.code === 1);
@@ -344,24 +442,44 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     // mark-settled is checked against the chain: a transfer that does not come from the deposit address is refused.
     const notOurs = await send(payer, destination, 29_550_000n);
     await mine(2);
-    await assert.rejects(cli(['deposits', 'resolve', toMark.id, '--action', 'mark-settled', '--tx', notOurs]), (err: { code?: number }) => err.code === 1);
+    await assert.rejects(
+      cli(['deposits', 'resolve', toMark.id, '--action', 'mark-settled', '--tx', notOurs]),
+      (err: { code?: number }) => err.code === 1,
+    );
     // The operator pays the third one's net amount out of the deposit address by hand and records that
     // transaction; the service then pays its fees.
     const row = await h.db.prisma.depositAddress.findUniqueOrThrow({ where: { id: address.id } });
     const custodySigner = h.chain.custody.signer({ purpose: 'deposit', index: row.custodyIndex });
     await h.chain.chains.get(h.chainId).sendNative({ from: payer, to: custodySigner.address, amountWei: 10n ** 16n });
-    const manual = await h.chain.chains.get(h.chainId).sendTokenTransfer({ from: custodySigner, token: TOKEN, to: destination as `0x${string}`, amountAtomic: 29_550_000n });
+    const manual = await h.chain.chains
+      .get(h.chainId)
+      .sendTokenTransfer({ from: custodySigner, token: TOKEN, to: destination as `0x${string}`, amountAtomic: 29_550_000n });
     await mine(2);
     // Three operators at once: each resolve is its own CLI process.
     const [retried, failed, marked] = await Promise.all([
       cli(['deposits', 'resolve', toRetry.id, '--action', 'retry', '--actor', 'ops:alice']),
       cli(['deposits', 'resolve', toFail.id, '--action', 'fail', '--reason', 'returned to the sender by support', '--actor', 'ops:bob']),
-      cli(['deposits', 'resolve', toMark.id, '--action', 'mark-settled', '--tx', manual, '--reason', 'paid by hand', '--actor', 'ops:carol']),
+      cli([
+        'deposits',
+        'resolve',
+        toMark.id,
+        '--action',
+        'mark-settled',
+        '--tx',
+        manual,
+        '--reason',
+        'paid by hand',
+        '--actor',
+        'ops:carol',
+      ]),
     ]);
     assert.deepEqual(retried, { depositId: toRetry.id, action: 'retry', signalled: true });
     assert.deepEqual(failed, { depositId: toFail.id, action: 'fail', signalled: true });
     assert.deepEqual(marked, { depositId: toMark.id, action: 'mark-settled', signalled: true });
-    const done = await waitForDeposits(accountId, (d) => d.every((x) => x.status === 'settled' || x.status === 'failed'), { mine: true, what: 'resolved' });
+    const done = await waitForDeposits(accountId, (d) => d.every((x) => x.status === 'settled' || x.status === 'failed'), {
+      mine: true,
+      what: 'resolved',
+    });
     const status = Object.fromEntries(done.map((d) => [d.id, d]));
     assert.equal(status[toRetry.id]!.status, 'settled');
     assert.equal(status[toFail.id]!.status, 'failed');
@@ -383,20 +501,38 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
         [toMark.id, 'mark-settled', 'ops:carol', 'paid by hand', manual.toLowerCase()],
       ].sort(),
     );
-    assert.deepEqual((await depositEvents(toRetry.id)).map((e) => e.name), ['deposit.detected', 'deposit.requires_intervention', 'deposit.settled']);
-    assert.deepEqual((await depositEvents(toFail.id)).map((e) => e.name), ['deposit.detected', 'deposit.requires_intervention', 'deposit.failed']);
-    assert.deepEqual((await depositEvents(toMark.id)).map((e) => e.name), ['deposit.detected', 'deposit.requires_intervention', 'deposit.settled']);
+    assert.deepEqual(
+      (await depositEvents(toRetry.id)).map((e) => e.name),
+      ['deposit.detected', 'deposit.requires_intervention', 'deposit.settled'],
+    );
+    assert.deepEqual(
+      (await depositEvents(toFail.id)).map((e) => e.name),
+      ['deposit.detected', 'deposit.requires_intervention', 'deposit.failed'],
+    );
+    assert.deepEqual(
+      (await depositEvents(toMark.id)).map((e) => e.name),
+      ['deposit.detected', 'deposit.requires_intervention', 'deposit.settled'],
+    );
     const failedLedger = await entriesOf(toFail.id);
     // Failed, but its 20 USDC are still at the address: held for recovery, in the books and the balances.
     assert.deepEqual(failedLedger.receipt_reversal!.entries, [
       [`custody:deposit:${address.id}`, '-20000000', accountId],
       [`custody:deposit:${address.id}`, '20000000', accountId],
     ]);
-    assert.deepEqual(failedLedger.receipt!.transactions.map((t) => t.status), ['reversed']);
-    assert.deepEqual(failedLedger.receipt_reversal!.transactions.map((t) => [t.financialLegKind, t.status]), [['recovery_hold', 'pending']]);
+    assert.deepEqual(
+      failedLedger.receipt!.transactions.map((t) => t.status),
+      ['reversed'],
+    );
+    assert.deepEqual(
+      failedLedger.receipt_reversal!.transactions.map((t) => [t.financialLegKind, t.status]),
+      [['recovery_hold', 'pending']],
+    );
     assert.deepEqual(Object.keys(await entriesOf(toMark.id)).sort(), ['receipt', 'settlement']);
     const balances = await call(`/v2/accounts/${accountId}/balances`, { credential: cred });
-    assert.deepEqual(balances.body.balances.map((b: Record<string, string>) => [b.settledAtomic, b.pendingAtomic]), [['39400000', '20000000']]);
+    assert.deepEqual(
+      balances.body.balances.map((b: Record<string, string>) => [b.settledAtomic, b.pendingAtomic]),
+      [['39400000', '20000000']],
+    );
     await ledgerIsBalanced();
 
     // The workflows' histories (signals, retries, backoff timers) replay deterministically on today's code.
@@ -415,7 +551,11 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     const before = await blockNumber();
 
     // Held one block deep, so the first deposit's workflow is still running when the worker restarts.
-    const held = await sendOnHeldChain(() => send(payer, address.address, 10n * USDC), (tx) => paysInToken(tx, address.address), 'the first transfer mined, alone');
+    const held = await sendOnHeldChain(
+      () => send(payer, address.address, 10n * USDC),
+      (tx) => paysInToken(tx, address.address),
+      'the first transfer mined, alone',
+    );
     const tx1 = held.result;
     let firstWorkflowId: string;
     let runId: string;
@@ -434,28 +574,39 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     const tx2 = await send(payer, address.address, 11n * USDC);
     await pokeScanner();
     // The scanner reads in block order: once the second transfer is seen, the first was rescanned.
-    let rows = await waitForDeposits(accountId, (d) => d.length === 2 && d.every((x) => x.status === 'settled'), { mine: true, what: 'both settled' });
+    let rows = await waitForDeposits(accountId, (d) => d.length === 2 && d.every((x) => x.status === 'settled'), {
+      mine: true,
+      what: 'both settled',
+    });
     assert.deepEqual(rows.map((r) => r.txHash).sort(), [tx1.toLowerCase(), tx2.toLowerCase()].sort());
 
     // Both workflows have finished; a rescan from before both still starts nothing new.
     await restartScannerFrom(before);
     await send(payer, address.address, 9n * USDC);
     await pokeScanner();
-    rows = await waitForDeposits(accountId, (d) => d.length === 3 && d.every((x) => x.status === 'settled'), { mine: true, what: 'third settled' });
+    rows = await waitForDeposits(accountId, (d) => d.length === 3 && d.every((x) => x.status === 'settled'), {
+      mine: true,
+      what: 'third settled',
+    });
     assert.equal(rows.length, 3);
     const described = await h.engine.describeWorkflow(firstWorkflowId);
     assert.equal(described.runId, runId);
     assert.equal(described.status, 'COMPLETED');
     for (const d of rows) {
-      assert.deepEqual((await depositEvents(d.id)).map((e) => e.name), ['deposit.detected', 'deposit.settled']);
+      assert.deepEqual(
+        (await depositEvents(d.id)).map((e) => e.name),
+        ['deposit.detected', 'deposit.settled'],
+      );
     }
-    const settledLegs = await h.db.prisma.ledgerPosting.count({ where: { sourceType: 'deposit', sourceId: { in: rows.map((r) => r.id) }, leg: 'settlement' } });
+    const settledLegs = await h.db.prisma.ledgerPosting.count({
+      where: { sourceType: 'deposit', sourceId: { in: rows.map((r) => r.id) }, leg: 'settlement' },
+    });
     assert.equal(settledLegs, 3);
     assert.equal(await tokenBalance(address.address), 0n);
     await ledgerIsBalanced();
   });
 
-  test('lists an account\'s deposits newest first, filtered by status and paged with a cursor to the end', async () => {
+  test("lists an account's deposits newest first, filtered by status and paged with a cursor to the end", async () => {
     const cred = await newApp();
     const { accountId } = await newAccountWithWallet(cred);
     const address = await newDepositAddress(cred, accountId);
@@ -488,15 +639,23 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     assert.deepEqual(seen, newestFirst);
 
     const settled = await call(`/v2/accounts/${accountId}/deposits?status=settled&limit=2`, { credential: cred });
-    assert.deepEqual(settled.body.deposits.map((d: { status: string }) => d.status), ['settled', 'settled']);
-    const rest = await call(`/v2/accounts/${accountId}/deposits?status=settled&limit=2&cursor=${encodeURIComponent(settled.body.nextCursor)}`, { credential: cred });
+    assert.deepEqual(
+      settled.body.deposits.map((d: { status: string }) => d.status),
+      ['settled', 'settled'],
+    );
+    const rest = await call(
+      `/v2/accounts/${accountId}/deposits?status=settled&limit=2&cursor=${encodeURIComponent(settled.body.nextCursor)}`,
+      { credential: cred },
+    );
     assert.equal(rest.body.deposits.length, 1);
     assert.equal(rest.body.nextCursor, null);
     const ignored = await call(`/v2/accounts/${accountId}/deposits?status=ignored`, { credential: cred });
     assert.deepEqual(ignored.body.deposits.map((d: { amount: { amount: string } }) => d.amount.amount).sort(), ['250000', '500000']);
     assert.equal(ignored.body.nextCursor, null);
     // A cursor belongs to its filter: replayed against another one it is refused.
-    const crossed = await call(`/v2/accounts/${accountId}/deposits?status=ignored&cursor=${encodeURIComponent(settled.body.nextCursor)}`, { credential: cred });
+    const crossed = await call(`/v2/accounts/${accountId}/deposits?status=ignored&cursor=${encodeURIComponent(settled.body.nextCursor)}`, {
+      credential: cred,
+    });
     assert.equal(crossed.status, 400);
     const defaults = await call(`/v2/accounts/${accountId}/deposits`, { credential: cred });
     assert.equal(defaults.body.deposits.length, 5);

@@ -49,7 +49,13 @@ describe('Deposit state machine', () => {
     assert.equal(t.state.statusVersion, 1);
     assert.deepEqual(t.events, ['deposit.detected']);
     assert.deepEqual(t.ledger, []);
-    assert.deepEqual(t.state.fees, { platformAtomic: 1_000_000n, partnerAtomic: 500_000n, networkAtomic: 0n, setupAtomic: 0n, netAtomic: 98_500_000n });
+    assert.deepEqual(t.state.fees, {
+      platformAtomic: 1_000_000n,
+      partnerAtomic: 500_000n,
+      networkAtomic: 0n,
+      setupAtomic: 0n,
+      netAtomic: 98_500_000n,
+    });
     assert.deepEqual(t.state.settlement, { status: 'pending', txHash: null, settledAt: null, reasonCode: null });
   });
 
@@ -78,7 +84,13 @@ describe('Deposit state machine', () => {
   });
 
   test('rounds fees down and gives the remainder to the net amount', () => {
-    assert.deepEqual(detect(detection({ amountAtomic: 999n, minimum: { amountAtomic: 1n, inclusive: true } })).state.fees, { platformAtomic: 9n, partnerAtomic: 4n, networkAtomic: 0n, setupAtomic: 0n, netAtomic: 986n });
+    assert.deepEqual(detect(detection({ amountAtomic: 999n, minimum: { amountAtomic: 1n, inclusive: true } })).state.fees, {
+      platformAtomic: 9n,
+      partnerAtomic: 4n,
+      networkAtomic: 0n,
+      setupAtomic: 0n,
+      netAtomic: 986n,
+    });
   });
 
   test('moves detected to confirming, then settling with the receipt posted once the depth is reached', () => {
@@ -184,7 +196,12 @@ describe('Deposit state machine', () => {
     assert.equal(t.state.status, 'reversed');
     assert.deepEqual(t.events, ['deposit.reversed']);
     assert.deepEqual(t.ledger, ['reversal']);
-    assert.deepEqual(t.state.settlement, { status: 'reversed', txHash: '0xabc', settledAt: NOW, reasonCode: 'source_transfer_invalidated' });
+    assert.deepEqual(t.state.settlement, {
+      status: 'reversed',
+      txHash: '0xabc',
+      settledAt: NOW,
+      reasonCode: 'source_transfer_invalidated',
+    });
     assert.equal(t.state.reversedAt, NOW);
     assert.equal(onSourceInvalidated(settling(), NOW), null);
     assert.equal(onSourceInvalidated(t.state, NOW), null);
@@ -214,14 +231,23 @@ describe('Deposit state machine', () => {
     for (const p of [receiptPosting(d), settlementPosting(d), reversalPosting(d)]) {
       for (const e of preparePosting(p).entries) sums.set(e.book, (sums.get(e.book) ?? 0n) + e.amountAtomic);
     }
-    assert.deepEqual([...sums.values()].filter((v) => v !== 0n), []);
+    assert.deepEqual(
+      [...sums.values()].filter((v) => v !== 0n),
+      [],
+    );
     // An operator's fail keeps the funds, still at the address, in custody: held for recovery.
     const receiptAndHeld = new Map<string, bigint>();
     for (const p of [receiptPosting(d), receiptReversalPosting(d)]) {
       for (const e of preparePosting(p).entries) receiptAndHeld.set(e.book, (receiptAndHeld.get(e.book) ?? 0n) + e.amountAtomic);
     }
-    assert.deepEqual(Object.fromEntries(receiptAndHeld), { 'custody:deposit:deposit_addr_x': 100_000_000n, 'external:31337': -100_000_000n });
-    assert.deepEqual(receiptReversalPosting(d).transactions?.map((t) => [t.financialLegKind, t.status, t.amountAtomic]), [['recovery_hold', 'pending', 100_000_000n]]);
+    assert.deepEqual(Object.fromEntries(receiptAndHeld), {
+      'custody:deposit:deposit_addr_x': 100_000_000n,
+      'external:31337': -100_000_000n,
+    });
+    assert.deepEqual(
+      receiptReversalPosting(d).transactions?.map((t) => [t.financialLegKind, t.status, t.amountAtomic]),
+      [['recovery_hold', 'pending', 100_000_000n]],
+    );
   });
 });
 
@@ -249,11 +275,19 @@ describe('Deposit held by a data error (a write the database refused)', () => {
   });
 
   test('fail reverses the receipt only when the deposit was settling (before that none was posted)', () => {
-    const beforeReceipt = onOperatorResolution(onDataError(confirming())!.state, { action: 'fail', reason: 'bad data' }, { dataHoldFrom: 'confirming' })!;
+    const beforeReceipt = onOperatorResolution(
+      onDataError(confirming())!.state,
+      { action: 'fail', reason: 'bad data' },
+      { dataHoldFrom: 'confirming' },
+    )!;
     assert.equal(beforeReceipt.transition.state.status, 'failed');
     assert.deepEqual(beforeReceipt.transition.ledger, []);
     assert.deepEqual(beforeReceipt.transition.events, ['deposit.failed']);
-    const afterReceipt = onOperatorResolution(onDataError(settling())!.state, { action: 'fail', reason: 'bad data' }, { dataHoldFrom: 'settling' })!;
+    const afterReceipt = onOperatorResolution(
+      onDataError(settling())!.state,
+      { action: 'fail', reason: 'bad data' },
+      { dataHoldFrom: 'settling' },
+    )!;
     assert.deepEqual(afterReceipt.transition.ledger, ['receipt_reversal']);
   });
 });

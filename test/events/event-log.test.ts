@@ -38,7 +38,10 @@ describe('Event log: GET /v2/events', () => {
       accounts.map((a) => a.eventId).reverse(),
     );
     const times = listed.map((e) => Date.parse(e.createdAt));
-    assert.deepEqual([...times].sort((a, b) => b - a), times);
+    assert.deepEqual(
+      [...times].sort((a, b) => b - a),
+      times,
+    );
     const moved = await call(`/v2/events?name=account.updated&cursor=${first.nextCursor}`, { credential: app });
     assert.equal(moved.status, 400, moved.text);
     assert.equal(moved.body.error.code, 'bad_request');
@@ -47,7 +50,10 @@ describe('Event log: GET /v2/events', () => {
   test('filters by name, resource id and creation time', async () => {
     const target = accounts[1]!;
     const byResource = await events(app, `?resourceId=${target.accountId}`);
-    assert.deepEqual(byResource.data.map((e) => [e.id, e.name, e.resourceType, e.resourceId, e.accountId]), [[target.eventId, 'account.created', 'account', target.accountId, target.accountId]]);
+    assert.deepEqual(
+      byResource.data.map((e) => [e.id, e.name, e.resourceType, e.resourceId, e.accountId]),
+      [[target.eventId, 'account.created', 'account', target.accountId, target.accountId]],
+    );
     assert.equal((await events(app, '?name=account.created')).data.length, 3);
     assert.deepEqual((await events(app, '?name=payment.succeeded')).data, []);
     const created = byResource.data[0]!.createdAt;
@@ -108,8 +114,16 @@ describe('Event log: GET /v2/events', () => {
 /** An account.updated event of the app, written as the service writes events (its credential may lack v2:accounts). */
 async function accountEventOf(cred: AppCredential): Promise<string> {
   const h = await getHarness();
-  const subject = { appId: cred.appId, apiVersion: h.environments.apiVersion, accountId: null, resourceType: 'account' as const, resourceId: 'acct_elsewhere' };
-  const [id] = await h.db.prisma.$transaction((tx) => writeEvents(tx, subject, `test:${randomUUID()}`, [{ name: 'account.updated', payload: {} }]));
+  const subject = {
+    appId: cred.appId,
+    apiVersion: h.environments.apiVersion,
+    accountId: null,
+    resourceType: 'account' as const,
+    resourceId: 'acct_elsewhere',
+  };
+  const [id] = await h.db.prisma.$transaction((tx) =>
+    writeEvents(tx, subject, `test:${randomUUID()}`, [{ name: 'account.updated', payload: {} }]),
+  );
   return id!;
 }
 

@@ -46,7 +46,10 @@ async function rowsOf(sourceId: string) {
   const { db } = await getHarness();
   const postings = await db.prisma.ledgerPosting.findMany({ where: { sourceId } });
   const ids = postings.map((p) => p.id);
-  const entries = await db.prisma.ledgerEntry.findMany({ where: { postingId: { in: ids } }, orderBy: [{ postingId: 'asc' }, { line: 'asc' }] });
+  const entries = await db.prisma.ledgerEntry.findMany({
+    where: { postingId: { in: ids } },
+    orderBy: [{ postingId: 'asc' }, { line: 'asc' }],
+  });
   const transactions = await db.prisma.ledgerTransaction.findMany({ where: { postingId: { in: ids } } });
   return { postings, entries, transactions };
 }
@@ -62,7 +65,13 @@ describe('Ledger postings', () => {
     const { postings, entries, transactions } = await rowsOf(input.sourceId);
     assert.equal(postings.length, 1);
     assert.deepEqual(
-      { id: postings[0]!.id, appId: postings[0]!.appId, sourceType: postings[0]!.sourceType, leg: postings[0]!.leg, description: postings[0]!.description },
+      {
+        id: postings[0]!.id,
+        appId: postings[0]!.appId,
+        sourceType: postings[0]!.sourceType,
+        leg: postings[0]!.leg,
+        description: postings[0]!.description,
+      },
       { id: result.postingId, appId: cred.appId, sourceType: 'payment', leg: 'collection', description: 'Collection into escrow' },
     );
     assert.deepEqual(
@@ -77,8 +86,30 @@ describe('Ledger postings', () => {
     const t = transactions[0]!;
     assert.match(t.id, /^txn_[A-Za-z0-9]{22}$/);
     assert.deepEqual(
-      [t.postingId, t.accountId, t.direction, t.senderAccountId, t.receiverAccountId, t.amountAtomic.toFixed(0), t.status, t.financialLegKind, t.paymentId, t.description],
-      [result.postingId, accountId, 'received', null, accountId, '25000000', 'pending', 'collection', input.sourceId, 'Collection into escrow'],
+      [
+        t.postingId,
+        t.accountId,
+        t.direction,
+        t.senderAccountId,
+        t.receiverAccountId,
+        t.amountAtomic.toFixed(0),
+        t.status,
+        t.financialLegKind,
+        t.paymentId,
+        t.description,
+      ],
+      [
+        result.postingId,
+        accountId,
+        'received',
+        null,
+        accountId,
+        '25000000',
+        'pending',
+        'collection',
+        input.sourceId,
+        'Collection into escrow',
+      ],
     );
   });
 
@@ -100,7 +131,10 @@ describe('Ledger postings', () => {
       'entries for asset 31337:0xf1108d9fdf3d265b59bf6ce7bf240f99c071fff5 sum to 1, not 0 (unbalanced)',
     ]);
     const { postings } = await rowsOf(input.sourceId);
-    assert.deepEqual(postings.map((p) => p.leg), ['collection_retry']);
+    assert.deepEqual(
+      postings.map((p) => p.leg),
+      ['collection_retry'],
+    );
     assert.equal(outcome.after.created, true);
   });
 
@@ -113,7 +147,13 @@ describe('Ledger postings', () => {
       return true;
     });
     await assert.rejects(
-      post({ ...input, entries: [{ book: 'fees:platform', amountAtomic: 0n }, { book: 'network_fees', amountAtomic: 0n }] }),
+      post({
+        ...input,
+        entries: [
+          { book: 'fees:platform', amountAtomic: 0n },
+          { book: 'network_fees', amountAtomic: 0n },
+        ],
+      }),
       (err: LedgerValidationError) => {
         assert.deepEqual(err.issues, ['entries[0]: amountAtomic must not be zero', 'entries[1]: amountAtomic must not be zero']);
         return true;
@@ -162,7 +202,10 @@ describe('Ledger postings', () => {
     assert.equal(results.filter((r) => r.created).length, 1);
     assert.equal(new Set(results.map((r) => r.postingId)).size, 1);
     const { postings, entries, transactions } = await rowsOf(input.sourceId);
-    assert.deepEqual(postings.map((p) => p.id), [results[0]!.postingId]);
+    assert.deepEqual(
+      postings.map((p) => p.id),
+      [results[0]!.postingId],
+    );
     assert.equal(entries.length, 2);
     assert.equal(transactions.length, 1);
   });
@@ -178,7 +221,10 @@ describe('Ledger postings', () => {
       return true;
     });
     const { entries } = await rowsOf(input.sourceId);
-    assert.deepEqual(entries.map((e) => e.amountAtomic.toFixed(0)), ['5', '-5']);
+    assert.deepEqual(
+      entries.map((e) => e.amountAtomic.toFixed(0)),
+      ['5', '-5'],
+    );
   });
 
   test('the database refuses, at commit, an unbalanced posting written around postToLedger', async () => {
@@ -194,7 +240,9 @@ describe('Ledger postings', () => {
           VALUES (${newId('ledgerEntry')}, ${postingId}, 1, ${`escrow:${sourceId}`}, ${accountId}, 31337, '0xf1108D9fDF3d265B59Bf6Ce7Bf240f99c071ffF5', 'USDC', 6, 100),
                  (${newId('ledgerEntry')}, ${postingId}, 2, 'external:31337', NULL, 31337, '0xf1108D9fDF3d265B59Bf6Ce7Bf240f99c071ffF5', 'USDC', 6, -99)`;
       }),
-      new RegExp(`ledger posting ${postingId} is unbalanced: its entries for asset 31337:0xf1108d9fdf3d265b59bf6ce7bf240f99c071fff5 sum to 1, not 0`),
+      new RegExp(
+        `ledger posting ${postingId} is unbalanced: its entries for asset 31337:0xf1108d9fdf3d265b59bf6ce7bf240f99c071fff5 sum to 1, not 0`,
+      ),
     );
     await assert.rejects(
       h.db.prisma.$transaction(async (tx) => {
@@ -216,10 +264,19 @@ describe('Ledger postings', () => {
       h.db.prisma.$executeRaw`UPDATE ledger_entries SET amount_atomic = 12 WHERE posting_id = ${postingId} AND line = 1`,
       /ledger_entries is append-only: UPDATE refused/,
     );
-    await assert.rejects(h.db.prisma.$executeRaw`DELETE FROM ledger_entries WHERE posting_id = ${postingId}`, /ledger_entries is append-only: DELETE refused/);
-    await assert.rejects(h.db.prisma.$executeRaw`DELETE FROM ledger_postings WHERE id = ${postingId}`, /ledger_postings is append-only: DELETE refused/);
+    await assert.rejects(
+      h.db.prisma.$executeRaw`DELETE FROM ledger_entries WHERE posting_id = ${postingId}`,
+      /ledger_entries is append-only: DELETE refused/,
+    );
+    await assert.rejects(
+      h.db.prisma.$executeRaw`DELETE FROM ledger_postings WHERE id = ${postingId}`,
+      /ledger_postings is append-only: DELETE refused/,
+    );
     const { entries } = await rowsOf(input.sourceId);
-    assert.deepEqual(entries.map((e) => e.amountAtomic.toFixed(0)), ['11', '-11']);
+    assert.deepEqual(
+      entries.map((e) => e.amountAtomic.toFixed(0)),
+      ['11', '-11'],
+    );
   });
 
   test('updateTransactionStatus moves pending to posted, repeats as a no-op, and refuses to leave reversed', async () => {
@@ -266,15 +323,42 @@ describe('Ledger postings', () => {
         { book: bookFor('upa_settled', receiver), amountAtomic: 40n },
       ],
       transactions: [
-        { accountId: sender, direction: 'sent', senderAccountId: sender, receiverAccountId: receiver, amountAtomic: 40n, status: 'posted', financialLegKind: 'settlement', paymentId },
-        { accountId: receiver, direction: 'received', senderAccountId: sender, receiverAccountId: receiver, amountAtomic: 40n, status: 'posted', financialLegKind: 'settlement', paymentId },
+        {
+          accountId: sender,
+          direction: 'sent',
+          senderAccountId: sender,
+          receiverAccountId: receiver,
+          amountAtomic: 40n,
+          status: 'posted',
+          financialLegKind: 'settlement',
+          paymentId,
+        },
+        {
+          accountId: receiver,
+          direction: 'received',
+          senderAccountId: sender,
+          receiverAccountId: receiver,
+          amountAtomic: 40n,
+          status: 'posted',
+          financialLegKind: 'settlement',
+          paymentId,
+        },
       ],
     });
     const h = await getHarness();
     const rows = await h.db.prisma.ledgerTransaction.findMany({ where: { postingId }, orderBy: { direction: 'asc' } });
-    assert.deepEqual(rows.map((r) => [r.accountId, r.direction]), [[receiver, 'received'], [sender, 'sent']]);
+    assert.deepEqual(
+      rows.map((r) => [r.accountId, r.direction]),
+      [
+        [receiver, 'received'],
+        [sender, 'sent'],
+      ],
+    );
     const entries = await h.db.prisma.ledgerEntry.findMany({ where: { postingId }, orderBy: { line: 'asc' } });
-    assert.deepEqual(entries.map((e) => e.accountId), [null, receiver]);
+    assert.deepEqual(
+      entries.map((e) => e.accountId),
+      [null, receiver],
+    );
   });
 });
 
@@ -293,7 +377,15 @@ describe('Ledger rules (pure)', () => {
         bookFor('partner_fees', 'app_d'),
         bookFor('network_fees'),
       ],
-      ['external:31337', 'escrow:payment_a', 'custody:deposit:deposit_addr_b', 'upa:acct_c:settled', 'fees:platform', 'fees:partner:app_d', 'network_fees'],
+      [
+        'external:31337',
+        'escrow:payment_a',
+        'custody:deposit:deposit_addr_b',
+        'upa:acct_c:settled',
+        'fees:platform',
+        'fees:partner:app_d',
+        'network_fees',
+      ],
     );
     assert.throws(() => bookFor('escrow', 'bad:id'), LedgerValidationError);
   });
@@ -328,14 +420,25 @@ describe('Ledger rules (pure)', () => {
         { book: 'external:31337', amountAtomic: -3n },
       ],
     });
-    assert.deepEqual(prepared.entries.map((e) => e.accountId), ['acct_r', null]);
+    assert.deepEqual(
+      prepared.entries.map((e) => e.accountId),
+      ['acct_r', null],
+    );
     assert.throws(
       () =>
         preparePosting({
           ...base,
           entries: prepared.entries.map((e) => ({ book: e.book, amountAtomic: e.amountAtomic })),
           transactions: [
-            { accountId: 'acct_r', direction: 'sent', senderAccountId: 'acct_s', receiverAccountId: 'acct_r', amountAtomic: 3n, status: 'posted', financialLegKind: 'deposit' },
+            {
+              accountId: 'acct_r',
+              direction: 'sent',
+              senderAccountId: 'acct_s',
+              receiverAccountId: 'acct_r',
+              amountAtomic: 3n,
+              status: 'posted',
+              financialLegKind: 'deposit',
+            },
           ],
         }),
       (err: LedgerValidationError) => {

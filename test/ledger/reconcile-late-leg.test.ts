@@ -20,7 +20,8 @@ describe('Ledger reconcile: a leg recorded after the snapshot', () => {
     const m = await newMerchant();
     const p = (await createPayment(m, { amount: '5' })).body.payment;
     const escrow: string = p.funding.depositAddress.address;
-    const liveLegs = () => h.db.prisma.settlementLeg.findMany({ where: { sourceType: 'payment', sourceId: p.id, status: { in: ['broadcast', 'confirmed'] } } });
+    const liveLegs = () =>
+      h.db.prisma.settlementLeg.findMany({ where: { sourceType: 'payment', sourceId: p.id, status: { in: ['broadcast', 'confirmed'] } } });
     await setTreasuryGas(0n);
     let sentBetween = false;
     try {
@@ -50,7 +51,11 @@ describe('Ledger reconcile: a leg recorded after the snapshot', () => {
           };
         },
       };
-      const result = await reconcileLedgerAddresses({ prisma: h.db.prisma, chains, custody: h.chain.custody }, [escrow, at('fee', 0), at('fee', 1)]);
+      const result = await reconcileLedgerAddresses({ prisma: h.db.prisma, chains, custody: h.chain.custody }, [
+        escrow,
+        at('fee', 0),
+        at('fee', 1),
+      ]);
       assert.equal(sentBetween, true);
       const posted = await h.db.prisma.ledgerPosting.count({ where: { sourceType: 'payment', sourceId: p.id, leg: 'settlement' } });
       assert.equal(posted, 0, 'the settlement was posted before the look ended');

@@ -19,7 +19,6 @@ import { newApp } from '../support/api-client';
 import { createPayment, newMerchant, waitForPayment, newAccountWithWallet, newDepositAddress } from '../support/fixtures';
 import { appWithAccount, receivePayment } from './fixtures';
 
-
 async function wallets() {
   const h = await getHarness();
   const at = (purpose: 'treasury' | 'fee', index: number) => getAddress(h.chain.custody.deriveAddress({ purpose, index }));
@@ -130,7 +129,8 @@ describe('Ledger reconcile: the books against the chain', () => {
     const m = await newMerchant();
     const p = (await createPayment(m, { amount: '5' })).body.payment;
     const escrow: string = p.funding.depositAddress.address;
-    const liveLegs = () => h.db.prisma.settlementLeg.findMany({ where: { sourceType: 'payment', sourceId: p.id, status: { in: ['broadcast', 'confirmed'] } } });
+    const liveLegs = () =>
+      h.db.prisma.settlementLeg.findMany({ where: { sourceType: 'payment', sourceId: p.id, status: { in: ['broadcast', 'confirmed'] } } });
     await setTreasuryGas(0n);
     try {
       await payTo(await newPayer(5n * USDC), escrow, 5n * USDC);
@@ -148,10 +148,19 @@ describe('Ledger reconcile: the books against the chain', () => {
       assert.deepEqual(newDifferences(result, baseline), []);
       const sum = (xs: Array<{ amountAtomic: string }>) => xs.reduce((s, x) => s + BigInt(x.amountAtomic), 0n);
       const escrowFlight = at(result, escrow).inFlight;
-      assert.deepEqual(escrowFlight.map((f) => [f.kind, f.sourceId]), legs.map(() => ['settlement_leg', p.id]));
+      assert.deepEqual(
+        escrowFlight.map((f) => [f.kind, f.sourceId]),
+        legs.map(() => ['settlement_leg', p.id]),
+      );
       assert.equal(sum(escrowFlight), -5n * USDC);
-      assert.deepEqual(at(result, w.platformFees).inFlight.map((f) => [f.kind, f.amountAtomic]), [['settlement_leg', '50000']]);
-      assert.deepEqual(at(result, w.partnerFees).inFlight.map((f) => [f.kind, f.amountAtomic]), [['settlement_leg', '25000']]);
+      assert.deepEqual(
+        at(result, w.platformFees).inFlight.map((f) => [f.kind, f.amountAtomic]),
+        [['settlement_leg', '50000']],
+      );
+      assert.deepEqual(
+        at(result, w.partnerFees).inFlight.map((f) => [f.kind, f.amountAtomic]),
+        [['settlement_leg', '25000']],
+      );
       assert.equal(await posted(), 0);
     } finally {
       await rpc('evm_setAutomine', [true]);
@@ -206,7 +215,8 @@ describe('Ledger reconcile: the books against the chain', () => {
       const custody = createChainServices(h.environments, dataDir).custody; // writes the seed the CLI reads
       const environmentsFile = path.join(dataDir, 'environments.json');
       writeFileSync(environmentsFile, JSON.stringify(h.environments));
-      const cli = () => runCli(['ledger', 'reconcile'], { DATABASE_URL: url.toString(), ENVIRONMENTS_FILE: environmentsFile, DATA_DIR: dataDir });
+      const cli = () =>
+        runCli(['ledger', 'reconcile'], { DATABASE_URL: url.toString(), ENVIRONMENTS_FILE: environmentsFile, DATA_DIR: dataDir });
 
       const clean = await cli();
       const lines = clean.stdout.trim().split('\n');
@@ -217,7 +227,13 @@ describe('Ledger reconcile: the books against the chain', () => {
       // Treasury and two fee wallets, each asset of each network (the sandbox's one, production's two chains of two).
       const assets = h.chain.chains.networks().reduce((n, net) => n + net.assets.length, 0);
       assert.equal(ok.checked, 3 * assets);
-      assert.deepEqual(ok.heads.map((x) => x.chainId), h.chain.chains.networks().map((n) => n.chainId).sort((a, b) => a - b));
+      assert.deepEqual(
+        ok.heads.map((x) => x.chainId),
+        h.chain.chains
+          .networks()
+          .map((n) => n.chainId)
+          .sort((a, b) => a - b),
+      );
 
       const treasury = getAddress(custody.deriveAddress({ purpose: 'treasury', index: 0 }));
       await send(await newPayer(2n * USDC), treasury, 1_500_000n);
@@ -255,7 +271,10 @@ describe('Ledger reconcile: the books against the chain', () => {
     // And it fails when they don't: a token the books don't know, at a fresh registered address.
     const h = await getHarness();
     const stray = h.chain.custody.deriveAddress({ purpose: 'treasury', index: 900_000 + (process.pid % 1000) });
-    await h.db.prisma.custodyAddress.createMany({ data: [{ address: stray.toLowerCase(), purpose: 'treasury', custodyIndex: 900_000 + (process.pid % 1000) }], skipDuplicates: true });
+    await h.db.prisma.custodyAddress.createMany({
+      data: [{ address: stray.toLowerCase(), purpose: 'treasury', custodyIndex: 900_000 + (process.pid % 1000) }],
+      skipDuplicates: true,
+    });
     await send(await newPayer(USDC), stray, 1n);
     await assert.rejects(assertBooksMatchChain({ baseline, timeoutMs: 0 }), (err: Error) => {
       assert.match(err.message, /the books differ from the chain/);
@@ -265,4 +284,3 @@ describe('Ledger reconcile: the books against the chain', () => {
     await assertBooksMatchChain({ baseline });
   });
 });
-

@@ -74,7 +74,16 @@ describe('Get transaction', () => {
         { book: bookFor('external', asset.chainId), amountAtomic: -1_500_000n },
       ],
       transactions: [
-        { accountId: sender, direction: 'sent', senderAccountId: sender, receiverAccountId: receiver, amountAtomic: 1_500_000n, status: 'pending', financialLegKind: 'collection', paymentId },
+        {
+          accountId: sender,
+          direction: 'sent',
+          senderAccountId: sender,
+          receiverAccountId: receiver,
+          amountAtomic: 1_500_000n,
+          status: 'pending',
+          financialLegKind: 'collection',
+          paymentId,
+        },
       ],
     });
     const txn = await transactionOf(postingId);
@@ -122,7 +131,8 @@ describe('List transactions', () => {
   test('pages newest first with a cursor to the end, and filters by paymentId and status', async () => {
     const { cred, accountId } = await appWithAccount();
     const payments = [];
-    for (const n of [1n, 2n, 3n]) payments.push(await receivePayment({ appId: cred.appId, accountId, amount: n * 1_000_000n, settle: n !== 2n }));
+    for (const n of [1n, 2n, 3n])
+      payments.push(await receivePayment({ appId: cred.appId, accountId, amount: n * 1_000_000n, settle: n !== 2n }));
     // Postings: 1 collection + settlement, 2 collection, 3 collection + settlement = 5 Transactions.
     const h = await getHarness();
     const all = await h.db.prisma.ledgerTransaction.findMany({ where: { accountId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
@@ -144,21 +154,29 @@ describe('List transactions', () => {
       cursor = res.body.nextCursor;
     } while (cursor);
     assert.deepEqual(pageSizes, [2, 2, 1]);
-    assert.deepEqual(seen, all.map((t) => t.id));
+    assert.deepEqual(
+      seen,
+      all.map((t) => t.id),
+    );
 
     const byPayment = await call(`/v2/accounts/${accountId}/transactions?paymentId=${payments[0]!.paymentId}`, { credential: cred });
     assert.equal(byPayment.status, 200);
     const p0 = payments[0]!.paymentId;
     assert.deepEqual(
-      byPayment.body.transactions.map((t: { id: string; financialLegKind: string; amount: unknown; status: string }) => [t.id, t.financialLegKind, t.status, t.amount]),
+      byPayment.body.transactions.map((t: { id: string; financialLegKind: string; amount: unknown; status: string }) => [
+        t.id,
+        t.financialLegKind,
+        t.status,
+        t.amount,
+      ]),
       all
         .filter((t) => t.paymentId === p0)
         .map((t) => [t.id, t.financialLegKind, t.status, amount(t.financialLegKind === 'settlement' ? '985000' : '1000000')]),
     );
-    assert.deepEqual(
-      byPayment.body.transactions.map((t: { financialLegKind: string }) => t.financialLegKind).sort(),
-      ['collection', 'settlement'],
-    );
+    assert.deepEqual(byPayment.body.transactions.map((t: { financialLegKind: string }) => t.financialLegKind).sort(), [
+      'collection',
+      'settlement',
+    ]);
     assert.equal(byPayment.body.nextCursor, null);
 
     const pending = await call(`/v2/accounts/${accountId}/transactions?status=pending`, { credential: cred });
@@ -177,7 +195,9 @@ describe('List transactions', () => {
     const cursor: string = first.body.nextCursor;
     assert.ok(cursor);
     const [payload, mac] = cursor.split('.');
-    const forged = Buffer.from(JSON.stringify({ s: `transactions:${accountId}::`, p: { t: '2999-01-01T00:00:00.000Z', id: 'txn_z' } })).toString('base64url');
+    const forged = Buffer.from(
+      JSON.stringify({ s: `transactions:${accountId}::`, p: { t: '2999-01-01T00:00:00.000Z', id: 'txn_z' } }),
+    ).toString('base64url');
     // A cursor of the documented format whose signature fails, and one not of that format.
     const refusals: Array<[string, string]> = [
       [`${payload}x.${mac}`, 'Invalid cursor'],
@@ -190,7 +210,9 @@ describe('List transactions', () => {
       assert.equal(res.body.error.code, 'bad_request');
       assert.deepEqual(res.body.error.details, { fields: [{ field: 'query.cursor', message }] });
     }
-    const otherFilter = await call(`/v2/accounts/${accountId}/transactions?status=posted&cursor=${encodeURIComponent(cursor)}`, { credential: cred });
+    const otherFilter = await call(`/v2/accounts/${accountId}/transactions?status=posted&cursor=${encodeURIComponent(cursor)}`, {
+      credential: cred,
+    });
     assert.equal(otherFilter.status, 400);
     for (const limit of ['0', '101', 'x']) {
       const res = await call(`/v2/accounts/${accountId}/transactions?limit=${limit}`, { credential: cred });

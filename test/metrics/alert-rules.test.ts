@@ -41,7 +41,9 @@ describe('The alerting rules docs/operations.md names (ops/prometheus/alerts.yml
     const doc = parseYaml(readFileSync(RULES_FILE, 'utf8')) as { groups: Array<{ name: string; rules: Rule[] }> };
     const rules = doc.groups.flatMap((g) => g.rules);
     assert.deepEqual(
-      ['PaymentHoldWaiting', 'LedgerReconcileDifference', 'ChainScannerLagging', 'WebhookBacklog'].filter((a) => !rules.some((r) => r.alert === a)),
+      ['PaymentHoldWaiting', 'LedgerReconcileDifference', 'ChainScannerLagging', 'WebhookBacklog'].filter(
+        (a) => !rules.some((r) => r.alert === a),
+      ),
       [],
       'the four alerts docs/operations.md names',
     );

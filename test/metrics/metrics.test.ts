@@ -78,7 +78,13 @@ describe('Prometheus metrics at /metrics (what operators watch)', () => {
       baseUrl: admin.baseUrl,
       credential: merchant.cred,
       headers: { 'idempotency-key': `metrics-${process.pid}-${Date.now()}` },
-      body: { intent: 'receive', amount: '10', assetCode: 'USDC', chainId: 31337, destination: { type: 'upa', accountId: merchant.accountId } },
+      body: {
+        intent: 'receive',
+        amount: '10',
+        assetCode: 'USDC',
+        chainId: 31337,
+        destination: { type: 'upa', accountId: merchant.accountId },
+      },
     });
     assert.equal(created.status, 201, created.text);
     const paymentId: string = created.body.payment.id;
@@ -103,7 +109,9 @@ describe('Prometheus metrics at /metrics (what operators watch)', () => {
     const labelValues = families.samples.flatMap((s) => Object.values(s.labels));
     assert.ok(labelValues.includes('/v2/payments/:paymentId'));
     // Ids are a prefix and 22 random characters (src/domain/values/ids.ts); statuses such as requires_payment_method are no ids.
-    const leaked = labelValues.filter((v) => /(payment|acct|app)_[A-Za-z0-9]{22}/.test(v) || v.includes(paymentId) || v.includes(merchant.accountId));
+    const leaked = labelValues.filter(
+      (v) => /(payment|acct|app)_[A-Za-z0-9]{22}/.test(v) || v.includes(paymentId) || v.includes(merchant.accountId),
+    );
     assert.deepEqual(leaked, [], 'no id in any label');
   });
 
@@ -115,12 +123,16 @@ describe('Prometheus metrics at /metrics (what operators watch)', () => {
     assert.equal(created.status, 201, created.text);
     const status: string = created.body.payment.status;
     const after = await scrape();
-    assert.equal(sampleValue(after, 'partner_payments_payments', { status }), sampleValue(before, 'partner_payments_payments', { status }) + 1);
+    assert.equal(
+      sampleValue(after, 'partner_payments_payments', { status }),
+      sampleValue(before, 'partner_payments_payments', { status }) + 1,
+    );
     const normal = (e: Exposition) => sampleValue(e, 'partner_payments_payments_operational_state', { operational_state: 'normal' });
     assert.equal(normal(after), normal(before) + 1, 'a new Payment is in the normal operational state');
     const h = await getHarness();
     assert.equal(sampleValue(after, 'partner_payments_payments', { status }), await h.db.prisma.payment.count({ where: { status } }));
-    for (const name of ['partner_payments_settlement_legs', 'partner_payments_fund_returns']) assert.equal(family(after, name).type, 'GAUGE');
+    for (const name of ['partner_payments_settlement_legs', 'partner_payments_fund_returns'])
+      assert.equal(family(after, name).type, 'GAUGE');
   });
 
   test('counts webhook deliveries by outcome, and the backlog: a delivery waiting on an endpoint that is down is counted and ages the oldest waiting delivery, until it is delivered', async () => {
@@ -152,7 +164,10 @@ describe('Prometheus metrics at /metrics (what operators watch)', () => {
     const age = sampleValue(during, 'partner_payments_webhook_oldest_waiting_delivery_age_seconds');
     assert.ok(before.ours > 0, `ours has waited ${before.ours} s`);
     // The oldest waiting delivery is ours or an older one, and the gauge is its age as the scrape read it.
-    assert.ok(age >= before.ours && age >= before.oldest! && age <= after.oldest!, `gauge ${age} s; ours ${before.ours} s; oldest ${before.oldest}..${after.oldest} s`);
+    assert.ok(
+      age >= before.ours && age >= before.oldest! && age <= after.oldest!,
+      `gauge ${age} s; ours ${before.ours} s; oldest ${before.oldest}..${after.oldest} s`,
+    );
     assert.ok(sampleValue(during, 'partner_payments_webhook_deliveries', { status: 'retrying' }) >= 1);
 
     // The endpoint is back: the delivery goes through (time skips its 30 s backoff) and leaves the
@@ -169,7 +184,10 @@ describe('Prometheus metrics at /metrics (what operators watch)', () => {
     const done = await scrape();
     const left = await ages();
     assert.ok(sampleValue(done, 'partner_payments_webhook_deliveries', { status: 'succeeded' }) >= 1);
-    assert.ok(sampleValue(done, 'partner_payments_webhook_oldest_waiting_delivery_age_seconds') <= (left.oldest ?? 0), 'no older than what still waits');
+    assert.ok(
+      sampleValue(done, 'partner_payments_webhook_oldest_waiting_delivery_age_seconds') <= (left.oldest ?? 0),
+      'no older than what still waits',
+    );
   });
 
   test("reports the scanner's lag behind the chain head per network: blocks it has not read count, and once it reads them they no longer do", async () => {
@@ -228,7 +246,10 @@ describe('Prometheus metrics at /metrics (what operators watch)', () => {
     try {
       const during = await scrape();
       assert.equal(warnings(during), warnings(before) + 1);
-      assert.equal(sampleValue(during, 'partner_payments_operator_alerts_open', { kind: LEDGER_DIFFERENCE, severity: 'warning' }), warnings(during));
+      assert.equal(
+        sampleValue(during, 'partner_payments_operator_alerts_open', { kind: LEDGER_DIFFERENCE, severity: 'warning' }),
+        warnings(during),
+      );
     } finally {
       await resolveAlerts(deps, LEDGER_DIFFERENCE, [subject]);
     }
@@ -241,8 +262,14 @@ describe('Prometheus metrics at /metrics (what operators watch)', () => {
     assert.ok(temporal.length > 0, 'temporal_* series');
     const names = temporal.map((f) => f.name);
     assert.ok(names.includes('temporal_worker_task_slots_available'), names.join(', '));
-    assert.ok(names.some((n) => n.startsWith('temporal_workflow_task_')), names.join(', '));
-    assert.ok(names.some((n) => n.startsWith('temporal_activity_')), names.join(', '));
+    assert.ok(
+      names.some((n) => n.startsWith('temporal_workflow_task_')),
+      names.join(', '),
+    );
+    assert.ok(
+      names.some((n) => n.startsWith('temporal_activity_')),
+      names.join(', '),
+    );
   });
 
   test('a reading that fails leaves its series out and says so in collector_up, the scrape still answers', async () => {

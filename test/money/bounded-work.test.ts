@@ -19,7 +19,8 @@ async function inOneBlock(payer: PrivateKeyAccount, to: string, amounts: bigint[
   const chain = h.chain.chains.get(h.chainId);
   await rpc('evm_setAutomine', [false]);
   try {
-    for (const amountAtomic of amounts) await chain.sendTokenTransfer({ from: payer, token: SANDBOX_TOKEN_ADDRESS, to: to as Address, amountAtomic });
+    for (const amountAtomic of amounts)
+      await chain.sendTokenTransfer({ from: payer, token: SANDBOX_TOKEN_ADDRESS, to: to as Address, amountAtomic });
     await rpc('evm_mine');
   } finally {
     await rpc('evm_setAutomine', [true]);
@@ -53,17 +54,25 @@ async function idleHistoryLength(workflowId: string): Promise<number> {
 describe('Bounded work per Payment', () => {
   endsWithBooksChecked();
 
-  test('dust sent to an escrow never wakes the Payment\'s workflow; the dust sweep holds it for recovery once confirmed', async () => {
+  test("dust sent to an escrow never wakes the Payment's workflow; the dust sweep holds it for recovery once confirmed", async () => {
     const h = await getHarness();
     const m = await newMerchant();
     const p = (await createPayment(m, { amount: '10' })).body.payment;
     const escrow = p.funding.depositAddress.address as string;
     const before = await idleHistoryLength(p.id);
     const payer = await newPayer(25n * (USDC / 2n));
-    await inOneBlock(payer, escrow, Array.from({ length: 25 }, () => USDC / 2n));
+    await inOneBlock(
+      payer,
+      escrow,
+      Array.from({ length: 25 }, () => USDC / 2n),
+    );
     await mine(2);
     await pokeScanner();
-    await eventually(async () => (await h.db.prisma.paymentTransfer.count({ where: { paymentId: p.id, status: 'dust' } })) >= 25, 'the 25 dust transfers recorded', { mine: false });
+    await eventually(
+      async () => (await h.db.prisma.paymentTransfer.count({ where: { paymentId: p.id, status: 'dust' } })) >= 25,
+      'the 25 dust transfers recorded',
+      { mine: false },
+    );
     assert.equal(await h.db.prisma.paymentTransfer.count({ where: { paymentId: p.id, status: 'dust' } }), 25);
     assert.equal(await historyLength(p.id), before, 'no signal, no step: the workflow never saw the dust');
 
@@ -79,7 +88,10 @@ describe('Bounded work per Payment', () => {
     assert.equal(payment.incidentRecoverySummary.count, 25);
     assert.equal(payment.incidentRecoverySummary.requestedAmountAtomic, String(25n * (USDC / 2n)));
     const balances = await call(`/v2/accounts/${m.accountId}/balances`, { credential: m.cred });
-    assert.deepEqual(balances.body.balances.map((b: Record<string, string>) => b.pendingAtomic), [String(25n * (USDC / 2n))]);
+    assert.deepEqual(
+      balances.body.balances.map((b: Record<string, string>) => b.pendingAtomic),
+      [String(25n * (USDC / 2n))],
+    );
     assert.equal(await tokenBalance(escrow), 25n * (USDC / 2n));
     // A second sweep finds nothing left to do.
     assert.equal((await sweepDust({ prisma: h.db.prisma, chains: h.chain.chains })).held, 0);
@@ -100,7 +112,11 @@ describe('Bounded work per Payment', () => {
     const escrow = p.funding.depositAddress.address as string;
     const firstRun = (await h.engine.describeWorkflow(p.id)).runId;
     const payer = await newPayer(100n * USDC);
-    await inOneBlock(payer, escrow, Array.from({ length: 20 }, () => USDC));
+    await inOneBlock(
+      payer,
+      escrow,
+      Array.from({ length: 20 }, () => USDC),
+    );
     await mine(2);
     await pokeScanner();
     await waitForPayment(m, p.id, '20 USDC confirmed', (x) => x.status === 'processing' && x.stage === 'awaiting_funds');

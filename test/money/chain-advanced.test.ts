@@ -31,7 +31,8 @@ async function drivers(workflowId: string) {
  */
 async function assertWokenByBlocks(workflowId: string, reads: Record<string, number>) {
   const d = await drivers(workflowId);
-  for (const [activity, atLeast] of Object.entries(reads)) assert.ok(d.activities(activity) >= atLeast, `${activity}: ${JSON.stringify(d)}`);
+  for (const [activity, atLeast] of Object.entries(reads))
+    assert.ok(d.activities(activity) >= atLeast, `${activity}: ${JSON.stringify(d)}`);
   assert.ok(d.signals >= 1, JSON.stringify(d));
   assert.equal(d.timersFired, 0);
   assert.ok(d.clockSeconds < 3600, JSON.stringify(d));
@@ -48,13 +49,25 @@ async function firstReadBeforeAnyBlock<T>(read: () => Promise<T | undefined>): P
 async function scannerState() {
   const h = await getHarness();
   const d = await h.env.client.workflow.getHandle(`chain-scanner:${h.chainId}`).describe();
-  const activities = (d.raw.pendingActivities ?? []).map((a) => ({ type: a.activityType?.name, attempt: a.attempt, state: a.state, failure: a.lastFailure?.message }));
+  const activities = (d.raw.pendingActivities ?? []).map((a) => ({
+    type: a.activityType?.name,
+    attempt: a.attempt,
+    state: a.state,
+    failure: a.lastFailure?.message,
+  }));
   const events = (await h.probes.workflowHistory(`chain-scanner:${h.chainId}`)).events ?? [];
   const tail = events.slice(-15).map((e) => {
     const attrs = Object.entries(e).filter(([k, v]) => k.endsWith('Attributes') && v);
     return `${e.eventId} ${attrs.map(([k, v]) => `${k.replace('EventAttributes', '')} ${JSON.stringify(v).slice(0, 160)}`).join(' ')}`;
   });
-  return { runId: d.runId, status: d.status.name, historyLength: d.historyLength, activities, head: String(await h.chain.chains.get(h.chainId).getBlockNumber()), tail };
+  return {
+    runId: d.runId,
+    status: d.status.name,
+    historyLength: d.historyLength,
+    activities,
+    head: String(await h.chain.chains.get(h.chainId).getBlockNumber()),
+    tail,
+  };
 }
 
 /**
@@ -84,7 +97,10 @@ describe('Confirmations wait on blocks, not timers (the scanner signals every wo
       const payer = await newPayer(3n * USDC);
       await send(payer, p.funding.depositAddress.address, 3n * USDC);
       await firstReadBeforeAnyBlock(async () => ((await drivers(p.id)).activities('verifyPaymentTransfers') >= 1 ? true : undefined));
-      await blockByBlock(async () => ((await getPayment(m, p.id)).payment.status === 'succeeded' ? true : undefined), 'the Payment succeeded');
+      await blockByBlock(
+        async () => ((await getPayment(m, p.id)).payment.status === 'succeeded' ? true : undefined),
+        'the Payment succeeded',
+      );
       await assertWokenByBlocks(p.id, { verifyPaymentTransfers: 2, checkSettlement: 1 });
     } finally {
       delete h.policies.payment;

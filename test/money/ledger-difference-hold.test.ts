@@ -56,6 +56,9 @@ describe('Ledger difference hold', () => {
     const paid = await chain.getTokenBalance({ token: TOKEN, owner: destination as Address });
     assert.equal(String(paid), settled!.netAtomic.toFixed());
     const balances = await call(`/v2/accounts/${accountId}/balances`, { credential: cred });
-    assert.deepEqual(balances.body.balances.map((b: Record<string, string>) => b.settledAtomic), [String(paid)]);
+    assert.deepEqual(
+      balances.body.balances.map((b: Record<string, string>) => b.settledAtomic),
+      [String(paid)],
+    );
   });
 });

@@ -6,7 +6,15 @@ import { createApi } from '../../src/http/app';
 import { call } from '../support/api-client';
 import { eventually, mine, newPayer, payTo, rpc, tokenBalance } from '../support/chain';
 import { getHarness, apiDepsOnHarness } from '../support/harness';
-import { assertLedgerBalanced, createPayment, eventNames, getPayment, newMerchant, waitForPayment, type Merchant } from '../support/fixtures';
+import {
+  assertLedgerBalanced,
+  createPayment,
+  eventNames,
+  getPayment,
+  newMerchant,
+  waitForPayment,
+  type Merchant,
+} from '../support/fixtures';
 import { endsWithBooksChecked } from '../support/books';
 import { awaitWorkflowResult } from '../support/workflow-result';
 
@@ -45,7 +53,12 @@ describe('Every unit that reaches an escrow is accounted for', () => {
     // Consecutive blocks: the second is still confirming when the first makes the Payment accepted.
     await payTo(payer, escrow, 10n * USDC);
     await payTo(payer, escrow, 5n * USDC);
-    const done = await waitForPayment(m, p.id, 'succeeded with the excess held', (x) => x.status === 'succeeded' && x.incidentRecoverySummary.count === 1);
+    const done = await waitForPayment(
+      m,
+      p.id,
+      'succeeded with the excess held',
+      (x) => x.status === 'succeeded' && x.incidentRecoverySummary.count === 1,
+    );
     assert.equal(done.incidentRecoverySummary.requestedAmountAtomic, String(5n * USDC));
     assert.equal(done.incidentRecoverySummary.pendingCount, 1);
     assert.deepEqual(await recoveryHolds(m, p.id), [['5000000', 'pending']]);
@@ -101,7 +114,7 @@ describe('Every unit that reaches an escrow is accounted for', () => {
     await assertLedgerBalanced();
   });
 
-  test('a transfer after the Payment\'s workflow finished counts only once confirmed, and one reorged away counts for nothing', async () => {
+  test("a transfer after the Payment's workflow finished counts only once confirmed, and one reorged away counts for nothing", async () => {
     const h = await getHarness();
     const m = await newMerchant();
     const p = (await createPayment(m, { expiresInSeconds: 60 })).body.payment;
@@ -112,7 +125,9 @@ describe('Every unit that reaches an escrow is accounted for', () => {
     // Seen at one block deep, then reorged away: nothing may be held for it.
     const snapshot = await rpc<string>('evm_snapshot');
     await payTo(payer, escrow, 3n * USDC);
-    await eventually(async () => (await h.db.prisma.paymentTransfer.count({ where: { paymentId: p.id } })) > 0, 'the transfer seen', { mine: false });
+    await eventually(async () => (await h.db.prisma.paymentTransfer.count({ where: { paymentId: p.id } })) > 0, 'the transfer seen', {
+      mine: false,
+    });
     assert.equal((await getPayment(m, p.id)).payment.incidentRecoverySummary.count, 0, 'not an incident while unconfirmed');
     assert.equal(await rpc('evm_revert', [snapshot]), true);
     await mine(3);
@@ -123,7 +138,11 @@ describe('Every unit that reaches an escrow is accounted for', () => {
     assert.equal(late.incidentRecoverySummary.count, 1);
     assert.equal(late.incidentRecoverySummary.requestedAmountAtomic, String(2n * USDC));
     assert.deepEqual(
-      (await h.db.prisma.paymentTransfer.findMany({ where: { paymentId: p.id }, orderBy: { createdAt: 'asc' } })).map((t) => [t.amountAtomic.toFixed(), t.status, t.role]),
+      (await h.db.prisma.paymentTransfer.findMany({ where: { paymentId: p.id }, orderBy: { createdAt: 'asc' } })).map((t) => [
+        t.amountAtomic.toFixed(),
+        t.status,
+        t.role,
+      ]),
       [
         ['3000000', 'dropped', 'late'],
         ['2000000', 'confirmed', 'late'],
@@ -134,27 +153,40 @@ describe('Every unit that reaches an escrow is accounted for', () => {
     await assertLedgerBalanced();
   });
 
-  test('a retry after a 5xx that reuses the key with another body is 409 idempotency_conflict, never the other body\'s Payment', async () => {
+  test("a retry after a 5xx that reuses the key with another body is 409 idempotency_conflict, never the other body's Payment", async () => {
     const h = await getHarness();
     const m = await newMerchant();
     // The same service while Temporal is down: the Payment commits, its workflow start fails.
-    const down = createApi(await apiDepsOnHarness({
-      engine: {
-        startPayment: async () => {
-          throw new Error('Temporal is unavailable');
+    const down = createApi(
+      await apiDepsOnHarness({
+        engine: {
+          startPayment: async () => {
+            throw new Error('Temporal is unavailable');
+          },
+          cancelPayment: async () => ({ outcome: 'closed' as const }),
+          kickWebhookDispatcher: async () => undefined,
         },
-        cancelPayment: async () => ({ outcome: 'closed' as const }),
-        kickWebhookDispatcher: async () => undefined,
-      },
-    }));
+      }),
+    );
     const server = await new Promise<import('node:http').Server>((resolve) => {
       const s = down.listen(0, '127.0.0.1', () => resolve(s));
     });
     const { port } = server.address() as import('node:net').AddressInfo;
     const key = `retry-after-5xx-${Date.now()}`;
-    const body = (amount: string) => ({ intent: 'receive', amount, assetCode: 'USDC', chainId: h.chainId, destination: { type: 'upa', accountId: m.accountId } });
+    const body = (amount: string) => ({
+      intent: 'receive',
+      amount,
+      assetCode: 'USDC',
+      chainId: h.chainId,
+      destination: { type: 'upa', accountId: m.accountId },
+    });
     try {
-      const first = await call('/v2/payments', { baseUrl: `http://127.0.0.1:${port}`, credential: m.cred, headers: { 'idempotency-key': key }, body: body('10') });
+      const first = await call('/v2/payments', {
+        baseUrl: `http://127.0.0.1:${port}`,
+        credential: m.cred,
+        headers: { 'idempotency-key': key },
+        body: body('10'),
+      });
       assert.ok(first.status >= 500, first.text);
     } finally {
       server.close();
@@ -169,6 +201,9 @@ describe('Every unit that reaches an escrow is accounted for', () => {
     assert.equal(await h.db.prisma.payment.count({ where: { recipientAccountId: m.accountId } }), 1);
     assert.equal((await h.engine.describeWorkflow(same.body.payment.id)).status, 'RUNNING');
     const chain = h.chain.chains.get(h.chainId);
-    assert.equal(await chain.getTokenBalance({ token: SANDBOX_TOKEN_ADDRESS, owner: same.body.payment.funding.depositAddress.address as Address }), 0n);
+    assert.equal(
+      await chain.getTokenBalance({ token: SANDBOX_TOKEN_ADDRESS, owner: same.body.payment.funding.depositAddress.address as Address }),
+      0n,
+    );
   });
 });

@@ -28,7 +28,12 @@ describe('Reorgs', () => {
     const payer = await newPayer(10n * USDC);
     const other = await newPayer(1n * USDC);
     const paying = await chain.signTokenTransfer({ from: payer, token: SANDBOX_TOKEN_ADDRESS, to: escrow, amountAtomic: 10n * USDC });
-    const otherTx = await chain.signTokenTransfer({ from: other, token: SANDBOX_TOKEN_ADDRESS, to: other.address, amountAtomic: 1n * USDC });
+    const otherTx = await chain.signTokenTransfer({
+      from: other,
+      token: SANDBOX_TOKEN_ADDRESS,
+      to: other.address,
+      amountAtomic: 1n * USDC,
+    });
 
     const snapshot = await rpc<string>('evm_snapshot');
     await chain.broadcast(paying);
@@ -57,7 +62,10 @@ describe('Reorgs', () => {
     const done = await waitForPayment(m, p.id, 'succeeded after the reorg', (x) => x.status === 'succeeded');
     assert.equal(done.incidentRecoverySummary.count, 0);
     const transfers = await h.db.prisma.paymentTransfer.findMany({ where: { paymentId: p.id } });
-    assert.deepEqual(transfers.map((t) => [t.txHash, t.ordinal, t.status, t.role]), [[paying.txHash.toLowerCase(), 0, 'confirmed', 'funding']]);
+    assert.deepEqual(
+      transfers.map((t) => [t.txHash, t.ordinal, t.status, t.role]),
+      [[paying.txHash.toLowerCase(), 0, 'confirmed', 'funding']],
+    );
     assert.equal(await tokenBalance(escrow), 0n, 'paid out once, nothing left or missing at the escrow');
     assert.equal(await tokenBalance(m.wallet), BigInt(done.fees.merchantNetAmountAtomic));
     await assertLedgerBalanced();
@@ -89,7 +97,8 @@ describe('Reorgs', () => {
       await rpc('evm_setAutomine', [true]);
     }
     await pokeScanner();
-    const transferStatus = async () => (await h.db.prisma.paymentTransfer.findFirst({ where: { paymentId: p.id }, select: { status: true } }))?.status;
+    const transferStatus = async () =>
+      (await h.db.prisma.paymentTransfer.findFirst({ where: { paymentId: p.id }, select: { status: true } }))?.status;
     await until(async (saw) => {
       const status = await transferStatus();
       saw(status);
@@ -104,7 +113,10 @@ describe('Reorgs', () => {
     const done = await waitForPayment(m, p.id, 'succeeded once mined again', (x) => x.status === 'succeeded');
     assert.equal(done.incidentRecoverySummary.count, 0);
     const transfers = await h.db.prisma.paymentTransfer.findMany({ where: { paymentId: p.id } });
-    assert.deepEqual(transfers.map((t) => [t.txHash, t.ordinal, t.status, t.role]), [[paying.txHash.toLowerCase(), 0, 'confirmed', 'funding']]);
+    assert.deepEqual(
+      transfers.map((t) => [t.txHash, t.ordinal, t.status, t.role]),
+      [[paying.txHash.toLowerCase(), 0, 'confirmed', 'funding']],
+    );
     assert.equal(await tokenBalance(escrow), 0n, 'paid out once');
     assert.equal(await tokenBalance(m.wallet), BigInt(done.fees.merchantNetAmountAtomic));
     await assertLedgerBalanced();

@@ -37,10 +37,16 @@ describe('Service-controlled addresses', () => {
     const target = await accountOf(cred);
     for (const address of ours) {
       for (const spelling of [address.toLowerCase(), address]) {
-        const res = await call(`/v2/accounts/${target}/connected-wallets`, { credential: cred, body: { chainId: h.chainId, address: spelling } });
+        const res = await call(`/v2/accounts/${target}/connected-wallets`, {
+          credential: cred,
+          body: { chainId: h.chainId, address: spelling },
+        });
         assert.equal(res.status, 400, `${spelling}: ${res.text}`);
         assert.equal(res.body.error.code, 'bad_request');
-        assert.deepEqual(res.body.error.details.fields.map((f: { field: string }) => f.field), ['body.address']);
+        assert.deepEqual(
+          res.body.error.details.fields.map((f: { field: string }) => f.field),
+          ['body.address'],
+        );
       }
     }
     const bundle = await call(`/v2/accounts/${target}`, { credential: cred });
@@ -62,17 +68,23 @@ describe('Service-controlled addresses', () => {
     });
     const payer = await newPayer(100n * USDC);
     await send(payer, deposit.address, 100n * USDC);
-    const [held] = await waitForDeposits(accountId, (d) => d.length >= 1 && d[0]!.status === 'requires_intervention', { mine: true, what: 'held' });
+    const [held] = await waitForDeposits(accountId, (d) => d.length >= 1 && d[0]!.status === 'requires_intervention', {
+      mine: true,
+      what: 'held',
+    });
     assert.equal(held!.settlementReasonCode, 'settlement_destination_not_allowed');
     // Nothing moved, and no second deposit was made from the service's own transfer.
     const chain = h.chain.chains.get(h.chainId);
     assert.equal(await chain.getTokenBalance({ token: TOKEN, owner: deposit.address as Address }), 100n * USDC);
     assert.equal(await h.db.prisma.deposit.count({ where: { accountId } }), 1);
     const balances = await call(`/v2/accounts/${accountId}/balances`, { credential: cred });
-    assert.deepEqual(balances.body.balances.map((b: Record<string, string>) => [b.settledAtomic, b.pendingAtomic]), [['0', String(100n * USDC)]]);
+    assert.deepEqual(
+      balances.body.balances.map((b: Record<string, string>) => [b.settledAtomic, b.pendingAtomic]),
+      [['0', String(100n * USDC)]],
+    );
   });
 
-  test('a transfer from one of the service\'s addresses to a deposit address is not a deposit', async () => {
+  test("a transfer from one of the service's addresses to a deposit address is not a deposit", async () => {
     const h = await getHarness();
     const cred = await newApp();
     const { accountId } = await newAccountWithWallet(cred);
@@ -85,19 +97,33 @@ describe('Service-controlled addresses', () => {
     const payer = await newPayer(5n * USDC);
     await send(payer, escrowSigner.address, 5n * USDC);
     await h.chain.chains.get(h.chainId).sendNative({ from: await newPayer(0n), to: escrowSigner.address, amountWei: 10n ** 16n });
-    const moved = await h.chain.chains.get(h.chainId).sendTokenTransfer({ from: escrowSigner, token: TOKEN, to: deposit.address as Address, amountAtomic: 5n * USDC });
+    const moved = await h.chain.chains
+      .get(h.chainId)
+      .sendTokenTransfer({ from: escrowSigner, token: TOKEN, to: deposit.address as Address, amountAtomic: 5n * USDC });
     // A later ordinary deposit proves the scanner has read past the internal transfer.
     const later = await newPayer(2n * USDC);
     await send(later, deposit.address, 2n * USDC);
-    const rows = await waitForDeposits(accountId, (d) => d.some((x) => x.fromAddress === later.address.toLowerCase() && x.status === 'settled'), {
-      mine: true,
-      what: 'the later deposit settled',
-    });
-    assert.deepEqual(rows.map((r) => r.txHash).filter((t) => t === moved.toLowerCase()), []);
+    const rows = await waitForDeposits(
+      accountId,
+      (d) => d.some((x) => x.fromAddress === later.address.toLowerCase() && x.status === 'settled'),
+      {
+        mine: true,
+        what: 'the later deposit settled',
+      },
+    );
+    assert.deepEqual(
+      rows.map((r) => r.txHash).filter((t) => t === moved.toLowerCase()),
+      [],
+    );
     // Put the funds back where the books have them (the Payment's escrow): also an internal move (the
     // deposit address has no settlement running now, so this send can't take its nonce).
-    const depositSigner = h.chain.custody.signer({ purpose: 'deposit', index: (await h.db.prisma.depositAddress.findUniqueOrThrow({ where: { id: deposit.id } })).custodyIndex });
+    const depositSigner = h.chain.custody.signer({
+      purpose: 'deposit',
+      index: (await h.db.prisma.depositAddress.findUniqueOrThrow({ where: { id: deposit.id } })).custodyIndex,
+    });
     await h.chain.chains.get(h.chainId).sendNative({ from: await newPayer(0n), to: depositSigner.address, amountWei: 10n ** 16n });
-    await h.chain.chains.get(h.chainId).sendTokenTransfer({ from: depositSigner, token: TOKEN, to: escrowSigner.address, amountAtomic: 5n * USDC });
+    await h.chain.chains
+      .get(h.chainId)
+      .sendTokenTransfer({ from: depositSigner, token: TOKEN, to: escrowSigner.address, amountAtomic: 5n * USDC });
   });
 });

@@ -38,13 +38,25 @@ async function settledPayment(amountAtomic: bigint): Promise<Settled> {
   const m = await newMerchant();
   const p = (await createPayment(m, { amount: String(amountAtomic / USDC) })).body.payment;
   const escrow = p.funding.depositAddress.address as Address;
-  const funding = await chain.signTokenTransfer({ from: await newPayer(amountAtomic), token: SANDBOX_TOKEN_ADDRESS, to: escrow, amountAtomic });
+  const funding = await chain.signTokenTransfer({
+    from: await newPayer(amountAtomic),
+    token: SANDBOX_TOKEN_ADDRESS,
+    to: escrow,
+    amountAtomic,
+  });
   await chain.broadcast(funding);
   await receiptOf(funding.txHash);
   await pokeScanner();
   const done = await waitForPayment(m, p.id, 'succeeded', (x) => x.status === 'succeeded');
   const legs = await loadLegs(h.db.prisma, { type: 'payment', id: p.id });
-  assert.deepEqual(legs.map((l) => [l.leg, l.status]), [['net', 'confirmed'], ['platform_fee', 'confirmed'], ['partner_fee', 'confirmed']]);
+  assert.deepEqual(
+    legs.map((l) => [l.leg, l.status]),
+    [
+      ['net', 'confirmed'],
+      ['platform_fee', 'confirmed'],
+      ['partner_fee', 'confirmed'],
+    ],
+  );
   const row = await h.db.prisma.payment.findUniqueOrThrow({ where: { id: p.id } });
   const netAtomic = BigInt(done.fees.merchantNetAmountAtomic);
   assert.equal(await tokenBalance(m.wallet), netAtomic);
@@ -85,7 +97,10 @@ async function minedAgain(txHash: string): Promise<boolean> {
 
 async function alertOf(paymentId: string) {
   const h = await getHarness();
-  const rows = await h.db.prisma.operatorAlert.findMany({ where: { kind: ALERT, subject: `payment:${paymentId}` }, orderBy: { createdAt: 'asc' } });
+  const rows = await h.db.prisma.operatorAlert.findMany({
+    where: { kind: ALERT, subject: `payment:${paymentId}` },
+    orderBy: { createdAt: 'asc' },
+  });
   assert.ok(rows.length <= 1, `one ${ALERT} alert per Payment: ${JSON.stringify(rows)}`);
   return rows[0];
 }
@@ -107,7 +122,10 @@ async function assertDeliveredOnce(s: Settled, fees: [bigint, bigint], baseline:
   assert.equal(await tokenBalance(s.m.wallet), s.netAtomic, 'the recipient holds its net amount, once');
   assert.equal(await tokenBalance(s.escrow), 0n, 'nothing left at the escrow');
   assert.deepEqual(await feeBalances(), fees, 'each fee paid once');
-  const postings = await h.db.prisma.ledgerPosting.findMany({ where: { sourceType: 'payment', sourceId: s.paymentId }, select: { leg: true } });
+  const postings = await h.db.prisma.ledgerPosting.findMany({
+    where: { sourceType: 'payment', sourceId: s.paymentId },
+    select: { leg: true },
+  });
   assert.deepEqual(postings.map((p) => p.leg).sort(), ['collection', 'settlement'], 'the settlement is posted once');
   assert.deepEqual(await eventNames(s.paymentId), s.events, 'the partner is told nothing new: the Payment stays succeeded');
   const payment = await h.db.prisma.payment.findUniqueOrThrow({ where: { id: s.paymentId } });
@@ -136,14 +154,20 @@ describe('A settlement a deep reorg dropped after the Payment succeeded', () => 
     // What the service does today: the ledger pass finds the escrow holding money its books say left.
     const escrowSubject = `${h.chainId}:${SANDBOX_TOKEN_ADDRESS.toLowerCase()}:${s.escrow.toLowerCase()}`;
     await h.engine.runLedgerReconciliation({ recheckAfterSeconds: 1 });
-    const difference = await h.db.prisma.operatorAlert.findFirst({ where: { kind: 'ledger_difference', subject: escrowSubject, resolvedAt: null } });
+    const difference = await h.db.prisma.operatorAlert.findFirst({
+      where: { kind: 'ledger_difference', subject: escrowSubject, resolvedAt: null },
+    });
     assert.ok(difference, 'the ledger pass alerts on the escrow');
 
     const first = await pass();
     assert.ok(first.settlements?.resent.includes(s.paymentId), JSON.stringify(first.settlements));
     for (const l of s.legs) assert.ok(await minedAgain(l.txHash), `leg ${l.leg} mined again with the same hash`);
     const legs = await loadLegs(h.db.prisma, { type: 'payment', id: s.paymentId });
-    assert.deepEqual(legs.map((l) => [l.id, l.txHash, l.status]), s.legs.map((l) => [l.id, l.txHash, 'broadcast']), 'the same legs, none signed again');
+    assert.deepEqual(
+      legs.map((l) => [l.id, l.txHash, l.status]),
+      s.legs.map((l) => [l.id, l.txHash, 'broadcast']),
+      'the same legs, none signed again',
+    );
     const open = await alertOf(s.paymentId);
     assert.ok(open && open.resolvedAt === null && open.severity === 'critical', JSON.stringify(open));
     assert.equal((open.details as { state: string }).state, 'resent');
@@ -151,7 +175,10 @@ describe('A settlement a deep reorg dropped after the Payment succeeded', () => 
     await mine(h.chain.chains.network(h.chainId).confirmations);
     const second = await pass();
     assert.equal(second.settlements?.resent.includes(s.paymentId), false, 'nothing is sent twice');
-    assert.deepEqual((await loadLegs(h.db.prisma, { type: 'payment', id: s.paymentId })).map((l) => l.status), ['confirmed', 'confirmed', 'confirmed']);
+    assert.deepEqual(
+      (await loadLegs(h.db.prisma, { type: 'payment', id: s.paymentId })).map((l) => l.status),
+      ['confirmed', 'confirmed', 'confirmed'],
+    );
     assert.ok((await alertOf(s.paymentId))?.resolvedAt instanceof Date, 'the alert is resolved once the settlement is at depth again');
 
     await h.engine.runLedgerReconciliation({ recheckAfterSeconds: 1 });
@@ -184,9 +211,14 @@ describe('A settlement a deep reorg dropped after the Payment succeeded', () => 
     const held = await pass();
     assert.ok(held.settlements?.held.includes(s.paymentId), JSON.stringify(held.settlements));
     const waiting = await loadLegs(h.db.prisma, { type: 'payment', id: s.paymentId });
-    assert.deepEqual(waiting.map((l) => [l.txHash, l.status]), s.legs.map((l) => [l.txHash, 'broadcast']), 'no leg replaced or signed again');
+    assert.deepEqual(
+      waiting.map((l) => [l.txHash, l.status]),
+      s.legs.map((l) => [l.txHash, 'broadcast']),
+      'no leg replaced or signed again',
+    );
     assert.equal(await isMined(net.txHash), false);
-    for (const l of s.legs.filter((x) => x.leg !== 'net')) assert.ok(await minedAgain(l.txHash), `leg ${l.leg} (its nonce still free) mined again`);
+    for (const l of s.legs.filter((x) => x.leg !== 'net'))
+      assert.ok(await minedAgain(l.txHash), `leg ${l.leg} (its nonce still free) mined again`);
     assert.equal(await tokenBalance(s.m.wallet), 0n, 'the recipient is not paid while the original could still land');
     const alert = await alertOf(s.paymentId);
     assert.ok(alert && alert.resolvedAt === null);
@@ -201,7 +233,12 @@ describe('A settlement a deep reorg dropped after the Payment succeeded', () => 
     const legs = await loadLegs(h.db.prisma, { type: 'payment', id: s.paymentId });
     assert.deepEqual(
       legs.map((l) => [l.leg, l.status]),
-      [['net', 'replaced'], ['platform_fee', 'confirmed'], ['partner_fee', 'confirmed'], ['net', 'confirmed']],
+      [
+        ['net', 'replaced'],
+        ['platform_fee', 'confirmed'],
+        ['partner_fee', 'confirmed'],
+        ['net', 'confirmed'],
+      ],
     );
     assert.equal(legs[0]!.txHash, net.txHash);
     assert.ok(legs[3]!.nonce > net.nonce, 'a new nonce');
@@ -209,14 +246,14 @@ describe('A settlement a deep reorg dropped after the Payment succeeded', () => 
     await assertDeliveredOnce(s, fees, baseline);
   });
 
-  test('is held while the money is not at the escrow (the payer\'s transfer went too), and sent once it is back', async () => {
+  test("is held while the money is not at the escrow (the payer's transfer went too), and sent once it is back", async () => {
     const h = await getHarness();
     const chain = h.chain.chains.get(h.chainId);
     const s = await settledPayment(10n * USDC);
     const fees = await feeBalances();
 
     await reorgFrom(await blockOf(s.funding.txHash));
-    assert.equal(await tokenBalance(s.escrow), 0n, 'neither the payer\'s money nor the payout is on the chain');
+    assert.equal(await tokenBalance(s.escrow), 0n, "neither the payer's money nor the payout is on the chain");
 
     const short = await pass();
     assert.ok(short.settlements?.held.includes(s.paymentId), JSON.stringify(short.settlements));
@@ -231,7 +268,10 @@ describe('A settlement a deep reorg dropped after the Payment succeeded', () => 
     assert.ok(resent.settlements?.resent.includes(s.paymentId), JSON.stringify(resent.settlements));
     await mine(h.chain.chains.network(h.chainId).confirmations);
     await pass();
-    assert.deepEqual((await loadLegs(h.db.prisma, { type: 'payment', id: s.paymentId })).map((l) => [l.txHash, l.status]), s.legs.map((l) => [l.txHash, 'confirmed']));
+    assert.deepEqual(
+      (await loadLegs(h.db.prisma, { type: 'payment', id: s.paymentId })).map((l) => [l.txHash, l.status]),
+      s.legs.map((l) => [l.txHash, 'confirmed']),
+    );
     assert.ok((await alertOf(s.paymentId))?.resolvedAt instanceof Date);
     await assertDeliveredOnce(s, fees, baseline);
   });

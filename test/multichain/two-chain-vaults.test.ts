@@ -7,7 +7,16 @@ import { checkLedger } from '../../src/domain/ledger/check';
 import { followVaultReceipts } from '../../src/domain/vaults/vault-receipts';
 import { call, newApp, uniqueUserId } from '../support/api-client';
 import { getHarness } from '../support/harness';
-import { balanceOn, eventuallyOnTwoChains, newPayerOn, payOn, realToken, reconcileTwoChains, TWO_CHAINS, type TwoChainId } from '../support/two-chains';
+import {
+  balanceOn,
+  eventuallyOnTwoChains,
+  newPayerOn,
+  payOn,
+  realToken,
+  reconcileTwoChains,
+  TWO_CHAINS,
+  type TwoChainId,
+} from '../support/two-chains';
 import { sendCode, uniqueEmail } from '../vaults/support';
 
 type Symbol = 'USDC' | 'EURC';
@@ -47,7 +56,11 @@ async function merchantOn(cred: AppCredential, chainId: TwoChainId, symbol: Symb
   const wallet = privateKeyToAccount(generatePrivateKey()).address.toLowerCase();
   const w = await call(`/v2/accounts/${accountId}/connected-wallets`, { credential: cred, body: { chainId, address: wallet } });
   assert.equal(w.status, 201, w.text);
-  const sp = await call(`/v2/accounts/${accountId}/settlement-profile`, { credential: cred, method: 'PUT', body: { connectedWalletId: w.body.connectedWallets[0].id, assetSymbol: symbol } });
+  const sp = await call(`/v2/accounts/${accountId}/settlement-profile`, {
+    credential: cred,
+    method: 'PUT',
+    body: { connectedWalletId: w.body.connectedWallets[0].id, assetSymbol: symbol },
+  });
   assert.equal(sp.status, 200, sp.text);
   return { cred, accountId, wallet, chainId, symbol };
 }
@@ -61,7 +74,11 @@ async function activeVaultOf(cred: AppCredential, accountId: string) {
   const put = await call(`/v2/accounts/${accountId}/vault/policy`, {
     method: 'PUT',
     credential: cred,
-    body: { period: 'fixed_30_day', allowedTokens: ALL_TOKENS.map((t) => ({ chainId: t.chainId, tokenAddress: realToken(t.chainId, t.symbol) })), managedApproval: { method: 'email_otp', email } },
+    body: {
+      period: 'fixed_30_day',
+      allowedTokens: ALL_TOKENS.map((t) => ({ chainId: t.chainId, tokenAddress: realToken(t.chainId, t.symbol) })),
+      managedApproval: { method: 'email_otp', email },
+    },
   });
   assert.equal(put.status, 200, put.text);
   const code = await sendCode(cred, accountId, email);
@@ -135,7 +152,10 @@ describe('Vaults on two chains at once (production on 8453 and 1, USDC and EURC 
     assert.equal(config.status, 200, config.text);
     assert.equal(config.body.capabilities.vaults.available, true, config.text);
     const listed = (t: any) => `${t.chainId}:${t.symbol}:${t.tokenAddress.toLowerCase()}:${t.decimals}`;
-    assert.deepEqual(config.body.capabilities.vaults.tokens.map(listed).sort(), ALL_TOKENS.map((t) => `${t.chainId}:${t.symbol}:${realToken(t.chainId, t.symbol).toLowerCase()}:6`).sort());
+    assert.deepEqual(
+      config.body.capabilities.vaults.tokens.map(listed).sort(),
+      ALL_TOKENS.map((t) => `${t.chainId}:${t.symbol}:${realToken(t.chainId, t.symbol).toLowerCase()}:6`).sort(),
+    );
     const account = await call('/v2/accounts', { credential: cred, body: { externalUserId: uniqueUserId('vc') } });
     const onEthereum = await call(`/v2/accounts/${account.body.account.id}/vault`, { credential: cred, body: { chainId: 1 } });
     assert.equal(onEthereum.status, 201, onEthereum.text);
@@ -143,10 +163,13 @@ describe('Vaults on two chains at once (production on 8453 and 1, USDC and EURC 
     const elsewhere = await call(`/v2/accounts/${account.body.account.id}/vault`, { credential: cred, body: { chainId: 10 } });
     assert.equal(elsewhere.status, 424, elsewhere.text);
     assert.equal(elsewhere.body.error.code, 'chain_config_missing');
-    assert.deepEqual(onEthereum.body.vault.balances.map((b: any) => `${b.chainId}:${b.symbol}:${b.balanceAtomic}`).sort(), ALL_TOKENS.map((t) => `${t.chainId}:${t.symbol}:0`).sort());
+    assert.deepEqual(
+      onEthereum.body.vault.balances.map((b: any) => `${b.chainId}:${b.symbol}:${b.balanceAtomic}`).sort(),
+      ALL_TOKENS.map((t) => `${t.chainId}:${t.symbol}:0`).sort(),
+    );
   });
 
-  test('a vault funded on each chain pays a Payment on that chain, and a refund on each chain comes from the recipient\'s vault on that chain and token; books, chain and reconcile agree', async () => {
+  test("a vault funded on each chain pays a Payment on that chain, and a refund on each chain comes from the recipient's vault on that chain and token; books, chain and reconcile agree", async () => {
     const h = await getHarness();
     const cred = await newApp({ environment: 'production' });
     const payerAccount = await call('/v2/accounts', { credential: cred, body: { externalUserId: uniqueUserId('vp') } });
@@ -165,7 +188,11 @@ describe('Vaults on two chains at once (production on 8453 and 1, USDC and EURC 
       const op = await h.db.prisma.vaultFundingOperation.findFirstOrThrow({ where: { paymentId: payment.id } });
       assert.equal(op.chainId, chainId);
       assert.equal(op.tokenAddress.toLowerCase(), realToken(chainId, symbol).toLowerCase());
-      await eventuallyOnTwoChains(async () => ((await h.db.prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: op.id } })).status === 'confirmed' ? true : undefined), `${op.id} confirmed`);
+      await eventuallyOnTwoChains(
+        async () =>
+          (await h.db.prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: op.id } })).status === 'confirmed' ? true : undefined,
+        `${op.id} confirmed`,
+      );
       assert.equal(await balanceOn(chainId, symbol, payerVault.address), UNITS(4));
 
       // Refund: the recipient's vault, funded on this chain and token, pays back the payer of a settled Payment.
@@ -176,7 +203,11 @@ describe('Vaults on two chains at once (production on 8453 and 1, USDC and EURC 
       const payer = await newPayerOn(chainId, symbol, UNITS(3));
       await payOn(chainId, symbol, payer, sold.payment.funding.depositAddress.address, UNITS(3));
       await waitForPayment(recipient, sold.payment.id, 'succeeded', (p) => p.status === 'succeeded');
-      const refund = await call(`/v2/payments/${sold.payment.id}/refunds`, { credential: cred, headers: { 'idempotency-key': key('refund') }, body: { amount: '2' } });
+      const refund = await call(`/v2/payments/${sold.payment.id}/refunds`, {
+        credential: cred,
+        headers: { 'idempotency-key': key('refund') },
+        body: { amount: '2' },
+      });
       assert.equal(refund.status, 201, refund.text);
       await eventuallyOnTwoChains(async (saw) => {
         const list = await call(`/v2/payments/${sold.payment.id}/refunds`, { credential: cred });

@@ -6,11 +6,22 @@ import { checkLedger } from '../../src/domain/ledger/check';
 import { sweepDust } from '../../src/domain/payments/dust';
 import { call, newApp, uniqueUserId } from '../support/api-client';
 import { getHarness } from '../support/harness';
-import { balanceOn, eventuallyOnTwoChains, newPayerOn, payOn, realToken, reconcileTwoChains, TWO_CHAINS, type TwoChainId } from '../support/two-chains';
+import {
+  balanceOn,
+  eventuallyOnTwoChains,
+  newPayerOn,
+  payOn,
+  realToken,
+  reconcileTwoChains,
+  TWO_CHAINS,
+  type TwoChainId,
+} from '../support/two-chains';
 
 type Symbol = 'USDC' | 'EURC';
 const UNITS = (n: number) => BigInt(n) * 1_000_000n;
-const COMBOS: Array<{ chainId: TwoChainId; symbol: Symbol }> = TWO_CHAINS.flatMap((c) => (['USDC', 'EURC'] as const).map((symbol) => ({ chainId: c.chainId, symbol })));
+const COMBOS: Array<{ chainId: TwoChainId; symbol: Symbol }> = TWO_CHAINS.flatMap((c) =>
+  (['USDC', 'EURC'] as const).map((symbol) => ({ chainId: c.chainId, symbol })),
+);
 let keys = 0;
 const key = (what: string) => `${what}-${process.pid}-${Date.now()}-${(keys += 1)}`;
 
@@ -36,7 +47,14 @@ async function createPayment(m: Merchant, amount: string, overrides: Record<stri
   return call('/v2/payments', {
     credential: m.cred,
     headers: { 'idempotency-key': key('pay') },
-    body: { intent: 'receive', amount, assetCode: m.symbol, chainId: m.chainId, destination: { type: 'upa', accountId: m.accountId }, ...overrides },
+    body: {
+      intent: 'receive',
+      amount,
+      assetCode: m.symbol,
+      chainId: m.chainId,
+      destination: { type: 'upa', accountId: m.accountId },
+      ...overrides,
+    },
   });
 }
 
@@ -55,15 +73,25 @@ describe('Two chains and two assets at once (production on 8453 and 1, USDC and 
     const res = await call('/v2/partners/config', { credential: cred });
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(
-      res.body.networks.map((n: any) => ({ code: n.code, chainId: n.chainId, assets: n.supportedAssets.map((a: any) => [a.symbol, a.tokenAddress, a.decimals]) })),
-      TWO_CHAINS.map((c) => ({ code: c.code, chainId: c.chainId, assets: (['USDC', 'EURC'] as const).map((s) => [s, realToken(c.chainId, s), 6]) })),
+      res.body.networks.map((n: any) => ({
+        code: n.code,
+        chainId: n.chainId,
+        assets: n.supportedAssets.map((a: any) => [a.symbol, a.tokenAddress, a.decimals]),
+      })),
+      TWO_CHAINS.map((c) => ({
+        code: c.code,
+        chainId: c.chainId,
+        assets: (['USDC', 'EURC'] as const).map((s) => [s, realToken(c.chainId, s), 6]),
+      })),
     );
-    const deposits = res.body.capabilities.depositAddresses.supportedNetworks.flatMap((n: any) => n.assets.map((a: any) => `${n.chainId}:${a.symbol}`)).sort();
+    const deposits = res.body.capabilities.depositAddresses.supportedNetworks
+      .flatMap((n: any) => n.assets.map((a: any) => `${n.chainId}:${a.symbol}`))
+      .sort();
     assert.deepEqual(deposits, ['1:EURC', '1:USDC', '8453:EURC', '8453:USDC']);
     assert.deepEqual([...res.body.capabilities.depositAddresses.supportedChainIds].sort(), [1, 8453]);
   });
 
-  test('receive Payments on both chains in both assets are paid, settled to the merchant on the Payment\'s chain and token, and the books match the chain', async () => {
+  test("receive Payments on both chains in both assets are paid, settled to the merchant on the Payment's chain and token, and the books match the chain", async () => {
     const cred = await newApp({ environment: 'production' });
     // One after the other: payers are funded by one dev account per chain, whose nonces must not race.
     const runs = [];
@@ -95,7 +123,13 @@ describe('Two chains and two assets at once (production on 8453 and 1, USDC and 
     const h = await getHarness();
     assert.deepEqual((await checkLedger(h.db.prisma)).problems, []);
     const rec = await reconcileTwoChains();
-    assert.deepEqual(rec.heads.map((x) => x.chainId).filter((id) => id !== h.chainId).sort(), [1, 8453]);
+    assert.deepEqual(
+      rec.heads
+        .map((x) => x.chainId)
+        .filter((id) => id !== h.chainId)
+        .sort(),
+      [1, 8453],
+    );
   });
 
   test('deposits on both chains in both assets are settled, each on its own chain and asset', async () => {
@@ -154,11 +188,17 @@ describe('Two chains and two assets at once (production on 8453 and 1, USDC and 
     assert.equal(otherAsset.body.error.code, 'payment_method_not_supported', otherAsset.text);
     const otherChain = await createPayment(m, '5', { chainId: 1 });
     assert.equal(otherChain.body.error.code, 'payment_method_not_supported', otherChain.text);
-    const deposit = await call(`/v2/accounts/${m.accountId}/deposit-addresses`, { credential: cred, body: { chainId: 8453, assetSymbol: 'DAI' } });
+    const deposit = await call(`/v2/accounts/${m.accountId}/deposit-addresses`, {
+      credential: cred,
+      body: { chainId: 8453, assetSymbol: 'DAI' },
+    });
     assert.ok(deposit.status >= 400 && deposit.status < 500, deposit.text);
     const sandbox = await newApp();
     const sm = await call('/v2/accounts', { credential: sandbox, body: { externalUserId: uniqueUserId('mc') } });
-    const sandboxDeposit = await call(`/v2/accounts/${sm.body.account.id}/deposit-addresses`, { credential: sandbox, body: { chainId: 8453 } });
+    const sandboxDeposit = await call(`/v2/accounts/${sm.body.account.id}/deposit-addresses`, {
+      credential: sandbox,
+      body: { chainId: 8453 },
+    });
     assert.equal(sandboxDeposit.status, 424, sandboxDeposit.text);
   });
 
@@ -182,24 +222,54 @@ describe('Two chains and two assets at once (production on 8453 and 1, USDC and 
     assert.equal(row.receivedAtomic.toFixed(), String(UNITS(7)), 'the foreign transfers are not counted');
 
     // The sweep that follows transfers no workflow takes (scheduled in the service) holds them at depth.
-    const incidents = await eventuallyOnTwoChains(async (saw) => {
-      await sweepDust({ prisma: h.db.prisma, chains: h.chain.chains });
-      const res = await call(`/v2/payments/${p.id}/incidents`, { credential: cred });
-      assert.equal(res.status, 200, res.text);
-      saw(res.body.items);
-      return res.body.items.length === 2 ? res.body.items : undefined;
-    }, 'two incidents held', 60_000);
+    const incidents = await eventuallyOnTwoChains(
+      async (saw) => {
+        await sweepDust({ prisma: h.db.prisma, chains: h.chain.chains });
+        const res = await call(`/v2/payments/${p.id}/incidents`, { credential: cred });
+        assert.equal(res.status, 200, res.text);
+        saw(res.body.items);
+        return res.body.items.length === 2 ? res.body.items : undefined;
+      },
+      'two incidents held',
+      60_000,
+    );
     const bySender = new Map(incidents.map((i: any) => [i.fromAddress, i]));
-    const asset = (i: any) => ({ kind: i.kind, amountAtomic: i.amount.amountAtomic, assetCode: i.amount.assetCode, chainId: i.amount.chainId, tokenAddress: i.amount.tokenAddress.toLowerCase() });
-    assert.deepEqual(asset(bySender.get(wrongAsset.address.toLowerCase())), { kind: 'foreign', amountAtomic: String(UNITS(5)), assetCode: 'EURC', chainId: 8453, tokenAddress: realToken(8453, 'EURC').toLowerCase() });
-    assert.deepEqual(asset(bySender.get(wrongChain.address.toLowerCase())), { kind: 'foreign', amountAtomic: String(UNITS(4)), assetCode: 'USDC', chainId: 1, tokenAddress: realToken(1, 'USDC').toLowerCase() });
+    const asset = (i: any) => ({
+      kind: i.kind,
+      amountAtomic: i.amount.amountAtomic,
+      assetCode: i.amount.assetCode,
+      chainId: i.amount.chainId,
+      tokenAddress: i.amount.tokenAddress.toLowerCase(),
+    });
+    assert.deepEqual(asset(bySender.get(wrongAsset.address.toLowerCase())), {
+      kind: 'foreign',
+      amountAtomic: String(UNITS(5)),
+      assetCode: 'EURC',
+      chainId: 8453,
+      tokenAddress: realToken(8453, 'EURC').toLowerCase(),
+    });
+    assert.deepEqual(asset(bySender.get(wrongChain.address.toLowerCase())), {
+      kind: 'foreign',
+      amountAtomic: String(UNITS(4)),
+      assetCode: 'USDC',
+      chainId: 1,
+      tokenAddress: realToken(1, 'USDC').toLowerCase(),
+    });
     await reconcileTwoChains();
 
     for (const incident of incidents) {
-      const rec = await call(`/v2/payments/${p.id}/incident-recoveries`, { credential: cred, headers: { 'idempotency-key': key('recover') }, body: { incidentId: incident.id } });
+      const rec = await call(`/v2/payments/${p.id}/incident-recoveries`, {
+        credential: cred,
+        headers: { 'idempotency-key': key('recover') },
+        body: { incidentId: incident.id },
+      });
       assert.equal(rec.status, 201, rec.text);
       const lowerToken = (a: any) => ({ ...a, tokenAddress: a.tokenAddress.toLowerCase() });
-      assert.deepEqual(lowerToken(rec.body.incidentRecovery.amount), lowerToken(incident.amount), 'returned in the asset, on the chain, it came in');
+      assert.deepEqual(
+        lowerToken(rec.body.incidentRecovery.amount),
+        lowerToken(incident.amount),
+        'returned in the asset, on the chain, it came in',
+      );
       await eventuallyOnTwoChains(async (saw) => {
         const list = await call(`/v2/payments/${p.id}/incident-recoveries`, { credential: cred });
         const item = list.body.items.find((r: any) => r.id === rec.body.incidentRecovery.id);

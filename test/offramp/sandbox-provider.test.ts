@@ -24,9 +24,20 @@ async function asset() {
   return { symbol: 'USDC', decimals: 6, chainId: h.chainId, tokenAddress: SANDBOX_TOKEN_ADDRESS };
 }
 
-async function quote(sourceAmountAtomic: bigint, currency = 'PHP', extra: { idempotencyKey?: string; sandboxScenario?: string } = {}): Promise<Quote> {
+async function quote(
+  sourceAmountAtomic: bigint,
+  currency = 'PHP',
+  extra: { idempotencyKey?: string; sandboxScenario?: string } = {},
+): Promise<Quote> {
   const h = await getHarness();
-  return h.provider.adapter.quote({ country: currency === 'USD' ? 'US' : currency === 'PHP' ? 'PH' : 'VN', currency, rail: 'bank_transfer', asset: await asset(), sourceAmountAtomic, ...extra });
+  return h.provider.adapter.quote({
+    country: currency === 'USD' ? 'US' : currency === 'PHP' ? 'PH' : 'VN',
+    currency,
+    rail: 'bank_transfer',
+    asset: await asset(),
+    sourceAmountAtomic,
+    ...extra,
+  });
 }
 
 async function verifiedAccount(accountNumber = '000123456789'): Promise<{ bankAccountId: string; providerAccountId: string }> {
@@ -43,7 +54,13 @@ async function verifiedAccount(accountNumber = '000123456789'): Promise<{ bankAc
     rail: 'bank_transfer',
     details: {},
   });
-  await until(() => h.provider.received.find((c) => c.type === 'bank_account.updated' && c.bankAccountId === bankAccountId && c.account.status === 'verified'), 'verification');
+  await until(
+    () =>
+      h.provider.received.find(
+        (c) => c.type === 'bank_account.updated' && c.bankAccountId === bankAccountId && c.account.status === 'verified',
+      ),
+    'verification',
+  );
   return { bankAccountId, providerAccountId: registered.providerAccountId };
 }
 
@@ -53,8 +70,16 @@ async function fundedQuote(amountAtomic: bigint): Promise<{ quote: Quote; fundin
   const q = await quote(amountAtomic);
   const payer = await newPayer(amountAtomic);
   const chain = h.chain.chains.get(h.chainId);
-  const fundingTxHash = await chain.sendTokenTransfer({ from: payer, token: SANDBOX_TOKEN_ADDRESS, to: q.depositAddress as Address, amountAtomic });
-  await until(async () => ((await chain.getTransactionStatus(fundingTxHash, 1)) === 'confirmed' ? true : undefined), 'the funding transfer');
+  const fundingTxHash = await chain.sendTokenTransfer({
+    from: payer,
+    token: SANDBOX_TOKEN_ADDRESS,
+    to: q.depositAddress as Address,
+    amountAtomic,
+  });
+  await until(
+    async () => ((await chain.getTransactionStatus(fundingTxHash, 1)) === 'confirmed' ? true : undefined),
+    'the funding transfer',
+  );
   return { quote: q, fundingTxHash };
 }
 
@@ -62,12 +87,21 @@ async function payoutRequest(scenario: string | undefined, amountAtomic = 25_000
   const { providerAccountId } = await verifiedAccount();
   const { quote: q, fundingTxHash } = await fundedQuote(amountAtomic);
   const refundAddress = privateKeyToAccount(generatePrivateKey()).address;
-  return { paymentId: id('pay'), quoteId: q.quoteId, providerAccountId, amountAtomic, fundingTxHash, refundAddress, ...(scenario ? { sandboxScenario: scenario } : {}) };
+  return {
+    paymentId: id('pay'),
+    quoteId: q.quoteId,
+    providerAccountId,
+    amountAtomic,
+    fundingTxHash,
+    refundAddress,
+    ...(scenario ? { sandboxScenario: scenario } : {}),
+  };
 }
 
 async function callbackStatuses(paymentId: string, last: PayoutStatus): Promise<Payout[]> {
   const h = await getHarness();
-  const mine = () => h.provider.received.flatMap((c) => (c.type === 'payout.updated' && c.payout.paymentId === paymentId ? [c.payout] : []));
+  const mine = () =>
+    h.provider.received.flatMap((c) => (c.type === 'payout.updated' && c.payout.paymentId === paymentId ? [c.payout] : []));
   await until(() => (mine().some((p) => p.status === last) ? true : undefined), `a ${last} callback`);
   return mine();
 }
@@ -88,7 +122,16 @@ const payoutEvent = (paymentId: string, status: string = 'completed') =>
     id: 'evt_test',
     type: 'payout.updated',
     createdAt: new Date().toISOString(),
-    data: { payoutId: 'po_sbx_test', paymentId, status, amountAtomic: '1', reasonCode: null, refundTxHash: null, returnAt: null, updatedAt: new Date().toISOString() },
+    data: {
+      payoutId: 'po_sbx_test',
+      paymentId,
+      status,
+      amountAtomic: '1',
+      reasonCode: null,
+      refundTxHash: null,
+      returnAt: null,
+      updatedAt: new Date().toISOString(),
+    },
   });
 const now = () => Math.floor(Date.now() / 1000);
 /** Posts a callback body to an API's callback route (the harness API unless another is given). */
@@ -102,7 +145,9 @@ async function post(body: string, signature: string | undefined, opts: { code?: 
   return { status: res.status, body: (await res.json()) as { error?: { code: string } } };
 }
 const answersFor = async (paymentId: string) =>
-  (await getHarness()).provider.received.flatMap((c) => (c.type === 'payout.updated' && c.payout.paymentId === paymentId ? [c.payout] : []));
+  (await getHarness()).provider.received.flatMap((c) =>
+    c.type === 'payout.updated' && c.payout.paymentId === paymentId ? [c.payout] : [],
+  );
 
 describe('Sandbox off-ramp provider: quotes and bank accounts', () => {
   test('quotes PHP, USD and VND at the sandbox rates after a 0.5 % fee (0.50 at least), pays into its own address, and answers the same quote to the same key', async () => {
@@ -132,7 +177,17 @@ describe('Sandbox off-ramp provider: quotes and bank accounts', () => {
   test('registers a bank account as pending, then a signed callback verifies it; an account number ending 0002 fails as account_not_found; other details under the same id are refused', async () => {
     const h = await getHarness();
     const bankAccountId = id('ba');
-    const registration = { bankAccountId, country: 'PH', currency: 'PHP', accountHolderName: 'Jose Rizal', beneficiaryType: 'individual' as const, bankCode: 'BDO', accountNumber: '11110002', rail: 'bank_transfer', details: {} };
+    const registration = {
+      bankAccountId,
+      country: 'PH',
+      currency: 'PHP',
+      accountHolderName: 'Jose Rizal',
+      beneficiaryType: 'individual' as const,
+      bankCode: 'BDO',
+      accountNumber: '11110002',
+      rail: 'bank_transfer',
+      details: {},
+    };
     // The first callback is refused (503): the provider sends it again.
     let refusals = 0;
     h.provider.handlers.onBankAccountUpdated = async (bid) => {
@@ -146,10 +201,21 @@ describe('Sandbox off-ramp provider: quotes and bank accounts', () => {
       assert.deepEqual([pending.status, pending.failureReason], ['pending', null]);
       const replay = await h.provider.adapter.registerBankAccount(registration);
       assert.equal(replay.providerAccountId, pending.providerAccountId);
-      const callback = await until(() => h.provider.received.find((c) => c.type === 'bank_account.updated' && c.bankAccountId === bankAccountId), 'the failed verification');
-      assert.deepEqual(callback.type === 'bank_account.updated' && callback.account, { providerAccountId: pending.providerAccountId, status: 'failed', failureReason: 'account_not_found' });
+      const callback = await until(
+        () => h.provider.received.find((c) => c.type === 'bank_account.updated' && c.bankAccountId === bankAccountId),
+        'the failed verification',
+      );
+      assert.deepEqual(callback.type === 'bank_account.updated' && callback.account, {
+        providerAccountId: pending.providerAccountId,
+        status: 'failed',
+        failureReason: 'account_not_found',
+      });
       assert.equal(refusals, 1, 'the callback reached the handler after a refusal');
-      assert.deepEqual(await h.provider.adapter.getBankAccount(bankAccountId), { providerAccountId: pending.providerAccountId, status: 'failed', failureReason: 'account_not_found' });
+      assert.deepEqual(await h.provider.adapter.getBankAccount(bankAccountId), {
+        providerAccountId: pending.providerAccountId,
+        status: 'failed',
+        failureReason: 'account_not_found',
+      });
     } finally {
       h.provider.handlers.onBankAccountUpdated = undefined;
     }
@@ -169,7 +235,10 @@ describe('Sandbox off-ramp provider: payouts by scenario', () => {
     assert.deepEqual([created.paymentId, created.status, created.refundTxHash], [request.paymentId, 'submitted', null]);
     // One callback per step (processing, completed); each led to a read of the payout as it then was.
     await callbackStatuses(request.paymentId, 'completed');
-    const seen = await until(async () => ((await answersFor(request.paymentId)).length === 2 ? answersFor(request.paymentId) : undefined), 'an answer per callback');
+    const seen = await until(
+      async () => ((await answersFor(request.paymentId)).length === 2 ? answersFor(request.paymentId) : undefined),
+      'an answer per callback',
+    );
     assert.equal(h.provider.hints.filter((c) => c.type === 'payout.updated' && c.paymentId === request.paymentId).length, 2);
     assert.ok(['processing', 'completed'].includes(seen[0]!.status), seen[0]!.status);
     assert.equal(seen[1]!.status, 'completed');
@@ -225,7 +294,11 @@ describe('Sandbox off-ramp provider: payouts by scenario', () => {
     const created = await rejection(h.provider.adapter.createPayout(request));
     assert.deepEqual([created.kind, created.providerCode], ['uncertain', 'payout_uncertain']);
     assert.equal((await rejection(h.provider.adapter.getPayout(request.paymentId))).kind, 'uncertain');
-    assert.equal((await rejection(h.provider.adapter.createPayout(request))).kind, 'uncertain', 'a replay is uncertain too, not a second payout');
+    assert.equal(
+      (await rejection(h.provider.adapter.createPayout(request))).kind,
+      'uncertain',
+      'a replay is uncertain too, not a second payout',
+    );
     // A signed callback claiming completed meanwhile hands nothing on: the provider can't tell yet.
     const body = payoutEvent(request.paymentId, 'completed');
     assert.equal((await post(body, signCallback(h.provider.callbackSecret, body, now()))).status, 200);
@@ -233,7 +306,10 @@ describe('Sandbox off-ramp provider: payouts by scenario', () => {
     const resolved = await h.provider.resolvePayout(request.paymentId, 'completed');
     assert.equal(resolved.status, 200, await resolved.text());
     const seen = await callbackStatuses(request.paymentId, 'completed');
-    assert.deepEqual(seen.map((p) => p.status), ['completed']);
+    assert.deepEqual(
+      seen.map((p) => p.status),
+      ['completed'],
+    );
     assert.equal((await h.provider.adapter.getPayout(request.paymentId))?.status, 'completed');
     assert.equal((await h.provider.resolvePayout(request.paymentId, 'failed')).status, 409, 'only an uncertain payout is resolved');
   });
@@ -258,7 +334,9 @@ describe('Sandbox off-ramp provider: payouts by scenario', () => {
     const h = await getHarness();
     const request = await payoutRequest(undefined);
     const created = await h.provider.adapter.createPayout(request);
-    const conflict = await rejection(h.provider.adapter.createPayout({ ...request, refundAddress: privateKeyToAccount(generatePrivateKey()).address }));
+    const conflict = await rejection(
+      h.provider.adapter.createPayout({ ...request, refundAddress: privateKeyToAccount(generatePrivateKey()).address }),
+    );
     assert.deepEqual([conflict.kind, conflict.providerCode], ['failure', 'idempotency_conflict']);
     assert.equal((await h.provider.adapter.getPayout(request.paymentId))?.payoutId, created.payoutId);
     const reused = await rejection(h.provider.adapter.createPayout({ ...request, paymentId: id('pay') }));
@@ -266,7 +344,14 @@ describe('Sandbox off-ramp provider: payouts by scenario', () => {
 
     const { providerAccountId } = await verifiedAccount();
     const q = await quote(25_000_000n);
-    const elsewhere = { paymentId: id('pay'), quoteId: q.quoteId, providerAccountId, amountAtomic: 25_000_000n, fundingTxHash: request.fundingTxHash, refundAddress: request.refundAddress };
+    const elsewhere = {
+      paymentId: id('pay'),
+      quoteId: q.quoteId,
+      providerAccountId,
+      amountAtomic: 25_000_000n,
+      fundingTxHash: request.fundingTxHash,
+      refundAddress: request.refundAddress,
+    };
     const missing = await rejection(h.provider.adapter.createPayout({ ...elsewhere, fundingTxHash: `0x${'ab'.repeat(32)}` }));
     assert.deepEqual([missing.kind, missing.providerCode], ['failure', 'funding_not_found']);
     // A transfer to the provider, but of 30 USDC for a 25 USDC payout.
@@ -285,7 +370,14 @@ describe('Sandbox off-ramp provider: payouts by scenario', () => {
     await callbackStatuses(request.paymentId, 'completed');
     const copy = mkdtempSync(path.join(os.tmpdir(), 'pp-test-provider-copy-'));
     cpSync(h.provider.dataDir, copy, { recursive: true });
-    const second = await launchSandboxProvider({ port: await freePort(), dataDir: copy, rpcUrl: h.rpcUrl, chainId: h.chainId, callbackSecret: h.provider.callbackSecret, env: h.provider.env });
+    const second = await launchSandboxProvider({
+      port: await freePort(),
+      dataDir: copy,
+      rpcUrl: h.rpcUrl,
+      chainId: h.chainId,
+      callbackSecret: h.provider.callbackSecret,
+      env: h.provider.env,
+    });
     try {
       assert.equal(second.address, h.provider.address, 'the same key, kept under its data dir');
       const adapter = new HttpOfframpProvider({ baseUrl: second.url, callbackSecret: h.provider.callbackSecret });
@@ -298,19 +390,25 @@ describe('Sandbox off-ramp provider: payouts by scenario', () => {
 
   test('a provider that does not answer is unavailable, never a failure', async () => {
     const h = await getHarness();
-    const closed = new HttpOfframpProvider({ baseUrl: `http://127.0.0.1:${await freePort()}`, callbackSecret: h.provider.callbackSecret, timeoutMs: 500 });
+    const closed = new HttpOfframpProvider({
+      baseUrl: `http://127.0.0.1:${await freePort()}`,
+      callbackSecret: h.provider.callbackSecret,
+      timeoutMs: 500,
+    });
     assert.equal((await rejection(closed.getPayout('pay_x'))).kind, 'unavailable');
   });
 });
 
 describe('POST /v2/providers/{providerCode}/callbacks', () => {
-
   test('answers 401 to a missing, forged or 5-minute-old signature, 400 to a signed body that is not a callback, 404 to another provider, and 200 to a genuine one', async () => {
     const h = await getHarness();
     const paymentId = id('pay');
     const body = payoutEvent(paymentId);
     const secret = h.provider.callbackSecret;
-    assert.deepEqual(await post(body, undefined), { status: 401, body: { error: { code: 'unauthorized', message: 'The callback signature is missing, stale or wrong' } } });
+    assert.deepEqual(await post(body, undefined), {
+      status: 401,
+      body: { error: { code: 'unauthorized', message: 'The callback signature is missing, stale or wrong' } },
+    });
     assert.equal((await post(body, signCallback('another-secret-0123456789abcdef', body, now()))).status, 401);
     assert.equal((await post(body, signCallback(secret, body, now() - 301))).status, 401);
     assert.equal((await post(`${body} `, signCallback(secret, body, now()))).status, 401, 'the signature covers the exact bytes');
@@ -319,7 +417,10 @@ describe('POST /v2/providers/{providerCode}/callbacks', () => {
     const unknown = JSON.stringify({ id: 'evt', type: 'payout.deleted', createdAt: new Date().toISOString(), data: {} });
     assert.equal((await post(unknown, signCallback(secret, unknown, now()))).status, 400);
     assert.equal((await post(body, signCallback(secret, body, now()), { code: 'other' })).status, 404);
-    assert.ok(!h.provider.hints.some((c) => c.type === 'payout.updated' && c.paymentId === paymentId), 'nothing refused was taken as a callback');
+    assert.ok(
+      !h.provider.hints.some((c) => c.type === 'payout.updated' && c.paymentId === paymentId),
+      'nothing refused was taken as a callback',
+    );
     // Genuine, for a payout the provider does not have: 200, and nothing is handed on.
     assert.deepEqual(await post(body, signCallback(secret, body, now())), { status: 200, body: { received: true } });
     assert.ok(h.provider.hints.some((c) => c.type === 'payout.updated' && c.paymentId === paymentId));
@@ -354,9 +455,15 @@ describe('POST /v2/providers/{providerCode}/callbacks', () => {
     } finally {
       h.provider.handlers.onPayoutUpdated = undefined;
     }
-    const unreadable = new HttpOfframpProvider({ baseUrl: `http://127.0.0.1:${await freePort()}`, callbackSecret: h.provider.callbackSecret, timeoutMs: 500 });
+    const unreadable = new HttpOfframpProvider({
+      baseUrl: `http://127.0.0.1:${await freePort()}`,
+      callbackSecret: h.provider.callbackSecret,
+      timeoutMs: 500,
+    });
     const handedOn: Payout[] = [];
-    const down = await listenApi(await apiDepsOnHarness({ offramp: { provider: unreadable, onPayoutUpdated: async (payout) => void handedOn.push(payout) } }));
+    const down = await listenApi(
+      await apiDepsOnHarness({ offramp: { provider: unreadable, onPayoutUpdated: async (payout) => void handedOn.push(payout) } }),
+    );
     try {
       const res = await post(body, signCallback(h.provider.callbackSecret, body, now()), { baseUrl: down.baseUrl });
       assert.deepEqual([res.status, res.body.error?.code], [503, 'service_unavailable']);

@@ -5,7 +5,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts';
-import { createPartnerClient, expressWebhook, isKnownEvent, koaWebhook, WEBHOOK_EVENT_NAMES, type AnyWebhookEvent } from '../../clients/typescript/src';
+import {
+  createPartnerClient,
+  expressWebhook,
+  isKnownEvent,
+  koaWebhook,
+  WEBHOOK_EVENT_NAMES,
+  type AnyWebhookEvent,
+} from '../../clients/typescript/src';
 import { EVENT_NAMES } from '../../src/domain/event-log/event-catalog';
 import { CLIENT_SCHEMA_FILE, generateClientSchema } from '../../scripts/generate-client';
 import { newApp } from '../support/api-client';
@@ -25,12 +32,20 @@ async function koaReceiver(secret: () => string) {
   const server = await new Promise<http.Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, events, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    events,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 describe('The partner client package', () => {
   test('its schema is what openapi-typescript makes of the served document, and its event names are the catalog', async () => {
-    assert.equal(readFileSync(CLIENT_SCHEMA_FILE, 'utf8'), await generateClientSchema(), 'run `npm run client:generate` and commit the schema');
+    assert.equal(
+      readFileSync(CLIENT_SCHEMA_FILE, 'utf8'),
+      await generateClientSchema(),
+      'run `npm run client:generate` and commit the schema',
+    );
     assert.deepEqual([...WEBHOOK_EVENT_NAMES], [...EVENT_NAMES]);
   });
 
@@ -46,7 +61,9 @@ describe('The partner client package', () => {
     test('creates the account, wallet, settlement profile and Payment, is paid, and the delivery verifies', async () => {
       const h = await getHarness();
       const cred = await newApp();
-      const hook = await bed.admin().call('POST', `/admin/v1/apps/${cred.appId}/webhook-endpoints`, { url: receiver.url, events: ['payment.succeeded'] });
+      const hook = await bed
+        .admin()
+        .call('POST', `/admin/v1/apps/${cred.appId}/webhook-endpoints`, { url: receiver.url, events: ['payment.succeeded'] });
       assert.equal(hook.status, 201, JSON.stringify(hook.body));
       secret = hook.body.signingSecret;
       const client = createPartnerClient({ baseUrl: h.baseUrl, appId: cred.appId, appSecret: cred.appSecret });
@@ -57,7 +74,10 @@ describe('The partner client package', () => {
       assert.ok(account.data, JSON.stringify(account.error));
       const accountId = account.data.account.id;
       const address = privateKeyToAccount(generatePrivateKey()).address;
-      const wallet = await client.POST('/v2/accounts/{accountId}/connected-wallets', { params: { path: { accountId } }, body: { chainId: h.chainId, address } });
+      const wallet = await client.POST('/v2/accounts/{accountId}/connected-wallets', {
+        params: { path: { accountId } },
+        body: { chainId: h.chainId, address },
+      });
       assert.ok(wallet.data, JSON.stringify(wallet.error));
       const profile = await client.PUT('/v2/accounts/{accountId}/settlement-profile', {
         params: { path: { accountId } },
@@ -70,7 +90,10 @@ describe('The partner client package', () => {
       });
       assert.ok(created.data, JSON.stringify(created.error));
       const payment = created.data.payment;
-      const refused = await client.POST('/v2/payments', { params: { header: { 'Idempotency-Key': `bad-${Date.now()}` } }, body: { intent: 'receive', amount: 'lots', assetCode: 'USDC', chainId: h.chainId, destination: { type: 'upa', accountId } } });
+      const refused = await client.POST('/v2/payments', {
+        params: { header: { 'Idempotency-Key': `bad-${Date.now()}` } },
+        body: { intent: 'receive', amount: 'lots', assetCode: 'USDC', chainId: h.chainId, destination: { type: 'upa', accountId } },
+      });
       assert.equal(refused.response.status, 400);
       assert.equal(refused.error?.error.code, 'bad_request', 'errors come back as the typed envelope');
 
@@ -92,7 +115,10 @@ describe('The partner client package', () => {
       const got = receiver.events[0]!;
       assert.ok(isKnownEvent(got) && got.name === 'payment.succeeded', got.name);
       // Typed by name: the payload's fields need no cast.
-      assert.deepEqual([got.id, got.payload.paymentId, got.payload.status, got.payload.statusVersion, got.resourceSequence], [event.id, payment.id, 'succeeded', 4, Number(event.resourceSequence)]);
+      assert.deepEqual(
+        [got.id, got.payload.paymentId, got.payload.status, got.payload.statusVersion, got.resourceSequence],
+        [event.id, payment.id, 'succeeded', 4, Number(event.resourceSequence)],
+      );
     });
   });
 
@@ -111,15 +137,31 @@ describe('The partner client package', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-      const body = JSON.stringify({ id: 'evt_1', name: 'account.created', apiVersion: h.environments.apiVersion, createdAt: new Date().toISOString(), resourceSequence: 1, payload: { accountId: 'acct_1' } });
+      const body = JSON.stringify({
+        id: 'evt_1',
+        name: 'account.created',
+        apiVersion: h.environments.apiVersion,
+        createdAt: new Date().toISOString(),
+        resourceSequence: 1,
+        payload: { accountId: 'acct_1' },
+      });
       const t = Math.floor(Date.now() / 1000);
-      const headers = { 'content-type': 'application/json', 'x-svc-timestamp': String(t), 'x-svc-delivery': 'dlv_1', 'x-svc-event-id': 'evt_1', 'x-svc-signature': `t=${t},v1=${signDelivery('whsec_test', t, 'dlv_1', 'evt_1', Buffer.from(body))}` };
+      const headers = {
+        'content-type': 'application/json',
+        'x-svc-timestamp': String(t),
+        'x-svc-delivery': 'dlv_1',
+        'x-svc-event-id': 'evt_1',
+        'x-svc-signature': `t=${t},v1=${signDelivery('whsec_test', t, 'dlv_1', 'evt_1', Buffer.from(body))}`,
+      };
       const ok = await fetch(url, { method: 'POST', headers, body });
       assert.equal(ok.status, 200);
       const changed = await fetch(url, { method: 'POST', headers, body: body.replace('acct_1', 'acct_2') });
       assert.equal(changed.status, 400);
       assert.deepEqual(await changed.json(), { error: 'signature_mismatch' });
-      assert.deepEqual(seen.map((e) => [e.id, e.payload]), [['evt_1', { accountId: 'acct_1' }]]);
+      assert.deepEqual(
+        seen.map((e) => [e.id, e.payload]),
+        [['evt_1', { accountId: 'acct_1' }]],
+      );
     } finally {
       await new Promise<void>((r) => server.close(() => r()));
     }

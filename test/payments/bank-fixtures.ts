@@ -23,7 +23,9 @@ let counter = 0;
  * The bank account row is inserted directly (a row of the bank accounts module, until its routes
  * land); `register` gives its providerAccountId (registering it with the provider) when verified.
  */
-export async function newBankParty(opts: { status?: string; baseUrl?: string; register?: (bankAccountId: string) => Promise<string> } = {}): Promise<BankParty> {
+export async function newBankParty(
+  opts: { status?: string; baseUrl?: string; register?: (bankAccountId: string) => Promise<string> } = {},
+): Promise<BankParty> {
   const h = await getHarness();
   const status = opts.status ?? 'verified';
   const cred = await newApp();
@@ -69,7 +71,15 @@ export function createBankPayment(p: BankParty, overrides: Record<string, unknow
     ...(p.baseUrl ? { baseUrl: p.baseUrl } : {}),
     credential: p.cred,
     headers: { 'idempotency-key': `bank-${process.pid}-${keys}` },
-    body: { intent: 'send', amount: '10', assetCode: 'USDC', chainId: 31337, sourceAccountId: p.senderId, destination: { type: 'bank_account', bankAccountId: p.bankAccountId }, ...overrides },
+    body: {
+      intent: 'send',
+      amount: '10',
+      assetCode: 'USDC',
+      chainId: 31337,
+      sourceAccountId: p.senderId,
+      destination: { type: 'bank_account', bankAccountId: p.bankAccountId },
+      ...overrides,
+    },
   });
 }
 
@@ -79,7 +89,12 @@ export async function readBankPayment(p: BankParty, id: string) {
   return ZPaymentResponse.parse(res.body).payment;
 }
 
-export function waitForBankPayment(p: BankParty, id: string, what: string, predicate: (x: Awaited<ReturnType<typeof readBankPayment>>) => boolean) {
+export function waitForBankPayment(
+  p: BankParty,
+  id: string,
+  what: string,
+  predicate: (x: Awaited<ReturnType<typeof readBankPayment>>) => boolean,
+) {
   return eventually(async (saw) => {
     const payment = await readBankPayment(p, id);
     saw(paymentSummary(payment));

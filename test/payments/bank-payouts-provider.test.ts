@@ -33,7 +33,11 @@ function newParty(): Promise<BankParty> {
         rail: 'ach',
         details: BANK_DETAILS,
       });
-      await eventually(async () => (await h.provider.adapter.getBankAccount(bankAccountId))?.status === 'verified', 'bank account verified', { mine: false });
+      await eventually(
+        async () => (await h.provider.adapter.getBankAccount(bankAccountId))?.status === 'verified',
+        'bank account verified',
+        { mine: false },
+      );
       return registered.providerAccountId;
     },
   });
@@ -67,15 +71,24 @@ describe('bank payouts through the sandbox provider', () => {
     assert.equal(done.offrampStatus, 'completed');
     const afterwards = await Promise.all([h.provider.address, ...feeWallets].map((a) => tokenBalance(a)));
     // The provider got principal + its fee; the fee wallets the platform (1 %) and partner (0.5 %) fees.
-    assert.deepEqual(afterwards.map((b, i) => b - before[i]!), [9_850_000n, 100_000n, 50_000n]);
+    assert.deepEqual(
+      afterwards.map((b, i) => b - before[i]!),
+      [9_850_000n, 100_000n, 50_000n],
+    );
     const names = await eventNames(payment.id);
-    for (const name of ['payment.accepted', 'payment.succeeded', 'bank_funding.completed']) assert.ok(names.includes(name), names.join(', '));
+    for (const name of ['payment.accepted', 'payment.succeeded', 'bank_funding.completed'])
+      assert.ok(names.includes(name), names.join(', '));
   });
 
   test('fail: the provider sends the money back to escrow; the Payment fails (provider_failure) and the refund is held', async () => {
     const p = await newParty();
     const payment = await funded(p, 'fail');
-    const failed = await waitFor(p, payment.id, 'failed with the refund held', (x) => x.status === 'failed' && x.incidentRecoverySummary.count === 1);
+    const failed = await waitFor(
+      p,
+      payment.id,
+      'failed with the refund held',
+      (x) => x.status === 'failed' && x.incidentRecoverySummary.count === 1,
+    );
     assert.equal(failed.failure?.code, 'provider_failure');
     assert.equal(failed.offrampStatus, 'failed');
     assert.equal(await tokenBalance(payment.funding!.depositAddress.address), 9_850_000n);
@@ -111,7 +124,12 @@ describe('bank payouts through the sandbox provider', () => {
     await waitFor(p, payment.id, 'succeeded', (x) => x.status === 'succeeded');
     const returned = await h.provider.returnPayout(payment.id);
     assert.equal(returned.status, 202, await returned.text());
-    const after = await waitFor(p, payment.id, 'returned and held', (x) => x.offrampStatus === 'returned' && x.incidentRecoverySummary.count === 1);
+    const after = await waitFor(
+      p,
+      payment.id,
+      'returned and held',
+      (x) => x.offrampStatus === 'returned' && x.incidentRecoverySummary.count === 1,
+    );
     assert.equal(after.status, 'succeeded');
     assert.equal(after.operationalReasonCode, 'settlement_returned');
     assert.equal(await tokenBalance(payment.funding!.depositAddress.address), 9_850_000n);
@@ -122,10 +140,17 @@ describe('bank payouts through the sandbox provider', () => {
 describe('POST /v2/payments answers only the payment family of upstream codes', () => {
   test('provider down (nothing listening): 503 payment_provider_unavailable with Retry-After, creating nothing', async () => {
     const h = await getHarness();
-    const down = await listenApi(await apiDepsOnHarness({
-      engine: h.engine,
-      offramp: { provider: new HttpOfframpProvider({ baseUrl: `http://127.0.0.1:${await freePort()}`, callbackSecret: TEST_OFFRAMP_CALLBACK_SECRET }) },
-    }));
+    const down = await listenApi(
+      await apiDepsOnHarness({
+        engine: h.engine,
+        offramp: {
+          provider: new HttpOfframpProvider({
+            baseUrl: `http://127.0.0.1:${await freePort()}`,
+            callbackSecret: TEST_OFFRAMP_CALLBACK_SECRET,
+          }),
+        },
+      }),
+    );
     try {
       const p = await newBankParty({ baseUrl: down.baseUrl });
       const res = await createBankPayment(p);
@@ -170,7 +195,14 @@ describe('POST /v2/payments answers only the payment family of upstream codes', 
           const codes = codesOf(template, method, status);
           if (!codes) continue;
           const upstream = codes.filter((c) => c !== 'service_unavailable');
-          const expected = family === 'payment' ? (status === '502' ? ['payment_provider_error'] : ['payment_provider_unavailable']) : status === '502' ? ['provider_failure'] : ['provider_unavailable'];
+          const expected =
+            family === 'payment'
+              ? status === '502'
+                ? ['payment_provider_error']
+                : ['payment_provider_unavailable']
+              : status === '502'
+                ? ['provider_failure']
+                : ['provider_unavailable'];
           assert.deepEqual(upstream, expected, `${method.toUpperCase()} ${template} ${status}`);
         }
       }

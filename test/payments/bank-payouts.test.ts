@@ -80,7 +80,14 @@ class StandInProvider implements OfframpProvider {
     if (error) throw error;
     const existing = this.payouts.get(request.paymentId);
     if (existing) return existing;
-    const payout: Payout = { payoutId: `payout_${++this.n}`, paymentId: request.paymentId, status: 'submitted', reasonCode: null, refundTxHash: null, updatedAt: new Date() };
+    const payout: Payout = {
+      payoutId: `payout_${++this.n}`,
+      paymentId: request.paymentId,
+      status: 'submitted',
+      reasonCode: null,
+      refundTxHash: null,
+      updatedAt: new Date(),
+    };
     this.payouts.set(request.paymentId, payout);
     return payout;
   }
@@ -114,11 +121,23 @@ const handedOn: Payout[] = [];
 async function postCallback(paymentId: string, status: PayoutStatus) {
   const payout = provider.payouts.get(paymentId);
   const at = new Date().toISOString();
-  const data = { payoutId: payout?.payoutId ?? 'po_unknown', paymentId, status, amountAtomic: '1', reasonCode: null, refundTxHash: null, returnAt: null, updatedAt: at };
+  const data = {
+    payoutId: payout?.payoutId ?? 'po_unknown',
+    paymentId,
+    status,
+    amountAtomic: '1',
+    reasonCode: null,
+    refundTxHash: null,
+    returnAt: null,
+    updatedAt: at,
+  };
   const body = JSON.stringify({ id: `evt_${paymentId}_${status}`, type: 'payout.updated', createdAt: at, data });
   const res = await fetch(`${baseUrl}/v2/providers/sandbox/callbacks`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signCallback(TEST_OFFRAMP_CALLBACK_SECRET, body, Math.floor(Date.now() / 1000)) },
+    headers: {
+      'content-type': 'application/json',
+      [SIGNATURE_HEADER]: signCallback(TEST_OFFRAMP_CALLBACK_SECRET, body, Math.floor(Date.now() / 1000)),
+    },
     body,
   });
   return { status: res.status, text: await res.text() };
@@ -134,7 +153,9 @@ async function providerChanges(paymentId: string, status: PayoutStatus, reasonCo
     const request = provider.requests.find((r) => r.paymentId === paymentId)!;
     const payment = await h.db.prisma.payment.findUniqueOrThrow({ where: { id: paymentId }, include: { payout: true } });
     const from = provider.depositKeys.get(payment.payout!.depositAddress)!;
-    refundTxHash = await h.chain.chains.get(h.chainId).sendTokenTransfer({ from, token: SANDBOX_TOKEN_ADDRESS, to: request.refundAddress as Address, amountAtomic: request.amountAtomic });
+    refundTxHash = await h.chain.chains
+      .get(h.chainId)
+      .sendTokenTransfer({ from, token: SANDBOX_TOKEN_ADDRESS, to: request.refundAddress as Address, amountAtomic: request.amountAtomic });
   }
   const payout: Payout = { ...current, status, reasonCode, refundTxHash, updatedAt: new Date() };
   provider.payouts.set(paymentId, payout);
@@ -145,7 +166,10 @@ async function providerChanges(paymentId: string, status: PayoutStatus, reasonCo
 async function providerMoves(paymentId: string, status: PayoutStatus, reasonCode: string | null = null): Promise<Payout> {
   const h = await getHarness();
   const payout = await providerChanges(paymentId, status, reasonCode);
-  await onPayoutUpdated({ prisma: h.db.prisma, engine: gateway, confirmationsOf: (chainId) => h.chain.chains.network(chainId).confirmations }, payout);
+  await onPayoutUpdated(
+    { prisma: h.db.prisma, engine: gateway, confirmationsOf: (chainId) => h.chain.chains.network(chainId).confirmations },
+    payout,
+  );
   return payout;
 }
 
@@ -200,7 +224,10 @@ describe('bank payouts', () => {
       provider,
       onPayoutUpdated: async (payout: Payout) => {
         handedOn.push(payout);
-        await onPayoutUpdated({ prisma: h.db.prisma, engine: gateway, confirmationsOf: (chainId) => h.chain.chains.network(chainId).confirmations }, payout);
+        await onPayoutUpdated(
+          { prisma: h.db.prisma, engine: gateway, confirmationsOf: (chainId) => h.chain.chains.network(chainId).confirmations },
+          payout,
+        );
       },
     };
     const api = createApi(await apiDepsOnHarness({ engine: gateway, chains: h.chain.chains, offramp }));
@@ -214,7 +241,11 @@ describe('bank payouts', () => {
     // A workflow left on this queue without its worker would hold the time-skipping clock for the
     // files that follow: the ones still running (a Payment never funded) end here.
     const h = await getHarness();
-    for (const id of created) await h.env.client.workflow.getHandle(id).terminate('bank payouts suite ended').catch(() => undefined);
+    for (const id of created)
+      await h.env.client.workflow
+        .getHandle(id)
+        .terminate('bank payouts suite ended')
+        .catch(() => undefined);
     server?.closeAllConnections();
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
     worker?.shutdown();
@@ -228,7 +259,10 @@ describe('bank payouts', () => {
     assert.equal(res.status, 201, res.text);
     const payment = ZPaymentResponse.parse(res.body).payment;
     assert.deepEqual(payment.destination, { type: 'bank_account', accountId: p.ownerId, bankAccountId: p.bankAccountId });
-    assert.deepEqual(payment.participants, [{ role: 'sender', accountId: p.senderId }, { role: 'recipient', accountId: p.ownerId }]);
+    assert.deepEqual(payment.participants, [
+      { role: 'sender', accountId: p.senderId },
+      { role: 'recipient', accountId: p.ownerId },
+    ]);
     assert.equal(payment.offrampStatus, null);
     // 11 USDC less 1% + 0.5% fees: the provider gets 10.835, keeps 1% of it.
     assert.equal(payment.funding!.required.amountAtomic, '11000000');
@@ -283,12 +317,20 @@ describe('bank payouts', () => {
     assert.equal(done.offrampStatus, 'completed');
     assert.equal(provider.requests.filter((r) => r.paymentId === atProvider.id).length, 1);
     const names = await eventNames(atProvider.id);
-    for (const name of ['payment.created', 'payment.processing', 'payment.accepted', 'payment.succeeded', 'bank_funding.completed']) assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
+    for (const name of ['payment.created', 'payment.processing', 'payment.accepted', 'payment.succeeded', 'bank_funding.completed'])
+      assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
     const h = await getHarness();
     const event = await h.db.prisma.event.findFirstOrThrow({ where: { resourceId: atProvider.id, name: 'bank_funding.completed' } });
     assert.deepEqual(
       { ...(event.payload as Record<string, unknown>), statusVersion: undefined },
-      { ...(event.payload as Record<string, unknown>), statusVersion: undefined, paymentId: atProvider.id, bankAccountId: p.bankAccountId, destinationCurrency: 'USD', destinationAmount: '9.75' },
+      {
+        ...(event.payload as Record<string, unknown>),
+        statusVersion: undefined,
+        paymentId: atProvider.id,
+        bankAccountId: p.bankAccountId,
+        destinationCurrency: 'USD',
+        destinationAmount: '9.75',
+      },
     );
     const books = await h.db.prisma.$queryRaw<Array<{ book: string; total: string }>>`
       SELECT book, sum(amount_atomic)::text AS total FROM ledger_entries e JOIN ledger_postings lp ON lp.id = e.posting_id
@@ -304,14 +346,21 @@ describe('bank payouts', () => {
     const claimed = await postCallback(atProvider.id, 'completed');
     assert.equal(claimed.status, 200, claimed.text);
     const mine = () => handedOn.filter((x) => x.paymentId === atProvider.id);
-    assert.deepEqual(mine().map((x) => x.status), ['submitted'], "the provider's answer went on, not the claim");
+    assert.deepEqual(
+      mine().map((x) => x.status),
+      ['submitted'],
+      "the provider's answer went on, not the claim",
+    );
     assert.equal((await readPayment(p, atProvider.id)).status, 'accepted');
 
     // The provider fails the payout and says so in a callback whose body still claims processing.
     await providerChanges(atProvider.id, 'failed', 'R03');
     const hinted = await postCallback(atProvider.id, 'processing');
     assert.equal(hinted.status, 200, hinted.text);
-    assert.deepEqual(mine().map((x) => x.status), ['submitted', 'failed']);
+    assert.deepEqual(
+      mine().map((x) => x.status),
+      ['submitted', 'failed'],
+    );
     // Had the claimed completed been applied, the Payment would have succeeded and stayed so (a failed
     // update after completed is stale): failed shows it never was.
     const failed = await waitFor(p, atProvider.id, 'failed', (x) => x.status === 'failed' && x.incidentRecoverySummary.count === 1);
@@ -325,7 +374,14 @@ describe('bank payouts', () => {
     const p = await newParty();
     provider.quoteRules.set(14_775_000n, { ttlMs: 0 });
     const key = `lapsed-quote-${process.pid}-${p.bankAccountId}`;
-    const body = { intent: 'send', amount: '15', assetCode: 'USDC', chainId: 31337, sourceAccountId: p.senderId, destination: { type: 'bank_account', bankAccountId: p.bankAccountId } };
+    const body = {
+      intent: 'send',
+      amount: '15',
+      assetCode: 'USDC',
+      chainId: 31337,
+      sourceAccountId: p.senderId,
+      destination: { type: 'bank_account', bankAccountId: p.bankAccountId },
+    };
     const send = () => call('/v2/payments', { baseUrl, credential: p.cred, headers: { 'idempotency-key': key }, body });
     const first = await send();
     if (first.status === 201) created.add(first.body.payment.id as string);

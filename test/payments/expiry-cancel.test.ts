@@ -50,7 +50,12 @@ describe('Expiry waits for the chain to be read', () => {
     const payer = await newPayer(4_000_000n);
     // Sent and mined, but the scanner is not woken: when expiresAt comes it has not read this block.
     const chain = h.chain.chains.get(h.chainId);
-    const txHash = await chain.sendTokenTransfer({ from: payer, token: SANDBOX_TOKEN_ADDRESS, to: p.funding.depositAddress.address as Address, amountAtomic: 4_000_000n });
+    const txHash = await chain.sendTokenTransfer({
+      from: payer,
+      token: SANDBOX_TOKEN_ADDRESS,
+      to: p.funding.depositAddress.address as Address,
+      amountAtomic: 4_000_000n,
+    });
     await mine(2);
     assert.equal(await chain.getTransactionStatus(txHash, 1), 'confirmed');
     const result = await awaitWorkflowResult<{ status: string }>(h, p.id);
@@ -70,7 +75,10 @@ describe('Cancel an unpaid receive Payment', () => {
   test('cancels before any funds, and a replay returns the same Payment', async () => {
     const m = await newMerchant();
     const p = (await createPayment(m)).body.payment;
-    const res = await call(`/v2/payments/${p.id}/cancel`, { credential: m.cred, body: { reasonCode: 'customer_request', reason: 'changed mind' } });
+    const res = await call(`/v2/payments/${p.id}/cancel`, {
+      credential: m.cred,
+      body: { reasonCode: 'customer_request', reason: 'changed mind' },
+    });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.payment.status, 'cancelled');
     assert.equal(res.body.payment.statusVersion, 2);
@@ -117,7 +125,12 @@ describe('Cancel an unpaid receive Payment', () => {
     // The 503 comes from an API whose updates wait 1 s; the retry goes to the suite's API (its own
     // deadline), as a busy machine's restarted worker may take more than a second to answer.
     const cancel = (baseUrl?: string) =>
-      call(`/v2/payments/${p.id}/cancel`, { credential: m.cred, body: { reasonCode: 'customer_request' }, headers: { 'idempotency-key': 'cancel-1' }, ...(baseUrl ? { baseUrl } : {}) });
+      call(`/v2/payments/${p.id}/cancel`, {
+        credential: m.cred,
+        body: { reasonCode: 'customer_request' },
+        headers: { 'idempotency-key': 'cancel-1' },
+        ...(baseUrl ? { baseUrl } : {}),
+      });
     try {
       const unavailable = await withWorkerStopped(() => cancel(api.baseUrl));
       assert.equal(unavailable.status, 503, unavailable.text);
@@ -143,7 +156,9 @@ describe('Cancel an unpaid receive Payment', () => {
     // A value the API accepts but the database refuses (SQLSTATE 23514), for this test's Payment only.
     const poison = `poison-${p.id}`;
     const constraint = `test_refuses_${p.id}`.toLowerCase();
-    await h.db.prisma.$executeRawUnsafe(`ALTER TABLE payments ADD CONSTRAINT "${constraint}" CHECK (cancel_reason IS DISTINCT FROM '${poison}') NOT VALID`);
+    await h.db.prisma.$executeRawUnsafe(
+      `ALTER TABLE payments ADD CONSTRAINT "${constraint}" CHECK (cancel_reason IS DISTINCT FROM '${poison}') NOT VALID`,
+    );
     try {
       const refused = await call(`/v2/payments/${p.id}/cancel`, { credential: m.cred, body: { reasonCode: 'other', reason: poison } });
       assert.equal(refused.status, 500, refused.text);
@@ -158,7 +173,10 @@ describe('Cancel an unpaid receive Payment', () => {
     } finally {
       await h.db.prisma.$executeRawUnsafe(`ALTER TABLE payments DROP CONSTRAINT "${constraint}"`);
     }
-    const cancelled = await call(`/v2/payments/${p.id}/cancel`, { credential: m.cred, body: { reasonCode: 'customer_request', reason: 'changed mind' } });
+    const cancelled = await call(`/v2/payments/${p.id}/cancel`, {
+      credential: m.cred,
+      body: { reasonCode: 'customer_request', reason: 'changed mind' },
+    });
     assert.equal(cancelled.status, 200, cancelled.text);
     assert.equal(cancelled.body.payment.status, 'cancelled');
     assert.equal(cancelled.body.payment.operationalState, 'normal');

@@ -45,10 +45,26 @@ describe('A Payment held when already final', () => {
 
       const failed = await refused(['payments', 'resolve', p.id, '--action', 'fail', '--reason', 'give up', '--actor', 'erin']);
       assert.match(failed, /already succeeded \(final\): fail would change a final status; retry releases the hold/);
-      const marked = await refused(['payments', 'resolve', p.id, '--action', 'mark-settled', '--tx', `0x${'12'.repeat(32)}`, '--actor', 'erin']);
+      const marked = await refused([
+        'payments',
+        'resolve',
+        p.id,
+        '--action',
+        'mark-settled',
+        '--tx',
+        `0x${'12'.repeat(32)}`,
+        '--actor',
+        'erin',
+      ]);
       assert.match(marked, /already succeeded \(final\): mark-settled would change a final status/);
       const audit = await h.db.prisma.operatorAction.findMany({ where: { targetId: p.id }, orderBy: { createdAt: 'asc' } });
-      assert.deepEqual(audit.map((a) => [a.action, a.outcome]), [['fail', 'refused'], ['mark-settled', 'refused']]);
+      assert.deepEqual(
+        audit.map((a) => [a.action, a.outcome]),
+        [
+          ['fail', 'refused'],
+          ['mark-settled', 'refused'],
+        ],
+      );
     } finally {
       await h.db.prisma.$executeRawUnsafe(`ALTER TABLE payment_transfers DROP CONSTRAINT "${constraint}"`);
     }
@@ -67,7 +83,10 @@ describe('A Payment held when already final', () => {
     assert.ok(names.includes('payment.duplicate_received'), names.join(', '));
     assert.equal(names.filter((n) => n === 'payment.failed').length, 0);
     const resolutions = await h.db.prisma.paymentResolution.findMany({ where: { paymentId: p.id } });
-    assert.deepEqual(resolutions.map((r) => [r.action, r.actor]), [['retry', 'erin']]);
+    assert.deepEqual(
+      resolutions.map((r) => [r.action, r.actor]),
+      [['retry', 'erin']],
+    );
     assert.equal((await getPayment(m, p.id)).payment.status, 'succeeded');
   });
 });

@@ -15,7 +15,13 @@ describe('Payment creation', () => {
 
   test('creates a receive Payment with escrow deposit instructions, fees and a checkout', async () => {
     const m = await newMerchant();
-    const res = await createPayment(m, { amount: '12.5', externalReference: 'order-1', description: 'Two coffees', metadata: { order: 1 }, returnUrl: 'https://shop.example/return' });
+    const res = await createPayment(m, {
+      amount: '12.5',
+      externalReference: 'order-1',
+      description: 'Two coffees',
+      metadata: { order: 1 },
+      returnUrl: 'https://shop.example/return',
+    });
     assert.equal(res.status, 201, res.text);
     ZCreatePaymentResponse.parse(res.body);
     const { payment, checkout, nextAction } = res.body;
@@ -66,10 +72,16 @@ describe('Payment creation', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.record({
-          amount: fc.tuple(fc.integer({ min: 1, max: 10 ** 9 }), fc.integer({ min: 0, max: 999_999 })).map(([i, f]) => `${i}.${String(f).padStart(6, '0')}`.replace(/\.?0+$/, '')),
+          amount: fc
+            .tuple(fc.integer({ min: 1, max: 10 ** 9 }), fc.integer({ min: 0, max: 999_999 }))
+            .map(([i, f]) => `${i}.${String(f).padStart(6, '0')}`.replace(/\.?0+$/, '')),
           externalReference: fc.option(text, { nil: undefined }),
           description: fc.option(text, { nil: undefined }),
-          metadata: fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), fc.oneof(text, fc.integer(), fc.boolean(), fc.constant(null)), { maxKeys: 5 }),
+          metadata: fc.dictionary(
+            fc.string({ minLength: 1, maxLength: 12 }),
+            fc.oneof(text, fc.integer(), fc.boolean(), fc.constant(null)),
+            { maxKeys: 5 },
+          ),
         }),
         async (body) => {
           const created = await createPayment(m, body);
@@ -92,7 +104,9 @@ describe('Payment creation', () => {
     assert.equal(again.status, 201);
     assert.equal(again.text, first.text);
     assert.equal(await h.db.prisma.payment.count({ where: { appId: m.cred.appId } }), 1);
-    const stored = await h.db.prisma.idempotencyRecord.findUniqueOrThrow({ where: { appId_key: { appId: m.cred.appId, key: 'same-key-1' } } });
+    const stored = await h.db.prisma.idempotencyRecord.findUniqueOrThrow({
+      where: { appId_key: { appId: m.cred.appId, key: 'same-key-1' } },
+    });
     assert.ok(!stored.responseBody!.includes(first.body.checkout.clientSecret));
     const conflict = await createPayment(m, { amount: '11' }, 'same-key-1');
     assert.equal(conflict.status, 409);

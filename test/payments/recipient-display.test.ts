@@ -19,7 +19,12 @@ describe('Payment recipientDisplay', () => {
     const profile = await call(`/v2/accounts/${m.accountId}/display-profile`, {
       credential: m.cred,
       method: 'PUT',
-      body: { displayName: 'Corner Bakery', logoUrl: 'https://cdn.example.com/bakery.png', expectedVersion: 0, reason: 'the shop has a name now' },
+      body: {
+        displayName: 'Corner Bakery',
+        logoUrl: 'https://cdn.example.com/bakery.png',
+        expectedVersion: 0,
+        reason: 'the shop has a name now',
+      },
     });
     assert.equal(profile.status, 200, profile.text);
     const second = await createPayment(m);
@@ -37,6 +42,15 @@ describe('Payment recipientDisplay', () => {
     const body = structuredClone(res.body);
     body.payment.recipientDisplay.displayName = null;
     const checker = await responseChecker();
-    assert.throws(() => checker.check({ method: 'GET', path: `/v2/payments/${created.body.payment.id}`, status: 200, headers: res.headers, body, text: JSON.stringify(body) }));
+    assert.throws(() =>
+      checker.check({
+        method: 'GET',
+        path: `/v2/payments/${created.body.payment.id}`,
+        status: 200,
+        headers: res.headers,
+        body,
+        text: JSON.stringify(body),
+      }),
+    );
   });
 });

@@ -72,7 +72,12 @@ describe('Settlement trouble', () => {
     const chain = h.chain.chains.get(h.chainId);
     const net = BigInt(toMark.fees.merchantNetAmountAtomic);
     const outsider = await newPayer(net);
-    const notOurs = await chain.sendTokenTransfer({ from: outsider, token: SANDBOX_TOKEN_ADDRESS, to: m.wallet as Address, amountAtomic: net });
+    const notOurs = await chain.sendTokenTransfer({
+      from: outsider,
+      token: SANDBOX_TOKEN_ADDRESS,
+      to: m.wallet as Address,
+      amountAtomic: net,
+    });
     await mine(2);
     await assert.rejects(
       cli(['payments', 'resolve', toMark.id, '--action', 'mark-settled', '--tx', notOurs, '--actor', 'ops@example']),
@@ -91,7 +96,17 @@ describe('Settlement trouble', () => {
     assert.equal(await tokenBalance(escrow.address), 0n, 'fees paid by the service, nothing left in escrow');
     assert.equal((await h.db.prisma.payment.findUniqueOrThrow({ where: { id: toMark.id } })).settlementTxHash, tx.toLowerCase());
 
-    await cli(['payments', 'resolve', toFail.id, '--action', 'fail', '--reason', 'customer refunded off-platform', '--actor', 'ops@example']);
+    await cli([
+      'payments',
+      'resolve',
+      toFail.id,
+      '--action',
+      'fail',
+      '--reason',
+      'customer refunded off-platform',
+      '--actor',
+      'ops@example',
+    ]);
     const failed = await waitForPayment(m, toFail.id, 'failed', (x) => x.status === 'failed');
     assert.deepEqual(failed.failure, { code: 'operator_failed', message: 'customer refunded off-platform' });
     assert.ok((await eventNames(toFail.id)).includes('payment.failed'));

@@ -20,18 +20,35 @@ import { fundedVault, post } from '../refunds/support';
 const RUNS = Number(process.env.MONEY_OUT_RUNS ?? 3);
 const SEED = process.env.MONEY_OUT_SEED === undefined ? randomInt(2 ** 31) : Number(process.env.MONEY_OUT_SEED);
 if (!Number.isSafeInteger(SEED)) throw new Error(`MONEY_OUT_SEED must be an integer, got ${process.env.MONEY_OUT_SEED}`);
-console.log(`# money-out property: seed ${SEED}, ${RUNS} runs; replay with MONEY_OUT_SEED=${SEED} MONEY_OUT_RUNS=${RUNS} TEST_FILTER=test/properties/money-out npm test`);
+console.log(
+  `# money-out property: seed ${SEED}, ${RUNS} runs; replay with MONEY_OUT_SEED=${SEED} MONEY_OUT_RUNS=${RUNS} TEST_FILTER=test/properties/money-out npm test`,
+);
 
 const USDC = 1_000_000;
 /** Every transfer that must count is at least the 1 USDC minimum (smaller ones are dust). */
 const atLeastOne = (max: number) => fc.integer({ min: USDC, max });
 
 /** Mostly the addresses the rules allow, sometimes one they refuse. */
-const often = <T, U>(allowed: T[], refused: U[]) => fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...allowed) }, { weight: 1, arbitrary: fc.constantFrom(...refused) });
+const often = <T, U>(allowed: T[], refused: U[]) =>
+  fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...allowed) }, { weight: 1, arbitrary: fc.constantFrom(...refused) });
 
 const op = fc.oneof(
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('refund' as const), to: often(['first', 'second'] as const, ['stranger', 'unnamed'] as const), atomic: fc.option(fc.integer({ min: 1, max: 200 }).map((cents) => cents * 10_000), { nil: null }) }) },
-  fc.record({ kind: fc.constant('recover' as const), incident: fc.nat(3), to: often(['payer', 'unnamed'] as const, ['other_payer', 'stranger'] as const) }),
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('refund' as const),
+      to: often(['first', 'second'] as const, ['stranger', 'unnamed'] as const),
+      atomic: fc.option(
+        fc.integer({ min: 1, max: 200 }).map((cents) => cents * 10_000),
+        { nil: null },
+      ),
+    }),
+  },
+  fc.record({
+    kind: fc.constant('recover' as const),
+    incident: fc.nat(3),
+    to: often(['payer', 'unnamed'] as const, ['other_payer', 'stranger'] as const),
+  }),
   fc.record({ kind: fc.constant('fund' as const), target: often(['first', 'second'] as const, ['refunded'] as const) }),
 );
 type Op = typeof op extends fc.Arbitrary<infer T> ? T : never;
@@ -69,7 +86,12 @@ async function paidByPlan(m: Merchant, p: Plan) {
   const payers = [await newPayer(sent[0]!), await newPayer(sent[1]!)];
   for (const [who, atomic] of sends) await payTo(payers[who]!, escrow, BigInt(atomic));
   const held = sent[0]! + sent[1]! - BigInt(p.amount);
-  const payment = await waitForPayment(m, created.id, 'succeeded, its incidents recorded', (x) => x.status === 'succeeded' && x.incidentRecoverySummary.requestedAmountAtomic === String(held));
+  const payment = await waitForPayment(
+    m,
+    created.id,
+    'succeeded, its incidents recorded',
+    (x) => x.status === 'succeeded' && x.incidentRecoverySummary.requestedAmountAtomic === String(held),
+  );
   return { payment, secret: answer.checkout.clientSecret as string, escrow, payers, sent };
 }
 
@@ -92,7 +114,9 @@ async function fundFromVault(payer: Payer, payment: { id: string; secret: string
   const headers = { authorization: `Bearer ${payer.token}`, 'x-svc-payment-secret': payment.secret };
   const read = await call(`/v2/client/me/payments/${payment.id}`, { headers });
   if (read.status !== 200) return { res: read, taken: false };
-  const option = (read.body.options as Array<{ id: string; paymentMethodType: string; execution: { actionId: string } | null }>).find((o) => o.paymentMethodType === 'vault');
+  const option = (read.body.options as Array<{ id: string; paymentMethodType: string; execution: { actionId: string } | null }>).find(
+    (o) => o.paymentMethodType === 'vault',
+  );
   if (!option?.execution) return { res: read, taken: false };
   const res = await call(`/v2/client/me/payments/${payment.id}/options/${option.id}/authorize`, {
     headers: { ...headers, 'idempotency-key': `money-out-${payment.id}-${randomInt(2 ** 31)}` },
@@ -112,38 +136,57 @@ async function runPlan(p: Plan): Promise<string> {
   const { payment: refunded, secret, escrow, payers, sent } = await paidByPlan(recipient, p);
   const stranger = (await newPayer(0n)).address;
   const seller = await newMerchant(recipient.cred);
-  const targets = await Promise.all(p.fundings.map(async (atomic) => {
-    const res = await createPayment(seller, { amount: (atomic / USDC).toFixed(6) });
-    assert.equal(res.status, 201, res.text);
-    return { id: res.body.payment.id as string, secret: res.body.checkout.clientSecret as string, escrow: lower(res.body.payment.funding.depositAddress.address), atomic: BigInt(atomic) };
-  }));
+  const targets = await Promise.all(
+    p.fundings.map(async (atomic) => {
+      const res = await createPayment(seller, { amount: (atomic / USDC).toFixed(6) });
+      assert.equal(res.status, 201, res.text);
+      return {
+        id: res.body.payment.id as string,
+        secret: res.body.checkout.clientSecret as string,
+        escrow: lower(res.body.payment.funding.depositAddress.address),
+        atomic: BigInt(atomic),
+      };
+    }),
+  );
   const exchanged = await call('/v2/client/auth/exchange', { credential: recipient.cred, body: { accountId: recipient.accountId } });
   assert.equal(exchanged.status, 200, exchanged.text);
   const vaultPayer = { accountId: recipient.accountId, token: exchanged.body.accessToken as string };
-  const incidents = (await call(`/v2/payments/${refunded.id}/incidents`, { credential: recipient.cred })).body.items as Array<{ id: string; fromAddress: string; amount: { amountAtomic: string } }>;
+  const incidents = (await call(`/v2/payments/${refunded.id}/incidents`, { credential: recipient.cred })).body.items as Array<{
+    id: string;
+    fromAddress: string;
+    amount: { amountAtomic: string };
+  }>;
   const payerAddress = (name: 'first' | 'second') => payers[name === 'first' ? 0 : 1]!.address;
   const before = await Promise.all([...payers.map((w) => tokenBalance(w.address)), tokenBalance(vault.address), tokenBalance(escrow)]);
 
   const attempt = (o: Op): Promise<Outcome> | null => {
     if (o.kind === 'refund') {
       const to = o.to === 'stranger' ? stranger : o.to === 'unnamed' ? undefined : payerAddress(o.to);
-      return post(recipient, `/v2/payments/${refunded.id}/refunds`, { ...(o.atomic === null ? {} : { amount: (o.atomic / USDC).toFixed(6) }), ...(to ? { destinationAddress: to } : {}) }).then(created);
+      return post(recipient, `/v2/payments/${refunded.id}/refunds`, {
+        ...(o.atomic === null ? {} : { amount: (o.atomic / USDC).toFixed(6) }),
+        ...(to ? { destinationAddress: to } : {}),
+      }).then(created);
     }
     if (o.kind === 'recover') {
       const incident = incidents[o.incident % Math.max(incidents.length, 1)];
       if (!incident) return null;
       const other = payers.map((w) => lower(w.address)).find((a) => a !== incident.fromAddress)!;
       const to = { payer: incident.fromAddress, other_payer: other, stranger, unnamed: undefined }[o.to];
-      return post(recipient, `/v2/payments/${refunded.id}/incident-recoveries`, { incidentId: incident.id, ...(to ? { destinationAddress: to } : {}) }).then(created);
+      return post(recipient, `/v2/payments/${refunded.id}/incident-recoveries`, {
+        incidentId: incident.id,
+        ...(to ? { destinationAddress: to } : {}),
+      }).then(created);
     }
     return fundFromVault(vaultPayer, o.target === 'refunded' ? { id: refunded.id, secret } : targets[o.target === 'first' ? 0 : 1]!);
   };
   const answers: Array<{ op: Op } & Outcome> = [];
   for (const wave of p.waves) {
-    const ran = await Promise.all(wave.map(async (o) => {
-      const outcome = await attempt(o);
-      return outcome ? [{ op: o, ...outcome }] : [];
-    }));
+    const ran = await Promise.all(
+      wave.map(async (o) => {
+        const outcome = await attempt(o);
+        return outcome ? [{ op: o, ...outcome }] : [];
+      }),
+    );
     answers.push(...ran.flat());
   }
   for (const { op: o, res } of answers) assert.ok(res.status < 500, `${JSON.stringify(o)}: ${res.status} ${res.text}`);
@@ -167,7 +210,10 @@ async function runPlan(p: Plan): Promise<string> {
   assert.ok(sum(refunds.map(amount)) <= BigInt(p.amount), 'refunds total more than the Payment');
   for (const r of refunds) assert.ok(payerSet.has(r.toAddress), `a refund to ${r.toAddress}`);
   // Recoveries: each incident once, to the payer whose money it holds, never more than was overpaid.
-  assert.ok(sum(recoveries.map(amount)) <= sent[0]! + sent[1]! - BigInt(p.amount), 'recoveries total more than the Payment received past its amount');
+  assert.ok(
+    sum(recoveries.map(amount)) <= sent[0]! + sent[1]! - BigInt(p.amount),
+    'recoveries total more than the Payment received past its amount',
+  );
   const byIncident = new Map(incidents.map((i) => [i.id, i]));
   assert.equal(new Set(recoveries.map((r) => r.incidentId)).size, recoveries.length, 'an incident recovered twice');
   for (const r of recoveries) {
@@ -187,7 +233,11 @@ async function runPlan(p: Plan): Promise<string> {
     assert.equal(f.toAddress, target.escrow);
     assert.equal(amount(f), target.atomic);
   }
-  for (const l of fromVault) assert.ok(l.sourceType === 'vault_funding' ? targets.some((t) => t.escrow === l.toAddress) : payerSet.has(l.toAddress), `a vault leg to ${l.toAddress}`);
+  for (const l of fromVault)
+    assert.ok(
+      l.sourceType === 'vault_funding' ? targets.some((t) => t.escrow === l.toAddress) : payerSet.has(l.toAddress),
+      `a vault leg to ${l.toAddress}`,
+    );
   const outOfVault = sum(fromVault.map(amount));
   assert.equal(outOfVault, sum(refunds.map(amount)) + sum(settled.fundings.map(amount)));
   assert.ok(outOfVault <= vaultHeld, `${outOfVault} left a vault holding ${vaultHeld}`);
@@ -202,7 +252,10 @@ async function runPlan(p: Plan): Promise<string> {
     assert.ok(back <= sent[i]!, `payer ${i} got back ${back} of the ${sent[i]} it sent`);
     // Of what it sent, its incidents are returned by recovery; refunds return only what counted for the Payment.
     const counted = sent[i]! - sum(incidents.filter((x) => x.fromAddress === lower(w.address)).map((x) => BigInt(x.amount.amountAtomic)));
-    assert.ok(sum(refunds.filter(mine).map(amount)) <= counted, `payer ${i} refunded ${sum(refunds.filter(mine).map(amount))} of the ${counted} that counted`);
+    assert.ok(
+      sum(refunds.filter(mine).map(amount)) <= counted,
+      `payer ${i} refunded ${sum(refunds.filter(mine).map(amount))} of the ${counted} that counted`,
+    );
   });
   assert.equal(await tokenBalance(stranger), 0n);
   assert.equal(after[2], before[2]! - outOfVault);
@@ -211,14 +264,23 @@ async function runPlan(p: Plan): Promise<string> {
   await assertBooksMatchChain({ baseline });
   const checked = await checkLedger(h.db.prisma);
   assert.equal(checked.ok, true, JSON.stringify(checked.problems));
-  const tally = (kind: Op['kind']) => `${kind} ${answers.filter((a) => a.op.kind === kind && a.taken).length}/${answers.filter((a) => a.op.kind === kind).length}`;
-  const refusals = answers.filter((a) => !a.taken).map((a) => `${a.op.kind}:${a.res.body?.error?.details?.reasonCode ?? a.res.body?.error?.code ?? (a.res.body?.options ? 'option not payable' : a.res.status)}`);
+  const tally = (kind: Op['kind']) =>
+    `${kind} ${answers.filter((a) => a.op.kind === kind && a.taken).length}/${answers.filter((a) => a.op.kind === kind).length}`;
+  const refusals = answers
+    .filter((a) => !a.taken)
+    .map(
+      (a) =>
+        `${a.op.kind}:${a.res.body?.error?.details?.reasonCode ?? a.res.body?.error?.code ?? (a.res.body?.options ? 'option not payable' : a.res.status)}`,
+    );
   return `${sent[1]! > 0n ? 2 : 1} payer(s), ${incidents.length} incident(s), ${p.waves.length} wave(s); taken: ${['refund', 'recover', 'fund'].map((k) => tally(k as Op['kind'])).join(', ')}; refused: ${refusals.join(' ') || 'none'}; ${outOfVault} left the vault`;
 }
 
 describe('Property: money leaves only to where it should, across refunds, recoveries and vault fundings', () => {
   test('whatever the interleaving, what leaves the vault and the escrow never passes what was received or what the policy allows, and reaches only the payers and the funded Payments; the books match the chain after each run', async (t) => {
     t.diagnostic(`seed ${SEED}, ${RUNS} runs`);
-    await fc.assert(fc.asyncProperty(plan, async (p) => t.diagnostic(await runPlan(p))), { numRuns: RUNS, seed: SEED });
+    await fc.assert(
+      fc.asyncProperty(plan, async (p) => t.diagnostic(await runPlan(p))),
+      { numRuns: RUNS, seed: SEED },
+    );
   });
 });

@@ -27,28 +27,35 @@ let nextIp = 10;
 const freshIp = () => `127.0.0.${(nextIp += 1)}`;
 
 /** A payer's wallet: no credential, from a chosen source address (the rate limit's key). */
-async function publicCall(path: string, opts: { ip: string; body?: unknown; rawBody?: string; key?: string | null; baseUrl?: string; method?: string }): Promise<PublicAnswer> {
+async function publicCall(
+  path: string,
+  opts: { ip: string; body?: unknown; rawBody?: string; key?: string | null; baseUrl?: string; method?: string },
+): Promise<PublicAnswer> {
   const baseUrl = opts.baseUrl ?? (await getHarness()).baseUrl;
   const body = opts.rawBody ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
   const headers: Record<string, string> = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (body !== undefined && opts.key !== null) headers['idempotency-key'] = opts.key ?? randomUUID();
   return new Promise((resolve, reject) => {
-    const req = http.request(`${baseUrl}${path}`, { method: opts.method ?? (body === undefined ? 'GET' : 'POST'), headers, localAddress: opts.ip, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let parsed: unknown;
-        try {
-          parsed = text ? JSON.parse(text) : undefined;
-        } catch {
-          parsed = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed, text });
-      });
-      res.on('error', reject);
-    });
+    const req = http.request(
+      `${baseUrl}${path}`,
+      { method: opts.method ?? (body === undefined ? 'GET' : 'POST'), headers, localAddress: opts.ip, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown;
+          try {
+            parsed = text ? JSON.parse(text) : undefined;
+          } catch {
+            parsed = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed, text });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -59,14 +66,21 @@ function accountIdsIn(value: unknown, path = '$'): string[] {
   if (typeof value === 'string') return /acct_/.test(value) ? [path] : [];
   if (Array.isArray(value)) return value.flatMap((v, i) => accountIdsIn(v, `${path}[${i}]`));
   if (value && typeof value === 'object') {
-    return Object.entries(value).flatMap(([k, v]) => [...(/acct_|accountId/i.test(k) ? [`${path}.${k}`] : []), ...accountIdsIn(v, `${path}.${k}`)]);
+    return Object.entries(value).flatMap(([k, v]) => [
+      ...(/acct_|accountId/i.test(k) ? [`${path}.${k}`] : []),
+      ...accountIdsIn(v, `${path}.${k}`),
+    ]);
   }
   return [];
 }
 
 /** Turns public receiving on for the merchant's account (through the partner API); answers its payment handle. */
 async function acceptPublic(m: Merchant): Promise<string> {
-  const on = await call(`/v2/accounts/${m.accountId}/payment-acceptance`, { credential: m.cred, method: 'PUT', body: { publicReceiveEnabled: true, expectedVersion: 1 } });
+  const on = await call(`/v2/accounts/${m.accountId}/payment-acceptance`, {
+    credential: m.cred,
+    method: 'PUT',
+    body: { publicReceiveEnabled: true, expectedVersion: 1 },
+  });
   assert.equal(on.status, 200, on.text);
   return on.body.paymentHandle.handle;
 }
@@ -81,7 +95,13 @@ async function publicMerchant(opts: { enable?: boolean } = {}): Promise<Merchant
 
 const createPath = (appId: string) => `/v2/public/apps/${appId}/payments`;
 const configurePath = (appId: string) => `/v2/public/apps/${appId}/payments/configuration`;
-const body = (handle: string, overrides: Record<string, unknown> = {}) => ({ recipient: { handle }, amount: '10', chainId: 31337, assetSymbol: 'USDC', ...overrides });
+const body = (handle: string, overrides: Record<string, unknown> = {}) => ({
+  recipient: { handle },
+  amount: '10',
+  chainId: 31337,
+  assetSymbol: 'USDC',
+  ...overrides,
+});
 
 async function paymentCount(appId: string): Promise<number> {
   return (await getHarness()).db.prisma.payment.count({ where: { appId } });
@@ -108,13 +128,23 @@ describe('Payment acceptance: a partner turns public receiving on per account', 
     const bad = await put({ publicReceiveEnabled: 'yes', expectedVersion: 3 });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error.details.fields[0].field, 'body.publicReceiveEnabled');
-    const other = await call(`/v2/accounts/${accountId}/payment-acceptance`, { credential: await newApp(), method: 'PUT', body: { publicReceiveEnabled: true, expectedVersion: 3 } });
+    const other = await call(`/v2/accounts/${accountId}/payment-acceptance`, {
+      credential: await newApp(),
+      method: 'PUT',
+      body: { publicReceiveEnabled: true, expectedVersion: 3 },
+    });
     assert.equal(other.status, 404);
-    const events = await h.db.prisma.event.findMany({ where: { resourceId: accountId, name: 'account.updated' }, orderBy: { sequence: 'asc' } });
-    assert.deepEqual(events.map((e) => e.payload), [
-      { accountId, change: 'payment_acceptance', version: 2, publicReceiveEnabled: true },
-      { accountId, change: 'payment_acceptance', version: 3, publicReceiveEnabled: false },
-    ]);
+    const events = await h.db.prisma.event.findMany({
+      where: { resourceId: accountId, name: 'account.updated' },
+      orderBy: { sequence: 'asc' },
+    });
+    assert.deepEqual(
+      events.map((e) => e.payload),
+      [
+        { accountId, change: 'payment_acceptance', version: 2, publicReceiveEnabled: true },
+        { accountId, change: 'payment_acceptance', version: 3, publicReceiveEnabled: false },
+      ],
+    );
   });
 });
 
@@ -138,7 +168,13 @@ describe('Public Payment creation', () => {
     assert.equal(destination.available, true);
 
     const key = randomUUID();
-    const request = body(m.handle, { amount: '12.5', chainId: destination.chainId, assetSymbol: destination.assetSymbol, fiatCurrency: 'USD', description: 'Tip jar' });
+    const request = body(m.handle, {
+      amount: '12.5',
+      chainId: destination.chainId,
+      assetSymbol: destination.assetSymbol,
+      fiatCurrency: 'USD',
+      description: 'Tip jar',
+    });
     const sentAt = Date.now();
     const created = await publicCall(createPath(m.cred.appId), { ip, body: request, key });
     const answeredAt = Date.now();
@@ -179,11 +215,17 @@ describe('Public Payment creation', () => {
     const done = await waitForPayment(m, payment.id, 'succeeded', (p) => p.status === 'succeeded');
     assert.deepEqual(done.participants, [{ role: 'recipient', accountId: m.accountId }]);
     const listed = await call('/v2/payments', { credential: m.cred });
-    assert.deepEqual(listed.body.data.map((p: { id: string }) => p.id), [payment.id]);
+    assert.deepEqual(
+      listed.body.data.map((p: { id: string }) => p.id),
+      [payment.id],
+    );
 
     // Every event of the Payment is written without an account; its deliveries carry none.
     const events = await h.db.prisma.event.findMany({ where: { resourceId: payment.id }, orderBy: { sequence: 'asc' } });
-    assert.deepEqual(events.map((e) => e.name), ['payment.created', 'payment.processing', 'payment.accepted', 'payment.succeeded']);
+    assert.deepEqual(
+      events.map((e) => e.name),
+      ['payment.created', 'payment.processing', 'payment.accepted', 'payment.succeeded'],
+    );
     await dispatch();
     for (const e of events) {
       assert.equal(e.accountId, null);
@@ -201,9 +243,14 @@ describe('Public Payment creation', () => {
       assert.equal(d.rawBody.includes('acct_'), false);
     }
     // The control: the account's own event (payment acceptance turned on) does name the account.
-    const accountEvent = await h.db.prisma.event.findFirstOrThrow({ where: { resourceId: m.accountId, name: 'account.updated', payload: { path: ['change'], equals: 'payment_acceptance' } } });
+    const accountEvent = await h.db.prisma.event.findFirstOrThrow({
+      where: { resourceId: m.accountId, name: 'account.updated', payload: { path: ['change'], equals: 'payment_acceptance' } },
+    });
     await delivered(accountEvent.id, ep.body.endpoint.id);
-    const accountDelivery = bed.receiver().requests(hook.path).find((d) => d.headers['x-svc-event-id'] === accountEvent.id);
+    const accountDelivery = bed
+      .receiver()
+      .requests(hook.path)
+      .find((d) => d.headers['x-svc-event-id'] === accountEvent.id);
     assert.equal(accountDelivery?.headers['x-svc-account-id'], m.accountId);
   });
 
@@ -225,7 +272,10 @@ describe('Public Payment creation', () => {
     assert.equal(block.purpose, 'wallet_payment');
     assert.equal(block.createEndpoint, createPath(m.cred.appId));
     assert.deepEqual(block.allowedFiatCurrencies, ['USD']);
-    assert.deepEqual(block.destinations.map((d: any) => [d.chainId, d.networkCode, d.assetSymbol, d.minimumAmount, d.maximumAmount, d.available]), [[31337, 'anvil', 'USDC', '1', '1000', true]]);
+    assert.deepEqual(
+      block.destinations.map((d: any) => [d.chainId, d.networkCode, d.assetSymbol, d.minimumAmount, d.maximumAmount, d.available]),
+      [[31337, 'anvil', 'USDC', '1', '1000', true]],
+    );
 
     // Each destination's bounds are exactly what create accepts.
     const [d] = block.destinations;
@@ -234,7 +284,11 @@ describe('Public Payment creation', () => {
     assert.equal((await at(d.maximumAmount)).status, 201);
     const below = await at('0.999999');
     assert.equal(below.status, 422);
-    assert.deepEqual(below.body.error, { code: 'payment_amount_below_minimum', message: below.body.error.message, details: { minimumAmount: '1' } });
+    assert.deepEqual(below.body.error, {
+      code: 'payment_amount_below_minimum',
+      message: below.body.error.message,
+      details: { minimumAmount: '1' },
+    });
     const above = await at('1000.000001');
     assert.equal(above.status, 422);
     assert.deepEqual(above.body.error.details, { maximumAmount: '1000' });
@@ -265,7 +319,11 @@ describe('Public Payment creation', () => {
     // The payments module unavailable to the app (no v2:payments scope).
     const noPayments = await newApp({ scopes: ['v2:accounts'] });
     const npAccount = await call('/v2/accounts', { credential: noPayments, body: { externalUserId: uniqueUserId() } });
-    await call(`/v2/accounts/${npAccount.body.account.id}/payment-acceptance`, { credential: noPayments, method: 'PUT', body: { publicReceiveEnabled: true, expectedVersion: 1 } });
+    await call(`/v2/accounts/${npAccount.body.account.id}/payment-acceptance`, {
+      credential: noPayments,
+      method: 'PUT',
+      body: { publicReceiveEnabled: true, expectedVersion: 1 },
+    });
     const moduleOff = await publicCall(createPath(noPayments.appId), { ip, body: body(npAccount.body.paymentHandle.handle) });
     assert.equal(moduleOff.status, 424);
     assert.deepEqual(moduleOff.body.error.details, { reasonCode: 'credential_scope_missing' });
@@ -308,7 +366,10 @@ describe('Public Payment creation', () => {
     for (const [b, field] of cases) {
       const res = await publicCall(createPath(m.cred.appId), { ip, body: b });
       assert.equal(res.status, 400, `${JSON.stringify(b)}: ${res.text}`);
-      assert.ok(res.body.error.details.fields.some((f: { field: string }) => f.field.startsWith(field)), `${field}: ${res.text}`);
+      assert.ok(
+        res.body.error.details.fields.some((f: { field: string }) => f.field.startsWith(field)),
+        `${field}: ${res.text}`,
+      );
     }
     const noKey = await publicCall(createPath(m.cred.appId), { ip, body: body(m.handle), key: null });
     assert.equal(noKey.status, 400);
@@ -317,7 +378,10 @@ describe('Public Payment creation', () => {
     assert.equal(shortKey.status, 400);
 
     for (const appId of [m.cred.appId, closed.cred.appId, production.appId, noPayments.appId]) assert.equal(await paymentCount(appId), 0);
-    assert.equal(await h.db.prisma.event.count({ where: { appId: { in: [m.cred.appId, closed.cred.appId] }, resourceType: 'payment' } }), 0);
+    assert.equal(
+      await h.db.prisma.event.count({ where: { appId: { in: [m.cred.appId, closed.cred.appId] }, resourceType: 'payment' } }),
+      0,
+    );
   });
 
   test('generated amounts: accepted exactly within the destination bounds, refused outside, and nothing created when refused', async () => {

@@ -34,7 +34,9 @@ describe('Refunds and incident recovery', () => {
     const before = await tokenBalance(payer.address);
 
     // 20 at once: exactly one is accepted, the others are told a recovery is under way.
-    const tries = await Promise.all(Array.from({ length: 20 }, () => post(m, `/v2/payments/${payment.id}/incident-recoveries`, { incidentId: incident.id })));
+    const tries = await Promise.all(
+      Array.from({ length: 20 }, () => post(m, `/v2/payments/${payment.id}/incident-recoveries`, { incidentId: incident.id })),
+    );
     const accepted = tries.filter((r) => r.status === 201);
     assert.equal(accepted.length, 1, tries.map((r) => r.text).join('\n'));
     for (const r of tries.filter((x) => x.status !== 201)) {
@@ -49,19 +51,28 @@ describe('Refunds and incident recovery', () => {
     assert.equal(await tokenBalance(payer.address), before + USDC(3));
     const after = await waitForPayment(m, payment.id, 'recovery counted', (x) => x.incidentRecoverySummary.confirmedCount === 1);
     assert.deepEqual(after.incidentRecoverySummary, {
-      count: 1, pendingCount: 0, confirmedCount: 1, failedCount: 0, requiresInterventionCount: 0,
-      requestedAmountAtomic: String(USDC(3)), confirmedAmountAtomic: String(USDC(3)),
+      count: 1,
+      pendingCount: 0,
+      confirmedCount: 1,
+      failedCount: 0,
+      requiresInterventionCount: 0,
+      requestedAmountAtomic: String(USDC(3)),
+      confirmedAmountAtomic: String(USDC(3)),
     });
     assert.equal(await tokenBalance(payment.funding.depositAddress.address), 0n);
     const again = await post(m, `/v2/payments/${payment.id}/incident-recoveries`, { incidentId: incident.id });
     assert.equal(again.status, 409, again.text);
     assert.equal(again.body.error.details.reasonCode, 'incident_already_recovered');
     const txns = await call(`/v2/accounts/${m.accountId}/transactions?paymentId=${payment.id}`, { credential: m.cred });
-    assert.ok(txns.body.transactions.some((t: { financialLegKind: string; direction: string }) => t.financialLegKind === 'incident_recovery' && t.direction === 'sent'));
+    assert.ok(
+      txns.body.transactions.some(
+        (t: { financialLegKind: string; direction: string }) => t.financialLegKind === 'incident_recovery' && t.direction === 'sent',
+      ),
+    );
     await assertLedgerBalanced();
   });
 
-  test('a burst queued on an incident\'s lock past the pool\'s acquire timeout is answered 503 service_unavailable with Retry-After, and one recovery is made in all', async (t) => {
+  test("a burst queued on an incident's lock past the pool's acquire timeout is answered 503 service_unavailable with Retry-After, and one recovery is made in all", async (t) => {
     const h = await getHarness();
     const { payment } = await paidPayment(m, 2, 1);
     const [incident] = (await call(`/v2/payments/${payment.id}/incidents`, { credential: m.cred })).body.items;
@@ -70,7 +81,8 @@ describe('Refunds and incident recovery', () => {
     const api = await listenApi(await apiDepsOnHarness({ db: tiny, engine: h.engine, returns: h.engine, chains: h.chain.chains }));
     const path = `/v2/payments/${payment.id}/incident-recoveries`;
     const keys = Array.from({ length: 5 }, () => key('burst'));
-    const send = (k: string) => call(path, { baseUrl: api.baseUrl, credential: m.cred, headers: { 'idempotency-key': k }, body: { incidentId: incident.id } });
+    const send = (k: string) =>
+      call(path, { baseUrl: api.baseUrl, credential: m.cred, headers: { 'idempotency-key': k }, body: { incidentId: incident.id } });
     // The incident's row lock, taken first: the burst's transactions queue on it, each holding a connection.
     const lock = await h.db.pool.connect();
     const answered = new Map<string, ApiResponse>();
@@ -122,22 +134,34 @@ describe('Refunds and incident recovery', () => {
     }
   });
 
-  test('the burst\'s client gives up at its deadline, naming the refusals it retried', async () => {
+  test("the burst's client gives up at its deadline, naming the refusals it retried", async () => {
     // An API at capacity for good: every answer the capacity refusal.
     const full = http.createServer((_req, res) => {
-      res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1', 'svc-version': '2026-11-01', 'x-request-id': 'req_full' });
-      res.end(JSON.stringify({ error: { code: 'service_unavailable', message: 'The service is at capacity; retry after the Retry-After interval' } }));
+      res.writeHead(503, {
+        'content-type': 'application/json',
+        'retry-after': '1',
+        'svc-version': '2026-11-01',
+        'x-request-id': 'req_full',
+      });
+      res.end(
+        JSON.stringify({
+          error: { code: 'service_unavailable', message: 'The service is at capacity; retry after the Retry-After interval' },
+        }),
+      );
     });
     await new Promise<void>((resolve) => full.listen(0, '127.0.0.1', resolve));
     try {
       const baseUrl = `http://127.0.0.1:${(full.address() as AddressInfo).port}`;
-      await assert.rejects(post(m, '/v2/payments/payment_x/refunds', {}, { baseUrl, deadlineMs: 1500 }), /still refused after \d+ tries: 503 Retry-After 1/);
+      await assert.rejects(
+        post(m, '/v2/payments/payment_x/refunds', {}, { baseUrl, deadlineMs: 1500 }),
+        /still refused after \d+ tries: 503 Retry-After 1/,
+      );
     } finally {
       await new Promise<void>((resolve) => full.close(() => resolve()));
     }
   });
 
-  test('operators return an underpaid Payment\'s funds (CLI, to the payer) and its late funds (admin API, to a given address); a service address is refused', async () => {
+  test("operators return an underpaid Payment's funds (CLI, to the payer) and its late funds (admin API, to a given address); a service address is refused", async () => {
     const h = await getHarness();
     const p = (await createPayment(m, { amount: '10', expiresInSeconds: 60 })).body.payment;
     const escrow = p.funding.depositAddress.address as string;
@@ -156,7 +180,12 @@ describe('Refunds and incident recovery', () => {
     const admin = await startAdminApi({ allowPrivate: false, withEngine: true });
     try {
       const route = `/admin/v1/payments/${p.id}/incident-recoveries`;
-      const ours = await admin.call('POST', route, { incidentId: late.id, destinationAddress: escrow, reason: 'payer asked', actor: 'ops@example.com' });
+      const ours = await admin.call('POST', route, {
+        incidentId: late.id,
+        destinationAddress: escrow,
+        reason: 'payer asked',
+        actor: 'ops@example.com',
+      });
       assert.equal(ours.status, 400, JSON.stringify(ours.body));
       assert.equal(ours.body.error.details.fields[0].field, 'body.destinationAddress');
       assert.equal(await h.db.prisma.fundReturn.count({ where: { paymentId: p.id } }), 0);
@@ -164,19 +193,39 @@ describe('Refunds and incident recovery', () => {
       // fails with nothing sent, the incident shows failed, and a new request may follow.
       const refused = await h.db.prisma.fundReturn.create({
         data: {
-          id: `recovery_refused${Date.now()}`, kind: 'incident_recovery', appId: m.cred.appId, paymentId: p.id, incidentId: late.id,
-          status: 'pending', statusVersion: 1, chainId: h.chainId, tokenAddress: p.paymentAmount.tokenAddress.toLowerCase(),
-          fromAddress: escrow.toLowerCase(), toAddress: escrow.toLowerCase(), amountAtomic: String(USDC(2)), requestedBy: 'operator', actor: 'test',
+          id: `recovery_refused${Date.now()}`,
+          kind: 'incident_recovery',
+          appId: m.cred.appId,
+          paymentId: p.id,
+          incidentId: late.id,
+          status: 'pending',
+          statusVersion: 1,
+          chainId: h.chainId,
+          tokenAddress: p.paymentAmount.tokenAddress.toLowerCase(),
+          fromAddress: escrow.toLowerCase(),
+          toAddress: escrow.toLowerCase(),
+          amountAtomic: String(USDC(2)),
+          requestedBy: 'operator',
+          actor: 'test',
         },
       });
       await h.engine.startFundReturn(refused.id, 2);
       assert.deepEqual(await awaitWorkflowResult(h, `fund-return:${refused.id}`), { status: 'failed' });
-      assert.equal((await h.db.prisma.fundReturn.findUniqueOrThrow({ where: { id: refused.id } })).failureReason, 'settlement_destination_not_allowed');
-      assert.equal((await waitForPayment(m, p.id, 'a failed recovery', (x) => x.incidentRecoverySummary.failedCount === 1)).incidentRecoverySummary.pendingCount, 1);
+      assert.equal(
+        (await h.db.prisma.fundReturn.findUniqueOrThrow({ where: { id: refused.id } })).failureReason,
+        'settlement_destination_not_allowed',
+      );
+      assert.equal(
+        (await waitForPayment(m, p.id, 'a failed recovery', (x) => x.incidentRecoverySummary.failedCount === 1)).incidentRecoverySummary
+          .pendingCount,
+        1,
+      );
       const target = (await newPayer(0n)).address;
       // The CLI (its own process) and the admin API at once: one escrow, two recoveries, each paid once.
       const [printed, res] = await Promise.all([
-        cli(['payments', 'recover', p.id, '--incident', underpaid.id, '--reason', 'expired underpaid', '--actor', 'ops:alice'], { DATA_DIR: h.custodyDataDir }),
+        cli(['payments', 'recover', p.id, '--incident', underpaid.id, '--reason', 'expired underpaid', '--actor', 'ops:alice'], {
+          DATA_DIR: h.custodyDataDir,
+        }),
         admin.call('POST', route, { incidentId: late.id, destinationAddress: target, reason: 'payer asked', actor: 'ops@example.com' }),
       ]);
       assert.equal(res.status, 201, JSON.stringify(res.body));
@@ -187,23 +236,41 @@ describe('Refunds and incident recovery', () => {
       assert.equal(await tokenBalance(payer.address), before + USDC(4));
       assert.equal(await tokenBalance(target), USDC(2));
       assert.equal(await tokenBalance(escrow), 0n);
-      const rows = await h.db.prisma.fundReturn.findMany({ where: { paymentId: p.id, status: 'confirmed' }, orderBy: { amountAtomic: 'asc' } });
-      assert.deepEqual(rows.map((r) => [r.requestedBy, r.actor, r.reason]), [['operator', 'ops@example.com', 'payer asked'], ['operator', 'ops:alice', 'expired underpaid']]);
-      const summary = (await waitForPayment(m, p.id, 'both recovered', (x) => x.incidentRecoverySummary.confirmedCount === 2)).incidentRecoverySummary;
+      const rows = await h.db.prisma.fundReturn.findMany({
+        where: { paymentId: p.id, status: 'confirmed' },
+        orderBy: { amountAtomic: 'asc' },
+      });
+      assert.deepEqual(
+        rows.map((r) => [r.requestedBy, r.actor, r.reason]),
+        [
+          ['operator', 'ops@example.com', 'payer asked'],
+          ['operator', 'ops:alice', 'expired underpaid'],
+        ],
+      );
+      const summary = (await waitForPayment(m, p.id, 'both recovered', (x) => x.incidentRecoverySummary.confirmedCount === 2))
+        .incidentRecoverySummary;
       assert.equal(summary.confirmedAmountAtomic, String(USDC(6)));
     } finally {
       await admin.close();
     }
   });
 
-  test('refunds from the recipient\'s vault: partial then the rest, with events and summary; beyond the amount is refused', async () => {
+  test("refunds from the recipient's vault: partial then the rest, with events and summary; beyond the amount is refused", async () => {
     const vault = await fundedVault(m, 12);
     const { payment, payer } = await paidPayment(m, 5);
     const before = await tokenBalance(payer.address);
     const firstKey = { 'idempotency-key': key('refund') };
-    const first = await call(`/v2/payments/${payment.id}/refunds`, { credential: m.cred, headers: firstKey, body: { amount: '2', reason: 'one item returned' } });
+    const first = await call(`/v2/payments/${payment.id}/refunds`, {
+      credential: m.cred,
+      headers: firstKey,
+      body: { amount: '2', reason: 'one item returned' },
+    });
     assert.equal(first.status, 201, first.text);
-    const replay = await call(`/v2/payments/${payment.id}/refunds`, { credential: m.cred, headers: firstKey, body: { amount: '2', reason: 'one item returned' } });
+    const replay = await call(`/v2/payments/${payment.id}/refunds`, {
+      credential: m.cred,
+      headers: firstKey,
+      body: { amount: '2', reason: 'one item returned' },
+    });
     assert.equal(replay.body.refund.id, first.body.refund.id, 'the same key answers the same refund');
     const keyless = await call(`/v2/payments/${payment.id}/refunds`, { credential: m.cred, body: { amount: '1' } });
     assert.equal(keyless.status, 400, keyless.text);
@@ -213,7 +280,12 @@ describe('Refunds and incident recovery', () => {
     assert.equal(over.body.error.details.reasonCode, 'refund_exceeds_payment');
     await waitForReturn(m, payment.id, 'refunds', first.body.refund.id, 'confirmed');
     const partial = await waitForPayment(m, payment.id, 'partially refunded', (x) => x.refundSummary.status === 'partially_refunded');
-    assert.deepEqual(partial.refundSummary, { status: 'partially_refunded', count: 1, requestedAmountAtomic: String(USDC(2)), confirmedAmountAtomic: String(USDC(2)) });
+    assert.deepEqual(partial.refundSummary, {
+      status: 'partially_refunded',
+      count: 1,
+      requestedAmountAtomic: String(USDC(2)),
+      confirmedAmountAtomic: String(USDC(2)),
+    });
     assert.equal(partial.status, 'succeeded');
 
     const rest = await post(m, `/v2/payments/${payment.id}/refunds`, {});
@@ -221,7 +293,12 @@ describe('Refunds and incident recovery', () => {
     assert.equal(rest.body.refund.amount.amountAtomic, String(USDC(3)));
     await waitForReturn(m, payment.id, 'refunds', rest.body.refund.id, 'confirmed');
     const full = await waitForPayment(m, payment.id, 'refunded', (x) => x.refundSummary.status === 'refunded');
-    assert.deepEqual(full.refundSummary, { status: 'refunded', count: 2, requestedAmountAtomic: String(USDC(5)), confirmedAmountAtomic: String(USDC(5)) });
+    assert.deepEqual(full.refundSummary, {
+      status: 'refunded',
+      count: 2,
+      requestedAmountAtomic: String(USDC(5)),
+      confirmedAmountAtomic: String(USDC(5)),
+    });
     assert.equal(await tokenBalance(payer.address), before + USDC(5));
     assert.equal(await tokenBalance(vault.address), USDC(7));
     const names = (await eventNames(payment.id)).filter((n) => /refund/.test(n));

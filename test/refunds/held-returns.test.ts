@@ -27,7 +27,10 @@ async function waitForReturnStatus(id: string, status: string) {
 
 async function auditOf(id: string) {
   const h = await getHarness();
-  const rows = await h.db.prisma.operatorAction.findMany({ where: { targetType: 'fund_return', targetId: id }, orderBy: { createdAt: 'asc' } });
+  const rows = await h.db.prisma.operatorAction.findMany({
+    where: { targetType: 'fund_return', targetId: id },
+    orderBy: { createdAt: 'asc' },
+  });
   return rows.map((r) => [r.channel, r.actor, r.action, r.outcome]);
 }
 
@@ -51,7 +54,17 @@ describe('Held fund returns: an operator releases them', () => {
     const incident = (await getHarness()).db.prisma.paymentIncident;
     assert.equal((await incident.findUniqueOrThrow({ where: { id: held.incidentId } })).status, 'requires_intervention');
 
-    const out = await cli(['fund-returns', 'resolve', held.recoveryId, '--action', 'retry', '--actor', 'ops:alice', '--reason', 'escrow funded again']);
+    const out = await cli([
+      'fund-returns',
+      'resolve',
+      held.recoveryId,
+      '--action',
+      'retry',
+      '--actor',
+      'ops:alice',
+      '--reason',
+      'escrow funded again',
+    ]);
     assert.deepEqual(out, { fundReturnId: held.recoveryId, action: 'retry', signalled: true });
     const done = await waitForReturnStatus(held.recoveryId, 'confirmed');
     assert.notEqual(done.transactionHash, held.revertedTxHash.toLowerCase());
@@ -61,11 +74,14 @@ describe('Held fund returns: an operator releases them', () => {
     assert.deepEqual(await auditOf(held.recoveryId), [['cli', 'ops:alice', 'retry', 'signalled']]);
     assert.deepEqual(await awaitWorkflowResult(await getHarness(), `fund-return:${held.recoveryId}`), { status: 'confirmed' });
     // Released: a second retry is refused, with the reason.
-    await assert.rejects(cli(['fund-returns', 'resolve', held.recoveryId, '--action', 'retry', '--actor', 'ops:alice']), (err: { code?: number; stderr?: string }) => {
-      assert.equal(err.code, 1);
-      assert.match(err.stderr ?? '', /is not held \(status confirmed\)/);
-      return true;
-    });
+    await assert.rejects(
+      cli(['fund-returns', 'resolve', held.recoveryId, '--action', 'retry', '--actor', 'ops:alice']),
+      (err: { code?: number; stderr?: string }) => {
+        assert.equal(err.code, 1);
+        assert.match(err.stderr ?? '', /is not held \(status confirmed\)/);
+        return true;
+      },
+    );
     await assertLedgerBalanced();
   });
 
@@ -73,7 +89,8 @@ describe('Held fund returns: an operator releases them', () => {
     const h = await getHarness();
     const held = await heldRecovery(m);
     const route = `/admin/v1/fund-returns/${held.recoveryId}/resolve`;
-    const mark = (txHash: string) => admin.call('POST', route, { action: 'mark-settled', txHash, reason: 'paid by hand', actor: 'ops@example.com' });
+    const mark = (txHash: string) =>
+      admin.call('POST', route, { action: 'mark-settled', txHash, reason: 'paid by hand', actor: 'ops@example.com' });
 
     // Not a payout of this return: the reverted leg, and a transfer of the payer's own.
     const reverted = await mark(held.revertedTxHash);
@@ -90,15 +107,27 @@ describe('Held fund returns: an operator releases them', () => {
     // The operator pays it with the escrow's key: exactly the amount, to the recovery's destination.
     const escrowKey = h.chain.custody.signer({ purpose: 'escrow', index: held.escrowIndex });
     const chain = h.chain.chains.get(h.chainId);
-    const byHand: Hash = await chain.sendTokenTransfer({ from: escrowKey, token: SANDBOX_TOKEN_ADDRESS, to: held.payer.address as Address, amountAtomic: held.amountAtomic });
-    await eventually(async () => (await chain.getTransactionStatus(byHand, h.environments.environments.sandbox.networks[0]!.confirmations)) === 'confirmed', 'the payout at depth', { mine: true });
+    const byHand: Hash = await chain.sendTokenTransfer({
+      from: escrowKey,
+      token: SANDBOX_TOKEN_ADDRESS,
+      to: held.payer.address as Address,
+      amountAtomic: held.amountAtomic,
+    });
+    await eventually(
+      async () =>
+        (await chain.getTransactionStatus(byHand, h.environments.environments.sandbox.networks[0]!.confirmations)) === 'confirmed',
+      'the payout at depth',
+      { mine: true },
+    );
     const ok = await mark(byHand);
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     assert.deepEqual(ok.body, { fundReturnId: held.recoveryId, action: 'mark-settled', signalled: true });
     const done = await waitForReturnStatus(held.recoveryId, 'confirmed');
     assert.equal(done.transactionHash, byHand.toLowerCase());
     assert.equal(await tokenBalance(held.escrow), 0n);
-    const posted = await h.db.prisma.ledgerPosting.count({ where: { sourceType: 'payment', sourceId: held.paymentId, leg: `recovery:${held.recoveryId}` } });
+    const posted = await h.db.prisma.ledgerPosting.count({
+      where: { sourceType: 'payment', sourceId: held.paymentId, leg: `recovery:${held.recoveryId}` },
+    });
     assert.equal(posted, 1);
     assert.deepEqual(await auditOf(held.recoveryId), [
       ['admin_api', 'ops@example.com', 'mark-settled', 'refused'],
@@ -121,7 +150,11 @@ describe('Held fund returns: an operator releases them', () => {
     const h = await getHarness();
     assert.equal((await h.db.prisma.paymentIncident.findUniqueOrThrow({ where: { id: held.incidentId } })).status, 'failed');
     // The funds are still in escrow: a new recovery returns them.
-    const again = await call(`/v2/payments/${held.paymentId}/incident-recoveries`, { credential: m.cred, headers: { 'idempotency-key': `again-${held.recoveryId}` }, body: { incidentId: held.incidentId } });
+    const again = await call(`/v2/payments/${held.paymentId}/incident-recoveries`, {
+      credential: m.cred,
+      headers: { 'idempotency-key': `again-${held.recoveryId}` },
+      body: { incidentId: held.incidentId },
+    });
     assert.equal(again.status, 201, again.text);
     await waitForReturnStatus(again.body.incidentRecovery.id, 'confirmed');
     assert.equal(await tokenBalance(held.escrow), 0n);

@@ -13,7 +13,8 @@ const USDC = (n: number) => BigInt(n) * 1_000_000n;
 
 /** TestUSD's balanceOf is its storage slot 1 (contracts/TestUSD.sol): a holder's balance lives at keccak(holder, 1). */
 const balanceSlot = (holder: string) => keccak256(encodeAbiParameters([{ type: 'address' }, { type: 'uint256' }], [holder as Address, 1n]));
-const setTokenBalance = (holder: string, atomic: bigint) => rpc('anvil_setStorageAt', [SANDBOX_TOKEN_ADDRESS, balanceSlot(holder), pad(toHex(atomic), { size: 32 })]);
+const setTokenBalance = (holder: string, atomic: bigint) =>
+  rpc('anvil_setStorageAt', [SANDBOX_TOKEN_ADDRESS, balanceSlot(holder), pad(toHex(atomic), { size: 32 })]);
 
 export interface HeldRecovery {
   paymentId: string;
@@ -40,7 +41,12 @@ export async function heldRecovery(m: Merchant): Promise<HeldRecovery> {
   const payer = await newPayer(USDC(3));
   await payTo(payer, escrow, USDC(2));
   await payTo(payer, escrow, USDC(1));
-  await waitForPayment(m, p.id, 'succeeded with an excess incident', (x) => x.status === 'succeeded' && x.incidentRecoverySummary.count === 1);
+  await waitForPayment(
+    m,
+    p.id,
+    'succeeded with an excess incident',
+    (x) => x.status === 'succeeded' && x.incidentRecoverySummary.count === 1,
+  );
   const incidentId = (await call(`/v2/payments/${p.id}/incidents`, { credential: m.cred })).body.items[0].id as string;
   // Gas in place: the sender sends the leg without a top-up (which would wait for a block).
   await setNativeBalance(escrow, 10n ** 18n);
@@ -51,15 +57,25 @@ export async function heldRecovery(m: Merchant): Promise<HeldRecovery> {
   let leg: PendingTx | undefined;
   let recoveryId: string;
   try {
-    const res = await call(`/v2/payments/${p.id}/incident-recoveries`, { credential: m.cred, headers: { 'idempotency-key': `held-${p.id}` }, body: { incidentId } });
+    const res = await call(`/v2/payments/${p.id}/incident-recoveries`, {
+      credential: m.cred,
+      headers: { 'idempotency-key': `held-${p.id}` },
+      body: { incidentId },
+    });
     assert.equal(res.status, 201, res.text);
     recoveryId = res.body.incidentRecovery.id;
-    await until(async (saw) => {
-      const pool = await rpc<{ pending?: Record<string, Record<string, PendingTx>> }>('txpool_content');
-      leg = Object.values(pool.pending ?? {}).flatMap((byNonce) => Object.values(byNonce)).find((tx) => tx.from.toLowerCase() === escrow && paysInToken(tx, payer.address));
-      saw({ leg: leg?.hash ?? null });
-      return leg !== undefined;
-    }, 'the recovery leg in the mempool', 60_000);
+    await until(
+      async (saw) => {
+        const pool = await rpc<{ pending?: Record<string, Record<string, PendingTx>> }>('txpool_content');
+        leg = Object.values(pool.pending ?? {})
+          .flatMap((byNonce) => Object.values(byNonce))
+          .find((tx) => tx.from.toLowerCase() === escrow && paysInToken(tx, payer.address));
+        saw({ leg: leg?.hash ?? null });
+        return leg !== undefined;
+      },
+      'the recovery leg in the mempool',
+      60_000,
+    );
     await setTokenBalance(escrow, 0n);
     await faults.mine(1);
   } finally {
@@ -68,7 +84,20 @@ export async function heldRecovery(m: Merchant): Promise<HeldRecovery> {
   }
   const receipt = await rpc<{ status: string }>('eth_getTransactionReceipt', [leg!.hash]);
   assert.equal(receipt.status, '0x0', 'the leg reverted');
-  await eventually(async () => (await h.db.prisma.fundReturn.findUniqueOrThrow({ where: { id: recoveryId } })).status === 'requires_intervention', `${recoveryId} held`, { mine: true });
+  await eventually(
+    async () => (await h.db.prisma.fundReturn.findUniqueOrThrow({ where: { id: recoveryId } })).status === 'requires_intervention',
+    `${recoveryId} held`,
+    { mine: true },
+  );
   const row = await h.db.prisma.payment.findUniqueOrThrow({ where: { id: p.id } });
-  return { paymentId: p.id, escrow, escrowIndex: row.escrowIndex, payer, incidentId, recoveryId, amountAtomic: USDC(1), revertedTxHash: leg!.hash };
+  return {
+    paymentId: p.id,
+    escrow,
+    escrowIndex: row.escrowIndex,
+    payer,
+    incidentId,
+    recoveryId,
+    amountAtomic: USDC(1),
+    revertedTxHash: leg!.hash,
+  };
 }

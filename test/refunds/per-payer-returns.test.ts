@@ -46,13 +46,19 @@ describe('Returns go to each payer for what that payer paid', () => {
     const byPayer = new Map(incidents.map((i) => [i.fromAddress, i]));
     assert.deepEqual(
       incidents.map((i) => [i.kind, i.fromAddress, i.amount.amountAtomic]).sort(),
-      [['underpaid_expired', a.address.toLowerCase(), String(USDC(3))], ['underpaid_expired', b.address.toLowerCase(), String(USDC(4))]].sort(),
+      [
+        ['underpaid_expired', a.address.toLowerCase(), String(USDC(3))],
+        ['underpaid_expired', b.address.toLowerCase(), String(USDC(4))],
+      ].sort(),
       JSON.stringify(incidents),
     );
     assert.equal(expired.incidentRecoverySummary.requestedAmountAtomic, String(USDC(7)));
 
     // A partner may not send one payer's share to the other.
-    const crossed = await post(m, `/v2/payments/${p.id}/incident-recoveries`, { incidentId: byPayer.get(b.address.toLowerCase())!.id, destinationAddress: a.address });
+    const crossed = await post(m, `/v2/payments/${p.id}/incident-recoveries`, {
+      incidentId: byPayer.get(b.address.toLowerCase())!.id,
+      destinationAddress: a.address,
+    });
     assert.equal(crossed.status, 400, crossed.text);
     assert.equal(crossed.body.error.details.reasonCode, 'destination_not_payer');
 
@@ -71,10 +77,17 @@ describe('Returns go to each payer for what that payer paid', () => {
     assert.equal(await tokenBalance(escrow), 0n);
     const done = await waitForPayment(m, p.id, 'both recovered', (x) => x.incidentRecoverySummary.confirmedCount === 2);
     assert.deepEqual(done.incidentRecoverySummary, {
-      count: 2, pendingCount: 0, confirmedCount: 2, failedCount: 0, requiresInterventionCount: 0,
-      requestedAmountAtomic: String(USDC(7)), confirmedAmountAtomic: String(USDC(7)),
+      count: 2,
+      pendingCount: 0,
+      confirmedCount: 2,
+      failedCount: 0,
+      requiresInterventionCount: 0,
+      requestedAmountAtomic: String(USDC(7)),
+      confirmedAmountAtomic: String(USDC(7)),
     });
-    const postings = await h.db.prisma.ledgerPosting.findMany({ where: { sourceType: 'payment', sourceId: p.id, leg: { startsWith: 'recovery:' } } });
+    const postings = await h.db.prisma.ledgerPosting.findMany({
+      where: { sourceType: 'payment', sourceId: p.id, leg: { startsWith: 'recovery:' } },
+    });
     assert.equal(postings.length, 2);
     await assertLedgerBalanced();
     await assertBooksMatchChain({ baseline });
@@ -95,7 +108,10 @@ describe('Returns go to each payer for what that payer paid', () => {
     const unnamed = await post(m, `/v2/payments/${p.id}/refunds`, { amount: '1' });
     assert.equal(unnamed.status, 400, unnamed.text);
     assert.equal(unnamed.body.error.details.reasonCode, 'destination_required');
-    assert.deepEqual(unnamed.body.error.details.fields.map((f: { field: string }) => f.field), ['body.destinationAddress']);
+    assert.deepEqual(
+      unnamed.body.error.details.fields.map((f: { field: string }) => f.field),
+      ['body.destinationAddress'],
+    );
     const overB = await post(m, `/v2/payments/${p.id}/refunds`, { amount: '2.000001', destinationAddress: b.address });
     assert.equal(overB.status, 409, overB.text);
     assert.equal(overB.body.error.details.reasonCode, 'refund_exceeds_payer');
@@ -112,14 +128,20 @@ describe('Returns go to each payer for what that payer paid', () => {
     assert.equal(none.status, 409, none.text);
     // An incident recorded whole before incidents were per payer (as an older service did): no payer
     // gets it all on a partner's word, and an operator must say where it goes.
-    const legacy = await h.db.prisma.paymentIncident.create({ data: { id: `incident_legacy${Date.now()}`, paymentId: p.id, kind: 'underpaid_expired', status: 'pending', amountAtomic: '1' } });
+    const legacy = await h.db.prisma.paymentIncident.create({
+      data: { id: `incident_legacy${Date.now()}`, paymentId: p.id, kind: 'underpaid_expired', status: 'pending', amountAtomic: '1' },
+    });
     try {
       const whole = await post(m, `/v2/payments/${p.id}/incident-recoveries`, { incidentId: legacy.id, destinationAddress: a.address });
       assert.equal(whole.status, 409, whole.text);
       assert.equal(whole.body.error.details.reasonCode, 'incident_several_payers');
       const admin = await startAdminApi({ allowPrivate: false, withEngine: true });
       try {
-        const unnamedByOperator = await admin.call('POST', `/admin/v1/payments/${p.id}/incident-recoveries`, { incidentId: legacy.id, reason: 'test', actor: 'ops:test' });
+        const unnamedByOperator = await admin.call('POST', `/admin/v1/payments/${p.id}/incident-recoveries`, {
+          incidentId: legacy.id,
+          reason: 'test',
+          actor: 'ops:test',
+        });
         assert.equal(unnamedByOperator.status, 400, JSON.stringify(unnamedByOperator.body));
         assert.equal(unnamedByOperator.body.error.details.reasonCode, 'destination_required');
       } finally {

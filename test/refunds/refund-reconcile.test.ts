@@ -22,15 +22,29 @@ describe('Orphaned fund returns', () => {
     const unavailable = { startFundReturn: () => Promise.reject(new Error('Temporal is unavailable')) };
     const api = await listenApi(await apiDepsOnHarness({ engine: h.engine, returns: unavailable, chains: h.chain.chains }));
     try {
-      for (const [path, body] of [['refunds', {}], ['incident-recoveries', { incidentId: incident.id }]] as const) {
-        const res = await call(`/v2/payments/${payment.id}/${path}`, { baseUrl: api.baseUrl, credential: m.cred, headers: { 'idempotency-key': key('orphan') }, body });
+      for (const [path, body] of [
+        ['refunds', {}],
+        ['incident-recoveries', { incidentId: incident.id }],
+      ] as const) {
+        const res = await call(`/v2/payments/${payment.id}/${path}`, {
+          baseUrl: api.baseUrl,
+          credential: m.cred,
+          headers: { 'idempotency-key': key('orphan') },
+          body,
+        });
         assert.ok(res.status >= 500, res.text);
       }
     } finally {
       await api.close();
     }
     const rows = await h.db.prisma.fundReturn.findMany({ where: { paymentId: payment.id }, orderBy: { kind: 'asc' } });
-    assert.deepEqual(rows.map((r) => [r.kind, r.status]), [['incident_recovery', 'pending'], ['refund', 'pending']]);
+    assert.deepEqual(
+      rows.map((r) => [r.kind, r.status]),
+      [
+        ['incident_recovery', 'pending'],
+        ['refund', 'pending'],
+      ],
+    );
 
     await h.engine.runPaymentReconciliation({ graceSeconds: 0 });
     for (const r of rows) {

@@ -72,28 +72,41 @@ describe('Refunds from a vault', () => {
   test('property: concurrent refunds of one Payment from one vault never pay out more than was received, the vault holds or its policy allows, and only to the payer', async () => {
     const ask = fc.record({ atomic: fc.integer({ min: 1, max: 3_000_000 }), to: fc.constantFrom('payer', 'stranger', 'default') });
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 6 }), fc.array(ask, { minLength: 1, maxLength: 8 }), async (held, limit, asks) => {
-        const who = await newMerchant();
-        const vault = await fundedVault(who, held, USDC(limit));
-        const { payment, payer } = await paidPayment(who, 4);
-        const stranger = (await newPayer(0n)).address;
-        const before = await tokenBalance(payer.address);
-        const tries = await Promise.all(asks.map((a) => {
-          const body = { amount: (a.atomic / 1_000_000).toFixed(6), ...(a.to === 'default' ? {} : { destinationAddress: a.to === 'payer' ? payer.address : stranger }) };
-          return post(who, `/v2/payments/${payment.id}/refunds`, body);
-        }));
-        const accepted = tries.filter((r) => r.status === 201).map((r) => r.body.refund);
-        for (const r of tries.filter((x) => x.status !== 201)) assert.ok([400, 409].includes(r.status), r.text);
-        const total = accepted.reduce((acc, r) => acc + BigInt(r.amount.amountAtomic), 0n);
-        assert.ok(total <= USDC(4) && total <= USDC(held) && total <= USDC(limit), `${total} paid of 4 received, ${held} held, limit ${limit}`);
-        for (const r of accepted) {
-          assert.equal(r.destinationAddress, payer.address.toLowerCase());
-          await waitForReturn(who, payment.id, 'refunds', r.id, 'confirmed');
-        }
-        assert.equal(await tokenBalance(payer.address), before + total);
-        assert.equal(await tokenBalance(stranger), 0n);
-        assert.equal(await tokenBalance(vault.address), USDC(held) - total);
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(ask, { minLength: 1, maxLength: 8 }),
+        async (held, limit, asks) => {
+          const who = await newMerchant();
+          const vault = await fundedVault(who, held, USDC(limit));
+          const { payment, payer } = await paidPayment(who, 4);
+          const stranger = (await newPayer(0n)).address;
+          const before = await tokenBalance(payer.address);
+          const tries = await Promise.all(
+            asks.map((a) => {
+              const body = {
+                amount: (a.atomic / 1_000_000).toFixed(6),
+                ...(a.to === 'default' ? {} : { destinationAddress: a.to === 'payer' ? payer.address : stranger }),
+              };
+              return post(who, `/v2/payments/${payment.id}/refunds`, body);
+            }),
+          );
+          const accepted = tries.filter((r) => r.status === 201).map((r) => r.body.refund);
+          for (const r of tries.filter((x) => x.status !== 201)) assert.ok([400, 409].includes(r.status), r.text);
+          const total = accepted.reduce((acc, r) => acc + BigInt(r.amount.amountAtomic), 0n);
+          assert.ok(
+            total <= USDC(4) && total <= USDC(held) && total <= USDC(limit),
+            `${total} paid of 4 received, ${held} held, limit ${limit}`,
+          );
+          for (const r of accepted) {
+            assert.equal(r.destinationAddress, payer.address.toLowerCase());
+            await waitForReturn(who, payment.id, 'refunds', r.id, 'confirmed');
+          }
+          assert.equal(await tokenBalance(payer.address), before + total);
+          assert.equal(await tokenBalance(stranger), 0n);
+          assert.equal(await tokenBalance(vault.address), USDC(held) - total);
+        },
+      ),
       { numRuns: 3 },
     );
     await assertLedgerBalanced();

@@ -17,7 +17,10 @@ function assertRefusedDestination(res: { status: number; text: string; body: any
   assert.equal(res.status, 400, res.text);
   assert.equal(res.body.error.code, 'bad_request', res.text);
   assert.equal(res.body.error.details.reasonCode, reasonCode, res.text);
-  assert.deepEqual(res.body.error.details.fields.map((f: { field: string }) => f.field), ['body.destinationAddress']);
+  assert.deepEqual(
+    res.body.error.details.fields.map((f: { field: string }) => f.field),
+    ['body.destinationAddress'],
+  );
 }
 
 describe('Where returned money may go', () => {
@@ -27,7 +30,7 @@ describe('Where returned money may go', () => {
     m = await newMerchant();
   });
 
-  test('a partner cannot send a refund or a recovery to an address other than the payer\'s; naming the payer (any case) is accepted', async () => {
+  test("a partner cannot send a refund or a recovery to an address other than the payer's; naming the payer (any case) is accepted", async () => {
     const h = await getHarness();
     await fundedVault(m, 10);
     const { payment, payer } = await paidPayment(m, 4, 1);
@@ -35,7 +38,10 @@ describe('Where returned money may go', () => {
     const refund = await post(m, `/v2/payments/${payment.id}/refunds`, { amount: '1', destinationAddress: stranger });
     assertRefusedDestination(refund, 'destination_not_payer');
     const [incident] = (await call(`/v2/payments/${payment.id}/incidents`, { credential: m.cred })).body.items;
-    const recovery = await post(m, `/v2/payments/${payment.id}/incident-recoveries`, { incidentId: incident.id, destinationAddress: stranger });
+    const recovery = await post(m, `/v2/payments/${payment.id}/incident-recoveries`, {
+      incidentId: incident.id,
+      destinationAddress: stranger,
+    });
     assertRefusedDestination(recovery, 'destination_not_payer');
     assert.equal(await h.db.prisma.fundReturn.count({ where: { paymentId: payment.id } }), 0, 'nothing created');
 
@@ -56,14 +62,20 @@ describe('Where returned money may go', () => {
     const target = (await newPayer(0n)).address;
     const admin = await startAdminApi({ allowPrivate: false, withEngine: true });
     try {
-      const res = await admin.call('POST', `/admin/v1/payments/${payment.id}/incident-recoveries`, { incidentId: incident.id, destinationAddress: target, reason: 'payer lost the key', actor: 'ops:bob' });
+      const res = await admin.call('POST', `/admin/v1/payments/${payment.id}/incident-recoveries`, {
+        incidentId: incident.id,
+        destinationAddress: target,
+        reason: 'payer lost the key',
+        actor: 'ops:bob',
+      });
       assert.equal(res.status, 201, JSON.stringify(res.body));
       await waitForReturn(m, payment.id, 'incident-recoveries', res.body.incidentRecovery.id, 'confirmed');
       assert.equal(await tokenBalance(target), USDC(1));
       const audit = await h.db.prisma.operatorAction.findMany({ where: { targetType: 'payment', targetId: payment.id } });
-      assert.deepEqual(audit.map((a) => [a.actor, a.action, a.reason, a.outcome, (a.details as Record<string, string>).destinationAddress]), [
-        ['ops:bob', 'recover-incident', 'payer lost the key', 'created', target],
-      ]);
+      assert.deepEqual(
+        audit.map((a) => [a.actor, a.action, a.reason, a.outcome, (a.details as Record<string, string>).destinationAddress]),
+        [['ops:bob', 'recover-incident', 'payer lost the key', 'created', target]],
+      );
     } finally {
       await admin.close();
     }
@@ -76,8 +88,17 @@ describe('Where returned money may go', () => {
     const admin = await startAdminApi({ allowPrivate: false, withEngine: true });
     try {
       const route = `/admin/v1/payments/${payment.id}/incident-recoveries`;
-      for (const [address, reasonCode] of [[zeroAddress, 'zero_address'], [TOKEN, 'token_contract'], [TOKEN.toLowerCase(), 'token_contract']] as const) {
-        const res = await admin.call('POST', route, { incidentId: incident.id, destinationAddress: address, reason: 'test', actor: 'ops:bob' });
+      for (const [address, reasonCode] of [
+        [zeroAddress, 'zero_address'],
+        [TOKEN, 'token_contract'],
+        [TOKEN.toLowerCase(), 'token_contract'],
+      ] as const) {
+        const res = await admin.call('POST', route, {
+          incidentId: incident.id,
+          destinationAddress: address,
+          reason: 'test',
+          actor: 'ops:bob',
+        });
         assertRefusedDestination({ status: res.status, text: JSON.stringify(res.body), body: res.body }, reasonCode);
       }
       assert.equal(await h.db.prisma.fundReturn.count({ where: { paymentId: payment.id } }), 0);
@@ -87,11 +108,20 @@ describe('Where returned money may go', () => {
     const cred = await newApp();
     const account = await call('/v2/accounts', { credential: cred, body: { externalUserId: uniqueUserId('dest') } });
     assert.equal(account.status, 201, account.text);
-    for (const [address, reasonCode] of [[zeroAddress, 'zero_address'], [TOKEN, 'token_contract']] as const) {
-      const res = await call(`/v2/accounts/${account.body.account.id}/connected-wallets`, { credential: cred, body: { chainId: h.chainId, address } });
+    for (const [address, reasonCode] of [
+      [zeroAddress, 'zero_address'],
+      [TOKEN, 'token_contract'],
+    ] as const) {
+      const res = await call(`/v2/accounts/${account.body.account.id}/connected-wallets`, {
+        credential: cred,
+        body: { chainId: h.chainId, address },
+      });
       assert.equal(res.status, 400, res.text);
       assert.equal(res.body.error.details.reasonCode, reasonCode, res.text);
-      assert.deepEqual(res.body.error.details.fields.map((f: { field: string }) => f.field), ['body.address']);
+      assert.deepEqual(
+        res.body.error.details.fields.map((f: { field: string }) => f.field),
+        ['body.address'],
+      );
     }
   });
 
@@ -103,14 +133,28 @@ describe('Where returned money may go', () => {
       // As an older service recorded it, before the rule.
       const row = await h.db.prisma.fundReturn.create({
         data: {
-          id: `recovery_dest${Date.now()}${to.slice(2, 6)}`, kind: 'incident_recovery', appId: m.cred.appId, paymentId: payment.id, incidentId: incident.id,
-          status: 'pending', statusVersion: 1, chainId: h.chainId, tokenAddress: TOKEN.toLowerCase(),
-          fromAddress: escrow.toLowerCase(), toAddress: to, amountAtomic: String(USDC(2)), requestedBy: 'operator', actor: 'test',
+          id: `recovery_dest${Date.now()}${to.slice(2, 6)}`,
+          kind: 'incident_recovery',
+          appId: m.cred.appId,
+          paymentId: payment.id,
+          incidentId: incident.id,
+          status: 'pending',
+          statusVersion: 1,
+          chainId: h.chainId,
+          tokenAddress: TOKEN.toLowerCase(),
+          fromAddress: escrow.toLowerCase(),
+          toAddress: to,
+          amountAtomic: String(USDC(2)),
+          requestedBy: 'operator',
+          actor: 'test',
         },
       });
       await h.engine.startFundReturn(row.id, 2);
       assert.deepEqual(await awaitWorkflowResult(h, `fund-return:${row.id}`), { status: 'failed' });
-      assert.equal((await h.db.prisma.fundReturn.findUniqueOrThrow({ where: { id: row.id } })).failureReason, 'settlement_destination_not_allowed');
+      assert.equal(
+        (await h.db.prisma.fundReturn.findUniqueOrThrow({ where: { id: row.id } })).failureReason,
+        'settlement_destination_not_allowed',
+      );
     }
     assert.equal(await tokenBalance(escrow), USDC(2));
     assert.equal(await tokenBalance(zeroAddress), 0n);

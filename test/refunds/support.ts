@@ -32,7 +32,10 @@ export async function post(m: Merchant, path: string, body: unknown, opts: { bas
     assert.equal(res.body.error.code, 'service_unavailable', `POST ${path}: only the capacity refusal is retried: ${res.text}`);
     retried.push(`503 Retry-After ${retryAfter}`);
     const waitMs = Number(retryAfter) * 1000;
-    assert.ok(Date.now() + waitMs < deadline, `POST ${path} still refused after ${retried.length} tries: ${retried.join(', ')}; last ${res.text}`);
+    assert.ok(
+      Date.now() + waitMs < deadline,
+      `POST ${path} still refused after ${retried.length} tries: ${retried.join(', ')}; last ${res.text}`,
+    );
     await new Promise((r) => setTimeout(r, waitMs)); // what Retry-After asks of a client
   }
 }
@@ -44,7 +47,12 @@ export async function paidPayment(m: Merchant, amount: number, extra = 0) {
   const payer = await newPayer(USDC(amount + extra));
   await payTo(payer, escrow, USDC(amount));
   if (extra > 0) await payTo(payer, escrow, USDC(extra));
-  const done = await waitForPayment(m, p.id, 'succeeded', (x) => x.status === 'succeeded' && x.incidentRecoverySummary.count === (extra > 0 ? 1 : 0));
+  const done = await waitForPayment(
+    m,
+    p.id,
+    'succeeded',
+    (x) => x.status === 'succeeded' && x.incidentRecoverySummary.count === (extra > 0 ? 1 : 0),
+  );
   return { payment: done, payer, escrow };
 }
 
@@ -76,4 +84,3 @@ export async function fundedVault(m: Merchant, amount: number, limitAtomic = USD
   }, 'the vault receipt posted');
   return vault as { id: string; address: string };
 }
-

@@ -32,7 +32,10 @@ describe('Keys outside the API', () => {
     const h = await getHarness();
     // The bundled environments, their sandbox network on the harness's anvil.
     const environmentsFile = path.join(tempDir(), 'environments.json');
-    writeFileSync(environmentsFile, readFileSync(path.join(projectRoot(), 'config', 'environments.json'), 'utf8').replaceAll('http://127.0.0.1:8545', h.rpcUrl));
+    writeFileSync(
+      environmentsFile,
+      readFileSync(path.join(projectRoot(), 'config', 'environments.json'), 'utf8').replaceAll('http://127.0.0.1:8545', h.rpcUrl),
+    );
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       DEPLOYMENT: 'sandbox',
@@ -66,7 +69,11 @@ describe('Keys outside the API', () => {
     const env = await serviceEnv({ CUSTODY_PUBLIC_KEYS: await harnessPublicKeys() });
     const api = await start(['api'], env);
     assert.equal(api.chain.custody, undefined, 'an API-only process holds no signer');
-    assert.deepEqual(readdirSync(env.DATA_DIR!).filter((f) => f === 'custody'), [], 'nothing custody-related was written or looked up');
+    assert.deepEqual(
+      readdirSync(env.DATA_DIR!).filter((f) => f === 'custody'),
+      [],
+      'nothing custody-related was written or looked up',
+    );
     const baseUrl = api.apiUrl!;
     const cred = await newApp();
 
@@ -79,7 +86,12 @@ describe('Keys outside the API', () => {
       baseUrl,
     });
     assert.equal(wallet.status, 201, wallet.text);
-    const profile = await call(`/v2/accounts/${accountId}/settlement-profile`, { method: 'PUT', credential: cred, body: { connectedWalletId: wallet.body.connectedWallets[0].id }, baseUrl });
+    const profile = await call(`/v2/accounts/${accountId}/settlement-profile`, {
+      method: 'PUT',
+      credential: cred,
+      body: { connectedWalletId: wallet.body.connectedWallets[0].id },
+      baseUrl,
+    });
     assert.equal(profile.status, 200, profile.text);
 
     const payment = await call('/v2/payments', {
@@ -97,9 +109,16 @@ describe('Keys outside the API', () => {
     // The worker's signer (the harness's seed) signs for each address the API handed out.
     const signer = h.chain.custody;
     const escrowIndex = (await h.db.prisma.payment.findUniqueOrThrow({ where: { id: payment.body.payment.id } })).escrowIndex;
-    assert.equal(payment.body.payment.funding.depositAddress.address.toLowerCase(), signer.signer({ purpose: 'escrow', index: escrowIndex }).address.toLowerCase());
-    const depositIndex = (await h.db.prisma.depositAddress.findUniqueOrThrow({ where: { id: deposit.body.depositAddress.id } })).custodyIndex;
-    assert.equal(deposit.body.depositAddress.address.toLowerCase(), signer.signer({ purpose: 'deposit', index: depositIndex }).address.toLowerCase());
+    assert.equal(
+      payment.body.payment.funding.depositAddress.address.toLowerCase(),
+      signer.signer({ purpose: 'escrow', index: escrowIndex }).address.toLowerCase(),
+    );
+    const depositIndex = (await h.db.prisma.depositAddress.findUniqueOrThrow({ where: { id: deposit.body.depositAddress.id } }))
+      .custodyIndex;
+    assert.equal(
+      deposit.body.depositAddress.address.toLowerCase(),
+      signer.signer({ purpose: 'deposit', index: depositIndex }).address.toLowerCase(),
+    );
     const vaultIndex = (await h.db.prisma.vault.findUniqueOrThrow({ where: { id: vault.body.vault.id } })).custodyIndex;
     assert.equal(vault.body.vault.address.toLowerCase(), signer.signer({ purpose: 'vault', index: vaultIndex }).address.toLowerCase());
 
@@ -131,7 +150,10 @@ describe('Keys outside the API', () => {
     const secret = path.join(tempDir(), 'seed');
     writeFileSync(secret, `${OTHER_MNEMONIC}\n`, { mode: 0o600 });
     const env = await serviceEnv({ CUSTODY_MNEMONIC_FILE: secret, CUSTODY_PUBLIC_KEYS: await harnessPublicKeys() });
-    await assert.rejects(start(['worker'], env), /custody keys disagree: CUSTODY_PUBLIC_KEYS is not what the seed \(CUSTODY_MNEMONIC_FILE\) derives for escrow, deposit, treasury, fee, vault/);
+    await assert.rejects(
+      start(['worker'], env),
+      /custody keys disagree: CUSTODY_PUBLIC_KEYS is not what the seed \(CUSTODY_MNEMONIC_FILE\) derives for escrow, deposit, treasury, fee, vault/,
+    );
   });
 
   test('the API takes only the address book: no route or createApi dependency is typed to sign', () => {

@@ -11,7 +11,14 @@ import { until } from '../support/until';
 const ROOT = path.resolve(__dirname, '../..');
 const DATA_DIR = path.join(ROOT, '.data', 'shutdown-test');
 const ADMIN_API_TOKEN = 'shutdown-test-admin-token-0123456789';
-const PORT_VARS = ['EMBEDDED_POSTGRES_PORT', 'EMBEDDED_TEMPORAL_PORT', 'TEMPORAL_UI_PORT', 'EMBEDDED_ANVIL_PORT', 'SANDBOX_PROVIDER_PORT', 'PORT'] as const;
+const PORT_VARS = [
+  'EMBEDDED_POSTGRES_PORT',
+  'EMBEDDED_TEMPORAL_PORT',
+  'TEMPORAL_UI_PORT',
+  'EMBEDDED_ANVIL_PORT',
+  'SANDBOX_PROVIDER_PORT',
+  'PORT',
+] as const;
 
 interface Started {
   child: ReturnType<typeof spawn>;
@@ -100,26 +107,32 @@ function requestUnderWay(apiUrl: string): { headersIn: Promise<void>; finish: ()
 const afterReady = (output: string) => output.slice(output.indexOf('Press Ctrl-C to stop.'));
 
 describe('stopping the service', () => {
-  it('Ctrl-C lets the in-flight request finish, drains the worker once, stops every embedded child and exits 0 without a stack trace', { timeout: 300_000 }, async () => {
-    const s = await startService();
-    const underWay = requestUnderWay(s.apiUrl);
-    await underWay.headersIn;
-    process.kill(-s.child.pid!, 'SIGINT');
-    await until(() => /SIGINT: stopping/.test(afterReady(s.output())), 'the service to start stopping');
-    const answer = await underWay.finish().catch((err: unknown) => assert.fail(`no answer (${String(err)}); service said:\n${afterReady(s.output())}`));
-    assert.equal(answer.status, 404, `the request under way when the signal came is answered: ${answer.body}`);
-    assert.equal(JSON.parse(answer.body).error.code, 'not_found', 'after reading PostgreSQL, which was still up');
+  it(
+    'Ctrl-C lets the in-flight request finish, drains the worker once, stops every embedded child and exits 0 without a stack trace',
+    { timeout: 300_000 },
+    async () => {
+      const s = await startService();
+      const underWay = requestUnderWay(s.apiUrl);
+      await underWay.headersIn;
+      process.kill(-s.child.pid!, 'SIGINT');
+      await until(() => /SIGINT: stopping/.test(afterReady(s.output())), 'the service to start stopping');
+      const answer = await underWay
+        .finish()
+        .catch((err: unknown) => assert.fail(`no answer (${String(err)}); service said:\n${afterReady(s.output())}`));
+      assert.equal(answer.status, 404, `the request under way when the signal came is answered: ${answer.body}`);
+      assert.equal(JSON.parse(answer.body).error.code, 'not_found', 'after reading PostgreSQL, which was still up');
 
-    const code = await exitWithin(s, 60_000);
-    const tail = afterReady(s.output());
-    assert.equal(code, 0, tail);
-    assert.doesNotMatch(tail, /\n\s+at /, 'no stack trace');
-    assert.doesNotMatch(tail, /Error|Not running/, 'no error, no second drain');
-    assert.match(tail, /SIGINT: stopping[\s\S]*\nstopped\n/);
-    assert.equal(tail.match(/state: 'DRAINING'/g)?.length, 1, 'the worker drains exactly once');
-    assert.deepEqual(await openPorts(s.ports), [], 'API, PostgreSQL, Temporal, its UI, anvil and sandbox provider ports are all free');
-    assert.equal(existsSync(path.join(DATA_DIR, 'postgres', 'postmaster.pid')), false, 'the embedded PostgreSQL stopped');
-  });
+      const code = await exitWithin(s, 60_000);
+      const tail = afterReady(s.output());
+      assert.equal(code, 0, tail);
+      assert.doesNotMatch(tail, /\n\s+at /, 'no stack trace');
+      assert.doesNotMatch(tail, /Error|Not running/, 'no error, no second drain');
+      assert.match(tail, /SIGINT: stopping[\s\S]*\nstopped\n/);
+      assert.equal(tail.match(/state: 'DRAINING'/g)?.length, 1, 'the worker drains exactly once');
+      assert.deepEqual(await openPorts(s.ports), [], 'API, PostgreSQL, Temporal, its UI, anvil and sandbox provider ports are all free');
+      assert.equal(existsSync(path.join(DATA_DIR, 'postgres', 'postmaster.pid')), false, 'the embedded PostgreSQL stopped');
+    },
+  );
 
   it('SIGTERM to npm, then a second one, forces the stop and still leaves no port open', { timeout: 300_000 }, async () => {
     const s = await startService();
@@ -136,11 +149,15 @@ describe('stopping the service', () => {
     assert.match(tail, /second SIGTERM: killing what is left/);
     assert.doesNotMatch(tail, /\n\s+at /, 'no stack trace');
     // A forced stop kills without waiting; the ports are free a moment later.
-    await until(async (saw) => {
-      const open = await openPorts(s.ports);
-      saw(`open: ${open.join(', ')}`);
-      return open.length === 0;
-    }, 'every port free', 10_000);
+    await until(
+      async (saw) => {
+        const open = await openPorts(s.ports);
+        saw(`open: ${open.join(', ')}`);
+        return open.length === 0;
+      },
+      'every port free',
+      10_000,
+    );
     await until(() => !existsSync(path.join(DATA_DIR, 'postgres', 'postmaster.pid')), 'the embedded PostgreSQL stopped', 10_000);
   });
 });

@@ -46,7 +46,10 @@ export async function createFixtures(apiUrl: string, env: NodeJS.ProcessEnv): Pr
   const cred = await cli(env, ['apps', 'create', '--environment', 'sandbox', '--name', 'schemathesis']);
   const api = client(apiUrl, `Basic ${Buffer.from(`${cred.appId}:${cred.appSecret}`).toString('base64')}`);
   const { account } = await api('POST', '/v2/accounts', { externalUserId: 'schemathesis-merchant' });
-  const bundle = await api('POST', `/v2/accounts/${account.id}/connected-wallets`, { chainId: 31337, address: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC' });
+  const bundle = await api('POST', `/v2/accounts/${account.id}/connected-wallets`, {
+    chainId: 31337,
+    address: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC',
+  });
   await api('PUT', `/v2/accounts/${account.id}/settlement-profile`, { connectedWalletId: bundle.connectedWallets[0].id });
   await api('PUT', `/v2/accounts/${account.id}/payment-acceptance`, { publicReceiveEnabled: true, expectedVersion: 1 });
   const created = await api(
@@ -59,14 +62,25 @@ export async function createFixtures(apiUrl: string, env: NodeJS.ProcessEnv): Pr
   const { bankAccount } = await api(
     'POST',
     `/v2/accounts/${account.id}/bank-accounts`,
-    { country: 'US', currency: 'USD', accountHolderName: 'Ada Lovelace', bankName: 'JPMorgan Chase Bank, N.A.', bankCode: 'CHASUS33', routingNumber: '021000021', accountNumber: '000123456789', accountType: 'checking' },
+    {
+      country: 'US',
+      currency: 'USD',
+      accountHolderName: 'Ada Lovelace',
+      bankName: 'JPMorgan Chase Bank, N.A.',
+      bankCode: 'CHASUS33',
+      routingNumber: '021000021',
+      accountNumber: '000123456789',
+      accountType: 'checking',
+    },
     { 'idempotency-key': 'schemathesis-bank-1' },
   );
   // The recipient is never the payer: the client token belongs to a second account, which the first read binds.
   const { account: payer } = await api('POST', '/v2/accounts', { externalUserId: 'schemathesis-payer' });
   const token = await api('POST', '/v2/client/auth/exchange', { accountId: payer.id });
   const clientApi = client(apiUrl, `Bearer ${token.accessToken}`);
-  const read = await clientApi('GET', `/v2/client/me/payments/${created.payment.id}`, undefined, { 'x-svc-payment-secret': created.checkout.clientSecret });
+  const read = await clientApi('GET', `/v2/client/me/payments/${created.payment.id}`, undefined, {
+    'x-svc-payment-secret': created.checkout.clientSecret,
+  });
   return {
     appId: cred.appId,
     appSecret: cred.appSecret,

@@ -27,7 +27,9 @@ const BASELINE = path.join(HERE, 'accepted-failures.json');
 const DATA_DIR = path.join(ROOT, '.data', 'schemathesis');
 
 function options() {
-  const { values } = parseArgs({ options: { examples: { type: 'string' }, seed: { type: 'string' }, long: { type: 'boolean' }, record: { type: 'boolean' } } });
+  const { values } = parseArgs({
+    options: { examples: { type: 'string' }, seed: { type: 'string' }, long: { type: 'boolean' }, record: { type: 'boolean' } },
+  });
   return {
     record: values.record ?? false,
     examples: Number(values.examples ?? (values.long ? 50 : 4)),
@@ -38,10 +40,14 @@ function options() {
 
 /** Every accepted failure says why: an entry without a reason fails the run before it starts. */
 function checkBaseline(): number {
-  if (!existsSync(BASELINE)) throw new Error(`${path.relative(ROOT, BASELINE)} is missing (Schemathesis would write one of every failure it meets)`);
-  const { entries } = JSON.parse(readFileSync(BASELINE, 'utf8')) as { entries: Array<{ operation: string; check: string; reason?: string }> };
+  if (!existsSync(BASELINE))
+    throw new Error(`${path.relative(ROOT, BASELINE)} is missing (Schemathesis would write one of every failure it meets)`);
+  const { entries } = JSON.parse(readFileSync(BASELINE, 'utf8')) as {
+    entries: Array<{ operation: string; check: string; reason?: string }>;
+  };
   const unexplained = entries.filter((e) => typeof e.reason !== 'string' || e.reason.trim().length < 20);
-  if (unexplained.length) throw new Error(`accepted failures without a reason: ${unexplained.map((e) => `${e.operation} ${e.check}`).join('; ')}`);
+  if (unexplained.length)
+    throw new Error(`accepted failures without a reason: ${unexplained.map((e) => `${e.operation} ${e.check}`).join('; ')}`);
   return entries.length;
 }
 
@@ -65,20 +71,32 @@ function runSchemathesis(stack: Stack, f: Fixtures, opts: ReturnType<typeof opti
   const reports = path.join(DATA_DIR, 'reports');
   mkdirSync(reports, { recursive: true });
   const args = [
-    '--config-file', path.join(HERE, 'schemathesis.toml'),
-    'run', `${stack.apiUrl}/v2/openapi/partners.json`,
-    '--url', stack.apiUrl,
-    '--checks', 'all',
-    '--seed', String(opts.seed),
-    '--max-examples', String(opts.examples),
-    '--phases', opts.phases,
+    '--config-file',
+    path.join(HERE, 'schemathesis.toml'),
+    'run',
+    `${stack.apiUrl}/v2/openapi/partners.json`,
+    '--url',
+    stack.apiUrl,
+    '--checks',
+    'all',
+    '--seed',
+    String(opts.seed),
+    '--max-examples',
+    String(opts.examples),
+    '--phases',
+    opts.phases,
     '--generation-deterministic',
-    '--baseline', BASELINE,
+    '--baseline',
+    BASELINE,
     ...(opts.record ? ['--baseline-update'] : []),
     // One worker: with two, Hypothesis' lambda-description cache raced (an internal error, not the API's).
-    '--workers', '1',
+    '--workers',
+    '1',
     '--no-color',
-    '--report', 'junit,json', '--report-dir', reports,
+    '--report',
+    'junit,json',
+    '--report-dir',
+    reports,
   ];
   process.stdout.write(`schemathesis ${args.join(' ')}\n`);
   const child = spawn(bin, args, { cwd: DATA_DIR, env: { ...process.env, ...fixtureEnv(f) }, stdio: 'inherit' });
@@ -89,7 +107,9 @@ async function main(): Promise<number> {
   const opts = options();
   const accepted = opts.record ? 0 : checkBaseline();
   const log = (line: string) => process.stdout.write(`${line}\n`);
-  log(`fuzz:schemathesis: seed ${opts.seed}, ${opts.examples} examples per operation, phases ${opts.phases}, ${accepted} accepted failures`);
+  log(
+    `fuzz:schemathesis: seed ${opts.seed}, ${opts.examples} examples per operation, phases ${opts.phases}, ${accepted} accepted failures`,
+  );
   const stack = await startStack({ dataDir: DATA_DIR, readyWithinMs: 300_000, log });
   // Ctrl-C or a CI timeout: the service stops before this process does.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {

@@ -5,7 +5,14 @@ import { freePort } from '../../src/embedded/process';
 
 const ROOT = path.resolve(__dirname, '../..');
 /** Every port `npm start` listens on: each gets a free one, so another `npm start` is never disturbed. */
-const PORT_VARS = ['EMBEDDED_POSTGRES_PORT', 'EMBEDDED_TEMPORAL_PORT', 'TEMPORAL_UI_PORT', 'EMBEDDED_ANVIL_PORT', 'SANDBOX_PROVIDER_PORT', 'PORT'] as const;
+const PORT_VARS = [
+  'EMBEDDED_POSTGRES_PORT',
+  'EMBEDDED_TEMPORAL_PORT',
+  'TEMPORAL_UI_PORT',
+  'EMBEDDED_ANVIL_PORT',
+  'SANDBOX_PROVIDER_PORT',
+  'PORT',
+] as const;
 const READY_LINE = 'Press Ctrl-C to stop.';
 
 export interface Stack {

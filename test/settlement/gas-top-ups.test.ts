@@ -5,7 +5,8 @@ import type { Address, Hash } from 'viem';
 import { MAX_TOP_UPS_PER_BATCH, topUpBatcher, type SendTopUps } from '../../src/domain/settlement/gas-top-ups';
 
 const addressOf = (i: number) => `0x${i.toString(16).padStart(40, '0')}` as Address;
-const hashOf = (address: Address, batch: number) => `0x${batch.toString(16).padStart(4, '0')}${address.slice(2, 62).padEnd(60, '0')}` as Hash;
+const hashOf = (address: Address, batch: number) =>
+  `0x${batch.toString(16).padStart(4, '0')}${address.slice(2, 62).padEnd(60, '0')}` as Hash;
 
 /** A treasury that answers each batch when the test releases it, failing from `failsAt` on. */
 function heldTreasury(failsAt: (batch: number) => number | null = () => null) {
@@ -34,8 +35,14 @@ describe('Gas top-up batches', () => {
     await new Promise((r) => setImmediate(r));
     treasury.release();
     const hashes = await Promise.all(rest);
-    assert.deepEqual(treasury.batches.map((b) => b.length), [1, 39]);
-    assert.deepEqual(hashes, rest.map((_, i) => hashOf(addressOf(i + 2), 1)));
+    assert.deepEqual(
+      treasury.batches.map((b) => b.length),
+      [1, 39],
+    );
+    assert.deepEqual(
+      hashes,
+      rest.map((_, i) => hashOf(addressOf(i + 2), 1)),
+    );
   });
 
   test('every caller gets its own address’s answer: an address asking again shares its top-up, batches stay bounded, a failure fails only the rest of its batch', async () => {
@@ -46,11 +53,18 @@ describe('Gas top-up batches', () => {
         async (asked, failsAt) => {
           const treasury = heldTreasury((batch) => (batch === 1 ? failsAt : null));
           const batcher = topUpBatcher(treasury.send);
-          const answers = asked.map((i) => batcher.request(addressOf(i)).then((h) => h, (e: Error) => e));
-          for (let settled = false; !settled; ) {
+          const answers = asked.map((i) =>
+            batcher.request(addressOf(i)).then(
+              (h) => h,
+              (e: Error) => e,
+            ),
+          );
+          for (let settled = false; !settled;) {
             treasury.release();
             await new Promise((r) => setImmediate(r));
-            settled = treasury.batches.length > 0 && (await Promise.race([Promise.all(answers).then(() => true), new Promise<boolean>((r) => setImmediate(() => r(false)))]));
+            settled =
+              treasury.batches.length > 0 &&
+              (await Promise.race([Promise.all(answers).then(() => true), new Promise<boolean>((r) => setImmediate(() => r(false)))]));
           }
           for (const batch of treasury.batches) {
             assert.ok(batch.length <= MAX_TOP_UPS_PER_BATCH);

@@ -9,7 +9,14 @@ import { withRpcUrl, type TEnvironments } from '../../src/config/environments';
 import type { TGasConfig } from '../../src/config/gas';
 import { startAnvil, type AnvilNode } from '../../src/embedded/anvil';
 import { checkSettlement, loadLegs, recordReplacement, type SettlementSource } from '../../src/domain/settlement/settlement-legs';
-import { feeLegs, GAS_TREASURY_EMPTY, GasTreasuryEmptyError, replaceStuckLegs, sendSettlement, type SettlementSenderDeps } from '../../src/domain/settlement/settlement-sender';
+import {
+  feeLegs,
+  GAS_TREASURY_EMPTY,
+  GasTreasuryEmptyError,
+  replaceStuckLegs,
+  sendSettlement,
+  type SettlementSenderDeps,
+} from '../../src/domain/settlement/settlement-sender';
 import { getHarness } from '../support/harness';
 
 const GWEI = 1_000_000_000n;
@@ -24,7 +31,11 @@ describe('Gas: EIP-1559 fees under a cap, stuck legs replaced, top-ups per netwo
   let nextPayer = 3_000_000 + Math.floor(Math.random() * 1_000_000);
 
   const rpc = async (method: string, params: unknown[] = []) => {
-    const res = await fetch(node.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+    const res = await fetch(node.rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    });
     const body = (await res.json()) as { result?: unknown; error?: { message: string } };
     if (body.error) throw new Error(`${method}: ${body.error.message}`);
     return body.result;
@@ -55,7 +66,10 @@ describe('Gas: EIP-1559 fees under a cap, stuck legs replaced, top-ups per netwo
       ? {
           ...envs,
           environments: {
-            sandbox: { ...envs.environments.sandbox, networks: envs.environments.sandbox.networks.map((n) => (n.chainId === h.chainId ? { ...n, gas } : n)) },
+            sandbox: {
+              ...envs.environments.sandbox,
+              networks: envs.environments.sandbox.networks.map((n) => (n.chainId === h.chainId ? { ...n, gas } : n)),
+            },
             production: envs.environments.production,
           },
         }
@@ -79,7 +93,13 @@ describe('Gas: EIP-1559 fees under a cap, stuck legs replaced, top-ups per netwo
     const h = await getHarness();
     const source: SettlementSource = { type: 'payment', id: `payment_gastest_${randomUUID()}` };
     const destination = `0x${randomUUID().replace(/-/g, '').padEnd(40, '0')}` as Address;
-    const order = { source, chainId: h.chainId, token: SANDBOX_TOKEN_ADDRESS, payer, legs: [{ leg: 'net' as const, to: destination, amountAtomic: netAtomic }, ...feeLegs(h.chain.custody, 3n, 2n)] };
+    const order = {
+      source,
+      chainId: h.chainId,
+      token: SANDBOX_TOKEN_ADDRESS,
+      payer,
+      legs: [{ leg: 'net' as const, to: destination, amountAtomic: netAtomic }, ...feeLegs(h.chain.custody, 3n, 2n)],
+    };
     return { source, destination, order };
   }
 
@@ -153,7 +173,11 @@ describe('Gas: EIP-1559 fees under a cap, stuck legs replaced, top-ups per netwo
     const [net] = await loadLegs(h.db.prisma, source);
     // A replacement signed and recorded, then the worker died before broadcasting it.
     const f = fees(net!.serialized);
-    const signed = await chain.signReplacement({ from: h.chain.custody.signer(payer), original: net!.serialized as Hex, fees: { maxFeePerGas: f.maxFeePerGas * 2n, maxPriorityFeePerGas: f.maxPriorityFeePerGas * 2n } });
+    const signed = await chain.signReplacement({
+      from: h.chain.custody.signer(payer),
+      original: net!.serialized as Hex,
+      fees: { maxFeePerGas: f.maxFeePerGas * 2n, maxPriorityFeePerGas: f.maxPriorityFeePerGas * 2n },
+    });
     await recordReplacement(h.db.prisma, net!, signed);
     await mine();
     await mine();
@@ -161,10 +185,13 @@ describe('Gas: EIP-1559 fees under a cap, stuck legs replaced, top-ups per netwo
 
     assert.equal(await checkSettlement(deps, source, 1), 'confirmed');
     const legs = await loadLegs(h.db.prisma, source);
-    assert.deepEqual(legs.filter((l) => l.leg === 'net').map((l) => [l.txHash, l.status]), [
-      [net!.txHash, 'confirmed'],
-      [signed.txHash.toLowerCase(), 'superseded'],
-    ]);
+    assert.deepEqual(
+      legs.filter((l) => l.leg === 'net').map((l) => [l.txHash, l.status]),
+      [
+        [net!.txHash, 'confirmed'],
+        [signed.txHash.toLowerCase(), 'superseded'],
+      ],
+    );
     // A retry of the send follows the mined original and sends nothing new.
     await sendSettlement(deps, order);
     assert.equal((await loadLegs(h.db.prisma, source)).length, 4);
@@ -187,7 +214,10 @@ describe('Gas: EIP-1559 fees under a cap, stuck legs replaced, top-ups per netwo
     assert.equal(await checkSettlement(deps, source, 1), 'confirmed');
     const replacements = (await loadLegs(h.db.prisma, source)).filter((l) => l.status === 'confirmed');
     assert.equal(replacements.length, 3);
-    assert.ok(replacements.every((r) => !originals.some((o) => o.txHash === r.txHash)), 'the replacements are the legs');
+    assert.ok(
+      replacements.every((r) => !originals.some((o) => o.txHash === r.txHash)),
+      'the replacements are the legs',
+    );
 
     // The reorg: the chain goes back to before the base fee jumped, and the originals are mined instead.
     await rpc('evm_revert', [snapshot]);
@@ -197,8 +227,20 @@ describe('Gas: EIP-1559 fees under a cap, stuck legs replaced, top-ups per netwo
     await mine();
     assert.equal(await checkSettlement(deps, source, 1), 'confirmed');
     const legs = await loadLegs(h.db.prisma, source);
-    assert.deepEqual(legs.filter((l) => l.status === 'confirmed').map((l) => l.txHash).sort(), originals.map((o) => o.txHash).sort());
-    assert.deepEqual(legs.filter((l) => l.status === 'superseded').map((l) => l.txHash).sort(), replacements.map((r) => r.txHash).sort());
+    assert.deepEqual(
+      legs
+        .filter((l) => l.status === 'confirmed')
+        .map((l) => l.txHash)
+        .sort(),
+      originals.map((o) => o.txHash).sort(),
+    );
+    assert.deepEqual(
+      legs
+        .filter((l) => l.status === 'superseded')
+        .map((l) => l.txHash)
+        .sort(),
+      replacements.map((r) => r.txHash).sort(),
+    );
     // A redelivery pass finds every leg mined: it sends nothing.
     await sendSettlement(deps, { ...order, redelivery: true });
     assert.equal((await loadLegs(h.db.prisma, source)).length, 6);
@@ -213,7 +255,11 @@ describe('Gas: EIP-1559 fees under a cap, stuck legs replaced, top-ups per netwo
     await sendThenRaiseBaseFee(deps, order);
     assert.deepEqual((await replaceStuckLegs(deps, { source, chainId: h.chainId, payer })).capped, ['net', 'platform_fee', 'partner_fee']);
     const legs = await loadLegs(h.db.prisma, source);
-    assert.deepEqual(legs.map((l) => l.status), ['broadcast', 'broadcast', 'broadcast'], 'nothing signed above the cap');
+    assert.deepEqual(
+      legs.map((l) => l.status),
+      ['broadcast', 'broadcast', 'broadcast'],
+      'nothing signed above the cap',
+    );
     assert.ok(legs.every((l) => fees(l.serialized).maxFeePerGas <= 50n * GWEI));
 
     const other = await orderFor(payer, 990n);
@@ -246,7 +292,11 @@ describe('Gas: EIP-1559 fees under a cap, stuck legs replaced, top-ups per netwo
       assert.equal(await chain.getTokenBalance({ token: SANDBOX_TOKEN_ADDRESS, owner: destination }), 995n);
       const left = await chain.getNativeBalance(h.chain.custody.deriveAddress(payer));
       assert.ok(left < topUpWei && topUpWei - left < 10n ** 15n, `the network's top-up (${topUpWei}) less three legs' gas, got ${left}`);
-      assert.equal(await h.db.prisma.operatorAlert.count({ where: { kind: GAS_TREASURY_EMPTY, subject, resolvedAt: null } }), 0, 'the alert is resolved');
+      assert.equal(
+        await h.db.prisma.operatorAlert.count({ where: { kind: GAS_TREASURY_EMPTY, subject, resolvedAt: null } }),
+        0,
+        'the alert is resolved',
+      );
     } finally {
       await rpc('evm_setAutomine', [false]);
     }

@@ -66,11 +66,15 @@ describe('Settlement sender', () => {
 
   async function confirmed(source: SettlementSource): Promise<void> {
     const h = await getHarness();
-    await until(async (saw) => {
-      const state = await checkSettlement({ prisma: h.db.prisma, chains }, source, 1);
-      saw(state);
-      return state === 'confirmed';
-    }, `settlement of ${source.id} confirmed`, 60_000);
+    await until(
+      async (saw) => {
+        const state = await checkSettlement({ prisma: h.db.prisma, chains }, source, 1);
+        saw(state);
+        return state === 'confirmed';
+      },
+      `settlement of ${source.id} confirmed`,
+      60_000,
+    );
   }
 
   test('tops a payer without gas up from the treasury and waits for it to be mined, so the first attempt pays every leg', async () => {
@@ -85,11 +89,14 @@ describe('Settlement sender', () => {
     await confirmed(source);
 
     const legs = await loadLegs(h.db.prisma, source);
-    assert.deepEqual(legs.map((l) => [l.leg, l.status, l.nonce, l.from.toLowerCase()]), [
-      ['net', 'confirmed', 0, payerAddress.toLowerCase()],
-      ['platform_fee', 'confirmed', 1, payerAddress.toLowerCase()],
-      ['partner_fee', 'confirmed', 2, payerAddress.toLowerCase()],
-    ]);
+    assert.deepEqual(
+      legs.map((l) => [l.leg, l.status, l.nonce, l.from.toLowerCase()]),
+      [
+        ['net', 'confirmed', 0, payerAddress.toLowerCase()],
+        ['platform_fee', 'confirmed', 1, payerAddress.toLowerCase()],
+        ['partner_fee', 'confirmed', 2, payerAddress.toLowerCase()],
+      ],
+    );
     assert.equal(sent.txHash, legs[0]!.txHash);
     assert.equal(await balance(destination), 995n);
     assert.equal(await balance(payerAddress), 0n);
@@ -120,7 +127,10 @@ describe('Settlement sender', () => {
     for (const o of orders) await confirmed(o.source);
 
     const nonces = (await Promise.all(orders.map((o) => loadLegs(h.db.prisma, o.source)))).flat().map((l) => l.nonce);
-    assert.deepEqual([...nonces].sort((a, b) => a - b), [0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    assert.deepEqual(
+      [...nonces].sort((a, b) => a - b),
+      [0, 1, 2, 3, 4, 5, 6, 7, 8],
+    );
     for (const o of orders) assert.equal(await balance(o.destination), 95n);
     assert.equal(await balance(h.chain.custody.deriveAddress(payer)), 0n);
   });
@@ -173,12 +183,15 @@ describe('Settlement sender', () => {
     await sendSettlement(deps, first.order);
     await confirmed(first.source);
     const legs = await loadLegs(h.db.prisma, first.source);
-    assert.deepEqual(legs.map((l) => [l.leg, l.status]), [
-      ['net', 'replaced'],
-      ['net', 'confirmed'],
-      ['platform_fee', 'confirmed'],
-      ['partner_fee', 'confirmed'],
-    ]);
+    assert.deepEqual(
+      legs.map((l) => [l.leg, l.status]),
+      [
+        ['net', 'replaced'],
+        ['net', 'confirmed'],
+        ['platform_fee', 'confirmed'],
+        ['partner_fee', 'confirmed'],
+      ],
+    );
     assert.notEqual(legs[1]!.nonce, stranded!.nonce);
     assert.equal(await balance(first.destination), 95n);
     assert.equal(await balance(second.destination), 95n);

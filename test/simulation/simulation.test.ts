@@ -18,11 +18,24 @@ const DEPOSITS = 2;
 function simulate(args: string[], timeoutMs: number): Promise<{ code: number | null; output: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: path.join(ROOT, '.data', 'simulation-test') };
   // Free ports for everything, whatever this shell set for `npm start` or the harness.
-  for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'PORT', 'EMBEDDED_POSTGRES_PORT', 'EMBEDDED_TEMPORAL_PORT', 'TEMPORAL_UI_PORT', 'EMBEDDED_ANVIL_PORT', 'PGPORT_LOCAL']) {
+  for (const name of [
+    'DATABASE_URL',
+    'TEMPORAL_ADDRESS',
+    'PORT',
+    'EMBEDDED_POSTGRES_PORT',
+    'EMBEDDED_TEMPORAL_PORT',
+    'TEMPORAL_UI_PORT',
+    'EMBEDDED_ANVIL_PORT',
+    'PGPORT_LOCAL',
+  ]) {
     delete env[name];
   }
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'simulate/index.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'simulate/index.ts', ...args], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -67,7 +80,10 @@ describe('simulation', () => {
         expired_unpaid: { expired: 1 },
       });
       assert.equal(summary.incidents, 4); // excess, duplicate, underpaid_expired, late
-      assert.equal(Object.values(summary.depositsByStatus as Record<string, number>).reduce((a, b) => a + b, 0), DEPOSITS);
+      assert.equal(
+        Object.values(summary.depositsByStatus as Record<string, number>).reduce((a, b) => a + b, 0),
+        DEPOSITS,
+      );
       // The faults really happened: the worker was killed and started again, the chain reorganised.
       assert.equal(summary.faults.worker_kill, 1);
       assert.equal(summary.faults.reorg, 1);

@@ -7,7 +7,11 @@ import { pollInProgress, ServerErrorAnswer } from './until';
 /** The document the harness's API serves (built from the same modules and settings). */
 export async function harnessOpenApi() {
   const h = await getHarness();
-  return partnersOpenApi({ apiVersion: h.environments.apiVersion, supportedApiVersions: h.environments.supportedApiVersions, publicBaseUrl: h.config.http.publicBaseUrl });
+  return partnersOpenApi({
+    apiVersion: h.environments.apiVersion,
+    supportedApiVersions: h.environments.supportedApiVersions,
+    publicBaseUrl: h.config.http.publicBaseUrl,
+  });
 }
 
 let checker: ResponseChecker | undefined;

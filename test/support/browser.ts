@@ -39,5 +39,11 @@ export async function closeBrowser(): Promise<void> {
 export async function newContext(size: 'phone' | 'desktop' = 'desktop', opts: { permissions?: string[] } = {}): Promise<BrowserContext> {
   const browser = await getBrowser();
   const viewport = size === 'phone' ? { width: 390, height: 844 } : { width: 1280, height: 900 };
-  return browser.newContext({ viewport, deviceScaleFactor: size === 'phone' ? 2 : 1, isMobile: size === 'phone', hasTouch: size === 'phone', permissions: opts.permissions });
+  return browser.newContext({
+    viewport,
+    deviceScaleFactor: size === 'phone' ? 2 : 1,
+    isMobile: size === 'phone',
+    hasTouch: size === 'phone',
+    permissions: opts.permissions,
+  });
 }

@@ -125,7 +125,11 @@ export function paysInToken(tx: PendingTx, to: string): boolean {
  * it found. A state that lasts until the next block (a transfer confirming) then lasts as long as
  * the test needs to see it, however fast or slow the machine.
  */
-export async function sendOnHeldChain<T>(send: () => Promise<T>, mineFor: (tx: PendingTx) => boolean, what: string): Promise<{ result: T; release(): Promise<void> }> {
+export async function sendOnHeldChain<T>(
+  send: () => Promise<T>,
+  mineFor: (tx: PendingTx) => boolean,
+  what: string,
+): Promise<{ result: T; release(): Promise<void> }> {
   const h = await getHarness();
   const faults = createChainFaults(h.rpcUrl);
   const before = await faults.miningMode();
@@ -137,14 +141,18 @@ export async function sendOnHeldChain<T>(send: () => Promise<T>, mineFor: (tx: P
       settled = true;
     });
     sending.catch(() => undefined); // awaited below
-    await until(async (saw) => {
-      // Read first: once send has settled, everything it broadcast is in the mempool.
-      const sent = settled;
-      const wanted = (await pendingTransactions()).filter(mineFor);
-      saw({ sendSettled: sent, pendingPicked: wanted.map((t) => t.hash) });
-      if (wanted.length > 0) await faults.mine(1);
-      return sent && wanted.length === 0;
-    }, what, 60_000);
+    await until(
+      async (saw) => {
+        // Read first: once send has settled, everything it broadcast is in the mempool.
+        const sent = settled;
+        const wanted = (await pendingTransactions()).filter(mineFor);
+        saw({ sendSettled: sent, pendingPicked: wanted.map((t) => t.hash) });
+        if (wanted.length > 0) await faults.mine(1);
+        return sent && wanted.length === 0;
+      },
+      what,
+      60_000,
+    );
     return { result: await sending, release };
   } catch (err) {
     await release();
@@ -179,6 +187,9 @@ export async function settlementLegsMined<L extends { txHash: string }>(liveLegs
     { timeoutMs: 60_000, between: aBlockARound },
   );
   const inBlock = async (l: L) => (await chain.getTransactionInclusion(l.txHash as Hash)) !== null;
-  await poll(async () => (await Promise.all(legs.map(inBlock))).every(Boolean), 'the settlement legs mined', { timeoutMs: 20_000, between: aBlockARound });
+  await poll(async () => (await Promise.all(legs.map(inBlock))).every(Boolean), 'the settlement legs mined', {
+    timeoutMs: 20_000,
+    between: aBlockARound,
+  });
   return legs;
 }

@@ -2,9 +2,14 @@ import type { Harness } from './harness';
 
 /** One workflow as a failing test reports it: its status, history length and pending activities. */
 export async function describeWorkflow(h: Pick<Harness, 'env'>, workflowId: string): Promise<string> {
-  const d = await h.env.client.workflow.getHandle(workflowId).describe().catch((err: unknown) => err as Error);
+  const d = await h.env.client.workflow
+    .getHandle(workflowId)
+    .describe()
+    .catch((err: unknown) => err as Error);
   if (d instanceof Error) return `${workflowId}: not described (${d.message})`;
-  const pending = (d.raw.pendingActivities ?? []).map((a) => `${a.activityType?.name}#${a.attempt} ${a.state} ${a.lastFailure?.message ?? ''}`.trim());
+  const pending = (d.raw.pendingActivities ?? []).map((a) =>
+    `${a.activityType?.name}#${a.attempt} ${a.state} ${a.lastFailure?.message ?? ''}`.trim(),
+  );
   return `${workflowId} ${d.status.name} (${d.historyLength} events)${pending.length ? `: ${pending.join('; ')}` : ''}`;
 }
 
@@ -21,7 +26,10 @@ export async function runningWorkflows(h: Harness): Promise<string[]> {
   ];
   const out: string[] = [];
   for (const id of ids) {
-    const d = await h.env.client.workflow.getHandle(id).describe().catch(() => null);
+    const d = await h.env.client.workflow
+      .getHandle(id)
+      .describe()
+      .catch(() => null);
     if (!d || d.status.name !== 'RUNNING') continue;
     out.push(await describeWorkflow(h, id));
   }

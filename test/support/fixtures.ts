@@ -90,7 +90,14 @@ export async function createPayment(m: Merchant, overrides: Record<string, unkno
   const res = await call('/v2/payments', {
     credential: m.cred,
     headers: { 'idempotency-key': key ?? `pay-${process.pid}-${Date.now()}-${keyCounter}` },
-    body: { intent: 'receive', amount: '10', assetCode: 'USDC', chainId: 31337, destination: { type: 'upa', accountId: m.accountId }, ...overrides },
+    body: {
+      intent: 'receive',
+      amount: '10',
+      assetCode: 'USDC',
+      chainId: 31337,
+      destination: { type: 'upa', accountId: m.accountId },
+      ...overrides,
+    },
   });
   return res;
 }
@@ -110,13 +117,25 @@ export async function getPayment(m: Merchant, paymentId: string) {
 }
 
 /** What a failed wait reports of the Payment it last read. */
-export const paymentSummary = (p: any) => ({ status: p.status, statusVersion: p.statusVersion, stage: p.stage, operationalState: p.operationalState, offrampStatus: p.offrampStatus });
+export const paymentSummary = (p: any) => ({
+  status: p.status,
+  statusVersion: p.statusVersion,
+  stage: p.stage,
+  operationalState: p.operationalState,
+  offrampStatus: p.offrampStatus,
+});
 
 /**
  * Waits until the Payment read through the API satisfies predicate. Its rounds mine blocks (pass
  * `mine: false` to wait on a state that lasts only while nothing is mined, such as confirming).
  */
-export async function waitForPayment(m: Merchant, paymentId: string, what: string, predicate: (p: any) => boolean, opts: { mine?: boolean } = {}) {
+export async function waitForPayment(
+  m: Merchant,
+  paymentId: string,
+  what: string,
+  predicate: (p: any) => boolean,
+  opts: { mine?: boolean } = {},
+) {
   return eventually(
     async (saw) => {
       const { payment } = await getPayment(m, paymentId);

@@ -79,7 +79,8 @@ export interface Harness {
 }
 
 /** What the provider answered about what a callback named: what the callback route hands on. */
-export type ProviderAnswer = { type: 'payout.updated'; payout: Payout } | { type: 'bank_account.updated'; bankAccountId: string; account: ProviderBankAccount };
+export type ProviderAnswer =
+  { type: 'payout.updated'; payout: Payout } | { type: 'bank_account.updated'; bankAccountId: string; account: ProviderBankAccount };
 
 /** The adapter, keeping every callback it verified (what each names), for tests of the provider's sends. */
 class HintRecordingProvider extends HttpOfframpProvider {
@@ -113,7 +114,10 @@ export interface SandboxProviderHarness {
   /** Every provider answer those callbacks led to (what the handlers got), in order. */
   received: ProviderAnswer[];
   /** What the API's callback route calls: the bank accounts and payouts modules, or a test's. */
-  handlers: { onPayoutUpdated?(payout: Payout): Promise<void>; onBankAccountUpdated?(bankAccountId: string, account: ProviderBankAccount): Promise<void> };
+  handlers: {
+    onPayoutUpdated?(payout: Payout): Promise<void>;
+    onBankAccountUpdated?(bankAccountId: string, account: ProviderBankAccount): Promise<void>;
+  };
   /** Sandbox control: the completed payout comes back now (an ACH return). */
   returnPayout(paymentId: string): Promise<Response>;
   /** Sandbox control: settles an uncertain payout. */
@@ -167,11 +171,17 @@ async function start(): Promise<Harness> {
     WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: 'true',
   });
   const [anvil, twoChains] = await Promise.all([startAnvil({ port: 0 }), startTwoChains()]);
-  cleanups.push(() => anvil.stop(), () => twoChains.stop());
+  cleanups.push(
+    () => anvil.stop(),
+    () => twoChains.stop(),
+  );
   await ensureSandboxToken({ rpcUrl: anvil.rpcUrl });
   const sandboxChainId = loadEnvironments(config.environmentsFile).environments.sandbox.networks[0]!.chainId;
   // The sandbox on its anvil (31337); production on two chains shaped as Base and Ethereum.
-  const environments = withTwoChainProduction(withRpcUrl(loadEnvironments(config.environmentsFile), sandboxChainId, anvil.rpcUrl), twoChains.networks);
+  const environments = withTwoChainProduction(
+    withRpcUrl(loadEnvironments(config.environmentsFile), sandboxChainId, anvil.rpcUrl),
+    twoChains.networks,
+  );
   const custodyDataDir = mkdtempSync(path.join(os.tmpdir(), 'pp-test-custody-'));
   // The worker signs with the seed; the API gets the address book of the public keys the worker wrote, as an API of its own would.
   const chain = createChainServices(environments, custodyDataDir);
@@ -227,12 +237,24 @@ async function start(): Promise<Harness> {
   const workflowBundle = await bundleWorkflows();
   // The provider's adapter (3 s timeouts): the API quotes and verifies callbacks with it, activities pay out.
   const hints: ProviderCallback[] = [];
-  const adapter = new HintRecordingProvider({ baseUrl: `http://127.0.0.1:${providerPort}`, callbackSecret: TEST_OFFRAMP_CALLBACK_SECRET }, hints);
+  const adapter = new HintRecordingProvider(
+    { baseUrl: `http://127.0.0.1:${providerPort}`, callbackSecret: TEST_OFFRAMP_CALLBACK_SECRET },
+    hints,
+  );
   const received: ProviderAnswer[] = [];
   const handlers: SandboxProviderHarness['handlers'] = {};
   // The service as `npm start` wires it; tests observe the provider's callbacks, or put their own handlers in.
   const service = composeService(
-    { config, environments, logger, serviceSecret: TEST_SERVICE_SECRET, chains: chain.chains, addressBook: apiAddressBook, engine, offramp: adapter },
+    {
+      config,
+      environments,
+      logger,
+      serviceSecret: TEST_SERVICE_SECRET,
+      chains: chain.chains,
+      addressBook: apiAddressBook,
+      engine,
+      offramp: adapter,
+    },
     {
       webhookRetryBackoffMs: () => webhookRetry.backoffMs ?? WEBHOOK_RETRY_POLICY.backoffMs,
       offrampCallbacks: (wired) => ({
@@ -273,7 +295,10 @@ async function start(): Promise<Harness> {
   cleanups.push(stopWorker);
   // Tests poke the scanner after each transfer. It sleeps between scans: a block-waiting activity
   // would hold the time-skipping clock (a 10-minute expiry then waits in real time).
-  await engine.ensureChainScanners(chain.chains.networks().map((n) => n.chainId), { pollSeconds: 3600, waitForBlocks: false });
+  await engine.ensureChainScanners(
+    chain.chains.networks().map((n) => n.chainId),
+    { pollSeconds: 3600, waitForBlocks: false },
+  );
 
   // As the service runs it: credentials cached, a rotation or revocation heard through a NOTIFY.
   const credentials = appCredentialCache(opened.db.prisma, (config.auth?.cacheSeconds ?? 0) * 1000);

@@ -40,7 +40,10 @@ export function continueAsNewTypes(): string[] {
   const types = new Set<string>();
   for (const { file, source } of workflowSources()) {
     for (const m of source.matchAll(/\bcontinueAsNew\b(<typeof (\w+)>)?\(/g)) {
-      if (!m[2]) throw new Error(`${file}:${lineOf(source, m.index)}: continueAsNew without <typeof workflow>: the coverage check can't tell whose it is`);
+      if (!m[2])
+        throw new Error(
+          `${file}:${lineOf(source, m.index)}: continueAsNew without <typeof workflow>: the coverage check can't tell whose it is`,
+        );
       types.add(m[2]);
     }
   }
@@ -55,7 +58,12 @@ export function workflowTypes(source = readFileSync(path.join(WORKFLOWS_DIR, 'in
   const listed = [...source.matchAll(/^export\s*\{([^}]*)\}/gm)].flatMap((m) =>
     m[1]!
       .split(',')
-      .map((name) => name.trim().split(/\s+as\s+/).pop()!)
+      .map((name) =>
+        name
+          .trim()
+          .split(/\s+as\s+/)
+          .pop()!,
+      )
       .filter((name) => name !== '' && !name.startsWith('type ')),
   );
   const declared = [...source.matchAll(/^export\s+(?:async\s+)?function\s+(\w+)/gm)].map((m) => m[1]!);

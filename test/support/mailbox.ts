@@ -36,7 +36,10 @@ export async function startMailbox(): Promise<Mailbox> {
       until(
         (saw) => {
           saw(`${received.length} mails, to ${received.map((m) => m.to.join(',')).join('; ')}`);
-          return received.slice(since).filter((m) => m.to.includes(to.toLowerCase())).pop();
+          return received
+            .slice(since)
+            .filter((m) => m.to.includes(to.toLowerCase()))
+            .pop();
         },
         `a mail to ${to}`,
         5000,

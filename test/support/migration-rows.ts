@@ -49,7 +49,14 @@ const MIGRATIONS_TABLE = '_prisma_migrations';
 
 export async function readCatalog(client: pg.Client): Promise<Map<string, Table>> {
   const tables = new Map<string, Table>();
-  const columns = await client.query<{ table_name: string; column_name: string; data_type: string; udt_name: string; is_nullable: string; column_default: string | null }>(
+  const columns = await client.query<{
+    table_name: string;
+    column_name: string;
+    data_type: string;
+    udt_name: string;
+    is_nullable: string;
+    column_default: string | null;
+  }>(
     `SELECT c.table_name, c.column_name, c.data_type, c.udt_name, c.is_nullable, c.column_default
      FROM information_schema.columns c
      JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
@@ -63,10 +70,23 @@ export async function readCatalog(client: pg.Client): Promise<Map<string, Table>
       t = { name: c.table_name, columns: [], primaryKey: [], foreignKeys: [], uniques: [], allowed: new Map(), enums: new Map() };
       tables.set(c.table_name, t);
     }
-    t.columns.push({ name: c.column_name, type: c.data_type, udt: c.udt_name, nullable: c.is_nullable === 'YES', default: c.column_default });
+    t.columns.push({
+      name: c.column_name,
+      type: c.data_type,
+      udt: c.udt_name,
+      nullable: c.is_nullable === 'YES',
+      default: c.column_default,
+    });
   }
 
-  const constraints = await client.query<{ table: string; contype: string; def: string; columns: string[]; ref_table: string | null; ref_columns: string[] }>(
+  const constraints = await client.query<{
+    table: string;
+    contype: string;
+    def: string;
+    columns: string[];
+    ref_table: string | null;
+    ref_columns: string[];
+  }>(
     `SELECT rel.relname AS table, con.contype, pg_get_constraintdef(con.oid) AS def,
        ARRAY(SELECT a.attname::text FROM unnest(con.conkey) WITH ORDINALITY k(n, i) JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.n ORDER BY k.i) AS columns,
        frel.relname AS ref_table,
@@ -81,7 +101,10 @@ export async function readCatalog(client: pg.Client): Promise<Map<string, Table>
     if (c.contype === 'f' && c.ref_table) t.foreignKeys.push({ columns: c.columns, refTable: c.ref_table, refColumns: c.ref_columns });
     if (c.contype === 'c') {
       for (const m of c.def.matchAll(/\(?(\w+) = ANY \(\(?ARRAY\[([^\]]*)\]/g)) {
-        t.allowed.set(m[1]!, [...m[2]!.matchAll(/'((?:[^']|'')*)'::/g)].map((v) => v[1]!.replace(/''/g, "'")));
+        t.allowed.set(
+          m[1]!,
+          [...m[2]!.matchAll(/'((?:[^']|'')*)'::/g)].map((v) => v[1]!.replace(/''/g, "'")),
+        );
       }
     }
   }
@@ -139,7 +162,8 @@ export function insertionOrder(tables: Map<string, Table>): Table[] {
     t.foreignKeys.every((fk) => fk.refTable === t.name || !pending.has(fk.refTable) || (fk.soft && !withSoft));
   while (pending.size > 0) {
     const next = [...pending.values()].find((t) => ready(t, true)) ?? [...pending.values()].find((t) => ready(t, false));
-    if (!next) throw new Error(`foreign keys form a cycle among ${[...pending.keys()].join(', ')}: the upward migration test can't order them`);
+    if (!next)
+      throw new Error(`foreign keys form a cycle among ${[...pending.keys()].join(', ')}: the upward migration test can't order them`);
     order.push(next);
     pending.delete(next.name);
   }
@@ -251,13 +275,30 @@ const txHash = (ctx: Ctx) => `0x${ctx.hex(64)}`;
 function jsonValue(table: string, column: string, ctx: Ctx): unknown {
   const amount = String((ctx.n + 1) * 1_000_000);
   if (column === 'settlement_legs') {
-    return [{ leg: 'net', to: address(ctx), amountAtomic: amount, nonce: ctx.n, txHash: txHash(ctx), serialized: `0x02f8${ctx.hex(120)}`, status: 'confirmed' }];
+    return [
+      {
+        leg: 'net',
+        to: address(ctx),
+        amountAtomic: amount,
+        nonce: ctx.n,
+        txHash: txHash(ctx),
+        serialized: `0x02f8${ctx.hex(120)}`,
+        status: 'confirmed',
+      },
+    ];
   }
   if (column === 'metadata') return { orderId: `ord_${ctx.n}`, channel: 'web' };
   const token = SANDBOX_TOKEN_ADDRESS.toLowerCase();
   if (column === 'allowed_tokens') return [{ chainId: 31337, tokenAddress: token, symbol: 'USDC', decimals: 6 }];
   if (column === 'settlement' || column.endsWith('snapshot')) {
-    return { destinationType: 'connected_wallet', chainId: 31337, address: address(ctx), assetSymbol: 'USDC', tokenAddress: token, version: 1 };
+    return {
+      destinationType: 'connected_wallet',
+      chainId: 31337,
+      address: address(ctx),
+      assetSymbol: 'USDC',
+      tokenAddress: token,
+      version: 1,
+    };
   }
   if (column === 'payload') return { id: `${ID_PREFIXES.event}${ctx.n}`, type: `${table}.updated`, data: { amountAtomic: amount } };
   return { reason: `${column} of ${table}`, n: ctx.n, amountAtomic: amount };
@@ -322,11 +363,17 @@ export function valueOf(table: Table, column: Column, ctx: Ctx): unknown {
       return JSON.stringify(jsonValue(table.name, column.name, ctx));
     case 'ARRAY':
       if (column.udt !== '_text') break;
-      return column.name === 'scopes' ? ['payments:read', 'payments:write'] : column.name === 'events' ? ['payment.succeeded', 'deposit.settled'] : [`${column.name} ${ctx.n}`];
+      return column.name === 'scopes'
+        ? ['payments:read', 'payments:write']
+        : column.name === 'events'
+          ? ['payment.succeeded', 'deposit.settled']
+          : [`${column.name} ${ctx.n}`];
     default:
       break;
   }
-  throw new Error(`no generated value for ${table.name}.${column.name} (${column.type} ${column.udt}): teach test/support/migration-rows.ts this type`);
+  throw new Error(
+    `no generated value for ${table.name}.${column.name} (${column.type} ${column.udt}): teach test/support/migration-rows.ts this type`,
+  );
 }
 
 export interface Batch {
@@ -390,7 +437,8 @@ function rowFor(table: Table, i: number, batch: number, full: boolean, written: 
   // Rows of a pair share a value; a column in a unique index takes one no other row has.
   const pooled = 2 * batch + Math.floor(i / 2);
   // A reference of a unique index made only of references takes its own parent per row.
-  const ownParent = (fk: ForeignKey) => table.uniques.some((u) => u.includes(fk.columns[0]!) && u.every((c) => table.foreignKeys.some((f) => f.columns.includes(c))));
+  const ownParent = (fk: ForeignKey) =>
+    table.uniques.some((u) => u.includes(fk.columns[0]!) && u.every((c) => table.foreignKeys.some((f) => f.columns.includes(c))));
   const fromParents = new Set<string>();
   for (const fk of table.foreignKeys) {
     const parents = fk.refTable === table.name ? [] : (written.get(fk.refTable) ?? []);
@@ -419,7 +467,13 @@ function rowFor(table: Table, i: number, batch: number, full: boolean, written: 
     }
     const own = distinct.has(column.name);
     const n = own ? counter.next++ : pooled;
-    row[column.name] = valueOf(table, column, { n, distinct: own, row: i, batch, hex: (chars) => hexOf(`${table.name}.${column.name}.${n}`, chars) });
+    row[column.name] = valueOf(table, column, {
+      n,
+      distinct: own,
+      row: i,
+      batch,
+      hex: (chars) => hexOf(`${table.name}.${column.name}.${n}`, chars),
+    });
   }
   if (table.name === 'ledger_entries' && 'line' in row) row.line = 1 + (i % 2);
   return row;

@@ -42,7 +42,9 @@ function rewriteRefs(value: unknown): unknown {
   return Object.fromEntries(
     Object.entries(value).map(([k, v]) => [
       k,
-      k === '$ref' && typeof v === 'string' && v.startsWith('#/components/schemas/') ? `${COMPONENTS_ID}#/$defs/${v.slice('#/components/schemas/'.length)}` : rewriteRefs(v),
+      k === '$ref' && typeof v === 'string' && v.startsWith('#/components/schemas/')
+        ? `${COMPONENTS_ID}#/$defs/${v.slice('#/components/schemas/'.length)}`
+        : rewriteRefs(v),
     ]),
   );
 }
@@ -98,7 +100,9 @@ export function createResponseChecker(doc: OpenApiDocument): ResponseChecker {
       const name = `${found.operation.operationId ?? '?'} (${method.toUpperCase()} ${found.template})`;
       const response = deref<Json | undefined>(found.operation.responses[String(status)]);
       if (!response) {
-        throw new OpenApiViolation(`OpenAPI: ${name} answered ${status}, a status its document does not list (${Object.keys(found.operation.responses).join(', ')}); body: ${text.slice(0, 500)}`);
+        throw new OpenApiViolation(
+          `OpenAPI: ${name} answered ${status}, a status its document does not list (${Object.keys(found.operation.responses).join(', ')}); body: ${text.slice(0, 500)}`,
+        );
       }
       for (const [header, spec] of Object.entries((response.headers ?? {}) as Record<string, unknown>)) {
         if (deref<{ required?: boolean }>(spec).required && !headers.has(header)) {
@@ -109,7 +113,9 @@ export function createResponseChecker(doc: OpenApiDocument): ResponseChecker {
       if (!schema) return;
       const validate = validator(schema);
       if (!validate(body)) {
-        throw new OpenApiViolation(`OpenAPI: ${name} answered ${status} with a body its document does not allow: ${ajv.errorsText(validate.errors, { separator: '; ' })}\nbody: ${text.slice(0, 1500)}`);
+        throw new OpenApiViolation(
+          `OpenAPI: ${name} answered ${status} with a body its document does not allow: ${ajv.errorsText(validate.errors, { separator: '; ' })}\nbody: ${text.slice(0, 1500)}`,
+        );
       }
     },
   };

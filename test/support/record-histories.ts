@@ -57,10 +57,16 @@ export async function recordHistories(h: Harness): Promise<string[]> {
   }
   const committed = readdirSync(HISTORIES_DIR, { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.json'))
-    .map((f) => ({ name: path.basename(f, '.json'), ...(JSON.parse(readFileSync(path.join(HISTORIES_DIR, f), 'utf8')) as { workflowId: string; history: unknown }) }));
+    .map((f) => ({
+      name: path.basename(f, '.json'),
+      ...(JSON.parse(readFileSync(path.join(HISTORIES_DIR, f), 'utf8')) as { workflowId: string; history: unknown }),
+    }));
   const bundle = await bundleWithPatchProbe();
   const replay = (hs: Array<{ workflowId: string; history: unknown }>) =>
-    replayWithPatchProbe(bundle, hs.map((x) => ({ workflowId: x.workflowId, history: decodeHistory(x.history) })));
+    replayWithPatchProbe(
+      bundle,
+      hs.map((x) => ({ workflowId: x.workflowId, history: decodeHistory(x.history) })),
+    );
   const covered = new Set<string>();
   const continued = new Set<string>();
   const note = (x: { name: string; history: unknown }, replayed: ProbedReplay) => {
@@ -70,7 +76,10 @@ export async function recordHistories(h: Harness): Promise<string[]> {
   };
   (await replay(committed)).forEach((r, i) => note(committed[i]!, r));
 
-  const label = process.env.RECORD_WORKFLOW_HISTORIES && process.env.RECORD_WORKFLOW_HISTORIES !== '1' ? process.env.RECORD_WORKFLOW_HISTORIES : new Date().toISOString().slice(0, 10);
+  const label =
+    process.env.RECORD_WORKFLOW_HISTORIES && process.env.RECORD_WORKFLOW_HISTORIES !== '1'
+      ? process.env.RECORD_WORKFLOW_HISTORIES
+      : new Date().toISOString().slice(0, 10);
   const dir = path.join(HISTORIES_DIR, label);
   const written: string[] = [];
   const replayed = await replay(fetched);
@@ -99,8 +108,14 @@ function coverageKey(name: string, replayed: ProbedReplay): string {
 /** Every Payment and deposit that continued as new: the run before its latest (it ended continuing). */
 async function continuedAsNewCandidates(h: Harness): Promise<Candidate[]> {
   const ids = [
-    ...(await h.db.prisma.payment.findMany({ select: { id: true }, orderBy: { createdAt: 'asc' } })).map((p) => ({ type: 'payment', workflowId: p.id })),
-    ...(await h.db.prisma.deposit.findMany({ select: { workflowId: true }, orderBy: { createdAt: 'asc' } })).map((d) => ({ type: 'deposit', workflowId: d.workflowId })),
+    ...(await h.db.prisma.payment.findMany({ select: { id: true }, orderBy: { createdAt: 'asc' } })).map((p) => ({
+      type: 'payment',
+      workflowId: p.id,
+    })),
+    ...(await h.db.prisma.deposit.findMany({ select: { workflowId: true }, orderBy: { createdAt: 'asc' } })).map((d) => ({
+      type: 'deposit',
+      workflowId: d.workflowId,
+    })),
   ];
   const out: Candidate[] = [];
   for (const { type, workflowId } of ids) {
@@ -135,7 +150,11 @@ async function outcomeCandidates(h: Harness): Promise<Candidate[]> {
     pick(`payment--${p.intent}-${bank}${p.status}-${p.operationalState}-${incidents}`, p.id);
   }
   // A Payment once held (a data error, a settlement hold) and released, whatever its end.
-  const held = await prisma.event.findMany({ where: { name: 'payment.requires_intervention' }, select: { resourceId: true }, orderBy: { createdAt: 'asc' } });
+  const held = await prisma.event.findMany({
+    where: { name: 'payment.requires_intervention' },
+    select: { resourceId: true },
+    orderBy: { createdAt: 'asc' },
+  });
   for (const e of held) {
     const p = payments.find((x) => x.id === e.resourceId);
     if (p && p.operationalState === 'normal') pick(`payment--held-then-${p.status}`, p.id);
@@ -145,7 +164,11 @@ async function outcomeCandidates(h: Harness): Promise<Candidate[]> {
 
   const deposits = await prisma.deposit.findMany({ orderBy: { createdAt: 'asc' } });
   for (const d of deposits) pick(`deposit--${d.status}-${d.settlementStatus}`, d.workflowId);
-  const heldDeposits = await prisma.event.findMany({ where: { name: 'deposit.requires_intervention' }, select: { resourceId: true }, orderBy: { createdAt: 'asc' } });
+  const heldDeposits = await prisma.event.findMany({
+    where: { name: 'deposit.requires_intervention' },
+    select: { resourceId: true },
+    orderBy: { createdAt: 'asc' },
+  });
   for (const e of heldDeposits) {
     const d = deposits.find((x) => x.id === e.resourceId && x.settlementReasonCode === null && x.status === 'settled');
     if (d) pick(`deposit--held-then-${d.status}`, d.workflowId);
@@ -164,11 +187,18 @@ async function outcomeCandidates(h: Harness): Promise<Candidate[]> {
   // Funding operations run by a workflow (tests also drive the activities directly, without one).
   for (const f of await prisma.vaultFundingOperation.findMany({ orderBy: { createdAt: 'asc' } })) {
     const workflowId = `vault-funding:${f.id}`;
-    const ran = await h.env.client.workflow.getHandle(workflowId).describe().then(() => true, () => false);
+    const ran = await h.env.client.workflow
+      .getHandle(workflowId)
+      .describe()
+      .then(
+        () => true,
+        () => false,
+      );
     if (ran) pick(`vault-funding--${f.status}`, workflowId);
   }
   // Refunds and incident recoveries, each by its FundReturnWorkflow.
-  for (const r of await prisma.fundReturn.findMany({ orderBy: { createdAt: 'asc' } })) pick(`fund-return--${r.kind}-${r.status}`, `fund-return:${r.id}`);
+  for (const r of await prisma.fundReturn.findMany({ orderBy: { createdAt: 'asc' } }))
+    pick(`fund-return--${r.kind}-${r.status}`, `fund-return:${r.id}`);
   pick('chain-scanner--running', `chain-scanner:${h.chainId}`);
 
   const reconciliationId = `deposit-reconciliation:recorded-${Date.now()}`;

@@ -9,7 +9,10 @@ const GWEI = 1_000_000_000n;
 /** A settlement's legs, oldest first, as the settlement sender recorded them. */
 export async function legsOf(source: SettlementSource) {
   const h = await getHarness();
-  return h.db.prisma.settlementLeg.findMany({ where: { sourceType: source.type, sourceId: source.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  return h.db.prisma.settlementLeg.findMany({
+    where: { sourceType: source.type, sourceId: source.id },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  });
 }
 
 /**
@@ -51,10 +54,16 @@ export async function replacedUnderRisingBaseFee(count: number, start: () => Pro
     );
     for (const original of originals) {
       const family = replaced.filter((l) => l.nonce === original.nonce);
-      assert.deepEqual(family.map((l) => [l.leg, l.status]).sort(), [[original.leg, 'broadcast'], [original.leg, 'superseded']]);
+      assert.deepEqual(family.map((l) => [l.leg, l.status]).sort(), [
+        [original.leg, 'broadcast'],
+        [original.leg, 'superseded'],
+      ]);
       const [was, now] = [original, family.find((l) => l.status === 'broadcast')!].map((l) => parseTransaction(l.serialized as Hex));
       assert.equal(now!.nonce, was!.nonce);
-      assert.ok(now!.maxFeePerGas! * 10n >= was!.maxFeePerGas! * 11n && now!.maxPriorityFeePerGas! * 10n >= was!.maxPriorityFeePerGas! * 11n, '+10% on both fees');
+      assert.ok(
+        now!.maxFeePerGas! * 10n >= was!.maxFeePerGas! * 11n && now!.maxPriorityFeePerGas! * 10n >= was!.maxPriorityFeePerGas! * 11n,
+        '+10% on both fees',
+      );
     }
     return source;
   } finally {

@@ -25,7 +25,8 @@ function withTimeout(args: unknown[], timeout: number): unknown[] {
 }
 
 export function installDefaultTimeouts(timeout = Number(process.env.TEST_TIMEOUT_MS ?? DEFAULT_TEST_TIMEOUT_MS)): number {
-  if (!Number.isInteger(timeout) || timeout <= 0) throw new Error(`TEST_TIMEOUT_MS must be a positive number of milliseconds, got ${process.env.TEST_TIMEOUT_MS}`);
+  if (!Number.isInteger(timeout) || timeout <= 0)
+    throw new Error(`TEST_TIMEOUT_MS must be a positive number of milliseconds, got ${process.env.TEST_TIMEOUT_MS}`);
   // The module object tests read test, it, before... from at each call (CommonJS, as tsx runs them).
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const runner = require('node:test') as Record<string, Registrar>;
@@ -37,7 +38,10 @@ export function installDefaultTimeouts(timeout = Number(process.env.TEST_TIMEOUT
   }
   for (const name of ['before', 'after', 'beforeEach', 'afterEach']) {
     const original = runner[name]!;
-    runner[name] = Object.assign((fn: unknown, options?: { timeout?: number }) => original(fn, { ...options, timeout: options?.timeout ?? timeout }), original);
+    runner[name] = Object.assign(
+      (fn: unknown, options?: { timeout?: number }) => original(fn, { ...options, timeout: options?.timeout ?? timeout }),
+      original,
+    );
   }
   return timeout;
 }

@@ -6,18 +6,37 @@ import { realToken, TWO_CHAINS, type TwoChainId } from '../../src/embedded/two-c
 import { getHarness } from './harness';
 import { poll, until, type Check } from './until';
 
-export { realToken, startTwoChains, TWO_CHAINS, twoChainNetworks, withTwoChainProduction, type TwoChainId, type TwoChains } from '../../src/embedded/two-chains';
+export {
+  realToken,
+  startTwoChains,
+  TWO_CHAINS,
+  twoChainNetworks,
+  withTwoChainProduction,
+  type TwoChainId,
+  type TwoChains,
+} from '../../src/embedded/two-chains';
 
 /** A fresh payer on one of the two chains with `tokenAtomic` of the asset and gas money. */
 export async function newPayerOn(chainId: TwoChainId, symbol: 'USDC' | 'EURC', tokenAtomic: bigint): Promise<PrivateKeyAccount> {
   const h = await getHarness();
   const payer = privateKeyToAccount(generatePrivateKey());
-  await fundTestWallet({ rpcUrl: h.twoChains.nodes[chainId].rpcUrl, address: payer.address, tokenAtomic, token: realToken(chainId, symbol) });
+  await fundTestWallet({
+    rpcUrl: h.twoChains.nodes[chainId].rpcUrl,
+    address: payer.address,
+    tokenAtomic,
+    token: realToken(chainId, symbol),
+  });
   return payer;
 }
 
 /** Sends the asset on that chain, waits for its block and pokes that chain's scanner. */
-export async function payOn(chainId: TwoChainId, symbol: 'USDC' | 'EURC', payer: PrivateKeyAccount, to: string, amountAtomic: bigint): Promise<Hash> {
+export async function payOn(
+  chainId: TwoChainId,
+  symbol: 'USDC' | 'EURC',
+  payer: PrivateKeyAccount,
+  to: string,
+  amountAtomic: bigint,
+): Promise<Hash> {
   const h = await getHarness();
   const chain = h.chain.chains.get(chainId);
   const txHash = await chain.sendTokenTransfer({ from: payer, token: realToken(chainId, symbol), to: to as Address, amountAtomic });

@@ -88,14 +88,25 @@ export async function poll<T>(check: Check<T>, what: string, opts: PollOptions<T
       if (!noted) seen = { value };
     } catch (err) {
       if (isWrongAnswer(err)) {
-        throw new WaitFailed(`gave up at once waiting for ${what} (read ${reads}, after ${Date.now() - started} ms): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+        throw new WaitFailed(
+          `gave up at once waiting for ${what} (read ${reads}, after ${Date.now() - started} ms): ${err instanceof Error ? err.message : String(err)}`,
+          { cause: err },
+        );
       }
       lastError = err;
     }
     if (isValue(value) && done(value as T)) return value as T;
     if (Date.now() >= deadline) {
-      const last = [seen ? `last seen: ${describeSeen(seen.value)}` : 'nothing read', lastError === undefined ? '' : `last error: ${describeSeen(lastError)}`].filter(Boolean).join('; ');
-      throw new WaitFailed(`timed out after ${opts.timeoutMs} ms (${reads} reads) waiting for ${what}; ${last}`, lastError === undefined ? undefined : { cause: lastError });
+      const last = [
+        seen ? `last seen: ${describeSeen(seen.value)}` : 'nothing read',
+        lastError === undefined ? '' : `last error: ${describeSeen(lastError)}`,
+      ]
+        .filter(Boolean)
+        .join('; ');
+      throw new WaitFailed(
+        `timed out after ${opts.timeoutMs} ms (${reads} reads) waiting for ${what}; ${last}`,
+        lastError === undefined ? undefined : { cause: lastError },
+      );
     }
     await opts.between();
   }

@@ -14,7 +14,11 @@ const DEFAULT_TIMEOUT_MS = 240_000;
  * finishes fails its test, naming the workflow, its status and its pending activities, instead of
  * hanging the suite. Waiting on the result is also what lets the time-skipping server jump timers.
  */
-export async function awaitWorkflowResult<T = unknown>(h: Pick<Harness, 'env'>, workflowId: string, opts: { timeoutMs?: number } = {}): Promise<T> {
+export async function awaitWorkflowResult<T = unknown>(
+  h: Pick<Harness, 'env'>,
+  workflowId: string,
+  opts: { timeoutMs?: number } = {},
+): Promise<T> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const timedOut = Symbol('timed out');
   let timer: NodeJS.Timeout | undefined;

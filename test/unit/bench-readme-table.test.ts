@@ -25,8 +25,16 @@ function figures(engine: 'dev' | 'cluster', create: number, startP99: number): B
   };
 }
 
-const run: BenchRun = { date: '2026-11-26T14:00:00.000Z', machine: machine(2), engines: { dev: figures('dev', 90, 240), cluster: figures('cluster', 30, 410) } };
-const rowOf = (table: string, name: string) => table.split('\n').find((l) => l.startsWith(`| ${name} |`))?.split(' | ');
+const run: BenchRun = {
+  date: '2026-11-26T14:00:00.000Z',
+  machine: machine(2),
+  engines: { dev: figures('dev', 90, 240), cluster: figures('cluster', 30, 410) },
+};
+const rowOf = (table: string, name: string) =>
+  table
+    .split('\n')
+    .find((l) => l.startsWith(`| ${name} |`))
+    ?.split(' | ');
 
 describe('the figures table of docs/performance.md', () => {
   test('a column per engine, the target and what limits each figure', () => {
@@ -44,9 +52,18 @@ describe('the figures table of docs/performance.md', () => {
 
   test('webhook events not delivered in time are counted beside the latency of those that were', () => {
     const hooks = (undelivered: number) => ({ ratePerSecond: 20, seconds: 30, latency: latency(500, 900), events: 463, undelivered });
-    const withHooks: BenchRun = { ...run, engines: { dev: { ...run.engines.dev!, committedEventToWebhookDelivered: hooks(0) }, cluster: { ...run.engines.cluster!, committedEventToWebhookDelivered: hooks(47) } } };
+    const withHooks: BenchRun = {
+      ...run,
+      engines: {
+        dev: { ...run.engines.dev!, committedEventToWebhookDelivered: hooks(0) },
+        cluster: { ...run.engines.cluster!, committedEventToWebhookDelivered: hooks(47) },
+      },
+    };
     const row = rowOf(figuresTable(withHooks), 'committed event → webhook delivered')!;
-    assert.deepEqual(row.slice(1, 3), ['20/s for 30 s: p50 500 ms, p99 900 ms — **missed**', '20/s for 30 s: p50 500 ms, p99 900 ms; 47 of 463 not delivered in time — **missed**']);
+    assert.deepEqual(row.slice(1, 3), [
+      '20/s for 30 s: p50 500 ms, p99 900 ms — **missed**',
+      '20/s for 30 s: p50 500 ms, p99 900 ms; 47 of 463 not delivered in time — **missed**',
+    ]);
   });
 
   test('a figure only one engine measured reads "not measured" in the other column', () => {
@@ -56,13 +73,20 @@ describe('the figures table of docs/performance.md', () => {
   });
 
   test("a run before the engines reads as the dev server's, and a later run's figures replace an earlier one's per engine", () => {
-    const old = asBenchRun({ date: '2026-11-22T20:32:23.782Z', machine: machine(1.17), confirmedTransferToSucceeded: latency(945, 1253.9) });
+    const old = asBenchRun({
+      date: '2026-11-22T20:32:23.782Z',
+      machine: machine(1.17),
+      confirmedTransferToSucceeded: latency(945, 1253.9),
+    });
     assert.deepEqual(Object.keys(old.engines), ['dev']);
     const merged = mergeRuns([old, run]);
     assert.equal(merged.engines.dev!.confirmedTransferToSucceeded!.p99Ms, 1253.9);
     assert.equal(merged.engines.dev!.apiCreate!.perSecond, 90);
     assert.equal(merged.engines.cluster!.confirmedTransferToSucceeded, undefined);
     const table = figuresTable(merged);
-    assert.deepEqual(rowOf(table, 'confirmed transfer → `succeeded` (a block every 100 ms)')!.slice(1, 3), ['p50 945 ms, p99 1253.9 ms — **missed**', 'not measured']);
+    assert.deepEqual(rowOf(table, 'confirmed transfer → `succeeded` (a block every 100 ms)')!.slice(1, 3), [
+      'p50 945 ms, p99 1253.9 ms — **missed**',
+      'not measured',
+    ]);
   });
 });

@@ -21,7 +21,11 @@ function nodeRefusingWideRanges(head: bigint, maxBlocks: bigint) {
       return [];
     },
   } as unknown as Chain;
-  const chains = { get: () => chain, network: () => ({ assets: [{ tokenAddress: '0x0000000000000000000000000000000000000001' }] }), networks: () => [] } as unknown as ChainRegistry;
+  const chains = {
+    get: () => chain,
+    network: () => ({ assets: [{ tokenAddress: '0x0000000000000000000000000000000000000001' }] }),
+    networks: () => [],
+  } as unknown as ChainRegistry;
   return { chains, asked };
 }
 
@@ -50,12 +54,20 @@ describe('A scan range the node refuses for its size', () => {
         throw new Error('fetch failed: connect ECONNREFUSED');
       },
     } as unknown as Chain;
-    const chains = { get: () => chain, network: () => ({ assets: [{ tokenAddress: '0x0000000000000000000000000000000000000001' }] }) } as unknown as ChainRegistry;
+    const chains = {
+      get: () => chain,
+      network: () => ({ assets: [{ tokenAddress: '0x0000000000000000000000000000000000000001' }] }),
+    } as unknown as ChainRegistry;
     await assert.rejects(scanRange({ chains, takers: [] }, { chainId: 1, fromBlock: '1' }), /ECONNREFUSED/);
   });
 
   test('providers\u2019 size refusals are recognised, also as the cause of a wrapping error', () => {
-    for (const message of ['query returned more than 10000 results', 'Log response size exceeded.', 'eth_getLogs block range too large', 'exceed maximum block range: 5000']) {
+    for (const message of [
+      'query returned more than 10000 results',
+      'Log response size exceeded.',
+      'eth_getLogs block range too large',
+      'exceed maximum block range: 5000',
+    ]) {
       assert.equal(isRangeTooLarge(new Error('RPC error', { cause: new Error(message) })), true, message);
     }
     assert.equal(isRangeTooLarge(new ResponseBodyTooLargeError({ maxSize: 10_485_760, size: 11_000_000 })), true);

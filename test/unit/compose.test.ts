@@ -58,14 +58,22 @@ describe('docker-compose.yml, the production shape', () => {
   test('data lives on named volumes', () => {
     const c = compose();
     const named = Object.keys(c.volumes ?? {});
-    const mountsOf = (s: Service) => (s.volumes ?? []).map((v) => (typeof v === 'string' ? { source: v.split(':')[0]!, target: v.split(':')[1] } : { source: v.source ?? '', target: v.target }));
-    for (const [name, target] of [['postgres', '/var/lib/postgresql/data'], ['temporal-postgres', '/var/lib/postgresql/data'], ['worker', '/app/.data']] as const) {
+    const mountsOf = (s: Service) =>
+      (s.volumes ?? []).map((v) =>
+        typeof v === 'string' ? { source: v.split(':')[0]!, target: v.split(':')[1] } : { source: v.source ?? '', target: v.target },
+      );
+    for (const [name, target] of [
+      ['postgres', '/var/lib/postgresql/data'],
+      ['temporal-postgres', '/var/lib/postgresql/data'],
+      ['worker', '/app/.data'],
+    ] as const) {
       const mount = mountsOf(c.services[name]!).find((m) => m.target === target);
       assert.ok(mount, `${name} keeps ${target} on a volume`);
       assert.ok(named.includes(mount.source), `${name}: ${mount.source} is a named volume`);
     }
     for (const [name, service] of Object.entries(c.services)) {
-      for (const mount of mountsOf(service)) assert.ok(named.includes(mount.source), `${name}: ${mount.source} is a named volume, not a host path`);
+      for (const mount of mountsOf(service))
+        assert.ok(named.includes(mount.source), `${name}: ${mount.source} is a named volume, not a host path`);
     }
   });
 
@@ -81,17 +89,33 @@ describe('docker-compose.yml, the production shape', () => {
     assert.equal(String(c.services['temporal-ui']!.environment?.TEMPORAL_DISABLE_WRITE_ACTIONS), 'true');
     // The roles reach Temporal over that network.
     const temporalNetworks = networksOf(c.services.temporal!);
-    for (const name of ['api', 'worker']) assert.ok(networksOf(c.services[name]!).some((n) => temporalNetworks.includes(n)), `${name} reaches Temporal`);
+    for (const name of ['api', 'worker'])
+      assert.ok(
+        networksOf(c.services[name]!).some((n) => temporalNetworks.includes(n)),
+        `${name} reaches Temporal`,
+      );
   });
 
   test('each role as compose configures it passes the production check, given the settings compose asks for', () => {
     const c = compose();
     // What an operator supplies for each ${NAME:?...}; a ${NAME:-default} keeps its default.
-    const supplied = (name: string) => (name.startsWith('RPC_URLS_') ? 'https://rpc-1.example/key,https://rpc-2.example' : name === 'PUBLIC_BASE_URL' ? 'https://pay.example.com' : 'x'.repeat(40));
+    const supplied = (name: string) =>
+      name.startsWith('RPC_URLS_')
+        ? 'https://rpc-1.example/key,https://rpc-2.example'
+        : name === 'PUBLIC_BASE_URL'
+          ? 'https://pay.example.com'
+          : 'x'.repeat(40);
     const resolve = (value: string) =>
-      String(value).replace(/\$\{(\w+)(?::([?-])([^}]*))?\}/g, (_all, name: string, op?: string, rest?: string) => (op === '-' ? rest! : supplied(name)));
-    for (const [name, roles] of [['api', ['api']], ['worker', ['worker']]] as const) {
-      const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(c.services[name]!.environment ?? {}).map(([k, v]) => [k, resolve(v)]));
+      String(value).replace(/\$\{(\w+)(?::([?-])([^}]*))?\}/g, (_all, name: string, op?: string, rest?: string) =>
+        op === '-' ? rest! : supplied(name),
+      );
+    for (const [name, roles] of [
+      ['api', ['api']],
+      ['worker', ['worker']],
+    ] as const) {
+      const env: NodeJS.ProcessEnv = Object.fromEntries(
+        Object.entries(c.services[name]!.environment ?? {}).map(([k, v]) => [k, resolve(v)]),
+      );
       // The image's /app is this project.
       env.ENVIRONMENTS_FILE = env.ENVIRONMENTS_FILE!.replace(/^\/app\//, `${projectRoot()}/`);
       const config = loadConfig(env);

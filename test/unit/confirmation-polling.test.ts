@@ -12,13 +12,22 @@ const schedules = fc.record({
 describe('How long a workflow waits before it reads the chain again', () => {
   test('polling: firstMs doubling up to maxMs for fastRounds reads, then 30 s doubling every 10 reads up to 10 minutes', () => {
     const fast = { firstMs: 100, maxMs: 2000, fastRounds: 150 };
-    assert.deepEqual([0, 1, 2, 4, 5, 149].map((r) => confirmationPollMs(r, fast)), [100, 200, 400, 1600, 2000, 2000]);
-    assert.deepEqual([150, 159, 160, 170, 190, 10_000].map((r) => confirmationPollMs(r, fast)), [30_000, 30_000, 60_000, 120_000, 480_000, 600_000]);
+    assert.deepEqual(
+      [0, 1, 2, 4, 5, 149].map((r) => confirmationPollMs(r, fast)),
+      [100, 200, 400, 1600, 2000, 2000],
+    );
+    assert.deepEqual(
+      [150, 159, 160, 170, 190, 10_000].map((r) => confirmationPollMs(r, fast)),
+      [30_000, 30_000, 60_000, 120_000, 480_000, 600_000],
+    );
   });
 
   test('woken by blocks, the safety net is the polling schedule but never under the floor: an hourly poll stays hourly', () => {
     const fast = { firstMs: 100, maxMs: 2000, fastRounds: 150 };
-    assert.deepEqual([0, 3, 4, 149, 150].map((r) => safetyNetMs(r, fast)), [2000, 2000, 2000, 2000, 30_000]);
+    assert.deepEqual(
+      [0, 3, 4, 149, 150].map((r) => safetyNetMs(r, fast)),
+      [2000, 2000, 2000, 2000, 30_000],
+    );
     assert.equal(safetyNetMs(0, { firstMs: 3_600_000, maxMs: 3_600_000, fastRounds: 150 }), 3_600_000);
   });
 

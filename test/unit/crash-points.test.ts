@@ -10,7 +10,10 @@ import { cellName, cellsFromTrace } from '../../simulate/crash-matrix';
 describe('crash points', () => {
   test('CRASH_AT names a point and, after #, which hit of it (the first when left out); anything else is refused', () => {
     assert.deepEqual(parseCrashTarget('settlement.leg.after-broadcast'), { point: 'settlement.leg.after-broadcast', occurrence: 1 });
-    assert.deepEqual(parseCrashTarget('activity.persistPaymentTransition.before#3'), { point: 'activity.persistPaymentTransition.before', occurrence: 3 });
+    assert.deepEqual(parseCrashTarget('activity.persistPaymentTransition.before#3'), {
+      point: 'activity.persistPaymentTransition.before',
+      occurrence: 3,
+    });
     assert.equal(formatCrashTarget(parseCrashTarget('activity.x.after#1')), 'activity.x.after');
     for (const bad of ['', 'a b', 'x#0', 'x#', 'x#-1']) assert.throws(() => parseCrashTarget(bad), /CRASH_AT/);
   });
@@ -50,10 +53,13 @@ describe('crash points', () => {
       'refund:activity.recordFundReturnBroadcast.before#2',
     ]);
     assert.deepEqual(cellsFromTrace('vault-funding', trace).map(cellName), ['vault-funding:settlement.leg.after-broadcast#3']);
-    assert.deepEqual(cellsFromTrace('payout', trace).map(cellName), ['payout:activity.persistPaymentTransition.before', 'payout:settlement.leg.after-broadcast#2']);
+    assert.deepEqual(cellsFromTrace('payout', trace).map(cellName), [
+      'payout:activity.persistPaymentTransition.before',
+      'payout:settlement.leg.after-broadcast#2',
+    ]);
   });
 
-  test('a point reached inside an activity is traced with that activity\'s workflow', () => {
+  test("a point reached inside an activity is traced with that activity's workflow", () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'crash-trace-'));
     const file = path.join(dir, 'trace.jsonl');
     const script = [
@@ -61,8 +67,17 @@ describe('crash points', () => {
       "withCrashContext(() => ({ workflowType: 'fundReturnWorkflow' }), async () => { await Promise.resolve(); crashPoint('settlement.leg.after-record'); });",
       "setTimeout(() => crashPoint('outside'), 10);",
     ].join('\n');
-    execFileSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: path.resolve(__dirname, '../..'), env: { ...process.env, CRASH_POINTS_TRACE: file, CRASH_AT: '' } });
-    const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    assert.deepEqual(lines, [{ point: 'settlement.leg.after-record', n: 1, workflowType: 'fundReturnWorkflow' }, { point: 'outside', n: 1 }]);
+    execFileSync(process.execPath, ['--import', 'tsx', '-e', script], {
+      cwd: path.resolve(__dirname, '../..'),
+      env: { ...process.env, CRASH_POINTS_TRACE: file, CRASH_AT: '' },
+    });
+    const lines = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(lines, [
+      { point: 'settlement.leg.after-record', n: 1, workflowType: 'fundReturnWorkflow' },
+      { point: 'outside', n: 1 },
+    ]);
   });
 });

@@ -48,7 +48,10 @@ describe('custody address book (extended public keys only)', () => {
       fc.property(fc.constantFrom(...CUSTODY_PURPOSES), fc.nat({ max: 1000 }), (purpose, index) => {
         const mnemonic = generateMnemonic(english);
         const book = createAddressBook(parsePublicKeys(formatPublicKeys(createHdSigner({ mnemonic }).publicKeys), 'test'));
-        assert.equal(book.deriveAddress({ purpose, index }), mnemonicToAccount(mnemonic, { accountIndex: HD_ACCOUNT_BY_PURPOSE[purpose], addressIndex: index }).address);
+        assert.equal(
+          book.deriveAddress({ purpose, index }),
+          mnemonicToAccount(mnemonic, { accountIndex: HD_ACCOUNT_BY_PURPOSE[purpose], addressIndex: index }).address,
+        );
       }),
       { numRuns: 15 },
     );
@@ -64,24 +67,39 @@ describe('custody address book (extended public keys only)', () => {
 
   test('malformed public keys are refused with the setting named', () => {
     const keys = createHdSigner({ mnemonic: MNEMONIC }).publicKeys;
-    assert.throws(() => parsePublicKeys(`escrow:${keys.escrow}`, 'CUSTODY_PUBLIC_KEYS'), /CUSTODY_PUBLIC_KEYS: no public key for deposit, treasury, fee, vault/);
-    assert.throws(() => parsePublicKeys(formatPublicKeys({ ...keys, fee: 'xpubnonsense' }), 'CUSTODY_PUBLIC_KEYS'), /CUSTODY_PUBLIC_KEYS: the fee public key is not an extended public key/);
+    assert.throws(
+      () => parsePublicKeys(`escrow:${keys.escrow}`, 'CUSTODY_PUBLIC_KEYS'),
+      /CUSTODY_PUBLIC_KEYS: no public key for deposit, treasury, fee, vault/,
+    );
+    assert.throws(
+      () => parsePublicKeys(formatPublicKeys({ ...keys, fee: 'xpubnonsense' }), 'CUSTODY_PUBLIC_KEYS'),
+      /CUSTODY_PUBLIC_KEYS: the fee public key is not an extended public key/,
+    );
     assert.throws(() => parsePublicKeys(`${formatPublicKeys(keys)},bogus:${keys.fee}`, 'CUSTODY_PUBLIC_KEYS'), /purpose one of/);
     // The account-level key (one level up) would derive other addresses: refused by its depth.
     const master = HDKey.fromMasterSeed(pbkdf2Sync(MNEMONIC, 'mnemonic', 2048, 64, 'sha512'));
-    assert.throws(() => parsePublicKeys(formatPublicKeys({ ...keys, vault: master.derive("m/44'/60'/5'").publicExtendedKey }), 'X'), /X: the vault public key must be the branch .* depth 3/);
-    assert.throws(() => parsePublicKeys(formatPublicKeys({ ...keys, vault: master.derive("m/44'/60'/5'/0").privateExtendedKey }), 'X'), /extended private key/);
+    assert.throws(
+      () => parsePublicKeys(formatPublicKeys({ ...keys, vault: master.derive("m/44'/60'/5'").publicExtendedKey }), 'X'),
+      /X: the vault public key must be the branch .* depth 3/,
+    );
+    assert.throws(
+      () => parsePublicKeys(formatPublicKeys({ ...keys, vault: master.derive("m/44'/60'/5'/0").privateExtendedKey }), 'X'),
+      /extended private key/,
+    );
   });
 
   describe('seed supply', () => {
     test('production without a seed refuses, naming both settings, and writes nothing', () => {
       const dataDir = tempDir();
-      assert.throws(() => loadSigningSeed({ deployment: 'production', dataDir, env: {} }), (err: Error) => {
-        assert.match(err.message, /CUSTODY_MNEMONIC_FILE/);
-        assert.match(err.message, /CUSTODY_MNEMONIC\b/);
-        assert.match(err.message, /never generates/);
-        return true;
-      });
+      assert.throws(
+        () => loadSigningSeed({ deployment: 'production', dataDir, env: {} }),
+        (err: Error) => {
+          assert.match(err.message, /CUSTODY_MNEMONIC_FILE/);
+          assert.match(err.message, /CUSTODY_MNEMONIC\b/);
+          assert.match(err.message, /never generates/);
+          return true;
+        },
+      );
       assert.equal(existsSync(seedFilePath(dataDir)), false);
     });
 
@@ -89,10 +107,19 @@ describe('custody address book (extended public keys only)', () => {
       const dataDir = tempDir();
       const secret = path.join(tempDir(), 'seed');
       writeFileSync(secret, `${MNEMONIC}\n`, { mode: 0o600 });
-      assert.equal(loadSigningSeed({ deployment: 'production', dataDir, env: { CUSTODY_MNEMONIC_FILE: secret } }).mnemonic.reveal(), MNEMONIC);
+      assert.equal(
+        loadSigningSeed({ deployment: 'production', dataDir, env: { CUSTODY_MNEMONIC_FILE: secret } }).mnemonic.reveal(),
+        MNEMONIC,
+      );
       assert.equal(loadSigningSeed({ deployment: 'production', dataDir, env: { CUSTODY_MNEMONIC: MNEMONIC } }).source, 'env');
-      assert.throws(() => loadSigningSeed({ deployment: 'production', dataDir, env: { CUSTODY_MNEMONIC_FILE: path.join(dataDir, 'absent') } }), /CUSTODY_MNEMONIC_FILE: cannot read/);
-      assert.throws(() => loadSigningSeed({ deployment: 'production', dataDir, env: { CUSTODY_MNEMONIC_FILE: secret, CUSTODY_MNEMONIC: MNEMONIC } }), /not both/);
+      assert.throws(
+        () => loadSigningSeed({ deployment: 'production', dataDir, env: { CUSTODY_MNEMONIC_FILE: path.join(dataDir, 'absent') } }),
+        /CUSTODY_MNEMONIC_FILE: cannot read/,
+      );
+      assert.throws(
+        () => loadSigningSeed({ deployment: 'production', dataDir, env: { CUSTODY_MNEMONIC_FILE: secret, CUSTODY_MNEMONIC: MNEMONIC } }),
+        /not both/,
+      );
       assert.equal(existsSync(seedFilePath(dataDir)), false);
     });
 
@@ -106,13 +133,19 @@ describe('custody address book (extended public keys only)', () => {
     test('the API takes CUSTODY_PUBLIC_KEYS, or in the sandbox the public-keys file, and never the seed', () => {
       const dataDir = tempDir();
       const keys = createHdSigner({ mnemonic: MNEMONIC }).publicKeys;
-      assert.deepEqual(loadPublicKeys({ deployment: 'production', dataDir, env: { CUSTODY_PUBLIC_KEYS: formatPublicKeys(keys) } }).keys, keys);
+      assert.deepEqual(
+        loadPublicKeys({ deployment: 'production', dataDir, env: { CUSTODY_PUBLIC_KEYS: formatPublicKeys(keys) } }).keys,
+        keys,
+      );
       // A seed alone is not enough: the API never reads it.
       loadSigningSeed({ deployment: 'sandbox', dataDir, env: {} });
       assert.throws(() => loadPublicKeys({ deployment: 'sandbox', dataDir, env: {} }), /no custody public keys: set CUSTODY_PUBLIC_KEYS/);
       writeFileSync(publicKeysFilePath(dataDir), formatPublicKeys(keys));
       assert.deepEqual(loadPublicKeys({ deployment: 'sandbox', dataDir, env: {} }).keys, keys);
-      assert.throws(() => loadPublicKeys({ deployment: 'production', dataDir, env: {} }), /no custody public keys: set CUSTODY_PUBLIC_KEYS/);
+      assert.throws(
+        () => loadPublicKeys({ deployment: 'production', dataDir, env: {} }),
+        /no custody public keys: set CUSTODY_PUBLIC_KEYS/,
+      );
     });
   });
 });

@@ -64,7 +64,7 @@ describe('failure classes (which cause answers which code)', () => {
     assert.deepEqual(classifyFailure(await viemError(gone.url)), { kind: 'unreachable', source: 'chain' });
   });
 
-  test('a wrapped cause is found, Temporal\'s missing namespace is unreachable, and anything else stays unclassified (500)', () => {
+  test("a wrapped cause is found, Temporal's missing namespace is unreachable, and anything else stays unclassified (500)", () => {
     assert.deepEqual(classifyFailure(new NamespaceNotFoundError('default')), { kind: 'unreachable', source: 'temporal' });
     const wrapped = new Error('outer', { cause: new Error('timeout exceeded when trying to connect') });
     assert.deepEqual(classifyFailure(wrapped), { kind: 'capacity', source: 'database' });

@@ -27,7 +27,9 @@ const FROZEN = {
 
 const bps = fc.integer({ min: 0, max: 10_000 });
 /** Rates an environment may configure: each 0-10000 bps, together at most 10000 (src/config/environments.ts). */
-const configuredRates = bps.chain((platformFeeBps) => fc.record({ platformFeeBps: fc.constant(platformFeeBps), partnerFeeBps: fc.integer({ min: 0, max: 10_000 - platformFeeBps }) }));
+const configuredRates = bps.chain((platformFeeBps) =>
+  fc.record({ platformFeeBps: fc.constant(platformFeeBps), partnerFeeBps: fc.integer({ min: 0, max: 10_000 - platformFeeBps }) }),
+);
 const RUNS = { numRuns: 5_000 };
 
 describe('splitFees: the one fee split of Payments and deposits', () => {
@@ -62,19 +64,47 @@ describe('splitFees: the one fee split of Payments and deposits', () => {
   });
 
   test('rounds each fee down to a whole atomic unit, and the net takes the remainder', () => {
-    assert.deepEqual(splitFees(12_500_000n, { platformFeeBps: 100, partnerFeeBps: 50 }), { platformAtomic: 125_000n, partnerAtomic: 62_500n, netAtomic: 12_312_500n });
-    assert.deepEqual(splitFees(199n, { platformFeeBps: 100, partnerFeeBps: 50 }), { platformAtomic: 1n, partnerAtomic: 0n, netAtomic: 198n });
-    assert.deepEqual(splitFees(999n, { platformFeeBps: 100, partnerFeeBps: 50 }), { platformAtomic: 9n, partnerAtomic: 4n, netAtomic: 986n });
+    assert.deepEqual(splitFees(12_500_000n, { platformFeeBps: 100, partnerFeeBps: 50 }), {
+      platformAtomic: 125_000n,
+      partnerAtomic: 62_500n,
+      netAtomic: 12_312_500n,
+    });
+    assert.deepEqual(splitFees(199n, { platformFeeBps: 100, partnerFeeBps: 50 }), {
+      platformAtomic: 1n,
+      partnerAtomic: 0n,
+      netAtomic: 198n,
+    });
+    assert.deepEqual(splitFees(999n, { platformFeeBps: 100, partnerFeeBps: 50 }), {
+      platformAtomic: 9n,
+      partnerAtomic: 4n,
+      netAtomic: 986n,
+    });
   });
 
   test('takes nothing at zero rates, and charges each fee to its own party', () => {
-    assert.deepEqual(splitFees(1_000_000n, { platformFeeBps: 0, partnerFeeBps: 0 }), { platformAtomic: 0n, partnerAtomic: 0n, netAtomic: 1_000_000n });
-    assert.deepEqual(splitFees(1_000_000n, { platformFeeBps: 100, partnerFeeBps: 0 }), { platformAtomic: 10_000n, partnerAtomic: 0n, netAtomic: 990_000n });
-    assert.deepEqual(splitFees(1_000_000n, { platformFeeBps: 0, partnerFeeBps: 100 }), { platformAtomic: 0n, partnerAtomic: 10_000n, netAtomic: 990_000n });
+    assert.deepEqual(splitFees(1_000_000n, { platformFeeBps: 0, partnerFeeBps: 0 }), {
+      platformAtomic: 0n,
+      partnerAtomic: 0n,
+      netAtomic: 1_000_000n,
+    });
+    assert.deepEqual(splitFees(1_000_000n, { platformFeeBps: 100, partnerFeeBps: 0 }), {
+      platformAtomic: 10_000n,
+      partnerAtomic: 0n,
+      netAtomic: 990_000n,
+    });
+    assert.deepEqual(splitFees(1_000_000n, { platformFeeBps: 0, partnerFeeBps: 100 }), {
+      platformAtomic: 0n,
+      partnerAtomic: 10_000n,
+      netAtomic: 990_000n,
+    });
   });
 
   test('never leaves a net below zero, even at rates totalling over 100%', () => {
-    assert.deepEqual(splitFees(100n, { platformFeeBps: 10_000, partnerFeeBps: 5_000 }), { platformAtomic: 100n, partnerAtomic: 50n, netAtomic: 0n });
+    assert.deepEqual(splitFees(100n, { platformFeeBps: 10_000, partnerFeeBps: 5_000 }), {
+      platformAtomic: 100n,
+      partnerAtomic: 50n,
+      netAtomic: 0n,
+    });
   });
 });
 
@@ -84,6 +114,9 @@ describe('the fee rates an environment may configure', () => {
     assert.equal(ZEnvironmentConfig.safeParse({ ...sandbox, fees: { platformFeeBps: 5_000, partnerFeeBps: 5_000 } }).success, true);
     const over = ZEnvironmentConfig.safeParse({ ...sandbox, fees: { platformFeeBps: 5_000, partnerFeeBps: 5_001 } });
     assert.equal(over.success, false);
-    assert.deepEqual(over.error!.issues.map((i) => i.path), [['fees']]);
+    assert.deepEqual(
+      over.error!.issues.map((i) => i.path),
+      [['fees']],
+    );
   });
 });

@@ -5,7 +5,10 @@ import { initialFees, replacementFees, isUnderpriced, type FeePolicy, type Fees 
 
 const GWEI = 1_000_000_000n;
 const wei = (max: bigint) => fc.bigInt({ min: 0n, max });
-const policyArb = fc.record({ maxFeePerGasWei: fc.bigInt({ min: 1n, max: 1000n * GWEI }), priorityFeeWei: fc.bigInt({ min: 1n, max: 10n * GWEI }) });
+const policyArb = fc.record({
+  maxFeePerGasWei: fc.bigInt({ min: 1n, max: 1000n * GWEI }),
+  priorityFeeWei: fc.bigInt({ min: 1n, max: 10n * GWEI }),
+});
 const feesArb = fc
   .record({ maxFeePerGas: fc.bigInt({ min: 1n, max: 1000n * GWEI }), tip: fc.bigInt({ min: 1n, max: 10n * GWEI }) })
   .map(({ maxFeePerGas, tip }): Fees => ({ maxFeePerGas, maxPriorityFeePerGas: tip > maxFeePerGas ? maxFeePerGas : tip }));
@@ -13,8 +16,14 @@ const feesArb = fc
 describe('EIP-1559 fees under a cap', () => {
   test('a new transaction pays twice the base fee plus the tip, capped, or waits when the cap is below base fee plus tip', () => {
     const policy: FeePolicy = { maxFeePerGasWei: 100n * GWEI, priorityFeeWei: 2n * GWEI };
-    assert.deepEqual(initialFees(10n * GWEI, policy), { kind: 'send', fees: { maxFeePerGas: 22n * GWEI, maxPriorityFeePerGas: 2n * GWEI } });
-    assert.deepEqual(initialFees(60n * GWEI, policy), { kind: 'send', fees: { maxFeePerGas: 100n * GWEI, maxPriorityFeePerGas: 2n * GWEI } });
+    assert.deepEqual(initialFees(10n * GWEI, policy), {
+      kind: 'send',
+      fees: { maxFeePerGas: 22n * GWEI, maxPriorityFeePerGas: 2n * GWEI },
+    });
+    assert.deepEqual(initialFees(60n * GWEI, policy), {
+      kind: 'send',
+      fees: { maxFeePerGas: 100n * GWEI, maxPriorityFeePerGas: 2n * GWEI },
+    });
     assert.deepEqual(initialFees(99n * GWEI, policy), { kind: 'wait', neededWei: 101n * GWEI });
   });
 

@@ -56,7 +56,11 @@ describe('LRU cache', () => {
         model = [...model.filter(([k]) => k !== key), [key, i] as [number, number]].slice(-max);
       }
       assert.ok(cache.size <= max);
-      assert.deepEqual(cache.keys(), model.map(([k]) => k), `order at step ${i}`);
+      assert.deepEqual(
+        cache.keys(),
+        model.map(([k]) => k),
+        `order at step ${i}`,
+      );
     }
   });
 

@@ -14,14 +14,20 @@ describe("meetsMinimum: an asset's minimumDeposit, for Payments and deposits ali
   });
 
   test('refuses a Payment exactly where create-payment refused it before (its own check, frozen)', () => {
-    const refusedBefore = (amount: bigint, minimum: bigint, inclusive: boolean) => amount <= 0n || amount < minimum || (!inclusive && amount === minimum);
+    const refusedBefore = (amount: bigint, minimum: bigint, inclusive: boolean) =>
+      amount <= 0n || amount < minimum || (!inclusive && amount === minimum);
     fc.assert(
-      fc.property(fc.bigInt({ min: -(10n ** 24n), max: 10n ** 24n }), fc.bigInt({ min: 0n, max: 10n ** 24n }), fc.boolean(), (amount, minimum, inclusive) => {
-        // Around the minimum, where the rule decides, as often as anywhere.
-        for (const a of [amount, minimum - 1n, minimum, minimum + 1n]) {
-          assert.equal(a <= 0n || !meetsMinimum(a, { amountAtomic: minimum, inclusive }), refusedBefore(a, minimum, inclusive));
-        }
-      }),
+      fc.property(
+        fc.bigInt({ min: -(10n ** 24n), max: 10n ** 24n }),
+        fc.bigInt({ min: 0n, max: 10n ** 24n }),
+        fc.boolean(),
+        (amount, minimum, inclusive) => {
+          // Around the minimum, where the rule decides, as often as anywhere.
+          for (const a of [amount, minimum - 1n, minimum, minimum + 1n]) {
+            assert.equal(a <= 0n || !meetsMinimum(a, { amountAtomic: minimum, inclusive }), refusedBefore(a, minimum, inclusive));
+          }
+        },
+      ),
       { numRuns: 2_000 },
     );
   });

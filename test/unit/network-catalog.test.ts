@@ -63,7 +63,10 @@ describe('network catalog', () => {
         assert.ok(['USDC', 'EURC'].includes(a.symbol));
         assert.equal(a.tokenAddress, getAddress(a.tokenAddress), `${n.code} ${a.symbol} is checksummed`);
         assert.equal(a.decimals, 6);
-        assert.ok(isHttpsUrl(a.source) && new URL(a.source).hostname === 'developers.circle.com', `${n.code} ${a.symbol} source is Circle's page`);
+        assert.ok(
+          isHttpsUrl(a.source) && new URL(a.source).hostname === 'developers.circle.com',
+          `${n.code} ${a.symbol} source is Circle's page`,
+        );
       }
     }
   });

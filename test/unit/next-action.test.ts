@@ -8,7 +8,15 @@ import { remainingOf, toNextAction, type NextActionSource } from '../../src/doma
 const EXPIRES = new Date('2026-11-23T08:00:00.000Z');
 const ESCROW = '0x1111111111111111111111111111111111111111';
 const OPEN = new Set(['requires_payment_method', 'processing']);
-const HOLD_REASONS = ['settlement_failed', 'settlement_unconfirmed', 'settlement_requires_intervention', 'ledger_difference', 'data_error', 'provider_state_uncertain', 'provider_failure'];
+const HOLD_REASONS = [
+  'settlement_failed',
+  'settlement_unconfirmed',
+  'settlement_requires_intervention',
+  'ledger_difference',
+  'data_error',
+  'provider_state_uncertain',
+  'provider_failure',
+];
 const INCIDENT_STATUSES = ['pending', 'confirmed', 'failed', 'requires_intervention'];
 
 function payment(overrides: Partial<NextActionSource> = {}): NextActionSource {
@@ -53,7 +61,15 @@ describe('nextAction: one variant per Payment state', () => {
       id: 'action_test',
       type: 'transaction',
       expiresAt: EXPIRES.toISOString(),
-      depositInstructions: { address: ESCROW, chainId: 31337, tokenAddress: '0x2222222222222222222222222222222222222222', assetCode: 'USDC', decimals: 6, amount: '6', amountAtomic: '6000000' },
+      depositInstructions: {
+        address: ESCROW,
+        chainId: 31337,
+        tokenAddress: '0x2222222222222222222222222222222222222222',
+        assetCode: 'USDC',
+        decimals: 6,
+        amount: '6',
+        amountAtomic: '6000000',
+      },
     });
   });
 
@@ -75,7 +91,8 @@ describe('nextAction: one variant per Payment state', () => {
   });
 
   test('a hold an operator releases is waiting_for_review; one where the provider holds the money is contact_support', () => {
-    const held = (reason: string) => toNextAction(payment({ status: 'accepted', operationalState: 'requires_intervention', operationalReasonCode: reason }));
+    const held = (reason: string) =>
+      toNextAction(payment({ status: 'accepted', operationalState: 'requires_intervention', operationalReasonCode: reason }));
     assert.deepEqual(held('settlement_requires_intervention'), {
       id: 'action_test',
       type: 'waiting_for_review',
@@ -110,7 +127,17 @@ describe('nextAction: one variant per Payment state', () => {
 
   test('succeeded and cancelled are null, whatever is held', () => {
     for (const status of ['succeeded', 'cancelled']) {
-      assert.equal(toNextAction(payment({ status, operationalState: 'requires_intervention', operationalReasonCode: 'provider_failure', incidents: [{ status: 'pending' }] })), null);
+      assert.equal(
+        toNextAction(
+          payment({
+            status,
+            operationalState: 'requires_intervention',
+            operationalReasonCode: 'provider_failure',
+            incidents: [{ status: 'pending' }],
+          }),
+        ),
+        null,
+      );
     }
   });
 

@@ -23,8 +23,22 @@ type Action =
   | { kind: 'settled' };
 
 const action: fc.Arbitrary<Action> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('see' as const), key: fc.integer({ min: 0, max: 5 }), amount: fc.bigInt({ min: 1n, max: 30n }) }) },
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant('verify' as const), key: fc.integer({ min: 0, max: 5 }), outcome: fc.constantFrom('confirmed' as const, 'dropped' as const, 'pending' as const) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('see' as const),
+      key: fc.integer({ min: 0, max: 5 }),
+      amount: fc.bigInt({ min: 1n, max: 30n }),
+    }),
+  },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant('verify' as const),
+      key: fc.integer({ min: 0, max: 5 }),
+      outcome: fc.constantFrom('confirmed' as const, 'dropped' as const, 'pending' as const),
+    }),
+  },
   { weight: 1, arbitrary: fc.constant({ kind: 'expire' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'cancel' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'settled' as const }) },
@@ -63,7 +77,11 @@ describe('payment machine properties', () => {
           const t = step(s, a);
           if (!t) continue;
           assert.equal(t.fromStatusVersion, before.statusVersion);
-          assert.equal(t.state.statusVersion - before.statusVersion, t.state.status === before.status ? 0 : 1, 'one version per status change');
+          assert.equal(
+            t.state.statusVersion - before.statusVersion,
+            t.state.status === before.status ? 0 : 1,
+            'one version per status change',
+          );
           if (isTerminal(before) && before.status !== 'succeeded') assert.equal(t.state.status, before.status, 'final statuses stay final');
           for (const i of t.incidents) {
             if (i.transferKey) {

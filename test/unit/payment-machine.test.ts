@@ -85,10 +85,22 @@ describe('payment machine: funds', () => {
   test('funds still confirming when the Payment is accepted become excess once confirmed, and nothing once dropped', () => {
     const first = must(onTransferDetected(initialState('receive', 10n), { key: 'a', amountAtomic: 10n })).state;
     const both = must(onTransferDetected(first, { key: 'b', amountAtomic: 5n })).state;
-    const accepted = must(onTransfersVerified(both, [{ key: 'a', outcome: 'confirmed' }, { key: 'b', outcome: 'pending' }], NOW));
+    const accepted = must(
+      onTransfersVerified(
+        both,
+        [
+          { key: 'a', outcome: 'confirmed' },
+          { key: 'b', outcome: 'pending' },
+        ],
+        NOW,
+      ),
+    );
     assert.equal(accepted.state.status, 'accepted');
     assert.deepEqual(accepted.incidents, []);
-    assert.deepEqual(unresolvedTransfers(accepted.state).map((t) => t.key), ['b']);
+    assert.deepEqual(
+      unresolvedTransfers(accepted.state).map((t) => t.key),
+      ['b'],
+    );
     const excess = must(onTransfersVerified(accepted.state, [{ key: 'b', outcome: 'confirmed' }], NOW));
     assert.deepEqual(excess.incidents, [{ kind: 'excess', amountAtomic: 5n, transferKey: 'b' }]);
     assert.deepEqual(excess.transferStatuses, [{ key: 'b', status: 'confirmed', role: 'excess' }]);
@@ -158,7 +170,11 @@ describe('payment machine: expiry and cancel', () => {
     assert.ok(d.outcome === 'cancelled' && d.transition.state.status === 'cancelled' && d.transition.stamps.cancelledAt === NOW);
     if (d.outcome === 'cancelled') assert.equal(decideCancel(d.transition.state, 'other', null, NOW).outcome, 'already_cancelled');
     const seen = must(onTransferDetected(initialState('receive', 10n), { key: 'a', amountAtomic: 1n })).state;
-    assert.deepEqual(decideCancel(seen, 'other', null, NOW), { outcome: 'refused', reasonCode: 'not_open', message: 'A processing Payment cannot be cancelled' });
+    assert.deepEqual(decideCancel(seen, 'other', null, NOW), {
+      outcome: 'refused',
+      reasonCode: 'not_open',
+      message: 'A processing Payment cannot be cancelled',
+    });
     assert.equal((decideCancel(initialState('send', 10n), 'other', null, NOW) as { reasonCode: string }).reasonCode, 'send_payment');
   });
 });
@@ -199,7 +215,10 @@ describe('payment machine: settlement', () => {
     const retry = onOperatorResolution(held, { action: 'retry' });
     assert.equal(retry?.next, 'settle');
     assert.equal(retry?.transition.state.operationalState, 'normal');
-    const marked = onOperatorResolution({ ...held, settlementAttempts: 3, settlementTxHash: '0xold' }, { action: 'mark-settled', txHash: '0x1' });
+    const marked = onOperatorResolution(
+      { ...held, settlementAttempts: 3, settlementTxHash: '0xold' },
+      { action: 'mark-settled', txHash: '0x1' },
+    );
     assert.equal(marked?.next, 'settle');
     assert.equal(marked?.transition.state.status, 'accepted', 'it succeeds once the fees are paid too');
     assert.equal(marked?.transition.state.stage, 'settlement_pending');

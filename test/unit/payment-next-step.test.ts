@@ -45,9 +45,13 @@ const must = (t: Transition | null): PaymentState => {
   return t.state;
 };
 const seen = (s: PaymentState, key = 'a', amount = 10n) => must(onTransferDetected(s, { key, amountAtomic: amount }));
-const verified = (s: PaymentState, key = 'a', outcome: 'confirmed' | 'dropped' = 'confirmed') => must(onTransfersVerified(s, [{ key, outcome }], NOW));
+const verified = (s: PaymentState, key = 'a', outcome: 'confirmed' | 'dropped' = 'confirmed') =>
+  must(onTransfersVerified(s, [{ key, outcome }], NOW));
 const accepted = () => verified(seen(initialState('receive', 10n)));
-const bank = (): PaymentState => ({ ...initialState('send', 10n), payout: { quoteExpiresAt: '2026-11-27T01:00:00.000Z', offrampStatus: null, refundTxHash: null } });
+const bank = (): PaymentState => ({
+  ...initialState('send', 10n),
+  payout: { quoteExpiresAt: '2026-11-27T01:00:00.000Z', offrampStatus: null, refundTxHash: null },
+});
 const kind = (s: PaymentState, v: PaymentRunView = view()) => nextStep(s, v).kind;
 
 describe('nextStep: the PaymentWorkflow loop, step by step', () => {
@@ -120,9 +124,18 @@ const anyState: fc.Arbitrary<PaymentState> = fc
   .record({
     intent: fc.constantFrom('receive' as const, 'send' as const),
     status: fc.constantFrom(...STATUSES),
-    stage: fc.constantFrom('awaiting_funds' as const, 'awaiting_confirmations' as const, 'settlement_pending' as const, 'settlement_broadcast' as const, 'settlement_confirmed' as const, null),
+    stage: fc.constantFrom(
+      'awaiting_funds' as const,
+      'awaiting_confirmations' as const,
+      'settlement_pending' as const,
+      'settlement_broadcast' as const,
+      'settlement_confirmed' as const,
+      null,
+    ),
     operationalState: fc.constantFrom('normal' as const, 'retrying' as const, 'requires_intervention' as const),
-    operationalReasonCode: fc.option(fc.constantFrom('data_error', 'settlement_failed', 'settlement_unconfirmed', 'provider_state_uncertain', 'provider_failure')),
+    operationalReasonCode: fc.option(
+      fc.constantFrom('data_error', 'settlement_failed', 'settlement_unconfirmed', 'provider_state_uncertain', 'provider_failure'),
+    ),
     transfers: fc.array(
       fc.record({
         key: fc.string({ minLength: 1, maxLength: 3 }),
@@ -135,7 +148,9 @@ const anyState: fc.Arbitrary<PaymentState> = fc
     payout: fc.option(
       fc.record({
         quoteExpiresAt: fc.constant(NOW),
-        offrampStatus: fc.option(fc.constantFrom('submitted' as const, 'processing' as const, 'completed' as const, 'failed' as const, 'returned' as const)),
+        offrampStatus: fc.option(
+          fc.constantFrom('submitted' as const, 'processing' as const, 'completed' as const, 'failed' as const, 'returned' as const),
+        ),
         refundTxHash: fc.constant(null),
       }),
       { nil: undefined },
@@ -170,12 +185,15 @@ function checkStep(s: PaymentState, v: PaymentRunView, step: PaymentStep): void 
     assert.ok(isOpen(s) && !confirming && v.expiresAtMs <= v.nowMs, 'expiry only once due, with nothing confirming');
     assert.equal(step.kind === 'expire', v.chainReadThroughExpiry, 'never expired before the chain is read through expiresAt');
   }
-  if (step.kind === 'settle') assert.ok(s.status === 'accepted' && !held(s) && !awaitsPayout(s), 'settles only an accepted Payment, not held, not at the provider');
-  if (step.kind === 'request-payout') assert.ok(awaitsPayout(s) && s.payout!.offrampStatus === null && !held(s), 'the payout is asked for once, never while held');
+  if (step.kind === 'settle')
+    assert.ok(s.status === 'accepted' && !held(s) && !awaitsPayout(s), 'settles only an accepted Payment, not held, not at the provider');
+  if (step.kind === 'request-payout')
+    assert.ok(awaitsPayout(s) && s.payout!.offrampStatus === null && !held(s), 'the payout is asked for once, never while held');
   if (step.kind === 'follow-payout') assert.ok(awaitsPayout(s) && (!held(s) || s.operationalReasonCode === 'provider_state_uncertain'));
   if (step.kind === 'await-operator') assert.ok(held(s), 'only a hold waits for an operator');
   // Open and not held by a data error: it works towards acceptance or expiry, never settles or pays out.
-  if (isOpen(s) && !isDataHold(s)) assert.ok(['verify-transfers', 'await-expiry', 'read-chain-through-expiry', 'expire'].includes(step.kind), step.kind);
+  if (isOpen(s) && !isDataHold(s))
+    assert.ok(['verify-transfers', 'await-expiry', 'read-chain-through-expiry', 'expire'].includes(step.kind), step.kind);
 }
 
 describe('nextStep properties', () => {
@@ -191,7 +209,10 @@ describe('nextStep properties', () => {
   });
 
   test('driven by its own steps, a receive Payment paid in random transfers (some dropped by a reorg) always ends, succeeded or expired', () => {
-    const transfer = fc.record({ amount: fc.bigInt({ min: 1n, max: 6n }), outcome: fc.constantFrom('confirmed' as const, 'dropped' as const) });
+    const transfer = fc.record({
+      amount: fc.bigInt({ min: 1n, max: 6n }),
+      outcome: fc.constantFrom('confirmed' as const, 'dropped' as const),
+    });
     fc.assert(
       fc.property(fc.array(transfer, { maxLength: 6 }), (transfers) => {
         // The chain: what each transfer turns out to be when it is read; they arrive one message at a time.
@@ -202,8 +223,18 @@ describe('nextStep properties', () => {
         let chainRead = false;
         const expiresAtMs = NOW_MS + 60_000;
         for (let steps = 0; steps < 100; steps += 1) {
-          const step = nextStep(s, { queued: arriving.length > 0 ? 1 : 0, nowMs, expiresAtMs, chainReadThroughExpiry: chainRead, runIsLong: false });
-          checkStep(s, { queued: arriving.length > 0 ? 1 : 0, nowMs, expiresAtMs, chainReadThroughExpiry: chainRead, runIsLong: false }, step);
+          const step = nextStep(s, {
+            queued: arriving.length > 0 ? 1 : 0,
+            nowMs,
+            expiresAtMs,
+            chainReadThroughExpiry: chainRead,
+            runIsLong: false,
+          });
+          checkStep(
+            s,
+            { queued: arriving.length > 0 ? 1 : 0, nowMs, expiresAtMs, chainReadThroughExpiry: chainRead, runIsLong: false },
+            step,
+          );
           if (step.kind === 'done') {
             assert.ok(s.status === 'succeeded' || s.status === 'expired', s.status);
             if (s.status === 'succeeded') assert.equal(s.confirmedAtomic, 10n, 'succeeded only when paid in full');
@@ -214,7 +245,13 @@ describe('nextStep properties', () => {
             const key = arriving.shift()!;
             s = onTransferDetected(s, { key, amountAtomic: chain.get(key)!.amount })?.state ?? s;
           } else if (step.kind === 'verify-transfers') {
-            s = must(onTransfersVerified(s, unresolvedTransfers(s).map((x) => ({ key: x.key, outcome: chain.get(x.key)!.outcome })), NOW));
+            s = must(
+              onTransfersVerified(
+                s,
+                unresolvedTransfers(s).map((x) => ({ key: x.key, outcome: chain.get(x.key)!.outcome })),
+                NOW,
+              ),
+            );
           } else if (step.kind === 'await-expiry') {
             nowMs += step.ms;
           } else if (step.kind === 'read-chain-through-expiry') {

@@ -37,7 +37,11 @@ function atProvider(): PaymentState {
   return onProviderFunded(funded().state, '0xsettle').state;
 }
 
-const update = (status: OfframpStatus, refundTxHash: string | null = null) => ({ status, reasonCode: status === 'failed' ? 'R01' : null, refundTxHash });
+const update = (status: OfframpStatus, refundTxHash: string | null = null) => ({
+  status,
+  reasonCode: status === 'failed' ? 'R01' : null,
+  refundTxHash,
+});
 
 describe('the payout machine', () => {
   test('funds confirmed before the quote expires are accepted and settled to the provider, which does not yet succeed the Payment', () => {

@@ -42,10 +42,14 @@ describe('Polling helpers fail at once on a wrong answer, and keep polling throu
 
   test('a 5xx answer to a call() made while polling fails eventually() at once, naming what it waited for and the answer', async () => {
     requests = 0;
-    const wait = eventually(async () => (await call('/v2/payments/payment_x', { baseUrl })).body?.payment?.status === 'succeeded', 'payment_x to succeed', {
-      mine: false,
-      timeoutMs: DEADLINE_MS,
-    });
+    const wait = eventually(
+      async () => (await call('/v2/payments/payment_x', { baseUrl })).body?.payment?.status === 'succeeded',
+      'payment_x to succeed',
+      {
+        mine: false,
+        timeoutMs: DEADLINE_MS,
+      },
+    );
     const err = await failsAtOnce(wait, ServerErrorAnswer);
     assert.equal(requests, 1, 'one read, no retry of a fault');
     assert.match(err.message, /payment_x to succeed/);
@@ -53,7 +57,10 @@ describe('Polling helpers fail at once on a wrong answer, and keep polling throu
   });
 
   test('so does until(), and an OpenAPI violation (an AssertionError of the response checker)', async () => {
-    await failsAtOnce(until(async () => (await call('/v2/accounts', { baseUrl })).status === 200, 'the accounts', DEADLINE_MS), ServerErrorAnswer);
+    await failsAtOnce(
+      until(async () => (await call('/v2/accounts', { baseUrl })).status === 200, 'the accounts', DEADLINE_MS),
+      ServerErrorAnswer,
+    );
     const violation = () => {
       throw new OpenApiViolation('OpenAPI: getPayment (GET /v2/payments/{paymentId}) answered 200 with a body its document does not allow');
     };
@@ -63,11 +70,15 @@ describe('Polling helpers fail at once on a wrong answer, and keep polling throu
 
   test('what is only "not yet" is retried: a thrown read, then a value', async () => {
     let reads = 0;
-    const value = await until(() => {
-      reads += 1;
-      if (reads < 3) throw new Error('row not written yet');
-      return 'written';
-    }, 'the row', DEADLINE_MS);
+    const value = await until(
+      () => {
+        reads += 1;
+        if (reads < 3) throw new Error('row not written yet');
+        return 'written';
+      },
+      'the row',
+      DEADLINE_MS,
+    );
     assert.deepEqual([value, reads], ['written', 3]);
   });
 
@@ -83,7 +94,10 @@ describe('Polling helpers fail at once on a wrong answer, and keep polling throu
       300,
     ).catch((e: unknown) => e);
     assert.ok(err instanceof WaitFailed);
-    assert.match(err.message, /^timed out after 300 ms \(\d+ reads\) waiting for the Payment to succeed; last seen: \{"status":"processing","read":\d+\}$/);
+    assert.match(
+      err.message,
+      /^timed out after 300 ms \(\d+ reads\) waiting for the Payment to succeed; last seen: \{"status":"processing","read":\d+\}$/,
+    );
     const failing = await until(() => Promise.reject(new Error('connection refused')), 'the API', 200).catch((e: unknown) => e);
     assert.match((failing as Error).message, /waiting for the API; nothing read; last error: Error: connection refused$/);
   });

@@ -67,12 +67,18 @@ describe('production configuration', () => {
     const { environments, leftOut } = loadEnvironmentsReport(config.environmentsFile, { rpcUrls: config.rpcUrls });
     assert.deepEqual(leftOut, []);
     const production = environments.environments.production.networks;
-    assert.deepEqual(production.map((n) => [n.code, n.chainId, n.assets.map((a) => a.symbol)]), [
-      ['base', 8453, ['USDC', 'EURC']],
-      ['ethereum', 1, ['USDC', 'EURC']],
-    ]);
+    assert.deepEqual(
+      production.map((n) => [n.code, n.chainId, n.assets.map((a) => a.symbol)]),
+      [
+        ['base', 8453, ['USDC', 'EURC']],
+        ['ethereum', 1, ['USDC', 'EURC']],
+      ],
+    );
     assert.deepEqual(production[0]!.fallbackRpcUrls, ['https://base-2.example']);
-    assert.deepEqual(environments.environments.sandbox.networks.map((n) => n.code), ['base-sepolia', 'ethereum-sepolia']);
+    assert.deepEqual(
+      environments.environments.sandbox.networks.map((n) => n.code),
+      ['base-sepolia', 'ethereum-sepolia'],
+    );
   });
 
   test('a worker alone needs no ADMIN_API_TOKEN (it serves no console)', () => {
@@ -86,11 +92,19 @@ describe('production configuration', () => {
     assertOneProblem(problemsOf(without('ADMIN_API_TOKEN')), 'ADMIN_API_TOKEN', /operator console/);
     assertOneProblem(problemsOf(without('PUBLIC_BASE_URL')), 'PUBLIC_BASE_URL', /localhost/);
     assertOneProblem(problemsOf({ ...GOOD, PUBLIC_BASE_URL: 'http://127.0.0.1:3000' }), 'PUBLIC_BASE_URL', /local/);
-    assertOneProblem(problemsOf({ ...GOOD, WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: 'true' }), 'WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS', /private/);
+    assertOneProblem(
+      problemsOf({ ...GOOD, WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: 'true' }),
+      'WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS',
+      /private/,
+    );
   });
 
   test('the custody keys are required: the seed where the worker signs, the public keys everywhere', () => {
-    assertOneProblem(problemsOf(without('CUSTODY_MNEMONIC_FILE'), ['worker']), 'CUSTODY_MNEMONIC_FILE (or CUSTODY_MNEMONIC)', /never generates a seed/);
+    assertOneProblem(
+      problemsOf(without('CUSTODY_MNEMONIC_FILE'), ['worker']),
+      'CUSTODY_MNEMONIC_FILE (or CUSTODY_MNEMONIC)',
+      /never generates a seed/,
+    );
     assert.deepEqual(problemsOf({ ...without('CUSTODY_MNEMONIC_FILE'), CUSTODY_MNEMONIC: 'words' }, ['worker']), []);
     assert.deepEqual(problemsOf(without('CUSTODY_MNEMONIC_FILE'), ['api']), [], 'an API alone needs no seed');
     assertOneProblem(problemsOf(without('CUSTODY_PUBLIC_KEYS'), ['api']), 'CUSTODY_PUBLIC_KEYS', /create-seed/);
@@ -98,7 +112,11 @@ describe('production configuration', () => {
 
   test('a network named by the environments file with no RPC URL set is refused, naming its setting', () => {
     assertOneProblem(problemsOf(without('RPC_URLS_BASE')), 'RPC_URLS_BASE', /environment production enables network base/);
-    assertOneProblem(problemsOf(without('RPC_URLS_ETHEREUM_SEPOLIA')), 'RPC_URLS_ETHEREUM_SEPOLIA', /environment sandbox enables network ethereum-sepolia/);
+    assertOneProblem(
+      problemsOf(without('RPC_URLS_ETHEREUM_SEPOLIA')),
+      'RPC_URLS_ETHEREUM_SEPOLIA',
+      /environment sandbox enables network ethereum-sepolia/,
+    );
   });
 
   test('an anvil or other local RPC URL is refused, without echoing the URL (it may carry a key)', () => {
@@ -111,7 +129,11 @@ describe('production configuration', () => {
   test('the bundled sandbox environments (anvil, the test token) are refused', () => {
     const problems = problemsOf(without('ENVIRONMENTS_FILE'));
     assert.ok(problems.length >= 3, problems.join('\n'));
-    for (const p of problems) assert.match(p, /^(ENVIRONMENTS_FILE: .*ENVIRONMENTS_FILE is unset|OFFRAMP_PROVIDER_URL: .*environment sandbox enables bank_accounts)/);
+    for (const p of problems)
+      assert.match(
+        p,
+        /^(ENVIRONMENTS_FILE: .*ENVIRONMENTS_FILE is unset|OFFRAMP_PROVIDER_URL: .*environment sandbox enables bank_accounts)/,
+      );
     assert.ok(problems.some((p) => /anvil chain 31337/.test(p)));
     assert.ok(problems.some((p) => /test token/.test(p)));
     assert.ok(problems.some((p) => /production environment names no networks/.test(p)));
@@ -124,8 +146,12 @@ describe('production configuration', () => {
     });
     const problems = problemsOf({ ...GOOD, ENVIRONMENTS_FILE: file });
     assert.equal(problems.length, 2, problems.join('\n'));
-    assert.ok(problems.some((p) => /^ENVIRONMENTS_FILE: URL 1 of environment production network custom points at a local node \(\[::1\]\)/.test(p)));
-    assert.ok(problems.some((p) => /^ENVIRONMENTS_FILE: environment production network custom asset USDC is the sandbox's test token/.test(p)));
+    assert.ok(
+      problems.some((p) => /^ENVIRONMENTS_FILE: URL 1 of environment production network custom points at a local node \(\[::1\]\)/.test(p)),
+    );
+    assert.ok(
+      problems.some((p) => /^ENVIRONMENTS_FILE: environment production network custom asset USDC is the sandbox's test token/.test(p)),
+    );
   });
 
   test('bank accounts without an off-ramp provider are refused (the sandbox runs its own)', () => {
@@ -134,13 +160,31 @@ describe('production configuration', () => {
       envs.environments.production.bankAccounts = { providerCode: 'acme', countries: [] };
     });
     assertOneProblem(problemsOf({ ...GOOD, ENVIRONMENTS_FILE: file }), 'OFFRAMP_PROVIDER_URL', /bank_accounts/);
-    assert.deepEqual(problemsOf({ ...GOOD, ENVIRONMENTS_FILE: file, OFFRAMP_PROVIDER_URL: 'https://offramp.example', OFFRAMP_CALLBACK_SECRET: 'c'.repeat(40) }), []);
+    assert.deepEqual(
+      problemsOf({
+        ...GOOD,
+        ENVIRONMENTS_FILE: file,
+        OFFRAMP_PROVIDER_URL: 'https://offramp.example',
+        OFFRAMP_CALLBACK_SECRET: 'c'.repeat(40),
+      }),
+      [],
+    );
   });
 
   test('every problem at once, each naming its setting', () => {
     const problems = problemsOf({ DEPLOYMENT: 'production' });
-    for (const setting of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'SERVICE_SECRET', 'ADMIN_API_TOKEN', 'PUBLIC_BASE_URL', 'ENVIRONMENTS_FILE']) {
-      assert.ok(problems.some((p) => p.startsWith(`${setting}: `)), `${setting} in:\n${problems.join('\n')}`);
+    for (const setting of [
+      'DATABASE_URL',
+      'TEMPORAL_ADDRESS',
+      'SERVICE_SECRET',
+      'ADMIN_API_TOKEN',
+      'PUBLIC_BASE_URL',
+      'ENVIRONMENTS_FILE',
+    ]) {
+      assert.ok(
+        problems.some((p) => p.startsWith(`${setting}: `)),
+        `${setting} in:\n${problems.join('\n')}`,
+      );
     }
   });
 
@@ -148,7 +192,15 @@ describe('production configuration', () => {
     const config = loadConfig({ DEPLOYMENT: 'production', DATABASE_URL: GOOD.DATABASE_URL, ENVIRONMENTS_FILE: EXAMPLE_FILE });
     await assert.rejects(startService({ config, logger: createLogger('silent'), roles: ['api', 'worker'] }), (err: Error) => {
       assert.ok(err instanceof ConfigError, String(err));
-      for (const setting of ['TEMPORAL_ADDRESS', 'SERVICE_SECRET', 'ADMIN_API_TOKEN', 'PUBLIC_BASE_URL', 'RPC_URLS_BASE', 'RPC_URLS_ETHEREUM', 'RPC_URLS_BASE_SEPOLIA']) {
+      for (const setting of [
+        'TEMPORAL_ADDRESS',
+        'SERVICE_SECRET',
+        'ADMIN_API_TOKEN',
+        'PUBLIC_BASE_URL',
+        'RPC_URLS_BASE',
+        'RPC_URLS_ETHEREUM',
+        'RPC_URLS_BASE_SEPOLIA',
+      ]) {
         assert.match(err.message, new RegExp(`${setting}: `));
       }
       assert.doesNotMatch(err.message, /DATABASE_URL: /);
@@ -158,6 +210,12 @@ describe('production configuration', () => {
 
   test('an operator command in production refuses a network without an RPC URL instead of skipping its chain', () => {
     assert.throws(() => chainsFor(loadConfig(without('RPC_URLS_ETHEREUM'))), /RPC_URLS_ETHEREUM/);
-    assert.deepEqual(chainsFor(loadConfig(GOOD)).networks().map((n) => n.chainId).sort((a, b) => a - b), [1, 8453, 84532, 11155111]);
+    assert.deepEqual(
+      chainsFor(loadConfig(GOOD))
+        .networks()
+        .map((n) => n.chainId)
+        .sort((a, b) => a - b),
+      [1, 8453, 84532, 11155111],
+    );
   });
 });

@@ -21,7 +21,10 @@ describe('Temporal cluster configuration', () => {
         assert.equal(ports.frontend.grpc, frontend);
         assert.ok(all.every((p) => Math.abs(p - frontend) <= 103));
         // Temporal stores a membership port as a PostgreSQL smallint: above 32767 a role can't start.
-        assert.ok(all.every((p) => p >= 1024 && p <= 32_767), `ports ${all.join(', ')}`);
+        assert.ok(
+          all.every((p) => p >= 1024 && p <= 32_767),
+          `ports ${all.join(', ')}`,
+        );
       }),
     );
   });

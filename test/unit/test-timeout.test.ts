@@ -10,7 +10,10 @@ const ROOT = path.resolve(__dirname, '../..');
 /** `npm test`'s node arguments, with the entry file replaced. */
 function npmTestArgs(entry: string): string[] {
   const script = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { test: string } }).scripts.test;
-  const command = script.split('&&').map((s) => s.trim()).find((s) => s.startsWith('node --import tsx --test'));
+  const command = script
+    .split('&&')
+    .map((s) => s.trim())
+    .find((s) => s.startsWith('node --import tsx --test'));
   assert.ok(command, `npm test runs node --test: ${script}`);
   const args = command.split(/\s+/).slice(1);
   assert.equal(args.at(-1), 'test/index.ts');

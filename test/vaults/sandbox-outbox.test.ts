@@ -9,7 +9,6 @@ import { CliExit, runCli } from '../support/cli';
 import { policyBody, uniqueEmail } from './support';
 import { newAccount } from '../support/fixtures';
 
-
 async function cli(args: string[]) {
   return runCli(args).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
@@ -52,7 +51,11 @@ describe('Vaults: sandbox without SMTP', () => {
     assert.equal(out.mails.length, 1);
     assert.equal(out.mails[0].to, email);
     assert.match(out.mails[0].code, /^\d{6}$/);
-    const ok = await call(`/v2/accounts/${accountId}/vault/policy/approval/verify`, { credential: cred, body: { code: out.mails[0].code }, baseUrl });
+    const ok = await call(`/v2/accounts/${accountId}/vault/policy/approval/verify`, {
+      credential: cred,
+      body: { code: out.mails[0].code },
+      baseUrl,
+    });
     assert.equal(ok.status, 200, ok.text);
     assert.equal(ok.body.vault.policy.status, 'active');
   });

@@ -24,7 +24,11 @@ export function policyBody(email: string, amountAtomic?: string) {
 /** PUT policy, send the code, read it from the mailbox: answers the code (not yet verified). */
 export async function requestCode(cred: AppCredential, accountId: string, email: string, amountAtomic?: string): Promise<string> {
   const h = await getHarness();
-  const put = await call(`/v2/accounts/${accountId}/vault/policy`, { method: 'PUT', credential: cred, body: policyBody(email, amountAtomic) });
+  const put = await call(`/v2/accounts/${accountId}/vault/policy`, {
+    method: 'PUT',
+    credential: cred,
+    body: policyBody(email, amountAtomic),
+  });
   assert.equal(put.status, 200, put.text);
   return sendCode(cred, accountId, email, h.mailbox.received.length);
 }

@@ -2,7 +2,17 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { getHarness } from '../support/harness';
-import { eventually, mine, newPayer, paysInToken, payTo, pokeScanner, sendOnHeldChain, setNativeBalance, tokenBalance } from '../support/chain';
+import {
+  eventually,
+  mine,
+  newPayer,
+  paysInToken,
+  payTo,
+  pokeScanner,
+  sendOnHeldChain,
+  setNativeBalance,
+  tokenBalance,
+} from '../support/chain';
 import { assertMinedExactlyWhenLive, replacedUnderRisingBaseFee } from '../support/rising-base-fee';
 import { createPayment, newMerchant, waitForPayment } from '../support/fixtures';
 import { awaitWorkflowResult } from '../support/workflow-result';
@@ -41,7 +51,12 @@ async function fundedVault(limitAtomic: bigint, funded: bigint) {
 /** Every Payment these tests created: what they authorized and never sent is failed after them (below). */
 const created: string[] = [];
 
-async function payments(merchant: Awaited<ReturnType<typeof newMerchant>>, count: number, amount: string, expiresInSeconds?: number): Promise<string[]> {
+async function payments(
+  merchant: Awaited<ReturnType<typeof newMerchant>>,
+  count: number,
+  amount: string,
+  expiresInSeconds?: number,
+): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i += 1) {
     const res = await createPayment(merchant, { amount, ...(expiresInSeconds ? { expiresInSeconds } : {}) });
@@ -69,40 +84,68 @@ const reasonOf = (err: unknown) => (err instanceof ApiError ? (err.details as { 
 describe('Vault funding: the spend-limit rule', () => {
   test('property: authorizations in one period never exceed the limit, and one is refused exactly when it would', () => {
     fc.assert(
-      fc.property(fc.bigInt({ min: 1n, max: 10n ** 12n }), fc.array(fc.bigInt({ min: 1n, max: 10n ** 11n }), { maxLength: 40 }), (limit, amounts) => {
-        let spent = 0n;
-        for (const amount of amounts) {
-          const d = decideFunding({ policyActive: true, tokenAllowed: true, limitAtomic: limit, spentInPeriodAtomic: spent, availableAtomic: 10n ** 18n, amountAtomic: amount });
-          assert.equal(d.ok, spent + amount <= limit);
-          if (!d.ok) assert.equal(d.reason, 'vault_spend_limit_exceeded');
-          if (d.ok) spent += amount;
-          assert.ok(spent <= limit);
-        }
-      }),
+      fc.property(
+        fc.bigInt({ min: 1n, max: 10n ** 12n }),
+        fc.array(fc.bigInt({ min: 1n, max: 10n ** 11n }), { maxLength: 40 }),
+        (limit, amounts) => {
+          let spent = 0n;
+          for (const amount of amounts) {
+            const d = decideFunding({
+              policyActive: true,
+              tokenAllowed: true,
+              limitAtomic: limit,
+              spentInPeriodAtomic: spent,
+              availableAtomic: 10n ** 18n,
+              amountAtomic: amount,
+            });
+            assert.equal(d.ok, spent + amount <= limit);
+            if (!d.ok) assert.equal(d.reason, 'vault_spend_limit_exceeded');
+            if (d.ok) spent += amount;
+            assert.ok(spent <= limit);
+          }
+        },
+      ),
       { numRuns: 500 },
     );
   });
 
   test('property: the available balance, an inactive policy and a token not allowed each refuse', () => {
     fc.assert(
-      fc.property(fc.bigInt({ min: 1n, max: 10n ** 12n }), fc.bigInt({ min: 0n, max: 10n ** 12n }), fc.boolean(), fc.boolean(), (amount, available, active, allowed) => {
-        const d = decideFunding({ policyActive: active, tokenAllowed: allowed, limitAtomic: 10n ** 15n, spentInPeriodAtomic: 0n, availableAtomic: available, amountAtomic: amount });
-        assert.equal(d.ok, active && allowed && available >= amount);
-        if (!active) assert.deepEqual(d, { ok: false, reason: 'vault_policy_inactive' });
-        else if (!allowed) assert.deepEqual(d, { ok: false, reason: 'vault_token_not_allowed' });
-      }),
+      fc.property(
+        fc.bigInt({ min: 1n, max: 10n ** 12n }),
+        fc.bigInt({ min: 0n, max: 10n ** 12n }),
+        fc.boolean(),
+        fc.boolean(),
+        (amount, available, active, allowed) => {
+          const d = decideFunding({
+            policyActive: active,
+            tokenAllowed: allowed,
+            limitAtomic: 10n ** 15n,
+            spentInPeriodAtomic: 0n,
+            availableAtomic: available,
+            amountAtomic: amount,
+          });
+          assert.equal(d.ok, active && allowed && available >= amount);
+          if (!active) assert.deepEqual(d, { ok: false, reason: 'vault_policy_inactive' });
+          else if (!allowed) assert.deepEqual(d, { ok: false, reason: 'vault_token_not_allowed' });
+        },
+      ),
       { numRuns: 300 },
     );
   });
 
   test('property: fixed 30-day periods counted from the anchor contain their instant and start on the 30-day grid', () => {
     fc.assert(
-      fc.property(fc.date({ min: new Date('2026-01-01'), max: new Date('2027-01-01'), noInvalidDate: true }), fc.integer({ min: 0, max: 400 * 86_400_000 }), (anchor, offset) => {
-        const at = new Date(anchor.getTime() + offset);
-        const start = periodStartOf(anchor, at);
-        assert.ok(start.getTime() <= at.getTime() && at.getTime() < start.getTime() + SPEND_PERIOD_MS);
-        assert.equal((start.getTime() - anchor.getTime()) % SPEND_PERIOD_MS, 0);
-      }),
+      fc.property(
+        fc.date({ min: new Date('2026-01-01'), max: new Date('2027-01-01'), noInvalidDate: true }),
+        fc.integer({ min: 0, max: 400 * 86_400_000 }),
+        (anchor, offset) => {
+          const at = new Date(anchor.getTime() + offset);
+          const start = periodStartOf(anchor, at);
+          assert.ok(start.getTime() <= at.getTime() && at.getTime() < start.getTime() + SPEND_PERIOD_MS);
+          assert.equal((start.getTime() - anchor.getTime()) % SPEND_PERIOD_MS, 0);
+        },
+      ),
     );
   });
 });
@@ -114,14 +157,19 @@ describe('Vault funding: authorization against the database', () => {
     const { vault, accountId, merchant } = await fundedVault(USDC(50), USDC(1000));
     const ids = await payments(merchant, 20, '5');
     const d = await deps();
-    const results = await Promise.allSettled(ids.map((paymentId) => authorizeVaultFunding(d, { paymentId, payerAccountId: accountId, actor })));
+    const results = await Promise.allSettled(
+      ids.map((paymentId) => authorizeVaultFunding(d, { paymentId, payerAccountId: accountId, actor })),
+    );
     const ok = results.filter((r) => r.status === 'fulfilled');
     const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     assert.equal(ok.length, 10);
     assert.deepEqual([...new Set(refused.map((r) => reasonOf(r.reason)))], ['vault_spend_limit_exceeded']);
     const rows = await h.db.prisma.vaultFundingOperation.findMany({ where: { vaultId: vault.id } });
     assert.equal(rows.length, 10);
-    assert.equal(rows.reduce((s, r) => s + BigInt(r.amountAtomic.toFixed()), 0n), USDC(50));
+    assert.equal(
+      rows.reduce((s, r) => s + BigInt(r.amountAtomic.toFixed()), 0n),
+      USDC(50),
+    );
     assert.equal(new Set(rows.map((r) => r.periodStart.getTime())).size, 1);
     for (const r of ok) {
       const op = (r as PromiseFulfilledResult<Awaited<ReturnType<typeof authorizeVaultFunding>>>).value.fundingOperation;
@@ -153,7 +201,10 @@ describe('Vault funding: authorization against the database', () => {
     assert.equal((await vaultOptionFor(d, { paymentId: b!, payerAccountId: accountId }))?.availableAtomic, '7000000');
     await authorizeVaultFunding(d, { paymentId: b!, payerAccountId: accountId, actor });
     assert.equal(await vaultOptionFor(d, { paymentId: c!, payerAccountId: accountId }), null);
-    await assert.rejects(authorizeVaultFunding(d, { paymentId: c!, payerAccountId: accountId, actor }), (err) => reasonOf(err) === 'vault_insufficient_balance');
+    await assert.rejects(
+      authorizeVaultFunding(d, { paymentId: c!, payerAccountId: accountId, actor }),
+      (err) => reasonOf(err) === 'vault_insufficient_balance',
+    );
   });
 
   test('one vault payment per Payment: of two vaults authorizing one Payment at once exactly one wins, the other is 409 payment_not_open, and the database holds one live operation', async () => {
@@ -163,7 +214,9 @@ describe('Vault funding: authorization against the database', () => {
     await payTo(await newPayer(USDC(20)), b.vault.address, USDC(20));
     const [paymentId] = await payments(a.merchant, 1, '5');
     const d = await deps();
-    const results = await Promise.allSettled([a, b].map((v) => authorizeVaultFunding(d, { paymentId: paymentId!, payerAccountId: v.accountId, actor })));
+    const results = await Promise.allSettled(
+      [a, b].map((v) => authorizeVaultFunding(d, { paymentId: paymentId!, payerAccountId: v.accountId, actor })),
+    );
     const won = results.filter((r) => r.status === 'fulfilled');
     const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     assert.equal(won.length, 1, results.map((r) => (r.status === 'rejected' ? String(r.reason) : 'ok')).join(', '));
@@ -180,10 +233,15 @@ describe('Vault funding: authorization against the database', () => {
     const loser = winner === a ? b : a;
     const again = await authorizeVaultFunding(d, { paymentId: paymentId!, payerAccountId: winner.accountId, actor });
     assert.deepEqual([again.created, again.fundingOperation.id], [false, rows[0]!.id]);
-    await assert.rejects(authorizeVaultFunding(d, { paymentId: paymentId!, payerAccountId: loser.accountId, actor }), (e) => e instanceof ApiError && e.code === 'payment_not_open');
+    await assert.rejects(
+      authorizeVaultFunding(d, { paymentId: paymentId!, payerAccountId: loser.accountId, actor }),
+      (e) => e instanceof ApiError && e.code === 'payment_not_open',
+    );
     // Whatever the path, the database holds one live funding per Payment.
     await assert.rejects(
-      h.db.prisma.vaultFundingOperation.create({ data: { ...rows[0]!, id: `pay_funding_copy_${Date.now()}`, vaultId: loser.vault.id, accountId: loser.accountId } }),
+      h.db.prisma.vaultFundingOperation.create({
+        data: { ...rows[0]!, id: `pay_funding_copy_${Date.now()}`, vaultId: loser.vault.id, accountId: loser.accountId },
+      }),
       (e) => (e as { code?: string }).code === 'P2002',
     );
     assert.equal(await h.db.prisma.vaultAuditEvent.count({ where: { vaultId: loser.vault.id, eventType: 'vault.funding.authorized' } }), 0);
@@ -194,14 +252,26 @@ describe('Vault funding: authorization against the database', () => {
     const { accountId, merchant, vault } = await fundedVault(USDC(100), USDC(20));
     const [p] = await payments(merchant, 1, '5');
     const d = await deps();
-    await h.db.prisma.vaultPolicy.update({ where: { id: vault.policy.id }, data: { allowedTokens: [{ symbol: 'X', chainId: 31337, tokenAddress: '0x0000000000000000000000000000000000000001', decimals: 6 }] } });
+    await h.db.prisma.vaultPolicy.update({
+      where: { id: vault.policy.id },
+      data: { allowedTokens: [{ symbol: 'X', chainId: 31337, tokenAddress: '0x0000000000000000000000000000000000000001', decimals: 6 }] },
+    });
     assert.equal(await vaultOptionFor(d, { paymentId: p!, payerAccountId: accountId }), null);
-    await assert.rejects(authorizeVaultFunding(d, { paymentId: p!, payerAccountId: accountId, actor }), (err) => reasonOf(err) === 'vault_token_not_allowed');
+    await assert.rejects(
+      authorizeVaultFunding(d, { paymentId: p!, payerAccountId: accountId, actor }),
+      (err) => reasonOf(err) === 'vault_token_not_allowed',
+    );
     await h.db.prisma.vaultPolicy.update({ where: { id: vault.policy.id }, data: { status: 'superseded' } });
-    await assert.rejects(authorizeVaultFunding(d, { paymentId: p!, payerAccountId: accountId, actor }), (err) => reasonOf(err) === 'vault_policy_inactive');
+    await assert.rejects(
+      authorizeVaultFunding(d, { paymentId: p!, payerAccountId: accountId, actor }),
+      (err) => reasonOf(err) === 'vault_policy_inactive',
+    );
     const cancelled = await call(`/v2/payments/${p}/cancel`, { credential: merchant.cred, body: { reasonCode: 'other' } });
     assert.equal(cancelled.status, 200, cancelled.text);
-    await assert.rejects(authorizeVaultFunding(d, { paymentId: p!, payerAccountId: accountId, actor }), (err) => reasonOf(err) === 'payment_not_fundable');
+    await assert.rejects(
+      authorizeVaultFunding(d, { paymentId: p!, payerAccountId: accountId, actor }),
+      (err) => reasonOf(err) === 'payment_not_fundable',
+    );
   });
 });
 
@@ -252,7 +322,10 @@ async function lateIncidentOf(late: { merchant: Awaited<ReturnType<typeof newMer
     await h.engine.runPaymentReconciliation({ graceSeconds: 3600 });
     const res = await call(`/v2/payments/${late.paymentId}/incidents`, { credential: late.merchant.cred });
     assert.equal(res.status, 200, res.text);
-    const transfers = await h.db.prisma.paymentTransfer.findMany({ where: { paymentId: late.paymentId }, select: { status: true, role: true, fromAddress: true } });
+    const transfers = await h.db.prisma.paymentTransfer.findMany({
+      where: { paymentId: late.paymentId },
+      select: { status: true, role: true, fromAddress: true },
+    });
     const payment = await h.db.prisma.payment.findUniqueOrThrow({ where: { id: late.paymentId }, select: { status: true } });
     saw({ incidents: res.body.items, payment: payment.status, transfers });
     const incident = res.body.items[0];
@@ -294,7 +367,10 @@ describe('Vault funding: the on-chain leg', () => {
     assert.ok(confirmed.confirmedAt);
     assert.equal(confirmed.statusVersion, 3);
     const events = await h.db.prisma.event.findMany({ where: { resourceId: vault.id }, orderBy: [{ createdAt: 'asc' }] });
-    assert.deepEqual(events.map((e) => e.name), ['vault.policy_active', 'vault.funding_posted']);
+    assert.deepEqual(
+      events.map((e) => e.name),
+      ['vault.policy_active', 'vault.funding_posted'],
+    );
     assert.deepEqual(events[1]!.payload, { accountId, vaultId: vault.id, fundingOperationId: fundingOperation.id, paymentId });
     const option = await vaultOptionFor(await deps(), { paymentId: (await payments(merchant, 1, '1'))[0]!, payerAccountId: accountId });
     assert.equal(option?.availableAtomic, (USDC(30) - 7_250_000n).toString());
@@ -321,7 +397,7 @@ describe('Vault funding: the on-chain leg', () => {
     assert.equal(await tokenBalance(vault.address), USDC(20) - 3_500_000n);
   });
 
-  test('a funding leg stuck under a rising base fee is replaced at its nonce by the workflow\'s check; the escrow is funded once and the operation confirmed', async () => {
+  test("a funding leg stuck under a rising base fee is replaced at its nonce by the workflow's check; the escrow is funded once and the operation confirmed", async () => {
     const h = await getHarness();
     const { vault, accountId, merchant } = await fundedVault(USDC(100), USDC(20));
     await setNativeBalance(vault.address, 10n ** 17n);
@@ -348,7 +424,10 @@ describe('Vault funding: the on-chain leg', () => {
     const { vault, accountId, merchant } = await fundedVault(USDC(100), USDC(10));
     const [paymentId] = await payments(merchant, 1, '2');
     const { fundingOperation } = await authorizeVaultFunding(await deps(), { paymentId: paymentId!, payerAccountId: accountId, actor });
-    await h.db.prisma.vaultFundingOperation.update({ where: { id: fundingOperation.id }, data: { toAddress: merchant.wallet.toLowerCase() } });
+    await h.db.prisma.vaultFundingOperation.update({
+      where: { id: fundingOperation.id },
+      data: { toAddress: merchant.wallet.toLowerCase() },
+    });
     await h.engine.startVaultFunding(fundingOperation.id, 2);
     const result = await h.env.client.workflow.getHandle(`vault-funding:${fundingOperation.id}`).result();
     assert.deepEqual(result, { status: 'failed' });
@@ -371,12 +450,22 @@ describe('Vault funding: the on-chain leg', () => {
     const row = await h.db.prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: fundingOperation.id } });
     assert.equal(row.status, 'failed');
     assert.equal(row.failureReason, 'payment_not_open');
-    assert.equal(await h.db.prisma.settlementLeg.count({ where: { sourceType: 'vault_funding', sourceId: fundingOperation.id } }), 0, 'nothing was signed');
+    assert.equal(
+      await h.db.prisma.settlementLeg.count({ where: { sourceType: 'vault_funding', sourceId: fundingOperation.id } }),
+      0,
+      'nothing was signed',
+    );
     assert.equal(await tokenBalance(vault.address), USDC(10));
-    const event = await h.db.prisma.event.findFirstOrThrow({ where: { resourceId: vault.id, name: 'vault.funding_requires_intervention' } });
+    const event = await h.db.prisma.event.findFirstOrThrow({
+      where: { resourceId: vault.id, name: 'vault.funding_requires_intervention' },
+    });
     assert.equal((event.payload as Record<string, unknown>).reasonCode, 'payment_not_open');
     const [next] = await payments(merchant, 1, '1');
-    assert.equal((await vaultOptionFor(await deps(), { paymentId: next!, payerAccountId: accountId }))?.availableAtomic, USDC(10).toString(), 'the reserve is freed');
+    assert.equal(
+      (await vaultOptionFor(await deps(), { paymentId: next!, payerAccountId: accountId }))?.availableAtomic,
+      USDC(10).toString(),
+      'the reserve is freed',
+    );
   });
 
   test('a leg confirmed after its workflow gave up is found by the reconciliation pass and posted once, and the vault never pays that Payment again', async () => {
@@ -392,37 +481,60 @@ describe('Vault funding: the on-chain leg', () => {
     const again = await h.engine.runPaymentReconciliation({ graceSeconds: 3600 });
     assert.equal(again.vaultReceipts?.funding?.posted, 0, 'posted once');
     assert.equal(await h.db.prisma.event.count({ where: { resourceId: vault.id, name: 'vault.funding_posted' } }), 1);
-    assert.equal(await h.db.prisma.ledgerPosting.count({ where: { sourceType: 'vault', sourceId: vault.id, leg: `funding:${fundingOperationId}` } }), 1);
+    assert.equal(
+      await h.db.prisma.ledgerPosting.count({ where: { sourceType: 'vault', sourceId: vault.id, leg: `funding:${fundingOperationId}` } }),
+      1,
+    );
     // Never paid again: a repeat answers the one operation, and nothing more leaves the vault.
     const repeat = await authorizeVaultFunding(await deps(), { paymentId, payerAccountId: accountId, actor });
-    assert.deepEqual([repeat.created, repeat.fundingOperation.id, repeat.fundingOperation.status], [false, fundingOperationId, 'confirmed']);
+    assert.deepEqual(
+      [repeat.created, repeat.fundingOperation.id, repeat.fundingOperation.status],
+      [false, fundingOperationId, 'confirmed'],
+    );
     assert.equal(await h.db.prisma.settlementLeg.count({ where: { sourceType: 'vault_funding', sourceId: fundingOperationId } }), 1);
     assert.equal(await tokenBalance(vault.address), USDC(10) - 2_000_000n);
-    assert.equal((await vaultOptionFor(await deps(), { paymentId: (await payments(merchant, 1, '1'))[0]!, payerAccountId: accountId }))?.availableAtomic, (USDC(10) - 2_000_000n).toString());
+    assert.equal(
+      (await vaultOptionFor(await deps(), { paymentId: (await payments(merchant, 1, '1'))[0]!, payerAccountId: accountId }))
+        ?.availableAtomic,
+      (USDC(10) - 2_000_000n).toString(),
+    );
     // The Payment expired meanwhile: the vault's money is its late incident (returned to the vault in the next test's way).
     await lateIncidentOf(late);
   });
 
-  test("a late vault payment is returned to the vault it came from by default; another vault is still refused as a destination, even by an operator", async () => {
+  test('a late vault payment is returned to the vault it came from by default; another vault is still refused as a destination, even by an operator', async () => {
     const h = await getHarness();
     const late = await lateVaultLeg();
     const incident = await lateIncidentOf(late);
     const path = `/v2/payments/${late.paymentId}/incident-recoveries`;
     const other = await activeVault(USDC(1).toString(), late.cred);
-    const refused = await call(path, { credential: late.merchant.cred, headers: { 'idempotency-key': `late-other-${incident.id}` }, body: { incidentId: incident.id, destinationAddress: other.vault.address } });
+    const refused = await call(path, {
+      credential: late.merchant.cred,
+      headers: { 'idempotency-key': `late-other-${incident.id}` },
+      body: { incidentId: incident.id, destinationAddress: other.vault.address },
+    });
     assert.equal(refused.status, 400, refused.text);
     assert.equal(refused.body.error.details.reasonCode, 'destination_not_payer', refused.text);
     assert.equal(refused.body.error.details.fields[0].field, 'body.destinationAddress');
     // An operator may name another address, but the vault exception is that vault's own leg only.
     const admin = await startAdminApi({ allowPrivate: false, withEngine: true });
     try {
-      const byOperator = await admin.call('POST', `/admin/v1/payments/${late.paymentId}/incident-recoveries`, { incidentId: incident.id, destinationAddress: other.vault.address, reason: 'wrong vault', actor: 'ops:test' });
+      const byOperator = await admin.call('POST', `/admin/v1/payments/${late.paymentId}/incident-recoveries`, {
+        incidentId: incident.id,
+        destinationAddress: other.vault.address,
+        reason: 'wrong vault',
+        actor: 'ops:test',
+      });
       assert.equal(byOperator.status, 400, JSON.stringify(byOperator.body));
       assert.equal(byOperator.body.error.details.reasonCode, 'service_controlled', JSON.stringify(byOperator.body));
     } finally {
       await admin.close();
     }
-    const res = await call(path, { credential: late.merchant.cred, headers: { 'idempotency-key': `late-${incident.id}` }, body: { incidentId: incident.id } });
+    const res = await call(path, {
+      credential: late.merchant.cred,
+      headers: { 'idempotency-key': `late-${incident.id}` },
+      body: { incidentId: incident.id },
+    });
     assert.equal(res.status, 201, res.text);
     const recovery = res.body.incidentRecovery;
     assert.equal(recovery.destinationAddress, late.vault.address.toLowerCase());
@@ -436,7 +548,11 @@ describe('Vault funding: the on-chain leg', () => {
     // The vault's book takes the money back in as any receipt (posted at depth by the pass).
     await eventually(async () => {
       await h.engine.runPaymentReconciliation({ graceSeconds: 3600 });
-      return (await h.db.prisma.vaultReceipt.count({ where: { vaultId: late.vault.id, status: 'posted', fromAddress: late.escrow.toLowerCase() } })) === 1;
+      return (
+        (await h.db.prisma.vaultReceipt.count({
+          where: { vaultId: late.vault.id, status: 'posted', fromAddress: late.escrow.toLowerCase() },
+        })) === 1
+      );
     }, 'the returned money posted to the vault');
   });
 
@@ -446,13 +562,21 @@ describe('Vault funding: the on-chain leg', () => {
     const [paymentId] = await payments(merchant, 1, '4');
     const { fundingOperation } = await authorizeVaultFunding(await deps(), { paymentId: paymentId!, payerAccountId: accountId, actor });
     // Not an escrow: the sender must refuse to pay anything but a Payment's escrow from a vault.
-    await h.db.prisma.vaultFundingOperation.update({ where: { id: fundingOperation.id }, data: { toAddress: merchant.wallet.toLowerCase() } });
+    await h.db.prisma.vaultFundingOperation.update({
+      where: { id: fundingOperation.id },
+      data: { toAddress: merchant.wallet.toLowerCase() },
+    });
     const activities = await vaultActivities();
     await assert.rejects(activities.sendVaultFunding({ fundingOperationId: fundingOperation.id }), /not a Payment escrow/);
-    const failed = await activities.failVaultFunding({ fundingOperationId: fundingOperation.id, reason: 'settlement_destination_not_allowed' });
+    const failed = await activities.failVaultFunding({
+      fundingOperationId: fundingOperation.id,
+      reason: 'settlement_destination_not_allowed',
+    });
     assert.equal(failed.status, 'failed');
     assert.equal(await tokenBalance(vault.address), USDC(10));
-    const event = await h.db.prisma.event.findFirstOrThrow({ where: { resourceId: vault.id, name: 'vault.funding_requires_intervention' } });
+    const event = await h.db.prisma.event.findFirstOrThrow({
+      where: { resourceId: vault.id, name: 'vault.funding_requires_intervention' },
+    });
     assert.equal((event.payload as Record<string, unknown>).reasonCode, 'settlement_destination_not_allowed');
     const option = await vaultOptionFor(await deps(), { paymentId: paymentId!, payerAccountId: accountId });
     assert.equal(option?.availableAtomic, USDC(10).toString());

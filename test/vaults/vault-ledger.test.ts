@@ -32,7 +32,10 @@ async function vaultBook(vaultId: string): Promise<bigint> {
 
 async function vaultPostings(vaultId: string): Promise<string[]> {
   const h = await getHarness();
-  const rows = await h.db.prisma.ledgerPosting.findMany({ where: { sourceType: 'vault', sourceId: vaultId }, orderBy: { createdAt: 'asc' } });
+  const rows = await h.db.prisma.ledgerPosting.findMany({
+    where: { sourceType: 'vault', sourceId: vaultId },
+    orderBy: { createdAt: 'asc' },
+  });
   return rows.map((r) => r.leg);
 }
 
@@ -40,7 +43,10 @@ async function receiptsOf(vaultId: string, count: number, status?: string) {
   const h = await getHarness();
   return eventually(
     async () => {
-      const rows = await h.db.prisma.vaultReceipt.findMany({ where: { vaultId, ...(status ? { status } : {}) }, orderBy: { logIndex: 'asc' } });
+      const rows = await h.db.prisma.vaultReceipt.findMany({
+        where: { vaultId, ...(status ? { status } : {}) },
+        orderBy: { logIndex: 'asc' },
+      });
       return rows.length >= count ? rows : undefined;
     },
     `${count} receipts of ${vaultId}`,
@@ -57,7 +63,6 @@ async function sweepUntilSettled(vaultId: string) {
   }, 'vault receipts followed');
 }
 
-
 describe('Vault ledger: the postings (pure)', () => {
   test('property: over any receipts, reversals and fundings, every posting balances and each book equals its address on chain', () => {
     const asset = { chainId: 31337, tokenAddress: SANDBOX_TOKEN_ADDRESS, symbol: 'USDC', decimals: 6 };
@@ -73,7 +78,17 @@ describe('Vault ledger: the postings (pure)', () => {
           let vaultOnChain = 0n;
           let escrowsOnChain = 0n;
           receipts.forEach((r, i) => {
-            const facts = { id: `vault_rcpt_${i}`, vaultId: 'vault_v', appId: 'app_a', chainId: 31337, tokenAddress: SANDBOX_TOKEN_ADDRESS, assetSymbol: 'USDC', decimals: 6, amountAtomic: r.amount, txHash: `0x${i}` };
+            const facts = {
+              id: `vault_rcpt_${i}`,
+              vaultId: 'vault_v',
+              appId: 'app_a',
+              chainId: 31337,
+              tokenAddress: SANDBOX_TOKEN_ADDRESS,
+              assetSymbol: 'USDC',
+              decimals: 6,
+              amountAtomic: r.amount,
+              txHash: `0x${i}`,
+            };
             post(vaultReceiptPosting(facts));
             if (r.reorged) post(vaultReceiptReversalPosting(facts));
             else vaultOnChain += r.amount;
@@ -81,8 +96,23 @@ describe('Vault ledger: the postings (pure)', () => {
           fundings.forEach((amount, i) => {
             if (amount > vaultOnChain) return; // the policy check: never more than the vault holds
             const paymentId = `payment_${i}`;
-            post(vaultFundingPosting({ id: `pay_funding_${i}`, vaultId: 'vault_v', appId: 'app_a', paymentId, amountAtomic: amount, asset }));
-            post(collectionPosting({ id: paymentId, appId: 'app_a', chainId: 31337, tokenAddress: SANDBOX_TOKEN_ADDRESS, assetCode: 'USDC', decimals: 6, amountAtomic: amount, recipientAccountId: 'acct_r', senderAccountId: null, description: null } as unknown as Payment));
+            post(
+              vaultFundingPosting({ id: `pay_funding_${i}`, vaultId: 'vault_v', appId: 'app_a', paymentId, amountAtomic: amount, asset }),
+            );
+            post(
+              collectionPosting({
+                id: paymentId,
+                appId: 'app_a',
+                chainId: 31337,
+                tokenAddress: SANDBOX_TOKEN_ADDRESS,
+                assetCode: 'USDC',
+                decimals: 6,
+                amountAtomic: amount,
+                recipientAccountId: 'acct_r',
+                senderAccountId: null,
+                description: null,
+              } as unknown as Payment),
+            );
             vaultOnChain -= amount;
             escrowsOnChain += amount;
           });
@@ -115,7 +145,10 @@ describe('Vault ledger: inflows, funding and reconcile on chain', () => {
       await sweep();
       assert.deepEqual(await vaultPostings(vault.id), []);
       const inFlight = (await reconcileBooks()).inFlight.filter((f) => f.kind === 'vault_receipt' && f.sourceId === vault.id);
-      assert.deepEqual(inFlight.map((f) => f.amountAtomic), [USDC(5).toString()]);
+      assert.deepEqual(
+        inFlight.map((f) => f.amountAtomic),
+        [USDC(5).toString()],
+      );
     }
     await mine(2);
     await sweepUntilSettled(vault.id);
@@ -162,7 +195,11 @@ describe('Vault ledger: inflows, funding and reconcile on chain', () => {
     const amounts = [USDC(1), USDC(2), USDC(3)];
     const payers = [];
     for (const a of amounts) payers.push(await newPayer(a)); // one funder: its transactions in turn
-    const signed = await Promise.all(payers.map((p, i) => chain.signTokenTransfer({ from: p, token: SANDBOX_TOKEN_ADDRESS, to: vault.address, amountAtomic: amounts[i]! })));
+    const signed = await Promise.all(
+      payers.map((p, i) =>
+        chain.signTokenTransfer({ from: p, token: SANDBOX_TOKEN_ADDRESS, to: vault.address, amountAtomic: amounts[i]! }),
+      ),
+    );
     await rpc('evm_setAutomine', [false]);
     try {
       for (const s of signed) await rpc('eth_sendRawTransaction', [s.serialized]);
@@ -178,7 +215,10 @@ describe('Vault ledger: inflows, funding and reconcile on chain', () => {
     await mine(2);
     await sweepUntilSettled(vault.id);
     const receipts = await h.db.prisma.vaultReceipt.findMany({ where: { vaultId: vault.id } });
-    assert.deepEqual(receipts.map((r) => r.status), ['posted', 'posted', 'posted']);
+    assert.deepEqual(
+      receipts.map((r) => r.status),
+      ['posted', 'posted', 'posted'],
+    );
     assert.deepEqual((await vaultPostings(vault.id)).sort(), receipts.map((r) => `receipt:${r.id}`).sort());
     assert.equal(await vaultBook(vault.id), USDC(6));
     assert.equal(await tokenBalance(vault.address), USDC(6));
@@ -214,7 +254,10 @@ describe('Vault ledger: inflows, funding and reconcile on chain', () => {
     await pokeScanner();
     const posted = await eventually(async () => {
       await sweep();
-      return (await h.db.prisma.vaultReceipt.findFirst({ where: { vaultId: vault.id, txHash: late.txHash.toLowerCase(), status: 'posted' } })) ?? undefined;
+      return (
+        (await h.db.prisma.vaultReceipt.findFirst({ where: { vaultId: vault.id, txHash: late.txHash.toLowerCase(), status: 'posted' } })) ??
+        undefined
+      );
     }, 'the late receipt posted');
     assert.equal(await vaultBook(vault.id), USDC(3));
     assert.equal(await rpc('evm_revert', [snapshot]), true);
@@ -239,7 +282,10 @@ describe('Vault ledger: inflows, funding and reconcile on chain', () => {
     const created = await createPayment(merchant, { amount: '7.25' });
     assert.equal(created.status, 201, created.text);
     const paymentId = created.body.payment.id as string;
-    const { fundingOperation } = await authorizeVaultFunding({ prisma: h.db.prisma, chains: h.chain.chains }, { paymentId, payerAccountId: v.accountId, actor });
+    const { fundingOperation } = await authorizeVaultFunding(
+      { prisma: h.db.prisma, chains: h.chain.chains },
+      { paymentId, payerAccountId: v.accountId, actor },
+    );
     const settlement = { prisma: h.db.prisma, chains: h.chain.chains, custody: h.chain.custody };
     const activities = createVaultActivities({ prisma: h.db.prisma, chains: h.chain.chains, settlement });
     await activities.sendVaultFunding({ fundingOperationId: fundingOperation.id });
@@ -248,7 +294,9 @@ describe('Vault ledger: inflows, funding and reconcile on chain', () => {
     await eventually(async () => (await tokenBalance(v.vault.address)) === USDC(30) - 7_250_000n, 'the leg mined', { mine: false });
     assert.ok(!(await vaultPostings(v.vault.id)).some((l) => l.startsWith('funding:')));
     const mid = await reconcileBooks();
-    const legInFlight = mid.inFlight.filter((f) => f.kind === 'settlement_leg' && f.sourceType === 'vault_funding' && f.sourceId === fundingOperation.id);
+    const legInFlight = mid.inFlight.filter(
+      (f) => f.kind === 'settlement_leg' && f.sourceType === 'vault_funding' && f.sourceId === fundingOperation.id,
+    );
     assert.deepEqual(
       legInFlight.map((f) => [f.address.toLowerCase(), f.amountAtomic]),
       [[v.vault.address.toLowerCase(), '-7250000']],
@@ -281,7 +329,11 @@ describe('Vault ledger: inflows, funding and reconcile on chain', () => {
     const escrow = await h.db.prisma.ledgerEntry.aggregate({ where: { book: bookFor('escrow', paymentId) }, _sum: { amountAtomic: true } });
     assert.equal(escrow._sum.amountAtomic?.toFixed(), '0');
     const result = await assertBooksMatchChain({ baseline });
-    assert.ok(result.differences.every((d) => d.purpose !== 'vault' || baseline.has(`${d.chainId}:${d.token.toLowerCase()}:${(d.address ?? '').toLowerCase()}`)));
+    assert.ok(
+      result.differences.every(
+        (d) => d.purpose !== 'vault' || baseline.has(`${d.chainId}:${d.token.toLowerCase()}:${(d.address ?? '').toLowerCase()}`),
+      ),
+    );
     await assertLedgerBalanced();
   });
 });

@@ -33,8 +33,14 @@ test('the approval code appears in no log line, from sending it to a wrong guess
     assert.equal((await call(`/v2/accounts/${accountId}/vault/policy/approval`, { credential: cred, body: {}, baseUrl })).status, 201);
     const code = h.mailbox.codeOf(await h.mailbox.next(email, before));
     const wrong = code === '000000' ? '000001' : '000000';
-    assert.equal((await call(`/v2/accounts/${accountId}/vault/policy/approval/verify`, { credential: cred, body: { code: wrong }, baseUrl })).status, 422);
-    assert.equal((await call(`/v2/accounts/${accountId}/vault/policy/approval/verify`, { credential: cred, body: { code }, baseUrl })).status, 200);
+    assert.equal(
+      (await call(`/v2/accounts/${accountId}/vault/policy/approval/verify`, { credential: cred, body: { code: wrong }, baseUrl })).status,
+      422,
+    );
+    assert.equal(
+      (await call(`/v2/accounts/${accountId}/vault/policy/approval/verify`, { credential: cred, body: { code }, baseUrl })).status,
+      200,
+    );
     await until((saw) => (saw(lines.length), lines.length >= 5), 'a log line for each of the five requests');
     const alone = (c: string) => new RegExp(`(^|[^0-9])${c}([^0-9]|$)`);
     for (const line of lines) {

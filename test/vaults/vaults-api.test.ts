@@ -74,7 +74,13 @@ describe('Vaults: access', () => {
     assert.equal(v.available, true);
     assert.equal(v.availableToCredential, true);
     assert.deepEqual(v.managedApproval, { method: 'email_otp', ready: true, disabledReason: null });
-    assert.deepEqual(v.spendLimit, { defaultAmountAtomic: '1000000000', maxAmountAtomic: '10000000000', currency: 'USD', decimals: 6, period: 'fixed_30_day' });
+    assert.deepEqual(v.spendLimit, {
+      defaultAmountAtomic: '1000000000',
+      maxAmountAtomic: '10000000000',
+      currency: 'USD',
+      decimals: 6,
+      period: 'fixed_30_day',
+    });
     assert.deepEqual(v.tokens, [{ symbol: 'USDC', chainId: 31337, tokenAddress: USDC, decimals: 6 }]);
     assert.equal(v.resourceVersion, 1);
     assert.deepEqual(v.ownershipModes, { external: false, stableyard: true });
@@ -99,7 +105,9 @@ describe('Vaults: create and read', () => {
     assert.equal(vault.accountId, accountId);
     assert.equal(vault.status, 'active');
     assert.equal(vault.policy, null);
-    assert.deepEqual(vault.balances, [{ symbol: 'USDC', chainId: 31337, tokenAddress: USDC, decimals: 6, balanceAtomic: '0', reservedAtomic: '0', availableAtomic: '0' }]);
+    assert.deepEqual(vault.balances, [
+      { symbol: 'USDC', chainId: 31337, tokenAddress: USDC, decimals: 6, balanceAtomic: '0', reservedAtomic: '0', availableAtomic: '0' },
+    ]);
     const row = await h.db.prisma.vault.findUniqueOrThrow({ where: { id: vault.id } });
     assert.equal(row.address, vault.address);
     assert.equal(h.chain.custody.deriveAddress({ purpose: 'vault', index: row.custodyIndex }).toLowerCase(), vault.address);
@@ -109,7 +117,10 @@ describe('Vaults: create and read', () => {
     const registered = await h.db.prisma.custodyAddress.findUniqueOrThrow({ where: { address: vault.address } });
     assert.equal(registered.purpose, 'vault');
     const audit = await h.db.prisma.vaultAuditEvent.findMany({ where: { vaultId: vault.id } });
-    assert.deepEqual(audit.map((a) => [a.eventType, a.actorType, a.actorId, a.policyId]), [['vault.created', 'partner_app', cred.appId, null]]);
+    assert.deepEqual(
+      audit.map((a) => [a.eventType, a.actorType, a.actorId, a.policyId]),
+      [['vault.created', 'partner_app', cred.appId, null]],
+    );
     // Audit row and vault row were written by one transaction: PostgreSQL stamps both with its id (xmin).
     assert.equal(await writerOf('vaults', vault.id), await writerOf('vault_audit_events', audit[0]!.id));
 
@@ -130,7 +141,11 @@ describe('Vaults: create and read', () => {
     const replay = await call(`/v2/accounts/${accountId}/vault`, { credential: cred, body: {}, headers: { 'Idempotency-Key': 'vault-1' } });
     assert.equal(replay.status, 201);
     assert.deepEqual(replay.body, first.body);
-    const conflict = await call(`/v2/accounts/${accountId}/vault`, { credential: cred, body: { chainId: 31337 }, headers: { 'Idempotency-Key': 'vault-1' } });
+    const conflict = await call(`/v2/accounts/${accountId}/vault`, {
+      credential: cred,
+      body: { chainId: 31337 },
+      headers: { 'Idempotency-Key': 'vault-1' },
+    });
     assert.equal(conflict.status, 409);
     assert.equal(conflict.body.error.code, 'idempotency_conflict');
   });
@@ -159,7 +174,11 @@ describe('Vaults: policy', () => {
   test('a new policy defaults its spend limit from config and waits for approval (vault.policy.created)', async () => {
     const h = await getHarness();
     const { cred, accountId, vault } = await newVault();
-    const res = await call(`/v2/accounts/${accountId}/vault/policy`, { method: 'PUT', credential: cred, body: policyBody('Ada@Example.com') });
+    const res = await call(`/v2/accounts/${accountId}/vault/policy`, {
+      method: 'PUT',
+      credential: cred,
+      body: policyBody('Ada@Example.com'),
+    });
     assert.equal(res.status, 200, res.text);
     ZVault.parse(res.body.vault);
     assert.equal(res.body.vault.policy, null);
@@ -206,7 +225,11 @@ describe('Vaults: email OTP approval', () => {
     const { cred, accountId, vault } = await newVault();
     const email = uniqueEmail();
     const before = h.mailbox.received.length;
-    const put = await call(`/v2/accounts/${accountId}/vault/policy`, { method: 'PUT', credential: cred, body: policyBody(email, '5000000') });
+    const put = await call(`/v2/accounts/${accountId}/vault/policy`, {
+      method: 'PUT',
+      credential: cred,
+      body: policyBody(email, '5000000'),
+    });
     const policyId = put.body.vault.pendingPolicy.id;
     const sent = await call(`/v2/accounts/${accountId}/vault/policy/approval`, { credential: cred, body: {} });
     assert.equal(sent.status, 201, sent.text);
@@ -239,20 +262,29 @@ describe('Vaults: email OTP approval', () => {
     const row = await h.db.prisma.vault.findUniqueOrThrow({ where: { id: vault.id } });
     assert.equal(row.activePolicyId, policyId);
     const events = await h.db.prisma.event.findMany({ where: { resourceId: vault.id } });
-    assert.deepEqual(events.map((e) => [e.name, e.resourceType, e.accountId]), [['vault.policy_active', 'vault', accountId]]);
+    assert.deepEqual(
+      events.map((e) => [e.name, e.resourceType, e.accountId]),
+      [['vault.policy_active', 'vault', accountId]],
+    );
     assert.deepEqual(events[0]!.payload, { accountId, vaultId: vault.id, policyId });
     // The policy's activation, its audit row and its webhook event: one transaction.
-    const activeAudit = await h.db.prisma.vaultAuditEvent.findFirstOrThrow({ where: { vaultId: vault.id, eventType: 'vault.policy_active' } });
+    const activeAudit = await h.db.prisma.vaultAuditEvent.findFirstOrThrow({
+      where: { vaultId: vault.id, eventType: 'vault.policy_active' },
+    });
     assert.equal(await writerOf('vault_policies', policyId), await writerOf('vault_audit_events', activeAudit.id));
     assert.equal(await writerOf('events', events[0]!.id), await writerOf('vault_audit_events', activeAudit.id));
 
     const list = await call(`/v2/accounts/${accountId}/vault/audit-events?limit=100`, { credential: cred });
     assert.equal(list.status, 200);
     ZVaultAuditEventList.parse(list.body);
-    assert.deepEqual(
-      list.body.data.map((e: { eventType: string }) => e.eventType).reverse(),
-      ['vault.created', 'vault.policy.created', 'vault.policy.approval_sent', 'vault.policy.approval_failed', 'vault.policy.approval_verified', 'vault.policy_active'],
-    );
+    assert.deepEqual(list.body.data.map((e: { eventType: string }) => e.eventType).reverse(), [
+      'vault.created',
+      'vault.policy.created',
+      'vault.policy.approval_sent',
+      'vault.policy.approval_failed',
+      'vault.policy.approval_verified',
+      'vault.policy_active',
+    ]);
     const active = list.body.data[0];
     assert.equal(active.policyId, policyId);
     assert.deepEqual(active.actor, { type: 'partner_app', id: cred.appId });
@@ -265,7 +297,9 @@ describe('Vaults: email OTP approval', () => {
     const h = await getHarness();
     const { cred, accountId, vault } = await newVault();
     const code = await requestCode(cred, accountId, uniqueEmail());
-    const results = await Promise.all([1, 2].map(() => call(`/v2/accounts/${accountId}/vault/policy/approval/verify`, { credential: cred, body: { code } })));
+    const results = await Promise.all(
+      [1, 2].map(() => call(`/v2/accounts/${accountId}/vault/policy/approval/verify`, { credential: cred, body: { code } })),
+    );
     assert.deepEqual(results.map((r) => r.status).sort(), [200, 409]);
     assert.equal(await h.db.prisma.event.count({ where: { resourceId: vault.id, name: 'vault.policy_active' } }), 1);
   });
@@ -312,7 +346,9 @@ describe('Vaults: email OTP approval', () => {
     assert.equal(ok.body.vault.policy.spendLimit.amountAtomic, '8000000');
     assert.equal(ok.body.vault.policy.version, 2);
     assert.equal((await h.db.prisma.vaultPolicy.findUniqueOrThrow({ where: { id: firstPolicy } })).status, 'superseded');
-    const types = (await h.db.prisma.vaultAuditEvent.findMany({ where: { vaultId: vault.id }, orderBy: [{ createdAt: 'asc' }] })).map((e) => e.eventType);
+    const types = (await h.db.prisma.vaultAuditEvent.findMany({ where: { vaultId: vault.id }, orderBy: [{ createdAt: 'asc' }] })).map(
+      (e) => e.eventType,
+    );
     assert.ok(types.includes('vault.policy.updated'));
   });
 
@@ -346,7 +382,11 @@ describe('Vaults: audit events list', () => {
   test('pages newest first with limit (default 20, 1-100) and an opaque cursor; the last page has no nextCursor', async () => {
     const { cred, accountId } = await newVault();
     for (let i = 0; i < 22; i += 1) {
-      const res = await call(`/v2/accounts/${accountId}/vault/policy`, { method: 'PUT', credential: cred, body: policyBody('a@example.com', String(1000 + i)) });
+      const res = await call(`/v2/accounts/${accountId}/vault/policy`, {
+        method: 'PUT',
+        credential: cred,
+        body: policyBody('a@example.com', String(1000 + i)),
+      });
       assert.equal(res.status, 200);
     }
     const path = `/v2/accounts/${accountId}/vault/audit-events`;
@@ -373,7 +413,8 @@ describe('Vaults: audit events list', () => {
     }
     // A cursor of another vault's list is refused, not followed.
     const other = await newVault(cred);
-    for (let i = 0; i < 2; i += 1) await call(`/v2/accounts/${other.accountId}/vault/policy`, { method: 'PUT', credential: cred, body: policyBody('b@example.com') });
+    for (let i = 0; i < 2; i += 1)
+      await call(`/v2/accounts/${other.accountId}/vault/policy`, { method: 'PUT', credential: cred, body: policyBody('b@example.com') });
     const page = await call(`/v2/accounts/${other.accountId}/vault/audit-events?limit=1`, { credential: cred });
     const foreign = await call(`${path}?cursor=${encodeURIComponent(page.body.nextCursor)}`, { credential: cred });
     assert.equal(foreign.status, 400);

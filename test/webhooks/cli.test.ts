@@ -9,9 +9,9 @@ import { verifyWebhook } from '../../src/webhooks/verify';
 import { newAccountWithEvent, delivered, dispatch, ensureTestDispatcher } from './support/flow';
 import { startReceiver } from './support/receiver';
 
-
 /** Runs the operator CLI against the test database; returns the one JSON object it prints. */
-const cli = (args: string[], env: Record<string, string> = {}) => runCliJson(['webhooks', ...args], { WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: 'true', ...env });
+const cli = (args: string[], env: Record<string, string> = {}) =>
+  runCliJson(['webhooks', ...args], { WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: 'true', ...env });
 
 describe('Webhooks CLI', () => {
   // Each call is a real process (about 2 s of start-up), so these tests keep the number of calls small;
@@ -19,7 +19,17 @@ describe('Webhooks CLI', () => {
   test('create, list, update, rotate-secret and archive each print one JSON object; an archived endpoint is refused', async () => {
     const h = await getHarness();
     const app = await newApp();
-    const created = await cli(['create', '--app', app.appId, '--url', 'http://127.0.0.1:9/cli-hook', '--description', 'from the CLI', '--events', 'account.created,account.updated']);
+    const created = await cli([
+      'create',
+      '--app',
+      app.appId,
+      '--url',
+      'http://127.0.0.1:9/cli-hook',
+      '--description',
+      'from the CLI',
+      '--events',
+      'account.created,account.updated',
+    ]);
     assert.deepEqual(Object.keys(created).sort(), ['endpoint', 'signingSecret']);
     const id: string = created.endpoint.id;
     assert.equal(created.endpoint.description, 'from the CLI');
@@ -99,7 +109,10 @@ describe('Webhooks CLI', () => {
       await dispatch();
       assert.equal((await delivered(eventId, endpoint.id, 2)).status, 'succeeded');
       const requests = receiver.requests(hook.path);
-      assert.deepEqual(requests.map((r) => r.headers['x-svc-delivery']), [delivery.id, delivery.id]);
+      assert.deepEqual(
+        requests.map((r) => r.headers['x-svc-delivery']),
+        [delivery.id, delivery.id],
+      );
       assert.equal(verifyWebhook(requests[1]!.rawBody, requests[1]!.headers, signingSecret).id, eventId);
       // Everything since the start was received: a recovery finds nothing to send.
       const since = new Date(Date.now() - 3_600_000).toISOString();

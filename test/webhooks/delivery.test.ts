@@ -15,7 +15,13 @@ import { newAccountWithEvent, delivered, dispatch, webhookTestbed } from './supp
 import { startReceiver, type Receiver, type ScriptedResponse } from './support/receiver';
 
 /** An account.updated event written as the service writes events (no account: no account headers). */
-async function accountEvent(tx: Prisma.TransactionClient, appId: string, apiVersion: string, resourceId: string, payload: Record<string, unknown>): Promise<string> {
+async function accountEvent(
+  tx: Prisma.TransactionClient,
+  appId: string,
+  apiVersion: string,
+  resourceId: string,
+  payload: Record<string, unknown>,
+): Promise<string> {
   const subject = { appId, apiVersion, accountId: null, resourceType: 'account' as const, resourceId };
   const [id] = await writeEvents(tx, subject, `test:${randomUUID()}`, [{ name: 'account.updated', payload }]);
   return id!;
@@ -95,7 +101,14 @@ describe('Webhook delivery', () => {
       resourceSequence: 1,
       payload: { accountId, externalUserId: 'alice smith/ü' },
     });
-    assert.deepEqual(Object.keys(JSON.parse(req.rawBody.toString('utf8'))), ['id', 'name', 'apiVersion', 'createdAt', 'resourceSequence', 'payload']);
+    assert.deepEqual(Object.keys(JSON.parse(req.rawBody.toString('utf8'))), [
+      'id',
+      'name',
+      'apiVersion',
+      'createdAt',
+      'resourceSequence',
+      'payload',
+    ]);
     assert.ok(event.dispatchedAt, 'the event row is marked dispatched');
   });
 
@@ -112,16 +125,25 @@ describe('Webhook delivery', () => {
     const requests = receiver.requests(ep.path);
     assert.equal(requests.length, 3);
     const row = await deliveryRow(eventId, ep.id);
-    assert.deepEqual(requests.map((r) => r.headers['x-svc-delivery']), [row.id, row.id, row.id]);
-    assert.deepEqual(requests.map((r) => r.headers['x-svc-event-id']), [eventId, eventId, eventId]);
+    assert.deepEqual(
+      requests.map((r) => r.headers['x-svc-delivery']),
+      [row.id, row.id, row.id],
+    );
+    assert.deepEqual(
+      requests.map((r) => r.headers['x-svc-event-id']),
+      [eventId, eventId, eventId],
+    );
     for (const r of requests) assert.equal(verifyWebhook(r.rawBody, r.headers, ep.secret).id, eventId);
     assert.equal(row.status, 'succeeded');
     assert.equal(row.attemptCount, 3);
-    assert.deepEqual(row.attempts.map((a) => [a.attempt, a.responseStatus, a.outcome]), [
-      [1, 503, 'retry'],
-      [2, 503, 'retry'],
-      [3, 200, 'succeeded'],
-    ]);
+    assert.deepEqual(
+      row.attempts.map((a) => [a.attempt, a.responseStatus, a.outcome]),
+      [
+        [1, 503, 'retry'],
+        [2, 503, 'retry'],
+        [3, 200, 'succeeded'],
+      ],
+    );
     const [first, second] = row.attempts.map((a) => a.nextDelayMs);
     assert.ok(first !== null && first !== undefined && first >= 30_000 && first <= 33_000, `first delay ${first}`);
     assert.ok(second !== null && second !== undefined && second >= 300_000 && second <= 330_000, `second delay ${second}`);
@@ -139,16 +161,24 @@ describe('Webhook delivery', () => {
       assert.equal(result.status, 'succeeded');
       assert.equal(result.attempts, 2);
       const row = await deliveryRow(eventId, ep.id);
-      assert.deepEqual(row.attempts.map((a) => [a.attempt, a.responseStatus, a.outcome]), [
-        [1, 503, 'retry'],
-        [2, 200, 'succeeded'],
-      ]);
+      assert.deepEqual(
+        row.attempts.map((a) => [a.attempt, a.responseStatus, a.outcome]),
+        [
+          [1, 503, 'retry'],
+          [2, 200, 'succeeded'],
+        ],
+      );
       // Each attempt was sent once (a re-run of the local attempt reuses its claimed record).
       const requests = receiver.requests(ep.path);
-      assert.deepEqual(requests.map((r) => r.headers['x-svc-delivery']), [row.id, row.id]);
+      assert.deepEqual(
+        requests.map((r) => r.headers['x-svc-delivery']),
+        [row.id, row.id],
+      );
       const events = (await h.probes.workflowHistory(webhookDeliveryWorkflowId(eventId, ep.id, 1))).events ?? [];
       const localAttempts = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
-      const activityAttempts = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'attemptWebhookDelivery');
+      const activityAttempts = events.filter(
+        (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'attemptWebhookDelivery',
+      );
       assert.equal(localAttempts.length, 1);
       assert.equal(activityAttempts.length, 1);
     } finally {
@@ -165,7 +195,11 @@ describe('Webhook delivery', () => {
     assert.equal((await delivered(eventId, ep.id)).status, 'succeeded');
     const deliveryId = webhookDeliveryWorkflowId(eventId, ep.id, 1);
     await Worker.runReplayHistory({ workflowBundle: h.workflowBundle }, await h.probes.workflowHistory(deliveryId), deliveryId);
-    await Worker.runReplayHistory({ workflowBundle: h.workflowBundle }, await h.probes.workflowHistory(WEBHOOK_DISPATCHER_WORKFLOW_ID), WEBHOOK_DISPATCHER_WORKFLOW_ID);
+    await Worker.runReplayHistory(
+      { workflowBundle: h.workflowBundle },
+      await h.probes.workflowHistory(WEBHOOK_DISPATCHER_WORKFLOW_ID),
+      WEBHOOK_DISPATCHER_WORKFLOW_ID,
+    );
   });
 
   test('400: abandoned after one attempt', async () => {
@@ -201,7 +235,10 @@ describe('Webhook delivery', () => {
     assert.equal(row.status, 'abandoned');
     assert.equal(row.attemptCount, 3);
     assert.equal(row.lastError, 'max_attempts_reached: HTTP 500');
-    assert.deepEqual(row.attempts.map((a) => a.outcome), ['retry', 'retry', 'abandoned']);
+    assert.deepEqual(
+      row.attempts.map((a) => a.outcome),
+      ['retry', 'retry', 'abandoned'],
+    );
   });
 
   test('a refused connection is retried like a 5xx and abandoned after 3 attempts', async () => {
@@ -217,8 +254,14 @@ describe('Webhook delivery', () => {
     const result = await delivered(eventId, res.body.endpoint.id);
     assert.deepEqual([result.status, result.attempts], ['abandoned', 3]);
     const row = await deliveryRow(eventId, res.body.endpoint.id);
-    assert.deepEqual(row.attempts.map((a) => a.outcome), ['retry', 'retry', 'abandoned']);
-    assert.ok(row.attempts.every((a) => a.responseStatus === null && /ECONNREFUSED/.test(a.error ?? '')), JSON.stringify(row.attempts));
+    assert.deepEqual(
+      row.attempts.map((a) => a.outcome),
+      ['retry', 'retry', 'abandoned'],
+    );
+    assert.ok(
+      row.attempts.every((a) => a.responseStatus === null && /ECONNREFUSED/.test(a.error ?? '')),
+      JSON.stringify(row.attempts),
+    );
   });
 
   test('a receiver that does not answer within the request timeout counts as a timeout and is retried', async () => {
@@ -227,14 +270,20 @@ describe('Webhook delivery', () => {
     const slow = receiver.hook([{ status: 200, before: () => new Promise((r) => setTimeout(r, 1_000)) }]);
     const created = await admin.call('POST', `/admin/v1/apps/${app.appId}/webhook-endpoints`, { url: slow.url });
     const endpointId: string = created.body.endpoint.id;
-    const eventId = await h.db.prisma.$transaction((tx) =>
-      accountEvent(tx, app.appId, h.environments.apiVersion, 'acct_slow', {}),
-    );
+    const eventId = await h.db.prisma.$transaction((tx) => accountEvent(tx, app.appId, h.environments.apiVersion, 'acct_slow', {}));
     // Taken out of the dispatcher's way: this attempt runs here, with a 200 ms request budget.
     await h.db.prisma.event.update({ where: { id: eventId }, data: { dispatchedAt: new Date() } });
-    const delivery = await h.db.prisma.webhookDelivery.create({ data: { id: 'dlv_slowReceiver1', appId: app.appId, eventId, endpointId, status: 'pending' } });
+    const delivery = await h.db.prisma.webhookDelivery.create({
+      data: { id: 'dlv_slowReceiver1', appId: app.appId, eventId, endpointId, status: 'pending' },
+    });
     const report = await attemptDelivery(
-      { prisma: h.db.prisma, logger: h.logger, serviceSecret: TEST_SERVICE_SECRET, destinations: { allowPrivateDestinations: true }, http: { timeoutMs: 200, maxResponseBytes: 1024 } },
+      {
+        prisma: h.db.prisma,
+        logger: h.logger,
+        serviceSecret: TEST_SERVICE_SECRET,
+        destinations: { allowPrivateDestinations: true },
+        http: { timeoutMs: 200, maxResponseBytes: 1024 },
+      },
       { deliveryId: delivery.id, round: 1, attempt: 1, jitter: 0 },
     );
     assert.deepEqual(report, { step: { action: 'retry', delayMs: 30_000 }, responseStatus: null });
@@ -253,10 +302,13 @@ describe('Webhook delivery', () => {
     const result = await delivered(eventId, ep.id);
     assert.deepEqual([result.status, result.attempts], ['succeeded', 2]);
     const row = await deliveryRow(eventId, ep.id);
-    assert.deepEqual(row.attempts.map((a) => [a.responseStatus, a.nextDelayMs]), [
-      [429, 120_000],
-      [200, null],
-    ]);
+    assert.deepEqual(
+      row.attempts.map((a) => [a.responseStatus, a.nextDelayMs]),
+      [
+        [429, 120_000],
+        [200, null],
+      ],
+    );
     // The workflow really slept 120 s (not the 30 s backoff) between the attempts.
     const history = await h.probes.workflowHistory(webhookDeliveryWorkflowId(eventId, ep.id, 1));
     const timers = (history.events ?? [])
@@ -297,14 +349,28 @@ describe('Webhook delivery', () => {
       body: { displayName: 'Alice', expectedVersion: 0, reason: 'customer asked for it' },
     });
     assert.equal(profile.status, 200, profile.text);
-    const updated = await h.db.prisma.event.findFirstOrThrow({ where: { appId: app.appId, resourceId: accountId, name: 'account.updated' } });
+    const updated = await h.db.prisma.event.findFirstOrThrow({
+      where: { appId: app.appId, resourceId: accountId, name: 'account.updated' },
+    });
     await dispatch();
     await Promise.all([delivered(updated.id, updatesOnly.id), delivered(createdId, everything.id), delivered(updated.id, everything.id)]);
 
-    assert.deepEqual(receiver.requests(updatesOnly.path).map((r) => r.headers['x-svc-event']), ['account.updated']);
-    assert.deepEqual(receiver.requests(everything.path).map((r) => r.headers['x-svc-event']).sort(), ['account.created', 'account.updated']);
+    assert.deepEqual(
+      receiver.requests(updatesOnly.path).map((r) => r.headers['x-svc-event']),
+      ['account.updated'],
+    );
+    assert.deepEqual(
+      receiver
+        .requests(everything.path)
+        .map((r) => r.headers['x-svc-event'])
+        .sort(),
+      ['account.created', 'account.updated'],
+    );
     const deliveries = await h.db.prisma.webhookDelivery.findMany({ where: { endpointId: updatesOnly.id } });
-    assert.deepEqual(deliveries.map((d) => d.eventId), [updated.id]);
+    assert.deepEqual(
+      deliveries.map((d) => d.eventId),
+      [updated.id],
+    );
   });
 
   test('a disabled endpoint receives nothing new; once enabled it receives later events', async () => {
@@ -322,7 +388,10 @@ describe('Webhook delivery', () => {
     await dispatch();
     assert.equal((await delivered(eventId, ep.id)).status, 'succeeded');
     assert.equal(await h.db.prisma.webhookDelivery.count({ where: { endpointId: ep.id } }), 1);
-    assert.deepEqual(receiver.requests(ep.path).map((r) => r.headers['x-svc-event-id']), [eventId]);
+    assert.deepEqual(
+      receiver.requests(ep.path).map((r) => r.headers['x-svc-event-id']),
+      [eventId],
+    );
   });
 
   test('a delivery still retrying stops when its endpoint is disabled', async () => {
@@ -346,10 +415,13 @@ describe('Webhook delivery', () => {
     const row = await deliveryRow(eventId, ep.id);
     assert.equal(row.status, 'abandoned');
     assert.equal(row.lastError, 'endpoint_disabled: not sent: the endpoint is disabled');
-    assert.deepEqual(row.attempts.map((a) => [a.responseStatus, a.outcome]), [
-      [503, 'retry'],
-      [null, 'abandoned'],
-    ]);
+    assert.deepEqual(
+      row.attempts.map((a) => [a.responseStatus, a.outcome]),
+      [
+        [503, 'retry'],
+        [null, 'abandoned'],
+      ],
+    );
   });
 
   test('after a secret rotation deliveries are signed with the new secret and the old one fails verification', async () => {
@@ -378,7 +450,10 @@ describe('Webhook delivery', () => {
 
     const attempts = await admin.call('GET', `/admin/v1/apps/${app.appId}/webhook-deliveries/${row.id}/attempts`);
     assert.equal(attempts.status, 200);
-    assert.deepEqual(attempts.body.items.map((a: { round: number; attempt: number; responseStatus: number }) => [a.round, a.attempt, a.responseStatus]), [[1, 1, 400]]);
+    assert.deepEqual(
+      attempts.body.items.map((a: { round: number; attempt: number; responseStatus: number }) => [a.round, a.attempt, a.responseStatus]),
+      [[1, 1, 400]],
+    );
 
     const redelivered = await admin.call('POST', `/admin/v1/apps/${app.appId}/webhook-deliveries/${row.id}/redeliver`);
     assert.equal(redelivered.status, 202);
@@ -392,14 +467,26 @@ describe('Webhook delivery', () => {
     await dispatch();
     const result = await delivered(eventId, ep.id, 2);
     assert.deepEqual(result, { deliveryId: row.id, round: 2, status: 'succeeded', attempts: 1 });
-    assert.deepEqual(receiver.requests(ep.path).map((r) => r.headers['x-svc-delivery']), [row.id, row.id]);
+    assert.deepEqual(
+      receiver.requests(ep.path).map((r) => r.headers['x-svc-delivery']),
+      [row.id, row.id],
+    );
 
     const detail = await admin.call('GET', `/admin/v1/apps/${app.appId}/webhook-deliveries/${row.id}`);
     assert.equal(detail.body.delivery.status, 'succeeded');
     assert.equal(detail.body.delivery.attemptCount, 2);
-    assert.deepEqual(detail.body.attempts.map((a: { round: number; outcome: string }) => [a.round, a.outcome]), [[1, 'abandoned'], [2, 'succeeded']]);
+    assert.deepEqual(
+      detail.body.attempts.map((a: { round: number; outcome: string }) => [a.round, a.outcome]),
+      [
+        [1, 'abandoned'],
+        [2, 'succeeded'],
+      ],
+    );
     const list = await admin.call('GET', `/admin/v1/apps/${app.appId}/webhook-deliveries?endpointId=${ep.id}`);
-    assert.deepEqual(list.body.items.map((d: { id: string }) => d.id), [row.id]);
+    assert.deepEqual(
+      list.body.items.map((d: { id: string }) => d.id),
+      [row.id],
+    );
     assert.equal(list.body.nextCursor, null);
   });
 
@@ -441,9 +528,7 @@ describe('Webhook delivery', () => {
     const created = await admin.call('POST', `/admin/v1/apps/${app.appId}/webhook-endpoints`, { url: hook.url });
     assert.equal(created.status, 201);
     const endpointId: string = created.body.endpoint.id;
-    const eventId = await h.db.prisma.$transaction((tx) =>
-      accountEvent(tx, app.appId, h.environments.apiVersion, 'acct_x', {}),
-    );
+    const eventId = await h.db.prisma.$transaction((tx) => accountEvent(tx, app.appId, h.environments.apiVersion, 'acct_x', {}));
     await h.db.prisma.event.update({ where: { id: eventId }, data: { dispatchedAt: new Date() } });
     const delivery = await h.db.prisma.webhookDelivery.create({
       data: { id: 'dlv_privateRecheck1', appId: app.appId, eventId, endpointId, status: 'pending' },
@@ -462,6 +547,9 @@ describe('Webhook delivery', () => {
     assert.equal(receiver.requests(hook.path).length, 0, 'nothing was sent');
     const row = await deliveryRow(eventId, endpointId);
     assert.equal(row.status, 'abandoned');
-    assert.match(row.attempts[0]?.error ?? '', /^destination_not_allowed: destination localhost \((127\.0\.0\.1|::1)\) is a loopback address/);
+    assert.match(
+      row.attempts[0]?.error ?? '',
+      /^destination_not_allowed: destination localhost \((127\.0\.0\.1|::1)\) is a loopback address/,
+    );
   });
 });

@@ -38,7 +38,9 @@ describe('Webhook endpoints (admin API)', () => {
   test('the admin API does not exist without ADMIN_API_TOKEN and refuses a missing or wrong bearer token', async () => {
     const h = await getHarness();
     const app = await newApp();
-    const absent = await fetch(`${h.baseUrl}${base(app.appId)}`, { headers: { authorization: 'Bearer whatever-token-0123456789abcdef0123' } });
+    const absent = await fetch(`${h.baseUrl}${base(app.appId)}`, {
+      headers: { authorization: 'Bearer whatever-token-0123456789abcdef0123' },
+    });
     assert.equal(absent.status, 404);
     assert.equal(((await absent.json()) as { error: { code: string } }).error.code, 'not_found');
 
@@ -130,14 +132,17 @@ describe('Webhook endpoints (admin API)', () => {
     const unknown = await create({ url: 'https://93.184.216.34/e', events: ['account.created', 'account.deleted'] });
     assert.equal(unknown.status, 400);
     assert.equal(fieldOf(unknown), 'body.events.1');
-    const tooMany = await create({ url: 'https://93.184.216.34/e', events: Array.from({ length: 101 }, (_, i) => EVENT_NAMES[i % EVENT_NAMES.length]) });
+    const tooMany = await create({
+      url: 'https://93.184.216.34/e',
+      events: Array.from({ length: 101 }, (_, i) => EVENT_NAMES[i % EVENT_NAMES.length]),
+    });
     assert.equal(tooMany.status, 400);
     assert.equal(fieldOf(tooMany), 'body.events');
     const extra = await create({ url: 'https://93.184.216.34/e', secret: 'mine' });
     assert.equal(extra.status, 400);
   });
 
-  test('a URL is unique among the app\'s active endpoints; archiving frees it; another app may use it', async () => {
+  test("a URL is unique among the app's active endpoints; archiving frees it; another app may use it", async () => {
     const app = await newApp();
     const url = 'https://93.184.216.34/unique';
     const first = await strict.call('POST', base(app.appId), { url });

@@ -113,7 +113,7 @@ describe('Webhook dispatch in the listener', () => {
     await receiver.close();
   });
 
-  test('an event committed by an API call is delivered by the listener\'s pass, with no dispatcher workflow', async () => {
+  test("an event committed by an API call is delivered by the listener's pass, with no dispatcher workflow", async () => {
     const h = await getHarness();
     await h.engine.stopWebhookDispatcher('the listener dispatches alone');
     const { dispatchWebhookEvents } = createWebhookActivities({

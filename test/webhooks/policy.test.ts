@@ -22,20 +22,33 @@ describe('Webhook delivery policy (pure)', () => {
 
   test('400 and every other non-2xx status are abandoned at once', () => {
     for (const status of [301, 400, 401, 403, 404, 410, 422, 501, 505]) {
-      assert.deepEqual(planNextStep({ kind: 'response', status }, 1, 0), { action: 'abandoned', reason: 'non_retryable_status' }, `status ${status}`);
+      assert.deepEqual(
+        planNextStep({ kind: 'response', status }, 1, 0),
+        { action: 'abandoned', reason: 'non_retryable_status' },
+        `status ${status}`,
+      );
     }
   });
 
   test('Retry-After on 429 and 503 is honoured as a minimum, capped at 1 hour; elsewhere it is ignored', () => {
     assert.deepEqual(planNextStep({ kind: 'response', status: 429, retryAfterMs: 120_000 }, 1, 0), { action: 'retry', delayMs: 120_000 });
     assert.deepEqual(planNextStep({ kind: 'response', status: 503, retryAfterMs: 1_000 }, 1, 0), { action: 'retry', delayMs: 30_000 });
-    assert.deepEqual(planNextStep({ kind: 'response', status: 503, retryAfterMs: 86_400_000 }, 2, 0), { action: 'retry', delayMs: 3_600_000 });
+    assert.deepEqual(planNextStep({ kind: 'response', status: 503, retryAfterMs: 86_400_000 }, 2, 0), {
+      action: 'retry',
+      delayMs: 3_600_000,
+    });
     assert.deepEqual(planNextStep({ kind: 'response', status: 500, retryAfterMs: 120_000 }, 1, 0), { action: 'retry', delayMs: 30_000 });
   });
 
   test('a refused destination or an endpoint no longer enabled abandons without retry', () => {
-    assert.deepEqual(planNextStep({ kind: 'refused', reason: 'destination_not_allowed' }, 1, 0), { action: 'abandoned', reason: 'destination_not_allowed' });
-    assert.deepEqual(planNextStep({ kind: 'refused', reason: 'endpoint_disabled' }, 2, 0), { action: 'abandoned', reason: 'endpoint_disabled' });
+    assert.deepEqual(planNextStep({ kind: 'refused', reason: 'destination_not_allowed' }, 1, 0), {
+      action: 'abandoned',
+      reason: 'destination_not_allowed',
+    });
+    assert.deepEqual(planNextStep({ kind: 'refused', reason: 'endpoint_disabled' }, 2, 0), {
+      action: 'abandoned',
+      reason: 'endpoint_disabled',
+    });
   });
 
   test('parses Retry-After as delta-seconds or an HTTP-date, ignoring anything else', () => {
@@ -87,7 +100,19 @@ describe('Webhook destinations (what counts as private)', () => {
   });
 
   test('classifies public unicast addresses as public, including the edges of private ranges', () => {
-    for (const address of ['8.8.8.8', '1.1.1.1', '172.15.255.255', '172.32.0.0', '100.63.255.255', '100.128.0.0', '11.0.0.1', '2606:4700:4700::1111', '2a00:1450:4001:81c::200e', '::ffff:8.8.8.8', '64:ff9b::808:808']) {
+    for (const address of [
+      '8.8.8.8',
+      '1.1.1.1',
+      '172.15.255.255',
+      '172.32.0.0',
+      '100.63.255.255',
+      '100.128.0.0',
+      '11.0.0.1',
+      '2606:4700:4700::1111',
+      '2a00:1450:4001:81c::200e',
+      '::ffff:8.8.8.8',
+      '64:ff9b::808:808',
+    ]) {
       assert.equal(classifyAddress(address), 'public', address);
     }
   });
@@ -109,7 +134,10 @@ describe('Webhook destinations (what counts as private)', () => {
       assert.equal(err.reason, 'unresolvable');
       return true;
     });
-    assert.deepEqual(await assertPublicDestination(new URL('https://public.example/'), resolve), ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946']);
+    assert.deepEqual(await assertPublicDestination(new URL('https://public.example/'), resolve), [
+      '93.184.216.34',
+      '2606:2800:220:1:248:1893:25c8:1946',
+    ]);
     // `localhost` goes through the real resolver (it resolves to 127.0.0.1 or ::1).
     await assert.rejects(assertPublicDestination(new URL('https://localhost:8443/')), (err: unknown) => {
       assert.ok(err instanceof DestinationNotAllowedError);

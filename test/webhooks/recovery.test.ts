@@ -45,7 +45,11 @@ describe('Recovering a webhook endpoint', () => {
     assert.equal((await admin.call('POST', `/admin/v1/apps/${app.appId}/webhook-endpoints/${ep.id}/disable`)).status, 200);
     const whileDisabled = await newAccountWithEvent(app);
     await dispatch();
-    assert.equal(await h.db.prisma.webhookDelivery.count({ where: { eventId: whileDisabled.eventId } }), 0, 'a disabled endpoint gets no delivery');
+    assert.equal(
+      await h.db.prisma.webhookDelivery.count({ where: { eventId: whileDisabled.eventId } }),
+      0,
+      'a disabled endpoint gets no delivery',
+    );
 
     const refused = await recover(app, ep.id, { since });
     assert.equal(refused.status, 409, JSON.stringify(refused.body));
@@ -54,7 +58,11 @@ describe('Recovering a webhook endpoint', () => {
     assert.equal(res.status, 202, JSON.stringify(res.body));
     assert.deepEqual(res.body, { recovery: { endpointId: ep.id, since, redelivered: 1, newDeliveries: 1 } });
     const again = await recover(app, ep.id, { since });
-    assert.deepEqual(again.body.recovery, { endpointId: ep.id, since, redelivered: 0, newDeliveries: 0 }, 'queued deliveries are not queued twice');
+    assert.deepEqual(
+      again.body.recovery,
+      { endpointId: ep.id, since, redelivered: 0, newDeliveries: 0 },
+      'queued deliveries are not queued twice',
+    );
 
     await dispatch();
     assert.equal((await delivered(lost.eventId, ep.id, 2)).status, 'succeeded');

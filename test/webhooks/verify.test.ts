@@ -11,7 +11,9 @@ function signed(body: string, opts: { secret?: string; ts?: number; deliveryId?:
   const ts = opts.ts ?? TS;
   const deliveryId = opts.deliveryId ?? 'dlv_test1';
   const eventId = opts.eventId ?? 'evt_test1';
-  const mac = createHmac('sha256', opts.secret ?? SECRET).update(`${ts}.${deliveryId}.${eventId}.${body}`).digest('hex');
+  const mac = createHmac('sha256', opts.secret ?? SECRET)
+    .update(`${ts}.${deliveryId}.${eventId}.${body}`)
+    .digest('hex');
   return {
     'x-svc-event': 'account.created',
     'x-svc-event-id': eventId,
@@ -63,7 +65,9 @@ describe('verifyWebhook (consumer helper)', () => {
   test('rejects a timestamp outside the tolerance, in the past or the future', () => {
     rejectsWith('timestamp_out_of_tolerance', () => verifyWebhook(BODY, signed(BODY, { ts: TS - 301 }), SECRET, { now: NOW }));
     rejectsWith('timestamp_out_of_tolerance', () => verifyWebhook(BODY, signed(BODY, { ts: TS + 301 }), SECRET, { now: NOW }));
-    rejectsWith('timestamp_out_of_tolerance', () => verifyWebhook(BODY, signed(BODY, { ts: TS - 61 }), SECRET, { now: NOW, toleranceSeconds: 60 }));
+    rejectsWith('timestamp_out_of_tolerance', () =>
+      verifyWebhook(BODY, signed(BODY, { ts: TS - 61 }), SECRET, { now: NOW, toleranceSeconds: 60 }),
+    );
     assert.equal(verifyWebhook(BODY, signed(BODY, { ts: TS - 300 }), SECRET, { now: NOW }).id, 'evt_test1');
   });
 

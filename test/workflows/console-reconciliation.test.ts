@@ -45,7 +45,9 @@ describe('Operator console: open alerts and the last run of each reconciliation'
     assert.ok(paymentPass.missing.includes(p.id), JSON.stringify(paymentPass));
     const ledgerPass = await h.engine.runLedgerReconciliation({ recheckAfterSeconds: 1 });
     const depositPass = await h.engine.reconcileDeposits({});
-    const alert = await h.db.prisma.operatorAlert.findFirstOrThrow({ where: { kind: 'payment_workflow_missing', subject: `payment:${p.id}`, resolvedAt: null } });
+    const alert = await h.db.prisma.operatorAlert.findFirstOrThrow({
+      where: { kind: 'payment_workflow_missing', subject: `payment:${p.id}`, resolvedAt: null },
+    });
 
     await signIn(page, api.baseUrl, 'ops@example.com');
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Alerts' }).click();
@@ -67,7 +69,9 @@ describe('Operator console: open alerts and the last run of each reconciliation'
     // Each reconciliation's last pass is the one just run, finished, its outcome what the pass found.
     const runCells = async (name: string) => page.locator(`tr[data-reconciliation="${name}"] td`).allTextContents();
     const expected = {
-      'payment-reconciliation': await h.db.prisma.operatorAlert.count({ where: { kind: { in: [...RECONCILIATION_ALERT_KINDS['payment-reconciliation']] }, resolvedAt: null } }),
+      'payment-reconciliation': await h.db.prisma.operatorAlert.count({
+        where: { kind: { in: [...RECONCILIATION_ALERT_KINDS['payment-reconciliation']] }, resolvedAt: null },
+      }),
       'ledger-reconciliation': ledgerPass.differenceCount,
       'deposit-reconciliation': depositPass.reversed.length,
     };
@@ -75,20 +79,30 @@ describe('Operator console: open alerts and the last run of each reconciliation'
       const [finished, started, outcome, , , inProgress] = await runCells(name);
       assert.ok(Date.parse(finished!) >= before - 1000, `${name} finished at ${finished}, after the test began`);
       assert.ok(Date.parse(started!) <= Date.parse(finished!), `${name} started at ${started}, before it finished`);
-      assert.equal(outcome, discrepancies === 0 ? 'clean' : `${discrepancies} ${discrepancies === 1 ? 'discrepancy' : 'discrepancies'}`, name);
+      assert.equal(
+        outcome,
+        discrepancies === 0 ? 'clean' : `${discrepancies} ${discrepancies === 1 ? 'discrepancy' : 'discrepancies'}`,
+        name,
+      );
       assert.equal(inProgress, '—', `${name}: its pass finished`);
     }
     assert.ok(expected['payment-reconciliation'] >= 1);
     const paymentRow = page.locator('tr[data-reconciliation="payment-reconciliation"]');
     const workflowId = paymentReconciliationWorkflowId(paymentPass.startedAt);
-    assert.equal(await paymentRow.getByRole('link', { name: 'Temporal UI' }).getAttribute('href'), `${UI}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`);
+    assert.equal(
+      await paymentRow.getByRole('link', { name: 'Temporal UI' }).getAttribute('href'),
+      `${UI}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`,
+    );
 
     // Its open alerts of one kind, from the reconciliation's row.
     await paymentRow.getByRole('link', { name: /payment_workflow_missing$/ }).click();
     await page.waitForLoadState('domcontentloaded');
     assert.equal(new URL(page.url()).searchParams.get('kind'), 'payment_workflow_missing');
     assert.equal(await page.locator(`tr[data-alert="${alert.id}"]`).count(), 1);
-    assert.deepEqual([...new Set(await page.locator('table.alerts tbody tr td:first-child').allTextContents())], ['payment_workflow_missing']);
+    assert.deepEqual(
+      [...new Set(await page.locator('table.alerts tbody tr td:first-child').allTextContents())],
+      ['payment_workflow_missing'],
+    );
     assert.deepEqual(await pageProblems(page), []);
 
     // Repaired by hand (failed, nothing was paid): the next pass resolves the alert, and the page says so.
@@ -97,7 +111,10 @@ describe('Operator console: open alerts and the last run of each reconciliation'
     await page.goto(`${api.baseUrl}/console/alerts`);
     assert.equal(await page.locator(`tr[data-alert="${alert.id}"]`).count(), 0, 'the resolved alert is not listed');
     const [finished] = await runCells('payment-reconciliation');
-    assert.equal(await paymentRow.getByRole('link', { name: 'Temporal UI' }).getAttribute('href'), `${UI}/namespaces/default/workflows/${encodeURIComponent(paymentReconciliationWorkflowId(again.startedAt))}`);
+    assert.equal(
+      await paymentRow.getByRole('link', { name: 'Temporal UI' }).getAttribute('href'),
+      `${UI}/namespaces/default/workflows/${encodeURIComponent(paymentReconciliationWorkflowId(again.startedAt))}`,
+    );
     assert.ok(Date.parse(finished!) >= Date.parse(alert.createdAt.toISOString()));
   });
 });

@@ -31,10 +31,14 @@ async function inputOfRun<T>(workflowId: string, runId: string): Promise<T> {
 async function untilContinued(workflowId: string, firstRunId: string): Promise<string> {
   const h = await getHarness();
   try {
-    return await until(async () => {
-      const { runId } = await h.env.client.workflow.getHandle(workflowId).describe();
-      return runId !== firstRunId ? runId : undefined;
-    }, `${workflowId} to continue as new`, 60_000);
+    return await until(
+      async () => {
+        const { runId } = await h.env.client.workflow.getHandle(workflowId).describe();
+        return runId !== firstRunId ? runId : undefined;
+      },
+      `${workflowId} to continue as new`,
+      60_000,
+    );
   } catch (err) {
     throw new Error(`${(err as Error).message}: ${await describeWorkflow(h, workflowId)}`, { cause: err });
   }
@@ -47,7 +51,13 @@ describe('Continue-as-new of the long-running workflows', () => {
     const workflowId = `chain-scanner:${h.chainId}:bounded-run-${Date.now()}`;
     // From the head block (read again: owners count a transfer once). Caught up, it sleeps pollSeconds
     // between scans: two scans, a second apart, end the run.
-    const input: ChainScannerInput = { chainId: h.chainId, fromBlock: head.toString(), pollSeconds: 1, waitForBlocks: false, scansPerRun: 2 };
+    const input: ChainScannerInput = {
+      chainId: h.chainId,
+      fromBlock: head.toString(),
+      pollSeconds: 1,
+      waitForBlocks: false,
+      scansPerRun: 2,
+    };
     const handle = await h.env.client.workflow.start('chainScannerWorkflow', { taskQueue: h.taskQueue, workflowId, args: [input] });
     try {
       const next = await untilContinued(workflowId, handle.firstExecutionRunId);
@@ -56,7 +66,10 @@ describe('Continue-as-new of the long-running workflows', () => {
       const carried = await inputOfRun<ChainScannerInput>(workflowId, next);
       assert.equal(carried.scansPerRun, 2);
       assert.ok(BigInt(carried.fromBlock) > head, `the next run reads on from block ${carried.fromBlock}, past ${head}`);
-      assert.ok((carried.checkpoints ?? []).some((c) => BigInt(c.number) === head), 'the blocks it read go along, to notice a reorg across runs');
+      assert.ok(
+        (carried.checkpoints ?? []).some((c) => BigInt(c.number) === head),
+        'the blocks it read go along, to notice a reorg across runs',
+      );
       nominateForRecording('chain-scanner--continued-as-new', workflowId, handle.firstExecutionRunId);
     } finally {
       await h.env.client.workflow.getHandle(workflowId).terminate('test over');

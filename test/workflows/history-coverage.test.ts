@@ -29,7 +29,7 @@ const BASELINE_OUTCOMES: Array<[what: string, name: RegExp]> = [
   ['a receive Payment that succeeds', /^payment--receive-succeeded-/],
   ['a Payment that expires', /^payment--(receive|send)-expired-/],
   ['a bank Payment paid out', /^payment--send-bank-completed-succeeded-/],
-  ['a bank Payment whose payout failed or came back (the provider\'s refund to escrow)', /^payment--send-bank-(failed|returned)-/],
+  ["a bank Payment whose payout failed or came back (the provider's refund to escrow)", /^payment--send-bank-(failed|returned)-/],
   ['a Payment held, then resolved', /^payment--(held-then-|resolved-)/],
   ['a deposit settled', /^deposit--settled-confirmed/],
   ['a deposit held, then resolved', /^deposit--(held-then-|resolved-)/],
@@ -49,7 +49,10 @@ const NO_CONTINUE_AS_NEW: Record<string, string> = {
 const files = readdirSync(HISTORIES_DIR, { recursive: true, encoding: 'utf8' })
   .filter((f) => f.endsWith('.json'))
   .sort();
-const recorded = files.map((file) => ({ file, ...(JSON.parse(readFileSync(path.join(HISTORIES_DIR, file), 'utf8')) as { workflowId: string; history: unknown }) }));
+const recorded = files.map((file) => ({
+  file,
+  ...(JSON.parse(readFileSync(path.join(HISTORIES_DIR, file), 'utf8')) as { workflowId: string; history: unknown }),
+}));
 
 let probing: Promise<ProbedReplay[]> | undefined;
 function probed(): Promise<ProbedReplay[]> {
@@ -68,13 +71,17 @@ test('the patched() reader finds each id and flags an id it cannot read (so no l
   const probe = patchCallSites([
     {
       file: 'workflows/probe.ts',
-      source: "const a = patched('probe-new-branch');\nif (patched(\"probe-second\")) run();\nif (patched(PROBE_ID)) run();\ndeprecatePatch('probe-old');\n",
+      source:
+        "const a = patched('probe-new-branch');\nif (patched(\"probe-second\")) run();\nif (patched(PROBE_ID)) run();\ndeprecatePatch('probe-old');\n",
     },
   ]);
-  assert.deepEqual([...probe.ids.entries()], [
-    ['probe-new-branch', 'workflows/probe.ts:1'],
-    ['probe-second', 'workflows/probe.ts:2'],
-  ]);
+  assert.deepEqual(
+    [...probe.ids.entries()],
+    [
+      ['probe-new-branch', 'workflows/probe.ts:1'],
+      ['probe-second', 'workflows/probe.ts:2'],
+    ],
+  );
   assert.deepEqual(probe.unreadable, ['workflows/probe.ts:3']);
 });
 
@@ -93,16 +100,32 @@ function registerRows(heading: '## Live patches' | '## Removed patches'): string
 
 test('the patch register (docs/workflow-versioning.md) lists every patched() id in workflows/, and no other', () => {
   const registered = registerRows('## Live patches');
-  assert.deepEqual([...sites.ids.keys()].filter((id) => !registered.includes(id)), [], 'patched() ids with no row in docs/workflow-versioning.md');
-  assert.deepEqual(registered.filter((id) => !sites.ids.has(id)), [], 'rows of docs/workflow-versioning.md that no patched() call names: move them to "Removed patches"');
+  assert.deepEqual(
+    [...sites.ids.keys()].filter((id) => !registered.includes(id)),
+    [],
+    'patched() ids with no row in docs/workflow-versioning.md',
+  );
+  assert.deepEqual(
+    registered.filter((id) => !sites.ids.has(id)),
+    [],
+    'rows of docs/workflow-versioning.md that no patched() call names: move them to "Removed patches"',
+  );
   assert.equal(new Set(registered).size, registered.length, 'one row per patch');
 });
 
-test('no patched() id reuses a removed patch\'s id (a history recorded under the old one would replay the new branch)', () => {
+test("no patched() id reuses a removed patch's id (a history recorded under the old one would replay the new branch)", () => {
   const removed = registerRows('## Removed patches');
   assert.ok(removed.length > 0, 'the "Removed patches" table lists the patches retired in the release baseline');
-  assert.deepEqual([...sites.ids.keys()].filter((id) => removed.includes(id)), [], 'patched() ids already used by a removed patch: choose a new id');
-  assert.deepEqual(Object.keys(NO_OLD_BRANCH).filter((id) => !sites.ids.has(id)), [], 'NO_OLD_BRANCH names ids no patched() call has: remove them');
+  assert.deepEqual(
+    [...sites.ids.keys()].filter((id) => removed.includes(id)),
+    [],
+    'patched() ids already used by a removed patch: choose a new id',
+  );
+  assert.deepEqual(
+    Object.keys(NO_OLD_BRANCH).filter((id) => !sites.ids.has(id)),
+    [],
+    'NO_OLD_BRANCH names ids no patched() call has: remove them',
+  );
 });
 
 const baseline = recorded.filter((r) => r.file.split(path.sep)[0] === BASELINE);
@@ -111,7 +134,11 @@ test(`the release baseline (histories/${BASELINE}) holds a history of every work
   const types = workflowTypes();
   assert.ok(types.length >= 10, `workflows/index.ts exports ${types.join(', ')}`);
   const present = new Set(baseline.map((r) => historyFacts(r.history).workflowType));
-  assert.deepEqual(types.filter((type) => !present.has(type)), [], `workflow types with no history in histories/${BASELINE}`);
+  assert.deepEqual(
+    types.filter((type) => !present.has(type)),
+    [],
+    `workflow types with no history in histories/${BASELINE}`,
+  );
 });
 
 for (const [what, name] of BASELINE_OUTCOMES) {
@@ -129,16 +156,33 @@ for (const [what, name] of BASELINE_OUTCOMES) {
 for (const [patchId, where] of sites.ids) {
   test(`a recorded history takes the patched branch of '${patchId}' (${where})`, async () => {
     const replays = await probed();
-    const taking = recorded.filter((r, i) => patchMarkers(r.history).includes(patchId) && replays[i]!.decisions.some((d) => d.patchId === patchId && d.used) && !replays[i]!.error);
-    assert.ok(taking.length > 0, `no recorded history holds the marker of '${patchId}' and replays down its patched branch: record one (docs/testing.md, "Workflow versioning")`);
+    const taking = recorded.filter(
+      (r, i) =>
+        patchMarkers(r.history).includes(patchId) &&
+        replays[i]!.decisions.some((d) => d.patchId === patchId && d.used) &&
+        !replays[i]!.error,
+    );
+    assert.ok(
+      taking.length > 0,
+      `no recorded history holds the marker of '${patchId}' and replays down its patched branch: record one (docs/testing.md, "Workflow versioning")`,
+    );
   });
 
   test(`a recorded history replays '${patchId}' down its old branch (${where})`, async (t) => {
     const replays = await probed();
-    const old = recorded.filter((r, i) => !patchMarkers(r.history).includes(patchId) && replays[i]!.decisions.some((d) => d.patchId === patchId && !d.used) && !replays[i]!.error);
+    const old = recorded.filter(
+      (r, i) =>
+        !patchMarkers(r.history).includes(patchId) &&
+        replays[i]!.decisions.some((d) => d.patchId === patchId && !d.used) &&
+        !replays[i]!.error,
+    );
     const reason = NO_OLD_BRANCH[patchId];
     if (reason !== undefined) {
-      assert.deepEqual(old.map((r) => r.file), [], `'${patchId}' is listed in NO_OLD_BRANCH, yet these histories take its old branch: remove it from the list`);
+      assert.deepEqual(
+        old.map((r) => r.file),
+        [],
+        `'${patchId}' is listed in NO_OLD_BRANCH, yet these histories take its old branch: remove it from the list`,
+      );
       t.skip(`no old branch to replay: ${reason}`);
       return;
     }
@@ -163,6 +207,7 @@ for (const type of continueAsNewTypes()) {
       const error = replays[recorded.indexOf(r)]!.error;
       if (error) throw new Error(`${r.file} does not replay: ${error.message}`, { cause: error });
     }
-    if (reason !== undefined) assert.fail(`${type} is listed in NO_CONTINUE_AS_NEW, yet ${continued[0]!.file} continues as new: remove it from the list`);
+    if (reason !== undefined)
+      assert.fail(`${type} is listed in NO_CONTINUE_AS_NEW, yet ${continued[0]!.file} continues as new: remove it from the list`);
   });
 }

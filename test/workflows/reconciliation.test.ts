@@ -21,10 +21,23 @@ async function orphanPayment(m: Merchant, amount: string, expiresInSeconds = 600
   const h = await getHarness();
   const app = await authenticateApp(h.db.prisma, m.cred.appId, m.cred.appSecret);
   assert.ok(app);
-  const input = ZCreatePayment.parse({ intent: 'receive', amount, assetCode: 'USDC', chainId: h.chainId, destination: { type: 'upa', accountId: m.accountId }, expiresInSeconds });
+  const input = ZCreatePayment.parse({
+    intent: 'receive',
+    amount,
+    assetCode: 'USDC',
+    chainId: h.chainId,
+    destination: { type: 'upa', accountId: m.accountId },
+    expiresInSeconds,
+  });
   const unavailable = { startPayment: () => Promise.reject(new Error('Temporal is unavailable')) };
   await assert.rejects(
-    createPaymentRow({ prisma: h.db.prisma, pool: h.db.pool, engine: unavailable, custody: h.chain.custody, serviceSecret: TEST_SERVICE_SECRET }, app, h.environments.environments.sandbox, input, { idempotencyKey: `orphan-${process.pid}-${Date.now()}`, bodyHash: 'test' }),
+    createPaymentRow(
+      { prisma: h.db.prisma, pool: h.db.pool, engine: unavailable, custody: h.chain.custody, serviceSecret: TEST_SERVICE_SECRET },
+      app,
+      h.environments.environments.sandbox,
+      input,
+      { idempotencyKey: `orphan-${process.pid}-${Date.now()}`, bodyHash: 'test' },
+    ),
     /Temporal is unavailable/,
   );
   return h.db.prisma.payment.findFirstOrThrow({ where: { recipientAccountId: m.accountId }, orderBy: { createdAt: 'desc' } });
@@ -78,7 +91,10 @@ describe('Orphan Payment reconciler (paymentReconciliationWorkflow)', () => {
     const paid = await waitForPayment(m, row.id, 'succeeded', (x) => x.status === 'succeeded');
     assert.equal(paid.paymentAmount.amountAtomic, '2000000');
     const transfers = await h.db.prisma.paymentTransfer.findMany({ where: { paymentId: row.id } });
-    assert.deepEqual(transfers.map((t) => [t.status, t.role]), [['confirmed', 'funding']]);
+    assert.deepEqual(
+      transfers.map((t) => [t.status, t.role]),
+      [['confirmed', 'funding']],
+    );
     const pass = await h.engine.runPaymentReconciliation({ graceSeconds: 0 });
     assert.equal(pass.started.includes(row.id), false);
   });
@@ -137,10 +153,16 @@ describe('Ledger reconciliation (ledgerReconciliationWorkflow)', () => {
     // A registered address with no book: tokens sent to it are money the books don't know.
     const index = 920_000 + (process.pid % 10_000);
     const stray = h.chain.custody.deriveAddress({ purpose: 'treasury', index });
-    await h.db.prisma.custodyAddress.createMany({ data: [{ address: stray.toLowerCase(), purpose: 'treasury', custodyIndex: index }], skipDuplicates: true });
-    await h.chain.chains.get(h.chainId).sendTokenTransfer({ from: await newPayer(4n * USDC), token: SANDBOX_TOKEN_ADDRESS, to: stray as Address, amountAtomic: 4n * USDC });
+    await h.db.prisma.custodyAddress.createMany({
+      data: [{ address: stray.toLowerCase(), purpose: 'treasury', custodyIndex: index }],
+      skipDuplicates: true,
+    });
+    await h.chain.chains
+      .get(h.chainId)
+      .sendTokenTransfer({ from: await newPayer(4n * USDC), token: SANDBOX_TOKEN_ADDRESS, to: stray as Address, amountAtomic: 4n * USDC });
     const subject = `${h.chainId}:${SANDBOX_TOKEN_ADDRESS.toLowerCase()}:${stray.toLowerCase()}`;
-    const alertsOf = () => h.db.prisma.operatorAlert.findMany({ where: { kind: 'ledger_difference', subject }, orderBy: { createdAt: 'asc' } });
+    const alertsOf = () =>
+      h.db.prisma.operatorAlert.findMany({ where: { kind: 'ledger_difference', subject }, orderBy: { createdAt: 'asc' } });
 
     const first = await pass();
     const listed = first.differences.find((d) => d.address?.toLowerCase() === stray.toLowerCase());
@@ -164,11 +186,17 @@ describe('Ledger reconciliation (ledgerReconciliationWorkflow)', () => {
 
     const second = await pass();
     assert.ok(second.differences.some((d) => d.address === stray));
-    assert.deepEqual((await alertsOf()).map((a) => [a.id, a.resolvedAt]), [[raised!.id, null]]);
+    assert.deepEqual(
+      (await alertsOf()).map((a) => [a.id, a.resolvedAt]),
+      [[raised!.id, null]],
+    );
 
     await moveOut({ purpose: 'treasury', index }, 4n * USDC);
     const third = await pass();
-    assert.equal(third.differences.some((d) => d.address === stray), false);
+    assert.equal(
+      third.differences.some((d) => d.address === stray),
+      false,
+    );
     const [after] = await alertsOf();
     assert.equal(after!.id, raised!.id);
     assert.ok(after!.resolvedAt instanceof Date, 'the alert of a difference that is gone is resolved');

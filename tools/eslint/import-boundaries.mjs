@@ -26,8 +26,17 @@ function resolveRelative(fromFile, spec) {
     ...(/\.[cm]?js$/.test(abs) ? ['.ts', '.mts', '.cts'].map((e) => abs.replace(/\.[cm]?js$/, e)) : []),
     ...EXTENSIONS.map((e) => path.join(abs, `index${e}`)),
   ];
-  const found = candidates.find((c) => { try { return fs.statSync(c).isFile(); } catch { return false; } });
-  return path.relative(ROOT, found ?? abs).split(path.sep).join('/');
+  const found = candidates.find((c) => {
+    try {
+      return fs.statSync(c).isFile();
+    } catch {
+      return false;
+    }
+  });
+  return path
+    .relative(ROOT, found ?? abs)
+    .split(path.sep)
+    .join('/');
 }
 
 function matches(matcher, target) {
@@ -49,11 +58,13 @@ const importBoundaries = {
   meta: {
     type: 'problem',
     docs: { description: 'Restrict which project files and packages a file may import, on resolved paths' },
-    schema: [{
-      type: 'object',
-      properties: { allow: matcherSchema, allowTypeOnly: matcherSchema, deny: matcherSchema, message: { type: 'string' } },
-      additionalProperties: false,
-    }],
+    schema: [
+      {
+        type: 'object',
+        properties: { allow: matcherSchema, allowTypeOnly: matcherSchema, deny: matcherSchema, message: { type: 'string' } },
+        additionalProperties: false,
+      },
+    ],
     messages: { forbidden: "'{{spec}}' may not be imported here: {{message}}" },
   },
   create(context) {
@@ -64,12 +75,8 @@ const importBoundaries = {
       if (!source || source.type !== 'Literal' || typeof source.value !== 'string') return;
       const spec = source.value;
       if (spec.startsWith('node:') || BUILTINS.has(spec)) return;
-      const target = spec.startsWith('.')
-        ? { kind: 'file', spec, file: resolveRelative(filename, spec) }
-        : { kind: 'package', spec };
-      const ok = allow
-        ? matches(allow, target) || (typeOnly && matches(allowTypeOnly, target))
-        : !matches(deny, target);
+      const target = spec.startsWith('.') ? { kind: 'file', spec, file: resolveRelative(filename, spec) } : { kind: 'package', spec };
+      const ok = allow ? matches(allow, target) || (typeOnly && matches(allowTypeOnly, target)) : !matches(deny, target);
       if (!ok) context.report({ node: source, messageId: 'forbidden', data: { spec, message } });
     }
 
@@ -78,8 +85,7 @@ const importBoundaries = {
       node.importKind === 'type' ||
       (node.specifiers.length > 0 && node.specifiers.every((s) => s.type === 'ImportSpecifier' && s.importKind === 'type'));
     const exportIsTypeOnly = (node) =>
-      node.exportKind === 'type' ||
-      (node.specifiers?.length > 0 && node.specifiers.every((s) => s.exportKind === 'type'));
+      node.exportKind === 'type' || (node.specifiers?.length > 0 && node.specifiers.every((s) => s.exportKind === 'type'));
 
     return {
       ImportDeclaration: (node) => check(node, node.source, importIsTypeOnly(node)),

@@ -53,7 +53,11 @@ export function koaWebhook(opts: WebhookReceiverOptions) {
  * it before `express.json()` on the webhook route, or after `express.raw({ type: '*\/*' })`.
  */
 export function expressWebhook(opts: WebhookReceiverOptions) {
-  return (req: IncomingMessage & { body?: unknown; webhookEvent?: AnyWebhookEvent }, res: ServerResponse, next: (err?: unknown) => void): void => {
+  return (
+    req: IncomingMessage & { body?: unknown; webhookEvent?: AnyWebhookEvent },
+    res: ServerResponse,
+    next: (err?: unknown) => void,
+  ): void => {
     verifiedEvent(req, opts).then(
       (event) => {
         req.webhookEvent = event;

@@ -21,16 +21,10 @@ export interface WebhookEnvelope<P = Record<string, unknown>> {
   payload: P;
 }
 
-export type WebhookHeaders =
-  | { get(name: string): string | null }
-  | Record<string, string | string[] | undefined>;
+export type WebhookHeaders = { get(name: string): string | null } | Record<string, string | string[] | undefined>;
 
 export type WebhookVerificationErrorCode =
-  | 'missing_header'
-  | 'malformed_signature'
-  | 'timestamp_out_of_tolerance'
-  | 'signature_mismatch'
-  | 'invalid_body';
+  'missing_header' | 'malformed_signature' | 'timestamp_out_of_tolerance' | 'signature_mismatch' | 'invalid_body';
 
 export class WebhookVerificationError extends Error {
   override name = 'WebhookVerificationError';
@@ -100,7 +94,10 @@ export function verifyWebhook<P = Record<string, unknown>>(
 
   const nowMs = options.now === undefined ? Date.now() : typeof options.now === 'number' ? options.now : options.now.getTime();
   if (Math.abs(Math.floor(nowMs / 1000) - Number(t)) > toleranceSeconds) {
-    throw new WebhookVerificationError('timestamp_out_of_tolerance', `signature timestamp is more than ${toleranceSeconds} s away from now`);
+    throw new WebhookVerificationError(
+      'timestamp_out_of_tolerance',
+      `signature timestamp is more than ${toleranceSeconds} s away from now`,
+    );
   }
 
   const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : rawBody;
@@ -119,9 +116,14 @@ export function verifyWebhook<P = Record<string, unknown>>(
   }
   const e = envelope as Partial<WebhookEnvelope<P>> | null;
   if (
-    typeof e !== 'object' || e === null ||
-    typeof e.id !== 'string' || typeof e.name !== 'string' || typeof e.apiVersion !== 'string' ||
-    typeof e.createdAt !== 'string' || typeof e.payload !== 'object' || e.payload === null ||
+    typeof e !== 'object' ||
+    e === null ||
+    typeof e.id !== 'string' ||
+    typeof e.name !== 'string' ||
+    typeof e.apiVersion !== 'string' ||
+    typeof e.createdAt !== 'string' ||
+    typeof e.payload !== 'object' ||
+    e.payload === null ||
     (e.resourceSequence !== undefined && !Number.isSafeInteger(e.resourceSequence))
   ) {
     throw new WebhookVerificationError('invalid_body', 'body is not an event envelope');

@@ -10,18 +10,27 @@ export const ZExternalUserId = z
   .max(128)
   .regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters');
 
-export const ZAccountId = z.string().regex(/^acct_[A-Za-z0-9_-]+$/, 'an account id (acct_...)').max(64);
-export const ZWalletId = z.string().regex(/^wallet_[A-Za-z0-9_-]+$/, 'a connected wallet id (wallet_...)').max(64);
+export const ZAccountId = z
+  .string()
+  .regex(/^acct_[A-Za-z0-9_-]+$/, 'an account id (acct_...)')
+  .max(64);
+export const ZWalletId = z
+  .string()
+  .regex(/^wallet_[A-Za-z0-9_-]+$/, 'a connected wallet id (wallet_...)')
+  .max(64);
 /**
  * A partner's EVM address: 0x and 40 hex digits (the documented pattern); a wrong EIP-55 checksum of a
  * mixed-case one is refused too; the output is always checksummed.
  */
-export const ZEvmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte EVM address').transform((value, ctx) => {
-  const checked = checkEvmAddress(value);
-  if (checked.ok) return checked.address;
-  ctx.addIssue({ code: 'custom', message: checked.reason });
-  return z.NEVER;
-});
+export const ZEvmAddress = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte EVM address')
+  .transform((value, ctx) => {
+    const checked = checkEvmAddress(value);
+    if (checked.ok) return checked.address;
+    ctx.addIssue({ code: 'custom', message: checked.reason });
+    return z.NEVER;
+  });
 
 export const SUBJECT_TYPES = ['individual', 'business'] as const;
 
@@ -34,7 +43,10 @@ export type TCreateAccount = z.output<typeof ZCreateAccount>;
 
 export const ZUpdateDisplayProfile = z.strictObject({
   displayName: z.string().min(1).max(120),
-  logoUrl: z.url({ protocol: /^https?$/ }).max(2048).optional(),
+  logoUrl: z
+    .url({ protocol: /^https?$/ })
+    .max(2048)
+    .optional(),
   expectedVersion: zInt4(),
   reason: z.string().min(10).max(500),
 });

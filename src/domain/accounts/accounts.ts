@@ -137,9 +137,13 @@ export async function updatePaymentAcceptance(
       // Incremented in SQL: computed here, a stale expectedVersion at int4's maximum would be a value no row can hold.
       data: { publicReceiveEnabled: input.publicReceiveEnabled, paymentAcceptanceVersion: { increment: 1 }, updatedAt: new Date() },
     });
-    if (count === 0) await refuseStaleVersion(tx, app, accountId, 'payment acceptance', input.expectedVersion, (a) => a.paymentAcceptanceVersion);
+    if (count === 0)
+      await refuseStaleVersion(tx, app, accountId, 'payment acceptance', input.expectedVersion, (a) => a.paymentAcceptanceVersion);
     await writeEvents(tx, accountSubject(app, accountId), `payment_acceptance:v${version}`, [
-      { name: 'account.updated', payload: { accountId, change: 'payment_acceptance', version, publicReceiveEnabled: input.publicReceiveEnabled } },
+      {
+        name: 'account.updated',
+        payload: { accountId, change: 'payment_acceptance', version, publicReceiveEnabled: input.publicReceiveEnabled },
+      },
     ]);
     return loadAccount(tx, app.id, accountId);
   });
@@ -288,7 +292,13 @@ export async function accountCapabilities(
 const tokenContractsOf = (network: NonNullable<ReturnType<typeof findNetwork>>) => network.assets.map((a) => a.tokenAddress);
 
 /** The one destination rule (custody-addresses.ts): a payout address that would lose the money is refused. */
-async function requirePayableAddress(prisma: PrismaClient, custody: AddressBook, address: string, tokens: string[], field: string): Promise<void> {
+async function requirePayableAddress(
+  prisma: PrismaClient,
+  custody: AddressBook,
+  address: string,
+  tokens: string[],
+  field: string,
+): Promise<void> {
   const refused = await destinationRefusal(prisma, custody, address, tokens);
   if (!refused) return;
   const message = DESTINATION_REFUSAL_MESSAGES[refused];
@@ -302,5 +312,7 @@ function accountSubject(app: AuthenticatedApp, accountId: string): EventSubject 
 /** account.updated for a change of one of the account's parts; `version` names that change. */
 async function accountUpdated(tx: Prisma.TransactionClient, app: AuthenticatedApp, accountId: string, change: string, version: string) {
   await tx.account.update({ where: { id: accountId }, data: { updatedAt: new Date() } });
-  await writeEvents(tx, accountSubject(app, accountId), `${change}:${version}`, [{ name: 'account.updated', payload: { accountId, change } }]);
+  await writeEvents(tx, accountSubject(app, accountId), `${change}:${version}`, [
+    { name: 'account.updated', payload: { accountId, change } },
+  ]);
 }

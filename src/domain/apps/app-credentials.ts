@@ -16,7 +16,10 @@ import { hashSecret } from '../../platform/secrets';
 export const DEFAULT_OVERLAP_SECONDS = 24 * 60 * 60;
 export const MAX_OVERLAP_SECONDS = 7 * 24 * 60 * 60;
 
-export const ZAppIdInput = z.string().regex(/^app_[A-Za-z0-9]+$/, 'an app id (app_...)').max(64);
+export const ZAppIdInput = z
+  .string()
+  .regex(/^app_[A-Za-z0-9]+$/, 'an app id (app_...)')
+  .max(64);
 const ZActor = z.string().trim().min(1).max(200);
 const ZReason = z.string().trim().min(1).max(500);
 
@@ -54,9 +57,16 @@ async function lockApp(tx: Tx, appId: string) {
 /** A new current secret; every older live secret now ends at `now + overlapSeconds` at the latest. */
 export async function rotateAppSecret(tx: Tx, appId: string, overlapSeconds: number, now = new Date()): Promise<RotatedAppSecret> {
   const app = await lockApp(tx, appId);
-  if (app.revokedAt) throw new ApiError('conflict', 'The app is revoked; its credential cannot be rotated', { appId, revokedAt: app.revokedAt.toISOString() });
+  if (app.revokedAt)
+    throw new ApiError('conflict', 'The app is revoked; its credential cannot be rotated', {
+      appId,
+      revokedAt: app.revokedAt.toISOString(),
+    });
   const endsAt = new Date(now.getTime() + overlapSeconds * 1000);
-  await tx.appSecret.updateMany({ where: { appId, OR: [{ expiresAt: null }, { expiresAt: { gt: endsAt } }] }, data: { expiresAt: endsAt } });
+  await tx.appSecret.updateMany({
+    where: { appId, OR: [{ expiresAt: null }, { expiresAt: { gt: endsAt } }] },
+    data: { expiresAt: endsAt },
+  });
   const appSecret = newAppSecret(app.environment as EnvironmentName);
   await tx.appSecret.create({ data: { appId, secretHash: hashSecret(appSecret), createdAt: now } });
   return { appId, appSecret, environment: app.environment as EnvironmentName, previousSecretsExpireAt: endsAt.toISOString() };

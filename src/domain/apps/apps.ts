@@ -17,7 +17,10 @@ export function assertScope(app: { scopes: readonly Scope[] }, scope: Scope): vo
 export const ZCreateApp = z.object({
   name: z.string().min(1).max(120),
   environment: z.enum(ENVIRONMENTS),
-  scopes: z.array(z.enum(SCOPES)).min(1).default([...SCOPES]),
+  scopes: z
+    .array(z.enum(SCOPES))
+    .min(1)
+    .default([...SCOPES]),
 });
 export type TCreateApp = z.input<typeof ZCreateApp>;
 
@@ -42,11 +45,7 @@ export function newAppSecret(environment: EnvironmentName): string {
 }
 
 /** Creates an app and returns its secret; only the secret's hash is stored. */
-export async function createApp(
-  prisma: PrismaClient,
-  input: TCreateApp,
-  apiVersion: string,
-): Promise<AppCredential> {
+export async function createApp(prisma: PrismaClient, input: TCreateApp, apiVersion: string): Promise<AppCredential> {
   const data = ZCreateApp.parse(input);
   const appId = newId('app');
   const appSecret = newAppSecret(data.environment);
@@ -77,10 +76,18 @@ interface VerifiedCredential {
  * ones inside their overlap window), each in constant time and all of them every time. A revoked app
  * matches none.
  */
-async function verifyCredential(prisma: PrismaClient, appId: string, appSecret: string, now = new Date()): Promise<VerifiedCredential | null> {
+async function verifyCredential(
+  prisma: PrismaClient,
+  appId: string,
+  appSecret: string,
+  now = new Date(),
+): Promise<VerifiedCredential | null> {
   const app =
     appId.length <= 64
-      ? await prisma.app.findUnique({ where: { id: appId }, include: { secrets: { where: { OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] } } } })
+      ? await prisma.app.findUnique({
+          where: { id: appId },
+          include: { secrets: { where: { OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] } } },
+        })
       : null;
   const presented = hashSecret(appSecret);
   const candidates = app && !app.revokedAt && app.secrets.length > 0 ? app.secrets : [{ secretHash: DUMMY_HASH, expiresAt: null }];
@@ -101,11 +108,7 @@ async function verifyCredential(prisma: PrismaClient, appId: string, appSecret: 
   };
 }
 
-export async function authenticateApp(
-  prisma: PrismaClient,
-  appId: string,
-  appSecret: string,
-): Promise<AuthenticatedApp | null> {
+export async function authenticateApp(prisma: PrismaClient, appId: string, appSecret: string): Promise<AuthenticatedApp | null> {
   return (await verifyCredential(prisma, appId, appSecret))?.app ?? null;
 }
 

@@ -13,11 +13,26 @@ import { vaultsSetup, type VaultsSetup } from '../vaults/vault-config';
 export const MODULES: Record<ModuleId, { name: string; description: string; scopes: Scope[]; optional: boolean }> = {
   accounts: { name: 'Accounts', description: 'Universal Payment Accounts', scopes: ['v2:accounts'], optional: false },
   payments: { name: 'Payments', description: 'Escrow-first receive and send Payments', scopes: ['v2:payments'], optional: false },
-  deposit_addresses: { name: 'Deposit addresses', description: 'Reusable receive addresses', scopes: ['v2:deposit_addresses'], optional: true },
+  deposit_addresses: {
+    name: 'Deposit addresses',
+    description: 'Reusable receive addresses',
+    scopes: ['v2:deposit_addresses'],
+    optional: true,
+  },
   vaults: { name: 'Vaults', description: 'Policy-controlled stablecoin vaults', scopes: ['v2:vaults'], optional: true },
   webhooks: { name: 'Webhooks', description: 'Signed event notifications', scopes: [], optional: false },
-  balances_and_transactions: { name: 'Balances and transactions', description: 'Ledger projections', scopes: ['v2:accounts'], optional: true },
-  bank_accounts: { name: 'Bank accounts', description: 'Linked bank accounts as payout destinations', scopes: ['v2:accounts'], optional: true },
+  balances_and_transactions: {
+    name: 'Balances and transactions',
+    description: 'Ledger projections',
+    scopes: ['v2:accounts'],
+    optional: true,
+  },
+  bank_accounts: {
+    name: 'Bank accounts',
+    description: 'Linked bank accounts as payout destinations',
+    scopes: ['v2:accounts'],
+    optional: true,
+  },
 };
 
 export const MODULE_LIST = Object.keys(MODULES) as ModuleId[];
@@ -70,7 +85,13 @@ export function featureSwitch(served: boolean, needs: readonly Availability[]): 
 /** Entitlement first, then the credential, then whether it runs: the first missing one is the reason. */
 export function availability(entitled: boolean, credentialAllowed: boolean, operational: boolean): Availability {
   const available = entitled && credentialAllowed && operational;
-  const disabledReason = !entitled ? 'not_entitled' : !credentialAllowed ? 'credential_scope_missing' : !operational ? 'not_operational' : null;
+  const disabledReason = !entitled
+    ? 'not_entitled'
+    : !credentialAllowed
+      ? 'credential_scope_missing'
+      : !operational
+        ? 'not_operational'
+        : null;
   return { entitled, credentialAllowed, operational, available, disabledReason };
 }
 
@@ -89,14 +110,22 @@ function operational(id: ModuleId, env: TEnvironmentConfig, runtime: ModuleRunti
 }
 
 /** The module for a credential with `scopes` (null: the environment alone, as the routes' guard asks). */
-export function moduleAvailability(id: ModuleId, env: TEnvironmentConfig, runtime: ModuleRuntime, scopes: readonly Scope[] | null = null): Availability {
+export function moduleAvailability(
+  id: ModuleId,
+  env: TEnvironmentConfig,
+  runtime: ModuleRuntime,
+  scopes: readonly Scope[] | null = null,
+): Availability {
   const credentialAllowed = scopes === null || MODULES[id].scopes.every((s) => scopes.includes(s));
   return availability(env.modules.includes(id), credentialAllowed, operational(id, env, runtime));
 }
 
 /** 424 chain_config_missing, naming the module and why (spec: Authentication rule 3). */
 export function moduleUnavailable(id: ModuleId, reason: DisabledReason): ApiError {
-  return new ApiError('chain_config_missing', `The ${id} module is not available for this app (${reason})`, { module: id, disabledReason: reason });
+  return new ApiError('chain_config_missing', `The ${id} module is not available for this app (${reason})`, {
+    module: id,
+    disabledReason: reason,
+  });
 }
 
 /**

@@ -16,7 +16,13 @@ const ZModuleState = z.strictObject({
 const ZAvailability = ZModuleState.extend({ availableToCredential: z.boolean() });
 const ZSwitch = z.strictObject({ enabled: z.boolean(), availableToCredential: z.boolean() });
 const ZMinimumDeposit = z.strictObject({ amount: z.string(), amountAtomic: z.string().regex(/^\d+$/), inclusive: z.boolean() });
-const ZAsset = z.strictObject({ symbol: z.string(), tokenAddress: z.string(), decimals: z.number().int(), kind: z.string(), minimumDeposit: ZMinimumDeposit });
+const ZAsset = z.strictObject({
+  symbol: z.string(),
+  tokenAddress: z.string(),
+  decimals: z.number().int(),
+  kind: z.string(),
+  minimumDeposit: ZMinimumDeposit,
+});
 const ZBankMethod = ZAvailability.extend({
   destinationType: z.string(),
   standaloneApi: z.boolean(),
@@ -77,7 +83,12 @@ export const ZPartnerConfig = z.strictObject({
       aliases: z.array(z.string()),
       chainFamily: z.string(),
       chainId: z.number().int(),
-      depositAddresses: z.strictObject({ supported: z.boolean(), provider: z.string(), operational: z.boolean(), disabledReason: z.string().nullable() }),
+      depositAddresses: z.strictObject({
+        supported: z.boolean(),
+        provider: z.string(),
+        operational: z.boolean(),
+        disabledReason: z.string().nullable(),
+      }),
       connectedWallets: z.strictObject({ supported: z.boolean() }),
       settlement: z.strictObject({ supported: z.boolean() }),
       paymentCollection: z.strictObject({
@@ -115,7 +126,13 @@ export const ZPartnerConfig = z.strictObject({
       ),
     }),
     payments: ZAvailability.extend({
-      capabilities: z.strictObject({ crypto: z.boolean(), onramp: z.boolean(), externalQr: z.boolean(), externalBank: z.boolean(), card: z.boolean() }),
+      capabilities: z.strictObject({
+        crypto: z.boolean(),
+        onramp: z.boolean(),
+        externalQr: z.boolean(),
+        externalBank: z.boolean(),
+        card: z.boolean(),
+      }),
       methods: z.strictObject({
         direct: ZAvailability,
         routing: ZAvailability,
@@ -152,7 +169,9 @@ export const ZPartnerConfig = z.strictObject({
         period: z.string(),
       }),
       yieldProviders: z.array(z.string()),
-      tokens: z.array(z.strictObject({ symbol: z.string(), chainId: z.number().int(), tokenAddress: z.string(), decimals: z.number().int() })),
+      tokens: z.array(
+        z.strictObject({ symbol: z.string(), chainId: z.number().int(), tokenAddress: z.string(), decimals: z.number().int() }),
+      ),
       resourceVersion: z.number().int(),
     }),
   }),

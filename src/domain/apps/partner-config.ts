@@ -1,6 +1,15 @@
 import type { TEnvironmentConfig, TEnvironments, ModuleId } from '../../config/environments';
 import type { AuthenticatedApp } from './apps';
-import { availability, availabilityFlags, featureSwitch, MODULE_LIST, MODULES, moduleAvailability, type Availability, type ModuleRuntime } from './modules';
+import {
+  availability,
+  availabilityFlags,
+  featureSwitch,
+  MODULE_LIST,
+  MODULES,
+  moduleAvailability,
+  type Availability,
+  type ModuleRuntime,
+} from './modules';
 import { toAtomic } from '../amounts/amounts';
 import type { TPartnerConfig } from './partner-config.schemas';
 import { approvalMailReady, vaultsSetup, type MailAvailability } from '../vaults/vault-config';
@@ -206,7 +215,9 @@ function externalBankMethod(env: TEnvironmentConfig, bank: Availability, payment
     maximumAmountAtomic: c.maximumAmountAtomic,
     enabled: c.enabled,
   }));
-  const state = availabilityFlags(availability(bank.entitled && payments.entitled, payments.credentialAllowed, bank.operational && payments.operational));
+  const state = availabilityFlags(
+    availability(bank.entitled && payments.entitled, payments.credentialAllowed, bank.operational && payments.operational),
+  );
   return {
     ...state,
     // Paid as a send Payment to a linked bank account (destination.type bank_account).

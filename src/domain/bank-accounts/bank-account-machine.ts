@@ -23,14 +23,10 @@ export interface BankAccountState {
 }
 
 export type BankAccountEvent =
-  | { type: 'verified'; at: Date }
-  | { type: 'verification_failed'; at: Date; reason: string | null }
-  | { type: 'disable'; at: Date };
+  { type: 'verified'; at: Date } | { type: 'verification_failed'; at: Date; reason: string | null } | { type: 'disable'; at: Date };
 
 export type BankAccountDecision =
-  | { kind: 'changed'; state: BankAccountState }
-  | { kind: 'unchanged' }
-  | { kind: 'refused'; reason: string };
+  { kind: 'changed'; state: BankAccountState } | { kind: 'unchanged' } | { kind: 'refused'; reason: string };
 
 const TARGET: Record<BankAccountEvent['type'], BankAccountStatus> = {
   verified: 'verified',
@@ -53,7 +49,10 @@ export function decideBankAccount(state: BankAccountState, event: BankAccountEve
   const next: BankAccountState = { ...state, status: to, statusVersion: state.statusVersion + 1 };
   switch (event.type) {
     case 'verified':
-      return { kind: 'changed', state: { ...next, verificationVersion: state.verificationVersion + 1, verifiedAt: event.at, failureReason: null } };
+      return {
+        kind: 'changed',
+        state: { ...next, verificationVersion: state.verificationVersion + 1, verifiedAt: event.at, failureReason: null },
+      };
     case 'verification_failed':
       return { kind: 'changed', state: { ...next, verificationVersion: state.verificationVersion + 1, failureReason: event.reason } };
     case 'disable':
@@ -62,5 +61,12 @@ export function decideBankAccount(state: BankAccountState, event: BankAccountEve
 }
 
 export function initialBankAccountState(): BankAccountState {
-  return { status: 'pending_verification', statusVersion: 1, verificationVersion: 1, verifiedAt: null, disabledAt: null, failureReason: null };
+  return {
+    status: 'pending_verification',
+    statusVersion: 1,
+    verificationVersion: 1,
+    verifiedAt: null,
+    disabledAt: null,
+    failureReason: null,
+  };
 }

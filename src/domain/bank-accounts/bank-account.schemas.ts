@@ -38,7 +38,11 @@ export const ZBankAccount = z.strictObject({
 export type TBankAccount = z.infer<typeof ZBankAccount>;
 
 export const ZBankAccountResponse = z.strictObject({ bankAccount: ZBankAccount });
-export const ZBankAccountList = z.strictObject({ accountId: z.string(), bankAccounts: z.array(ZBankAccount), nextCursor: z.string().nullable() });
+export const ZBankAccountList = z.strictObject({
+  accountId: z.string(),
+  bankAccounts: z.array(ZBankAccount),
+  nextCursor: z.string().nullable(),
+});
 
 export const ZBankAccountRequirements = z.strictObject({
   version: z.number().int(),

@@ -11,7 +11,13 @@ import { afterPosition, pageOf, type CursorCodec } from '../requests/pagination'
 import { requireAccount } from '../deposits/deposit-addresses';
 import { ProviderError, type OfframpProvider, type ProviderBankAccount } from '../../offramp/offramp-provider';
 import { bankAccountRequirements, countryDetails, validateBankFields } from './bank-requirements';
-import { decideBankAccount, initialBankAccountState, type BankAccountEvent, type BankAccountState, type BankAccountStatus } from './bank-account-machine';
+import {
+  decideBankAccount,
+  initialBankAccountState,
+  type BankAccountEvent,
+  type BankAccountState,
+  type BankAccountStatus,
+} from './bank-account-machine';
 import type { TBankAccount, TListBankAccountsQuery } from './bank-account.schemas';
 import { currentKey, type ServiceSecret } from '../keys/service-keys';
 
@@ -67,7 +73,10 @@ function stateOf(row: BankAccount): BankAccountState {
 const isUniqueViolation = (err: unknown) => err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002';
 
 function duplicate(bankAccountId: string): ApiError {
-  return new ApiError('conflict', 'This bank account is already linked to the account', { reasonCode: 'bank_account_already_linked', bankAccountId });
+  return new ApiError('conflict', 'This bank account is already linked to the account', {
+    reasonCode: 'bank_account_already_linked',
+    bankAccountId,
+  });
 }
 
 export interface LinkDeps {
@@ -103,7 +112,12 @@ export async function linkBankAccount(
   if (existing) return { bankAccount: toBankAccountView(existing) };
 
   const details = countryDetails(fields);
-  const fingerprint = fingerprintOf(deps.serviceSecret, accountId, [fields.country, fields.bankCode, details.routingNumber ?? '', fields.accountNumber]);
+  const fingerprint = fingerprintOf(deps.serviceSecret, accountId, [
+    fields.country,
+    fields.bankCode,
+    details.routingNumber ?? '',
+    fields.accountNumber,
+  ]);
   const linked = await prisma.bankAccount.findFirst({ where: { accountId, fingerprint }, select: { id: true } });
   if (linked) throw duplicate(linked.id);
 
@@ -123,7 +137,8 @@ export async function linkBankAccount(
   } catch (err) {
     if (!(err instanceof ProviderError)) throw err;
     // Only the provider's kind and code go out: its message may echo what it was sent.
-    if (err.kind === 'unavailable') throw new UpstreamFailure('unavailable', 'The bank account provider is unavailable; retry with the same Idempotency-Key');
+    if (err.kind === 'unavailable')
+      throw new UpstreamFailure('unavailable', 'The bank account provider is unavailable; retry with the same Idempotency-Key');
     throw new UpstreamFailure('error', 'The bank account provider refused the account', { providerCode: err.providerCode });
   }
 
@@ -162,7 +177,13 @@ export async function linkBankAccount(
 }
 
 /** Answers for the module on or off (spec: every country not offered is available false with a reason). */
-export async function bankAccountRequirementsOf(prisma: PrismaClient, app: AuthenticatedApp, env: TEnvironmentConfig, module: Availability, accountId: string) {
+export async function bankAccountRequirementsOf(
+  prisma: PrismaClient,
+  app: AuthenticatedApp,
+  env: TEnvironmentConfig,
+  module: Availability,
+  accountId: string,
+) {
   await requireAccount(prisma, app.id, accountId);
   return bankAccountRequirements(env, module, accountId);
 }
@@ -174,7 +195,13 @@ export async function getBankAccount(prisma: PrismaClient, app: AuthenticatedApp
   return { bankAccount: toBankAccountView(row) };
 }
 
-export async function listBankAccounts(prisma: PrismaClient, app: AuthenticatedApp, accountId: string, query: TListBankAccountsQuery, cursors: CursorCodec) {
+export async function listBankAccounts(
+  prisma: PrismaClient,
+  app: AuthenticatedApp,
+  accountId: string,
+  query: TListBankAccountsQuery,
+  cursors: CursorCodec,
+) {
   await requireAccount(prisma, app.id, accountId);
   const scope = `bank-accounts:${app.id}:${accountId}:${query.status ?? ''}`;
   const position = query.cursor ? cursors.decode(scope, query.cursor) : undefined;
@@ -192,7 +219,12 @@ export async function listBankAccounts(prisma: PrismaClient, app: AuthenticatedA
  * Applies one machine event to a stored account, conditional on the statusVersion it read, so a race
  * loses cleanly (and is re-decided on a fresh read). Returns the row after, or the refusal.
  */
-async function applyEvent(prisma: PrismaClient, where: { id: string; appId?: string }, event: BankAccountEvent, extra: { providerAccountId?: string } = {}) {
+async function applyEvent(
+  prisma: PrismaClient,
+  where: { id: string; appId?: string },
+  event: BankAccountEvent,
+  extra: { providerAccountId?: string } = {},
+) {
   for (;;) {
     const row = await prisma.bankAccount.findFirst({ where });
     if (!row) return null;
@@ -201,9 +233,13 @@ async function applyEvent(prisma: PrismaClient, where: { id: string; appId?: str
     if (decision.kind === 'refused') return { row, refused: decision.reason };
     const { count } = await prisma.bankAccount.updateMany({
       where: { id: row.id, statusVersion: row.statusVersion },
-      data: { ...decision.state, ...(row.providerAccountId === null && extra.providerAccountId ? { providerAccountId: extra.providerAccountId } : {}), updatedAt: event.at },
+      data: {
+        ...decision.state,
+        ...(row.providerAccountId === null && extra.providerAccountId ? { providerAccountId: extra.providerAccountId } : {}),
+        updatedAt: event.at,
+      },
     });
-    if (count === 1) return { row: (await prisma.bankAccount.findUniqueOrThrow({ where: { id: row.id } })) };
+    if (count === 1) return { row: await prisma.bankAccount.findUniqueOrThrow({ where: { id: row.id } }) };
   }
 }
 
@@ -212,10 +248,15 @@ async function applyEvent(prisma: PrismaClient, where: { id: string; appId?: str
  * registration): moves the account through the machine. Idempotent: a repeated or stale update changes nothing
  * (a late "verified" after a failure or a disable is ignored). Null when no such account exists.
  */
-export async function applyProviderBankAccountUpdate(prisma: PrismaClient, bankAccountId: string, account: ProviderBankAccount): Promise<BankAccount | null> {
+export async function applyProviderBankAccountUpdate(
+  prisma: PrismaClient,
+  bankAccountId: string,
+  account: ProviderBankAccount,
+): Promise<BankAccount | null> {
   const at = new Date();
   if (account.status === 'pending') return prisma.bankAccount.findUnique({ where: { id: bankAccountId } });
-  const event: BankAccountEvent = account.status === 'verified' ? { type: 'verified', at } : { type: 'verification_failed', at, reason: account.failureReason };
+  const event: BankAccountEvent =
+    account.status === 'verified' ? { type: 'verified', at } : { type: 'verification_failed', at, reason: account.failureReason };
   const result = await applyEvent(prisma, { id: bankAccountId }, event, { providerAccountId: account.providerAccountId });
   return result?.row ?? null;
 }

@@ -166,7 +166,10 @@ export function bankAccountRequirements(env: TEnvironmentConfig, module: Availab
 
 // strict: an unknown keyword in a published schema is a bug, caught at start-up.
 const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true });
-const VALIDATORS = Object.fromEntries(BANK_COUNTRIES.map((c) => [c, ajv.compile(BANK_ACCOUNT_SCHEMAS[c])])) as Record<BankCountry, ValidateFunction>;
+const VALIDATORS = Object.fromEntries(BANK_COUNTRIES.map((c) => [c, ajv.compile(BANK_ACCOUNT_SCHEMAS[c])])) as Record<
+  BankCountry,
+  ValidateFunction
+>;
 
 /** The bank fields of a link, as validated (defaults applied). */
 export interface TBankFields {
@@ -194,7 +197,10 @@ function fieldOf(e: ErrorObject): Field {
   const path = e.instancePath.split('/').slice(1);
   if (e.keyword === 'required') return { field: ['body', ...path, String(e.params.missingProperty)].join('.'), message: 'Required' };
   if (e.keyword === 'additionalProperties') {
-    return { field: ['body', ...path, String(e.params.additionalProperty)].join('.'), message: 'Unknown field: not in the country\'s schema' };
+    return {
+      field: ['body', ...path, String(e.params.additionalProperty)].join('.'),
+      message: "Unknown field: not in the country's schema",
+    };
   }
   return { field: ['body', ...path].join('.'), message: e.message ?? 'Invalid' };
 }
@@ -219,11 +225,17 @@ export function validateBankFields(env: TEnvironmentConfig, body: unknown): TBan
     throw badRequest([{ field: 'body.country', message: 'Required: an ISO 3166-1 alpha-2 country code' }]);
   }
   if (!(BANK_COUNTRIES as readonly string[]).includes(country)) {
-    throw new ApiError('payment_method_not_supported', `Bank accounts can't be linked in ${country}`, { country, reasonCode: 'country_not_supported' });
+    throw new ApiError('payment_method_not_supported', `Bank accounts can't be linked in ${country}`, {
+      country,
+      reasonCode: 'country_not_supported',
+    });
   }
   const bankCountry = country as BankCountry;
   if (!bankCountryEnabled(env, bankCountry)) {
-    throw new ApiError('chain_config_missing', `Bank accounts in ${country} are not enabled for this environment`, { country, reasonCode: 'not_enabled_for_environment' });
+    throw new ApiError('chain_config_missing', `Bank accounts in ${country} are not enabled for this environment`, {
+      country,
+      reasonCode: 'not_enabled_for_environment',
+    });
   }
   const data: unknown = structuredClone(body);
   const validate = VALIDATORS[bankCountry];

@@ -1,4 +1,10 @@
-import { ProviderError, type OfframpProvider, type Payout, type ProviderBankAccount, type ProviderCallback } from '../../offramp/offramp-provider';
+import {
+  ProviderError,
+  type OfframpProvider,
+  type Payout,
+  type ProviderBankAccount,
+  type ProviderCallback,
+} from '../../offramp/offramp-provider';
 
 /**
  * The off-ramp provider's callbacks are hints: a verified callback only names a payout (by Payment

@@ -48,7 +48,10 @@ export interface ScanDeps {
  * deposit addresses). Owners count a transfer once (by its identity, which a re-mined transfer
  * keeps), so a rescan is harmless.
  */
-export async function scanRange(deps: ScanDeps, input: { chainId: number; fromBlock: string; checkpoints?: BlockCheckpoint[] }): Promise<ScanResult> {
+export async function scanRange(
+  deps: ScanDeps,
+  input: { chainId: number; fromBlock: string; checkpoints?: BlockCheckpoint[] },
+): Promise<ScanResult> {
   const chain = deps.chains.get(input.chainId);
   const network = deps.chains.network(input.chainId);
   if (input.checkpoints?.length) {
@@ -107,7 +110,12 @@ export async function scanRange(deps: ScanDeps, input: { chainId: number; fromBl
 export function isRangeTooLarge(err: unknown): boolean {
   for (let e: unknown = err; e instanceof Error; e = (e as { cause?: unknown }).cause) {
     if (e.name === 'ResponseBodyTooLargeError') return true;
-    if (/more than \d+ (results|logs)|response (size|body) (exceeded|too large)|block range|range (is )?too (large|wide)|too many (results|logs)|limit exceeded/i.test(e.message)) return true;
+    if (
+      /more than \d+ (results|logs)|response (size|body) (exceeded|too large)|block range|range (is )?too (large|wide)|too many (results|logs)|limit exceeded/i.test(
+        e.message,
+      )
+    )
+      return true;
   }
   return false;
 }
@@ -126,7 +134,9 @@ async function forEachRecipient(transfers: Transfer[], concurrency: number, fn: 
     const key = t.to.toLowerCase();
     byRecipient.set(key, [...(byRecipient.get(key) ?? []), t]);
   }
-  const queues = [...byRecipient.values()].map((q) => q.sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1)));
+  const queues = [...byRecipient.values()].map((q) =>
+    q.sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1)),
+  );
   const lanes = Array.from({ length: Math.min(concurrency, queues.length) }, async () => {
     for (let q = queues.shift(); q; q = queues.shift()) {
       for (const t of q) await fn(t);

@@ -46,7 +46,13 @@ export async function notifyChainAdvanced(
   let told = 0;
   const lanes = Array.from({ length: Math.min(SIGNALS_AT_ONCE, queue.length) }, async () => {
     for (let w = queue.shift(); w; w = queue.shift()) {
-      if (await deps.engine.chainAdvanced(w, block).then(() => true, () => false)) told += 1;
+      if (
+        await deps.engine.chainAdvanced(w, block).then(
+          () => true,
+          () => false,
+        )
+      )
+        told += 1;
       progress?.();
     }
   });

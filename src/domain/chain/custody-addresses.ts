@@ -37,9 +37,14 @@ export async function serviceWalletDisagreements(db: Db, custody: AddressBook): 
     select: { address: true, purpose: true, custodyIndex: true },
   });
   return rows
-    .map((row) => ({ row, derived: custody.deriveAddress({ purpose: row.purpose as KeyPath['purpose'], index: row.custodyIndex }).toLowerCase() }))
+    .map((row) => ({
+      row,
+      derived: custody.deriveAddress({ purpose: row.purpose as KeyPath['purpose'], index: row.custodyIndex }).toLowerCase(),
+    }))
     .filter(({ row, derived }) => row.address !== derived)
-    .map(({ row, derived }) => `${row.purpose}/${row.custodyIndex} is ${row.address} in custody_addresses, the public keys derive ${derived}`);
+    .map(
+      ({ row, derived }) => `${row.purpose}/${row.custodyIndex} is ${row.address} in custody_addresses, the public keys derive ${derived}`,
+    );
 }
 
 export async function registerServiceWallets(db: Db, custody: AddressBook): Promise<void> {

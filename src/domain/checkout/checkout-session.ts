@@ -63,7 +63,12 @@ export async function openCheckoutSession(
 }
 
 /** The session the cookie holds for this Payment, or null (none, tampered, another Payment's, expired, token no longer valid). */
-export async function readCheckoutSession(deps: CheckoutSessionDeps, paymentId: string, cookie: string | undefined, now = new Date()): Promise<CheckoutSession | null> {
+export async function readCheckoutSession(
+  deps: CheckoutSessionDeps,
+  paymentId: string,
+  cookie: string | undefined,
+  now = new Date(),
+): Promise<CheckoutSession | null> {
   if (!cookie || cookie.length > 8192) return null;
   const opened = openSealedText(deps.serviceSecret, LABEL, paymentId, cookie);
   if (opened instanceof Error) return null;

@@ -9,9 +9,21 @@ import type { TCheckoutVault } from './checkout-view.schemas';
  * (vault-option.ts) for the payer of the page's session: the page never sees an action id. The
  * session's account must be the Payment's payer (the client API's binding), and its app hold v2:vaults.
  */
-async function vaultOptionOf(deps: AuthorizeVaultOptionDeps, principal: ClientPrincipal, paymentId: string, now: Date): Promise<TPaymentOption | null> {
+async function vaultOptionOf(
+  deps: AuthorizeVaultOptionDeps,
+  principal: ClientPrincipal,
+  paymentId: string,
+  now: Date,
+): Promise<TPaymentOption | null> {
   const payment = await loadPayable(deps.prisma, principal, paymentId, 'claim');
-  const [option] = await vaultOptionProvider(deps)({ prisma: deps.prisma, serviceSecret: deps.serviceSecret, payment, accountId: principal.accountId, scopes: principal.app.scopes, now });
+  const [option] = await vaultOptionProvider(deps)({
+    prisma: deps.prisma,
+    serviceSecret: deps.serviceSecret,
+    payment,
+    accountId: principal.accountId,
+    scopes: principal.app.scopes,
+    now,
+  });
   return option ?? null;
 }
 
@@ -22,7 +34,13 @@ function toCheckoutVault(option: TPaymentOption | null, csrfToken: string): TChe
 }
 
 /** GET /checkout/{paymentId}/vault: whether this payer can pay from its vault now (or already did). */
-export async function checkoutVault(deps: AuthorizeVaultOptionDeps, principal: ClientPrincipal, paymentId: string, csrfToken: string, now = new Date()): Promise<TCheckoutVault> {
+export async function checkoutVault(
+  deps: AuthorizeVaultOptionDeps,
+  principal: ClientPrincipal,
+  paymentId: string,
+  csrfToken: string,
+  now = new Date(),
+): Promise<TCheckoutVault> {
   return toCheckoutVault(await vaultOptionOf(deps, principal, paymentId, now), csrfToken);
 }
 
@@ -32,13 +50,26 @@ export async function checkoutVault(deps: AuthorizeVaultOptionDeps, principal: C
  * authorizeVaultFunding is idempotent per Payment and vault, and an option already under way is
  * answered as it stands, so a second press never pays twice.
  */
-export async function payFromVault(deps: AuthorizeVaultOptionDeps, principal: ClientPrincipal, paymentId: string, csrfToken: string, now = new Date()): Promise<TCheckoutVault> {
+export async function payFromVault(
+  deps: AuthorizeVaultOptionDeps,
+  principal: ClientPrincipal,
+  paymentId: string,
+  csrfToken: string,
+  now = new Date(),
+): Promise<TCheckoutVault> {
   const option = await vaultOptionOf(deps, principal, paymentId, now);
   if (!option?.execution) return toCheckoutVault(option, csrfToken);
-  const answer = await authorizeVaultOption(deps, principal, paymentId, option.id, {
-    actionId: option.execution.actionId,
-    proof: { type: 'managed_authorization', authorization: 'approved' },
-    metadata: { channel: 'hosted_checkout' },
-  }, now);
+  const answer = await authorizeVaultOption(
+    deps,
+    principal,
+    paymentId,
+    option.id,
+    {
+      actionId: option.execution.actionId,
+      proof: { type: 'managed_authorization', authorization: 'approved' },
+      metadata: { channel: 'hosted_checkout' },
+    },
+    now,
+  );
   return toCheckoutVault(answer.option, csrfToken);
 }

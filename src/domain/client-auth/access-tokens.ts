@@ -58,7 +58,13 @@ async function generationOf(prisma: PrismaClient, accountId: string): Promise<nu
 }
 
 /** POST /v2/client/auth/exchange: a token bound to the app, its environment and one of its accounts. */
-export async function exchangeClientToken(prisma: PrismaClient, serviceSecret: ServiceSecret, app: AuthenticatedApp, ref: TClientAccountRef, now = new Date()) {
+export async function exchangeClientToken(
+  prisma: PrismaClient,
+  serviceSecret: ServiceSecret,
+  app: AuthenticatedApp,
+  ref: TClientAccountRef,
+  now = new Date(),
+) {
   const account = await findAccount(prisma, app.id, ref);
   const iat = Math.floor(now.getTime() / 1000);
   const exp = iat + CLIENT_TOKEN_LIFETIME_SECONDS;
@@ -96,7 +102,11 @@ export async function revokeClientTokens(prisma: PrismaClient, app: Authenticate
  * bad signature or algorithm, expired, other audience or issuer, unknown claims, an app, environment
  * or account that no longer match, a revoked app, or a generation a revoke has passed.
  */
-export async function verifyClientToken(prisma: PrismaClient, serviceSecret: ServiceSecret, token: string): Promise<ClientPrincipal | null> {
+export async function verifyClientToken(
+  prisma: PrismaClient,
+  serviceSecret: ServiceSecret,
+  token: string,
+): Promise<ClientPrincipal | null> {
   // base64url lets several strings decode to one signature (the last character's spare bits): only
   // the canonical one, the one we issued, is accepted, so altering any character of a token refuses it.
   const signature = token.slice(token.lastIndexOf('.') + 1);
@@ -118,7 +128,13 @@ export async function verifyClientToken(prisma: PrismaClient, serviceSecret: Ser
   if ((await generationOf(prisma, account.id)) !== gen) return null;
   const { app } = account;
   return {
-    app: { id: app.id, name: app.name, environment: app.environment as EnvironmentName, scopes: app.scopes as Scope[], apiVersion: app.apiVersion },
+    app: {
+      id: app.id,
+      name: app.name,
+      environment: app.environment as EnvironmentName,
+      scopes: app.scopes as Scope[],
+      apiVersion: app.apiVersion,
+    },
     accountId: account.id,
     tokenId: jti,
   };

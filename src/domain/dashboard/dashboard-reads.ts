@@ -23,7 +23,12 @@ export async function dashboardApp(prisma: PrismaClient, appId: string): Promise
 /** The app's latest deposits, every account's, newest first. */
 export async function recentDeposits(prisma: PrismaClient, app: AuthenticatedApp, limit = 50) {
   const rows = await prisma.deposit.findMany({ where: { appId: app.id }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: limit });
-  return rows.map((d) => ({ id: d.id, status: d.status, amount: `${formatAtomic(d.amountAtomic.toFixed(0), d.decimals)} ${d.assetSymbol}`, createdAt: d.createdAt.toISOString() }));
+  return rows.map((d) => ({
+    id: d.id,
+    status: d.status,
+    amount: `${formatAtomic(d.amountAtomic.toFixed(0), d.decimals)} ${d.assetSymbol}`,
+    createdAt: d.createdAt.toISOString(),
+  }));
 }
 
 export async function depositOf(prisma: PrismaClient, app: AuthenticatedApp, depositId: string) {
@@ -46,5 +51,10 @@ export async function timelineOf(prisma: PrismaClient, app: AuthenticatedApp, re
     orderBy: [{ resourceSequence: 'asc' }, { createdAt: 'asc' }, { id: 'asc' }],
     take: 500,
   });
-  return rows.map((e) => ({ eventId: e.id, name: e.name, resourceSequence: e.resourceSequence.toString(), createdAt: e.createdAt.toISOString() }));
+  return rows.map((e) => ({
+    eventId: e.id,
+    name: e.name,
+    resourceSequence: e.resourceSequence.toString(),
+    createdAt: e.createdAt.toISOString(),
+  }));
 }

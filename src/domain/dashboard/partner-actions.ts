@@ -12,8 +12,13 @@ export interface PartnerActionView {
   createdAt: string;
 }
 
-export async function recordPartnerAction(tx: Tx | PrismaClient, entry: { appId: string; actor: string; action: string; target?: string }): Promise<void> {
-  await tx.partnerAction.create({ data: { id: newId('partnerAction'), appId: entry.appId, actor: entry.actor, action: entry.action, target: entry.target ?? null } });
+export async function recordPartnerAction(
+  tx: Tx | PrismaClient,
+  entry: { appId: string; actor: string; action: string; target?: string },
+): Promise<void> {
+  await tx.partnerAction.create({
+    data: { id: newId('partnerAction'), appId: entry.appId, actor: entry.actor, action: entry.action, target: entry.target ?? null },
+  });
 }
 
 export async function listPartnerActions(prisma: PrismaClient, appId: string, limit = 200): Promise<PartnerActionView[]> {

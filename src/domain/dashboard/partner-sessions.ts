@@ -38,7 +38,14 @@ export function partnerSessionStore(prisma: PrismaClient): PartnerSessionStore {
       if (!user || user.removedAt !== null) return null;
       const app = await prisma.app.findUnique({ where: { id: user.appId }, select: { environment: true } });
       if (!app) return null;
-      return { sessionId: id, userId: user.id, appId: user.appId, email: user.email, role: user.role as PartnerRole, environment: app.environment };
+      return {
+        sessionId: id,
+        userId: user.id,
+        appId: user.appId,
+        email: user.email,
+        role: user.role as PartnerRole,
+        environment: app.environment,
+      };
     },
     async end(id) {
       await prisma.partnerSession.updateMany({ where: { id, endedAt: null }, data: { endedAt: new Date() } });

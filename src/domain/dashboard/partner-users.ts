@@ -34,7 +34,10 @@ export const ZPartnerEmail = z
   .max(254)
   .regex(/^[^\s@<>()",;:]+@[^\s@<>()",;:]+\.[^\s@<>()",;:]+$/, 'an email address');
 
-export const ZPartnerUserId = z.string().regex(/^puser_[A-Za-z0-9]+$/, 'a partner user id (puser_...)').max(64);
+export const ZPartnerUserId = z
+  .string()
+  .regex(/^puser_[A-Za-z0-9]+$/, 'a partner user id (puser_...)')
+  .max(64);
 
 export const ZInvitePartnerUser = z.strictObject({
   email: ZPartnerEmail,
@@ -54,7 +57,14 @@ export interface PartnerUserView {
 type UserRow = { id: string; appId: string; email: string; role: string; invitedBy: string; createdAt: Date };
 
 export function toPartnerUser(row: UserRow): PartnerUserView {
-  return { id: row.id, appId: row.appId, email: row.email, role: row.role as PartnerRole, invitedBy: row.invitedBy, createdAt: row.createdAt.toISOString() };
+  return {
+    id: row.id,
+    appId: row.appId,
+    email: row.email,
+    role: row.role as PartnerRole,
+    invitedBy: row.invitedBy,
+    createdAt: row.createdAt.toISOString(),
+  };
 }
 
 /** Invites an email to an app's dashboard, or changes the role of one already there (and restores a removed one). */
@@ -78,7 +88,12 @@ export async function listPartnerUsers(prisma: PrismaClient, appId: string): Pro
 }
 
 /** Removes a membership; its sessions end with it (they are checked against it on every request). */
-export async function removePartnerUser(prisma: PrismaClient, appId: string, userId: string, actor: string): Promise<{ user: PartnerUserView }> {
+export async function removePartnerUser(
+  prisma: PrismaClient,
+  appId: string,
+  userId: string,
+  actor: string,
+): Promise<{ user: PartnerUserView }> {
   const who = parseInput(z.object({ actor: z.string().trim().min(1).max(200) }), { actor }, 'body').actor;
   return prisma.$transaction(async (tx) => {
     const row = await tx.partnerUser.findFirst({ where: { id: userId, appId, removedAt: null } });

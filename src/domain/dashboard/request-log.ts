@@ -49,5 +49,13 @@ export async function recordRequest(prisma: PrismaClient, entry: LoggedRequest):
 export async function recentRequests(prisma: PrismaClient, appId: string, limit = 100, now = new Date()): Promise<RequestLogView[]> {
   await prisma.requestLogEntry.deleteMany({ where: { createdAt: { lt: new Date(now.getTime() - REQUEST_LOG_DAYS * DAY_MS) } } });
   const rows = await prisma.requestLogEntry.findMany({ where: { appId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: limit });
-  return rows.map((r) => ({ method: r.method, path: r.path, status: r.status, latencyMs: r.latencyMs, idempotencyKey: r.idempotencyKey, requestId: r.requestId, createdAt: r.createdAt.toISOString() }));
+  return rows.map((r) => ({
+    method: r.method,
+    path: r.path,
+    status: r.status,
+    latencyMs: r.latencyMs,
+    idempotencyKey: r.idempotencyKey,
+    requestId: r.requestId,
+    createdAt: r.createdAt.toISOString(),
+  }));
 }

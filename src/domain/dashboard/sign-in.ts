@@ -23,7 +23,8 @@ export interface SignInDeps {
 
 export type CodeRequestOutcome = 'sent' | 'no_access' | 'throttled' | 'no_mail';
 
-const codeHash = (deps: SignInDeps, codeId: string, code: string) => hmacHex(currentKey(deps.serviceSecret), `dashboard-sign-in-code:${codeId}:${code}`);
+const codeHash = (deps: SignInDeps, codeId: string, code: string) =>
+  hmacHex(currentKey(deps.serviceSecret), `dashboard-sign-in-code:${codeId}:${code}`);
 
 function mailText(code: string): { subject: string; text: string } {
   return {
@@ -35,9 +36,14 @@ function mailText(code: string): { subject: string; text: string } {
 export async function requestSignInCode(deps: SignInDeps, email: string, now = new Date()): Promise<CodeRequestOutcome> {
   const memberships = await membershipsOf(deps.prisma, email);
   if (memberships.length === 0) return 'no_access';
-  const recent = await deps.prisma.partnerSignInCode.count({ where: { email, createdAt: { gt: new Date(now.getTime() - SIGN_IN.windowSeconds * 1000) } } });
+  const recent = await deps.prisma.partnerSignInCode.count({
+    where: { email, createdAt: { gt: new Date(now.getTime() - SIGN_IN.windowSeconds * 1000) } },
+  });
   if (recent >= SIGN_IN.codesPerWindow) return 'throttled';
-  const apps = await deps.prisma.app.findMany({ where: { id: { in: memberships.map((m) => m.appId) } }, select: { id: true, environment: true } });
+  const apps = await deps.prisma.app.findMany({
+    where: { id: { in: memberships.map((m) => m.appId) } },
+    select: { id: true, environment: true },
+  });
   const outbox = deps.mailer === null ? apps.find((a) => a.environment === 'sandbox') : undefined;
   if (deps.mailer === null && (outbox === undefined || apps.some((a) => a.environment !== 'sandbox'))) return 'no_mail';
   const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
@@ -46,8 +52,19 @@ export async function requestSignInCode(deps: SignInDeps, email: string, now = n
   await deps.prisma.$transaction(async (tx) => {
     // A new code replaces the ones before it.
     await tx.partnerSignInCode.updateMany({ where: { email, usedAt: null }, data: { usedAt: now } });
-    await tx.partnerSignInCode.create({ data: { id, email, codeHash: codeHash(deps, id, code), expiresAt: new Date(now.getTime() + SIGN_IN.codeTtlSeconds * 1000), createdAt: now } });
-    if (outbox) await tx.sandboxMail.create({ data: { id: newId('sandboxMail'), appId: outbox.id, toAddress: email, subject: message.subject, body: message.text } });
+    await tx.partnerSignInCode.create({
+      data: {
+        id,
+        email,
+        codeHash: codeHash(deps, id, code),
+        expiresAt: new Date(now.getTime() + SIGN_IN.codeTtlSeconds * 1000),
+        createdAt: now,
+      },
+    });
+    if (outbox)
+      await tx.sandboxMail.create({
+        data: { id: newId('sandboxMail'), appId: outbox.id, toAddress: email, subject: message.subject, body: message.text },
+      });
   });
   if (deps.mailer) await deps.mailer.send({ to: email, ...message });
   return 'sent';
@@ -55,10 +72,16 @@ export async function requestSignInCode(deps: SignInDeps, email: string, now = n
 
 /** The memberships a right code opens; null for a wrong, spent, expired or over-guessed code. */
 export async function redeemSignInCode(deps: SignInDeps, email: string, code: string, now = new Date()) {
-  const row = await deps.prisma.partnerSignInCode.findFirst({ where: { email, usedAt: null, expiresAt: { gt: now } }, orderBy: { createdAt: 'desc' } });
+  const row = await deps.prisma.partnerSignInCode.findFirst({
+    where: { email, usedAt: null, expiresAt: { gt: now } },
+    orderBy: { createdAt: 'desc' },
+  });
   if (!row) return null;
   // Count the guess first, atomically, so parallel guesses can't exceed the allowance.
-  const counted = await deps.prisma.partnerSignInCode.updateMany({ where: { id: row.id, usedAt: null, attempts: { lt: SIGN_IN.guessesPerCode } }, data: { attempts: { increment: 1 } } });
+  const counted = await deps.prisma.partnerSignInCode.updateMany({
+    where: { id: row.id, usedAt: null, attempts: { lt: SIGN_IN.guessesPerCode } },
+    data: { attempts: { increment: 1 } },
+  });
   if (counted.count === 0) return null;
   if (!/^\d{6}$/.test(code) || !safeEqual(row.codeHash, codeHash(deps, row.id, code))) return null;
   const spent = await deps.prisma.partnerSignInCode.updateMany({ where: { id: row.id, usedAt: null }, data: { usedAt: now } });
@@ -69,6 +92,9 @@ export async function redeemSignInCode(deps: SignInDeps, email: string, code: st
 
 /** The newest sign-in code a sandbox outbox holds for an email (the sandbox CLI's and tests' way in). */
 export async function sandboxSignInCode(prisma: PrismaClient, email: string): Promise<string | null> {
-  const mail = await prisma.sandboxMail.findFirst({ where: { toAddress: email, subject: mailText('').subject }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
+  const mail = await prisma.sandboxMail.findFirst({
+    where: { toAddress: email, subject: mailText('').subject },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+  });
   return mail ? (/\bis (\d{6})\b/.exec(mail.body)?.[1] ?? null) : null;
 }

@@ -22,7 +22,9 @@ export async function takeDepositTransfer(
   const asset = network.assets.find((a) => a.tokenAddress.toLowerCase() === transfer.token.toLowerCase());
   if (!asset) return false; // the scanner only reads configured assets; nothing to own otherwise
   // Recorded already (maybe under an older workflow name): its own workflow follows it.
-  const known = await deps.prisma.deposit.count({ where: { depositAddressId: address.id, txHash: transfer.txHash.toLowerCase(), ordinal: transfer.ordinal } });
+  const known = await deps.prisma.deposit.count({
+    where: { depositAddressId: address.id, txHash: transfer.txHash.toLowerCase(), ordinal: transfer.ordinal },
+  });
   if (known > 0) return true;
   const start: DepositStart = {
     depositId: depositIdFor(transfer),
@@ -40,7 +42,10 @@ export async function takeDepositTransfer(
     // The same address exists on every network: a transfer on another chain than the address's is
     // recorded and listed, never settled, like another asset (the funds stay at the address).
     assetAccepted: address.chainId === transfer.chainId && address.tokenAddress.toLowerCase() === asset.tokenAddress.toLowerCase(),
-    minimumDeposit: { amountAtomic: toAtomic(asset.minimumDeposit.amount, asset.decimals).toString(), inclusive: asset.minimumDeposit.inclusive },
+    minimumDeposit: {
+      amountAtomic: toAtomic(asset.minimumDeposit.amount, asset.decimals).toString(),
+      inclusive: asset.minimumDeposit.inclusive,
+    },
     fees: { platformFeeBps: address.platformFeeBps, partnerFeeBps: address.partnerFeeBps },
     confirmations: network.confirmations,
   };

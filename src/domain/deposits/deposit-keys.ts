@@ -7,6 +7,8 @@ import { createHash } from 'node:crypto';
  * primary key (plus its unique transfer identity) makes recording it idempotent.
  */
 export function depositIdFor(t: { chainId: number; txHash: string; to: string; ordinal: number }): string {
-  const digest = createHash('sha256').update(`deposit:${t.chainId}:${t.txHash.toLowerCase()}:${t.to.toLowerCase()}:${t.ordinal}`).digest('hex');
+  const digest = createHash('sha256')
+    .update(`deposit:${t.chainId}:${t.txHash.toLowerCase()}:${t.to.toLowerCase()}:${t.ordinal}`)
+    .digest('hex');
   return `deposit_${digest.slice(0, 32)}`;
 }

@@ -105,7 +105,12 @@ export function receiptReversalPosting(d: DepositFacts): PostingInput {
 
 /** Funds under the minimum (an ignored deposit) still reached the address: held for recovery. */
 export function heldPosting(d: DepositFacts): PostingInput {
-  return inflowPosting(d, 'held', `Deposit ${d.id} under the minimum: held for recovery at deposit address ${d.depositAddressId}`, 'recovery_hold');
+  return inflowPosting(
+    d,
+    'held',
+    `Deposit ${d.id} under the minimum: held for recovery at deposit address ${d.depositAddressId}`,
+    'recovery_hold',
+  );
 }
 
 function pendingReceived(d: DepositFacts, amountAtomic: bigint, financialLegKind: string) {

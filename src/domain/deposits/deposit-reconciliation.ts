@@ -7,7 +7,10 @@ import { persistDepositTransition } from './deposit-store';
 import { depositStateOf } from './deposit-view';
 
 /** Settled deposits to re-verify, in id order, one page after `afterId`. */
-export async function depositsToReconcile(prisma: PrismaClient, input: { settledSince: string; afterId?: string; limit: number }): Promise<string[]> {
+export async function depositsToReconcile(
+  prisma: PrismaClient,
+  input: { settledSince: string; afterId?: string; limit: number },
+): Promise<string[]> {
   const rows = await prisma.deposit.findMany({
     where: { status: 'settled', settledAt: { gte: new Date(input.settledSince) }, ...(input.afterId ? { id: { gt: input.afterId } } : {}) },
     orderBy: { id: 'asc' },

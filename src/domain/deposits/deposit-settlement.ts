@@ -2,7 +2,13 @@ import type { ChainRegistry } from '../../chain/registry';
 import type { PrismaClient } from '../../db/client';
 import type { Deposit, DepositAddress } from '../../generated/prisma/client';
 import { payoutProblem, recordManualNetLeg, type ExpectedPayout } from '../settlement/manual-payout';
-import { feeLegs, replaceStuckLegsBeforeCheck, sendSettlement, SettlementRefusedError, type SettlementSenderDeps } from '../settlement/settlement-sender';
+import {
+  feeLegs,
+  replaceStuckLegsBeforeCheck,
+  sendSettlement,
+  SettlementRefusedError,
+  type SettlementSenderDeps,
+} from '../settlement/settlement-sender';
 
 /**
  * A deposit's payout from its deposit address: the net amount to the destination of the settlement
@@ -12,9 +18,13 @@ import { feeLegs, replaceStuckLegsBeforeCheck, sendSettlement, SettlementRefused
 export async function sendDepositSettlement(deps: SettlementSenderDeps, depositId: string): Promise<{ txHash: string }> {
   const d = await deps.prisma.deposit.findUniqueOrThrow({ where: { id: depositId }, include: { depositAddress: true } });
   const snapshot = d.settlementProfileSnapshot as { destinationAddress?: string; chainId?: number; tokenAddress?: string };
-  if (!snapshot.destinationAddress) throw new SettlementRefusedError('settlement_destination_missing', `deposit ${d.id} has no settlement destination`);
+  if (!snapshot.destinationAddress)
+    throw new SettlementRefusedError('settlement_destination_missing', `deposit ${d.id} has no settlement destination`);
   if (snapshot.chainId !== d.chainId || String(snapshot.tokenAddress).toLowerCase() !== d.tokenAddress.toLowerCase()) {
-    throw new SettlementRefusedError('settlement_destination_mismatch', `deposit ${d.id} is in another asset than its settlement destination`);
+    throw new SettlementRefusedError(
+      'settlement_destination_mismatch',
+      `deposit ${d.id} is in another asset than its settlement destination`,
+    );
   }
   return sendSettlement(deps, {
     source: { type: 'deposit', id: d.id },
@@ -32,7 +42,11 @@ export async function sendDepositSettlement(deps: SettlementSenderDeps, depositI
 export async function replaceStuckDepositLegs(deps: SettlementSenderDeps, depositId: string): Promise<void> {
   await replaceStuckLegsBeforeCheck(deps, async () => {
     const d = await deps.prisma.deposit.findUniqueOrThrow({ where: { id: depositId }, include: { depositAddress: true } });
-    return { source: { type: 'deposit', id: d.id }, chainId: d.chainId, payer: { purpose: 'deposit', index: d.depositAddress.custodyIndex } };
+    return {
+      source: { type: 'deposit', id: d.id },
+      chainId: d.chainId,
+      payer: { purpose: 'deposit', index: d.depositAddress.custodyIndex },
+    };
   });
 }
 
@@ -49,7 +63,11 @@ export function expectedDepositPayout(d: Deposit & { depositAddress: DepositAddr
 }
 
 /** Records a verified hand-made payout as the net leg; false (nothing recorded) when the chain says otherwise. */
-export async function recordManualDepositPayout(deps: { prisma: PrismaClient; chains: ChainRegistry }, depositId: string, txHash: string): Promise<boolean> {
+export async function recordManualDepositPayout(
+  deps: { prisma: PrismaClient; chains: ChainRegistry },
+  depositId: string,
+  txHash: string,
+): Promise<boolean> {
   const d = await deps.prisma.deposit.findUniqueOrThrow({ where: { id: depositId }, include: { depositAddress: true } });
   const expected = expectedDepositPayout(d, deps.chains.network(d.chainId).confirmations);
   if (await payoutProblem(deps.chains, txHash, expected)) return false;

@@ -17,9 +17,26 @@ import { closeUnrecordedHold } from './deposit-unrecorded';
  */
 
 function depositEvents(tx: Prisma.TransactionClient, d: Deposit, names: DepositEventName[]) {
-  const subject: EventSubject = { appId: d.appId, apiVersion: d.apiVersion, accountId: d.accountId, resourceType: 'deposit', resourceId: d.id };
-  const payload = { depositId: d.id, accountId: d.accountId, depositAddressId: d.depositAddressId, status: d.status, statusVersion: d.statusVersion };
-  return writeEvents(tx, subject, `v${d.statusVersion}`, names.map((name) => ({ name, payload })));
+  const subject: EventSubject = {
+    appId: d.appId,
+    apiVersion: d.apiVersion,
+    accountId: d.accountId,
+    resourceType: 'deposit',
+    resourceId: d.id,
+  };
+  const payload = {
+    depositId: d.id,
+    accountId: d.accountId,
+    depositAddressId: d.depositAddressId,
+    status: d.status,
+    statusVersion: d.statusVersion,
+  };
+  return writeEvents(
+    tx,
+    subject,
+    `v${d.statusVersion}`,
+    names.map((name) => ({ name, payload })),
+  );
 }
 
 async function postLeg(tx: Prisma.TransactionClient, d: Deposit, leg: PersistedDepositTransition['ledger'][number]): Promise<void> {
@@ -46,7 +63,11 @@ export async function persistDepositTransition(prisma: PrismaClient, depositId: 
   await prisma.$transaction((tx) => applyDepositTransition(tx, depositId, t));
 }
 
-export async function applyDepositTransition(tx: Prisma.TransactionClient, depositId: string, t: PersistedDepositTransition): Promise<void> {
+export async function applyDepositTransition(
+  tx: Prisma.TransactionClient,
+  depositId: string,
+  t: PersistedDepositTransition,
+): Promise<void> {
   const current = await tx.deposit.findUniqueOrThrow({ where: { id: depositId } });
   if (current.statusVersion > t.fromStatusVersion) return; // already applied by an earlier attempt
   const s = t.state;
@@ -143,9 +164,21 @@ export async function recordDepositDetected(
   return toPersistedState(depositStateOf(await prisma.deposit.findUniqueOrThrow({ where: { id: input.depositId } })));
 }
 
-export async function recordDepositResolution(prisma: PrismaClient, input: ResolutionRequest & { id: string; depositId: string }): Promise<void> {
+export async function recordDepositResolution(
+  prisma: PrismaClient,
+  input: ResolutionRequest & { id: string; depositId: string },
+): Promise<void> {
   await prisma.depositResolution.createMany({
-    data: [{ id: input.id, depositId: input.depositId, action: input.action, txHash: input.txHash ?? null, reason: input.reason ?? null, actor: input.actor }],
+    data: [
+      {
+        id: input.id,
+        depositId: input.depositId,
+        action: input.action,
+        txHash: input.txHash ?? null,
+        reason: input.reason ?? null,
+        actor: input.actor,
+      },
+    ],
     skipDuplicates: true,
   });
 }

@@ -42,18 +42,29 @@ export async function holdUnrecordedDeposit(deps: AlertDeps, start: DepositStart
 
 /** The deposit's latest such hold, open or not; null when its row was never refused. */
 export async function unrecordedDeposit(prisma: PrismaClient, depositId: string): Promise<UnrecordedDeposit | null> {
-  const row = await prisma.operatorAlert.findFirst({ where: { kind: DEPOSIT_UNRECORDED, subject: subjectOf(depositId) }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
+  const row = await prisma.operatorAlert.findFirst({
+    where: { kind: DEPOSIT_UNRECORDED, subject: subjectOf(depositId) },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+  });
   return row ? { ...ZUnrecordedDetails.parse(row.details), alertId: row.id, open: row.resolvedAt === null, since: row.createdAt } : null;
 }
 
 /** Every open hold, newest first (the console's list). */
 export async function openUnrecordedDeposits(prisma: PrismaClient, limit: number): Promise<UnrecordedDeposit[]> {
-  const rows = await prisma.operatorAlert.findMany({ where: { kind: DEPOSIT_UNRECORDED, resolvedAt: null }, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], take: limit });
+  const rows = await prisma.operatorAlert.findMany({
+    where: { kind: DEPOSIT_UNRECORDED, resolvedAt: null },
+    orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
+    take: limit,
+  });
   return rows.map((row) => ({ ...ZUnrecordedDetails.parse(row.details), alertId: row.id, open: true, since: row.createdAt }));
 }
 
 /** Closes the deposit's open hold, noting how it ended; in the caller's transaction (the row's write). */
-export async function closeUnrecordedHold(db: PrismaClient | Prisma.TransactionClient, depositId: string, resolution: UnrecordedDetails['resolution']): Promise<void> {
+export async function closeUnrecordedHold(
+  db: PrismaClient | Prisma.TransactionClient,
+  depositId: string,
+  resolution: UnrecordedDetails['resolution'],
+): Promise<void> {
   await db.$executeRaw`
     UPDATE operator_alerts
     SET resolved_at = now(), updated_at = now(), details = details || jsonb_build_object('resolution', ${JSON.stringify(resolution)}::jsonb)
@@ -73,7 +84,9 @@ export async function resolveUnrecordedDeposit(
   const held = await unrecordedDeposit(prisma, depositId);
   if (!held?.open) return null;
   if (request.action === 'mark-settled') {
-    throw new ApiError('conflict', `deposit ${depositId} is not recorded (its row was refused): retry records it, fail gives it up`, { reasonCode: 'deposit_unrecorded' });
+    throw new ApiError('conflict', `deposit ${depositId} is not recorded (its row was refused): retry records it, fail gives it up`, {
+      reasonCode: 'deposit_unrecorded',
+    });
   }
   await engine.resolveUnrecordedDeposit({ workflowId: held.workflowId, start: held.start }, request);
   return { depositId, action: request.action, signalled: true };

@@ -3,8 +3,14 @@ import { ZCursor } from '../requests/pagination';
 import { DEPOSIT_STATUSES } from './pure/deposit-machine';
 import { ZChainId, zInt4Param } from '../../platform/int4';
 
-export const ZDepositAddressId = z.string().regex(/^deposit_addr_[A-Za-z0-9_-]+$/, 'a deposit address id (deposit_addr_...)').max(64);
-export const ZDepositId = z.string().regex(/^deposit_(?!addr_)[A-Za-z0-9_-]+$/, 'a deposit id (deposit_...)').max(64);
+export const ZDepositAddressId = z
+  .string()
+  .regex(/^deposit_addr_[A-Za-z0-9_-]+$/, 'a deposit address id (deposit_addr_...)')
+  .max(64);
+export const ZDepositId = z
+  .string()
+  .regex(/^deposit_(?!addr_)[A-Za-z0-9_-]+$/, 'a deposit id (deposit_...)')
+  .max(64);
 
 // ---- requests ----
 export const ZCreateDepositAddress = z.strictObject({

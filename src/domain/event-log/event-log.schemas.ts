@@ -3,7 +3,10 @@ import { EVENT_NAMES, type EventName } from './event-catalog';
 import { ZCursor } from '../requests/pagination';
 import { zInt4Param } from '../../platform/int4';
 
-export const ZEventId = z.string().regex(/^evt_[A-Za-z0-9_-]+$/, 'an event id (evt_...)').max(64);
+export const ZEventId = z
+  .string()
+  .regex(/^evt_[A-Za-z0-9_-]+$/, 'an event id (evt_...)')
+  .max(64);
 
 export const ZEventPath = z.object({ eventId: ZEventId });
 
@@ -12,7 +15,10 @@ const ZIsoDate = z.iso.datetime();
 export const ZListEventsQuery = z.strictObject({
   limit: zInt4Param({ min: 1, max: 100 }).default(20),
   cursor: ZCursor.optional(),
-  name: z.enum(EVENT_NAMES as [EventName, ...EventName[]]).optional().meta({ description: 'One event name from the catalog.' }),
+  name: z
+    .enum(EVENT_NAMES as [EventName, ...EventName[]])
+    .optional()
+    .meta({ description: 'One event name from the catalog.' }),
   resourceId: z
     .string()
     .regex(/^[A-Za-z0-9_-]+$/, 'a resource id (acct_..., payment_..., dep_...)')
@@ -35,11 +41,9 @@ export const ZEvent = z.strictObject({
   name: z.string().meta({ description: 'An event name from the catalog; consumers ignore names they do not know.' }),
   apiVersion: z.string(),
   createdAt: ZIsoDate,
-  resourceSequence: z
-    .number()
-    .int()
-    .positive()
-    .meta({ description: 'Its place among the events of its resource (1, 2, 3... as the changes committed): order out-of-order deliveries by it.' }),
+  resourceSequence: z.number().int().positive().meta({
+    description: 'Its place among the events of its resource (1, 2, 3... as the changes committed): order out-of-order deliveries by it.',
+  }),
   payload: z.record(z.string(), z.unknown()),
   resourceType: z.enum(EVENT_RESOURCE_TYPES),
   resourceId: z.string(),

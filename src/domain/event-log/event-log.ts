@@ -40,7 +40,12 @@ function toEventView(e: EventRow): TEvent {
  * so a consumer can go back as far as its app's first event; a list holds only the resource types the
  * credential's scopes read.
  */
-export async function listEvents(prisma: PrismaClient, app: AuthenticatedApp, query: TListEventsQuery, cursors: CursorCodec): Promise<TEventList> {
+export async function listEvents(
+  prisma: PrismaClient,
+  app: AuthenticatedApp,
+  query: TListEventsQuery,
+  cursors: CursorCodec,
+): Promise<TEventList> {
   const types = readableResourceTypes(app.scopes);
   const filters: Prisma.EventWhereInput = {
     appId: app.id,
@@ -49,7 +54,12 @@ export async function listEvents(prisma: PrismaClient, app: AuthenticatedApp, qu
     ...(query.name ? { name: query.name } : {}),
     ...(query.resourceId ? { resourceId: query.resourceId } : {}),
     ...(query.createdFrom || query.createdTo
-      ? { createdAt: { ...(query.createdFrom ? { gte: new Date(query.createdFrom) } : {}), ...(query.createdTo ? { lt: new Date(query.createdTo) } : {}) } }
+      ? {
+          createdAt: {
+            ...(query.createdFrom ? { gte: new Date(query.createdFrom) } : {}),
+            ...(query.createdTo ? { lt: new Date(query.createdTo) } : {}),
+          },
+        }
       : {}),
   };
   // The cursor is bound to the filters, so it can't be replayed against another list.

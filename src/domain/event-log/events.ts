@@ -22,7 +22,12 @@ export interface NewEvent {
  * the change (e.g. a statusVersion); ids derive from (resource, step, position, name), so a retried
  * step writes nothing twice.
  */
-export async function writeEvents(tx: Prisma.TransactionClient, subject: EventSubject, step: string, events: NewEvent[]): Promise<string[]> {
+export async function writeEvents(
+  tx: Prisma.TransactionClient,
+  subject: EventSubject,
+  step: string,
+  events: NewEvent[],
+): Promise<string[]> {
   const rows = eventRows(subject, step, events);
   if (rows.length > 0) await tx.event.createMany({ data: rows, skipDuplicates: true });
   return rows.map((r) => r.id);
@@ -42,6 +47,8 @@ export function eventRows(subject: EventSubject, step: string, events: NewEvent[
 }
 
 export function eventId(subject: EventSubject, step: string, index: number, name: string): string {
-  const digest = createHash('sha256').update([subject.resourceType, subject.resourceId, step, String(index), name].join('|')).digest('hex');
+  const digest = createHash('sha256')
+    .update([subject.resourceType, subject.resourceId, step, String(index), name].join('|'))
+    .digest('hex');
   return `evt_${digest.slice(0, 24)}`;
 }

@@ -23,15 +23,31 @@ const SEALED_COLUMNS: readonly SealedColumn[] = [
     name: 'webhook_endpoints.secret_ciphertext',
     label: SIGNING_SECRET_LABEL,
     page: async (prisma, afterId, take) =>
-      (await prisma.webhookEndpoint.findMany({ where: { id: { gt: afterId } }, orderBy: { id: 'asc' }, take, select: { id: true, secretCiphertext: true } })).map((r) => ({ id: r.id, sealed: r.secretCiphertext })),
-    replace: async (prisma, id, from, to) => (await prisma.webhookEndpoint.updateMany({ where: { id, secretCiphertext: from }, data: { secretCiphertext: to } })).count,
+      (
+        await prisma.webhookEndpoint.findMany({
+          where: { id: { gt: afterId } },
+          orderBy: { id: 'asc' },
+          take,
+          select: { id: true, secretCiphertext: true },
+        })
+      ).map((r) => ({ id: r.id, sealed: r.secretCiphertext })),
+    replace: async (prisma, id, from, to) =>
+      (await prisma.webhookEndpoint.updateMany({ where: { id, secretCiphertext: from }, data: { secretCiphertext: to } })).count,
   },
   {
     name: 'bank_accounts.account_number_encrypted',
     label: ACCOUNT_NUMBER_LABEL,
     page: async (prisma, afterId, take) =>
-      (await prisma.bankAccount.findMany({ where: { id: { gt: afterId } }, orderBy: { id: 'asc' }, take, select: { id: true, accountNumberEncrypted: true } })).map((r) => ({ id: r.id, sealed: r.accountNumberEncrypted })),
-    replace: async (prisma, id, from, to) => (await prisma.bankAccount.updateMany({ where: { id, accountNumberEncrypted: from }, data: { accountNumberEncrypted: to } })).count,
+      (
+        await prisma.bankAccount.findMany({
+          where: { id: { gt: afterId } },
+          orderBy: { id: 'asc' },
+          take,
+          select: { id: true, accountNumberEncrypted: true },
+        })
+      ).map((r) => ({ id: r.id, sealed: r.accountNumberEncrypted })),
+    replace: async (prisma, id, from, to) =>
+      (await prisma.bankAccount.updateMany({ where: { id, accountNumberEncrypted: from }, data: { accountNumberEncrypted: to } })).count,
   },
 ];
 
@@ -44,7 +60,7 @@ const PAGE = 500;
 
 async function resealColumn(prisma: PrismaClient, keys: ServiceSecret, column: SealedColumn): Promise<ResealReport['columns'][number]> {
   const result = { column: column.name, resealed: 0, alreadyCurrent: 0, unreadable: [] as string[] };
-  for (let afterId = ''; ; ) {
+  for (let afterId = ''; ;) {
     const rows = await column.page(prisma, afterId, PAGE);
     for (const row of rows) {
       if (sealedUnderCurrentKey(keys, row.sealed)) {

@@ -29,7 +29,13 @@ export function sealText(serviceSecret: ServiceSecret, label: string, ownerId: s
   const cipher = createCipheriv('aes-256-gcm', keyFor(secret, label), iv);
   cipher.setAAD(Buffer.from(ownerId, 'utf8'));
   const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-  return [FORMAT, keyIdOf(secret), iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ciphertext.toString('base64url')].join('.');
+  return [
+    FORMAT,
+    keyIdOf(secret),
+    iv.toString('base64url'),
+    cipher.getAuthTag().toString('base64url'),
+    ciphertext.toString('base64url'),
+  ].join('.');
 }
 
 /** Whether a stored value is sealed under the keyring's current key (what `keys reseal` leaves alone). */
@@ -55,7 +61,9 @@ export function openSealedText(serviceSecret: ServiceSecret, label: string, owne
   if (parts[0] === FORMAT && parts.length === 5) {
     const [, keyId, iv, tag, ciphertext] = parts as [string, string, string, string, string];
     const secret = keyById(serviceSecret, keyId);
-    return secret === undefined ? new Error('sealed under a key the keyring no longer holds') : open(secret, label, ownerId, iv, tag, ciphertext);
+    return secret === undefined
+      ? new Error('sealed under a key the keyring no longer holds')
+      : open(secret, label, ownerId, iv, tag, ciphertext);
   }
   if (parts[0] === 'v1' && parts.length === 4) {
     const [, iv, tag, ciphertext] = parts as [string, string, string, string];

@@ -16,7 +16,8 @@ export type ServiceSecret = string | ServiceKeys;
 export const currentKey = (secret: ServiceSecret): string => (typeof secret === 'string' ? secret : secret.current);
 
 /** Every accepted key, the current one first. */
-export const acceptedKeys = (secret: ServiceSecret): readonly string[] => (typeof secret === 'string' ? [secret] : [secret.current, ...secret.previous]);
+export const acceptedKeys = (secret: ServiceSecret): readonly string[] =>
+  typeof secret === 'string' ? [secret] : [secret.current, ...secret.previous];
 
 /** A short public name of a key (stored beside what it sealed or signed), never the key itself. */
 export const keyIdOf = (key: string): string => sha256Hex(`service-key-id:${key}`).slice(0, 12);

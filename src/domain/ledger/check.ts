@@ -79,7 +79,12 @@ export async function checkLedger(db: Db): Promise<LedgerCheckResult> {
     SELECT e.id, e.posting_id FROM ledger_entries e LEFT JOIN ledger_postings p ON p.id = e.posting_id
     WHERE p.id IS NULL ORDER BY e.id LIMIT ${LIMIT}`;
   for (const r of orphanEntries) {
-    problems.push({ code: 'entry_without_posting', message: `entry ${r.id} references missing posting ${r.posting_id}`, entryId: r.id, postingId: r.posting_id });
+    problems.push({
+      code: 'entry_without_posting',
+      message: `entry ${r.id} references missing posting ${r.posting_id}`,
+      entryId: r.id,
+      postingId: r.posting_id,
+    });
   }
 
   const orphanTransactions = await db.$queryRaw<Array<{ id: string; posting_id: string }>>`

@@ -252,7 +252,8 @@ export function preparePosting(input: PostingInput): PreparedPosting {
   if (!isId(input.appId)) issues.push('appId is required');
   if (!SOURCE_TYPES.includes(input.sourceType)) issues.push(`sourceType must be one of ${SOURCE_TYPES.join(', ')}`);
   if (!isId(input.sourceId)) issues.push('sourceId must be 1-128 characters of [A-Za-z0-9_-]');
-  if (typeof input.leg !== 'string' || !/^[A-Za-z0-9_.:-]{1,128}$/.test(input.leg)) issues.push('leg must be 1-128 characters of [A-Za-z0-9_.:-]');
+  if (typeof input.leg !== 'string' || !/^[A-Za-z0-9_.:-]{1,128}$/.test(input.leg))
+    issues.push('leg must be 1-128 characters of [A-Za-z0-9_.:-]');
   if (typeof input.description !== 'string' || input.description.length < 1 || input.description.length > 500) {
     issues.push('description must be 1-500 characters');
   }
@@ -309,9 +310,11 @@ export function preparePosting(input: PostingInput): PreparedPosting {
     if (!TRANSACTION_DIRECTIONS.includes(t.direction)) issues.push(`${where}: direction must be received or sent`);
     if (!TRANSACTION_STATUSES.includes(t.status)) issues.push(`${where}: status must be one of ${TRANSACTION_STATUSES.join(', ')}`);
     for (const side of ['senderAccountId', 'receiverAccountId'] as const) {
-      if (t[side] !== null && t[side] !== undefined && !isAccountId(t[side])) issues.push(`${where}: ${side} must be an account id or null`);
+      if (t[side] !== null && t[side] !== undefined && !isAccountId(t[side]))
+        issues.push(`${where}: ${side} must be an account id or null`);
     }
-    if (t.direction === 'sent' && t.senderAccountId !== t.accountId) issues.push(`${where}: a sent transaction's senderAccountId is its accountId`);
+    if (t.direction === 'sent' && t.senderAccountId !== t.accountId)
+      issues.push(`${where}: a sent transaction's senderAccountId is its accountId`);
     if (t.direction === 'received' && t.receiverAccountId !== t.accountId) {
       issues.push(`${where}: a received transaction's receiverAccountId is its accountId`);
     }
@@ -352,7 +355,16 @@ export function preparePosting(input: PostingInput): PreparedPosting {
     entries: entries.map((e) => [e.line, e.book, e.accountId, assetKey(e.asset), e.asset.symbol, e.asset.decimals, String(e.amountAtomic)]),
     transactions: transactions
       .map((t) =>
-        JSON.stringify([t.accountId, t.direction, t.senderAccountId, t.receiverAccountId, assetKey(t.asset), String(t.amountAtomic), t.financialLegKind, t.paymentId]),
+        JSON.stringify([
+          t.accountId,
+          t.direction,
+          t.senderAccountId,
+          t.receiverAccountId,
+          assetKey(t.asset),
+          String(t.amountAtomic),
+          t.financialLegKind,
+          t.paymentId,
+        ]),
       )
       .sort(),
   });
@@ -386,10 +398,7 @@ export function preparePosting(input: PostingInput): PreparedPosting {
  * Refusals (nothing written): LedgerValidationError for unbalanced or malformed input, or an account
  * that is unknown or belongs to another app.
  */
-export async function postToLedger(
-  tx: Prisma.TransactionClient,
-  input: PostingInput,
-): Promise<{ postingId: string; created: boolean }> {
+export async function postToLedger(tx: Prisma.TransactionClient, input: PostingInput): Promise<{ postingId: string; created: boolean }> {
   const p = preparePosting(input);
 
   if (p.accountIds.length > 0) {
@@ -486,7 +495,8 @@ export async function updateTransactionStatus(
   input: { sourceType: LedgerSourceType; sourceId: string; leg: string; status: LedgerTransactionStatus; accountId?: string },
 ): Promise<void> {
   const key = `${input.sourceType}/${input.sourceId}/${input.leg}`;
-  if (!TRANSACTION_STATUSES.includes(input.status)) throw new LedgerValidationError([`status must be one of ${TRANSACTION_STATUSES.join(', ')}`]);
+  if (!TRANSACTION_STATUSES.includes(input.status))
+    throw new LedgerValidationError([`status must be one of ${TRANSACTION_STATUSES.join(', ')}`]);
   const posting = await tx.ledgerPosting.findUnique({
     where: { sourceType_sourceId_leg: { sourceType: input.sourceType, sourceId: input.sourceId, leg: input.leg } },
     select: { id: true },
@@ -499,7 +509,11 @@ export async function updateTransactionStatus(
   });
   const rows = await tx.ledgerTransaction.findMany({ where: scope, select: { id: true, status: true } });
   if (rows.length === 0) {
-    throw new LedgerError('LedgerNotFound', `ledger posting ${key} has no transactions${input.accountId ? ` for ${input.accountId}` : ''}`, { key });
+    throw new LedgerError(
+      'LedgerNotFound',
+      `ledger posting ${key} has no transactions${input.accountId ? ` for ${input.accountId}` : ''}`,
+      { key },
+    );
   }
   const refused = rows.filter((r) => r.status !== input.status);
   if (refused.length > 0) {

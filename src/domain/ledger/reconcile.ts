@@ -68,7 +68,17 @@ interface Snapshot {
   books: Map<string, bigint>;
   incoming: Array<Omit<InFlightAmount, 'purpose' | 'amountAtomic'> & { amount: bigint }>;
   /** `superseded`: the leg's fee-replaced transactions at its nonce; whichever is mined moved the money. */
-  legs: Array<{ sourceType: 'payment' | 'deposit' | 'vault_funding' | 'refund' | 'incident_recovery'; sourceId: string; txHash: string; superseded: string[]; chainId: number; from: string; to: string; token: string; amount: bigint }>;
+  legs: Array<{
+    sourceType: 'payment' | 'deposit' | 'vault_funding' | 'refund' | 'incident_recovery';
+    sourceId: string;
+    txHash: string;
+    superseded: string[];
+    chainId: number;
+    from: string;
+    to: string;
+    token: string;
+    amount: bigint;
+  }>;
   unaddressed: Array<{ book: string; purpose: AddressPurpose; chainId: number; token: string; total: bigint }>;
 }
 
@@ -76,7 +86,10 @@ const lower = (s: string) => s.toLowerCase();
 const key = (...parts: Array<string | number>) => parts.join('|');
 
 /** Every address of the service, page by page (keyset on the address); the first page also checks unaddressed books. */
-export async function reconcileLedgerPage(deps: ReconcileDeps, input: { afterAddress?: string | null; limit: number }): Promise<ReconcilePage> {
+export async function reconcileLedgerPage(
+  deps: ReconcileDeps,
+  input: { afterAddress?: string | null; limit: number },
+): Promise<ReconcilePage> {
   const after = input.afterAddress ? lower(input.afterAddress) : null;
   const rows = await deps.prisma.custodyAddress.findMany({
     where: after ? { address: { gt: after } } : {},
@@ -206,7 +219,13 @@ async function reconcileAddresses(deps: ReconcileDeps, addresses: string[], opts
   for (const leg of minedLegs) {
     if (!leg) continue;
     // A vault's leg arrives at escrow as a Payment transfer, counted there: only its vault side is in flight.
-    const sides = leg.sourceType === 'vault_funding' ? ([[leg.from, -leg.amount]] as const) : ([[leg.from, -leg.amount], [leg.to, leg.amount]] as const);
+    const sides =
+      leg.sourceType === 'vault_funding'
+        ? ([[leg.from, -leg.amount]] as const)
+        : ([
+            [leg.from, -leg.amount],
+            [leg.to, leg.amount],
+          ] as const);
     for (const [address, amount] of sides) {
       const target = targetOf.get(address);
       if (!target) continue; // the other side is not on this page, or not ours (a destination)
@@ -225,7 +244,9 @@ async function reconcileAddresses(deps: ReconcileDeps, addresses: string[], opts
   }
 
   const pairs = snap.targets.flatMap((t) =>
-    t.chainIds.filter((id) => heads.has(id)).flatMap((chainId) => networks.get(chainId)!.assets.map((a) => ({ target: t, chainId, token: a.tokenAddress }))),
+    t.chainIds
+      .filter((id) => heads.has(id))
+      .flatMap((chainId) => networks.get(chainId)!.assets.map((a) => ({ target: t, chainId, token: a.tokenAddress }))),
   );
   const balances = await balancesOf(deps, pairs, heads);
 
@@ -307,8 +328,14 @@ async function readSnapshot(
 ): Promise<Snapshot> {
   const wallets = walletsOf(custody);
   const registry = await tx.custodyAddress.findMany({ where: { address: { in: addresses } }, select: { address: true, purpose: true } });
-  const payments = await tx.payment.findMany({ where: { escrowAddress: { in: addresses } }, select: { id: true, chainId: true, escrowAddress: true } });
-  const depositAddresses = await tx.depositAddress.findMany({ where: { address: { in: addresses } }, select: { id: true, chainId: true, address: true } });
+  const payments = await tx.payment.findMany({
+    where: { escrowAddress: { in: addresses } },
+    select: { id: true, chainId: true, escrowAddress: true },
+  });
+  const depositAddresses = await tx.depositAddress.findMany({
+    where: { address: { in: addresses } },
+    select: { id: true, chainId: true, address: true },
+  });
   const vaults = await tx.vault.findMany({ where: { address: { in: addresses } }, select: { id: true, address: true } });
   const purposeOf = new Map(registry.map((r) => [r.address, r.purpose]));
   const paymentOf = new Map(payments.map((p) => [p.escrowAddress!, p]));
@@ -347,18 +374,24 @@ async function readSnapshot(
     books.set(k, (books.get(k) ?? 0n) + BigInt(s.total));
   }
 
-  const transfers = await tx.$queryRaw<Array<{ payment_id: string; tx_hash: string; amount: string; address: string; chain_id: number; token: string }>>`
+  const transfers = await tx.$queryRaw<
+    Array<{ payment_id: string; tx_hash: string; amount: string; address: string; chain_id: number; token: string }>
+  >`
     SELECT t.payment_id, t.tx_hash, t.amount_atomic::text AS amount, p.escrow_address AS address, t.chain_id, lower(coalesce(t.token_address, p.token_address)) AS token
     FROM payment_transfers t JOIN payments p ON p.id = t.payment_id
     WHERE p.escrow_address = ANY(${addresses}::text[])
       AND (t.status IN ('pending', 'dust', 'foreign')
            OR (p.status <> ALL(${TERMINAL_PAYMENT}::text[]) AND t.status = 'confirmed' AND NOT EXISTS (
                  SELECT 1 FROM ledger_postings lp WHERE lp.source_type = 'payment' AND lp.source_id = p.id AND lp.leg = 'collection')))`;
-  const deposits = await tx.$queryRaw<Array<{ id: string; tx_hash: string; amount: string; address: string; chain_id: number; token: string }>>`
+  const deposits = await tx.$queryRaw<
+    Array<{ id: string; tx_hash: string; amount: string; address: string; chain_id: number; token: string }>
+  >`
     SELECT d.id, d.tx_hash, d.amount_atomic::text AS amount, a.address, d.chain_id, lower(d.token_address) AS token
     FROM deposits d JOIN deposit_addresses a ON a.id = d.deposit_address_id
     WHERE a.address = ANY(${addresses}::text[]) AND d.status IN ('detected', 'confirming')`;
-  const receipts = await tx.$queryRaw<Array<{ vault_id: string; tx_hash: string; amount: string; address: string; chain_id: number; token: string }>>`
+  const receipts = await tx.$queryRaw<
+    Array<{ vault_id: string; tx_hash: string; amount: string; address: string; chain_id: number; token: string }>
+  >`
     SELECT r.vault_id, r.tx_hash, r.amount_atomic::text AS amount, v.address, r.chain_id, lower(r.token_address) AS token
     FROM vault_receipts r JOIN vaults v ON v.id = r.vault_id
     WHERE v.address = ANY(${addresses}::text[]) AND r.status = 'seen'`;
@@ -426,7 +459,17 @@ async function readSnapshot(
 /** The live settlement legs at these addresses whose source has not posted them (see the rules at the top). */
 async function readLegs(db: Pick<Prisma.TransactionClient, '$queryRaw'>, addresses: string[]): Promise<Snapshot['legs']> {
   const legs = await db.$queryRaw<
-    Array<{ source_type: 'payment' | 'deposit'; source_id: string; tx_hash: string; chain_id: number; from_address: string; to_address: string; token: string; amount: string; superseded: string[] }>
+    Array<{
+      source_type: 'payment' | 'deposit';
+      source_id: string;
+      tx_hash: string;
+      chain_id: number;
+      from_address: string;
+      to_address: string;
+      token: string;
+      amount: string;
+      superseded: string[];
+    }>
   >`
     SELECT l.source_type, l.source_id, l.tx_hash, l.chain_id, l.from_address, l.to_address, lower(l.token_address) AS token, l.amount_atomic::text AS amount,
       ARRAY(SELECT s.tx_hash FROM settlement_legs s WHERE s.source_type = l.source_type AND s.source_id = l.source_id AND s.leg = l.leg AND s.nonce = l.nonce AND s.status = 'superseded') AS superseded
@@ -437,7 +480,16 @@ async function readLegs(db: Pick<Prisma.TransactionClient, '$queryRaw'>, address
       AND NOT EXISTS (SELECT 1 FROM ledger_postings lp WHERE lp.source_type = l.source_type AND lp.source_id = l.source_id AND lp.leg = 'settlement')`;
 
   const vaultLegs = await db.$queryRaw<
-    Array<{ source_id: string; tx_hash: string; chain_id: number; from_address: string; to_address: string; token: string; amount: string; superseded: string[] }>
+    Array<{
+      source_id: string;
+      tx_hash: string;
+      chain_id: number;
+      from_address: string;
+      to_address: string;
+      token: string;
+      amount: string;
+      superseded: string[];
+    }>
   >`
     SELECT l.source_id, l.tx_hash, l.chain_id, l.from_address, l.to_address, lower(l.token_address) AS token, l.amount_atomic::text AS amount,
       ARRAY(SELECT s.tx_hash FROM settlement_legs s WHERE s.source_type = l.source_type AND s.source_id = l.source_id AND s.leg = l.leg AND s.nonce = l.nonce AND s.status = 'superseded') AS superseded
@@ -448,7 +500,17 @@ async function readLegs(db: Pick<Prisma.TransactionClient, '$queryRaw'>, address
 
   // Refunds and incident recoveries (src/domain/returns): sent, not yet confirmed and posted.
   const returnLegs = await db.$queryRaw<
-    Array<{ source_type: 'refund' | 'incident_recovery'; source_id: string; tx_hash: string; chain_id: number; from_address: string; to_address: string; token: string; amount: string; superseded: string[] }>
+    Array<{
+      source_type: 'refund' | 'incident_recovery';
+      source_id: string;
+      tx_hash: string;
+      chain_id: number;
+      from_address: string;
+      to_address: string;
+      token: string;
+      amount: string;
+      superseded: string[];
+    }>
   >`
     SELECT l.source_type, l.source_id, l.tx_hash, l.chain_id, l.from_address, l.to_address, lower(l.token_address) AS token, l.amount_atomic::text AS amount,
       ARRAY(SELECT s.tx_hash FROM settlement_legs s WHERE s.source_type = l.source_type AND s.source_id = l.source_id AND s.leg = l.leg AND s.nonce = l.nonce AND s.status = 'superseded') AS superseded
@@ -459,20 +521,20 @@ async function readLegs(db: Pick<Prisma.TransactionClient, '$queryRaw'>, address
                         AND lp.leg = (CASE r.kind WHEN 'refund' THEN 'refund:' ELSE 'recovery:' END) || r.id)`;
 
   return [
-      ...legs.map((l) => ({ ...l, source_type: l.source_type as 'payment' | 'deposit' | 'vault_funding' })),
-      ...vaultLegs.map((l) => ({ ...l, source_type: 'vault_funding' as const })),
-      ...returnLegs,
-    ].map((l) => ({
-      sourceType: l.source_type,
-      sourceId: l.source_id,
-      txHash: l.tx_hash,
-      superseded: l.superseded,
-      chainId: Number(l.chain_id),
-      from: l.from_address,
-      to: l.to_address,
-      token: l.token,
-      amount: BigInt(l.amount),
-    }));
+    ...legs.map((l) => ({ ...l, source_type: l.source_type as 'payment' | 'deposit' | 'vault_funding' })),
+    ...vaultLegs.map((l) => ({ ...l, source_type: 'vault_funding' as const })),
+    ...returnLegs,
+  ].map((l) => ({
+    sourceType: l.source_type,
+    sourceId: l.source_id,
+    txHash: l.tx_hash,
+    superseded: l.superseded,
+    chainId: Number(l.chain_id),
+    from: l.from_address,
+    to: l.to_address,
+    token: l.token,
+    amount: BigInt(l.amount),
+  }));
 }
 
 /** Runs fn over items with at most `limit` in flight, answering results in item order. */

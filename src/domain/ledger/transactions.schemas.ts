@@ -18,7 +18,10 @@ export const ZLedgerAssetView = z.strictObject({
 export const ZAssetAmount = z.strictObject({ asset: ZLedgerAssetView, amount: ZAtomic });
 export type TAssetAmount = z.output<typeof ZAssetAmount>;
 
-export const ZTransactionId = z.string().regex(/^txn_[A-Za-z0-9_-]+$/, 'a transaction id (txn_...)').max(64);
+export const ZTransactionId = z
+  .string()
+  .regex(/^txn_[A-Za-z0-9_-]+$/, 'a transaction id (txn_...)')
+  .max(64);
 
 export const ZTransaction = z.strictObject({
   id: ZTransactionId,
@@ -56,7 +59,11 @@ export type TTransactionDetail = z.output<typeof ZTransactionDetail>;
 
 /** GET /v2/accounts/{accountId}/transactions */
 export const ZListTransactionsQuery = ZPageQuery({ max: 100, default: 50 }).extend({
-  paymentId: z.string().regex(/^payment_[A-Za-z0-9_-]+$/, 'a payment id (payment_...)').max(64).optional(),
+  paymentId: z
+    .string()
+    .regex(/^payment_[A-Za-z0-9_-]+$/, 'a payment id (payment_...)')
+    .max(64)
+    .optional(),
   status: z.enum(TRANSACTION_STATUSES).optional(),
 });
 export type TListTransactionsQuery = z.output<typeof ZListTransactionsQuery>;

@@ -80,12 +80,7 @@ async function assertAccountOfApp(db: Db, appId: string, accountId: string): Pro
  * (e.g. a collection into an escrow not attributed to it), every entry of the posting is shown instead,
  * so a Transaction always shows the balanced journal lines behind it. Ordered as posted.
  */
-export async function getAccountTransaction(
-  db: Db,
-  appId: string,
-  accountId: string,
-  transactionId: string,
-): Promise<TTransactionDetail> {
+export async function getAccountTransaction(db: Db, appId: string, accountId: string, transactionId: string): Promise<TTransactionDetail> {
   await assertAccountOfApp(db, appId, accountId);
   const row = await db.ledgerTransaction.findFirst({ where: { id: transactionId, accountId }, select: TRANSACTION_SELECT });
   if (!row) throw notFound('Transaction');

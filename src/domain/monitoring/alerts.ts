@@ -72,7 +72,10 @@ export async function raiseAlert(deps: AlertDeps, input: AlertInput): Promise<{ 
     ON CONFLICT (kind, subject) WHERE resolved_at IS NULL DO NOTHING
     RETURNING id`;
   if (inserted.length === 1) {
-    deps.logger.error({ alertId: id, kind: input.kind, severity: input.severity, subject: input.subject, details: input.details }, `operator alert: ${input.kind} ${input.subject}`);
+    deps.logger.error(
+      { alertId: id, kind: input.kind, severity: input.severity, subject: input.subject, details: input.details },
+      `operator alert: ${input.kind} ${input.subject}`,
+    );
     return { alertId: id, raised: true };
   }
   const [open] = await deps.prisma.$queryRaw<Array<{ id: string }>>`
@@ -98,7 +101,11 @@ export async function resolveAlerts(deps: AlertDeps, kind: AlertKind, subjects: 
  * Makes the open alerts of one kind match what a complete pass found: each problem in `current` is
  * raised (or refreshed), and every open alert of that kind not in `current` is resolved.
  */
-export async function syncAlerts(deps: AlertDeps, kind: AlertKind, current: AlertInput[]): Promise<{ raised: number; resolved: number; open: number }> {
+export async function syncAlerts(
+  deps: AlertDeps,
+  kind: AlertKind,
+  current: AlertInput[],
+): Promise<{ raised: number; resolved: number; open: number }> {
   let raised = 0;
   for (const alert of current) {
     if (alert.kind !== kind) throw new Error(`syncAlerts(${kind}) was handed a ${alert.kind} alert`);

@@ -33,22 +33,34 @@ const counts = <L extends string>(rows: Array<Record<L, string | null> & { count
 
 /** Payments by status (pending, ..., succeeded, failed, ...). */
 export async function paymentsByStatus(prisma: PrismaClient, timeoutMs: number): Promise<Array<Count<'status'>>> {
-  const rows = await bounded(prisma, timeoutMs, (tx) => tx.$queryRaw<Array<{ status: string; count: number }>>`
-    SELECT status, count(*)::int AS count FROM payments GROUP BY status`);
+  const rows = await bounded(
+    prisma,
+    timeoutMs,
+    (tx) => tx.$queryRaw<Array<{ status: string; count: number }>>`
+    SELECT status, count(*)::int AS count FROM payments GROUP BY status`,
+  );
   return counts(rows, ['status']);
 }
 
 /** Payments by operational state (normal, retrying, requires_intervention: a hold waiting for an operator). */
 export async function paymentsByOperationalState(prisma: PrismaClient, timeoutMs: number): Promise<Array<Count<'operational_state'>>> {
-  const rows = await bounded(prisma, timeoutMs, (tx) => tx.$queryRaw<Array<{ operational_state: string; count: number }>>`
-    SELECT operational_state, count(*)::int AS count FROM payments GROUP BY operational_state`);
+  const rows = await bounded(
+    prisma,
+    timeoutMs,
+    (tx) => tx.$queryRaw<Array<{ operational_state: string; count: number }>>`
+    SELECT operational_state, count(*)::int AS count FROM payments GROUP BY operational_state`,
+  );
   return counts(rows, ['operational_state']);
 }
 
 /** Deposits by status (requires_intervention: a deposit's settlement held for an operator). */
 export async function depositsByStatus(prisma: PrismaClient, timeoutMs: number): Promise<Array<Count<'status'>>> {
-  const rows = await bounded(prisma, timeoutMs, (tx) => tx.$queryRaw<Array<{ status: string; count: number }>>`
-    SELECT status, count(*)::int AS count FROM deposits GROUP BY status`);
+  const rows = await bounded(
+    prisma,
+    timeoutMs,
+    (tx) => tx.$queryRaw<Array<{ status: string; count: number }>>`
+    SELECT status, count(*)::int AS count FROM deposits GROUP BY status`,
+  );
   return counts(rows, ['status']);
 }
 
@@ -101,8 +113,12 @@ export interface ScannerLag {
 
 /** The chain scanners' cursors (one row per network). */
 export async function scanCursors(prisma: PrismaClient, timeoutMs: number): Promise<Map<number, bigint>> {
-  const rows = await bounded(prisma, timeoutMs, (tx) => tx.$queryRaw<Array<{ chain_id: number; next_from_block: bigint }>>`
-    SELECT chain_id, next_from_block FROM chain_scan_cursors`);
+  const rows = await bounded(
+    prisma,
+    timeoutMs,
+    (tx) => tx.$queryRaw<Array<{ chain_id: number; next_from_block: bigint }>>`
+    SELECT chain_id, next_from_block FROM chain_scan_cursors`,
+  );
   return new Map(rows.map((r) => [Number(r.chain_id), BigInt(r.next_from_block)]));
 }
 
@@ -139,11 +155,17 @@ export interface OpenAlerts {
 
 /** Open operator alerts, the reconcile's differences among them. */
 export async function openAlerts(prisma: PrismaClient, timeoutMs: number): Promise<OpenAlerts> {
-  const rows = await bounded(prisma, timeoutMs, (tx) => tx.$queryRaw<Array<{ kind: string; severity: string; count: number }>>`
-    SELECT kind, severity, count(*)::int AS count FROM operator_alerts WHERE resolved_at IS NULL GROUP BY kind, severity`);
+  const rows = await bounded(
+    prisma,
+    timeoutMs,
+    (tx) => tx.$queryRaw<Array<{ kind: string; severity: string; count: number }>>`
+    SELECT kind, severity, count(*)::int AS count FROM operator_alerts WHERE resolved_at IS NULL GROUP BY kind, severity`,
+  );
   const byKind = counts(rows, ['kind', 'severity']);
   return {
     byKind,
-    reconcileDifferences: byKind.filter((c) => c.labels.kind === LEDGER_DIFFERENCE).map((c) => ({ labels: { severity: c.labels.severity }, count: c.count })),
+    reconcileDifferences: byKind
+      .filter((c) => c.labels.kind === LEDGER_DIFFERENCE)
+      .map((c) => ({ labels: { severity: c.labels.severity }, count: c.count })),
   };
 }

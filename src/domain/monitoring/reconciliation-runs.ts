@@ -93,7 +93,11 @@ export async function passFinished(prisma: PrismaClient, name: ReconciliationNam
 /** Open alerts of the kinds a reconciliation owns, by kind (every kind listed, 0 when none). */
 export async function openAlertsOf(prisma: PrismaClient, name: ReconciliationName): Promise<Record<string, number>> {
   const kinds = RECONCILIATION_ALERT_KINDS[name];
-  const rows = await prisma.operatorAlert.groupBy({ by: ['kind'], where: { kind: { in: [...kinds] }, resolvedAt: null }, _count: { _all: true } });
+  const rows = await prisma.operatorAlert.groupBy({
+    by: ['kind'],
+    where: { kind: { in: [...kinds] }, resolvedAt: null },
+    _count: { _all: true },
+  });
   return Object.fromEntries(kinds.map((k) => [k, rows.find((r) => r.kind === k)?._count._all ?? 0]));
 }
 
@@ -136,6 +140,13 @@ function toView(name: ReconciliationName, row: ReconciliationRun | undefined, op
 export async function listReconciliationRuns(prisma: PrismaClient): Promise<ReconciliationRunView[]> {
   const rows = await prisma.reconciliationRun.findMany({ where: { name: { in: [...RECONCILIATIONS] } } });
   const views: ReconciliationRunView[] = [];
-  for (const name of RECONCILIATIONS) views.push(toView(name, rows.find((r) => r.name === name), await openAlertsOf(prisma, name)));
+  for (const name of RECONCILIATIONS)
+    views.push(
+      toView(
+        name,
+        rows.find((r) => r.name === name),
+        await openAlertsOf(prisma, name),
+      ),
+    );
   return views;
 }

@@ -73,7 +73,12 @@ async function writeAudit(db: Db, entry: AuditEntry, outcome: OperatorOutcome, d
  * transaction, through `write`), else it is written after; a refusal or error writes its own row
  * (any row inside a transaction that threw was rolled back with it) and is thrown on.
  */
-async function audited<T>(prisma: PrismaClient, entry: AuditEntry, run: (write: Written) => Promise<T>, success: OperatorOutcome): Promise<T> {
+async function audited<T>(
+  prisma: PrismaClient,
+  entry: AuditEntry,
+  run: (write: Written) => Promise<T>,
+  success: OperatorOutcome,
+): Promise<T> {
   let written = false;
   const write: Written = async (db, outcome, detail) => {
     await writeAudit(db, entry, outcome, detail);
@@ -150,7 +155,12 @@ export async function recoverIncident(
 }
 
 /** Issues an app a new secret (shown once) with an overlap window for the previous ones, audited in its transaction. */
-export async function rotateAppCredential(prisma: PrismaClient, channel: OperatorChannel, appId: string, body: unknown): Promise<RotatedAppSecret> {
+export async function rotateAppCredential(
+  prisma: PrismaClient,
+  channel: OperatorChannel,
+  appId: string,
+  body: unknown,
+): Promise<RotatedAppSecret> {
   const input = parseInput(ZRotateAppSecret, body, 'body');
   const entry: AuditEntry = {
     actor: input.actor,
@@ -175,9 +185,21 @@ export async function rotateAppCredential(prisma: PrismaClient, channel: Operato
 }
 
 /** Refuses every secret and client token of an app at once, audited in its transaction. */
-export async function revokeAppCredential(prisma: PrismaClient, channel: OperatorChannel, appId: string, body: unknown): Promise<RevokedApp> {
+export async function revokeAppCredential(
+  prisma: PrismaClient,
+  channel: OperatorChannel,
+  appId: string,
+  body: unknown,
+): Promise<RevokedApp> {
   const input = parseInput(ZRevokeApp, body, 'body');
-  const entry: AuditEntry = { actor: input.actor, channel, action: 'revoke', target: { type: 'app', id: appId }, reason: input.reason ?? null, details: {} };
+  const entry: AuditEntry = {
+    actor: input.actor,
+    channel,
+    action: 'revoke',
+    target: { type: 'app', id: appId },
+    reason: input.reason ?? null,
+    details: {},
+  };
   return audited(
     prisma,
     entry,
@@ -207,7 +229,10 @@ function toView(r: Awaited<ReturnType<PrismaClient['operatorAction']['findUnique
 }
 
 /** The audit, newest first: of one target, or of all. */
-export async function listOperatorActions(prisma: PrismaClient, opts: { target?: OperatorTarget; limit: number }): Promise<OperatorActionView[]> {
+export async function listOperatorActions(
+  prisma: PrismaClient,
+  opts: { target?: OperatorTarget; limit: number },
+): Promise<OperatorActionView[]> {
   const rows = await prisma.operatorAction.findMany({
     where: opts.target ? { targetType: opts.target.type, targetId: opts.target.id } : {},
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],

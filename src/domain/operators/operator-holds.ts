@@ -109,7 +109,9 @@ function unrecordedItem(u: UnrecordedDeposit, appId: string | undefined): HeldIt
 }
 
 async function appIdsOf(prisma: PrismaClient, depositAddressIds: string[]): Promise<Map<string, string>> {
-  const rows = depositAddressIds.length ? await prisma.depositAddress.findMany({ where: { id: { in: depositAddressIds } }, select: { id: true, appId: true } }) : [];
+  const rows = depositAddressIds.length
+    ? await prisma.depositAddress.findMany({ where: { id: { in: depositAddressIds } }, select: { id: true, appId: true } })
+    : [];
   return new Map(rows.map((r) => [r.id, r.appId]));
 }
 
@@ -139,7 +141,11 @@ export async function listHolds(prisma: PrismaClient): Promise<{ items: HeldItem
       orderBy: [{ operationalUpdatedAt: 'desc' }, { id: 'asc' }],
       take: LIST_LIMIT,
     }),
-    prisma.deposit.findMany({ where: { status: 'requires_intervention' }, orderBy: [{ updatedAt: 'desc' }, { id: 'asc' }], take: LIST_LIMIT }),
+    prisma.deposit.findMany({
+      where: { status: 'requires_intervention' },
+      orderBy: [{ updatedAt: 'desc' }, { id: 'asc' }],
+      take: LIST_LIMIT,
+    }),
     openUnrecordedDeposits(prisma, LIST_LIMIT),
     prisma.fundReturn.findMany({
       where: { status: 'requires_intervention' },
@@ -154,8 +160,14 @@ export async function listHolds(prisma: PrismaClient): Promise<{ items: HeldItem
       take: LIST_LIMIT,
     }),
   ]);
-  const transfers = await transfersById(prisma, incidents.flatMap((i) => (i.transferId ? [i.transferId] : [])));
-  const apps = await appIdsOf(prisma, unrecorded.map((u) => u.start.depositAddressId));
+  const transfers = await transfersById(
+    prisma,
+    incidents.flatMap((i) => (i.transferId ? [i.transferId] : [])),
+  );
+  const apps = await appIdsOf(
+    prisma,
+    unrecorded.map((u) => u.start.depositAddressId),
+  );
   const items = [
     ...payments.map(paymentItem),
     ...deposits.map(depositItem),
@@ -197,10 +209,17 @@ async function eventsOf(prisma: PrismaClient, appId: string, resourceType: strin
     orderBy: { sequence: 'asc' },
     include: { webhookDeliveries: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } },
   });
-  return events.map((e) => ({ at: e.createdAt.toISOString(), what: e.name, detail: `event ${e.id}; ${deliveriesText(e.webhookDeliveries)}`, txHash: null }));
+  return events.map((e) => ({
+    at: e.createdAt.toISOString(),
+    what: e.name,
+    detail: `event ${e.id}; ${deliveriesText(e.webhookDeliveries)}`,
+    txHash: null,
+  }));
 }
 
-function deliveriesText(deliveries: Array<{ endpointId: string; status: string; attemptCount: number; lastStatusCode: number | null }>): string {
+function deliveriesText(
+  deliveries: Array<{ endpointId: string; status: string; attemptCount: number; lastStatusCode: number | null }>,
+): string {
   if (deliveries.length === 0) return 'no webhook delivery';
   const one = (d: (typeof deliveries)[number]) =>
     `${d.endpointId} ${d.status} after ${d.attemptCount} attempt${d.attemptCount === 1 ? '' : 's'}${d.lastStatusCode === null ? '' : ` (HTTP ${d.lastStatusCode})`}`;
@@ -209,7 +228,10 @@ function deliveriesText(deliveries: Array<{ endpointId: string; status: string; 
 
 /** Open or past alerts that name the item (by id, or an address of its). */
 async function alertsOf(prisma: PrismaClient, names: string[]): Promise<TimelineEntry[]> {
-  const alerts = await prisma.operatorAlert.findMany({ where: { OR: names.map((n) => ({ subject: { contains: n } })) }, orderBy: { createdAt: 'asc' } });
+  const alerts = await prisma.operatorAlert.findMany({
+    where: { OR: names.map((n) => ({ subject: { contains: n } })) },
+    orderBy: { createdAt: 'asc' },
+  });
   return alerts.map((a) => ({
     at: a.createdAt.toISOString(),
     what: `alert ${a.kind} (${a.severity})`,
@@ -234,13 +256,37 @@ export async function paymentHold(prisma: PrismaClient, paymentId: string, workf
   const amount = (atomic: { toFixed(): string }) => amountOf(atomic, p.decimals, p.assetCode);
   const timeline: TimelineEntry[] = [
     ...(await eventsOf(prisma, p.appId, 'payment', p.id)),
-    ...p.transfers.map((t) => ({ at: t.createdAt.toISOString(), what: `transfer ${t.status}${t.role ? ` (${t.role})` : ''}`, detail: `${amount(t.amountAtomic)} from ${t.fromAddress}`, txHash: t.txHash })),
-    ...p.resolutions.map((r) => ({ at: r.createdAt.toISOString(), what: `operator ${r.action} applied`, detail: `by ${r.actor}${r.reason ? `: ${r.reason}` : ''}`, txHash: r.txHash })),
-    ...p.fundReturns.map((r) => ({ at: r.createdAt.toISOString(), what: `${r.kind.replace('_', ' ')} ${r.status}`, detail: `${amount(r.amountAtomic)} to ${r.toAddress} (${r.id})`, txHash: r.transactionHash })),
+    ...p.transfers.map((t) => ({
+      at: t.createdAt.toISOString(),
+      what: `transfer ${t.status}${t.role ? ` (${t.role})` : ''}`,
+      detail: `${amount(t.amountAtomic)} from ${t.fromAddress}`,
+      txHash: t.txHash,
+    })),
+    ...p.resolutions.map((r) => ({
+      at: r.createdAt.toISOString(),
+      what: `operator ${r.action} applied`,
+      detail: `by ${r.actor}${r.reason ? `: ${r.reason}` : ''}`,
+      txHash: r.txHash,
+    })),
+    ...p.fundReturns.map((r) => ({
+      at: r.createdAt.toISOString(),
+      what: `${r.kind.replace('_', ' ')} ${r.status}`,
+      detail: `${amount(r.amountAtomic)} to ${r.toAddress} (${r.id})`,
+      txHash: r.transactionHash,
+    })),
     ...(await alertsOf(prisma, [p.id, ...(p.escrowAddress ? [p.escrowAddress.toLowerCase()] : [])])),
   ].sort(byTime);
-  if (p.settlementTxHash) timeline.push({ at: (p.operationalUpdatedAt ?? p.updatedAt).toISOString(), what: 'settlement transaction', detail: 'recorded on the Payment', txHash: p.settlementTxHash });
-  const transfers = await transfersById(prisma, p.incidents.flatMap((i) => (i.transferId ? [i.transferId] : [])));
+  if (p.settlementTxHash)
+    timeline.push({
+      at: (p.operationalUpdatedAt ?? p.updatedAt).toISOString(),
+      what: 'settlement transaction',
+      detail: 'recorded on the Payment',
+      txHash: p.settlementTxHash,
+    });
+  const transfers = await transfersById(
+    prisma,
+    p.incidents.flatMap((i) => (i.transferId ? [i.transferId] : [])),
+  );
   return {
     item: paymentItem(p),
     workflowId,
@@ -264,16 +310,35 @@ export async function paymentHold(prisma: PrismaClient, paymentId: string, workf
 }
 
 export async function depositHold(prisma: PrismaClient, depositId: string): Promise<HoldDetail> {
-  const d = await prisma.deposit.findUnique({ where: { id: depositId }, include: { resolutions: { orderBy: { createdAt: 'asc' } }, depositAddress: true } });
+  const d = await prisma.deposit.findUnique({
+    where: { id: depositId },
+    include: { resolutions: { orderBy: { createdAt: 'asc' } }, depositAddress: true },
+  });
   if (!d) return unrecordedHold(prisma, depositId);
   const amount = (atomic: { toFixed(): string }) => amountOf(atomic, d.decimals, d.assetSymbol);
   const timeline: TimelineEntry[] = [
-    { at: d.createdAt.toISOString(), what: 'transfer received', detail: `${amount(d.amountAtomic)} from ${d.fromAddress} in block ${d.blockNumber}`, txHash: d.txHash },
+    {
+      at: d.createdAt.toISOString(),
+      what: 'transfer received',
+      detail: `${amount(d.amountAtomic)} from ${d.fromAddress} in block ${d.blockNumber}`,
+      txHash: d.txHash,
+    },
     ...(await eventsOf(prisma, d.appId, 'deposit', d.id)),
-    ...d.resolutions.map((r) => ({ at: r.createdAt.toISOString(), what: `operator ${r.action} applied`, detail: `by ${r.actor}${r.reason ? `: ${r.reason}` : ''}`, txHash: r.txHash })),
+    ...d.resolutions.map((r) => ({
+      at: r.createdAt.toISOString(),
+      what: `operator ${r.action} applied`,
+      detail: `by ${r.actor}${r.reason ? `: ${r.reason}` : ''}`,
+      txHash: r.txHash,
+    })),
     ...(await alertsOf(prisma, [d.id, ...(d.depositAddress.address ? [d.depositAddress.address.toLowerCase()] : [])])),
   ].sort(byTime);
-  if (d.settlementTxHash) timeline.push({ at: (d.settledAt ?? d.updatedAt).toISOString(), what: 'settlement transaction', detail: `settlement ${d.settlementStatus}`, txHash: d.settlementTxHash });
+  if (d.settlementTxHash)
+    timeline.push({
+      at: (d.settledAt ?? d.updatedAt).toISOString(),
+      what: 'settlement transaction',
+      detail: `settlement ${d.settlementStatus}`,
+      txHash: d.settlementTxHash,
+    });
   return {
     item: depositItem(d),
     workflowId: d.workflowId,
@@ -315,7 +380,12 @@ async function unrecordedHold(prisma: PrismaClient, depositId: string): Promise<
       ['Chain', String(s.chainId)],
     ],
     timeline: [
-      { at: item.since, what: 'transfer received, its row refused', detail: `${item.amount} from ${s.fromAddress} in block ${s.blockNumber}`, txHash: s.txHash },
+      {
+        at: item.since,
+        what: 'transfer received, its row refused',
+        detail: `${item.amount} from ${s.fromAddress} in block ${s.blockNumber}`,
+        txHash: s.txHash,
+      },
       ...(await alertsOf(prisma, [depositId])),
     ].sort(byTime),
     incidents: [],
@@ -330,13 +400,32 @@ export async function fundReturnHold(prisma: PrismaClient, returnId: string, wor
   const p = r.payment;
   const amount = (atomic: { toFixed(): string }) => amountOf(atomic, p.decimals, p.assetCode);
   const kind = r.kind === 'refund' ? 'refund' : 'incident recovery';
-  const legs = await prisma.settlementLeg.findMany({ where: { sourceType: r.kind, sourceId: r.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  const legs = await prisma.settlementLeg.findMany({
+    where: { sourceType: r.kind, sourceId: r.id },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  });
   const timeline: TimelineEntry[] = [
-    { at: r.createdAt.toISOString(), what: `${kind} requested`, detail: `by ${r.requestedBy} ${r.actor}${r.reason ? `: ${r.reason}` : ''}`, txHash: null },
-    ...legs.map((l) => ({ at: l.createdAt.toISOString(), what: `leg ${l.leg} ${l.status}`, detail: `${amount(l.amountAtomic)} from ${l.fromAddress} to ${l.toAddress}`, txHash: l.txHash })),
+    {
+      at: r.createdAt.toISOString(),
+      what: `${kind} requested`,
+      detail: `by ${r.requestedBy} ${r.actor}${r.reason ? `: ${r.reason}` : ''}`,
+      txHash: null,
+    },
+    ...legs.map((l) => ({
+      at: l.createdAt.toISOString(),
+      what: `leg ${l.leg} ${l.status}`,
+      detail: `${amount(l.amountAtomic)} from ${l.fromAddress} to ${l.toAddress}`,
+      txHash: l.txHash,
+    })),
     ...(await alertsOf(prisma, [r.id])),
   ].sort(byTime);
-  if (r.confirmedAt) timeline.push({ at: r.confirmedAt.toISOString(), what: `${kind} confirmed`, detail: 'posted to the ledger', txHash: r.transactionHash });
+  if (r.confirmedAt)
+    timeline.push({
+      at: r.confirmedAt.toISOString(),
+      what: `${kind} confirmed`,
+      detail: 'posted to the ledger',
+      txHash: r.transactionHash,
+    });
   return {
     item: fundReturnItem(r, p),
     workflowId,

@@ -29,13 +29,20 @@ export async function searchForOperator(prisma: PrismaClient, raw: string): Prom
 }
 
 type Row = { id: string; appId: string; status: string; createdAt: Date };
-const hit = (kind: HeldKind, matched: SearchHit['matched']) => (r: Row): SearchHit => ({ kind, id: r.id, appId: r.appId, status: r.status, matched, createdAt: r.createdAt.toISOString() });
+const hit =
+  (kind: HeldKind, matched: SearchHit['matched']) =>
+  (r: Row): SearchHit => ({ kind, id: r.id, appId: r.appId, status: r.status, matched, createdAt: r.createdAt.toISOString() });
 const SELECT = { id: true, appId: true, status: true, createdAt: true } as const;
 
 async function byIdOrReference(prisma: PrismaClient, q: string): Promise<SearchHit[]> {
   const [payments, byReference, deposits, returns] = await Promise.all([
     prisma.payment.findMany({ where: { id: q }, select: SELECT }),
-    prisma.payment.findMany({ where: { externalReference: q }, select: SELECT, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: MAX_HITS }),
+    prisma.payment.findMany({
+      where: { externalReference: q },
+      select: SELECT,
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: MAX_HITS,
+    }),
     prisma.deposit.findMany({ where: { id: q }, select: SELECT }),
     prisma.fundReturn.findMany({ where: { id: q }, select: SELECT }),
   ]);
@@ -55,9 +62,16 @@ async function byTransaction(prisma: PrismaClient, txHash: string): Promise<Sear
     prisma.fundReturn.findMany({ where: { transactionHash: txHash }, select: SELECT, take: MAX_HITS }),
     prisma.settlementLeg.findMany({ where: { txHash }, select: { sourceType: true, sourceId: true } }),
   ]);
-  const fundings = await prisma.vaultFundingOperation.findMany({ where: { id: { in: legs.filter((l) => l.sourceType === 'vault_funding').map((l) => l.sourceId) } }, select: { paymentId: true } });
+  const fundings = await prisma.vaultFundingOperation.findMany({
+    where: { id: { in: legs.filter((l) => l.sourceType === 'vault_funding').map((l) => l.sourceId) } },
+    select: { paymentId: true },
+  });
   // A vault funding's leg pays a Payment: the Payment is what the operator looks for.
-  const paymentIds = [...transfers.map((t) => t.paymentId), ...fundings.map((f) => f.paymentId), ...legs.filter((l) => l.sourceType === 'payment').map((l) => l.sourceId)];
+  const paymentIds = [
+    ...transfers.map((t) => t.paymentId),
+    ...fundings.map((f) => f.paymentId),
+    ...legs.filter((l) => l.sourceType === 'payment').map((l) => l.sourceId),
+  ];
   const depositIds = legs.filter((l) => l.sourceType === 'deposit').map((l) => l.sourceId);
   const returnIds = legs.filter((l) => l.sourceType === 'refund' || l.sourceType === 'incident_recovery').map((l) => l.sourceId);
   const [payments, legDeposits, legReturns] = await Promise.all([

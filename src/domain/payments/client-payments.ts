@@ -37,10 +37,19 @@ export type PayerAccess = 'claim' | 'payer';
  * another account, the recipient's own) is the same "Payment not found", never "forbidden", so a token
  * learns nothing about a Payment that is not its own.
  */
-export async function loadPayable(prisma: PrismaClient, principal: ClientPrincipal, paymentId: string, access: PayerAccess): Promise<PaymentRow> {
+export async function loadPayable(
+  prisma: PrismaClient,
+  principal: ClientPrincipal,
+  paymentId: string,
+  access: PayerAccess,
+): Promise<PaymentRow> {
   assertScope(principal.app, 'v2:payments');
-  const p = await prisma.payment.findFirst({ where: { id: paymentId, appId: principal.app.id, intent: 'receive' }, include: PAYMENT_VIEW_INCLUDE });
-  const bound = p && (access === 'claim' ? await claimPayer(prisma, p, principal.accountId) : await isPayer(prisma, p, principal.accountId));
+  const p = await prisma.payment.findFirst({
+    where: { id: paymentId, appId: principal.app.id, intent: 'receive' },
+    include: PAYMENT_VIEW_INCLUDE,
+  });
+  const bound =
+    p && (access === 'claim' ? await claimPayer(prisma, p, principal.accountId) : await isPayer(prisma, p, principal.accountId));
   if (!p || !bound) throw notFound('Payment');
   return p;
 }
@@ -66,14 +75,26 @@ export async function readClientPayment(deps: ClientPaymentDeps, principal: Clie
  * then handed to the Payment's workflow, which verifies and counts it), so the answer is the current
  * Payment, not a settlement.
  */
-export async function confirmClientPayment(deps: ClientPaymentDeps, principal: ClientPrincipal, paymentId: string, input: TConfirmClientPayment, now = new Date()) {
+export async function confirmClientPayment(
+  deps: ClientPaymentDeps,
+  principal: ClientPrincipal,
+  paymentId: string,
+  input: TConfirmClientPayment,
+  now = new Date(),
+) {
   const { prisma } = deps;
   const payment = await loadPayable(prisma, principal, paymentId, 'payer');
   const action = await findAction(prisma, input.actionId);
-  if (!action || action.paymentId !== paymentId || action.accountId !== principal.accountId || !isPaymentOptionId(deps.serviceSecret, paymentId, WALLET_TRANSFER_METHOD, action.optionId)) {
+  if (
+    !action ||
+    action.paymentId !== paymentId ||
+    action.accountId !== principal.accountId ||
+    !isPaymentOptionId(deps.serviceSecret, paymentId, WALLET_TRANSFER_METHOD, action.optionId)
+  ) {
     throw notFound('Action');
   }
-  if (action.usedAt) throw new ApiError('conflict', 'This actionId was already used; read the Payment for a new one', { reasonCode: 'action_already_used' });
+  if (action.usedAt)
+    throw new ApiError('conflict', 'This actionId was already used; read the Payment for a new one', { reasonCode: 'action_already_used' });
   assertOptionUsable(payment, now, 'confirmation');
   const nextAction = toNextAction(payment);
   // Escrow funding is confirmed by the chain itself; only a transfer the payer still owes is an
@@ -89,7 +110,8 @@ export async function confirmClientPayment(deps: ClientPaymentDeps, principal: C
       fields: [{ field: 'body.proof.type', message: `must be ${nextAction.type}` }],
     });
   }
-  if (action.expiresAt <= now) throw new ApiError('conflict', 'This actionId has expired; read the Payment for a new one', { reasonCode: 'action_expired' });
+  if (action.expiresAt <= now)
+    throw new ApiError('conflict', 'This actionId has expired; read the Payment for a new one', { reasonCode: 'action_expired' });
 
   const escrow = payment.escrowAddress!.toLowerCase();
   const token = payment.tokenAddress.toLowerCase();

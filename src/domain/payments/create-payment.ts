@@ -41,7 +41,11 @@ export function paymentIdFor(serviceSecret: ServiceSecret, appId: string, idempo
   return `payment_${hmacHex(currentKey(serviceSecret), `payment-id:${appId}:${idempotencyKey}`).slice(0, 32)}`;
 }
 
-function refuse(code: 'payment_method_not_supported' | 'payment_amount_below_minimum' | 'chain_config_missing', message: string, details?: unknown): never {
+function refuse(
+  code: 'payment_method_not_supported' | 'payment_amount_below_minimum' | 'chain_config_missing',
+  message: string,
+  details?: unknown,
+): never {
   throw new ApiError(code, message, details);
 }
 
@@ -50,7 +54,9 @@ export function amountAtomicOf(amount: string, decimals: number): bigint {
   try {
     return toAtomic(amount, decimals);
   } catch {
-    throw new InputError(`amount has more than ${decimals} decimal places`, [{ field: 'body.amount', message: `at most ${decimals} decimal places` }]);
+    throw new InputError(`amount has more than ${decimals} decimal places`, [
+      { field: 'body.amount', message: `at most ${decimals} decimal places` },
+    ]);
   }
 }
 
@@ -71,10 +77,14 @@ export async function createPayment(
   const amountAtomic = amountAtomicOf(input.amount, asset.decimals);
   const minimum = { amountAtomic: toAtomic(asset.minimumDeposit.amount, asset.decimals), inclusive: asset.minimumDeposit.inclusive };
   if (amountAtomic <= 0n || !meetsMinimum(amountAtomic, minimum)) {
-    refuse('payment_amount_below_minimum', `The minimum for ${asset.symbol} on chain ${network.chainId} is ${asset.minimumDeposit.amount}`, {
-      minimumAmount: asset.minimumDeposit.amount,
-      inclusive: asset.minimumDeposit.inclusive,
-    });
+    refuse(
+      'payment_amount_below_minimum',
+      `The minimum for ${asset.symbol} on chain ${network.chainId} is ${asset.minimumDeposit.amount}`,
+      {
+        minimumAmount: asset.minimumDeposit.amount,
+        inclusive: asset.minimumDeposit.inclusive,
+      },
+    );
   }
 
   const fees = splitFees(amountAtomic, env.fees);
@@ -109,7 +119,9 @@ export async function createPayment(
     settlementSnapshot = providerSettlementSnapshot(bank);
   } else {
     if (!profile || profile.status !== 'active') {
-      refuse('payment_method_not_supported', 'The destination account has no settlement destination', { reasonCode: 'settlement_profile_missing' });
+      refuse('payment_method_not_supported', 'The destination account has no settlement destination', {
+        reasonCode: 'settlement_profile_missing',
+      });
     }
     if (profile.chainId !== network.chainId || profile.assetSymbol !== asset.symbol) {
       refuse('payment_method_not_supported', `The destination settles ${profile.assetSymbol} on chain ${profile.chainId}`, {
@@ -130,63 +142,70 @@ export async function createPayment(
   const decimal = (v: bigint) => new Prisma.Decimal(v.toString());
   let row: PaymentRow;
   try {
-    const created = await timed('insert', () => insertPayment(
-      deps.pool,
-      {
-        id: paymentId,
-        appId: app.id,
-        apiVersion: app.apiVersion,
-        intent: input.intent,
-        amountMode: 'collect_exact',
-        status: 'requires_payment_method',
-        offrampStatus: null,
-        stage: 'awaiting_funds',
-        operationalState: 'normal',
-        operationalReasonCode: null,
-        operationalUpdatedAt: null,
-        statusVersion: 1,
-        recipientAccountId: recipient.id,
-        senderAccountId: sourceAccountId,
-        chainId: network.chainId,
-        assetCode: asset.symbol,
-        tokenAddress: asset.tokenAddress,
-        decimals: asset.decimals,
-        amountAtomic: decimal(amountAtomic),
-        receivedAtomic: decimal(0n),
-        pendingAtomic: decimal(0n),
-        platformFeeBps: env.fees.platformFeeBps,
-        partnerFeeBps: env.fees.partnerFeeBps,
-        platformFeeAtomic: decimal(fees.platformAtomic),
-        partnerFeeAtomic: decimal(fees.partnerAtomic),
-        merchantNetAtomic: decimal(fees.netAtomic),
-        escrowIndex,
-        escrowAddress: custody.address,
-        recipientDisplayName: recipient.displayName,
-        recipientLogoUrl: recipient.logoUrl,
-        settlement: settlementSnapshot,
-        settlementTxHash: null,
-        nextActionId: newId('nextAction'),
-        requestHash: request.bodyHash,
-        externalReference: input.externalReference ?? null,
-        description: input.description ?? null,
-        metadata: input.metadata as Prisma.JsonValue,
-        returnUrl: input.returnUrl ?? null,
-        cancelReasonCode: null,
-        cancelReason: null,
-        failureCode: null,
-        failureMessage: null,
-        expiresAt,
-        acceptedAt: null,
-        succeededAt: null,
-        cancelledAt: null,
-        origin,
-      },
-      custody,
-      subject,
-      [{ name: 'payment.created', payload: { ...paymentEventIds(ids), status: 'requires_payment_method', statusVersion: 1 } }],
-      payoutRow,
-    ));
-    row = { ...created, incidents: [], fundReturns: [], payout: payoutRow ? { ...payoutRow, createdAt: created.createdAt, updatedAt: created.updatedAt } : null };
+    const created = await timed('insert', () =>
+      insertPayment(
+        deps.pool,
+        {
+          id: paymentId,
+          appId: app.id,
+          apiVersion: app.apiVersion,
+          intent: input.intent,
+          amountMode: 'collect_exact',
+          status: 'requires_payment_method',
+          offrampStatus: null,
+          stage: 'awaiting_funds',
+          operationalState: 'normal',
+          operationalReasonCode: null,
+          operationalUpdatedAt: null,
+          statusVersion: 1,
+          recipientAccountId: recipient.id,
+          senderAccountId: sourceAccountId,
+          chainId: network.chainId,
+          assetCode: asset.symbol,
+          tokenAddress: asset.tokenAddress,
+          decimals: asset.decimals,
+          amountAtomic: decimal(amountAtomic),
+          receivedAtomic: decimal(0n),
+          pendingAtomic: decimal(0n),
+          platformFeeBps: env.fees.platformFeeBps,
+          partnerFeeBps: env.fees.partnerFeeBps,
+          platformFeeAtomic: decimal(fees.platformAtomic),
+          partnerFeeAtomic: decimal(fees.partnerAtomic),
+          merchantNetAtomic: decimal(fees.netAtomic),
+          escrowIndex,
+          escrowAddress: custody.address,
+          recipientDisplayName: recipient.displayName,
+          recipientLogoUrl: recipient.logoUrl,
+          settlement: settlementSnapshot,
+          settlementTxHash: null,
+          nextActionId: newId('nextAction'),
+          requestHash: request.bodyHash,
+          externalReference: input.externalReference ?? null,
+          description: input.description ?? null,
+          metadata: input.metadata as Prisma.JsonValue,
+          returnUrl: input.returnUrl ?? null,
+          cancelReasonCode: null,
+          cancelReason: null,
+          failureCode: null,
+          failureMessage: null,
+          expiresAt,
+          acceptedAt: null,
+          succeededAt: null,
+          cancelledAt: null,
+          origin,
+        },
+        custody,
+        subject,
+        [{ name: 'payment.created', payload: { ...paymentEventIds(ids), status: 'requires_payment_method', statusVersion: 1 } }],
+        payoutRow,
+      ),
+    );
+    row = {
+      ...created,
+      incidents: [],
+      fundReturns: [],
+      payout: payoutRow ? { ...payoutRow, createdAt: created.createdAt, updatedAt: created.updatedAt } : null,
+    };
   } catch (err) {
     if (!isDuplicatePayment(err)) throw err;
     // An earlier attempt with this key committed the row; finish what it started, if it is the same request.
@@ -197,6 +216,8 @@ export async function createPayment(
   }
   crashPoint(API_CRASH_POINTS.paymentCommitted);
 
-  await timed('workflow_start', () => deps.engine.startPayment({ ...row, payoutQuoteExpiresAt: row.payout?.quoteExpiresAt ?? null }, network.confirmations));
+  await timed('workflow_start', () =>
+    deps.engine.startPayment({ ...row, payoutQuoteExpiresAt: row.payout?.quoteExpiresAt ?? null }, network.confirmations),
+  );
   return row;
 }

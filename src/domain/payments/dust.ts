@@ -50,8 +50,16 @@ export async function sweepDust(deps: { prisma: PrismaClient; chains: ChainRegis
       });
       if (count !== 1 || outcome !== 'confirmed') return;
       const key = transferKey({ chainId: row.chainId, txHash: row.txHash, to: p.escrowAddress ?? '', ordinal: row.ordinal });
-      const held = kind === 'foreign' && asset ? { chainId: row.chainId, tokenAddress: asset.tokenAddress, symbol: asset.symbol, decimals: asset.decimals } : undefined;
-      await recordIncident(tx, p, { kind, amountAtomic: row.amountAtomic.toFixed(), transferKey: key, ...(held ? { asset: held } : {}) }, key);
+      const held =
+        kind === 'foreign' && asset
+          ? { chainId: row.chainId, tokenAddress: asset.tokenAddress, symbol: asset.symbol, decimals: asset.decimals }
+          : undefined;
+      await recordIncident(
+        tx,
+        p,
+        { kind, amountAtomic: row.amountAtomic.toFixed(), transferKey: key, ...(held ? { asset: held } : {}) },
+        key,
+      );
     });
     if (outcome === 'confirmed') summary.held += 1;
     else summary.dropped += 1;

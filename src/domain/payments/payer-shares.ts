@@ -36,7 +36,11 @@ export async function payerShares(db: Db, paymentId: string): Promise<PayerShare
     where: { paymentId, status: 'confirmed', role: 'funding' },
     orderBy: [{ blockNumber: 'asc' }, { createdAt: 'asc' }, { ordinal: 'asc' }],
   });
-  const excess = await db.paymentIncident.findMany({ where: { paymentId, kind: 'excess', transferId: { in: transfers.map((t) => t.id) } } });
+  const excess = await db.paymentIncident.findMany({
+    where: { paymentId, kind: 'excess', transferId: { in: transfers.map((t) => t.id) } },
+  });
   const excessOf = (id: string) => excess.filter((i) => i.transferId === id).reduce((acc, i) => acc + BigInt(i.amountAtomic.toFixed()), 0n);
-  return sharesByPayer(transfers.map((t) => ({ fromAddress: t.fromAddress, amountAtomic: BigInt(t.amountAtomic.toFixed()), excessAtomic: excessOf(t.id) })));
+  return sharesByPayer(
+    transfers.map((t) => ({ fromAddress: t.fromAddress, amountAtomic: BigInt(t.amountAtomic.toFixed()), excessAtomic: excessOf(t.id) })),
+  );
 }

@@ -44,7 +44,8 @@ export async function loadCreateContext(pool: pg.Pool, appId: string, accountId:
 export type NewPayment = Omit<Payment, 'createdAt' | 'updatedAt'>;
 
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-const sqlValue = (v: unknown) => (v instanceof Prisma.Decimal ? v.toString() : v !== null && typeof v === 'object' && !(v instanceof Date) ? JSON.stringify(v) : v);
+const sqlValue = (v: unknown) =>
+  v instanceof Prisma.Decimal ? v.toString() : v !== null && typeof v === 'object' && !(v instanceof Date) ? JSON.stringify(v) : v;
 
 /**
  * Inserts the Payment, registers its escrow address and writes its events in one statement (so one
@@ -64,7 +65,10 @@ export async function insertPayment(
   const paymentValues = columns.map((c) => param(payment[c])).join(', ');
   const custodyValues = [custody.address, custody.purpose, custody.custodyIndex].map(param).join(', ');
   const eventValues = eventRows(subject, 'created', events)
-    .map((e) => `(${[e.id, e.appId, e.apiVersion, e.accountId, e.resourceType, e.resourceId, e.name, e.payload, e.createdAt].map(param).join(', ')})`)
+    .map(
+      (e) =>
+        `(${[e.id, e.appId, e.apiVersion, e.accountId, e.resourceType, e.resourceId, e.name, e.payload, e.createdAt].map(param).join(', ')})`,
+    )
     .join(', ');
   // A bank Payment's payout row (its quote) is part of the same statement: never one without the other.
   const payoutColumns = payout ? (Object.keys(payout) as (keyof typeof payout)[]) : [];
@@ -74,12 +78,20 @@ export async function insertPayment(
        INSERT INTO payments (${columns.map(snake).join(', ')}) VALUES (${paymentValues}) RETURNING created_at, updated_at
      ), custody AS (
        INSERT INTO custody_addresses (address, purpose, custody_index) VALUES (${custodyValues}) ON CONFLICT DO NOTHING
-     )${payout ? `, payout AS (
+     )${
+       payout
+         ? `, payout AS (
        INSERT INTO payment_payouts (${payoutColumns.map(snake).join(', ')}) VALUES (${payoutValues})
-     )` : ''}${eventValues ? `, event AS (
+     )`
+         : ''
+     }${
+       eventValues
+         ? `, event AS (
        INSERT INTO events (id, app_id, api_version, account_id, resource_type, resource_id, name, payload, created_at)
        VALUES ${eventValues} ON CONFLICT DO NOTHING
-     )` : ''}
+     )`
+         : ''
+     }
      SELECT created_at, updated_at FROM payment`,
     params,
   );
@@ -88,5 +100,7 @@ export async function insertPayment(
 
 /** Is this the insert of a Payment id that exists already (a retry of a committed create)? */
 export function isDuplicatePayment(err: unknown): boolean {
-  return (err as { code?: string; constraint?: string })?.code === '23505' && (err as { constraint?: string }).constraint === 'payments_pkey';
+  return (
+    (err as { code?: string; constraint?: string })?.code === '23505' && (err as { constraint?: string }).constraint === 'payments_pkey'
+  );
 }

@@ -1,7 +1,10 @@
 import { z } from 'zod';
 
 const ZIsoDate = z.iso.datetime();
-export const ZPaymentOptionId = z.string().regex(/^pay_option_[A-Za-z0-9_-]+$/, 'a payment option id (pay_option_...)').max(64);
+export const ZPaymentOptionId = z
+  .string()
+  .regex(/^pay_option_[A-Za-z0-9_-]+$/, 'a payment option id (pay_option_...)')
+  .max(64);
 export const ZActionId = z.string().min(1).max(128);
 
 /** sourceAmount, destinationAmount (spec: Option amounts). */

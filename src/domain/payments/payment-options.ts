@@ -39,7 +39,8 @@ export function paymentOptionId(serviceSecret: ServiceSecret, paymentId: string,
   return optionIdUnder(currentKey(serviceSecret), paymentId, method);
 }
 
-const optionIdUnder = (key: string, paymentId: string, method: string) => `pay_option_${hmacHex(key, `payment-option:${paymentId}:${method}`).slice(0, 32)}`;
+const optionIdUnder = (key: string, paymentId: string, method: string) =>
+  `pay_option_${hmacHex(key, `payment-option:${paymentId}:${method}`).slice(0, 32)}`;
 
 /** Whether `candidate` is the Payment's option of `method` under any accepted key (an option shown before a key rotation still counts). */
 export function isPaymentOptionId(serviceSecret: ServiceSecret, paymentId: string, method: string, candidate: string): boolean {
@@ -66,7 +67,11 @@ export async function walletTransferOption(ctx: PaymentOptionContext): Promise<T
   // Only a transfer still owed, on a quote still good, is something to execute; an action id is issued for it alone.
   const action =
     nextAction?.type === 'transaction' && !optionQuoteLapsed(p, ctx.now)
-      ? await issueAction(ctx.prisma, { paymentId: p.id, optionId: id, accountId: ctx.accountId, proofType: 'transaction', expiresAt: p.expiresAt }, ctx.now)
+      ? await issueAction(
+          ctx.prisma,
+          { paymentId: p.id, optionId: id, accountId: ctx.accountId, proofType: 'transaction', expiresAt: p.expiresAt },
+          ctx.now,
+        )
       : null;
   const transfers = await ctx.prisma.paymentTransfer.findMany({
     where: { paymentId: p.id, status: { notIn: SWEPT_TRANSFER_STATUSES } },
@@ -97,7 +102,13 @@ export async function walletTransferOption(ctx: PaymentOptionContext): Promise<T
       ...optionTerms(p, action),
       receipts: transfers
         .filter((t) => t.status === 'confirmed' && (t.role ?? 'funding') === 'funding')
-        .map((t) => ({ type: 'transaction' as const, transactionHash: t.txHash, chainId: t.chainId, amountAtomic: t.amountAtomic.toString(), confirmedAt: t.updatedAt.toISOString() })),
+        .map((t) => ({
+          type: 'transaction' as const,
+          transactionHash: t.txHash,
+          chainId: t.chainId,
+          amountAtomic: t.amountAtomic.toString(),
+          confirmedAt: t.updatedAt.toISOString(),
+        })),
     }),
   ];
 }
@@ -114,7 +125,12 @@ export function optionTerms(p: PaymentRow, action: IssuedAction | null) {
   const required = big(p.amountAtomic);
   const net = big(p.merchantNetAtomic);
   const asset = { assetSymbol: p.assetCode, decimals: p.decimals, chainId: p.chainId };
-  const settled = (atomic: bigint) => ({ amountAtomic: atomic.toString(), amountDecimal: formatAtomic(atomic, p.decimals), ...asset, tokenAddress: p.tokenAddress });
+  const settled = (atomic: bigint) => ({
+    amountAtomic: atomic.toString(),
+    amountDecimal: formatAtomic(atomic, p.decimals),
+    ...asset,
+    tokenAddress: p.tokenAddress,
+  });
   const expiresAt = p.expiresAt.toISOString();
   return {
     sourceAmount: { amountAtomic: required.toString(), ...asset },
@@ -133,7 +149,10 @@ export function optionTerms(p: PaymentRow, action: IssuedAction | null) {
 }
 
 /** Every option of a Payment for one payer: the direct one first, then each extra provider's. */
-export async function paymentOptions(ctx: PaymentOptionContext, extraOptions: readonly PaymentOptionProvider[] = []): Promise<TPaymentOption[]> {
+export async function paymentOptions(
+  ctx: PaymentOptionContext,
+  extraOptions: readonly PaymentOptionProvider[] = [],
+): Promise<TPaymentOption[]> {
   const all = [walletTransferOption, ...extraOptions];
   const lists = [];
   for (const provide of all) lists.push(...(await provide(ctx)));

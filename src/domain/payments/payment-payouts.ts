@@ -64,15 +64,21 @@ export async function quoteBankPayout(
   const row = await deps.prisma.bankAccount.findFirst({ where: { id: target.bankAccountId, appId: app.id } });
   if (!row) throw notFound('Bank account');
   const provider = deps.offramp?.provider;
-  if (!provider || row.providerCode !== provider.code) refuse('Bank payouts are not available for this bank account', 'offramp_unavailable');
-  if (row.status !== 'verified' || !row.providerAccountId) refuse(`The bank account is ${row.status}, not verified`, 'bank_account_not_verified');
+  if (!provider || row.providerCode !== provider.code)
+    refuse('Bank payouts are not available for this bank account', 'offramp_unavailable');
+  if (row.status !== 'verified' || !row.providerAccountId)
+    refuse(`The bank account is ${row.status}, not verified`, 'bank_account_not_verified');
   // The bounds the config advertises for the country (externalBank.countries[]) are the ones enforced.
   const country = target.countries.find((c) => c.country === row.country);
   if (!country?.enabled) refuse(`Bank payouts to ${row.country} are not enabled for this environment`, 'bank_country_not_enabled');
   if (target.amountAtomic < BigInt(country.minimumAmountAtomic)) {
-    throw new ApiError('payment_amount_below_minimum', `The minimum bank payout to ${row.country} is ${country.minimumAmountAtomic} atomic units`, {
-      minimumAmountAtomic: country.minimumAmountAtomic,
-    });
+    throw new ApiError(
+      'payment_amount_below_minimum',
+      `The minimum bank payout to ${row.country} is ${country.minimumAmountAtomic} atomic units`,
+      {
+        minimumAmountAtomic: country.minimumAmountAtomic,
+      },
+    );
   }
   if (target.amountAtomic > BigInt(country.maximumAmountAtomic)) {
     refuse(`The maximum bank payout to ${row.country} is ${country.maximumAmountAtomic} atomic units`, 'amount_above_maximum');
@@ -84,7 +90,12 @@ export async function quoteBankPayout(
       country: row.country,
       currency: row.currency,
       rail: row.rail,
-      asset: { symbol: target.asset.symbol, decimals: target.asset.decimals, chainId: target.network.chainId, tokenAddress: target.asset.tokenAddress },
+      asset: {
+        symbol: target.asset.symbol,
+        decimals: target.asset.decimals,
+        chainId: target.network.chainId,
+        tokenAddress: target.asset.tokenAddress,
+      },
       sourceAmountAtomic: target.netAtomic,
       // A retried create (same Payment id) gets the same quote back.
       idempotencyKey: target.quoteKey,
@@ -156,7 +167,10 @@ export async function onPayoutUpdated(
   deps: { prisma: PrismaClient; engine: Pick<PaymentEngine, 'payoutUpdated'>; confirmationsOf(chainId: number): number },
   payout: Payout,
 ): Promise<boolean> {
-  const payment = await deps.prisma.payment.findUnique({ where: { id: payout.paymentId }, include: { payout: { select: { paymentId: true } } } });
+  const payment = await deps.prisma.payment.findUnique({
+    where: { id: payout.paymentId },
+    include: { payout: { select: { paymentId: true } } },
+  });
   if (!payment?.payout) return false;
   await deps.engine.payoutUpdated(payment, deps.confirmationsOf(payment.chainId), toPayoutUpdate(payout));
   return true;

@@ -57,7 +57,9 @@ export function providerSettlementPosting(p: Payment, payout: PaymentPayout): Po
   return {
     ...posting,
     description: `Payment ${p.id} settled to the off-ramp provider`,
-    entries: posting.entries.map((e) => (e.book === bookFor('upa_settled', p.recipientAccountId) ? { book: bookFor('offramp', p.id), amountAtomic: net } : e)),
+    entries: posting.entries.map((e) =>
+      e.book === bookFor('upa_settled', p.recipientAccountId) ? { book: bookFor('offramp', p.id), amountAtomic: net } : e,
+    ),
   };
 }
 
@@ -116,7 +118,12 @@ export function settlementPosting(p: Payment): PostingInput {
  * balances (pending) and transactions until they are recovered.
  */
 /** Funds held for recovery, in the Payment's asset unless another is given (a foreign transfer's: its own chain and token). */
-export function incidentPosting(p: Payment, incident: { id: string; kind: string }, amountAtomic: bigint, held: LedgerAsset = asset(p)): PostingInput {
+export function incidentPosting(
+  p: Payment,
+  incident: { id: string; kind: string },
+  amountAtomic: bigint,
+  held: LedgerAsset = asset(p),
+): PostingInput {
   // A payout refund comes from the provider's holding for this Payment; it and a lapsed quote's funds
   // are the payer's (recoverable to the sender).
   const counterpart = incident.kind === 'payout_refund' ? bookFor('offramp', p.id) : bookFor('external', held.chainId);

@@ -55,7 +55,8 @@ export interface RedeliverySummary {
 }
 
 /** What an open alert says the settlement is doing. */
-type AlertState = 'resent' | 'confirming' | 'waiting_for_finality' | 'funds_missing' | 'reverted' | 'refused' | 'operator_payout_gone' | 'retrying';
+type AlertState =
+  'resent' | 'confirming' | 'waiting_for_finality' | 'funds_missing' | 'reverted' | 'refused' | 'operator_payout_gone' | 'retrying';
 
 const subjectOf = (paymentId: string) => `payment:${paymentId}`;
 
@@ -109,7 +110,10 @@ export async function redeliverSettlement(deps: RedeliveryDeps, paymentId: strin
   const { prisma } = deps.settlement;
   const alerts: AlertDeps = { prisma, logger: deps.logger };
   const source: SettlementSource = { type: 'payment', id: paymentId };
-  const p = await prisma.payment.findUniqueOrThrow({ where: { id: paymentId }, select: { appId: true, chainId: true, escrowAddress: true } });
+  const p = await prisma.payment.findUniqueOrThrow({
+    where: { id: paymentId },
+    select: { appId: true, chainId: true, escrowAddress: true },
+  });
   const read = await recheckLegs(deps.settlement, source, deps.confirmations(p.chainId));
   const legs = await loadLegs(prisma, source);
   const alert = async (state: AlertState, detail?: string) => {
@@ -125,7 +129,13 @@ export async function redeliverSettlement(deps: RedeliveryDeps, paymentId: strin
         from: p.escrowAddress,
         state,
         ...(detail ? { detail } : {}),
-        legs: (await loadLegs(prisma, source)).map((l) => ({ leg: l.leg, txHash: l.txHash, nonce: l.nonce, status: l.status, onChain: seen.get(l.id) ?? null })),
+        legs: (await loadLegs(prisma, source)).map((l) => ({
+          leg: l.leg,
+          txHash: l.txHash,
+          nonce: l.nonce,
+          status: l.status,
+          onChain: seen.get(l.id) ?? null,
+        })),
       },
     });
   };

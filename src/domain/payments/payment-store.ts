@@ -9,7 +9,14 @@ import type { TransferSeen } from '../engine/pure/engine';
 import type { ResolutionRequest } from '../operators/pure/operator-resolution';
 import type { PaymentEventName, PaymentState, TransferRole } from './pure/payment-machine';
 import { payerShares } from './payer-shares';
-import { collectionPosting, incidentPosting, payoutPosting, payoutReturnedPosting, providerSettlementPosting, settlementPosting } from './payment-postings';
+import {
+  collectionPosting,
+  incidentPosting,
+  payoutPosting,
+  payoutReturnedPosting,
+  providerSettlementPosting,
+  settlementPosting,
+} from './payment-postings';
 import type { CarriedPaymentState, PersistedTransition } from './pure/payment-serde';
 
 /**
@@ -84,7 +91,11 @@ export async function applyPaymentTransition(tx: Prisma.TransactionClient, payme
   if (t.payout) {
     await tx.paymentPayout.update({
       where: { paymentId },
-      data: { payoutStatus: t.payout.offrampStatus, refundTxHash: t.payout.refundTxHash, ...(t.payoutReasonCode !== undefined ? { reasonCode: t.payoutReasonCode } : {}) },
+      data: {
+        payoutStatus: t.payout.offrampStatus,
+        refundTxHash: t.payout.refundTxHash,
+        ...(t.payoutReasonCode !== undefined ? { reasonCode: t.payoutReasonCode } : {}),
+      },
     });
   }
   const payout = await tx.paymentPayout.findUnique({ where: { paymentId } });
@@ -154,10 +165,17 @@ export async function recordIncident(
  * payer, each its share, so each payer is paid back what it paid. Shares that don't add up to the
  * incident (not expected) leave it whole and nobody's: an operator names where it goes.
  */
-async function incidentParts(tx: Prisma.TransactionClient, paymentId: string, incident: { amountAtomic: string; transferKey: string | null }) {
+async function incidentParts(
+  tx: Prisma.TransactionClient,
+  paymentId: string,
+  incident: { amountAtomic: string; transferKey: string | null },
+) {
   const whole = BigInt(incident.amountAtomic);
   if (incident.transferKey) {
-    const transfer = await tx.paymentTransfer.findFirst({ where: transferWhere(paymentId, incident.transferKey), select: { id: true, fromAddress: true } });
+    const transfer = await tx.paymentTransfer.findFirst({
+      where: transferWhere(paymentId, incident.transferKey),
+      select: { id: true, fromAddress: true },
+    });
     return [{ transferId: transfer?.id ?? null, fromAddress: transfer?.fromAddress.toLowerCase() ?? null, amountAtomic: whole }];
   }
   const shares = await payerShares(tx, paymentId);
@@ -168,12 +186,26 @@ async function incidentParts(tx: Prisma.TransactionClient, paymentId: string, in
 /** A transfer row by its key: by its place in its transaction, or (recorded before ordinals) by log index. */
 function transferWhere(paymentId: string, key: string) {
   const k = parseTransferKey(key);
-  return k.ordinal !== undefined ? { paymentId, txHash: k.txHash, ordinal: k.ordinal } : { paymentId, chainId: k.chainId, txHash: k.txHash, logIndex: k.logIndex };
+  return k.ordinal !== undefined
+    ? { paymentId, txHash: k.txHash, ordinal: k.ordinal }
+    : { paymentId, chainId: k.chainId, txHash: k.txHash, logIndex: k.logIndex };
 }
 
-export async function recordPaymentResolution(prisma: PrismaClient, input: ResolutionRequest & { id: string; paymentId: string }): Promise<void> {
+export async function recordPaymentResolution(
+  prisma: PrismaClient,
+  input: ResolutionRequest & { id: string; paymentId: string },
+): Promise<void> {
   await prisma.paymentResolution.createMany({
-    data: [{ id: input.id, paymentId: input.paymentId, action: input.action, txHash: input.txHash ?? null, reason: input.reason ?? null, actor: input.actor }],
+    data: [
+      {
+        id: input.id,
+        paymentId: input.paymentId,
+        action: input.action,
+        txHash: input.txHash ?? null,
+        reason: input.reason ?? null,
+        actor: input.actor,
+      },
+    ],
     skipDuplicates: true,
   });
 }
@@ -184,11 +216,17 @@ export async function recordPaymentResolution(prisma: PrismaClient, input: Resol
  * run has taken yet (their signal may be lost): the run takes those as if just seen. The settlement
  * budget starts afresh.
  */
-export async function loadPaymentState(prisma: PrismaClient, paymentId: string): Promise<{ state: CarriedPaymentState; unacknowledged: TransferSeen[] }> {
+export async function loadPaymentState(
+  prisma: PrismaClient,
+  paymentId: string,
+): Promise<{ state: CarriedPaymentState; unacknowledged: TransferSeen[] }> {
   const p = await prisma.payment.findUniqueOrThrow({
     where: { id: paymentId },
     // Dust and foreign transfers are followed by the dust sweep, never by a workflow.
-    include: { payout: true, transfers: { where: { status: { notIn: SWEPT_TRANSFER_STATUSES } }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } },
+    include: {
+      payout: true,
+      transfers: { where: { status: { notIn: SWEPT_TRANSFER_STATUSES } }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] },
+    },
   });
   const keyOf = (t: { chainId: number; txHash: string; ordinal: number }) => transferKey({ ...t, to: p.escrowAddress ?? '' });
   const state: CarriedPaymentState = {

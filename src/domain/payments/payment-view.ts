@@ -165,7 +165,9 @@ export function toNextAction(p: NextActionSource): TNextAction {
   const quiet = { id, expiresAt: null, depositInstructions: null };
   if (p.operationalState === 'requires_intervention') {
     const reasonCode = p.operationalReasonCode ?? 'requires_intervention';
-    return SUPPORT_HOLDS.has(reasonCode) ? { type: 'contact_support', ...quiet, reasonCode } : { type: 'waiting_for_review', ...quiet, reasonCode };
+    return SUPPORT_HOLDS.has(reasonCode)
+      ? { type: 'contact_support', ...quiet, reasonCode }
+      : { type: 'waiting_for_review', ...quiet, reasonCode };
   }
   if (p.status === 'failed' || p.status === 'expired') {
     return p.incidents.some((i) => i.status !== 'confirmed') ? { type: 'contact_support', ...quiet, reasonCode: 'funds_held' } : null;
@@ -187,7 +189,8 @@ export function clientSecretFor(serviceSecret: ServiceSecret, paymentId: string)
   return clientSecretUnder(currentKey(serviceSecret), paymentId);
 }
 
-const clientSecretUnder = (key: string, paymentId: string) => `${paymentId}_secret_${hmacHex(key, `client-secret:${paymentId}`).slice(0, 40)}`;
+const clientSecretUnder = (key: string, paymentId: string) =>
+  `${paymentId}_secret_${hmacHex(key, `client-secret:${paymentId}`).slice(0, 40)}`;
 
 /** Under any accepted key: a client secret handed out before a key rotation keeps working until its key is dropped. */
 export function verifyClientSecret(serviceSecret: ServiceSecret, paymentId: string, candidate: string): boolean {

@@ -64,7 +64,11 @@ export async function reconcilePaymentWorkflows(
     return !now || TERMINAL.has(now.status as PaymentStatus);
   };
   for (const row of rows) {
-    if (row.statusVersion === 1 && row.status === 'requires_payment_method' && (await deps.engine.paymentWorkflowState(row.id)) === 'not_found') {
+    if (
+      row.statusVersion === 1 &&
+      row.status === 'requires_payment_method' &&
+      (await deps.engine.paymentWorkflowState(row.id)) === 'not_found'
+    ) {
       // Resumed from the row: transfers the scanner recorded meanwhile, which no run took, are taken.
       const outcome = await deps.engine.startPayment(row, deps.chains.network(row.chainId).confirmations, { resume: true });
       if (outcome === 'started') {
@@ -107,12 +111,19 @@ export async function reconcilePaymentWorkflows(
 
 /** A Payment that reached a terminal status (e.g. an operator repaired it) needs its workflow no more. */
 async function resolveAlertsOfTerminalPayments(prisma: PrismaClient, alerts: AlertDeps): Promise<void> {
-  const open = await prisma.operatorAlert.findMany({ where: { kind: PAYMENT_WORKFLOW_MISSING, resolvedAt: null }, select: { subject: true } });
+  const open = await prisma.operatorAlert.findMany({
+    where: { kind: PAYMENT_WORKFLOW_MISSING, resolvedAt: null },
+    select: { subject: true },
+  });
   if (open.length === 0) return;
   const ids = open.map((o) => o.subject.replace(/^payment:/, ''));
   const terminal = await prisma.payment.findMany({
     where: { id: { in: ids }, status: { in: [...TERMINAL] } },
     select: { id: true },
   });
-  await resolveAlerts(alerts, PAYMENT_WORKFLOW_MISSING, terminal.map((p) => subjectOf(p.id)));
+  await resolveAlerts(
+    alerts,
+    PAYMENT_WORKFLOW_MISSING,
+    terminal.map((p) => subjectOf(p.id)),
+  );
 }

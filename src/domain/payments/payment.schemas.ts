@@ -5,11 +5,20 @@ import { DECIMAL_PATTERN } from '../amounts/amounts';
 import { ZMetadata } from '../values/metadata';
 import { ZChainId, zInt4, zInt4Param } from '../../platform/int4';
 
-export const ZPaymentId = z.string().regex(/^payment_[A-Za-z0-9_-]+$/, 'a Payment id (payment_...)').max(64);
+export const ZPaymentId = z
+  .string()
+  .regex(/^payment_[A-Za-z0-9_-]+$/, 'a Payment id (payment_...)')
+  .max(64);
 
 const ZUpaDestination = z.strictObject({ type: z.literal('upa'), accountId: ZAccountId });
 // A linked bank account (its owner is the recipient): paid out through the off-ramp provider.
-const ZBankDestination = z.strictObject({ type: z.literal('bank_account'), bankAccountId: z.string().regex(/^bank_account_[A-Za-z0-9_-]+$/, 'a bank account id (bank_account_...)').max(64) });
+const ZBankDestination = z.strictObject({
+  type: z.literal('bank_account'),
+  bankAccountId: z
+    .string()
+    .regex(/^bank_account_[A-Za-z0-9_-]+$/, 'a bank account id (bank_account_...)')
+    .max(64),
+});
 
 /** What every Payment creation carries, whatever its intent. */
 const paymentFields = {
@@ -20,7 +29,10 @@ const paymentFields = {
   externalReference: z.string().min(1).max(255).optional(),
   description: z.string().min(1).max(1000).optional(),
   metadata: ZMetadata.default({}),
-  returnUrl: z.url({ protocol: /^https?$/ }).max(2048).optional(),
+  returnUrl: z
+    .url({ protocol: /^https?$/ })
+    .max(2048)
+    .optional(),
 };
 
 /**
@@ -31,7 +43,12 @@ const paymentFields = {
 export const ZCreatePayment = z
   .discriminatedUnion('intent', [
     z.strictObject({ intent: z.literal('receive'), ...paymentFields, destination: ZUpaDestination }),
-    z.strictObject({ intent: z.literal('send'), ...paymentFields, sourceAccountId: ZAccountId, destination: z.discriminatedUnion('type', [ZUpaDestination, ZBankDestination]) }),
+    z.strictObject({
+      intent: z.literal('send'),
+      ...paymentFields,
+      sourceAccountId: ZAccountId,
+      destination: z.discriminatedUnion('type', [ZUpaDestination, ZBankDestination]),
+    }),
   ])
   .superRefine((v, ctx) => {
     if (v.intent === 'send' && v.destination.type === 'upa' && v.sourceAccountId === v.destination.accountId) {
@@ -48,7 +65,15 @@ export const ZCancelPayment = z.strictObject({
 export type TCancelPayment = z.output<typeof ZCancelPayment>;
 
 const ZIsoDate = z.iso.datetime();
-export const PAYMENT_STATUSES = ['requires_payment_method', 'processing', 'accepted', 'succeeded', 'failed', 'cancelled', 'expired'] as const;
+export const PAYMENT_STATUSES = [
+  'requires_payment_method',
+  'processing',
+  'accepted',
+  'succeeded',
+  'failed',
+  'cancelled',
+  'expired',
+] as const;
 
 export const ZListPaymentsQuery = z.strictObject({
   limit: zInt4Param({ min: 1, max: 100 }).default(20),

@@ -21,13 +21,23 @@ export function paymentResponse(p: PaymentRow) {
   return { payment: toPaymentView(p), nextAction: toNextAction(p) };
 }
 
-export async function listPayments(prisma: PrismaClient, app: AuthenticatedApp, query: TListPaymentsQuery, cursors: CursorCodec): Promise<TPaymentList> {
+export async function listPayments(
+  prisma: PrismaClient,
+  app: AuthenticatedApp,
+  query: TListPaymentsQuery,
+  cursors: CursorCodec,
+): Promise<TPaymentList> {
   const filters: Prisma.PaymentWhereInput = {
     appId: app.id,
     ...(query.externalReference ? { externalReference: query.externalReference } : {}),
     ...(query.status ? { status: query.status } : {}),
     ...(query.createdFrom || query.createdTo
-      ? { createdAt: { ...(query.createdFrom ? { gte: new Date(query.createdFrom) } : {}), ...(query.createdTo ? { lt: new Date(query.createdTo) } : {}) } }
+      ? {
+          createdAt: {
+            ...(query.createdFrom ? { gte: new Date(query.createdFrom) } : {}),
+            ...(query.createdTo ? { lt: new Date(query.createdTo) } : {}),
+          },
+        }
       : {}),
   };
   // The cursor is bound to the filters, so it can't be replayed against another list.
@@ -75,7 +85,10 @@ export async function cancelPayment(
   const fresh = await loadPayment(prisma, app.id, paymentId);
   if (decision.outcome === 'closed' && fresh.status !== 'cancelled') {
     // The workflow has finished (expired, succeeded...): the stored status is the answer.
-    throw new ApiError('payment_not_cancelable', `A ${fresh.status} Payment cannot be cancelled`, { reasonCode: 'not_open', status: fresh.status });
+    throw new ApiError('payment_not_cancelable', `A ${fresh.status} Payment cannot be cancelled`, {
+      reasonCode: 'not_open',
+      status: fresh.status,
+    });
   }
   return fresh;
 }

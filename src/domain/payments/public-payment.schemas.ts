@@ -17,7 +17,10 @@ export const ZCreatePublicPayment = z.strictObject({
   chainId: ZChainId,
   assetSymbol: z.string().min(1).max(16),
   /** The currency the payer's wallet shows beside the amount; one of allowedFiatCurrencies. */
-  fiatCurrency: z.string().regex(/^[A-Z]{3}$/, 'an ISO 4217 code').optional(),
+  fiatCurrency: z
+    .string()
+    .regex(/^[A-Z]{3}$/, 'an ISO 4217 code')
+    .optional(),
   description: z.string().min(1).max(280).optional(),
 });
 export type TCreatePublicPayment = z.output<typeof ZCreatePublicPayment>;

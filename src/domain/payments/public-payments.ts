@@ -83,7 +83,11 @@ export function publicPaymentConfiguration(app: AuthenticatedApp, env: TEnvironm
     appId: app.id,
     ...publicPaymentCreation(app, env, payments),
     recipientReference: 'payment_handle' as const,
-    idempotencyKey: { required: true as const, minLength: ZPublicIdempotencyKey.minLength ?? 16, maxLength: ZPublicIdempotencyKey.maxLength ?? 256 },
+    idempotencyKey: {
+      required: true as const,
+      minLength: ZPublicIdempotencyKey.minLength ?? 16,
+      maxLength: ZPublicIdempotencyKey.maxLength ?? 256,
+    },
     rateLimit: { scope: 'client_ip' as const, points: cfg.rateLimit.points, windowSeconds: cfg.rateLimit.windowSeconds },
   };
 }
@@ -112,9 +116,13 @@ export async function createPublicPayment(
   const network = findNetwork(env, input.chainId);
   const asset = network && findAsset(network, input.assetSymbol);
   if (!destination || !asset) {
-    throw new ApiError('payment_method_not_supported', `${input.assetSymbol} on chain ${input.chainId} is not a destination for public Payments`, {
-      reasonCode: 'destination_not_allowed',
-    });
+    throw new ApiError(
+      'payment_method_not_supported',
+      `${input.assetSymbol} on chain ${input.chainId} is not a destination for public Payments`,
+      {
+        reasonCode: 'destination_not_allowed',
+      },
+    );
   }
   const amountAtomic = amountAtomicOf(input.amount, asset.decimals);
   if (amountAtomic < toAtomic(destination.minimumAmount, asset.decimals)) {
@@ -128,7 +136,9 @@ export async function createPublicPayment(
     });
   }
   if (input.fiatCurrency && !cfg.allowedFiatCurrencies.includes(input.fiatCurrency)) {
-    throw new InputError(`fiatCurrency must be one of ${cfg.allowedFiatCurrencies.join(', ') || '(none)'}`, [{ field: 'body.fiatCurrency', message: 'not an allowed fiat currency' }]);
+    throw new InputError(`fiatCurrency must be one of ${cfg.allowedFiatCurrencies.join(', ') || '(none)'}`, [
+      { field: 'body.fiatCurrency', message: 'not an allowed fiat currency' },
+    ]);
   }
 
   // Handles are created in the app's namespace (the app id); an account that doesn't accept public

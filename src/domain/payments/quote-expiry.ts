@@ -11,7 +11,10 @@ import { isOpenStatus } from './pure/payment-machine';
 /** The refusal of a lapsed quote; details say when it lapsed and that it can't be refreshed here. */
 export function quoteExpired(quoteExpiresAt: Date, what: string): ApiError {
   const at = quoteExpiresAt.toISOString();
-  return new ApiError('payment_quote_expired', `${what} lapsed at ${at} and can't be refreshed on this Payment`, { quoteExpiresAt: at, refreshable: false });
+  return new ApiError('payment_quote_expired', `${what} lapsed at ${at} and can't be refreshed on this Payment`, {
+    quoteExpiresAt: at,
+    refreshable: false,
+  });
 }
 
 interface OptionSource {

@@ -108,7 +108,8 @@ const SOCKET_AWAY = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE',
 
 function databaseFailure(err: Error): FailureClass | null {
   const e = err as Error & { code?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: unknown; code?: unknown } } } };
-  const adapter = e.meta?.driverAdapterError?.cause ?? (e.name === 'DriverAdapterError' ? (e.cause as { kind?: unknown; code?: unknown }) : undefined);
+  const adapter =
+    e.meta?.driverAdapterError?.cause ?? (e.name === 'DriverAdapterError' ? (e.cause as { kind?: unknown; code?: unknown }) : undefined);
   const away =
     POOL_TIMEOUT.test(err.message) ||
     (typeof e.code === 'string' && (PRISMA_AWAY.has(e.code) || SQLSTATE_AWAY.test(e.code) || SOCKET_AWAY.has(e.code))) ||

@@ -72,8 +72,7 @@ export function pageOf<T extends { id: string; createdAt: Date }>(
 ): { items: T[]; nextCursor: string | null } {
   const items = rows.slice(0, limit);
   const last = items[items.length - 1];
-  const nextCursor =
-    rows.length > limit && last ? codec.encode(scope, { t: last.createdAt.toISOString(), id: last.id }) : null;
+  const nextCursor = rows.length > limit && last ? codec.encode(scope, { t: last.createdAt.toISOString(), id: last.id }) : null;
   return { items, nextCursor };
 }
 

@@ -62,7 +62,9 @@ export function checkStorable(value: unknown, location: InputLocation): void {
   const deep = tooDeep(value);
   if (deep) {
     const field = [location, ...deep.map((k) => k.replace(UNSTORABLE_ALL, '\uFFFD'))].join('.');
-    throw new InputError(`Invalid ${location}: nested deeper than ${MAX_INPUT_DEPTH} levels`, [{ field, message: `nesting is at most ${MAX_INPUT_DEPTH} levels` }]);
+    throw new InputError(`Invalid ${location}: nested deeper than ${MAX_INPUT_DEPTH} levels`, [
+      { field, message: `nesting is at most ${MAX_INPUT_DEPTH} levels` },
+    ]);
   }
   const unstorable = unstorableText(value);
   if (unstorable.length > 0) {

@@ -24,14 +24,18 @@ export interface ReturnFacts {
 
 export function fundReturnPosting(r: ReturnFacts): PostingInput {
   const refund = r.kind === 'refund';
-  const from = refund ? { book: bookFor('vault_custody', r.vaultId!), amountAtomic: -r.amountAtomic } : { book: bookFor('escrow', r.paymentId), amountAtomic: -r.amountAtomic, accountId: r.recipientAccountId };
+  const from = refund
+    ? { book: bookFor('vault_custody', r.vaultId!), amountAtomic: -r.amountAtomic }
+    : { book: bookFor('escrow', r.paymentId), amountAtomic: -r.amountAtomic, accountId: r.recipientAccountId };
   return {
     appId: r.appId,
     sourceType: 'payment',
     sourceId: r.paymentId,
     leg: `${refund ? 'refund' : 'recovery'}:${r.id}`,
     asset: r.asset,
-    description: refund ? `Refund ${r.id} of Payment ${r.paymentId} from the recipient's vault` : `Incident funds of Payment ${r.paymentId} returned (${r.id})`,
+    description: refund
+      ? `Refund ${r.id} of Payment ${r.paymentId} from the recipient's vault`
+      : `Incident funds of Payment ${r.paymentId} returned (${r.id})`,
     entries: [from, { book: bookFor('external', r.asset.chainId), amountAtomic: r.amountAtomic }],
     transactions: [
       {

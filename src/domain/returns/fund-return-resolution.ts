@@ -15,7 +15,14 @@ import type { FundReturnRow } from './fund-returns';
 
 /** What a hand-made payout of the return must be: its amount of its token, from its payer to its destination. */
 function expectedReturnPayout(r: FundReturnRow, confirmations: number): ExpectedPayout {
-  return { chainId: r.chainId, token: r.tokenAddress, from: r.fromAddress, to: r.toAddress, amountAtomic: BigInt(r.amountAtomic.toFixed()), confirmations };
+  return {
+    chainId: r.chainId,
+    token: r.tokenAddress,
+    from: r.fromAddress,
+    to: r.toAddress,
+    amountAtomic: BigInt(r.amountAtomic.toFixed()),
+    confirmations,
+  };
 }
 
 /** Refused unless held; a hand-made payout (mark-settled) is checked against the chain first. */

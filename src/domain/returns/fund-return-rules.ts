@@ -77,8 +77,12 @@ export function decideRefund(f: RefundFacts): { ok: true; amountAtomic: bigint }
 export type RecoveryRefusal = 'incident_already_recovered' | 'recovery_in_progress';
 
 /** An incident's funds are returned once: a new request only after the last one failed. */
-export function decideRecovery(f: { incidentStatus: string; liveRecovery: { status: string } | null }): { ok: true } | { ok: false; reason: RecoveryRefusal } {
-  if (f.incidentStatus === 'confirmed' || f.liveRecovery?.status === 'confirmed') return { ok: false, reason: 'incident_already_recovered' };
+export function decideRecovery(f: {
+  incidentStatus: string;
+  liveRecovery: { status: string } | null;
+}): { ok: true } | { ok: false; reason: RecoveryRefusal } {
+  if (f.incidentStatus === 'confirmed' || f.liveRecovery?.status === 'confirmed')
+    return { ok: false, reason: 'incident_already_recovered' };
   if (f.liveRecovery) return { ok: false, reason: 'recovery_in_progress' };
   return { ok: true };
 }
@@ -106,12 +110,16 @@ export function refundSummaryOf(paymentAmountAtomic: bigint, refunds: Array<{ st
   const requested = held.reduce((acc, r) => acc + r.amountAtomic, 0n);
   const confirmed = held.filter((r) => r.status === 'confirmed').reduce((acc, r) => acc + r.amountAtomic, 0n);
   const moving = held.some((r) => r.status !== 'confirmed');
-  const status = confirmed > 0n && confirmed >= paymentAmountAtomic ? 'refunded' : moving ? 'pending' : confirmed > 0n ? 'partially_refunded' : 'none';
+  const status =
+    confirmed > 0n && confirmed >= paymentAmountAtomic ? 'refunded' : moving ? 'pending' : confirmed > 0n ? 'partially_refunded' : 'none';
   return { status, count: held.length, requestedAmountAtomic: requested.toString(), confirmedAmountAtomic: confirmed.toString() };
 }
 
 /** The event a confirmed refund emits, from the Payment's confirmed refund total after it. */
-export function refundConfirmedEvent(paymentAmountAtomic: bigint, confirmedTotalAtomic: bigint): 'payment.refunded' | 'payment.partially_refunded' {
+export function refundConfirmedEvent(
+  paymentAmountAtomic: bigint,
+  confirmedTotalAtomic: bigint,
+): 'payment.refunded' | 'payment.partially_refunded' {
   return confirmedTotalAtomic >= paymentAmountAtomic ? 'payment.refunded' : 'payment.partially_refunded';
 }
 

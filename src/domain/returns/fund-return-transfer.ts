@@ -9,7 +9,10 @@ import { afterCheck, incidentStatusFor, refundConfirmedEvent, type ReturnStatus 
 import { fundReturnPosting } from './fund-return-postings';
 import { writeRefundEvent, type FundReturnRow } from './fund-returns';
 
-export const sourceOf = (r: Pick<FundReturnRow, 'id' | 'kind'>): SettlementSource => ({ type: r.kind === 'refund' ? 'refund' : 'incident_recovery', id: r.id });
+export const sourceOf = (r: Pick<FundReturnRow, 'id' | 'kind'>): SettlementSource => ({
+  type: r.kind === 'refund' ? 'refund' : 'incident_recovery',
+  id: r.id,
+});
 
 /** What a workflow needs to know of a return after each step. */
 export interface ReturnState {
@@ -33,13 +36,22 @@ async function payerOf(prisma: PrismaClient, r: FundReturnRow, escrowIndex: numb
  * One status change, conditional on the statusVersion it read, with what goes with it in the same
  * transaction: the incident's status (a recovery), the posting and the refund event (a confirmation).
  */
-export async function move(prisma: PrismaClient, r: FundReturnRow, data: Prisma.FundReturnUpdateManyMutationInput & { status?: ReturnStatus }, also?: (tx: Prisma.TransactionClient) => Promise<void>): Promise<ReturnState> {
+export async function move(
+  prisma: PrismaClient,
+  r: FundReturnRow,
+  data: Prisma.FundReturnUpdateManyMutationInput & { status?: ReturnStatus },
+  also?: (tx: Prisma.TransactionClient) => Promise<void>,
+): Promise<ReturnState> {
   return prisma.$transaction(async (tx) => {
     // A refund stops reserving its vault's money under the vault's lock (see createRefund).
     if (r.kind === 'refund' && r.vaultId && data.status === 'confirmed') await lockVault(tx, r.vaultId);
-    const moved = await tx.fundReturn.updateMany({ where: { id: r.id, statusVersion: r.statusVersion }, data: { ...data, statusVersion: r.statusVersion + 1 } });
+    const moved = await tx.fundReturn.updateMany({
+      where: { id: r.id, statusVersion: r.statusVersion },
+      data: { ...data, statusVersion: r.statusVersion + 1 },
+    });
     if (moved.count === 1) {
-      if (r.incidentId && data.status) await tx.paymentIncident.update({ where: { id: r.incidentId }, data: { status: incidentStatusFor(data.status) } });
+      if (r.incidentId && data.status)
+        await tx.paymentIncident.update({ where: { id: r.incidentId }, data: { status: incidentStatusFor(data.status) } });
       await also?.(tx);
     }
     const now = await tx.fundReturn.findUniqueOrThrow({ where: { id: r.id } });
@@ -78,7 +90,11 @@ export async function replaceStuckReturnLeg(deps: SettlementSenderDeps, id: stri
  * refund emits payment.partially_refunded or payment.refunded) in one transaction; reverted: held for
  * an operator; still pending: nothing changes.
  */
-export async function checkFundReturn(deps: { prisma: PrismaClient; chains: Pick<ChainRegistry, 'get'> }, id: string, confirmations: number): Promise<ReturnState> {
+export async function checkFundReturn(
+  deps: { prisma: PrismaClient; chains: Pick<ChainRegistry, 'get'> },
+  id: string,
+  confirmations: number,
+): Promise<ReturnState> {
   const { r, payment } = await load(deps.prisma, id);
   if (r.status !== 'broadcast') return { status: r.status as ReturnStatus };
   const next = afterCheck(await checkSettlement(deps, sourceOf(r), confirmations));
@@ -101,9 +117,24 @@ export async function confirmFundReturn(
   const amount = BigInt(r.amountAtomic.toFixed());
   return move(prisma, r, { status: 'confirmed', confirmedAt: new Date(), ...also }, async (tx) => {
     const asset = await returnAsset(tx, r, payment);
-    await postToLedger(tx, fundReturnPosting({ id: r.id, kind: r.kind as 'refund' | 'incident_recovery', appId: r.appId, paymentId: r.paymentId, recipientAccountId: payment.recipientAccountId, vaultId: r.vaultId, amountAtomic: amount, asset }));
+    await postToLedger(
+      tx,
+      fundReturnPosting({
+        id: r.id,
+        kind: r.kind as 'refund' | 'incident_recovery',
+        appId: r.appId,
+        paymentId: r.paymentId,
+        recipientAccountId: payment.recipientAccountId,
+        vaultId: r.vaultId,
+        amountAtomic: amount,
+        asset,
+      }),
+    );
     if (r.kind !== 'refund') return;
-    const confirmed = await tx.fundReturn.aggregate({ where: { paymentId: r.paymentId, kind: 'refund', status: 'confirmed' }, _sum: { amountAtomic: true } });
+    const confirmed = await tx.fundReturn.aggregate({
+      where: { paymentId: r.paymentId, kind: 'refund', status: 'confirmed' },
+      _sum: { amountAtomic: true },
+    });
     const total = BigInt(confirmed._sum.amountAtomic?.toFixed() ?? '0');
     await writeRefundEvent(tx, payment, r.id, 'confirmed', refundConfirmedEvent(BigInt(payment.amountAtomic.toFixed()), total));
   });
@@ -116,7 +147,8 @@ export async function confirmFundReturn(
  */
 export async function failFundReturn(prisma: PrismaClient, id: string, reason: string): Promise<ReturnState> {
   const { r } = await load(prisma, id);
-  if (r.status === 'confirmed' || r.status === 'failed' || r.status === 'requires_intervention') return { status: r.status as ReturnStatus };
+  if (r.status === 'confirmed' || r.status === 'failed' || r.status === 'requires_intervention')
+    return { status: r.status as ReturnStatus };
   const live = (await loadLegs(prisma, sourceOf(r))).some(isLive);
   return move(prisma, r, { status: live ? 'requires_intervention' : 'failed', failureReason: reason });
 }
@@ -125,12 +157,19 @@ export async function failFundReturn(prisma: PrismaClient, id: string, reason: s
  * The asset a return leaves in: the Payment's, or, for the recovery of a foreign transfer (another
  * asset or chain), the one its hold was posted in.
  */
-async function returnAsset(tx: Prisma.TransactionClient, r: FundReturnRow, payment: { chainId: number; tokenAddress: string; assetCode: string; decimals: number }): Promise<LedgerAsset> {
+async function returnAsset(
+  tx: Prisma.TransactionClient,
+  r: FundReturnRow,
+  payment: { chainId: number; tokenAddress: string; assetCode: string; decimals: number },
+): Promise<LedgerAsset> {
   const own = { chainId: payment.chainId, tokenAddress: payment.tokenAddress, symbol: payment.assetCode, decimals: payment.decimals };
   if (r.chainId === payment.chainId && r.tokenAddress.toLowerCase() === payment.tokenAddress.toLowerCase()) return own;
   const held = r.incidentId
-    ? await tx.ledgerEntry.findFirst({ where: { posting: { sourceType: 'payment', sourceId: r.paymentId, leg: `incident:${r.incidentId}` }, chainId: r.chainId } })
+    ? await tx.ledgerEntry.findFirst({
+        where: { posting: { sourceType: 'payment', sourceId: r.paymentId, leg: `incident:${r.incidentId}` }, chainId: r.chainId },
+      })
     : null;
-  if (!held) throw new Error(`fund return ${r.id} is on chain ${r.chainId} token ${r.tokenAddress}, and no hold of that asset was posted for it`);
+  if (!held)
+    throw new Error(`fund return ${r.id} is on chain ${r.chainId} token ${r.tokenAddress}, and no hold of that asset was posted for it`);
   return { chainId: held.chainId, tokenAddress: held.tokenAddress, symbol: held.assetSymbol, decimals: held.decimals };
 }

@@ -19,7 +19,10 @@ export interface FundReturnWorkflowDeps {
   logger: Pick<Logger, 'warn'>;
 }
 
-export async function startOrphanFundReturns(deps: FundReturnWorkflowDeps, input: { graceSeconds: number; limit: number }): Promise<string[]> {
+export async function startOrphanFundReturns(
+  deps: FundReturnWorkflowDeps,
+  input: { graceSeconds: number; limit: number },
+): Promise<string[]> {
   const cutoff = new Date(Date.now() - input.graceSeconds * 1000);
   const pending = await deps.prisma.fundReturn.findMany({
     where: { status: 'pending', createdAt: { lt: cutoff } },
@@ -30,7 +33,10 @@ export async function startOrphanFundReturns(deps: FundReturnWorkflowDeps, input
   for (const r of pending) {
     if ((await deps.engine.startFundReturn(r.id, deps.chains.network(r.chainId).confirmations)) !== 'started') continue;
     started.push(r.id);
-    deps.logger.warn({ returnId: r.id, paymentId: r.paymentId, createdAt: r.createdAt.toISOString() }, 'started the workflow of an orphaned fund return');
+    deps.logger.warn(
+      { returnId: r.id, paymentId: r.paymentId, createdAt: r.createdAt.toISOString() },
+      'started the workflow of an orphaned fund return',
+    );
   }
   return started;
 }

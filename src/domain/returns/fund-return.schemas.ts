@@ -14,7 +14,10 @@ export const ZCreateRefund = z.strictObject({
 export type TCreateRefund = z.output<typeof ZCreateRefund>;
 
 /** POST /v2/payments/{paymentId}/incident-recoveries (and the admin twin, which adds reason and actor). */
-export const ZIncidentId = z.string().regex(/^incident_[A-Za-z0-9_-]+$/, 'an incident id (incident_...)').max(64);
+export const ZIncidentId = z
+  .string()
+  .regex(/^incident_[A-Za-z0-9_-]+$/, 'an incident id (incident_...)')
+  .max(64);
 export const ZCreateRecovery = z.strictObject({
   incidentId: ZIncidentId,
   destinationAddress: ZEvmAddress.optional(),
@@ -24,7 +27,14 @@ export type TCreateRecovery = z.output<typeof ZCreateRecovery>;
 
 export const ZAdminCreateRecovery = ZCreateRecovery.extend({ reason: ZReason, actor: z.string().min(1).max(200) });
 
-const ZAmount = z.strictObject({ amount: z.string(), amountAtomic: z.string(), assetCode: z.string(), decimals: z.number().int(), chainId: z.number().int(), tokenAddress: z.string() });
+const ZAmount = z.strictObject({
+  amount: z.string(),
+  amountAtomic: z.string(),
+  assetCode: z.string(),
+  decimals: z.number().int(),
+  chainId: z.number().int(),
+  tokenAddress: z.string(),
+});
 
 /** A refund or a recovery as the API shows it. */
 export const ZFundReturn = z.strictObject({

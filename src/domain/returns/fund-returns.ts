@@ -36,7 +36,11 @@ export type ReturnRequester = { by: 'partner'; app: AuthenticatedApp } | { by: '
 const LOCKED_TX = { maxWait: 20_000, timeout: 30_000 };
 
 /** `held`: the asset a foreign incident was posted in, for its recovery (else the Payment's). */
-export function toFundReturnView(r: FundReturnRow, p: Pick<Payment, 'assetCode' | 'decimals'>, held?: { assetCode: string; decimals: number }): TFundReturn {
+export function toFundReturnView(
+  r: FundReturnRow,
+  p: Pick<Payment, 'assetCode' | 'decimals'>,
+  held?: { assetCode: string; decimals: number },
+): TFundReturn {
   const asset = held ?? p;
   const atomic = BigInt(r.amountAtomic.toFixed());
   return {
@@ -46,7 +50,14 @@ export function toFundReturnView(r: FundReturnRow, p: Pick<Payment, 'assetCode' 
     incidentId: r.incidentId,
     status: r.status as TFundReturn['status'],
     statusVersion: r.statusVersion,
-    amount: { amount: formatAtomic(atomic, asset.decimals), amountAtomic: atomic.toString(), assetCode: asset.assetCode, decimals: asset.decimals, chainId: r.chainId, tokenAddress: r.tokenAddress },
+    amount: {
+      amount: formatAtomic(atomic, asset.decimals),
+      amountAtomic: atomic.toString(),
+      assetCode: asset.assetCode,
+      decimals: asset.decimals,
+      chainId: r.chainId,
+      tokenAddress: r.tokenAddress,
+    },
     destinationAddress: r.toAddress,
     reason: r.reason,
     transactionHash: r.transactionHash,
@@ -58,9 +69,21 @@ export function toFundReturnView(r: FundReturnRow, p: Pick<Payment, 'assetCode' 
 }
 
 /** Refund events carry the Payment's status and its refundSummary after the change. */
-export async function writeRefundEvent(tx: Prisma.TransactionClient, p: Payment, refundId: string, step: string, name: 'payment.refund_pending' | 'payment.partially_refunded' | 'payment.refunded') {
-  const refunds = await tx.fundReturn.findMany({ where: { paymentId: p.id, kind: 'refund' }, select: { status: true, amountAtomic: true } });
-  const refundSummary = refundSummaryOf(BigInt(p.amountAtomic.toFixed()), refunds.map((r) => ({ status: r.status, amountAtomic: BigInt(r.amountAtomic.toFixed()) })));
+export async function writeRefundEvent(
+  tx: Prisma.TransactionClient,
+  p: Payment,
+  refundId: string,
+  step: string,
+  name: 'payment.refund_pending' | 'payment.partially_refunded' | 'payment.refunded',
+) {
+  const refunds = await tx.fundReturn.findMany({
+    where: { paymentId: p.id, kind: 'refund' },
+    select: { status: true, amountAtomic: true },
+  });
+  const refundSummary = refundSummaryOf(
+    BigInt(p.amountAtomic.toFixed()),
+    refunds.map((r) => ({ status: r.status, amountAtomic: BigInt(r.amountAtomic.toFixed()) })),
+  );
   await writeEvents(tx, paymentSubject(p), `${refundId}:${step}`, [
     { name, payload: { ...paymentEventIds(p), status: p.status, statusVersion: p.statusVersion, refundId, refundSummary } },
   ]);
@@ -108,8 +131,14 @@ function refusal(reason: RefundRefusal | RecoveryRefusal | 'incident_several_pay
     payment_not_refundable: ['conflict', 'Only a succeeded receive Payment can be refunded'],
     refund_amount_invalid: ['bad_request', 'The refund amount must be greater than zero'],
     refund_exceeds_payment: ['conflict', 'The refund exceeds what is left of the Payment to refund'],
-    refund_exceeds_payer: ['conflict', 'The refund exceeds what is left to refund to this payer: each payer gets back at most what it paid'],
-    incident_several_payers: ['conflict', 'These funds came from several addresses and were recorded as one incident: an operator returns them (admin API or CLI), naming where'],
+    refund_exceeds_payer: [
+      'conflict',
+      'The refund exceeds what is left to refund to this payer: each payer gets back at most what it paid',
+    ],
+    incident_several_payers: [
+      'conflict',
+      'These funds came from several addresses and were recorded as one incident: an operator returns them (admin API or CLI), naming where',
+    ],
     vault_missing: ['conflict', 'The recipient has no vault to pay the refund from'],
     vault_policy_inactive: ['conflict', "The recipient's vault has no active policy: money leaves a vault only under one"],
     vault_token_not_allowed: ['conflict', "The recipient's vault policy does not allow this token"],
@@ -126,11 +155,14 @@ type ErrorCodeOf = 'conflict' | 'bad_request';
 /** The vault's policy as it bears on a refund of this Payment (read under the vault's lock). */
 async function policyFacts(tx: Prisma.TransactionClient, vault: VaultRow | null, payment: Payment) {
   const policy = vault?.activePolicyId ? await tx.vaultPolicy.findUnique({ where: { id: vault.activePolicyId } }) : null;
-  if (!vault || policy?.status !== 'active' || !vault.periodAnchorAt) return { policyActive: false, tokenAllowed: false, limitAtomic: 0n, spentInPeriodAtomic: 0n };
+  if (!vault || policy?.status !== 'active' || !vault.periodAnchorAt)
+    return { policyActive: false, tokenAllowed: false, limitAtomic: 0n, spentInPeriodAtomic: 0n };
   const now = new Date();
   return {
     policyActive: true,
-    tokenAllowed: policyTokens(policy).some((t) => t.chainId === payment.chainId && t.tokenAddress.toLowerCase() === payment.tokenAddress.toLowerCase()),
+    tokenAllowed: policyTokens(policy).some(
+      (t) => t.chainId === payment.chainId && t.tokenAddress.toLowerCase() === payment.tokenAddress.toLowerCase(),
+    ),
     limitAtomic: BigInt(policy.spendLimitAtomic.toFixed()),
     spentInPeriodAtomic: await spentInPeriod(tx, vault.id, periodStartOf(vault.periodAnchorAt, now)),
   };
@@ -148,7 +180,12 @@ async function startReturn(deps: Pick<FundReturnDeps, 'chains' | 'engine'>, row:
  * The destination is read before it.
  * Emits payment.refund_pending; then the FundReturnWorkflow sends it.
  */
-export async function createRefund(deps: FundReturnDeps, app: AuthenticatedApp, paymentId: string, input: TCreateRefund): Promise<TFundReturn> {
+export async function createRefund(
+  deps: FundReturnDeps,
+  app: AuthenticatedApp,
+  paymentId: string,
+  input: TCreateRefund,
+): Promise<TFundReturn> {
   const found = await deps.prisma.payment.findFirst({ where: { id: paymentId, appId: app.id } });
   if (!found) throw notFound('Payment');
   let requested: bigint | null = null;
@@ -160,21 +197,43 @@ export async function createRefund(deps: FundReturnDeps, app: AuthenticatedApp, 
       throw new ApiError('bad_request', message, { fields: [{ field: 'body.amount', message }] });
     }
   }
-  const vault = await deps.prisma.vault.findFirst({ where: { accountId: found.recipientAccountId, appId: found.appId, address: { not: null } } });
+  const vault = await deps.prisma.vault.findFirst({
+    where: { accountId: found.recipientAccountId, appId: found.appId, address: { not: null } },
+  });
   // Funding is final once the Payment succeeded: its payers' shares are read before the lock.
   const shares = found.status === 'succeeded' ? await payerShares(deps.prisma, paymentId) : [];
-  const to = found.status === 'succeeded' ? await destinationFor(deps, 'partner', input.destinationAddress, shares.map((x) => x.address), found.tokenAddress) : null;
+  const to =
+    found.status === 'succeeded'
+      ? await destinationFor(
+          deps,
+          'partner',
+          input.destinationAddress,
+          shares.map((x) => x.address),
+          found.tokenAddress,
+        )
+      : null;
   const { row, payment } = await deps.prisma.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT id FROM payments WHERE id = ${paymentId} FOR UPDATE`;
     const payment = await tx.payment.findUniqueOrThrow({ where: { id: paymentId } });
     const locked = vault ? await lockVault(tx, vault.id) : null;
     // Read under the vault's lock, which every reserve's confirmation takes: a send leaves the balance
     // before it stops being reserved, so the balance less the reserves is never counted twice.
-    const balance = vault?.address && payment.status === 'succeeded'
-      ? await deps.chains.get(payment.chainId).getTokenBalance({ token: payment.tokenAddress as Address, owner: vault.address as Address })
-      : 0n;
-    const held = await tx.fundReturn.aggregate({ where: { paymentId, kind: 'refund', status: { not: 'failed' } }, _sum: { amountAtomic: true } });
-    const heldByPayer = to ? await tx.fundReturn.aggregate({ where: { paymentId, kind: 'refund', status: { not: 'failed' }, toAddress: to }, _sum: { amountAtomic: true } }) : null;
+    const balance =
+      vault?.address && payment.status === 'succeeded'
+        ? await deps.chains
+            .get(payment.chainId)
+            .getTokenBalance({ token: payment.tokenAddress as Address, owner: vault.address as Address })
+        : 0n;
+    const held = await tx.fundReturn.aggregate({
+      where: { paymentId, kind: 'refund', status: { not: 'failed' } },
+      _sum: { amountAtomic: true },
+    });
+    const heldByPayer = to
+      ? await tx.fundReturn.aggregate({
+          where: { paymentId, kind: 'refund', status: { not: 'failed' }, toAddress: to },
+          _sum: { amountAtomic: true },
+        })
+      : null;
     const reserved = vault ? ((await reservedByToken(tx, vault.id)).get(reserveKey(payment.chainId, payment.tokenAddress)) ?? 0n) : 0n;
     const decision = decideRefund({
       paymentIntent: payment.intent,
@@ -221,7 +280,10 @@ export async function createRefund(deps: FundReturnDeps, app: AuthenticatedApp, 
  * of a per-payer share). An incident from before that record: its transfer's sender, else the
  * Payment's payers (several, for a whole incident of a Payment paid from several addresses).
  */
-async function payersOf(db: PrismaClient, incident: { paymentId: string; transferId: string | null; fromAddress: string | null }): Promise<string[]> {
+async function payersOf(
+  db: PrismaClient,
+  incident: { paymentId: string; transferId: string | null; fromAddress: string | null },
+): Promise<string[]> {
   if (incident.fromAddress) return [incident.fromAddress.toLowerCase()];
   const transfer = incident.transferId ? await db.paymentTransfer.findUnique({ where: { id: incident.transferId } }) : null;
   if (transfer) return [transfer.fromAddress.toLowerCase()];
@@ -287,11 +349,19 @@ export async function createRecovery(
 }
 
 /** A Payment's refunds or recoveries, oldest first (a Payment has few). */
-export async function listFundReturns(prisma: PrismaClient, appId: string, paymentId: string, kind: 'refund' | 'incident_recovery'): Promise<{ items: TFundReturn[] }> {
+export async function listFundReturns(
+  prisma: PrismaClient,
+  appId: string,
+  paymentId: string,
+  kind: 'refund' | 'incident_recovery',
+): Promise<{ items: TFundReturn[] }> {
   const payment = await prisma.payment.findFirst({ where: { id: paymentId, appId } });
   if (!payment) throw notFound('Payment');
   const rows = await prisma.fundReturn.findMany({ where: { paymentId, kind }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
-  const incidents = await prisma.paymentIncident.findMany({ where: { paymentId, chainId: { not: null } }, select: { id: true, chainId: true } });
+  const incidents = await prisma.paymentIncident.findMany({
+    where: { paymentId, chainId: { not: null } },
+    select: { id: true, chainId: true },
+  });
   const held = await foreignAssets(prisma, paymentId, incidents);
   return { items: rows.map((r) => toFundReturnView(r, payment, r.incidentId ? held.get(r.incidentId) : undefined)) };
 }
@@ -301,16 +371,26 @@ export async function listFundReturns(prisma: PrismaClient, appId: string, payme
  * its amount, status (that of its latest recovery) and the transfer it came from, if any.
  */
 export async function listIncidents(prisma: PrismaClient, appId: string, paymentId: string): Promise<TIncidentList> {
-  const payment = await prisma.payment.findFirst({ where: { id: paymentId, appId }, include: { incidents: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } } });
+  const payment = await prisma.payment.findFirst({
+    where: { id: paymentId, appId },
+    include: { incidents: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } },
+  });
   if (!payment) throw notFound('Payment');
-  const transfers = await prisma.paymentTransfer.findMany({ where: { id: { in: payment.incidents.flatMap((i) => (i.transferId ? [i.transferId] : [])) } } });
+  const transfers = await prisma.paymentTransfer.findMany({
+    where: { id: { in: payment.incidents.flatMap((i) => (i.transferId ? [i.transferId] : [])) } },
+  });
   const byId = new Map(transfers.map((t) => [t.id, t]));
   const heldIn = await foreignAssets(prisma, payment.id, payment.incidents);
   return {
     items: payment.incidents.map((i) => {
       const atomic = BigInt(i.amountAtomic.toFixed());
       const t = i.transferId ? byId.get(i.transferId) : undefined;
-      const asset = heldIn.get(i.id) ?? { assetCode: payment.assetCode, decimals: payment.decimals, chainId: payment.chainId, tokenAddress: payment.tokenAddress };
+      const asset = heldIn.get(i.id) ?? {
+        assetCode: payment.assetCode,
+        decimals: payment.decimals,
+        chainId: payment.chainId,
+        tokenAddress: payment.tokenAddress,
+      };
       return {
         id: i.id,
         kind: i.kind,
@@ -329,7 +409,16 @@ async function foreignAssets(prisma: PrismaClient, paymentId: string, incidents:
   const foreign = incidents.filter((i) => i.chainId !== null).map((i) => `incident:${i.id}`);
   const out = new Map<string, { assetCode: string; decimals: number; chainId: number; tokenAddress: string }>();
   if (foreign.length === 0) return out;
-  const entries = await prisma.ledgerEntry.findMany({ where: { posting: { sourceType: 'payment', sourceId: paymentId, leg: { in: foreign } } }, include: { posting: { select: { leg: true } } } });
-  for (const e of entries) out.set(e.posting.leg.slice('incident:'.length), { assetCode: e.assetSymbol, decimals: e.decimals, chainId: e.chainId, tokenAddress: e.tokenAddress });
+  const entries = await prisma.ledgerEntry.findMany({
+    where: { posting: { sourceType: 'payment', sourceId: paymentId, leg: { in: foreign } } },
+    include: { posting: { select: { leg: true } } },
+  });
+  for (const e of entries)
+    out.set(e.posting.leg.slice('incident:'.length), {
+      assetCode: e.assetSymbol,
+      decimals: e.decimals,
+      chainId: e.chainId,
+      tokenAddress: e.tokenAddress,
+    });
   return out;
 }

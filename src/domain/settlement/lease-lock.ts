@@ -14,7 +14,10 @@ export class LeaseLostError extends Error {
 }
 
 export class LeaseTimeoutError extends Error {
-  constructor(readonly key: string, waitedMs: number) {
+  constructor(
+    readonly key: string,
+    waitedMs: number,
+  ) {
     super(`could not take the lease on ${key} within ${waitedMs} ms`);
     this.name = 'LeaseTimeoutError';
   }
@@ -32,7 +35,12 @@ export interface LeaseOptions {
  * released with another. Unlike an advisory lock it holds no pooled connection while the holder
  * talks to the chain, and a holder that dies only blocks others until its lease expires.
  */
-export async function withLease<T>(prisma: PrismaClient, key: string, fn: (lease: Lease) => Promise<T>, opts: LeaseOptions = {}): Promise<T> {
+export async function withLease<T>(
+  prisma: PrismaClient,
+  key: string,
+  fn: (lease: Lease) => Promise<T>,
+  opts: LeaseOptions = {},
+): Promise<T> {
   const leaseMs = opts.leaseMs ?? 60_000;
   const waitMs = opts.waitMs ?? 90_000;
   const holder = randomUUID();

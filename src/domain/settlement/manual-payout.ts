@@ -35,7 +35,9 @@ export async function payoutProblem(chains: Pick<ChainRegistry, 'get'>, txHash: 
       t.to.toLowerCase() === expected.to.toLowerCase() &&
       t.amountAtomic === expected.amountAtomic,
   );
-  return pays ? null : `transaction ${txHash} does not move ${expected.amountAtomic} of ${expected.token} from ${expected.from} to ${expected.to}`;
+  return pays
+    ? null
+    : `transaction ${txHash} does not move ${expected.amountAtomic} of ${expected.token} from ${expected.from} to ${expected.to}`;
 }
 
 /**
@@ -48,7 +50,9 @@ export async function requirePayout(
   txHash: string,
   expected: ExpectedPayout,
 ): Promise<void> {
-  const inFlight = await deps.prisma.settlementLeg.findFirst({ where: { sourceType: source.type, sourceId: source.id, leg: 'net', status: 'broadcast' } });
+  const inFlight = await deps.prisma.settlementLeg.findFirst({
+    where: { sourceType: source.type, sourceId: source.id, leg: 'net', status: 'broadcast' },
+  });
   if (inFlight && inFlight.txHash !== txHash.toLowerCase()) {
     const problem = `the service's own net leg ${inFlight.txHash} may still be mined; mark-settled with that hash once it is, or replace it first`;
     throw new ApiError('bad_request', `mark-settled refused: ${problem}`, { fields: [{ field: 'txHash', message: problem }] });
@@ -62,7 +66,12 @@ export async function requirePayout(
  * re-send), so the one settlement sender then pays only the legs still owed (the fees) and the books
  * end equal to the chain. Idempotent: the leg id derives from the transaction.
  */
-export async function recordManualNetLeg(prisma: PrismaClient, source: SettlementSource, txHash: string, payout: ExpectedPayout): Promise<void> {
+export async function recordManualNetLeg(
+  prisma: PrismaClient,
+  source: SettlementSource,
+  txHash: string,
+  payout: ExpectedPayout,
+): Promise<void> {
   await prisma.settlementLeg.createMany({
     data: [
       {

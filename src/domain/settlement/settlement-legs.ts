@@ -100,8 +100,18 @@ function rowOf(leg: SettlementLeg) {
  * A fee replacement of a live leg (same nonce): committed with the leg it supersedes before it is
  * broadcast, so a crash can't lose either; one transaction per (leg, nonce) is live at a time.
  */
-export async function recordReplacement(prisma: PrismaClient, live: SettlementLeg, signed: { txHash: string; serialized: string }): Promise<SettlementLeg> {
-  const next: SettlementLeg = { ...live, id: legId(signed.txHash), txHash: signed.txHash.toLowerCase(), serialized: signed.serialized, status: 'broadcast' };
+export async function recordReplacement(
+  prisma: PrismaClient,
+  live: SettlementLeg,
+  signed: { txHash: string; serialized: string },
+): Promise<SettlementLeg> {
+  const next: SettlementLeg = {
+    ...live,
+    id: legId(signed.txHash),
+    txHash: signed.txHash.toLowerCase(),
+    serialized: signed.serialized,
+    status: 'broadcast',
+  };
   // In this order: one leg of each kind is live at a time (settlement_legs_live_key).
   await prisma.$transaction([
     prisma.settlementLeg.update({ where: { id: live.id }, data: { status: 'superseded' } }),
@@ -116,8 +126,14 @@ export async function recordReplacement(prisma: PrismaClient, live: SettlementLe
  * mined. The live one is the one the chain holds, else the newest (the highest fees); answers it,
  * having swapped the statuses when another one was live. Reads the chain only when there are others.
  */
-export async function followLegFamily(deps: { prisma: PrismaClient; chains: Pick<ChainRegistry, 'get'> }, all: SettlementLeg[], live: SettlementLeg): Promise<SettlementLeg> {
-  const family = all.filter((l) => l.leg === live.leg && l.nonce === live.nonce && l.from === live.from && (l === live || l.status === 'superseded'));
+export async function followLegFamily(
+  deps: { prisma: PrismaClient; chains: Pick<ChainRegistry, 'get'> },
+  all: SettlementLeg[],
+  live: SettlementLeg,
+): Promise<SettlementLeg> {
+  const family = all.filter(
+    (l) => l.leg === live.leg && l.nonce === live.nonce && l.from === live.from && (l === live || l.status === 'superseded'),
+  );
   if (family.length < 2) return live;
   const chain = deps.chains.get(live.chainId);
   let chosen = family[family.length - 1]!;
@@ -141,7 +157,9 @@ export async function markLeg(prisma: PrismaClient, leg: SettlementLeg, status: 
 
 /** The net leg's live transaction (the one mined, after a fee replacement), or null when there is none. */
 export async function liveNetTxHash(prisma: PrismaClient, source: SettlementSource): Promise<string | null> {
-  const net = await prisma.settlementLeg.findFirst({ where: { sourceType: source.type, sourceId: source.id, leg: 'net', status: { in: ['broadcast', 'confirmed'] } } });
+  const net = await prisma.settlementLeg.findFirst({
+    where: { sourceType: source.type, sourceId: source.id, leg: 'net', status: { in: ['broadcast', 'confirmed'] } },
+  });
   return net?.txHash ?? null;
 }
 

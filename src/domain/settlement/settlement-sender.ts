@@ -14,7 +14,17 @@ import { isMoneyMissingAt } from '../ledger/reconcile';
 import { crashPoint, SETTLEMENT_CRASH_POINTS } from '../../platform/crash-points';
 import { withLease, type LeaseOptions } from './lease-lock';
 import { topUpBatcher, type TopUpBatcher } from './gas-top-ups';
-import { followLegFamily, isLive, loadLegs, markLeg, recordLeg, recordReplacement, type LegKind, type SettlementLeg, type SettlementSource } from './settlement-legs';
+import {
+  followLegFamily,
+  isLive,
+  loadLegs,
+  markLeg,
+  recordLeg,
+  recordReplacement,
+  type LegKind,
+  type SettlementLeg,
+  type SettlementSource,
+} from './settlement-legs';
 
 export interface SettlementSenderDeps {
   prisma: PrismaClient;
@@ -91,7 +101,10 @@ export class SettlementHeldError extends Error {
 export async function sendSettlement(deps: SettlementSenderDeps, order: SettlementOrder): Promise<{ txHash: string }> {
   const planned = order.legs.filter((l) => l.amountAtomic > 0n);
   if (!planned.some((l) => l.leg === 'net')) {
-    throw new SettlementRefusedError('settlement_destination_missing', `${order.source.type} ${order.source.id} has no net amount to settle`);
+    throw new SettlementRefusedError(
+      'settlement_destination_missing',
+      `${order.source.type} ${order.source.id} has no net amount to settle`,
+    );
   }
   const net = planned.find((l) => l.leg === 'net')!;
   // Checked again here, not only at registration: a destination accepted before the rule existed, or
@@ -100,12 +113,19 @@ export async function sendSettlement(deps: SettlementSenderDeps, order: Settleme
     // A vault pays only into a Payment's escrow, an address of the service by definition.
     const escrow = await deps.prisma.custodyAddress.findUnique({ where: { address: net.to.toLowerCase() } });
     if (escrow?.purpose !== 'escrow') {
-      throw new SettlementRefusedError('settlement_destination_not_allowed', `vault_funding ${order.source.id}: ${net.to} is not a Payment escrow`);
+      throw new SettlementRefusedError(
+        'settlement_destination_not_allowed',
+        `vault_funding ${order.source.id}: ${net.to} is not a Payment escrow`,
+      );
     }
   } else {
     const ownMoney = (to: string) => isVaultFundingReturn(deps.prisma, order.source, to);
     const refused = await destinationRefusal(deps.prisma, deps.custody, net.to, [order.token], ownMoney);
-    if (refused) throw new SettlementRefusedError('settlement_destination_not_allowed', `${order.source.type} ${order.source.id}: ${net.to} is not allowed (${refused})`);
+    if (refused)
+      throw new SettlementRefusedError(
+        'settlement_destination_not_allowed',
+        `${order.source.type} ${order.source.id}: ${net.to} is not allowed (${refused})`,
+      );
   }
   const chain = deps.chains.get(order.chainId);
   const payer = deps.custody.signer(order.payer);
@@ -114,7 +134,10 @@ export async function sendSettlement(deps: SettlementSenderDeps, order: Settleme
     // Legs already signed are followed through; only new money waits for the books to be right.
     const signsNew = planned.some((p) => !legs.some((l) => l.leg === p.leg && isLive(l)));
     if (signsNew && (await isMoneyMissingAt(deps.prisma, { chainId: order.chainId, token: order.token, address: payer.address }))) {
-      throw new SettlementRefusedError('ledger_difference', `${order.source.type} ${order.source.id}: money is missing at ${payer.address} (open ledger_difference alert)`);
+      throw new SettlementRefusedError(
+        'ledger_difference',
+        `${order.source.type} ${order.source.id}: money is missing at ${payer.address} (open ledger_difference alert)`,
+      );
     }
     if (order.redelivery) await requireFunds(chain, order, payer.address, planned, legs);
     let gasChecked = false;
@@ -170,7 +193,10 @@ export async function sendSettlement(deps: SettlementSenderDeps, order: Settleme
     }
     if (held.length > 0) {
       const which = held.map((l) => `${l.leg} (nonce ${l.nonce})`).join(', ');
-      throw new SettlementHeldError('waiting_for_finality', `${order.source.type} ${order.source.id}: the nonce of ${which} went to a transaction that is not final yet`);
+      throw new SettlementHeldError(
+        'waiting_for_finality',
+        `${order.source.type} ${order.source.id}: the nonce of ${which} went to a transaction that is not final yet`,
+      );
     }
     const sentNet = legs.find((l) => l.leg === 'net' && isLive(l));
     if (!sentNet) throw new Error(`${order.source.type} ${order.source.id}: net leg missing after sending`);
@@ -207,17 +233,26 @@ export async function replaceStuckLegsBeforeCheck(deps: SettlementSenderDeps, or
  * replaced at its nonce with higher fees (within the network's cap), recorded before it is broadcast.
  * Answers the legs a replacement would take above the cap (they stay as they are, and wait).
  */
-export async function replaceStuckLegs(deps: SettlementSenderDeps, order: StuckLegsOrder, lease: LeaseOptions = {}): Promise<{ capped: string[] }> {
+export async function replaceStuckLegs(
+  deps: SettlementSenderDeps,
+  order: StuckLegsOrder,
+  lease: LeaseOptions = {},
+): Promise<{ capped: string[] }> {
   const chain = deps.chains.get(order.chainId);
   const payer = deps.custody.signer(order.payer);
   const capped: string[] = [];
-  await withLease(deps.prisma, senderKey(order.chainId, payer.address), async () => {
-    const legs = await loadLegs(deps.prisma, order.source);
-    for (const live of legs.filter((l) => l.status === 'broadcast')) {
-      const current = await currentTransaction(deps, chain, payer, legs, live, () => capped.push(live.leg));
-      if (current !== 'mined' && current !== live) await chain.broadcast(current.serialized as Hex);
-    }
-  }, lease);
+  await withLease(
+    deps.prisma,
+    senderKey(order.chainId, payer.address),
+    async () => {
+      const legs = await loadLegs(deps.prisma, order.source);
+      for (const live of legs.filter((l) => l.status === 'broadcast')) {
+        const current = await currentTransaction(deps, chain, payer, legs, live, () => capped.push(live.leg));
+        if (current !== 'mined' && current !== live) await chain.broadcast(current.serialized as Hex);
+      }
+    },
+    lease,
+  );
   return { capped };
 }
 
@@ -308,7 +343,13 @@ async function rebroadcast(chain: Chain, leg: SettlementLeg, opts: { untilFinal:
  * and legs to sign): a leg mined without the money reverts and burns its nonce, so the payout would
  * be lost rather than late (e.g. the reorg took the payer's transfer too).
  */
-async function requireFunds(chain: Chain, order: SettlementOrder, payer: Address, planned: PlannedLeg[], legs: SettlementLeg[]): Promise<void> {
+async function requireFunds(
+  chain: Chain,
+  order: SettlementOrder,
+  payer: Address,
+  planned: PlannedLeg[],
+  legs: SettlementLeg[],
+): Promise<void> {
   let owed = 0n;
   for (const plan of planned) {
     const live = legs.find((l) => l.leg === plan.leg && isLive(l));
@@ -318,7 +359,10 @@ async function requireFunds(chain: Chain, order: SettlementOrder, payer: Address
   if (owed === 0n) return;
   const balance = await chain.getTokenBalance({ token: order.token as Address, owner: payer });
   if (balance < owed) {
-    throw new SettlementHeldError('funds_missing', `${order.source.type} ${order.source.id}: ${payer} holds ${balance} of the ${owed} still to send`);
+    throw new SettlementHeldError(
+      'funds_missing',
+      `${order.source.type} ${order.source.id}: ${payer} holds ${balance} of the ${owed} still to send`,
+    );
   }
 }
 
@@ -347,7 +391,12 @@ async function ensureGas(deps: SettlementSenderDeps, chain: Chain, chainId: numb
   const needed = gas.topUpWei + NATIVE_TRANSFER_GAS * gas.maxFeePerGasWei;
   const balance = await chain.getNativeBalance(treasury.address);
   if (balance < needed) {
-    await raiseAlert(alerts, { kind: GAS_TREASURY_EMPTY, severity: 'critical', subject, details: { chainId, treasury: treasury.address, balanceWei: balance.toString(), neededWei: needed.toString() } });
+    await raiseAlert(alerts, {
+      kind: GAS_TREASURY_EMPTY,
+      severity: 'critical',
+      subject,
+      details: { chainId, treasury: treasury.address, balanceWei: balance.toString(), neededWei: needed.toString() },
+    });
     throw new GasTreasuryEmptyError(chainId, treasury.address, balance, needed);
   }
   const topUp = await treasuryTopUps(deps, chain, chainId, treasury, gas.topUpWei).request(address);
@@ -358,10 +407,18 @@ async function ensureGas(deps: SettlementSenderDeps, chain: Chain, chainId: numb
 /** One batcher per chain client (one per process and network), so this process's top-ups share a lease. */
 const topUpBatchers = new WeakMap<Chain, TopUpBatcher>();
 
-function treasuryTopUps(deps: SettlementSenderDeps, chain: Chain, chainId: number, treasury: LocalAccount, amountWei: bigint): TopUpBatcher {
+function treasuryTopUps(
+  deps: SettlementSenderDeps,
+  chain: Chain,
+  chainId: number,
+  treasury: LocalAccount,
+  amountWei: bigint,
+): TopUpBatcher {
   let batcher = topUpBatchers.get(chain);
   if (!batcher) {
-    batcher = topUpBatcher((addresses) => withLease(deps.prisma, senderKey(chainId, treasury.address), () => sendTopUps(chain, treasury, addresses, amountWei)));
+    batcher = topUpBatcher((addresses) =>
+      withLease(deps.prisma, senderKey(chainId, treasury.address), () => sendTopUps(chain, treasury, addresses, amountWei)),
+    );
     topUpBatchers.set(chain, batcher);
   }
   return batcher;

@@ -11,10 +11,16 @@ export async function sandboxVaultCodes(prisma: PrismaClient, accountId: string,
   const account = await prisma.account.findUnique({ where: { id: accountId }, select: { appId: true } });
   if (!account) throw new NotSandboxError(`account ${accountId} not found`);
   const app = await prisma.app.findUniqueOrThrow({ where: { id: account.appId }, select: { environment: true } });
-  if (app.environment !== 'sandbox') throw new NotSandboxError(`account ${accountId} is not a sandbox account: vault codes are readable only in the sandbox`);
+  if (app.environment !== 'sandbox')
+    throw new NotSandboxError(`account ${accountId} is not a sandbox account: vault codes are readable only in the sandbox`);
   const mails = await prisma.sandboxMail.findMany({ where: { accountId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: limit });
   return {
     accountId,
-    mails: mails.map((m) => ({ to: m.toAddress, subject: m.subject, code: /\bis (\d{6})\b/.exec(m.body)?.[1] ?? null, sentAt: m.createdAt.toISOString() })),
+    mails: mails.map((m) => ({
+      to: m.toAddress,
+      subject: m.subject,
+      code: /\bis (\d{6})\b/.exec(m.body)?.[1] ?? null,
+      sentAt: m.createdAt.toISOString(),
+    })),
   };
 }

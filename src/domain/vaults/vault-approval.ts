@@ -45,10 +45,13 @@ export async function sendVaultApproval(deps: ApprovalDeps, app: AuthenticatedAp
   if (!deps.mailer && !useOutbox) throw new ApiError('chain_config_missing', 'Email approval is not configured for this environment');
   const vault = await requireVault(deps.prisma, app.id, accountId);
   const pending = await deps.prisma.vaultPolicy.findFirst({ where: { vaultId: vault.id, status: 'pending_approval' } });
-  if (!pending) throw new ApiError('conflict', 'No vault policy is waiting for approval: PUT the policy first', { reasonCode: 'no_pending_policy' });
+  if (!pending)
+    throw new ApiError('conflict', 'No vault policy is waiting for approval: PUT the policy first', { reasonCode: 'no_pending_policy' });
   const sends = await deps.prisma.vaultApprovalCode.count({ where: { policyId: pending.id } });
   if (sends >= APPROVAL_MAX_SENDS) {
-    throw new ApiError('conflict', `At most ${APPROVAL_MAX_SENDS} codes per policy: PUT the policy again to start over`, { reasonCode: 'approval_send_limit' });
+    throw new ApiError('conflict', `At most ${APPROVAL_MAX_SENDS} codes per policy: PUT the policy again to start over`, {
+      reasonCode: 'approval_send_limit',
+    });
   }
 
   const code = randomInt(0, 1_000_000).toString().padStart(6, '0');
@@ -76,18 +79,33 @@ export async function sendVaultApproval(deps: ApprovalDeps, app: AuthenticatedAp
   await deps.prisma.$transaction(async (tx) => {
     await lockVault(tx, vault.id);
     const still = await tx.vaultPolicy.findFirst({ where: { id: pending.id, status: 'pending_approval' } });
-    if (!still) throw new ApiError('conflict', 'The policy changed while the code was being sent: request a new code', { reasonCode: 'no_pending_policy' });
+    if (!still)
+      throw new ApiError('conflict', 'The policy changed while the code was being sent: request a new code', {
+        reasonCode: 'no_pending_policy',
+      });
     // Earlier codes of this policy stop working: only the newest email counts.
-    await tx.vaultApprovalCode.updateMany({ where: { policyId: pending.id, consumedAt: null, expiresAt: { gt: now } }, data: { expiresAt: now } });
-    await tx.vaultApprovalCode.create({ data: { id: codeId, policyId: pending.id, codeHash: codeHash(currentKey(deps.serviceSecret), codeId, code), expiresAt } });
+    await tx.vaultApprovalCode.updateMany({
+      where: { policyId: pending.id, consumedAt: null, expiresAt: { gt: now } },
+      data: { expiresAt: now },
+    });
+    await tx.vaultApprovalCode.create({
+      data: { id: codeId, policyId: pending.id, codeHash: codeHash(currentKey(deps.serviceSecret), codeId, code), expiresAt },
+    });
     if (useOutbox) {
-      await tx.sandboxMail.create({ data: { id: newId('sandboxMail'), appId: app.id, accountId, toAddress: mail.to, subject: mail.subject, body: mail.text } });
+      await tx.sandboxMail.create({
+        data: { id: newId('sandboxMail'), appId: app.id, accountId, toAddress: mail.to, subject: mail.subject, body: mail.text },
+      });
     }
     await writeVaultAudit(tx, vault, {
       policyId: pending.id,
       eventType: 'vault.policy.approval_sent',
       actor: appActor(app),
-      payload: { method: 'email_otp', sentTo: maskEmail(pending.approvalEmail), expiresAt: expiresAt.toISOString(), delivery: useOutbox ? 'sandbox_outbox' : 'smtp' },
+      payload: {
+        method: 'email_otp',
+        sentTo: maskEmail(pending.approvalEmail),
+        expiresAt: expiresAt.toISOString(),
+        delivery: useOutbox ? 'sandbox_outbox' : 'smtp',
+      },
     });
   });
   return {
@@ -114,7 +132,8 @@ export async function verifyVaultApproval(deps: Omit<ApprovalDeps, 'mailer'>, ap
   const outcome = await deps.prisma.$transaction(async (tx): Promise<VerifyOutcome> => {
     const locked = await lockVault(tx, vault.id);
     const pending = await tx.vaultPolicy.findFirst({ where: { vaultId: vault.id, status: 'pending_approval' } });
-    if (!pending) return { ok: false, error: new ApiError('conflict', 'No vault policy is waiting for approval', { reasonCode: 'no_pending_policy' }) };
+    if (!pending)
+      return { ok: false, error: new ApiError('conflict', 'No vault policy is waiting for approval', { reasonCode: 'no_pending_policy' }) };
     const now = new Date();
     const row = await tx.vaultApprovalCode.findFirst({ where: { policyId: pending.id }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
     const expired = new ApiError('approval_code_expired', 'The code expired, was used, or ran out of attempts: request a new one');
@@ -138,7 +157,12 @@ export async function verifyVaultApproval(deps: Omit<ApprovalDeps, 'mailer'>, ap
     await tx.vaultPolicy.update({ where: { id: pending.id }, data: { status: 'active', activatedAt: now } });
     // The spend periods start at the first activation and keep their rhythm across policy changes.
     await tx.vault.update({ where: { id: vault.id }, data: { activePolicyId: pending.id, periodAnchorAt: locked.periodAnchorAt ?? now } });
-    await writeVaultAudit(tx, vault, { policyId: pending.id, eventType: 'vault.policy.approval_verified', actor: appActor(app), payload: { method: 'email_otp' } });
+    await writeVaultAudit(tx, vault, {
+      policyId: pending.id,
+      eventType: 'vault.policy.approval_verified',
+      actor: appActor(app),
+      payload: { method: 'email_otp' },
+    });
     await writeVaultAudit(
       tx,
       vault,
@@ -146,9 +170,16 @@ export async function verifyVaultApproval(deps: Omit<ApprovalDeps, 'mailer'>, ap
         policyId: pending.id,
         eventType: 'vault.policy_active',
         actor: appActor(app),
-        payload: { version: pending.version, previousPolicyId: locked.activePolicyId, spendLimitAtomic: pending.spendLimitAtomic.toFixed() },
+        payload: {
+          version: pending.version,
+          previousPolicyId: locked.activePolicyId,
+          spendLimitAtomic: pending.spendLimitAtomic.toFixed(),
+        },
       },
-      { apiVersion: app.apiVersion, events: [{ name: 'vault.policy_active', payload: { accountId, vaultId: vault.id, policyId: pending.id } }] },
+      {
+        apiVersion: app.apiVersion,
+        events: [{ name: 'vault.policy_active', payload: { accountId, vaultId: vault.id, policyId: pending.id } }],
+      },
     );
     return { ok: true, policyId: pending.id };
   });

@@ -58,7 +58,12 @@ export async function writeVaultAudit(
   });
   if (webhook && webhook.events.length > 0) {
     // The audit row's id is the step: each audited change emits its events once.
-    await writeEvents(tx, { appId: vault.appId, apiVersion: webhook.apiVersion, accountId: vault.accountId, resourceType: 'vault', resourceId: vault.id }, id, webhook.events);
+    await writeEvents(
+      tx,
+      { appId: vault.appId, apiVersion: webhook.apiVersion, accountId: vault.accountId, resourceType: 'vault', resourceId: vault.id },
+      id,
+      webhook.events,
+    );
   }
   return id;
 }

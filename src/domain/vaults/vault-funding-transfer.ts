@@ -26,7 +26,11 @@ async function load(prisma: PrismaClient, id: string) {
 }
 
 /** Why the Payment takes no vault funding now (the reasonCode), or null while it is open and unexpired. */
-async function closedToFunding(prisma: PrismaClient, paymentId: string, now: Date): Promise<'payment_not_open' | 'payment_quote_expired' | null> {
+async function closedToFunding(
+  prisma: PrismaClient,
+  paymentId: string,
+  now: Date,
+): Promise<'payment_not_open' | 'payment_quote_expired' | null> {
   const p = await prisma.payment.findUniqueOrThrow({ where: { id: paymentId }, select: { status: true, expiresAt: true } });
   if (p.status !== 'requires_payment_method') return 'payment_not_open';
   return p.expiresAt <= now ? 'payment_quote_expired' : null;
@@ -104,23 +108,48 @@ export async function checkVaultFunding(
  * with the vault's funding posting and vault.funding_posted, so it is posted once whoever gets there
  * (the workflow's check, or the reconciliation pass for a leg confirmed after its workflow gave up).
  */
-async function confirmFunding(prisma: PrismaClient, { op, vault, apiVersion, asset }: Loaded, transactionHash: string): Promise<TFundingOperation> {
+async function confirmFunding(
+  prisma: PrismaClient,
+  { op, vault, apiVersion, asset }: Loaded,
+  transactionHash: string,
+): Promise<TFundingOperation> {
   return prisma.$transaction(async (tx) => {
     // It stops reserving under the vault's lock, where refunds read the balance (createRefund).
     await lockVault(tx, vault.id);
     const now = new Date();
     const moved = await tx.vaultFundingOperation.updateMany({
       where: { id: op.id, statusVersion: op.statusVersion, status: { not: 'confirmed' } },
-      data: { status: 'confirmed', statusVersion: op.statusVersion + 1, confirmedAt: now, transactionHash, broadcastAt: op.broadcastAt ?? now },
+      data: {
+        status: 'confirmed',
+        statusVersion: op.statusVersion + 1,
+        confirmedAt: now,
+        transactionHash,
+        broadcastAt: op.broadcastAt ?? now,
+      },
     });
     if (moved.count === 1) {
       // The vault's side of the leg; the escrow's side is the Payment's own collection (vault-postings.ts).
-      await postToLedger(tx, vaultFundingPosting({ id: op.id, vaultId: vault.id, appId: vault.appId, paymentId: op.paymentId, amountAtomic: op.amountAtomic.toFixed(), asset }));
+      await postToLedger(
+        tx,
+        vaultFundingPosting({
+          id: op.id,
+          vaultId: vault.id,
+          appId: vault.appId,
+          paymentId: op.paymentId,
+          amountAtomic: op.amountAtomic.toFixed(),
+          asset,
+        }),
+      );
       const payload = { accountId: vault.accountId, vaultId: vault.id, fundingOperationId: op.id, paymentId: op.paymentId };
       await writeVaultAudit(
         tx,
         vault,
-        { policyId: null, eventType: 'vault.funding_posted', actor: SERVICE, payload: { ...payload, transactionHash, amountAtomic: op.amountAtomic.toFixed() } },
+        {
+          policyId: null,
+          eventType: 'vault.funding_posted',
+          actor: SERVICE,
+          payload: { ...payload, transactionHash, amountAtomic: op.amountAtomic.toFixed() },
+        },
         { apiVersion, events: [{ name: 'vault.funding_posted', payload }] },
       );
     }
@@ -134,7 +163,10 @@ async function confirmFunding(prisma: PrismaClient, { op, vault, apiVersion, ass
  * and posted once (confirmFunding), even one failed while its send was still under way; reverted, it
  * is failed. Pending: unchanged, looked at again next pass.
  */
-export async function followLateFunding(deps: { prisma: PrismaClient; chains: Pick<ChainRegistry, 'get' | 'network'> }, fundingOperationId: string): Promise<'posted' | 'failed' | 'pending'> {
+export async function followLateFunding(
+  deps: { prisma: PrismaClient; chains: Pick<ChainRegistry, 'get' | 'network'> },
+  fundingOperationId: string,
+): Promise<'posted' | 'failed' | 'pending'> {
   const loaded = await load(deps.prisma, fundingOperationId);
   const outcome = await checkSettlement(deps, sourceOf(loaded.op.id), deps.chains.network(loaded.op.chainId).confirmations);
   if (outcome === 'pending') return 'pending';
@@ -159,10 +191,18 @@ export async function failVaultFunding(prisma: PrismaClient, fundingOperationId:
   return prisma.$transaction(async (tx) => {
     const moved = await tx.vaultFundingOperation.updateMany({
       where: { id: op.id, statusVersion: op.statusVersion },
-      data: live ? { failureReason: reason, statusVersion: op.statusVersion + 1 } : { status: 'failed', failureReason: reason, statusVersion: op.statusVersion + 1 },
+      data: live
+        ? { failureReason: reason, statusVersion: op.statusVersion + 1 }
+        : { status: 'failed', failureReason: reason, statusVersion: op.statusVersion + 1 },
     });
     if (moved.count === 1) {
-      const payload = { accountId: vault.accountId, vaultId: vault.id, fundingOperationId: op.id, paymentId: op.paymentId, reasonCode: reason };
+      const payload = {
+        accountId: vault.accountId,
+        vaultId: vault.id,
+        fundingOperationId: op.id,
+        paymentId: op.paymentId,
+        reasonCode: reason,
+      };
       await writeVaultAudit(
         tx,
         vault,

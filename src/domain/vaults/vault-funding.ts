@@ -67,19 +67,41 @@ export function decideFunding(f: FundingFacts): { ok: true } | { ok: false; reas
 
 interface Evaluation {
   facts: FundingFacts;
-  vault: { id: string; appId: string; accountId: string; address: string | null; periodAnchorAt: Date | null; activePolicyId: string | null };
-  payment: { id: string; chainId: number; tokenAddress: string; assetCode: string; decimals: number; escrowAddress: string | null; expiresAt: Date };
+  vault: {
+    id: string;
+    appId: string;
+    accountId: string;
+    address: string | null;
+    periodAnchorAt: Date | null;
+    activePolicyId: string | null;
+  };
+  payment: {
+    id: string;
+    chainId: number;
+    tokenAddress: string;
+    assetCode: string;
+    decimals: number;
+    escrowAddress: string | null;
+    expiresAt: Date;
+  };
   policyId: string | null;
   periodStart: Date;
 }
 
 /** Reads everything the rule needs; inside a transaction that locked the vault, the answer holds until commit. */
-async function evaluate(db: Db, chains: VaultFundingDeps['chains'], paymentId: string, payerAccountId: string, now: Date): Promise<Evaluation | FundingRefusal> {
+async function evaluate(
+  db: Db,
+  chains: VaultFundingDeps['chains'],
+  paymentId: string,
+  payerAccountId: string,
+  now: Date,
+): Promise<Evaluation | FundingRefusal> {
   const payment = await db.payment.findUnique({ where: { id: paymentId } });
   if (!payment) throw notFound('Payment');
   const vault = await db.vault.findFirst({ where: { accountId: payerAccountId } });
   if (!vault || vault.appId !== payment.appId || !vault.address) return 'vault_missing';
-  if (payment.intent !== 'receive' || payment.status !== 'requires_payment_method' || payment.expiresAt <= now || !payment.escrowAddress) return 'payment_not_fundable';
+  if (payment.intent !== 'receive' || payment.status !== 'requires_payment_method' || payment.expiresAt <= now || !payment.escrowAddress)
+    return 'payment_not_fundable';
   if (payment.recipientAccountId === payerAccountId) return 'payment_not_fundable';
   const policy = vault.activePolicyId ? await db.vaultPolicy.findUnique({ where: { id: vault.activePolicyId } }) : null;
   const policyActive = policy?.status === 'active' && vault.periodAnchorAt !== null;
@@ -89,9 +111,10 @@ async function evaluate(db: Db, chains: VaultFundingDeps['chains'], paymentId: s
   const periodStart = periodStartOf(vault.periodAnchorAt ?? now, now);
   const spent = await spentInPeriod(db, vault.id, periodStart);
   const reserved = (await reservedByToken(db, vault.id)).get(reserveKey(payment.chainId, payment.tokenAddress)) ?? 0n;
-  const balance = policyActive && tokenAllowed
-    ? await chains.get(payment.chainId).getTokenBalance({ token: payment.tokenAddress as Address, owner: vault.address as Address })
-    : 0n;
+  const balance =
+    policyActive && tokenAllowed
+      ? await chains.get(payment.chainId).getTokenBalance({ token: payment.tokenAddress as Address, owner: vault.address as Address })
+      : 0n;
   return {
     facts: {
       policyActive,
@@ -160,7 +183,9 @@ export async function liveFundingOf(db: Db, paymentId: string): Promise<FundingR
   if (live) return live;
   const failed = ops.map((op) => op.id);
   if (failed.length === 0) return null;
-  const leg = await db.settlementLeg.findFirst({ where: { sourceType: 'vault_funding', sourceId: { in: failed }, status: { in: ['broadcast', 'confirmed'] } } });
+  const leg = await db.settlementLeg.findFirst({
+    where: { sourceType: 'vault_funding', sourceId: { in: failed }, status: { in: ['broadcast', 'confirmed'] } },
+  });
   return leg ? ops.find((op) => op.id === leg.sourceId)! : null;
 }
 
@@ -187,7 +212,8 @@ export async function authorizeVaultFunding(
       await lockVault(tx, found.id);
       const existing = await liveFundingOf(tx, input.paymentId);
       if (existing?.vaultId === found.id) return { created: false, fundingOperation: toFundingOperationView(existing), vaultId: found.id };
-      if (existing) throw new ApiError('payment_not_open', 'This Payment is already being paid from a vault', { reasonCode: 'vault_funding_exists' });
+      if (existing)
+        throw new ApiError('payment_not_open', 'This Payment is already being paid from a vault', { reasonCode: 'vault_funding_exists' });
       const e = await evaluate(tx, deps.chains, input.paymentId, input.payerAccountId, now);
       if (typeof e === 'string') throw refusal(e);
       const decision = decideFunding(e.facts);

@@ -5,7 +5,14 @@ import type { VaultFundingEngine } from '../engine/pure/engine';
 import { ApiError, notFound } from '../requests/errors';
 import { loadPayable } from '../payments/client-payments';
 import { consumeAction, findAction, issueAction } from '../payments/payment-actions';
-import { isPaymentOptionId, optionTerms, paymentOptionId, WALLET_TRANSFER_METHOD, type PaymentOptionContext, type PaymentOptionProvider } from '../payments/payment-options';
+import {
+  isPaymentOptionId,
+  optionTerms,
+  paymentOptionId,
+  WALLET_TRANSFER_METHOD,
+  type PaymentOptionContext,
+  type PaymentOptionProvider,
+} from '../payments/payment-options';
 import { ZPaymentOption, type TPaymentOption } from '../payments/payment-option.schemas';
 import type { PaymentRow } from '../payments/payment-view';
 import type { TAuthorizeVaultOption } from '../payments/client-payment.schemas';
@@ -25,7 +32,10 @@ type FundingRow = NonNullable<Awaited<ReturnType<PrismaClient['vaultFundingOpera
 
 /** The payer's live (not failed) funding of this Payment from its vault, if it authorized one. */
 function liveFunding(prisma: PrismaClient, paymentId: string, accountId: string): Promise<FundingRow | null> {
-  return prisma.vaultFundingOperation.findFirst({ where: { paymentId, accountId, status: { not: 'failed' } }, orderBy: { authorizedAt: 'desc' } });
+  return prisma.vaultFundingOperation.findFirst({
+    where: { paymentId, accountId, status: { not: 'failed' } },
+    orderBy: { authorizedAt: 'desc' },
+  });
 }
 
 function optionStatus(p: PaymentRow, funding: FundingRow | null): TPaymentOption['status'] {
@@ -44,11 +54,17 @@ async function vaultOption(deps: { chains: Pick<ChainRegistry, 'get'> }, ctx: Pa
   if (p.intent !== 'receive' || !p.escrowAddress) return [];
   const funding = await liveFunding(ctx.prisma, p.id, ctx.accountId);
   const offer: VaultOption | null =
-    funding || !ctx.scopes.includes(VAULTS_SCOPE) ? null : await vaultOptionFor({ prisma: ctx.prisma, chains: deps.chains }, { paymentId: p.id, payerAccountId: ctx.accountId, now: ctx.now });
+    funding || !ctx.scopes.includes(VAULTS_SCOPE)
+      ? null
+      : await vaultOptionFor({ prisma: ctx.prisma, chains: deps.chains }, { paymentId: p.id, payerAccountId: ctx.accountId, now: ctx.now });
   if (!funding && !offer) return [];
   const id = paymentOptionId(ctx.serviceSecret, p.id, VAULT_METHOD);
   const action = offer
-    ? await issueAction(ctx.prisma, { paymentId: p.id, optionId: id, accountId: ctx.accountId, proofType: 'managed_authorization', expiresAt: p.expiresAt }, ctx.now)
+    ? await issueAction(
+        ctx.prisma,
+        { paymentId: p.id, optionId: id, accountId: ctx.accountId, proofType: 'managed_authorization', expiresAt: p.expiresAt },
+        ctx.now,
+      )
     : null;
   const required = BigInt(p.amountAtomic.toString());
   const paid = funding?.status === 'confirmed' ? required : 0n;
@@ -70,12 +86,28 @@ async function vaultOption(deps: { chains: Pick<ChainRegistry, 'get'> }, ctx: Pa
       // The vault's transfer is confirmed by the chain like any payer's; the service is its provider.
       confirmationMode: 'provider_webhook',
       transactionSubmissions: funding?.transactionHash
-        ? [{ transactionHash: funding.transactionHash, chainId: p.chainId, amountAtomic: required.toString(), status: funding.status, submittedAt: (funding.broadcastAt ?? funding.authorizedAt).toISOString() }]
+        ? [
+            {
+              transactionHash: funding.transactionHash,
+              chainId: p.chainId,
+              amountAtomic: required.toString(),
+              status: funding.status,
+              submittedAt: (funding.broadcastAt ?? funding.authorizedAt).toISOString(),
+            },
+          ]
         : [],
       ...optionTerms(p, action),
       receipts:
         funding?.status === 'confirmed' && funding.transactionHash && funding.confirmedAt
-          ? [{ type: 'transaction' as const, transactionHash: funding.transactionHash, chainId: p.chainId, amountAtomic: required.toString(), confirmedAt: funding.confirmedAt.toISOString() }]
+          ? [
+              {
+                type: 'transaction' as const,
+                transactionHash: funding.transactionHash,
+                chainId: p.chainId,
+                amountAtomic: required.toString(),
+                confirmedAt: funding.confirmedAt.toISOString(),
+              },
+            ]
           : [],
     }),
   ];
@@ -115,7 +147,9 @@ export async function authorizeVaultOption(
   if (!isPaymentOptionId(deps.serviceSecret, paymentId, VAULT_METHOD, optionId)) {
     // A known option of another method (the direct transfer) is confirmed, not authorized.
     if (isPaymentOptionId(deps.serviceSecret, paymentId, WALLET_TRANSFER_METHOD, optionId)) {
-      throw new ApiError('payment_method_not_supported', 'Only a Vault option is authorized; a wallet transfer is confirmed', { reasonCode: 'option_not_authorizable' });
+      throw new ApiError('payment_method_not_supported', 'Only a Vault option is authorized; a wallet transfer is confirmed', {
+        reasonCode: 'option_not_authorizable',
+      });
     }
     throw notFound('Payment option');
   }
@@ -123,14 +157,19 @@ export async function authorizeVaultOption(
   const network = vaultNetwork(availableVaultsSetup(deps.environments.environments[principal.app.environment]), payment.chainId);
   if (!network) throw new ApiError('chain_config_missing', `Vaults are not configured on chain ${payment.chainId} for this environment`);
   const action = await findAction(prisma, input.actionId);
-  if (!action || action.paymentId !== paymentId || action.accountId !== principal.accountId || action.optionId !== optionId) throw notFound('Action');
+  if (!action || action.paymentId !== paymentId || action.accountId !== principal.accountId || action.optionId !== optionId)
+    throw notFound('Action');
   if (action.usedAt) {
     const resumed = await resumeUnstarted(deps, paymentId, principal.accountId, network.confirmations);
-    if (!resumed) throw new ApiError('conflict', 'This actionId was already used; read the Payment for a new one', { reasonCode: 'action_already_used' });
+    if (!resumed)
+      throw new ApiError('conflict', 'This actionId was already used; read the Payment for a new one', {
+        reasonCode: 'action_already_used',
+      });
     return answer(deps, principal, payment, resumed.id, now);
   }
   assertOptionUsable(payment, now, 'authorization');
-  if (action.expiresAt <= now) throw new ApiError('conflict', 'This actionId has expired; read the Payment for a new one', { reasonCode: 'action_expired' });
+  if (action.expiresAt <= now)
+    throw new ApiError('conflict', 'This actionId has expired; read the Payment for a new one', { reasonCode: 'action_expired' });
 
   const authorized = await authorizeVaultFunding(
     { prisma, chains: deps.chains },
@@ -148,15 +187,33 @@ export async function authorizeVaultOption(
  * after the action was used, and the request answered 5xx): it starts it now and answers as the first
  * would have. Null when there is nothing to resume: the workflow exists (the action's use is final).
  */
-async function resumeUnstarted(deps: AuthorizeVaultOptionDeps, paymentId: string, accountId: string, confirmations: number): Promise<FundingRow | null> {
+async function resumeUnstarted(
+  deps: AuthorizeVaultOptionDeps,
+  paymentId: string,
+  accountId: string,
+  confirmations: number,
+): Promise<FundingRow | null> {
   const funding = await liveFunding(deps.prisma, paymentId, accountId);
   if (funding?.status !== 'authorized') return null;
   return (await deps.engine.startVaultFunding(funding.id, confirmations)) === 'started' ? funding : null;
 }
 
-async function answer(deps: AuthorizeVaultOptionDeps, principal: ClientPrincipal, payment: PaymentRow, fundingOperationId: string, now: Date) {
+async function answer(
+  deps: AuthorizeVaultOptionDeps,
+  principal: ClientPrincipal,
+  payment: PaymentRow,
+  fundingOperationId: string,
+  now: Date,
+) {
   const { prisma } = deps;
-  const [option] = await vaultOption(deps, { prisma, serviceSecret: deps.serviceSecret, payment, accountId: principal.accountId, scopes: principal.app.scopes, now });
+  const [option] = await vaultOption(deps, {
+    prisma,
+    serviceSecret: deps.serviceSecret,
+    payment,
+    accountId: principal.accountId,
+    scopes: principal.app.scopes,
+    now,
+  });
   const row = await prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: fundingOperationId } });
   return { paymentId: payment.id, option: option!, fundingOperation: toFundingOperationView(row) };
 }

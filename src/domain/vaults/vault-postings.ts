@@ -41,7 +41,12 @@ export interface VaultFundingFacts {
   asset: LedgerAsset;
 }
 
-const receiptAsset = (r: VaultReceiptFacts): LedgerAsset => ({ chainId: r.chainId, tokenAddress: r.tokenAddress, symbol: r.assetSymbol, decimals: r.decimals });
+const receiptAsset = (r: VaultReceiptFacts): LedgerAsset => ({
+  chainId: r.chainId,
+  tokenAddress: r.tokenAddress,
+  symbol: r.assetSymbol,
+  decimals: r.decimals,
+});
 
 /** The vault's book +amount, external -amount (or the reverse, sign = -1). */
 function vaultMove(appId: string, vaultId: string, asset: LedgerAsset, leg: string, description: string, amount: bigint): PostingInput {
@@ -66,7 +71,14 @@ export function vaultReceiptPosting(r: VaultReceiptFacts): PostingInput {
 
 export function vaultReceiptReversalPosting(r: VaultReceiptFacts): PostingInput {
   const amount = BigInt(r.amountAtomic.toString());
-  return vaultMove(r.appId, r.vaultId, receiptAsset(r), `receipt_reversal:${r.id}`, `Vault ${r.vaultId} receipt ${r.txHash} reversed: gone from the chain`, -amount);
+  return vaultMove(
+    r.appId,
+    r.vaultId,
+    receiptAsset(r),
+    `receipt_reversal:${r.id}`,
+    `Vault ${r.vaultId} receipt ${r.txHash} reversed: gone from the chain`,
+    -amount,
+  );
 }
 
 export function vaultFundingPosting(f: VaultFundingFacts): PostingInput {

@@ -16,7 +16,10 @@ export const REVERIFY_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
  * the reconciliation pass follows it to the depth (followVaultReceipts). A receipt dropped earlier and
  * seen again (re-mined after a reorg) is followed again. Answers false when the recipient is no vault.
  */
-export async function takeVaultTransfer(deps: { prisma: PrismaClient; chains: Pick<ChainRegistry, 'network'> }, transfer: Transfer): Promise<boolean> {
+export async function takeVaultTransfer(
+  deps: { prisma: PrismaClient; chains: Pick<ChainRegistry, 'network'> },
+  transfer: Transfer,
+): Promise<boolean> {
   const to = transfer.to.toLowerCase();
   const vault = await deps.prisma.vault.findUnique({ where: { address: to }, select: { id: true, appId: true } });
   // One vault on every chain: its address is the same on each, so a transfer on any of them is its.
@@ -79,7 +82,11 @@ export async function followVaultReceipts(
   const limit = opts.limit ?? 200;
   const now = opts.now ?? new Date();
   const summary: VaultReceiptSweep = { checked: 0, posted: 0, dropped: 0, pending: 0, reversed: 0 };
-  const seen = await deps.prisma.vaultReceipt.findMany({ where: { status: 'seen' }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], take: limit });
+  const seen = await deps.prisma.vaultReceipt.findMany({
+    where: { status: 'seen' },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    take: limit,
+  });
   for (const r of seen) {
     summary.checked += 1;
     const outcome = await verify(deps, r);
@@ -111,7 +118,10 @@ export async function followVaultReceipts(
       continue;
     }
     const moved = await deps.prisma.$transaction(async (tx) => {
-      const { count } = await tx.vaultReceipt.updateMany({ where: { id: r.id, status: 'posted' }, data: { status: 'reversed', verifiedAt: now } });
+      const { count } = await tx.vaultReceipt.updateMany({
+        where: { id: r.id, status: 'posted' },
+        data: { status: 'reversed', verifiedAt: now },
+      });
       if (count === 1) await postToLedger(tx, vaultReceiptReversalPosting(r));
       return count === 1;
     });

@@ -25,6 +25,8 @@ export async function returnsVaultFunding(db: Db, input: { paymentId: string; tr
 export async function isVaultFundingReturn(db: Db, source: SettlementSource, to: string): Promise<boolean> {
   if (source.type !== 'incident_recovery') return false;
   const recovery = await db.fundReturn.findUnique({ where: { id: source.id }, select: { paymentId: true, incidentId: true } });
-  const incident = recovery?.incidentId ? await db.paymentIncident.findUnique({ where: { id: recovery.incidentId }, select: { transferId: true } }) : null;
+  const incident = recovery?.incidentId
+    ? await db.paymentIncident.findUnique({ where: { id: recovery.incidentId }, select: { transferId: true } })
+    : null;
   return incident ? returnsVaultFunding(db, { paymentId: recovery!.paymentId, transferId: incident.transferId, to }) : false;
 }

@@ -55,7 +55,12 @@ export const ZVaultPolicy = z.strictObject({
   vaultId: z.string(),
   version: z.number().int().min(1),
   status: z.enum(['pending_approval', 'active', 'superseded']),
-  spendLimit: z.strictObject({ amountAtomic: z.string(), currency: z.string(), decimals: z.number().int(), period: z.literal('fixed_30_day') }),
+  spendLimit: z.strictObject({
+    amountAtomic: z.string(),
+    currency: z.string(),
+    decimals: z.number().int(),
+    period: z.literal('fixed_30_day'),
+  }),
   allowedTokens: z.array(ZVaultToken),
   managedApproval: z.strictObject({ method: z.literal('email_otp'), email: z.string() }),
   activatedAt: ZDateTime.nullable(),

@@ -76,18 +76,30 @@ export async function createVault(
     });
     const address = await registerCustodyAddress(tx, deps.custody, { purpose: 'vault', index: row.custodyIndex });
     await tx.vault.update({ where: { id }, data: { address } });
-    await writeVaultAudit(tx, { id, appId: app.id, accountId }, {
-      policyId: null,
-      eventType: 'vault.created',
-      actor: appActor(app),
-      payload: { accountId, chainId: network.chainId, address },
-    });
+    await writeVaultAudit(
+      tx,
+      { id, appId: app.id, accountId },
+      {
+        policyId: null,
+        eventType: 'vault.created',
+        actor: appActor(app),
+        payload: { accountId, chainId: network.chainId, address },
+      },
+    );
     return { created: true, id };
   });
-  return { created: result.created, vault: await vaultView(deps, setup, await deps.prisma.vault.findUniqueOrThrow({ where: { id: result.id } })) };
+  return {
+    created: result.created,
+    vault: await vaultView(deps, setup, await deps.prisma.vault.findUniqueOrThrow({ where: { id: result.id } })),
+  };
 }
 
-export async function getVault(deps: VaultDeps, app: AuthenticatedApp, env: TEnvironmentConfig, accountId: string): Promise<{ vault: TVault }> {
+export async function getVault(
+  deps: VaultDeps,
+  app: AuthenticatedApp,
+  env: TEnvironmentConfig,
+  accountId: string,
+): Promise<{ vault: TVault }> {
   const setup = availableVaultsSetup(env);
   const vault = await requireVault(deps.prisma, app.id, accountId);
   return { vault: await vaultView(deps, setup, vault) };
@@ -116,7 +128,10 @@ export async function putVaultPolicy(
   await deps.prisma.$transaction(async (tx) => {
     await lockVault(tx, vault.id);
     const latest = await tx.vaultPolicy.findFirst({ where: { vaultId: vault.id }, orderBy: { version: 'desc' } });
-    const superseded = await tx.vaultPolicy.updateMany({ where: { vaultId: vault.id, status: 'pending_approval' }, data: { status: 'superseded' } });
+    const superseded = await tx.vaultPolicy.updateMany({
+      where: { vaultId: vault.id, status: 'pending_approval' },
+      data: { status: 'superseded' },
+    });
     const policyId = newId('vaultPolicy');
     const version = (latest?.version ?? 0) + 1;
     await tx.vaultPolicy.create({
@@ -159,7 +174,9 @@ function allowedTokensOf(setup: VaultsSetup, requested: TPutVaultPolicy['allowed
   requested.forEach((r, i) => {
     const token = setup.tokens.find((t) => t.chainId === r.chainId && t.tokenAddress.toLowerCase() === r.tokenAddress.toLowerCase());
     if (!token) {
-      throw new InputError(`allowedTokens[${i}] is not a vault token of this environment`, [{ field: `body.allowedTokens.${i}`, message: 'Not one of capabilities.vaults.tokens' }]);
+      throw new InputError(`allowedTokens[${i}] is not a vault token of this environment`, [
+        { field: `body.allowedTokens.${i}`, message: 'Not one of capabilities.vaults.tokens' },
+      ]);
     }
     if (!out.includes(token)) out.push(token);
   });
@@ -205,7 +222,11 @@ export async function spentInPeriod(db: Db, vaultId: string, periodStart: Date):
 }
 
 /** Balances are read from the chain (balanceOf at the head) less what authorized funding reserves. */
-export async function vaultBalances(deps: Pick<VaultDeps, 'prisma' | 'chains'>, vault: Pick<VaultRow, 'id' | 'address'>, tokens: VaultToken[]) {
+export async function vaultBalances(
+  deps: Pick<VaultDeps, 'prisma' | 'chains'>,
+  vault: Pick<VaultRow, 'id' | 'address'>,
+  tokens: VaultToken[],
+) {
   const reserved = await reservedByToken(deps.prisma, vault.id);
   return Promise.all(
     tokens.map(async (t) => {

@@ -204,7 +204,16 @@ export async function attemptDelivery(deps: WebhookAttemptDeps, input: AttemptIn
     });
   });
   deps.logger.info(
-    { deliveryId: delivery.id, eventId: event.id, endpointId: endpoint.id, round: input.round, attempt: input.attempt, responseStatus, latencyMs, next: step.action },
+    {
+      deliveryId: delivery.id,
+      eventId: event.id,
+      endpointId: endpoint.id,
+      round: input.round,
+      attempt: input.attempt,
+      responseStatus,
+      latencyMs,
+      next: step.action,
+    },
     'webhook attempt',
   );
   return { step, responseStatus };

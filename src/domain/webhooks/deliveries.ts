@@ -2,12 +2,7 @@ import type { Prisma, PrismaClient } from '../../db/client';
 import { ApiError, notFound } from '../requests/errors';
 import { afterPosition, pageOf, type CursorCodec } from '../requests/pagination';
 import { parseInput } from '../requests/validation';
-import {
-  ZListWebhookDeliveries,
-  type WebhookAttemptView,
-  type WebhookDeliveryView,
-  type WebhookDeliveryStatus,
-} from './endpoint.schemas';
+import { ZListWebhookDeliveries, type WebhookAttemptView, type WebhookDeliveryView, type WebhookDeliveryStatus } from './endpoint.schemas';
 
 /** Delivery history (read by operators through the CLI and the admin API) and redelivery. */
 
@@ -85,7 +80,9 @@ export async function listWebhookDeliveries(
 
 async function loadDeliveryRow(prisma: PrismaClient, ref: DeliveryRef): Promise<DeliveryRow> {
   const row =
-    ref.deliveryId.length <= 64 ? await prisma.webhookDelivery.findUnique({ where: { id: ref.deliveryId }, include: DELIVERY_INCLUDE }) : null;
+    ref.deliveryId.length <= 64
+      ? await prisma.webhookDelivery.findUnique({ where: { id: ref.deliveryId }, include: DELIVERY_INCLUDE })
+      : null;
   if (!row || (ref.appId !== undefined && row.appId !== ref.appId)) throw notFound('Webhook delivery');
   return row;
 }
@@ -114,7 +111,9 @@ export async function redeliverWebhook(prisma: PrismaClient, ref: DeliveryRef): 
     throw new ApiError('webhook_endpoint_archived', 'The endpoint of this delivery is archived', { endpointId: row.endpointId });
   }
   if (endpoint.status !== 'enabled') {
-    throw new ApiError('conflict', 'The endpoint of this delivery is disabled: enable it before redelivering', { endpointId: row.endpointId });
+    throw new ApiError('conflict', 'The endpoint of this delivery is disabled: enable it before redelivering', {
+      endpointId: row.endpointId,
+    });
   }
   const notAbandoned = () =>
     new ApiError('webhook_delivery_not_abandoned', 'Only an abandoned delivery can be redelivered', { status: row.status });

@@ -7,9 +7,18 @@ const KNOWN_EVENTS = new Set<string>(EVENT_NAMES);
 
 export const WEBHOOK_LIMITS = { urlMaxChars: 2048, descriptionMaxChars: 512, maxEvents: 100 } as const;
 
-export const ZWebhookEndpointId = z.string().regex(/^whe_[A-Za-z0-9]+$/, 'a webhook endpoint id (whe_...)').max(64);
-export const ZWebhookDeliveryId = z.string().regex(/^dlv_[A-Za-z0-9]+$/, 'a webhook delivery id (dlv_...)').max(64);
-export const ZAppId = z.string().regex(/^app_[A-Za-z0-9]+$/, 'an app id (app_...)').max(64);
+export const ZWebhookEndpointId = z
+  .string()
+  .regex(/^whe_[A-Za-z0-9]+$/, 'a webhook endpoint id (whe_...)')
+  .max(64);
+export const ZWebhookDeliveryId = z
+  .string()
+  .regex(/^dlv_[A-Za-z0-9]+$/, 'a webhook delivery id (dlv_...)')
+  .max(64);
+export const ZAppId = z
+  .string()
+  .regex(/^app_[A-Za-z0-9]+$/, 'an app id (app_...)')
+  .max(64);
 
 /** Catalog names only; duplicates are dropped (first occurrence kept). An empty list means every event. */
 export const ZEventSubscription = z
@@ -53,7 +62,9 @@ export type TListWebhookDeliveries = z.output<typeof ZListWebhookDeliveries>;
 export const RECOVERY_WINDOW_DAYS = 90;
 
 export const ZRecoverWebhookEndpoint = z.strictObject({
-  since: z.iso.datetime().meta({ description: `Re-deliver the missed events created at or after this time (at most ${RECOVERY_WINDOW_DAYS} days back).` }),
+  since: z.iso
+    .datetime()
+    .meta({ description: `Re-deliver the missed events created at or after this time (at most ${RECOVERY_WINDOW_DAYS} days back).` }),
 });
 
 /** An endpoint as the CLI and the admin API show it. The signing secret is never part of it. */

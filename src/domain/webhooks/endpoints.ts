@@ -3,7 +3,13 @@ import { ApiError, notFound } from '../requests/errors';
 import { parseInput } from '../requests/validation';
 import type { EventName } from '../event-log/event-catalog';
 import { newId } from '../values/ids';
-import { assertPublicDestination, DestinationNotAllowedError, resolveAll, type DestinationPolicy, type HostResolver } from '../../webhooks/destination';
+import {
+  assertPublicDestination,
+  DestinationNotAllowedError,
+  resolveAll,
+  type DestinationPolicy,
+  type HostResolver,
+} from '../../webhooks/destination';
 import {
   WEBHOOK_LIMITS,
   ZCreateWebhookEndpoint,
@@ -148,11 +154,17 @@ export async function getWebhookEndpoint(prisma: PrismaClient, ref: EndpointRef)
 }
 
 export function archivedError(endpointId: string): ApiError {
-  return new ApiError('webhook_endpoint_archived', 'This webhook endpoint is archived: it cannot be changed or reactivated', { endpointId });
+  return new ApiError('webhook_endpoint_archived', 'This webhook endpoint is archived: it cannot be changed or reactivated', {
+    endpointId,
+  });
 }
 
 /** Applies a change to a non-archived endpoint; the condition is re-checked in the UPDATE itself. */
-async function changeEndpoint(prisma: PrismaClient, ref: EndpointRef, data: Prisma.WebhookEndpointUpdateManyMutationInput): Promise<EndpointRow> {
+async function changeEndpoint(
+  prisma: PrismaClient,
+  ref: EndpointRef,
+  data: Prisma.WebhookEndpointUpdateManyMutationInput,
+): Promise<EndpointRow> {
   const row = await loadEndpointRow(prisma, ref);
   if (row.status === 'archived') throw archivedError(row.id);
   const { count } = await prisma.webhookEndpoint.updateMany({ where: { id: row.id, status: { not: 'archived' } }, data });
@@ -186,7 +198,10 @@ export async function archiveWebhookEndpoint(prisma: PrismaClient, ref: Endpoint
 }
 
 /** A new secret, shown once; the previous one stops signing at once (every attempt reads the current one). */
-export async function rotateWebhookEndpointSecret(deps: Pick<WebhookEndpointDeps, 'prisma' | 'serviceSecret'>, ref: EndpointRef): Promise<CreatedWebhookEndpoint> {
+export async function rotateWebhookEndpointSecret(
+  deps: Pick<WebhookEndpointDeps, 'prisma' | 'serviceSecret'>,
+  ref: EndpointRef,
+): Promise<CreatedWebhookEndpoint> {
   const row = await loadEndpointRow(deps.prisma, ref);
   const signingSecret = generateSigningSecret();
   const updated = await changeEndpoint(deps.prisma, ref, {

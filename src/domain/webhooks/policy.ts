@@ -31,16 +31,18 @@ export type RefusalReason = 'destination_not_allowed' | 'endpoint_disabled' | 'e
 
 export type AbandonReason = 'non_retryable_status' | 'max_attempts_reached' | RefusalReason | 'internal_error';
 
-export type NextStep =
-  | { action: 'succeeded' }
-  | { action: 'retry'; delayMs: number }
-  | { action: 'abandoned'; reason: AbandonReason };
+export type NextStep = { action: 'succeeded' } | { action: 'retry'; delayMs: number } | { action: 'abandoned'; reason: AbandonReason };
 
 /**
  * The step after attempt number `attempt` (1-based) of a delivery round.
  * `jitter` is a number in [0, 1) chosen by the workflow (deterministic on replay).
  */
-export function planNextStep(outcome: AttemptOutcome, attempt: number, jitter: number, backoffMs: readonly number[] = WEBHOOK_RETRY_POLICY.backoffMs): NextStep {
+export function planNextStep(
+  outcome: AttemptOutcome,
+  attempt: number,
+  jitter: number,
+  backoffMs: readonly number[] = WEBHOOK_RETRY_POLICY.backoffMs,
+): NextStep {
   const policy = WEBHOOK_RETRY_POLICY;
   if (outcome.kind === 'refused') return { action: 'abandoned', reason: outcome.reason };
   if (outcome.kind === 'response') {
@@ -51,11 +53,7 @@ export function planNextStep(outcome: AttemptOutcome, attempt: number, jitter: n
   const base = backoffMs[Math.min(attempt, backoffMs.length) - 1] ?? 0;
   const clampedJitter = Math.min(Math.max(jitter, 0), 1);
   let delayMs = Math.round(base * (1 + policy.jitterRatio * clampedJitter));
-  if (
-    outcome.kind === 'response' &&
-    outcome.retryAfterMs !== undefined &&
-    policy.retryAfterStatuses.includes(outcome.status)
-  ) {
+  if (outcome.kind === 'response' && outcome.retryAfterMs !== undefined && policy.retryAfterStatuses.includes(outcome.status)) {
     delayMs = Math.max(delayMs, Math.min(outcome.retryAfterMs, policy.maxRetryAfterMs));
   }
   return { action: 'retry', delayMs };

@@ -23,7 +23,12 @@ const DAY_MS = 86_400_000;
  * the endpoint was disabled gets its first delivery. Delivered events and deliveries still trying are
  * left alone (the event log has them). One transaction; the dispatcher starts the workflows.
  */
-export async function recoverWebhookEndpoint(prisma: PrismaClient, ref: EndpointRef, rawInput: unknown, now = new Date()): Promise<{ recovery: EndpointRecovery }> {
+export async function recoverWebhookEndpoint(
+  prisma: PrismaClient,
+  ref: EndpointRef,
+  rawInput: unknown,
+  now = new Date(),
+): Promise<{ recovery: EndpointRecovery }> {
   const since = new Date(parseInput(ZRecoverWebhookEndpoint, rawInput ?? {}, 'body').since);
   assertWithinWindow(since, now);
   const endpoint = await loadEndpointRow(prisma, ref);
@@ -52,14 +57,25 @@ export async function recoverWebhookEndpoint(prisma: PrismaClient, ref: Endpoint
       },
       select: { id: true },
     });
-    const rows = missed.map((e) => ({ id: newId('delivery'), appId: endpoint.appId, eventId: e.id, endpointId: endpoint.id, status: 'pending', round: 1, queuedAt }));
+    const rows = missed.map((e) => ({
+      id: newId('delivery'),
+      appId: endpoint.appId,
+      eventId: e.id,
+      endpointId: endpoint.id,
+      status: 'pending',
+      round: 1,
+      queuedAt,
+    }));
     const created = rows.length > 0 ? await tx.webhookDelivery.createMany({ data: rows, skipDuplicates: true }) : { count: 0 };
-    return { recovery: { endpointId: endpoint.id, since: since.toISOString(), redelivered: redelivered.count, newDeliveries: created.count } };
+    return {
+      recovery: { endpointId: endpoint.id, since: since.toISOString(), redelivered: redelivered.count, newDeliveries: created.count },
+    };
   });
 }
 
 function assertWithinWindow(since: Date, now: Date): void {
   const refuse = (message: string) => new ApiError('bad_request', message, { fields: [{ field: 'body.since', message }] });
   if (since.getTime() > now.getTime()) throw refuse('since is in the future');
-  if (since.getTime() < now.getTime() - RECOVERY_WINDOW_DAYS * DAY_MS) throw refuse(`since reaches back at most ${RECOVERY_WINDOW_DAYS} days`);
+  if (since.getTime() < now.getTime() - RECOVERY_WINDOW_DAYS * DAY_MS)
+    throw refuse(`since reaches back at most ${RECOVERY_WINDOW_DAYS} days`);
 }

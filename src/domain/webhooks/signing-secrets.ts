@@ -24,7 +24,8 @@ export class SigningSecretUnreadableError extends Error {
 
 export function decryptSigningSecret(serviceSecret: ServiceSecret, endpointId: string, stored: string): string {
   const opened = openSealedText(serviceSecret, SIGNING_SECRET_LABEL, endpointId, stored);
-  if (opened instanceof Error) throw new SigningSecretUnreadableError(`endpoint ${endpointId}: signing secret ${opened.message}`, { cause: opened });
+  if (opened instanceof Error)
+    throw new SigningSecretUnreadableError(`endpoint ${endpointId}: signing secret ${opened.message}`, { cause: opened });
   return opened;
 }
 

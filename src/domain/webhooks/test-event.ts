@@ -12,10 +12,15 @@ import { ApiError } from '../requests/errors';
 export const TEST_EVENT_NAME = 'webhook_endpoint.test';
 export const TEST_EVENT_RESOURCE_TYPE = 'webhook_endpoint';
 
-export async function sendTestEvent(prisma: PrismaClient, ref: EndpointRef, apiVersion: string): Promise<{ eventId: string; deliveryId: string }> {
+export async function sendTestEvent(
+  prisma: PrismaClient,
+  ref: EndpointRef,
+  apiVersion: string,
+): Promise<{ eventId: string; deliveryId: string }> {
   const endpoint = await loadEndpointRow(prisma, ref);
   if (endpoint.status === 'archived') throw archivedError(endpoint.id);
-  if (endpoint.status !== 'enabled') throw new ApiError('conflict', 'The endpoint is disabled: enable it to send a test event', { endpointId: endpoint.id });
+  if (endpoint.status !== 'enabled')
+    throw new ApiError('conflict', 'The endpoint is disabled: enable it to send a test event', { endpointId: endpoint.id });
   const eventId = newId('event');
   const deliveryId = newId('delivery');
   const now = new Date();
@@ -34,7 +39,9 @@ export async function sendTestEvent(prisma: PrismaClient, ref: EndpointRef, apiV
         dispatchedAt: now,
       },
     });
-    await tx.webhookDelivery.create({ data: { id: deliveryId, appId: endpoint.appId, eventId, endpointId: endpoint.id, status: 'pending', round: 1, queuedAt: now } });
+    await tx.webhookDelivery.create({
+      data: { id: deliveryId, appId: endpoint.appId, eventId, endpointId: endpoint.id, status: 'pending', round: 1, queuedAt: now },
+    });
   });
   return { eventId, deliveryId };
 }

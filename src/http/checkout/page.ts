@@ -2,7 +2,6 @@ import type { TCheckoutPage } from '../../domain/checkout/checkout-view.schemas'
 import { phaseText } from './phase-text';
 import { escapeHtml } from '../html';
 
-
 // Every text and attribute value goes through this: the page holds partner- and payer-supplied text.
 const e = escapeHtml;
 

@@ -9,13 +9,25 @@ export function phaseText(page: TCheckoutPage): { title: string; detail: string 
   const received = `${s.receivedAmount} ${asset}`;
   switch (s.phase) {
     case 'awaiting_payment':
-      return { title: 'Awaiting payment', detail: `Send exactly ${s.payable?.amount ?? s.amount} ${asset} on ${network} to the address below.` };
+      return {
+        title: 'Awaiting payment',
+        detail: `Send exactly ${s.payable?.amount ?? s.amount} ${asset} on ${network} to the address below.`,
+      };
     case 'seen':
-      return { title: 'Payment seen', detail: `${received} is on its way and confirming. Send the remaining ${s.payable?.amount ?? ''} ${asset} to the same address.` };
+      return {
+        title: 'Payment seen',
+        detail: `${received} is on its way and confirming. Send the remaining ${s.payable?.amount ?? ''} ${asset} to the same address.`,
+      };
     case 'confirming':
-      return { title: 'Payment seen, confirming', detail: `${received} is on chain and waiting for network confirmations. Nothing more to send.` };
+      return {
+        title: 'Payment seen, confirming',
+        detail: `${received} is on chain and waiting for network confirmations. Nothing more to send.`,
+      };
     case 'underpaid':
-      return { title: 'Underpaid', detail: `Only ${received} of ${s.amount} ${asset} arrived. Send the remaining ${s.payable?.amount ?? ''} ${asset} to the same address before the time runs out.` };
+      return {
+        title: 'Underpaid',
+        detail: `Only ${received} of ${s.amount} ${asset} arrived. Send the remaining ${s.payable?.amount ?? ''} ${asset} to the same address before the time runs out.`,
+      };
     case 'accepted':
       return { title: 'Payment accepted', detail: `Your payment is confirmed. ${recipient} is being paid.` };
     case 'succeeded':

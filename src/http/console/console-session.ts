@@ -28,9 +28,21 @@ export interface SessionKeeper {
   loginCsrfMatches(ctx: Ctx, presented: string): boolean;
 }
 
-export function sessionKeeper(opts: { prisma: PrismaClient; adminToken: string; serviceSecret: ServiceSecret; sessionSeconds: number; secureCookies: boolean }): SessionKeeper {
+export function sessionKeeper(opts: {
+  prisma: PrismaClient;
+  adminToken: string;
+  serviceSecret: ServiceSecret;
+  sessionSeconds: number;
+  secureCookies: boolean;
+}): SessionKeeper {
   const store = consoleSessionStore(opts.prisma, opts.adminToken);
-  const cookies = sealedCookies({ path: '/console', sessionCookie: SESSION_COOKIE, label: 'console-session', serviceSecret: opts.serviceSecret, secureCookies: opts.secureCookies });
+  const cookies = sealedCookies({
+    path: '/console',
+    sessionCookie: SESSION_COOKIE,
+    label: 'console-session',
+    serviceSecret: opts.serviceSecret,
+    secureCookies: opts.secureCookies,
+  });
   return {
     tokenMatches: adminTokenMatcher(opts.adminToken),
     async current(ctx) {

@@ -30,11 +30,13 @@ export function page(title: string, ctx: PageContext, body: Html): string {
 <title>${title} · Operator console</title><link rel="stylesheet" href="/console/assets/console.css"></head>
 <body>
 <header class="bar"><a class="brand" href="/console">Operator console</a>
-${ctx.who
+${
+  ctx.who
     ? html`<nav aria-label="Console"><a href="/console">Holds</a> <a href="/console/alerts">Alerts</a> <a href="/console/dashboard-users">Dashboard users</a> <a href="/console/actions">Audit</a></nav>
 <form class="search" role="search" method="get" action="/console/search"><label for="console-search">Find</label> <input id="console-search" name="q" type="search" maxlength="255" placeholder="id, externalReference or transaction hash"> <button type="submit">Find</button></form>
 <form class="logout" method="post" action="/console/logout"><input type="hidden" name="_csrf" value="${ctx.csrf}"><span>Signed in as <strong>${ctx.who}</strong></span> <button type="submit">Log out</button></form>`
-    : ''}
+    : ''
+}
 </header>
 <main>${body}</main>
 </body></html>`)}`;
@@ -70,11 +72,13 @@ function workflowCell(links: Links, workflowId: string | null): Html | string {
 export function listPage(data: { items: HeldItem[]; incidents: IncidentItem[]; workflowIds: Map<string, string> }, links: Links): Html {
   return html`<h1>Holds</h1>
 <section aria-labelledby="held"><h2 id="held">Payments, deposits and fund returns needing attention (${data.items.length})</h2>
-${data.items.length === 0
+${
+  data.items.length === 0
     ? html`<p>Nothing is retrying or waiting for an operator.</p>`
     : html`<table><thead><tr><th scope="col">Item</th><th scope="col">State</th><th scope="col">Reason</th><th scope="col">Amount</th><th scope="col">Status</th><th scope="col">Since</th><th scope="col">Workflow</th></tr></thead><tbody>
 ${data.items.map((i) => html`<tr data-id="${i.id}"><td><a href="${itemHref(i)}">${i.kind} ${i.id}</a></td><td><span class="state ${i.state}">${i.state}</span></td><td>${i.reasonCode ?? '—'}</td><td>${i.amount}</td><td>${i.status}</td><td><time>${i.since}</time></td><td>${workflowCell(links, data.workflowIds.get(i.id) ?? null)}</td></tr>`)}
-</tbody></table>`}
+</tbody></table>`
+}
 </section>
 <section aria-labelledby="incidents"><h2 id="incidents">Incidents awaiting recovery (${data.incidents.length})</h2>
 ${data.incidents.length === 0 ? html`<p>No funds are held in incidents.</p>` : incidentTable(data.incidents, links, true)}
@@ -106,14 +110,21 @@ ${actions.map((a) => html`<tr><td><time>${a.createdAt}</time></td><td>${a.actor}
 
 /** What a retry does, in the held item's terms. */
 function retryWording(item: HoldDetail['item']): [title: string, help: string] {
-  if (item.kind === 'fund_return') return ['Retry the return', 'Send it again: a leg that may still be mined is re-sent as it was, a reverted one is signed anew.'];
-  if (item.status === 'unrecorded') return ['Retry the write', "Write the deposit's row again: once recorded, it carries on as any deposit."];
+  if (item.kind === 'fund_return')
+    return ['Retry the return', 'Send it again: a leg that may still be mined is re-sent as it was, a reverted one is signed anew.'];
+  if (item.status === 'unrecorded')
+    return ['Retry the write', "Write the deposit's row again: once recorded, it carries on as any deposit."];
   return ['Retry settlement', 'Settle again with a fresh retry budget.'];
 }
 
 function resolveForms(d: HoldDetail, csrf: string): Html {
   const action = `${itemHref(d.item)}/resolve`;
-  const form = (value: string, title: string, help: string, extra: Html | string) => html`<form method="post" action="${action}" class="stack action-form" aria-labelledby="h-${value}">
+  const form = (
+    value: string,
+    title: string,
+    help: string,
+    extra: Html | string,
+  ) => html`<form method="post" action="${action}" class="stack action-form" aria-labelledby="h-${value}">
 <h3 id="h-${value}">${title}</h3><p class="help">${help}</p>
 <input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="action" value="${value}">
 ${extra}
@@ -126,8 +137,17 @@ ${extra}
   const unrecorded = d.item.status === 'unrecorded';
   return html`<div class="actions">
 ${form('retry', retryTitle, retryHelp, '')}
-${unrecorded ? '' : form('mark-settled', 'Mark settled', 'Record a payout made by hand: the transaction is checked on the chain first.', html`<label for="tx-mark-settled">Payout transaction hash</label>
-<input id="tx-mark-settled" name="txHash" type="text" required pattern="0x[0-9a-fA-F]{64}" class="mono" autocomplete="off">`)}
+${
+  unrecorded
+    ? ''
+    : form(
+        'mark-settled',
+        'Mark settled',
+        'Record a payout made by hand: the transaction is checked on the chain first.',
+        html`<label for="tx-mark-settled">Payout transaction hash</label>
+<input id="tx-mark-settled" name="txHash" type="text" required pattern="0x[0-9a-fA-F]{64}" class="mono" autocomplete="off">`,
+      )
+}
 ${form('fail', 'Fail', 'Give up: the item fails with this reason (shown to the partner).', '')}
 </div>`;
 }
@@ -163,14 +183,23 @@ ${d.incidents.length ? html`<section aria-labelledby="h-incidents"><h2 id="h-inc
 <section aria-labelledby="h-audit"><h2 id="h-audit">Operator actions</h2>${auditTable(d.audit, false)}</section>`;
 }
 
-export function receiptPage(chainId: number, txHash: string, facts: Array<[string, string]>, transfers: Array<{ from: string; to: string; amount: string; token: string }>): Html {
+export function receiptPage(
+  chainId: number,
+  txHash: string,
+  facts: Array<[string, string]>,
+  transfers: Array<{ from: string; to: string; amount: string; token: string }>,
+): Html {
   return html`<p><a href="/console">← Holds</a></p>
 <h1>Transaction <span class="mono">${txHash}</span></h1>
 <p>Read from chain ${chainId}'s RPC node (the network has no block explorer configured).</p>
 <dl class="facts">${facts.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>
 <h2>Token transfers</h2>
-${transfers.length === 0 ? html`<p>None.</p>` : html`<table><thead><tr><th scope="col">From</th><th scope="col">To</th><th scope="col">Amount (atomic)</th><th scope="col">Token</th></tr></thead><tbody>
-${transfers.map((t) => html`<tr><td class="mono">${t.from}</td><td class="mono">${t.to}</td><td>${t.amount}</td><td class="mono">${t.token}</td></tr>`)}</tbody></table>`}`;
+${
+  transfers.length === 0
+    ? html`<p>None.</p>`
+    : html`<table><thead><tr><th scope="col">From</th><th scope="col">To</th><th scope="col">Amount (atomic)</th><th scope="col">Token</th></tr></thead><tbody>
+${transfers.map((t) => html`<tr><td class="mono">${t.from}</td><td class="mono">${t.to}</td><td>${t.amount}</td><td class="mono">${t.token}</td></tr>`)}</tbody></table>`
+}`;
 }
 
 const DETAIL_CHARS = 160;
@@ -179,7 +208,7 @@ const DETAIL_CHARS = 160;
 function alertDetails(details: unknown): Html | string {
   if (!details || typeof details !== 'object') return '—';
   return html`${Object.entries(details as Record<string, unknown>).map(([k, v]) => {
-    const text = typeof v === 'string' ? v : JSON.stringify(v) ?? String(v);
+    const text = typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v));
     return html`<span class="mono">${k}=${text.length > DETAIL_CHARS ? `${text.slice(0, DETAIL_CHARS)}…` : text}</span> `;
   })}`;
 }
@@ -205,8 +234,13 @@ function runRow(r: ReconciliationRunView, links: Links): Html {
 }
 
 /** The reconciliations' last passes, then the open alerts (of one kind when `kind` is set). */
-export function alertsPage(data: { runs: ReconciliationRunView[]; alerts: OperatorAlertView[]; nextCursor: string | null; kind: string | null }, links: Links): Html {
-  const more = data.nextCursor ? `/console/alerts?${new URLSearchParams({ ...(data.kind ? { kind: data.kind } : {}), cursor: data.nextCursor }).toString()}#open-alerts` : null;
+export function alertsPage(
+  data: { runs: ReconciliationRunView[]; alerts: OperatorAlertView[]; nextCursor: string | null; kind: string | null },
+  links: Links,
+): Html {
+  const more = data.nextCursor
+    ? `/console/alerts?${new URLSearchParams({ ...(data.kind ? { kind: data.kind } : {}), cursor: data.nextCursor }).toString()}#open-alerts`
+    : null;
   return html`<h1>Alerts</h1>
 <section aria-labelledby="reconciliations"><h2 id="reconciliations">Reconciliations: the last pass of each</h2>
 <p class="help">Run by Temporal Schedules. A pass's discrepancies are its open alerts (a deposit pass's, the deposits it reversed).</p>
@@ -216,11 +250,13 @@ ${data.runs.map((r) => runRow(r, links))}
 </section>
 <section aria-labelledby="open-alerts"><h2 id="open-alerts">Open alerts${data.kind ? html` of kind <span class="mono">${data.kind}</span>` : ''} (${data.alerts.length}${more ? '+' : ''})</h2>
 ${data.kind ? html`<p><a href="/console/alerts#open-alerts">All open alerts</a></p>` : ''}
-${data.alerts.length === 0
+${
+  data.alerts.length === 0
     ? html`<p>No open alerts${data.kind ? ' of this kind' : ''}.</p>`
     : html`<table class="alerts"><thead><tr><th scope="col">Kind</th><th scope="col">Severity</th><th scope="col">About</th><th scope="col">Since</th><th scope="col">Last seen</th><th scope="col">Detail</th></tr></thead><tbody>
 ${data.alerts.map((a) => html`<tr data-alert="${a.id}"><td>${a.kind}</td><td><span class="severity ${a.severity}">${a.severity}</span></td><td>${alertSubject(a)}</td><td><time>${a.createdAt}</time></td><td><time>${a.updatedAt}</time></td><td>${alertDetails(a.details)}</td></tr>`)}
-</tbody></table>`}
+</tbody></table>`
+}
 ${more ? html`<p><a href="${more}">Older open alerts</a></p>` : ''}
 </section>`;
 }
@@ -256,18 +292,26 @@ button{background:#0b57d0;color:#fff;border-color:#0b57d0;cursor:pointer;align-s
 export function searchPage(q: string, hits: SearchHit[]): Html {
   return html`<h1>Find</h1>
 <p>${hits.length === 0 ? html`Nothing matches <strong class="mono">${q}</strong>: a Payment, deposit or fund return id, a Payment's externalReference, or a transaction hash.` : html`${hits.length} match <strong class="mono">${q}</strong>, newest first.`}</p>
-${hits.length === 0
+${
+  hits.length === 0
     ? ''
     : html`<table><thead><tr><th scope="col">Item</th><th scope="col">App</th><th scope="col">Status</th><th scope="col">Matched on</th><th scope="col">Created</th></tr></thead><tbody>
 ${hits.map((h) => html`<tr data-id="${h.id}"><td><a href="${itemHref(h)}">${h.kind} ${h.id}</a></td><td class="mono">${h.appId}</td><td>${h.status}</td><td>${h.matched}</td><td><time>${h.createdAt}</time></td></tr>`)}
-</tbody></table>`}`;
+</tbody></table>`
+}`;
 }
 
-export function dashboardUsersPage(csrf: string, appId: string | null, users: PartnerUserView[] | null, flash: { notice?: string; error?: string }): Html {
+export function dashboardUsersPage(
+  csrf: string,
+  appId: string | null,
+  users: PartnerUserView[] | null,
+  flash: { notice?: string; error?: string },
+): Html {
   return html`<h1>Partner dashboard users</h1>
 ${flash.notice ? html`<p class="notice" role="status">${flash.notice}</p>` : ''}${flash.error ? html`<p class="error" role="alert">${flash.error}</p>` : ''}
 <form method="get" action="/console/dashboard-users" class="stack"><label for="app">App id</label><input id="app" name="appId" type="text" maxlength="64" required value="${appId ?? ''}"><button type="submit">Show</button></form>
-${appId && users
+${
+  appId && users
     ? html`<h2 id="users">Users of ${appId} (${users.length})</h2>
 <table><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Invited by</th><th scope="col">Since</th></tr></thead><tbody>
 ${users.length === 0 ? html`<tr><td colspan="4">Nobody yet.</td></tr>` : users.map((u) => html`<tr><td>${u.email}</td><td>${u.role}</td><td>${u.invitedBy}</td><td><time>${u.createdAt}</time></td></tr>`)}
@@ -277,5 +321,6 @@ ${users.length === 0 ? html`<tr><td colspan="4">Nobody yet.</td></tr>` : users.m
 <label for="email">Email</label><input id="email" name="email" type="email" required maxlength="254">
 <label for="role">Role</label><select id="role" name="role"><option>viewer</option><option>developer</option><option>admin</option></select>
 <button type="submit">Invite</button></form>`
-    : ''}`;
+    : ''
+}`;
 }

@@ -20,11 +20,20 @@ export const ZConsoleLogin = z.object({
 export const ZConsoleResolve = z
   .object({
     action: z.enum(RESOLUTION_ACTIONS),
-    txHash: z.preprocess(blankIsAbsent, z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a 0x… transaction hash (64 hex digits)').optional()),
+    txHash: z.preprocess(
+      blankIsAbsent,
+      z
+        .string()
+        .regex(/^0x[0-9a-fA-F]{64}$/, 'a 0x… transaction hash (64 hex digits)')
+        .optional(),
+    ),
     reason: ZWhy,
     _csrf: ZCsrf,
   })
-  .refine((v) => v.action !== 'mark-settled' || v.txHash !== undefined, { path: ['txHash'], message: 'mark-settled needs the transaction hash of the payout' });
+  .refine((v) => v.action !== 'mark-settled' || v.txHash !== undefined, {
+    path: ['txHash'],
+    message: 'mark-settled needs the transaction hash of the payout',
+  });
 
 export const ZConsoleRecover = z.object({
   incidentId: ZIncidentId,

@@ -21,8 +21,33 @@ import { zInt4Param } from '../../platform/int4';
 import type { ApiContext, ApiState } from '../context';
 import { htmlAreaGuard, problemOf, readForm } from '../html-area';
 import { sessionKeeper, type ConsoleSession } from './console-session';
-import { ZConsoleAlerts, ZConsoleCsrfOnly, ZConsoleLogin, ZConsoleRecover, ZConsoleResolve, ZConsoleSearch, ZConsoleInvite, ZConsoleUsersQuery } from './console.schemas';
-import { alertsPage, auditTable, CONSOLE_CSS, detailPage, html, itemHref, listPage, loginPage, messagePage, page, receiptPage, searchPage, type Html, type Links, dashboardUsersPage } from './console-views';
+import {
+  ZConsoleAlerts,
+  ZConsoleCsrfOnly,
+  ZConsoleLogin,
+  ZConsoleRecover,
+  ZConsoleResolve,
+  ZConsoleSearch,
+  ZConsoleInvite,
+  ZConsoleUsersQuery,
+} from './console.schemas';
+import {
+  alertsPage,
+  auditTable,
+  CONSOLE_CSS,
+  detailPage,
+  html,
+  itemHref,
+  listPage,
+  loginPage,
+  messagePage,
+  page,
+  receiptPage,
+  searchPage,
+  type Html,
+  type Links,
+  dashboardUsersPage,
+} from './console-views';
 import type { ServiceSecret } from '../../domain/keys/service-keys';
 
 /**
@@ -80,7 +105,9 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
       return template ? template.replace('{txHash}', txHash) : `/console/chains/${chainId}/transactions/${txHash}`;
     },
     workflow: (workflowId) =>
-      deps.temporalUiUrl ? `${deps.temporalUiUrl.replace(/\/$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}` : null,
+      deps.temporalUiUrl
+        ? `${deps.temporalUiUrl.replace(/\/$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`
+        : null,
   };
   const router = new Router<State>({ prefix: '/console' });
 
@@ -90,7 +117,11 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
     ctx.body = page(title, { who: ctx.state.session?.who ?? null, csrf: ctx.state.session?.csrf ?? null }, body);
   };
 
-  router.use(htmlAreaGuard('operator console', (ctx, status, problem) => send(ctx as Ctx, status, 'Error', messagePage(status === 404 ? 'Not found' : 'Request refused', problem))));
+  router.use(
+    htmlAreaGuard('operator console', (ctx, status, problem) =>
+      send(ctx as Ctx, status, 'Error', messagePage(status === 404 ? 'Not found' : 'Request refused', problem)),
+    ),
+  );
 
   const signedIn = async (ctx: Ctx, next: () => Promise<unknown>) => {
     const session = await sessions.current(ctx);
@@ -104,7 +135,8 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
   /** A form of a signed-in operator: its CSRF token must be the session's. */
   const form = async <T extends z.ZodType>(ctx: Ctx, schema: T): Promise<z.output<T>> => {
     const fields = await formBody(ctx);
-    if (!ctx.state.session || !sessions.csrfMatches(ctx.state.session, fields._csrf ?? '')) throw new ApiError('forbidden', 'The form has expired or did not come from this console: reload the page and try again.');
+    if (!ctx.state.session || !sessions.csrfMatches(ctx.state.session, fields._csrf ?? ''))
+      throw new ApiError('forbidden', 'The form has expired or did not come from this console: reload the page and try again.');
     return parseInput(schema, fields, 'body');
   };
 
@@ -146,7 +178,10 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
     const workflowIds = new Map<string, string>();
     for (const i of data.items) if (i.kind === 'payment') workflowIds.set(i.id, deps.engine.paymentWorkflowId(i.id));
     for (const i of data.items) if (i.kind === 'fund_return') workflowIds.set(i.id, deps.engine.fundReturnWorkflowId(i.id));
-    const deposits = await deps.prisma.deposit.findMany({ where: { id: { in: data.items.filter((i) => i.kind === 'deposit').map((i) => i.id) } }, select: { id: true, workflowId: true } });
+    const deposits = await deps.prisma.deposit.findMany({
+      where: { id: { in: data.items.filter((i) => i.kind === 'deposit').map((i) => i.id) } },
+      select: { id: true, workflowId: true },
+    });
     for (const d of deposits) workflowIds.set(d.id, d.workflowId);
     for (const i of data.items) if (i.workflowId) workflowIds.set(i.id, i.workflowId);
     send(ctx, 200, 'Holds', listPage({ ...data, workflowIds }, links));
@@ -165,8 +200,21 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
 
   router.get('/alerts', signedIn, async (ctx) => {
     const { kind, cursor } = parseInput(ZConsoleAlerts, ctx.query, 'query');
-    const alerts = await listAlerts(deps.prisma, deps.cursors, { open: 'true', limit: '100', ...(kind ? { kind } : {}), ...(cursor ? { cursor } : {}) });
-    send(ctx, 200, 'Alerts', alertsPage({ runs: await listReconciliationRuns(deps.prisma), alerts: alerts.items, nextCursor: alerts.nextCursor, kind: kind ?? null }, links));
+    const alerts = await listAlerts(deps.prisma, deps.cursors, {
+      open: 'true',
+      limit: '100',
+      ...(kind ? { kind } : {}),
+      ...(cursor ? { cursor } : {}),
+    });
+    send(
+      ctx,
+      200,
+      'Alerts',
+      alertsPage(
+        { runs: await listReconciliationRuns(deps.prisma), alerts: alerts.items, nextCursor: alerts.nextCursor, kind: kind ?? null },
+        links,
+      ),
+    );
   });
 
   // Partner dashboard users: the console's way to invite (the CLI's and the admin API's twin).
@@ -177,7 +225,11 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
   router.get('/dashboard-users', signedIn, async (ctx) => {
     const { appId } = parseInput(ZConsoleUsersQuery, ctx.query, 'query');
     if (appId && !(await deps.prisma.app.findUnique({ where: { id: appId }, select: { id: true } }))) throw notFound('App');
-    await usersView(ctx, appId ?? null, typeof ctx.query.done === 'string' ? { notice: 'Invited: they can sign in with their email now.' } : {});
+    await usersView(
+      ctx,
+      appId ?? null,
+      typeof ctx.query.done === 'string' ? { notice: 'Invited: they can sign in with their email now.' } : {},
+    );
   });
   router.post('/dashboard-users', signedIn, async (ctx) => {
     const input = await form(ctx, ZConsoleInvite);
@@ -192,7 +244,12 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
   });
 
   router.get('/actions', signedIn, async (ctx) => {
-    send(ctx, 200, 'Audit', html`<h1>Operator actions</h1><p>The latest 200, newest first, from the console, the CLI and the admin API.</p>${auditTable(await listOperatorActions(deps.prisma, { limit: 200 }), true)}`);
+    send(
+      ctx,
+      200,
+      'Audit',
+      html`<h1>Operator actions</h1><p>The latest 200, newest first, from the console, the CLI and the admin API.</p>${auditTable(await listOperatorActions(deps.prisma, { limit: 200 }), true)}`,
+    );
   });
 
   const detail = async (ctx: Ctx, target: HeldTarget, flash: { notice?: string; error?: string } = {}, status = 200) => {
@@ -236,7 +293,13 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
       const input = await form(ctx, ZConsoleResolve);
       const who = ctx.state.session!.who;
       await act(ctx, target, input.action, () =>
-        resolveHold(deps, deps.engine, target, { action: input.action, reason: input.reason, actor: who, ...(input.txHash ? { txHash: input.txHash } : {}) }, 'console'),
+        resolveHold(
+          deps,
+          deps.engine,
+          target,
+          { action: input.action, reason: input.reason, actor: who, ...(input.txHash ? { txHash: input.txHash } : {}) },
+          'console',
+        ),
       );
     });
   }
@@ -250,7 +313,11 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
         { prisma: deps.prisma, custody: deps.custody, chains: deps.chains, engine: deps.engine },
         { actor: who, channel: 'console' },
         target.id,
-        { incidentId: input.incidentId, reason: input.reason, ...(input.destinationAddress ? { destinationAddress: input.destinationAddress } : {}) },
+        {
+          incidentId: input.incidentId,
+          reason: input.reason,
+          ...(input.destinationAddress ? { destinationAddress: input.destinationAddress } : {}),
+        },
       ),
     );
   });
@@ -270,7 +337,17 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
       ['Block', inclusion ? inclusion.blockNumber.toString() : '—'],
       ['Succeeded', inclusion ? String(inclusion.success) : '—'],
     ];
-    send(ctx, 200, 'Transaction', receiptPage(chainId, hash, facts, transfers.map((t) => ({ from: t.from, to: t.to, amount: t.amountAtomic.toString(), token: t.token }))));
+    send(
+      ctx,
+      200,
+      'Transaction',
+      receiptPage(
+        chainId,
+        hash,
+        facts,
+        transfers.map((t) => ({ from: t.from, to: t.to, amount: t.amountAtomic.toString(), token: t.token })),
+      ),
+    );
   });
 
   app.use(router.routes() as unknown as Koa.Middleware<ApiState>);

@@ -11,7 +11,13 @@ export function registerCredentialPages(router: DashboardRouter, kit: DashboardK
   const { prisma, viewerOf, send, signedIn, member, can, form } = kit;
   const credentialsView = async (ctx: DashboardCtx, flash: Flash, status = 200) => {
     const app = await dashboardApp(prisma, member(ctx).appId);
-    await send(ctx, status, 'Credentials', views.credentialsPage((await viewerOf(ctx))!, app, can(ctx, 'manage_credentials'), flash), '/dashboard/credentials');
+    await send(
+      ctx,
+      status,
+      'Credentials',
+      views.credentialsPage((await viewerOf(ctx))!, app, can(ctx, 'manage_credentials'), flash),
+      '/dashboard/credentials',
+    );
   };
   router.get('/credentials', signedIn, async (ctx) => credentialsView(ctx, {}));
   router.post('/credentials/rotate', signedIn, async (ctx) => {
@@ -19,10 +25,26 @@ export function registerCredentialPages(router: DashboardRouter, kit: DashboardK
     const appId = member(ctx).appId;
     const rotated = await prisma.$transaction(async (tx) => {
       const r = await rotateAppSecret(tx, appId, input.overlapHours * 3600);
-      await recordPartnerAction(tx, { appId, actor: member(ctx).email, action: 'app_secret.rotated', target: `previous secrets expire at ${r.previousSecretsExpireAt}` });
+      await recordPartnerAction(tx, {
+        appId,
+        actor: member(ctx).email,
+        action: 'app_secret.rotated',
+        target: `previous secrets expire at ${r.previousSecretsExpireAt}`,
+      });
       return r;
     });
-    await send(ctx, 201, 'Secret rotated', views.secretPage('Secret rotated', `The new secret of ${appId}; the previous one stops at ${rotated.previousSecretsExpireAt}.`, rotated.appSecret, '/dashboard/credentials'), '/dashboard/credentials');
+    await send(
+      ctx,
+      201,
+      'Secret rotated',
+      views.secretPage(
+        'Secret rotated',
+        `The new secret of ${appId}; the previous one stops at ${rotated.previousSecretsExpireAt}.`,
+        rotated.appSecret,
+        '/dashboard/credentials',
+      ),
+      '/dashboard/credentials',
+    );
   });
   router.post('/credentials/revoke', signedIn, async (ctx) => {
     const { input } = await form(ctx, ZRevokeForm, 'manage_credentials');

@@ -45,11 +45,13 @@ export function page(title: string, viewer: Viewer | null, body: Html, current =
 <title>${title} · Partner dashboard</title><link rel="stylesheet" href="/dashboard/assets/dashboard.css"></head>
 <body>
 <header class="bar"><a class="brand" href="/dashboard">Partner dashboard</a>
-${viewer
+${
+  viewer
     ? html`<span class="mono">${viewer.appId} (${viewer.environment})</span>
 <nav aria-label="Dashboard">${NAV.map(([href, label]) => html`<a href="${href}"${href === current ? new Html(' aria-current="page"') : ''}>${label}</a> `)}</nav>
 <form class="logout" method="post" action="/dashboard/logout"><input type="hidden" name="_csrf" value="${viewer.csrf}"><span>${viewer.email} (${viewer.role})</span> <button type="submit">Sign out</button></form>`
-    : ''}
+    : ''
+}
 </header>
 <main>${body}</main>
 </body></html>`)}`;
@@ -85,27 +87,35 @@ export function codePage(csrf: string, email: string, flash: Flash): Html {
 <p><a href="/dashboard/login">Use another email or get a new code</a></p>`;
 }
 
-export function overviewPage(v: Viewer, app: { name: string; revokedAt: string | null }, counts: { endpoints: number; payments: number; deposits: number }): Html {
+export function overviewPage(
+  v: Viewer,
+  app: { name: string; revokedAt: string | null },
+  counts: { endpoints: number; payments: number; deposits: number },
+): Html {
   return html`<h1>${app.name}</h1>
 <dl class="facts"><dt>App id</dt><dd class="mono">${v.appId}</dd><dt>Environment</dt><dd>${v.environment}</dd><dt>Your role</dt><dd>${v.role}</dd>
 <dt>Credential</dt><dd>${app.revokedAt ? html`revoked at ${when(app.revokedAt)}` : 'active'}</dd>
 <dt>Webhook endpoints</dt><dd><a href="/dashboard/webhooks">${counts.endpoints}</a></dd>
 <dt>Payments</dt><dd><a href="/dashboard/payments">${counts.payments}</a></dd><dt>Deposits</dt><dd><a href="/dashboard/deposits">${counts.deposits}</a></dd></dl>
-${v.otherApps.length > 0
+${
+  v.otherApps.length > 0
     ? html`<h2 id="apps">Your other apps</h2><ul>${v.otherApps.map(
-        (appId) => html`<li><form method="post" action="/dashboard/switch">${csrfField(v.csrf)}<input type="hidden" name="appId" value="${appId}"><span class="mono">${appId}</span> <button type="submit">Switch to ${appId}</button></form></li>`,
+        (appId) =>
+          html`<li><form method="post" action="/dashboard/switch">${csrfField(v.csrf)}<input type="hidden" name="appId" value="${appId}"><span class="mono">${appId}</span> <button type="submit">Switch to ${appId}</button></form></li>`,
       )}</ul>`
-    : ''}`;
+    : ''
+}`;
 }
 
 function eventCheckboxes(selected: readonly string[]): Html {
   return html`<fieldset><legend>Events (none ticked: every event; at most ${WEBHOOK_LIMITS.maxEvents})</legend>
 ${EVENT_GROUPS.map(
-    (g) => html`<p class="help"><strong>${g.label}</strong></p>${g.events.map((name) => {
+  (g) =>
+    html`<p class="help"><strong>${g.label}</strong></p>${g.events.map((name) => {
       const id = `ev-${name.replace(/[^a-z0-9]/g, '-')}`;
       return html`<label for="${id}"><input type="checkbox" id="${id}" name="events" value="${name}"${selected.includes(name) ? new Html(' checked') : ''}> ${name}</label> `;
     })}`,
-  )}
+)}
 </fieldset>`;
 }
 
@@ -114,7 +124,8 @@ export function endpointsPage(v: Viewer, endpoints: WebhookEndpointView[], canMa
 <table><thead><tr><th scope="col">URL</th><th scope="col">Status</th><th scope="col">Events</th><th scope="col">Created</th></tr></thead><tbody>
 ${endpoints.length === 0 ? empty(4, 'No endpoints yet.') : endpoints.map((e) => html`<tr data-id="${e.id}"><td><a href="/dashboard/webhooks/${e.id}">${e.url}</a></td><td><span class="state">${e.status}</span></td><td>${e.allEvents ? 'every event' : e.events.length}</td><td>${when(e.createdAt)}</td></tr>`)}
 </tbody></table>
-${canManage
+${
+  canManage
     ? html`<h2 id="add">Add an endpoint</h2>
 <form method="post" action="/dashboard/webhooks" class="stack action-form">${csrfField(v.csrf)}
 <label for="url">URL (public HTTPS, at most ${WEBHOOK_LIMITS.urlMaxChars} characters, no credentials; it can't be changed later)</label>
@@ -124,7 +135,8 @@ ${canManage
 ${eventCheckboxes([])}
 <button type="submit">Add endpoint</button>
 </form>`
-    : html`<p class="help">Your role can read endpoints only.</p>`}`;
+    : html`<p class="help">Your role can read endpoints only.</p>`
+}`;
 }
 
 export function secretPage(title: string, what: string, secret: string, back: string): Html {
@@ -137,9 +149,14 @@ export function secretPage(title: string, what: string, secret: string, back: st
 
 function deliveryRows(deliveries: WebhookDeliveryView[]): Html {
   return html`<table><thead><tr><th scope="col">Delivery</th><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last status</th><th scope="col">Created</th></tr></thead><tbody>
-${deliveries.length === 0
+${
+  deliveries.length === 0
     ? empty(6, 'No deliveries yet.')
-    : deliveries.map((d) => html`<tr data-id="${d.id}"><td><a class="mono" href="/dashboard/deliveries/${d.id}">${d.id}</a></td><td>${d.eventName}</td><td><span class="state ${d.status}">${d.status}</span></td><td>${d.attemptCount}</td><td>${d.lastStatusCode ?? d.lastError ?? '—'}</td><td>${when(d.createdAt)}</td></tr>`)}
+    : deliveries.map(
+        (d) =>
+          html`<tr data-id="${d.id}"><td><a class="mono" href="/dashboard/deliveries/${d.id}">${d.id}</a></td><td>${d.eventName}</td><td><span class="state ${d.status}">${d.status}</span></td><td>${d.attemptCount}</td><td>${d.lastStatusCode ?? d.lastError ?? '—'}</td><td>${when(d.createdAt)}</td></tr>`,
+      )
+}
 </tbody></table>`;
 }
 
@@ -153,12 +170,14 @@ ${e.status === 'enabled' ? button('test', 'Send a test event', `A signed ${'webh
 ${e.status === 'enabled' ? button('disable', 'Disable', 'Stops deliveries until enabled again.') : button('enable', 'Enable', 'Deliveries resume for new events.')}
 ${button('rotate-secret', 'Rotate signing secret', 'A new secret signs every delivery from now on.')}
 ${button('archive', 'Archive', 'Permanent: the endpoint stops for good.')}
-${e.status === 'enabled'
+${
+  e.status === 'enabled'
     ? html`<form method="post" action="${base}/recover" class="stack action-form">${csrfField(v.csrf)}
 <p class="help">Deliver again every subscribed event since a time (UTC, at most 90 days back) that this endpoint did not receive.</p>
 <label for="since">Since (UTC)</label><input id="since" name="since" type="datetime-local" step="1" required>
 <button type="submit">Recover missed events</button></form>`
-    : ''}
+    : ''
+}
 </div>
 <h2 id="edit">Edit</h2>
 <form method="post" action="${base}" class="stack action-form">${csrfField(v.csrf)}
@@ -184,17 +203,21 @@ export function deliveryPage(v: Viewer, d: WebhookDeliveryView, attempts: Webhoo
 <dl class="facts"><dt>Id</dt><dd class="mono">${d.id}</dd><dt>Event</dt><dd>${d.eventName} <span class="mono">${d.eventId}</span></dd>
 <dt>Endpoint</dt><dd><a class="mono" href="/dashboard/webhooks/${d.endpointId}">${d.endpointId}</a></dd><dt>Status</dt><dd><span class="state ${d.status}">${d.status}</span></dd>
 <dt>Round</dt><dd>${d.round}</dd><dt>Next attempt</dt><dd>${when(d.nextAttemptAt)}</dd></dl>
-${canManage && (d.status === 'succeeded' || d.status === 'abandoned')
+${
+  canManage && (d.status === 'succeeded' || d.status === 'abandoned')
     ? html`<form method="post" action="/dashboard/deliveries/${d.id}/resend" class="stack">${csrfField(v.csrf)}<button type="submit">Resend</button></form>`
-    : ''}
+    : ''
+}
 <h2 id="attempts">Attempts</h2>
 <table><thead><tr><th scope="col">Round</th><th scope="col">Attempt</th><th scope="col">Sent</th><th scope="col">Status</th><th scope="col">Latency</th><th scope="col">Outcome</th><th scope="col">Response (truncated)</th></tr></thead><tbody>
-${attempts.length === 0
+${
+  attempts.length === 0
     ? empty(7, 'No attempt yet.')
     : attempts.map(
         (a) =>
           html`<tr><td>${a.round}</td><td>${a.attempt}</td><td>${when(a.startedAt)}</td><td>${a.responseStatus ?? '—'}</td><td>${a.latencyMs === null ? '—' : `${a.latencyMs} ms`}</td><td>${a.outcome ?? a.state}</td><td class="mono">${(a.responseBody ?? a.error ?? '').slice(0, 300)}</td></tr>`,
-      )}
+      )
+}
 </tbody></table>`;
 }
 
@@ -205,9 +228,14 @@ export function eventsPage(events: TEvent[], filters: { name?: string; resourceI
 <label for="resourceId">Resource id</label><input id="resourceId" name="resourceId" type="text" maxlength="64" value="${filters.resourceId ?? ''}">
 <button type="submit">Filter</button></form>
 <table><thead><tr><th scope="col">Event</th><th scope="col">Name</th><th scope="col">Resource</th><th scope="col">Sequence</th><th scope="col">Created</th></tr></thead><tbody>
-${events.length === 0
+${
+  events.length === 0
     ? empty(5, 'No events match.')
-    : events.map((e) => html`<tr data-id="${e.id}"><td><a class="mono" href="/dashboard/events/${e.id}">${e.id}</a></td><td>${e.name}</td><td class="mono">${e.resourceId}</td><td>${e.resourceSequence}</td><td>${when(e.createdAt)}</td></tr>`)}
+    : events.map(
+        (e) =>
+          html`<tr data-id="${e.id}"><td><a class="mono" href="/dashboard/events/${e.id}">${e.id}</a></td><td>${e.name}</td><td class="mono">${e.resourceId}</td><td>${e.resourceSequence}</td><td>${when(e.createdAt)}</td></tr>`,
+      )
+}
 </tbody></table>
 ${next ? html`<p><a href="${next}">Older events</a></p>` : ''}`;
 }
@@ -219,7 +247,11 @@ export function eventPage(e: TEvent): Html {
 <h2 id="payload">Payload</h2><pre class="mono" tabindex="0">${JSON.stringify(e.payload, null, 2)}</pre>`;
 }
 
-export function resourceListPage(title: string, base: string, rows: Array<{ id: string; status: string; amount: string; createdAt: string }>): Html {
+export function resourceListPage(
+  title: string,
+  base: string,
+  rows: Array<{ id: string; status: string; amount: string; createdAt: string }>,
+): Html {
   return html`<h1>${title}</h1><p>The latest 50, newest first. Read-only.</p>
 <table><thead><tr><th scope="col">Id</th><th scope="col">Status</th><th scope="col">Amount</th><th scope="col">Created</th></tr></thead><tbody>
 ${rows.length === 0 ? empty(4, 'None yet.') : rows.map((r) => html`<tr data-id="${r.id}"><td><a class="mono" href="${base}/${r.id}">${r.id}</a></td><td><span class="state">${r.status}</span></td><td>${r.amount}</td><td>${when(r.createdAt)}</td></tr>`)}
@@ -236,16 +268,22 @@ export function resourcePage(title: string, view: unknown, timeline: TimelineSte
 export function requestsPage(rows: RequestLogView[]): Html {
   return html`<h1>Request log</h1><p>The app's latest 100 API requests, kept 30 days. No body, secret or token is ever recorded.</p>
 <table><thead><tr><th scope="col">Time</th><th scope="col">Method</th><th scope="col">Path</th><th scope="col">Status</th><th scope="col">Latency</th><th scope="col">Idempotency-Key</th><th scope="col">Request id</th></tr></thead><tbody>
-${rows.length === 0
+${
+  rows.length === 0
     ? empty(7, 'No requests yet.')
-    : rows.map((r) => html`<tr><td>${when(r.createdAt)}</td><td>${r.method}</td><td class="mono">${r.path}</td><td>${r.status}</td><td>${r.latencyMs} ms</td><td class="mono">${r.idempotencyKey ?? '—'}</td><td class="mono">${r.requestId}</td></tr>`)}
+    : rows.map(
+        (r) =>
+          html`<tr><td>${when(r.createdAt)}</td><td>${r.method}</td><td class="mono">${r.path}</td><td>${r.status}</td><td>${r.latencyMs} ms</td><td class="mono">${r.idempotencyKey ?? '—'}</td><td class="mono">${r.requestId}</td></tr>`,
+      )
+}
 </tbody></table>`;
 }
 
 export function credentialsPage(v: Viewer, app: { revokedAt: string | null }, canManage: boolean, flash: Flash): Html {
   return html`<h1>Credentials</h1>${flashOf(flash)}
 <dl class="facts"><dt>App id</dt><dd class="mono">${v.appId}</dd><dt>Secret</dt><dd>${app.revokedAt ? html`revoked at ${when(app.revokedAt)}` : 'active (never shown again after it is issued)'}</dd></dl>
-${canManage && !app.revokedAt
+${
+  canManage && !app.revokedAt
     ? html`<div class="actions">
 <form method="post" action="/dashboard/credentials/rotate" class="stack action-form">${csrfField(v.csrf)}
 <p class="help">Issues a new secret. The current one keeps working for the overlap, then stops.</p>
@@ -255,7 +293,10 @@ ${canManage && !app.revokedAt
 <p class="help">Refuses every secret and client token of this app at once. It can't be undone here.</p>
 <label for="confirm">Type the app id to confirm</label><input id="confirm" name="confirm" type="text" required maxlength="64">
 <button type="submit">Revoke</button></form></div>`
-    : canManage ? '' : html`<p class="help">Only an admin of your team can rotate or revoke the secret.</p>`}`;
+    : canManage
+      ? ''
+      : html`<p class="help">Only an admin of your team can rotate or revoke the secret.</p>`
+}`;
 }
 
 export function auditPage(actions: PartnerActionView[]): Html {

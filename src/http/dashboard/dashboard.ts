@@ -32,7 +32,15 @@ export function registerPartnerDashboard(app: Koa<ApiState>, deps: DashboardDeps
     ctx.type = 'text/css; charset=utf-8';
     ctx.body = CONSOLE_CSS;
   });
-  for (const register of [registerSignInPages, registerEndpointPages, registerEndpointActions, registerDeliveryPages, registerReadPages, registerCredentialPages]) register(router, kit);
+  for (const register of [
+    registerSignInPages,
+    registerEndpointPages,
+    registerEndpointActions,
+    registerDeliveryPages,
+    registerReadPages,
+    registerCredentialPages,
+  ])
+    register(router, kit);
   app.use(router.routes() as unknown as Koa.Middleware<ApiState>);
   app.use(router.allowedMethods() as unknown as Koa.Middleware<ApiState>);
 }

@@ -67,7 +67,11 @@ export interface DashboardKit {
   member(ctx: DashboardCtx): PartnerSessionUser;
   can(ctx: DashboardCtx, permission: PartnerPermission): boolean;
   /** A signed-in member's form: its CSRF token must be the session's, and the role must allow it. */
-  form<T extends z.ZodType>(ctx: DashboardCtx, schema: T, permission: PartnerPermission): Promise<{ input: z.output<T>; fields: URLSearchParams }>;
+  form<T extends z.ZodType>(
+    ctx: DashboardCtx,
+    schema: T,
+    permission: PartnerPermission,
+  ): Promise<{ input: z.output<T>; fields: URLSearchParams }>;
   audit(ctx: DashboardCtx, action: string, target?: string): Promise<void>;
   kick(ctx: DashboardCtx): Promise<void>;
   noticeOf(ctx: DashboardCtx): Flash;
@@ -113,9 +117,13 @@ export function dashboardKit(deps: DashboardDeps): DashboardKit {
       if (!kit.can(ctx, permission)) throw forbiddenFor(member(ctx).role);
       return { input: parseInput(schema, Object.fromEntries(fields), 'body'), fields };
     },
-    audit: (ctx, action, target) => recordPartnerAction(prisma, { appId: member(ctx).appId, actor: member(ctx).email, action, ...(target ? { target } : {}) }),
+    audit: (ctx, action, target) =>
+      recordPartnerAction(prisma, { appId: member(ctx).appId, actor: member(ctx).email, action, ...(target ? { target } : {}) }),
     async kick(ctx) {
-      if (deps.engine) await deps.engine.kickWebhookDispatcher().catch((err: unknown) => ctx.state.log.warn({ err }, 'could not kick the webhook dispatcher'));
+      if (deps.engine)
+        await deps.engine
+          .kickWebhookDispatcher()
+          .catch((err: unknown) => ctx.state.log.warn({ err }, 'could not kick the webhook dispatcher'));
     },
     noticeOf(ctx) {
       const done = typeof ctx.query.done === 'string' ? NOTICES[ctx.query.done] : undefined;

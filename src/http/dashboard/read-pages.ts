@@ -25,7 +25,10 @@ export function registerReadPages(router: DashboardRouter, kit: DashboardKit): v
   });
   router.get('/events', signedIn, async (ctx) => {
     const filter = parseInput(ZEventsFilter, ctx.query, 'query');
-    const present = Object.fromEntries(Object.entries(filter).filter(([, v]) => typeof v === 'string' && v.trim() !== '')) as Record<string, string>;
+    const present = Object.fromEntries(Object.entries(filter).filter(([, v]) => typeof v === 'string' && v.trim() !== '')) as Record<
+      string,
+      string
+    >;
     const query = parseInput(ZListEventsQuery, { ...present, limit: '50' }, 'query');
     const app = await dashboardApp(prisma, member(ctx).appId);
     const list = await listEvents(prisma, app, query, deps.cursors);
@@ -39,14 +42,25 @@ export function registerReadPages(router: DashboardRouter, kit: DashboardKit): v
   router.get('/payments', signedIn, async (ctx) => {
     const app = await dashboardApp(prisma, member(ctx).appId);
     const list = await listPayments(prisma, app, parseInput(ZListPaymentsQuery, { limit: '50' }, 'query'), deps.cursors);
-    const rows = list.data.map((p) => ({ id: p.id, status: p.status, amount: `${p.paymentAmount.amount} ${p.paymentAmount.assetCode}`, createdAt: p.createdAt }));
+    const rows = list.data.map((p) => ({
+      id: p.id,
+      status: p.status,
+      amount: `${p.paymentAmount.amount} ${p.paymentAmount.assetCode}`,
+      createdAt: p.createdAt,
+    }));
     await send(ctx, 200, 'Payments', views.resourceListPage('Payments', '/dashboard/payments', rows), '/dashboard/payments');
   });
   router.get('/payments/:id', signedIn, async (ctx) => {
     const app = await dashboardApp(prisma, member(ctx).appId);
     const id = String(ctx.params.id).slice(0, 64);
     const view = paymentResponse(await loadPayment(prisma, app.id, id));
-    await send(ctx, 200, `Payment ${id}`, views.resourcePage(`Payment ${id}`, view, await timelineOf(prisma, app, id)), '/dashboard/payments');
+    await send(
+      ctx,
+      200,
+      `Payment ${id}`,
+      views.resourcePage(`Payment ${id}`, view, await timelineOf(prisma, app, id)),
+      '/dashboard/payments',
+    );
   });
   router.get('/deposits', signedIn, async (ctx) => {
     const app = await dashboardApp(prisma, member(ctx).appId);
@@ -57,7 +71,13 @@ export function registerReadPages(router: DashboardRouter, kit: DashboardKit): v
     const app = await dashboardApp(prisma, member(ctx).appId);
     const id = String(ctx.params.id).slice(0, 64);
     const view = await depositOf(prisma, app, id);
-    await send(ctx, 200, `Deposit ${id}`, views.resourcePage(`Deposit ${id}`, { deposit: view }, await timelineOf(prisma, app, id)), '/dashboard/deposits');
+    await send(
+      ctx,
+      200,
+      `Deposit ${id}`,
+      views.resourcePage(`Deposit ${id}`, { deposit: view }, await timelineOf(prisma, app, id)),
+      '/dashboard/deposits',
+    );
   });
   router.get('/requests', signedIn, async (ctx) => {
     await send(ctx, 200, 'Request log', views.requestsPage(await recentRequests(prisma, member(ctx).appId)), '/dashboard/requests');

@@ -14,7 +14,8 @@ export function registerSignInPages(router: DashboardRouter, kit: DashboardKit):
   });
   router.post('/login', async (ctx) => {
     const fields = Object.fromEntries(await readForm(ctx));
-    if (!cookies.loginCsrfMatches(ctx, fields._csrf ?? '')) return send(ctx, 403, 'Sign in', views.signInPage(cookies.loginCsrf(ctx), { error: 'The sign-in form expired: try again.' }));
+    if (!cookies.loginCsrfMatches(ctx, fields._csrf ?? ''))
+      return send(ctx, 403, 'Sign in', views.signInPage(cookies.loginCsrf(ctx), { error: 'The sign-in form expired: try again.' }));
     const parsed = ZSignInEmail.safeParse(fields);
     if (!parsed.success) return send(ctx, 400, 'Sign in', views.signInPage(cookies.loginCsrf(ctx), { error: 'Enter an email address.' }));
     const outcome = await requestSignInCode(signIn, parsed.data.email);
@@ -24,12 +25,15 @@ export function registerSignInPages(router: DashboardRouter, kit: DashboardKit):
   });
   router.post('/login/code', async (ctx) => {
     const fields = Object.fromEntries(await readForm(ctx));
-    const refuse = (status: number, email: string, error: string) => send(ctx, status, 'Enter your code', views.codePage(cookies.loginCsrf(ctx), email, { error }));
+    const refuse = (status: number, email: string, error: string) =>
+      send(ctx, status, 'Enter your code', views.codePage(cookies.loginCsrf(ctx), email, { error }));
     const parsed = ZSignInCode.safeParse(fields);
-    if (!parsed.success) return send(ctx, 400, 'Sign in', views.signInPage(cookies.loginCsrf(ctx), { error: 'Start again: enter your email.' }));
+    if (!parsed.success)
+      return send(ctx, 400, 'Sign in', views.signInPage(cookies.loginCsrf(ctx), { error: 'Start again: enter your email.' }));
     if (!cookies.loginCsrfMatches(ctx, parsed.data._csrf)) return refuse(403, parsed.data.email, 'The form expired: enter the code again.');
     const memberships = await redeemSignInCode(signIn, parsed.data.email, parsed.data.code);
-    if (!memberships) return refuse(401, parsed.data.email, 'That code is not right, was used, or has expired. After 5 wrong tries, ask for a new one.');
+    if (!memberships)
+      return refuse(401, parsed.data.email, 'That code is not right, was used, or has expired. After 5 wrong tries, ask for a new one.');
     await startSession(ctx, memberships[0]!.id, parsed.data.email, memberships[0]!.appId);
     redirect(ctx, '/dashboard');
   });

@@ -37,8 +37,15 @@ function toApiError(err: unknown, family: UpstreamFamily): ApiError {
 }
 
 /** An upstream's failure in the endpoint's family of codes (src/http/upstream-codes.ts). */
-function upstreamError(family: UpstreamFamily, kind: UpstreamKind, message: string, details?: unknown, retryAfterSeconds?: number): ApiError {
-  const headers: Record<string, string> = kind === 'unavailable' ? { 'Retry-After': String(retryAfterSeconds ?? RETRY_AFTER_SECONDS.unreachable) } : {};
+function upstreamError(
+  family: UpstreamFamily,
+  kind: UpstreamKind,
+  message: string,
+  details?: unknown,
+  retryAfterSeconds?: number,
+): ApiError {
+  const headers: Record<string, string> =
+    kind === 'unavailable' ? { 'Retry-After': String(retryAfterSeconds ?? RETRY_AFTER_SECONDS.unreachable) } : {};
   return new ApiError(upstreamCode(family, kind), message, details, headers);
 }
 
@@ -66,7 +73,11 @@ function fromFailure(failure: FailureClass, family: UpstreamFamily): ApiError {
   }
   const what = UPSTREAM_NAME[failure.source];
   if (failure.kind === 'unreachable') {
-    return upstreamError(family, 'unavailable', `${what} is unavailable; retry after the Retry-After interval with the same Idempotency-Key`);
+    return upstreamError(
+      family,
+      'unavailable',
+      `${what} is unavailable; retry after the Retry-After interval with the same Idempotency-Key`,
+    );
   }
   return upstreamError(family, 'error', `${what} answered with an error; retry with backoff and the same Idempotency-Key`);
 }

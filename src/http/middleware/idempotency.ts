@@ -79,7 +79,10 @@ export function idempotent(records: IdempotencyRecords, options: IdempotencyOpti
         return;
       }
       if (!(await records.takeOverExpired(target, record.lockedUntil))) {
-        throw new ApiError('request_in_progress', 'A request with this Idempotency-Key is still running; read the resource instead of retrying');
+        throw new ApiError(
+          'request_in_progress',
+          'A request with this Idempotency-Key is still running; read the resource instead of retrying',
+        );
       }
     }
 
@@ -106,5 +109,7 @@ export function idempotent(records: IdempotencyRecords, options: IdempotencyOpti
 
 /** The request's Idempotency-Key parsed with `schema` (ZIdempotencyKey or a narrowing of it); a 400 names header.Idempotency-Key. */
 export function readIdempotencyKey(ctx: ApiContext, schema: z.ZodType<string>): string {
-  return parseInput(z.object({ [IDEMPOTENCY_KEY]: schema }), { [IDEMPOTENCY_KEY]: ctx.get(IDEMPOTENCY_KEY) }, 'header')[IDEMPOTENCY_KEY] as string;
+  return parseInput(z.object({ [IDEMPOTENCY_KEY]: schema }), { [IDEMPOTENCY_KEY]: ctx.get(IDEMPOTENCY_KEY) }, 'header')[
+    IDEMPOTENCY_KEY
+  ] as string;
 }

@@ -39,7 +39,11 @@ function setRateLimitHeaders(ctx: ApiContext, policy: RateLimitPolicy, decision:
  * (src/http/middleware/shared-quota.ts). Every response carries the RateLimit-* headers; a 429 also
  * carries Retry-After. A request `keyOf` names no key for is not counted.
  */
-export function rateLimit(pool: pg.Pool, policy: RateLimitPolicy, keyOf: (ctx: ApiContext) => string | undefined = (ctx) => ctx.state.app?.id): ApiMiddleware {
+export function rateLimit(
+  pool: pg.Pool,
+  policy: RateLimitPolicy,
+  keyOf: (ctx: ApiContext) => string | undefined = (ctx) => ctx.state.app?.id,
+): ApiMiddleware {
   const quota = new SharedQuota(pool, policy);
   return async (ctx, next) => {
     const key = keyOf(ctx);

@@ -1,4 +1,12 @@
-import { ZAccountBundle, ZAccountCapabilities, ZCreateAccount, ZRegisterConnectedWallet, ZSetSettlementProfile, ZUpdateDisplayProfile, ZUpdatePaymentAcceptance } from '../../domain/accounts/account.schemas';
+import {
+  ZAccountBundle,
+  ZAccountCapabilities,
+  ZCreateAccount,
+  ZRegisterConnectedWallet,
+  ZSetSettlementProfile,
+  ZUpdateDisplayProfile,
+  ZUpdatePaymentAcceptance,
+} from '../../domain/accounts/account.schemas';
 import { ZAccountPath, ZExternalUserPath } from '../routes/accounts';
 import { EXAMPLE, accountBundleExamples } from './examples';
 import { operation, type OpenApiPaths } from './operation';
@@ -20,16 +28,28 @@ export const accountPaths: OpenApiPaths = {
     }),
   },
   '/v2/accounts/external/{externalUserId}': {
-    get: operation({ ...common, operationId: 'getAccountByExternalUserId', summary: 'Get an account by your user id', path: ZExternalUserPath, responses: { 200: bundle('The account bundle.') } }),
+    get: operation({
+      ...common,
+      operationId: 'getAccountByExternalUserId',
+      summary: 'Get an account by your user id',
+      path: ZExternalUserPath,
+      responses: { 200: bundle('The account bundle.') },
+    }),
   },
   '/v2/accounts/{accountId}': {
-    get: operation({ ...common, operationId: 'getAccount', summary: 'Get an account', path: ZAccountPath, responses: { 200: bundle('The account bundle.') } }),
+    get: operation({
+      ...common,
+      operationId: 'getAccount',
+      summary: 'Get an account',
+      path: ZAccountPath,
+      responses: { 200: bundle('The account bundle.') },
+    }),
   },
   '/v2/accounts/{accountId}/capabilities': {
     get: operation({
       ...common,
       operationId: 'getAccountCapabilities',
-      summary: "What the account can do in this environment",
+      summary: 'What the account can do in this environment',
       path: ZAccountPath,
       responses: { 200: { description: 'The account capabilities.', schema: ZAccountCapabilities } },
     }),
@@ -40,7 +60,10 @@ export const accountPaths: OpenApiPaths = {
       operationId: 'updateDisplayProfile',
       summary: 'Set the name and logo payers see (future Payments only)',
       path: ZAccountPath,
-      body: { schema: ZUpdateDisplayProfile, example: { displayName: 'Corner Bakery', expectedVersion: 0, reason: 'Shop name at onboarding' } },
+      body: {
+        schema: ZUpdateDisplayProfile,
+        example: { displayName: 'Corner Bakery', expectedVersion: 0, reason: 'Shop name at onboarding' },
+      },
       responses: { 200: bundle('The account bundle.', accountBundleExamples.named) },
       errors: [409],
     }),
@@ -64,7 +87,10 @@ export const accountPaths: OpenApiPaths = {
       summary: 'Register a wallet the account holder controls',
       path: ZAccountPath,
       idempotency: 'optional',
-      body: { schema: ZRegisterConnectedWallet, example: { kind: 'evm', chainId: EXAMPLE.CHAIN_ID, address: EXAMPLE.WALLET, label: 'Treasury' } },
+      body: {
+        schema: ZRegisterConnectedWallet,
+        example: { kind: 'evm', chainId: EXAMPLE.CHAIN_ID, address: EXAMPLE.WALLET, label: 'Treasury' },
+      },
       responses: { 201: bundle('The account bundle with the new wallet.', accountBundleExamples.withWallet) },
       errors: [409, 424],
     }),

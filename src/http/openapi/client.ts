@@ -1,7 +1,21 @@
 import { ZClientAccountRef, ZClientTokenResponse, ZClientTokenRevokeResponse } from '../../domain/client-auth/client-auth.schemas';
-import { ZAuthorizeVaultOption, ZAuthorizeVaultOptionResponse, ZClientConfirmResponse, ZClientPaymentResponse, ZConfirmClientPayment } from '../../domain/payments/client-payment.schemas';
+import {
+  ZAuthorizeVaultOption,
+  ZAuthorizeVaultOptionResponse,
+  ZClientConfirmResponse,
+  ZClientPaymentResponse,
+  ZConfirmClientPayment,
+} from '../../domain/payments/client-payment.schemas';
 import { ZClientPaymentPath, ZOptionPath } from '../routes/client';
-import { EXAMPLE, PAYMENT_ID, checkoutExample, fundingOperationExample, nextActionExample, paymentExample, vaultOptionExample } from './examples';
+import {
+  EXAMPLE,
+  PAYMENT_ID,
+  checkoutExample,
+  fundingOperationExample,
+  nextActionExample,
+  paymentExample,
+  vaultOptionExample,
+} from './examples';
 import { operation, type OpenApiPaths } from './operation';
 
 /** src/http/routes/client.ts: the token exchange (partner, Basic) and the client API (Bearer). */
@@ -21,7 +35,13 @@ export const clientPaths: OpenApiPaths = {
         200: {
           description: 'The access token.',
           schema: ZClientTokenResponse,
-          example: { accessToken: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhY2N0XzNMcjhUcTFOdzYifQ.c2lnbmF0dXJl', tokenType: 'Bearer', expiresAt: EXAMPLE.TOKEN_EXPIRY, expiresIn: 900, accountId: EXAMPLE.PAYER_ACCOUNT_ID },
+          example: {
+            accessToken: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhY2N0XzNMcjhUcTFOdzYifQ.c2lnbmF0dXJl',
+            tokenType: 'Bearer',
+            expiresAt: EXAMPLE.TOKEN_EXPIRY,
+            expiresIn: 900,
+            accountId: EXAMPLE.PAYER_ACCOUNT_ID,
+          },
         },
       },
       errors: [404],
@@ -31,9 +51,15 @@ export const clientPaths: OpenApiPaths = {
     post: operation({
       ...exchange,
       operationId: 'revokeClientTokens',
-      summary: "Revoke every client token of an account",
+      summary: 'Revoke every client token of an account',
       body: { schema: ZClientAccountRef, example: { externalUserId: 'payer-77' } },
-      responses: { 200: { description: 'Tokens issued before revokedAt no longer work.', schema: ZClientTokenRevokeResponse, example: { accountId: EXAMPLE.PAYER_ACCOUNT_ID, revokedAt: EXAMPLE.AT } } },
+      responses: {
+        200: {
+          description: 'Tokens issued before revokedAt no longer work.',
+          schema: ZClientTokenRevokeResponse,
+          example: { accountId: EXAMPLE.PAYER_ACCOUNT_ID, revokedAt: EXAMPLE.AT },
+        },
+      },
       errors: [404],
     }),
   },
@@ -55,7 +81,10 @@ export const clientPaths: OpenApiPaths = {
       description: 'Answers the current Payment; it does not mean the Payment is settled.',
       path: ZClientPaymentPath,
       idempotency: 'optional',
-      body: { schema: ZConfirmClientPayment, example: { actionId: 'action_5Tz1', proof: { type: 'transaction', transactionHash: EXAMPLE.TX_HASH }, metadata: {} } },
+      body: {
+        schema: ZConfirmClientPayment,
+        example: { actionId: 'action_5Tz1', proof: { type: 'transaction', transactionHash: EXAMPLE.TX_HASH }, metadata: {} },
+      },
       responses: {
         200: {
           description: 'The Payment as it stands: the transfer is handed to the Payment, which moves on once it is confirmed.',
@@ -77,7 +106,10 @@ export const clientPaths: OpenApiPaths = {
       scope: 'v2:vaults',
       path: ZOptionPath,
       idempotency: 'required',
-      body: { schema: ZAuthorizeVaultOption, example: { actionId: 'vault_action_7Qe2', proof: { type: 'managed_authorization', authorization: 'approved' }, metadata: {} } },
+      body: {
+        schema: ZAuthorizeVaultOption,
+        example: { actionId: 'vault_action_7Qe2', proof: { type: 'managed_authorization', authorization: 'approved' }, metadata: {} },
+      },
       responses: {
         200: {
           description: 'The option and its funding operation.',

@@ -14,7 +14,11 @@ import { operation, type OpenApiPaths } from './operation';
 
 /** src/http/routes/deposits.ts */
 const common = { tags: ['Deposits'], auth: 'app', scope: 'v2:deposit_addresses' } as const;
-const created = { description: 'The deposit address.', schema: ZDepositAddressResponse, example: { depositAddress: depositAddressExample } };
+const created = {
+  description: 'The deposit address.',
+  schema: ZDepositAddressResponse,
+  example: { depositAddress: depositAddressExample },
+};
 
 export const depositPaths: OpenApiPaths = {
   '/v2/accounts/{accountId}/deposit-addresses': {
@@ -39,7 +43,14 @@ export const depositPaths: OpenApiPaths = {
     }),
   },
   '/v2/accounts/{accountId}/deposit-addresses/{depositAddressId}': {
-    get: operation({ ...common, operationId: 'getDepositAddress', summary: 'Get a deposit address', path: ZDepositAddressPath, responses: { 200: { description: 'The deposit address.', schema: ZDepositAddressResponse } }, errors: [424] }),
+    get: operation({
+      ...common,
+      operationId: 'getDepositAddress',
+      summary: 'Get a deposit address',
+      path: ZDepositAddressPath,
+      responses: { 200: { description: 'The deposit address.', schema: ZDepositAddressResponse } },
+      errors: [424],
+    }),
   },
   '/v2/accounts/{accountId}/deposits': {
     get: operation({
@@ -53,6 +64,13 @@ export const depositPaths: OpenApiPaths = {
     }),
   },
   '/v2/accounts/{accountId}/deposits/{depositId}': {
-    get: operation({ ...common, operationId: 'getDeposit', summary: 'Get a deposit', path: ZDepositPath, responses: { 200: { description: 'The deposit.', schema: ZDepositResponse } }, errors: [424] }),
+    get: operation({
+      ...common,
+      operationId: 'getDeposit',
+      summary: 'Get a deposit',
+      path: ZDepositPath,
+      responses: { 200: { description: 'The deposit.', schema: ZDepositResponse } },
+      errors: [424],
+    }),
   },
 };

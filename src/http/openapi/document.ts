@@ -53,7 +53,12 @@ const openApiPaths: OpenApiPaths = {
       summary: 'This document: the partner-facing API as OpenAPI 3.1',
       tags: ['Configuration'],
       auth: 'none',
-      responses: { 200: { description: 'The OpenAPI document.', schema: z.looseObject({ openapi: z.string(), paths: z.record(z.string(), z.unknown()) }) } },
+      responses: {
+        200: {
+          description: 'The OpenAPI document.',
+          schema: z.looseObject({ openapi: z.string(), paths: z.record(z.string(), z.unknown()) }),
+        },
+      },
     }),
   },
 };

@@ -29,7 +29,15 @@ const amount = (amt: string, atomic: string) => ({
   tokenAddress: TOKEN,
 });
 
-const depositInstructions = { address: ESCROW, chainId: CHAIN_ID, tokenAddress: TOKEN, assetCode: 'USDC', decimals: 6, amount: '25', amountAtomic: '25000000' };
+const depositInstructions = {
+  address: ESCROW,
+  chainId: CHAIN_ID,
+  tokenAddress: TOKEN,
+  assetCode: 'USDC',
+  decimals: 6,
+  amount: '25',
+  amountAtomic: '25000000',
+};
 
 /** A receive Payment's escrow funding: the environment's fees (platform 100 bps, partner 50 bps) on 25 USDC. */
 const escrowFunding = {
@@ -128,7 +136,15 @@ const freshAccount = {
     updatedAt: AT,
   },
   displayProfile: { displayName: null, logoUrl: null, version: 0 },
-  paymentHandle: { id: 'handle_5Jt3Pq', accountId: ACCOUNT_ID, namespace: APP_ID, handle: 'cornerbakery1', status: 'active', createdAt: AT, updatedAt: AT },
+  paymentHandle: {
+    id: 'handle_5Jt3Pq',
+    accountId: ACCOUNT_ID,
+    namespace: APP_ID,
+    handle: 'cornerbakery1',
+    status: 'active',
+    createdAt: AT,
+    updatedAt: AT,
+  },
   connectedWallets: [] as unknown[],
   settlementProfile: null as unknown,
 };
@@ -237,7 +253,17 @@ export const vaultExample = {
   policy: null,
   pendingPolicy: policyExample,
   spendPeriod: null,
-  balances: [{ symbol: 'USDC', chainId: CHAIN_ID, tokenAddress: TOKEN, decimals: 6, balanceAtomic: '100000000', reservedAtomic: '0', availableAtomic: '100000000' }],
+  balances: [
+    {
+      symbol: 'USDC',
+      chainId: CHAIN_ID,
+      tokenAddress: TOKEN,
+      decimals: 6,
+      balanceAtomic: '100000000',
+      reservedAtomic: '0',
+      availableAtomic: '100000000',
+    },
+  ],
   createdAt: AT,
   updatedAt: AT,
 };
@@ -263,7 +289,14 @@ export const bankAccountExample = {
 };
 
 const optionAmount = { amountAtomic: '25000000', assetSymbol: 'USDC', decimals: 6, chainId: CHAIN_ID };
-const settledAmount = (atomic: string, decimal: string) => ({ amountAtomic: atomic, amountDecimal: decimal, assetSymbol: 'USDC', decimals: 6, chainId: CHAIN_ID, tokenAddress: TOKEN });
+const settledAmount = (atomic: string, decimal: string) => ({
+  amountAtomic: atomic,
+  amountDecimal: decimal,
+  assetSymbol: 'USDC',
+  decimals: 6,
+  chainId: CHAIN_ID,
+  tokenAddress: TOKEN,
+});
 
 export const vaultOptionExample = {
   id: 'pay_option_4Rk9',

@@ -20,19 +20,30 @@ export type OpenApiPaths = ZodOpenApiPathsObject;
 export type Auth = 'app' | 'client' | 'client+paymentSecret' | 'provider' | 'none';
 
 export const SECURITY_SCHEMES = {
-  appCredentials: { type: 'http', scheme: 'basic', description: 'HTTP Basic: username is the app id, password is the app secret. Server-side only.' },
-  clientToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A short-lived, account-bound access token from POST /v2/client/auth/exchange.' },
+  appCredentials: {
+    type: 'http',
+    scheme: 'basic',
+    description: 'HTTP Basic: username is the app id, password is the app secret. Server-side only.',
+  },
+  clientToken: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: 'A short-lived, account-bound access token from POST /v2/client/auth/exchange.',
+  },
   paymentSecret: {
     type: 'apiKey',
     in: 'header',
     name: 'X-Svc-Payment-Secret',
-    description: "The Payment's checkout.clientSecret: proves access to exactly one Payment. Never put it in a URL, an analytics event or a log.",
+    description:
+      "The Payment's checkout.clientSecret: proves access to exactly one Payment. Never put it in a URL, an analytics event or a log.",
   },
   providerSignature: {
     type: 'apiKey',
     in: 'header',
     name: 'sandbox-provider-signature',
-    description: 'The off-ramp provider signs each callback over its exact bytes: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`.',
+    description:
+      'The off-ramp provider signs each callback over its exact bytes: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`.',
   },
 } as const;
 
@@ -61,7 +72,10 @@ export function headerComponents(supportedApiVersions: readonly string[]) {
     RetryAfter: integerHeader('Seconds to wait before retrying (>= 1).'),
     // Optional: Basic and Bearer answers carry it, a provider callback's bad signature has no challenge.
     WwwAuthenticate: z.string().optional().meta({ description: 'The authentication challenge (Basic or Bearer routes).' }),
-    IdempotentReplayed: z.literal('true').optional().meta({ description: 'Present when this answer is the stored answer of an earlier request with the same Idempotency-Key.' }),
+    IdempotentReplayed: z
+      .literal('true')
+      .optional()
+      .meta({ description: 'Present when this answer is the stored answer of an earlier request with the same Idempotency-Key.' }),
   };
 }
 
@@ -73,7 +87,9 @@ function headers(auth: Auth, extra: Record<string, HeaderId> = {}) {
   const names: Record<string, HeaderId> = {
     [SVC_VERSION_HEADER]: 'SvcVersion',
     'X-Request-Id': 'RequestId',
-    ...(limited ? { 'RateLimit-Limit': 'RateLimitLimit', 'RateLimit-Remaining': 'RateLimitRemaining', 'RateLimit-Reset': 'RateLimitReset' } : {}),
+    ...(limited
+      ? { 'RateLimit-Limit': 'RateLimitLimit', 'RateLimit-Remaining': 'RateLimitRemaining', 'RateLimit-Reset': 'RateLimitReset' }
+      : {}),
     ...extra,
   };
   return Object.fromEntries(Object.entries(names).map(([name, id]) => [name, headerRef(id)]));
@@ -96,7 +112,9 @@ const svcVersionParam = { $ref: '#/components/parameters/SvcVersion' };
 // An endpoint answers one family of upstream codes (src/http/upstream-codes.ts): the other's are left out.
 const codesAt = (status: number, family: UpstreamFamily) => {
   const foreign: readonly string[] = foreignUpstreamCodes(family);
-  return Object.entries(ERROR_STATUS).filter(([code, s]) => s === status && !foreign.includes(code)).map(([code]) => code);
+  return Object.entries(ERROR_STATUS)
+    .filter(([code, s]) => s === status && !foreign.includes(code))
+    .map(([code]) => code);
 };
 
 const ERROR_MEANING: Record<number, string> = {
@@ -172,7 +190,8 @@ export function withUpstreamCodes(paths: ZodOpenApiPathsObject): ZodOpenApiPaths
 
 // ---- request headers (components) ----
 const IDEMPOTENCY_KEY = {
-  description: 'Makes the request safe to retry: an identical retry gets the stored answer (Idempotent-Replayed: true); the same key with another request answers 409 idempotency_conflict.',
+  description:
+    'Makes the request safe to retry: an identical retry gets the stored answer (Idempotent-Replayed: true); the same key with another request answers 409 idempotency_conflict.',
   example: 'order-4711-attempt-1',
 };
 const idempotencyKeyRequired = ZIdempotencyKey.meta({ ...IDEMPOTENCY_KEY, param: { id: 'IdempotencyKeyRequired' } });
@@ -239,7 +258,9 @@ export function operation(spec: OperationSpec): ZodOpenApiOperationObject {
     responses[status as StatusKey] = {
       description: r.description,
       headers: headers(spec.auth, spec.idempotency ? { 'Idempotent-Replayed': 'IdempotentReplayed' } : {}),
-      content: { 'application/json': { schema: r.schema, ...(r.example === undefined ? {} : { examples: { default: { value: r.example } } }) } },
+      content: {
+        'application/json': { schema: r.schema, ...(r.example === undefined ? {} : { examples: { default: { value: r.example } } }) },
+      },
     };
   }
   for (const status of [...errors].sort()) responses[String(status) as StatusKey] = errorResponseOnce(status);

@@ -1,4 +1,11 @@
-import { ZCancelPayment, ZCreatePayment, ZCreatePaymentResponse, ZListPaymentsQuery, ZPaymentList, ZPaymentResponse } from '../../domain/payments/payment.schemas';
+import {
+  ZCancelPayment,
+  ZCreatePayment,
+  ZCreatePaymentResponse,
+  ZListPaymentsQuery,
+  ZPaymentList,
+  ZPaymentResponse,
+} from '../../domain/payments/payment.schemas';
 import { ZPaymentPath } from '../routes/payments';
 import { ACCOUNT_ID, EXAMPLE, checkoutExample, nextActionExample, paymentExample } from './examples';
 import { operation, type OpenApiPaths } from './operation';
@@ -12,7 +19,8 @@ export const paymentPaths: OpenApiPaths = {
       ...common,
       operationId: 'createPayment',
       summary: 'Create a Payment (receive into escrow, or send from an account)',
-      description: 'checkout.clientSecret is returned on creation (and on an exact replay) only; the payer-facing page is checkout.paymentUrl.',
+      description:
+        'checkout.clientSecret is returned on creation (and on an exact replay) only; the payer-facing page is checkout.paymentUrl.',
       idempotency: 'required',
       body: {
         schema: ZCreatePayment,
@@ -29,7 +37,13 @@ export const paymentPaths: OpenApiPaths = {
           returnUrl: 'https://shop.example.com/orders/4711',
         },
       },
-      responses: { 201: { description: 'The new Payment, its checkout and what the payer does next.', schema: ZCreatePaymentResponse, example: { payment: paymentExample, checkout: checkoutExample, nextAction: nextActionExample } } },
+      responses: {
+        201: {
+          description: 'The new Payment, its checkout and what the payer does next.',
+          schema: ZCreatePaymentResponse,
+          example: { payment: paymentExample, checkout: checkoutExample, nextAction: nextActionExample },
+        },
+      },
       errors: [404, 409, 422, 424, 502],
     }),
     get: operation({
@@ -61,7 +75,10 @@ export const paymentPaths: OpenApiPaths = {
         200: {
           description: 'The cancelled Payment (a replay on a cancelled Payment answers the same).',
           schema: ZPaymentResponse,
-          example: { payment: { ...paymentExample, status: 'cancelled', stage: null, statusVersion: 2, cancelledAt: EXAMPLE.AT }, nextAction: null },
+          example: {
+            payment: { ...paymentExample, status: 'cancelled', stage: null, statusVersion: 2, cancelledAt: EXAMPLE.AT },
+            nextAction: null,
+          },
         },
       },
       errors: [409, 502],

@@ -1,4 +1,9 @@
-import { ZCreatePublicPayment, ZCreatePublicPaymentResponse, ZPublicIdempotencyKey, ZPublicPaymentConfiguration } from '../../domain/payments/public-payment.schemas';
+import {
+  ZCreatePublicPayment,
+  ZCreatePublicPaymentResponse,
+  ZPublicIdempotencyKey,
+  ZPublicPaymentConfiguration,
+} from '../../domain/payments/public-payment.schemas';
 import { ZAppPath } from '../routes/public-payments';
 import { publicPaymentConfigurationExample, publicPaymentExample } from './examples';
 import { operation, type OpenApiPaths } from './operation';
@@ -12,7 +17,13 @@ export const publicPaymentPaths: OpenApiPaths = {
       ...common,
       operationId: 'getPublicPaymentConfiguration',
       summary: "What a payer's wallet may create for this app: destinations, amounts, fiat currencies, TTL",
-      responses: { 200: { description: 'The public Payment configuration.', schema: ZPublicPaymentConfiguration, example: publicPaymentConfigurationExample } },
+      responses: {
+        200: {
+          description: 'The public Payment configuration.',
+          schema: ZPublicPaymentConfiguration,
+          example: publicPaymentConfigurationExample,
+        },
+      },
       errors: [424, 429, 500, 503],
     }),
   },
@@ -25,9 +36,22 @@ export const publicPaymentPaths: OpenApiPaths = {
       idempotencyKey: ZPublicIdempotencyKey,
       body: {
         schema: ZCreatePublicPayment,
-        example: { recipient: { handle: 'cornerbakery1' }, amount: '25.00', chainId: 31337, assetSymbol: 'USDC', fiatCurrency: 'USD', description: 'Two loaves' },
+        example: {
+          recipient: { handle: 'cornerbakery1' },
+          amount: '25.00',
+          chainId: 31337,
+          assetSymbol: 'USDC',
+          fiatCurrency: 'USD',
+          description: 'Two loaves',
+        },
       },
-      responses: { 201: { description: 'The payer’s view of the new Payment, its checkout and what to send.', schema: ZCreatePublicPaymentResponse, example: publicPaymentExample } },
+      responses: {
+        201: {
+          description: 'The payer’s view of the new Payment, its checkout and what to send.',
+          schema: ZCreatePublicPaymentResponse,
+          example: publicPaymentExample,
+        },
+      },
       errors: [422, 424, 429, 500, 503],
     }),
   },

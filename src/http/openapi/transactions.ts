@@ -1,5 +1,10 @@
 import { ZBalances } from '../../domain/ledger/balances.schemas';
-import { ZGetTransactionPath, ZListTransactionsQuery, ZTransactionDetail, ZTransactionList } from '../../domain/ledger/transactions.schemas';
+import {
+  ZGetTransactionPath,
+  ZListTransactionsQuery,
+  ZTransactionDetail,
+  ZTransactionList,
+} from '../../domain/ledger/transactions.schemas';
 import { ZAccountPath } from '../routes/accounts';
 import { operation, type OpenApiPaths } from './operation';
 

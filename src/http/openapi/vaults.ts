@@ -1,5 +1,13 @@
 import { ZEmptyBody } from '../../domain/requests/validation';
-import { ZCreateVault, ZListVaultAuditEventsQuery, ZPutVaultPolicy, ZVaultApprovalSent, ZVaultAuditEventList, ZVaultResponse, ZVerifyVaultApproval } from '../../domain/vaults/vault.schemas';
+import {
+  ZCreateVault,
+  ZListVaultAuditEventsQuery,
+  ZPutVaultPolicy,
+  ZVaultApprovalSent,
+  ZVaultAuditEventList,
+  ZVaultResponse,
+  ZVerifyVaultApproval,
+} from '../../domain/vaults/vault.schemas';
 import { ZAccountPath } from '../routes/accounts';
 import { EXAMPLE, spendPeriodExample, vaultExample } from './examples';
 import { operation, type OpenApiPaths } from './operation';
@@ -19,7 +27,13 @@ export const vaultPaths: OpenApiPaths = {
       responses: { 201: vault('The new vault.', { vault: { ...vaultExample, pendingPolicy: null } }), 200: vault('The existing vault.') },
       errors: [409, 424, 502],
     }),
-    get: operation({ ...common, operationId: 'getVault', summary: "Get the account's vault with its balances", responses: { 200: vault('The vault.') }, errors: [424, 502] }),
+    get: operation({
+      ...common,
+      operationId: 'getVault',
+      summary: "Get the account's vault with its balances",
+      responses: { 200: vault('The vault.') },
+      errors: [424, 502],
+    }),
   },
   '/v2/accounts/{accountId}/vault/policy': {
     put: operation({
@@ -50,7 +64,15 @@ export const vaultPaths: OpenApiPaths = {
         201: {
           description: 'The code was sent.',
           schema: ZVaultApprovalSent,
-          example: { approval: { policyId: 'vault_policy_3Nf8', method: 'email_otp', sentTo: 'p***@example.com', expiresAt: EXAMPLE.LATER, attemptsAllowed: 5 } },
+          example: {
+            approval: {
+              policyId: 'vault_policy_3Nf8',
+              method: 'email_otp',
+              sentTo: 'p***@example.com',
+              expiresAt: EXAMPLE.LATER,
+              attemptsAllowed: 5,
+            },
+          },
         },
       },
       errors: [409, 424],
@@ -64,7 +86,12 @@ export const vaultPaths: OpenApiPaths = {
       body: { schema: ZVerifyVaultApproval, example: { code: '482913' } },
       responses: {
         200: vault('The vault with its policy active.', {
-          vault: { ...vaultExample, policy: { ...vaultExample.pendingPolicy, status: 'active', activatedAt: EXAMPLE.AT }, pendingPolicy: null, spendPeriod: spendPeriodExample },
+          vault: {
+            ...vaultExample,
+            policy: { ...vaultExample.pendingPolicy, status: 'active', activatedAt: EXAMPLE.AT },
+            pendingPolicy: null,
+            spendPeriod: spendPeriodExample,
+          },
         }),
       },
       errors: [409, 422, 424, 502],

@@ -29,7 +29,10 @@ import { parseInput } from '../../domain/requests/validation';
 export const ZAccountPath = z.object({ accountId: ZAccountId });
 export const ZExternalUserPath = z.object({ externalUserId: ZExternalUserId });
 
-export function registerAccountRoutes(router: ApiRouter, deps: { prisma: PrismaClient; idempotency: IdempotencyRecords; environments: TEnvironments; custody: AddressBook }): void {
+export function registerAccountRoutes(
+  router: ApiRouter,
+  deps: { prisma: PrismaClient; idempotency: IdempotencyRecords; environments: TEnvironments; custody: AddressBook },
+): void {
   const { prisma } = deps;
   const access = requireAccess('v2:accounts', 'accounts');
   const envOf = (env: 'sandbox' | 'production') => deps.environments.environments[env];

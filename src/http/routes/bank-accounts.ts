@@ -6,7 +6,13 @@ import type { CursorCodec } from '../../domain/requests/pagination';
 import type { OfframpProvider } from '../../offramp/offramp-provider';
 import { ZAccountId } from '../../domain/accounts/account.schemas';
 import { ZBankAccountId, ZDirectoryQuery, ZListBankAccountsQuery } from '../../domain/bank-accounts/bank-account.schemas';
-import { bankAccountRequirementsOf, disableBankAccount, getBankAccount, linkBankAccount, listBankAccounts } from '../../domain/bank-accounts/bank-accounts';
+import {
+  bankAccountRequirementsOf,
+  disableBankAccount,
+  getBankAccount,
+  linkBankAccount,
+  listBankAccounts,
+} from '../../domain/bank-accounts/bank-accounts';
 import { BANK_DIRECTORY } from '../../domain/bank-accounts/bank-directory';
 import { moduleState, requireAccess } from '../middleware/modules';
 import { requireScope } from '../middleware/auth';
@@ -70,11 +76,16 @@ export function registerBankAccountRoutes(router: ApiRouter, deps: BankAccountRo
     ctx.body = await getBankAccount(prisma, requireApp(ctx), accountId, bankAccountId);
   });
 
-  router.post('/v2/accounts/:accountId/bank-accounts/:bankAccountId/disable', ...access, idempotent(deps.idempotency, { required: false }), async (ctx) => {
-    const { accountId, bankAccountId } = parseInput(ZBankAccountPath, ctx.params, 'path');
-    parseInput(ZEmptyBody, ctx.state.body, 'body');
-    ctx.body = await disableBankAccount(prisma, requireApp(ctx), accountId, bankAccountId);
-  });
+  router.post(
+    '/v2/accounts/:accountId/bank-accounts/:bankAccountId/disable',
+    ...access,
+    idempotent(deps.idempotency, { required: false }),
+    async (ctx) => {
+      const { accountId, bankAccountId } = parseInput(ZBankAccountPath, ctx.params, 'path');
+      parseInput(ZEmptyBody, ctx.state.body, 'body');
+      ctx.body = await disableBankAccount(prisma, requireApp(ctx), accountId, bankAccountId);
+    },
+  );
 
   router.get('/v2/payments/external-bank/banks', ...requireAccess('v2:payments', 'bank_accounts'), (ctx) => {
     const { country } = parseInput(ZDirectoryQuery, ctx.query, 'query');

@@ -57,7 +57,10 @@ const ZPaymentPath = z.strictObject({ paymentId: ZPaymentId });
 function loadAssets() {
   const dir = path.join(projectRoot(), 'public', 'checkout');
   const files = new Map<string, { body: Buffer; type: string; hash: string }>();
-  for (const [name, type] of [['checkout.js', 'text/javascript; charset=utf-8'], ['checkout.css', 'text/css; charset=utf-8']] as const) {
+  for (const [name, type] of [
+    ['checkout.js', 'text/javascript; charset=utf-8'],
+    ['checkout.css', 'text/css; charset=utf-8'],
+  ] as const) {
     const body = readFileSync(path.join(dir, name));
     files.set(name, { body, type, hash: createHash('sha256').update(body).digest('hex').slice(0, 16) });
   }
@@ -114,7 +117,11 @@ export function registerCheckoutRoutes(router: ApiRouter, deps: CheckoutRouteDep
 
   async function session(ctx: ApiContext, paymentId: string): Promise<CheckoutSession> {
     const found = await readCheckoutSession(deps, paymentId, ctx.cookies.get(SESSION_COOKIE));
-    if (!found) throw new ApiError('unauthorized', 'No checkout session for this Payment: POST the client token and payment secret to /checkout/{paymentId}/session');
+    if (!found)
+      throw new ApiError(
+        'unauthorized',
+        'No checkout session for this Payment: POST the client token and payment secret to /checkout/{paymentId}/session',
+      );
     return found;
   }
 
@@ -167,7 +174,13 @@ export function registerCheckoutRoutes(router: ApiRouter, deps: CheckoutRouteDep
     const input = parseInput(ZCheckoutSessionRequest, await formOrJson(ctx, deps.maxBodyBytes), 'body');
     const opened = await openCheckoutSession(deps, paymentId, input);
     // Written by hand: Koa's cookies refuse Secure on a plain-HTTP hop (TLS ends at the proxy).
-    const attrs = [`Path=/checkout/${paymentId}`, `Max-Age=${opened.maxAgeSeconds}`, 'HttpOnly', 'SameSite=Strict', ...(secureCookie ? ['Secure'] : [])];
+    const attrs = [
+      `Path=/checkout/${paymentId}`,
+      `Max-Age=${opened.maxAgeSeconds}`,
+      'HttpOnly',
+      'SameSite=Strict',
+      ...(secureCookie ? ['Secure'] : []),
+    ];
     ctx.append('Set-Cookie', `${SESSION_COOKIE}=${opened.sealed}; ${attrs.join('; ')}`);
     ctx.status = 303;
     ctx.redirect(`/checkout/${paymentId}`);

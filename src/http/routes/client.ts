@@ -38,7 +38,6 @@ export const ZClientPaymentPath = z.strictObject({ paymentId: ZPaymentId });
 export const ZOptionPath = z.strictObject({ paymentId: ZPaymentId, optionId: ZPaymentOptionId });
 const ZNoQuery = z.strictObject({});
 
-
 /** POST /v2/client/auth/exchange and /revoke: partner routes (HTTP Basic, v2:payments scope) of the payments module. */
 export function registerClientAuthRoutes(partner: ApiRouter, deps: Pick<ClientRouteDeps, 'prisma' | 'serviceSecret'>): void {
   const access = requireAccess('v2:payments', 'payments');
@@ -55,7 +54,11 @@ export function registerClientAuthRoutes(partner: ApiRouter, deps: Pick<ClientRo
 }
 
 /** /v2/client/me/...: Bearer tokens only, on a router of their own (no Basic middleware runs here). */
-export function registerClientRoutes(client: ApiRouter, deps: ClientRouteDeps, shared: { rateLimit: ApiMiddleware; jsonBody: ApiMiddleware; svcVersion: ApiMiddleware; modules: ApiMiddleware }): void {
+export function registerClientRoutes(
+  client: ApiRouter,
+  deps: ClientRouteDeps,
+  shared: { rateLimit: ApiMiddleware; jsonBody: ApiMiddleware; svcVersion: ApiMiddleware; modules: ApiMiddleware },
+): void {
   client.use(clientBearer((token) => verifyClientToken(deps.prisma, deps.serviceSecret, token)));
   client.use(shared.svcVersion);
   client.use(shared.rateLimit);
@@ -101,12 +104,21 @@ export function registerClientRoutes(client: ApiRouter, deps: ClientRouteDeps, s
     assertPaymentSecret(ctx, deps.serviceSecret, paymentId);
     await next();
   };
-  const authorizeIdempotency = idempotent(deps.idempotency, { required: true, namespace: (ctx) => `client:${requireClient(ctx).accountId}` });
-  const vaults = [requireScope('v2:payments'), requireScope(VAULTS_SCOPE), requireModule('payments', 'vaults')];
-  client.post('/v2/client/me/payments/:paymentId/options/:optionId/authorize', ...vaults, paymentSecret, authorizeIdempotency, async (ctx) => {
-    const { paymentId, optionId } = parseInput(ZOptionPath, ctx.params, 'path');
-    parseInput(ZNoQuery, ctx.query, 'query');
-    const input = parseInput(ZAuthorizeVaultOption, ctx.state.body, 'body');
-    ctx.body = await authorizeVaultOption(deps, requireClient(ctx), paymentId, optionId, input);
+  const authorizeIdempotency = idempotent(deps.idempotency, {
+    required: true,
+    namespace: (ctx) => `client:${requireClient(ctx).accountId}`,
   });
+  const vaults = [requireScope('v2:payments'), requireScope(VAULTS_SCOPE), requireModule('payments', 'vaults')];
+  client.post(
+    '/v2/client/me/payments/:paymentId/options/:optionId/authorize',
+    ...vaults,
+    paymentSecret,
+    authorizeIdempotency,
+    async (ctx) => {
+      const { paymentId, optionId } = parseInput(ZOptionPath, ctx.params, 'path');
+      parseInput(ZNoQuery, ctx.query, 'query');
+      const input = parseInput(ZAuthorizeVaultOption, ctx.state.body, 'body');
+      ctx.body = await authorizeVaultOption(deps, requireClient(ctx), paymentId, optionId, input);
+    },
+  );
 }

@@ -53,11 +53,7 @@ export function registerDepositRoutes(router: ApiRouter, deps: DepositRouteDeps)
   });
 
   router.get('/v2/accounts/:accountId/deposit-addresses/:depositAddressId', ...access, async (ctx) => {
-    const { accountId, depositAddressId } = parseInput(
-      ZDepositAddressPath,
-      ctx.params,
-      'path',
-    );
+    const { accountId, depositAddressId } = parseInput(ZDepositAddressPath, ctx.params, 'path');
     ctx.body = await getDepositAddress(prisma, requireApp(ctx), accountId, depositAddressId);
   });
 

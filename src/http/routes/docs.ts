@@ -43,7 +43,8 @@ export function registerDocsRoutes(router: Router<ApiState>, options: OpenApiOpt
     }
   }
   const sections = [...byTag].map(
-    ([tag, rows]) => html`<section><h2>${tag}</h2><table><thead><tr><th scope="col">Method</th><th scope="col">Path</th><th scope="col">What it does</th><th scope="col">Authentication</th></tr></thead><tbody>${rows}</tbody></table></section>`,
+    ([tag, rows]) =>
+      html`<section><h2>${tag}</h2><table><thead><tr><th scope="col">Method</th><th scope="col">Path</th><th scope="col">What it does</th><th scope="col">Authentication</th></tr></thead><tbody>${rows}</tbody></table></section>`,
   );
   const body = `<!doctype html>${renderHtml(html`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${doc.info.title} reference</title></head>

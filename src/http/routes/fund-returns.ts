@@ -79,7 +79,10 @@ export function registerFundReturnRoutes(router: ApiRouter, deps: FundReturnRout
  *
  *   POST /admin/v1/payments/{paymentId}/incident-recoveries   {incidentId, destinationAddress?, reason, actor}
  */
-export function registerFundReturnAdminRoutes(app: Koa<ApiState>, deps: Omit<FundReturnRouteDeps, 'idempotency'> & { config: ServiceConfig }): void {
+export function registerFundReturnAdminRoutes(
+  app: Koa<ApiState>,
+  deps: Omit<FundReturnRouteDeps, 'idempotency'> & { config: ServiceConfig },
+): void {
   const token = deps.config.admin.apiToken;
   if (!token) return;
   const router = new Router<ApiState>({ prefix: '/admin/v1/payments' });

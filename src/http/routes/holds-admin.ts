@@ -23,7 +23,10 @@ import { mountRouter } from '../mount-router';
  *
  * Bearer ADMIN_API_TOKEN; no token, no routes.
  */
-export function registerHoldAdminRoutes(app: Koa<ApiState>, deps: { config: ServiceConfig; prisma: PrismaClient; chains: ChainRegistry; engine: OperatorEngine }): void {
+export function registerHoldAdminRoutes(
+  app: Koa<ApiState>,
+  deps: { config: ServiceConfig; prisma: PrismaClient; chains: ChainRegistry; engine: OperatorEngine },
+): void {
   const token = deps.config.admin.apiToken;
   if (!token) return;
   const router = new Router<ApiState>({ prefix: '/admin/v1' });

@@ -33,7 +33,6 @@ export interface PaymentRouteDeps {
 
 export const ZPaymentPath = z.object({ paymentId: ZPaymentId });
 
-
 export function registerPaymentRoutes(router: ApiRouter, deps: PaymentRouteDeps): void {
   const { prisma } = deps;
   const access = requireAccess('v2:payments', 'payments');
@@ -44,8 +43,13 @@ export function registerPaymentRoutes(router: ApiRouter, deps: PaymentRouteDeps)
   router.post('/v2/payments', ...access, idempotent(deps.idempotency, { required: true, seal, unseal }), async (ctx) => {
     const input = parseInput(ZCreatePayment, ctx.state.body, 'body');
     const app = requireApp(ctx);
-    const bodyHash = createHash('sha256').update(ctx.state.rawBody ?? Buffer.alloc(0)).digest('hex');
-    const row = await createPayment(deps, app, deps.environments.environments[app.environment], input, { idempotencyKey: ctx.get('Idempotency-Key'), bodyHash });
+    const bodyHash = createHash('sha256')
+      .update(ctx.state.rawBody ?? Buffer.alloc(0))
+      .digest('hex');
+    const row = await createPayment(deps, app, deps.environments.environments[app.environment], input, {
+      idempotencyKey: ctx.get('Idempotency-Key'),
+      bodyHash,
+    });
     ctx.status = 201;
     ctx.body = { ...paymentResponse(row), checkout: toCheckout(row, deps.serviceSecret, deps.publicBaseUrl) };
   });

@@ -23,14 +23,16 @@ export function registerProviderCallbackRoutes(router: Router<ApiState>, deps: O
     try {
       raw = await getRawBody(ctx.req, { limit: deps.maxBodyBytes });
     } catch (err) {
-      if ((err as { type?: string }).type === 'entity.too.large') throw new ApiError('payload_too_large', `Request body exceeds ${deps.maxBodyBytes} bytes`);
+      if ((err as { type?: string }).type === 'entity.too.large')
+        throw new ApiError('payload_too_large', `Request body exceeds ${deps.maxBodyBytes} bytes`);
       throw new ApiError('bad_request', 'Could not read the request body');
     }
     let callback;
     try {
       callback = deps.provider.verifyCallback(raw.toString('utf8'), ctx.headers);
     } catch (err) {
-      if (err instanceof ProviderError && err.providerCode === MALFORMED_CALLBACK) throw new ApiError('bad_request', 'The callback body is not a callback');
+      if (err instanceof ProviderError && err.providerCode === MALFORMED_CALLBACK)
+        throw new ApiError('bad_request', 'The callback body is not a callback');
       if (err instanceof ProviderError) throw new ApiError('unauthorized', 'The callback signature is missing, stale or wrong');
       throw err;
     }
@@ -38,7 +40,10 @@ export function registerProviderCallbackRoutes(router: Router<ApiState>, deps: O
       const outcome = await followProviderCallback(deps, callback);
       if (outcome !== 'applied') ctx.state.log.warn({ type: callback.type, outcome }, 'provider callback named nothing to apply');
     } catch (err) {
-      ctx.state.log.error({ type: callback.type, msg: err instanceof Error ? err.message : String(err) }, 'provider callback handler failed');
+      ctx.state.log.error(
+        { type: callback.type, msg: err instanceof Error ? err.message : String(err) },
+        'provider callback handler failed',
+      );
       throw new ApiError('service_unavailable', 'The callback could not be handled now; send it again');
     }
     ctx.status = 200;

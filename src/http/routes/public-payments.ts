@@ -38,7 +38,12 @@ export interface PublicPaymentRouteDeps {
   perAddress: RateLimitPolicy;
 }
 
-export const ZAppPath = z.object({ appId: z.string().regex(/^app_[A-Za-z0-9_-]+$/, 'an app id (app_...)').max(64) });
+export const ZAppPath = z.object({
+  appId: z
+    .string()
+    .regex(/^app_[A-Za-z0-9_-]+$/, 'an app id (app_...)')
+    .max(64),
+});
 
 /**
  * A public key space per app, apart from the partner's: a tab is not printable ASCII, so no partner
@@ -53,7 +58,10 @@ const PUBLIC_KEY_NAMESPACE = 'public\t';
 function publicApp(prisma: PrismaClient): ApiMiddleware {
   return async (ctx, next) => {
     const { appId } = parseInput(ZAppPath, ctx.params, 'path');
-    const app = await prisma.app.findUnique({ where: { id: appId }, select: { id: true, name: true, environment: true, scopes: true, apiVersion: true } });
+    const app = await prisma.app.findUnique({
+      where: { id: appId },
+      select: { id: true, name: true, environment: true, scopes: true, apiVersion: true },
+    });
     if (!app) throw notFound('App');
     ctx.state.app = { ...app, environment: app.environment as EnvironmentName, scopes: app.scopes as Scope[] } satisfies AuthenticatedApp;
     ctx.set('Cache-Control', 'no-store');
@@ -66,7 +74,11 @@ function perClientIp(pool: pg.Pool, environments: TEnvironments, clientIp: Clien
   const limits = new Map<EnvironmentName, ApiMiddleware>();
   for (const name of ENVIRONMENTS) {
     const policy = environments.environments[name].publicPayments?.rateLimit;
-    if (policy) limits.set(name, rateLimit(pool, policy, (ctx) => `public:${name}:${clientIp(ctx)}`));
+    if (policy)
+      limits.set(
+        name,
+        rateLimit(pool, policy, (ctx) => `public:${name}:${clientIp(ctx)}`),
+      );
   }
   return (ctx, next) => {
     const limit = limits.get(requireApp(ctx).environment);
@@ -87,7 +99,13 @@ export function registerPublicPaymentRoutes(
 ): void {
   // On each route, not router.use: a router-level middleware doesn't see the route's :appId.
   const perAddress = rateLimit(deps.pool, deps.perAddress, (ctx) => `public:${deps.clientIp(ctx)}`);
-  const opening = [perAddress, publicApp(deps.prisma), shared.svcVersion, perClientIp(deps.pool, deps.environments, deps.clientIp), shared.jsonBody];
+  const opening = [
+    perAddress,
+    publicApp(deps.prisma),
+    shared.svcVersion,
+    perClientIp(deps.pool, deps.environments, deps.clientIp),
+    shared.jsonBody,
+  ];
   const envOf = (app: AuthenticatedApp) => deps.environments.environments[app.environment];
   const paymentsOf = (app: AuthenticatedApp) => moduleAvailability('payments', envOf(app), shared.runtime, app.scopes);
 
@@ -115,7 +133,9 @@ export function registerPublicPaymentRoutes(
       const env = envOf(app);
       const cfg = requirePublicPayments(env, paymentsOf(app));
       const input = parseInput(ZCreatePublicPayment, ctx.state.body, 'body');
-      const bodyHash = createHash('sha256').update(ctx.state.rawBody ?? Buffer.alloc(0)).digest('hex');
+      const bodyHash = createHash('sha256')
+        .update(ctx.state.rawBody ?? Buffer.alloc(0))
+        .digest('hex');
       // The same key space as the idempotency record: the Payment id derives from it (paymentIdFor).
       const idempotencyKey = `${PUBLIC_KEY_NAMESPACE}:${ctx.get('Idempotency-Key')}`;
       const row = await createPublicPayment({ ...deps }, app, env, cfg, input, { idempotencyKey, bodyHash });

@@ -125,7 +125,9 @@ export function registerWebhookAdminRoutes(app: Koa<ApiState>, deps: WebhookAdmi
   // The dispatcher would pick queued deliveries up within its poll interval anyway; this only saves the wait.
   const kickDispatcher = async (ctx: Koa.ParameterizedContext<ApiState>) => {
     if (deps.engine) {
-      await deps.engine.kickWebhookDispatcher().catch((err: unknown) => ctx.state.log.warn({ err }, 'could not kick the webhook dispatcher'));
+      await deps.engine
+        .kickWebhookDispatcher()
+        .catch((err: unknown) => ctx.state.log.warn({ err }, 'could not kick the webhook dispatcher'));
     }
   };
 

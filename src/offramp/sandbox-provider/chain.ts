@@ -56,7 +56,12 @@ export function createProviderWallet(opts: { rpcUrl: string; privateKey: Hex }):
           abi: erc20Abi,
           functionName: 'transfer',
           args: [to, amountAtomic],
-          chain: { id: chainId, name: 'sandbox', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [opts.rpcUrl] } } },
+          chain: {
+            id: chainId,
+            name: 'sandbox',
+            nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+            rpcUrls: { default: { http: [opts.rpcUrl] } },
+          },
         });
         const receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: 60_000 });
         if (receipt.status !== 'success') throw new Error(`refund ${hash} reverted`);

@@ -24,7 +24,12 @@ export const ZQuoteRequest = z.object({
   country: z.string().length(2),
   currency: z.string().min(3).max(3),
   rail: z.string().min(1).max(40),
-  asset: z.object({ symbol: z.string().min(1).max(20), decimals: z.number().int().min(0).max(36), chainId: z.number().int().positive(), tokenAddress: ZAddress }),
+  asset: z.object({
+    symbol: z.string().min(1).max(20),
+    decimals: z.number().int().min(0).max(36),
+    chainId: z.number().int().positive(),
+    tokenAddress: ZAddress,
+  }),
   sourceAmountAtomic: ZAtomic,
   sandboxScenario: z.enum(QUOTE_SCENARIOS).optional(),
 });
@@ -116,10 +121,12 @@ export type SignatureCheck = 'ok' | 'missing' | 'malformed' | 'stale' | 'mismatc
 /** Checks a signature header in constant time, and that its timestamp is within the tolerance of `now`. */
 export function checkSignature(secret: string, rawBody: string, header: string | undefined, nowSeconds: number): SignatureCheck {
   if (!header) return 'missing';
-  const parts = new Map(header.split(',').map((p) => {
-    const i = p.indexOf('=');
-    return [p.slice(0, i).trim(), p.slice(i + 1).trim()] as const;
-  }));
+  const parts = new Map(
+    header.split(',').map((p) => {
+      const i = p.indexOf('=');
+      return [p.slice(0, i).trim(), p.slice(i + 1).trim()] as const;
+    }),
+  );
   const t = parts.get('t');
   const v1 = parts.get('v1');
   if (!t || !/^[0-9]{1,12}$/.test(t) || !v1 || !/^[0-9a-f]{64}$/.test(v1)) return 'malformed';

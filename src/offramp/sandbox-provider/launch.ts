@@ -34,7 +34,6 @@ export interface SandboxProviderProcess {
   kill(): void;
 }
 
-
 export async function launchSandboxProvider(opts: SandboxProviderLaunch): Promise<SandboxProviderProcess> {
   mkdirSync(opts.dataDir, { recursive: true });
   const env: NodeJS.ProcessEnv = {
@@ -54,7 +53,9 @@ export async function launchSandboxProvider(opts: SandboxProviderLaunch): Promis
   };
   // From src/ through tsx; in a build without sources, the compiled main.js (paths from the project root).
   const source = path.join(projectRoot(), 'src', 'offramp', 'sandbox-provider', 'main.ts');
-  const args = existsSync(source) ? ['--import', 'tsx', source] : [path.join(projectRoot(), 'dist', 'src', 'offramp', 'sandbox-provider', 'main.js')];
+  const args = existsSync(source)
+    ? ['--import', 'tsx', source]
+    : [path.join(projectRoot(), 'dist', 'src', 'offramp', 'sandbox-provider', 'main.js')];
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const killOnExit = (): void => {
     child.kill('SIGKILL');
@@ -69,7 +70,10 @@ export async function launchSandboxProvider(opts: SandboxProviderLaunch): Promis
   const recent: string[] = [];
   try {
     const ready = await new Promise<{ url: string; address: string }>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`sandbox provider did not start\n${recent.join('\n')}`)), opts.startTimeoutMs ?? 20_000);
+      const timer = setTimeout(
+        () => reject(new Error(`sandbox provider did not start\n${recent.join('\n')}`)),
+        opts.startTimeoutMs ?? 20_000,
+      );
       let buffered = '';
       const onData = (chunk: Buffer): void => {
         log?.write(chunk);

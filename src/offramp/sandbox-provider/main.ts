@@ -20,29 +20,40 @@ const ZProviderEnv = z.object({
   /** The stablecoin it takes (launch.ts passes the sandbox token's address). */
   SANDBOX_PROVIDER_TOKEN_ADDRESS: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
   /** An anvil dev key to use instead of the key made under the data dir. */
-  SANDBOX_PROVIDER_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/).optional(),
+  SANDBOX_PROVIDER_PRIVATE_KEY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/)
+    .optional(),
   SANDBOX_PROVIDER_CALLBACK_URL: z.url().optional(),
   OFFRAMP_CALLBACK_SECRET: z.string().min(16),
   SANDBOX_PROVIDER_QUOTE_TTL_SECONDS: z.coerce.number().int().min(1).default(900),
   SANDBOX_PROVIDER_STEP_MS: z.coerce.number().int().min(0).default(2000),
   SANDBOX_PROVIDER_VERIFY_DELAY_MS: z.coerce.number().int().min(0).default(2000),
   SANDBOX_PROVIDER_HANG_MS: z.coerce.number().int().min(0).default(10_000),
-  SANDBOX_PROVIDER_RETURN_AFTER_SECONDS: z.coerce.number().int().min(0).default(3 * 24 * 3600),
+  SANDBOX_PROVIDER_RETURN_AFTER_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(3 * 24 * 3600),
   SANDBOX_PROVIDER_CALLBACK_ATTEMPTS: z.coerce.number().int().min(1).default(6),
   SANDBOX_PROVIDER_CALLBACK_BACKOFF_MS: z.coerce.number().int().min(1).default(500),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
-
 async function main(): Promise<void> {
   const parsed = ZProviderEnv.safeParse(process.env);
   if (!parsed.success) {
-    throw new Error(`sandbox provider: invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    throw new Error(
+      `sandbox provider: invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   }
   const e = parsed.data;
   const logger = createLogger(e.LOG_LEVEL);
   const store = new ProviderStore(e.SANDBOX_PROVIDER_DATA_DIR);
-  const wallet = createProviderWallet({ rpcUrl: e.SANDBOX_PROVIDER_RPC_URL, privateKey: loadOrCreateProviderKey(e.SANDBOX_PROVIDER_DATA_DIR, e.SANDBOX_PROVIDER_PRIVATE_KEY) as Hex });
+  const wallet = createProviderWallet({
+    rpcUrl: e.SANDBOX_PROVIDER_RPC_URL,
+    privateKey: loadOrCreateProviderKey(e.SANDBOX_PROVIDER_DATA_DIR, e.SANDBOX_PROVIDER_PRIVATE_KEY) as Hex,
+  });
   const provider = createSandboxProviderServer({
     store,
     wallet,

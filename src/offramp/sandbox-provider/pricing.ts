@@ -30,7 +30,8 @@ export function providerFeeAtomic(sourceAtomic: bigint, assetDecimals: number): 
 export function destinationAmount(principalAtomic: bigint, assetDecimals: number, currency: CurrencyRate): string {
   const [whole, fraction = ''] = currency.rate.split('.');
   const rateScaled = BigInt(`${whole}${fraction}`);
-  const minor = (principalAtomic * rateScaled * 10n ** BigInt(currency.decimals)) / (10n ** BigInt(fraction.length) * 10n ** BigInt(assetDecimals));
+  const minor =
+    (principalAtomic * rateScaled * 10n ** BigInt(currency.decimals)) / (10n ** BigInt(fraction.length) * 10n ** BigInt(assetDecimals));
   if (currency.decimals === 0) return minor.toString();
   const digits = minor.toString().padStart(currency.decimals + 1, '0');
   return `${digits.slice(0, -currency.decimals)}.${digits.slice(-currency.decimals)}`;

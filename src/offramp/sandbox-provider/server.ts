@@ -89,11 +89,14 @@ export function createSandboxProviderServer(opts: SandboxProviderOptions): Sandb
   };
   const later = (ms: number, fn: () => Promise<void> | void): void => {
     if (closing) return;
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      if (closing) return;
-      Promise.resolve(fn()).catch((err: unknown) => logger.error({ msg: String(err) }, 'sandbox provider timer failed'));
-    }, Math.min(Math.max(ms, 0), MAX_TIMER_MS));
+    const timer = setTimeout(
+      () => {
+        timers.delete(timer);
+        if (closing) return;
+        Promise.resolve(fn()).catch((err: unknown) => logger.error({ msg: String(err) }, 'sandbox provider timer failed'));
+      },
+      Math.min(Math.max(ms, 0), MAX_TIMER_MS),
+    );
     timers.add(timer);
   };
 
@@ -207,9 +210,16 @@ export function createSandboxProviderServer(opts: SandboxProviderOptions): Sandb
     const quote = state.quotes[p.request.quoteId];
     let hash: Hash;
     try {
-      hash = await wallet.refund((quote?.tokenAddress ?? opts.tokenAddress) as Address, p.request.refundAddress as Address, BigInt(p.request.amountAtomic));
+      hash = await wallet.refund(
+        (quote?.tokenAddress ?? opts.tokenAddress) as Address,
+        p.request.refundAddress as Address,
+        BigInt(p.request.amountAtomic),
+      );
     } catch (err) {
-      logger.error({ paymentId, attempt, msg: err instanceof Error ? err.message.split('\n')[0] : String(err) }, 'sandbox provider refund failed; retrying');
+      logger.error(
+        { paymentId, attempt, msg: err instanceof Error ? err.message.split('\n')[0] : String(err) },
+        'sandbox provider refund failed; retrying',
+      );
       later(Math.min(1000 * 2 ** (attempt - 1), 30_000), () => sendRefund(paymentId, attempt + 1));
       return;
     }
@@ -244,7 +254,8 @@ export function createSandboxProviderServer(opts: SandboxProviderOptions): Sandb
       const seen = state.quoteKeys[key];
       if (seen) {
         const q = state.quotes[seen]!;
-        if (q.requestHash !== hash) throw new HttpFailure(409, 'idempotency_conflict', 'this Idempotency-Key was used with another request');
+        if (q.requestHash !== hash)
+          throw new HttpFailure(409, 'idempotency_conflict', 'this Idempotency-Key was used with another request');
         return [200, quoteView(q)];
       }
       const currency = SANDBOX_RATES[body.currency];
@@ -287,7 +298,8 @@ export function createSandboxProviderServer(opts: SandboxProviderOptions): Sandb
       const hash = hashOf(body);
       const seen = state.bankAccounts[body.bankAccountId];
       if (seen) {
-        if (seen.requestHash !== hash) throw new HttpFailure(409, 'idempotency_conflict', 'this bank account was registered with other details');
+        if (seen.requestHash !== hash)
+          throw new HttpFailure(409, 'idempotency_conflict', 'this bank account was registered with other details');
         return [200, accountView(seen)];
       }
       const account: StoredBankAccount = {
@@ -320,7 +332,8 @@ export function createSandboxProviderServer(opts: SandboxProviderOptions): Sandb
       const existing = state.payouts[key];
       if (existing) {
         store.save();
-        if (existing.requestHash !== hash) throw new HttpFailure(409, 'idempotency_conflict', 'this paymentId was paid out with another request');
+        if (existing.requestHash !== hash)
+          throw new HttpFailure(409, 'idempotency_conflict', 'this paymentId was paid out with another request');
         return [existing.uncertain ? 202 : 200, existing, seenCount];
       }
       if (scenario === 'error_5xx' && seenCount <= MISBEHAVING_REQUESTS) {
@@ -335,14 +348,19 @@ export function createSandboxProviderServer(opts: SandboxProviderOptions): Sandb
     return [status, payoutView(payout)];
   }
 
-  async function newPayout(request: Omit<z.infer<typeof ZPayoutRequest>, 'sandboxScenario'>, scenario: StoredPayout['scenario'], hash: string): Promise<StoredPayout> {
+  async function newPayout(
+    request: Omit<z.infer<typeof ZPayoutRequest>, 'sandboxScenario'>,
+    scenario: StoredPayout['scenario'],
+    hash: string,
+  ): Promise<StoredPayout> {
     const quote = state.quotes[request.quoteId];
     if (!quote) throw new HttpFailure(422, 'quote_not_found', 'no such quote');
     if (Date.parse(quote.expiresAt) <= Date.now()) throw new HttpFailure(422, 'quote_expired', 'the quote has expired');
     const account = Object.values(state.bankAccounts).find((a) => a.providerAccountId === request.providerAccountId);
     if (!account) throw new HttpFailure(422, 'account_not_found', 'no such bank account');
     if (account.status !== 'verified') throw new HttpFailure(422, 'account_not_verified', `the bank account is ${account.status}`);
-    if (request.amountAtomic !== quote.sourceAmountAtomic) throw new HttpFailure(422, 'amount_mismatch', "the amount is not the quote's source amount");
+    if (request.amountAtomic !== quote.sourceAmountAtomic)
+      throw new HttpFailure(422, 'amount_mismatch', "the amount is not the quote's source amount");
     const txKey = request.fundingTxHash.toLowerCase();
     if (state.fundingTxHashes[txKey]) throw new HttpFailure(422, 'funding_already_used', 'this funding transfer paid for another payout');
     let funding: Awaited<ReturnType<ProviderWallet['fundingArrived']>>;
@@ -352,7 +370,8 @@ export function createSandboxProviderServer(opts: SandboxProviderOptions): Sandb
       logger.warn({ msg: err instanceof Error ? err.message.split('\n')[0] : String(err) }, 'sandbox provider could not read the chain');
       throw new HttpFailure(503, 'unavailable', 'the chain could not be read');
     }
-    if (funding === 'not_found') throw new HttpFailure(422, 'funding_not_found', 'no transfer of the token to the deposit address in that transaction');
+    if (funding === 'not_found')
+      throw new HttpFailure(422, 'funding_not_found', 'no transfer of the token to the deposit address in that transaction');
     if (funding === 'mismatch') throw new HttpFailure(422, 'funding_amount_mismatch', 'the funding transfer is not of amountAtomic');
     const payout: StoredPayout = {
       payoutId: newId('po_sbx'),
@@ -384,7 +403,8 @@ export function createSandboxProviderServer(opts: SandboxProviderOptions): Sandb
   const triggerReturn = (paymentId: string): Promise<[number, unknown]> =>
     exclusive(() => {
       const p = payoutOf(paymentId);
-      if (p.status !== 'completed' || p.uncertain || p.refundPending) throw new HttpFailure(409, 'not_completed', `the payout is ${p.uncertain ? 'uncertain' : p.status}`);
+      if (p.status !== 'completed' || p.uncertain || p.refundPending)
+        throw new HttpFailure(409, 'not_completed', `the payout is ${p.uncertain ? 'uncertain' : p.status}`);
       owe(p, 'returned', 'R01');
       return [202, payoutView(p)];
     });
@@ -450,7 +470,8 @@ export function createSandboxProviderServer(opts: SandboxProviderOptions): Sandb
         else if (!p.uncertain && (p.status === 'submitted' || p.status === 'processing')) later(opts.stepMs, () => step(p.paymentId));
         else if (p.status === 'completed' && p.returnAt) armReturn(p);
       }
-      for (const a of Object.values(state.bankAccounts)) if (a.status === 'pending') later(opts.verifyDelayMs, () => verify(a.bankAccountId));
+      for (const a of Object.values(state.bankAccounts))
+        if (a.status === 'pending') later(opts.verifyDelayMs, () => verify(a.bankAccountId));
     },
     close() {
       closing = true;

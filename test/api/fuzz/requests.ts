@@ -32,15 +32,65 @@ export type Mutation =
   | { m: 'repeatHeader'; name: string; values: string[] }
   | { m: 'dropHeader'; name: string }
   | { m: 'method'; method: string }
-  | { m: 'auth'; variant: 'none' | 'otherApp' | 'wrongSecret' | 'garbage' | 'bearer' | 'noColon' | 'partnerOnAdmin' | 'adminOnPartner' | 'twoCredentials' };
+  | {
+      m: 'auth';
+      variant:
+        'none' | 'otherApp' | 'wrongSecret' | 'garbage' | 'bearer' | 'noColon' | 'partnerOnAdmin' | 'adminOnPartner' | 'twoCredentials';
+    };
 
 const LONG = 'x'.repeat(5000);
-const UNICODE = ['\u0000', '\ud800', '\udfff', 'a\ud83dz', '\u202eevil', 'שלום', '😀👍🏽', 'e\u0301', '\ufeff', '\u2028', 'Ω≈ç', '１２３', '٣', '\u00a0', '\u0007'];
+const UNICODE = [
+  '\u0000',
+  '\ud800',
+  '\udfff',
+  'a\ud83dz',
+  '\u202eevil',
+  'שלום',
+  '😀👍🏽',
+  'e\u0301',
+  '\ufeff',
+  '\u2028',
+  'Ω≈ç',
+  '１２３',
+  '٣',
+  '\u00a0',
+  '\u0007',
+];
 
 /** Strings a buggy client sends where a string (or an id) is expected. */
 const weirdString: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom('', ' ', LONG, 'x'.repeat(300), ...UNICODE, 'null', 'undefined', 'true', '[]', '{}', '../../etc/passwd', '<script>', "' OR 1=1 --", '%00', '%ZZ', '\\'),
-  fc.constantFrom('acct_', 'acct_x', 'acct_../x', 'payment_', 'payment_a b', 'payment_' + 'a'.repeat(100), 'deposit_addr_x', 'wallet_x', 'whe_', 'txn_x', 'app_x', 'ACCT_X'),
+  fc.constantFrom(
+    '',
+    ' ',
+    LONG,
+    'x'.repeat(300),
+    ...UNICODE,
+    'null',
+    'undefined',
+    'true',
+    '[]',
+    '{}',
+    '../../etc/passwd',
+    '<script>',
+    "' OR 1=1 --",
+    '%00',
+    '%ZZ',
+    '\\',
+  ),
+  fc.constantFrom(
+    'acct_',
+    'acct_x',
+    'acct_../x',
+    'payment_',
+    'payment_a b',
+    'payment_' + 'a'.repeat(100),
+    'deposit_addr_x',
+    'wallet_x',
+    'whe_',
+    'txn_x',
+    'app_x',
+    'ACCT_X',
+  ),
   fc.string({ unit: 'binary', maxLength: 40 }),
   fc.string({ unit: 'grapheme', maxLength: 40 }),
 );
@@ -50,7 +100,25 @@ const weirdNumber: fc.Arbitrary<unknown> = fc.oneof(
   fc.integer(),
   fc.double(),
   fc.constantFrom(0, -1, -0, 1.5, 1e21, 1e308, -1e308, Number.MAX_SAFE_INTEGER + 2, 2 ** 31, 2 ** 63),
-  fc.constantFrom('1e3', '1E-7', '-5', '-0.01', '0.0000000000000000000001', '12.50', '00012', '1,000', 'NaN', 'Infinity', '0x10', ' 1', '1 ', '1_000', '99999999999999999999999999999999999999', '.5', '5.'),
+  fc.constantFrom(
+    '1e3',
+    '1E-7',
+    '-5',
+    '-0.01',
+    '0.0000000000000000000001',
+    '12.50',
+    '00012',
+    '1,000',
+    'NaN',
+    'Infinity',
+    '0x10',
+    ' 1',
+    '1 ',
+    '1_000',
+    '99999999999999999999999999999999999999',
+    '.5',
+    '5.',
+  ),
   fc.bigInt().map(String),
 );
 
@@ -92,38 +160,140 @@ const rawBody: fc.Arbitrary<string | Uint8Array> = fc.oneof(
   fc.constant(`{"pad":"${'p'.repeat(300_000)}"}`),
 );
 
-const HEADER_NAMES = ['idempotency-key', 'svc-version', 'content-type', 'authorization', 'x-request-id', 'accept', 'content-encoding', 'x-forwarded-for', 'cookie', 'x-http-method-override', 'x-svc-payment-secret'] as const;
+const HEADER_NAMES = [
+  'idempotency-key',
+  'svc-version',
+  'content-type',
+  'authorization',
+  'x-request-id',
+  'accept',
+  'content-encoding',
+  'x-forwarded-for',
+  'cookie',
+  'x-http-method-override',
+  'x-svc-payment-secret',
+] as const;
 const headerValue: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom('', ' ', 'a, b', 'key-1, key-1', 'x'.repeat(300), 'x'.repeat(9000), 'x'.repeat(17_000), '2026-09-09', '2026-09-09, 2026-09-09', '2020-01-01', 'latest', 'null'),
-  fc.constantFrom('text/plain', 'application/json; charset=utf-16', 'application/json; charset=latin1', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json, text/plain', 'application/merge-patch+json', '*/*', 'gzip', 'br'),
+  fc.constantFrom(
+    '',
+    ' ',
+    'a, b',
+    'key-1, key-1',
+    'x'.repeat(300),
+    'x'.repeat(9000),
+    'x'.repeat(17_000),
+    '2026-09-09',
+    '2026-09-09, 2026-09-09',
+    '2020-01-01',
+    'latest',
+    'null',
+  ),
+  fc.constantFrom(
+    'text/plain',
+    'application/json; charset=utf-16',
+    'application/json; charset=latin1',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'application/json, text/plain',
+    'application/merge-patch+json',
+    '*/*',
+    'gzip',
+    'br',
+  ),
   // Header values are bytes: printable latin-1 is the most a client can put there (Node refuses DEL).
-  fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).filter((c) => c !== 0x7f).map((c) => String.fromCharCode(c)), maxLength: 60 }),
+  fc.string({
+    unit: fc
+      .integer({ min: 0x20, max: 0xff })
+      .filter((c) => c !== 0x7f)
+      .map((c) => String.fromCharCode(c)),
+    maxLength: 60,
+  }),
 );
 
-const queryKey = fc.oneof(fc.constantFrom('limit', 'cursor', 'status', 'chainId', 'assetSymbol', 'externalReference', 'createdFrom', 'createdTo', 'paymentId', 'endpointId', 'open', 'kind', '__proto__', 'constructor', ''), weirdString);
+const queryKey = fc.oneof(
+  fc.constantFrom(
+    'limit',
+    'cursor',
+    'status',
+    'chainId',
+    'assetSymbol',
+    'externalReference',
+    'createdFrom',
+    'createdTo',
+    'paymentId',
+    'endpointId',
+    'open',
+    'kind',
+    '__proto__',
+    'constructor',
+    '',
+  ),
+  weirdString,
+);
 const queryValue = (f: FuzzFixture) =>
   fc.oneof(
     weirdString,
     weirdNumber.map(String),
-    fc.constantFrom('0', '101', '1e2', '-1', '2.5', '9'.repeat(400), f.paymentsCursor, `${f.paymentsCursor}x`, 'eyJzIjoieCJ9.00', 'a.b.c', 'not-a-cursor', '2026-13-45T00:00:00Z'),
+    fc.constantFrom(
+      '0',
+      '101',
+      '1e2',
+      '-1',
+      '2.5',
+      '9'.repeat(400),
+      f.paymentsCursor,
+      `${f.paymentsCursor}x`,
+      'eyJzIjoieCJ9.00',
+      'a.b.c',
+      'not-a-cursor',
+      '2026-13-45T00:00:00Z',
+    ),
   );
 
 export function mutation(f: FuzzFixture): fc.Arbitrary<Mutation> {
   return fc.oneof(
     fc.record({ m: fc.constant('field' as const), pick: fc.nat(), value: weirdValue }),
     fc.record({ m: fc.constant('dropField' as const), pick: fc.nat() }),
-    fc.record({ m: fc.constant('extraField' as const), key: fc.oneof(fc.constantFrom('__proto__', 'constructor', 'id', 'status', 'appId'), weirdString), value: weirdValue }),
+    fc.record({
+      m: fc.constant('extraField' as const),
+      key: fc.oneof(fc.constantFrom('__proto__', 'constructor', 'id', 'status', 'appId'), weirdString),
+      value: weirdValue,
+    }),
     fc.record({ m: fc.constant('body' as const), value: weirdValue }),
     fc.record({ m: fc.constant('rawBody' as const), body: rawBody }),
     fc.record({ m: fc.constant('param' as const), pick: fc.nat(), value: weirdString, encode: fc.boolean() }),
-    fc.record({ m: fc.constant('pathShape' as const), shape: fc.constantFrom('trailingSlash', 'doubleSlash', 'upperCase', 'encodeChar', 'suffix', 'dotSegment'), pick: fc.nat() }),
+    fc.record({
+      m: fc.constant('pathShape' as const),
+      shape: fc.constantFrom('trailingSlash', 'doubleSlash', 'upperCase', 'encodeChar', 'suffix', 'dotSegment'),
+      pick: fc.nat(),
+    }),
     fc.record({ m: fc.constant('query' as const), key: queryKey, value: queryValue(f) }),
     fc.record({ m: fc.constant('duplicateQuery' as const), pick: fc.nat(), value: queryValue(f) }),
     fc.record({ m: fc.constant('header' as const), name: fc.constantFrom(...HEADER_NAMES), value: headerValue }),
-    fc.record({ m: fc.constant('repeatHeader' as const), name: fc.constantFrom(...HEADER_NAMES), values: fc.array(headerValue, { minLength: 2, maxLength: 3 }) }),
+    fc.record({
+      m: fc.constant('repeatHeader' as const),
+      name: fc.constantFrom(...HEADER_NAMES),
+      values: fc.array(headerValue, { minLength: 2, maxLength: 3 }),
+    }),
     fc.record({ m: fc.constant('dropHeader' as const), name: fc.constantFrom(...HEADER_NAMES) }),
-    fc.record({ m: fc.constant('method' as const), method: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'PROPFIND', 'post', 'FOO') }),
-    fc.record({ m: fc.constant('auth' as const), variant: fc.constantFrom('none', 'otherApp', 'wrongSecret', 'garbage', 'bearer', 'noColon', 'partnerOnAdmin', 'adminOnPartner', 'twoCredentials') }),
+    fc.record({
+      m: fc.constant('method' as const),
+      method: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'PROPFIND', 'post', 'FOO'),
+    }),
+    fc.record({
+      m: fc.constant('auth' as const),
+      variant: fc.constantFrom(
+        'none',
+        'otherApp',
+        'wrongSecret',
+        'garbage',
+        'bearer',
+        'noColon',
+        'partnerOnAdmin',
+        'adminOnPartner',
+        'twoCredentials',
+      ),
+    }),
   );
 }
 

@@ -12,7 +12,7 @@ export const TABLES_NOT_COMPARED: Readonly<Record<string, string>> = {
   _prisma_migrations: 'the migration history: only the migrator writes it',
   rate_limits: "every request, refused or not, counts against its app's quota: that is the limiter working",
   chain_scan_cursors: 'the chain scanner advances it on its own schedule, whatever the requests',
-  request_log: "every request authenticated as an app, refused or not, is in its request log: that is the log working",
+  request_log: 'every request authenticated as an app, refused or not, is in its request log: that is the log working',
   sender_locks: 'taken and let go by the settlement senders as they send, whatever the requests (the API never sends)',
 };
 
@@ -96,7 +96,8 @@ export async function snapshotPlan(pool: pg.Pool): Promise<TablePlan[]> {
       scope = {
         via: `${polymorphic} -> any row of the apps`,
         polymorphic: true,
-        where: (a, depth) => `${a}.${ident(polymorphic)} IN (${owners.map(({ t, owner }) => `SELECT o${depth}.id FROM ${ident(t)} o${depth} WHERE ${owner.where(`o${depth}`, depth + 1)}`).join(' UNION ALL ')})`,
+        where: (a, depth) =>
+          `${a}.${ident(polymorphic)} IN (${owners.map(({ t, owner }) => `SELECT o${depth}.id FROM ${ident(t)} o${depth} WHERE ${owner.where(`o${depth}`, depth + 1)}`).join(' UNION ALL ')})`,
       };
     } else {
       for (const fk of keys.get(table) ?? []) {
@@ -131,13 +132,21 @@ export async function snapshotPlan(pool: pg.Pool): Promise<TablePlan[]> {
  * The snapshot: per table, its rows' count and a checksum of their compared columns. `extra` adds a
  * condition to a table's rows (on alias `t`, with $2 as its parameter).
  */
-export async function takeSnapshot(pool: pg.Pool, plan: TablePlan[], appIds: string[], extra: { table: string; where: string; param: unknown }): Promise<Record<string, [number, string]>> {
+export async function takeSnapshot(
+  pool: pg.Pool,
+  plan: TablePlan[],
+  appIds: string[],
+  extra: { table: string; where: string; param: unknown },
+): Promise<Record<string, [number, string]>> {
   const selects = plan.map((p) => {
     const conditions = [p.where, p.table === extra.table ? extra.where : null].filter(Boolean);
     const row = `md5(row(${p.columns.map((c) => `t.${ident(c)}`).join(', ')})::text)`;
     return `SELECT '${p.table}' AS name, json_build_array(count(*), coalesce(md5(string_agg(r, ',' ORDER BY r)), '')) AS v
       FROM (SELECT ${row} AS r FROM ${ident(p.table)} t${conditions.length ? ` WHERE ${conditions.join(' AND ')}` : ''}) x`;
   });
-  const { rows } = await pool.query<{ s: Record<string, [number, string]> }>(`SELECT json_object_agg(name, v) AS s FROM (${selects.join('\nUNION ALL\n')}) all_tables`, [appIds, extra.param]);
+  const { rows } = await pool.query<{ s: Record<string, [number, string]> }>(
+    `SELECT json_object_agg(name, v) AS s FROM (${selects.join('\nUNION ALL\n')}) all_tables`,
+    [appIds, extra.param],
+  );
   return rows[0]!.s;
 }

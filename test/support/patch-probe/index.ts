@@ -26,7 +26,10 @@ export function bundleWithPatchProbe(): Promise<WorkflowBundleWithSourceMap> {
     logger: quiet,
     webpackConfigHook: (config) => ({
       ...config,
-      resolve: { ...config.resolve, alias: { ...(config.resolve?.alias as Record<string, string> | undefined), '@temporalio/workflow$': probe } },
+      resolve: {
+        ...config.resolve,
+        alias: { ...(config.resolve?.alias as Record<string, string> | undefined), '@temporalio/workflow$': probe },
+      },
     }),
   });
 }

@@ -11,7 +11,12 @@ export interface AdminApi {
   baseUrl: string;
   /** The Koa app behind baseUrl (its routers list its routes). */
   app: Koa<ApiState>;
-  call<T = any>(method: string, path: string, body?: unknown, token?: string | null): Promise<{ status: number; body: T; headers: Headers }>;
+  call<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    token?: string | null,
+  ): Promise<{ status: number; body: T; headers: Headers }>;
   close(): Promise<void>;
 }
 
@@ -19,17 +24,32 @@ export interface AdminApi {
  * The real API with an admin token configured: `allowPrivate` true for delivery tests (local
  * receivers), false to check the spec's refusal of private destinations.
  */
-export async function startAdminApi(opts: { allowPrivate: boolean; token?: string; withEngine?: boolean; withOperator?: boolean }): Promise<AdminApi> {
+export async function startAdminApi(opts: {
+  allowPrivate: boolean;
+  token?: string;
+  withEngine?: boolean;
+  withOperator?: boolean;
+}): Promise<AdminApi> {
   const h = await getHarness();
-  const api = createApi(await apiDepsOnHarness({
-    config: { ...h.config, admin: { apiToken: opts.token ?? ADMIN_TOKEN }, webhooks: { allowPrivateDestinations: opts.allowPrivate } },
-    // No Temporal client by default: the admin API's best-effort kick of the dispatcher stays out of
-    // the tests, which drive dispatch themselves (dispatchWebhooksNow). withEngine: every route
-    // (the Payment and client routes need the engine), for tests of the whole surface. withOperator:
-    // the operator's hold routes too (admin resolve, and the console, which the fuzz has no model of).
-    ...(opts.withEngine ? { engine: h.engine, temporalHealth: () => h.engine.ping(), chains: h.chain.chains, client: { engine: h.engine }, returns: h.engine } : {}),
-    ...(opts.withOperator ? { operator: { engine: h.engine } } : {}),
-  }));
+  const api = createApi(
+    await apiDepsOnHarness({
+      config: { ...h.config, admin: { apiToken: opts.token ?? ADMIN_TOKEN }, webhooks: { allowPrivateDestinations: opts.allowPrivate } },
+      // No Temporal client by default: the admin API's best-effort kick of the dispatcher stays out of
+      // the tests, which drive dispatch themselves (dispatchWebhooksNow). withEngine: every route
+      // (the Payment and client routes need the engine), for tests of the whole surface. withOperator:
+      // the operator's hold routes too (admin resolve, and the console, which the fuzz has no model of).
+      ...(opts.withEngine
+        ? {
+            engine: h.engine,
+            temporalHealth: () => h.engine.ping(),
+            chains: h.chain.chains,
+            client: { engine: h.engine },
+            returns: h.engine,
+          }
+        : {}),
+      ...(opts.withOperator ? { operator: { engine: h.engine } } : {}),
+    }),
+  );
   const server: Server = await new Promise((resolve) => {
     const s = api.listen(0, '127.0.0.1', () => resolve(s));
   });

@@ -21,7 +21,11 @@ const SLOW_MAX_MS = 600_000;
  * firings only (a block's wake re-reads within the same round), so a budget counted in rounds (a
  * settlement's confirmation checks) still measures time, not blocks.
  */
-export function safetyNetMs(round: number, fast: { firstMs: number; maxMs: number; fastRounds: number }, floorMs = SAFETY_NET_FLOOR_MS): number {
+export function safetyNetMs(
+  round: number,
+  fast: { firstMs: number; maxMs: number; fastRounds: number },
+  floorMs = SAFETY_NET_FLOOR_MS,
+): number {
   return Math.max(confirmationPollMs(round, fast), floorMs);
 }
 

@@ -37,11 +37,7 @@ export type SettlementStatus =
   | 'reversed'; // the deposit's accounting record was invalidated after settlement
 
 export type DepositEventName =
-  | 'deposit.detected'
-  | 'deposit.settled'
-  | 'deposit.failed'
-  | 'deposit.requires_intervention'
-  | 'deposit.reversed';
+  'deposit.detected' | 'deposit.settled' | 'deposit.failed' | 'deposit.requires_intervention' | 'deposit.reversed';
 
 /** Ledger legs a transition posts (see activities/deposits.ts for the entries of each). */
 export type DepositLedgerLeg = 'receipt' | 'settlement' | 'receipt_reversal' | 'reversal';
@@ -103,7 +99,11 @@ export interface DetectionInput extends FeeRates {
  * event. Otherwise `detected`, with deposit.detected.
  */
 export function detect(input: DetectionInput): Transition {
-  const ignoredReason = !input.assetAccepted ? 'asset_not_accepted' : !meetsMinimum(input.amountAtomic, input.minimum) ? 'below_minimum' : null;
+  const ignoredReason = !input.assetAccepted
+    ? 'asset_not_accepted'
+    : !meetsMinimum(input.amountAtomic, input.minimum)
+      ? 'below_minimum'
+      : null;
   const state: DepositState = {
     status: ignoredReason ? 'ignored' : 'detected',
     statusVersion: 1,
@@ -264,7 +264,11 @@ export function onOperatorResolution(
       return { transition: t, next: opts.dataHoldFrom === 'settling' ? 'settle' : 'done' };
     }
     moveTo(t, 'failed');
-    t.state.settlement = { ...t.state.settlement, status: opts.dataHoldFrom === 'settling' ? 'cancelled' : 'not_required', reasonCode: 'operator_failed' };
+    t.state.settlement = {
+      ...t.state.settlement,
+      status: opts.dataHoldFrom === 'settling' ? 'cancelled' : 'not_required',
+      reasonCode: 'operator_failed',
+    };
     t.state.failureReason = resolution.reason;
     t.events.push('deposit.failed');
     // Only a deposit that was settling has its receipt posted.

@@ -158,7 +158,8 @@ export interface WebhookEngine {
  * console alike): the resolve signals of Payments and deposits, the start of a recovery's send, and
  * the id under which a Payment's workflow shows in the Temporal Web UI.
  */
-export interface OperatorEngine extends Pick<PaymentEngine, 'resolvePayment'>, Pick<DepositEngine, 'resolveDeposit' | 'resolveUnrecordedDeposit'>, FundReturnEngine {
+export interface OperatorEngine
+  extends Pick<PaymentEngine, 'resolvePayment'>, Pick<DepositEngine, 'resolveDeposit' | 'resolveUnrecordedDeposit'>, FundReturnEngine {
   paymentWorkflowId(paymentId: string): string;
   fundReturnWorkflowId(returnId: string): string;
 }

@@ -15,10 +15,7 @@ export interface ResolutionRequest {
 }
 
 /** The same request as the state machines take it. */
-export type OperatorAction =
-  | { action: 'retry' }
-  | { action: 'mark-settled'; txHash: string }
-  | { action: 'fail'; reason: string };
+export type OperatorAction = { action: 'retry' } | { action: 'mark-settled'; txHash: string } | { action: 'fail'; reason: string };
 
 export function toOperatorAction(request: Pick<ResolutionRequest, 'action' | 'txHash' | 'reason'>): OperatorAction {
   if (request.action === 'retry') return { action: 'retry' };
@@ -30,6 +27,8 @@ export function toOperatorAction(request: Pick<ResolutionRequest, 'action' | 'tx
  * Only a held resource can be released. A Payment is held by its operational state (its financial
  * status is preserved), a deposit and a fund return (refund, incident recovery) by their status.
  */
-export function isHeld(resource: { kind: 'payment'; operationalState: string } | { kind: 'deposit' | 'fund_return'; status: string }): boolean {
+export function isHeld(
+  resource: { kind: 'payment'; operationalState: string } | { kind: 'deposit' | 'fund_return'; status: string },
+): boolean {
   return resource.kind === 'payment' ? resource.operationalState === 'requires_intervention' : resource.status === 'requires_intervention';
 }

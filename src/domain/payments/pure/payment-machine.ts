@@ -6,24 +6,12 @@ import type { HoldReason, SettlementHoldReason } from '../../settlement/pure/hol
  * PaymentWorkflow feeds it events and carries out the transitions it returns.
  */
 
-export type PaymentStatus =
-  | 'requires_payment_method'
-  | 'processing'
-  | 'accepted'
-  | 'succeeded'
-  | 'failed'
-  | 'cancelled'
-  | 'expired';
+export type PaymentStatus = 'requires_payment_method' | 'processing' | 'accepted' | 'succeeded' | 'failed' | 'cancelled' | 'expired';
 
 export type OperationalState = 'normal' | 'retrying' | 'requires_intervention';
 
 export type PaymentStage =
-  | 'awaiting_funds'
-  | 'awaiting_confirmations'
-  | 'settlement_pending'
-  | 'settlement_broadcast'
-  | 'settlement_confirmed'
-  | null;
+  'awaiting_funds' | 'awaiting_confirmations' | 'settlement_pending' | 'settlement_broadcast' | 'settlement_confirmed' | null;
 
 export type PaymentEventName =
   | 'payment.processing'
@@ -207,7 +195,10 @@ export function unusableTransferKind(status: PaymentStatus): 'late' | 'duplicate
  * reorg dropped and the chain mined again (same transaction, same place in it) is followed again,
  * with the role the Payment's status gives it now.
  */
-export function onTransferDetected(state: PaymentState, transfer: { key: string; amountAtomic: bigint; txHash?: string }): Transition | null {
+export function onTransferDetected(
+  state: PaymentState,
+  transfer: { key: string; amountAtomic: bigint; txHash?: string },
+): Transition | null {
   const known = state.transfers.find((t) => t.key === transfer.key);
   if (known && known.status !== 'dropped') return null;
   const t = begin(state);
@@ -372,7 +363,10 @@ export function onSettlementAttemptFailed(state: PaymentState, policy: Settlemen
 }
 
 /** The outcome on chain is a revert, or is unknown: stop automation, keep the financial status. */
-export function onSettlementTrouble(state: PaymentState, reason: Exclude<SettlementHoldReason, 'settlement_requires_intervention'>): Transition {
+export function onSettlementTrouble(
+  state: PaymentState,
+  reason: Exclude<SettlementHoldReason, 'settlement_requires_intervention'>,
+): Transition {
   const t = begin(state);
   holdForIntervention(t, reason);
   return t;
@@ -495,7 +489,10 @@ export type { OperatorAction } from '../../operators/pure/operator-resolution';
  * mark-settled: the operator paid the net amount by hand (the workflow checks it on chain and records
  * it as the net leg first), so the settlement resumes and the sender pays what is left (the fees).
  */
-export function onOperatorResolution(state: PaymentState, resolution: OperatorAction): { transition: Transition; next: 'settle' | 'payout' | 'done' } | null {
+export function onOperatorResolution(
+  state: PaymentState,
+  resolution: OperatorAction,
+): { transition: Transition; next: 'settle' | 'payout' | 'done' } | null {
   if (state.operationalState !== 'requires_intervention') return null;
   // The provider holds the money (its payout is in doubt or was refused): nothing is sent again;
   // retry reads (or asks) the provider again, fail ends the Payment, mark-settled doesn't apply.

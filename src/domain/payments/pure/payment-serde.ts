@@ -66,7 +66,12 @@ export interface CarriedPaymentState {
   statusVersion: number;
   requiredAtomic: string;
   confirmedAtomic: string;
-  transfers: Array<{ key: string; amountAtomic: string; status: PaymentState['transfers'][number]['status']; role: PaymentState['transfers'][number]['role'] }>;
+  transfers: Array<{
+    key: string;
+    amountAtomic: string;
+    status: PaymentState['transfers'][number]['status'];
+    role: PaymentState['transfers'][number]['role'];
+  }>;
   settlementAttempts: number;
   settlementTxHash: string | null;
   payout?: PayoutState;

@@ -87,7 +87,8 @@ export function onPayoutUpdate(state: PaymentState, update: PayoutUpdate, nowIso
 function markRefund(t: Transition, refundTxHash: string | null): void {
   if (!refundTxHash) return;
   for (const tracked of t.state.transfers) {
-    if (tracked.status !== 'pending' || tracked.role === 'refund' || !tracked.key.toLowerCase().includes(`:${refundTxHash.toLowerCase()}:`)) continue;
+    if (tracked.status !== 'pending' || tracked.role === 'refund' || !tracked.key.toLowerCase().includes(`:${refundTxHash.toLowerCase()}:`))
+      continue;
     tracked.role = 'refund';
     t.transferStatuses.push({ key: tracked.key, status: tracked.status, role: 'refund' });
   }
