@@ -1,41 +1,19 @@
 import { after } from 'node:test';
-import { readdirSync, statSync } from 'node:fs';
-import path from 'node:path';
-import { closeHarness, getHarness } from './support/harness';
-import { closeBrowser } from './support/browser';
-import { recordHistories } from './support/record-histories';
 import { installDefaultTimeouts } from './support/test-timeouts';
+import { suiteFiles } from './support/test-files';
+import { closeEverything } from './support/suite-end';
 
 /**
- * The single entry of `npm test`: every *.test.ts file runs in this one process, so the suite
- * shares one PostgreSQL database, one Temporal time-skipping server and one worker.
+ * One process of the suite: the files it loads share one PostgreSQL database, one Temporal
+ * time-skipping server and one worker. `npm test` (test/run.ts) starts several, each with a share of
+ * the files in TEST_FILES; on its own, this runs every file TEST_FILTER selects.
  */
-function testFiles(dir: string): string[] {
-  return readdirSync(dir)
-    .sort()
-    .flatMap((name) => {
-      const full = path.join(dir, name);
-      if (statSync(full).isDirectory()) return name === 'support' ? [] : testFiles(full);
-      return name.endsWith('.test.ts') ? [full] : [];
-    });
-}
-
-/**
- * Suites that run their own stack in a child process (`npm start`, the simulation, a crash cell), with
- * the Temporal CLI's dev server: `npm run test:stacks` (TEST_STACKS=1) runs them, and only them, so a
- * cold `npm test` needs no Temporal CLI. Started as their file loads; their tests come last.
- */
-const STACKS = [`${path.sep}crash${path.sep}`, `${path.sep}simulation${path.sep}`, `${path.sep}runtime${path.sep}shutdown.test.ts`];
-const isStack = (file: string) => STACKS.some((part) => file.includes(part));
-const stacksOnly = process.env.TEST_STACKS === '1';
+const files = process.env.TEST_FILES?.split('\n').filter(Boolean) ?? suiteFiles();
 
 // Before any file registers a test: each test and hook without a timeout of its own gets the default.
 installDefaultTimeouts();
 
-// Comma-separated path substrings: a file runs when its path holds any of them.
-const only = process.env.TEST_FILTER?.split(',').filter(Boolean);
-for (const file of testFiles(__dirname).filter((f) => isStack(f) === stacksOnly)) {
-  if (only && !only.some((part) => file.includes(part))) continue;
+for (const file of files) {
   // Synchronously and in order: node:test registers each file's tests as it is loaded.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   require(file);
@@ -43,9 +21,10 @@ for (const file of testFiles(__dirname).filter((f) => isStack(f) === stacksOnly)
 
 after(async () => {
   if (process.env.RECORD_WORKFLOW_HISTORIES) {
+    const { recordHistories } = await import('./support/record-histories');
+    const { getHarness } = await import('./support/harness');
     const written = await recordHistories(await getHarness());
     console.log(`# recorded ${written.length} workflow histories`);
   }
-  await closeBrowser();
-  await closeHarness();
+  await closeEverything();
 });

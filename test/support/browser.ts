@@ -1,4 +1,5 @@
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { closeAtSuiteEnd } from './suite-end';
 
 /**
  * One headless Debian Chromium for the browser suites (hosted checkout, operator console), driven by
@@ -10,6 +11,7 @@ import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 let launched: Promise<Browser> | undefined;
 
 export function getBrowser(): Promise<Browser> {
+  if (!launched) closeAtSuiteEnd(closeBrowser);
   launched ??= (async () => {
     const browser = await chromium.launch({
       executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',

@@ -33,6 +33,7 @@ import { freePort } from '../../src/embedded/process';
 import { HttpOfframpProvider } from '../../src/offramp/http-provider';
 import type { Payout, ProviderBankAccount, ProviderCallback } from '../../src/offramp/offramp-provider';
 import { launchSandboxProvider, type SandboxProviderProcess } from '../../src/offramp/sandbox-provider/launch';
+import { closeAtSuiteEnd } from './suite-end';
 
 /**
  * One shared environment per test run: a fresh PostgreSQL database, one Java time-skipping Temporal
@@ -141,7 +142,10 @@ const cleanups: Array<() => Promise<void>> = [];
 let offrampDeps: ApiDeps['offramp'];
 
 export function getHarness(): Promise<Harness> {
-  starting ??= start();
+  if (!starting) {
+    starting = start();
+    closeAtSuiteEnd(closeHarness);
+  }
   return starting;
 }
 

@@ -7,17 +7,15 @@ import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '../..');
 
-/** `npm test`'s node arguments, with the entry file replaced. */
-function npmTestArgs(entry: string): string[] {
+/** `npm test`'s command after its set-up: the shard runner. */
+function npmTestArgs(): string[] {
   const script = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { test: string } }).scripts.test;
   const command = script
     .split('&&')
     .map((s) => s.trim())
-    .find((s) => s.startsWith('node --import tsx --test'));
-  assert.ok(command, `npm test runs node --test: ${script}`);
-  const args = command.split(/\s+/).slice(1);
-  assert.equal(args.at(-1), 'test/index.ts');
-  return [...args.slice(0, -1), entry];
+    .at(-1);
+  assert.equal(command, 'node --import tsx test/run.ts', `npm test ends with the shard runner: ${script}`);
+  return command.split(/\s+/).slice(1);
 }
 
 function run(args: string[], env: NodeJS.ProcessEnv, killAfterMs: number): Promise<{ code: number | null; output: string; ms: number }> {
@@ -38,17 +36,14 @@ function run(args: string[], env: NodeJS.ProcessEnv, killAfterMs: number): Promi
 }
 
 test('npm test cuts a hung test at its timeout, names it, runs the rest, and ends', async () => {
-  assert.match(readFileSync(path.join(ROOT, 'package.json'), 'utf8'), /node --import tsx --test --test-timeout=\d+ --test-force-exit /);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'pp-test-timeout-'));
   try {
-    const entry = path.join(dir, 'index.ts');
-    // As test/index.ts does, then a suite with a test that never ends and keeps working (a poll with
-    // no deadline): once cut, its work goes on, and only the run's end stops it.
+    const file = path.join(dir, 'hangs.test.ts');
+    // A suite with a test that never ends and keeps working (a poll with no deadline): once cut, its
+    // work goes on, and only the run's end stops it.
     writeFileSync(
-      entry,
+      file,
       `import { describe, test } from 'node:test';
-import { installDefaultTimeouts } from ${JSON.stringify(path.join(ROOT, 'test/support/test-timeouts'))};
-installDefaultTimeouts();
 describe('a suite', () => {
   test('quick', () => undefined);
   test('hangs', () => new Promise(() => setInterval(() => undefined, 50)));
@@ -57,9 +52,10 @@ describe('a suite', () => {
 `,
     );
     // Not as a child of this run's runner (NODE_TEST_CONTEXT would make it one): a runner of its own.
-    const env: NodeJS.ProcessEnv = { ...process.env, TEST_TIMEOUT_MS: '1000' };
+    const env: NodeJS.ProcessEnv = { ...process.env, TEST_TIMEOUT_MS: '1000', TEST_FILES: file };
     delete env.NODE_TEST_CONTEXT;
-    const { code, output, ms } = await run(npmTestArgs(entry), env, 60_000);
+    delete env.RECORD_WORKFLOW_HISTORIES;
+    const { code, output, ms } = await run(npmTestArgs(), env, 60_000);
     assert.equal(code, 1, output);
     assert.match(output, /✖ hangs \(\d+(\.\d+)?ms\)\n\s+'test timed out after 1000ms'/, output);
     assert.match(output, /✔ quick/, output);

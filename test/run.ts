@@ -1,0 +1,102 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, existsSync, writeFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { suiteFiles, TEST_ROOT } from './support/test-files';
+import { assignShards, shardCount, type Shard } from './support/shards';
+
+/**
+ * `npm test`: the suite in shards, each a node:test process of its own (test/index.ts) with its own
+ * harness: database, time-skipping server, chains and worker. Most of a test's time is waiting on
+ * those, so shards overlap it. TEST_SHARDS sets how many; docs/testing.md says more.
+ */
+const TIMINGS_FILE = path.join(TEST_ROOT, 'timings.json');
+const SUMMARY_KEYS = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo'] as const;
+
+interface ShardResult {
+  code: number;
+  summary: Record<string, number>;
+  timings: Record<string, number>;
+}
+
+function readTimings(): Record<string, number> {
+  return existsSync(TIMINGS_FILE) ? (JSON.parse(readFileSync(TIMINGS_FILE, 'utf8')) as Record<string, number>) : {};
+}
+
+function runShard(shard: Shard, index: number, total: number, children: Set<ChildProcess>, outDir: string): Promise<ShardResult> {
+  const label = total > 1 ? `[${index + 1}/${total}] ` : '';
+  const timingsOut = path.join(outDir, `timings-${index}.json`);
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--test',
+      '--test-timeout=4500000',
+      '--test-force-exit',
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      `--test-reporter=${path.join(TEST_ROOT, 'support', 'file-timing-reporter.mjs')}`,
+      `--test-reporter-destination=${timingsOut}`,
+      path.join(TEST_ROOT, 'index.ts'),
+    ],
+    { env: { ...process.env, TEST_FILES: shard.files.join('\n') }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  children.add(child);
+  const summary: Record<string, number> = {};
+  const relay = (stream: NodeJS.ReadableStream, out: NodeJS.WriteStream) =>
+    createInterface({ input: stream }).on('line', (line) => {
+      const total = /^ℹ (\w+) ([\d.]+)$/.exec(line);
+      if (total) summary[total[1]!] = Number(total[2]);
+      out.write(`${label}${line}\n`);
+    });
+  relay(child.stdout!, process.stdout);
+  relay(child.stderr!, process.stderr);
+  return new Promise((resolve) => {
+    child.on('close', (code, signal) => {
+      children.delete(child);
+      const timings = existsSync(timingsOut) ? (JSON.parse(readFileSync(timingsOut, 'utf8') || '{}') as Record<string, number>) : {};
+      resolve({ code: code ?? (signal ? 1 : 0), summary, timings });
+    });
+  });
+}
+
+function printSummary(results: ShardResult[], wallMs: number): void {
+  const sum = (key: string) => results.reduce((n, r) => n + (r.summary[key] ?? 0), 0);
+  console.log(`\n# ${results.length} shard(s)`);
+  for (const key of SUMMARY_KEYS) console.log(`ℹ ${key} ${sum(key)}`);
+  console.log(`ℹ duration_ms ${Math.round(wallMs)}`);
+  const failed = results.filter((r) => r.code !== 0 && !(r.summary.fail ?? 0));
+  for (const r of failed) console.log(`# a shard exited ${r.code} without a failed test: read its output above`);
+}
+
+/** The measured seconds per file, relative to test/, for the next runs' balance (TEST_WRITE_TIMINGS=1). */
+function writeTimings(results: ShardResult[]): void {
+  const merged = readTimings();
+  for (const r of results)
+    for (const [file, ms] of Object.entries(r.timings)) merged[path.relative(TEST_ROOT, file)] = Math.round(ms / 100) / 10;
+  const sorted = Object.fromEntries(Object.entries(merged).sort(([a], [b]) => a.localeCompare(b)));
+  writeFileSync(TIMINGS_FILE, `${JSON.stringify(sorted, null, 2)}\n`);
+  console.log(`# wrote ${path.relative(process.cwd(), TIMINGS_FILE)}`);
+}
+
+async function main(): Promise<void> {
+  const files = process.env.TEST_FILES?.split('\n').filter(Boolean) ?? suiteFiles();
+  const shards = assignShards(files, shardCount(process.env, files.length), readTimings(), TEST_ROOT);
+  const children = new Set<ChildProcess>();
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.on(signal, () => {
+      for (const child of children) child.kill(signal);
+      process.exit(130);
+    });
+  const outDir = mkdtempSync(path.join(os.tmpdir(), 'pp-test-run-'));
+  const started = performance.now();
+  const results = await Promise.all(shards.map((shard, i) => runShard(shard, i, shards.length, children, outDir)));
+  printSummary(results, performance.now() - started);
+  if (process.env.TEST_WRITE_TIMINGS === '1') writeTimings(results);
+  rmSync(outDir, { recursive: true, force: true });
+  process.exitCode = results.find((r) => r.code !== 0)?.code ?? 0;
+}
+
+void main();

@@ -1,0 +1,41 @@
+import path from 'node:path';
+
+export interface Shard {
+  files: string[];
+  /** The seconds its files took on the last measured run (unknown files count as the median). */
+  expectedSeconds: number;
+}
+
+/** Shards for a run: TEST_SHARDS, else DEFAULT_SHARDS; one when recording histories (one engine holds them all). */
+export const DEFAULT_SHARDS = 3;
+
+export function shardCount(env: NodeJS.ProcessEnv, fileCount: number): number {
+  if (env.RECORD_WORKFLOW_HISTORIES) return 1;
+  const asked = env.TEST_SHARDS === undefined ? DEFAULT_SHARDS : Number(env.TEST_SHARDS);
+  if (!Number.isInteger(asked) || asked < 1) throw new Error(`TEST_SHARDS must be a positive whole number, got ${env.TEST_SHARDS}`);
+  return Math.max(1, Math.min(asked, fileCount));
+}
+
+function median(values: number[]): number {
+  if (values.length === 0) return 1;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+/**
+ * Longest file first, each to the shard with the least so far: no shard's total exceeds the mean by
+ * more than the longest file. Each shard then runs its files in path order.
+ */
+export function assignShards(files: string[], count: number, secondsByFile: Record<string, number>, root: string): Shard[] {
+  const fallback = median(Object.values(secondsByFile));
+  const weight = (file: string) => secondsByFile[path.relative(root, file)] ?? fallback;
+  const shards: Shard[] = Array.from({ length: count }, () => ({ files: [], expectedSeconds: 0 }));
+  const byWeight = [...files].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b));
+  for (const file of byWeight) {
+    const lightest = shards.reduce((min, s) => (s.expectedSeconds < min.expectedSeconds ? s : min));
+    lightest.files.push(file);
+    lightest.expectedSeconds += weight(file);
+  }
+  for (const shard of shards) shard.files.sort();
+  return shards.filter((s) => s.files.length > 0);
+}

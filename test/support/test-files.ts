@@ -1,0 +1,35 @@
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+/** The suite's root: test/. */
+export const TEST_ROOT = path.resolve(__dirname, '..');
+
+function walk(dir: string): string[] {
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const full = path.join(dir, name);
+      if (statSync(full).isDirectory()) return name === 'support' ? [] : walk(full);
+      return name.endsWith('.test.ts') ? [full] : [];
+    });
+}
+
+/**
+ * Suites that run their own stack in a child process (`npm start`, the simulation, a crash cell), with
+ * the Temporal CLI's dev server: `npm run test:stacks` (TEST_STACKS=1) runs them, and only them, so a
+ * cold `npm test` needs no Temporal CLI.
+ */
+const STACKS = [`${path.sep}crash${path.sep}`, `${path.sep}simulation${path.sep}`, `${path.sep}runtime${path.sep}shutdown.test.ts`];
+const isStack = (file: string) => STACKS.some((part) => file.includes(part));
+
+/**
+ * The test files a run loads, in path order: the stack suites or the rest, narrowed by TEST_FILTER
+ * (comma-separated path substrings: a file runs when its path holds any of them).
+ */
+export function suiteFiles(env: NodeJS.ProcessEnv = process.env): string[] {
+  const stacksOnly = env.TEST_STACKS === '1';
+  const only = env.TEST_FILTER?.split(',').filter(Boolean);
+  return walk(TEST_ROOT)
+    .filter((file) => isStack(file) === stacksOnly)
+    .filter((file) => !only || only.some((part) => file.includes(part)));
+}
