@@ -46,7 +46,7 @@ const LONG_FUNCTIONS = [
   { file: 'src/http/console/console.ts', name: 'registerOperatorConsole', lines: 244 },
   { file: 'src/cli/sandbox.ts', name: 'registerSandboxCommands', lines: 96 },
   { file: 'src/cli/webhooks.ts', name: 'registerWebhookCommands', lines: 86 },
-  { file: 'src/runtime/service.ts', name: 'startService', lines: 211 },
+  { file: 'src/runtime/service.ts', name: 'startService', lines: 210 },
   { file: 'src/offramp/sandbox-provider/launch.ts', name: 'launchSandboxProvider', lines: 87 },
   // To split.
   { file: 'src/http/routes/checkout.ts', name: 'registerCheckoutRoutes', lines: 85 },

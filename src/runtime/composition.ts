@@ -7,12 +7,14 @@ import type { AddressBook, Custody } from '../custody';
 import type { OfframpProvider, Payout } from '../offramp/offramp-provider';
 import type { TemporalGateway } from '../temporal/gateway';
 import type { ApiDeps } from '../http/app';
-import type { AppCredentialCache } from '../domain/apps/apps';
+import { appCredentialCache, type AppCredentialCache } from '../domain/apps/apps';
 import type { ServiceSecret } from '../domain/keys/service-keys';
 import type { OfframpCallbackDeps } from '../domain/bank-accounts/provider-callbacks';
 import { onPayoutUpdated } from '../domain/payments/payment-payouts';
 import { onProviderBankAccountUpdated } from '../domain/bank-accounts/bank-accounts';
 import { createActivities, type ActivityDeps, type Activities } from '../../activities';
+import { followCredentialChanges } from './credential-changes';
+import type { ChannelListener } from '../db/listener';
 
 /** What every process of the service is built from: its configuration and what was started for it. */
 export interface ServiceParts {
@@ -59,8 +61,21 @@ export interface WorkerPlacement {
   webhookStarter?: Pick<TemporalGateway, 'startWebhookDelivery'>;
 }
 
+/** Where an API process's credential cache reads, and the database whose NOTIFYs it follows. */
+export interface CredentialsPlacement {
+  db: Database;
+  databaseUrl: string;
+}
+
+/** The cache and its NOTIFY listener: the caller registers `stop`, then awaits `ready` before serving. */
+export interface FollowedCredentials extends ChannelListener {
+  credentials: AppCredentialCache;
+}
+
 export interface ComposedService {
   api(placement: ApiPlacement): ApiDeps;
+  /** The API's app-credential cache, kept honest by the NOTIFYs of each rotation or revocation. */
+  credentials(placement: CredentialsPlacement): FollowedCredentials;
   activities(placement: WorkerPlacement): Activities;
 }
 
@@ -88,6 +103,9 @@ export function composeService(parts: ServiceParts, overrides: ServiceOverrides 
         ...(offramp ? { offramp } : {}),
       };
     },
+    credentials(placement) {
+      return followedCredentials(parts, placement);
+    },
     activities(placement) {
       return createActivities({
         db: placement.db,
@@ -102,6 +120,13 @@ export function composeService(parts: ServiceParts, overrides: ServiceOverrides 
       });
     },
   };
+}
+
+/** Credentials are cached per process; a rotation or revocation reaches the cache through a NOTIFY. */
+function followedCredentials(parts: ServiceParts, placement: CredentialsPlacement): FollowedCredentials {
+  const credentials = appCredentialCache(placement.db.prisma, (parts.config.auth?.cacheSeconds ?? 0) * 1000);
+  const changes = followCredentialChanges({ url: placement.databaseUrl, cache: credentials, logger: parts.logger });
+  return { credentials, ready: changes.ready, stop: () => changes.stop() };
 }
 
 /** A callback names a payout or account; the provider's answer to a read of it is applied (provider-callbacks.ts). */

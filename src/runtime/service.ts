@@ -25,8 +25,6 @@ import { assertKeysMatchDatabase, fundSandboxTreasury, keysForRoles, type ChainS
 import { Lifecycle } from './lifecycle';
 import { startWebhookKicks } from './webhook-kicks';
 import { deriveKey } from '../platform/secrets';
-import { appCredentialCache } from '../domain/apps/apps';
-import { followCredentialChanges } from './credential-changes';
 import { HttpOfframpProvider } from '../offramp/http-provider';
 import type { OfframpProvider } from '../offramp/offramp-provider';
 import { composeService } from './composition';
@@ -256,11 +254,9 @@ export async function startService(opts: {
     let apiUrl: string | undefined;
     if (roles.includes('api')) {
       const apiDb = database.pool('api');
-      // Credentials are cached per process; a rotation or revocation reaches it through a NOTIFY.
-      const credentials = appCredentialCache(apiDb.prisma, (config.auth?.cacheSeconds ?? 0) * 1000);
-      const credentialChanges = followCredentialChanges({ url: database.url, cache: credentials, logger });
-      lifecycle.add('credential changes', () => credentialChanges.stop());
-      await credentialChanges.ready;
+      const { credentials, ready, stop: stopFollowing } = service.credentials({ db: apiDb, databaseUrl: database.url });
+      lifecycle.add('credential changes', stopFollowing);
+      await ready;
       const api = createApi(
         service.api({
           db: apiDb,

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Address } from 'viem';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
-import { getBrowser, newContext } from '../support/browser';
+import { getBrowser } from '../support/browser';
 import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import { sealText } from '../../src/domain/keys/sealed-text';
 import { call, newApp } from '../support/api-client';
@@ -13,7 +13,7 @@ import { eventually, mine, newPayer, payTo, setNativeBalance, tokenBalance } fro
 import { createPayment, getPayment, newMerchant, waitForPayment, type Merchant } from '../support/fixtures';
 import { endsWithBooksChecked } from '../support/books';
 import { cli } from '../support/cli';
-import { pageProblems, signIn, startConsoleApi, TOKEN, UI } from './support';
+import { newConsole, pageProblems, signIn, TOKEN, UI, type ConsoleInBrowser } from './support';
 import { axeViolations } from '../support/axe';
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n;
@@ -59,19 +59,11 @@ void getBrowser();
 
 describe('Operator console', () => {
   endsWithBooksChecked();
-  let api: Awaited<ReturnType<typeof startConsoleApi>>;
-  let context: BrowserContext;
-  let page: Page;
-
+  let web: ConsoleInBrowser;
   before(async () => {
-    api = await startConsoleApi();
-    context = await newContext('desktop');
-    page = await context.newPage();
+    web = await newConsole();
   });
-  after(async () => {
-    await context?.close();
-    await api?.close();
-  });
+  after(() => web?.close());
 
   test('is absent (404) when no admin token is configured, like the admin API', async () => {
     const h = await getHarness();
@@ -80,9 +72,9 @@ describe('Operator console', () => {
   });
 
   test('sends a visitor without a session to sign in, refuses a wrong token, signs in with the right one, and logs out', async () => {
-    await page.goto(`${api.baseUrl}/console/payments/payment_x`);
-    assert.equal(new URL(page.url()).pathname, '/console/login');
-    const login = await page.goto(`${api.baseUrl}/console/login`);
+    await web.page.goto(`${web.baseUrl}/console/payments/payment_x`);
+    assert.equal(new URL(web.page.url()).pathname, '/console/login');
+    const login = await web.page.goto(`${web.baseUrl}/console/login`);
     const csp = login!.headers()['content-security-policy'] ?? '';
     assert.match(csp, /default-src 'none'/);
     assert.match(csp, /frame-ancestors 'none'/);
@@ -90,42 +82,44 @@ describe('Operator console', () => {
     assert.equal(login!.headers()['cache-control'], 'no-store');
     assert.equal(login!.headers()['referrer-policy'], 'no-referrer');
 
-    await signIn(page, api.baseUrl, 'ops@example.com', `wrong-${TOKEN}`);
-    assert.equal(new URL(page.url()).pathname, '/console/login');
-    assert.equal(await page.getByRole('alert').textContent(), 'That admin token is not right.');
+    await signIn(web.page, web.baseUrl, 'ops@example.com', `wrong-${TOKEN}`);
+    assert.equal(new URL(web.page.url()).pathname, '/console/login');
+    assert.equal(await web.page.getByRole('alert').textContent(), 'That admin token is not right.');
     assert.equal(
-      (await context.cookies()).some((c) => c.name === 'pp_console'),
+      (await web.context.cookies()).some((c) => c.name === 'pp_console'),
       false,
     );
 
-    await signIn(page, api.baseUrl, 'ops@example.com');
-    assert.equal(new URL(page.url()).pathname, '/console');
-    assert.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Holds');
-    assert.match((await page.locator('header').textContent()) ?? '', /Signed in as ops@example\.com/);
-    const cookie = (await context.cookies()).find((c) => c.name === 'pp_console');
+    await signIn(web.page, web.baseUrl, 'ops@example.com');
+    assert.equal(new URL(web.page.url()).pathname, '/console');
+    assert.equal(await web.page.getByRole('heading', { level: 1 }).textContent(), 'Holds');
+    assert.match((await web.page.locator('header').textContent()) ?? '', /Signed in as ops@example\.com/);
+    const cookie = (await web.context.cookies()).find((c) => c.name === 'pp_console');
     assert.ok(cookie, 'a session cookie');
     assert.equal(cookie.httpOnly, true);
     assert.equal(cookie.sameSite, 'Strict');
     assert.equal(cookie.path, '/console');
     assert.doesNotMatch(cookie.value, /ops@example/, 'the session is sealed, not readable');
 
-    await page.getByRole('button', { name: 'Log out' }).click();
-    await page.waitForLoadState('domcontentloaded');
-    assert.equal(new URL(page.url()).pathname, '/console/login');
-    await page.goto(`${api.baseUrl}/console`);
-    assert.equal(new URL(page.url()).pathname, '/console/login', 'the session ended');
+    await web.page.getByRole('button', { name: 'Log out' }).click();
+    await web.page.waitForLoadState('domcontentloaded');
+    assert.equal(new URL(web.page.url()).pathname, '/console/login');
+    await web.page.goto(`${web.baseUrl}/console`);
+    assert.equal(new URL(web.page.url()).pathname, '/console/login', 'the session ended');
   });
 
   test('ends a session at its expiry: a session past its time is sent to sign in, and a forged or tampered cookie never signs in', async () => {
     const h = await getHarness();
-    await signIn(page, api.baseUrl, 'eve@example.com');
-    const cookie = (await context.cookies()).find((c) => c.name === 'pp_console')!;
-    const url = new URL(api.baseUrl);
+    await signIn(web.page, web.baseUrl, 'eve@example.com');
+    const cookie = (await web.context.cookies()).find((c) => c.name === 'pp_console')!;
+    const url = new URL(web.baseUrl);
     const visit = async (value: string) => {
-      await context.clearCookies();
-      await context.addCookies([{ name: 'pp_console', value, domain: url.hostname, path: '/console', httpOnly: true, sameSite: 'Strict' }]);
-      await page.goto(`${api.baseUrl}/console`);
-      return new URL(page.url()).pathname;
+      await web.context.clearCookies();
+      await web.context.addCookies([
+        { name: 'pp_console', value, domain: url.hostname, path: '/console', httpOnly: true, sameSite: 'Strict' },
+      ]);
+      await web.page.goto(`${web.baseUrl}/console`);
+      return new URL(web.page.url()).pathname;
     };
     assert.equal(await visit(cookie.value), '/console', 'a live session is let in');
     assert.equal(await visit(`${cookie.value}x`), '/console/login', 'a tampered cookie is not');
@@ -148,19 +142,19 @@ describe('Operator console', () => {
     const h = await getHarness();
     const m = await newMerchant();
     const p = (await createPayment(m)).body.payment;
-    await signIn(page, api.baseUrl, 'ops@example.com');
+    await signIn(web.page, web.baseUrl, 'ops@example.com');
     // The browser's own request context sends the session cookie, as a forged cross-site form would.
-    const forged = await context.request.post(`${api.baseUrl}/console/payments/${p.id}/resolve`, {
+    const forged = await web.context.request.post(`${web.baseUrl}/console/payments/${p.id}/resolve`, {
       form: { action: 'fail', reason: 'forged' },
       maxRedirects: 0,
     });
     assert.equal(forged.status(), 403);
-    const wrong = await context.request.post(`${api.baseUrl}/console/payments/${p.id}/resolve`, {
+    const wrong = await web.context.request.post(`${web.baseUrl}/console/payments/${p.id}/resolve`, {
       form: { action: 'fail', reason: 'forged', _csrf: 'x'.repeat(43) },
       maxRedirects: 0,
     });
     assert.equal(wrong.status(), 403);
-    const loggedOut = await context.request.post(`${api.baseUrl}/console/logout`, { form: {}, maxRedirects: 0 });
+    const loggedOut = await web.context.request.post(`${web.baseUrl}/console/logout`, { form: {}, maxRedirects: 0 });
     assert.equal(loggedOut.status(), 403, 'logout is a form too');
     assert.equal(await h.db.prisma.operatorAction.count({ where: { targetId: p.id } }), 0);
     assert.equal((await getPayment(m, p.id)).payment.status, 'requires_payment_method');
@@ -173,14 +167,14 @@ describe('Operator console', () => {
       { id: string; fees: { merchantNetAmountAtomic: string } },
       { id: string; fees: { merchantNetAmountAtomic: string } },
     ];
-    await signIn(page, api.baseUrl, 'Alice Ops <alice@example.com>');
+    await signIn(web.page, web.baseUrl, 'Alice Ops <alice@example.com>');
     if (process.env.SCREENSHOT_DIR) {
       // npm run screenshots:console: the list with two holds, as an operator sees it.
       mkdirSync(process.env.SCREENSHOT_DIR, { recursive: true });
-      await page.screenshot({ path: path.join(process.env.SCREENSHOT_DIR, 'console-desktop.png'), fullPage: true });
+      await web.page.screenshot({ path: path.join(process.env.SCREENSHOT_DIR, 'console-desktop.png'), fullPage: true });
     }
 
-    const row = page.locator(`tr[data-id="${toFail.id}"]`);
+    const row = web.page.locator(`tr[data-id="${toFail.id}"]`);
     assert.equal(await row.count(), 1, 'the held Payment is listed');
     const cells = await row.locator('td').allTextContents();
     assert.deepEqual(cells.slice(0, 5), [
@@ -196,44 +190,44 @@ describe('Operator console', () => {
     );
 
     await row.getByRole('link', { name: `payment ${toFail.id}` }).click();
-    await page.waitForLoadState('domcontentloaded');
-    const timeline = (await page.locator('.timeline').textContent()) ?? '';
+    await web.page.waitForLoadState('domcontentloaded');
+    const timeline = (await web.page.locator('.timeline').textContent()) ?? '';
     assert.match(timeline, /payment\.requires_intervention/);
     assert.match(timeline, /transfer confirmed \(funding\)/);
     const funding = await h.db.prisma.paymentTransfer.findFirstOrThrow({ where: { paymentId: toFail.id } });
-    const chainLink = page.locator('.timeline a').first();
+    const chainLink = web.page.locator('.timeline a').first();
     assert.equal(await chainLink.getAttribute('href'), `/console/chains/${h.chainId}/transactions/${funding.txHash}`);
     await chainLink.click();
-    await page.waitForLoadState('domcontentloaded');
-    const receipt = (await page.locator('main').textContent()) ?? '';
+    await web.page.waitForLoadState('domcontentloaded');
+    const receipt = (await web.page.locator('main').textContent()) ?? '';
     assert.match(receipt, /Statusconfirmed/);
     assert.match(receipt, new RegExp(`2000000`));
-    await page.goBack();
+    await web.page.goBack();
 
     // Fail, with the reason the partner will see.
-    const failForm = page.locator('form', { has: page.getByRole('heading', { name: 'Fail' }) });
+    const failForm = web.page.locator('form', { has: web.page.getByRole('heading', { name: 'Fail' }) });
     await failForm.getByLabel('Why').fill('customer refunded off-platform');
     await failForm.getByRole('button', { name: 'Fail' }).click();
-    await page.waitForLoadState('domcontentloaded');
-    assert.match((await page.getByRole('status').textContent()) ?? '', /Fail sent to the workflow/);
-    const audit = await page.locator('table.audit tbody tr').first().locator('td').allTextContents();
+    await web.page.waitForLoadState('domcontentloaded');
+    assert.match((await web.page.getByRole('status').textContent()) ?? '', /Fail sent to the workflow/);
+    const audit = await web.page.locator('table.audit tbody tr').first().locator('td').allTextContents();
     assert.deepEqual(audit.slice(1), ['Alice Ops <alice@example.com>', 'console', 'fail', 'customer refunded off-platform', 'signalled']);
     assert.ok(!Number.isNaN(Date.parse(audit[0]!)), `a time: ${audit[0]}`);
     const failed = await waitForPayment(m, toFail.id, 'failed', (x) => x.status === 'failed');
     assert.deepEqual(failed.failure, { code: 'operator_failed', message: 'customer refunded off-platform' });
-    await waitUntilUnlisted(page, api.baseUrl, toFail.id);
+    await waitUntilUnlisted(web.page, web.baseUrl, toFail.id);
 
     // Mark settled: a hash that pays nobody is refused (shown, audited), then the real manual payout.
-    await page.goto(`${api.baseUrl}/console/payments/${toMark.id}`);
-    const markForm = () => page.locator('form', { has: page.getByRole('heading', { name: 'Mark settled' }) });
+    await web.page.goto(`${web.baseUrl}/console/payments/${toMark.id}`);
+    const markForm = () => web.page.locator('form', { has: web.page.getByRole('heading', { name: 'Mark settled' }) });
     await markForm()
       .getByLabel('Payout transaction hash')
       .fill(`0x${'ab'.repeat(32)}`);
     await markForm().getByLabel('Why').fill('paid out by hand');
     await markForm().getByRole('button', { name: 'Mark settled' }).click();
-    await page.waitForLoadState('domcontentloaded');
-    assert.match((await page.getByRole('alert').textContent()) ?? '', /not on the chain/);
-    const refused = await page.locator('table.audit tbody tr').first().locator('td').allTextContents();
+    await web.page.waitForLoadState('domcontentloaded');
+    assert.match((await web.page.getByRole('alert').textContent()) ?? '', /not on the chain/);
+    const refused = await web.page.locator('table.audit tbody tr').first().locator('td').allTextContents();
     assert.deepEqual(refused.slice(1, 5), [
       'Alice Ops <alice@example.com>',
       'console',
@@ -252,11 +246,11 @@ describe('Operator console', () => {
     await markForm().getByLabel('Payout transaction hash').fill(tx);
     await markForm().getByLabel('Why').fill('paid out by hand from the escrow');
     await markForm().getByRole('button', { name: 'Mark settled' }).click();
-    await page.waitForLoadState('domcontentloaded');
-    assert.match((await page.getByRole('status').textContent()) ?? '', /Mark settled sent/);
+    await web.page.waitForLoadState('domcontentloaded');
+    assert.match((await web.page.getByRole('status').textContent()) ?? '', /Mark settled sent/);
     const marked = await waitForPayment(m, toMark.id, 'succeeded', (x) => x.status === 'succeeded');
     assert.equal(marked.operationalState, 'normal');
-    await waitUntilUnlisted(page, api.baseUrl, toMark.id);
+    await waitUntilUnlisted(web.page, web.baseUrl, toMark.id);
 
     const rows = await h.db.prisma.operatorAction.findMany({
       where: { targetId: { in: [toFail.id, toMark.id] } },
@@ -281,8 +275,8 @@ describe('Operator console', () => {
       ].sort(),
     );
 
-    await page.goto(`${api.baseUrl}/console/actions`);
-    const recent = (await page.locator('table.audit tbody').textContent()) ?? '';
+    await web.page.goto(`${web.baseUrl}/console/actions`);
+    const recent = (await web.page.locator('table.audit tbody').textContent()) ?? '';
     for (const id of [toFail.id, toMark.id]) assert.ok(recent.includes(id), `${id} in the recent actions`);
   });
 
@@ -301,17 +295,17 @@ describe('Operator console', () => {
     );
     const incident = await h.db.prisma.paymentIncident.findFirstOrThrow({ where: { paymentId: p.id } });
 
-    await signIn(page, api.baseUrl, 'bob@example.com');
-    const listed = page.locator('#incidents ~ table tr', { hasText: incident.id });
+    await signIn(web.page, web.baseUrl, 'bob@example.com');
+    const listed = web.page.locator('#incidents ~ table tr', { hasText: incident.id });
     assert.equal(await listed.count(), 1, 'the incident is listed');
     await listed.getByRole('link', { name: p.id }).click();
-    await page.waitForLoadState('domcontentloaded');
-    const form = page.locator('form', { has: page.getByRole('heading', { name: 'Recover an incident' }) });
+    await web.page.waitForLoadState('domcontentloaded');
+    const form = web.page.locator('form', { has: web.page.getByRole('heading', { name: 'Recover an incident' }) });
     await form.getByLabel('Incident').selectOption(incident.id);
     await form.getByLabel('Why').fill('payer overpaid by 1 USDC');
     await form.getByRole('button', { name: 'Recover incident' }).click();
-    await page.waitForLoadState('domcontentloaded');
-    assert.match((await page.getByRole('status').textContent()) ?? '', /Incident recovery created/);
+    await web.page.waitForLoadState('domcontentloaded');
+    assert.match((await web.page.getByRole('status').textContent()) ?? '', /Incident recovery created/);
 
     const recoveries = await call(`/v2/payments/${p.id}/incident-recoveries`, { credential: m.cred });
     assert.equal(recoveries.body.items.length, 1);
@@ -334,7 +328,7 @@ describe('Operator console', () => {
     const m = await newMerchant();
     const p = (await createPayment(m)).body.payment;
     await assert.rejects(cli(['payments', 'resolve', p.id, '--action', 'retry', '--actor', 'carol', '--reason', 'try again']));
-    const res = await fetch(`${api.baseUrl}/admin/v1/payments/${p.id}/incident-recoveries`, {
+    const res = await fetch(`${web.baseUrl}/admin/v1/payments/${p.id}/incident-recoveries`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({ incidentId: 'incident_none', reason: 'no such incident', actor: 'dave' }),
@@ -360,67 +354,67 @@ describe('Operator console', () => {
     const payIn = await payTo(await newPayer(USDC(3)), paid.funding.depositAddress.address, USDC(3));
     await waitForPayment(m, paid.id, 'succeeded', (x) => x.status === 'succeeded');
     const leg = await h.db.prisma.settlementLeg.findFirstOrThrow({ where: { sourceType: 'payment', sourceId: paid.id } });
-    await signIn(page, api.baseUrl, 'ops@example.com');
+    await signIn(web.page, web.baseUrl, 'ops@example.com');
 
     const find = async (q: string) => {
-      await page.getByLabel('Find').fill(q);
-      await page.getByLabel('Find').press('Enter');
-      await page.waitForLoadState('domcontentloaded');
-      return new URL(page.url()).pathname;
+      await web.page.getByLabel('Find').fill(q);
+      await web.page.getByLabel('Find').press('Enter');
+      await web.page.waitForLoadState('domcontentloaded');
+      return new URL(web.page.url()).pathname;
     };
     for (const q of [paid.id, payIn, payIn.toUpperCase().replace('0X', '0x'), leg.txHash, ` ${paid.id} `]) {
       assert.equal(await find(q), `/console/payments/${paid.id}`, q);
-      assert.equal(await page.locator('h1').count(), 1);
+      assert.equal(await web.page.locator('h1').count(), 1);
     }
     // Its timeline names each event and where its webhooks stand (this app has no endpoint).
-    const timeline = (await page.locator('.timeline').textContent()) ?? '';
+    const timeline = (await web.page.locator('.timeline').textContent()) ?? '';
     assert.match(timeline, /payment\.succeeded\s+event evt_\w+; no webhook delivery/);
     assert.equal(await find(reference), '/console/search');
     assert.deepEqual(
-      (await page.locator('tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-id')))).sort(),
+      (await web.page.locator('tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-id')))).sort(),
       [paid.id, other.id].sort(),
     );
-    assert.deepEqual(await page.locator('tbody tr td:nth-child(4)').allTextContents(), ['externalReference', 'externalReference']);
+    assert.deepEqual(await web.page.locator('tbody tr td:nth-child(4)').allTextContents(), ['externalReference', 'externalReference']);
     assert.equal(await find('payment_doesNotExist'), '/console/search');
-    assert.match((await page.locator('main p').first().textContent()) ?? '', /Nothing matches/);
-    const anonymous = await fetch(`${api.baseUrl}/console/search?q=${paid.id}`, { redirect: 'manual' });
+    assert.match((await web.page.locator('main p').first().textContent()) ?? '', /Nothing matches/);
+    const anonymous = await fetch(`${web.baseUrl}/console/search?q=${paid.id}`, { redirect: 'manual' });
     assert.equal(anonymous.status, 302, 'a visitor without a session is sent to sign in');
     assert.match(anonymous.headers.get('location') ?? '', /\/console\/login/);
   });
 
   test("invites a partner user to an app's dashboard, and changes their role; a bad email is refused on the page", async () => {
     const app = await newApp();
-    await signIn(page, api.baseUrl, 'ops@example.com');
-    await page.getByRole('link', { name: 'Dashboard users' }).click();
-    await page.getByLabel('App id').fill(app.appId);
-    await page.getByRole('button', { name: 'Show' }).click();
-    assert.match(await page.locator('#users + table').innerText(), /Nobody yet/);
-    await page.getByLabel('Email').fill('Dev@Partner.example');
-    await page.getByLabel('Role').selectOption('developer');
-    await page.getByRole('button', { name: 'Invite' }).click();
-    assert.match(await page.getByRole('status').innerText(), /Invited/);
-    assert.match(await page.locator('#users + table').innerText(), /dev@partner\.example\s+developer\s+ops@example\.com/);
-    await page.getByLabel('Email').fill('dev@partner.example');
-    await page.getByLabel('Role').selectOption('admin');
-    await page.getByRole('button', { name: 'Invite' }).click();
-    assert.match(await page.locator('#users + table').innerText(), /dev@partner\.example\s+admin/);
-    assert.equal(await page.locator('#users + table tbody tr').count(), 1, 'one membership per email and app');
+    await signIn(web.page, web.baseUrl, 'ops@example.com');
+    await web.page.getByRole('link', { name: 'Dashboard users' }).click();
+    await web.page.getByLabel('App id').fill(app.appId);
+    await web.page.getByRole('button', { name: 'Show' }).click();
+    assert.match(await web.page.locator('#users + table').innerText(), /Nobody yet/);
+    await web.page.getByLabel('Email').fill('Dev@Partner.example');
+    await web.page.getByLabel('Role').selectOption('developer');
+    await web.page.getByRole('button', { name: 'Invite' }).click();
+    assert.match(await web.page.getByRole('status').innerText(), /Invited/);
+    assert.match(await web.page.locator('#users + table').innerText(), /dev@partner\.example\s+developer\s+ops@example\.com/);
+    await web.page.getByLabel('Email').fill('dev@partner.example');
+    await web.page.getByLabel('Role').selectOption('admin');
+    await web.page.getByRole('button', { name: 'Invite' }).click();
+    assert.match(await web.page.locator('#users + table').innerText(), /dev@partner\.example\s+admin/);
+    assert.equal(await web.page.locator('#users + table tbody tr').count(), 1, 'one membership per email and app');
     // Past the browser's own check, as a script or an old browser would send it.
-    await page.locator('#email').evaluate((el: { setAttribute(name: string, value: string): void }) => el.setAttribute('type', 'text'));
-    await page.getByLabel('Email').fill('not-an-email');
-    await page.getByRole('button', { name: 'Invite' }).click();
-    assert.match(await page.getByRole('alert').innerText(), /email/);
-    assert.deepEqual(await axeViolations(page), [], 'axe on the refusal');
+    await web.page.locator('#email').evaluate((el: { setAttribute(name: string, value: string): void }) => el.setAttribute('type', 'text'));
+    await web.page.getByLabel('Email').fill('not-an-email');
+    await web.page.getByRole('button', { name: 'Invite' }).click();
+    assert.match(await web.page.getByRole('alert').innerText(), /email/);
+    assert.deepEqual(await axeViolations(web.page), [], 'axe on the refusal');
   });
 
   test("every page passes a basic accessibility check and axe-core's WCAG 2.1 AA rules", async () => {
     const m = await newMerchant();
     const p = (await createPayment(m)).body.payment;
-    const check = async () => [...(await pageProblems(page)), ...(await axeViolations(page))];
-    await context.clearCookies();
-    await page.goto(`${api.baseUrl}/console/login`);
+    const check = async () => [...(await pageProblems(web.page)), ...(await axeViolations(web.page))];
+    await web.context.clearCookies();
+    await web.page.goto(`${web.baseUrl}/console/login`);
     assert.deepEqual(await check(), [], 'login');
-    await signIn(page, api.baseUrl, 'ops@example.com');
+    await signIn(web.page, web.baseUrl, 'ops@example.com');
     for (const target of [
       '/console',
       `/console/payments/${p.id}`,
@@ -430,7 +424,7 @@ describe('Operator console', () => {
       '/console/search?q=nothing-here',
       `/console/dashboard-users?appId=${m.cred.appId}`,
     ]) {
-      await page.goto(`${api.baseUrl}${target}`);
+      await web.page.goto(`${web.baseUrl}${target}`);
       assert.deepEqual(await check(), [], target);
     }
   });

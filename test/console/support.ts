@@ -1,13 +1,43 @@
 import assert from 'node:assert/strict';
-import type { Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { listenApi } from '../support/bounded-api';
+import { newContext } from '../support/browser';
 import { apiDepsOnHarness, getHarness } from '../support/harness';
 
 export const TOKEN = 'console-test-admin-token-0123456789abcdef';
 export const UI = 'http://temporal-ui.test:8233';
 
+/** The console's API and a desktop browser on it: what a describe of console pages opens before its tests. */
+export interface ConsoleInBrowser {
+  baseUrl: string;
+  /** A fresh browser context (its own cookies), at the desktop size. */
+  context: BrowserContext;
+  page: Page;
+  /** Closes the browser context, then the API. */
+  close(): Promise<void>;
+}
+
+/** Starts the console's API and opens a desktop browser page for it; asserts the console answers. */
+export async function newConsole(): Promise<ConsoleInBrowser> {
+  const api = await startConsoleApi();
+  let context: BrowserContext | undefined;
+  const close = async () => {
+    await context?.close();
+    await api.close();
+  };
+  try {
+    assert.equal((await fetch(`${api.baseUrl}/console/login`)).status, 200, 'the console is on');
+    context = await newContext('desktop');
+    const page = await context.newPage();
+    return { baseUrl: api.baseUrl, context, page, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
 /** The API with the console on (ADMIN_API_TOKEN set, the operator engine given), on the shared harness. */
-export async function startConsoleApi() {
+async function startConsoleApi() {
   const h = await getHarness();
   return listenApi(
     await apiDepsOnHarness({

@@ -8,8 +8,6 @@ import { loadConfig, type ServiceConfig } from '../../src/config';
 import { loadEnvironments, type TEnvironments } from '../../src/config/environments';
 import type { Database } from '../../src/db/client';
 import { createApi, type ApiDeps } from '../../src/http/app';
-import { appCredentialCache } from '../../src/domain/apps/apps';
-import { followCredentialChanges } from '../../src/runtime/credential-changes';
 import { createLogger, type Logger } from '../../src/logger';
 import { openDatabase, type OpenedDatabase } from '../../src/runtime/database';
 import pg from 'pg';
@@ -305,10 +303,9 @@ async function start(): Promise<Harness> {
   );
 
   // As the service runs it: credentials cached, a rotation or revocation heard through a NOTIFY.
-  const credentials = appCredentialCache(opened.db.prisma, (config.auth?.cacheSeconds ?? 0) * 1000);
-  const credentialChanges = followCredentialChanges({ url: opened.url, cache: credentials, logger });
-  cleanups.push(() => credentialChanges.stop());
-  await credentialChanges.ready;
+  const { credentials, ready, stop: stopFollowing } = service.credentials({ db: opened.db, databaseUrl: opened.url });
+  cleanups.push(stopFollowing);
+  await ready;
   const apiDeps = service.api({ db: opened.db, credentials, temporalMetricsUrl: temporalMetrics.metricsUrl });
   offrampDeps = apiDeps.offramp;
   const api = createApi(apiDeps);

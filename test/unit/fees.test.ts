@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { DEFAULT_ENVIRONMENTS_FILE, loadEnvironments, ZEnvironmentConfig } from '../../src/config/environments';
-import { splitFees } from '../../src/domain/amounts/pure/fees';
+import { splitFees, type FeeRates, type FeeSplit } from '../../src/domain/amounts/pure/fees';
 
 /**
  * The rules splitFees replaced, frozen as they were. A deposit's fees are computed inside the
@@ -32,24 +32,38 @@ const configuredRates = bps.chain((platformFeeBps) =>
 );
 const RUNS = { numRuns: 5_000 };
 
-describe('splitFees: the one fee split of Payments and deposits', () => {
-  test('gives a deposit what its recorded histories computed, for every amount and pair of rates', () => {
-    fc.assert(
-      fc.property(fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }), bps, bps, (amount, platformFeeBps, partnerFeeBps) => {
-        assert.deepEqual(splitFees(amount, { platformFeeBps, partnerFeeBps }), FROZEN.deposit(amount, platformFeeBps, partnerFeeBps));
-      }),
-      RUNS,
-    );
-  });
+/** Each caller of the split against the rule it had before, over the amounts and rates it can meet. */
+const FROZEN_CASES: Array<{
+  name: string;
+  amounts: fc.Arbitrary<bigint>;
+  rates: fc.Arbitrary<FeeRates>;
+  frozen: (amountAtomic: bigint, platformFeeBps: number, partnerFeeBps: number) => FeeSplit;
+}> = [
+  {
+    name: 'gives a deposit what its recorded histories computed, for every amount and pair of rates',
+    amounts: fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }),
+    rates: fc.record({ platformFeeBps: bps, partnerFeeBps: bps }),
+    frozen: FROZEN.deposit,
+  },
+  {
+    name: 'gives a Payment what it was quoted before, for every amount it accepts (positive) at configurable rates',
+    amounts: fc.bigInt({ min: 1n, max: 10n ** 30n }),
+    rates: configuredRates,
+    frozen: FROZEN.payment,
+  },
+];
 
-  test('gives a Payment what it was quoted before, for every amount it accepts (positive) at configurable rates', () => {
-    fc.assert(
-      fc.property(fc.bigInt({ min: 1n, max: 10n ** 30n }), configuredRates, (amount, rates) => {
-        assert.deepEqual(splitFees(amount, rates), FROZEN.payment(amount, rates.platformFeeBps, rates.partnerFeeBps));
-      }),
-      RUNS,
-    );
-  });
+describe('splitFees: the one fee split of Payments and deposits', () => {
+  for (const c of FROZEN_CASES) {
+    test(c.name, () => {
+      fc.assert(
+        fc.property(c.amounts, c.rates, (amount, rates) => {
+          assert.deepEqual(splitFees(amount, rates), c.frozen(amount, rates.platformFeeBps, rates.partnerFeeBps));
+        }),
+        RUNS,
+      );
+    });
+  }
 
   test('splits the gross exactly: the fees and the net add up to it, and each fee is at most its share', () => {
     fc.assert(

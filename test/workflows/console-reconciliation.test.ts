@@ -2,14 +2,13 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { BrowserContext, Page } from 'playwright-core';
-import { getBrowser, newContext } from '../support/browser';
+import { getBrowser } from '../support/browser';
 import { getHarness } from '../support/harness';
 import { eventually } from '../support/chain';
 import { createPayment, newMerchant } from '../support/fixtures';
 import { paymentReconciliationWorkflowId } from '../../workflows/contracts/payment-reconciliation';
 import { RECONCILIATION_ALERT_KINDS } from '../../src/domain/monitoring/reconciliation-runs';
-import { pageProblems, signIn, startConsoleApi, UI } from '../console/support';
+import { newConsole, pageProblems, signIn, UI, type ConsoleInBrowser } from '../console/support';
 
 void getBrowser();
 
@@ -19,18 +18,11 @@ void getBrowser();
  * among the suite's other reconciliation tests, after the rest, not in the middle of it.
  */
 describe('Operator console: open alerts and the last run of each reconciliation', () => {
-  let api: Awaited<ReturnType<typeof startConsoleApi>>;
-  let context: BrowserContext;
-  let page: Page;
+  let web: ConsoleInBrowser;
   before(async () => {
-    api = await startConsoleApi();
-    context = await newContext('desktop');
-    page = await context.newPage();
+    web = await newConsole();
   });
-  after(async () => {
-    await context?.close();
-    await api?.close();
-  });
+  after(() => web?.close());
 
   test('lists open alerts, each linked to its Payment, and the last pass of each reconciliation with its outcome; a pass that finds the problem gone takes the alert off', async () => {
     const h = await getHarness();
@@ -49,17 +41,17 @@ describe('Operator console: open alerts and the last run of each reconciliation'
       where: { kind: 'payment_workflow_missing', subject: `payment:${p.id}`, resolvedAt: null },
     });
 
-    await signIn(page, api.baseUrl, 'ops@example.com');
-    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Alerts' }).click();
-    await page.waitForLoadState('domcontentloaded');
-    assert.equal(new URL(page.url()).pathname, '/console/alerts');
-    assert.deepEqual(await pageProblems(page), []);
+    await signIn(web.page, web.baseUrl, 'ops@example.com');
+    await web.page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Alerts' }).click();
+    await web.page.waitForLoadState('domcontentloaded');
+    assert.equal(new URL(web.page.url()).pathname, '/console/alerts');
+    assert.deepEqual(await pageProblems(web.page), []);
     if (process.env.SCREENSHOT_DIR) {
       mkdirSync(process.env.SCREENSHOT_DIR, { recursive: true });
-      await page.screenshot({ path: path.join(process.env.SCREENSHOT_DIR, 'console-alerts.png'), fullPage: true });
+      await web.page.screenshot({ path: path.join(process.env.SCREENSHOT_DIR, 'console-alerts.png'), fullPage: true });
     }
 
-    const row = page.locator(`tr[data-alert="${alert.id}"]`);
+    const row = web.page.locator(`tr[data-alert="${alert.id}"]`);
     const cells = await row.locator('td').allTextContents();
     assert.deepEqual(cells.slice(0, 4), ['payment_workflow_missing', 'critical', `payment ${p.id}`, alert.createdAt.toISOString()]);
     assert.match(cells[5]!, /workflow=closed/);
@@ -67,7 +59,7 @@ describe('Operator console: open alerts and the last run of each reconciliation'
     assert.equal(await row.getByRole('link', { name: `payment ${p.id}` }).getAttribute('href'), `/console/payments/${p.id}`);
 
     // Each reconciliation's last pass is the one just run, finished, its outcome what the pass found.
-    const runCells = async (name: string) => page.locator(`tr[data-reconciliation="${name}"] td`).allTextContents();
+    const runCells = async (name: string) => web.page.locator(`tr[data-reconciliation="${name}"] td`).allTextContents();
     const expected = {
       'payment-reconciliation': await h.db.prisma.operatorAlert.count({
         where: { kind: { in: [...RECONCILIATION_ALERT_KINDS['payment-reconciliation']] }, resolvedAt: null },
@@ -87,7 +79,7 @@ describe('Operator console: open alerts and the last run of each reconciliation'
       assert.equal(inProgress, '—', `${name}: its pass finished`);
     }
     assert.ok(expected['payment-reconciliation'] >= 1);
-    const paymentRow = page.locator('tr[data-reconciliation="payment-reconciliation"]');
+    const paymentRow = web.page.locator('tr[data-reconciliation="payment-reconciliation"]');
     const workflowId = paymentReconciliationWorkflowId(paymentPass.startedAt);
     assert.equal(
       await paymentRow.getByRole('link', { name: 'Temporal UI' }).getAttribute('href'),
@@ -96,20 +88,20 @@ describe('Operator console: open alerts and the last run of each reconciliation'
 
     // Its open alerts of one kind, from the reconciliation's row.
     await paymentRow.getByRole('link', { name: /payment_workflow_missing$/ }).click();
-    await page.waitForLoadState('domcontentloaded');
-    assert.equal(new URL(page.url()).searchParams.get('kind'), 'payment_workflow_missing');
-    assert.equal(await page.locator(`tr[data-alert="${alert.id}"]`).count(), 1);
+    await web.page.waitForLoadState('domcontentloaded');
+    assert.equal(new URL(web.page.url()).searchParams.get('kind'), 'payment_workflow_missing');
+    assert.equal(await web.page.locator(`tr[data-alert="${alert.id}"]`).count(), 1);
     assert.deepEqual(
-      [...new Set(await page.locator('table.alerts tbody tr td:first-child').allTextContents())],
+      [...new Set(await web.page.locator('table.alerts tbody tr td:first-child').allTextContents())],
       ['payment_workflow_missing'],
     );
-    assert.deepEqual(await pageProblems(page), []);
+    assert.deepEqual(await pageProblems(web.page), []);
 
     // Repaired by hand (failed, nothing was paid): the next pass resolves the alert, and the page says so.
     await h.db.prisma.payment.update({ where: { id: p.id }, data: { status: 'failed', statusVersion: 2, failureCode: 'operator_failed' } });
     const again = await h.engine.runPaymentReconciliation({ graceSeconds: 0 });
-    await page.goto(`${api.baseUrl}/console/alerts`);
-    assert.equal(await page.locator(`tr[data-alert="${alert.id}"]`).count(), 0, 'the resolved alert is not listed');
+    await web.page.goto(`${web.baseUrl}/console/alerts`);
+    assert.equal(await web.page.locator(`tr[data-alert="${alert.id}"]`).count(), 0, 'the resolved alert is not listed');
     const [finished] = await runCells('payment-reconciliation');
     assert.equal(
       await paymentRow.getByRole('link', { name: 'Temporal UI' }).getAttribute('href'),
