@@ -1,7 +1,7 @@
 /**
  * Every test and hook gets a timeout unless it sets its own, so that a hung one fails naming itself
  * and the run goes on. Node 20's --test-timeout (in `npm test`) bounds each test file's process,
- * and the suite is one file (test/index.ts): it only bounds the whole run. Node 22 applies the flag
+ * and each shard of the suite is one file (test/index.ts): it only bounds the whole shard. Node 22 applies the flag
  * to each test; on Node 20 this does it, through the options node:test already has.
  *
  * 5 minutes: the slowest tests take about 2 under load on 2 shared cores (a Payment through 100
