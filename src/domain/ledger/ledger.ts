@@ -249,6 +249,33 @@ const isAccountId = (v: unknown): v is string => typeof v === 'string' && /^acct
  */
 export function preparePosting(input: PostingInput): PreparedPosting {
   const issues: string[] = [];
+  checkPostingFields(input, issues);
+  const asset = normalizeAsset(input.asset, 'posting', issues);
+  const entries = prepareEntries(input.entries, asset, issues);
+  const transactions: PreparedTransaction[] = [];
+  (input.transactions ?? []).forEach((t, i) => {
+    const prepared = prepareTransaction(t, `transactions[${i}]`, asset, input.description, issues);
+    if (prepared) transactions.push(prepared);
+  });
+
+  if (issues.length > 0) throw new LedgerValidationError(issues);
+
+  return {
+    key: `${input.sourceType}/${input.sourceId}/${input.leg}`,
+    appId: input.appId,
+    sourceType: input.sourceType,
+    sourceId: input.sourceId,
+    leg: input.leg,
+    description: input.description,
+    entries,
+    transactions,
+    accountIds: accountIdsOf(entries, transactions),
+    fingerprint: fingerprintOf(input.appId, entries, transactions),
+  };
+}
+
+/** The posting's own fields: app, source, leg and description. */
+function checkPostingFields(input: PostingInput, issues: string[]): void {
   if (!isId(input.appId)) issues.push('appId is required');
   if (!SOURCE_TYPES.includes(input.sourceType)) issues.push(`sourceType must be one of ${SOURCE_TYPES.join(', ')}`);
   if (!isId(input.sourceId)) issues.push('sourceId must be 1-128 characters of [A-Za-z0-9_-]');
@@ -257,9 +284,14 @@ export function preparePosting(input: PostingInput): PreparedPosting {
   if (typeof input.description !== 'string' || input.description.length < 1 || input.description.length > 500) {
     issues.push('description must be 1-500 characters');
   }
-  const asset = normalizeAsset(input.asset, 'posting', issues);
+}
 
-  const entriesIn = Array.isArray(input.entries) ? input.entries : [];
+/**
+ * The entries in stored form (an entry without a usable amount or asset is left out, its issue noted),
+ * each asset described one way, and balanced: the entries of each asset sum to zero.
+ */
+function prepareEntries(input: LedgerEntryInput[], asset: LedgerAsset | null, issues: string[]): PreparedEntry[] {
+  const entriesIn = Array.isArray(input) ? input : [];
   if (entriesIn.length < 2) issues.push(`a posting needs at least 2 entries, got ${entriesIn.length}`);
   if (entriesIn.length > 100) issues.push('a posting has at most 100 entries');
 
@@ -269,19 +301,7 @@ export function preparePosting(input: PostingInput): PreparedPosting {
   entriesIn.forEach((e, i) => {
     const where = `entries[${i}]`;
     const entryAsset = e.asset === undefined ? asset : normalizeAsset(e.asset, where, issues);
-    if (typeof e.book !== 'string' || e.book.length > 200 || !BOOK_NAME.test(e.book)) {
-      issues.push(`${where}: book ${JSON.stringify(e.book)} is not a book name (see the chart of books)`);
-    }
-    let accountId = e.accountId ?? null;
-    const owner = typeof e.book === 'string' && e.book.startsWith('upa:') ? accountOfBook(e.book) : null;
-    if (typeof e.book === 'string' && e.book.startsWith('upa:') && !owner) {
-      issues.push(`${where}: book ${e.book} must look like upa:<accountId>:<name>`);
-    }
-    if (owner) {
-      if (accountId !== null && accountId !== owner) issues.push(`${where}: book ${e.book} belongs to ${owner}, not ${accountId}`);
-      accountId = owner;
-    }
-    if (accountId !== null && !isAccountId(accountId)) issues.push(`${where}: accountId must be an account id (acct_...)`);
+    const accountId = attributedAccount(e, where, issues);
     if (typeof e.amountAtomic !== 'bigint') {
       issues.push(`${where}: amountAtomic must be a bigint`);
       return;
@@ -301,57 +321,92 @@ export function preparePosting(input: PostingInput): PreparedPosting {
   for (const [key, sum] of sums) {
     if (sum !== 0n) issues.push(`entries for asset ${key} sum to ${sum}, not 0 (unbalanced)`);
   }
+  return entries;
+}
 
-  const transactions: PreparedTransaction[] = [];
-  (input.transactions ?? []).forEach((t, i) => {
-    const where = `transactions[${i}]`;
-    const txAsset = t.asset === undefined ? asset : normalizeAsset(t.asset, where, issues);
-    if (!isAccountId(t.accountId)) issues.push(`${where}: accountId must be an account id (acct_...)`);
-    if (!TRANSACTION_DIRECTIONS.includes(t.direction)) issues.push(`${where}: direction must be received or sent`);
-    if (!TRANSACTION_STATUSES.includes(t.status)) issues.push(`${where}: status must be one of ${TRANSACTION_STATUSES.join(', ')}`);
-    for (const side of ['senderAccountId', 'receiverAccountId'] as const) {
-      if (t[side] !== null && t[side] !== undefined && !isAccountId(t[side]))
-        issues.push(`${where}: ${side} must be an account id or null`);
-    }
-    if (t.direction === 'sent' && t.senderAccountId !== t.accountId)
-      issues.push(`${where}: a sent transaction's senderAccountId is its accountId`);
-    if (t.direction === 'received' && t.receiverAccountId !== t.accountId) {
-      issues.push(`${where}: a received transaction's receiverAccountId is its accountId`);
-    }
-    if (typeof t.amountAtomic !== 'bigint' || t.amountAtomic <= 0n || t.amountAtomic >= MAX_ABS_ATOMIC) {
-      issues.push(`${where}: amountAtomic must be a positive bigint of at most 78 digits`);
-    }
-    if (typeof t.financialLegKind !== 'string' || !/^[a-z_]{1,64}$/.test(t.financialLegKind)) {
-      issues.push(`${where}: financialLegKind must be 1-64 characters of [a-z_]`);
-    }
-    if (t.paymentId != null && !/^payment_[A-Za-z0-9_-]+$/.test(t.paymentId)) issues.push(`${where}: paymentId must be a payment id`);
-    if (t.description != null && (typeof t.description !== 'string' || t.description.length > 500)) {
-      issues.push(`${where}: description must be at most 500 characters`);
-    }
-    if (!txAsset) return;
-    transactions.push({
-      accountId: t.accountId,
-      direction: t.direction,
-      senderAccountId: t.senderAccountId ?? null,
-      receiverAccountId: t.receiverAccountId ?? null,
-      amountAtomic: t.amountAtomic,
-      status: t.status,
-      financialLegKind: t.financialLegKind,
-      paymentId: t.paymentId ?? null,
-      description: t.description ?? input.description,
-      asset: txAsset,
-    });
-  });
+/**
+ * Checks an entry's book and answers the account the entry is attributed to: the owner of a
+ * `upa:<accountId>:...` book (which a different accountId contradicts), else the accountId given, if any.
+ */
+function attributedAccount(e: LedgerEntryInput, where: string, issues: string[]): string | null {
+  if (typeof e.book !== 'string' || e.book.length > 200 || !BOOK_NAME.test(e.book)) {
+    issues.push(`${where}: book ${JSON.stringify(e.book)} is not a book name (see the chart of books)`);
+  }
+  let accountId = e.accountId ?? null;
+  const owner = typeof e.book === 'string' && e.book.startsWith('upa:') ? accountOfBook(e.book) : null;
+  if (typeof e.book === 'string' && e.book.startsWith('upa:') && !owner) {
+    issues.push(`${where}: book ${e.book} must look like upa:<accountId>:<name>`);
+  }
+  if (owner) {
+    if (accountId !== null && accountId !== owner) issues.push(`${where}: book ${e.book} belongs to ${owner}, not ${accountId}`);
+    accountId = owner;
+  }
+  if (accountId !== null && !isAccountId(accountId)) issues.push(`${where}: accountId must be an account id (acct_...)`);
+  return accountId;
+}
 
-  if (issues.length > 0) throw new LedgerValidationError(issues);
+/** One Transaction in stored form, or null when its asset is unusable (the issue is noted). */
+function prepareTransaction(
+  t: LedgerTransactionInput,
+  where: string,
+  asset: LedgerAsset | null,
+  postingDescription: string,
+  issues: string[],
+): PreparedTransaction | null {
+  const txAsset = t.asset === undefined ? asset : normalizeAsset(t.asset, where, issues);
+  if (!isAccountId(t.accountId)) issues.push(`${where}: accountId must be an account id (acct_...)`);
+  if (!TRANSACTION_DIRECTIONS.includes(t.direction)) issues.push(`${where}: direction must be received or sent`);
+  if (!TRANSACTION_STATUSES.includes(t.status)) issues.push(`${where}: status must be one of ${TRANSACTION_STATUSES.join(', ')}`);
+  for (const side of ['senderAccountId', 'receiverAccountId'] as const) {
+    if (t[side] !== null && t[side] !== undefined && !isAccountId(t[side])) issues.push(`${where}: ${side} must be an account id or null`);
+  }
+  if (t.direction === 'sent' && t.senderAccountId !== t.accountId)
+    issues.push(`${where}: a sent transaction's senderAccountId is its accountId`);
+  if (t.direction === 'received' && t.receiverAccountId !== t.accountId) {
+    issues.push(`${where}: a received transaction's receiverAccountId is its accountId`);
+  }
+  if (typeof t.amountAtomic !== 'bigint' || t.amountAtomic <= 0n || t.amountAtomic >= MAX_ABS_ATOMIC) {
+    issues.push(`${where}: amountAtomic must be a positive bigint of at most 78 digits`);
+  }
+  if (typeof t.financialLegKind !== 'string' || !/^[a-z_]{1,64}$/.test(t.financialLegKind)) {
+    issues.push(`${where}: financialLegKind must be 1-64 characters of [a-z_]`);
+  }
+  if (t.paymentId != null && !/^payment_[A-Za-z0-9_-]+$/.test(t.paymentId)) issues.push(`${where}: paymentId must be a payment id`);
+  if (t.description != null && (typeof t.description !== 'string' || t.description.length > 500)) {
+    issues.push(`${where}: description must be at most 500 characters`);
+  }
+  if (!txAsset) return null;
+  return {
+    accountId: t.accountId,
+    direction: t.direction,
+    senderAccountId: t.senderAccountId ?? null,
+    receiverAccountId: t.receiverAccountId ?? null,
+    amountAtomic: t.amountAtomic,
+    status: t.status,
+    financialLegKind: t.financialLegKind,
+    paymentId: t.paymentId ?? null,
+    description: t.description ?? postingDescription,
+    asset: txAsset,
+  };
+}
 
+/** Every account the posting references (entries, transactions, senders, receivers), sorted. */
+function accountIdsOf(entries: PreparedEntry[], transactions: PreparedTransaction[]): string[] {
   const accountIds = new Set<string>();
   for (const e of entries) if (e.accountId) accountIds.add(e.accountId);
   for (const t of transactions) {
     for (const id of [t.accountId, t.senderAccountId, t.receiverAccountId]) if (id) accountIds.add(id);
   }
+  return [...accountIds].sort();
+}
+
+/**
+ * The hash a replay must match: the app, the entries line by line and the Transactions as a set (not
+ * their statuses or descriptions).
+ */
+function fingerprintOf(appId: string, entries: PreparedEntry[], transactions: PreparedTransaction[]): string {
   const canonical = JSON.stringify({
-    appId: input.appId,
+    appId,
     entries: entries.map((e) => [e.line, e.book, e.accountId, assetKey(e.asset), e.asset.symbol, e.asset.decimals, String(e.amountAtomic)]),
     transactions: transactions
       .map((t) =>
@@ -368,18 +423,7 @@ export function preparePosting(input: PostingInput): PreparedPosting {
       )
       .sort(),
   });
-  return {
-    key: `${input.sourceType}/${input.sourceId}/${input.leg}`,
-    appId: input.appId,
-    sourceType: input.sourceType,
-    sourceId: input.sourceId,
-    leg: input.leg,
-    description: input.description,
-    entries,
-    transactions,
-    accountIds: [...accountIds].sort(),
-    fingerprint: createHash('sha256').update(canonical).digest('hex'),
-  };
+  return createHash('sha256').update(canonical).digest('hex');
 }
 
 // ---------------------------------------------------------------------------------------------------

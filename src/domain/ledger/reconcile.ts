@@ -1,6 +1,7 @@
 import { getAddress, type Address, type Hash } from 'viem';
 import { Prisma, type PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
+import type { TNetworkConfig } from '../../config/environments';
 import type { AddressBook } from '../../custody';
 import { syncAlerts, type AlertDeps, type AlertInput } from '../monitoring/alerts';
 import { SERVICE_WALLETS } from '../chain/custody-addresses';
@@ -80,6 +81,15 @@ interface Snapshot {
     amount: bigint;
   }>;
   unaddressed: Array<{ book: string; purpose: AddressPurpose; chainId: number; token: string; total: bigint }>;
+}
+
+type Leg = Snapshot['legs'][number];
+
+/** One balance to compare: a target's on one network, in one token. */
+interface Pair {
+  target: Target;
+  chainId: number;
+  token: string;
 }
 
 const lower = (s: string) => s.toLowerCase();
@@ -189,24 +199,55 @@ async function reconcileAddresses(deps: ReconcileDeps, addresses: string[], opts
       for (const chainId of chainIds) heads.set(chainId, await deps.chains.get(chainId).getBlockNumber());
       // Legs again after the heads (outside the snapshot): a leg is committed before it is broadcast,
       // so every leg mined at or below a head is read here, even one recorded after the snapshot.
-      const late = await readLegs(deps.prisma, addresses);
-      // One entry per leg family (a fee replacement's transactions): the later read knows every member.
-      const family = (l: Snapshot['legs'][number]) => [l.txHash, ...l.superseded].map((h) => `${l.sourceType}|${l.sourceId}|${h}`);
-      const seen = new Set(late.flatMap(family));
-      snap.legs = [...late, ...snap.legs.filter((l) => !family(l).some((k) => seen.has(k)))];
+      snap.legs = mergeLegReads(await readLegs(deps.prisma, addresses), snap.legs);
       return { snap, heads };
     },
     { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead, timeout: 60_000 },
   );
 
   const targetOf = new Map(snap.targets.map((t) => [t.address, t]));
-  const inFlight: InFlightAmount[] = snap.incoming.map(({ amount, ...i }) => ({
+  const minedLegs = await readMinedLegs(deps, snap.legs, heads);
+  const inFlight = [...incomingInFlight(snap.incoming, targetOf), ...legsInFlight(minedLegs, targetOf)];
+  const pairs = pairsToCompare(snap.targets, networks, heads);
+  const balances = await balancesOf(deps, pairs, heads);
+  const differences = [
+    ...addressDifferences(pairs, balances, snap.books, inFlightByAddress(inFlight)),
+    ...unaddressedDifferences(snap.unaddressed),
+  ];
+
+  return {
+    ok: differences.length === 0,
+    heads: [...heads].map(([chainId, blockNumber]) => ({ chainId, blockNumber: blockNumber.toString() })),
+    checked: pairs.length,
+    inFlight: inFlight.map((f) => ({ ...f, address: getAddress(f.address), token: getAddress(f.token) })),
+    differences,
+  };
+}
+
+/** Both reads of the live legs: the later read, and the earlier legs of families it doesn't hold. */
+function mergeLegReads(late: Leg[], early: Leg[]): Leg[] {
+  // One entry per leg family (a fee replacement's transactions): the later read knows every member.
+  const family = (l: Leg) => [l.txHash, ...l.superseded].map((h) => `${l.sourceType}|${l.sourceId}|${h}`);
+  const seen = new Set(late.flatMap(family));
+  return [...late, ...early.filter((l) => !family(l).some((k) => seen.has(k)))];
+}
+
+/** The money arriving that the snapshot recorded, as in flight at its address. */
+function incomingInFlight(incoming: Snapshot['incoming'], targetOf: Map<string, Target>): InFlightAmount[] {
+  return incoming.map(({ amount, ...i }) => ({
     ...i,
     purpose: targetOf.get(i.address)?.purpose ?? 'unknown',
     amountAtomic: amount.toString(),
   }));
-  const minedLegs = await mapLimit(
-    snap.legs.filter((l) => heads.has(l.chainId)),
+}
+
+/**
+ * The legs mined successfully at or below their network's head, in the order given, each with the
+ * transaction of its family that was mined. Legs of a network without a head are left out.
+ */
+async function readMinedLegs(deps: ReconcileDeps, legs: Leg[], heads: Map<number, bigint>): Promise<Leg[]> {
+  const mined = await mapLimit(
+    legs.filter((l) => heads.has(l.chainId)),
     READ_CONCURRENCY,
     async (leg) => {
       for (const txHash of [leg.txHash, ...leg.superseded]) {
@@ -216,8 +257,13 @@ async function reconcileAddresses(deps: ReconcileDeps, addresses: string[], opts
       return null;
     },
   );
-  for (const leg of minedLegs) {
-    if (!leg) continue;
+  return mined.filter((leg): leg is Leg => leg !== null);
+}
+
+/** The mined legs as money in flight at the addresses of theirs that are targets: out of `from`, into `to`. */
+function legsInFlight(legs: Leg[], targetOf: Map<string, Target>): InFlightAmount[] {
+  const inFlight: InFlightAmount[] = [];
+  for (const leg of legs) {
     // A vault's leg arrives at escrow as a Payment transfer, counted there: only its vault side is in flight.
     const sides =
       leg.sourceType === 'vault_funding'
@@ -242,23 +288,34 @@ async function reconcileAddresses(deps: ReconcileDeps, addresses: string[], opts
       });
     }
   }
+  return inFlight;
+}
 
-  const pairs = snap.targets.flatMap((t) =>
+/** Every (address, network, token) to compare: each target on each of its networks with a head, each asset of that network. */
+function pairsToCompare(targets: Target[], networks: Map<number, TNetworkConfig>, heads: Map<number, bigint>): Pair[] {
+  return targets.flatMap((t) =>
     t.chainIds
       .filter((id) => heads.has(id))
       .flatMap((chainId) => networks.get(chainId)!.assets.map((a) => ({ target: t, chainId, token: a.tokenAddress }))),
   );
-  const balances = await balancesOf(deps, pairs, heads);
+}
 
+/** `${address}|${chainId}|${token}` -> the sum of the money in flight there. */
+function inFlightByAddress(inFlight: InFlightAmount[]): Map<string, bigint> {
   const flights = new Map<string, bigint>();
   for (const f of inFlight) {
     const k = key(f.address, f.chainId, lower(f.token));
     flights.set(k, (flights.get(k) ?? 0n) + BigInt(f.amountAtomic));
   }
+  return flights;
+}
+
+/** The pairs whose chain balance is not their books plus the money in flight, in the pairs' order. */
+function addressDifferences(pairs: Pair[], balances: bigint[], books: Snapshot['books'], flights: Map<string, bigint>): BooksDifference[] {
   const differences: BooksDifference[] = [];
   pairs.forEach(({ target, chainId, token }, i) => {
     const chainAtomic = balances[i]!;
-    const ledgerAtomic = target.book === null ? 0n : (snap.books.get(key(target.book, chainId, lower(token))) ?? 0n);
+    const ledgerAtomic = target.book === null ? 0n : (books.get(key(target.book, chainId, lower(token))) ?? 0n);
     const inFlightAtomic = flights.get(key(target.address, chainId, lower(token))) ?? 0n;
     const differenceAtomic = chainAtomic - ledgerAtomic - inFlightAtomic;
     if (differenceAtomic === 0n) return;
@@ -274,35 +331,26 @@ async function reconcileAddresses(deps: ReconcileDeps, addresses: string[], opts
       differenceAtomic: differenceAtomic.toString(),
     });
   });
-  for (const u of snap.unaddressed) {
-    differences.push({
-      address: null,
-      purpose: u.purpose,
-      book: u.book,
-      chainId: u.chainId,
-      token: getAddress(u.token),
-      ledgerAtomic: u.total.toString(),
-      chainAtomic: '0',
-      inFlightAtomic: '0',
-      differenceAtomic: (-u.total).toString(),
-    });
-  }
+  return differences;
+}
 
-  return {
-    ok: differences.length === 0,
-    heads: [...heads].map(([chainId, blockNumber]) => ({ chainId, blockNumber: blockNumber.toString() })),
-    checked: pairs.length,
-    inFlight: inFlight.map((f) => ({ ...f, address: getAddress(f.address), token: getAddress(f.token) })),
-    differences,
-  };
+/** Books of escrows, deposit addresses or vaults the service doesn't know: what they hold is missing. */
+function unaddressedDifferences(unaddressed: Snapshot['unaddressed']): BooksDifference[] {
+  return unaddressed.map((u) => ({
+    address: null,
+    purpose: u.purpose,
+    book: u.book,
+    chainId: u.chainId,
+    token: getAddress(u.token),
+    ledgerAtomic: u.total.toString(),
+    chainAtomic: '0',
+    inFlightAtomic: '0',
+    differenceAtomic: (-u.total).toString(),
+  }));
 }
 
 /** Each pair's balance at its network's head: one batched read per (network, token), in the pairs' order. */
-async function balancesOf(
-  deps: ReconcileDeps,
-  pairs: Array<{ target: Target; chainId: number; token: string }>,
-  heads: Map<number, bigint>,
-): Promise<bigint[]> {
+async function balancesOf(deps: ReconcileDeps, pairs: Pair[], heads: Map<number, bigint>): Promise<bigint[]> {
   const groups = new Map<string, number[]>();
   pairs.forEach(({ chainId, token }, i) => {
     const group = groups.get(key(chainId, token)) ?? [];
@@ -319,6 +367,7 @@ async function balancesOf(
   return out;
 }
 
+/** The database's side, read in the caller's snapshot: what each address is, its books, money arriving and live legs. */
 async function readSnapshot(
   tx: Prisma.TransactionClient,
   custody: AddressBook,
@@ -327,6 +376,22 @@ async function readSnapshot(
   opts: { unaddressedBooks: boolean },
 ): Promise<Snapshot> {
   const wallets = walletsOf(custody);
+  const targets = targetsOf(addresses, allChains, wallets, await readOwners(tx, addresses));
+  const books = await readBookTotals(tx, targets);
+  const incoming = await readIncoming(tx, addresses);
+  const unaddressed = opts.unaddressedBooks ? await readUnaddressedBooks(tx) : [];
+  return { targets, books, incoming, legs: await readLegs(tx, addresses), unaddressed };
+}
+
+/** What owns each of these addresses: its custody registration, and the Payment, deposit address or vault it is for. */
+interface AddressOwners {
+  registry: Array<{ address: string; purpose: AddressPurpose }>;
+  payments: Array<{ id: string; chainId: number; escrowAddress: string | null }>;
+  depositAddresses: Array<{ id: string; chainId: number; address: string | null }>;
+  vaults: Array<{ id: string; address: string | null }>;
+}
+
+async function readOwners(tx: Prisma.TransactionClient, addresses: string[]): Promise<AddressOwners> {
   const registry = await tx.custodyAddress.findMany({ where: { address: { in: addresses } }, select: { address: true, purpose: true } });
   const payments = await tx.payment.findMany({
     where: { escrowAddress: { in: addresses } },
@@ -337,11 +402,21 @@ async function readSnapshot(
     select: { id: true, chainId: true, address: true },
   });
   const vaults = await tx.vault.findMany({ where: { address: { in: addresses } }, select: { id: true, address: true } });
+  return { registry, payments, depositAddresses, vaults };
+}
+
+/** What each address is, so which book it is compared with, on which networks (the table at the top). */
+function targetsOf(
+  addresses: string[],
+  allChains: number[],
+  wallets: ReturnType<typeof walletsOf>,
+  { registry, payments, depositAddresses, vaults }: AddressOwners,
+): Target[] {
   const purposeOf = new Map(registry.map((r) => [r.address, r.purpose]));
   const paymentOf = new Map(payments.map((p) => [p.escrowAddress!, p]));
   const depositOf = new Map(depositAddresses.map((d) => [d.address!, d]));
   const vaultOf = new Map(vaults.map((v) => [v.address!, v]));
-  const targets: Target[] = addresses.map((address) => {
+  return addresses.map((address) => {
     const wallet = wallets.get(address);
     if (wallet) return { address, ...wallet, chainIds: allChains };
     const payment = paymentOf.get(address);
@@ -354,7 +429,10 @@ async function readSnapshot(
     // Registered but owned by nothing (yet): it must hold nothing, on any network.
     return { address, purpose: purposeOf.get(address) ?? 'unknown', book: null, chainIds: allChains };
   });
+}
 
+/** The sums of the targets' books (see Snapshot.books). */
+async function readBookTotals(tx: Prisma.TransactionClient, targets: Target[]): Promise<Snapshot['books']> {
   const exactBooks = targets.flatMap((t) => (t.book && t.book !== PARTNER_BOOKS ? [t.book] : []));
   // Partner books by name (one per app), so the book index is used instead of a LIKE scan.
   const partnerBooks = targets.some((t) => t.book === PARTNER_BOOKS)
@@ -373,7 +451,11 @@ async function readSnapshot(
     const k = key(book, Number(s.chain_id), s.token);
     books.set(k, (books.get(k) ?? 0n) + BigInt(s.total));
   }
+  return books;
+}
 
+/** Money arriving at these addresses that the books don't hold yet: Payment transfers, deposits, vault receipts (the rules at the top). */
+async function readIncoming(tx: Prisma.TransactionClient, addresses: string[]): Promise<Snapshot['incoming']> {
   const transfers = await tx.$queryRaw<
     Array<{ payment_id: string; tx_hash: string; amount: string; address: string; chain_id: number; token: string }>
   >`
@@ -395,65 +477,61 @@ async function readSnapshot(
     SELECT r.vault_id, r.tx_hash, r.amount_atomic::text AS amount, v.address, r.chain_id, lower(r.token_address) AS token
     FROM vault_receipts r JOIN vaults v ON v.id = r.vault_id
     WHERE v.address = ANY(${addresses}::text[]) AND r.status = 'seen'`;
-  const unaddressed = opts.unaddressedBooks
-    ? await tx.$queryRaw<Array<{ book: string; chain_id: number; token: string; total: string }>>`
-        SELECT e.book, e.chain_id, lower(e.token_address) AS token, sum(e.amount_atomic)::text AS total
-        FROM ledger_entries e
-        WHERE (e.book LIKE 'escrow:%'
-               AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.id = substr(e.book, 8) AND p.escrow_address IS NOT NULL))
-           OR (e.book LIKE 'custody:deposit:%'
-               AND NOT EXISTS (SELECT 1 FROM deposit_addresses a WHERE a.id = substr(e.book, 17) AND a.address IS NOT NULL))
-           OR (e.book LIKE 'custody:vault:%'
-               AND NOT EXISTS (SELECT 1 FROM vaults v WHERE v.id = substr(e.book, 15) AND v.address IS NOT NULL))
-        GROUP BY e.book, e.chain_id, lower(e.token_address)
-        HAVING sum(e.amount_atomic) <> 0
-        ORDER BY e.book, e.chain_id`
-    : [];
-
-  return {
-    targets,
-    books,
-    incoming: [
-      ...transfers.map((t) => ({
-        address: t.address,
-        chainId: Number(t.chain_id),
-        token: t.token,
-        amount: BigInt(t.amount),
-        kind: 'payment_transfer' as const,
-        sourceType: 'payment' as const,
-        sourceId: t.payment_id,
-        txHash: t.tx_hash,
-      })),
-      ...deposits.map((d) => ({
-        address: d.address,
-        chainId: Number(d.chain_id),
-        token: d.token,
-        amount: BigInt(d.amount),
-        kind: 'deposit_receipt' as const,
-        sourceType: 'deposit' as const,
-        sourceId: d.id,
-        txHash: d.tx_hash,
-      })),
-      ...receipts.map((r) => ({
-        address: r.address,
-        chainId: Number(r.chain_id),
-        token: r.token,
-        amount: BigInt(r.amount),
-        kind: 'vault_receipt' as const,
-        sourceType: 'vault' as const,
-        sourceId: r.vault_id,
-        txHash: r.tx_hash,
-      })),
-    ],
-    legs: await readLegs(tx, addresses),
-    unaddressed: unaddressed.map((u) => ({
-      book: u.book,
-      purpose: u.book.startsWith('escrow:') ? 'escrow' : u.book.startsWith('custody:vault:') ? 'vault' : 'deposit',
-      chainId: Number(u.chain_id),
-      token: u.token,
-      total: BigInt(u.total),
+  return [
+    ...transfers.map((t) => ({
+      address: t.address,
+      chainId: Number(t.chain_id),
+      token: t.token,
+      amount: BigInt(t.amount),
+      kind: 'payment_transfer' as const,
+      sourceType: 'payment' as const,
+      sourceId: t.payment_id,
+      txHash: t.tx_hash,
     })),
-  };
+    ...deposits.map((d) => ({
+      address: d.address,
+      chainId: Number(d.chain_id),
+      token: d.token,
+      amount: BigInt(d.amount),
+      kind: 'deposit_receipt' as const,
+      sourceType: 'deposit' as const,
+      sourceId: d.id,
+      txHash: d.tx_hash,
+    })),
+    ...receipts.map((r) => ({
+      address: r.address,
+      chainId: Number(r.chain_id),
+      token: r.token,
+      amount: BigInt(r.amount),
+      kind: 'vault_receipt' as const,
+      sourceType: 'vault' as const,
+      sourceId: r.vault_id,
+      txHash: r.tx_hash,
+    })),
+  ];
+}
+
+/** Books of escrows, deposit addresses and vaults the service has no address for, with what they hold (not zero). */
+async function readUnaddressedBooks(tx: Prisma.TransactionClient): Promise<Snapshot['unaddressed']> {
+  const rows = await tx.$queryRaw<Array<{ book: string; chain_id: number; token: string; total: string }>>`
+    SELECT e.book, e.chain_id, lower(e.token_address) AS token, sum(e.amount_atomic)::text AS total
+    FROM ledger_entries e
+    WHERE (e.book LIKE 'escrow:%'
+           AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.id = substr(e.book, 8) AND p.escrow_address IS NOT NULL))
+       OR (e.book LIKE 'custody:deposit:%'
+           AND NOT EXISTS (SELECT 1 FROM deposit_addresses a WHERE a.id = substr(e.book, 17) AND a.address IS NOT NULL))
+       OR (e.book LIKE 'custody:vault:%'
+           AND NOT EXISTS (SELECT 1 FROM vaults v WHERE v.id = substr(e.book, 15) AND v.address IS NOT NULL))
+    GROUP BY e.book, e.chain_id, lower(e.token_address)
+    HAVING sum(e.amount_atomic) <> 0
+    ORDER BY e.book, e.chain_id`;
+  return rows.map((u) => ({
+    book: u.book,
+    purpose: u.book.startsWith('escrow:') ? 'escrow' : u.book.startsWith('custody:vault:') ? 'vault' : 'deposit',
+    chainId: Number(u.chain_id),
+    token: u.token,
+    total: BigInt(u.total),
+  }));
 }
 
 /** The live settlement legs at these addresses whose source has not posted them (see the rules at the top). */
