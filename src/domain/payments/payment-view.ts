@@ -50,13 +50,70 @@ function depositInstructions(p: Instructed, atomic: bigint) {
   };
 }
 
+/** Where the Payment settles, from the snapshot taken at its creation, in the Payment's asset. */
+function settlementView(p: Payment): TPayment['settlement'] {
+  const settlement = p.settlement as Record<string, unknown>;
+  return {
+    type: 'settlement_destination',
+    settlementDestinationId: (settlement.settlementDestinationId as string | undefined) ?? null,
+    destinationType: String(settlement.destinationType),
+    destinationAddress: String(settlement.destinationAddress),
+    chainId: p.chainId,
+    assetCode: p.assetCode,
+    tokenAddress: p.tokenAddress,
+    decimals: p.decimals,
+  };
+}
+
+function feesView(p: Payment, platformFee: bigint, partnerFee: bigint): TPayment['fees'] {
+  return {
+    version: 1,
+    pricingStatus: 'quoted',
+    platformFeeBps: p.platformFeeBps,
+    partnerFeeBps: p.partnerFeeBps,
+    platformFeeAmountAtomic: platformFee.toString(),
+    partnerFeeAmountAtomic: partnerFee.toString(),
+    merchantNetAmountAtomic: p.merchantNetAtomic.toString(),
+  };
+}
+
+/** How the payer funds the Payment (escrow Payments only): what is required and where it goes. */
+function fundingView(p: PaymentRow, gross: bigint, platformFee: bigint, partnerFee: bigint): TPayment['funding'] {
+  if (!p.escrowAddress) return null;
+  return {
+    mode: 'escrow',
+    required: amountObject(p, gross),
+    // A bank Payment's quote: the provider converts its principal and keeps its fee.
+    providerPrincipal: amountObject(p, p.payout ? big(p.payout.providerPrincipalAtomic) : gross),
+    providerFee: amountObject(p, p.payout ? big(p.payout.providerFeeAtomic) : 0n),
+    platformFee: amountObject(p, platformFee),
+    partnerFee: amountObject(p, partnerFee),
+    totalFees: amountObject(p, platformFee + partnerFee),
+    exchangeRate: p.payout
+      ? { rate: p.payout.rate, baseAssetCode: p.assetCode, quoteAssetCode: p.payout.destinationCurrency }
+      : { rate: '1', baseAssetCode: p.assetCode, quoteAssetCode: p.assetCode },
+    quoteExpiresAt: (p.payout?.quoteExpiresAt ?? p.expiresAt).toISOString(),
+    depositAddress: depositInstructions(p, gross),
+  };
+}
+
+function incidentRecoverySummaryOf(incidents: PaymentIncident[]): TPayment['incidentRecoverySummary'] {
+  const sum = (xs: PaymentIncident[]) => xs.reduce((acc, i) => acc + big(i.amountAtomic), 0n).toString();
+  return {
+    count: incidents.length,
+    pendingCount: incidents.filter((i) => i.status === 'pending').length,
+    confirmedCount: incidents.filter((i) => i.status === 'confirmed').length,
+    failedCount: incidents.filter((i) => i.status === 'failed').length,
+    requiresInterventionCount: incidents.filter((i) => i.status === 'requires_intervention').length,
+    requestedAmountAtomic: sum(incidents),
+    confirmedAmountAtomic: sum(incidents.filter((i) => i.status === 'confirmed')),
+  };
+}
+
 export function toPaymentView(p: PaymentRow): TPayment {
   const gross = big(p.amountAtomic);
   const platformFee = big(p.platformFeeAtomic);
   const partnerFee = big(p.partnerFeeAtomic);
-  const settlement = p.settlement as Record<string, unknown>;
-  const incidents = p.incidents;
-  const sum = (xs: PaymentIncident[]) => xs.reduce((acc, i) => acc + big(i.amountAtomic), 0n).toString();
   return {
     id: p.id,
     apiVersion: p.apiVersion,
@@ -79,42 +136,9 @@ export function toPaymentView(p: PaymentRow): TPayment {
     destination: p.payout
       ? { type: 'bank_account', accountId: p.recipientAccountId, bankAccountId: p.payout.bankAccountId }
       : { type: 'upa', accountId: p.recipientAccountId },
-    settlement: {
-      type: 'settlement_destination',
-      settlementDestinationId: (settlement.settlementDestinationId as string | undefined) ?? null,
-      destinationType: String(settlement.destinationType),
-      destinationAddress: String(settlement.destinationAddress),
-      chainId: p.chainId,
-      assetCode: p.assetCode,
-      tokenAddress: p.tokenAddress,
-      decimals: p.decimals,
-    },
-    fees: {
-      version: 1,
-      pricingStatus: 'quoted',
-      platformFeeBps: p.platformFeeBps,
-      partnerFeeBps: p.partnerFeeBps,
-      platformFeeAmountAtomic: platformFee.toString(),
-      partnerFeeAmountAtomic: partnerFee.toString(),
-      merchantNetAmountAtomic: p.merchantNetAtomic.toString(),
-    },
-    funding: p.escrowAddress
-      ? {
-          mode: 'escrow',
-          required: amountObject(p, gross),
-          // A bank Payment's quote: the provider converts its principal and keeps its fee.
-          providerPrincipal: amountObject(p, p.payout ? big(p.payout.providerPrincipalAtomic) : gross),
-          providerFee: amountObject(p, p.payout ? big(p.payout.providerFeeAtomic) : 0n),
-          platformFee: amountObject(p, platformFee),
-          partnerFee: amountObject(p, partnerFee),
-          totalFees: amountObject(p, platformFee + partnerFee),
-          exchangeRate: p.payout
-            ? { rate: p.payout.rate, baseAssetCode: p.assetCode, quoteAssetCode: p.payout.destinationCurrency }
-            : { rate: '1', baseAssetCode: p.assetCode, quoteAssetCode: p.assetCode },
-          quoteExpiresAt: (p.payout?.quoteExpiresAt ?? p.expiresAt).toISOString(),
-          depositAddress: depositInstructions(p, gross),
-        }
-      : null,
+    settlement: settlementView(p),
+    fees: feesView(p, platformFee, partnerFee),
+    funding: fundingView(p, gross, platformFee, partnerFee),
     externalReference: p.externalReference,
     description: p.description,
     metadata: p.metadata as Record<string, unknown>,
@@ -127,15 +151,7 @@ export function toPaymentView(p: PaymentRow): TPayment {
       gross,
       p.fundReturns.filter((r) => r.kind === 'refund').map((r) => ({ status: r.status, amountAtomic: big(r.amountAtomic) })),
     ),
-    incidentRecoverySummary: {
-      count: incidents.length,
-      pendingCount: incidents.filter((i) => i.status === 'pending').length,
-      confirmedCount: incidents.filter((i) => i.status === 'confirmed').length,
-      failedCount: incidents.filter((i) => i.status === 'failed').length,
-      requiresInterventionCount: incidents.filter((i) => i.status === 'requires_intervention').length,
-      requestedAmountAtomic: sum(incidents),
-      confirmedAmountAtomic: sum(incidents.filter((i) => i.status === 'confirmed')),
-    },
+    incidentRecoverySummary: incidentRecoverySummaryOf(p.incidents),
     createdAt: p.createdAt.toISOString(),
     updatedAt: p.updatedAt.toISOString(),
   };

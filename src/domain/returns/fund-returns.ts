@@ -15,7 +15,14 @@ import { periodStartOf, reserveKey } from '../vaults/vault-config';
 import { policyTokens } from '../vaults/vault-view';
 import { returnsVaultFunding } from '../vaults/vault-returns';
 import { payerShares } from '../payments/payer-shares';
-import { decideRecovery, decideRefund, refundSummaryOf, type RecoveryRefusal, type RefundRefusal } from './fund-return-rules';
+import {
+  decideRecovery,
+  decideRefund,
+  refundSummaryOf,
+  type RecoveryRefusal,
+  type RefundFacts,
+  type RefundRefusal,
+} from './fund-return-rules';
 import type { TCreateRecovery, TCreateRefund, TFundReturn, TIncidentList } from './fund-return.schemas';
 
 type Payment = Awaited<ReturnType<PrismaClient['payment']['findUniqueOrThrow']>>;
@@ -172,6 +179,98 @@ async function startReturn(deps: Pick<FundReturnDeps, 'chains' | 'engine'>, row:
   await deps.engine.startFundReturn(row.id, deps.chains.network(row.chainId).confirmations);
 }
 
+/** The refund amount asked for in the Payment's atomic units (null: the rest); more decimals than the asset has is 400. */
+function requestedRefund(amount: string | undefined, decimals: number): bigint | null {
+  if (amount === undefined) return null;
+  try {
+    return toAtomic(amount, decimals);
+  } catch (err) {
+    const message = (err as Error).message;
+    throw new ApiError('bad_request', message, { fields: [{ field: 'body.amount', message }] });
+  }
+}
+
+/** What a refund decision reads, before the lock and under it (the Payment's row lock, then the vault's). */
+interface RefundReads {
+  /** The Payment as read before the lock. */
+  found: Payment;
+  /** The Payment as read under its row lock. */
+  payment: Payment;
+  vault: VaultRow | null;
+  /** The vault as read under its lock. */
+  locked: VaultRow | null;
+  to: string | null;
+  shares: Array<{ address: string; amountAtomic: bigint }>;
+  requested: bigint | null;
+}
+
+/**
+ * The facts decideRefund weighs, read under the locks in this order: the vault's balance on chain,
+ * what the Payment's refunds hold (in all, then to this payer), the vault's reserves, its policy.
+ */
+async function refundFacts(deps: Pick<FundReturnDeps, 'chains'>, tx: Prisma.TransactionClient, r: RefundReads): Promise<RefundFacts> {
+  const { found, payment, vault, to } = r;
+  const paymentId = payment.id;
+  // Read under the vault's lock, which every reserve's confirmation takes: a send leaves the balance
+  // before it stops being reserved, so the balance less the reserves is never counted twice.
+  const balance =
+    vault?.address && payment.status === 'succeeded'
+      ? await deps.chains.get(payment.chainId).getTokenBalance({ token: payment.tokenAddress as Address, owner: vault.address as Address })
+      : 0n;
+  const held = await tx.fundReturn.aggregate({
+    where: { paymentId, kind: 'refund', status: { not: 'failed' } },
+    _sum: { amountAtomic: true },
+  });
+  const heldByPayer = to
+    ? await tx.fundReturn.aggregate({
+        where: { paymentId, kind: 'refund', status: { not: 'failed' }, toAddress: to },
+        _sum: { amountAtomic: true },
+      })
+    : null;
+  const reserved = vault ? ((await reservedByToken(tx, vault.id)).get(reserveKey(payment.chainId, payment.tokenAddress)) ?? 0n) : 0n;
+  return {
+    paymentIntent: payment.intent,
+    // Succeeded is final: one read as succeeded before the lock still is (and then `to` is known).
+    paymentStatus: found.status === 'succeeded' ? payment.status : found.status,
+    paymentAmountAtomic: BigInt(payment.amountAtomic.toFixed()),
+    heldAtomic: BigInt(held._sum.amountAtomic?.toFixed() ?? '0'),
+    requestedAtomic: r.requested,
+    payerShareAtomic: r.shares.find((x) => x.address === to)?.amountAtomic ?? 0n,
+    payerHeldAtomic: BigInt(heldByPayer?._sum.amountAtomic?.toFixed() ?? '0'),
+    hasVault: vault !== null,
+    ...(await policyFacts(tx, r.locked, payment)),
+    vaultAvailableAtomic: balance > reserved ? balance - reserved : 0n,
+  };
+}
+
+/** A new pending refund from the recipient's vault to the payer, as the partner asked. */
+function newRefundRow(
+  app: AuthenticatedApp,
+  payment: Payment,
+  vault: VaultRow,
+  to: string,
+  amountAtomic: bigint,
+  reason: string | undefined,
+): Prisma.FundReturnUncheckedCreateInput {
+  return {
+    id: newId('refund'),
+    kind: 'refund',
+    appId: payment.appId,
+    paymentId: payment.id,
+    vaultId: vault.id,
+    status: 'pending',
+    statusVersion: 1,
+    chainId: payment.chainId,
+    tokenAddress: payment.tokenAddress.toLowerCase(),
+    fromAddress: vault.address!.toLowerCase(),
+    toAddress: to,
+    amountAtomic: new Prisma.Decimal(amountAtomic.toString()),
+    reason: reason ?? null,
+    requestedBy: 'partner',
+    actor: app.id,
+  };
+}
+
 /**
  * Refunds part or all of a succeeded receive Payment from the recipient's vault to the payer. One
  * short transaction holds the Payment's row lock (SELECT ... FOR UPDATE) and then the vault's, so
@@ -188,15 +287,7 @@ export async function createRefund(
 ): Promise<TFundReturn> {
   const found = await deps.prisma.payment.findFirst({ where: { id: paymentId, appId: app.id } });
   if (!found) throw notFound('Payment');
-  let requested: bigint | null = null;
-  if (input.amount !== undefined) {
-    try {
-      requested = toAtomic(input.amount, found.decimals);
-    } catch (err) {
-      const message = (err as Error).message;
-      throw new ApiError('bad_request', message, { fields: [{ field: 'body.amount', message }] });
-    }
-  }
+  const requested = requestedRefund(input.amount, found.decimals);
   const vault = await deps.prisma.vault.findFirst({
     where: { accountId: found.recipientAccountId, appId: found.appId, address: { not: null } },
   });
@@ -216,58 +307,9 @@ export async function createRefund(
     await tx.$queryRaw`SELECT id FROM payments WHERE id = ${paymentId} FOR UPDATE`;
     const payment = await tx.payment.findUniqueOrThrow({ where: { id: paymentId } });
     const locked = vault ? await lockVault(tx, vault.id) : null;
-    // Read under the vault's lock, which every reserve's confirmation takes: a send leaves the balance
-    // before it stops being reserved, so the balance less the reserves is never counted twice.
-    const balance =
-      vault?.address && payment.status === 'succeeded'
-        ? await deps.chains
-            .get(payment.chainId)
-            .getTokenBalance({ token: payment.tokenAddress as Address, owner: vault.address as Address })
-        : 0n;
-    const held = await tx.fundReturn.aggregate({
-      where: { paymentId, kind: 'refund', status: { not: 'failed' } },
-      _sum: { amountAtomic: true },
-    });
-    const heldByPayer = to
-      ? await tx.fundReturn.aggregate({
-          where: { paymentId, kind: 'refund', status: { not: 'failed' }, toAddress: to },
-          _sum: { amountAtomic: true },
-        })
-      : null;
-    const reserved = vault ? ((await reservedByToken(tx, vault.id)).get(reserveKey(payment.chainId, payment.tokenAddress)) ?? 0n) : 0n;
-    const decision = decideRefund({
-      paymentIntent: payment.intent,
-      // Succeeded is final: one read as succeeded before the lock still is (and then `to` is known).
-      paymentStatus: found.status === 'succeeded' ? payment.status : found.status,
-      paymentAmountAtomic: BigInt(payment.amountAtomic.toFixed()),
-      heldAtomic: BigInt(held._sum.amountAtomic?.toFixed() ?? '0'),
-      requestedAtomic: requested,
-      payerShareAtomic: shares.find((x) => x.address === to)?.amountAtomic ?? 0n,
-      payerHeldAtomic: BigInt(heldByPayer?._sum.amountAtomic?.toFixed() ?? '0'),
-      hasVault: vault !== null,
-      ...(await policyFacts(tx, locked, payment)),
-      vaultAvailableAtomic: balance > reserved ? balance - reserved : 0n,
-    });
+    const decision = decideRefund(await refundFacts(deps, tx, { found, payment, vault, locked, to, shares, requested }));
     if (!decision.ok) throw refusal(decision.reason);
-    const row = await tx.fundReturn.create({
-      data: {
-        id: newId('refund'),
-        kind: 'refund',
-        appId: payment.appId,
-        paymentId,
-        vaultId: vault!.id,
-        status: 'pending',
-        statusVersion: 1,
-        chainId: payment.chainId,
-        tokenAddress: payment.tokenAddress.toLowerCase(),
-        fromAddress: vault!.address!.toLowerCase(),
-        toAddress: to!,
-        amountAtomic: new Prisma.Decimal(decision.amountAtomic.toString()),
-        reason: input.reason ?? null,
-        requestedBy: 'partner',
-        actor: app.id,
-      },
-    });
+    const row = await tx.fundReturn.create({ data: newRefundRow(app, payment, vault!, to!, decision.amountAtomic, input.reason) });
     await writeRefundEvent(tx, payment, row.id, 'pending', 'payment.refund_pending');
     return { row, payment };
   }, LOCKED_TX);

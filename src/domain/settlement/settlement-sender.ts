@@ -1,7 +1,7 @@
 import { parseTransaction, type Address, type Hash, type Hex, type LocalAccount } from 'viem';
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
-import { NonceAlreadyUsedError, type Chain } from '../../chain/types';
+import { NonceAlreadyUsedError, type Chain, type SignedTransaction } from '../../chain/types';
 import { replacementFees, type Fees } from '../../chain/fees';
 import { gasSettings } from '../../config/gas';
 import type { Logger } from '../../logger';
@@ -86,6 +86,135 @@ export class SettlementHeldError extends Error {
   }
 }
 
+/** The legs with an amount to send; a settlement without a net leg is refused. */
+function legsToSend(order: SettlementOrder): { planned: PlannedLeg[]; net: PlannedLeg } {
+  const planned = order.legs.filter((l) => l.amountAtomic > 0n);
+  if (!planned.some((l) => l.leg === 'net')) {
+    throw new SettlementRefusedError(
+      'settlement_destination_missing',
+      `${order.source.type} ${order.source.id} has no net amount to settle`,
+    );
+  }
+  return { planned, net: planned.find((l) => l.leg === 'net')! };
+}
+
+/**
+ * Checked again here, not only at registration: a destination accepted before the rule existed, or
+ * one that became ours since, would otherwise be paid the service's own money (and credited again).
+ */
+async function assertDestinationAllowed(deps: SettlementSenderDeps, order: SettlementOrder, net: PlannedLeg): Promise<void> {
+  if (order.source.type === 'vault_funding') {
+    // A vault pays only into a Payment's escrow, an address of the service by definition.
+    const escrow = await deps.prisma.custodyAddress.findUnique({ where: { address: net.to.toLowerCase() } });
+    if (escrow?.purpose !== 'escrow') {
+      throw new SettlementRefusedError(
+        'settlement_destination_not_allowed',
+        `vault_funding ${order.source.id}: ${net.to} is not a Payment escrow`,
+      );
+    }
+    return;
+  }
+  const ownMoney = (to: string) => isVaultFundingReturn(deps.prisma, order.source, to);
+  const refused = await destinationRefusal(deps.prisma, deps.custody, net.to, [order.token], ownMoney);
+  if (refused)
+    throw new SettlementRefusedError(
+      'settlement_destination_not_allowed',
+      `${order.source.type} ${order.source.id}: ${net.to} is not allowed (${refused})`,
+    );
+}
+
+/** Legs already signed are followed through; only new money waits for the books to be right. */
+async function assertBooksRight(
+  deps: SettlementSenderDeps,
+  order: SettlementOrder,
+  payer: Address,
+  planned: PlannedLeg[],
+  legs: SettlementLeg[],
+): Promise<void> {
+  const signsNew = planned.some((p) => !legs.some((l) => l.leg === p.leg && isLive(l)));
+  if (signsNew && (await isMoneyMissingAt(deps.prisma, { chainId: order.chainId, token: order.token, address: payer }))) {
+    throw new SettlementRefusedError(
+      'ledger_difference',
+      `${order.source.type} ${order.source.id}: money is missing at ${payer} (open ledger_difference alert)`,
+    );
+  }
+}
+
+/** Runs `fn` until it first succeeds, then never again: the payer's gas is checked once per send. */
+function once(fn: () => Promise<void>): () => Promise<void> {
+  let done = false;
+  return async () => {
+    if (done) return;
+    await fn();
+    done = true;
+  };
+}
+
+/**
+ * A recorded leg followed through: 'sent' when it is mined or on its way, 'held' when its nonce went
+ * to a transaction not final yet, 'replaced' once it is marked so (it can never be mined).
+ */
+async function followLiveLeg(
+  deps: SettlementSenderDeps,
+  chain: Chain,
+  payer: LocalAccount,
+  legs: SettlementLeg[],
+  live: SettlementLeg,
+  untilFinal: boolean,
+): Promise<{ kind: 'sent' } | { kind: 'held'; leg: SettlementLeg } | { kind: 'replaced' }> {
+  const current = await currentTransaction(deps, chain, payer, legs, live);
+  if (current === 'mined') return { kind: 'sent' };
+  const sent = await rebroadcast(chain, current, { untilFinal });
+  if (sent === 'sent') return { kind: 'sent' };
+  if (sent === 'held') return { kind: 'held', leg: current };
+  await markLeg(deps.prisma, current, 'replaced');
+  return { kind: 'replaced' };
+}
+
+/** Signs a planned leg at the payer's pending nonce and commits it (status broadcast) before anyone broadcasts it. */
+async function signAndRecordLeg(
+  deps: SettlementSenderDeps,
+  chain: Chain,
+  payer: LocalAccount,
+  order: SettlementOrder,
+  plan: PlannedLeg,
+  legs: SettlementLeg[],
+): Promise<SignedTransaction> {
+  const signed = await chain.signTokenTransfer({
+    from: payer,
+    token: order.token as Address,
+    to: plan.to as Address,
+    amountAtomic: plan.amountAtomic,
+    nonce: await chain.getNonce(payer.address, 'pending'),
+  });
+  legs.push(
+    await recordLeg(deps.prisma, {
+      source: order.source,
+      leg: plan.leg,
+      chainId: order.chainId,
+      from: payer.address,
+      to: plan.to,
+      token: order.token,
+      amountAtomic: plan.amountAtomic,
+      nonce: signed.nonce,
+      txHash: signed.txHash,
+      serialized: signed.serialized,
+      status: 'broadcast',
+    }),
+  );
+  return signed;
+}
+
+/** Legs whose nonce went to a transaction not final yet hold the redelivery, after the other legs went. */
+function assertNoneHeld(order: SettlementOrder, held: SettlementLeg[]): void {
+  if (held.length === 0) return;
+  const which = held.map((l) => `${l.leg} (nonce ${l.nonce})`).join(', ');
+  throw new SettlementHeldError(
+    'waiting_for_finality',
+    `${order.source.type} ${order.source.id}: the nonce of ${which} went to a transaction that is not final yet`,
+  );
+}
+
 /**
  * The one way money leaves an address the service controls (Payment escrow, deposit addresses, and
  * every later sender). Rules, in docs/decisions/ledger-and-money-on-chain.md ("Settlement sender"):
@@ -99,105 +228,37 @@ export class SettlementHeldError extends Error {
  * Answers the net leg's transaction hash.
  */
 export async function sendSettlement(deps: SettlementSenderDeps, order: SettlementOrder): Promise<{ txHash: string }> {
-  const planned = order.legs.filter((l) => l.amountAtomic > 0n);
-  if (!planned.some((l) => l.leg === 'net')) {
-    throw new SettlementRefusedError(
-      'settlement_destination_missing',
-      `${order.source.type} ${order.source.id} has no net amount to settle`,
-    );
-  }
-  const net = planned.find((l) => l.leg === 'net')!;
-  // Checked again here, not only at registration: a destination accepted before the rule existed, or
-  // one that became ours since, would otherwise be paid the service's own money (and credited again).
-  if (order.source.type === 'vault_funding') {
-    // A vault pays only into a Payment's escrow, an address of the service by definition.
-    const escrow = await deps.prisma.custodyAddress.findUnique({ where: { address: net.to.toLowerCase() } });
-    if (escrow?.purpose !== 'escrow') {
-      throw new SettlementRefusedError(
-        'settlement_destination_not_allowed',
-        `vault_funding ${order.source.id}: ${net.to} is not a Payment escrow`,
-      );
-    }
-  } else {
-    const ownMoney = (to: string) => isVaultFundingReturn(deps.prisma, order.source, to);
-    const refused = await destinationRefusal(deps.prisma, deps.custody, net.to, [order.token], ownMoney);
-    if (refused)
-      throw new SettlementRefusedError(
-        'settlement_destination_not_allowed',
-        `${order.source.type} ${order.source.id}: ${net.to} is not allowed (${refused})`,
-      );
-  }
+  const { planned, net } = legsToSend(order);
+  await assertDestinationAllowed(deps, order, net);
   const chain = deps.chains.get(order.chainId);
   const payer = deps.custody.signer(order.payer);
   return withLease(deps.prisma, senderKey(order.chainId, payer.address), async (lease) => {
     const legs = await loadLegs(deps.prisma, order.source);
-    // Legs already signed are followed through; only new money waits for the books to be right.
-    const signsNew = planned.some((p) => !legs.some((l) => l.leg === p.leg && isLive(l)));
-    if (signsNew && (await isMoneyMissingAt(deps.prisma, { chainId: order.chainId, token: order.token, address: payer.address }))) {
-      throw new SettlementRefusedError(
-        'ledger_difference',
-        `${order.source.type} ${order.source.id}: money is missing at ${payer.address} (open ledger_difference alert)`,
-      );
-    }
+    await assertBooksRight(deps, order, payer.address, planned, legs);
     if (order.redelivery) await requireFunds(chain, order, payer.address, planned, legs);
-    let gasChecked = false;
-    const gas = async () => {
-      if (gasChecked) return;
-      await ensureGas(deps, chain, order.chainId, payer.address);
-      gasChecked = true;
-    };
+    const gas = once(() => ensureGas(deps, chain, order.chainId, payer.address));
     const held: SettlementLeg[] = [];
     for (const plan of planned) {
       const live = legs.find((l) => l.leg === plan.leg && isLive(l));
       if (live?.status === 'confirmed') continue;
       if (live) {
         await gas();
-        const current = await currentTransaction(deps, chain, payer, legs, live);
-        if (current === 'mined') continue;
-        const sent = await rebroadcast(chain, current, { untilFinal: order.redelivery === true });
-        if (sent === 'sent') continue;
-        if (sent === 'held') {
+        const followed = await followLiveLeg(deps, chain, payer, legs, live, order.redelivery === true);
+        if (followed.kind === 'sent') continue;
+        if (followed.kind === 'held') {
           // The other legs still go: their nonces are not the taken one.
-          held.push(current);
+          held.push(followed.leg);
           continue;
         }
-        await markLeg(deps.prisma, current, 'replaced');
       }
       await gas();
       await lease.renew();
-      const signed = await chain.signTokenTransfer({
-        from: payer,
-        token: order.token as Address,
-        to: plan.to as Address,
-        amountAtomic: plan.amountAtomic,
-        nonce: await chain.getNonce(payer.address, 'pending'),
-      });
-      legs.push(
-        await recordLeg(deps.prisma, {
-          source: order.source,
-          leg: plan.leg,
-          chainId: order.chainId,
-          from: payer.address,
-          to: plan.to,
-          token: order.token,
-          amountAtomic: plan.amountAtomic,
-          nonce: signed.nonce,
-          txHash: signed.txHash,
-          serialized: signed.serialized,
-          status: 'broadcast',
-        }),
-      );
+      const signed = await signAndRecordLeg(deps, chain, payer, order, plan, legs);
       crashPoint(SETTLEMENT_CRASH_POINTS.legRecorded);
       await chain.broadcast(signed);
       crashPoint(SETTLEMENT_CRASH_POINTS.legBroadcast);
     }
-    if (held.length > 0) {
-      const which = held.map((l) => `${l.leg} (nonce ${l.nonce})`).join(', ');
-      throw new SettlementHeldError(
-        'waiting_for_finality',
-        `${order.source.type} ${order.source.id}: the nonce of ${which} went to a transaction that is not final yet`,
-      );
-    }
+    assertNoneHeld(order, held);
     const sentNet = legs.find((l) => l.leg === 'net' && isLive(l));
     if (!sentNet) throw new Error(`${order.source.type} ${order.source.id}: net leg missing after sending`);
     return { txHash: sentNet.txHash };

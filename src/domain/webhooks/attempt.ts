@@ -105,8 +105,10 @@ function outcomeOf(result: PostResult): AttemptOutcome {
   }
 }
 
-export async function attemptDelivery(deps: WebhookAttemptDeps, input: AttemptInput): Promise<AttemptReport> {
-  const { prisma } = deps;
+type DeliveryRow = Prisma.WebhookDeliveryGetPayload<{ include: { endpoint: true; event: true } }>;
+
+/** The delivery with its endpoint and event, in the round the workflow runs; else it is gone. */
+async function loadDelivery(prisma: PrismaClient, input: AttemptInput): Promise<DeliveryRow> {
   const delivery = await prisma.webhookDelivery.findUnique({
     where: { id: input.deliveryId },
     include: { endpoint: true, event: true },
@@ -115,75 +117,99 @@ export async function attemptDelivery(deps: WebhookAttemptDeps, input: AttemptIn
   if (delivery.round !== input.round) {
     throw new DeliveryGoneError(`webhook delivery ${input.deliveryId} is in round ${delivery.round}, not ${input.round}`);
   }
+  return delivery;
+}
+
+/** What one attempt came to, as its row records it. */
+interface Sent {
+  outcome: AttemptOutcome;
+  responseStatus: number | null;
+  responseBody: string | null;
+  latencyMs: number | null;
+  error: string | null;
+}
+
+/** The signed body: the event as the endpoint receives it. */
+function deliveryBody(event: DeliveryRow['event']): Buffer {
+  return Buffer.from(
+    JSON.stringify({
+      id: event.id,
+      name: event.name,
+      apiVersion: event.apiVersion,
+      createdAt: event.createdAt.toISOString(),
+      resourceSequence: Number(event.resourceSequence),
+      payload: event.payload,
+    }),
+    'utf8',
+  );
+}
+
+/** The request's headers, signed now over the body under the endpoint's secret. */
+function deliveryHeaders(
+  delivery: DeliveryRow,
+  account: { externalUserId: string } | null,
+  secret: string,
+  rawBody: Buffer,
+): Record<string, string> {
+  const { event } = delivery;
+  const timestamp = Math.floor(Date.now() / 1000);
+  return {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'x-svc-event': event.name,
+    'x-svc-event-id': event.id,
+    'x-svc-delivery': delivery.id,
+    ...(event.accountId ? { 'x-svc-account-id': event.accountId } : {}),
+    ...(account ? { 'x-svc-external-user-id': encodeURIComponent(account.externalUserId) } : {}),
+    'x-svc-timestamp': String(timestamp),
+    'x-svc-signature': signatureHeader(timestamp, signDelivery(secret, timestamp, delivery.id, event.id, rawBody)),
+  };
+}
+
+function sentOf(result: PostResult): Sent {
+  const sent = { outcome: outcomeOf(result), latencyMs: result.latencyMs };
+  return result.kind === 'response'
+    ? { ...sent, responseStatus: result.status, responseBody: result.body.slice(0, STORED_RESPONSE_BODY_CHARS), error: null }
+    : { ...sent, responseStatus: null, responseBody: null, error: result.error };
+}
+
+/** POSTs the signed event to the endpoint; an endpoint not enabled is refused without a request. */
+async function send(deps: WebhookAttemptDeps, delivery: DeliveryRow, secret: string): Promise<Sent> {
   const { endpoint, event } = delivery;
-  // Before claiming: an unreadable secret (SERVICE_SECRET changed) fails the round without a stuck claim.
-  const secret = endpoint.status === 'enabled' ? decryptSigningSecret(deps.serviceSecret, endpoint.id, endpoint.secretCiphertext) : '';
-
-  const claim = await claimAttempt(deps, input, endpoint.url);
-  if (claim.kind === 'completed') return claim.report;
-
-  let outcome: AttemptOutcome;
-  let responseStatus: number | null = null;
-  let responseBody: string | null = null;
-  let latencyMs: number | null = null;
-  let error: string | null = null;
-
   if (endpoint.status !== 'enabled') {
-    outcome = { kind: 'refused', reason: endpoint.status === 'archived' ? 'endpoint_archived' : 'endpoint_disabled' };
-    error = `not sent: the endpoint is ${endpoint.status}`;
-  } else {
-    const rawBody = Buffer.from(
-      JSON.stringify({
-        id: event.id,
-        name: event.name,
-        apiVersion: event.apiVersion,
-        createdAt: event.createdAt.toISOString(),
-        resourceSequence: Number(event.resourceSequence),
-        payload: event.payload,
-      }),
-      'utf8',
-    );
-    const account = event.accountId
-      ? await prisma.account.findUnique({ where: { id: event.accountId }, select: { externalUserId: true } })
-      : null;
-    const timestamp = Math.floor(Date.now() / 1000);
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      'user-agent': USER_AGENT,
-      'x-svc-event': event.name,
-      'x-svc-event-id': event.id,
-      'x-svc-delivery': delivery.id,
-      ...(event.accountId ? { 'x-svc-account-id': event.accountId } : {}),
-      ...(account ? { 'x-svc-external-user-id': encodeURIComponent(account.externalUserId) } : {}),
-      'x-svc-timestamp': String(timestamp),
-      'x-svc-signature': signatureHeader(timestamp, signDelivery(secret, timestamp, delivery.id, event.id, rawBody)),
+    return {
+      outcome: { kind: 'refused', reason: endpoint.status === 'archived' ? 'endpoint_archived' : 'endpoint_disabled' },
+      responseStatus: null,
+      responseBody: null,
+      latencyMs: null,
+      error: `not sent: the endpoint is ${endpoint.status}`,
     };
-    const result = await postWebhook(endpoint.url, headers, rawBody, {
-      policy: deps.destinations,
-      timeoutMs: deps.http.timeoutMs,
-      maxResponseBytes: deps.http.maxResponseBytes,
-    });
-    outcome = outcomeOf(result);
-    latencyMs = result.latencyMs;
-    if (result.kind === 'response') {
-      responseStatus = result.status;
-      responseBody = result.body.slice(0, STORED_RESPONSE_BODY_CHARS);
-    } else {
-      error = result.error;
-    }
   }
+  const rawBody = deliveryBody(event);
+  const account = event.accountId
+    ? await deps.prisma.account.findUnique({ where: { id: event.accountId }, select: { externalUserId: true } })
+    : null;
+  const result = await postWebhook(endpoint.url, deliveryHeaders(delivery, account, secret, rawBody), rawBody, {
+    policy: deps.destinations,
+    timeoutMs: deps.http.timeoutMs,
+    maxResponseBytes: deps.http.maxResponseBytes,
+  });
+  return sentOf(result);
+}
 
-  const step = planNextStep(outcome, input.attempt, input.jitter, deps.retryBackoffMs?.());
+/** Completes the attempt row and moves the delivery on, in one transaction, unless another execution recorded it first. */
+async function recordAttempt(prisma: PrismaClient, deliveryId: string, input: AttemptInput, step: NextStep, sent: Sent): Promise<void> {
+  const { responseStatus, error } = sent;
   const detail = error ?? (responseStatus !== null ? `HTTP ${responseStatus}` : null);
   const now = new Date();
   await prisma.$transaction(async (tx) => {
     const recorded = await tx.webhookAttempt.updateMany({
-      where: { deliveryId: delivery.id, round: input.round, attempt: input.attempt, state: 'sending' },
+      where: { deliveryId, round: input.round, attempt: input.attempt, state: 'sending' },
       data: {
         state: 'completed',
         responseStatus,
-        responseBody,
-        latencyMs,
+        responseBody: sent.responseBody,
+        latencyMs: sent.latencyMs,
         error: step.action === 'abandoned' ? `${step.reason}: ${detail ?? ''}`.trim() : error,
         outcome: step.action,
         nextDelayMs: step.action === 'retry' ? step.delayMs : null,
@@ -192,7 +218,7 @@ export async function attemptDelivery(deps: WebhookAttemptDeps, input: AttemptIn
     });
     if (recorded.count === 0) return; // another execution recorded this attempt first
     await tx.webhookDelivery.updateMany({
-      where: { id: delivery.id, round: input.round },
+      where: { id: deliveryId, round: input.round },
       data: {
         status: step.action === 'retry' ? 'retrying' : step.action,
         attemptCount: { increment: 1 },
@@ -203,6 +229,20 @@ export async function attemptDelivery(deps: WebhookAttemptDeps, input: AttemptIn
       },
     });
   });
+}
+
+export async function attemptDelivery(deps: WebhookAttemptDeps, input: AttemptInput): Promise<AttemptReport> {
+  const delivery = await loadDelivery(deps.prisma, input);
+  const { endpoint, event } = delivery;
+  // Before claiming: an unreadable secret (SERVICE_SECRET changed) fails the round without a stuck claim.
+  const secret = endpoint.status === 'enabled' ? decryptSigningSecret(deps.serviceSecret, endpoint.id, endpoint.secretCiphertext) : '';
+
+  const claim = await claimAttempt(deps, input, endpoint.url);
+  if (claim.kind === 'completed') return claim.report;
+
+  const sent = await send(deps, delivery, secret);
+  const step = planNextStep(sent.outcome, input.attempt, input.jitter, deps.retryBackoffMs?.());
+  await recordAttempt(deps.prisma, delivery.id, input, step, sent);
   deps.logger.info(
     {
       deliveryId: delivery.id,
@@ -210,13 +250,13 @@ export async function attemptDelivery(deps: WebhookAttemptDeps, input: AttemptIn
       endpointId: endpoint.id,
       round: input.round,
       attempt: input.attempt,
-      responseStatus,
-      latencyMs,
+      responseStatus: sent.responseStatus,
+      latencyMs: sent.latencyMs,
       next: step.action,
     },
     'webhook attempt',
   );
-  return { step, responseStatus };
+  return { step, responseStatus: sent.responseStatus };
 }
 
 /** Ends a round whose attempts could not run at all (e.g. the activity kept failing): never silent. */
