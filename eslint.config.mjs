@@ -48,11 +48,6 @@ const LONG_FUNCTIONS = [
   { file: 'src/cli/webhooks.ts', name: 'registerWebhookCommands', lines: 86 },
   { file: 'src/runtime/service.ts', name: 'startService', lines: 210 },
   { file: 'src/offramp/sandbox-provider/launch.ts', name: 'launchSandboxProvider', lines: 87 },
-  // To split.
-  { file: 'src/http/routes/checkout.ts', name: 'registerCheckoutRoutes', lines: 85 },
-  { file: 'src/http/metrics.ts', name: 'operationsCollectors', lines: 93 },
-  { file: 'src/config/index.ts', name: 'loadConfig', lines: 88 },
-  { file: 'src/domain/apps/partner-config.ts', name: 'buildPartnerConfig', lines: 135 },
 ];
 
 /** Node built-ins, bare (`fs`, `fs/promises`) and prefixed (`node:fs`, also prefix-only ones like `node:test`). */

@@ -213,70 +213,14 @@ export interface PoolSettings {
 export class ConfigError extends Error {}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
-  const parsed = ZEnv.safeParse(env);
-  const rpcUrls = parseRpcUrlSettings(env);
-  const problems = [...(parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`)), ...rpcUrls.problems];
-  if (!parsed.success || problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
-  const e = parsed.data;
-  if (e.OFFRAMP_PROVIDER_URL && !e.OFFRAMP_CALLBACK_SECRET)
-    throw new ConfigError('invalid configuration: OFFRAMP_CALLBACK_SECRET is required with OFFRAMP_PROVIDER_URL');
+  const { e, rpcUrls } = parseEnv(env);
   const deployment: Deployment = e.DEPLOYMENT ?? (e.DATABASE_URL && e.TEMPORAL_ADDRESS ? 'production' : 'sandbox');
   return {
     deployment,
-    http: {
-      port: e.PORT,
-      host: e.HOST,
-      publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`,
-      maxBodyBytes: e.MAX_BODY_BYTES,
-      serverTiming: e.SERVER_TIMING,
-      trustedProxies: e.TRUSTED_PROXIES,
-    },
-    database: {
-      url: e.DATABASE_URL,
-      embeddedPort: e.EMBEDDED_POSTGRES_PORT,
-      pools: {
-        api: {
-          max: e.API_DATABASE_POOL_MAX,
-          acquireTimeoutMs: e.API_DATABASE_POOL_ACQUIRE_TIMEOUT_MS,
-          statementTimeoutMs: e.API_DATABASE_STATEMENT_TIMEOUT_MS,
-        },
-        worker: { max: e.WORKER_DATABASE_POOL_MAX, acquireTimeoutMs: e.WORKER_DATABASE_POOL_ACQUIRE_TIMEOUT_MS },
-      },
-    },
-    temporal: {
-      address: e.TEMPORAL_ADDRESS,
-      namespace: e.TEMPORAL_NAMESPACE,
-      taskQueue: e.TEMPORAL_TASK_QUEUE,
-      rpcTimeoutMs: e.TEMPORAL_RPC_TIMEOUT_MS,
-      embeddedPort: e.EMBEDDED_TEMPORAL_PORT,
-      embeddedEngine: e.EMBEDDED_TEMPORAL_ENGINE,
-      uiPort: e.TEMPORAL_UI_PORT,
-      uiUrl:
-        e.TEMPORAL_UI_URL ??
-        (e.TEMPORAL_ADDRESS || e.EMBEDDED_TEMPORAL_ENGINE === 'cluster' ? undefined : `http://127.0.0.1:${e.TEMPORAL_UI_PORT}`),
-      updateTimeoutMs: e.TEMPORAL_UPDATE_TIMEOUT_MS,
-      metricsBindAddress: e.TEMPORAL_METRICS_BIND_ADDRESS,
-      reuseV8Context: e.TEMPORAL_REUSE_V8_CONTEXT,
-    },
-    rateLimit: { points: e.RATE_LIMIT_POINTS, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS, syncMs: e.RATE_LIMIT_SYNC_MS },
-    clientRateLimit: {
-      points: e.CLIENT_RATE_LIMIT_POINTS,
-      windowSeconds: e.CLIENT_RATE_LIMIT_WINDOW_SECONDS,
-      syncMs: e.RATE_LIMIT_SYNC_MS,
-    },
-    ipRateLimits: {
-      failedLogins: {
-        points: e.LOGIN_FAILURE_LIMIT_POINTS,
-        windowSeconds: e.LOGIN_FAILURE_LIMIT_WINDOW_SECONDS,
-        syncMs: e.RATE_LIMIT_SYNC_MS,
-      },
-      checkout: { points: e.CHECKOUT_RATE_LIMIT_POINTS, windowSeconds: e.CHECKOUT_RATE_LIMIT_WINDOW_SECONDS, syncMs: e.RATE_LIMIT_SYNC_MS },
-      publicPayments: {
-        points: e.PUBLIC_RATE_LIMIT_POINTS,
-        windowSeconds: e.PUBLIC_RATE_LIMIT_WINDOW_SECONDS,
-        syncMs: e.RATE_LIMIT_SYNC_MS,
-      },
-    },
+    http: readHttp(e),
+    database: readDatabase(e),
+    temporal: readTemporal(e),
+    ...readRateLimits(e),
     health: { probeIntervalMs: e.HEALTHZ_PROBE_INTERVAL_MS },
     auth: { cacheSeconds: e.AUTH_CACHE_SECONDS },
     logLevel: e.LOG_LEVEL,
@@ -293,12 +237,86 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     },
     admin: { apiToken: e.ADMIN_API_TOKEN, consoleSessionSeconds: e.CONSOLE_SESSION_SECONDS },
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
-    offramp: {
-      providerUrl: e.OFFRAMP_PROVIDER_URL,
-      callbackSecret: e.OFFRAMP_CALLBACK_SECRET,
-      timeoutMs: e.OFFRAMP_PROVIDER_TIMEOUT_MS,
-      sandboxPort: e.SANDBOX_PROVIDER_PORT,
+    offramp: readOfframp(e),
+    rpcUrls,
+  };
+}
+
+/** The variables checked against ZEnv and the RPC URL settings, every problem named in one ConfigError. */
+function parseEnv(env: NodeJS.ProcessEnv): { e: TEnv; rpcUrls: ServiceConfig['rpcUrls'] } {
+  const parsed = ZEnv.safeParse(env);
+  const rpcUrls = parseRpcUrlSettings(env);
+  const problems = [...(parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`)), ...rpcUrls.problems];
+  if (!parsed.success || problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  const e = parsed.data;
+  if (e.OFFRAMP_PROVIDER_URL && !e.OFFRAMP_CALLBACK_SECRET)
+    throw new ConfigError('invalid configuration: OFFRAMP_CALLBACK_SECRET is required with OFFRAMP_PROVIDER_URL');
+  return { e, rpcUrls: rpcUrls.settings };
+}
+
+function readHttp(e: TEnv): ServiceConfig['http'] {
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`,
+    maxBodyBytes: e.MAX_BODY_BYTES,
+    serverTiming: e.SERVER_TIMING,
+    trustedProxies: e.TRUSTED_PROXIES,
+  };
+}
+
+function readDatabase(e: TEnv): ServiceConfig['database'] {
+  return {
+    url: e.DATABASE_URL,
+    embeddedPort: e.EMBEDDED_POSTGRES_PORT,
+    pools: {
+      api: {
+        max: e.API_DATABASE_POOL_MAX,
+        acquireTimeoutMs: e.API_DATABASE_POOL_ACQUIRE_TIMEOUT_MS,
+        statementTimeoutMs: e.API_DATABASE_STATEMENT_TIMEOUT_MS,
+      },
+      worker: { max: e.WORKER_DATABASE_POOL_MAX, acquireTimeoutMs: e.WORKER_DATABASE_POOL_ACQUIRE_TIMEOUT_MS },
     },
-    rpcUrls: rpcUrls.settings,
+  };
+}
+
+function readTemporal(e: TEnv): ServiceConfig['temporal'] {
+  return {
+    address: e.TEMPORAL_ADDRESS,
+    namespace: e.TEMPORAL_NAMESPACE,
+    taskQueue: e.TEMPORAL_TASK_QUEUE,
+    rpcTimeoutMs: e.TEMPORAL_RPC_TIMEOUT_MS,
+    embeddedPort: e.EMBEDDED_TEMPORAL_PORT,
+    embeddedEngine: e.EMBEDDED_TEMPORAL_ENGINE,
+    uiPort: e.TEMPORAL_UI_PORT,
+    uiUrl:
+      e.TEMPORAL_UI_URL ??
+      (e.TEMPORAL_ADDRESS || e.EMBEDDED_TEMPORAL_ENGINE === 'cluster' ? undefined : `http://127.0.0.1:${e.TEMPORAL_UI_PORT}`),
+    updateTimeoutMs: e.TEMPORAL_UPDATE_TIMEOUT_MS,
+    metricsBindAddress: e.TEMPORAL_METRICS_BIND_ADDRESS,
+    reuseV8Context: e.TEMPORAL_REUSE_V8_CONTEXT,
+  };
+}
+
+/** Every quota: the app's, the account's and the per-address ones, all synced to PostgreSQL as often. */
+function readRateLimits(e: TEnv): Pick<ServiceConfig, 'rateLimit' | 'clientRateLimit' | 'ipRateLimits'> {
+  const quota = (points: number, windowSeconds: number): RateLimitSettings => ({ points, windowSeconds, syncMs: e.RATE_LIMIT_SYNC_MS });
+  return {
+    rateLimit: quota(e.RATE_LIMIT_POINTS, e.RATE_LIMIT_WINDOW_SECONDS),
+    clientRateLimit: quota(e.CLIENT_RATE_LIMIT_POINTS, e.CLIENT_RATE_LIMIT_WINDOW_SECONDS),
+    ipRateLimits: {
+      failedLogins: quota(e.LOGIN_FAILURE_LIMIT_POINTS, e.LOGIN_FAILURE_LIMIT_WINDOW_SECONDS),
+      checkout: quota(e.CHECKOUT_RATE_LIMIT_POINTS, e.CHECKOUT_RATE_LIMIT_WINDOW_SECONDS),
+      publicPayments: quota(e.PUBLIC_RATE_LIMIT_POINTS, e.PUBLIC_RATE_LIMIT_WINDOW_SECONDS),
+    },
+  };
+}
+
+function readOfframp(e: TEnv): ServiceConfig['offramp'] {
+  return {
+    providerUrl: e.OFFRAMP_PROVIDER_URL,
+    callbackSecret: e.OFFRAMP_CALLBACK_SECRET,
+    timeoutMs: e.OFFRAMP_PROVIDER_TIMEOUT_MS,
+    sandboxPort: e.SANDBOX_PROVIDER_PORT,
   };
 }

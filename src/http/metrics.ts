@@ -123,98 +123,129 @@ function countGauge<L extends string>(
   for (const r of rows) g.set(r.labels as Partial<Record<L, string>>, r.count);
 }
 
+/** The scrape-time readings, by the name collector_up reports them under. */
 function operationsCollectors(deps: MetricsDeps): Record<string, Collector> {
   const { prisma } = deps;
   return {
-    payments_status: async (ms) => {
-      const rows = await paymentsByStatus(prisma, ms);
-      return (r) => countGauge(r, 'payments', 'Payments by status.', ['status'], rows);
-    },
-    payments_operational_state: async (ms) => {
-      const rows = await paymentsByOperationalState(prisma, ms);
-      return (r) =>
-        countGauge(
-          r,
-          'payments_operational_state',
-          'Payments by operational state (requires_intervention: a hold waiting for an operator).',
-          ['operational_state'],
-          rows,
-        );
-    },
-    deposits_status: async (ms) => {
-      const rows = await depositsByStatus(prisma, ms);
-      return (r) =>
-        countGauge(r, 'deposits', 'Deposits by status (requires_intervention: a hold waiting for an operator).', ['status'], rows);
-    },
-    settlements: async (ms) => {
-      const o = await settlementOutcomes(prisma, ms);
-      return (r) => {
-        countGauge(
-          r,
-          'settlement_legs',
-          'Outgoing settlement transfers by source (payment, deposit, ...) and outcome (broadcast, confirmed, reverted, replaced, superseded).',
-          ['source_type', 'status'],
-          o.legs,
-        );
-        countGauge(
-          r,
-          'fund_returns',
-          'Returns of funds (refunds, incident recoveries) by kind and status.',
-          ['kind', 'status'],
-          o.fundReturns,
-        );
-      };
-    },
-    webhook_deliveries: async (ms) => {
-      const s = await webhookDeliveryStats(prisma, ms);
-      return (r) => {
-        countGauge(
-          r,
-          'webhook_deliveries',
-          'Webhook deliveries by status (pending, retrying, succeeded, abandoned).',
-          ['status'],
-          s.byStatus,
-        );
-        gauge(
-          r,
-          'webhook_oldest_waiting_delivery_age_seconds',
-          'Age of the oldest webhook delivery still pending or retrying; 0 when none waits.',
-          [],
-        ).set(s.oldestWaitingAgeSeconds);
-      };
-    },
-    chain_scanner: async (ms) => {
-      const lags = await scannerLag(deps, ms);
-      const failed = lags.filter((l) => l.status === 'rejected');
-      return (r) => {
-        const head = gauge(r, 'chain_head_block', "The chain head each network's RPC reports.", ['chain_id']);
-        const next = gauge(r, 'chain_scanner_next_block', "The next block each network's scanner reads.", ['chain_id']);
-        const lag = gauge(r, 'chain_scanner_lag_blocks', 'Blocks at or below the chain head the scanner has not read yet.', ['chain_id']);
-        for (const l of lags) {
-          if (l.status !== 'fulfilled') continue;
-          const labels = { chain_id: String(l.chainId) };
-          head.set(labels, Number(l.value.head));
-          if (l.value.nextFromBlock !== null) next.set(labels, Number(l.value.nextFromBlock));
-          if (l.value.lagBlocks !== null) lag.set(labels, Number(l.value.lagBlocks));
-        }
-        // Reported after the others are registered: a network's RPC down fails this reading.
-        if (failed.length > 0) throw new Error(`chain head unreadable on ${failed.map((l) => l.chainId).join(', ')}`);
-      };
-    },
-    alerts: async (ms) => {
-      const a = await openAlerts(prisma, ms);
-      return (r) => {
-        countGauge(r, 'operator_alerts_open', 'Open operator alerts by kind and severity.', ['kind', 'severity'], a.byKind);
-        const diffs = gauge(
-          r,
-          'ledger_reconcile_differences',
-          'Differences between the books and the chain found by the last reconcile (its open ledger_difference alerts), by severity.',
-          ['severity'],
-        );
-        for (const severity of ['critical', 'warning'])
-          diffs.set({ severity }, a.reconcileDifferences.find((d) => d.labels.severity === severity)?.count ?? 0);
-      };
-    },
+    payments_status: paymentsStatusCollector(prisma),
+    payments_operational_state: paymentsOperationalStateCollector(prisma),
+    deposits_status: depositsStatusCollector(prisma),
+    settlements: settlementsCollector(prisma),
+    webhook_deliveries: webhookDeliveriesCollector(prisma),
+    chain_scanner: chainScannerCollector(deps),
+    alerts: alertsCollector(prisma),
+  };
+}
+
+function paymentsStatusCollector(prisma: PrismaClient): Collector {
+  return async (ms) => {
+    const rows = await paymentsByStatus(prisma, ms);
+    return (r) => countGauge(r, 'payments', 'Payments by status.', ['status'], rows);
+  };
+}
+
+function paymentsOperationalStateCollector(prisma: PrismaClient): Collector {
+  return async (ms) => {
+    const rows = await paymentsByOperationalState(prisma, ms);
+    return (r) =>
+      countGauge(
+        r,
+        'payments_operational_state',
+        'Payments by operational state (requires_intervention: a hold waiting for an operator).',
+        ['operational_state'],
+        rows,
+      );
+  };
+}
+
+function depositsStatusCollector(prisma: PrismaClient): Collector {
+  return async (ms) => {
+    const rows = await depositsByStatus(prisma, ms);
+    return (r) =>
+      countGauge(r, 'deposits', 'Deposits by status (requires_intervention: a hold waiting for an operator).', ['status'], rows);
+  };
+}
+
+/** Outgoing settlement transfers and returns of funds, read together. */
+function settlementsCollector(prisma: PrismaClient): Collector {
+  return async (ms) => {
+    const o = await settlementOutcomes(prisma, ms);
+    return (r) => {
+      countGauge(
+        r,
+        'settlement_legs',
+        'Outgoing settlement transfers by source (payment, deposit, ...) and outcome (broadcast, confirmed, reverted, replaced, superseded).',
+        ['source_type', 'status'],
+        o.legs,
+      );
+      countGauge(
+        r,
+        'fund_returns',
+        'Returns of funds (refunds, incident recoveries) by kind and status.',
+        ['kind', 'status'],
+        o.fundReturns,
+      );
+    };
+  };
+}
+
+function webhookDeliveriesCollector(prisma: PrismaClient): Collector {
+  return async (ms) => {
+    const s = await webhookDeliveryStats(prisma, ms);
+    return (r) => {
+      countGauge(
+        r,
+        'webhook_deliveries',
+        'Webhook deliveries by status (pending, retrying, succeeded, abandoned).',
+        ['status'],
+        s.byStatus,
+      );
+      gauge(
+        r,
+        'webhook_oldest_waiting_delivery_age_seconds',
+        'Age of the oldest webhook delivery still pending or retrying; 0 when none waits.',
+        [],
+      ).set(s.oldestWaitingAgeSeconds);
+    };
+  };
+}
+
+function chainScannerCollector(deps: MetricsDeps): Collector {
+  return async (ms) => {
+    const lags = await scannerLag(deps, ms);
+    const failed = lags.filter((l) => l.status === 'rejected');
+    return (r) => {
+      const head = gauge(r, 'chain_head_block', "The chain head each network's RPC reports.", ['chain_id']);
+      const next = gauge(r, 'chain_scanner_next_block', "The next block each network's scanner reads.", ['chain_id']);
+      const lag = gauge(r, 'chain_scanner_lag_blocks', 'Blocks at or below the chain head the scanner has not read yet.', ['chain_id']);
+      for (const l of lags) {
+        if (l.status !== 'fulfilled') continue;
+        const labels = { chain_id: String(l.chainId) };
+        head.set(labels, Number(l.value.head));
+        if (l.value.nextFromBlock !== null) next.set(labels, Number(l.value.nextFromBlock));
+        if (l.value.lagBlocks !== null) lag.set(labels, Number(l.value.lagBlocks));
+      }
+      // Reported after the others are registered: a network's RPC down fails this reading.
+      if (failed.length > 0) throw new Error(`chain head unreadable on ${failed.map((l) => l.chainId).join(', ')}`);
+    };
+  };
+}
+
+/** Open operator alerts, and the ledger differences among them. */
+function alertsCollector(prisma: PrismaClient): Collector {
+  return async (ms) => {
+    const a = await openAlerts(prisma, ms);
+    return (r) => {
+      countGauge(r, 'operator_alerts_open', 'Open operator alerts by kind and severity.', ['kind', 'severity'], a.byKind);
+      const diffs = gauge(
+        r,
+        'ledger_reconcile_differences',
+        'Differences between the books and the chain found by the last reconcile (its open ledger_difference alerts), by severity.',
+        ['severity'],
+      );
+      for (const severity of ['critical', 'warning'])
+        diffs.set({ severity }, a.reconcileDifferences.find((d) => d.labels.severity === severity)?.count ?? 0);
+    };
   };
 }
 

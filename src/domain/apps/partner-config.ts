@@ -36,39 +36,90 @@ export interface ConfigRuntime extends ModuleRuntime {
   webhooks: DestinationPolicy;
 }
 
+type Capabilities = TPartnerConfig['capabilities'];
+type Network = TEnvironmentConfig['networks'][number];
+/** A network's deposit addresses, the same in `networks` and in capabilities.depositAddresses. */
+type NetworkDeposits = Pick<TPartnerConfig['networks'][number]['depositAddresses'], 'operational' | 'disabledReason'>;
+
 export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, runtime: ConfigRuntime): TPartnerConfig {
   const env: TEnvironmentConfig = envs.environments[app.environment];
-  const vaultSetup = vaultsSetup(env);
   const moduleState = (id: ModuleId) => moduleAvailability(id, env, runtime, app.scopes);
-  const modules = MODULE_LIST.map((id) => ({
+  const deposits = moduleState('deposit_addresses');
+  const payments = moduleState('payments');
+  const networkDeposits: NetworkDeposits = {
+    operational: deposits.operational,
+    disabledReason: deposits.operational ? null : 'not_operational',
+  };
+  const balancesSwitch = featureSwitch(true, [moduleState('balances_and_transactions')]);
+
+  return {
+    id: `pcfg_${app.id}`,
+    appId: app.id,
+    organizationId: env.organizationId,
+    environmentId: env.environmentId,
+    apiVersion: app.apiVersion,
+    supportedApiVersions: envs.supportedApiVersions,
+    namespace: env.namespace,
+    scopes: app.scopes,
+    credentialType: 'app',
+    credentialMode: 'app_secret',
+    status: 'active',
+    modules: MODULE_LIST.map((id) => moduleEntry(id, moduleState(id))),
+    compliance: {
+      partnerKyb: { status: 'not_required', updatedAt: null },
+      requirements: { partnerFiatAccess: 'kyb', individualUpaFiatAccess: 'kyc', businessUpaFiatAccess: 'kyb' },
+    },
+    fees: feesSection(env.fees),
+    networks: env.networks.map((n) => networkEntry(n, networkDeposits)),
+    capabilities: {
+      accounts: accountsCapability(moduleState('accounts')),
+      depositAddresses: depositAddressesCapability(env, deposits, networkDeposits),
+      payments: paymentsCapability(app, env, payments, moduleState('bank_accounts')),
+      balancesAndTransactions: { ...balancesSwitch, balances: { ...balancesSwitch }, transactions: { ...balancesSwitch } },
+      webhooks: webhooksCapability(runtime.webhooks),
+      vaults: vaultsCapability(moduleState('vaults'), vaultsSetup(env), approvalMailReady(app.environment, runtime.mail)),
+    },
+    integrations: {
+      // Every client route reads a Payment: the payments module's (src/http/routes/client.ts).
+      clientApi: featureSwitch(runtime.clientApi, [payments]),
+      webhooks: featureSwitch(true, [moduleState('webhooks')]),
+      partnerConsole: featureSwitch(runtime.partnerConsole, []),
+    },
+    // The dashboard served here, unless the environments file names another (a hosted one).
+    links: { ...env.links, dashboard: env.links.dashboard ?? (runtime.partnerConsole ? '/dashboard' : null) },
+  };
+}
+
+/** One entry of `modules`: the module's catalog entry and its state for this credential. */
+function moduleEntry(id: ModuleId, state: Availability): TPartnerConfig['modules'][number] {
+  return {
     id,
     name: MODULES[id].name,
     description: MODULES[id].description,
     scopes: MODULES[id].scopes,
     defaultEnabled: !MODULES[id].optional,
     optional: MODULES[id].optional,
-    ...moduleState(id),
-  }));
+    ...state,
+  };
+}
 
-  const assetsOf = (n: TEnvironmentConfig['networks'][number]) =>
-    n.assets.map((a) => ({
-      symbol: a.symbol,
-      tokenAddress: a.tokenAddress,
-      decimals: a.decimals,
-      kind: a.kind,
-      minimumDeposit: {
-        amount: a.minimumDeposit.amount,
-        amountAtomic: toAtomic(a.minimumDeposit.amount, a.decimals).toString(),
-        inclusive: a.minimumDeposit.inclusive,
-      },
-    }));
+function feesSection(fees: TEnvironmentConfig['fees']): TPartnerConfig['fees'] {
+  const feeTotal = fees.partnerFeeBps + fees.platformFeeBps;
+  return {
+    partnerFeeBps: fees.partnerFeeBps,
+    partnerFeePercent: pct(fees.partnerFeeBps),
+    platformFeeBps: fees.platformFeeBps,
+    platformFeePercent: pct(fees.platformFeeBps),
+    totalFeeBps: feeTotal,
+    totalFeePercent: pct(feeTotal),
+    model: 'deducted_at_final_settlement',
+    currency: 'USD',
+  };
+}
 
-  const deposits = moduleState('deposit_addresses');
-  const payments = moduleState('payments');
-  const accounts = moduleState('accounts');
-  const balances = moduleState('balances_and_transactions');
-  const networkDeposits = { operational: deposits.operational, disabledReason: deposits.operational ? null : 'not_operational' };
-  const networks = env.networks.map((n) => ({
+/** One entry of `networks`: the service collects Payments and gives deposit addresses on every network it runs. */
+function networkEntry(n: Network, networkDeposits: NetworkDeposits): TPartnerConfig['networks'][number] {
+  return {
     code: n.code,
     aliases: n.aliases,
     chainFamily: n.chainFamily,
@@ -86,94 +137,86 @@ export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, r
     },
     defaultAsset: n.defaultAsset,
     supportedAssets: assetsOf(n),
-  }));
-  const feeTotal = env.fees.partnerFeeBps + env.fees.platformFeeBps;
-  const methods = paymentMethods(env, payments, moduleState('bank_accounts'));
-  const balancesSwitch = featureSwitch(true, [balances]);
+  };
+}
 
+function assetsOf(n: Network): TPartnerConfig['networks'][number]['supportedAssets'] {
+  return n.assets.map((a) => ({
+    symbol: a.symbol,
+    tokenAddress: a.tokenAddress,
+    decimals: a.decimals,
+    kind: a.kind,
+    minimumDeposit: {
+      amount: a.minimumDeposit.amount,
+      amountAtomic: toAtomic(a.minimumDeposit.amount, a.decimals).toString(),
+      inclusive: a.minimumDeposit.inclusive,
+    },
+  }));
+}
+
+function accountsCapability(state: Availability): Capabilities['accounts'] {
   return {
-    id: `pcfg_${app.id}`,
-    appId: app.id,
-    organizationId: env.organizationId,
-    environmentId: env.environmentId,
-    apiVersion: app.apiVersion,
-    supportedApiVersions: envs.supportedApiVersions,
-    namespace: env.namespace,
-    scopes: app.scopes,
-    credentialType: 'app',
-    credentialMode: 'app_secret',
-    status: 'active',
-    modules,
-    compliance: {
-      partnerKyb: { status: 'not_required', updatedAt: null },
-      requirements: { partnerFiatAccess: 'kyb', individualUpaFiatAccess: 'kyc', businessUpaFiatAccess: 'kyb' },
-    },
-    fees: {
-      partnerFeeBps: env.fees.partnerFeeBps,
-      partnerFeePercent: pct(env.fees.partnerFeeBps),
-      platformFeeBps: env.fees.platformFeeBps,
-      platformFeePercent: pct(env.fees.platformFeeBps),
-      totalFeeBps: feeTotal,
-      totalFeePercent: pct(feeTotal),
-      model: 'deducted_at_final_settlement',
-      currency: 'USD',
-    },
-    networks,
+    ...availabilityFlags(state),
+    accountIdLookup: true,
+    externalUserIdLookup: true,
+    handles: true,
+    connectedWallets: true,
+    emailVerification: { mode: 'none', partnerAssertionAllowed: false, version: 1 },
+  };
+}
+
+function depositAddressesCapability(
+  env: TEnvironmentConfig,
+  state: Availability,
+  networkDeposits: NetworkDeposits,
+): Capabilities['depositAddresses'] {
+  return {
+    ...availabilityFlags(state),
+    supportedChainIds: env.networks.map((n) => n.chainId),
+    availableChainIds: state.available ? env.networks.map((n) => n.chainId) : [],
+    supportedNetworks: env.networks.map((n) => ({
+      code: n.code,
+      chainId: n.chainId,
+      chainFamily: n.chainFamily,
+      ...networkDeposits,
+      assets: assetsOf(n),
+    })),
+  };
+}
+
+function paymentsCapability(
+  app: AuthenticatedApp,
+  env: TEnvironmentConfig,
+  payments: Availability,
+  bank: Availability,
+): Capabilities['payments'] {
+  const methods = paymentMethods(env, payments, bank);
+  return {
+    ...availabilityFlags(payments),
     capabilities: {
-      accounts: {
-        ...availabilityFlags(accounts),
-        accountIdLookup: true,
-        externalUserIdLookup: true,
-        handles: true,
-        connectedWallets: true,
-        emailVerification: { mode: 'none', partnerAssertionAllowed: false, version: 1 },
-      },
-      depositAddresses: {
-        ...availabilityFlags(deposits),
-        supportedChainIds: env.networks.map((n) => n.chainId),
-        availableChainIds: deposits.available ? env.networks.map((n) => n.chainId) : [],
-        supportedNetworks: env.networks.map((n) => ({
-          code: n.code,
-          chainId: n.chainId,
-          chainFamily: n.chainFamily,
-          ...networkDeposits,
-          assets: assetsOf(n),
-        })),
-      },
-      payments: {
-        ...availabilityFlags(payments),
-        capabilities: {
-          crypto: methods.direct.available,
-          onramp: methods.onramp.available,
-          externalQr: methods.externalQr.available,
-          externalBank: methods.externalBank.available,
-          card: methods.card.available,
-        },
-        methods,
-        publicPaymentCreation: publicPaymentCreation(app, env, payments),
-      },
-      balancesAndTransactions: { ...balancesSwitch, balances: { ...balancesSwitch }, transactions: { ...balancesSwitch } },
-      webhooks: {
-        supportedEvents: [...EVENT_NAMES],
-        recommendedEvents: [...RECOMMENDED_EVENTS],
-        eventGroups: EVENT_GROUPS.map((g) => ({ id: g.id, label: g.label, events: [...g.events] })),
-        signatures: { ...SIGNATURES },
-        deliveryPolicy: {
-          ...DELIVERY_POLICY,
-          retryableStatuses: [...DELIVERY_POLICY.retryableStatuses],
-          localPrivateDestinationsAllowed: runtime.webhooks.allowPrivateDestinations,
-        },
-      },
-      vaults: vaultsCapability(moduleState('vaults'), vaultSetup, approvalMailReady(app.environment, runtime.mail)),
+      crypto: methods.direct.available,
+      onramp: methods.onramp.available,
+      externalQr: methods.externalQr.available,
+      externalBank: methods.externalBank.available,
+      card: methods.card.available,
     },
-    integrations: {
-      // Every client route reads a Payment: the payments module's (src/http/routes/client.ts).
-      clientApi: featureSwitch(runtime.clientApi, [payments]),
-      webhooks: featureSwitch(true, [moduleState('webhooks')]),
-      partnerConsole: featureSwitch(runtime.partnerConsole, []),
+    methods,
+    publicPaymentCreation: publicPaymentCreation(app, env, payments),
+  };
+}
+
+/** The event catalog and delivery policy, plus whether this deployment delivers to private addresses. */
+function webhooksCapability(policy: DestinationPolicy): Capabilities['webhooks'] {
+  return {
+    supportedEvents: [...EVENT_NAMES],
+    recommendedEvents: [...RECOMMENDED_EVENTS],
+    eventGroups: EVENT_GROUPS.map((g) => ({ id: g.id, label: g.label, events: [...g.events] })),
+    signatures: { ...SIGNATURES },
+    deliveryPolicy: {
+      ...DELIVERY_POLICY,
+      retryableStatuses: [...DELIVERY_POLICY.retryableStatuses],
+      localPrivateDestinationsAllowed: policy.allowPrivateDestinations,
     },
-    // The dashboard served here, unless the environments file names another (a hosted one).
-    links: { ...env.links, dashboard: env.links.dashboard ?? (runtime.partnerConsole ? '/dashboard' : null) },
   };
 }
 

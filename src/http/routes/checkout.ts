@@ -96,6 +96,8 @@ async function formOrJson(ctx: ApiContext, maxBytes: number): Promise<unknown> {
   throw new ApiError('unsupported_media_type', 'Send the session as application/x-www-form-urlencoded or application/json');
 }
 
+type CheckoutAssets = ReturnType<typeof loadAssets>;
+
 /**
  * The hosted checkout behind checkout.paymentUrl (docs/decisions/payments.md, "Hosted checkout"). The Payment id
  * in the URL is a view-only capability: the page and its status show what a payer needs to pay and
@@ -104,29 +106,15 @@ async function formOrJson(ctx: ApiContext, maxBytes: number): Promise<unknown> {
  */
 export function registerCheckoutRoutes(router: ApiRouter, deps: CheckoutRouteDeps): void {
   const assets = loadAssets();
-  const secureCookie = deps.publicBaseUrl.startsWith('https:');
-
-  async function loadPage(paymentId: string, now: Date): Promise<TCheckoutPage> {
-    const p = await deps.prisma.payment.findUnique({ where: { id: paymentId } });
-    if (!p) throw notFound('Payment');
-    const network = Object.values(deps.environments.environments)
-      .flatMap((env) => env.networks)
-      .find((n) => n.chainId === p.chainId);
-    return toCheckoutPage(p, { name: network?.name ?? network?.code ?? `Chain ${p.chainId}` }, now);
-  }
-
-  async function session(ctx: ApiContext, paymentId: string): Promise<CheckoutSession> {
-    const found = await readCheckoutSession(deps, paymentId, ctx.cookies.get(SESSION_COOKIE));
-    if (!found)
-      throw new ApiError(
-        'unauthorized',
-        'No checkout session for this Payment: POST the client token and payment secret to /checkout/{paymentId}/session',
-      );
-    return found;
-  }
-
   router.use('/checkout', checkoutHeaders, deps.limit);
+  registerAssets(router, assets);
+  registerPage(router, deps, assets);
+  registerSession(router, deps);
+  if (deps.vault) registerVault(router, deps, deps.vault);
+}
 
+/** The page's script and stylesheet. */
+function registerAssets(router: ApiRouter, assets: CheckoutAssets): void {
   router.get('/checkout/assets/:file', (ctx) => {
     const file = assets.files.get(ctx.params.file ?? '');
     if (!file) throw notFound('Asset');
@@ -135,11 +123,14 @@ export function registerCheckoutRoutes(router: ApiRouter, deps: CheckoutRouteDep
     ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
     ctx.body = file.body;
   });
+}
 
+/** What the Payment id alone shows: the page, its status poll and the QR code. */
+function registerPage(router: ApiRouter, deps: CheckoutRouteDeps, assets: CheckoutAssets): void {
   router.get('/checkout/:paymentId', async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
     const now = new Date();
-    const page = await loadPage(paymentId, now);
+    const page = await loadPage(deps, paymentId, now);
     ctx.type = 'text/html; charset=utf-8';
     ctx.body = renderCheckoutPage(page, assets.urls, now);
   });
@@ -147,7 +138,7 @@ export function registerCheckoutRoutes(router: ApiRouter, deps: CheckoutRouteDep
   // Polled every 2 s by the page; the ETag covers the whole answer (amounts move without statusVersion).
   router.get('/checkout/:paymentId/status', async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
-    const page = await loadPage(paymentId, new Date());
+    const page = await loadPage(deps, paymentId, new Date());
     const body = JSON.stringify({ ...page.status, ...phaseText(page) });
     const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
     ctx.set('ETag', etag);
@@ -162,13 +153,16 @@ export function registerCheckoutRoutes(router: ApiRouter, deps: CheckoutRouteDep
   // The QR code of what is payable now (the query only names the amount for the browser's sake).
   router.get('/checkout/:paymentId/qr.svg', async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
-    const { payable } = (await loadPage(paymentId, new Date())).status;
+    const { payable } = (await loadPage(deps, paymentId, new Date())).status;
     if (!payable) throw new ApiError('payment_not_open', 'Nothing is payable on this Payment now');
     ctx.type = 'image/svg+xml';
     ctx.body = await qrSvg(payable.uri);
   });
+}
 
-  // The partner's front end posts the payer's client token and the payment secret here (never in a URL).
+/** The partner's front end posts the payer's client token and the payment secret here (never in a URL). */
+function registerSession(router: ApiRouter, deps: CheckoutRouteDeps): void {
+  const secureCookie = deps.publicBaseUrl.startsWith('https:');
   router.post('/checkout/:paymentId/session', async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
     const input = parseInput(ZCheckoutSessionRequest, await formOrJson(ctx, deps.maxBodyBytes), 'body');
@@ -185,21 +179,43 @@ export function registerCheckoutRoutes(router: ApiRouter, deps: CheckoutRouteDep
     ctx.status = 303;
     ctx.redirect(`/checkout/${paymentId}`);
   });
+}
 
-  const vault = deps.vault;
-  if (!vault) return;
+/** The Vault option: the payer's vault for this Payment, and paying from it; both need the session. */
+function registerVault(router: ApiRouter, deps: CheckoutRouteDeps, vault: NonNullable<CheckoutRouteDeps['vault']>): void {
   const vaultDeps = { prisma: deps.prisma, serviceSecret: deps.serviceSecret, environments: deps.environments, ...vault };
 
   router.get('/checkout/:paymentId/vault', async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
-    const s = await session(ctx, paymentId);
+    const s = await requireSession(deps, ctx, paymentId);
     ctx.body = await checkoutVault(vaultDeps, s.principal, paymentId, s.csrf);
   });
 
   router.post('/checkout/:paymentId/vault/authorize', async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
-    const s = await session(ctx, paymentId);
+    const s = await requireSession(deps, ctx, paymentId);
     assertCsrf(s, ctx.get('X-CSRF-Token') || undefined);
     ctx.body = await payFromVault(vaultDeps, s.principal, paymentId, s.csrf);
   });
+}
+
+/** What the page shows of a Payment, its network named as the environments file names it. */
+async function loadPage(deps: CheckoutRouteDeps, paymentId: string, now: Date): Promise<TCheckoutPage> {
+  const p = await deps.prisma.payment.findUnique({ where: { id: paymentId } });
+  if (!p) throw notFound('Payment');
+  const network = Object.values(deps.environments.environments)
+    .flatMap((env) => env.networks)
+    .find((n) => n.chainId === p.chainId);
+  return toCheckoutPage(p, { name: network?.name ?? network?.code ?? `Chain ${p.chainId}` }, now);
+}
+
+/** The payer's session of this Payment, from its cookie: unauthorized without one. */
+async function requireSession(deps: CheckoutRouteDeps, ctx: ApiContext, paymentId: string): Promise<CheckoutSession> {
+  const found = await readCheckoutSession(deps, paymentId, ctx.cookies.get(SESSION_COOKIE));
+  if (!found)
+    throw new ApiError(
+      'unauthorized',
+      'No checkout session for this Payment: POST the client token and payment secret to /checkout/{paymentId}/session',
+    );
+  return found;
 }
