@@ -5,6 +5,8 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { suiteFiles, TEST_ROOT } from './support/test-files';
 import { assignShards, shardCount, type Shard } from './support/shards';
+import { loadConfig } from '../src/config';
+import { startEmbeddedPostgres } from '../src/embedded/postgres';
 
 /**
  * `npm test`: the suite in shards, each a node:test process of its own (test/index.ts) with its own
@@ -24,9 +26,24 @@ function readTimings(): Record<string, number> {
   return existsSync(TIMINGS_FILE) ? (JSON.parse(readFileSync(TIMINGS_FILE, 'utf8')) as Record<string, number>) : {};
 }
 
+/** Each file's time (ms) from the timing reporter's lines; a last line cut short by the forced exit is skipped. */
+function readFileTimings(file: string): Record<string, number> {
+  const byFile: Record<string, number> = {};
+  const lines = existsSync(file) ? readFileSync(file, 'utf8').split('\n') : [];
+  for (const line of lines) {
+    try {
+      const { file: testFile, ms } = JSON.parse(line) as { file: string; ms: number };
+      byFile[testFile] = (byFile[testFile] ?? 0) + ms;
+    } catch {
+      continue;
+    }
+  }
+  return byFile;
+}
+
 function runShard(shard: Shard, index: number, total: number, children: Set<ChildProcess>, outDir: string): Promise<ShardResult> {
   const label = total > 1 ? `[${index + 1}/${total}] ` : '';
-  const timingsOut = path.join(outDir, `timings-${index}.json`);
+  const timingsOut = path.join(outDir, `timings-${index}.jsonl`);
   const child = spawn(
     process.execPath,
     [
@@ -56,8 +73,7 @@ function runShard(shard: Shard, index: number, total: number, children: Set<Chil
   return new Promise((resolve) => {
     child.on('close', (code, signal) => {
       children.delete(child);
-      const timings = existsSync(timingsOut) ? (JSON.parse(readFileSync(timingsOut, 'utf8') || '{}') as Record<string, number>) : {};
-      resolve({ code: code ?? (signal ? 1 : 0), summary, timings });
+      resolve({ code: code ?? (signal ? 1 : 0), summary, timings: readFileTimings(timingsOut) });
     });
   });
 }
@@ -84,15 +100,20 @@ function writeTimings(results: ShardResult[]): void {
 async function main(): Promise<void> {
   const files = process.env.TEST_FILES?.split('\n').filter(Boolean) ?? suiteFiles();
   const shards = assignShards(files, shardCount(process.env, files.length), readTimings(), TEST_ROOT);
+  // The project's cluster runs for the whole run: a shard that started it would stop it under the others.
+  const config = loadConfig(process.env);
+  const postgres = config.database.url ? undefined : await startEmbeddedPostgres({ port: config.database.embeddedPort });
   const children = new Set<ChildProcess>();
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.on(signal, () => {
       for (const child of children) child.kill(signal);
+      postgres?.kill();
       process.exit(130);
     });
   const outDir = mkdtempSync(path.join(os.tmpdir(), 'pp-test-run-'));
   const started = performance.now();
   const results = await Promise.all(shards.map((shard, i) => runShard(shard, i, shards.length, children, outDir)));
+  await postgres?.stop();
   printSummary(results, performance.now() - started);
   if (process.env.TEST_WRITE_TIMINGS === '1') writeTimings(results);
   rmSync(outDir, { recursive: true, force: true });

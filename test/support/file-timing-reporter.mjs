@@ -1,18 +1,15 @@
 /**
- * A node:test reporter that writes, at the end of the run, each test file's time (the sum of its
- * top-level tests and suites, in ms) as one JSON object: test/run.ts balances its shards with them.
- * Plain JavaScript: node:test loads reporters before tsx's loader.
+ * A node:test reporter that writes one JSON line per top-level test or suite: its file and its time in
+ * ms. test/run.ts sums them per file to balance its shards. A line per result, not one at the end:
+ * --test-force-exit ends the process before a reporter's last output. Plain JavaScript: node:test
+ * loads reporters before tsx's loader.
  *
  * @param {AsyncIterable<{ type: string, data: { nesting?: number, file?: string, details?: { duration_ms?: number } } }>} source
  */
 export default async function* fileTimings(source) {
-  /** @type {Record<string, number>} */
-  const byFile = {};
   for await (const event of source) {
     if (event.type !== 'test:pass' && event.type !== 'test:fail') continue;
     const { nesting, file, details } = event.data;
-    if (nesting !== 0 || !file) continue;
-    byFile[file] = (byFile[file] ?? 0) + (details?.duration_ms ?? 0);
+    if (nesting === 0 && file) yield `${JSON.stringify({ file, ms: details?.duration_ms ?? 0 })}\n`;
   }
-  yield `${JSON.stringify(byFile)}\n`;
 }
