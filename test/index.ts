@@ -1,4 +1,5 @@
-import { after } from 'node:test';
+import { after, describe } from 'node:test';
+import path from 'node:path';
 import { installDefaultTimeouts } from './support/test-timeouts';
 import { suiteFiles } from './support/test-files';
 import { closeEverything } from './support/suite-end';
@@ -14,9 +15,12 @@ const files = process.env.TEST_FILES?.split('\n').filter(Boolean) ?? suiteFiles(
 installDefaultTimeouts();
 
 for (const file of files) {
-  // Synchronously and in order: node:test registers each file's tests as it is loaded.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  require(file);
+  // Each file's tests under a suite named for it: its top-level hooks run around its own tests, and
+  // its time is its suite's (test/run.ts balances shards by it). Loaded synchronously and in order.
+  describe(path.relative(__dirname, file), () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    require(file);
+  });
 }
 
 after(async () => {

@@ -89,11 +89,10 @@ function printSummary(results: ShardResult[], wallMs: number): void {
 
 /** The measured seconds per file, relative to test/, for the next runs' balance (TEST_WRITE_TIMINGS=1). */
 function writeTimings(results: ShardResult[]): void {
-  const merged = readTimings();
-  for (const r of results)
-    for (const [file, ms] of Object.entries(r.timings)) merged[path.relative(TEST_ROOT, file)] = Math.round(ms / 100) / 10;
-  const sorted = Object.fromEntries(Object.entries(merged).sort(([a], [b]) => a.localeCompare(b)));
-  writeFileSync(TIMINGS_FILE, `${JSON.stringify(sorted, null, 2)}\n`);
+  const kept = Object.entries(readTimings()).filter(([file]) => existsSync(path.join(TEST_ROOT, file)));
+  const measured = results.flatMap((r) => Object.entries(r.timings).map(([file, ms]) => [file, Math.round(ms / 100) / 10] as const));
+  const merged = Object.fromEntries([...kept, ...measured].sort(([a], [b]) => a.localeCompare(b)));
+  writeFileSync(TIMINGS_FILE, `${JSON.stringify(merged, null, 2)}\n`);
   console.log(`# wrote ${path.relative(process.cwd(), TIMINGS_FILE)}`);
 }
 

@@ -1,15 +1,15 @@
 /**
- * A node:test reporter that writes one JSON line per top-level test or suite: its file and its time in
- * ms. test/run.ts sums them per file to balance its shards. A line per result, not one at the end:
- * --test-force-exit ends the process before a reporter's last output. Plain JavaScript: node:test
- * loads reporters before tsx's loader.
+ * A node:test reporter that writes one JSON line per test file: its suite's name (test/index.ts names
+ * each file's suite for its path under test/) and its time in ms. test/run.ts balances its shards with
+ * them. A line per file, not one at the end: --test-force-exit ends the process before a reporter's
+ * last output. Plain JavaScript: node:test loads reporters before tsx's loader.
  *
- * @param {AsyncIterable<{ type: string, data: { nesting?: number, file?: string, details?: { duration_ms?: number } } }>} source
+ * @param {AsyncIterable<{ type: string, data: { nesting?: number, name?: string, details?: { duration_ms?: number } } }>} source
  */
 export default async function* fileTimings(source) {
   for await (const event of source) {
     if (event.type !== 'test:pass' && event.type !== 'test:fail') continue;
-    const { nesting, file, details } = event.data;
-    if (nesting === 0 && file) yield `${JSON.stringify({ file, ms: details?.duration_ms ?? 0 })}\n`;
+    const { nesting, name, details } = event.data;
+    if (nesting === 0 && name?.endsWith('.test.ts')) yield `${JSON.stringify({ file: name, ms: details?.duration_ms ?? 0 })}\n`;
   }
 }
