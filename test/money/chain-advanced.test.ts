@@ -1,11 +1,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { newApp } from '../support/api-client';
-import { eventually, mine, pokeScanner } from '../support/chain';
+import { eventually, mine, pokeScanner, sendOnHeldChain } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { endsWithBooksChecked } from '../support/books';
 import { createPayment, getPayment, newMerchant, newAccountWithWallet, newDepositAddress } from '../support/fixtures';
 import { USDC, newPayer, send } from '../deposits/helpers';
+import type { PrivateKeyAccount } from 'viem';
 
 /** An hour between confirmation reads: within a test, only the scanner's block signals can move a workflow on. */
 const HOURLY = { confirmationPollSeconds: 3600, maxPollSeconds: 3600 };
@@ -71,6 +72,15 @@ async function scannerState() {
 }
 
 /**
+ * The transfer mined on a held chain: no other block comes (a settlement left by an earlier test
+ * included) until release, so the workflow's first read finds the transfer short of its depth.
+ */
+function sendHeld(payer: PrivateKeyAccount, to: string, amountAtomic: bigint) {
+  const fromPayer = (tx: { from: string }) => tx.from.toLowerCase() === payer.address.toLowerCase();
+  return sendOnHeldChain(() => send(payer, to, amountAtomic), fromPayer, 'the transfer mined');
+}
+
+/**
  * A block a second, each scanned at once, as the service's scanner does when it waits for blocks
  * (the harness's scanner sleeps between pokes, so that time-skipping stays cheap). Never skips time.
  */
@@ -95,12 +105,16 @@ describe('Confirmations wait on blocks, not timers (the scanner signals every wo
       const m = await newMerchant();
       const p = (await createPayment(m, { amount: '3' })).body.payment;
       const payer = await newPayer(3n * USDC);
-      await send(payer, p.funding.depositAddress.address, 3n * USDC);
-      await firstReadBeforeAnyBlock(async () => ((await drivers(p.id)).activities('verifyPaymentTransfers') >= 1 ? true : undefined));
-      await blockByBlock(
-        async () => ((await getPayment(m, p.id)).payment.status === 'succeeded' ? true : undefined),
-        'the Payment succeeded',
-      );
+      const held = await sendHeld(payer, p.funding.depositAddress.address, 3n * USDC);
+      try {
+        await firstReadBeforeAnyBlock(async () => ((await drivers(p.id)).activities('verifyPaymentTransfers') >= 1 ? true : undefined));
+        await blockByBlock(
+          async () => ((await getPayment(m, p.id)).payment.status === 'succeeded' ? true : undefined),
+          'the Payment succeeded',
+        );
+      } finally {
+        await held.release();
+      }
       await assertWokenByBlocks(p.id, { verifyPaymentTransfers: 2, checkSettlement: 1 });
     } finally {
       delete h.policies.payment;
@@ -115,18 +129,23 @@ describe('Confirmations wait on blocks, not timers (the scanner signals every wo
       const { accountId } = await newAccountWithWallet(cred);
       const address = await newDepositAddress(cred, accountId);
       const payer = await newPayer(20n * USDC);
-      await send(payer, address.address, 20n * USDC);
       // No block is mined until the workflow has read its source once (short of the depth, so it
       // must wait): on a busy suite blocks mined meanwhile would let it settle without ever waiting.
-      const workflowId = await firstReadBeforeAnyBlock(async () => {
-        const row = await h.db.prisma.deposit.findFirst({ where: { accountId } });
-        return row && (await drivers(row.workflowId)).activities('verifyDepositSource') >= 1 ? row.workflowId : undefined;
-      });
-      const settled = await blockByBlock(
-        () => h.db.prisma.deposit.findFirst({ where: { accountId, status: 'settled' } }).then((d) => d ?? undefined),
-        'the deposit settled',
-      );
-      assert.equal(settled.workflowId, workflowId);
+      const held = await sendHeld(payer, address.address, 20n * USDC);
+      let workflowId: string;
+      try {
+        workflowId = await firstReadBeforeAnyBlock(async () => {
+          const row = await h.db.prisma.deposit.findFirst({ where: { accountId } });
+          return row && (await drivers(row.workflowId)).activities('verifyDepositSource') >= 1 ? row.workflowId : undefined;
+        });
+        const settled = await blockByBlock(
+          () => h.db.prisma.deposit.findFirst({ where: { accountId, status: 'settled' } }).then((d) => d ?? undefined),
+          'the deposit settled',
+        );
+        assert.equal(settled.workflowId, workflowId);
+      } finally {
+        await held.release();
+      }
       await assertWokenByBlocks(workflowId, { verifyDepositSource: 2, checkDepositSettlement: 1 });
     } finally {
       delete h.policies.deposit;

@@ -32,6 +32,7 @@ import { HttpOfframpProvider } from '../../src/offramp/http-provider';
 import type { Payout, ProviderBankAccount, ProviderCallback } from '../../src/offramp/offramp-provider';
 import { launchSandboxProvider, type SandboxProviderProcess } from '../../src/offramp/sandbox-provider/launch';
 import { closeAtSuiteEnd } from './suite-end';
+import { reportLeftovers } from './leftovers';
 
 /**
  * One shared environment per test run: a fresh PostgreSQL database, one Java time-skipping Temporal
@@ -143,6 +144,7 @@ export function getHarness(): Promise<Harness> {
   if (!starting) {
     starting = start();
     closeAtSuiteEnd(closeHarness);
+    if (process.env.TEST_LEFTOVERS) closeAtSuiteEnd(async () => reportLeftovers(await starting!));
   }
   return starting;
 }
