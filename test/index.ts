@@ -1,7 +1,7 @@
 import { after, describe } from 'node:test';
 import path from 'node:path';
 import { installDefaultTimeouts } from './support/test-timeouts';
-import { suiteFiles } from './support/test-files';
+import { processFiles } from './support/test-files';
 import { closeEverything } from './support/suite-end';
 
 /**
@@ -9,7 +9,7 @@ import { closeEverything } from './support/suite-end';
  * time-skipping server and one worker. `npm test` (test/run.ts) starts several, each with a share of
  * the files in TEST_FILES; on its own, this runs every file TEST_FILTER selects.
  */
-const files = process.env.TEST_FILES?.split('\n').filter(Boolean) ?? suiteFiles();
+const files = processFiles();
 
 // Before any file registers a test: each test and hook without a timeout of its own gets the default.
 installDefaultTimeouts();

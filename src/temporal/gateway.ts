@@ -140,8 +140,6 @@ export interface TemporalGateway
   /** Stops the dispatcher (tests; an operator's maintenance). Undelivered events wait for the next one. */
   stopWebhookDispatcher(reason: string): Promise<void>;
 
-  /** For operators and tests: a workflow's result, failing after timeoutMs instead of hanging. */
-  workflowResult<T>(workflowId: string, opts?: { timeoutMs?: number }): Promise<T>;
   /** For operators and tests: which run of a workflow is current, and its status (e.g. RUNNING, COMPLETED). */
   describeWorkflow(workflowId: string): Promise<{ runId: string; status: string }>;
   /** For operators and the simulation: workflows matching a visibility query, e.g. `ExecutionStatus = 'Running'`. */
@@ -198,7 +196,6 @@ export interface GatewayOptions {
 
 export const DEFAULT_UPDATE_TIMEOUT_MS = 10_000;
 
-const DEFAULT_RESULT_TIMEOUT_MS = 5 * 60_000;
 const CONTINUE_AS_NEW_SIGNAL_ATTEMPTS = 5;
 
 export function createTemporalGateway(client: Client, opts: GatewayOptions): TemporalGateway {
@@ -497,19 +494,6 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
         await handle(WEBHOOK_DISPATCHER_WORKFLOW_ID).terminate(reason);
       } catch (err) {
         if (!(err instanceof WorkflowNotFoundError)) throw err;
-      }
-    },
-
-    async workflowResult<T>(workflowId: string, o: { timeoutMs?: number } = {}): Promise<T> {
-      const timeoutMs = o.timeoutMs ?? DEFAULT_RESULT_TIMEOUT_MS;
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`workflow ${workflowId} did not finish within ${timeoutMs} ms`)), timeoutMs);
-      });
-      try {
-        return await Promise.race([handle(workflowId).result() as Promise<T>, timeout]);
-      } finally {
-        clearTimeout(timer);
       }
     },
 

@@ -10,6 +10,7 @@ import { EXAMPLE } from '../../src/http/openapi/examples';
 import { fundedVault } from '../refunds/support';
 import { createPayment, newMerchant, waitForPayment, type Merchant } from '../support/fixtures';
 import { listenApi, withWorkerStopped } from '../support/bounded-api';
+import { awayFromWindowEnd } from '../support/quota-window';
 import { until } from '../support/until';
 
 type Json = Record<string, any>;
@@ -210,6 +211,7 @@ async function errorAnswers(doc: Json): Promise<Map<number, unknown>> {
   keep(424, await call(`${account}/deposit-addresses`, { credential: cred, body: { chainId: 79685 } }));
   const limited = await listenApi(await apiDepsOnHarness({ config: { ...h.config, rateLimit: { points: 1, windowSeconds: 60 } } }));
   try {
+    await awayFromWindowEnd(60);
     await call('/v2/partners/config', { credential: cred, baseUrl: limited.baseUrl });
     keep(429, await call('/v2/partners/config', { credential: cred, baseUrl: limited.baseUrl }));
   } finally {

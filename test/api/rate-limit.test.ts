@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { basicAuth, call, clientTokenFor, newApp, uniqueUserId } from '../support/api-client';
 import { getHarness, apiDepsOnHarness } from '../support/harness';
 import { createApi } from '../../src/http/app';
+import { awayFromWindowEnd } from '../support/quota-window';
 
 test('a credential over its quota gets 429 rate_limited with Retry-After and RateLimit headers', async () => {
   const h = await getHarness();
@@ -22,6 +23,7 @@ test('a credential over its quota gets 429 rate_limited with Retry-After and Rat
       fetch(`http://127.0.0.1:${port}/v2/partners/config`, { headers: { authorization: basicAuth(cred.appId, cred.appSecret) } });
     const statuses: number[] = [];
     let last: Response | undefined;
+    await awayFromWindowEnd(60);
     for (let i = 0; i < 4; i += 1) {
       last = await get(limited);
       statuses.push(last.status);
@@ -68,6 +70,7 @@ test("a client token over its account's quota gets 429 while the partner's quota
         headers: { authorization: `Bearer ${token}`, 'x-svc-payment-secret': `payment_not_yours_secret_${'0'.repeat(40)}` },
       });
 
+    await awayFromWindowEnd(3600);
     const before = await partner();
     assert.equal(before.status, 200);
     const statuses: number[] = [];

@@ -2,6 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';
+import { awaitWorkflowResult, skipTime } from '../support/workflow-result';
 import { endsWithBooksChecked } from '../support/books';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { DEPOSIT_WORKFLOW } from '../../workflows/contracts/deposit';
@@ -147,7 +148,7 @@ describe('Deposits held for a data error', () => {
           timeoutMs: 60_000,
           async between() {
             await pokeScanner();
-            await h.env.sleep(1000);
+            await skipTime(h, 1000);
           },
         },
       );
@@ -189,7 +190,7 @@ describe('Deposits held for a data error', () => {
     assert.equal(settled!.id, retryId);
     // The failed one's run ends (completed: a rescan can't start it again) and closes its alert.
     const failWorkflow = h.env.client.workflow.getHandle(toFail.details.workflowId);
-    assert.deepEqual(await failWorkflow.result(), { status: 'failed', statusVersion: 0 });
+    assert.deepEqual(await awaitWorkflowResult(h, toFail.details.workflowId), { status: 'failed', statusVersion: 0 });
     nominateForRecording('deposit--unrecorded-failed', toFail.details.workflowId, (await failWorkflow.describe()).runId);
     const closed = await h.db.prisma.operatorAlert.findMany({ where: { id: { in: alerts.map((a) => a.id) } } });
     assert.ok(

@@ -4,6 +4,7 @@ import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import type { Deposit } from '../../src/generated/prisma/client';
 import { mine, pokeScanner } from '../support/chain';
 import { getHarness } from '../support/harness';
+import { skipTime } from '../support/workflow-result';
 import { poll } from '../support/until';
 
 export const USDC = 1_000_000n;
@@ -53,7 +54,7 @@ export async function waitForDeposits(
       async between() {
         await pokeScanner();
         if (opts.mine) await mine(1);
-        await h.env.sleep(1000);
+        await skipTime(h, 1000);
       },
     },
   );

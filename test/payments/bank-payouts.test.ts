@@ -9,6 +9,7 @@ import { createActivities } from '../../activities';
 import { createApi } from '../../src/http/app';
 import { createTemporalGateway, type TemporalGateway } from '../../src/temporal/gateway';
 import { createWorker } from '../../src/temporal/worker';
+import { awaitWorkflowResult } from '../support/workflow-result';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { ZPaymentResponse } from '../../src/domain/payments/payment.schemas';
 import { onPayoutUpdated } from '../../src/domain/payments/payment-payouts';
@@ -273,6 +274,10 @@ describe('bank payouts', () => {
     assert.equal(payment.funding!.quoteExpiresAt, row.quoteExpiresAt.toISOString());
     assert.equal(payment.expiresAt, payment.funding!.quoteExpiresAt, 'the Payment expires with its quote');
     assert.equal(payment.settlement.destinationAddress, row.depositAddress);
+    // Never funded, it expires with its quote: its run ends here rather than being terminated later
+    // (terminating a run mid-task leaks a lock of the time-skipping clock on the test server).
+    const ended = await awaitWorkflowResult<{ status: string }>(await getHarness(), payment.id);
+    assert.equal(ended.status, 'expired');
   });
 
   test('creation refuses what it cannot quote, and creates nothing: provider down 503, provider refusal 502, unverified account or over the country maximum 422, receive 400', async () => {

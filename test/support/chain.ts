@@ -60,18 +60,18 @@ export async function setNativeBalance(address: string, wei: bigint): Promise<vo
 
 /**
  * Polls until check() answers a value, mining a block each round so confirmations advance (or, with
- * `mine: false`, leaving the chain as it is). The test scanner polls hourly, so it is poked every 3 s
- * (every second when nothing is mined: pokes are then all that moves it). Never faster: each poke
- * is a workflow task that replays the scanner's run, and pokes faster than that kept it from ever
- * completing its continue-as-new (each new signal refuses the task that carries it).
+ * `mine: false`, leaving the chain as it is). The test scanner polls hourly, so it is poked at once
+ * and then every second. Never faster: each poke is a workflow task of the scanner, and pokes faster
+ * than that kept it from ever completing its continue-as-new (each new signal refuses the task that
+ * carries it).
  * A generous deadline, not a timing assertion: the failure says what was last seen (what the check
  * passed to `saw`, else its last answer or error). A wrong answer (a 5xx, an OpenAPI violation, a
  * failed assertion) fails it at once (test/support/until.ts).
  */
 export async function eventually<T>(check: Check<T>, what: string, opts: { timeoutMs?: number; mine?: boolean } = {}): Promise<T> {
   const mining = opts.mine ?? true;
-  const pokeEveryMs = mining ? 3000 : 1000;
-  let poked = Date.now();
+  const pokeEveryMs = 1000;
+  let poked = 0;
   return poll(check, what, {
     timeoutMs: opts.timeoutMs ?? 90_000,
     // Truthy, as it always was: a check answering 0 or '' is not done.

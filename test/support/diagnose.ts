@@ -35,3 +35,23 @@ export async function runningWorkflows(h: Harness): Promise<string[]> {
   }
   return out;
 }
+
+/**
+ * Every open workflow on the test server with a workflow task or activity pending: what holds the
+ * time-skipping clock when a wait for a timer does not return.
+ */
+export async function clockHolders(h: Pick<Harness, 'env'>): Promise<string[]> {
+  const svc = h.env.client.workflowService;
+  const namespace = h.env.namespace ?? 'default';
+  const open = await svc.listOpenWorkflowExecutions({ namespace, maximumPageSize: 1000 });
+  const held: string[] = [];
+  for (const e of open.executions ?? []) {
+    const d = await svc.describeWorkflowExecution({ namespace, execution: e.execution! }).catch(() => null);
+    if (!d) continue;
+    const activities = (d.pendingActivities ?? []).map((a) => `${a.activityType?.name ?? '?'}#${a.attempt ?? 0}`);
+    const task = d.pendingWorkflowTask ? ['a workflow task'] : [];
+    if (activities.length + task.length > 0)
+      held.push(`${e.execution?.workflowId} on ${e.taskQueue}: ${[...task, ...activities].join(', ')}`);
+  }
+  return held;
+}

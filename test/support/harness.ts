@@ -33,6 +33,7 @@ import type { Payout, ProviderBankAccount, ProviderCallback } from '../../src/of
 import { launchSandboxProvider, type SandboxProviderProcess } from '../../src/offramp/sandbox-provider/launch';
 import { closeAtSuiteEnd } from './suite-end';
 import { reportLeftovers } from './leftovers';
+import { processFiles, stopsTheWorker } from './test-files';
 
 /**
  * One shared environment per test run: a fresh PostgreSQL database, one Java time-skipping Temporal
@@ -138,6 +139,9 @@ export const TEST_OFFRAMP_CALLBACK_SECRET = 'test-offramp-callback-secret-012345
 
 let starting: Promise<Harness> | undefined;
 const cleanups: Array<() => Promise<void>> = [];
+
+/** Workflows the shared worker keeps in memory: more than a shard has open at once. */
+const CACHED_WORKFLOWS = 500;
 let offrampDeps: ApiDeps['offramp'];
 
 export function getHarness(): Promise<Harness> {
@@ -274,6 +278,8 @@ async function start(): Promise<Harness> {
     },
   );
   const activities = service.activities({ db: opened.db, custody: chain.custody });
+  // Cached workflows replay nothing on each task; a process that stops its worker can't cache (test-files.ts).
+  const stoppable = processFiles().some(stopsTheWorker);
   let worker: Worker | undefined;
   let running: Promise<void> | undefined;
   const startWorker = async () => {
@@ -284,7 +290,7 @@ async function start(): Promise<Harness> {
       taskQueue: config.temporal.taskQueue,
       workflowBundle,
       activities,
-      maxCachedWorkflows: 0,
+      maxCachedWorkflows: stoppable ? 0 : CACHED_WORKFLOWS,
       shutdownGraceTime: '20s',
     });
     running = worker.run();
@@ -297,6 +303,10 @@ async function start(): Promise<Harness> {
   };
   await startWorker();
   cleanups.push(stopWorker);
+  const stopWorkerInTest = async () => {
+    if (!stoppable) throw new Error('this file stops the shared worker: list it in STOP_THE_WORKER (test/support/test-files.ts)');
+    await stopWorker();
+  };
   // Tests poke the scanner after each transfer. It sleeps between scans: a block-waiting activity
   // would hold the time-skipping clock (a 10-minute expiry then waits in real time).
   await engine.ensureChainScanners(
@@ -368,9 +378,9 @@ async function start(): Promise<Harness> {
     provider,
     temporalMetricsUrl: temporalMetrics.metricsUrl,
     startWorker,
-    stopWorker,
+    stopWorker: stopWorkerInTest,
     async restartWorker() {
-      await stopWorker();
+      await stopWorkerInTest();
       await startWorker();
     },
   };

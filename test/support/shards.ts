@@ -23,19 +23,29 @@ function median(values: number[]): number {
 }
 
 /**
- * Longest file first, each to the shard with the least so far: no shard's total exceeds the mean by
- * more than the longest file. Each shard then runs its files in path order.
+ * The files `together` picks run in a shard of their own, before the `count` others (they need a
+ * worker of their own kind; with one shard, everything shares it). The rest go longest first, each to
+ * the shard with the least so far: no shard's total exceeds the mean by more than the longest file.
+ * Each shard runs its files in path order.
  */
-export function assignShards(files: string[], count: number, secondsByFile: Record<string, number>, root: string): Shard[] {
+export function assignShards(
+  files: string[],
+  count: number,
+  secondsByFile: Record<string, number>,
+  root: string,
+  together: (file: string) => boolean = () => false,
+): Shard[] {
   const fallback = median(Object.values(secondsByFile));
   const weight = (file: string) => secondsByFile[path.relative(root, file)] ?? fallback;
+  const kept = count > 1 ? files.filter(together) : [];
+  const rest = files.filter((f) => !kept.includes(f));
   const shards: Shard[] = Array.from({ length: count }, () => ({ files: [], expectedSeconds: 0 }));
-  const byWeight = [...files].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b));
+  const byWeight = [...rest].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b));
   for (const file of byWeight) {
     const lightest = shards.reduce((min, s) => (s.expectedSeconds < min.expectedSeconds ? s : min));
     lightest.files.push(file);
     lightest.expectedSeconds += weight(file);
   }
-  for (const shard of shards) shard.files.sort();
-  return shards.filter((s) => s.files.length > 0);
+  const own: Shard = { files: kept, expectedSeconds: kept.reduce((sum, f) => sum + weight(f), 0) };
+  return [own, ...shards].map((s) => ({ ...s, files: [...s.files].sort() })).filter((s) => s.files.length > 0);
 }

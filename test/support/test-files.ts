@@ -33,3 +33,27 @@ export function suiteFiles(env: NodeJS.ProcessEnv = process.env): string[] {
     .filter((file) => isStack(file) === stacksOnly)
     .filter((file) => !only || only.some((part) => file.includes(part)));
 }
+
+/**
+ * Files whose tests stop the shared worker (a 503 the engine can't answer, a backlog, a worker
+ * restart). Their process's worker caches no workflow: the time-skipping server never moves a stopped
+ * worker's sticky tasks back, so a cached workflow would stall, and with it the server's clock.
+ * `npm test` runs them in a shard of their own; every other shard caches workflows (a third less CPU).
+ */
+const STOP_THE_WORKER = [
+  'api/idempotency.test.ts',
+  'api/openapi-examples.test.ts',
+  'deposits/deposit-lifecycle.test.ts',
+  'metrics/metrics.test.ts',
+  'payments/expiry-cancel.test.ts',
+];
+
+export function stopsTheWorker(file: string): boolean {
+  const relative = path.relative(TEST_ROOT, file).split(path.sep).join('/');
+  return STOP_THE_WORKER.includes(relative);
+}
+
+/** The files this process loads: TEST_FILES (a shard of `npm test`), else the suite TEST_FILTER selects. */
+export function processFiles(env: NodeJS.ProcessEnv = process.env): string[] {
+  return env.TEST_FILES?.split('\n').filter(Boolean) ?? suiteFiles(env);
+}

@@ -23,6 +23,33 @@ describe('Shards of npm test', () => {
     );
   });
 
+  test('files kept together run in a shard of their own besides the others (with one shard, in it), which stay balanced', () => {
+    fc.assert(
+      fc.property(
+        fileSet,
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(fc.integer({ min: 0, max: 300 }), { minLength: 1 }),
+        (names, count, seconds) => {
+          const timings = Object.fromEntries(names.map((name, i) => [name, seconds[i % seconds.length]!]));
+          const files = names.map((name) => `${ROOT}/${name}`);
+          const together = (file: string) => file.includes('/a');
+          const shards = assignShards(files, count, timings, ROOT, together);
+          assert.deepEqual(shards.flatMap((s) => s.files).sort(), [...files].sort());
+          const keptFiles = files.filter(together);
+          if (count === 1) return assert.equal(shards.length, 1);
+          const own = shards.filter((s) => s.files.some(together));
+          assert.ok(own.length <= 1);
+          if (own[0]) assert.deepEqual(own[0].files, [...keptFiles].sort());
+          const others = shards.filter((s) => !s.files.some(together));
+          assert.ok(others.length <= count);
+          const weights = files.filter((f) => !together(f)).map((f) => timings[f.slice(ROOT.length + 1)]!);
+          const bound = weights.reduce((a, b) => a + b, 0) / count + Math.max(0, ...weights);
+          for (const shard of others) assert.ok(shard.expectedSeconds <= bound + 1e-9);
+        },
+      ),
+    );
+  });
+
   test('a file without a measured time counts as the median of those measured', () => {
     const names = ['a.test.ts', 'b.test.ts', 'c.test.ts', 'new.test.ts'];
     const timings = { 'a.test.ts': 10, 'b.test.ts': 30, 'c.test.ts': 20 };

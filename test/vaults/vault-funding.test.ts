@@ -429,7 +429,7 @@ describe('Vault funding: the on-chain leg', () => {
       data: { toAddress: merchant.wallet.toLowerCase() },
     });
     await h.engine.startVaultFunding(fundingOperation.id, 2);
-    const result = await h.env.client.workflow.getHandle(`vault-funding:${fundingOperation.id}`).result();
+    const result = await awaitWorkflowResult(h, `vault-funding:${fundingOperation.id}`);
     assert.deepEqual(result, { status: 'failed' });
     const row = await h.db.prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: fundingOperation.id } });
     assert.equal(row.status, 'failed');
