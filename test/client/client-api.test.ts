@@ -18,7 +18,7 @@ import { deriveKey } from '../../src/platform/secrets';
 import type { AppCredential } from '../../src/domain/apps/apps';
 import { call, newApp, uniqueUserId, type ApiResponse } from '../support/api-client';
 import { apiDepsOnHarness, getHarness, TEST_SERVICE_SECRET } from '../support/harness';
-import { eventually, newPayer } from '../support/chain';
+import { eventually, newPayer, sendOnHeldChain, type PendingTx } from '../support/chain';
 import { until } from '../support/until';
 import { newMerchant, type Merchant, newAccount, newPayment } from '../support/fixtures';
 
@@ -100,10 +100,10 @@ async function newPaymentFor(m: Merchant, overrides: Record<string, unknown> = {
 }
 
 /** A token transfer the scanner is not told about: only a confirm can make the service look at it. */
-async function sendUnannounced(to: string, amountAtomic: bigint): Promise<Hash> {
+async function sendUnannounced(to: string, amountAtomic: bigint, from?: Awaited<ReturnType<typeof newPayer>>): Promise<Hash> {
   const h = await getHarness();
   const chain = h.chain.chains.get(h.chainId);
-  const payer = await newPayer(amountAtomic);
+  const payer = from ?? (await newPayer(amountAtomic));
   const txHash = await chain.sendTokenTransfer({ from: payer, token: SANDBOX_TOKEN_ADDRESS, to: to as Address, amountAtomic });
   await until(async () => (await chain.getTransactionStatus(txHash, 1)) === 'confirmed', `${txHash} mined`);
   return txHash;
@@ -505,33 +505,46 @@ describe('Client API: confirming a Payment', () => {
     const first = await tokenFor(m.cred, payer);
     const read = await readAsClient(first, p.payment.id, p.checkout.clientSecret);
     const a1 = read.body.options[0].execution.actionId;
-    const txHash = await sendUnannounced(p.payment.funding.depositAddress.address, 5_000_000n);
-    const ok = await confirm(first, p.payment.id, { actionId: a1, proof: { type: 'transaction', transactionHash: txHash } });
-    assert.equal(ok.status, 200, ok.text);
-    // A second action of the payer's, as a read issues one once the first is used (issued directly: once
-    // the funds are seen, a read issues none, there being nothing left to send).
-    const a2 = (
-      await issueAction((await getHarness()).db.prisma, {
-        paymentId: p.payment.id,
-        optionId: read.body.options[0].id,
-        accountId: payer,
-        proofType: 'transaction',
-        expiresAt: new Date(p.payment.expiresAt),
-      })
-    ).id;
-    assert.notEqual(a2, a1);
-    // Not mined further: the funds stay confirming, and the next action is to wait (type none).
-    await eventually(
-      async () => {
-        const r = await readAsClient(first, p.payment.id, p.checkout.clientSecret);
-        return r.body.nextAction?.type === 'none' ? r : undefined;
-      },
-      'the funds to be seen',
-      { mine: false },
+    // On a held chain: no block after the transfer's (a settlement left by an earlier test included),
+    // so the funds stay confirming for as long as the test looks.
+    const sender = await newPayer(5_000_000n);
+    const fromSender = (tx: PendingTx) => tx.from.toLowerCase() === sender.address.toLowerCase();
+    const held = await sendOnHeldChain(
+      () => sendUnannounced(p.payment.funding.depositAddress.address, 5_000_000n, sender),
+      fromSender,
+      'the transfer mined',
     );
-    const res = await confirm(first, p.payment.id, { actionId: a2, proof: { type: 'transaction', transactionHash: txHash } });
-    assert.equal(res.status, 409, res.text);
-    assert.equal(res.body.error.details.reasonCode, 'payment_confirmation_not_supported');
+    const txHash = held.result;
+    try {
+      const ok = await confirm(first, p.payment.id, { actionId: a1, proof: { type: 'transaction', transactionHash: txHash } });
+      assert.equal(ok.status, 200, ok.text);
+      // A second action of the payer's, as a read issues one once the first is used (issued directly: once
+      // the funds are seen, a read issues none, there being nothing left to send).
+      const a2 = (
+        await issueAction((await getHarness()).db.prisma, {
+          paymentId: p.payment.id,
+          optionId: read.body.options[0].id,
+          accountId: payer,
+          proofType: 'transaction',
+          expiresAt: new Date(p.payment.expiresAt),
+        })
+      ).id;
+      assert.notEqual(a2, a1);
+      // Not mined further: the funds stay confirming, and the next action is to wait (type none).
+      await eventually(
+        async () => {
+          const r = await readAsClient(first, p.payment.id, p.checkout.clientSecret);
+          return r.body.nextAction?.type === 'none' ? r : undefined;
+        },
+        'the funds to be seen',
+        { mine: false },
+      );
+      const res = await confirm(first, p.payment.id, { actionId: a2, proof: { type: 'transaction', transactionHash: txHash } });
+      assert.equal(res.status, 409, res.text);
+      assert.equal(res.body.error.details.reasonCode, 'payment_confirmation_not_supported');
+    } finally {
+      await held.release();
+    }
   });
 
   test('refuses a wrong proof type, unknown or foreign action ids, and a transaction that pays nothing (action kept)', async () => {
