@@ -1,3 +1,4 @@
+import type { Hash } from 'viem';
 import { checkLedger, type LedgerCheckResult } from '../src/domain/ledger/check';
 import { reconcileLedger } from '../src/domain/ledger/reconcile';
 import type { ReconcileResult } from '../src/domain/ledger/pure/reconcile-report';
@@ -65,6 +66,12 @@ function kindOf(failure: string): string {
     .replace(/-?\d+(\.\d+)?/g, 'N');
 }
 
+async function revertedOf(stack: Stack, txHashes: string[]): Promise<string[]> {
+  const chain = stack.chain.chains.get(stack.chainId);
+  const statuses = await Promise.all(txHashes.map((tx) => chain.getTransactionStatus(tx as Hash, 1)));
+  return txHashes.filter((_, i) => statuses[i] === 'reverted');
+}
+
 /** Waits until every Payment and deposit is terminal or held and their workflows have ended. Answers what is still not. */
 async function waitUntilAtRest(stack: Stack, run: RunRecord, deadlineMs: number, log: (line: string) => void): Promise<string[]> {
   const prisma = stack.db.prisma;
@@ -84,6 +91,10 @@ async function waitUntilAtRest(stack: Stack, run: RunRecord, deadlineMs: number,
       const seenDeposit = new Set(
         (await prisma.deposit.findMany({ where: { txHash: { in: depositTxs } }, select: { txHash: true } })).map((d) => d.txHash),
       );
+      const unrecorded = [...paymentTxs.filter((tx) => !seenPayment.has(tx)), ...depositTxs.filter((tx) => !seenDeposit.has(tx))];
+      // A payer's transfer the chain reverted moved nothing: no service will ever record it.
+      const reverted = await revertedOf(stack, unrecorded);
+      if (reverted.length > 0) return reverted.map((tx) => `transfer ${tx} reverted on chain: the simulated payer's send failed`);
       for (const tx of paymentTxs)
         if (!seenPayment.has(tx)) waiting.push(`transfer ${tx} to an escrow address not recorded by the service`);
       for (const tx of depositTxs)
@@ -203,7 +214,8 @@ export async function verifyRun(
     .sort((a, b) => a - b);
   const detectionMs = { p50: percentile(lags, 50), p99: percentile(lags, 99), max: lags[lags.length - 1] ?? 0 };
 
-  for (const w of restless.slice(0, 50)) failures.push(`not at rest after ${(opts.deadlineMs / 1000).toFixed(0)} s: ${w}`);
+  for (const w of restless.slice(0, 50))
+    failures.push(/ reverted on chain: /.test(w) ? w : `not at rest after ${(opts.deadlineMs / 1000).toFixed(0)} s: ${w}`);
   if (restless.length > 50) failures.push(`... and ${restless.length - 50} more not at rest`);
 
   // What the partner sees, Payment by Payment, against what its scenario should yield.

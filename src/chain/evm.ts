@@ -51,6 +51,14 @@ export interface EvmChainOptions {
 
 const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 
+/**
+ * Gas added to a contract call's estimate, which is of the state when it was made. A token transfer
+ * estimated while its recipient held tokens pays for rewriting a balance; if the recipient is emptied
+ * before the transfer is mined, the balance is written from zero, which costs 17,100 gas more, and the
+ * transfer runs out of gas (reverted, nothing moved). Gas left unused is not charged.
+ */
+const STORAGE_SLOT_HEADROOM_GAS = 25_000n;
+
 /** The `Chain` for any EVM network reachable over JSON-RPC (anvil in tests, a provider in production). */
 export function createEvmChain(options: EvmChainOptions): Chain {
   const { chainId } = options;
@@ -122,7 +130,7 @@ export function createEvmChain(options: EvmChainOptions): Chain {
     try {
       const fees = await newFees();
       const prepared = await wallet.prepareTransactionRequest({ ...request, type: 'eip1559', ...fees, chain: viemChain, account: from });
-      const serialized = await wallet.signTransaction(prepared);
+      const serialized = await wallet.signTransaction({ ...prepared, gas: prepared.gas + (request.data ? STORAGE_SLOT_HEADROOM_GAS : 0n) });
       return { txHash: keccak256(serialized), serialized, nonce: prepared.nonce };
     } catch (err) {
       // Some nodes already refuse a used nonce while estimating gas; same meaning as at broadcast.

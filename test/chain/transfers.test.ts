@@ -96,6 +96,20 @@ describe('token transfers', () => {
     assert.equal(await t.chain.getTransactionStatus(hash, 1), 'confirmed');
   });
 
+  test('a token transfer signed while its recipient held tokens still lands after the recipient was emptied', async () => {
+    // The estimate saw a warm balance slot; at execution the slot is zero again and costs a fresh store.
+    const recipient = custody.signer({ purpose: 'treasury', index: 400 });
+    await fundTestWallet({ rpcUrl: t.node.rpcUrl, address: recipient.address, tokenAtomic: 5_000n });
+    const signed = await t.chain.signTokenTransfer({ from: payer(), token: t.token, to: recipient.address, amountAtomic: 1_000n });
+    const elsewhere = custody.deriveAddress({ purpose: 'treasury', index: 401 });
+    await mined(t.chain, await t.chain.sendTokenTransfer({ from: recipient, token: t.token, to: elsewhere, amountAtomic: 5_000n }));
+    assert.equal(await t.chain.getTokenBalance({ token: t.token, owner: recipient.address }), 0n);
+
+    const hash = await mined(t.chain, await t.chain.broadcast(signed));
+    assert.equal(await t.chain.getTransactionStatus(hash, 1), 'confirmed');
+    assert.equal(await t.chain.getTokenBalance({ token: t.token, owner: recipient.address }), 1_000n);
+  });
+
   test('a retried settlement with the same nonce is never paid twice', async () => {
     const to = custody.deriveAddress({ purpose: 'treasury', index: 6 });
     const nonce = await t.chain.getNonce(payer().address);
