@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, existsSync, writeFileSync, rmSync } from 'no
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { stopsTheWorker, suiteFiles, TEST_ROOT } from './support/test-files';
+import { processFiles, stopsTheWorker, TEST_ROOT } from './support/test-files';
 import { assignShards, shardCount, type Shard } from './support/shards';
 import { loadConfig } from '../src/config';
 import { startEmbeddedPostgres } from '../src/embedded/postgres';
@@ -97,7 +97,7 @@ function writeTimings(results: ShardResult[]): void {
 }
 
 async function main(): Promise<void> {
-  const files = process.env.TEST_FILES?.split('\n').filter(Boolean) ?? suiteFiles();
+  const files = processFiles();
   const shards = assignShards(files, shardCount(process.env, files.length), readTimings(), TEST_ROOT, stopsTheWorker);
   // The project's cluster runs for the whole run: a shard that started it would stop it under the others.
   const config = loadConfig(process.env);

@@ -13,27 +13,13 @@ export async function describeWorkflow(h: Pick<Harness, 'env'>, workflowId: stri
   return `${workflowId} ${d.status.name} (${d.historyLength} events)${pending.length ? `: ${pending.join('; ')}` : ''}`;
 }
 
-/**
- * What is still running on the test server, with each workflow's pending activities: the first thing
- * to look at when a time-skipping wait does not return (a running activity holds time still).
- */
-export async function runningWorkflows(h: Harness): Promise<string[]> {
-  const ids = [
-    ...(await h.db.prisma.payment.findMany({ select: { id: true } })).map((p) => p.id),
-    ...(await h.db.prisma.deposit.findMany({ select: { workflowId: true } })).map((d) => d.workflowId),
-    `chain-scanner:${h.chainId}`,
-    'webhook-dispatcher',
-  ];
-  const out: string[] = [];
-  for (const id of ids) {
-    const d = await h.env.client.workflow
-      .getHandle(id)
-      .describe()
-      .catch(() => null);
-    if (!d || d.status.name !== 'RUNNING') continue;
-    out.push(await describeWorkflow(h, id));
-  }
-  return out;
+/** Every open workflow on the test server (one page: a test process never has a thousand). */
+export async function openWorkflows(h: Pick<Harness, 'env'>) {
+  const open = await h.env.client.workflowService.listOpenWorkflowExecutions({
+    namespace: h.env.namespace ?? 'default',
+    maximumPageSize: 1000,
+  });
+  return open.executions ?? [];
 }
 
 /**
@@ -43,9 +29,8 @@ export async function runningWorkflows(h: Harness): Promise<string[]> {
 export async function clockHolders(h: Pick<Harness, 'env'>): Promise<string[]> {
   const svc = h.env.client.workflowService;
   const namespace = h.env.namespace ?? 'default';
-  const open = await svc.listOpenWorkflowExecutions({ namespace, maximumPageSize: 1000 });
   const held: string[] = [];
-  for (const e of open.executions ?? []) {
+  for (const e of await openWorkflows(h)) {
     const d = await svc.describeWorkflowExecution({ namespace, execution: e.execution! }).catch(() => null);
     if (!d) continue;
     const activities = (d.pendingActivities ?? []).map((a) => `${a.activityType?.name ?? '?'}#${a.attempt ?? 0}`);

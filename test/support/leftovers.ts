@@ -1,3 +1,6 @@
+import { DEPOSIT_WORKFLOW } from '../../workflows/contracts/deposit';
+import { PAYMENT_WORKFLOW } from '../../workflows/contracts/payment';
+import { openWorkflows } from './diagnose';
 import type { Harness } from './harness';
 
 /**
@@ -5,17 +8,9 @@ import type { Harness } from './harness';
  * later time skip, so a test that leaves many slows every test after it. Printed, not asserted.
  */
 export async function reportLeftovers(h: Harness): Promise<void> {
-  const payments = await h.db.prisma.payment.findMany({ select: { id: true } });
-  const deposits = await h.db.prisma.deposit.findMany({ select: { workflowId: true } });
-  const ids = [...payments.map((p) => h.engine.paymentWorkflowId(p.id)), ...deposits.map((d) => d.workflowId)];
-  const running: string[] = [];
-  for (const id of ids) {
-    const status = await h.engine.describeWorkflow(id).then(
-      (d) => d.status,
-      () => 'NOT_FOUND',
-    );
-    if (status === 'RUNNING') running.push(id);
-  }
-  console.log(`# workflows still running at the end: ${running.length} of ${ids.length} Payments and deposits`);
+  const running = (await openWorkflows(h))
+    .filter((e) => e.type?.name === PAYMENT_WORKFLOW || e.type?.name === DEPOSIT_WORKFLOW)
+    .map((e) => e.execution?.workflowId ?? '?');
+  console.log(`# workflows still running at the end: ${running.length} Payments and deposits`);
   if (process.env.TEST_LEFTOVERS === '1') for (const id of running) console.log(`#   ${id}`);
 }

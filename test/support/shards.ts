@@ -40,7 +40,7 @@ export function assignShards(
   const kept = count > 1 ? files.filter(together) : [];
   const rest = files.filter((f) => !kept.includes(f));
   const shards: Shard[] = Array.from({ length: count }, () => ({ files: [], expectedSeconds: 0 }));
-  const byWeight = [...rest].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b));
+  const byWeight = rest.sort((a, b) => weight(b) - weight(a) || a.localeCompare(b));
   for (const file of byWeight) {
     const lightest = shards.reduce((min, s) => (s.expectedSeconds < min.expectedSeconds ? s : min));
     lightest.files.push(file);
