@@ -72,7 +72,10 @@ async function revertedOf(stack: Stack, txHashes: string[]): Promise<string[]> {
   return txHashes.filter((_, i) => statuses[i] === 'reverted');
 }
 
-/** Waits until every Payment and deposit is terminal or held and their workflows have ended. Answers what is still not. */
+/**
+ * Waits until every Payment and deposit is terminal or held and their workflows have ended. Answers the
+ * failures: what is still not at rest at the deadline, or at once the payers' transfers the chain reverted.
+ */
 async function waitUntilAtRest(stack: Stack, run: RunRecord, deadlineMs: number, log: (line: string) => void): Promise<string[]> {
   const prisma = stack.db.prisma;
   const paymentIds = run.payments.flatMap((r) => (r.id ? [r.id] : []));
@@ -127,7 +130,10 @@ async function waitUntilAtRest(stack: Stack, run: RunRecord, deadlineMs: number,
       waiting.push(`could not read the state: ${err instanceof Error ? err.message : String(err)}`);
     }
     if (waiting.length === 0) return [];
-    if (Date.now() - started > deadlineMs) return waiting;
+    if (Date.now() - started > deadlineMs) {
+      const late = waiting.slice(0, 50).map((w) => `not at rest after ${(deadlineMs / 1000).toFixed(0)} s: ${w}`);
+      return waiting.length > 50 ? [...late, `... and ${waiting.length - 50} more not at rest`] : late;
+    }
     if (Date.now() - lastReport > 15_000) {
       lastReport = Date.now();
       log(`waiting for ${waiting.length} thing(s) to come to rest, e.g. ${waiting[0]}`);
@@ -214,9 +220,7 @@ export async function verifyRun(
     .sort((a, b) => a - b);
   const detectionMs = { p50: percentile(lags, 50), p99: percentile(lags, 99), max: lags[lags.length - 1] ?? 0 };
 
-  for (const w of restless.slice(0, 50))
-    failures.push(/ reverted on chain: /.test(w) ? w : `not at rest after ${(opts.deadlineMs / 1000).toFixed(0)} s: ${w}`);
-  if (restless.length > 50) failures.push(`... and ${restless.length - 50} more not at rest`);
+  failures.push(...restless);
 
   // What the partner sees, Payment by Payment, against what its scenario should yield.
   const paymentsByScenario: Record<string, Record<string, number>> = {};
