@@ -44,7 +44,7 @@ const LONG_FUNCTIONS = [
   { file: 'src/offramp/sandbox-provider/server.ts', name: 'createSandboxProviderServer', lines: 385 },
   { file: 'src/http/app.ts', name: 'createApi', lines: 183 },
   { file: 'src/http/console/console.ts', name: 'registerOperatorConsole', lines: 244 },
-  { file: 'src/cli/sandbox.ts', name: 'registerSandboxCommands', lines: 96 },
+  { file: 'src/cli/sandbox.ts', name: 'registerSandboxCommands', lines: 97 },
   { file: 'src/cli/webhooks.ts', name: 'registerWebhookCommands', lines: 86 },
   { file: 'src/runtime/service.ts', name: 'startService', lines: 210 },
   { file: 'src/offramp/sandbox-provider/launch.ts', name: 'launchSandboxProvider', lines: 87 },
