@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ZChainId, zInt4 } from '../platform/int4';
-import { projectRoot } from '../embedded/paths';
+import { projectRoot } from '../platform/project-root';
 import { catalogNetwork } from '../chain/network-catalog';
 import { resolveNetworks, type LeftOutNetwork } from './network-settings';
 import { ZGasConfig } from './gas';

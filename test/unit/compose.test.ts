@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { parse } from 'yaml';
-import { projectRoot } from '../../src/embedded/paths';
+import { projectRoot } from '../../src/platform/project-root';
 import { DEFAULT_HISTORY_SHARDS } from '../../src/embedded/temporal-cluster';
 import { CLUSTER_ROLES } from '../../src/embedded/temporal-cluster-config';
 import { loadConfig } from '../../src/config';
@@ -18,6 +18,7 @@ type Service = {
   build?: unknown;
   command?: string | string[];
   depends_on?: string[] | Record<string, { condition?: string }>;
+  restart?: string;
   environment?: Record<string, string>;
   ports?: unknown[];
   secrets?: (string | { source: string; target?: string })[];
