@@ -173,7 +173,11 @@ describe('docker-compose.yml, the production shape', () => {
   test('every image is pinned in config/toolchain.json, Temporal Server and its admin tools at the release the rehearsal runs', () => {
     const c = compose();
     const release = toolchain.temporalServer.version;
-    const pinned = new Set([`${TEMPORAL_SERVER}:${release}`, `${TEMPORAL_ADMIN_TOOLS}:${release}`, ...Object.values(toolchain.containerImages)]);
+    const pinned = new Set([
+      `${TEMPORAL_SERVER}:${release}`,
+      `${TEMPORAL_ADMIN_TOOLS}:${release}`,
+      ...Object.values(toolchain.containerImages),
+    ]);
     const used = new Set<string>();
     for (const [name, service] of Object.entries(c.services)) {
       if (service.build !== undefined) continue; // the service's own image, built from this checkout
@@ -182,7 +186,11 @@ describe('docker-compose.yml, the production shape', () => {
       assert.ok(pinned.has(service.image), `${name}: ${service.image} is pinned in config/toolchain.json`);
       used.add(service.image);
     }
-    assert.deepEqual([...pinned].filter((image) => !used.has(image)), [], 'every pin is used');
+    assert.deepEqual(
+      [...pinned].filter((image) => !used.has(image)),
+      [],
+      'every pin is used',
+    );
     for (const image of used)
       if ([TEMPORAL_SERVER, TEMPORAL_ADMIN_TOOLS].includes(imageName(image))) assert.equal(imageTag(image), release, image);
     assert.equal(
@@ -213,7 +221,8 @@ describe('docker-compose.yml, the production shape', () => {
     assert.equal(jobs.length, 1, 'one schema job');
     const [job, service] = jobs[0]!;
     const script = commandText(service);
-    for (const step of ['create-database', 'setup-schema -v 0.0', 'update-schema -d']) assert.ok(script.includes(step), `${job} runs ${step}`);
+    for (const step of ['create-database', 'setup-schema -v 0.0', 'update-schema -d'])
+      assert.ok(script.includes(step), `${job} runs ${step}`);
     for (const schema of ['temporal', 'visibility']) assert.ok(script.includes(schema), `${job} covers the ${schema} schema`);
     assert.match(script, /\/etc\/temporal\/schema\/postgresql\/v12\/\$\$schema\/versioned/, 'the versioned schemas the image carries');
     assert.equal(service.restart, 'no', 'a job, not a daemon');
