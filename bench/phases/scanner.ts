@@ -5,7 +5,7 @@ import { scanRange } from '../../src/domain/chain/chain-scan';
 import { ownedRecipients } from '../../src/domain/chain/our-addresses';
 import type { BenchContext } from '../context';
 import type { ScannerTrafficFigures } from '../figures';
-import { closedLoop, latency, percentile, sleep, type Latency } from '../measure';
+import { closedLoop, latency, percentile, sleep } from '../measure';
 
 export interface ScannerTrafficOptions {
   /** Seconds of mainnet-shaped blocks (the lag and the cost are measured over these). */
