@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
@@ -209,6 +209,14 @@ describe('docker-compose.yml, the production shape', () => {
       assert.equal(c.services[name]!.environment?.NUM_HISTORY_SHARDS, String(DEFAULT_HISTORY_SHARDS), `${role}: history shards`);
       assert.equal(c.services[name]!.environment?.DB, 'postgres12', `${role}: PostgreSQL, as the rehearsal`);
     }
+    // The rehearsal runs the cluster code's default count: were it to pass its own, this test must read it there.
+    const rehearsal = path.join(projectRoot(), 'simulate', 'rehearsal');
+    for (const name of readdirSync(rehearsal).filter((f) => f.endsWith('.ts')))
+      assert.doesNotMatch(
+        readFileSync(path.join(rehearsal, name), 'utf8'),
+        /historyShards\s*:/,
+        `simulate/rehearsal/${name} keeps the default shards`,
+      );
     const file = readFileSync(composeFile(), 'utf8');
     assert.match(file, /FIXED FOR THE LIFE OF THE CLUSTER/, 'the compose file says the shard count never changes');
   });
