@@ -25,6 +25,7 @@ import {
 import { rpcTransport } from './transport';
 import { DEFAULT_GAS } from '../config/gas';
 import { initialFees, type FeePolicy, type Fees } from './fees';
+import type { GasCost } from './gas-cover';
 import {
   FeeAboveCapError,
   NonceAlreadyUsedError,
@@ -125,7 +126,12 @@ export function createEvmChain(options: EvmChainOptions): Chain {
     return decision.fees;
   }
 
-  const sign = (from: Signer, request: SignRequest) => signTransaction({ client, chainId, newFees }, from, request);
+  const signContext: SignContext = { client, chainId, newFees };
+  const sign = (from: Signer, request: SignRequest) => signTransaction(signContext, from, request);
+  const transferCall = (token: Address, to: Address, amountAtomic: bigint) => ({
+    to: token,
+    data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amountAtomic] }),
+  });
 
   const chain: Chain = {
     chainId,
@@ -210,12 +216,12 @@ export function createEvmChain(options: EvmChainOptions): Chain {
     },
 
     signTokenTransfer: ({ from, token, to, amountAtomic, nonce, cover }) =>
-      sign(from, {
-        to: token,
-        data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amountAtomic] }),
-        nonce,
-        cover,
-      }),
+      sign(from, { ...transferCall(token, to, amountAtomic), nonce, cover }),
+
+    async tokenTransferCost({ from, token, to, amountAtomic }) {
+      const { gasLimit, maxFeePerGas, valueWei } = await gasCost(signContext, from.address, transferCall(token, to, amountAtomic));
+      return { gasLimit, maxFeePerGas, valueWei };
+    },
 
     signNativeTransfer: ({ from, to, amountWei, nonce, cover }) => sign(from, { to, value: amountWei, nonce, cover }),
 
@@ -302,34 +308,37 @@ interface SignRequest {
   cover?: GasCoverHook;
 }
 
+type SignContext = { client: PublicClient; chainId: number; newFees(): Promise<Fees> };
+
 /**
- * Signs a type-2 transaction: fees from the latest base fee (FeeAboveCapError above the cap), the gas
- * limit from the node's estimate of the call alone (no fee fields: a node caps an estimate by balance ÷
- * fee, and the payer may not be topped up yet), then `cover` makes the payer hold what it may cost.
+ * What a transaction will cost its sender: fees from the latest base fee (FeeAboveCapError above the
+ * cap), the gas limit from the node's estimate of the call alone (no fee fields: a node caps an
+ * estimate by balance ÷ fee, and the payer may not be topped up yet).
  */
-async function signTransaction(
-  ctx: { client: PublicClient; chainId: number; newFees(): Promise<Fees> },
-  from: Signer,
-  request: SignRequest,
-): Promise<SignedTransaction> {
-  const { client, chainId } = ctx;
+async function gasCost(ctx: SignContext, from: Address, request: SignRequest): Promise<GasCost & { fees: Fees }> {
+  const fees = await ctx.newFees();
+  const estimate = await ctx.client.estimateGas({
+    account: from,
+    to: request.to,
+    data: request.data,
+    value: request.value,
+    prepare: false,
+  });
+  const gasLimit = estimate + (request.data ? STORAGE_SLOT_HEADROOM_GAS : 0n);
+  return { gasLimit, maxFeePerGas: fees.maxFeePerGas, valueWei: request.value ?? 0n, fees };
+}
+
+/** Signs a type-2 transaction at its gas cost, once `cover` has made the sender hold what it may cost. */
+async function signTransaction(ctx: SignContext, from: Signer, request: SignRequest): Promise<SignedTransaction> {
   try {
-    const fees = await ctx.newFees();
-    const estimate = await client.estimateGas({
-      account: from.address,
-      to: request.to,
-      data: request.data,
-      value: request.value,
-      prepare: false,
-    });
-    const gasLimit = estimate + (request.data ? STORAGE_SLOT_HEADROOM_GAS : 0n);
-    await request.cover?.({ gasLimit, maxFeePerGas: fees.maxFeePerGas, valueWei: request.value ?? 0n });
-    const nonce = request.nonce ?? (await client.getTransactionCount({ address: from.address, blockTag: 'pending' }));
+    const { fees, ...cost } = await gasCost(ctx, from.address, request);
+    await request.cover?.(cost);
+    const nonce = request.nonce ?? (await ctx.client.getTransactionCount({ address: from.address, blockTag: 'pending' }));
     const serialized = await from.signTransaction({
       type: 'eip1559',
-      chainId,
+      chainId: ctx.chainId,
       nonce,
-      gas: gasLimit,
+      gas: cost.gasLimit,
       to: request.to,
       ...(request.data === undefined ? {} : { data: request.data }),
       ...(request.value === undefined ? {} : { value: request.value }),

@@ -27,12 +27,12 @@ export function coverWei(tx: GasCost, capWei: bigint): bigint {
 }
 
 /**
- * What the payer must hold before it sends `next`, while `inFlight` (its other transactions not mined
- * yet) wait in the mempool: a node counts every pending transaction of a sender against its balance.
- * Never less than the network's floor.
+ * What a payer must hold for `pending`, its transactions not mined yet (those it is about to sign and
+ * those in the mempool): a node counts every pending transaction of a sender against its balance, and
+ * each may be replaced up to the cap. Never less than the network's floor.
  */
-export function payerNeedWei(next: GasCost, inFlight: readonly GasCost[], capWei: bigint, floorWei: bigint): bigint {
-  const need = inFlight.reduce((sum, tx) => sum + coverWei(tx, capWei), coverWei(next, capWei));
+export function payerNeedWei(pending: readonly GasCost[], capWei: bigint, floorWei: bigint): bigint {
+  const need = pending.reduce((sum, tx) => sum + coverWei(tx, capWei), 0n);
   return need > floorWei ? need : floorWei;
 }
 

@@ -113,6 +113,8 @@ export interface Chain {
   verifyTransfer(query: VerifyTransferQuery): Promise<TransferVerification>;
 
   signTokenTransfer(request: TokenTransferRequest): Promise<SignedTransaction>;
+  /** What signing this transfer now would cost its sender (gas limit, fee cap, value); FeeAboveCapError above the cap. */
+  tokenTransferCost(request: TokenTransferRequest): Promise<GasCost>;
   signNativeTransfer(request: NativeTransferRequest): Promise<SignedTransaction>;
   /** The same transaction (nonce, recipient, data, value, gas limit) signed again with other fees. */
   signReplacement(request: { from: Signer; original: Hex; fees: Fees }): Promise<SignedTransaction>;

@@ -7,7 +7,7 @@ import { authorizeVaultFunding } from '../../src/domain/vaults/vault-funding';
 import type { SettlementSource } from '../../src/domain/settlement/settlement-legs';
 import { call } from '../support/api-client';
 import { endsWithBooksChecked } from '../support/books';
-import { eventually, mine, newPayer, payTo, pokeScanner, tokenBalance } from '../support/chain';
+import { eventually, mine, newPayer, payTo, pokeScanner, rpc, tokenBalance } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { assertMinedExactlyWhenLive, legsOf, replacedUnderRisingBaseFee } from '../support/rising-base-fee';
 import {
@@ -65,6 +65,17 @@ describe('Money moves through a fee spike', () => {
         await chain.sendTokenTransfer({ from: payer, token: SANDBOX_TOKEN_ADDRESS, to: escrow, amountAtomic: 10_000_000n });
         await mine(2);
         await pokeScanner();
+        // The escrow holds no gas: the one top-up for its three legs is mined before any is signed.
+        await eventually(
+          async (saw) => {
+            const pending = await pendingTo(escrow);
+            saw(`${pending.length} pending to ${escrow}`);
+            return pending.length > 0;
+          },
+          `the treasury's top-up of ${escrow} in the mempool`,
+          { mine: false },
+        );
+        await mine(1);
         return { type: 'payment', id: p.id };
       },
       150n * GWEI,
@@ -77,6 +88,16 @@ describe('Money moves through a fee spike', () => {
     await assertLedgerBalanced();
   });
 });
+
+/** The mempool's transactions to `address`. */
+async function pendingTo(address: string): Promise<string[]> {
+  type Pool = Record<string, Record<string, { hash: string; to: string | null }>>;
+  const content = await rpc<{ pending: Pool; queued: Pool }>('txpool_content');
+  return [content.pending, content.queued]
+    .flatMap((pool) => Object.values(pool).flatMap((byNonce) => Object.values(byNonce)))
+    .filter((tx) => tx.to?.toLowerCase() === address.toLowerCase())
+    .map((tx) => tx.hash);
+}
 
 /** A receive Payment paid in full by a payer, settled to the merchant. */
 async function paymentSettles(m: Merchant): Promise<SettlementSource> {
@@ -101,7 +122,8 @@ async function depositSettles(): Promise<SettlementSource> {
   assert.equal(deposit!.status, 'settled', `deposit ${deposit!.id} ended ${deposit!.status} (${deposit!.settlementReasonCode})`);
   const res = await call(`/v2/accounts/${accountId}/deposits/${deposit!.id}`, { credential: m.cred });
   assert.equal(res.status, 200, res.text);
-  assert.equal(res.body.deposit.settlement.status, 'settled');
+  assert.equal(res.body.deposit.status, 'settled');
+  assert.ok(res.body.deposit.settlement.txHash, 'the settlement names its transaction');
   return { type: 'deposit', id: deposit!.id };
 }
 

@@ -61,12 +61,12 @@ describe('gas that covers the transaction', () => {
             .map(([next, inFlight, floor]) => ({ next, inFlight, floor })),
         ),
         ({ cap, v: { next, inFlight, floor } }) => {
-          const need = payerNeedWei(next, inFlight, cap, floor);
+          const need = payerNeedWei([next, ...inFlight], cap, floor);
           const pending = [next, ...inFlight].reduce((sum, tx) => sum + upfrontWei(tx), 0n);
           assert.ok(need >= pending, 'every pending transaction at its own fee');
           assert.ok(need >= floor, 'never under the floor');
           assert.equal(
-            payerNeedWei(next, inFlight, cap, 0n),
+            payerNeedWei([next, ...inFlight], cap, 0n),
             [next, ...inFlight].reduce((s, tx) => s + coverWei(tx, cap), 0n),
           );
         },

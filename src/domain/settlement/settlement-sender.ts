@@ -162,6 +162,29 @@ async function followLiveLeg(
   return { kind: 'replaced' };
 }
 
+/**
+ * One top-up for every leg this send will sign, before the first is signed: topped up leg by leg, the
+ * second top-up would wait for a block behind the first leg, on a real chain a block time per leg.
+ * Each leg's own cover then finds the gas there.
+ */
+async function coverNewLegs(
+  deps: SettlementSenderDeps,
+  chain: Chain,
+  payer: LocalAccount,
+  order: SettlementOrder,
+  planned: PlannedLeg[],
+  legs: SettlementLeg[],
+): Promise<void> {
+  const toSign = planned.filter((p) => !legs.some((l) => l.leg === p.leg && isLive(l)));
+  if (toSign.length === 0) return;
+  const costs = await Promise.all(
+    toSign.map((p) =>
+      chain.tokenTransferCost({ from: payer, token: order.token as Address, to: p.to as Address, amountAtomic: p.amountAtomic }),
+    ),
+  );
+  await coverPayer(deps, chain, payer.address, costs);
+}
+
 /** Signs a planned leg at the payer's pending nonce and commits it (status broadcast) before anyone broadcasts it. */
 async function signAndRecordLeg(
   deps: SettlementSenderDeps,
@@ -178,7 +201,7 @@ async function signAndRecordLeg(
     to: plan.to as Address,
     amountAtomic: plan.amountAtomic,
     nonce,
-    cover: (tx) => coverPayer(deps, chain, payer.address, { ...tx, nonce }),
+    cover: (tx) => coverPayer(deps, chain, payer.address, [tx], nonce),
   });
   legs.push(
     await recordLeg(deps.prisma, {
@@ -230,12 +253,13 @@ export async function sendSettlement(deps: SettlementSenderDeps, order: Settleme
     const legs = await loadLegs(deps.prisma, order.source);
     await assertBooksRight(deps, order, payer.address, planned, legs);
     if (order.redelivery) await requireFunds(chain, order, payer.address, planned, legs);
+    await coverNewLegs(deps, chain, payer, order, planned, legs);
     const held: SettlementLeg[] = [];
     for (const plan of planned) {
       const live = legs.find((l) => l.leg === plan.leg && isLive(l));
       if (live?.status === 'confirmed') continue;
       if (live) {
-        if (live.serialized) await coverPayer(deps, chain, payer.address, { ...gasCostOf(live.serialized as Hex), nonce: live.nonce });
+        if (live.serialized) await coverPayer(deps, chain, payer.address, [gasCostOf(live.serialized as Hex)], live.nonce);
         const followed = await followLiveLeg(deps, chain, payer, legs, live, order.redelivery === true);
         if (followed.kind === 'sent') continue;
         if (followed.kind === 'held') {
@@ -345,11 +369,8 @@ async function currentTransaction(
   const decision = replacementFees(feesOf(leg.serialized as Hex), await chain.getBaseFee(), chain.feePolicy);
   if (decision.kind === 'capped') onCapped();
   if (decision.kind !== 'replace') return leg;
-  await coverPayer(deps, chain, payer.address, {
-    ...gasCostOf(leg.serialized as Hex),
-    maxFeePerGas: decision.fees.maxFeePerGas,
-    nonce: leg.nonce,
-  });
+  const replacement = { ...gasCostOf(leg.serialized as Hex), maxFeePerGas: decision.fees.maxFeePerGas };
+  await coverPayer(deps, chain, payer.address, [replacement], leg.nonce);
   const signed = await chain.signReplacement({ from: payer, original: leg.serialized as Hex, fees: decision.fees });
   const next = await recordReplacement(deps.prisma, leg, signed);
   legs.push(next);
@@ -440,15 +461,16 @@ export class GasTreasuryEmptyError extends Error {
 }
 
 /**
- * Makes the payer hold what `next` may cost (with a fee-bump replacement at the cap), beside its other
- * legs still in the mempool (recorded, broadcast, at a nonce the chain has not passed). Tops up from the
- * treasury by what is missing, in the network's steps, and waits for each top-up to be mined. The
- * balance is read again after each: a top-up answered by one already on its way may be smaller.
+ * Makes the payer hold what `next` may cost (each with a fee-bump replacement at the cap), beside its
+ * other legs still in the mempool (recorded, broadcast, at a nonce the chain has not passed; `except`
+ * one `next` stands for). Tops up from the treasury by what is missing, in the network's steps, and
+ * waits for each top-up to be mined. The balance is read again after each: a top-up answered by one
+ * already on its way may be smaller.
  */
-async function coverPayer(deps: SettlementSenderDeps, chain: Chain, payer: Address, next: GasCost & { nonce: number }): Promise<void> {
+async function coverPayer(deps: SettlementSenderDeps, chain: Chain, payer: Address, next: GasCost[], except?: number): Promise<void> {
   const gas = gasSettings(deps.chains.network(chain.chainId));
-  const inFlight = await legsInFlight(deps, chain, payer, next.nonce);
-  const need = payerNeedWei(next, inFlight, chain.feePolicy.maxFeePerGasWei, gas.minBalanceWei);
+  const inFlight = await legsInFlight(deps, chain, payer, except);
+  const need = payerNeedWei([...next, ...inFlight], chain.feePolicy.maxFeePerGasWei, gas.minBalanceWei);
   for (let round = 0; ; round++) {
     const balance = await chain.getNativeBalance(payer);
     const amount = topUpWei(balance, need, gas.topUpWei);
@@ -463,7 +485,7 @@ async function coverPayer(deps: SettlementSenderDeps, chain: Chain, payer: Addre
 const MAX_TOP_UP_ROUNDS = 3;
 
 /** The payer's other legs the node holds against its balance: broadcast, at or above its mined nonce. */
-async function legsInFlight(deps: SettlementSenderDeps, chain: Chain, payer: Address, exceptNonce: number): Promise<GasCost[]> {
+async function legsInFlight(deps: SettlementSenderDeps, chain: Chain, payer: Address, exceptNonce?: number): Promise<GasCost[]> {
   const minedNonce = await chain.getNonce(payer, 'latest');
   const rows = await deps.prisma.settlementLeg.findMany({
     where: { chainId: chain.chainId, fromAddress: payer, status: 'broadcast', nonce: { gte: minedNonce } },
