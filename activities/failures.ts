@@ -2,13 +2,15 @@ import { ApplicationFailure } from '@temporalio/common';
 import { LedgerError } from '../src/domain/ledger/ledger';
 import { SettlementRefusedError } from '../src/domain/settlement/settlement-sender';
 import { DATA_ERROR } from '../workflows/contracts/failures';
-import { SETTLEMENT_REFUSED } from '../workflows/contracts/settlement';
+import { FEE_ABOVE_CAP, SETTLEMENT_REFUSED } from '../workflows/contracts/settlement';
+import { FeeAboveCapError } from '../src/chain/types';
 import { PROVIDER_FAILURE, PROVIDER_STATE_UNCERTAIN } from '../workflows/contracts/payment';
 import { ProviderError } from '../src/offramp/offramp-provider';
 
 /**
  * How an activity's failure is classified, in one place:
  * - a business refusal (settlement refused, a ledger rule) is non-retryable, typed for the workflow;
+ * - a send the network's fee cap stopped is typed `fee_above_cap` and stays retryable;
  * - an off-ramp provider's refusal or uncertainty is non-retryable, typed; its unavailability
  *   (timeout, 5xx) retries with the same idempotency key;
  * - a PostgreSQL data error (SQLSTATE class 22 "data exception": invalid text, bad byte sequence,
@@ -20,6 +22,10 @@ import { ProviderError } from '../src/offramp/offramp-provider';
  */
 export function classifyActivityError(activity: string, err: unknown): unknown {
   if (err instanceof ApplicationFailure) return err;
+  if (err instanceof FeeAboveCapError) {
+    // Retried with backoff like any error; once the tries are spent the workflow waits (it signed nothing).
+    return ApplicationFailure.create({ type: FEE_ABOVE_CAP, message: err.message, nonRetryable: false });
+  }
   if (err instanceof SettlementRefusedError) {
     return ApplicationFailure.create({ type: SETTLEMENT_REFUSED, message: err.message, details: [err.reason], nonRetryable: true });
   }

@@ -4,6 +4,7 @@ import type { ResolutionRequest } from '../src/domain/operators/pure/operator-re
 import { resolveFundReturnSignal, type FundReturnWorkflowInput, type FundReturnWorkflowResult } from './contracts/fund-return';
 import { BOUNDED, UNTIL_DONE } from './retry-profiles';
 import { isSettlementRefusal } from './contracts/settlement';
+import { sendUnderFeeCap } from './fee-cap';
 
 const untilDone = proxyActivities<FundReturnActivities>({ ...UNTIL_DONE, startToCloseTimeout: '30s' });
 // The send is idempotent (the leg is recorded before broadcast), so a few tries are safe; a refusal is not retried.
@@ -36,7 +37,7 @@ export async function fundReturnWorkflow(input: FundReturnWorkflowInput): Promis
 async function sendAndFollow(input: FundReturnWorkflowInput): Promise<FundReturnWorkflowResult['status']> {
   const { returnId } = input;
   try {
-    await bounded.sendFundReturn({ returnId });
+    await sendUnderFeeCap(() => bounded.sendFundReturn({ returnId }));
   } catch (err) {
     const cause = err instanceof ApplicationFailure ? err : (err as { cause?: unknown }).cause;
     const refusal = cause instanceof ApplicationFailure && isSettlementRefusal(cause.type) ? cause.details?.[0] : undefined;

@@ -1,6 +1,7 @@
 import { ActivityFailure, ApplicationFailure, sleep } from '@temporalio/workflow';
 import { isDataError } from './contracts/failures';
 import { isSettlementRefusal } from './contracts/settlement';
+import { sendUnderFeeCap } from './fee-cap';
 
 export type SettlementCheck = 'confirmed' | 'pending' | 'reverted';
 
@@ -33,7 +34,7 @@ export interface SettlementSteps {
 export async function settleOnce(steps: SettlementSteps): Promise<void> {
   let txHash: string;
   try {
-    ({ txHash } = await steps.broadcast());
+    ({ txHash } = await sendUnderFeeCap(() => steps.broadcast()));
   } catch (err) {
     const refusal = refusalOf(err);
     if (refusal) return steps.refused(refusal);

@@ -3,6 +3,7 @@ import type { VaultActivities } from '../activities/vaults';
 import type { VaultFundingWorkflowInput, VaultFundingWorkflowResult } from './contracts/vault-funding';
 import { BOUNDED, UNTIL_DONE } from './retry-profiles';
 import { isSettlementRefusal } from './contracts/settlement';
+import { sendUnderFeeCap } from './fee-cap';
 
 const untilDone = proxyActivities<VaultActivities>({ ...UNTIL_DONE, startToCloseTimeout: '30s' });
 // The send is idempotent (the leg is recorded before broadcast), so a few tries are safe; a refusal is not retried.
@@ -17,7 +18,7 @@ const bounded = proxyActivities<VaultActivities>(BOUNDED);
 export async function vaultFundingWorkflow(input: VaultFundingWorkflowInput): Promise<VaultFundingWorkflowResult> {
   const { fundingOperationId } = input;
   try {
-    await bounded.sendVaultFunding({ fundingOperationId });
+    await sendUnderFeeCap(() => bounded.sendVaultFunding({ fundingOperationId }));
   } catch (err) {
     const cause = err instanceof ApplicationFailure ? err : (err as { cause?: unknown }).cause;
     // A refusal names its reason (settlement_destination_not_allowed, ledger_difference...); anything else ran out of tries.

@@ -251,6 +251,9 @@ export function createEvmChain(options: EvmChainOptions): Chain {
       } catch (err) {
         // The same bytes were sent before (a retry, or a timeout that did get through): done already.
         if (await isKnown(hash)) return hash;
+        // anvil refuses what geth would queue: a fee below the next block's base fee (a spike past the
+        // cap, or one between signing and sending). Nothing is lost (the leg is recorded): it waits.
+        if (isBelowBaseFee(err)) throw new FeeAboveCapError(chainId, await getBaseFee(), gas.maxFeePerGasWei);
         if (isNonceTooLow(err)) {
           const signer = await recoverTransactionAddress({ serializedTransaction: serialized as TransactionSerialized });
           throw new NonceAlreadyUsedError(signer, parseTransaction(serialized).nonce ?? -1);
@@ -382,6 +385,15 @@ function decodeTransfer(chainId: number, log: TransactionReceipt['logs'][number]
   } catch {
     return undefined;
   }
+}
+
+function isBelowBaseFee(err: unknown): boolean {
+  return (
+    err instanceof Error &&
+    /less than (the )?block base fee|fee cap less than block base fee/i.test(
+      err.message + String((err as { details?: unknown }).details ?? ''),
+    )
+  );
 }
 
 function isNonceTooLow(err: unknown): boolean {

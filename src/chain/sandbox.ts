@@ -51,6 +51,17 @@ function clients(rpcUrl: string): Clients {
   };
 }
 
+/**
+ * The deployer's fees, priced as the service prices its own (twice the latest base fee plus a tip):
+ * viem's default of 1.2 times the base fee leaves a funding stuck in the mempool behind a fee spike,
+ * and every later one of the deployer's behind it.
+ */
+async function deployerFees(publicClient: PublicClient): Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> {
+  const block = await publicClient.getBlock({ blockTag: 'latest' });
+  const tip = 1_000_000_000n;
+  return { maxFeePerGas: 2n * (block.baseFeePerGas ?? 0n) + tip, maxPriorityFeePerGas: tip };
+}
+
 /** The token's init code and CREATE2 address, as computed from the compiled TestUSD.sol. */
 export function sandboxTokenDeployment(): { initCode: `0x${string}`; address: Address } {
   const { abi, bytecode } = loadTestTokenArtifact();
@@ -73,6 +84,7 @@ export async function ensureSandboxToken(opts: { rpcUrl: string }): Promise<{ to
     const hash = await wallet.sendTransaction({
       account: SANDBOX_DEPLOYER,
       chain: null,
+      ...(await deployerFees(publicClient)),
       to: CREATE2_FACTORY,
       data: `${SANDBOX_TOKEN_SALT}${initCode.slice(2)}`,
     });
@@ -88,6 +100,7 @@ export async function mintTo(opts: { rpcUrl: string; to: Address; amountAtomic: 
   const hash = await wallet.writeContract({
     account: SANDBOX_DEPLOYER,
     chain: null,
+    ...(await deployerFees(publicClient)),
     address: opts.token ?? SANDBOX_TOKEN_ADDRESS,
     abi: MINT_ABI,
     functionName: 'mint',
@@ -109,11 +122,13 @@ export async function sendTestTokens(opts: {
   amountAtomic: bigint;
   token?: Address;
 }): Promise<{ from: Address; mintTxHash: Hash; txHash: Hash }> {
-  const { wallet } = clients(opts.rpcUrl);
+  const { publicClient, wallet } = clients(opts.rpcUrl);
   const token = opts.token ?? SANDBOX_TOKEN_ADDRESS;
+  const fees = await deployerFees(publicClient);
   const mintTxHash = await wallet.writeContract({
     account: SANDBOX_DEPLOYER,
     chain: null,
+    ...fees,
     address: token,
     abi: MINT_ABI,
     functionName: 'mint',
@@ -123,6 +138,7 @@ export async function sendTestTokens(opts: {
   const txHash = await wallet.writeContract({
     account: SANDBOX_DEPLOYER,
     chain: null,
+    ...fees,
     address: token,
     abi: erc20Abi,
     functionName: 'transfer',
@@ -143,7 +159,8 @@ export async function fundTestWallet(opts: {
   const { publicClient, wallet } = clients(opts.rpcUrl);
   const nativeWei = opts.nativeWei ?? parseEther('1');
   if (nativeWei > 0n) {
-    const hash = await wallet.sendTransaction({ account: SANDBOX_DEPLOYER, chain: null, to: opts.address, value: nativeWei });
+    const fees = await deployerFees(publicClient);
+    const hash = await wallet.sendTransaction({ account: SANDBOX_DEPLOYER, chain: null, ...fees, to: opts.address, value: nativeWei });
     await publicClient.waitForTransactionReceipt({ hash });
   }
   if (opts.tokenAtomic && opts.tokenAtomic > 0n) {

@@ -2,6 +2,11 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseTransaction, type Address, type Hex } from 'viem';
 import { createChainFaults } from '../../src/chain/chain-faults';
+import { createEvmChain } from '../../src/chain/evm';
+import { FEE_ABOVE_CAP } from '../../workflows/contracts/settlement';
+import { paymentWorkflowId } from '../../workflows/contracts/payment';
+import { FEE_CAP_WAIT_MS } from '../../workflows/fee-cap';
+import { skipTime } from '../support/workflow-result';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { authorizeVaultFunding } from '../../src/domain/vaults/vault-funding';
 import type { SettlementSource } from '../../src/domain/settlement/settlement-legs';
@@ -14,6 +19,7 @@ import {
   assertLedgerBalanced,
   createPayment,
   eventNames,
+  getPayment,
   newAccountWithWallet,
   newDepositAddress,
   newMerchant,
@@ -39,18 +45,70 @@ describe('Money moves through a fee spike', () => {
     test(`base fee held at ${gwei} gwei: a Payment, a deposit, a refund and a vault funding settle, each leg paying the held fee; nothing is held`, async () => {
       const h = await getHarness();
       const m = await newMerchant();
-      const faults = createChainFaults(h.rpcUrl);
-      const hold = await faults.holdBaseFee(gwei * GWEI);
-      try {
+      const baseline = await withBaseFeeHeld(gwei * GWEI, async () => {
         const sources = await Promise.all([paymentSettles(m), depositSettles(), refundConfirms(m), vaultFundingConfirms()]);
         for (const source of sources) await assertLegsPaidTheHeldFee(source, gwei * GWEI);
-      } finally {
-        await hold.release();
-      }
-      assert.equal(await h.chain.chains.get(h.chainId).getBaseFee(), hold.baselineWei, 'the base fee is back where the test found it');
+      });
+      assert.equal(await h.chain.chains.get(h.chainId).getBaseFee(), baseline, 'the base fee is back where the test found it');
       await assertLedgerBalanced();
     });
   }
+
+  test('a base fee above the cap: the settlement signs nothing and waits, spending no try and never held, and settles once the fee comes down', async () => {
+    const h = await getHarness();
+    const m = await newMerchant();
+    // Short backoffs: with them the old rule spent the whole retry budget within seconds of workflow time.
+    h.policies.payment = { retryBackoffSeconds: 0.2 };
+    let p;
+    try {
+      p = (await createPayment(m, { amount: '3' })).body.payment;
+    } finally {
+      delete h.policies.payment;
+    }
+    const payer = await newPayer(USDC(3));
+    // The payer's own wallet offers what the busy hour asks; the service's cap (500 gwei) stops its legs.
+    const payerChain = createEvmChain({
+      chainId: h.chainId,
+      rpcUrl: h.rpcUrl,
+      gas: { maxFeePerGasWei: 5_000n * GWEI, priorityFeeWei: GWEI },
+    });
+    // Four times the cap: a block mined between two of the hold's beats falls by an eighth, still far above it.
+    await withBaseFeeHeld(2_000n * GWEI, async () => {
+      await payerChain.sendTokenTransfer({
+        from: payer,
+        token: SANDBOX_TOKEN_ADDRESS,
+        to: p.funding.depositAddress.address,
+        amountAtomic: USDC(3),
+      });
+      await eventually(
+        async (saw) => {
+          const failures = await feeCapFailures(paymentWorkflowId(p.id));
+          saw(`${failures} sends stopped by the cap`);
+          return failures >= 1;
+        },
+        `Payment ${p.id}'s settlement stopped by the cap`,
+        { mine: false },
+      );
+      for (let round = 0; round < 4; round += 1) {
+        await skipTime(h, FEE_CAP_WAIT_MS + 1_000);
+        const { payment: now } = await getPayment(m, p.id);
+        assert.equal(now.status, 'accepted', `round ${round}: still accepted`);
+        assert.equal(now.operationalState, 'normal', `round ${round}: no try spent, nothing held (${now.operationalReasonCode})`);
+      }
+      assert.ok((await feeCapFailures(paymentWorkflowId(p.id))) >= 3, 'it asked again after each wait');
+      assert.deepEqual(await legsOf({ type: 'payment', id: p.id }), [], 'nothing signed above the cap');
+    });
+    await skipTime(h, FEE_CAP_WAIT_MS + 1_000);
+    const done = await waitForPayment(
+      m,
+      p.id,
+      'succeeded',
+      (x) => x.status === 'succeeded' || x.operationalState === 'requires_intervention',
+    );
+    assert.equal(done.status, 'succeeded');
+    assert.deepEqual(await eventNames(p.id), ['payment.created', 'payment.processing', 'payment.accepted', 'payment.succeeded']);
+    await assertLedgerBalanced();
+  });
 
   test('the base fee rising from 1 to 150 gwei after the legs were signed: each is replaced at its nonce, paid for by the top-up made when it was signed, and the Payment succeeds', async () => {
     const h = await getHarness();
@@ -88,6 +146,41 @@ describe('Money moves through a fee spike', () => {
     await assertLedgerBalanced();
   });
 });
+
+/**
+ * Runs `body` with the base fee held at `baseFeeWei` and a block a second (as on a real chain, so the
+ * hold sets each block's fee before it is mined; automine would mine blocks faster than the hold's
+ * beat, letting the fee fall under transactions priced a moment earlier). Restores the fee and the
+ * mining mode it found, also when `body` fails; answers the base fee it found.
+ */
+async function withBaseFeeHeld(baseFeeWei: bigint, body: () => Promise<void>): Promise<bigint> {
+  const h = await getHarness();
+  const faults = createChainFaults(h.rpcUrl);
+  const mode = await faults.miningMode();
+  await faults.setMiningMode({ mode: 'interval', seconds: 1 });
+  try {
+    const hold = await faults.holdBaseFee(baseFeeWei);
+    try {
+      await body();
+    } finally {
+      await hold.release();
+    }
+    return hold.baselineWei;
+  } finally {
+    await faults.setMiningMode(mode);
+  }
+}
+
+/** How many of the workflow's activity attempts the fee cap stopped, read from its history. */
+async function feeCapFailures(workflowId: string): Promise<number> {
+  const h = await getHarness();
+  const history = await h.env.client.workflow.getHandle(workflowId).fetchHistory();
+  return (history.events ?? []).filter(
+    (e) =>
+      e.activityTaskFailedEventAttributes?.failure?.cause?.applicationFailureInfo?.type === FEE_ABOVE_CAP ||
+      e.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type === FEE_ABOVE_CAP,
+  ).length;
+}
 
 /** The mempool's transactions to `address`. */
 async function pendingTo(address: string): Promise<string[]> {
