@@ -16,7 +16,8 @@ installDefaultTimeouts();
 
 for (const file of files) {
   // Each file's tests under a suite named for it: its top-level hooks run around its own tests, and
-  // its time is its suite's (test/run.ts balances shards by it). Loaded synchronously and in order.
+  // its time is its suite's (test/run.ts balances shards by it). Loaded synchronously, in the order
+  // TEST_FILES lists them (test/run.ts draws it from the run's order seed).
   describe(path.relative(__dirname, file), () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     require(file);

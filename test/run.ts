@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { processFiles, stopsTheWorker, TEST_ROOT } from './support/test-files';
-import { assignShards, shardCount, type Shard } from './support/shards';
+import { assignShards, orderSeed, orderSeedLine, shardCount, shuffleShards, type Shard } from './support/shards';
 import { loadConfig } from '../src/config';
 import { startEmbeddedPostgres } from '../src/embedded/postgres';
 
@@ -78,9 +78,9 @@ function runShard(shard: Shard, index: number, total: number, children: Set<Chil
   });
 }
 
-function printSummary(results: ShardResult[], wallMs: number): void {
+function printSummary(results: ShardResult[], wallMs: number, seed: number): void {
   const sum = (key: string) => results.reduce((n, r) => n + (r.summary[key] ?? 0), 0);
-  console.log(`\n# ${results.length} shard(s)`);
+  console.log(`\n# ${results.length} shard(s); ${orderSeedLine(seed)}`);
   for (const key of SUMMARY_KEYS) console.log(`ℹ ${key} ${sum(key)}`);
   console.log(`ℹ duration_ms ${Math.round(wallMs)}`);
   const failed = results.filter((r) => r.code !== 0 && !(r.summary.fail ?? 0));
@@ -98,7 +98,12 @@ function writeTimings(results: ShardResult[]): void {
 
 async function main(): Promise<void> {
   const files = processFiles();
-  const shards = assignShards(files, shardCount(process.env, files.length), readTimings(), TEST_ROOT, stopsTheWorker);
+  // Balanced by the timings, then each shard's files in an order drawn from the seed: a test that
+  // needs another file before it fails under some seed, and the printed seed replays that order.
+  const seed = orderSeed(process.env);
+  console.log(orderSeedLine(seed));
+  const balanced = assignShards(files, shardCount(process.env, files.length), readTimings(), TEST_ROOT, stopsTheWorker);
+  const shards = shuffleShards(balanced, seed);
   // The project's cluster runs for the whole run: a shard that started it would stop it under the others.
   const config = loadConfig(process.env);
   const postgres = config.database.url ? undefined : await startEmbeddedPostgres({ port: config.database.embeddedPort });
@@ -113,7 +118,7 @@ async function main(): Promise<void> {
   const started = performance.now();
   const results = await Promise.all(shards.map((shard, i) => runShard(shard, i, shards.length, children, outDir)));
   await postgres?.stop();
-  printSummary(results, performance.now() - started);
+  printSummary(results, performance.now() - started, seed);
   if (process.env.TEST_WRITE_TIMINGS === '1') writeTimings(results);
   rmSync(outDir, { recursive: true, force: true });
   process.exitCode = results.find((r) => r.code !== 0)?.code ?? 0;

@@ -53,7 +53,7 @@ export function stopsTheWorker(file: string): boolean {
   return STOP_THE_WORKER.includes(relative);
 }
 
-/** The files this process loads: TEST_FILES (a shard of `npm test`), else the suite TEST_FILTER selects. */
+/** The files this process loads: TEST_FILES (a shard of `npm test`, in the order it drew), else the suite TEST_FILTER selects, in path order. */
 export function processFiles(env: NodeJS.ProcessEnv = process.env): string[] {
   return env.TEST_FILES?.split('\n').filter(Boolean) ?? suiteFiles(env);
 }
