@@ -19,6 +19,8 @@ const SUMMARY_KEYS = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped',
 interface ShardResult {
   code: number;
   summary: Record<string, number>;
+  /** Files whose suite failed, a test or a hook (the chain baseline check is an after hook: no test counts it). */
+  failedFiles: Set<string>;
   timings: Record<string, number>;
 }
 
@@ -62,10 +64,13 @@ function runShard(shard: Shard, index: number, total: number, children: Set<Chil
   );
   children.add(child);
   const summary: Record<string, number> = {};
+  const failedFiles = new Set<string>();
   const relay = (stream: NodeJS.ReadableStream, out: NodeJS.WriteStream) =>
     createInterface({ input: stream }).on('line', (line) => {
       const total = /^ℹ (\w+) ([\d.]+)$/.exec(line);
       if (total) summary[total[1]!] = Number(total[2]);
+      const failedFile = /^✖ (\S+\.test\.ts) \(/.exec(line);
+      if (failedFile) failedFiles.add(failedFile[1]!);
       out.write(`${label}${line}\n`);
     });
   relay(child.stdout!, process.stdout);
@@ -73,7 +78,7 @@ function runShard(shard: Shard, index: number, total: number, children: Set<Chil
   return new Promise((resolve) => {
     child.on('close', (code, signal) => {
       children.delete(child);
-      resolve({ code: code ?? (signal ? 1 : 0), summary, timings: readFileTimings(timingsOut) });
+      resolve({ code: code ?? (signal ? 1 : 0), summary, failedFiles, timings: readFileTimings(timingsOut) });
     });
   });
 }
@@ -83,8 +88,10 @@ function printSummary(results: ShardResult[], wallMs: number, seed: number): voi
   console.log(`\n# ${results.length} shard(s); ${orderSeedLine(seed)}`);
   for (const key of SUMMARY_KEYS) console.log(`ℹ ${key} ${sum(key)}`);
   console.log(`ℹ duration_ms ${Math.round(wallMs)}`);
-  const failed = results.filter((r) => r.code !== 0 && !(r.summary.fail ?? 0));
-  for (const r of failed) console.log(`# a shard exited ${r.code} without a failed test: read its output above`);
+  const failedFiles = results.flatMap((r) => [...r.failedFiles]).sort();
+  if (failedFiles.length > 0) console.log(`# files that failed: ${failedFiles.join(', ')}`);
+  const unexplained = results.filter((r) => r.code !== 0 && !(r.summary.fail ?? 0) && r.failedFiles.size === 0);
+  for (const r of unexplained) console.log(`# a shard exited ${r.code} without a failed test: read its output above`);
 }
 
 /** The measured seconds per file, relative to test/, for the next runs' balance (TEST_WRITE_TIMINGS=1). */
