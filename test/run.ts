@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, existsSync, writeFileSync, rmSync } from 'no
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { processFiles, stopsTheWorker, TEST_ROOT } from './support/test-files';
+import { processFiles, runsLast, stopsTheWorker, TEST_ROOT } from './support/test-files';
 import { assignShards, orderSeed, orderSeedLine, shardCount, shuffleShards, type Shard } from './support/shards';
 import { loadConfig } from '../src/config';
 import { startEmbeddedPostgres } from '../src/embedded/postgres';
@@ -110,7 +110,7 @@ async function main(): Promise<void> {
   const seed = orderSeed(process.env);
   console.log(orderSeedLine(seed));
   const balanced = assignShards(files, shardCount(process.env, files.length), readTimings(), TEST_ROOT, stopsTheWorker);
-  const shards = shuffleShards(balanced, seed);
+  const shards = shuffleShards(balanced, seed, runsLast);
   // The project's cluster runs for the whole run: a shard that started it would stop it under the others.
   const config = loadConfig(process.env);
   const postgres = config.database.url ? undefined : await startEmbeddedPostgres({ port: config.database.embeddedPort });

@@ -76,7 +76,20 @@ export function shuffleFiles(files: readonly string[], seed: number, shard = 0):
   return streamOf(seed, `test-order:${shard}`).shuffle([...files].sort());
 }
 
-/** Each shard's files in the order the seed draws; which file runs in which shard is unchanged. */
-export function shuffleShards(shards: readonly Shard[], seed: number): Shard[] {
-  return shards.map((s, i) => ({ ...s, files: shuffleFiles(s.files, seed, i) }));
+/**
+ * Each shard's files in the order the seed draws, those `last` picks after all the others; which file
+ * runs in which shard is unchanged.
+ */
+export function shuffleShards(shards: readonly Shard[], seed: number, last: (file: string) => boolean = () => false): Shard[] {
+  return shards.map((s, i) => ({
+    ...s,
+    files: [
+      ...shuffleFiles(
+        s.files.filter((f) => !last(f)),
+        seed,
+        i,
+      ),
+      ...shuffleFiles(s.files.filter(last), seed, i),
+    ],
+  }));
 }

@@ -104,6 +104,21 @@ describe('Shards of npm test', () => {
     );
   });
 
+  test('files picked to run last come after every other file of their shard, under any seed', () => {
+    fc.assert(
+      fc.property(fileSet, fc.integer({ min: 1, max: 6 }), fc.integer({ min: 0, max: MAX_ORDER_SEED }), (names, count, seed) => {
+        const files = names.map((name) => `${ROOT}/${name}`);
+        const last = (f: string) => f.includes('/b');
+        const balanced = assignShards(files, count, {}, ROOT);
+        for (const [i, shard] of shuffleShards(balanced, seed, last).entries()) {
+          const firstLast = shard.files.findIndex(last);
+          if (firstLast >= 0) assert.ok(shard.files.slice(firstLast).every(last), shard.files.join());
+          assert.deepEqual([...shard.files].sort(), balanced[i]!.files);
+        }
+      }),
+    );
+  });
+
   test('TEST_ORDER_SEED replays an order; without it the run draws one; anything but a whole number in range is refused', () => {
     assert.equal(
       orderSeed({ TEST_ORDER_SEED: '12345' }, () => 7),
