@@ -108,6 +108,25 @@ export default defineConfig(
   },
 
   {
+    // A test changes a shared chain's mining mode, fee market or clock only through test/support
+    // (withMiningPaused, withChainRestored, sendOnHeldChain...), which put it back even when the test
+    // fails; test/index.ts checks every file leaves the chains at their baseline. Files listed run
+    // on an anvil node of their own, which no other file sees.
+    files: ['test/**/*.ts'],
+    ignores: ['test/support/**', 'test/settlement/gas.test.ts', 'test/chain/verify.test.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            'Literal[value=/^(evm_setAutomine|evm_setIntervalMining|anvil_setNextBlockBaseFeePerGas|evm_increaseTime|evm_setNextBlockTimestamp|anvil_setBlockTimestampInterval|evm_setTime|anvil_setTime)$/]',
+          message:
+            'change a shared chain only through test/support (withMiningPaused, withChainRestored), which restores it; a node of its own goes in the ignores above',
+        },
+      ],
+    },
+  },
+  {
     // Only src/temporal/ talks to the Temporal client; the API, the CLI, tests and the benchmark go
     // through its gateway. Type imports count too: holding a Client is talking to it.
     files: ['**/*.ts'],

@@ -70,7 +70,7 @@ type Prepared = Record<string, string>;
 type Vault = { id: string; address: string };
 
 export const AMOUNT = 5_000_000n; // 5 USDC
-const EXCESS = 1_000_000n;
+const DUPLICATE = 1_000_000n;
 const PREPARE_MS = 600_000;
 
 /** As ./until's, but a probe that fails (a read cut by a crash) counts as no answer yet. */
@@ -122,13 +122,36 @@ async function createPayment(m: Matrix) {
   return m.client.post('/v2/payments', paymentBody(m, key), key);
 }
 
-/** A receive Payment paid in full (and `excess` more in a second transfer), its workflow ended. */
-async function paidPayment(m: Matrix, excess = 0n): Promise<string> {
+/** A receive Payment paid in full, its workflow ended (a paid Payment at rest has succeeded). */
+async function paidPayment(m: Matrix): Promise<{ id: string; escrow: string }> {
   const created = await createPayment(m);
   const resource = await payPayment(m, created);
-  if (excess > 0n) await m.driver.send(created.body.payment.funding.depositAddress.address as string, excess);
   await atRest(m, resource);
-  return resource.id;
+  const status = await statusOf(m, resource);
+  if (status !== 'succeeded') throw new Error(`payment ${resource.id} paid in full came to rest ${status}, not succeeded`);
+  return { id: resource.id, escrow: created.body.payment.funding.depositAddress.address as string };
+}
+
+type Incident = { id: string; kind: string; status: string };
+
+/**
+ * A second transfer to a succeeded Payment, sent only once the Payment is at rest: it is then always a
+ * duplicate (an incident held for recovery), never an excess of a Payment still confirming, so a
+ * clean run and a crashed one start from the same state. Answers once the incident is held and the
+ * Payment's workflow that recorded it has ended.
+ */
+async function duplicateOf(m: Matrix, payment: { id: string; escrow: string }): Promise<Incident> {
+  await m.driver.send(payment.escrow, DUPLICATE);
+  const incidents = await until(`an incident of payment ${payment.id} after its second transfer`, PREPARE_MS, async () => {
+    m.driver.poke();
+    const items = (await m.client.get(`/v2/payments/${payment.id}/incidents`)).body.items as Incident[];
+    return items.length > 0 ? items : undefined;
+  });
+  const [incident] = incidents;
+  if (incidents.length !== 1 || incident!.kind !== 'duplicate' || incident!.status !== 'pending')
+    throw new Error(`payment ${payment.id}: expected one pending duplicate incident, got ${JSON.stringify(incidents)}`);
+  await atRest(m, paymentResource(payment.id));
+  return incident!;
 }
 
 const held = (r: { status: string; held: boolean }) => r.held;
@@ -286,7 +309,7 @@ export const FLOWS: Record<FlowName, Flow> = {
     prepare: async (m) => {
       m.recipientVault ??= await activeVault(m, m.recipient.id);
       await fundVault(m, m.recipientVault);
-      return { paymentId: await paidPayment(m) };
+      return { paymentId: (await paidPayment(m)).id };
     },
     start: async (m, p) => {
       const created = await m.client.post(`/v2/payments/${p!.paymentId}/refunds`, { reason: 'crash matrix' }, nextKey(m, 'refund'));
@@ -294,16 +317,13 @@ export const FLOWS: Record<FlowName, Flow> = {
       return async () => resource;
     },
   },
-  /** The excess of an overpaid Payment returned to its payer from the escrow. */
+  /** A second transfer to a succeeded Payment (a duplicate, held as an incident) returned to its payer from the escrow. */
   recovery: {
     workflowType: FUND_RETURN_WORKFLOW,
     prepare: async (m) => {
-      const paymentId = await paidPayment(m, EXCESS);
-      const incidentId = await until(`the excess incident of ${paymentId}`, PREPARE_MS, async () => {
-        m.driver.poke();
-        return (await m.client.get(`/v2/payments/${paymentId}/incidents`)).body.items[0]?.id as string | undefined;
-      });
-      return { paymentId, incidentId };
+      const payment = await paidPayment(m);
+      const incident = await duplicateOf(m, payment);
+      return { paymentId: payment.id, incidentId: incident.id };
     },
     start: async (m, p) => {
       const created = await m.client.post(

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { installDefaultTimeouts } from './support/test-timeouts';
 import { processFiles } from './support/test-files';
 import { closeEverything } from './support/suite-end';
+import { checkChainBaseline } from './support/chain-baseline';
 
 /**
  * One process of the suite: the files it loads share one PostgreSQL database, one Temporal
@@ -16,10 +17,14 @@ installDefaultTimeouts();
 
 for (const file of files) {
   // Each file's tests under a suite named for it: its top-level hooks run around its own tests, and
-  // its time is its suite's (test/run.ts balances shards by it). Loaded synchronously and in order.
+  // its time is its suite's (test/run.ts balances shards by it). Loaded synchronously, in the order
+  // TEST_FILES lists them (test/run.ts draws it from the run's order seed).
   describe(path.relative(__dirname, file), () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     require(file);
+    // After the file's own after hooks (they run in the order registered): a chain it changed and left
+    // fails it here, by name, and is put back for the next file.
+    after(() => checkChainBaseline(path.relative(__dirname, file)));
   });
 }
 

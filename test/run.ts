@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, existsSync, writeFileSync, rmSync } from 'no
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { processFiles, stopsTheWorker, TEST_ROOT } from './support/test-files';
-import { assignShards, shardCount, type Shard } from './support/shards';
+import { processFiles, runsLast, stopsTheWorker, TEST_ROOT } from './support/test-files';
+import { assignShards, orderSeed, orderSeedLine, shardCount, shuffleShards, type Shard } from './support/shards';
 import { loadConfig } from '../src/config';
 import { startEmbeddedPostgres } from '../src/embedded/postgres';
 
@@ -19,6 +19,8 @@ const SUMMARY_KEYS = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped',
 interface ShardResult {
   code: number;
   summary: Record<string, number>;
+  /** Files whose suite failed, a test or a hook (the chain baseline check is an after hook: no test counts it). */
+  failedFiles: Set<string>;
   timings: Record<string, number>;
 }
 
@@ -62,10 +64,13 @@ function runShard(shard: Shard, index: number, total: number, children: Set<Chil
   );
   children.add(child);
   const summary: Record<string, number> = {};
+  const failedFiles = new Set<string>();
   const relay = (stream: NodeJS.ReadableStream, out: NodeJS.WriteStream) =>
     createInterface({ input: stream }).on('line', (line) => {
       const total = /^ℹ (\w+) ([\d.]+)$/.exec(line);
       if (total) summary[total[1]!] = Number(total[2]);
+      const failedFile = /^✖ (\S+\.test\.ts) \(/.exec(line);
+      if (failedFile) failedFiles.add(failedFile[1]!);
       out.write(`${label}${line}\n`);
     });
   relay(child.stdout!, process.stdout);
@@ -73,18 +78,20 @@ function runShard(shard: Shard, index: number, total: number, children: Set<Chil
   return new Promise((resolve) => {
     child.on('close', (code, signal) => {
       children.delete(child);
-      resolve({ code: code ?? (signal ? 1 : 0), summary, timings: readFileTimings(timingsOut) });
+      resolve({ code: code ?? (signal ? 1 : 0), summary, failedFiles, timings: readFileTimings(timingsOut) });
     });
   });
 }
 
-function printSummary(results: ShardResult[], wallMs: number): void {
+function printSummary(results: ShardResult[], wallMs: number, seed: number): void {
   const sum = (key: string) => results.reduce((n, r) => n + (r.summary[key] ?? 0), 0);
-  console.log(`\n# ${results.length} shard(s)`);
+  console.log(`\n# ${results.length} shard(s); ${orderSeedLine(seed)}`);
   for (const key of SUMMARY_KEYS) console.log(`ℹ ${key} ${sum(key)}`);
   console.log(`ℹ duration_ms ${Math.round(wallMs)}`);
-  const failed = results.filter((r) => r.code !== 0 && !(r.summary.fail ?? 0));
-  for (const r of failed) console.log(`# a shard exited ${r.code} without a failed test: read its output above`);
+  const failedFiles = results.flatMap((r) => [...r.failedFiles]).sort();
+  if (failedFiles.length > 0) console.log(`# files that failed: ${failedFiles.join(', ')}`);
+  const unexplained = results.filter((r) => r.code !== 0 && !(r.summary.fail ?? 0) && r.failedFiles.size === 0);
+  for (const r of unexplained) console.log(`# a shard exited ${r.code} without a failed test: read its output above`);
 }
 
 /** The measured seconds per file, relative to test/, for the next runs' balance (TEST_WRITE_TIMINGS=1). */
@@ -98,7 +105,12 @@ function writeTimings(results: ShardResult[]): void {
 
 async function main(): Promise<void> {
   const files = processFiles();
-  const shards = assignShards(files, shardCount(process.env, files.length), readTimings(), TEST_ROOT, stopsTheWorker);
+  // Balanced by the timings, then each shard's files in an order drawn from the seed: a test that
+  // needs another file before it fails under some seed, and the printed seed replays that order.
+  const seed = orderSeed(process.env);
+  console.log(orderSeedLine(seed));
+  const balanced = assignShards(files, shardCount(process.env, files.length), readTimings(), TEST_ROOT, stopsTheWorker);
+  const shards = shuffleShards(balanced, seed, runsLast);
   // The project's cluster runs for the whole run: a shard that started it would stop it under the others.
   const config = loadConfig(process.env);
   const postgres = config.database.url ? undefined : await startEmbeddedPostgres({ port: config.database.embeddedPort });
@@ -113,7 +125,7 @@ async function main(): Promise<void> {
   const started = performance.now();
   const results = await Promise.all(shards.map((shard, i) => runShard(shard, i, shards.length, children, outDir)));
   await postgres?.stop();
-  printSummary(results, performance.now() - started);
+  printSummary(results, performance.now() - started, seed);
   if (process.env.TEST_WRITE_TIMINGS === '1') writeTimings(results);
   rmSync(outDir, { recursive: true, force: true });
   process.exitCode = results.find((r) => r.code !== 0)?.code ?? 0;

@@ -24,6 +24,8 @@ import { listWebhookEndpoints } from '../../src/domain/webhooks/endpoints';
 import { listWebhookDeliveries } from '../../src/domain/webhooks/deliveries';
 import type { CursorCodec } from '../../src/domain/requests/pagination';
 import { getHarness } from '../support/harness';
+import { openScratchDatabase, type ScratchDatabase } from '../support/scratch-database';
+import { applyMigrations } from '../../src/db/migrate';
 import { createPayment, newMerchant, type Merchant } from '../support/fixtures';
 
 /**
@@ -35,6 +37,9 @@ import { createPayment, newMerchant, type Merchant } from '../support/fixtures';
  * `enable_seqscan = off` and `enable_sort = off`. Those only price paths, they forbid none: without an
  * index that yields the order, the plan still has a Sort (or an Incremental Sort, left enabled), and
  * the check fails, as the control test below shows. The plan must use the named index, with no sort.
+ * The EXPLAINs run on a scratch database of the same migrations, its tables empty: on the harness's,
+ * the plan followed the statistics that the files before this one in the shard had left (with the
+ * order shuffled, the account's transactions by paymentId once went through the account index).
  */
 
 interface Captured {
@@ -58,6 +63,8 @@ const anyCursor: CursorCodec = { encode: () => 'cursor', decode: () => POSITION 
 
 describe('list queries use an index matching their filters and order', () => {
   let pool: pg.Pool;
+  let scratch: ScratchDatabase;
+  let explainPool: pg.Pool;
   let logged: PrismaClient;
   let captured: Captured[] = [];
   let merchant: Merchant;
@@ -79,10 +86,15 @@ describe('list queries use an index matching their filters and order', () => {
       captured.push({ sql: e.query, params: JSON.parse(e.params) as unknown[] });
     });
     logged = client as unknown as PrismaClient;
+    scratch = await openScratchDatabase(h.databaseUrl, 'list_indexes');
+    await applyMigrations(scratch.url);
+    explainPool = new pg.Pool({ connectionString: scratch.url, max: 1 });
   });
   after(async () => {
     await logged?.$disconnect();
     await pool?.end();
+    await explainPool?.end();
+    await scratch?.drop();
   });
 
   /** The queries `run` sent that read `table`. */
@@ -95,7 +107,7 @@ describe('list queries use an index matching their filters and order', () => {
   }
 
   async function explain(q: Captured, before: string[] = []): Promise<PlanNode> {
-    const client = await pool.connect();
+    const client = await explainPool.connect();
     try {
       await client.query('BEGIN');
       await client.query('SET LOCAL enable_seqscan = off');

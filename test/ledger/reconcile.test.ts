@@ -11,7 +11,16 @@ import { applyMigrations } from '../../src/db/migrate';
 import type { BooksDifference, ReconcileResult } from '../../src/domain/ledger/reconcile';
 import { createChainServices } from '../../src/runtime/chain-services';
 import { assertBooksMatchChain, booksBaseline, differenceKey, newDifferences, reconcileBooks, type BooksBaseline } from '../support/books';
-import { mine, newPayer, payTo, rpc, setNativeBalance, setTreasuryGas, settlementLegsMined, tokenBalance } from '../support/chain';
+import {
+  mine,
+  newPayer,
+  payTo,
+  setNativeBalance,
+  setTreasuryGas,
+  settlementLegsMined,
+  tokenBalance,
+  withMiningPaused,
+} from '../support/chain';
 import { getHarness } from '../support/harness';
 import { runCli } from '../support/cli';
 import { send, USDC, waitForDeposits } from '../deposits/helpers';
@@ -137,33 +146,33 @@ describe('Ledger reconcile: the books against the chain', () => {
       await waitForPayment(m, p.id, 'accepted, settlement failing for want of gas', (x) => x.operationalState === 'retrying');
       // From here on a block is mined only when this test mines one: the legs end up mined, the last
       // at depth 1, under the confirmation depth (2) the Payment waits for before it posts.
-      await rpc('evm_setAutomine', [false]);
-      await setTreasuryGas(100n * 10n ** 18n);
-      // A block a round: first for the gas top-up, then until the three legs are sent and each is in a block.
-      const legs = await settlementLegsMined(liveLegs, 3);
-      const posted = () => h.db.prisma.ledgerPosting.count({ where: { sourceType: 'payment', sourceId: p.id, leg: 'settlement' } });
-      assert.equal(await posted(), 0, 'the settlement was posted before the legs were deep enough');
+      await withMiningPaused(async () => {
+        await setTreasuryGas(100n * 10n ** 18n);
+        // A block a round: first for the gas top-up, then until the three legs are sent and each is in a block.
+        const legs = await settlementLegsMined(liveLegs, 3);
+        const posted = () => h.db.prisma.ledgerPosting.count({ where: { sourceType: 'payment', sourceId: p.id, leg: 'settlement' } });
+        assert.equal(await posted(), 0, 'the settlement was posted before the legs were deep enough');
 
-      const result = await reconcileBooks();
-      assert.deepEqual(newDifferences(result, baseline), []);
-      const sum = (xs: Array<{ amountAtomic: string }>) => xs.reduce((s, x) => s + BigInt(x.amountAtomic), 0n);
-      const escrowFlight = at(result, escrow).inFlight;
-      assert.deepEqual(
-        escrowFlight.map((f) => [f.kind, f.sourceId]),
-        legs.map(() => ['settlement_leg', p.id]),
-      );
-      assert.equal(sum(escrowFlight), -5n * USDC);
-      assert.deepEqual(
-        at(result, w.platformFees).inFlight.map((f) => [f.kind, f.amountAtomic]),
-        [['settlement_leg', '50000']],
-      );
-      assert.deepEqual(
-        at(result, w.partnerFees).inFlight.map((f) => [f.kind, f.amountAtomic]),
-        [['settlement_leg', '25000']],
-      );
-      assert.equal(await posted(), 0);
+        const result = await reconcileBooks();
+        assert.deepEqual(newDifferences(result, baseline), []);
+        const sum = (xs: Array<{ amountAtomic: string }>) => xs.reduce((s, x) => s + BigInt(x.amountAtomic), 0n);
+        const escrowFlight = at(result, escrow).inFlight;
+        assert.deepEqual(
+          escrowFlight.map((f) => [f.kind, f.sourceId]),
+          legs.map(() => ['settlement_leg', p.id]),
+        );
+        assert.equal(sum(escrowFlight), -5n * USDC);
+        assert.deepEqual(
+          at(result, w.platformFees).inFlight.map((f) => [f.kind, f.amountAtomic]),
+          [['settlement_leg', '50000']],
+        );
+        assert.deepEqual(
+          at(result, w.partnerFees).inFlight.map((f) => [f.kind, f.amountAtomic]),
+          [['settlement_leg', '25000']],
+        );
+        assert.equal(await posted(), 0);
+      });
     } finally {
-      await rpc('evm_setAutomine', [true]);
       await setTreasuryGas(100n * 10n ** 18n);
     }
     await mine(1);

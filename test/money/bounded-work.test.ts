@@ -5,7 +5,7 @@ import type { PrivateKeyAccount } from 'viem/accounts';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { sweepDust } from '../../src/domain/payments/dust';
 import { call } from '../support/api-client';
-import { eventually, mine, newPayer, pokeScanner, rpc, tokenBalance } from '../support/chain';
+import { eventually, mine, newPayer, pokeScanner, rpc, tokenBalance, withMiningPaused } from '../support/chain';
 import { until } from '../support/until';
 import { getHarness } from '../support/harness';
 import { assertLedgerBalanced, createPayment, getPayment, newMerchant, waitForPayment } from '../support/fixtures';
@@ -17,14 +17,11 @@ const USDC = 1_000_000n;
 async function inOneBlock(payer: PrivateKeyAccount, to: string, amounts: bigint[]): Promise<void> {
   const h = await getHarness();
   const chain = h.chain.chains.get(h.chainId);
-  await rpc('evm_setAutomine', [false]);
-  try {
+  await withMiningPaused(async () => {
     for (const amountAtomic of amounts)
       await chain.sendTokenTransfer({ from: payer, token: SANDBOX_TOKEN_ADDRESS, to: to as Address, amountAtomic });
     await rpc('evm_mine');
-  } finally {
-    await rpc('evm_setAutomine', [true]);
-  }
+  });
 }
 
 async function historyLength(workflowId: string): Promise<number> {

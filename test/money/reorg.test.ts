@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Address } from 'viem';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
-import { mine, newPayer, pokeScanner, receiptOf, rpc, tokenBalance } from '../support/chain';
+import { mine, newPayer, pokeScanner, receiptOf, rpc, tokenBalance, withMiningPaused } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { assertLedgerBalanced, createPayment, newMerchant, waitForPayment } from '../support/fixtures';
 import { endsWithBooksChecked } from '../support/books';
@@ -45,14 +45,11 @@ describe('Reorgs', () => {
 
     // The block is replaced: same height, another transfer first, the paying transfer at log index 1.
     assert.equal(await rpc('evm_revert', [snapshot]), true);
-    await rpc('evm_setAutomine', [false]);
-    try {
+    await withMiningPaused(async () => {
       await rpc('eth_sendRawTransaction', [otherTx.serialized]);
       await rpc('eth_sendRawTransaction', [paying.serialized]);
       await rpc('evm_mine');
-    } finally {
-      await rpc('evm_setAutomine', [true]);
-    }
+    });
     const remined = await receiptOf(paying.txHash);
     assert.equal(remined.blockNumber, minedAt.blockNumber, 'the same height');
     assert.notEqual(remined.blockHash, minedAt.blockHash, 'another block: the chain reorganised');
@@ -82,8 +79,7 @@ describe('Reorgs', () => {
 
     // Mined one block deep and no deeper (confirmations: 2) until the reorg: no other block comes meanwhile.
     const snapshot = await rpc<string>('evm_snapshot');
-    await rpc('evm_setAutomine', [false]);
-    try {
+    await withMiningPaused(async () => {
       await chain.broadcast(paying);
       await rpc('evm_mine');
       await receiptOf(paying.txHash);
@@ -93,9 +89,7 @@ describe('Reorgs', () => {
       // The reorg takes its block away and the new blocks don't hold it: the Payment drops it.
       assert.equal(await rpc('evm_revert', [snapshot]), true);
       await mine(2);
-    } finally {
-      await rpc('evm_setAutomine', [true]);
-    }
+    });
     await pokeScanner();
     const transferStatus = async () =>
       (await h.db.prisma.paymentTransfer.findFirst({ where: { paymentId: p.id }, select: { status: true } }))?.status;

@@ -4,7 +4,17 @@ import type { PrivateKeyAccount } from 'viem/accounts';
 import { createChainFaults } from '../../src/chain/chain-faults';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { call } from '../support/api-client';
-import { eventually, newPayer, payTo, paysInToken, rpc, setNativeBalance, tokenBalance, type PendingTx } from '../support/chain';
+import {
+  eventually,
+  newPayer,
+  payTo,
+  paysInToken,
+  rpc,
+  setNativeBalance,
+  tokenBalance,
+  withMiningPaused,
+  type PendingTx,
+} from '../support/chain';
 import { getHarness } from '../support/harness';
 import { until } from '../support/until';
 import { createPayment, waitForPayment, type Merchant } from '../support/fixtures';
@@ -52,36 +62,35 @@ export async function heldRecovery(m: Merchant): Promise<HeldRecovery> {
   await setNativeBalance(escrow, 10n ** 18n);
   const held = await tokenBalance(escrow);
   const faults = createChainFaults(h.rpcUrl);
-  const mode = await faults.miningMode();
-  await faults.pauseMining();
   let leg: PendingTx | undefined;
-  let recoveryId: string;
-  try {
-    const res = await call(`/v2/payments/${p.id}/incident-recoveries`, {
-      credential: m.cred,
-      headers: { 'idempotency-key': `held-${p.id}` },
-      body: { incidentId },
-    });
-    assert.equal(res.status, 201, res.text);
-    recoveryId = res.body.incidentRecovery.id;
-    await until(
-      async (saw) => {
-        const pool = await rpc<{ pending?: Record<string, Record<string, PendingTx>> }>('txpool_content');
-        leg = Object.values(pool.pending ?? {})
-          .flatMap((byNonce) => Object.values(byNonce))
-          .find((tx) => tx.from.toLowerCase() === escrow && paysInToken(tx, payer.address));
-        saw({ leg: leg?.hash ?? null });
-        return leg !== undefined;
-      },
-      'the recovery leg in the mempool',
-      60_000,
-    );
-    await setTokenBalance(escrow, 0n);
-    await faults.mine(1);
-  } finally {
-    await setTokenBalance(escrow, held);
-    await faults.setMiningMode(mode);
-  }
+  let recoveryId!: string;
+  await withMiningPaused(async () => {
+    try {
+      const res = await call(`/v2/payments/${p.id}/incident-recoveries`, {
+        credential: m.cred,
+        headers: { 'idempotency-key': `held-${p.id}` },
+        body: { incidentId },
+      });
+      assert.equal(res.status, 201, res.text);
+      recoveryId = res.body.incidentRecovery.id;
+      await until(
+        async (saw) => {
+          const pool = await rpc<{ pending?: Record<string, Record<string, PendingTx>> }>('txpool_content');
+          leg = Object.values(pool.pending ?? {})
+            .flatMap((byNonce) => Object.values(byNonce))
+            .find((tx) => tx.from.toLowerCase() === escrow && paysInToken(tx, payer.address));
+          saw({ leg: leg?.hash ?? null });
+          return leg !== undefined;
+        },
+        'the recovery leg in the mempool',
+        60_000,
+      );
+      await setTokenBalance(escrow, 0n);
+      await faults.mine(1);
+    } finally {
+      await setTokenBalance(escrow, held);
+    }
+  });
   const receipt = await rpc<{ status: string }>('eth_getTransactionReceipt', [leg!.hash]);
   assert.equal(receipt.status, '0x0', 'the leg reverted');
   await eventually(

@@ -40,13 +40,16 @@ export async function post(m: Merchant, path: string, body: unknown, opts: { bas
   }
 }
 
-/** A Payment of `amount` paid in full by a fresh payer (plus `extra` more in a second transfer: an excess incident). */
+/**
+ * A Payment of `amount` paid in full by a fresh payer, with `extra` more in the same transfer: an excess
+ * incident of `extra`, always. Not a second transfer: whether one is seen while the first confirms
+ * (excess) or after the Payment was accepted (a duplicate) depends on timing.
+ */
 export async function paidPayment(m: Merchant, amount: number, extra = 0) {
   const p = (await createPayment(m, { amount: String(amount) })).body.payment;
   const escrow = p.funding.depositAddress.address as string;
   const payer = await newPayer(USDC(amount + extra));
-  await payTo(payer, escrow, USDC(amount));
-  if (extra > 0) await payTo(payer, escrow, USDC(extra));
+  await payTo(payer, escrow, USDC(amount + extra));
   const done = await waitForPayment(
     m,
     p.id,

@@ -2,6 +2,7 @@ import { decodeFunctionData, erc20Abi, type Address, type Hash, type Hex } from 
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { createChainFaults } from '../../src/chain/chain-faults';
 import { fundTestWallet, SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
+import { readChainState, restoreChain, withChainRestored } from './chain-baseline';
 import { getHarness } from './harness';
 import { poll, until, type Check } from './until';
 
@@ -43,6 +44,18 @@ export async function rpc<T = unknown>(method: string, params: unknown[] = []): 
   const body = (await res.json()) as { result?: T; error?: { message: string } };
   if (body.error) throw new Error(`${method}: ${body.error.message}`);
   return body.result as T;
+}
+
+/**
+ * Runs `body` on the harness chain with mining paused (blocks come only when mined by hand); the mining
+ * mode and the base fee it found are back afterwards, also when `body` throws (withChainRestored).
+ */
+export async function withMiningPaused<T>(body: () => Promise<T>): Promise<T> {
+  const h = await getHarness();
+  return withChainRestored(h.rpcUrl, async () => {
+    await createChainFaults(h.rpcUrl).pauseMining();
+    return body();
+  });
 }
 
 export async function mine(blocks = 1): Promise<void> {
@@ -123,7 +136,8 @@ export function paysInToken(tx: PendingTx, to: string): boolean {
  * `mineFor` picks (so that `send` can finish), none for anything else. Answers with the chain still
  * held: no block comes, so no transfer gains a confirmation, until release() restores the mining mode
  * it found. A state that lasts until the next block (a transfer confirming) then lasts as long as
- * the test needs to see it, however fast or slow the machine.
+ * the test needs to see it, however fast or slow the machine. Call release() in a finally: it puts the
+ * mining mode and base fee back as found (restoreChain).
  */
 export async function sendOnHeldChain<T>(
   send: () => Promise<T>,
@@ -132,9 +146,9 @@ export async function sendOnHeldChain<T>(
 ): Promise<{ result: T; release(): Promise<void> }> {
   const h = await getHarness();
   const faults = createChainFaults(h.rpcUrl);
-  const before = await faults.miningMode();
+  const before = await readChainState(h.rpcUrl);
   await faults.pauseMining();
-  const release = () => faults.setMiningMode(before);
+  const release = () => restoreChain(h.rpcUrl, before);
   try {
     let settled = false;
     const sending = send().finally(() => {

@@ -23,6 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { withRpcUrl } from '../../src/config/environments';
 import { startAnvil } from '../../src/embedded/anvil';
+import { noteChainBaselines } from './chain-baseline';
 import { ensureSandboxToken } from '../../src/chain/sandbox';
 import { addressKeys, createChainServices, fundSandboxTreasury, type SigningChainServices } from '../../src/runtime/chain-services';
 import { startMailbox, type Mailbox } from './mailbox';
@@ -355,6 +356,8 @@ async function start(): Promise<Harness> {
     process: providerProcess,
   };
 
+  // Every file must leave these chains' fee market, mining mode and clock as it found them (test/index.ts).
+  await noteChainBaselines([anvil.rpcUrl, ...twoChains.networks.map((n) => n.rpcUrl)]);
   return {
     config,
     environments,

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { assignShards, shardCount } from '../support/shards';
+import { assignShards, MAX_ORDER_SEED, orderSeed, orderSeedLine, shardCount, shuffleFiles, shuffleShards } from '../support/shards';
 
 const ROOT = '/suite';
 const fileSet = fc.uniqueArray(fc.stringMatching(/^[a-z]{1,8}\/[a-z]{1,8}\.test\.ts$/), { minLength: 1, maxLength: 60 });
@@ -67,6 +67,80 @@ describe('Shards of npm test', () => {
         [['c.test.ts', 'new.test.ts'], 40],
       ],
     );
+  });
+
+  test('the files of a shard are shuffled into a permutation of them, the same for the same seed whatever order they come in', () => {
+    const seed = fc.integer({ min: 0, max: MAX_ORDER_SEED });
+    fc.assert(
+      fc.property(fileSet, seed, fc.nat(8), fc.nat(), (names, s, shard, rotate) => {
+        const files = names.map((name) => `${ROOT}/${name}`);
+        const order = shuffleFiles(files, s, shard);
+        assert.deepEqual([...order].sort(), [...files].sort());
+        const rotated = [...files.slice(rotate % files.length), ...files.slice(0, rotate % files.length)];
+        assert.deepEqual(shuffleFiles(rotated, s, shard), order);
+      }),
+    );
+  });
+
+  test('other seeds give other orders, none of them path order', () => {
+    const files = Array.from({ length: 20 }, (_, i) => `${ROOT}/f${String(i).padStart(2, '0')}.test.ts`);
+    const orders = new Set(Array.from({ length: 50 }, (_, s) => shuffleFiles(files, s).join()));
+    assert.equal(orders.size, 50, 'distinct orders from 50 seeds');
+    assert.ok(!orders.has(files.join()), 'no seed keeps path order');
+  });
+
+  test('shuffling the shards keeps every file in the shard the timings gave it, and its expected time', () => {
+    fc.assert(
+      fc.property(fileSet, fc.integer({ min: 1, max: 6 }), fc.integer({ min: 0, max: MAX_ORDER_SEED }), (names, count, seed) => {
+        const files = names.map((name) => `${ROOT}/${name}`);
+        const balanced = assignShards(files, count, {}, ROOT, (f) => f.includes('/a'));
+        const shuffled = shuffleShards(balanced, seed);
+        assert.deepEqual(
+          shuffled.map((s) => [[...s.files].sort(), s.expectedSeconds]),
+          balanced.map((s) => [s.files, s.expectedSeconds]),
+        );
+        assert.deepEqual(shuffleShards(balanced, seed), shuffled);
+      }),
+    );
+  });
+
+  test('files picked to run last come after every other file of their shard, under any seed', () => {
+    fc.assert(
+      fc.property(fileSet, fc.integer({ min: 1, max: 6 }), fc.integer({ min: 0, max: MAX_ORDER_SEED }), (names, count, seed) => {
+        const files = names.map((name) => `${ROOT}/${name}`);
+        const last = (f: string) => f.includes('/b');
+        const balanced = assignShards(files, count, {}, ROOT);
+        for (const [i, shard] of shuffleShards(balanced, seed, last).entries()) {
+          const firstLast = shard.files.findIndex(last);
+          if (firstLast >= 0) assert.ok(shard.files.slice(firstLast).every(last), shard.files.join());
+          assert.deepEqual([...shard.files].sort(), balanced[i]!.files);
+        }
+      }),
+    );
+  });
+
+  test('TEST_ORDER_SEED replays an order; without it the run draws one; anything but a whole number in range is refused', () => {
+    assert.equal(
+      orderSeed({ TEST_ORDER_SEED: '12345' }, () => 7),
+      12345,
+    );
+    assert.equal(
+      orderSeed({ TEST_ORDER_SEED: '0' }, () => 7),
+      0,
+    );
+    assert.equal(
+      orderSeed({}, () => 7),
+      7,
+    );
+    assert.equal(
+      orderSeed({ TEST_ORDER_SEED: '' }, () => 7),
+      7,
+    );
+    for (const bad of ['-1', '1.5', 'abc', '0x10', String(MAX_ORDER_SEED + 1)])
+      assert.throws(() => orderSeed({ TEST_ORDER_SEED: bad }), /TEST_ORDER_SEED must be a whole number/, bad);
+    const drawn = orderSeed({});
+    assert.ok(Number.isInteger(drawn) && drawn >= 0 && drawn <= MAX_ORDER_SEED);
+    assert.equal(orderSeedLine(12345), 'test order seed: 12345 (TEST_ORDER_SEED=12345 replays it)');
   });
 
   test('TEST_SHARDS sets the count, never more than the files; recording histories takes one', () => {

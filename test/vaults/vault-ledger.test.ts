@@ -11,7 +11,7 @@ import { vaultFundingPosting, vaultReceiptPosting, vaultReceiptReversalPosting }
 import { createVaultActivities } from '../../activities/vaults';
 import type { Payment } from '../../src/generated/prisma/client';
 import { getHarness } from '../support/harness';
-import { eventually, mine, newPayer, payTo, pokeScanner, receiptOf, rpc, tokenBalance } from '../support/chain';
+import { eventually, mine, newPayer, payTo, pokeScanner, receiptOf, rpc, tokenBalance, withMiningPaused } from '../support/chain';
 import { assertBooksMatchChain, booksBaseline, endsWithBooksChecked, reconcileBooks } from '../support/books';
 import { assertLedgerBalanced, createPayment, newMerchant, waitForPayment, newVault } from '../support/fixtures';
 import { activeVault } from './support';
@@ -200,13 +200,10 @@ describe('Vault ledger: inflows, funding and reconcile on chain', () => {
         chain.signTokenTransfer({ from: p, token: SANDBOX_TOKEN_ADDRESS, to: vault.address, amountAtomic: amounts[i]! }),
       ),
     );
-    await rpc('evm_setAutomine', [false]);
-    try {
+    await withMiningPaused(async () => {
       for (const s of signed) await rpc('eth_sendRawTransaction', [s.serialized]);
       await rpc('evm_mine');
-    } finally {
-      await rpc('evm_setAutomine', [true]);
-    }
+    });
     const blocks = await Promise.all(signed.map((s) => receiptOf(s.txHash)));
     assert.equal(new Set(blocks.map((b) => b.blockHash)).size, 1, 'one block');
     await pokeScanner();
