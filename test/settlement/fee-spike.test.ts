@@ -7,6 +7,7 @@ import { FEE_ABOVE_CAP } from '../../workflows/contracts/settlement';
 import { paymentWorkflowId } from '../../workflows/contracts/payment';
 import { FEE_CAP_WAIT_MS } from '../../workflows/fee-cap';
 import { skipTime } from '../support/workflow-result';
+import { poll } from '../support/until';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { authorizeVaultFunding } from '../../src/domain/vaults/vault-funding';
 import type { SettlementSource } from '../../src/domain/settlement/settlement-legs';
@@ -46,8 +47,11 @@ describe('Money moves through a fee spike', () => {
       const h = await getHarness();
       const m = await newMerchant();
       const baseline = await withBaseFeeHeld(gwei * GWEI, async () => {
-        const sources = await Promise.all([paymentSettles(m), depositSettles(), refundConfirms(m), vaultFundingConfirms()]);
-        for (const source of sources) await assertLegsPaidTheHeldFee(source, gwei * GWEI);
+        // One after another: the test wallets are all funded by anvil's one deployer, whose nonces
+        // anvil hands out per request, so two fundings at once can take the same one.
+        for (const flow of [() => paymentSettles(m), depositSettles, () => refundConfirms(m), vaultFundingConfirms]) {
+          await assertLegsPaidTheHeldFee(await flow(), gwei * GWEI);
+        }
       });
       assert.equal(await h.chain.chains.get(h.chainId).getBaseFee(), baseline, 'the base fee is back where the test found it');
       await assertLedgerBalanced();
@@ -161,6 +165,16 @@ async function withBaseFeeHeld(baseFeeWei: bigint, body: () => Promise<void>): P
   try {
     const hold = await faults.holdBaseFee(baseFeeWei);
     try {
+      // Nothing is priced before a block at the held fee is the latest one.
+      await poll(
+        async (saw) => {
+          const latest = await h.chain.chains.get(h.chainId).getBaseFee();
+          saw(`latest base fee ${latest}`);
+          return latest * 8n >= baseFeeWei * 7n;
+        },
+        `a block at the held base fee ${baseFeeWei}`,
+        { timeoutMs: 30_000, done: Boolean, between: () => new Promise((r) => setTimeout(r, 100)) },
+      );
       await body();
     } finally {
       await hold.release();
