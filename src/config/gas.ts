@@ -11,9 +11,9 @@ export const ZGasConfig = z.object({
   maxFeePerGasWei: ZWei.optional(),
   /** The tip (maxPriorityFeePerGas) of a new transaction. */
   priorityFeeWei: ZWei.optional(),
-  /** A payer holding less than this is topped up before it sends. */
+  /** The least a payer is made to hold before it sends, whatever its legs cost (src/chain/gas-cover.ts). */
   minBalanceWei: ZWei.optional(),
-  /** What one top-up sends from the network's gas treasury. */
+  /** The step of a top-up from the network's gas treasury: what is missing, rounded up to whole steps. */
   topUpWei: ZWei.optional(),
 });
 export type TGasConfig = z.output<typeof ZGasConfig>;
