@@ -247,6 +247,49 @@ describe('Gas: EIP-1559 fees under a cap, stuck legs replaced, top-ups per netwo
     assert.equal(await chain.getTokenBalance({ token: SANDBOX_TOKEN_ADDRESS, owner: destination }), 995n);
   });
 
+  test('a leg the node dropped right after its broadcast keeps its nonce: the next leg of the settlement is signed past it, the check sends the dropped one again, and every payee is paid once', async () => {
+    const h = await getHarness();
+    const { chains, chain, deps } = await setUp();
+    const payer = await payerWith(1_000n, 10n ** 18n);
+    const { source, destination, order } = await orderFor(payer, 995n);
+    // The net leg is evicted from the pool the moment it is accepted (as anvil evicts one a fee spike
+    // left underpriced): the node's pending nonce no longer counts it when the fee legs are signed.
+    let evicted: Hash | null = null;
+    const evicting: Chain = {
+      ...chain,
+      async broadcast(tx) {
+        const hash = await chain.broadcast(tx);
+        if (evicted === null) {
+          evicted = hash;
+          await rpc('anvil_dropTransaction', [hash]);
+        }
+        return hash;
+      },
+    };
+    const evictingDeps: SettlementSenderDeps = {
+      ...deps,
+      chains: { ...chains, get: (id: number) => (id === h.chainId ? evicting : chains.get(id)) },
+    };
+    await calm();
+    await sendSettlement(evictingDeps, order);
+    const legs = await loadLegs(h.db.prisma, source);
+    assert.equal(legs[0]!.txHash, evicted, 'the net leg was the one evicted');
+    assert.equal(await chain.getTransactionStatus(evicted! as Hash, 1), 'not_found');
+    assert.deepEqual(
+      legs.map((l) => l.nonce),
+      [legs[0]!.nonce, legs[0]!.nonce + 1, legs[0]!.nonce + 2],
+      'the fee legs signed past the dropped net leg, never at its nonce',
+    );
+
+    await replaceStuckLegs(deps, { source, chainId: h.chainId, payer });
+    assert.notEqual(await chain.getTransactionStatus(evicted! as Hash, 1), 'not_found', 'sent again by the check');
+    await mine();
+    await mine();
+    assert.equal(await checkSettlement(deps, source, 1), 'confirmed');
+    assert.equal(await chain.getTokenBalance({ token: SANDBOX_TOKEN_ADDRESS, owner: destination }), 995n, 'the merchant is paid once');
+    assert.equal(await chain.getTokenBalance({ token: SANDBOX_TOKEN_ADDRESS, owner: h.chain.custody.deriveAddress(payer) }), 0n);
+  });
+
   test('the cap stops a replacement above it (the leg waits), and a new send above the cap is not signed', async () => {
     const h = await getHarness();
     const { chain, deps } = await setUp({ maxFeePerGasWei: (50n * GWEI).toString() });

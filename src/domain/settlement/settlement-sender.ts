@@ -1,7 +1,7 @@
 import { parseTransaction, type Address, type Hash, type Hex, type LocalAccount } from 'viem';
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
-import { NonceAlreadyUsedError, type Chain, type SignedTransaction } from '../../chain/types';
+import { FeeAboveCapError, NonceAlreadyUsedError, type Chain, type SignedTransaction } from '../../chain/types';
 import { replacementFees, type Fees } from '../../chain/fees';
 import { gasSettings } from '../../config/gas';
 import type { Logger } from '../../logger';
@@ -194,7 +194,7 @@ async function signAndRecordLeg(
   plan: PlannedLeg,
   legs: SettlementLeg[],
 ): Promise<SignedTransaction> {
-  const nonce = await chain.getNonce(payer.address, 'pending');
+  const nonce = await nextNonce(deps, chain, payer.address, order.source);
   const signed = await chain.signTokenTransfer({
     from: payer,
     token: order.token as Address,
@@ -219,6 +219,31 @@ async function signAndRecordLeg(
     }),
   );
   return signed;
+}
+
+/**
+ * The nonce of a new leg: the node's pending nonce, but never that of an earlier leg of the same
+ * settlement the chain has not passed. A node forgets a transaction it dropped (anvil evicts one a fee
+ * spike left underpriced; a restarted node forgets its pool): a fee leg signed at the net leg's nonce
+ * took it, and the merchant's net could never be mined. Past it, the new leg waits in the pool until
+ * the dropped one is sent again (each check sends a dropped leg again). Another settlement's leg is not
+ * waited for: one recorded and never sent (a crash) loses its nonce and is signed again by its own send.
+ */
+async function nextNonce(deps: SettlementSenderDeps, chain: Chain, payer: Address, source: SettlementSource): Promise<number> {
+  const [pending, mined] = await Promise.all([chain.getNonce(payer, 'pending'), chain.getNonce(payer, 'latest')]);
+  const recorded = await deps.prisma.settlementLeg.aggregate({
+    where: {
+      sourceType: source.type,
+      sourceId: source.id,
+      chainId: chain.chainId,
+      fromAddress: payer.toLowerCase(),
+      status: 'broadcast',
+      nonce: { gte: mined },
+    },
+    _max: { nonce: true },
+  });
+  const afterRecorded = recorded._max.nonce === null ? 0 : recorded._max.nonce + 1;
+  return Math.max(pending, afterRecorded);
 }
 
 /** Legs whose nonce went to a transaction not final yet hold the redelivery, after the other legs went. */
@@ -297,7 +322,7 @@ export async function replaceStuckLegsBeforeCheck(deps: SettlementSenderDeps, or
     const stuck = await order();
     // Most checks find nothing underpriced: they never wait on the payer's lease (a send or a dead
     // holder's lease can hold it a minute), and one that does waits briefly; the next check tries again.
-    if (!(await anyLegUnderpriced(deps, stuck))) return;
+    if (!(await anyLegStuck(deps, stuck))) return;
     const { capped } = await replaceStuckLegs(deps, stuck, { waitMs: CHECK_LEASE_WAIT_MS });
     if (capped.length > 0) deps.logger?.warn({ capped }, 'settlement legs stuck under a base fee above the network cap: waiting');
   } catch (err) {
@@ -324,8 +349,9 @@ export async function replaceStuckLegs(
     async () => {
       const legs = await loadLegs(deps.prisma, order.source);
       for (const live of legs.filter((l) => l.status === 'broadcast')) {
-        const current = await currentTransaction(deps, chain, payer, legs, live, () => capped.push(live.leg));
-        if (current !== 'mined' && current !== live) await chain.broadcast(current.serialized as Hex);
+        const onCapped = () => void (capped.includes(live.leg) || capped.push(live.leg));
+        const current = await currentTransaction(deps, chain, payer, legs, live, onCapped);
+        if (current !== 'mined' && (current !== live || (await isDropped(chain, current)))) await resend(chain, current, onCapped);
       }
     },
     lease,
@@ -333,18 +359,37 @@ export async function replaceStuckLegs(
   return { capped };
 }
 
+/** A recorded leg the node no longer holds and the chain has not mined (a fee spike evicted it, the node restarted). */
+async function isDropped(chain: Chain, leg: SettlementLeg): Promise<boolean> {
+  return leg.serialized !== '' && (await chain.getTransactionStatus(leg.txHash as Hash, 1)) === 'not_found';
+}
+
+/** Broadcasts a replacement, or a dropped leg again; one the node refuses under the base fee waits in the books. */
+async function resend(chain: Chain, leg: SettlementLeg, onCapped: () => void): Promise<void> {
+  try {
+    await chain.broadcast(leg.serialized as Hex);
+  } catch (err) {
+    if (!(err instanceof FeeAboveCapError)) throw err;
+    onCapped();
+  }
+}
+
 /** How long a confirmation check waits for the payer's lease before leaving a replacement to the next check. */
 const CHECK_LEASE_WAIT_MS = 2_000;
 
-/** Whether a broadcast leg, not yet mined, offers less than the base fee now asks (read without the lease). */
-async function anyLegUnderpriced(deps: SettlementSenderDeps, order: StuckLegsOrder): Promise<boolean> {
+/**
+ * Whether a broadcast leg is stuck (read without the lease): not mined, and either offering less than
+ * the base fee now asks or unknown to the node (dropped from its pool).
+ */
+async function anyLegStuck(deps: SettlementSenderDeps, order: StuckLegsOrder): Promise<boolean> {
   const chain = deps.chains.get(order.chainId);
   const broadcast = (await loadLegs(deps.prisma, order.source)).filter((l) => l.status === 'broadcast' && l.serialized);
   if (broadcast.length === 0) return false;
   const baseFee = await chain.getBaseFee();
   for (const leg of broadcast) {
-    if (replacementFees(feesOf(leg.serialized as Hex), baseFee, chain.feePolicy).kind === 'keep') continue;
-    if ((await chain.getTransactionInclusion(leg.txHash as Hash)) === null) return true;
+    const status = await chain.getTransactionStatus(leg.txHash as Hash, 1);
+    if (status === 'not_found') return true;
+    if (status === 'pending' && replacementFees(feesOf(leg.serialized as Hex), baseFee, chain.feePolicy).kind !== 'keep') return true;
   }
   return false;
 }
@@ -488,7 +533,7 @@ const MAX_TOP_UP_ROUNDS = 3;
 async function legsInFlight(deps: SettlementSenderDeps, chain: Chain, payer: Address, exceptNonce?: number): Promise<GasCost[]> {
   const minedNonce = await chain.getNonce(payer, 'latest');
   const rows = await deps.prisma.settlementLeg.findMany({
-    where: { chainId: chain.chainId, fromAddress: payer, status: 'broadcast', nonce: { gte: minedNonce } },
+    where: { chainId: chain.chainId, fromAddress: payer.toLowerCase(), status: 'broadcast', nonce: { gte: minedNonce } },
     select: { nonce: true, serialized: true },
   });
   return rows.filter((r) => r.nonce !== exceptNonce && r.serialized).map((r) => gasCostOf(r.serialized as Hex));
