@@ -65,10 +65,14 @@ export function createSeedWithCli(dir: string): Custody {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const seedFile = path.join(dir, 'seed.txt');
   rmSync(seedFile, { force: true }); // a fresh run's chains are new: so is its seed
-  const out = execFileSync(process.execPath, [path.join(projectRoot(), 'dist', 'src', 'cli', 'index.js'), 'custody', 'create-seed', '--out', seedFile], {
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '' },
-  });
+  const out = execFileSync(
+    process.execPath,
+    [path.join(projectRoot(), 'dist', 'src', 'cli', 'index.js'), 'custody', 'create-seed', '--out', seedFile],
+    {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '' },
+    },
+  );
   const printed = JSON.parse(out) as { seedFile: string; env: { CUSTODY_PUBLIC_KEYS: string } };
   return { seedFile: printed.seedFile, publicKeys: printed.env.CUSTODY_PUBLIC_KEYS };
 }
@@ -84,9 +88,19 @@ export function receiverCertificate(dir: string): Tls {
   const tls = { keyFile: path.join(dir, 'receiver-key.pem'), certFile: path.join(dir, 'receiver-cert.pem') };
   execFileSync(
     'openssl',
-    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'].concat(
-      ['-keyout', tls.keyFile, '-out', tls.certFile],
-    ),
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ].concat(['-keyout', tls.keyFile, '-out', tls.certFile]),
     { stdio: 'ignore' },
   );
   return tls;

@@ -309,7 +309,8 @@ async function startChains(log: (line: string) => void): Promise<{ chains: Rehea
       await placeTestTokenAt({ rpcUrl: node.rpcUrl, addresses: [token, catalogTokenAddress(p.code, 'EURC')] });
       chains.push({ code: p.code, chainId, rpcUrl: node.rpcUrl, token, environment: p.environment });
     }
-    if (chains[0]?.chainId !== BASE_SEPOLIA_CHAIN_ID) throw new Error('the sandbox chain must be Base Sepolia (the vaults are configured there)');
+    if (chains[0]?.chainId !== BASE_SEPOLIA_CHAIN_ID)
+      throw new Error('the sandbox chain must be Base Sepolia (the vaults are configured there)');
     log(`chains ${chains.map((c) => `${c.code} ${c.chainId} (${c.environment}) ${c.rpcUrl}`).join(', ')}, a block a second`);
     return { chains, stopChains };
   } catch (err) {
