@@ -8,12 +8,15 @@ import { US_BANK_ACCOUNT } from '../partner';
 import { until } from '../until';
 import type { RehearsalPartner } from './partner';
 import type { RehearsalChain, RehearsalStack } from './stack';
+import type { PaymentPlan, PlannedPayment } from './verdicts';
 
 /**
  * The partner load: receive Payments on the three chains, send Payments to an account and to a linked
- * bank account, deposits, refunds from the merchant's vault, and receive Payments paid from a payer's
- * vault. Each flow goes through the public API (both processes) and, for the payer's transfers, the
- * chains; what it creates is checked at the end by what the service recorded, not here.
+ * bank account, deposits, refunds from the merchant's vault, receive Payments paid from a payer's
+ * vault, and Payments planned to end otherwise: overpaid (the excess recovered by an operator through
+ * the CLI), underpaid until they expire (recovered by the partner), never paid, cancelled. Each flow
+ * goes through the public API (both processes) and, for the payer's transfers, the chains; each
+ * Payment's plan is recorded, and checked at the end against what the service and the chains say.
  */
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n;
@@ -85,6 +88,10 @@ export interface FlowContext {
   key(what: string): string;
   /** Receive Payments of the sandbox merchant that were paid, for refunds to pick from. */
   paidForRefund: string[];
+  /** Every Payment created, with what it was meant to end as. */
+  planned: PlannedPayment[];
+  /** Payments whose incident is to be recovered once it shows: by the operator (CLI) or the partner (API). */
+  recoveries: Array<{ paymentId: string; by: 'operator' | 'partner' }>;
 }
 
 async function account(
@@ -195,6 +202,15 @@ function paymentBody(chainId: number, amountAtomic: bigint, rest: Record<string,
   return { amount: formatAtomic(amountAtomic, 6), assetCode: 'USDC', chainId, expiresInSeconds: 900, ...rest };
 }
 
+/** How much of the asked amount the payer sends, by plan (none for expire and cancel). */
+const PAID: Record<PaymentPlan, (asked: bigint) => bigint> = {
+  paid_in_full: (a) => a,
+  overpaid: (a) => a + USDC(1) + 230_000n,
+  underpaid: (a) => a / 2n,
+  expire: () => 0n,
+  cancel: () => 0n,
+};
+
 async function createAndPay(
   ctx: FlowContext,
   p: RehearsalPartner,
@@ -202,28 +218,58 @@ async function createAndPay(
   amountAtomic: bigint,
   rest: Record<string, unknown>,
   what: string,
+  plan: PaymentPlan = 'paid_in_full',
 ): Promise<string> {
   const created = await p.post('POST /v2/payments', '/v2/payments', paymentBody(chainId, amountAtomic, rest), ctx.key(what));
   const payment = created.body.payment;
   const instructions = payment.funding.depositAddress;
-  await ctx.parties.payers.get(chainId)!.send(instructions.address as string, BigInt(instructions.amountAtomic as string));
+  const asked = BigInt(instructions.amountAtomic as string);
+  const paidAtomic = PAID[plan](asked);
+  ctx.planned.push({ id: payment.id as string, plan, flow: what, paidAtomic, amountAtomic: asked });
+  if (paidAtomic > 0n) await ctx.parties.payers.get(chainId)!.send(instructions.address as string, paidAtomic);
   return payment.id as string;
 }
 
-export type FlowName = 'receive' | 'receive-production' | 'send' | 'payout' | 'deposit' | 'refund' | 'vault-funding' | 'read';
+/** A sandbox receive Payment to the merchant, paid as planned. */
+function merchantPayment(ctx: FlowContext, n: number, what: string, plan: PaymentPlan, rest: Record<string, unknown> = {}) {
+  const m = ctx.parties.merchant;
+  const body = { intent: 'receive', destination: { type: 'upa', accountId: m.accountId }, ...rest };
+  return createAndPay(ctx, ctx.parties.sandbox, m.chainId, amountOf(n), body, what, plan);
+}
+
+/** The shortest expiry the API takes: an underpaid or unpaid Payment expires within the run. */
+const SHORT_EXPIRY = { expiresInSeconds: 60 };
+
+export type FlowName =
+  | 'receive'
+  | 'receive-production'
+  | 'send'
+  | 'payout'
+  | 'deposit'
+  | 'refund'
+  | 'vault-funding'
+  | 'read'
+  | 'overpay'
+  | 'underpay'
+  | 'expire'
+  | 'cancel';
 
 export const FLOWS: Record<FlowName, (ctx: FlowContext, n: number) => Promise<void>> = {
   async receive(ctx, n) {
-    const m = ctx.parties.merchant;
-    const id = await createAndPay(
-      ctx,
-      ctx.parties.sandbox,
-      m.chainId,
-      amountOf(n),
-      { intent: 'receive', destination: { type: 'upa', accountId: m.accountId } },
-      'receive',
-    );
-    ctx.paidForRefund.push(id);
+    ctx.paidForRefund.push(await merchantPayment(ctx, n, 'receive', 'paid_in_full'));
+  },
+  async overpay(ctx, n) {
+    ctx.recoveries.push({ paymentId: await merchantPayment(ctx, n, 'overpay', 'overpaid'), by: 'operator' });
+  },
+  async underpay(ctx, n) {
+    ctx.recoveries.push({ paymentId: await merchantPayment(ctx, n, 'underpay', 'underpaid', SHORT_EXPIRY), by: 'partner' });
+  },
+  async expire(ctx, n) {
+    await merchantPayment(ctx, n, 'expire', 'expire', SHORT_EXPIRY);
+  },
+  async cancel(ctx, n) {
+    const id = await merchantPayment(ctx, n, 'cancel', 'cancel');
+    await ctx.parties.sandbox.post('POST /v2/payments/{id}/cancel', `/v2/payments/${id}/cancel`, {}, ctx.key('cancel'));
   },
   async 'receive-production'(ctx, n) {
     const m = ctx.parties.productionMerchants[n % ctx.parties.productionMerchants.length]!;
@@ -297,6 +343,8 @@ export const FLOWS: Record<FlowName, (ctx: FlowContext, n: number) => Promise<vo
       ctx.key('vault-funding'),
     );
     const payment = created.body.payment;
+    const asked = BigInt(payment.funding.depositAddress.amountAtomic as string);
+    ctx.planned.push({ id: payment.id as string, plan: 'paid_in_full', flow: 'vault-funding', paidAtomic: asked, amountAtomic: asked });
     const token = (await p.post('POST /v2/client/auth/exchange', '/v2/client/auth/exchange', { accountId: vaultPayer })).body
       .accessToken as string;
     const headers = { authorization: `Bearer ${token}`, 'x-svc-payment-secret': created.body.checkout.clientSecret as string };
@@ -328,6 +376,10 @@ export const ROUND: FlowName[] = [
   'receive',
   'vault-funding',
   'payout',
+  'overpay',
   'deposit',
+  'underpay',
   'read',
+  'expire',
+  'cancel',
 ];
