@@ -32,13 +32,19 @@ export function productionCatalog(bundled: { environments: Record<'sandbox' | 'p
   const refs = (codes: readonly string[]) => codes.map((code) => ({ code, assets: ['USDC', 'EURC'], confirmations: CONFIRMATIONS }));
   const sandbox = bundled.environments.sandbox;
   const vaults = sandbox.vaults as Record<string, unknown> | undefined;
+  const publicPayments = sandbox.publicPayments as { destinations?: Array<Record<string, unknown>> } | undefined;
+  // What the bundled file puts on the anvil chain moves to Base Sepolia.
+  const onSandboxChain = <T extends Record<string, unknown>>(x: T) => ({ ...x, chainId: BASE_SEPOLIA_CHAIN_ID });
   return {
     ...bundled,
     environments: {
       sandbox: {
         ...sandbox,
         networks: refs(REHEARSAL_NETWORKS.sandbox),
-        ...(vaults ? { vaults: { ...vaults, chainId: BASE_SEPOLIA_CHAIN_ID } } : {}),
+        ...(vaults ? { vaults: onSandboxChain(vaults) } : {}),
+        ...(publicPayments
+          ? { publicPayments: { ...publicPayments, destinations: (publicPayments.destinations ?? []).map(onSandboxChain) } }
+          : {}),
       },
       production: { ...bundled.environments.production, networks: refs(REHEARSAL_NETWORKS.production) },
     },
