@@ -234,7 +234,9 @@ async function createAndPay(
 function merchantPayment(ctx: FlowContext, n: number, what: string, plan: PaymentPlan, rest: Record<string, unknown> = {}) {
   const m = ctx.parties.merchant;
   const body = { intent: 'receive', destination: { type: 'upa', accountId: m.accountId }, ...rest };
-  return createAndPay(ctx, ctx.parties.sandbox, m.chainId, amountOf(n), body, what, plan);
+  // An underpayment pays half: at least 2 USDC asked, so what comes is over the 1 USDC minimum (less is dust, another incident).
+  const asked = plan === 'underpaid' ? USDC(2) + amountOf(n) : amountOf(n);
+  return createAndPay(ctx, ctx.parties.sandbox, m.chainId, asked, body, what, plan);
 }
 
 /** The shortest expiry the API takes: an underpaid or unpaid Payment expires within the run. */
@@ -268,8 +270,10 @@ export const FLOWS: Record<FlowName, (ctx: FlowContext, n: number) => Promise<vo
     await merchantPayment(ctx, n, 'expire', 'expire', SHORT_EXPIRY);
   },
   async cancel(ctx, n) {
-    const id = await merchantPayment(ctx, n, 'cancel', 'cancel');
-    await ctx.parties.sandbox.post('POST /v2/payments/{id}/cancel', `/v2/payments/${id}/cancel`, {}, ctx.key('cancel'));
+    // A short expiry: a cancel that fails leaves a Payment that still comes to rest (and fails its plan).
+    const id = await merchantPayment(ctx, n, 'cancel', 'cancel', SHORT_EXPIRY);
+    const body = { reasonCode: 'customer_request', reason: 'rehearsal' };
+    await ctx.parties.sandbox.post('POST /v2/payments/{id}/cancel', `/v2/payments/${id}/cancel`, body, ctx.key('cancel'));
   },
   async 'receive-production'(ctx, n) {
     const m = ctx.parties.productionMerchants[n % ctx.parties.productionMerchants.length]!;
