@@ -177,7 +177,7 @@ export interface CheckInput {
   restless: string[];
   flowErrors: string[];
   restMs: number;
-  plant?: Plant;
+  plants: Plant[];
 }
 
 /** Each outage's window, and each unplanned exit's until its process was back. */
@@ -204,7 +204,7 @@ export async function checkRehearsal(o: CheckInput) {
     servicePayouts: await servicePayouts(o.stack),
     providerPayouts: providerPayouts(o.stack.providerDir),
   };
-  if (o.plant) observed = plantFault(o.plant, observed);
+  for (const plant of o.plants) observed = plantFault(plant, observed);
   const windows = windowsOf(o);
   failures.push(...paymentVerdicts(observed.planned, observed.payments));
   let duplicates = 0;

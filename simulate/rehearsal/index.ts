@@ -26,12 +26,12 @@ import { BOUNDS, type Outage } from './verdicts';
  * Then everything must come to rest and check out (simulate/rehearsal/checks.ts). Prints p50/p99 per
  * operation and, last, the result as one bare JSON line (simulate/rehearsal/result.ts).
  */
-const USAGE = `usage: npm run rehearsal -- [--seconds <n>] [--rate <n>] [--loops <n>] [--rest-seconds <n>] [--plant <fault>]
+const USAGE = `usage: npm run rehearsal -- [--seconds <n>] [--rate <n>] [--loops <n>] [--rest-seconds <n>] [--plant <fault>[,<fault>…]]
   --seconds       how long the partner load runs at least (default 600; CI runs 120); the faults land at 10% to 70% of it, one after another, and the load runs until the last one's probe Payment succeeded
   --rate          partner flows started per second at most (default 1.5, a rate this 2-core machine carries)
   --loops         concurrent partner loops (default 3)
   --rest-seconds  how long everything may take to come to rest after the load (default 600)
-  --plant         ${PLANTS.join('|')}: plants that fault in what the run observed, to show its checks fail on it (the run must fail)
+  --plant         ${PLANTS.join('|')} (comma-separated for several): plants each fault in what the run observed, to show its checks fail on it (the run must fail)
   DATA_DIR (default <repo>/.data/rehearsal) holds its PostgreSQL cluster, logs (<DATA_DIR>/logs) and keys.`;
 
 /** Flows started per second by default: unpaced, the loops outran what 2 cores carry (docs/decisions/testing-and-tooling.md). */
@@ -76,10 +76,11 @@ async function runLoad(
   );
 }
 
-function plantOf(value: string | undefined): Plant | undefined {
-  if (value === undefined) return undefined;
-  if (!(PLANTS as readonly string[]).includes(value)) throw new Error(`--plant takes ${PLANTS.join(', ')}, got ${value}\n${USAGE}`);
-  return value as Plant;
+function plantsOf(value: string | undefined): Plant[] {
+  const plants = (value ?? '').split(',').filter(Boolean);
+  const unknown = plants.filter((p) => !(PLANTS as readonly string[]).includes(p));
+  if (unknown.length > 0) throw new Error(`--plant takes ${PLANTS.join(', ')}, got ${unknown.join(', ')}\n${USAGE}`);
+  return plants as Plant[];
 }
 
 const commitOf = () => {
@@ -95,7 +96,7 @@ interface Options {
   loops: number;
   perSecond: number;
   restMs: number;
-  plant?: Plant;
+  plants: Plant[];
 }
 
 function options(): Options | undefined {
@@ -111,13 +112,12 @@ function options(): Options | undefined {
     strict: true,
   });
   if (values.help) return undefined;
-  const plant = plantOf(values.plant);
   return {
     loadMs: int(values.seconds, 'seconds', 600) * 1000,
     loops: int(values.loops, 'loops', 3),
     perSecond: rate(values.rate),
     restMs: int(values['rest-seconds'], 'rest-seconds', 600) * 1000,
-    ...(plant ? { plant } : {}),
+    plants: plantsOf(values.plant),
   };
 }
 
@@ -237,7 +237,7 @@ async function rehearse(stack: RehearsalStack, receivers: Receivers, opts: Optio
     restless,
     flowErrors: errors,
     restMs: opts.restMs,
-    ...(opts.plant ? { plant: opts.plant } : {}),
+    plants: opts.plants,
   });
   const result: RehearsalResult = {
     ok: verdict.failures.length === 0,
@@ -248,7 +248,7 @@ async function rehearse(stack: RehearsalStack, receivers: Receivers, opts: Optio
     loadSeconds,
     loops: opts.loops,
     flowsPerSecond: opts.perSecond,
-    plant: opts.plant ?? null,
+    plants: opts.plants,
     flows: counts,
     bounds: BOUNDS,
     outages: outagesOf(outages),

@@ -15,7 +15,8 @@ export interface RehearsalResult {
   loadSeconds: number;
   loops: number;
   flowsPerSecond: number;
-  plant: string | null;
+  /** Faults planted in the observations (`--plant`): a run with any must fail. */
+  plants: string[];
   flows: Record<string, number>;
   bounds: { backMs: number; paymentMs: number };
   /** Each fault by the part it killed. */

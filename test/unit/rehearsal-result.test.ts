@@ -11,7 +11,7 @@ const result: RehearsalResult = {
   loadSeconds: 200,
   loops: 3,
   flowsPerSecond: 1.5,
-  plant: null,
+  plants: [],
   flows: { receive: 10 },
   bounds: { backMs: 60_000, paymentMs: 180_000 },
   outages: outagesOf([{ part: 'postgres', what: "SIGKILL PostgreSQL's postmaster", at: 1_000, backAt: 4_000, paymentAt: 21_000 }]),
