@@ -28,6 +28,13 @@ const DOMAIN_MAY_NOT_IMPORT = ['src/http/**', 'src/runtime/**', 'src/temporal/**
 /** Infrastructure folders: adapters to the outside world, below the domain. */
 const INFRASTRUCTURE = ['src/chain', 'src/custody', 'src/db', 'src/mail', 'src/config', 'src/offramp', 'src/embedded'];
 
+/**
+ * The embedded stack (the local PostgreSQL, Temporal and anvil that `npm start`, the tests and the
+ * rehearsal run, and where set-up put their tools): only the composition (src/runtime, src/cli) starts
+ * it. What other code needs from it lives below it (the project root in src/platform).
+ */
+const EMBEDDED = 'src/embedded/**';
+
 /** The longest a function of the service may be (lines of code, blank lines and comments aside). */
 const MAX_FUNCTION_LINES = 80;
 
@@ -44,7 +51,7 @@ const LONG_FUNCTIONS = [
   { file: 'src/offramp/sandbox-provider/server.ts', name: 'createSandboxProviderServer', lines: 385 },
   { file: 'src/http/app.ts', name: 'createApi', lines: 183 },
   { file: 'src/http/console/console.ts', name: 'registerOperatorConsole', lines: 244 },
-  { file: 'src/cli/sandbox.ts', name: 'registerSandboxCommands', lines: 96 },
+  { file: 'src/cli/sandbox.ts', name: 'registerSandboxCommands', lines: 97 },
   { file: 'src/cli/webhooks.ts', name: 'registerWebhookCommands', lines: 86 },
   { file: 'src/runtime/service.ts', name: 'startService', lines: 210 },
   { file: 'src/offramp/sandbox-provider/launch.ts', name: 'launchSandboxProvider', lines: 87 },
@@ -122,9 +129,9 @@ export default defineConfig(
       'local/import-boundaries': [
         'error',
         {
-          deny: { paths: DOMAIN_MAY_NOT_IMPORT },
+          deny: { paths: [...DOMAIN_MAY_NOT_IMPORT, EMBEDDED] },
           message:
-            'src/domain imports nothing from src/http, src/runtime, src/temporal, src/cli, workflows/ or activities/ (layers point one way; helpers live in src/platform)',
+            'src/domain imports nothing from src/http, src/runtime, src/temporal, src/cli, src/embedded, workflows/ or activities/ (layers point one way; helpers live in src/platform)',
         },
       ],
     },
@@ -132,15 +139,40 @@ export default defineConfig(
   {
     // Infrastructure (chains, custody, database, mail, configuration, the off-ramp provider) sits
     // below the domain: it imports no domain, HTTP or composition module.
+    // The embedded stack is the one piece of it the others don't reach into.
     files: INFRASTRUCTURE.map((dir) => `${dir}/**/*.ts`),
+    ignores: [EMBEDDED],
+    rules: {
+      'local/import-boundaries': [
+        'error',
+        {
+          deny: { paths: ['src/domain/**', ...DOMAIN_MAY_NOT_IMPORT, EMBEDDED] },
+          message:
+            'infrastructure imports no src/domain, src/http, src/runtime, src/temporal, src/cli, src/embedded, workflows/ or activities/ module (helpers live in src/platform)',
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/embedded/**/*.ts'],
     rules: {
       'local/import-boundaries': [
         'error',
         {
           deny: { paths: ['src/domain/**', ...DOMAIN_MAY_NOT_IMPORT] },
           message:
-            'infrastructure imports no src/domain, src/http, src/runtime, src/temporal, src/cli, workflows/ or activities/ module (helpers live in src/platform)',
+            'src/embedded imports no src/domain, src/http, src/runtime, src/temporal, src/cli, workflows/ or activities/ module (helpers live in src/platform)',
         },
+      ],
+    },
+  },
+  {
+    // The HTTP layer serves requests; it starts no local server and finds its files through src/platform.
+    files: ['src/http/**/*.ts'],
+    rules: {
+      'local/import-boundaries': [
+        'error',
+        { deny: { paths: [EMBEDDED] }, message: 'src/http imports nothing from src/embedded (the project root is in src/platform)' },
       ],
     },
   },

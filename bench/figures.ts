@@ -1,6 +1,5 @@
 import os from 'node:os';
 import type { Latency, Rate } from './measure';
-import type { ScannerTrafficFigures } from './phases/scanner';
 
 /**
  * Every figure `npm run bench` measures, keyed as in the figures table of docs/performance.md (and issue 11), so
@@ -132,4 +131,21 @@ export function newBenchRun(): BenchRun {
 export function asBenchRun(parsed: BenchRun | BenchFigures): BenchRun {
   if ('engines' in parsed) return parsed;
   return { date: parsed.date, machine: parsed.machine, engines: { [parsed.engine ?? 'dev']: parsed } };
+}
+
+/** The chain scanner under mainnet-shaped traffic (bench/phases/scanner.ts measures it). */
+export interface ScannerTrafficFigures {
+  blockMs: number;
+  transfersPerBlock: number;
+  oursPerBlock: number;
+  seconds: number;
+  blocks: number;
+  /** Per block: how many blocks were mined after it by the time the scanner had read it. */
+  lagBlocks: { p50: number; p99: number; max: number };
+  /** Per block: from its mining to the scanner's cursor passing it (polled every 25 ms). */
+  lag: Latency;
+  /** The scan's own CPU per foreign transfer in a block (rescanCpu). */
+  scanCpuUsPerTransfer: number;
+  oursSent: number;
+  oursCredited: number;
 }

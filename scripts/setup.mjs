@@ -16,11 +16,14 @@
 //                            else config/toolchain.json ports.postgres)
 //   DATABASE_URL             when set, no local PostgreSQL is prepared
 //   CHROMIUM_PATH            the browser the browser tests drive (default /usr/bin/chromium, apt-installed)
+//   DOCKER_COMPOSE_PATH      the docker-compose that validates docker-compose.yml (default: on the PATH,
+//                            apt-installed)
 
 import { nodeDependencies } from './setup/node-dependencies.mjs';
 import { postgresql } from './setup/postgresql.mjs';
 import { prismaClient } from './setup/prisma-client.mjs';
 import { chromium } from './setup/chromium.mjs';
+import { dockerCompose } from './setup/docker-compose.mjs';
 import { temporalCli } from './setup/temporal-cli.mjs';
 import { temporalTestServer } from './setup/temporal-test-server.mjs';
 import { temporalServer } from './setup/temporal-server.mjs';
@@ -42,6 +45,7 @@ const STEPS = [
   { name: `temporal server ${toolchain.temporalServer.version}`, for: ['cluster'], run: temporalServer },
   { name: 'postgresql', for: ['start', 'test', 'stacks', 'bench', 'schemathesis', 'cluster'], run: postgresql },
   { name: 'chromium', for: ['test'], run: chromium },
+  { name: 'docker-compose', for: ['test'], run: dockerCompose },
   { name: `schemathesis ${toolchain.schemathesis.version}`, for: ['schemathesis'], run: schemathesis },
 ];
 

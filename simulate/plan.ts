@@ -57,7 +57,9 @@ export type FaultPlan =
   | { atMs: number; kind: 'reorg'; depth: number }
   | { atMs: number; kind: 'mining_pause'; pauseMs: number; mineBlocks: number }
   | { atMs: number; kind: 'postgres_pause'; pauseMs: number }
-  | { atMs: number; kind: 'temporal_pause'; pauseMs: number };
+  | { atMs: number; kind: 'temporal_pause'; pauseMs: number }
+  /** A busy hour: the base fee held at `gwei` (far under the 500 gwei cap) for `holdMs`. */
+  | { atMs: number; kind: 'fee_spike'; gwei: number; holdMs: number };
 
 export type FaultKind = FaultPlan['kind'];
 
@@ -192,6 +194,9 @@ function planPayment(rng: Rng, index: number, scenario: Scenario, accounts: numb
   }
 }
 
+/** Base fees of a busy hour on Ethereum, each far under the default 500 gwei cap: money must keep moving. */
+const FEE_SPIKE_GWEI = [40, 80, 150];
+
 function scheduleFaults(rng: Rng, payments: number, windowMs: number): FaultPlan[] {
   const counts: Record<FaultKind, number> = {
     worker_kill: 1 + Math.floor(payments / 150),
@@ -199,6 +204,7 @@ function scheduleFaults(rng: Rng, payments: number, windowMs: number): FaultPlan
     mining_pause: 1 + Math.floor(payments / 100),
     postgres_pause: 1 + Math.floor(payments / 200),
     temporal_pause: 1 + Math.floor(payments / 200),
+    fee_spike: 1 + Math.floor(payments / 250),
   };
   const at = () => rng.int(Math.round(windowMs * 0.05), Math.round(windowMs * 0.85));
   const faults: FaultPlan[] = [];
@@ -208,6 +214,13 @@ function scheduleFaults(rng: Rng, payments: number, windowMs: number): FaultPlan
     faults.push({ atMs: at(), kind: 'mining_pause', pauseMs: rng.int(2000, 6000), mineBlocks: rng.int(1, 4) });
   for (let i = 0; i < counts.postgres_pause; i += 1) faults.push({ atMs: at(), kind: 'postgres_pause', pauseMs: rng.int(1500, 3500) });
   for (let i = 0; i < counts.temporal_pause; i += 1) faults.push({ atMs: at(), kind: 'temporal_pause', pauseMs: rng.int(1500, 3500) });
+  for (let i = 0; i < counts.fee_spike; i += 1)
+    faults.push({
+      atMs: at(),
+      kind: 'fee_spike',
+      gwei: FEE_SPIKE_GWEI[rng.int(0, FEE_SPIKE_GWEI.length - 1)]!,
+      holdMs: rng.int(20_000, 60_000),
+    });
   return faults.sort((a, b) => a.atMs - b.atMs);
 }
 

@@ -268,6 +268,15 @@ export async function runPlan(stack: Stack, plan: Plan, log: (line: string) => v
         await stack.pauseTemporal(f.pauseMs);
         return `stopped for ${f.pauseMs} ms`;
       }
+      case 'fee_spike': {
+        const hold = await driver.faults.holdBaseFee(BigInt(f.gwei) * 1_000_000_000n);
+        try {
+          await sleep(f.holdMs);
+        } finally {
+          await hold.release();
+        }
+        return `base fee held at ${f.gwei} gwei for ${f.holdMs} ms, then back to ${hold.baselineWei} wei`;
+      }
     }
   }
 

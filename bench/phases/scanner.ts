@@ -4,7 +4,8 @@ import { prepareTokenSenders, randomAddress, type TokenSenders, type TokenTransf
 import { scanRange } from '../../src/domain/chain/chain-scan';
 import { ownedRecipients } from '../../src/domain/chain/our-addresses';
 import type { BenchContext } from '../context';
-import { closedLoop, latency, percentile, sleep, type Latency } from '../measure';
+import type { ScannerTrafficFigures } from '../figures';
+import { closedLoop, latency, percentile, sleep } from '../measure';
 
 export interface ScannerTrafficOptions {
   /** Seconds of mainnet-shaped blocks (the lag and the cost are measured over these). */
@@ -16,22 +17,6 @@ export interface ScannerTrafficOptions {
   transfersPerBlock: number;
   /** Of those, ours (each pays a fresh Payment in full). */
   oursPerBlock: number;
-}
-
-export interface ScannerTrafficFigures {
-  blockMs: number;
-  transfersPerBlock: number;
-  oursPerBlock: number;
-  seconds: number;
-  blocks: number;
-  /** Per block: how many blocks were mined after it by the time the scanner had read it. */
-  lagBlocks: { p50: number; p99: number; max: number };
-  /** Per block: from its mining to the scanner's cursor passing it (polled every 25 ms). */
-  lag: Latency;
-  /** The scan's own CPU per foreign transfer in a block (rescanCpu). */
-  scanCpuUsPerTransfer: number;
-  oursSent: number;
-  oursCredited: number;
 }
 
 const CURSOR_POLL_MS = 25;

@@ -93,7 +93,24 @@ export interface ChainFaults {
   dropTransaction(txHash: Hash): Promise<void>;
   pendingTransactions(): Promise<Hash[]>;
   position(txHash: Hash): Promise<TxPosition | null>;
+  /**
+   * A fee spike, as a busy hour on Ethereum: one block is mined at `baseFeeWei` at once, and every
+   * block after it is held there until `release` (EIP-1559 would let it fall by an eighth per block
+   * under target, so it is set again before each). `release` sets back the base fee it found and mines
+   * a block at it.
+   */
+  holdBaseFee(baseFeeWei: bigint): Promise<BaseFeeHold>;
 }
+
+export interface BaseFeeHold {
+  readonly baseFeeWei: bigint;
+  /** The base fee the hold found, and sets back. */
+  readonly baselineWei: bigint;
+  release(): Promise<void>;
+}
+
+/** How often a held base fee is set again; a block mined in between may fall by an eighth. */
+const BASE_FEE_HOLD_EVERY_MS = 50;
 
 export class ChainFaultError extends Error {
   override name = 'ChainFaultError';
@@ -224,6 +241,7 @@ export function createChainFaults(rpcUrl: string): ChainFaults {
 
   const faults: ChainFaults = {
     rpcUrl,
+    holdBaseFee: (baseFeeWei) => holdBaseFee(baseFeeControls(client, rpcUrl, mine), baseFeeWei),
     head,
     miningMode,
     pauseMining: () => setMiningMode({ mode: 'paused' }),
@@ -292,4 +310,48 @@ export function createChainFaults(rpcUrl: string): ChainFaults {
     position,
   };
   return faults;
+}
+
+interface BaseFeeControls {
+  latest(): Promise<bigint>;
+  setNext(wei: bigint): Promise<unknown>;
+  mine(): Promise<unknown>;
+}
+
+function baseFeeControls(client: PublicClient, rpcUrl: string, mine: (blocks?: number) => Promise<BlockRef>): BaseFeeControls {
+  return {
+    async latest() {
+      const block = await client.getBlock({ blockTag: 'latest' });
+      if (block.baseFeePerGas === null) throw new ChainFaultError('the node has no base fee (not an EIP-1559 chain)');
+      return block.baseFeePerGas;
+    },
+    setNext: (wei) => jsonRpc(rpcUrl, 'anvil_setNextBlockBaseFeePerGas', [quantity(wei)]),
+    mine: () => mine(1),
+  };
+}
+
+async function holdBaseFee(fees: BaseFeeControls, baseFeeWei: bigint): Promise<BaseFeeHold> {
+  if (baseFeeWei <= 0n) throw new ChainFaultError(`a held base fee must be positive, got ${baseFeeWei}`);
+  const baselineWei = await fees.latest();
+  await fees.setNext(baseFeeWei);
+  await fees.mine();
+  let held = true;
+  // Setting the next block's base fee is idempotent: set it again on a short beat, whatever is mined.
+  const beat = (async () => {
+    while (held) {
+      await new Promise((r) => setTimeout(r, BASE_FEE_HOLD_EVERY_MS));
+      if (held) await fees.setNext(baseFeeWei).catch(() => undefined);
+    }
+  })();
+  return {
+    baseFeeWei,
+    baselineWei,
+    async release() {
+      if (!held) return;
+      held = false;
+      await beat;
+      await fees.setNext(baselineWei);
+      await fees.mine();
+    },
+  };
 }

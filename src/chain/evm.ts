@@ -5,7 +5,6 @@ import {
   TransactionNotFoundError,
   TransactionReceiptNotFoundError,
   createPublicClient,
-  createWalletClient,
   decodeEventLog,
   defineChain,
   encodeFunctionData,
@@ -26,10 +25,12 @@ import {
 import { rpcTransport } from './transport';
 import { DEFAULT_GAS } from '../config/gas';
 import { initialFees, type FeePolicy, type Fees } from './fees';
+import type { GasCost } from './gas-cover';
 import {
   FeeAboveCapError,
   NonceAlreadyUsedError,
   type Chain,
+  type GasCoverHook,
   type NativeTransferRequest,
   type SignedTransaction,
   type Signer,
@@ -125,19 +126,12 @@ export function createEvmChain(options: EvmChainOptions): Chain {
     return decision.fees;
   }
 
-  async function sign(from: Signer, request: { to: Address; data?: Hex; value?: bigint; nonce?: number }): Promise<SignedTransaction> {
-    const wallet = createWalletClient({ account: from, chain: viemChain, transport });
-    try {
-      const fees = await newFees();
-      const prepared = await wallet.prepareTransactionRequest({ ...request, type: 'eip1559', ...fees, chain: viemChain, account: from });
-      const serialized = await wallet.signTransaction({ ...prepared, gas: prepared.gas + (request.data ? STORAGE_SLOT_HEADROOM_GAS : 0n) });
-      return { txHash: keccak256(serialized), serialized, nonce: prepared.nonce };
-    } catch (err) {
-      // Some nodes already refuse a used nonce while estimating gas; same meaning as at broadcast.
-      if (request.nonce !== undefined && isNonceTooLow(err)) throw new NonceAlreadyUsedError(from.address, request.nonce);
-      throw err;
-    }
-  }
+  const signContext: SignContext = { client, chainId, newFees };
+  const sign = (from: Signer, request: SignRequest) => signTransaction(signContext, from, request);
+  const transferCall = (token: Address, to: Address, amountAtomic: bigint) => ({
+    to: token,
+    data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amountAtomic] }),
+  });
 
   const chain: Chain = {
     chainId,
@@ -221,14 +215,15 @@ export function createEvmChain(options: EvmChainOptions): Chain {
       return { status: 'confirmed', transfer, confirmations: depth };
     },
 
-    signTokenTransfer: ({ from, token, to, amountAtomic, nonce }) =>
-      sign(from, {
-        to: token,
-        data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amountAtomic] }),
-        nonce,
-      }),
+    signTokenTransfer: ({ from, token, to, amountAtomic, nonce, cover }) =>
+      sign(from, { ...transferCall(token, to, amountAtomic), nonce, cover }),
 
-    signNativeTransfer: ({ from, to, amountWei, nonce }) => sign(from, { to, value: amountWei, nonce }),
+    async tokenTransferCost({ from, token, to, amountAtomic }) {
+      const { gasLimit, maxFeePerGas, valueWei } = await gasCost(signContext, from.address, transferCall(token, to, amountAtomic));
+      return { gasLimit, maxFeePerGas, valueWei };
+    },
+
+    signNativeTransfer: ({ from, to, amountWei, nonce, cover }) => sign(from, { to, value: amountWei, nonce, cover }),
 
     async signReplacement({ from, original, fees }) {
       const tx = parseTransaction(original);
@@ -303,6 +298,58 @@ export function createEvmChain(options: EvmChainOptions): Chain {
     getNativeBalance: (address) => client.getBalance({ address }),
   };
   return chain;
+}
+
+interface SignRequest {
+  to: Address;
+  data?: Hex;
+  value?: bigint;
+  nonce?: number;
+  cover?: GasCoverHook;
+}
+
+type SignContext = { client: PublicClient; chainId: number; newFees(): Promise<Fees> };
+
+/**
+ * What a transaction will cost its sender: fees from the latest base fee (FeeAboveCapError above the
+ * cap), the gas limit from the node's estimate of the call alone (no fee fields: a node caps an
+ * estimate by balance ÷ fee, and the payer may not be topped up yet).
+ */
+async function gasCost(ctx: SignContext, from: Address, request: SignRequest): Promise<GasCost & { fees: Fees }> {
+  const fees = await ctx.newFees();
+  const estimate = await ctx.client.estimateGas({
+    account: from,
+    to: request.to,
+    data: request.data,
+    value: request.value,
+    prepare: false,
+  });
+  const gasLimit = estimate + (request.data ? STORAGE_SLOT_HEADROOM_GAS : 0n);
+  return { gasLimit, maxFeePerGas: fees.maxFeePerGas, valueWei: request.value ?? 0n, fees };
+}
+
+/** Signs a type-2 transaction at its gas cost, once `cover` has made the sender hold what it may cost. */
+async function signTransaction(ctx: SignContext, from: Signer, request: SignRequest): Promise<SignedTransaction> {
+  try {
+    const { fees, ...cost } = await gasCost(ctx, from.address, request);
+    await request.cover?.(cost);
+    const nonce = request.nonce ?? (await ctx.client.getTransactionCount({ address: from.address, blockTag: 'pending' }));
+    const serialized = await from.signTransaction({
+      type: 'eip1559',
+      chainId: ctx.chainId,
+      nonce,
+      gas: cost.gasLimit,
+      to: request.to,
+      ...(request.data === undefined ? {} : { data: request.data }),
+      ...(request.value === undefined ? {} : { value: request.value }),
+      ...fees,
+    });
+    return { txHash: keccak256(serialized), serialized, nonce };
+  } catch (err) {
+    // Some nodes already refuse a used nonce while estimating gas; same meaning as at broadcast.
+    if (request.nonce !== undefined && isNonceTooLow(err)) throw new NonceAlreadyUsedError(from.address, request.nonce);
+    throw err;
+  }
 }
 
 /** Numbers each transfer among the earlier ones of its transaction to the same recipient (logs in order). */

@@ -24,6 +24,8 @@ import { loadTestTokenArtifact } from './token-artifact';
  * static configuration.
  */
 
+/** anvil's own chain id: the local dev chain's unless started with another (a production config never names it). */
+export const ANVIL_CHAIN_ID = 31337;
 /** anvil's well-known dev account 0 (public test mnemonic; anvil unlocks it, so no key is held here). */
 export const SANDBOX_DEPLOYER: Address = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
 /** The deterministic-deployment proxy (Arachnid's), present on anvil by default and on most chains. */

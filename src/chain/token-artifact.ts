@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Abi, Hex } from 'viem';
-import { projectRoot } from '../embedded/paths';
+import { projectRoot } from '../platform/project-root';
 
 /**
  * The sandbox token (contracts/TestUSD.sol), compiled with the `solc` npm package. That compiler is a

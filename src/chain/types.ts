@@ -1,5 +1,6 @@
 import type { Address, Hash, Hex, LocalAccount } from 'viem';
 import type { FeePolicy, Fees } from './fees';
+import type { GasCost } from './gas-cover';
 
 /**
  * What the Payments and Deposits features need from a chain, and nothing more, so they can be tested
@@ -73,6 +74,8 @@ export interface TokenTransferRequest {
    * Omitted, the next pending nonce of `from` is used, which is only safe for one-off sends.
    */
   nonce?: number;
+  /** Called once the gas limit and fees are fixed, before signing: the payer is made to hold what it costs. */
+  cover?: GasCoverHook;
 }
 
 export interface NativeTransferRequest {
@@ -80,7 +83,11 @@ export interface NativeTransferRequest {
   to: Address;
   amountWei: bigint;
   nonce?: number;
+  cover?: GasCoverHook;
 }
+
+/** Makes the sender hold what the transaction it is about to sign may cost (src/chain/gas-cover.ts). */
+export type GasCoverHook = (tx: GasCost) => Promise<void>;
 
 /** A signed transaction whose hash is known before it is broadcast, so it can be recorded first. */
 export interface SignedTransaction {
@@ -106,6 +113,8 @@ export interface Chain {
   verifyTransfer(query: VerifyTransferQuery): Promise<TransferVerification>;
 
   signTokenTransfer(request: TokenTransferRequest): Promise<SignedTransaction>;
+  /** What signing this transfer now would cost its sender (gas limit, fee cap, value); FeeAboveCapError above the cap. */
+  tokenTransferCost(request: TokenTransferRequest): Promise<GasCost>;
   signNativeTransfer(request: NativeTransferRequest): Promise<SignedTransaction>;
   /** The same transaction (nonce, recipient, data, value, gas limit) signed again with other fees. */
   signReplacement(request: { from: Signer; original: Hex; fees: Fees }): Promise<SignedTransaction>;

@@ -24,7 +24,11 @@ export const SANDBOX_USAGE = `  npm run cli -- sandbox transfer --to <address> -
   npm run cli -- sandbox pause-mining
   npm run cli -- sandbox resume-mining [--interval <seconds, 0 = a block per transaction>]
   npm run cli -- sandbox reorg --depth <n> [--reinclude]
+  npm run cli -- sandbox fee-spike --gwei <decimal> --seconds <n>
   npm run cli -- sandbox vault-codes --account <accountId> [--limit <n>]`;
+
+/** A fee spike holds the sandbox for at most an hour: the CLI stays up while it holds. */
+const MAX_FEE_SPIKE_SECONDS = 3_600;
 
 /** The mining mode `npm start` runs the sandbox chain in (src/runtime/service.ts): a block a second. */
 const DEFAULT_INTERVAL_SECONDS = 1;
@@ -92,6 +96,7 @@ async function pokeScanner(ctx: CliContext, chainId: number): Promise<boolean> {
  *   sandbox pause-mining
  *   sandbox resume-mining [--interval <seconds>]
  *   sandbox reorg --depth <n> [--reinclude]
+ *   sandbox fee-spike --gwei <decimal> --seconds <n>
  */
 export function registerSandboxCommands(register: Register): void {
   register('sandbox transfer', async (argv, ctx) => {
@@ -195,6 +200,42 @@ export function registerSandboxCommands(register: Register): void {
       // Without --reinclude the replaced blocks' transactions are gone, as if never sent.
       dropped: reorg.dropped,
       reincluded: reorg.included,
+    };
+  });
+  registerFeeSpike(register);
+}
+
+/** `sandbox fee-spike`: a busy hour, the base fee held high for a while, then set back (ChainFaults.holdBaseFee). */
+function registerFeeSpike(register: Register): void {
+  register('sandbox fee-spike', async (argv, ctx) => {
+    const usage = 'usage: sandbox fee-spike --gwei <decimal> --seconds <n>';
+    const values = parse(argv, { gwei: { type: 'string' }, seconds: { type: 'string' } }, usage);
+    if (!values.gwei || !values.seconds) throw new UsageError(`sandbox fee-spike needs --gwei and --seconds\n${usage}`);
+    let baseFeeWei: bigint;
+    try {
+      baseFeeWei = toAtomic(values.gwei, 9);
+    } catch (err) {
+      throw new UsageError(`--gwei ${err instanceof Error ? err.message : String(err)}`);
+    }
+    if (baseFeeWei <= 0n) throw new UsageError('--gwei must be more than 0');
+    const seconds = positiveInt(values.seconds, 'seconds');
+    if (seconds > MAX_FEE_SPIKE_SECONDS) throw new UsageError(`--seconds must be at most ${MAX_FEE_SPIKE_SECONDS}`);
+    const { network, faults } = await sandboxChain(ctx.config());
+    const from = await faults.head();
+    const hold = await faults.holdBaseFee(baseFeeWei);
+    try {
+      await new Promise((r) => setTimeout(r, seconds * 1000));
+    } finally {
+      await hold.release();
+    }
+    const to = await faults.head();
+    return {
+      chainId: network.chainId,
+      heldGwei: formatAtomic(baseFeeWei, 9),
+      baselineGwei: formatAtomic(hold.baselineWei, 9),
+      seconds,
+      blocks: Number(to.number - from.number),
+      head: block(to),
     };
   });
 }

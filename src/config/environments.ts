@@ -2,14 +2,14 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ZChainId, zInt4 } from '../platform/int4';
-import { projectRoot } from '../embedded/paths';
-import { catalogNetwork } from '../chain/network-catalog';
+import { projectRoot } from '../platform/project-root';
 import { resolveNetworks, type LeftOutNetwork } from './network-settings';
-import { ZGasConfig } from './gas';
+import { ZDecimal, ZNetworkConfig, ZNetworkEntry, type TAssetConfig, type TNetworkConfig } from './network-schemas';
 
-/** What each app environment offers: the content behind GET /v2/partners/config. */
-export const ENVIRONMENTS = ['sandbox', 'production'] as const;
-export type EnvironmentName = (typeof ENVIRONMENTS)[number];
+// The networks' schemas live in ./network-schemas (./network-settings reads them too); the
+// environments file's public face names them here as well.
+export { ENVIRONMENTS, ZAssetConfig, ZCatalogNetworkRef, ZNetworkConfig, ZNetworkEntry } from './network-schemas';
+export type { EnvironmentName, TAssetConfig, TCatalogNetworkRef, TNetworkConfig, TNetworkEntry } from './network-schemas';
 
 export const MODULE_IDS = [
   'accounts',
@@ -21,71 +21,6 @@ export const MODULE_IDS = [
   'bank_accounts',
 ] as const;
 export type ModuleId = (typeof MODULE_IDS)[number];
-
-const ZDecimal = z.string().regex(/^\d+(\.\d+)?$/, 'a non-negative decimal string');
-const ZAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'an EVM address');
-
-export const ZAssetConfig = z.object({
-  symbol: z.string().min(1),
-  tokenAddress: ZAddress,
-  decimals: z.number().int().min(0).max(36),
-  kind: z.literal('token'),
-  minimumDeposit: z.object({ amount: ZDecimal, inclusive: z.boolean() }),
-});
-
-export const ZNetworkConfig = z.object({
-  code: z.string().min(1),
-  /** The network's name as payers know it (the hosted checkout and public Payment destinations show it); the code when absent. */
-  name: z.string().min(1).optional(),
-  aliases: z.array(z.string()).default([]),
-  chainFamily: z.literal('evm'),
-  chainId: ZChainId,
-  rpcUrl: z.string().min(1),
-  /** Further RPC URLs, tried in this order when rpcUrl fails (viem's fallback transport). */
-  fallbackRpcUrls: z.array(z.string().min(1)).default([]),
-  confirmations: zInt4({ min: 1 }),
-  defaultAsset: z.string().min(1),
-  assets: z.array(ZAssetConfig).min(1),
-  /** A block explorer's transaction page, `{txHash}` standing for the hash (the operator console links it); unset: the console's own receipt page. */
-  explorerTxUrl: z
-    .url()
-    .refine((u) => u.includes('{txHash}'), 'a URL with {txHash} in it')
-    .optional(),
-  /** Fee cap and tip, gas treasury top-ups (src/config/gas.ts); defaults when absent. */
-  gas: ZGasConfig.optional(),
-});
-
-/**
- * A network of the catalog (src/chain/network-catalog.ts), turned on by its code with the assets this
- * environment offers; the catalog supplies the rest, the settings its RPC URLs (RPC_URLS_<CODE>).
- */
-export const ZCatalogNetworkRef = z
-  .strictObject({
-    code: z.string().min(1),
-    assets: z
-      .array(z.union([z.string().min(1), z.strictObject({ symbol: z.string().min(1), minimumDeposit: ZAssetConfig.shape.minimumDeposit })]))
-      .min(1),
-    defaultAsset: z.string().min(1).optional(),
-    /** Deeper (or, on a test chain, shallower) than the catalog's depth. */
-    confirmations: zInt4({ min: 1 }).optional(),
-    explorerTxUrl: ZNetworkConfig.shape.explorerTxUrl,
-    /** Over the catalog's gas figures, setting by setting. */
-    gas: ZGasConfig.optional(),
-  })
-  .superRefine((ref, ctx) => {
-    const network = catalogNetwork(ref.code);
-    if (!network) return ctx.addIssue({ code: 'custom', path: ['code'], message: `no network ${ref.code} in the catalog` });
-    const symbols = ref.assets.map((a) => (typeof a === 'string' ? a : a.symbol));
-    symbols.forEach((symbol, i) => {
-      if (!network.assets.some((a) => a.symbol === symbol))
-        ctx.addIssue({ code: 'custom', path: ['assets', i], message: `the catalog has no ${symbol} contract on ${network.code}` });
-    });
-    if (ref.defaultAsset && !symbols.includes(ref.defaultAsset))
-      ctx.addIssue({ code: 'custom', path: ['defaultAsset'], message: 'one of the assets' });
-  });
-
-/** A network as the environments file may give it: in full (the sandbox's anvil), or by catalog code. */
-export const ZNetworkEntry = z.union([ZNetworkConfig, ZCatalogNetworkRef]);
 
 const ZAtomic = z.string().regex(/^[1-9]\d{0,77}$/, 'a positive integer string');
 
@@ -226,10 +161,6 @@ export const ZEnvironmentsSourceFile = z.object({
   environments: z.object({ sandbox: ZEnvironmentSource, production: ZEnvironmentSource }),
 });
 
-export type TAssetConfig = z.infer<typeof ZAssetConfig>;
-export type TNetworkConfig = z.infer<typeof ZNetworkConfig>;
-export type TCatalogNetworkRef = z.infer<typeof ZCatalogNetworkRef>;
-export type TNetworkEntry = z.infer<typeof ZNetworkEntry>;
 export type TVaultsConfig = z.infer<typeof ZVaultsConfig>;
 export type TBankAccountsConfig = z.infer<typeof ZBankAccountsConfig>;
 export type TPublicPaymentsConfig = z.infer<typeof ZPublicPaymentsConfig>;

@@ -1,5 +1,5 @@
 import { catalogNetwork } from '../chain/network-catalog';
-import type { EnvironmentName, TAssetConfig, TCatalogNetworkRef, TNetworkConfig, TNetworkEntry } from './environments';
+import type { EnvironmentName, TAssetConfig, TCatalogNetworkRef, TNetworkConfig, TNetworkEntry } from './network-schemas';
 
 /**
  * Where each network's RPC URLs come from: the setting RPC_URLS_<CODE> (the code upper-cased, `-` as

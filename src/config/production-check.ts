@@ -1,6 +1,5 @@
 import { isAddressEqual } from 'viem';
-import { SANDBOX_TOKEN_ADDRESS } from '../chain/sandbox';
-import { DEFAULT_CHAIN_ID as ANVIL_CHAIN_ID } from '../embedded/anvil';
+import { ANVIL_CHAIN_ID, SANDBOX_TOKEN_ADDRESS } from '../chain/sandbox';
 import { ConfigError, type ServiceConfig } from './index';
 import type { EnvironmentName, EnvironmentsReport, TNetworkConfig } from './environments';
 import { rpcUrlSetting } from './network-settings';

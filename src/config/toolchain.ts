@@ -7,7 +7,10 @@ import toolchainJson from '../../config/toolchain.json';
  */
 export interface Toolchain {
   temporalCli: { module: string; version: string };
+  /** The release docker-compose.yml runs too (temporalio/server and temporalio/admin-tools at this tag). */
   temporalServer: { module: string; version: string; goToolchain: string };
+  /** docker-compose.yml's other images, `name:tag` each. */
+  containerImages: { temporalUi: string; postgres: string };
   temporalTestServer: { version: string };
   ports: { postgres: number; temporal: number; temporalUi: number; anvil: number; api: number; sandboxProvider: number };
 }

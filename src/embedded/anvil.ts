@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { ANVIL_CHAIN_ID } from '../chain/sandbox';
 
 /**
  * A local anvil node (the real Foundry binary shipped inside an npm platform package), for tests and
@@ -33,7 +34,7 @@ export interface AnvilNode {
   kill(): void;
 }
 
-export const DEFAULT_CHAIN_ID = 31337;
+export const DEFAULT_CHAIN_ID = ANVIL_CHAIN_ID;
 
 /** Path of the anvil binary for this platform, found through Node's resolution (hoisting-proof). */
 export function anvilBinaryPath(): string {

@@ -3,31 +3,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { toolchain } from '../config/toolchain';
+import { projectRoot } from '../platform/project-root';
 
 /**
  * Where the embedded servers and the tools prepared by `scripts/setup.mjs` live. Mirrors the path
  * functions of scripts/setup/util.mjs (plain ESM that runs before node_modules exists, so it can't be
  * imported here); versions and default ports come from config/toolchain.json for both.
  */
-
-let cachedRoot: string | undefined;
-
-/**
- * Repository root (or the image's /app): the nearest folder above this file holding package.json and
- * config/toolchain.json. Walking up works from src/ (tsx) and from dist/src/ (compiled) alike.
- */
-export function projectRoot(): string {
-  if (cachedRoot) return cachedRoot;
-  for (let dir = __dirname; ;) {
-    if (existsSync(path.join(dir, 'package.json')) && existsSync(path.join(dir, 'config', 'toolchain.json'))) {
-      cachedRoot = dir;
-      return dir;
-    }
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error(`no project root (package.json and config/toolchain.json) above ${__dirname}`);
-    dir = parent;
-  }
-}
 
 /** `${DATA_DIR:-<repo>/.data}`; a relative DATA_DIR is resolved against the repo root. */
 export function dataDir(env: NodeJS.ProcessEnv = process.env): string {

@@ -2,7 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { dataDir, projectRoot, requireTool, temporalServerDir } from './paths';
+import { projectRoot } from '../platform/project-root';
+import { dataDir, requireTool, temporalServerDir } from './paths';
 import {
   grpcCall,
   isPortOpen,

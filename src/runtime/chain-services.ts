@@ -99,11 +99,15 @@ function seedSourceName(source: string): string {
   );
 }
 
+const SANDBOX_TREASURY_FLOOR_WEI = 100n * 10n ** 18n;
+const SANDBOX_TREASURY_FUNDING_WEI = 1_000n * 10n ** 18n;
+
 /** Sandbox only: gives the treasury gas money from anvil's funded dev account, so settlements can pay gas. */
 export async function fundSandboxTreasury(services: ChainServices, rpcUrl: string): Promise<void> {
   const treasury = services.addressBook.deriveAddress({ purpose: 'treasury', index: 0 });
   const chain = services.chains.networks().find((n) => n.rpcUrl === rpcUrl);
   if (!chain) return;
   const balance = await services.chains.get(chain.chainId).getNativeBalance(treasury);
-  if (balance < 10n ** 18n) await fundTestWallet({ rpcUrl, address: treasury, nativeWei: 100n * 10n ** 18n });
+  // Each settlement is covered at the network's fee cap (0.04 ETH a leg at 500 gwei): room for thousands.
+  if (balance < SANDBOX_TREASURY_FLOOR_WEI) await fundTestWallet({ rpcUrl, address: treasury, nativeWei: SANDBOX_TREASURY_FUNDING_WEI });
 }

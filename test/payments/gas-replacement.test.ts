@@ -23,7 +23,7 @@ describe('Payment settlement under a rising base fee', () => {
     const p = (await createPayment(m, { amount: '10' })).body.payment;
     const escrow = p.funding.depositAddress.address as Address;
     // Gas in the escrow already: the legs follow depth at once (no top-up to mine first).
-    await setNativeBalance(escrow, 10n ** 17n);
+    await setNativeBalance(escrow, 10n ** 18n);
     const payer = await newPayer(10_000_000n);
 
     const source = await replacedUnderRisingBaseFee(3, async () => {

@@ -6,7 +6,7 @@ import { after, describe, test } from 'node:test';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { loadConfig } from '../../src/config';
 import { createHdSigner, formatPublicKeys, publicKeysFilePath, seedFilePath, type CustodyPublicKeys } from '../../src/custody';
-import { projectRoot } from '../../src/embedded/paths';
+import { projectRoot } from '../../src/platform/project-root';
 import { freePort } from '../../src/embedded/process';
 import { startService, type RunningService } from '../../src/runtime/service';
 import { call, newApp, uniqueUserId } from '../support/api-client';

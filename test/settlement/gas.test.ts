@@ -268,7 +268,7 @@ describe('Gas: EIP-1559 fees under a cap, stuck legs replaced, top-ups per netwo
     assert.equal(await chain.getBaseFee(), 100n * GWEI);
   });
 
-  test('a payer short of gas is topped up by its network’s amount; an empty gas treasury raises an alert and fails the attempt, which a later one completes', async () => {
+  test('a payer short of gas is topped up in its network’s steps by what its leg may cost at the cap; an empty gas treasury raises an alert and fails the attempt, which a later one completes', async () => {
     const h = await getHarness();
     const topUpWei = 12_345_000_000_000_000n;
     const { chain, deps } = await setUp({ topUpWei: topUpWei.toString(), minBalanceWei: '1000000000000000' });
@@ -291,7 +291,17 @@ describe('Gas: EIP-1559 fees under a cap, stuck legs replaced, top-ups per netwo
       assert.equal(await checkSettlement(deps, source, 1), 'confirmed');
       assert.equal(await chain.getTokenBalance({ token: SANDBOX_TOKEN_ADDRESS, owner: destination }), 995n);
       const left = await chain.getNativeBalance(h.chain.custody.deriveAddress(payer));
-      assert.ok(left < topUpWei && topUpWei - left < 10n ** 15n, `the network's top-up (${topUpWei}) less three legs' gas, got ${left}`);
+      let spent = 0n;
+      for (const leg of await loadLegs(h.db.prisma, source)) {
+        const receipt = await rpc('eth_getTransactionReceipt', [leg.txHash]);
+        const { gasUsed, effectiveGasPrice } = receipt as { gasUsed: Hex; effectiveGasPrice: Hex };
+        spent += BigInt(gasUsed) * BigInt(effectiveGasPrice);
+      }
+      const received = left + spent;
+      assert.equal(received % topUpWei, 0n, `topped up in whole steps of ${topUpWei}, got ${received}`);
+      // Each leg was covered at the 500 gwei cap before it was signed: more than one step of 0.012345.
+      const capCost = 500n * GWEI * 51_000n;
+      assert.ok(received >= capCost && received / topUpWei >= 3n, `enough for a leg at the cap (${capCost}), got ${received}`);
       assert.equal(
         await h.db.prisma.operatorAlert.count({ where: { kind: GAS_TREASURY_EMPTY, subject, resolvedAt: null } }),
         0,

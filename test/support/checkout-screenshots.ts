@@ -5,7 +5,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { projectRoot } from '../../src/embedded/paths';
+import { projectRoot } from '../../src/platform/project-root';
 import { createPayment, newMerchant } from './fixtures';
 import { closeBrowser, newContext } from './browser';
 import { closeHarness, getHarness } from './harness';

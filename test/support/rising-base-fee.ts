@@ -18,10 +18,10 @@ export async function legsOf(source: SettlementSource) {
 /**
  * With mining paused, `start` makes the service sign and broadcast `count` legs of `source` (it answers
  * the source once known). Once the node holds them all, the next block's base fee jumps far above what
- * they offer and that block is mined without them. Then it waits for the service to replace each leg at
+ * they offer (`baseFeeWei`, 200 gwei unless given) and that block is mined without them. Then it waits for the service to replace each leg at
  * its nonce, with at least +10% on both fees. Mining is back on at the end, so the replacements are mined.
  */
-export async function replacedUnderRisingBaseFee(count: number, start: () => Promise<SettlementSource>) {
+export async function replacedUnderRisingBaseFee(count: number, start: () => Promise<SettlementSource>, baseFeeWei = 200n * GWEI) {
   const h = await getHarness();
   const chain = h.chain.chains.get(h.chainId);
   await rpc('evm_setAutomine', [false]);
@@ -39,7 +39,7 @@ export async function replacedUnderRisingBaseFee(count: number, start: () => Pro
       `the ${count} legs of ${source.type} ${source.id} broadcast`,
       { mine: false },
     );
-    await rpc('anvil_setNextBlockBaseFeePerGas', [`0x${(200n * GWEI).toString(16)}`]);
+    await rpc('anvil_setNextBlockBaseFeePerGas', [`0x${baseFeeWei.toString(16)}`]);
     await mine(1);
     for (const l of originals) assert.equal(await chain.getTransactionInclusion(l.txHash as Hash), null, `${l.leg} stuck`);
 

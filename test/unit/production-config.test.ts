@@ -6,7 +6,7 @@ import { after, describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config';
 import { DEFAULT_ENVIRONMENTS_FILE, loadEnvironmentsReport } from '../../src/config/environments';
 import { productionConfigProblems } from '../../src/config/production-check';
-import { projectRoot } from '../../src/embedded/paths';
+import { projectRoot } from '../../src/platform/project-root';
 import { createLogger } from '../../src/logger';
 import { startService } from '../../src/runtime/service';
 import { chainsFor } from '../../src/cli/shared';

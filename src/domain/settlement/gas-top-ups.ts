@@ -3,16 +3,25 @@ import type { Address, Hash } from 'viem';
 /** Top-ups sent under one treasury lease at most: their broadcasts stay well inside the lease. */
 export const MAX_TOP_UPS_PER_BATCH = 50;
 
-/** Sends a top-up to each address, in order; answers each one's transaction, or why it was not sent. */
-export type SendTopUps = (addresses: Address[]) => Promise<Array<Hash | Error>>;
-
-export interface TopUpBatcher {
-  /** The transaction that tops this address up: sent with the next batch. */
-  request(address: Address): Promise<Hash>;
+/** One payer's top-up: how much it is sent from the treasury. */
+export interface TopUp {
+  address: Address;
+  amountWei: bigint;
 }
 
-interface Waiter {
-  address: Address;
+/** Sends each top-up, in order; answers each one's transaction, or why it was not sent. */
+export type SendTopUps = (topUps: TopUp[]) => Promise<Array<Hash | Error>>;
+
+export interface TopUpBatcher {
+  /**
+   * The transaction that tops this address up: sent with the next batch, with the most any of its
+   * callers asked for. A caller whose address is on its way already gets that transaction, whatever it
+   * sends: it reads the balance again and asks once more if still short.
+   */
+  request(address: Address, amountWei: bigint): Promise<Hash>;
+}
+
+interface Waiter extends TopUp {
   resolve(hash: Hash): void;
   reject(err: Error): void;
 }
@@ -28,26 +37,28 @@ export function topUpBatcher(send: SendTopUps): TopUpBatcher {
   let sending: { keys: Set<string>; waiters: Waiter[] } | null = null;
   const keyOf = (address: Address) => address.toLowerCase();
 
-  const nextBatch = (): { addresses: Address[]; keys: Set<string>; waiters: Waiter[] } => {
-    const byKey = new Map<string, Address>();
+  const nextBatch = (): { topUps: TopUp[]; keys: Set<string>; waiters: Waiter[] } => {
+    const byKey = new Map<string, TopUp>();
     for (const w of queue) {
-      if (byKey.size === MAX_TOP_UPS_PER_BATCH) break;
-      if (!byKey.has(keyOf(w.address))) byKey.set(keyOf(w.address), w.address);
+      const key = keyOf(w.address);
+      const asked = byKey.get(key);
+      if (asked) asked.amountWei = asked.amountWei > w.amountWei ? asked.amountWei : w.amountWei;
+      else if (byKey.size < MAX_TOP_UPS_PER_BATCH) byKey.set(key, { address: w.address, amountWei: w.amountWei });
     }
     const keys = new Set(byKey.keys());
     const waiters = queue.filter((w) => keys.has(keyOf(w.address)));
     queue = queue.filter((w) => !keys.has(keyOf(w.address)));
-    return { addresses: [...byKey.values()], keys, waiters };
+    return { topUps: [...byKey.values()], keys, waiters };
   };
 
   const drain = async () => {
     while (queue.length > 0) {
-      const { addresses, keys, waiters } = nextBatch();
+      const { topUps, keys, waiters } = nextBatch();
       sending = { keys, waiters };
-      const results = await send(addresses).catch((err: unknown) => addresses.map(() => asError(err)));
+      const results = await send(topUps).catch((err: unknown) => topUps.map(() => asError(err)));
       sending = null;
       for (const w of waiters) {
-        const result = results[addresses.findIndex((a) => keyOf(a) === keyOf(w.address))];
+        const result = results[topUps.findIndex((t) => keyOf(t.address) === keyOf(w.address))];
         if (result === undefined) w.reject(new Error(`no top-up answer for ${w.address}`));
         else if (result instanceof Error) w.reject(result);
         else w.resolve(result);
@@ -56,9 +67,9 @@ export function topUpBatcher(send: SendTopUps): TopUpBatcher {
   };
 
   return {
-    request(address) {
+    request(address, amountWei) {
       return new Promise<Hash>((resolve, reject) => {
-        const waiter = { address, resolve, reject };
+        const waiter = { address, amountWei, resolve, reject };
         // Its top-up is on its way: the same transaction answers this caller too.
         if (sending?.keys.has(keyOf(address))) return void sending.waiters.push(waiter);
         queue.push(waiter);

@@ -13,7 +13,8 @@ import { isVaultFundingReturn } from '../vaults/vault-returns';
 import { isMoneyMissingAt } from '../ledger/reconcile';
 import { crashPoint, SETTLEMENT_CRASH_POINTS } from '../../platform/crash-points';
 import { withLease, type LeaseOptions } from './lease-lock';
-import { topUpBatcher, type TopUpBatcher } from './gas-top-ups';
+import { topUpBatcher, type TopUp, type TopUpBatcher } from './gas-top-ups';
+import { payerNeedWei, topUpWei, type GasCost } from '../../chain/gas-cover';
 import {
   followLegFamily,
   isLive,
@@ -140,16 +141,6 @@ async function assertBooksRight(
   }
 }
 
-/** Runs `fn` until it first succeeds, then never again: the payer's gas is checked once per send. */
-function once(fn: () => Promise<void>): () => Promise<void> {
-  let done = false;
-  return async () => {
-    if (done) return;
-    await fn();
-    done = true;
-  };
-}
-
 /**
  * A recorded leg followed through: 'sent' when it is mined or on its way, 'held' when its nonce went
  * to a transaction not final yet, 'replaced' once it is marked so (it can never be mined).
@@ -171,6 +162,29 @@ async function followLiveLeg(
   return { kind: 'replaced' };
 }
 
+/**
+ * One top-up for every leg this send will sign, before the first is signed: topped up leg by leg, the
+ * second top-up would wait for a block behind the first leg, on a real chain a block time per leg.
+ * Each leg's own cover then finds the gas there.
+ */
+async function coverNewLegs(
+  deps: SettlementSenderDeps,
+  chain: Chain,
+  payer: LocalAccount,
+  order: SettlementOrder,
+  planned: PlannedLeg[],
+  legs: SettlementLeg[],
+): Promise<void> {
+  const toSign = planned.filter((p) => !legs.some((l) => l.leg === p.leg && isLive(l)));
+  if (toSign.length === 0) return;
+  const costs = await Promise.all(
+    toSign.map((p) =>
+      chain.tokenTransferCost({ from: payer, token: order.token as Address, to: p.to as Address, amountAtomic: p.amountAtomic }),
+    ),
+  );
+  await coverPayer(deps, chain, payer.address, costs);
+}
+
 /** Signs a planned leg at the payer's pending nonce and commits it (status broadcast) before anyone broadcasts it. */
 async function signAndRecordLeg(
   deps: SettlementSenderDeps,
@@ -180,12 +194,14 @@ async function signAndRecordLeg(
   plan: PlannedLeg,
   legs: SettlementLeg[],
 ): Promise<SignedTransaction> {
+  const nonce = await chain.getNonce(payer.address, 'pending');
   const signed = await chain.signTokenTransfer({
     from: payer,
     token: order.token as Address,
     to: plan.to as Address,
     amountAtomic: plan.amountAtomic,
-    nonce: await chain.getNonce(payer.address, 'pending'),
+    nonce,
+    cover: (tx) => coverPayer(deps, chain, payer.address, [tx], nonce),
   });
   legs.push(
     await recordLeg(deps.prisma, {
@@ -222,7 +238,8 @@ function assertNoneHeld(order: SettlementOrder, held: SettlementLeg[]): void {
  *   byte for byte, so a retry can never pay twice;
  * - one sender at a time per payer address and per treasury (a lease, not a held connection), so no
  *   two transactions share a nonce;
- * - a payer short of gas is topped up from the treasury, and the top-up is mined before any leg is sent;
+ * - before a leg is signed or sent again, its payer is made to hold what it and the payer's other
+ *   pending legs may cost at the network's fee cap, topped up from the treasury (mined first);
  * - a recorded leg whose nonce another transaction took, and that was never mined, can never be mined:
  *   it is marked replaced and signed again (a redelivery waits until that transaction is final).
  * Answers the net leg's transaction hash.
@@ -236,13 +253,13 @@ export async function sendSettlement(deps: SettlementSenderDeps, order: Settleme
     const legs = await loadLegs(deps.prisma, order.source);
     await assertBooksRight(deps, order, payer.address, planned, legs);
     if (order.redelivery) await requireFunds(chain, order, payer.address, planned, legs);
-    const gas = once(() => ensureGas(deps, chain, order.chainId, payer.address));
+    await coverNewLegs(deps, chain, payer, order, planned, legs);
     const held: SettlementLeg[] = [];
     for (const plan of planned) {
       const live = legs.find((l) => l.leg === plan.leg && isLive(l));
       if (live?.status === 'confirmed') continue;
       if (live) {
-        await gas();
+        if (live.serialized) await coverPayer(deps, chain, payer.address, [gasCostOf(live.serialized as Hex)], live.nonce);
         const followed = await followLiveLeg(deps, chain, payer, legs, live, order.redelivery === true);
         if (followed.kind === 'sent') continue;
         if (followed.kind === 'held') {
@@ -251,7 +268,6 @@ export async function sendSettlement(deps: SettlementSenderDeps, order: Settleme
           continue;
         }
       }
-      await gas();
       await lease.renew();
       const signed = await signAndRecordLeg(deps, chain, payer, order, plan, legs);
       crashPoint(SETTLEMENT_CRASH_POINTS.legRecorded);
@@ -353,12 +369,19 @@ async function currentTransaction(
   const decision = replacementFees(feesOf(leg.serialized as Hex), await chain.getBaseFee(), chain.feePolicy);
   if (decision.kind === 'capped') onCapped();
   if (decision.kind !== 'replace') return leg;
-  await ensureGas(deps, chain, leg.chainId, payer.address);
+  const replacement = { ...gasCostOf(leg.serialized as Hex), maxFeePerGas: decision.fees.maxFeePerGas };
+  await coverPayer(deps, chain, payer.address, [replacement], leg.nonce);
   const signed = await chain.signReplacement({ from: payer, original: leg.serialized as Hex, fees: decision.fees });
   const next = await recordReplacement(deps.prisma, leg, signed);
   legs.push(next);
   crashPoint(SETTLEMENT_CRASH_POINTS.legRecorded);
   return next;
+}
+
+/** What a signed transaction may cost its sender: its gas limit, fee cap and value. */
+function gasCostOf(serialized: Hex): GasCost {
+  const tx = parseTransaction(serialized);
+  return { gasLimit: tx.gas ?? 0n, maxFeePerGas: feesOf(serialized).maxFeePerGas, valueWei: tx.value ?? 0n };
 }
 
 /** The fees a signed transaction offers (a legacy one's gas price stands for both). */
@@ -438,29 +461,61 @@ export class GasTreasuryEmptyError extends Error {
 }
 
 /**
- * Tops the payer up from the network's gas treasury (one treasury sender at a time), by that
- * network's amounts (its native token: ETH, POL...), and waits for it to be mined. A treasury that
- * can't pay raises a `gas_treasury_empty` alert (resolved by the next top-up it pays).
+ * Makes the payer hold what `next` may cost (each with a fee-bump replacement at the cap), beside its
+ * other legs still in the mempool (recorded, broadcast, at a nonce the chain has not passed; `except`
+ * one `next` stands for). Tops up from the treasury by what is missing, in the network's steps, and
+ * waits for each top-up to be mined. The balance is read again after each: a top-up answered by one
+ * already on its way may be smaller.
  */
-async function ensureGas(deps: SettlementSenderDeps, chain: Chain, chainId: number, address: Address): Promise<void> {
-  const gas = gasSettings(deps.chains.network(chainId));
-  if ((await chain.getNativeBalance(address)) >= gas.minBalanceWei) return;
+async function coverPayer(deps: SettlementSenderDeps, chain: Chain, payer: Address, next: GasCost[], except?: number): Promise<void> {
+  const gas = gasSettings(deps.chains.network(chain.chainId));
+  const inFlight = await legsInFlight(deps, chain, payer, except);
+  const need = payerNeedWei([...next, ...inFlight], chain.feePolicy.maxFeePerGasWei, gas.minBalanceWei);
+  for (let round = 0; ; round++) {
+    const balance = await chain.getNativeBalance(payer);
+    const amount = topUpWei(balance, need, gas.topUpWei);
+    if (amount === 0n) return;
+    if (round === MAX_TOP_UP_ROUNDS) {
+      throw new Error(`${payer} on chain ${chain.chainId} holds ${balance} wei after ${round} top-ups, short of the ${need} its legs need`);
+    }
+    await topUpFromTreasury(deps, chain, payer, amount);
+  }
+}
+
+const MAX_TOP_UP_ROUNDS = 3;
+
+/** The payer's other legs the node holds against its balance: broadcast, at or above its mined nonce. */
+async function legsInFlight(deps: SettlementSenderDeps, chain: Chain, payer: Address, exceptNonce?: number): Promise<GasCost[]> {
+  const minedNonce = await chain.getNonce(payer, 'latest');
+  const rows = await deps.prisma.settlementLeg.findMany({
+    where: { chainId: chain.chainId, fromAddress: payer, status: 'broadcast', nonce: { gte: minedNonce } },
+    select: { nonce: true, serialized: true },
+  });
+  return rows.filter((r) => r.nonce !== exceptNonce && r.serialized).map((r) => gasCostOf(r.serialized as Hex));
+}
+
+/**
+ * One top-up from the network's gas treasury (one treasury sender at a time, batched), mined before
+ * this returns. A treasury that can't pay raises a `gas_treasury_empty` alert (resolved by the next
+ * top-up it pays).
+ */
+async function topUpFromTreasury(deps: SettlementSenderDeps, chain: Chain, payer: Address, amountWei: bigint): Promise<void> {
   const treasury = deps.custody.signer({ purpose: 'treasury', index: 0 });
   const alerts = { prisma: deps.prisma, logger: deps.logger ?? SILENT };
-  const subject = `${chainId}:${treasury.address.toLowerCase()}`;
+  const subject = `${chain.chainId}:${treasury.address.toLowerCase()}`;
   // The top-up plus its own fee at the cap: what the treasury must hold for the top-up to be mined.
-  const needed = gas.topUpWei + NATIVE_TRANSFER_GAS * gas.maxFeePerGasWei;
+  const needed = amountWei + NATIVE_TRANSFER_GAS * chain.feePolicy.maxFeePerGasWei;
   const balance = await chain.getNativeBalance(treasury.address);
   if (balance < needed) {
     await raiseAlert(alerts, {
       kind: GAS_TREASURY_EMPTY,
       severity: 'critical',
       subject,
-      details: { chainId, treasury: treasury.address, balanceWei: balance.toString(), neededWei: needed.toString() },
+      details: { chainId: chain.chainId, treasury: treasury.address, balanceWei: balance.toString(), neededWei: needed.toString() },
     });
-    throw new GasTreasuryEmptyError(chainId, treasury.address, balance, needed);
+    throw new GasTreasuryEmptyError(chain.chainId, treasury.address, balance, needed);
   }
-  const topUp = await treasuryTopUps(deps, chain, chainId, treasury, gas.topUpWei).request(address);
+  const topUp = await treasuryTopUps(deps, chain, treasury).request(payer, amountWei);
   await waitUntilMined(chain, topUp, deps.topUpTimeoutMs ?? 30_000);
   await resolveAlerts(alerts, GAS_TREASURY_EMPTY, [subject]);
 }
@@ -468,17 +523,11 @@ async function ensureGas(deps: SettlementSenderDeps, chain: Chain, chainId: numb
 /** One batcher per chain client (one per process and network), so this process's top-ups share a lease. */
 const topUpBatchers = new WeakMap<Chain, TopUpBatcher>();
 
-function treasuryTopUps(
-  deps: SettlementSenderDeps,
-  chain: Chain,
-  chainId: number,
-  treasury: LocalAccount,
-  amountWei: bigint,
-): TopUpBatcher {
+function treasuryTopUps(deps: SettlementSenderDeps, chain: Chain, treasury: LocalAccount): TopUpBatcher {
   let batcher = topUpBatchers.get(chain);
   if (!batcher) {
-    batcher = topUpBatcher((addresses) =>
-      withLease(deps.prisma, senderKey(chainId, treasury.address), () => sendTopUps(chain, treasury, addresses, amountWei)),
+    batcher = topUpBatcher((topUps) =>
+      withLease(deps.prisma, senderKey(chain.chainId, treasury.address), () => sendTopUps(chain, treasury, topUps)),
     );
     topUpBatchers.set(chain, batcher);
   }
@@ -489,10 +538,10 @@ function treasuryTopUps(
  * The treasury's top-ups at consecutive nonces, under its lease. After one fails the rest are not
  * sent (they fail, and their attempts retry): a gap in the nonces would hold every later one.
  */
-async function sendTopUps(chain: Chain, treasury: LocalAccount, addresses: Address[], amountWei: bigint): Promise<Array<Hash | Error>> {
+async function sendTopUps(chain: Chain, treasury: LocalAccount, topUps: TopUp[]): Promise<Array<Hash | Error>> {
   let nonce = await chain.getNonce(treasury.address, 'pending');
   const sent: Array<Hash | Error> = [];
-  for (const to of addresses) {
+  for (const { address: to, amountWei } of topUps) {
     if (sent.some((r) => r instanceof Error)) {
       sent.push(new Error(`gas top-up of ${to} not sent: an earlier one of its batch failed`));
       continue;

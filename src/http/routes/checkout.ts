@@ -7,7 +7,7 @@ import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import type { TEnvironments } from '../../config/environments';
 import type { VaultFundingEngine } from '../../domain/engine/pure/engine';
-import { projectRoot } from '../../embedded/paths';
+import { projectRoot } from '../../platform/project-root';
 import { ApiError, notFound } from '../../domain/requests/errors';
 import { parseInput } from '../../domain/requests/validation';
 import { ZPaymentId } from '../../domain/payments/payment.schemas';

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { SANDBOX_TOKEN_ADDRESS } from '../../chain/sandbox';
-import { projectRoot } from '../../embedded/paths';
+import { projectRoot } from '../../platform/project-root';
 import { READY_PREFIX } from './contract';
 
 /**
