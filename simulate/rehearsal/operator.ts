@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { projectRoot } from '../../src/embedded/paths';
+import { projectRoot } from '../../src/platform/project-root';
 import { until } from '../until';
 import type { FlowContext } from './flows';
 

@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config';
 import { loadEnvironmentsReport, type TEnvironments } from '../../src/config/environments';
 import { parseRpcUrlSettings, rpcUrlSetting } from '../../src/config/network-settings';
 import { productionConfigProblems } from '../../src/config/production-check';
-import { projectRoot } from '../../src/embedded/paths';
+import { projectRoot } from '../../src/platform/project-root';
 
 /**
  * The rehearsal's deployment as production runs one: `DEPLOYMENT=production`, a seed made offline by
