@@ -30,7 +30,7 @@ import {
  * part back, and a Payment succeeded, within the bounds; the books equal the chains; every part runs.
  */
 
-/** What the rehearsal kills, each at least once. */
+/** What the rehearsal kills (and the chain's fee market it spikes), each at least once. */
 export const PARTS = [
   'api',
   'worker',
@@ -39,6 +39,7 @@ export const PARTS = [
   'temporal-matching',
   'temporal-worker',
   'postgres',
+  'chain-fee-spike',
 ] as const;
 
 const TERMINAL = {

@@ -1,3 +1,4 @@
+import { createChainFaults } from '../../src/chain/chain-faults';
 import type { FlowContext } from './flows';
 import { probePayment } from './operator';
 import type { RehearsalStack } from './stack';
@@ -10,7 +11,9 @@ import type { WebhookReceiver } from '../webhook-receiver';
  * load's time, and started again at once as a supervisor would; and the production partner's webhook
  * receiver failing for a while. Each kill is timed twice: until its part is back (a service process
  * prints its ready line; a Temporal process answers and the frontend serves the namespace; PostgreSQL
- * has replayed its WAL and answers), and until a Payment created at the kill has succeeded.
+ * has replayed its WAL and answers), and until a Payment created at the kill has succeeded. Last, a
+ * busy hour on the sandbox chain: its base fee held at 150 gwei (far under the 500 gwei cap) for a
+ * while, a Payment paid and settled meanwhile; its part is "back" when the fee falls again.
  */
 
 type Part = (typeof PARTS)[number];
@@ -31,6 +34,7 @@ const restartService = async (p: RehearsalStack['apis'][number]) => {
 
 export function faultPlan(stack: RehearsalStack): Fault[] {
   const [api, worker] = [stack.apis[0]!, stack.workers[0]!];
+  const sandboxChain = stack.chains.find((c) => c.environment === 'sandbox')!;
   const temporal = (member: string) => async () => {
     stack.cluster.kill(member);
     await stack.cluster.restart(member);
@@ -56,8 +60,24 @@ export function faultPlan(stack: RehearsalStack): Fault[] {
         if (!crash.recovered) throw new Error('PostgreSQL started again without crash recovery (its log says none)');
       },
     },
+    {
+      at: 0.8,
+      part: 'chain-fee-spike',
+      what: `the base fee of ${sandboxChain.code} held at ${FEE_SPIKE.gwei} gwei for ${FEE_SPIKE.ms / 1000} s`,
+      run: async () => {
+        const hold = await createChainFaults(sandboxChain.rpcUrl).holdBaseFee(BigInt(FEE_SPIKE.gwei) * 1_000_000_000n);
+        try {
+          await sleep(FEE_SPIKE.ms); // the busy hour's length, not a wait for anything
+        } finally {
+          await hold.release();
+        }
+      },
+    },
   ];
 }
+
+/** The busy hour: the highest base fee the gas work tests settle at, for under the bound on a part's time away. */
+export const FEE_SPIKE = { gwei: 150, ms: 45_000 };
 
 /** The production receiver answers 500 for this long, at this share of the load (deliveries retry after 30 s). */
 export const RECEIVER_DOWN = { at: 0.45, ms: 20_000 };

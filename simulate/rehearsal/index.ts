@@ -27,7 +27,7 @@ import { BOUNDS, type Outage } from './verdicts';
  * operation and, last, the result as one bare JSON line (simulate/rehearsal/result.ts).
  */
 const USAGE = `usage: npm run rehearsal -- [--seconds <n>] [--rate <n>] [--loops <n>] [--rest-seconds <n>] [--plant <fault>[,<fault>…]]
-  --seconds       how long the partner load runs at least (default 600; CI runs 120); the faults land at 10% to 70% of it, one after another, and the load runs until the last one's probe Payment succeeded
+  --seconds       how long the partner load runs at least (default 600; CI runs 120); the faults land at 10% to 80% of it, one after another, and the load runs until the last one's probe Payment succeeded
   --rate          partner flows started per second at most (default 1.5, a rate this 2-core machine carries)
   --loops         concurrent partner loops (default 3)
   --rest-seconds  how long everything may take to come to rest after the load (default 600)
