@@ -8,11 +8,15 @@ import { resultOf, resultTable, withTable } from './result';
  */
 const PAGE = 'docs/testing.md';
 
-const file = process.argv[2];
-if (!file) {
-  process.stderr.write('usage: npm run rehearsal:readme -- <file holding the output of npm run rehearsal>\n');
-  process.exit(2);
+function main(file: string | undefined): void {
+  if (!file) {
+    process.stderr.write('usage: npm run rehearsal:readme -- <file holding the output of npm run rehearsal>\n');
+    process.exitCode = 2;
+    return;
+  }
+  const result = resultOf(readFileSync(file, 'utf8'));
+  writeFileSync(PAGE, withTable(readFileSync(PAGE, 'utf8'), resultTable(result)));
+  process.stdout.write(`${PAGE}: the rehearsal table from the run of ${result.date} (${result.ok ? 'passed' : 'failed'})\n`);
 }
-const result = resultOf(readFileSync(file, 'utf8'));
-writeFileSync(PAGE, withTable(readFileSync(PAGE, 'utf8'), resultTable(result)));
-process.stdout.write(`${PAGE}: the rehearsal table from the run of ${result.date} (${result.ok ? 'passed' : 'failed'})\n`);
+
+main(process.argv[2]);
