@@ -65,7 +65,7 @@ export function resultTable(r: RehearsalResult): string {
     ['Verdict', r.ok ? 'passed' : `**failed** (${r.failures.length}): ${r.failures.slice(0, 3).join('; ')}`],
     ['Flows', count(r.flows)],
     ...r.outages.map((o): [string, string] => [
-      `Killed: ${o.part}`,
+      `Fault: ${o.part}`,
       `back after ${secs(o.backAfterMs)}, a Payment succeeded after ${secs(o.paymentAfterMs)}${o.error ? ` — ${o.error}` : ''}`,
     ]),
     ['Bounds', `back within ${r.bounds.backMs / 1000} s, a Payment within ${r.bounds.paymentMs / 1000} s`],
