@@ -36,7 +36,7 @@ describe('Rehearsal result line and table', () => {
     assert.deepEqual(result.outages, [
       { part: 'postgres', what: "SIGKILL PostgreSQL's postmaster", backAfterMs: 3_000, paymentAfterMs: 20_000 },
     ]);
-    assert.match(resultTable(result), /\| Killed: postgres \| back after 3\.0 s, a Payment succeeded after 20\.0 s \|/);
+    assert.match(resultTable(result), /\| Fault: postgres \| back after 3\.0 s, a Payment succeeded after 20\.0 s \|/);
   });
 
   test('the table replaces what is between the markers and nothing else', () => {
