@@ -35,29 +35,43 @@ export async function probePayment(ctx: FlowContext, n: number, timeoutMs: numbe
   });
 }
 
+/** Recoveries made at once: each operator one starts a CLI process, and this machine has 2 cores. */
+const RECOVERY_CONCURRENCY = 3;
+
 /** Each planned recovery, once its Payment's incident shows; answers what failed. */
 export async function recoverIncidents(ctx: FlowContext, timeoutMs: number, log: (line: string) => void): Promise<string[]> {
   const failures: string[] = [];
-  for (const r of ctx.recoveries) {
-    try {
-      const incidentId = await until(`an incident on Payment ${r.paymentId}`, timeoutMs, async () => {
-        const list = await ctx.parties.sandbox.get('GET /v2/payments/{id}/incidents', `/v2/payments/${r.paymentId}/incidents`);
-        return (list.body.items as Array<{ id: string }>)[0]?.id;
-      });
-      if (r.by === 'operator') await recoverThroughCli(ctx, r.paymentId, incidentId);
-      else
-        await ctx.parties.sandbox.post(
-          'POST /v2/payments/{id}/incident-recoveries',
-          `/v2/payments/${r.paymentId}/incident-recoveries`,
-          { incidentId },
-          ctx.key('recovery'),
-        );
-    } catch (err) {
-      failures.push(`recovery of Payment ${r.paymentId} by the ${r.by}: ${err instanceof Error ? err.message : String(err)}`);
-    }
-  }
+  const queue = [...ctx.recoveries];
+  await Promise.all(
+    Array.from({ length: RECOVERY_CONCURRENCY }, async () => {
+      for (let r = queue.shift(); r; r = queue.shift()) {
+        const failure = await recoverOne(ctx, r, timeoutMs);
+        if (failure) failures.push(failure);
+      }
+    }),
+  );
   log(`incident recoveries requested: ${ctx.recoveries.length - failures.length} of ${ctx.recoveries.length}`);
   return failures;
+}
+
+async function recoverOne(ctx: FlowContext, r: FlowContext['recoveries'][number], timeoutMs: number): Promise<string | undefined> {
+  try {
+    const incidentId = await until(`an incident on Payment ${r.paymentId}`, timeoutMs, async () => {
+      const list = await ctx.parties.sandbox.get('GET /v2/payments/{id}/incidents', `/v2/payments/${r.paymentId}/incidents`);
+      return (list.body.items as Array<{ id: string }>)[0]?.id;
+    });
+    if (r.by === 'operator') await recoverThroughCli(ctx, r.paymentId, incidentId);
+    else
+      await ctx.parties.sandbox.post(
+        'POST /v2/payments/{id}/incident-recoveries',
+        `/v2/payments/${r.paymentId}/incident-recoveries`,
+        { incidentId },
+        ctx.key('recovery'),
+      );
+    return undefined;
+  } catch (err) {
+    return `recovery of Payment ${r.paymentId} by the ${r.by}: ${err instanceof Error ? err.message : String(err)}`;
+  }
 }
 
 async function recoverThroughCli(ctx: FlowContext, paymentId: string, incidentId: string): Promise<void> {
