@@ -49,12 +49,23 @@ export class Payers {
       });
   }
 
+  /**
+   * A wallet's transfer. During a fee spike the node may refuse one priced from the block before
+   * ("max fee per gas less than block base fee"): refused, it was never sent and its nonce is free,
+   * so it is priced again, as a wallet would, until the node takes it.
+   */
   send(to: string, amountAtomic: bigint): Promise<Hash> {
     return this.lock.run(() => {
       const from = this.keys[this.n++ % this.keys.length]!;
-      return this.stack.chain.chains
-        .get(this.chain.chainId)
-        .sendTokenTransfer({ from, token: this.chain.token, to: to as Address, amountAtomic });
+      const chain = this.stack.chain.chains.get(this.chain.chainId);
+      return until(`a payer's transfer on chain ${this.chain.chainId} taken by the node`, 60_000, async () => {
+        try {
+          return await chain.sendTokenTransfer({ from, token: this.chain.token, to: to as Address, amountAtomic });
+        } catch (err) {
+          if (err instanceof Error && /max fee per gas less than block base fee/.test(err.message)) return undefined;
+          throw err;
+        }
+      });
     });
   }
 }
