@@ -1,22 +1,46 @@
-import { CLUSTER_ROLES } from '../../src/embedded/temporal-cluster-config';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Address, Hash } from 'viem';
 import { checkBooks } from '../verify';
 import type { WebhookReceiver } from '../webhook-receiver';
 import type { Recorder } from './partner';
+import { plantFault, type Observations, type Plant } from './plant';
 import type { RehearsalStack } from './stack';
+import {
+  eventVerdicts,
+  holdVerdicts,
+  outageVerdicts,
+  paymentVerdicts,
+  payoutVerdicts,
+  unavailableVerdicts,
+  type Hold,
+  type ObservedPayment,
+  type Outage,
+  type PlannedPayment,
+  type ProviderPayout,
+  type Window,
+} from './verdicts';
 
 /**
- * The end of a rehearsal: everything at rest, then what must hold after its faults. Every Payment,
- * deposit, return and vault payment is terminal or held for an operator with a reason; the books
- * balance and equal the chains; every committed event reached its partner's receiver, signature
- * verified; no answer was a 5xx but a 503 with Retry-After during an outage; and every part runs.
+ * The end of a rehearsal: everything at rest, then what must hold after its faults, judged by the
+ * pure verdicts (simulate/rehearsal/verdicts.ts) over what this file observes: every planned Payment
+ * ended as planned, to the unit on chain; nothing held for an operator unplanned; every committed
+ * event delivered and verified at its endpoint, a duplicate only where a fault interrupted a delivery;
+ * every bank payout one payout in the provider's own records; a 503 only inside a fault's window; each
+ * part back, and a Payment succeeded, within the bounds; the books equal the chains; every part runs.
  */
 
-export interface Outage {
-  what: string;
-  at: number;
-  backAt: number;
-  error?: string;
-}
+/** What the rehearsal kills (and the chain's fee market it spikes), each at least once. */
+export const PARTS = [
+  'api',
+  'worker',
+  'temporal-frontend',
+  'temporal-history',
+  'temporal-matching',
+  'temporal-worker',
+  'postgres',
+  'chain-fee-spike',
+] as const;
 
 const TERMINAL = {
   payment: ['succeeded', 'failed', 'cancelled', 'expired'],
@@ -25,8 +49,6 @@ const TERMINAL = {
   vaultFunding: ['confirmed', 'failed'],
 };
 const HELD = 'requires_intervention';
-/** A 503 this long after a part came back still counts as that outage's (clients were backing off). */
-const OUTAGE_TAIL_MS = 60_000;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -84,24 +106,22 @@ export async function waitForRest(stack: RehearsalStack, deadlineMs: number, log
   }
 }
 
-/** Waits (bounded) until every committed event of each app reached its receiver; answers the missing ones. */
-async function undelivered(
+/** Waits (bounded) until every committed event of each app reached its receiver at least once. */
+async function waitForDeliveries(
   stack: RehearsalStack,
   apps: Record<string, string>,
   receivers: Record<string, WebhookReceiver>,
   deadlineMs: number,
-): Promise<{ committed: number; missing: string[] }> {
+): Promise<Record<string, Array<{ id: string; name: string }>>> {
   const deadline = Date.now() + deadlineMs;
   for (;;) {
-    const missing: string[] = [];
-    let committed = 0;
+    const committed: Record<string, Array<{ id: string; name: string }>> = {};
+    let missing = 0;
     for (const [environment, appId] of Object.entries(apps)) {
-      const events = await stack.db.prisma.event.findMany({ where: { appId }, select: { id: true, name: true } });
-      committed += events.length;
-      for (const e of events)
-        if (!receivers[environment]!.delivered.has(e.id)) missing.push(`event ${e.id} (${e.name}, ${environment}) never delivered`);
+      committed[environment] = await stack.db.prisma.event.findMany({ where: { appId }, select: { id: true, name: true } });
+      missing += committed[environment].filter((e) => !receivers[environment]!.delivered.has(e.id)).length;
     }
-    if (missing.length === 0 || Date.now() > deadline) return { committed, missing };
+    if (missing === 0 || Date.now() > deadline) return committed;
     await sleep(2000);
   }
 }
@@ -135,7 +155,7 @@ async function partsRunning(stack: RehearsalStack): Promise<string[]> {
       problems.push(`${stack.apis[i]!.name} does not answer /healthz: ${res instanceof Error ? res.message : res.status}`);
   }
   for (const w of stack.workers) if (!w.running) problems.push(`${w.name} is not running (see ${w.logFile})`);
-  for (const role of CLUSTER_ROLES) {
+  for (const role of stack.cluster.members) {
     const pid = stack.cluster.pid(role);
     let alive = pid !== undefined;
     try {
@@ -148,71 +168,175 @@ async function partsRunning(stack: RehearsalStack): Promise<string[]> {
   return problems;
 }
 
-export async function checkRehearsal(o: {
+export interface CheckInput {
   stack: RehearsalStack;
   apps: Record<string, string>;
   receivers: Record<string, WebhookReceiver>;
   recorder: Recorder;
   outages: Outage[];
+  planned: PlannedPayment[];
   restless: string[];
   flowErrors: string[];
-  log: (line: string) => void;
-}) {
-  const failures: string[] = [];
-  for (const o2 of o.outages) if (o2.error) failures.push(`${o2.what}: did not come back: ${o2.error}`);
-  failures.push(...o.flowErrors.map((e) => `partner flow failed: ${e}`));
+  restMs: number;
+  plants: Plant[];
+}
+
+/** Each outage's window, and each unplanned exit's until its process was back. */
+function windowsOf(o: CheckInput): Window[] {
+  return [
+    ...o.outages.map((x) => ({ part: x.part, at: x.at, backAt: x.backAt ?? Date.now() })),
+    ...o.stack.crashes.map((c) => ({ part: c.name, at: c.at, backAt: c.backAt ?? Date.now() })),
+  ];
+}
+
+export async function checkRehearsal(o: CheckInput) {
+  const failures: string[] = [...o.flowErrors.map((e) => `partner flow failed: ${e}`)];
   failures.push(...o.restless.slice(0, 50).map((w) => `not at rest: ${w}`));
   if (o.restless.length > 50) failures.push(`... and ${o.restless.length - 50} more not at rest`);
+  failures.push(...outageVerdicts(o.outages, PARTS));
 
-  const events = await undelivered(o.stack, o.apps, o.receivers, 180_000);
-  failures.push(...events.missing.slice(0, 50));
+  const committed = await waitForDeliveries(o.stack, o.apps, o.receivers, o.restMs);
+  let observed: Observations = {
+    planned: o.planned,
+    payments: await observePayments(o.stack, o.planned),
+    events: Object.fromEntries(
+      Object.entries(o.receivers).map(([env, r]) => [env, { committed: committed[env] ?? [], receipts: r.receipts }]),
+    ),
+    servicePayouts: await servicePayouts(o.stack),
+    providerPayouts: providerPayouts(o.stack.providerDir),
+  };
+  for (const plant of o.plants) observed = plantFault(plant, observed);
+  const windows = windowsOf(o);
+  failures.push(...paymentVerdicts(observed.planned, observed.payments));
+  let duplicates = 0;
+  for (const [endpoint, e] of Object.entries(observed.events)) {
+    const v = eventVerdicts(endpoint, e, windows);
+    failures.push(...v.failures.slice(0, 50));
+    duplicates += v.duplicates;
+  }
   for (const [environment, r] of Object.entries(o.receivers))
     for (const refused of r.refused) failures.push(`a ${environment} webhook request failed verification: ${refused}`);
+  failures.push(...payoutVerdicts(observed.servicePayouts, observed.providerPayouts));
+  const holds = await heldItems(o.stack);
+  failures.push(...holdVerdicts(holds, new Set()));
 
   for (const b of o.recorder.broken)
     failures.push(
       `${b.op} answered ${b.status}${b.retryAfter ? ` (Retry-After ${b.retryAfter})` : ' without Retry-After'} at ${new Date(b.at).toISOString()}: ${b.text}`,
     );
-  const windows = [...o.outages, ...o.stack.crashes.map((c) => ({ at: c.at, backAt: c.backAt ?? Date.now() }))];
-  const during = (at: number) => windows.some((x) => at >= x.at && at <= x.backAt + OUTAGE_TAIL_MS);
+  failures.push(...unavailableVerdicts(o.recorder.unavailable, windows));
   for (const c of o.stack.crashes)
     if (c.backAt === undefined) failures.push(`${c.name} exited by itself (${c.exit}: ${c.cause}) and did not come back`);
-  for (const u of o.recorder.unavailable)
-    if (!during(u.at)) failures.push(`${u.op} answered 503 at ${new Date(u.at).toISOString()}, outside every outage: ${u.text}`);
 
   const books = await checkBooks(o.stack);
   failures.push(...books.problems);
   failures.push(...(await partsRunning(o.stack)));
   failures.push(...(await scannersCurrent(o.stack)));
-
-  const prisma = o.stack.db.prisma;
-  const countBy = async (rows: Promise<Array<{ status: string; _count: { _all: number } }>>) =>
-    Object.fromEntries((await rows).map((r) => [r.status, r._count._all]));
-  const figures = {
-    payments: await countBy(prisma.payment.groupBy({ by: ['status'], _count: { _all: true } }) as never),
-    deposits: await countBy(prisma.deposit.groupBy({ by: ['status'], _count: { _all: true } }) as never),
-    returns: await countBy(prisma.fundReturn.groupBy({ by: ['status'], _count: { _all: true } }) as never),
-    vaultPayments: await countBy(prisma.vaultFundingOperation.groupBy({ by: ['status'], _count: { _all: true } }) as never),
-    unexpectedExits: o.stack.crashes.map((c) => ({ name: c.name, at: new Date(c.at).toISOString(), exit: c.exit, cause: c.cause })),
-    held: await heldByReason(o.stack),
-    events: { committed: events.committed, delivered: events.committed - events.missing.length },
-    ledger: { postings: books.ledger.postings, problems: books.ledger.problems.length },
-    reconcile: { checked: books.reconcile.checked, differences: books.reconcile.differences.length },
-  };
+  const figures = await figuresOf(o, { committed, duplicates, holds, books, observed });
   return { failures, figures };
 }
 
-/** What waits for an operator, counted by kind and reason ("payment settlement_requires_intervention": 2). */
-async function heldByReason(stack: RehearsalStack): Promise<Record<string, number>> {
+async function figuresOf(
+  o: CheckInput,
+  x: {
+    committed: Record<string, unknown[]>;
+    duplicates: number;
+    holds: Hold[];
+    books: Awaited<ReturnType<typeof checkBooks>>;
+    observed: Observations;
+  },
+) {
+  const prisma = o.stack.db.prisma;
+  const countBy = async (rows: Promise<Array<{ status: string; _count: { _all: number } }>>) =>
+    Object.fromEntries((await rows).map((r) => [r.status, r._count._all]));
+  const committed = Object.values(x.committed).reduce((n, list) => n + list.length, 0);
+  const plans: Record<string, number> = {};
+  for (const p of o.planned) plans[p.plan] = (plans[p.plan] ?? 0) + 1;
+  return {
+    payments: await countBy(prisma.payment.groupBy({ by: ['status'], _count: { _all: true } }) as never),
+    planned: plans,
+    deposits: await countBy(prisma.deposit.groupBy({ by: ['status'], _count: { _all: true } }) as never),
+    returns: await countBy(prisma.fundReturn.groupBy({ by: ['status'], _count: { _all: true } }) as never),
+    vaultPayments: await countBy(prisma.vaultFundingOperation.groupBy({ by: ['status'], _count: { _all: true } }) as never),
+    payouts: { service: x.observed.servicePayouts.length, provider: x.observed.providerPayouts.length },
+    unexpectedExits: o.stack.crashes.map((c) => ({ name: c.name, at: new Date(c.at).toISOString(), exit: c.exit, cause: c.cause })),
+    unplannedHolds: x.holds.map((h) => `${h.what}: ${h.reason ?? 'no reason'}`),
+    events: {
+      committed,
+      delivered: Object.values(o.receivers).reduce((n, r) => n + r.delivered.size, 0),
+      duplicates: x.duplicates,
+      failedOnPurpose: Object.values(o.receivers).reduce((n, r) => n + r.failedOnPurpose, 0),
+    },
+    ledger: { postings: x.books.ledger.postings, problems: x.books.ledger.problems.length },
+    reconcile: { checked: x.books.reconcile.checked, differences: x.books.reconcile.differences.length },
+  };
+}
+
+/** Each planned Payment as the service recorded it, its settlement and recoveries read back from the chain. */
+async function observePayments(stack: RehearsalStack, planned: PlannedPayment[]): Promise<Map<string, ObservedPayment>> {
   const prisma = stack.db.prisma;
-  const payments = await prisma.payment.groupBy({
-    by: ['operationalReasonCode'],
-    where: { operationalState: HELD },
-    _count: { _all: true },
-  });
-  const deposits = await prisma.deposit.groupBy({ by: ['settlementReasonCode'], where: { status: HELD }, _count: { _all: true } });
-  return Object.fromEntries([
-    ...payments.map((p) => [`payment ${p.operationalReasonCode ?? 'no reason'}`, p._count._all]),
-    ...deposits.map((d) => [`deposit ${d.settlementReasonCode ?? 'no reason'}`, d._count._all]),
-  ]);
+  const ids = planned.map((p) => p.id);
+  const rows = await prisma.payment.findMany({ where: { id: { in: ids } }, include: { incidents: true, fundReturns: true } });
+  const netLegs = await prisma.settlementLeg.findMany({ where: { sourceType: 'payment', sourceId: { in: ids }, leg: 'net' } });
+  const legOf = new Map(netLegs.map((l) => [l.sourceId, l]));
+  const out = new Map<string, ObservedPayment>();
+  for (const r of rows) {
+    const leg = legOf.get(r.id);
+    const chain = stack.chain.chains.get(r.chainId);
+    const moved = async (tx: string | null | undefined, to: string) =>
+      tx ? sumTo(await chain.getTransactionTransfers(tx as Hash), r.tokenAddress, to) : null;
+    const recoveries = r.fundReturns.filter((f) => f.kind === 'incident_recovery');
+    out.set(r.id, {
+      id: r.id,
+      status: r.status,
+      held: r.operationalState === HELD,
+      reason: r.operationalReasonCode,
+      merchantNetAtomic: BigInt(r.merchantNetAtomic.toFixed()),
+      settledOnChainAtomic: leg?.txHash && leg.status === 'confirmed' ? await moved(leg.txHash, leg.toAddress) : null,
+      incidents: r.incidents.map((i) => ({ kind: i.kind, amountAtomic: BigInt(i.amountAtomic.toFixed()) })),
+      recoveries: await Promise.all(
+        recoveries.map(async (f) => ({
+          status: f.status,
+          amountAtomic: BigInt(f.amountAtomic.toFixed()),
+          onChainAtomic: await moved(f.transactionHash, f.toAddress),
+        })),
+      ),
+    });
+  }
+  return out;
+}
+
+function sumTo(transfers: Array<{ token: Address; to: Address; amountAtomic: bigint }>, token: string, to: string): bigint {
+  const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+  return transfers.filter((t) => same(t.token, token) && same(t.to, to)).reduce((n, t) => n + t.amountAtomic, 0n);
+}
+
+async function servicePayouts(stack: RehearsalStack) {
+  const rows = await stack.db.prisma.paymentPayout.findMany({ where: { payoutId: { not: null } } });
+  return rows.map((r) => ({ paymentId: r.paymentId, payoutId: r.payoutId, sourceAtomic: BigInt(r.sourceAtomic.toFixed()) }));
+}
+
+/** The provider's own records: its state file, as it keeps it across restarts. */
+function providerPayouts(providerDir: string): ProviderPayout[] {
+  const state = JSON.parse(readFileSync(path.join(providerDir, 'state.json'), 'utf8')) as {
+    payouts: Record<string, { payoutId: string; paymentId: string; request: { amountAtomic: string } }>;
+  };
+  return Object.values(state.payouts).map((p) => ({
+    payoutId: p.payoutId,
+    paymentId: p.paymentId,
+    amountAtomic: BigInt(p.request.amountAtomic),
+  }));
+}
+
+/** Everything held for an operator, as `Payment <id>`, `deposit <id>`, `refund <id>`. */
+async function heldItems(stack: RehearsalStack): Promise<Hold[]> {
+  const prisma = stack.db.prisma;
+  const payments = await prisma.payment.findMany({ where: { operationalState: HELD }, select: { id: true, operationalReasonCode: true } });
+  const deposits = await prisma.deposit.findMany({ where: { status: HELD }, select: { id: true, settlementReasonCode: true } });
+  const returns = await prisma.fundReturn.findMany({ where: { status: HELD }, select: { id: true, kind: true, failureReason: true } });
+  return [
+    ...payments.map((p) => ({ what: `Payment ${p.id}`, reason: p.operationalReasonCode })),
+    ...deposits.map((d) => ({ what: `deposit ${d.id}`, reason: d.settlementReasonCode })),
+    ...returns.map((r) => ({ what: `${r.kind} ${r.id}`, reason: r.failureReason })),
+  ];
 }

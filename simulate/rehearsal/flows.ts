@@ -8,12 +8,15 @@ import { US_BANK_ACCOUNT } from '../partner';
 import { until } from '../until';
 import type { RehearsalPartner } from './partner';
 import type { RehearsalChain, RehearsalStack } from './stack';
+import type { PaymentPlan, PlannedPayment } from './verdicts';
 
 /**
  * The partner load: receive Payments on the three chains, send Payments to an account and to a linked
- * bank account, deposits, refunds from the merchant's vault, and receive Payments paid from a payer's
- * vault. Each flow goes through the public API (both processes) and, for the payer's transfers, the
- * chains; what it creates is checked at the end by what the service recorded, not here.
+ * bank account, deposits, refunds from the merchant's vault, receive Payments paid from a payer's
+ * vault, and Payments planned to end otherwise: overpaid (the excess recovered by an operator through
+ * the CLI), underpaid until they expire (recovered by the partner), never paid, cancelled. Each flow
+ * goes through the public API (both processes) and, for the payer's transfers, the chains; each
+ * Payment's plan is recorded, and checked at the end against what the service and the chains say.
  */
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n;
@@ -46,12 +49,23 @@ export class Payers {
       });
   }
 
+  /**
+   * A wallet's transfer. During a fee spike the node may refuse one priced from the block before
+   * ("max fee per gas less than block base fee"): refused, it was never sent and its nonce is free,
+   * so it is priced again, as a wallet would, until the node takes it.
+   */
   send(to: string, amountAtomic: bigint): Promise<Hash> {
     return this.lock.run(() => {
       const from = this.keys[this.n++ % this.keys.length]!;
-      return this.stack.chain.chains
-        .get(this.chain.chainId)
-        .sendTokenTransfer({ from, token: this.chain.token, to: to as Address, amountAtomic });
+      const chain = this.stack.chain.chains.get(this.chain.chainId);
+      return until(`a payer's transfer on chain ${this.chain.chainId} taken by the node`, 60_000, async () => {
+        try {
+          return await chain.sendTokenTransfer({ from, token: this.chain.token, to: to as Address, amountAtomic });
+        } catch (err) {
+          if (err instanceof Error && /max fee per gas less than block base fee/.test(err.message)) return undefined;
+          throw err;
+        }
+      });
     });
   }
 }
@@ -85,6 +99,10 @@ export interface FlowContext {
   key(what: string): string;
   /** Receive Payments of the sandbox merchant that were paid, for refunds to pick from. */
   paidForRefund: string[];
+  /** Every Payment created, with what it was meant to end as. */
+  planned: PlannedPayment[];
+  /** Payments whose incident is to be recovered once it shows: by the operator (CLI) or the partner (API). */
+  recoveries: Array<{ paymentId: string; by: 'operator' | 'partner' }>;
 }
 
 async function account(
@@ -195,6 +213,15 @@ function paymentBody(chainId: number, amountAtomic: bigint, rest: Record<string,
   return { amount: formatAtomic(amountAtomic, 6), assetCode: 'USDC', chainId, expiresInSeconds: 900, ...rest };
 }
 
+/** How much of the asked amount the payer sends, by plan (none for expire and cancel). */
+const PAID: Record<PaymentPlan, (asked: bigint) => bigint> = {
+  paid_in_full: (a) => a,
+  overpaid: (a) => a + USDC(1) + 230_000n,
+  underpaid: (a) => a / 2n,
+  expire: () => 0n,
+  cancel: () => 0n,
+};
+
 async function createAndPay(
   ctx: FlowContext,
   p: RehearsalPartner,
@@ -202,28 +229,62 @@ async function createAndPay(
   amountAtomic: bigint,
   rest: Record<string, unknown>,
   what: string,
+  plan: PaymentPlan = 'paid_in_full',
 ): Promise<string> {
   const created = await p.post('POST /v2/payments', '/v2/payments', paymentBody(chainId, amountAtomic, rest), ctx.key(what));
   const payment = created.body.payment;
   const instructions = payment.funding.depositAddress;
-  await ctx.parties.payers.get(chainId)!.send(instructions.address as string, BigInt(instructions.amountAtomic as string));
+  const asked = BigInt(instructions.amountAtomic as string);
+  const paidAtomic = PAID[plan](asked);
+  ctx.planned.push({ id: payment.id as string, plan, flow: what, paidAtomic, amountAtomic: asked });
+  if (paidAtomic > 0n) await ctx.parties.payers.get(chainId)!.send(instructions.address as string, paidAtomic);
   return payment.id as string;
 }
 
-export type FlowName = 'receive' | 'receive-production' | 'send' | 'payout' | 'deposit' | 'refund' | 'vault-funding' | 'read';
+/** A sandbox receive Payment to the merchant, paid as planned. */
+function merchantPayment(ctx: FlowContext, n: number, what: string, plan: PaymentPlan, rest: Record<string, unknown> = {}) {
+  const m = ctx.parties.merchant;
+  const body = { intent: 'receive', destination: { type: 'upa', accountId: m.accountId }, ...rest };
+  // An underpayment pays half: at least 2 USDC asked, so what comes is over the 1 USDC minimum (less is dust, another incident).
+  const asked = plan === 'underpaid' ? USDC(2) + amountOf(n) : amountOf(n);
+  return createAndPay(ctx, ctx.parties.sandbox, m.chainId, asked, body, what, plan);
+}
+
+/** The shortest expiry the API takes: an underpaid or unpaid Payment expires within the run. */
+const SHORT_EXPIRY = { expiresInSeconds: 60 };
+
+export type FlowName =
+  | 'receive'
+  | 'receive-production'
+  | 'send'
+  | 'payout'
+  | 'deposit'
+  | 'refund'
+  | 'vault-funding'
+  | 'read'
+  | 'overpay'
+  | 'underpay'
+  | 'expire'
+  | 'cancel';
 
 export const FLOWS: Record<FlowName, (ctx: FlowContext, n: number) => Promise<void>> = {
   async receive(ctx, n) {
-    const m = ctx.parties.merchant;
-    const id = await createAndPay(
-      ctx,
-      ctx.parties.sandbox,
-      m.chainId,
-      amountOf(n),
-      { intent: 'receive', destination: { type: 'upa', accountId: m.accountId } },
-      'receive',
-    );
-    ctx.paidForRefund.push(id);
+    ctx.paidForRefund.push(await merchantPayment(ctx, n, 'receive', 'paid_in_full'));
+  },
+  async overpay(ctx, n) {
+    ctx.recoveries.push({ paymentId: await merchantPayment(ctx, n, 'overpay', 'overpaid'), by: 'operator' });
+  },
+  async underpay(ctx, n) {
+    ctx.recoveries.push({ paymentId: await merchantPayment(ctx, n, 'underpay', 'underpaid', SHORT_EXPIRY), by: 'partner' });
+  },
+  async expire(ctx, n) {
+    await merchantPayment(ctx, n, 'expire', 'expire', SHORT_EXPIRY);
+  },
+  async cancel(ctx, n) {
+    // A short expiry: a cancel that fails leaves a Payment that still comes to rest (and fails its plan).
+    const id = await merchantPayment(ctx, n, 'cancel', 'cancel', SHORT_EXPIRY);
+    const body = { reasonCode: 'customer_request', reason: 'rehearsal' };
+    await ctx.parties.sandbox.post('POST /v2/payments/{id}/cancel', `/v2/payments/${id}/cancel`, body, ctx.key('cancel'));
   },
   async 'receive-production'(ctx, n) {
     const m = ctx.parties.productionMerchants[n % ctx.parties.productionMerchants.length]!;
@@ -297,6 +358,8 @@ export const FLOWS: Record<FlowName, (ctx: FlowContext, n: number) => Promise<vo
       ctx.key('vault-funding'),
     );
     const payment = created.body.payment;
+    const asked = BigInt(payment.funding.depositAddress.amountAtomic as string);
+    ctx.planned.push({ id: payment.id as string, plan: 'paid_in_full', flow: 'vault-funding', paidAtomic: asked, amountAtomic: asked });
     const token = (await p.post('POST /v2/client/auth/exchange', '/v2/client/auth/exchange', { accountId: vaultPayer })).body
       .accessToken as string;
     const headers = { authorization: `Bearer ${token}`, 'x-svc-payment-secret': created.body.checkout.clientSecret as string };
@@ -328,6 +391,10 @@ export const ROUND: FlowName[] = [
   'receive',
   'vault-funding',
   'payout',
+  'overpay',
   'deposit',
+  'underpay',
   'read',
+  'expire',
+  'cancel',
 ];

@@ -22,7 +22,9 @@ export class PartnerError extends Error {
 }
 
 export interface Refusal {
+  /** When the answer came, and when its request was sent. */
   at: number;
+  sentAt: number;
   op: string;
   status: number;
   retryAfter: string | null;
@@ -95,6 +97,7 @@ export class RehearsalPartner {
     while (Date.now() < deadline) {
       const url = this.apiUrls[this.next++ % this.apiUrls.length]!;
       const t0 = performance.now();
+      const sentAt = Date.now();
       let res: Response;
       let text: string;
       try {
@@ -111,7 +114,7 @@ export class RehearsalPartner {
       const parsed: unknown = text ? JSON.parse(text) : undefined;
       const retryAfter = res.headers.get('retry-after');
       if (res.status >= 500) {
-        const refusal = { at: Date.now(), op, status: res.status, retryAfter, text: text.slice(0, 300) };
+        const refusal = { at: Date.now(), sentAt, op, status: res.status, retryAfter, text: text.slice(0, 300) };
         const capacity = res.status === 503 && retryAfter !== null && /^\d+$/.test(retryAfter);
         (capacity ? this.recorder.unavailable : this.recorder.broken).push(refusal);
         last = `HTTP ${res.status} ${text.slice(0, 200)}`;

@@ -114,6 +114,17 @@ const ZEnv = z.object({
   EMBEDDED_ANVIL_PORT: z.coerce.number().int().min(1).max(65535).default(toolchain.ports.anvil),
   /** Unset: false (the spec's), but true for the embedded sandbox stack (no DATABASE_URL or TEMPORAL_ADDRESS); production refuses true. */
   WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: ZFlag.optional(),
+  /** Comma-separated `host:port` webhook destinations trusted though private (see DestinationPolicy); production allows them. */
+  WEBHOOKS_TRUSTED_DESTINATIONS: z
+    .string()
+    .optional()
+    .transform((v) =>
+      (v ?? '')
+        .split(',')
+        .map((d) => d.trim().toLowerCase())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.string().regex(/^[a-z0-9.-]+:\d{1,5}$/, 'each entry is host:port (a name or an IPv4 address)'))),
   /** SMTP server for vault approval codes (smtp:// or smtps://, credentials in the URL); unset: no mail. */
   SMTP_URL: z
     .string()
@@ -185,7 +196,7 @@ export interface ServiceConfig {
   dataDir?: string;
   environmentsFile?: string;
   anvil: { embeddedPort: number };
-  webhooks: { allowPrivateDestinations: boolean };
+  webhooks: { allowPrivateDestinations: boolean; trustedDestinations?: readonly string[] };
   /** consoleSessionSeconds: the operator console session's life (default 3600). */
   admin: { apiToken?: string; consoleSessionSeconds?: number };
   /** Outgoing mail (vault approval codes). smtpUrl may hold a password: never log it. */
@@ -234,6 +245,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     webhooks: {
       allowPrivateDestinations:
         e.WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS ?? (deployment === 'sandbox' && (!e.DATABASE_URL || !e.TEMPORAL_ADDRESS)),
+      trustedDestinations: e.WEBHOOKS_TRUSTED_DESTINATIONS,
     },
     admin: { apiToken: e.ADMIN_API_TOKEN, consoleSessionSeconds: e.CONSOLE_SESSION_SECONDS },
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },

@@ -4,6 +4,30 @@ import { stringify } from 'yaml';
 export const CLUSTER_ROLES = ['frontend', 'history', 'matching', 'worker'] as const;
 export type ClusterRole = (typeof CLUSTER_ROLES)[number];
 
+/**
+ * One process of the cluster: a role and which of that role's processes it is (1 for the first). A
+ * second history process shares the shards with the first (ringpop hands a dead one's shards over).
+ */
+export interface ClusterMember {
+  role: ClusterRole;
+  instance: number;
+}
+
+/** `history` for the first history process, `history-2` for the second. */
+export function memberName(member: ClusterMember): string {
+  return member.instance === 1 ? member.role : `${member.role}-${member.instance}`;
+}
+
+/** The cluster's processes in start order: each role once, history `historyProcesses` times. */
+export function clusterMembers(historyProcesses = 1): ClusterMember[] {
+  return CLUSTER_ROLES.flatMap((role) =>
+    Array.from({ length: role === 'history' ? historyProcesses : 1 }, (_, i): ClusterMember => ({ role, instance: i + 1 })),
+  );
+}
+
+/** History processes beyond the first take the offsets after the four roles' (at most this many in all). */
+export const MAX_HISTORY_PROCESSES = 4;
+
 export interface ClusterConfigInput {
   postgres: { host: string; port: number; user: string; password: string };
   /** Fixed when the cluster's database is created: it can never change afterwards. */
@@ -27,7 +51,7 @@ export function clusterPorts(frontendPort: number): Record<ClusterRole, { grpc: 
     );
   }
   const offsets: Record<ClusterRole, number> = { frontend: 0, history: 1, matching: 2, worker: 3 };
-  const step = frontendPort + 103 <= MAX_CLUSTER_PORT ? 1 : -1;
+  const step = stepOf(frontendPort);
   return Object.fromEntries(
     CLUSTER_ROLES.map((role) => {
       const grpc = frontendPort + step * offsets[role];
@@ -36,8 +60,26 @@ export function clusterPorts(frontendPort: number): Record<ClusterRole, { grpc: 
   ) as Record<ClusterRole, { grpc: number; membership: number }>;
 }
 
-/** Temporal Server's static configuration (its YAML), one file for every role of the cluster. */
-export function clusterConfig(input: ClusterConfigInput): Record<string, unknown> {
+/** Up from the frontend, or down when the span of every member's ports would pass 32767. */
+const SPAN = 100 + 3 + MAX_HISTORY_PROCESSES - 1;
+const stepOf = (frontendPort: number) => (frontendPort + SPAN <= MAX_CLUSTER_PORT ? 1 : -1);
+
+/** A member's ports: its role's for the first process of a role, else the offsets after the four roles'. */
+export function memberPorts(frontendPort: number, member: ClusterMember): { grpc: number; membership: number } {
+  const ports = clusterPorts(frontendPort);
+  if (member.instance === 1) return ports[member.role];
+  if (member.role !== 'history' || member.instance > MAX_HISTORY_PROCESSES)
+    throw new Error(`a cluster runs one ${member.role} process here and up to ${MAX_HISTORY_PROCESSES} history processes`);
+  const step = stepOf(frontendPort);
+  const grpc = frontendPort + step * (3 + member.instance - 1);
+  return { grpc, membership: grpc + step * 100 };
+}
+
+/**
+ * Temporal Server's static configuration (its YAML), one file for every role of the cluster; a
+ * history process beyond the first gets its own file, with its own ports in the history section.
+ */
+export function clusterConfig(input: ClusterConfigInput, member?: ClusterMember): Record<string, unknown> {
   const store = (databaseName: string, maxConns: number) => ({
     sql: {
       pluginName: 'postgres12',
@@ -62,10 +104,10 @@ export function clusterConfig(input: ClusterConfigInput): Record<string, unknown
     },
     global: { membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' } },
     services: Object.fromEntries(
-      CLUSTER_ROLES.map((role) => [
-        role,
-        { rpc: { grpcPort: ports[role].grpc, membershipPort: ports[role].membership, bindOnLocalHost: true } },
-      ]),
+      CLUSTER_ROLES.map((role) => {
+        const own = member?.role === role ? memberPorts(input.frontendPort, member) : ports[role];
+        return [role, { rpc: { grpcPort: own.grpc, membershipPort: own.membership, bindOnLocalHost: true } }];
+      }),
     ),
     clusterMetadata: {
       enableGlobalNamespace: false,
@@ -80,6 +122,6 @@ export function clusterConfig(input: ClusterConfigInput): Record<string, unknown
   };
 }
 
-export function clusterConfigYaml(input: ClusterConfigInput): string {
-  return stringify(clusterConfig(input));
+export function clusterConfigYaml(input: ClusterConfigInput, member?: ClusterMember): string {
+  return stringify(clusterConfig(input, member));
 }

@@ -16,7 +16,14 @@ import {
   WORKFLOW_SERVICE,
   type LoggedProcess,
 } from './process';
-import { CLUSTER_ROLES, clusterConfigYaml, clusterPorts, type ClusterConfigInput, type ClusterRole } from './temporal-cluster-config';
+import {
+  clusterConfigYaml,
+  clusterMembers,
+  memberName,
+  memberPorts,
+  type ClusterConfigInput,
+  type ClusterMember,
+} from './temporal-cluster-config';
 
 /**
  * A real Temporal cluster on one machine: Temporal Server (built by `scripts/setup.mjs --for cluster`)
@@ -36,6 +43,8 @@ export interface TemporalClusterOptions {
   postgres: { host: string; port: number; user: string; password?: string };
   frontendPort: number;
   historyShards?: number;
+  /** History processes sharing the shards (default 1); killing one hands its shards to the others. */
+  historyProcesses?: number;
   /** Database names (default temporal, temporal_visibility). */
   databases?: { default: string; visibility: string };
   /** Drop both databases first: a cluster with no history. */
@@ -50,11 +59,13 @@ export interface TemporalCluster {
   /** `127.0.0.1:<frontendPort>`, for Connection.connect / NativeConnection.connect. */
   address: string;
   historyShards: number;
-  /** The process of each role, e.g. to SIGKILL the history service in a rehearsal. */
-  pid(role: ClusterRole): number | undefined;
-  kill(role: ClusterRole): void;
-  /** Starts a role again (after kill) and waits until the frontend serves the namespace. */
-  restart(role: ClusterRole): Promise<void>;
+  /** The processes by name (`frontend`, `history`, `history-2`, `matching`, `worker`), in start order. */
+  members: string[];
+  /** The process of each member (a role's name is its first process), e.g. to SIGKILL it in a rehearsal. */
+  pid(member: string): number | undefined;
+  kill(member: string): void;
+  /** Starts a member again (after kill) and waits until the frontend serves the namespace. */
+  restart(member: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -66,12 +77,7 @@ export function clusterPostgresOf(databaseUrl: string): TemporalClusterOptions['
 
 export async function startTemporalCluster(options: TemporalClusterOptions): Promise<TemporalCluster> {
   const home = temporalServerDir();
-  // Built once per machine, by the first command that runs a cluster (about 8 minutes).
-  if (!existsSync(path.join(home, 'server'))) {
-    const setup = spawnSync(process.execPath, [path.join(projectRoot(), 'scripts', 'setup.mjs'), '--for', 'cluster'], { stdio: 'inherit' });
-    if (setup.status !== 0) throw new Error('set-up of Temporal Server (node scripts/setup.mjs --for cluster) failed');
-  }
-  const server = requireTool(path.join(home, 'server'), 'Temporal Server', 'cluster');
+  const server = serverBinary(home);
   const dir = options.dir ?? path.join(dataDir(), 'temporal-cluster');
   const databases = options.databases ?? { default: 'temporal', visibility: 'temporal_visibility' };
   const historyShards = options.historyShards ?? DEFAULT_HISTORY_SHARDS;
@@ -82,31 +88,31 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
     databases,
   };
   await createSchemas(home, input, options.fresh ?? false);
-  const configFile = path.join(dir, 'cluster.yaml');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(configFile, clusterConfigYaml(input));
+  const members = new Map(clusterMembers(options.historyProcesses ?? 1).map((m) => [memberName(m), m] as const));
+  const configFiles = writeConfigFiles(dir, input, members);
 
-  const processes = new Map<ClusterRole, LoggedProcess>();
-  const ports = clusterPorts(options.frontendPort);
+  const processes = new Map<string, LoggedProcess>();
   const timeoutMs = options.startTimeoutMs ?? 120_000;
-  const spawnRole = (role: ClusterRole) => {
-    const args = ['--config-file', configFile, '--allow-no-auth', 'start', '--service', role];
-    const proc = spawnLogged(server, args, { log: path.join(dir, 'logs', `${role}.log`), detached: true });
-    processes.set(role, proc);
+  const memberOf = (name: string) => knownMember(members, name);
+  const spawnMember = (name: string) => {
+    const args = ['--config-file', configFiles.get(name)!, '--allow-no-auth', 'start', '--service', memberOf(name).role];
+    const proc = spawnLogged(server, args, { log: path.join(dir, 'logs', `${name}.log`), detached: true });
+    processes.set(name, proc);
     return proc;
   };
   // One role at a time, each until its gRPC port answers: roles started together on a new database race
   // to write the cluster's metadata, and the losers exit. A role that exits while starting is started
   // again, as an orchestrator restarts a pod.
-  const start = async (role: ClusterRole) => {
+  const start = async (name: string) => {
+    const port = memberPorts(options.frontendPort, memberOf(name)).grpc;
     for (let attempt = 1; ; attempt += 1) {
-      const proc = spawnRole(role);
+      const proc = spawnMember(name);
       try {
-        await waitFor(() => isPortOpen(ports[role].grpc), {
+        await waitFor(() => isPortOpen(port), {
           timeoutMs,
           intervalMs: 200,
           isAlive: () => !proc.exited(),
-          what: `the ${role} role's gRPC port ${ports[role].grpc}`,
+          what: `the ${name} process's gRPC port ${port}`,
         });
         return;
       } catch (err) {
@@ -122,7 +128,7 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
   const address = `127.0.0.1:${options.frontendPort}`;
   const ready = () => waitForNamespace(options.frontendPort, 'default', processes, timeoutMs);
   try {
-    for (const role of CLUSTER_ROLES) await start(role);
+    for (const name of members.keys()) await start(name);
     await ready();
   } catch (err) {
     killAll();
@@ -131,15 +137,16 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
   return {
     address,
     historyShards,
-    pid: (role) => processes.get(role)?.child.pid,
-    kill: (role) => {
-      const p = processes.get(role);
+    members: [...members.keys()],
+    pid: (name) => processes.get(name)?.child.pid,
+    kill: (name) => {
+      const p = processes.get(memberName(memberOf(name)));
       if (p && !p.exited()) p.child.kill('SIGKILL');
     },
-    async restart(role) {
-      const p = processes.get(role);
+    async restart(name) {
+      const p = processes.get(memberName(memberOf(name)));
       if (p && !p.exited()) await stopProcess(p, { signal: 'SIGKILL' });
-      await start(role);
+      await start(name);
       await ready();
     },
     async stop() {
@@ -149,16 +156,38 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
   };
 }
 
+function knownMember(members: Map<string, ClusterMember>, name: string): ClusterMember {
+  const m = members.get(name);
+  if (!m) throw new Error(`no cluster member ${name}; the members are ${[...members.keys()].join(', ')}`);
+  return m;
+}
+
+/** Temporal Server's binary, built once per machine by the first command that runs a cluster (about 8 minutes). */
+function serverBinary(home: string): string {
+  if (!existsSync(path.join(home, 'server'))) {
+    const setup = spawnSync(process.execPath, [path.join(projectRoot(), 'scripts', 'setup.mjs'), '--for', 'cluster'], { stdio: 'inherit' });
+    if (setup.status !== 0) throw new Error('set-up of Temporal Server (node scripts/setup.mjs --for cluster) failed');
+  }
+  return requireTool(path.join(home, 'server'), 'Temporal Server', 'cluster');
+}
+
+/** The first process of each role shares cluster.yaml; another history process has a file for its own ports. */
+function writeConfigFiles(dir: string, input: ClusterConfigInput, members: Map<string, ClusterMember>): Map<string, string> {
+  mkdirSync(dir, { recursive: true });
+  const files = new Map<string, string>();
+  for (const [name, member] of members) {
+    const file = path.join(dir, member.instance === 1 ? 'cluster.yaml' : `cluster-${name}.yaml`);
+    writeFileSync(file, clusterConfigYaml(input, member.instance === 1 ? undefined : member));
+    files.set(name, file);
+  }
+  return files;
+}
+
 /**
  * Until the frontend serves the namespace: registered (7 days' retention) once the frontend answers,
  * then described. Fails at once when a role exits.
  */
-async function waitForNamespace(
-  port: number,
-  namespace: string,
-  processes: Map<ClusterRole, LoggedProcess>,
-  timeoutMs: number,
-): Promise<void> {
+async function waitForNamespace(port: number, namespace: string, processes: Map<string, LoggedProcess>, timeoutMs: number): Promise<void> {
   const register = protoField(1, namespace);
   const retention = protoField(4, Buffer.from([0x08, ...varint(RETENTION_SECONDS)]));
   try {

@@ -8,6 +8,18 @@ import { isIP, type LookupFunction } from 'node:net';
  */
 export interface DestinationPolicy {
   allowPrivateDestinations: boolean;
+  /**
+   * `host:port` pairs an operator trusts though they are on a private network (a partner reached over
+   * a private link; the production rehearsal's local receivers): WEBHOOKS_TRUSTED_DESTINATIONS. Exact
+   * pairs only, no ranges; https is still required where private destinations are not allowed.
+   */
+  trustedDestinations?: readonly string[];
+}
+
+/** Whether the URL's host and port are one of the policy's trusted pairs. */
+export function isTrustedDestination(url: URL, policy: DestinationPolicy): boolean {
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  return (policy.trustedDestinations ?? []).includes(`${hostOf(url).toLowerCase()}:${port}`);
 }
 
 export type AddressClass =

@@ -2,7 +2,14 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { classifyAddress, DestinationNotAllowedError, guardedLookup, hostOf, type DestinationPolicy } from './destination';
+import {
+  classifyAddress,
+  DestinationNotAllowedError,
+  guardedLookup,
+  hostOf,
+  isTrustedDestination,
+  type DestinationPolicy,
+} from './destination';
 
 export interface PostOptions {
   policy: DestinationPolicy;
@@ -44,7 +51,8 @@ export function postWebhook(target: string, headers: Record<string, string>, bod
       return;
     }
     const host = hostOf(url);
-    if (!opts.policy.allowPrivateDestinations && isIP(host) && classifyAddress(host) !== 'public') {
+    const policy = isTrustedDestination(url, opts.policy) ? { allowPrivateDestinations: true } : opts.policy;
+    if (!policy.allowPrivateDestinations && isIP(host) && classifyAddress(host) !== 'public') {
       const refused = new DestinationNotAllowedError(host, classifyAddress(host), host);
       finish({ kind: 'destination_not_allowed', error: refused.message, latencyMs: 0 });
       return;
@@ -61,7 +69,7 @@ export function postWebhook(target: string, headers: Record<string, string>, bod
         method: 'POST',
         headers: { ...headers, 'content-length': String(body.length) },
         agent: false,
-        lookup: guardedLookup(opts.policy),
+        lookup: guardedLookup(policy),
         signal: controller.signal,
       },
       (res) => {

@@ -2,7 +2,15 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { parse } from 'yaml';
-import { CLUSTER_ROLES, clusterConfigYaml, clusterPorts } from '../../src/embedded/temporal-cluster-config';
+import {
+  CLUSTER_ROLES,
+  clusterConfigYaml,
+  clusterMembers,
+  clusterPorts,
+  MAX_HISTORY_PROCESSES,
+  memberName,
+  memberPorts,
+} from '../../src/embedded/temporal-cluster-config';
 
 const input = (frontendPort: number, historyShards = 16) => ({
   postgres: { host: '127.0.0.1', port: 54329, user: 'postgres', password: '' },
@@ -44,5 +52,28 @@ describe('Temporal cluster configuration', () => {
     assert.deepEqual(Object.keys(config.services).sort(), [...CLUSTER_ROLES].sort());
     for (const role of CLUSTER_ROLES) assert.equal(config.services[role].rpc.bindOnLocalHost, true, `${role} on loopback only`);
     assert.equal(config.clusterMetadata.clusterInformation.active.rpcAddress, '127.0.0.1:17233');
+  });
+
+  test('several history processes each get ports of their own, distinct from every role', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1127, max: 32_767 }), (frontend) => {
+        const members = clusterMembers(MAX_HISTORY_PROCESSES);
+        const all = members.flatMap((m) => Object.values(memberPorts(frontend, m)));
+        assert.equal(new Set(all).size, 2 * members.length);
+        assert.ok(
+          all.every((p) => p >= 1024 && p <= 32_767),
+          `ports ${all.join(', ')}`,
+        );
+      }),
+    );
+    assert.deepEqual(clusterMembers(2).map(memberName), ['frontend', 'history', 'history-2', 'matching', 'worker']);
+  });
+
+  test("a second history process's YAML carries its own ports in the history section, the rest unchanged", () => {
+    const [second] = clusterMembers(2).filter((m) => m.instance === 2);
+    const config = parse(clusterConfigYaml(input(17233), second));
+    const own = memberPorts(17233, second!);
+    assert.deepEqual(config.services.history.rpc, { grpcPort: own.grpc, membershipPort: own.membership, bindOnLocalHost: true });
+    assert.equal(config.services.frontend.rpc.grpcPort, 17233);
   });
 });

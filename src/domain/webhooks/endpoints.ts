@@ -7,6 +7,7 @@ import {
   assertPublicDestination,
   DestinationNotAllowedError,
   resolveAll,
+  isTrustedDestination,
   type DestinationPolicy,
   type HostResolver,
 } from '../../webhooks/destination';
@@ -84,7 +85,7 @@ export async function validateEndpointUrl(raw: string, policy: DestinationPolicy
   if (url.username || url.password) throw invalidField('url', 'must not contain credentials');
   if (url.hash) throw invalidField('url', 'must not contain a fragment');
   if (url.href.length > WEBHOOK_LIMITS.urlMaxChars) throw invalidField('url', `must be at most ${WEBHOOK_LIMITS.urlMaxChars} characters`);
-  if (!policy.allowPrivateDestinations) {
+  if (!policy.allowPrivateDestinations && !isTrustedDestination(url, policy)) {
     try {
       await assertPublicDestination(url, resolve);
     } catch (err) {

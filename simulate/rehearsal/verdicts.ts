@@ -1,0 +1,219 @@
+/**
+ * The rehearsal's verdicts, as pure functions of what it planned and what it observed (the database,
+ * the chains, the receivers, the provider's own records, the partner's answers): each answers the
+ * failures it finds, so a test can plant a fault in the observations and see the check fail.
+ * simulate/rehearsal/checks.ts gathers the observations; this file only judges them.
+ */
+
+/** What the load meant a Payment to end as. */
+export type PaymentPlan = 'paid_in_full' | 'underpaid' | 'overpaid' | 'expire' | 'cancel';
+
+export interface PlannedPayment {
+  id: string;
+  plan: PaymentPlan;
+  flow: string;
+  /** What the payer sent in all (0 for expire and cancel). */
+  paidAtomic: bigint;
+  /** What the Payment asked for. */
+  amountAtomic: bigint;
+}
+
+export interface ObservedPayment {
+  id: string;
+  status: string;
+  held: boolean;
+  reason: string | null;
+  merchantNetAtomic: bigint;
+  /** What the settlement transaction moved to the recipient, read from its receipt (null: no settlement transaction). */
+  settledOnChainAtomic: bigint | null;
+  incidents: Array<{ kind: string; amountAtomic: bigint }>;
+  /** Each incident recovery: its status and what its transaction moved on chain (null: none found). */
+  recoveries: Array<{ status: string; amountAtomic: bigint; onChainAtomic: bigint | null }>;
+}
+
+interface Expectation {
+  status: string;
+  incident?: { kind: string; amountAtomic: (p: PlannedPayment) => bigint };
+}
+
+const EXPECT: Record<PaymentPlan, Expectation> = {
+  paid_in_full: { status: 'succeeded' },
+  underpaid: { status: 'expired', incident: { kind: 'underpaid_expired', amountAtomic: (p) => p.paidAtomic } },
+  overpaid: { status: 'succeeded', incident: { kind: 'excess', amountAtomic: (p) => p.paidAtomic - p.amountAtomic } },
+  expire: { status: 'expired' },
+  cancel: { status: 'cancelled' },
+};
+
+/** Every planned Payment ended as planned: its status, its incident, its settlement and recovery to the unit on chain. */
+export function paymentVerdicts(planned: PlannedPayment[], observed: Map<string, ObservedPayment>): string[] {
+  return planned.flatMap((p) => {
+    const o = observed.get(p.id);
+    const label = `Payment ${p.id} (${p.flow}, ${p.plan})`;
+    if (!o) return [`${label}: not found`];
+    if (o.held) return [`${label}: held (${o.reason ?? 'no reason'}), and no hold was planned`];
+    return [...statusVerdict(label, p, o), ...settlementVerdict(label, o), ...incidentVerdicts(label, p, o)];
+  });
+}
+
+function statusVerdict(label: string, p: PlannedPayment, o: ObservedPayment): string[] {
+  const want = EXPECT[p.plan].status;
+  return o.status === want ? [] : [`${label}: ${o.status}, planned ${want}`];
+}
+
+/** A succeeded Payment's recipient got its net on chain; nothing else was settled. */
+function settlementVerdict(label: string, o: ObservedPayment): string[] {
+  if (o.status !== 'succeeded')
+    return o.settledOnChainAtomic ? [`${label}: ${o.status}, yet settled ${o.settledOnChainAtomic} on chain`] : [];
+  if (o.settledOnChainAtomic === null) return [`${label}: succeeded without a settlement transaction`];
+  return o.settledOnChainAtomic === o.merchantNetAtomic
+    ? []
+    : [`${label}: the settlement moved ${o.settledOnChainAtomic} to the recipient on chain, its net is ${o.merchantNetAtomic}`];
+}
+
+function incidentVerdicts(label: string, p: PlannedPayment, o: ObservedPayment): string[] {
+  const want = EXPECT[p.plan].incident;
+  const got = o.incidents.map((i) => `${i.kind}:${i.amountAtomic}`).sort();
+  const expected = want ? [`${want.kind}:${want.amountAtomic(p)}`] : [];
+  if (got.join(',') !== expected.join(',')) return [`${label}: incidents [${got.join(', ')}], planned [${expected.join(', ')}]`];
+  if (!want) return [];
+  const amount = want.amountAtomic(p);
+  const confirmed = o.recoveries.filter((r) => r.status === 'confirmed');
+  if (confirmed.length !== 1) return [`${label}: ${confirmed.length} confirmed recoveries of its incident, planned 1`];
+  const r = confirmed[0]!;
+  if (r.amountAtomic !== amount || r.onChainAtomic !== amount)
+    return [`${label}: recovered ${r.amountAtomic} (${r.onChainAtomic ?? 'nothing'} on chain), its incident holds ${amount}`];
+  return [];
+}
+
+/** An item held for an operator that no scenario planned. */
+export interface Hold {
+  what: string;
+  reason: string | null;
+}
+
+export function holdVerdicts(held: Hold[], plannedHolds: ReadonlySet<string>): string[] {
+  return held
+    .filter((h) => !plannedHolds.has(h.what))
+    .map((h) => `${h.what} held requires_intervention (${h.reason ?? 'no reason'}), unplanned`);
+}
+
+/** A stretch of time a fault took something away: from its kill until the part was back. */
+export interface Window {
+  part: string;
+  at: number;
+  backAt: number;
+}
+
+/** A delivery the worker made just before a fault may have been made again: its attempt's timeout ahead of the kill. */
+export const INTERRUPT_LEAD_MS = 15_000;
+
+export interface EventObservations {
+  /** Every committed event of the endpoint's app. */
+  committed: Array<{ id: string; name: string }>;
+  /** Verified deliveries at the endpoint, in order. */
+  receipts: Array<{ id: string; at: number }>;
+}
+
+/**
+ * Each committed event delivered and verified; more than one delivery of an event only when its first
+ * came during a fault (the delivery was interrupted before the worker recorded it).
+ */
+export function eventVerdicts(endpoint: string, o: EventObservations, windows: Window[]): { failures: string[]; duplicates: number } {
+  const firstAt = new Map<string, number>();
+  const count = new Map<string, number>();
+  for (const r of o.receipts) {
+    if (!firstAt.has(r.id)) firstAt.set(r.id, r.at);
+    count.set(r.id, (count.get(r.id) ?? 0) + 1);
+  }
+  const failures: string[] = [];
+  let duplicates = 0;
+  for (const e of o.committed) {
+    const n = count.get(e.id) ?? 0;
+    if (n === 0) failures.push(`event ${e.id} (${e.name}) never delivered to the ${endpoint} endpoint`);
+    if (n <= 1) continue;
+    duplicates += n - 1;
+    const at = firstAt.get(e.id)!;
+    const fault = windows.some((w) => at >= w.at - INTERRUPT_LEAD_MS && at <= w.backAt);
+    if (!fault)
+      failures.push(`event ${e.id} (${e.name}) delivered ${n} times to the ${endpoint} endpoint, no fault interrupting its first`);
+  }
+  return { failures, duplicates };
+}
+
+export interface ServicePayout {
+  paymentId: string;
+  payoutId: string | null;
+  sourceAtomic: bigint;
+}
+
+export interface ProviderPayout {
+  payoutId: string;
+  paymentId: string;
+  amountAtomic: bigint;
+}
+
+/** Every bank payout the service made is one payout in the provider's own records, same amount; the provider made no other. */
+export function payoutVerdicts(service: ServicePayout[], provider: ProviderPayout[]): string[] {
+  const failures: string[] = [];
+  const byPayment = new Map<string, ProviderPayout[]>();
+  for (const p of provider) byPayment.set(p.paymentId, [...(byPayment.get(p.paymentId) ?? []), p]);
+  const ours = new Set(service.map((s) => s.paymentId));
+  for (const s of service) {
+    const theirs = byPayment.get(s.paymentId) ?? [];
+    if (theirs.length !== 1) {
+      failures.push(`payout of Payment ${s.paymentId}: ${theirs.length} payouts in the provider's records, expected 1`);
+      continue;
+    }
+    const t = theirs[0]!;
+    if (s.payoutId !== t.payoutId)
+      failures.push(`payout of Payment ${s.paymentId}: the service records ${s.payoutId}, the provider ${t.payoutId}`);
+    if (s.sourceAtomic !== t.amountAtomic)
+      failures.push(`payout of Payment ${s.paymentId}: the service sent ${s.sourceAtomic}, the provider paid out ${t.amountAtomic}`);
+  }
+  for (const p of provider)
+    if (!ours.has(p.paymentId)) failures.push(`provider payout ${p.payoutId} (Payment ${p.paymentId}) the service never made`);
+  return failures;
+}
+
+export interface Unavailable {
+  op: string;
+  sentAt: number;
+  at: number;
+}
+
+/** A 503 only while a part was away: the request's time overlaps a fault's window, which ends when the part is back. */
+export function unavailableVerdicts(answers: Unavailable[], windows: Window[]): string[] {
+  return answers
+    .filter((u) => !windows.some((w) => u.sentAt <= w.backAt && u.at >= w.at))
+    .map(
+      (u) => `${u.op} answered 503 at ${new Date(u.at).toISOString()} (sent ${u.at - u.sentAt} ms before), outside every fault's window`,
+    );
+}
+
+export interface Outage {
+  part: string;
+  what: string;
+  at: number;
+  /** When the part was back (unset: it never came back). */
+  backAt?: number;
+  /** When the first Payment created after the kill succeeded (unset: none did). */
+  paymentAt?: number;
+  error?: string;
+}
+
+/** How long a part may take to come back, and the next Payment to succeed, after its kill (docs/decisions/testing-and-tooling.md). */
+export const BOUNDS = { backMs: 60_000, paymentMs: 180_000 };
+
+/** Every part was killed at least once, came back, and the next Payment succeeded, each within its bound. */
+export function outageVerdicts(outages: Outage[], parts: readonly string[], bounds = BOUNDS): string[] {
+  const failures = parts.filter((p) => !outages.some((o) => o.part === p)).map((p) => `${p} was never killed`);
+  for (const o of outages) {
+    if (o.error) failures.push(`${o.what}: ${o.error}`);
+    if (o.backAt === undefined) failures.push(`${o.what}: never came back`);
+    else if (o.backAt - o.at > bounds.backMs) failures.push(`${o.what}: back after ${o.backAt - o.at} ms, bound ${bounds.backMs} ms`);
+    if (o.paymentAt === undefined) failures.push(`${o.what}: no Payment succeeded after it`);
+    else if (o.paymentAt - o.at > bounds.paymentMs)
+      failures.push(`${o.what}: the next Payment succeeded ${o.paymentAt - o.at} ms after it, bound ${bounds.paymentMs} ms`);
+  }
+  return failures;
+}
