@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { ZPaymentResponse } from '../../src/domain/payments/payment.schemas';
 import { call, newApp, uniqueUserId } from '../support/api-client';
 import { eventually } from '../support/chain';
-import { getHarness } from '../support/harness';
+import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
+import { sealText } from '../../src/domain/keys/sealed-text';
+import { ACCOUNT_NUMBER_LABEL } from '../../src/domain/bank-accounts/bank-accounts';
 import { paymentSummary } from '../support/fixtures';
 
 /** An app with a sender account and another account owning a linked US bank account. */
@@ -51,7 +53,8 @@ export async function newBankParty(
       bankName: 'Test Bank',
       bankCode: '021000021',
       details: BANK_DETAILS,
-      accountNumberEncrypted: 'not-a-real-ciphertext',
+      // Sealed under the harness's key, as the service seals it: a key rotation test re-seals every row.
+      accountNumberEncrypted: sealText(TEST_SERVICE_SECRET, ACCOUNT_NUMBER_LABEL, bankAccountId, '000123456789'),
       accountNumberLast4: '6789',
       fingerprint: `fp-${bankAccountId}`,
       rail: 'ach',
