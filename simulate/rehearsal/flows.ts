@@ -1,6 +1,7 @@
 import { keccak256, stringToHex, type Address, type Hash } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { fundTestWallet } from '../../src/chain/sandbox';
+import { FeeAboveCapError } from '../../src/chain/types';
 import { formatAtomic } from '../../src/domain/amounts/amounts';
 import { sandboxVaultCodes } from '../../src/domain/vaults/sandbox-mail';
 import { Mutex } from '../chain-driver';
@@ -62,6 +63,8 @@ export class Payers {
         try {
           return await chain.sendTokenTransfer({ from, token: this.chain.token, to: to as Address, amountAtomic });
         } catch (err) {
+          // The chain client reports the node's refusal under the base fee as FeeAboveCapError.
+          if (err instanceof FeeAboveCapError) return undefined;
           if (err instanceof Error && /max fee per gas less than block base fee/.test(err.message)) return undefined;
           throw err;
         }
