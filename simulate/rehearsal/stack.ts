@@ -85,8 +85,8 @@ export interface RehearsalStack {
 
 const DATABASE = 'partner_payments_rehearsal';
 const PROCESSES = 2;
-/** History processes sharing the shards: killing one hands its shards to the other. */
-const HISTORY_PROCESSES = 2;
+/** History processes sharing the shards: killing one hands its shards to the other (docker-compose.yml runs as many). */
+export const HISTORY_PROCESSES = 2;
 
 export async function startRehearsalStack(opts: {
   config: ServiceConfig;

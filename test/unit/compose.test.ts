@@ -8,6 +8,7 @@ import { parse } from 'yaml';
 import { projectRoot } from '../../src/platform/project-root';
 import { DEFAULT_HISTORY_SHARDS } from '../../src/embedded/temporal-cluster';
 import { CLUSTER_ROLES } from '../../src/embedded/temporal-cluster-config';
+import { HISTORY_PROCESSES } from '../../simulate/rehearsal/stack';
 import { loadConfig } from '../../src/config';
 import { toolchain } from '../../src/config/toolchain';
 import { loadEnvironmentsReport } from '../../src/config/environments';
@@ -45,15 +46,14 @@ const imageName = (image: string) => image.slice(0, image.lastIndexOf(':'));
 const imageTag = (image: string) => image.slice(image.lastIndexOf(':') + 1);
 
 /** The services that run Temporal Server, by the one role each runs. */
-function temporalRoles(c: Compose): Map<string, string> {
-  const roles = new Map<string, string>();
+function temporalRoles(c: Compose): Map<string, string[]> {
+  const roles = new Map<string, string[]>();
   for (const [name, service] of Object.entries(c.services)) {
     if (!service.image || imageName(service.image) !== TEMPORAL_SERVER) continue;
     const role = service.environment?.TEMPORAL_SERVICES;
     assert.ok(role, `${name} names its role in TEMPORAL_SERVICES (without it the image starts every role)`);
     assert.doesNotMatch(role, /[,:\s]/, `${name} runs one role`);
-    assert.ok(!roles.has(role), `${role} runs in one service`);
-    roles.set(role, name);
+    roles.set(role, [...(roles.get(role) ?? []), name]);
   }
   return roles;
 }
@@ -132,8 +132,8 @@ describe('docker-compose.yml, the production shape', () => {
     }
     assert.equal(String(c.services['temporal-ui']!.environment?.TEMPORAL_DISABLE_WRITE_ACTIONS), 'true');
     // The roles reach Temporal's frontend over that network.
-    const frontend = temporalRoles(c).get('frontend')!;
-    const temporalNetworks = networksOf(c.services[frontend]!);
+    const [frontend] = temporalRoles(c).get('frontend')!;
+    const temporalNetworks = networksOf(c.services[frontend!]!);
     for (const name of ['api', 'worker'])
       assert.ok(
         networksOf(c.services[name]!).some((n) => temporalNetworks.includes(n)),
@@ -204,10 +204,13 @@ describe('docker-compose.yml, the production shape', () => {
     const c = compose();
     const roles = temporalRoles(c);
     assert.deepEqual([...roles.keys()].sort(), [...CLUSTER_ROLES].sort());
-    for (const [role, name] of roles) {
-      // Fixed for the life of the cluster: the first start stores it, and every role must agree.
-      assert.equal(c.services[name]!.environment?.NUM_HISTORY_SHARDS, String(DEFAULT_HISTORY_SHARDS), `${role}: history shards`);
-      assert.equal(c.services[name]!.environment?.DB, 'postgres12', `${role}: PostgreSQL, as the rehearsal`);
+    for (const [role, names] of roles) {
+      assert.equal(names.length, role === 'history' ? HISTORY_PROCESSES : 1, `${role}: as many services as the rehearsal's processes`);
+      for (const name of names) {
+        // Fixed for the life of the cluster: the first start stores it, and every role must agree.
+        assert.equal(c.services[name]!.environment?.NUM_HISTORY_SHARDS, String(DEFAULT_HISTORY_SHARDS), `${name}: history shards`);
+        assert.equal(c.services[name]!.environment?.DB, 'postgres12', `${name}: PostgreSQL, as the rehearsal`);
+      }
     }
     // The rehearsal runs the cluster code's default count: were it to pass its own, this test must read it there.
     const rehearsal = path.join(projectRoot(), 'simulate', 'rehearsal');
@@ -234,14 +237,14 @@ describe('docker-compose.yml, the production shape', () => {
     for (const schema of ['temporal', 'visibility']) assert.ok(script.includes(schema), `${job} covers the ${schema} schema`);
     assert.match(script, /\/etc\/temporal\/schema\/postgresql\/v12\/\$\$schema\/versioned/, 'the versioned schemas the image carries');
     assert.equal(service.restart, 'no', 'a job, not a daemon');
-    for (const [role, name] of temporalRoles(c))
-      assert.equal(dependsOn(c.services[name]!)[job]?.condition, 'service_completed_successfully', `${role} waits for ${job}`);
+    for (const name of [...temporalRoles(c).values()].flat())
+      assert.equal(dependsOn(c.services[name]!)[job]?.condition, 'service_completed_successfully', `${name} waits for ${job}`);
     // The application starts once the namespace exists, after every role answers.
     for (const name of ['api', 'worker']) {
       const waits = Object.entries(dependsOn(c.services[name]!)).filter(([, d]) => d.condition === 'service_completed_successfully');
       const namespaceJob = waits.map(([n]) => c.services[n]!).find((s) => commandText(s).includes('operator namespace create'));
       assert.ok(namespaceJob, `${name} waits for the namespace job`);
-      for (const role of temporalRoles(c).values())
+      for (const role of [...temporalRoles(c).values()].flat())
         assert.equal(dependsOn(namespaceJob)[role]?.condition, 'service_healthy', `the namespace job waits for ${role}`);
     }
   });
