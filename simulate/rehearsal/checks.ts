@@ -9,6 +9,8 @@ import type { RehearsalStack } from './stack';
 import {
   eventVerdicts,
   holdVerdicts,
+  releasedHoldVerdicts,
+  type ReleasedHold,
   outageVerdicts,
   paymentVerdicts,
   payoutVerdicts,
@@ -175,6 +177,8 @@ export interface CheckInput {
   recorder: Recorder;
   outages: Outage[];
   planned: PlannedPayment[];
+  /** The holds the treasury drill planned, as the operator released them. */
+  releasedHolds: ReleasedHold[];
   restless: string[];
   flowErrors: string[];
   restMs: number;
@@ -218,7 +222,8 @@ export async function checkRehearsal(o: CheckInput) {
     for (const refused of r.refused) failures.push(`a ${environment} webhook request failed verification: ${refused}`);
   failures.push(...payoutVerdicts(observed.servicePayouts, observed.providerPayouts));
   const holds = await heldItems(o.stack);
-  failures.push(...holdVerdicts(holds, new Set()));
+  failures.push(...holdVerdicts(holds));
+  failures.push(...releasedHoldVerdicts(o.releasedHolds, await depositStatuses(o.stack, o.releasedHolds)));
 
   for (const b of o.recorder.broken)
     failures.push(
@@ -261,6 +266,7 @@ async function figuresOf(
     payouts: { service: x.observed.servicePayouts.length, provider: x.observed.providerPayouts.length },
     unexpectedExits: o.stack.crashes.map((c) => ({ name: c.name, at: new Date(c.at).toISOString(), exit: c.exit, cause: c.cause })),
     unplannedHolds: x.holds.map((h) => `${h.what}: ${h.reason ?? 'no reason'}`),
+    releasedHolds: o.releasedHolds.filter((r) => !r.error).map((r) => `${r.kind} ${r.id}: ${r.reason ?? 'no reason'}`),
     events: {
       committed,
       delivered: Object.values(o.receivers).reduce((n, r) => n + r.delivered.size, 0),
@@ -326,6 +332,13 @@ function providerPayouts(providerDir: string): ProviderPayout[] {
     paymentId: p.paymentId,
     amountAtomic: BigInt(p.request.amountAtomic),
   }));
+}
+
+/** The status each released deposit ended in. */
+async function depositStatuses(stack: RehearsalStack, released: ReleasedHold[]): Promise<Map<string, string>> {
+  const ids = released.filter((r) => r.kind === 'deposit').map((r) => r.id);
+  const rows = await stack.db.prisma.deposit.findMany({ where: { id: { in: ids } }, select: { id: true, status: true } });
+  return new Map(rows.map((r) => [r.id, r.status]));
 }
 
 /** Everything held for an operator, as `Payment <id>`, `deposit <id>`, `refund <id>`. */

@@ -9,7 +9,7 @@ import { US_BANK_ACCOUNT } from '../partner';
 import { until } from '../until';
 import type { RehearsalPartner } from './partner';
 import type { RehearsalChain, RehearsalStack } from './stack';
-import type { PaymentPlan, PlannedPayment } from './verdicts';
+import type { ReleasedHold, PaymentPlan, PlannedPayment } from './verdicts';
 
 /**
  * The partner load: receive Payments on the three chains, send Payments to an account and to a linked
@@ -106,6 +106,8 @@ export interface FlowContext {
   planned: PlannedPayment[];
   /** Payments whose incident is to be recovered once it shows: by the operator (CLI) or the partner (API). */
   recoveries: Array<{ paymentId: string; by: 'operator' | 'partner' }>;
+  /** Holds a scenario planned, each released by the operator through the CLI. */
+  releasedHolds: ReleasedHold[];
 }
 
 async function account(
@@ -208,7 +210,7 @@ export async function prepareParties(
 }
 
 /** 1 to 20 USDC, whole cents. */
-function amountOf(n: number): bigint {
+export function amountOf(n: number): bigint {
   return USDC(1 + (n % 20)) + BigInt((n * 7919) % 100) * 10_000n;
 }
 
@@ -225,7 +227,7 @@ const PAID: Record<PaymentPlan, (asked: bigint) => bigint> = {
   cancel: () => 0n,
 };
 
-async function createAndPay(
+export async function createAndPay(
   ctx: FlowContext,
   p: RehearsalPartner,
   chainId: number,

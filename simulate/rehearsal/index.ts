@@ -9,6 +9,7 @@ import { stackSettings } from '../stack';
 import { WebhookReceiver } from '../webhook-receiver';
 import { runMain } from '../run-main';
 import { checkRehearsal, waitForRest } from './checks';
+import { treasuryDrill } from './treasury-drill';
 import { faultPlan, runFaults } from './faults';
 import { FLOWS, prepareParties, ROUND, type FlowContext } from './flows';
 import { recoverIncidents } from './operator';
@@ -207,7 +208,7 @@ async function rehearse(stack: RehearsalStack, receivers: Receivers, opts: Optio
   const parties = await prepareParties({ stack, key }, partners.sandbox, partners.production);
   out(`parties ready after ${Math.round((Date.now() - started) / 1000)} s; load starts`);
 
-  const ctx: FlowContext = { stack, parties, key, paidForRefund: [], planned: [], recoveries: [] };
+  const ctx: FlowContext = { stack, parties, key, paidForRefund: [], planned: [], recoveries: [], releasedHolds: [] };
   const loadStarted = Date.now();
   const errors: string[] = [];
   const counts: Record<string, number> = {};
@@ -222,6 +223,7 @@ async function rehearse(stack: RehearsalStack, receivers: Receivers, opts: Optio
       outages,
       out,
     ).finally(() => void (faultsDone = true)),
+    treasuryDrill(ctx, { startedAt: loadStarted, loadMs: opts.loadMs }, out).then((failures) => void errors.push(...failures)),
   ]);
   const loadSeconds = Math.round((Date.now() - loadStarted) / 1000);
   out(`load done after ${loadSeconds} s: ${JSON.stringify(counts)}; ${errors.length} flow errors; recovering incidents`);
@@ -234,6 +236,7 @@ async function rehearse(stack: RehearsalStack, receivers: Receivers, opts: Optio
     recorder,
     outages,
     planned: ctx.planned,
+    releasedHolds: ctx.releasedHolds,
     restless,
     flowErrors: errors,
     restMs: opts.restMs,

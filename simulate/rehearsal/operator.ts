@@ -75,18 +75,14 @@ async function recoverOne(ctx: FlowContext, r: FlowContext['recoveries'][number]
 }
 
 async function recoverThroughCli(ctx: FlowContext, paymentId: string, incidentId: string): Promise<void> {
+  await operatorCli(ctx, ['payments', 'recover', paymentId, '--incident', incidentId, '--reason', 'rehearsal: excess']);
+}
+
+/** One command of the built operator CLI, as the rehearsal's operator, with the API's settings. */
+export async function operatorCli(ctx: FlowContext, args: string[]): Promise<void> {
   const cli = path.join(projectRoot(), 'dist', 'src', 'cli', 'index.js');
-  const args = [
-    cli,
-    'payments',
-    'recover',
-    paymentId,
-    '--incident',
-    incidentId,
-    '--reason',
-    'rehearsal: excess',
-    '--actor',
-    'rehearsal-operator',
-  ];
-  await run(process.execPath, args, { env: { PATH: process.env.PATH ?? '', ...ctx.stack.serviceEnv }, timeout: 120_000 });
+  await run(process.execPath, [cli, ...args, '--actor', 'rehearsal-operator'], {
+    env: { PATH: process.env.PATH ?? '', ...ctx.stack.serviceEnv },
+    timeout: 120_000,
+  });
 }

@@ -24,6 +24,8 @@ export interface RehearsalResult {
   failovers: number;
   unavailable503: number;
   unplannedHolds: string[];
+  /** The holds a scenario planned (the treasury drill), each released by the operator through the CLI. */
+  releasedHolds: string[];
   events: { committed: number; delivered: number; duplicates: number; failedOnPurpose: number };
   payouts: { service: number; provider: number };
   ledger: { postings: number; problems: number };
@@ -71,6 +73,7 @@ export function resultTable(r: RehearsalResult): string {
     ['Bounds', `back within ${r.bounds.backMs / 1000} s, a Payment within ${r.bounds.paymentMs / 1000} s`],
     ['Payments', count(r.payments)],
     ['Planned', count(r.planned)],
+    ['Planned holds', `${(r.releasedHolds ?? []).length}, each released by the operator through the CLI`],
     ['Unplanned holds', r.unplannedHolds.length === 0 ? 'none' : r.unplannedHolds.join('; ')],
     [
       'Events',

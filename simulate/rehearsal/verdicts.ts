@@ -91,10 +91,36 @@ export interface Hold {
   reason: string | null;
 }
 
-export function holdVerdicts(held: Hold[], plannedHolds: ReadonlySet<string>): string[] {
-  return held
-    .filter((h) => !plannedHolds.has(h.what))
-    .map((h) => `${h.what} held requires_intervention (${h.reason ?? 'no reason'}), unplanned`);
+/** Whatever is still held at the end: a planned hold was released by the operator, so none was planned. */
+export function holdVerdicts(held: Hold[]): string[] {
+  return held.map((h) => `${h.what} held requires_intervention (${h.reason ?? 'no reason'}), unplanned`);
+}
+
+/** A hold a scenario planned, and the operator's release of it through the CLI. */
+export interface ReleasedHold {
+  kind: 'payment' | 'deposit';
+  id: string;
+  reason: string | null;
+  /** Why the CLI could not release it (undefined: released). */
+  error?: string;
+}
+
+/** What a released item must end as: a Payment as its plan says (paymentVerdicts), a deposit settled. */
+const RELEASED_DEPOSIT_ENDS = 'settled';
+
+/**
+ * The planned holds: at least one came (a drill that holds nothing tests nothing), each was released
+ * by the operator, and each released deposit then settled.
+ */
+export function releasedHoldVerdicts(released: ReleasedHold[], depositStatus: Map<string, string>): string[] {
+  if (released.length === 0) return ['no planned hold came: the treasury drill held nothing for the operator to release'];
+  return released.flatMap((r) => {
+    const what = `${r.kind === 'payment' ? 'Payment' : 'deposit'} ${r.id} (planned hold, ${r.reason ?? 'no reason'})`;
+    if (r.error) return [`${what}: the operator's release failed: ${r.error}`];
+    if (r.kind !== 'deposit') return [];
+    const status = depositStatus.get(r.id);
+    return status === RELEASED_DEPOSIT_ENDS ? [] : [`${what}: released, then ${status ?? 'not found'}, planned ${RELEASED_DEPOSIT_ENDS}`];
+  });
 }
 
 /** A stretch of time a fault took something away: from its kill until the part was back. */

@@ -18,6 +18,7 @@ const result: RehearsalResult = {
   failovers: 2,
   unavailable503: 1,
   unplannedHolds: [],
+  releasedHolds: ['payment pay_1: settlement_requires_intervention'],
   events: { committed: 10, delivered: 10, duplicates: 0, failedOnPurpose: 3 },
   payouts: { service: 1, provider: 1 },
   ledger: { postings: 5, problems: 0 },
@@ -37,6 +38,10 @@ describe('Rehearsal result line and table', () => {
       { part: 'postgres', what: "SIGKILL PostgreSQL's postmaster", backAfterMs: 3_000, paymentAfterMs: 20_000 },
     ]);
     assert.match(resultTable(result), /\| Fault: postgres \| back after 3\.0 s, a Payment succeeded after 20\.0 s \|/);
+  });
+
+  test('the planned holds are counted, each released by the operator', () => {
+    assert.match(resultTable(result), /\| Planned holds \| 1, each released by the operator through the CLI \|/);
   });
 
   test('the table replaces what is between the markers and nothing else', () => {

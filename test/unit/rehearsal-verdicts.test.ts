@@ -4,6 +4,8 @@ import { plantFault, PLANTS, type Observations } from '../../simulate/rehearsal/
 import {
   eventVerdicts,
   holdVerdicts,
+  releasedHoldVerdicts,
+  type ReleasedHold,
   outageVerdicts,
   paymentVerdicts,
   payoutVerdicts,
@@ -106,12 +108,27 @@ describe('Rehearsal verdicts (pure)', () => {
     assert.match(failures[1]!, /p3 .*incidents \[\], planned \[underpaid_expired:4000000\]/);
   });
 
-  test('an unplanned hold fails, a planned one does not', () => {
-    const held = [
-      { what: 'Payment a', reason: 'settlement_requires_intervention' },
-      { what: 'deposit b', reason: 'ledger_difference' },
+  test('anything still held at the end fails: a planned hold was released', () => {
+    const held = [{ what: 'deposit b', reason: 'ledger_difference' }];
+    assert.deepEqual(holdVerdicts(held), ['deposit b held requires_intervention (ledger_difference), unplanned']);
+    assert.deepEqual(holdVerdicts([]), []);
+  });
+
+  test('planned holds: at least one came, each released by the operator, each released deposit settled', () => {
+    const reason = 'settlement_requires_intervention';
+    assert.match(releasedHoldVerdicts([], new Map()).join(), /no planned hold came/);
+    const released: ReleasedHold[] = [
+      { kind: 'payment', id: 'pay_1', reason },
+      { kind: 'deposit', id: 'dep_1', reason },
     ];
-    assert.deepEqual(holdVerdicts(held, new Set(['Payment a'])), ['deposit b held requires_intervention (ledger_difference), unplanned']);
+    assert.deepEqual(releasedHoldVerdicts(released, new Map([['dep_1', 'settled']])), []);
+    const failures = releasedHoldVerdicts(
+      [...released, { kind: 'payment', id: 'pay_2', reason, error: 'the CLI exited 1' }],
+      new Map([['dep_1', 'requires_intervention']]),
+    );
+    assert.equal(failures.length, 2);
+    assert.match(failures[0]!, /deposit dep_1 .*released, then requires_intervention, planned settled/);
+    assert.match(failures[1]!, /Payment pay_2 .*release failed: the CLI exited 1/);
   });
 
   test('a duplicate delivery passes only when a fault interrupted its first', () => {
