@@ -1,4 +1,5 @@
 import { jsonRpc } from '../../src/chain/chain-faults';
+import { GAS_TREASURY_EMPTY } from '../../src/domain/settlement/settlement-sender';
 import { until } from '../until';
 import { amountOf, createAndPay, type FlowContext } from './flows';
 import { operatorCli } from './operator';
@@ -7,7 +8,7 @@ import type { ReleasedHold } from './verdicts';
 /**
  * The planned hold: the gas treasury of one production chain runs dry under load. A Payment paid
  * meanwhile spends its settlement tries and is held `settlement_requires_intervention`, as is anything
- * else that settled on that chain then. The operator refills the treasury and releases each of those
+ * else that settled on that chain then, and a `gas_treasury_empty` alert is open. The operator refills the treasury and releases each of those
  * holds through the CLI (`payments resolve`, `deposits resolve`, action retry); each must then end as
  * its plan says. A second sweep a minute later releases what was still spending its tries at the refill.
  */
@@ -41,6 +42,10 @@ export async function treasuryDrill(
       const read = (await ctx.parties.production.get('GET /v2/payments/{id}', `/v2/payments/${id}`)).body.payment;
       return read.operationalState === HELD ? true : undefined;
     });
+    // The operator learns of it from the alert, before any partner asks.
+    const subject = `${chain.chainId}:${treasury.toLowerCase()}`;
+    const alert = await ctx.stack.db.prisma.operatorAlert.findFirst({ where: { kind: GAS_TREASURY_EMPTY, subject, resolvedAt: null } });
+    if (!alert) failures.push(`treasury drill: no open ${GAS_TREASURY_EMPTY} alert for ${subject} while its Payment was held`);
   } catch (err) {
     failures.push(`treasury drill: ${message(err)}`);
   } finally {
