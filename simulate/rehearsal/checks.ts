@@ -8,7 +8,10 @@ import { plantFault, type Observations, type Plant } from './plant';
 import type { RehearsalStack } from './stack';
 import {
   eventVerdicts,
+  depositVerdicts,
   holdVerdicts,
+  type ObservedDeposit,
+  type PlannedDeposit,
   releasedHoldVerdicts,
   type ReleasedHold,
   outageVerdicts,
@@ -177,6 +180,7 @@ export interface CheckInput {
   recorder: Recorder;
   outages: Outage[];
   planned: PlannedPayment[];
+  plannedDeposits: PlannedDeposit[];
   /** The holds the treasury drill planned, as the operator released them. */
   releasedHolds: ReleasedHold[];
   restless: string[];
@@ -212,6 +216,7 @@ export async function checkRehearsal(o: CheckInput) {
   for (const plant of o.plants) observed = plantFault(plant, observed);
   const windows = windowsOf(o);
   failures.push(...paymentVerdicts(observed.planned, observed.payments));
+  failures.push(...depositVerdicts(o.plannedDeposits, await observeDeposits(o.stack, o.plannedDeposits)).slice(0, 50));
   let duplicates = 0;
   for (const [endpoint, e] of Object.entries(observed.events)) {
     const v = eventVerdicts(endpoint, e, windows);
@@ -308,6 +313,36 @@ async function observePayments(stack: RehearsalStack, planned: PlannedPayment[])
         })),
       ),
     });
+  }
+  return out;
+}
+
+/** The deposits each planned transfer became, by its transaction, their net legs read back from the chain. */
+async function observeDeposits(stack: RehearsalStack, planned: PlannedDeposit[]): Promise<Map<string, ObservedDeposit[]>> {
+  const prisma = stack.db.prisma;
+  const hashes = [...new Set(planned.map((p) => p.txHash.toLowerCase()))];
+  const rows = await prisma.deposit.findMany({ where: { txHash: { in: hashes, mode: 'insensitive' } } });
+  const netLegs = await prisma.settlementLeg.findMany({
+    where: { sourceType: 'deposit', sourceId: { in: rows.map((r) => r.id) }, leg: 'net', status: 'confirmed' },
+  });
+  const legOf = new Map(netLegs.map((l) => [l.sourceId, l]));
+  const out = new Map<string, ObservedDeposit[]>();
+  for (const r of rows) {
+    const leg = legOf.get(r.id);
+    const moved = leg?.txHash
+      ? sumTo(await stack.chain.chains.get(r.chainId).getTransactionTransfers(leg.txHash as Hash), r.tokenAddress, leg.toAddress)
+      : null;
+    const key = r.txHash.toLowerCase();
+    out.set(key, [
+      ...(out.get(key) ?? []),
+      {
+        id: r.id,
+        status: r.status,
+        amountAtomic: BigInt(r.amountAtomic.toFixed()),
+        netAtomic: BigInt(r.netAtomic.toFixed()),
+        settledOnChainAtomic: moved,
+      },
+    ]);
   }
   return out;
 }

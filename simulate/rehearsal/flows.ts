@@ -9,7 +9,7 @@ import { US_BANK_ACCOUNT } from '../partner';
 import { until } from '../until';
 import type { RehearsalPartner } from './partner';
 import type { RehearsalChain, RehearsalStack } from './stack';
-import type { ReleasedHold, PaymentPlan, PlannedPayment } from './verdicts';
+import type { PaymentPlan, PlannedDeposit, PlannedPayment, ReleasedHold } from './verdicts';
 
 /**
  * The partner load: receive Payments on the three chains, send Payments to an account and to a linked
@@ -104,6 +104,8 @@ export interface FlowContext {
   paidForRefund: string[];
   /** Every Payment created, with what it was meant to end as. */
   planned: PlannedPayment[];
+  /** Every transfer sent to a deposit address. */
+  plannedDeposits: PlannedDeposit[];
   /** Payments whose incident is to be recovered once it shows: by the operator (CLI) or the partner (API). */
   recoveries: Array<{ paymentId: string; by: 'operator' | 'partner' }>;
   /** Holds a scenario planned, each released by the operator through the CLI. */
@@ -327,7 +329,8 @@ export const FLOWS: Record<FlowName, (ctx: FlowContext, n: number) => Promise<vo
   async deposit(ctx, n) {
     const all = [ctx.parties.sender, ...ctx.parties.productionMerchants];
     const m = all[n % all.length]!;
-    await ctx.parties.payers.get(m.chainId)!.send(m.depositAddress, amountOf(n));
+    const txHash = await ctx.parties.payers.get(m.chainId)!.send(m.depositAddress, amountOf(n));
+    ctx.plannedDeposits.push({ txHash, amountAtomic: amountOf(n) });
   },
   async refund(ctx, n) {
     // Half of the oldest paid Payment once it has succeeded; a settlement takes a while under load,

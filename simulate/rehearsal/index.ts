@@ -208,7 +208,7 @@ async function rehearse(stack: RehearsalStack, receivers: Receivers, opts: Optio
   const parties = await prepareParties({ stack, key }, partners.sandbox, partners.production);
   out(`parties ready after ${Math.round((Date.now() - started) / 1000)} s; load starts`);
 
-  const ctx: FlowContext = { stack, parties, key, paidForRefund: [], planned: [], recoveries: [], releasedHolds: [] };
+  const ctx: FlowContext = { stack, parties, key, paidForRefund: [], planned: [], plannedDeposits: [], recoveries: [], releasedHolds: [] };
   const loadStarted = Date.now();
   const errors: string[] = [];
   const counts: Record<string, number> = {};
@@ -236,6 +236,7 @@ async function rehearse(stack: RehearsalStack, receivers: Receivers, opts: Optio
     recorder,
     outages,
     planned: ctx.planned,
+    plannedDeposits: ctx.plannedDeposits,
     releasedHolds: ctx.releasedHolds,
     restless,
     flowErrors: errors,

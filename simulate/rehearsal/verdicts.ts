@@ -85,6 +85,36 @@ function incidentVerdicts(label: string, p: PlannedPayment, o: ObservedPayment):
   return [];
 }
 
+/** A transfer the load sent to a deposit address. */
+export interface PlannedDeposit {
+  txHash: string;
+  amountAtomic: bigint;
+}
+
+export interface ObservedDeposit {
+  id: string;
+  status: string;
+  amountAtomic: bigint;
+  netAtomic: bigint;
+  /** What its net leg moved to the destination, read from the transaction's receipt (null: no confirmed net leg). */
+  settledOnChainAtomic: bigint | null;
+}
+
+/** Every transfer to a deposit address became one deposit of its amount, settled, its net moved to the unit on chain. */
+export function depositVerdicts(planned: PlannedDeposit[], observed: Map<string, ObservedDeposit[]>): string[] {
+  return planned.flatMap((p) => {
+    const found = observed.get(p.txHash.toLowerCase()) ?? [];
+    const label = `the deposit of ${p.amountAtomic} in ${p.txHash}`;
+    if (found.length !== 1) return [`${label}: ${found.length} deposits recorded, planned 1`];
+    const d = found[0]!;
+    if (d.amountAtomic !== p.amountAtomic) return [`${label}: recorded as ${d.amountAtomic} (${d.id})`];
+    if (d.status !== 'settled') return [`${label}: ${d.status} (${d.id}), planned settled`];
+    return d.settledOnChainAtomic === d.netAtomic
+      ? []
+      : [`${label}: its settlement moved ${d.settledOnChainAtomic ?? 'nothing'} on chain, its net is ${d.netAtomic} (${d.id})`];
+  });
+}
+
 /** An item held for an operator that no scenario planned. */
 export interface Hold {
   what: string;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { plantFault, PLANTS, type Observations } from '../../simulate/rehearsal/plant';
 import {
+  depositVerdicts,
   eventVerdicts,
   holdVerdicts,
   releasedHoldVerdicts,
@@ -106,6 +107,32 @@ describe('Rehearsal verdicts (pure)', () => {
     assert.equal(failures.length, 2);
     assert.match(failures[0]!, /p2 .*recovered 2000000 \(1999999 on chain\)/);
     assert.match(failures[1]!, /p3 .*incidents \[\], planned \[underpaid_expired:4000000\]/);
+  });
+
+  test('each transfer to a deposit address is one deposit of its amount, settled, its net moved on chain to the unit', () => {
+    const planned = [
+      { txHash: '0xAA', amountAtomic: 5_000_000n },
+      { txHash: '0xbb', amountAtomic: 3_000_000n },
+    ];
+    const settled = (id: string, amountAtomic: bigint, settledOnChainAtomic: bigint | null) => ({
+      id,
+      status: 'settled',
+      amountAtomic,
+      netAtomic: amountAtomic - 75_000n,
+      settledOnChainAtomic,
+    });
+    const clean = new Map([
+      ['0xaa', [settled('dep_1', 5_000_000n, 4_925_000n)]],
+      ['0xbb', [settled('dep_2', 3_000_000n, 2_925_000n)]],
+    ]);
+    assert.deepEqual(depositVerdicts(planned, clean), []);
+    const short = new Map([...clean, ['0xbb', [settled('dep_2', 3_000_000n, 2_924_999n)]]]);
+    assert.match(depositVerdicts(planned, short).join(), /moved 2924999 on chain, its net is 2925000 \(dep_2\)/);
+    const twice = new Map([...clean, ['0xaa', [settled('dep_1', 5_000_000n, 4_925_000n), settled('dep_3', 5_000_000n, null)]]]);
+    assert.match(depositVerdicts(planned, twice).join(), /0xAA: 2 deposits recorded, planned 1/);
+    const held = new Map([...clean, ['0xaa', [{ ...settled('dep_1', 5_000_000n, null), status: 'requires_intervention' }]]]);
+    assert.match(depositVerdicts(planned, held).join(), /requires_intervention \(dep_1\), planned settled/);
+    assert.match(depositVerdicts(planned, new Map([...clean].slice(1))).join(), /0xAA: 0 deposits recorded/);
   });
 
   test('anything still held at the end fails: a planned hold was released', () => {
