@@ -73,6 +73,7 @@ export function resultTable(r: RehearsalResult): string {
     ['Bounds', `back within ${r.bounds.backMs / 1000} s, a Payment within ${r.bounds.paymentMs / 1000} s`],
     ['Payments', count(r.payments)],
     ['Planned', count(r.planned)],
+    ['Deposits', `${count(r.deposits)} (each transfer one deposit, its net to the unit on chain)`],
     ['Planned holds', `${(r.releasedHolds ?? []).length}, each released by the operator through the CLI`],
     ['Unplanned holds', r.unplannedHolds.length === 0 ? 'none' : r.unplannedHolds.join('; ')],
     [
