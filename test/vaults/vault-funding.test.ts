@@ -283,7 +283,9 @@ describe('Vault funding: authorization against the database', () => {
 async function lateVaultLeg() {
   const h = await getHarness();
   const v = await fundedVault(USDC(100), USDC(10));
-  const [paymentId] = await payments(v.merchant, 1, '2');
+  // The shortest expiry: waiting for it skips time, and each skipped minute walks every live workflow
+  // of the shard through its timers (late in a shard, ten minutes of them outlasted the wait).
+  const [paymentId] = await payments(v.merchant, 1, '2', 60);
   const escrow = (await h.db.prisma.payment.findUniqueOrThrow({ where: { id: paymentId! } })).escrowAddress!;
   const { fundingOperation } = await authorizeVaultFunding(await deps(), { paymentId: paymentId!, payerAccountId: v.accountId, actor });
   const workflowId = vaultFundingWorkflowId(fundingOperation.id);
