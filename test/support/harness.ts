@@ -199,15 +199,14 @@ async function start(): Promise<Harness> {
   const logger = createLogger(config.logLevel);
 
   // The sandbox provider starts now, beside the rest (it takes a second or more on a busy machine):
-  // its port and the API's are chosen first, as its callbacks go to the API and the API verifies them.
+  // the API's port is chosen first, as its callbacks go to the API. The provider binds a port of the
+  // system's choosing and says which: a port picked here could be taken by another shard meanwhile.
   const apiPort = await freePort();
-  let providerPort = await freePort();
-  while (providerPort === apiPort) providerPort = await freePort();
   let temporalMetricsPort = await freePort();
-  while (temporalMetricsPort === apiPort || temporalMetricsPort === providerPort) temporalMetricsPort = await freePort();
+  while (temporalMetricsPort === apiPort) temporalMetricsPort = await freePort();
   const providerDataDir = mkdtempSync(path.join(os.tmpdir(), 'pp-test-provider-'));
   const providerStarting = launchSandboxProvider({
-    port: providerPort,
+    port: 0,
     dataDir: providerDataDir,
     rpcUrl: anvil.rpcUrl,
     chainId: sandboxChainId,
@@ -246,10 +245,7 @@ async function start(): Promise<Harness> {
   const workflowBundle = await bundleWorkflows();
   // The provider's adapter (3 s timeouts): the API quotes and verifies callbacks with it, activities pay out.
   const hints: ProviderCallback[] = [];
-  const adapter = new HintRecordingProvider(
-    { baseUrl: `http://127.0.0.1:${providerPort}`, callbackSecret: TEST_OFFRAMP_CALLBACK_SECRET },
-    hints,
-  );
+  const adapter = new HintRecordingProvider({ baseUrl: (await providerStarting).url, callbackSecret: TEST_OFFRAMP_CALLBACK_SECRET }, hints);
   const received: ProviderAnswer[] = [];
   const handlers: SandboxProviderHarness['handlers'] = {};
   // The service as `npm start` wires it; tests observe the provider's callbacks, or put their own handlers in.
