@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { Worker } from '@temporalio/worker';
@@ -199,11 +199,17 @@ async function start(): Promise<Harness> {
   const logger = createLogger(config.logLevel);
 
   // The sandbox provider starts now, beside the rest (it takes a second or more on a busy machine):
-  // the API's port is chosen first, as its callbacks go to the API. The provider binds a port of the
-  // system's choosing and says which: a port picked here could be taken by another shard meanwhile.
-  const apiPort = await freePort();
-  let temporalMetricsPort = await freePort();
-  while (temporalMetricsPort === apiPort) temporalMetricsPort = await freePort();
+  // the API's server binds first, as the provider's callbacks go to it; it gets its app further down.
+  // Every port here is bound where chosen: a port picked ahead could be taken by another shard meanwhile.
+  const server = await listenOnAnyPort();
+  const apiPort = (server.address() as AddressInfo).port;
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   const providerDataDir = mkdtempSync(path.join(os.tmpdir(), 'pp-test-provider-'));
   const providerStarting = launchSandboxProvider({
     port: 0,
@@ -229,8 +235,7 @@ async function start(): Promise<Harness> {
 
   // Temporal's own INFO lines drown the test report; warnings and errors still show. Installed before
   // any worker, with the Prometheus exporter the service's worker has (the /metrics tests read it).
-  const temporalMetrics = prometheusTelemetry(`127.0.0.1:${temporalMetricsPort}`);
-  Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: temporalMetrics.telemetryOptions });
+  const temporalMetrics = await installTestRuntime();
   const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: testServerExecutable() } },
   });
@@ -318,18 +323,7 @@ async function start(): Promise<Harness> {
   const apiDeps = service.api({ db: opened.db, credentials, temporalMetricsUrl: temporalMetrics.metricsUrl });
   offrampDeps = apiDeps.offramp;
   const api = createApi(apiDeps);
-  const server: Server = await new Promise((resolve, reject) => {
-    const s = api.listen(apiPort, '127.0.0.1', () => resolve(s));
-    s.once('error', reject);
-  });
-  cleanups.push(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  const { port } = server.address() as AddressInfo;
+  server.on('request', api.callback());
   const providerProcess = await providerStarting;
   const control = (paymentId: string, action: string, body?: unknown) =>
     fetch(`${providerProcess.url}/sandbox/payouts/${encodeURIComponent(paymentId)}/${action}`, {
@@ -366,7 +360,7 @@ async function start(): Promise<Harness> {
     webhookRetry,
     taskQueue: config.temporal.taskQueue,
     workflowBundle,
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl: `http://127.0.0.1:${apiPort}`,
     logger,
     rpcUrl: anvil.rpcUrl,
     chainId: sandboxChainId,
@@ -383,6 +377,31 @@ async function start(): Promise<Harness> {
       await startWorker();
     },
   };
+}
+
+async function listenOnAnyPort(): Promise<Server> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return server;
+}
+
+/**
+ * Installs Temporal's runtime with its Prometheus exporter on a free port. Core binds the port itself
+ * and can't be asked which it chose, so a port another shard took in between is tried again.
+ */
+async function installTestRuntime(): Promise<ReturnType<typeof prometheusTelemetry>> {
+  for (let attempt = 1; ; attempt++) {
+    const telemetry = prometheusTelemetry(`127.0.0.1:${await freePort()}`);
+    try {
+      Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: telemetry.telemetryOptions });
+      return telemetry;
+    } catch (err) {
+      if (attempt >= 5 || !/Address already in use/.test(String(err))) throw err;
+    }
+  }
 }
 
 /** Stops everything in reverse order of start. Called once, after the last test. */
