@@ -1,9 +1,10 @@
 import { after, describe } from 'node:test';
 import path from 'node:path';
 import { installDefaultTimeouts } from './support/test-timeouts';
-import { processFiles } from './support/test-files';
+import { processFiles, runsLast } from './support/test-files';
 import { closeEverything } from './support/suite-end';
 import { checkChainBaseline } from './support/chain-baseline';
+import { checkEngineClock } from './support/engine-clock';
 
 /**
  * One process of the suite: the files it loads share one PostgreSQL database, one Temporal
@@ -25,6 +26,9 @@ for (const file of files) {
     // After the file's own after hooks (they run in the order registered): a chain it changed and left
     // fails it here, by name, and is put back for the next file.
     after(() => checkChainBaseline(path.relative(__dirname, file)));
+    // Then the engine's clock: a file that left it locked fails here, not the file that next waits on
+    // it. A file declared to leave it locked runs last in its shard (test-files.ts): nothing waits after.
+    if (!runsLast(file)) after(() => checkEngineClock(path.relative(__dirname, file)));
   });
 }
 

@@ -104,6 +104,12 @@ export interface SharedRouteDeps {
   cursors: CursorCodec;
 }
 
+/** Serves the app on a server already bound (the test harness binds one before the app exists), as listen would. */
+export function serveApi(server: Server, app: Koa<ApiState>, apiVersion: string): Server {
+  server.on('request', app.callback());
+  return answerMalformedRequests(server, apiVersion);
+}
+
 export function createApi(deps: ApiDeps): Koa<ApiState> {
   const { config, environments, db, logger } = deps;
   // X-Forwarded-For is read only from a configured proxy, by clientIp (src/http/middleware/client-ip.ts).

@@ -2,6 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';
+import { terminateAtRest } from '../support/engine-clock';
 import { awaitWorkflowResult, skipTime } from '../support/workflow-result';
 import { endsWithBooksChecked } from '../support/books';
 import { defaultPayloadConverter } from '@temporalio/common';
@@ -63,7 +64,7 @@ describe('Deposits held for a data error', () => {
       const handle = h.env.client.workflow.getHandle(d.workflowId);
       const started = (await handle.fetchHistory()).events![0]!.workflowExecutionStartedEventAttributes!;
       const input = defaultPayloadConverter.fromPayload(started.input!.payloads![0]!);
-      await handle.terminate('test: the run that saw the hold is gone');
+      await terminateAtRest(h.env, d.workflowId, 'test: the run that saw the hold is gone');
       await h.env.client.workflow.start(DEPOSIT_WORKFLOW, {
         taskQueue: h.taskQueue,
         workflowId: d.workflowId,

@@ -6,7 +6,7 @@ import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { sweepDust } from '../../src/domain/payments/dust';
 import { call } from '../support/api-client';
 import { eventually, mine, newPayer, pokeScanner, rpc, tokenBalance, withMiningPaused } from '../support/chain';
-import { until } from '../support/until';
+import { untilAtRest } from '../support/engine-clock';
 import { getHarness } from '../support/harness';
 import { assertLedgerBalanced, createPayment, getPayment, newMerchant, waitForPayment } from '../support/fixtures';
 import { endsWithBooksChecked } from '../support/books';
@@ -29,25 +29,6 @@ async function historyLength(workflowId: string): Promise<number> {
   return (await h.probes.workflowHistory(workflowId)).events?.length ?? 0;
 }
 
-/**
- * The workflow's history length once it waits with nothing to do: its last event is not a workflow
- * task scheduled or started, no activity is pending, and no event came between two reads.
- */
-async function idleHistoryLength(workflowId: string): Promise<number> {
-  const h = await getHarness();
-  let last = -1;
-  return until(async (saw) => {
-    const events = (await h.probes.workflowHistory(workflowId)).events ?? [];
-    const lastEvent = events.at(-1) as Record<string, unknown> | undefined;
-    const taskOpen = Boolean(lastEvent?.workflowTaskScheduledEventAttributes ?? lastEvent?.workflowTaskStartedEventAttributes);
-    const pending = (await h.env.client.workflow.getHandle(workflowId).describe()).raw.pendingActivities?.length ?? 0;
-    saw({ events: events.length, taskOpen, pendingActivities: pending });
-    const idle = !taskOpen && pending === 0 && events.length === last;
-    last = events.length;
-    return idle ? events.length : undefined;
-  }, `${workflowId} waiting with nothing to do`);
-}
-
 describe('Bounded work per Payment', () => {
   endsWithBooksChecked();
 
@@ -56,7 +37,7 @@ describe('Bounded work per Payment', () => {
     const m = await newMerchant();
     const p = (await createPayment(m, { amount: '10' })).body.payment;
     const escrow = p.funding.depositAddress.address as string;
-    const before = await idleHistoryLength(p.id);
+    const before = await untilAtRest(h.env, p.id);
     const payer = await newPayer(25n * (USDC / 2n));
     await inOneBlock(
       payer,

@@ -10,6 +10,7 @@ import { createApi } from '../../src/http/app';
 import { createTemporalGateway, type TemporalGateway } from '../../src/temporal/gateway';
 import { createWorker } from '../../src/temporal/worker';
 import { awaitWorkflowResult } from '../support/workflow-result';
+import { terminateAtRest } from '../support/engine-clock';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { ZPaymentResponse } from '../../src/domain/payments/payment.schemas';
 import { onPayoutUpdated } from '../../src/domain/payments/payment-payouts';
@@ -242,11 +243,10 @@ describe('bank payouts', () => {
     // A workflow left on this queue without its worker would hold the time-skipping clock for the
     // files that follow: the ones still running (a Payment never funded) end here.
     const h = await getHarness();
-    for (const id of created)
-      await h.env.client.workflow
-        .getHandle(id)
-        .terminate('bank payouts suite ended')
-        .catch(() => undefined);
+    for (const id of created) {
+      const { status } = await h.env.client.workflow.getHandle(id).describe();
+      if (status.name === 'RUNNING') await terminateAtRest(h.env, id, 'bank payouts suite ended');
+    }
     server?.closeAllConnections();
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
     worker?.shutdown();

@@ -7,11 +7,12 @@ import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { loadConfig, type ServiceConfig } from '../../src/config';
 import { loadEnvironments, type TEnvironments } from '../../src/config/environments';
 import type { Database } from '../../src/db/client';
-import { createApi, type ApiDeps } from '../../src/http/app';
+import { createApi, serveApi, type ApiDeps } from '../../src/http/app';
 import { createLogger, type Logger } from '../../src/logger';
 import { openDatabase, type OpenedDatabase } from '../../src/runtime/database';
 import pg from 'pg';
 import { testServerExecutable } from '../../src/embedded/paths';
+import { noteEngineClock } from './engine-clock';
 import { bundleWorkflows, createWorker, prometheusTelemetry } from '../../src/temporal/worker';
 import { composeService } from '../../src/runtime/composition';
 import { createEngineProbes, type EngineProbes } from '../../src/temporal/probes';
@@ -240,6 +241,7 @@ async function start(): Promise<Harness> {
     server: { executable: { type: 'existing-path', path: testServerExecutable() } },
   });
   cleanups.push(() => env.teardown());
+  noteEngineClock(env);
 
   await registerServiceWallets(opened.db.prisma, chain.addressBook);
   // Deliveries' first attempts as activities: see GatewayOptions.policies.webhookDelivery.
@@ -323,7 +325,7 @@ async function start(): Promise<Harness> {
   const apiDeps = service.api({ db: opened.db, credentials, temporalMetricsUrl: temporalMetrics.metricsUrl });
   offrampDeps = apiDeps.offramp;
   const api = createApi(apiDeps);
-  server.on('request', api.callback());
+  serveApi(server, api, environments.apiVersion);
   const providerProcess = await providerStarting;
   const control = (paymentId: string, action: string, body?: unknown) =>
     fetch(`${providerProcess.url}/sandbox/payouts/${encodeURIComponent(paymentId)}/${action}`, {

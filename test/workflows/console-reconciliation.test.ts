@@ -4,7 +4,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { getBrowser } from '../support/browser';
 import { getHarness } from '../support/harness';
-import { eventually } from '../support/chain';
+import { terminateAtRest } from '../support/engine-clock';
 import { createPayment, newMerchant } from '../support/fixtures';
 import { paymentReconciliationWorkflowId } from '../../workflows/contracts/payment-reconciliation';
 import { RECONCILIATION_ALERT_KINDS } from '../../src/domain/monitoring/reconciliation-runs';
@@ -29,9 +29,7 @@ describe('Operator console: open alerts and the last run of each reconciliation'
     const m = await newMerchant();
     const p = (await createPayment(m)).body.payment;
     // A Payment whose workflow is gone: the Payment pass alerts it (critical), it does not restart it.
-    const workflow = h.env.client.workflow.getHandle(p.id);
-    await eventually(async () => (await workflow.describe()).raw.pendingActivities?.length === 0, 'no activity in flight');
-    await workflow.terminate('test: the workflow is gone');
+    await terminateAtRest(h.env, p.id, 'test: the workflow is gone');
     const before = Date.now();
     const paymentPass = await h.engine.runPaymentReconciliation({ graceSeconds: 0 });
     assert.ok(paymentPass.missing.includes(p.id), JSON.stringify(paymentPass));
