@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ZAppIdInput } from '../domain/apps/app-credentials';
 import { invitePartnerUser, listPartnerUsers, removePartnerUser, ZPartnerEmail } from '../domain/dashboard/partner-users';
-import { sandboxSignInCode } from '../domain/dashboard/sign-in';
+import { sandboxSignInCode, unlockSignIn } from '../domain/dashboard/sign-in';
 import { parseInput } from '../domain/requests/validation';
 import { openDatabase } from '../runtime/database';
 import { UsageError, type CliContext, type Register } from './shared';
@@ -12,11 +12,13 @@ import { UsageError, type CliContext, type Register } from './shared';
  *   dashboard users --app <appId>
  *   dashboard remove --app <appId> --user <puser_...> --actor <who>
  *   dashboard sandbox-code --email <email>    the newest sign-in code in the sandbox outbox (no SMTP)
+ *   dashboard unlock --email <email>          lets an email locked by wrong codes ask for codes again
  */
 export const DASHBOARD_CLI_USAGE = `  npm run cli -- dashboard invite --app <appId> --email <email> --role admin|developer|viewer --actor <who>
   npm run cli -- dashboard users --app <appId>
   npm run cli -- dashboard remove --app <appId> --user <userId> --actor <who>
-  npm run cli -- dashboard sandbox-code --email <email>`;
+  npm run cli -- dashboard sandbox-code --email <email>
+  npm run cli -- dashboard unlock --email <email>`;
 
 async function withPrisma<T>(
   ctx: CliContext,
@@ -60,6 +62,10 @@ export function registerDashboardCommands(register: Register): void {
     const v = args(argv, ['app', 'user', 'actor']);
     const appId = parseInput(ZAppIdInput, v.app, 'path');
     return withPrisma(ctx, (prisma) => removePartnerUser(prisma, appId, v.user!, v.actor!));
+  });
+  register('dashboard unlock', async (argv, ctx) => {
+    const email = parseInput(ZPartnerEmail, args(argv, ['email']).email, 'query');
+    return withPrisma(ctx, (prisma) => unlockSignIn(prisma, email));
   });
   register('dashboard sandbox-code', async (argv, ctx) => {
     const v = args(argv, ['email']);

@@ -59,6 +59,8 @@ const ZEnv = z.object({
   /** Per client address: every request to the hosted checkout (/checkout/...). */
   CHECKOUT_RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(600),
   CHECKOUT_RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
+  DASHBOARD_SIGN_IN_LIMIT_POINTS: z.coerce.number().int().min(1).default(30),
+  DASHBOARD_SIGN_IN_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(900),
   /** Per client address, before the app is looked up: the public Payment routes of every app together. */
   PUBLIC_RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(120),
   PUBLIC_RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
@@ -184,7 +186,13 @@ export interface ServiceConfig {
   /** Each account's quota, spent by its client tokens (never the app's). */
   clientRateLimit: RateLimitSettings;
   /** Per client address, checked before any authentication work. */
-  ipRateLimits: { failedLogins: RateLimitSettings; checkout: RateLimitSettings; publicPayments: RateLimitSettings };
+  ipRateLimits: {
+    failedLogins: RateLimitSettings;
+    checkout: RateLimitSettings;
+    publicPayments: RateLimitSettings;
+    /** The dashboard's sign-in forms (asking for a code, entering it). */
+    dashboardSignIn: RateLimitSettings;
+  };
   /** probeIntervalMs: the longest /healthz answers from one probe. */
   health: { probeIntervalMs: number };
   auth?: { cacheSeconds: number };
@@ -320,6 +328,7 @@ function readRateLimits(e: TEnv): Pick<ServiceConfig, 'rateLimit' | 'clientRateL
       failedLogins: quota(e.LOGIN_FAILURE_LIMIT_POINTS, e.LOGIN_FAILURE_LIMIT_WINDOW_SECONDS),
       checkout: quota(e.CHECKOUT_RATE_LIMIT_POINTS, e.CHECKOUT_RATE_LIMIT_WINDOW_SECONDS),
       publicPayments: quota(e.PUBLIC_RATE_LIMIT_POINTS, e.PUBLIC_RATE_LIMIT_WINDOW_SECONDS),
+      dashboardSignIn: quota(e.DASHBOARD_SIGN_IN_LIMIT_POINTS, e.DASHBOARD_SIGN_IN_LIMIT_WINDOW_SECONDS),
     },
   };
 }

@@ -58,6 +58,8 @@ function serviceProblems(config: ServiceConfig, roles: ProductionCheckInput['rol
     problems.push('ADMIN_API_TOKEN: required (32+ characters) where the API runs: it guards the admin API and the operator console');
   if (isLocalUrl(config.http.publicBaseUrl))
     problems.push('PUBLIC_BASE_URL: required, the public https URL of the API; the default points at localhost');
+  else if (!config.http.publicBaseUrl.startsWith('https:'))
+    problems.push('PUBLIC_BASE_URL: must be https in production (over http the sign-in cookies lose Secure and no HSTS is sent)');
   if (config.webhooks.allowPrivateDestinations)
     problems.push('WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: must be false; webhooks to private or local addresses are a sandbox convenience');
   return problems;

@@ -12,6 +12,7 @@ import { idempotencyRecords } from '../domain/requests/idempotency-records';
 import { errorHandler } from './middleware/error-handler';
 import { discardBody, jsonBody } from './middleware/json-body';
 import { failedCredentialLimit, rateLimit } from './middleware/rate-limit';
+import { transportSecurity } from './middleware/transport-security';
 import { clientAddress } from './middleware/client-ip';
 import { requestContext } from './middleware/request-context';
 import { echoSvcVersion, enforceSvcVersion } from './middleware/versioning';
@@ -104,6 +105,13 @@ export interface SharedRouteDeps {
   cursors: CursorCodec;
 }
 
+/** The mail the dashboard's sign-in codes go out by: the one given, else SMTP when configured, else none (the sandbox outbox). */
+function mailerOf(deps: ApiDeps): Mailer | null {
+  if (deps.mailer !== undefined) return deps.mailer;
+  const smtpUrl = deps.config.mail?.smtpUrl;
+  return smtpUrl ? createSmtpMailer({ smtpUrl, from: deps.config.mail!.from }) : null;
+}
+
 /** Serves the app on a server already bound (the test harness binds one before the app exists), as listen would. */
 export function serveApi(server: Server, app: Koa<ApiState>, apiVersion: string): Server {
   server.on('request', app.callback());
@@ -131,6 +139,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   // Outside the error handler: it counts the status answered.
   if (metrics) app.use(httpMetrics(metrics));
   app.use(echoSvcVersion(environments.apiVersion));
+  app.use(transportSecurity(config.http.publicBaseUrl));
   app.use(errorHandler());
   app.use(discardBody(config.http.maxBodyBytes));
 
@@ -235,12 +244,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
     mountRouter(app, publicRoutes);
   }
 
-  const mailer =
-    deps.mailer !== undefined
-      ? deps.mailer
-      : config.mail?.smtpUrl
-        ? createSmtpMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from })
-        : null;
+  const mailer = mailerOf(deps);
   // The partner dashboard at /dashboard: its own sessions, never the partner router's Basic authentication.
   registerPartnerDashboard(app, {
     config,
@@ -249,11 +253,12 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
     mailer,
     cursors: shared.cursors,
     engine: deps.engine,
+    signInLimit: rateLimit(db.pool, config.ipRateLimits.dashboardSignIn, (ctx) => `dashboard-sign-in:${clientIp(ctx)}`),
   });
 
   const partner = new Router<ApiState>();
-  // Failed logins are counted per client address, and refused before the secret is checked.
-  const failedLogins = failedCredentialLimit(db.pool, config.ipRateLimits.failedLogins, (ctx) => `login:${clientIp(ctx)}`);
+  // Failed logins are counted per client address and app id, once they have failed.
+  const failedLogins = failedCredentialLimit(db.pool, config.ipRateLimits.failedLogins, (ctx, appId) => `login:${clientIp(ctx)}:${appId}`);
   partner.use(
     authenticate(deps.credentials?.authenticate ?? ((appId, appSecret) => authenticateApp(db.prisma, appId, appSecret)), failedLogins),
   );

@@ -21,6 +21,8 @@ const POLICY = { points: 3, windowSeconds: 3600 };
 let server: Server;
 let baseUrl: string;
 let verifications = 0;
+/** A check's extra time, as under load: checks in flight at once. */
+let checkDelayMs = 0;
 let config: ServiceConfig;
 
 before(async () => {
@@ -29,10 +31,11 @@ before(async () => {
     ...h.config,
     http: { ...h.config.http, trustedProxies: ['127.0.0.1'] },
     // Failed logins are shared between processes once a second: the cross-process test waits for that.
-    ipRateLimits: { failedLogins: { ...POLICY, syncMs: 1000 }, checkout: POLICY, publicPayments: POLICY },
+    ipRateLimits: { failedLogins: { ...POLICY, syncMs: 1000 }, checkout: POLICY, publicPayments: POLICY, dashboardSignIn: POLICY },
   };
-  const verify: typeof authenticateApp = (prisma, appId, secret) => {
+  const verify: typeof authenticateApp = async (prisma, appId, secret) => {
     verifications += 1;
+    if (checkDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, checkDelayMs));
     return authenticateApp(prisma, appId, secret);
   };
   const api = createApi(
@@ -106,27 +109,46 @@ function assertRateLimited(res: Answer, what: string): void {
   assert.ok(Number(res.headers.get('ratelimit-reset')) >= 0);
 }
 
-describe('failed Basic logins per client address', () => {
-  test('are refused 429 before the credential is checked once the address has failed its quota; successes cost nothing and other addresses are unaffected', async () => {
+describe('failed Basic logins per client address and app', () => {
+  test('past the quota a failure is 429, yet the right secret from that address still works; other apps and addresses are unaffected', async () => {
     const cred = await newApp();
-    const auth = (secret: string) => ({ authorization: basicAuth(cred.appId, secret) });
+    const auth = (secret: string, appId = cred.appId) => ({ authorization: basicAuth(appId, secret) });
     const client = forwarded('198.51.100.10');
     for (let i = 0; i < 5; i += 1)
       assert.equal((await send('/v2/partners/config', { headers: { ...client, ...auth(cred.appSecret) } })).status, 200);
     for (let i = 0; i < POLICY.points; i += 1)
       assert.equal((await send('/v2/partners/config', { headers: { ...client, ...auth('wrong-secret') } })).status, 401);
 
-    const checked = verifications;
     assertRateLimited(await send('/v2/partners/config', { headers: { ...client, ...auth('wrong-secret') } }), 'a fourth failure');
-    assertRateLimited(
-      await send('/v2/partners/config', { headers: { ...client, ...auth(cred.appSecret) } }),
-      'the right secret from the blocked address',
-    );
-    assert.equal(verifications, checked, 'no credential was checked for a blocked address');
+    const checked = verifications;
+    const right = await send('/v2/partners/config', { headers: { ...client, ...auth(cred.appSecret) } });
+    assert.equal(right.status, 200, `the right secret from the address that failed: ${right.text}`);
+    assert.equal(verifications, checked + 1, 'its secret was checked, not refused unseen');
 
+    const otherApp = await newApp();
+    assert.equal(
+      (await send('/v2/partners/config', { headers: { ...client, ...auth('wrong-secret', otherApp.appId) } })).status,
+      401,
+      "another app's failures from the same address have a quota of their own",
+    );
     const other = forwarded('198.51.100.11');
     assert.equal((await send('/v2/partners/config', { headers: { ...other, ...auth(cred.appSecret) } })).status, 200);
     assert.equal((await send('/v2/partners/config', { headers: { ...other, ...auth('wrong-secret') } })).status, 401);
+  });
+
+  test('checks in flight are never counted: forty slow checks at once from one address with the right secret all pass', async () => {
+    const cred = await newApp();
+    const headers = { ...forwarded('198.51.100.12'), authorization: basicAuth(cred.appId, cred.appSecret) };
+    checkDelayMs = 200;
+    try {
+      const answers = await Promise.all(Array.from({ length: 40 }, () => send('/v2/partners/config', { headers })));
+      assert.deepEqual(
+        answers.map((a) => a.status),
+        Array(40).fill(200),
+      );
+    } finally {
+      checkDelayMs = 0;
+    }
   });
 
   test('X-Forwarded-For is ignored from a peer that is not a trusted proxy', async () => {
@@ -166,7 +188,7 @@ describe('failed Basic logins per client address', () => {
 });
 
 describe('per-address counts across API processes', () => {
-  test('failures counted by one API process reach PostgreSQL without another request, and refuse the address on another process', async () => {
+  test('failures counted by one API process reach PostgreSQL without another request, and another process answers the next failure 429', async () => {
     const h = await getHarness();
     const other = await listenApi(await apiDepsOnHarness({ config }));
     try {
@@ -192,7 +214,11 @@ describe('per-address counts across API processes', () => {
       const res = await fetch(`${other.baseUrl}/v2/partners/config`, {
         headers: { ...client, authorization: basicAuth(cred.appId, cred.appSecret) },
       });
-      assert.equal(res.status, 429, 'the other process refuses the address before checking its (right) secret');
+      assert.equal(res.status, 200, 'the right secret is never refused by failures');
+      const wrong = await fetch(`${other.baseUrl}/v2/partners/config`, {
+        headers: { ...client, authorization: basicAuth(cred.appId, 'wrong-secret') },
+      });
+      assert.equal(wrong.status, 429, "the other process counts the first one's failures");
     } finally {
       await other.close();
     }
@@ -216,6 +242,32 @@ describe('public Payment creation per client address', () => {
     for (let i = 0; i < POLICY.points; i += 1) assert.equal((await send(path, { headers: client })).status, 404);
     assertRateLimited(await send(path, { headers: client }), 'a fourth request for an unknown app');
     assert.equal((await send(path, { headers: forwarded('198.51.100.51') })).status, 404);
+  });
+});
+
+describe("the dashboard's sign-in forms per client address", () => {
+  test('answer 429 once the address has spent its quota, whichever emails it tries, before any code is looked at', async () => {
+    const post = (path: string, address: string, email: string) =>
+      fetch(`${baseUrl}/dashboard${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...forwarded(address) },
+        body: new URLSearchParams({ email, code: '123456', _csrf: 'none' }).toString(),
+        redirect: 'manual',
+      });
+    const client = '198.51.100.70';
+    const answers = [
+      await post('/login', client, 'a@example.com'),
+      await post('/login/code', client, 'b@example.com'),
+      await post('/login', client, 'c@example.com'),
+    ];
+    assert.deepEqual(
+      answers.map((r) => r.status),
+      [403, 403, 403],
+      'refused for their form token, each counted',
+    );
+    const limited = await post('/login/code', client, 'd@example.com');
+    assert.equal(limited.status, 429, await limited.text());
+    assert.equal((await post('/login', '198.51.100.71', 'a@example.com')).status, 403, 'another address has its own quota');
   });
 });
 

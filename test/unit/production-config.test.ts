@@ -92,6 +92,7 @@ describe('production configuration', () => {
     assertOneProblem(problemsOf(without('ADMIN_API_TOKEN')), 'ADMIN_API_TOKEN', /operator console/);
     assertOneProblem(problemsOf(without('PUBLIC_BASE_URL')), 'PUBLIC_BASE_URL', /localhost/);
     assertOneProblem(problemsOf({ ...GOOD, PUBLIC_BASE_URL: 'http://127.0.0.1:3000' }), 'PUBLIC_BASE_URL', /local/);
+    assertOneProblem(problemsOf({ ...GOOD, PUBLIC_BASE_URL: 'http://pay.example.com' }), 'PUBLIC_BASE_URL', /must be https/);
     assertOneProblem(
       problemsOf({ ...GOOD, WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: 'true' }),
       'WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS',

@@ -9,11 +9,13 @@ import { membershipsOf } from './partner-users';
 /**
  * Sign-in by emailed one-time code. The code is 6 digits, good for 10 minutes and one use, stored only
  * as an HMAC under a key of its own. Throttled per email, in PostgreSQL so every API process agrees:
- * at most 5 codes per 15 minutes, and 5 wrong guesses spend a code. The answer never says whether an
- * email has access (no enumeration). Without SMTP the code goes to the sandbox outbox, and only for an
- * email whose every app is a sandbox app; production apps need SMTP.
+ * at most 5 codes per 15 minutes, 5 wrong guesses spend a code, and 20 wrong guesses in all (a running
+ * total a sign-in resets) lock the email until an operator unlocks it: no code is sent or taken
+ * meanwhile. The answer never says whether an email has access (no enumeration). Without SMTP the code
+ * goes to the sandbox outbox, and only for an email whose every app is a sandbox app; production apps
+ * need SMTP.
  */
-export const SIGN_IN = { codeTtlSeconds: 600, codesPerWindow: 5, windowSeconds: 900, guessesPerCode: 5 } as const;
+export const SIGN_IN = { codeTtlSeconds: 600, codesPerWindow: 5, windowSeconds: 900, guessesPerCode: 5, failuresBeforeLock: 20 } as const;
 
 export interface SignInDeps {
   prisma: PrismaClient;
@@ -21,7 +23,7 @@ export interface SignInDeps {
   mailer: Mailer | null;
 }
 
-export type CodeRequestOutcome = 'sent' | 'no_access' | 'throttled' | 'no_mail';
+export type CodeRequestOutcome = 'sent' | 'no_access' | 'throttled' | 'no_mail' | 'locked';
 
 const codeHash = (deps: SignInDeps, codeId: string, code: string) =>
   hmacHex(currentKey(deps.serviceSecret), `dashboard-sign-in-code:${codeId}:${code}`);
@@ -36,6 +38,7 @@ function mailText(code: string): { subject: string; text: string } {
 export async function requestSignInCode(deps: SignInDeps, email: string, now = new Date()): Promise<CodeRequestOutcome> {
   const memberships = await membershipsOf(deps.prisma, email);
   if (memberships.length === 0) return 'no_access';
+  if (await isLocked(deps.prisma, email)) return 'locked';
   const recent = await deps.prisma.partnerSignInCode.count({
     where: { email, createdAt: { gt: new Date(now.getTime() - SIGN_IN.windowSeconds * 1000) } },
   });
@@ -76,18 +79,54 @@ export async function redeemSignInCode(deps: SignInDeps, email: string, code: st
     where: { email, usedAt: null, expiresAt: { gt: now } },
     orderBy: { createdAt: 'desc' },
   });
-  if (!row) return null;
+  if (!row || (await isLocked(deps.prisma, email))) return null;
   // Count the guess first, atomically, so parallel guesses can't exceed the allowance.
   const counted = await deps.prisma.partnerSignInCode.updateMany({
     where: { id: row.id, usedAt: null, attempts: { lt: SIGN_IN.guessesPerCode } },
     data: { attempts: { increment: 1 } },
   });
   if (counted.count === 0) return null;
-  if (!/^\d{6}$/.test(code) || !safeEqual(row.codeHash, codeHash(deps, row.id, code))) return null;
+  if (!/^\d{6}$/.test(code) || !safeEqual(row.codeHash, codeHash(deps, row.id, code))) {
+    await countFailure(deps.prisma, email, now);
+    return null;
+  }
   const spent = await deps.prisma.partnerSignInCode.updateMany({ where: { id: row.id, usedAt: null }, data: { usedAt: now } });
   if (spent.count === 0) return null;
+  await deps.prisma.partnerSignInLock.updateMany({ where: { email, lockedAt: null }, data: { failures: 0, updatedAt: now } });
   const memberships = await membershipsOf(deps.prisma, email);
   return memberships.length > 0 ? memberships : null;
+}
+
+async function isLocked(prisma: PrismaClient, email: string): Promise<boolean> {
+  const lock = await prisma.partnerSignInLock.findUnique({ where: { email } });
+  return Boolean(lock?.lockedAt);
+}
+
+/** One more wrong code for the email, in one statement (parallel guesses each count); locks it at the limit. */
+async function countFailure(prisma: PrismaClient, email: string, now: Date): Promise<void> {
+  await prisma.$executeRaw`
+    INSERT INTO partner_sign_in_locks (email, failures, locked_at, updated_at)
+    VALUES (${email}, 1, NULL, ${now})
+    ON CONFLICT (email) DO UPDATE SET
+      failures = partner_sign_in_locks.failures + 1,
+      locked_at = COALESCE(partner_sign_in_locks.locked_at,
+        CASE WHEN partner_sign_in_locks.failures + 1 >= ${SIGN_IN.failuresBeforeLock} THEN ${now}::timestamptz END),
+      updated_at = ${now}`;
+}
+
+/** Whether the email is locked now, and its running total of wrong codes (the CLI's and the console's view). */
+export async function signInLockOf(
+  prisma: PrismaClient,
+  email: string,
+): Promise<{ email: string; failures: number; lockedAt: string | null }> {
+  const lock = await prisma.partnerSignInLock.findUnique({ where: { email } });
+  return { email, failures: lock?.failures ?? 0, lockedAt: lock?.lockedAt?.toISOString() ?? null };
+}
+
+/** An operator's unlock: the email may ask for codes again, its total back at 0. */
+export async function unlockSignIn(prisma: PrismaClient, email: string, now = new Date()) {
+  await prisma.partnerSignInLock.updateMany({ where: { email }, data: { failures: 0, lockedAt: null, updatedAt: now } });
+  return signInLockOf(prisma, email);
 }
 
 /** The newest sign-in code a sandbox outbox holds for an email (the sandbox CLI's and tests' way in). */

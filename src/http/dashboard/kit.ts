@@ -32,6 +32,8 @@ export interface DashboardDeps {
   mailer: Mailer | null;
   cursors: CursorCodec;
   engine?: Pick<WebhookEngine, 'kickWebhookDispatcher'>;
+  /** The per-address limit on the sign-in forms (asking for a code, entering one); none when absent. */
+  signInLimit?: (ctx: DashboardCtx, next: Next) => Promise<unknown>;
 }
 
 export const DASHBOARD_SESSION_SECONDS = 8 * 3600;

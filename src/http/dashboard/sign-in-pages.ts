@@ -9,10 +9,12 @@ import type { DashboardKit, DashboardRouter } from './kit';
 /** Sign-in by emailed code, sign-out, and switching between the apps an email holds. */
 export function registerSignInPages(router: DashboardRouter, kit: DashboardKit): void {
   const { prisma, store, cookies, signIn, send, redirect, signedIn, member, form, startSession } = kit;
+  // Beside the per-email throttle and lock: one address asking for or guessing codes for many emails.
+  const limited = kit.deps.signInLimit ?? ((_ctx, next) => next());
   router.get('/login', async (ctx) => {
     await send(ctx, 200, 'Sign in', views.signInPage(cookies.loginCsrf(ctx), {}));
   });
-  router.post('/login', async (ctx) => {
+  router.post('/login', limited, async (ctx) => {
     const fields = Object.fromEntries(await readForm(ctx));
     if (!cookies.loginCsrfMatches(ctx, fields._csrf ?? ''))
       return send(ctx, 403, 'Sign in', views.signInPage(cookies.loginCsrf(ctx), { error: 'The sign-in form expired: try again.' }));
@@ -23,7 +25,7 @@ export function registerSignInPages(router: DashboardRouter, kit: DashboardKit):
     if (outcome !== 'sent') ctx.state.log.warn({ outcome }, 'partner dashboard sign-in code not sent');
     await send(ctx, 200, 'Enter your code', views.codePage(cookies.loginCsrf(ctx), parsed.data.email, {}));
   });
-  router.post('/login/code', async (ctx) => {
+  router.post('/login/code', limited, async (ctx) => {
     const fields = Object.fromEntries(await readForm(ctx));
     const refuse = (status: number, email: string, error: string) =>
       send(ctx, status, 'Enter your code', views.codePage(cookies.loginCsrf(ctx), email, { error }));
@@ -33,7 +35,11 @@ export function registerSignInPages(router: DashboardRouter, kit: DashboardKit):
     if (!cookies.loginCsrfMatches(ctx, parsed.data._csrf)) return refuse(403, parsed.data.email, 'The form expired: enter the code again.');
     const memberships = await redeemSignInCode(signIn, parsed.data.email, parsed.data.code);
     if (!memberships)
-      return refuse(401, parsed.data.email, 'That code is not right, was used, or has expired. After 5 wrong tries, ask for a new one.');
+      return refuse(
+        401,
+        parsed.data.email,
+        'That code is not right, was used, or has expired. After 5 wrong tries, ask for a new one; after many, ask your operator to unlock your email.',
+      );
     await startSession(ctx, memberships[0]!.id, parsed.data.email, memberships[0]!.appId);
     redirect(ctx, '/dashboard');
   });

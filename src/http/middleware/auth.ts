@@ -10,11 +10,11 @@ function unauthorized(message: string): ApiError {
   return new ApiError('unauthorized', message, undefined, CHALLENGE);
 }
 
-const unlimited: CredentialCheckLimit = (_ctx, check) => check();
+const unlimited: CredentialCheckLimit = (_ctx, _appId, check) => check();
 
 /**
  * HTTP Basic: username is the app id, password is the app secret. `limit` runs each check (the
- * failed logins of the client's address): it can refuse 429 before the secret is looked at.
+ * failed logins of the client's address for that app): a failure past it is 429, never a success.
  */
 export function authenticate(authenticateApp: AppAuthenticator, limit: CredentialCheckLimit = unlimited): ApiMiddleware {
   return async (ctx, next) => {
@@ -24,7 +24,8 @@ export function authenticate(authenticateApp: AppAuthenticator, limit: Credentia
     const decoded = Buffer.from(match[1], 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon <= 0) throw unauthorized('Invalid credentials');
-    const app = await timed('auth', () => limit(ctx, () => authenticateApp(decoded.slice(0, colon), decoded.slice(colon + 1))));
+    const appId = decoded.slice(0, colon);
+    const app = await timed('auth', () => limit(ctx, appId, () => authenticateApp(appId, decoded.slice(colon + 1))));
     if (!app) throw unauthorized('Invalid credentials');
     ctx.state.app = app;
     await next();

@@ -55,29 +55,28 @@ export function rateLimit(
   };
 }
 
-/** Runs a credential check under a limit; the check answers null for a credential it refuses. */
-export type CredentialCheckLimit = <T>(ctx: ApiContext, check: () => Promise<T | null>) => Promise<T | null>;
+/** Runs a credential check of `appId` under a limit; the check answers null for a credential it refuses. */
+export type CredentialCheckLimit = <T>(ctx: ApiContext, appId: string, check: () => Promise<T | null>) => Promise<T | null>;
 
 /**
- * Failed credential checks per `keyOf` (a client address): a key that has failed `points` times in
- * the window is refused 429 before its credential is checked at all. A verified credential costs
- * nothing; a check that throws (the database down) is not a failure either. Only the 429 carries the
- * RateLimit-* headers: the answers of authenticated requests show the credential's own quota. Its
- * time is the check's (the `auth` step of Server-Timing).
+ * Failed credential checks per `keyOf` (a client address and the app id it tried). A check is counted
+ * only once it has failed, so checks in flight cost nothing, and a correct credential is never refused
+ * here: a partner's backend behind one egress address keeps working while someone else there fails.
+ * A failure past `points` in the window is answered 429 instead of 401, with the RateLimit-* headers;
+ * a check that throws (the database down) is not a failure. Its time is the check's (`auth` in
+ * Server-Timing).
  */
-export function failedCredentialLimit(pool: pg.Pool, policy: RateLimitPolicy, keyOf: (ctx: ApiContext) => string): CredentialCheckLimit {
+export function failedCredentialLimit(
+  pool: pg.Pool,
+  policy: RateLimitPolicy,
+  keyOf: (ctx: ApiContext, appId: string) => string,
+): CredentialCheckLimit {
   const quota = new SharedQuota(pool, policy);
-  return async (ctx, check) => {
-    const hold = await quota.hold(keyOf(ctx));
-    if (!hold.allowed) throw rateLimited(policy, hold);
-    let result: Awaited<ReturnType<typeof check>>;
-    try {
-      result = await check();
-    } catch (err) {
-      hold.settle(false);
-      throw err;
-    }
-    hold.settle(result === null);
-    return result;
+  return async (ctx, appId, check) => {
+    const result = await check();
+    if (result !== null) return result;
+    const decision = await quota.take(keyOf(ctx, appId));
+    if (!decision.allowed) throw rateLimited(policy, decision);
+    return null;
   };
 }

@@ -7,11 +7,6 @@ export interface QuotaDecision {
   msBeforeReset: number;
 }
 
-/** A point held while a credential is checked: `settle(true)` counts it, `settle(false)` lets it go. */
-export interface QuotaHold extends QuotaDecision {
-  settle(counted: boolean): void;
-}
-
 interface Window {
   id: number;
   /** Every process's count as of this process's last exchange with PostgreSQL (its own included). */
@@ -20,8 +15,6 @@ interface Window {
   unsent: number;
   /** Taken here and being added right now. */
   sending: number;
-  /** Held here, not shared: requests whose outcome decides whether they count. */
-  held: number;
   synced: boolean;
   lastSyncAt: number;
   flight?: Promise<void>;
@@ -68,39 +61,18 @@ export class SharedQuota {
     return decision;
   }
 
-  /**
-   * Decides as `take` does, but only holds the point in this process until `settle` says whether it
-   * counts (a failed login counts, a success does not). Held points bound this process's attempts in
-   * flight; other processes see only the points that counted.
-   */
-  async hold(key: string): Promise<QuotaHold> {
-    const { w, decision } = await this.#decide(key);
-    if (!decision.allowed) return { ...decision, settle: () => undefined };
-    w.held += 1;
-    let settled = false;
-    const settle = (counted: boolean) => {
-      if (settled) return;
-      settled = true;
-      w.held -= 1;
-      if (!counted) return;
-      w.unsent += 1;
-      this.#syncSoon(key, w);
-    };
-    return { ...decision, settle };
-  }
-
   async #decide(key: string): Promise<{ w: Window; decision: QuotaDecision }> {
     const windowMs = this.policy.windowSeconds * 1000;
     const now = Date.now();
     const id = Math.floor(now / windowMs);
     let w = this.#windows.get(key);
     if (!w || w.id !== id) {
-      w = { id, known: 0, unsent: 0, sending: 0, held: 0, synced: false, lastSyncAt: 0 };
+      w = { id, known: 0, unsent: 0, sending: 0, synced: false, lastSyncAt: 0 };
       this.#windows.set(key, w);
       this.#forgetOldWindows(id);
     }
     if (!w.synced) await this.#sync(key, w);
-    const used = w.known + w.sending + w.unsent + w.held;
+    const used = w.known + w.sending + w.unsent;
     const msBeforeReset = (id + 1) * windowMs - now;
     if (used >= this.policy.points) return { w, decision: { allowed: false, remaining: 0, msBeforeReset } };
     return { w, decision: { allowed: true, remaining: this.policy.points - used - 1, msBeforeReset } };
