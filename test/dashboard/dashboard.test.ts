@@ -10,7 +10,7 @@ import { call, newApp } from '../support/api-client';
 import { eventually, newPayer, payTo } from '../support/chain';
 import { createPayment, newMerchant, waitForPayment } from '../support/fixtures';
 import { delivered, dispatch, ensureTestDispatcher } from '../webhooks/support/flow';
-import { assertAccessible, signInByEmail, startDashboardApi, startPartnerReceiver, type PartnerReceiver } from './support';
+import { assertAccessible, emailedCode, signInByEmail, startDashboardApi, startPartnerReceiver, type PartnerReceiver } from './support';
 
 const shot = async (page: Page, name: string) => {
   if (!process.env.SCREENSHOT_DIR) return;
@@ -232,13 +232,21 @@ describe('Partner dashboard: who may do what', () => {
     assert.equal(new URL(page.url()).pathname, '/dashboard/login', 'the removed user is signed out');
   });
 
-  test('an admin rotates the app secret (shown once, and it authenticates) and the audit says who', async () => {
+  test('an admin rotates the app secret with a fresh emailed code (shown once, and it authenticates) and the audit says who', async () => {
     const app = await newApp();
     const email = `admin-${Date.now()}@partner.example`;
     await api.invite(app.appId, email, 'admin');
     await signInByEmail(page, api.baseUrl, email);
     await page.goto(`${api.baseUrl}/dashboard/credentials`);
+    // The session alone is not enough: no code, or a wrong one, rotates nothing.
+    const code = await emailedCode(page, email);
     await page.getByLabel(/^Overlap/).fill('0');
+    await page.getByLabel('Emailed code to rotate').fill(code === '000000' ? '000001' : '000000');
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    assert.match(await page.getByRole('alert').innerText(), /Enter the code we just emailed you/);
+    assert.equal((await call('/v2/partners/config', { credential: app })).status, 200, 'the secret is unchanged');
+    await page.getByLabel(/^Overlap/).fill('0');
+    await page.getByLabel('Emailed code to rotate').fill(code);
     await page.getByRole('button', { name: 'Rotate secret' }).click();
     const secret = await page.getByLabel('Secret').inputValue();
     assert.match(secret, /^sk_test_/);
@@ -302,17 +310,20 @@ describe('Partner dashboard: who may do what', () => {
     assert.deepEqual([row.status, row.description, row.events], ['archived', 'Ledger sync', ['payment.succeeded']]);
   });
 
-  test('an admin revokes the app only by typing its id; afterwards its secret is refused', async () => {
+  test('an admin revokes the app only by typing its id and a fresh emailed code; afterwards its secret is refused', async () => {
     const app = await newApp();
     const email = `revoke-${Date.now()}@partner.example`;
     await api.invite(app.appId, email, 'admin');
     await signInByEmail(page, api.baseUrl, email);
     await page.goto(`${api.baseUrl}/dashboard/credentials`);
+    const code = await emailedCode(page, email);
     await page.getByLabel('Type the app id to confirm').fill('app_wrong');
+    await page.getByLabel('Emailed code to revoke').fill(code);
     await page.getByRole('button', { name: 'Revoke' }).click();
     assert.match(await page.getByRole('alert').innerText(), /Type the app id exactly/);
     assert.equal((await call('/v2/partners/config', { credential: app })).status, 200, 'still live');
     await page.getByLabel('Type the app id to confirm').fill(app.appId);
+    await page.getByLabel('Emailed code to revoke').fill(code);
     await page.getByRole('button', { name: 'Revoke' }).click();
     assert.match(await page.getByRole('status').innerText(), /revoked/);
     assert.equal((await call('/v2/partners/config', { credential: app })).status, 401);

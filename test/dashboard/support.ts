@@ -80,6 +80,18 @@ export async function signInByEmail(page: Page, baseUrl: string, email: string):
   await page.waitForURL(`${baseUrl}/dashboard`);
 }
 
+/** On the credentials page: asks for a fresh code and answers the one the real mail path delivered. */
+export async function emailedCode(page: Page, email: string): Promise<string> {
+  const h = await getHarness();
+  const before = h.mailbox.received.length;
+  await page.getByRole('button', { name: 'Email me a code' }).click();
+  assert.match(await page.getByRole('status').innerText(), /We emailed a code/);
+  const mail = await h.mailbox.next(email, before);
+  const code = /\bis (\d{6})\b/.exec(mail.text)?.[1];
+  assert.ok(code, `a 6-digit code in the mail: ${mail.text}`);
+  return code;
+}
+
 /** The page passes axe-core's WCAG 2.1 A/AA rules; `what` names it in the failure. */
 export async function assertAccessible(page: Page, what: string): Promise<void> {
   assert.deepEqual(await axeViolations(page), [], `accessibility of ${what}`);

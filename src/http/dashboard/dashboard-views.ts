@@ -284,14 +284,19 @@ export function credentialsPage(v: Viewer, app: { revokedAt: string | null }, ca
 <dl class="facts"><dt>App id</dt><dd class="mono">${v.appId}</dd><dt>Secret</dt><dd>${app.revokedAt ? html`revoked at ${when(app.revokedAt)}` : 'active (never shown again after it is issued)'}</dd></dl>
 ${
   canManage && !app.revokedAt
-    ? html`<div class="actions">
+    ? html`<form method="post" action="/dashboard/credentials/code" class="stack">${csrfField(v.csrf)}
+<p class="help">Rotating or revoking the secret asks for a fresh code: we email one to ${v.email}.</p>
+<button type="submit">Email me a code</button></form>
+<div class="actions">
 <form method="post" action="/dashboard/credentials/rotate" class="stack action-form">${csrfField(v.csrf)}
 <p class="help">Issues a new secret. The current one keeps working for the overlap, then stops.</p>
 <label for="overlapHours">Overlap (hours, 0 to 168)</label><input id="overlapHours" name="overlapHours" type="number" min="0" max="168" value="24" required>
+<label for="rotateCode">Emailed code to rotate</label><input id="rotateCode" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required maxlength="16">
 <button type="submit">Rotate secret</button></form>
 <form method="post" action="/dashboard/credentials/revoke" class="stack action-form">${csrfField(v.csrf)}
 <p class="help">Refuses every secret and client token of this app at once. It can't be undone here.</p>
 <label for="confirm">Type the app id to confirm</label><input id="confirm" name="confirm" type="text" required maxlength="64">
+<label for="revokeCode">Emailed code to revoke</label><input id="revokeCode" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required maxlength="16">
 <button type="submit">Revoke</button></form></div>`
     : canManage
       ? ''

@@ -17,8 +17,10 @@ export const ZSinceUtc = z
   .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?Z?$/, 'a date and time')
   .transform((v) => new Date(v.endsWith('Z') ? v : `${v}Z`).toISOString());
 
-export const ZRotateForm = z.object({ overlapHours: z.coerce.number().int().min(0).max(168), _csrf: ZCsrf });
-export const ZRevokeForm = z.object({ confirm: z.string().trim().max(64), _csrf: ZCsrf });
+/** A fresh emailed code confirms a change to the app's secret: a session alone is not enough. */
+const ZFreshCode = z.string().trim().max(16);
+export const ZRotateForm = z.object({ overlapHours: z.coerce.number().int().min(0).max(168), code: ZFreshCode, _csrf: ZCsrf });
+export const ZRevokeForm = z.object({ confirm: z.string().trim().max(64), code: ZFreshCode, _csrf: ZCsrf });
 
 /** The events filter (GET, no CSRF token); an empty field is absent. */
 export const ZEventsFilter = z.object({
