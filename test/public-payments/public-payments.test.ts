@@ -6,6 +6,7 @@ import type { Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { createApi } from '../../src/http/app';
+import { revokeApp } from '../../src/domain/apps/app-credentials';
 import { ZAccountBundle } from '../../src/domain/accounts/account.schemas';
 import { ZCreatePublicPaymentResponse, ZPublicPaymentConfiguration } from '../../src/domain/payments/public-payment.schemas';
 import type { TEnvironments } from '../../src/config/environments';
@@ -382,6 +383,24 @@ describe('Public Payment creation', () => {
       await h.db.prisma.event.count({ where: { appId: { in: [m.cred.appId, closed.cred.appId] }, resourceType: 'payment' } }),
       0,
     );
+  });
+
+  test('a revoked app takes no public Payment and shows no checkout page: each answers as unknown, and nothing is created', async () => {
+    const h = await getHarness();
+    const ip = freshIp();
+    const m = await publicMerchant();
+    const created = await publicCall(createPath(m.cred.appId), { ip, body: body(m.handle) });
+    assert.equal(created.status, 201, created.text);
+    const paymentId = created.body.payment.id as string;
+    assert.equal((await fetch(`${h.baseUrl}/checkout/${paymentId}`)).status, 200, 'its checkout page, while the app is live');
+
+    await h.db.prisma.$transaction((tx) => revokeApp(tx, m.cred.appId));
+    assert.equal((await publicCall(configurePath(m.cred.appId), { ip })).status, 404);
+    const refused = await publicCall(createPath(m.cred.appId), { ip, body: body(m.handle) });
+    assert.equal(refused.status, 404, refused.text);
+    assert.equal(refused.body.error.code, 'not_found');
+    assert.equal((await fetch(`${h.baseUrl}/checkout/${paymentId}`)).status, 404, 'its checkout page, once revoked');
+    assert.equal(await paymentCount(m.cred.appId), 1, 'only the Payment made before the revocation');
   });
 
   test('generated amounts: accepted exactly within the destination bounds, refused outside, and nothing created when refused', async () => {

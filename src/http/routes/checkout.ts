@@ -202,7 +202,9 @@ function registerVault(router: ApiRouter, deps: CheckoutRouteDeps, vault: NonNul
 /** What the page shows of a Payment, its network named as the environments file names it. */
 async function loadPage(deps: CheckoutRouteDeps, paymentId: string, now: Date): Promise<TCheckoutPage> {
   const p = await deps.prisma.payment.findUnique({ where: { id: paymentId } });
-  if (!p) throw notFound('Payment');
+  // A revoked app's Payments are not shown to payers (its client tokens are refused too).
+  const app = p && (await deps.prisma.app.findUnique({ where: { id: p.appId }, select: { revokedAt: true } }));
+  if (!p || !app || app.revokedAt) throw notFound('Payment');
   const network = Object.values(deps.environments.environments)
     .flatMap((env) => env.networks)
     .find((n) => n.chainId === p.chainId);

@@ -60,10 +60,18 @@ function publicApp(prisma: PrismaClient): ApiMiddleware {
     const { appId } = parseInput(ZAppPath, ctx.params, 'path');
     const app = await prisma.app.findUnique({
       where: { id: appId },
-      select: { id: true, name: true, environment: true, scopes: true, apiVersion: true },
+      select: { id: true, name: true, environment: true, scopes: true, apiVersion: true, revokedAt: true },
     });
-    if (!app) throw notFound('App');
-    ctx.state.app = { ...app, environment: app.environment as EnvironmentName, scopes: app.scopes as Scope[] } satisfies AuthenticatedApp;
+    // A revoked app takes no Payments, here as on its own credentials: answered as unknown.
+    if (!app || app.revokedAt) throw notFound('App');
+    const { id, name, apiVersion } = app;
+    ctx.state.app = {
+      id,
+      name,
+      apiVersion,
+      environment: app.environment as EnvironmentName,
+      scopes: app.scopes as Scope[],
+    } satisfies AuthenticatedApp;
     ctx.set('Cache-Control', 'no-store');
     await next();
   };
