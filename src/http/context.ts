@@ -8,8 +8,10 @@ import type { ModuleRuntime } from '../domain/apps/modules';
 export interface ApiState {
   requestId: string;
   log: Logger;
-  /** Set once the credential is authenticated. */
+  /** Set once the credential is authenticated, or, on a public route, the app its path names. */
   app?: AuthenticatedApp;
+  /** The app was set by a verified credential (its secret, or a client token), not by a public path. */
+  authenticated?: boolean;
   /** Client API only: the account a verified bearer token speaks for (app is then the token's app). */
   client?: ClientPrincipal;
   /** The exact request bytes (idempotency compares them byte for byte). */

@@ -28,6 +28,7 @@ export function authenticate(authenticateApp: AppAuthenticator, limit: Credentia
     const app = await timed('auth', () => limit(ctx, appId, () => authenticateApp(appId, decoded.slice(colon + 1))));
     if (!app) throw unauthorized('Invalid credentials');
     ctx.state.app = app;
+    ctx.state.authenticated = true;
     await next();
   };
 }

@@ -26,6 +26,7 @@ export function clientBearer(verify: (token: string) => Promise<ClientPrincipal 
     if (!principal) throw unauthorized('Authentication required: use a Bearer access token from POST /v2/client/auth/exchange');
     ctx.state.client = principal;
     ctx.state.app = principal.app;
+    ctx.state.authenticated = true;
     ctx.set('Cache-Control', 'no-store');
     await next();
   };
