@@ -8,6 +8,12 @@ export interface ChannelListener {
 
 const FIRST_RETRY_MS = 100;
 const MAX_RETRY_MS = 5_000;
+/**
+ * How often the session is asked a `SELECT 1`, and how long an answer may take. A connection can die
+ * silently (a NAT or proxy dropping it, a partition): no error, no end, and no notification ever
+ * again. TCP keepalive finds that only after many minutes; an unanswered heartbeat within seconds.
+ */
+export const LISTENER_HEARTBEAT = { everyMs: 5_000, answerWithinMs: 3_000 };
 
 /**
  * A dedicated connection (not from a pool: LISTEN belongs to one session) that LISTENs on `channel`
@@ -24,10 +30,13 @@ export function listenOnChannel(opts: {
   onNotification: (payload: string) => void;
   onConnected: () => void;
   onError: (err: Error, retryInMs: number) => void;
+  heartbeat?: { everyMs: number; answerWithinMs: number };
 }): ChannelListener {
+  const heartbeat = opts.heartbeat ?? LISTENER_HEARTBEAT;
   let stopped = false;
   let client: pg.Client | undefined;
   let retryTimer: NodeJS.Timeout | undefined;
+  let beatTimer: NodeJS.Timeout | undefined;
   let delay = FIRST_RETRY_MS;
   let markReady: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
@@ -40,6 +49,7 @@ export function listenOnChannel(opts: {
       application_name: opts.applicationName,
       keepAlive: true,
       connectionTimeoutMillis: 10_000,
+      query_timeout: heartbeat.answerWithinMs,
     });
     client = c;
     let failed = false;
@@ -47,6 +57,7 @@ export function listenOnChannel(opts: {
       if (failed || stopped) return;
       failed = true;
       client = undefined;
+      clearTimeout(beatTimer);
       c.removeAllListeners('notification');
       void c.end().catch(() => undefined);
       opts.onError(err, delay);
@@ -69,6 +80,16 @@ export function listenOnChannel(opts: {
     delay = FIRST_RETRY_MS;
     markReady();
     opts.onConnected();
+    const beat = () => {
+      beatTimer = setTimeout(() => {
+        c.query('SELECT 1').then(
+          () => !failed && !stopped && beat(),
+          (err: unknown) => fail(new Error(`listener heartbeat unanswered: ${err instanceof Error ? err.message : String(err)}`)),
+        );
+      }, heartbeat.everyMs);
+      beatTimer.unref();
+    };
+    beat();
   };
   void connect();
 
@@ -77,6 +98,7 @@ export function listenOnChannel(opts: {
     async stop() {
       stopped = true;
       if (retryTimer) clearTimeout(retryTimer);
+      clearTimeout(beatTimer);
       const c = client;
       client = undefined;
       await c?.end().catch(() => undefined);
