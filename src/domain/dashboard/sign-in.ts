@@ -97,10 +97,7 @@ export async function redeemSignInCode(deps: SignInDeps, email: string, code: st
   return memberships.length > 0 ? memberships : null;
 }
 
-async function isLocked(prisma: PrismaClient, email: string): Promise<boolean> {
-  const lock = await prisma.partnerSignInLock.findUnique({ where: { email } });
-  return Boolean(lock?.lockedAt);
-}
+const isLocked = async (prisma: PrismaClient, email: string) => (await signInLockOf(prisma, email)).lockedAt !== null;
 
 /** One more wrong code for the email, in one statement (parallel guesses each count); locks it at the limit. */
 async function countFailure(prisma: PrismaClient, email: string, now: Date): Promise<void> {

@@ -2,8 +2,7 @@ import type { PrismaClient } from '../../db/client';
 import { recordRequest } from '../../domain/dashboard/request-log';
 import type { ApiContext, ApiMiddleware } from '../context';
 
-/**
- * The path as the log keeps it: a partner's own user id (`externalUserId`) is not kept in it. */
+/** The path as the log keeps it: a partner's own user id (`externalUserId`) is not kept in it. */
 function loggedPath(ctx: ApiContext): string {
   const route = ctx._matchedRoute;
   return typeof route === 'string' && route.includes(':externalUserId') ? route.replace(':externalUserId', '{externalUserId}') : ctx.path;
