@@ -368,7 +368,8 @@ export class ServiceProcess {
         : ['--import', 'tsx', path.join(projectRoot(), 'src', 'main.ts')];
     const child = spawn(process.execPath, [...main, '--only', this.role], {
       cwd: projectRoot(),
-      env: { ...process.env, ...this.env, ...extraEnv },
+      // Several API processes run side by side here: each admin listener takes a port of the system's choosing.
+      env: { ...process.env, ADMIN_PORT: '0', ...this.env, ...extraEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;

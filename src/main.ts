@@ -24,11 +24,11 @@ async function main(): Promise<void> {
   const chainId = service.environments.environments.sandbox.networks[0]?.chainId;
   const lines = [
     `Partner Payments API is running (${roles.join(' + ')})`,
-    service.apiUrl
-      ? `  API:          ${service.apiUrl}  (health: /healthz${config.admin.apiToken ? '; Prometheus: /metrics with the admin token' : ''})`
-      : null,
+    service.apiUrl ? `  API:          ${service.apiUrl}  (health: /healthz)` : null,
     service.temporalMetricsUrl ? `  Worker metrics: ${service.temporalMetricsUrl}  (the Temporal runtime's temporal_* series)` : null,
-    service.apiUrl && config.admin.apiToken ? `  Console:      ${service.apiUrl}/console  (sign in with ADMIN_API_TOKEN)` : null,
+    service.adminUrl
+      ? `  Admin plane:  ${service.adminUrl}  (console: /console, admin API: /admin/v1${config.admin.metricsToken ? ', Prometheus: /metrics with METRICS_TOKEN' : ''})`
+      : null,
     `  Temporal:     ${service.temporalAddress}  namespace=${config.temporal.namespace}  taskQueue=${config.temporal.taskQueue}`,
     service.uiUrl ? `  Temporal UI:  ${service.uiUrl}` : null,
     `  PostgreSQL:   ${redactUrl(service.database.url)}`,
@@ -40,6 +40,7 @@ async function main(): Promise<void> {
       : null,
     `  Data:         ${service.dataDir}`,
     'Create a credential: npm run cli -- apps create --environment sandbox --name my-app',
+    'Create an operator:  npm run cli -- operators create --email you@example.com --name "Your Name" --role admin',
     'Press Ctrl-C to stop.',
   ];
   process.stdout.write(`${lines.filter(Boolean).join('\n')}\n`);

@@ -149,7 +149,9 @@ export function productionEnv(input: ProductionInput): ProductionEnv {
     ENVIRONMENTS_FILE: catalogFile,
     DATA_DIR: input.dataDir,
     SERVICE_SECRET: input.serviceSecret,
-    ADMIN_API_TOKEN: randomBytes(24).toString('hex'),
+    // Operators sign in by emailed code: production needs a mail server (none answers here; nobody signs in).
+    SMTP_URL: 'smtp://127.0.0.1:9',
+    METRICS_TOKEN: randomBytes(24).toString('hex'),
     PUBLIC_BASE_URL: 'https://payments.rehearsal.example',
     CUSTODY_PUBLIC_KEYS: input.custody.publicKeys,
     OFFRAMP_PROVIDER_URL: input.offramp.url,

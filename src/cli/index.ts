@@ -15,6 +15,7 @@ import { registerDepositCommands } from './deposits';
 import { registerFundReturnCommands } from './returns';
 import { registerWebhookCommands } from './webhooks';
 import { DASHBOARD_CLI_USAGE, registerDashboardCommands } from './dashboard';
+import { OPERATORS_CLI_USAGE, registerOperatorCommands } from './operators';
 import { registerSandboxCommands, SANDBOX_USAGE } from './sandbox';
 import { jsonText } from '../domain/values/json-text';
 import { cliContext, CommandFailed, UsageError, type Command } from './shared';
@@ -34,6 +35,7 @@ const USAGE = `usage:
   npm run cli -- keys reseal
 ${CUSTODY_USAGE}
 ${DASHBOARD_CLI_USAGE}
+${OPERATORS_CLI_USAGE}
 ${SANDBOX_USAGE}`;
 
 const commands: Record<string, Command> = {
@@ -118,6 +120,7 @@ registerDepositCommands(registerCommand);
 registerFundReturnCommands(registerCommand);
 registerWebhookCommands(registerCommand);
 registerDashboardCommands(registerCommand);
+registerOperatorCommands(registerCommand);
 registerSandboxCommands(registerCommand);
 registerAlertCommands(registerCommand);
 registerKeyCommands(registerCommand);

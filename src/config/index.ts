@@ -141,8 +141,14 @@ const ZEnv = z.object({
   OFFRAMP_PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).default(3000),
   /** Port of the sandbox provider `npm start` runs when OFFRAMP_PROVIDER_URL is unset. */
   SANDBOX_PROVIDER_PORT: z.coerce.number().int().min(0).max(65535).default(toolchain.ports.sandboxProvider),
-  /** Bearer token of the operator admin API (/admin/v1); unset disables that API (404). */
-  ADMIN_API_TOKEN: z.string().min(32).optional(),
+  /** The admin plane's listener (admin API, console, metrics): loopback unless an operator opens it. */
+  ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
+  ADMIN_PORT: z.coerce.number().int().min(0).max(65535).default(toolchain.ports.admin),
+  /** Prometheus's read-only Bearer token for /metrics on the admin listener; unset: no /metrics. */
+  METRICS_TOKEN: z.string().min(32).optional(),
+  /** Operator sign-in attempts per client address and per email, and failed operator tokens per address. */
+  OPERATOR_SIGN_IN_LIMIT_POINTS: z.coerce.number().int().min(1).default(10),
+  OPERATOR_SIGN_IN_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(900),
   /** How long an operator console session lasts after login. */
   CONSOLE_SESSION_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3600),
 });
@@ -192,6 +198,8 @@ export interface ServiceConfig {
     publicPayments: RateLimitSettings;
     /** The dashboard's sign-in forms (asking for a code, entering it). */
     dashboardSignIn: RateLimitSettings;
+    /** Operator sign-in attempts (per address and per email) and failed operator tokens (per address). */
+    operatorSignIn: RateLimitSettings;
   };
   /** probeIntervalMs: the longest /healthz answers from one probe. */
   health: { probeIntervalMs: number };
@@ -205,8 +213,11 @@ export interface ServiceConfig {
   environmentsFile?: string;
   anvil: { embeddedPort: number };
   webhooks: { allowPrivateDestinations: boolean; trustedDestinations?: readonly string[] };
-  /** consoleSessionSeconds: the operator console session's life (default 3600). */
-  admin: { apiToken?: string; consoleSessionSeconds?: number };
+  /**
+   * The admin plane (admin API, console, metrics) on a listener of its own; metricsToken: Prometheus's
+   * read-only credential; consoleSessionSeconds: the console session's life (default 3600).
+   */
+  admin: { host: string; port: number; metricsToken?: string; consoleSessionSeconds?: number };
   /** Outgoing mail (vault approval codes). smtpUrl may hold a password: never log it. */
   mail: { smtpUrl?: string; from: string };
   /** The off-ramp provider. callbackSecret is a secret: never log it. */
@@ -255,7 +266,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
         e.WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS ?? (deployment === 'sandbox' && (!e.DATABASE_URL || !e.TEMPORAL_ADDRESS)),
       trustedDestinations: e.WEBHOOKS_TRUSTED_DESTINATIONS,
     },
-    admin: { apiToken: e.ADMIN_API_TOKEN, consoleSessionSeconds: e.CONSOLE_SESSION_SECONDS },
+    admin: { host: e.ADMIN_HOST, port: e.ADMIN_PORT, metricsToken: e.METRICS_TOKEN, consoleSessionSeconds: e.CONSOLE_SESSION_SECONDS },
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     offramp: readOfframp(e),
     rpcUrls,
@@ -329,6 +340,7 @@ function readRateLimits(e: TEnv): Pick<ServiceConfig, 'rateLimit' | 'clientRateL
       checkout: quota(e.CHECKOUT_RATE_LIMIT_POINTS, e.CHECKOUT_RATE_LIMIT_WINDOW_SECONDS),
       publicPayments: quota(e.PUBLIC_RATE_LIMIT_POINTS, e.PUBLIC_RATE_LIMIT_WINDOW_SECONDS),
       dashboardSignIn: quota(e.DASHBOARD_SIGN_IN_LIMIT_POINTS, e.DASHBOARD_SIGN_IN_LIMIT_WINDOW_SECONDS),
+      operatorSignIn: quota(e.OPERATOR_SIGN_IN_LIMIT_POINTS, e.OPERATOR_SIGN_IN_LIMIT_WINDOW_SECONDS),
     },
   };
 }

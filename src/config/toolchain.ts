@@ -12,7 +12,7 @@ export interface Toolchain {
   /** docker-compose.yml's other images, `name:tag` each. */
   containerImages: { temporalUi: string; postgres: string };
   temporalTestServer: { version: string };
-  ports: { postgres: number; temporal: number; temporalUi: number; anvil: number; api: number; sandboxProvider: number };
+  ports: { postgres: number; temporal: number; temporalUi: number; anvil: number; api: number; admin: number; sandboxProvider: number };
 }
 
 export const toolchain: Toolchain = toolchainJson;

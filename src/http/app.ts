@@ -24,9 +24,6 @@ import { createCursorCodec, type CursorCodec } from '../domain/requests/paginati
 import { registerAccountRoutes } from './routes/accounts';
 import { registerHealthRoutes, type HealthProbe } from './routes/health';
 import { registerPartnerConfigRoutes } from './routes/partner-config';
-import { registerWebhookAdminRoutes } from './routes/webhooks-admin';
-import { registerAlertAdminRoutes } from './routes/alerts-admin';
-import { registerAppAdminRoutes } from './routes/apps-admin';
 import { registerTransactionRoutes } from './routes/transactions';
 import { registerEventRoutes } from './routes/events';
 import { registerPaymentRoutes } from './routes/payments';
@@ -41,20 +38,16 @@ import { registerVaultRoutes } from './routes/vaults';
 import { registerBankAccountRoutes } from './routes/bank-accounts';
 import { registerProviderCallbackRoutes } from './routes/provider-callbacks';
 import type { OfframpCallbackDeps } from '../domain/bank-accounts/provider-callbacks';
-import { registerDashboardUserAdminRoutes } from './routes/dashboard-users-admin';
 import { requestLog } from './middleware/request-log';
 import { registerPartnerDashboard } from './dashboard/dashboard';
 import { createSmtpMailer, type Mailer } from '../mail/mailer';
 import { createChainRegistry, type ChainRegistry } from '../chain/registry';
 import type { AddressBook } from '../custody';
 import type { FundReturnEngine, OperatorEngine, PaymentEngine, VaultFundingEngine, WebhookEngine } from '../domain/engine/pure/engine';
-import { registerOperatorConsole } from './console/console';
-import { registerFundReturnAdminRoutes, registerFundReturnRoutes } from './routes/fund-returns';
-import { registerHoldAdminRoutes } from './routes/holds-admin';
-import { createServiceMetrics } from './metrics';
+import { registerFundReturnRoutes } from './routes/fund-returns';
 import { httpMetrics } from './middleware/http-metrics';
-import { registerMetricsRoutes } from './routes/metrics';
 import type { ServiceSecret } from '../domain/keys/service-keys';
+import type { ServiceMetrics } from './metrics';
 
 export interface ApiDeps {
   config: ServiceConfig;
@@ -93,8 +86,13 @@ export interface ApiDeps {
   /** /metrics: the worker runtime's Prometheus endpoint when the worker runs in this process (its series are included). */
   metrics?: { temporalMetricsUrl?: string };
   /**
-   * The operator console at /console (with ADMIN_API_TOKEN): the resolve and recover signals it sends,
-   * and the Temporal Web UI it links workflows to. Absent: no console.
+   * The service's Prometheus series, shared by the partner app (which counts its requests into them)
+   * and the admin app (which serves them at /metrics with METRICS_TOKEN). Absent: nothing is counted.
+   */
+  serviceMetrics?: ServiceMetrics;
+  /**
+   * The admin plane's operator console at /console and hold releases: the resolve and recover signals
+   * they send, and the Temporal Web UI the console links workflows to. Absent: neither.
    */
   operator?: { engine: OperatorEngine; temporalUiUrl?: string };
   /** Feature modules (payments, deposits, webhooks admin...) add their routes here. */
@@ -105,8 +103,8 @@ export interface SharedRouteDeps {
   cursors: CursorCodec;
 }
 
-/** The mail the dashboard's sign-in codes go out by: the one given, else SMTP when configured, else none (the sandbox outbox). */
-function mailerOf(deps: ApiDeps): Mailer | null {
+/** The mail sign-in codes go out by: the one given, else SMTP when configured, else none (the sandbox outbox). */
+export function mailerOf(deps: ApiDeps): Mailer | null {
   if (deps.mailer !== undefined) return deps.mailer;
   const smtpUrl = deps.config.mail?.smtpUrl;
   return smtpUrl ? createSmtpMailer({ smtpUrl, from: deps.config.mail!.from }) : null;
@@ -118,21 +116,23 @@ export function serveApi(server: Server, app: Koa<ApiState>, apiVersion: string)
   return answerMalformedRequests(server, apiVersion);
 }
 
-export function createApi(deps: ApiDeps): Koa<ApiState> {
-  const { config, environments, db, logger } = deps;
+/** A Koa app whose every server (service, tests) answers what Node's parser refuses in the envelope too. */
+export function newKoaApp(apiVersion: string): Koa<ApiState> {
   // X-Forwarded-For is read only from a configured proxy, by clientIp (src/http/middleware/client-ip.ts).
   const app = new Koa<ApiState>({ proxy: false });
   app.silent = true;
-  // Every server of this app (service, tests) answers what Node's parser refuses in the envelope too.
   const listen = app.listen.bind(app) as (...args: unknown[]) => Server;
-  app.listen = ((...args: unknown[]) => answerMalformedRequests(listen(...args), environments.apiVersion)) as typeof app.listen;
+  app.listen = ((...args: unknown[]) => answerMalformedRequests(listen(...args), apiVersion)) as typeof app.listen;
+  return app;
+}
+
+export function createApi(deps: ApiDeps): Koa<ApiState> {
+  const { config, environments, db, logger } = deps;
+  const app = newKoaApp(environments.apiVersion);
   const shared: SharedRouteDeps = { cursors: createCursorCodec(deps.serviceSecret) };
 
   const chains = deps.chains ?? createChainRegistry(environments);
-  // /metrics exists only with the admin token; without one nothing is counted.
-  const metrics = config.admin.apiToken
-    ? createServiceMetrics({ prisma: db.prisma, chains, temporalMetricsUrl: deps.metrics?.temporalMetricsUrl })
-    : undefined;
+  const metrics = deps.serviceMetrics;
 
   app.use(requestContext(logger, { serverTiming: config.http.serverTiming }));
   app.use(requestLog(db.prisma));
@@ -159,10 +159,6 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   // Signed by the provider, not the partner: outside the partner router's Basic authentication.
   if (deps.offramp) registerProviderCallbackRoutes(open, { ...deps.offramp, maxBodyBytes: config.http.maxBodyBytes });
   mountRouter(app, open);
-  // Operator admin API (Bearer ADMIN_API_TOKEN), outside the partner router; absent without a token.
-  registerWebhookAdminRoutes(app, { config, db, serviceSecret: deps.serviceSecret, cursors: shared.cursors, engine: deps.engine });
-  registerAlertAdminRoutes(app, { config, db, cursors: shared.cursors });
-  if (metrics) registerMetricsRoutes(app, { config, metrics });
   // The hosted checkout (checkout.paymentUrl); its Vault option runs the client API's use cases.
   const checkout = new Router<ApiState>();
   registerCheckoutRoutes(checkout, {
@@ -175,21 +171,6 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
     limit: rateLimit(db.pool, config.ipRateLimits.checkout, (ctx) => `checkout:${clientIp(ctx)}`),
   });
   mountRouter(app, checkout);
-  registerAppAdminRoutes(app, { config, prisma: db.prisma });
-  registerDashboardUserAdminRoutes(app, { config, prisma: db.prisma });
-  if (deps.returns) registerFundReturnAdminRoutes(app, { config, prisma: db.prisma, custody: deps.custody, chains, engine: deps.returns });
-  if (deps.operator) {
-    registerHoldAdminRoutes(app, { config, prisma: db.prisma, chains, engine: deps.operator.engine });
-    registerOperatorConsole(app, {
-      config,
-      prisma: db.prisma,
-      serviceSecret: deps.serviceSecret,
-      chains,
-      custody: deps.custody,
-      cursors: shared.cursors,
-      ...deps.operator,
-    });
-  }
 
   const svcVersion = enforceSvcVersion(environments.supportedApiVersions);
   // One quota per app, spent by its Basic credential; a client token spends its account's quota only.

@@ -4,6 +4,7 @@ import type { AuthenticatedApp } from '../domain/apps/apps';
 import type { ClientPrincipal } from '../domain/client-auth/access-tokens';
 import type { TEnvironments } from '../config/environments';
 import type { ModuleRuntime } from '../domain/apps/modules';
+import type { SignedInOperator } from '../domain/operators/operator-accounts';
 
 export interface ApiState {
   requestId: string;
@@ -19,6 +20,8 @@ export interface ApiState {
   body?: unknown;
   /** What requireModule judges modules by (set by the moduleRuntime middleware). */
   modules?: { environments: TEnvironments; runtime: ModuleRuntime };
+  /** Admin plane only: the operator a token or a console session speaks for. */
+  operator?: SignedInOperator;
 }
 
 export type ApiContext = RouterContext<ApiState>;
@@ -35,4 +38,10 @@ export function requireClient(ctx: { state: ApiState }): ClientPrincipal {
   const client = ctx.state.client;
   if (!client) throw new Error('client route reached without a bearer token');
   return client;
+}
+
+export function requireOperator(ctx: { state: ApiState }): SignedInOperator {
+  const operator = ctx.state.operator;
+  if (!operator) throw new Error('admin route reached without an operator');
+  return operator;
 }

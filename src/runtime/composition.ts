@@ -1,3 +1,4 @@
+import { createServiceMetrics } from '../http/metrics';
 import type { ServiceConfig } from '../config';
 import type { TEnvironments } from '../config/environments';
 import type { Logger } from '../logger';
@@ -99,6 +100,16 @@ export function composeService(parts: ServiceParts, overrides: ServiceOverrides 
         client: { engine },
         returns: engine,
         ...(placement.temporalMetricsUrl ? { metrics: { temporalMetricsUrl: placement.temporalMetricsUrl } } : {}),
+        // Counted only where a scraper can read them (METRICS_TOKEN on the admin listener).
+        ...(config.admin.metricsToken
+          ? {
+              serviceMetrics: createServiceMetrics({
+                prisma: placement.db.prisma,
+                chains,
+                temporalMetricsUrl: placement.temporalMetricsUrl,
+              }),
+            }
+          : {}),
         operator: { engine, temporalUiUrl: config.temporal.uiUrl ?? placement.temporalUiUrl },
         ...(offramp ? { offramp } : {}),
       };

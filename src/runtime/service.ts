@@ -12,7 +12,10 @@ import { clusterPostgresOf, startTemporalCluster } from '../embedded/temporal-cl
 import { CLUSTER_ROLES } from '../embedded/temporal-cluster-config';
 import { startAnvil } from '../embedded/anvil';
 import { ensureSandboxToken } from '../chain/sandbox';
+import type Koa from 'koa';
 import { createApi } from '../http/app';
+import { createAdminApi } from '../http/admin-app';
+import type { ApiState } from '../http/context';
 import { connectTemporalGateway, workerWebhookStarter, type TemporalGateway } from '../temporal/gateway';
 import { connectWorkerConnection, createWorker, installWorkerRuntime } from '../temporal/worker';
 import { freePort } from '../embedded/process';
@@ -42,6 +45,8 @@ export interface RunningService {
   uiUrl?: string;
   rpcUrl?: string;
   apiUrl?: string;
+  /** The admin plane (console, admin API, metrics), where the API runs. */
+  adminUrl?: string;
   /** The off-ramp provider: OFFRAMP_PROVIDER_URL's, or the sandbox provider started here. */
   offramp?: OfframpProvider;
   /** The sandbox provider's base URL, when this process started it. */
@@ -252,25 +257,26 @@ export async function startService(opts: {
     }
 
     let apiUrl: string | undefined;
+    let adminUrl: string | undefined;
     if (roles.includes('api')) {
       const apiDb = database.pool('api');
       const { credentials, ready, stop: stopFollowing } = service.credentials({ db: apiDb, databaseUrl: database.url });
       lifecycle.add('credential changes', stopFollowing);
       await ready;
-      const api = createApi(
-        service.api({
-          db: apiDb,
-          credentials,
-          // /metrics includes the Temporal runtime's series when the worker runs in this process.
-          ...(temporalMetricsUrl ? { temporalMetricsUrl } : {}),
-          ...(uiUrl ? { temporalUiUrl: uiUrl } : {}),
-        }),
-      );
-      const server: Server = await new Promise((resolve) => {
-        const s = api.listen(config.http.port, config.http.host, () => resolve(s));
+      const apiDeps = service.api({
+        db: apiDb,
+        credentials,
+        // /metrics includes the Temporal runtime's series when the worker runs in this process.
+        ...(temporalMetricsUrl ? { temporalMetricsUrl } : {}),
+        ...(uiUrl ? { temporalUiUrl: uiUrl } : {}),
       });
+      const server = await listenOn(createApi(apiDeps), config.http.port, config.http.host);
       lifecycle.add('api', () => closeServer(server, API_DRAIN_MS));
       apiUrl = `http://${config.http.host}:${config.http.port}`;
+      // The admin plane on its own listener, loopback unless ADMIN_HOST opens it.
+      const adminServer = await listenOn(createAdminApi(apiDeps), config.admin.port, config.admin.host);
+      lifecycle.add('admin', () => closeServer(adminServer, API_DRAIN_MS));
+      adminUrl = `http://${config.admin.host}:${config.admin.port}`;
     }
     return {
       config,
@@ -282,6 +288,7 @@ export async function startService(opts: {
       uiUrl,
       rpcUrl,
       apiUrl,
+      adminUrl,
       offramp,
       sandboxProviderUrl,
       temporalMetricsUrl,
@@ -312,6 +319,13 @@ async function retriedAtStart<T>(logger: Logger, what: string, fn: () => Promise
       await new Promise((resolve) => setTimeout(resolve, 2000 * attempt));
     }
   }
+}
+
+function listenOn(app: Koa<ApiState>, port: number, host: string): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const s = app.listen(port, host, () => resolve(s));
+    s.once('error', reject);
+  });
 }
 
 /** Stops accepting connections and lets in-flight requests finish; after `drainMs` closes the rest. */

@@ -177,7 +177,7 @@ describe('Operator alerts: admin API and CLI', () => {
     assert.equal(anonymous.body.error.code, 'unauthorized');
     const wrongToken = await admin.call('GET', '/admin/v1/alerts', undefined, 'not-the-admin-token-0123456789abcdefghij');
     assert.equal(wrongToken.status, 401);
-    const withoutToken = await call('/admin/v1/alerts'); // the shared API runs without ADMIN_API_TOKEN
+    const withoutToken = await call('/admin/v1/alerts'); // the partner port serves no admin API
     assert.equal(withoutToken.status, 404);
     assert.equal(withoutToken.body.error.code, 'not_found');
     const post = await admin.call('POST', '/admin/v1/alerts', {});

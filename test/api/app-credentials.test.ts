@@ -11,12 +11,14 @@ import { call, clientTokenFor, newApp, uniqueUserId } from '../support/api-clien
 import { apiDepsOnHarness, getHarness } from '../support/harness';
 import { cli, CliExit, runCli } from '../support/cli';
 import { until } from '../support/until';
-
-const ADMIN_TOKEN = 'credentials-test-admin-token-0123456789abcdef';
+import { listenAdminApi } from '../support/bounded-api';
+import { createTestOperator, type TestOperator } from '../support/operators';
 
 /** One API process of several over the same database: its own credential cache, its own listener. */
 interface ApiProcess {
   baseUrl: string;
+  /** Its admin plane's listener. */
+  adminBaseUrl: string;
   logs: string[];
   close(): Promise<void>;
 }
@@ -34,22 +36,19 @@ async function startApiProcess(): Promise<ApiProcess> {
   const credentials = appCredentialCache(h.db.prisma, 10_000);
   const changes = followCredentialChanges({ url: h.databaseUrl, cache: credentials, logger });
   await changes.ready;
-  const api = createApi(
-    await apiDepsOnHarness({
-      config: { ...h.config, admin: { apiToken: ADMIN_TOKEN } },
-      logger,
-      credentials,
-      client: { engine: h.engine },
-    }),
-  );
+  const deps = await apiDepsOnHarness({ config: h.config, logger, credentials, client: { engine: h.engine } });
+  const api = createApi(deps);
   const server: Server = await new Promise((resolve) => {
     const s = api.listen(0, '127.0.0.1', () => resolve(s));
   });
+  const adminPlane = await listenAdminApi(deps);
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    adminBaseUrl: adminPlane.baseUrl,
     logs,
     async close() {
       await changes.stop();
+      await adminPlane.close();
       await new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
@@ -58,8 +57,12 @@ async function startApiProcess(): Promise<ApiProcess> {
   };
 }
 
-async function admin(api: ApiProcess, path: string, body: unknown) {
-  return call(path, { baseUrl: api.baseUrl, method: 'POST', body, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+/** Admin operators, each with their own token: the audit names whichever acted. */
+let ops: TestOperator;
+let bob: TestOperator;
+
+async function admin(api: ApiProcess, path: string, body: unknown, operator = ops) {
+  return call(path, { baseUrl: api.adminBaseUrl, method: 'POST', body, headers: { authorization: `Bearer ${operator.token}` } });
 }
 
 const configStatus = async (api: ApiProcess, cred: AppCredential) =>
@@ -88,6 +91,7 @@ describe('rotating and revoking app credentials', () => {
   let b: ApiProcess;
   before(async () => {
     [a, b] = await Promise.all([startApiProcess(), startApiProcess()]);
+    [ops, bob] = await Promise.all([createTestOperator('admin'), createTestOperator('admin')]);
   });
   after(async () => {
     await Promise.all([a?.close(), b?.close()]);
@@ -103,7 +107,7 @@ describe('rotating and revoking app credentials', () => {
     assert.equal(await configStatus(b, cred), 200);
     assert.equal(await configStatus(b, cred), 200);
 
-    const revoked = await admin(a, `/admin/v1/apps/${cred.appId}/revocation`, { actor: 'ops@example.com', reason: 'leaked in a log' });
+    const revoked = await admin(a, `/admin/v1/apps/${cred.appId}/revocation`, { reason: 'leaked in a log' });
     assert.equal(revoked.status, 200, revoked.text);
     assert.equal(revoked.body.appId, cred.appId);
     await refusedWithinOneSecond(b, cred, 'API process B to refuse the revoked secret');
@@ -120,18 +124,18 @@ describe('rotating and revoking app credentials', () => {
     assert.equal(tokenUse.status, 401, tokenUse.text);
 
     // Revoking again answers the first revocation; rotating a revoked app is refused.
-    const again = await admin(a, `/admin/v1/apps/${cred.appId}/revocation`, { actor: 'ops@example.com' });
+    const again = await admin(a, `/admin/v1/apps/${cred.appId}/revocation`, {});
     assert.equal(again.body.revokedAt, revoked.body.revokedAt);
-    const rotate = await admin(a, `/admin/v1/apps/${cred.appId}/secret-rotations`, { actor: 'ops@example.com' });
+    const rotate = await admin(a, `/admin/v1/apps/${cred.appId}/secret-rotations`, {});
     assert.equal(rotate.status, 409, rotate.text);
 
     const audit = await auditOf(cred.appId);
     assert.deepEqual(
       audit.map((r) => [r.action, r.channel, r.actor, r.outcome]),
       [
-        ['revoke', 'admin_api', 'ops@example.com', 'applied'],
-        ['revoke', 'admin_api', 'ops@example.com', 'applied'],
-        ['rotate-secret', 'admin_api', 'ops@example.com', 'refused'],
+        ['revoke', 'admin_api', ops.email, 'applied'],
+        ['revoke', 'admin_api', ops.email, 'applied'],
+        ['rotate-secret', 'admin_api', ops.email, 'refused'],
       ],
     );
     assert.equal(audit[0]?.reason, 'leaked in a log');
@@ -165,7 +169,7 @@ describe('rotating and revoking app credentials', () => {
     }
 
     // An overlap of 0 ends every previous secret now: a leaked secret is replaced at once.
-    const third = await admin(a, `/admin/v1/apps/${first.appId}/secret-rotations`, { actor: 'bob@example.com', overlapSeconds: 0 });
+    const third = await admin(a, `/admin/v1/apps/${first.appId}/secret-rotations`, { overlapSeconds: 0 }, bob);
     assert.equal(third.status, 201, third.text);
     assert.equal(third.headers.get('cache-control'), 'no-store');
     await refusedWithinOneSecond(b, first, 'API process B to refuse the first secret');
@@ -180,7 +184,7 @@ describe('rotating and revoking app credentials', () => {
       audit.map((r) => [r.action, r.channel, r.actor, r.outcome, r.reason]),
       [
         ['rotate-secret', 'cli', 'alice@example.com', 'created', 'yearly rotation'],
-        ['rotate-secret', 'admin_api', 'bob@example.com', 'created', null],
+        ['rotate-secret', 'admin_api', bob.email, 'created', null],
       ],
     );
     const stored = JSON.stringify({ rows, audit });
@@ -193,23 +197,30 @@ describe('rotating and revoking app credentials', () => {
 
   test('the overlap is at most 7 days; bad input and unknown apps create nothing', async () => {
     const cred = await newApp();
-    const tooLong = await admin(a, `/admin/v1/apps/${cred.appId}/secret-rotations`, { actor: 'ops', overlapSeconds: 7 * 24 * 3600 + 1 });
+    const tooLong = await admin(a, `/admin/v1/apps/${cred.appId}/secret-rotations`, { overlapSeconds: 7 * 24 * 3600 + 1 });
     assert.equal(tooLong.status, 400, tooLong.text);
-    const noActor = await admin(a, `/admin/v1/apps/${cred.appId}/revocation`, {});
-    assert.equal(noActor.status, 400, noActor.text);
-    const unauthorized = await call(`/admin/v1/apps/${cred.appId}/revocation`, {
+    // The actor is the token's operator: a typed one is refused, not recorded.
+    const typedActor = await admin(a, `/admin/v1/apps/${cred.appId}/revocation`, { actor: 'someone-else@example.com' });
+    assert.equal(typedActor.status, 400, typedActor.text);
+    assert.equal(typedActor.body.error.details[0].field, 'body.actor');
+    const viewer = await admin(a, `/admin/v1/apps/${cred.appId}/revocation`, {}, await createTestOperator('viewer'));
+    assert.equal(viewer.status, 403, 'a viewer reads, never revokes');
+    const unauthorized = await call(`/admin/v1/apps/${cred.appId}/revocation`, { baseUrl: a.adminBaseUrl, method: 'POST', body: {} });
+    assert.equal(unauthorized.status, 401);
+    const onPartnerPort = await call(`/admin/v1/apps/${cred.appId}/revocation`, {
       baseUrl: a.baseUrl,
       method: 'POST',
-      body: { actor: 'x' },
+      body: {},
+      headers: { authorization: `Bearer ${ops.token}` },
     });
-    assert.equal(unauthorized.status, 401);
+    assert.equal(onPartnerPort.status, 404, 'the partner port serves no admin API');
     const h = await getHarness();
     assert.equal(await h.db.prisma.appSecret.count({ where: { appId: cred.appId } }), 1);
     assert.equal((await h.db.prisma.app.findUniqueOrThrow({ where: { id: cred.appId } })).revokedAt, null);
     assert.deepEqual(await auditOf(cred.appId), []);
     assert.equal(await configStatus(a, cred), 200);
 
-    const unknown = await admin(a, '/admin/v1/apps/app_doesnotexist0000000000/revocation', { actor: 'ops' });
+    const unknown = await admin(a, '/admin/v1/apps/app_doesnotexist0000000000/revocation', {});
     assert.equal(unknown.status, 404, unknown.text);
 
     await assert.rejects(runCli(['apps', 'revoke', cred.appId]), (err: CliExit) => err.code === 2);

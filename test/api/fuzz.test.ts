@@ -8,7 +8,7 @@ import { basicAuth, call, newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';
 import { until } from '../support/until';
 import { createPayment, newMerchant, type Merchant } from '../support/fixtures';
-import { ADMIN_TOKEN, startAdminApi, type AdminApi } from '../webhooks/support/admin';
+import { startAdminApi, type AdminApi } from '../webhooks/support/admin';
 import { listRoutes } from './fuzz/routes';
 import { ROUTE_MODELS, type FuzzFixture } from './fuzz/models';
 import { applyMutation, fuzzCase, toRequest, validDraft, type FuzzRequest } from './fuzz/requests';
@@ -159,8 +159,8 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
   const ran: unknown[] = [];
 
   before(async () => {
-    // The whole surface: partner, client, open and admin routes (ADMIN_API_TOKEN set, with the operator's
-    // resolve routes), on the shared harness. The console's HTML forms are the browser tests' to drive.
+    // The whole surface: partner, client and open routes, and the admin plane's (an admin operator's
+    // token, with the resolve routes), on the shared harness. The console's HTML forms are the browser tests' to drive.
     api = await startAdminApi({ allowPrivate: true, withEngine: true, withOperator: true });
     merchant = await newMerchant();
     const account = await call(`/v2/accounts/${merchant.accountId}`, { credential: merchant.cred });
@@ -179,7 +179,7 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
     f = {
       cred: merchant.cred,
       other: await newApp(),
-      adminToken: ADMIN_TOKEN,
+      adminToken: api.token,
       accountId: merchant.accountId,
       externalUserId: account.body.account.externalUserId,
       walletId: account.body.connectedWallets[0].id,
@@ -211,7 +211,7 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
 
   test('every route the app serves has a fuzz model, and every model a route', () => {
     // The HTML areas (operator console, partner dashboard) take forms behind sessions: their own suites test them.
-    const served = listRoutes(api.app).filter((route) => !/^\/(console|dashboard)(\/|$)/.test(route.split(' ')[1]!));
+    const served = [...listRoutes(api.app), ...listRoutes(api.adminApp)].sort().filter((route) => !/^\/(console|dashboard)(\/|$)/.test(route.split(' ')[1]!));
     assert.ok(served.length >= 30, `only ${served.length} routes found`);
     assert.deepEqual(served, Object.keys(ROUTE_MODELS).sort());
   });
@@ -239,7 +239,8 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
         const key = [req.headers['idempotency-key'] ?? []].flat().join(', ') || undefined;
         await settled(f);
         const before = await snapshot(plan, f, key);
-        const answer = await send(api.baseUrl, req);
+        // Admin routes live on the admin plane's listener, the rest on the partner port.
+        const answer = await send(model.auth === 'admin' ? api.adminBaseUrl : api.baseUrl, req);
         statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
 
         assert.ok(answer.status < 500, `${answer.status} to ${req.method} ${req.target.slice(0, 200)}: ${answer.text.slice(0, 300)}`);

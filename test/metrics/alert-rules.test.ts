@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { parser as promql } from '@prometheus-io/lezer-promql';
-import { startAdminApi, ADMIN_TOKEN, type AdminApi } from '../webhooks/support/admin';
+import { startAdminApi, METRICS_TOKEN, type AdminApi } from '../webhooks/support/admin';
 import { parseExposition } from './support/scrape';
 
 interface Rule {
@@ -47,7 +47,7 @@ describe('The alerting rules docs/operations.md names (ops/prometheus/alerts.yml
       [],
       'the four alerts docs/operations.md names',
     );
-    const res = await fetch(`${admin.baseUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const res = await fetch(`${admin.adminBaseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
     assert.equal(res.status, 200);
     const served = new Set(parseExposition(await res.text()).families.map((f) => f.name));
     for (const rule of rules) {

@@ -6,7 +6,7 @@ import { eventually, mine } from '../support/chain';
 import { until } from '../support/until';
 import { withWorkerStopped } from '../support/bounded-api';
 import { createPayment, newMerchant } from '../support/fixtures';
-import { startAdminApi, ADMIN_TOKEN, type AdminApi } from '../webhooks/support/admin';
+import { startAdminApi, METRICS_TOKEN, type AdminApi } from '../webhooks/support/admin';
 import { newAccountWithEvent, delivered, dispatch, ensureTestDispatcher } from '../webhooks/support/flow';
 import { startReceiver, type Receiver } from '../webhooks/support/receiver';
 import { raiseAlert, resolveAlerts } from '../../src/domain/monitoring/alerts';
@@ -18,7 +18,7 @@ describe('Prometheus metrics at /metrics (what operators watch)', () => {
   let admin: AdminApi;
   let receiver: Receiver;
   before(async () => {
-    // The whole API with ADMIN_API_TOKEN set, the harness's worker runtime behind it.
+    // The whole API with METRICS_TOKEN set, the harness's worker runtime behind it.
     admin = await startAdminApi({ allowPrivate: true, withEngine: true });
     receiver = await startReceiver();
     await ensureTestDispatcher();
@@ -31,29 +31,35 @@ describe('Prometheus metrics at /metrics (what operators watch)', () => {
   });
 
   async function scrape(): Promise<Exposition> {
-    const res = await fetch(`${admin.baseUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const res = await fetch(`${admin.adminBaseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
     const text = await res.text();
     assert.equal(res.status, 200, text.slice(0, 300));
     return parseExposition(text);
   }
 
-  test('answers only the admin token: 404 without one configured, 401 without or with a wrong one, 200 in the text format with it', async () => {
+  test('answers only METRICS_TOKEN on the admin listener: 404 on the partner port, 401 without it, with a wrong one or an operator token, 200 with it', async () => {
     const h = await getHarness();
-    const absent = await fetch(`${h.baseUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-    assert.equal(absent.status, 404);
-    assert.equal(((await absent.json()) as { error: { code: string } }).error.code, 'not_found');
+    for (const base of [h.baseUrl, admin.baseUrl]) {
+      const absent = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+      assert.equal(absent.status, 404, `the partner port ${base} serves no /metrics`);
+      assert.equal(((await absent.json()) as { error: { code: string } }).error.code, 'not_found');
+    }
 
-    const missing = await fetch(`${admin.baseUrl}/metrics`);
+    const missing = await fetch(`${admin.adminBaseUrl}/metrics`);
     assert.equal(missing.status, 401);
     assert.equal(((await missing.json()) as { error: { code: string } }).error.code, 'unauthorized');
     assert.match(missing.headers.get('www-authenticate') ?? '', /^Bearer /);
-    const wrong = await fetch(`${admin.baseUrl}/metrics`, { headers: { authorization: 'Bearer not-the-admin-token-0123456789abcdef01' } });
+    const wrong = await fetch(`${admin.adminBaseUrl}/metrics`, { headers: { authorization: 'Bearer not-the-metrics-token-0123456789abcdef01' } });
     assert.equal(wrong.status, 401);
+    const operator = await fetch(`${admin.adminBaseUrl}/metrics`, { headers: { authorization: `Bearer ${admin.token}` } });
+    assert.equal(operator.status, 401, 'an operator token is not the scrape credential');
     const app = await newApp();
-    const basic = await call('/metrics', { baseUrl: admin.baseUrl, credential: app });
+    const basic = await call('/metrics', { baseUrl: admin.adminBaseUrl, credential: app });
     assert.equal(basic.status, 401, 'a partner credential is no admin credential');
+    const readOnly = await fetch(`${admin.adminBaseUrl}/admin/v1/alerts`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    assert.equal(readOnly.status, 401, 'the scrape credential opens nothing but /metrics');
 
-    const ok = await fetch(`${admin.baseUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const ok = await fetch(`${admin.adminBaseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
     assert.equal(ok.status, 200);
     assert.equal(ok.headers.get('content-type'), 'text/plain; version=0.0.4; charset=utf-8');
     assert.equal(ok.headers.get('cache-control'), 'no-store');

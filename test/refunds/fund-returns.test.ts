@@ -184,7 +184,6 @@ describe('Refunds and incident recovery', () => {
         incidentId: late.id,
         destinationAddress: escrow,
         reason: 'payer asked',
-        actor: 'ops@example.com',
       });
       assert.equal(ours.status, 400, JSON.stringify(ours.body));
       assert.equal(ours.body.error.details.fields[0].field, 'body.destinationAddress');
@@ -226,7 +225,7 @@ describe('Refunds and incident recovery', () => {
         cli(['payments', 'recover', p.id, '--incident', underpaid.id, '--reason', 'expired underpaid', '--actor', 'ops:alice'], {
           DATA_DIR: h.custodyDataDir,
         }),
-        admin.call('POST', route, { incidentId: late.id, destinationAddress: target, reason: 'payer asked', actor: 'ops@example.com' }),
+        admin.call('POST', route, { incidentId: late.id, destinationAddress: target, reason: 'payer asked' }),
       ]);
       assert.equal(res.status, 201, JSON.stringify(res.body));
       assert.equal(printed.object, 'incident_recovery');
@@ -243,7 +242,7 @@ describe('Refunds and incident recovery', () => {
       assert.deepEqual(
         rows.map((r) => [r.requestedBy, r.actor, r.reason]),
         [
-          ['operator', 'ops@example.com', 'payer asked'],
+          ['operator', admin.operator.email, 'payer asked'],
           ['operator', 'ops:alice', 'expired underpaid'],
         ],
       );

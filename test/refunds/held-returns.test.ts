@@ -90,7 +90,7 @@ describe('Held fund returns: an operator releases them', () => {
     const held = await heldRecovery(m);
     const route = `/admin/v1/fund-returns/${held.recoveryId}/resolve`;
     const mark = (txHash: string) =>
-      admin.call('POST', route, { action: 'mark-settled', txHash, reason: 'paid by hand', actor: 'ops@example.com' });
+      admin.call('POST', route, { action: 'mark-settled', txHash, reason: 'paid by hand' });
 
     // Not a payout of this return: the reverted leg, and a transfer of the payer's own.
     const reverted = await mark(held.revertedTxHash);
@@ -130,9 +130,9 @@ describe('Held fund returns: an operator releases them', () => {
     });
     assert.equal(posted, 1);
     assert.deepEqual(await auditOf(held.recoveryId), [
-      ['admin_api', 'ops@example.com', 'mark-settled', 'refused'],
-      ['admin_api', 'ops@example.com', 'mark-settled', 'refused'],
-      ['admin_api', 'ops@example.com', 'mark-settled', 'signalled'],
+      ['admin_api', admin.operator.email, 'mark-settled', 'refused'],
+      ['admin_api', admin.operator.email, 'mark-settled', 'refused'],
+      ['admin_api', admin.operator.email, 'mark-settled', 'signalled'],
     ]);
     await assertLedgerBalanced();
   });
@@ -140,10 +140,10 @@ describe('Held fund returns: an operator releases them', () => {
   test('the admin API fails a held recovery: failed with the reason, the incident free to be recovered again; a fail without a reason is refused', async () => {
     const held = await heldRecovery(m);
     const route = `/admin/v1/fund-returns/${held.recoveryId}/resolve`;
-    const noReason = await admin.call('POST', route, { action: 'fail', actor: 'ops@example.com' });
+    const noReason = await admin.call('POST', route, { action: 'fail' });
     assert.equal(noReason.status, 400, JSON.stringify(noReason.body));
     assert.equal(noReason.body.error.details.fields[0].field, 'body.reason');
-    const res = await admin.call('POST', route, { action: 'fail', reason: 'payer unreachable', actor: 'ops@example.com' });
+    const res = await admin.call('POST', route, { action: 'fail', reason: 'payer unreachable' });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const failed = await waitForReturnStatus(held.recoveryId, 'failed');
     assert.equal(failed.failureReason, 'payer unreachable');

@@ -10,7 +10,6 @@ import { until } from '../support/until';
 
 const ROOT = path.resolve(__dirname, '../..');
 const DATA_DIR = path.join(ROOT, '.data', 'shutdown-test');
-const ADMIN_API_TOKEN = 'shutdown-test-admin-token-0123456789';
 const PORT_VARS = [
   'EMBEDDED_POSTGRES_PORT',
   'EMBEDDED_TEMPORAL_PORT',
@@ -18,12 +17,14 @@ const PORT_VARS = [
   'EMBEDDED_ANVIL_PORT',
   'SANDBOX_PROVIDER_PORT',
   'PORT',
+  'ADMIN_PORT',
 ] as const;
 
 interface Started {
   child: ReturnType<typeof spawn>;
   ports: number[];
   apiUrl: string;
+  adminUrl: string;
   output: () => string;
   exit: Promise<number | null>;
 }
@@ -33,7 +34,7 @@ interface Started {
  * own process group: signalling the group is what Ctrl-C in a terminal does.
  */
 async function startService(): Promise<Started> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR, LOG_LEVEL: 'warn', ADMIN_API_TOKEN };
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR, LOG_LEVEL: 'warn' };
   for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'PGPORT_LOCAL']) delete env[name];
   const ports: number[] = [];
   for (const name of PORT_VARS) {
@@ -55,7 +56,7 @@ async function startService(): Promise<Started> {
     }
     await new Promise((r) => setTimeout(r, 250));
   }
-  return { child, ports, apiUrl: `http://127.0.0.1:${env.PORT}`, output: () => output, exit };
+  return { child, ports, apiUrl: `http://127.0.0.1:${env.PORT}`, adminUrl: `http://127.0.0.1:${env.ADMIN_PORT}`, output: () => output, exit };
 }
 
 async function exitWithin(started: Started, ms: number): Promise<number | null> {
@@ -75,14 +76,18 @@ async function openPorts(ports: number[]): Promise<number[]> {
 
 /**
  * A request still under way when the signal comes: its headers are in, its body arrives after the
- * signal. The route reads the body, then looks the app up in PostgreSQL, so an answer proves the
- * API drained before its dependencies stopped.
+ * signal. The console's sign-in reads the form, then counts the attempt and looks the email up in
+ * PostgreSQL, so its answer proves the API drained before its dependencies stopped.
  */
-function requestUnderWay(apiUrl: string): { headersIn: Promise<void>; finish: () => Promise<{ status: number; body: string }> } {
-  const body = JSON.stringify({ url: 'https://example.com/hooks', events: ['payment.succeeded'] });
-  const req = http.request(`${apiUrl}/admin/v1/apps/${newId('app')}/webhook-endpoints`, {
+async function requestUnderWay(adminUrl: string) {
+  const form = await fetch(`${adminUrl}/console/login`);
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1];
+  assert.ok(csrf, 'the sign-in form carries its CSRF token');
+  const cookie = form.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const body = new URLSearchParams({ _csrf: csrf, email: 'nobody@ops.example' }).toString();
+  const req = http.request(`${adminUrl}/console/login`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${ADMIN_API_TOKEN}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) },
   });
   const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
     req.once('response', (res) => {
@@ -112,15 +117,15 @@ describe('stopping the service', () => {
     { timeout: 300_000 },
     async () => {
       const s = await startService();
-      const underWay = requestUnderWay(s.apiUrl);
+      const underWay = await requestUnderWay(s.adminUrl);
       await underWay.headersIn;
       process.kill(-s.child.pid!, 'SIGINT');
       await until(() => /SIGINT: stopping/.test(afterReady(s.output())), 'the service to start stopping');
       const answer = await underWay
         .finish()
         .catch((err: unknown) => assert.fail(`no answer (${String(err)}); service said:\n${afterReady(s.output())}`));
-      assert.equal(answer.status, 404, `the request under way when the signal came is answered: ${answer.body}`);
-      assert.equal(JSON.parse(answer.body).error.code, 'not_found', 'after reading PostgreSQL, which was still up');
+      assert.equal(answer.status, 200, `the request under way when the signal came is answered: ${answer.body}`);
+      assert.match(answer.body, /If nobody@ops\.example belongs to an operator/, 'after reading PostgreSQL, which was still up');
 
       const code = await exitWithin(s, 60_000);
       const tail = afterReady(s.output());
@@ -129,7 +134,7 @@ describe('stopping the service', () => {
       assert.doesNotMatch(tail, /Error|Not running/, 'no error, no second drain');
       assert.match(tail, /SIGINT: stopping[\s\S]*\nstopped\n/);
       assert.equal(tail.match(/state: 'DRAINING'/g)?.length, 1, 'the worker drains exactly once');
-      assert.deepEqual(await openPorts(s.ports), [], 'API, PostgreSQL, Temporal, its UI, anvil and sandbox provider ports are all free');
+      assert.deepEqual(await openPorts(s.ports), [], 'API, admin, PostgreSQL, Temporal, its UI, anvil and sandbox provider ports are all free');
       assert.equal(existsSync(path.join(DATA_DIR, 'postgres', 'postmaster.pid')), false, 'the embedded PostgreSQL stopped');
     },
   );
@@ -138,7 +143,7 @@ describe('stopping the service', () => {
     const s = await startService();
     // A request that never finishes keeps the first stop waiting on the API's drain (10 s), so the
     // second signal comes while it is still under way.
-    const stuck = requestUnderWay(s.apiUrl);
+    const stuck = await requestUnderWay(s.adminUrl);
     await stuck.headersIn;
     s.child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 1500)); // later than an echo of the first (lifecycle.ts)

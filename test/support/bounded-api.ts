@@ -1,6 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import type Koa from 'koa';
 import { createApi, type ApiDeps } from '../../src/http/app';
+import { createAdminApi } from '../../src/http/admin-app';
+import type { ApiState } from '../../src/http/context';
 import { createTemporalGateway } from '../../src/temporal/gateway';
 import { apiDepsOnHarness, getHarness } from './harness';
 
@@ -16,9 +19,18 @@ export async function apiWithUpdateTimeout(updateTimeoutMs: number): Promise<{ b
 }
 
 /** The real app on a port of its own, with the dependencies given (a tiny pool, another gateway...). */
-export async function listenApi(deps: ApiDeps): Promise<{ baseUrl: string; close(): Promise<void> }> {
+export function listenApi(deps: ApiDeps, app = createApi(deps)): Promise<{ baseUrl: string; close(): Promise<void> }> {
+  return listenOnAnyPort(app);
+}
+
+/** The real admin plane (admin API, console, metrics) on a port of its own. */
+export function listenAdminApi(deps: ApiDeps, app = createAdminApi(deps)): Promise<{ baseUrl: string; close(): Promise<void> }> {
+  return listenOnAnyPort(app);
+}
+
+async function listenOnAnyPort(app: Koa<ApiState>): Promise<{ baseUrl: string; close(): Promise<void> }> {
   const server: Server = await new Promise((resolve) => {
-    const s = createApi(deps).listen(0, '127.0.0.1', () => resolve(s));
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
   const { port } = server.address() as AddressInfo;
   return {

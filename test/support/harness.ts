@@ -172,6 +172,7 @@ async function start(): Promise<Harness> {
     CHECKOUT_RATE_LIMIT_POINTS: '100000',
     PUBLIC_RATE_LIMIT_POINTS: '100000',
     DASHBOARD_SIGN_IN_LIMIT_POINTS: '100000',
+    OPERATOR_SIGN_IN_LIMIT_POINTS: '100000',
     // The suite's one worker is shared by every test and the machine by other work: an update (a
     // cancel) waits longer for its workflow task before the 503 it would answer in production. The
     // 503 itself is tested with a short deadline of its own (bounded-api.ts).

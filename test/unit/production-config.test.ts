@@ -21,7 +21,7 @@ const GOOD: NodeJS.ProcessEnv = {
   DATABASE_URL: 'postgresql://pp:secret@db.internal:5432/pp',
   TEMPORAL_ADDRESS: 'temporal.internal:7233',
   SERVICE_SECRET: 's'.repeat(64),
-  ADMIN_API_TOKEN: 'a'.repeat(40),
+  SMTP_URL: 'smtp://mail.internal:587',
   PUBLIC_BASE_URL: 'https://pay.example.com',
   ENVIRONMENTS_FILE: EXAMPLE_FILE,
   RPC_URLS_BASE: 'https://base-1.example/v2/key,https://base-2.example',
@@ -81,15 +81,15 @@ describe('production configuration', () => {
     );
   });
 
-  test('a worker alone needs no ADMIN_API_TOKEN (it serves no console)', () => {
-    assert.deepEqual(problemsOf(without('ADMIN_API_TOKEN'), ['worker']), []);
+  test('a worker alone needs no SMTP_URL (it serves no console)', () => {
+    assert.deepEqual(problemsOf(without('SMTP_URL'), ['worker']), []);
   });
 
   test('each sandbox default is refused with the setting that replaces it', () => {
     assertOneProblem(problemsOf(without('DATABASE_URL')), 'DATABASE_URL', /embedded PostgreSQL/);
     assertOneProblem(problemsOf(without('TEMPORAL_ADDRESS')), 'TEMPORAL_ADDRESS', /embedded Temporal/);
     assertOneProblem(problemsOf(without('SERVICE_SECRET')), 'SERVICE_SECRET', /generates one under/);
-    assertOneProblem(problemsOf(without('ADMIN_API_TOKEN')), 'ADMIN_API_TOKEN', /operator console/);
+    assertOneProblem(problemsOf(without('SMTP_URL')), 'SMTP_URL', /emailed code/);
     assertOneProblem(problemsOf(without('PUBLIC_BASE_URL')), 'PUBLIC_BASE_URL', /localhost/);
     assertOneProblem(problemsOf({ ...GOOD, PUBLIC_BASE_URL: 'http://127.0.0.1:3000' }), 'PUBLIC_BASE_URL', /local/);
     assertOneProblem(problemsOf({ ...GOOD, PUBLIC_BASE_URL: 'http://pay.example.com' }), 'PUBLIC_BASE_URL', /must be https/);
@@ -178,7 +178,7 @@ describe('production configuration', () => {
       'DATABASE_URL',
       'TEMPORAL_ADDRESS',
       'SERVICE_SECRET',
-      'ADMIN_API_TOKEN',
+      'SMTP_URL',
       'PUBLIC_BASE_URL',
       'ENVIRONMENTS_FILE',
     ]) {
@@ -196,7 +196,7 @@ describe('production configuration', () => {
       for (const setting of [
         'TEMPORAL_ADDRESS',
         'SERVICE_SECRET',
-        'ADMIN_API_TOKEN',
+        'SMTP_URL',
         'PUBLIC_BASE_URL',
         'RPC_URLS_BASE',
         'RPC_URLS_ETHEREUM',

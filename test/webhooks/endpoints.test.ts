@@ -5,6 +5,7 @@ import { getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import { decryptSigningSecret } from '../../src/domain/webhooks/signing-secrets';
 import { EVENT_NAMES } from '../../src/domain/event-log/event-catalog';
 import { startAdminApi, type AdminApi } from './support/admin';
+import { createTestOperator } from '../support/operators';
 
 const ENDPOINT_KEYS = [
   'allEvents',
@@ -35,7 +36,7 @@ describe('Webhook endpoints (admin API)', () => {
 
   const base = (appId: string) => `/admin/v1/apps/${appId}/webhook-endpoints`;
 
-  test('the admin API does not exist without ADMIN_API_TOKEN and refuses a missing or wrong bearer token', async () => {
+  test('the admin API is not on the partner port, and refuses a missing or wrong operator token and a viewer\'s change', async () => {
     const h = await getHarness();
     const app = await newApp();
     const absent = await fetch(`${h.baseUrl}${base(app.appId)}`, {
@@ -51,10 +52,16 @@ describe('Webhook endpoints (admin API)', () => {
     const wrong = await admin.call('GET', base(app.appId), undefined, 'not-the-admin-token-0123456789abcdef01');
     assert.equal(wrong.status, 401);
     // A partner credential is not an admin credential.
-    const basic = await fetch(`${admin.baseUrl}${base(app.appId)}`, {
+    const basic = await fetch(`${admin.adminBaseUrl}${base(app.appId)}`, {
       headers: { authorization: `Basic ${Buffer.from(`${app.appId}:${app.appSecret}`).toString('base64')}` },
     });
     assert.equal(basic.status, 401);
+    // A viewer reads endpoints but changes none; the refusal is audited as theirs.
+    const viewer = await createTestOperator('viewer');
+    assert.equal((await admin.call('GET', base(app.appId), undefined, viewer.token)).status, 200);
+    const change = await admin.call('POST', base(app.appId), { url: 'https://93.184.216.34/hooks/viewer' }, viewer.token);
+    assert.equal(change.status, 403, JSON.stringify(change.body));
+    assert.equal(await h.db.prisma.webhookEndpoint.count({ where: { appId: app.appId } }), 0);
   });
 
   test('creates an endpoint, shows the signing secret once, and stores it only encrypted', async () => {
@@ -88,6 +95,12 @@ describe('Webhook endpoints (admin API)', () => {
 
     const row = await h.db.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } });
     assert.ok(!JSON.stringify(row).includes(signingSecret), 'the secret is not stored in plain text');
+    // The operator's change is in the one audit, as theirs.
+    const audit = await h.db.prisma.operatorAction.findMany({ where: { targetType: 'app', targetId: app.appId } });
+    assert.deepEqual(
+      audit.map((a) => [a.actor, a.channel, a.action, a.outcome]),
+      [[strict.operator.email, 'admin_api', 'create-webhook-endpoint', 'applied']],
+    );
     // v2.<key id>.<iv>.<tag>.<ciphertext> (src/domain/keys/sealed-text.ts)
     assert.match(row.secretCiphertext, /^v2\.[0-9a-f]+\.[\w-]+\.[\w-]+\.[\w-]+$/);
     assert.equal(decryptSigningSecret(TEST_SERVICE_SECRET, endpoint.id, row.secretCiphertext), signingSecret);

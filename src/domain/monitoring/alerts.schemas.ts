@@ -11,6 +11,7 @@ export const ALERT_KINDS = [
   'settlement_dropped',
   'deposit_unrecorded',
   'gas_treasury_empty',
+  'operator_sign_in_throttled',
 ] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 

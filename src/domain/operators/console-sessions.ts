@@ -1,35 +1,32 @@
 import type { PrismaClient } from '../../db/client';
 import { newId } from '../values/ids';
-import { safeEqual, sha256Hex } from '../../platform/secrets';
+import { activeOperatorById, type SignedInOperator } from './operator-accounts';
 
 /**
  * Operator console sessions, held in PostgreSQL so that they end on the server: a logout ends the
- * session for every copy of its cookie, and a session opened under one admin token is refused once
- * ADMIN_API_TOKEN is another (only a hash of the token is stored, as for app secrets).
+ * session for every copy of its cookie, and disabling the operator ends all of theirs.
  */
 export interface ConsoleSessionStore {
-  open(actor: string, expiresAt: Date): Promise<string>;
-  /** Whether the session is live: not ended, not expired, opened under the current admin token. */
-  isLive(id: string, now?: Date): Promise<boolean>;
+  open(operatorId: string, expiresAt: Date): Promise<string>;
+  /** The session's operator while it is live: not ended, not expired, its operator not disabled. */
+  operatorOf(id: string, now?: Date): Promise<SignedInOperator | null>;
   end(id: string): Promise<void>;
 }
 
-const tokenHash = (adminToken: string) => sha256Hex(`console-session-token:${adminToken}`);
-
-export function consoleSessionStore(prisma: PrismaClient, adminToken: string): ConsoleSessionStore {
-  const current = tokenHash(adminToken);
+export function consoleSessionStore(prisma: PrismaClient): ConsoleSessionStore {
   return {
-    async open(actor, expiresAt) {
+    async open(operatorId, expiresAt) {
       const id = newId('consoleSession');
       // Sessions long over are of no use to anyone: forget them as new ones open.
       await prisma.consoleSession.deleteMany({ where: { expiresAt: { lt: new Date(Date.now() - 24 * 3600 * 1000) } } });
-      await prisma.consoleSession.create({ data: { id, actor, tokenHash: current, expiresAt } });
+      await prisma.consoleSession.create({ data: { id, operatorId, expiresAt } });
       return id;
     },
-    async isLive(id, now = new Date()) {
-      if (id.length > 64) return false;
+    async operatorOf(id, now = new Date()) {
+      if (id.length > 64) return null;
       const row = await prisma.consoleSession.findUnique({ where: { id } });
-      return row !== null && row.endedAt === null && row.expiresAt > now && safeEqual(row.tokenHash, current);
+      if (!row || row.endedAt !== null || row.expiresAt <= now) return null;
+      return activeOperatorById(prisma, row.operatorId);
     },
     async end(id) {
       await prisma.consoleSession.updateMany({ where: { id, endedAt: null }, data: { endedAt: new Date() } });

@@ -22,10 +22,25 @@ import type { TCreateRecovery, TFundReturn } from '../returns/fund-return.schema
  */
 export const OPERATOR_CHANNELS = ['console', 'cli', 'admin_api'] as const;
 export type OperatorChannel = (typeof OPERATOR_CHANNELS)[number];
-export type OperatorActionName = ResolutionAction | 'recover-incident' | 'rotate-secret' | 'revoke';
-/** What an operator can release (a held item), and what else an action may name (an app's credentials). */
+/** The admin API's writes that the domain does not audit itself (src/http/admin-router.ts `audit`). */
+export const ADMIN_API_ACTIONS = [
+  'create-webhook-endpoint',
+  'update-webhook-endpoint',
+  'disable-webhook-endpoint',
+  'enable-webhook-endpoint',
+  'archive-webhook-endpoint',
+  'rotate-webhook-secret',
+  'redeliver-webhook',
+  'recover-webhook-endpoint',
+  'invite-dashboard-user',
+  'remove-dashboard-user',
+] as const;
+export type AdminApiAction = (typeof ADMIN_API_ACTIONS)[number];
+export type OperatorActionName = ResolutionAction | 'recover-incident' | 'rotate-secret' | 'revoke' | AdminApiAction;
+/** What an operator can release (a held item), and what else an action may name (an app, an approval). */
 export type HeldTarget = { type: 'payment' | 'deposit' | 'fund_return'; id: string };
-export type OperatorTarget = HeldTarget | { type: 'app'; id: string };
+export type AdminTarget = { type: 'app' | 'approval'; id: string };
+export type OperatorTarget = HeldTarget | AdminTarget;
 /**
  * signalled: the workflow was told (it applies the action); created: a recovery or a secret was
  * created; applied: done at once (a revocation); refused: the rules said no; failed: an error.
@@ -211,6 +226,19 @@ export async function revokeAppCredential(
       }),
     'applied',
   );
+}
+
+/**
+ * Audits an admin API write that the domain does not audit itself (src/http/admin-router.ts `audit`):
+ * who, what and on which app, with its outcome.
+ */
+export async function recordAdminAction(
+  prisma: PrismaClient,
+  entry: { actor: string; channel: OperatorChannel; action: AdminApiAction; target: OperatorTarget },
+  outcome: OperatorOutcome,
+  detail: string | null,
+): Promise<void> {
+  await writeAudit(prisma, { ...entry, reason: null, details: {} }, outcome, detail);
 }
 
 function toView(r: Awaited<ReturnType<PrismaClient['operatorAction']['findUniqueOrThrow']>>): OperatorActionView {

@@ -35,6 +35,9 @@ export const ID_PREFIXES = {
   // Internal: the operator audit (docs/decisions/dashboard-and-console.md "Operator console").
   operatorAction: 'opact_',
   consoleSession: 'csess_',
+  operator: 'op_',
+  operatorToken: 'optok_',
+  operatorSignInCode: 'opsign_',
   // Internal: the partner dashboard (docs/decisions/dashboard-and-console.md "The partner dashboard").
   partnerUser: 'puser_',
   partnerSignInCode: 'psign_',

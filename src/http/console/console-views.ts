@@ -47,12 +47,26 @@ export function loginPage(csrf: string, error: string | null): Html {
 ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
 <form method="post" action="/console/login" class="stack">
 <input type="hidden" name="_csrf" value="${csrf}">
-<label for="who">Your name or email (recorded with every action)</label>
-<input id="who" name="who" type="text" autocomplete="username" required maxlength="200">
-<label for="token">Admin token</label>
-<input id="token" name="token" type="password" autocomplete="current-password" required>
-<button type="submit">Sign in</button>
+<label for="email">Your operator email</label>
+<input id="email" name="email" type="email" autocomplete="username" required maxlength="254">
+<button type="submit">Email me a sign-in code</button>
 </form>`;
+}
+
+/** The second step: the emailed code and the authenticator's code, for the email given. */
+export function codePage(csrf: string, email: string, error: string | null): Html {
+  return html`<h1>Sign in</h1>
+${error ? html`<p class="error" role="alert">${error}</p>` : html`<p role="status">If ${email} belongs to an operator, a sign-in code is on its way there.</p>`}
+<form method="post" action="/console/login/code" class="stack">
+<input type="hidden" name="_csrf" value="${csrf}">
+<input type="hidden" name="email" value="${email}">
+<label for="code">Emailed code</label>
+<input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" required maxlength="6">
+<label for="totp">Authenticator code</label>
+<input id="totp" name="totp" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" required maxlength="6">
+<button type="submit">Sign in</button>
+</form>
+<p><a href="/console/login">Start again</a></p>`;
 }
 
 const PATHS: Record<HeldKind, string> = { payment: 'payments', deposit: 'deposits', fund_return: 'fund-returns' };
@@ -98,7 +112,7 @@ function timelineList(entries: TimelineEntry[], links: Links, chainId: number): 
 /** A held item links to its page; an app (a credential action) has no console page. */
 function targetCell(t: OperatorActionView['target']): Html {
   const label = html`${t.type} ${t.id}`;
-  return t.type === 'app' ? label : html`<a href="${itemHref({ kind: t.type, id: t.id })}">${label}</a>`;
+  return t.type === 'app' || t.type === 'approval' ? label : html`<a href="${itemHref({ kind: t.type, id: t.id })}">${label}</a>`;
 }
 
 export function auditTable(actions: OperatorActionView[], withTarget: boolean): Html {

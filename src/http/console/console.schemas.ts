@@ -11,9 +11,11 @@ const ZCsrf = z.string().min(1).max(200);
 /** Why the operator acts: required for every action, recorded in the audit and handed to the workflow. */
 const ZWhy = z.string().trim().min(1, 'Say why').max(500);
 
-export const ZConsoleLogin = z.object({
-  token: z.string().min(1, 'Enter the admin token').max(1000),
-  who: z.string().trim().min(1, 'Say who you are').max(200),
+export const ZConsoleLogin = z.object({ email: z.string().trim().min(1, 'Enter your operator email').max(254), _csrf: ZCsrf });
+export const ZConsoleCode = z.object({
+  email: z.string().trim().min(1).max(254),
+  code: z.string().trim().regex(/^\d{6}$/, 'The emailed code is 6 digits'),
+  totp: z.string().trim().regex(/^\d{6}$/, 'The authenticator code is 6 digits'),
   _csrf: ZCsrf,
 });
 

@@ -25,6 +25,7 @@ import {
   ZConsoleAlerts,
   ZConsoleCsrfOnly,
   ZConsoleLogin,
+  ZConsoleCode,
   ZConsoleRecover,
   ZConsoleResolve,
   ZConsoleSearch,
@@ -40,6 +41,7 @@ import {
   itemHref,
   listPage,
   loginPage,
+  codePage,
   messagePage,
   page,
   receiptPage,
@@ -49,14 +51,18 @@ import {
   dashboardUsersPage,
 } from './console-views';
 import type { ServiceSecret } from '../../domain/keys/service-keys';
+import type { Mailer } from '../../mail/mailer';
+import { requestOperatorCode, signInOperator } from '../../domain/operators/operator-sign-in';
+import { hasRole, type OperatorRole } from '../../domain/operators/pure/operator-roles';
+import type { OperatorThrottle } from '../middleware/admin-auth';
 
 /**
  * The operator console (docs/decisions/dashboard-and-console.md "Operator console"): server-rendered pages under /console
  * listing what waits for an operator, each item's story, and forms for the operator actions, which go
- * through src/domain/operators/operator-actions.ts like the CLI and the admin API (one audit). Signed in with
- * the admin token; absent (404) without one, like the admin API.
+ * through src/domain/operators/operator-actions.ts like the CLI and the admin API (one audit). On the admin
+ * listener only; an operator signs in with an emailed code and their TOTP, and acts as themselves.
  *
- *   GET  /console/login, POST /console/login, POST /console/logout
+ *   GET  /console/login, POST /console/login (email), POST /console/login/code (code, totp), POST /console/logout
  *   GET  /console                                   Payments, deposits and fund returns held or retrying, open incidents
  *   GET  /console/payments/{paymentId}              facts, timeline, incidents, audit, action forms
  *   POST /console/payments/{paymentId}/resolve      retry | mark-settled (txHash) | fail, with a reason
@@ -78,6 +84,9 @@ export interface ConsoleDeps {
   cursors: CursorCodec;
   /** The Temporal Web UI's base URL; absent: workflow ids are shown without a link. */
   temporalUiUrl?: string;
+  /** Sign-in codes go out by this mail; null: kept for `npm run cli -- operators dev-code` (never in production). */
+  mailer: Mailer | null;
+  throttle: OperatorThrottle;
 }
 
 const ZTxPath = z.object({ chainId: zInt4Param({ min: 1 }), txHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a transaction hash') });
@@ -89,11 +98,8 @@ type Ctx = ApiContext & { state: State };
 const formBody = async (ctx: Ctx): Promise<Record<string, string>> => Object.fromEntries(await readForm(ctx));
 
 export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): void {
-  const token = deps.config.admin.apiToken;
-  if (!token) return;
   const sessions = sessionKeeper({
     prisma: deps.prisma,
-    adminToken: token,
     serviceSecret: deps.serviceSecret,
     sessionSeconds: deps.config.admin.consoleSessionSeconds ?? 3600,
     secureCookies: deps.config.http.publicBaseUrl.startsWith('https:'),
@@ -130,6 +136,13 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
       throw new ApiError('unauthorized', 'Sign in first: your session has ended.');
     }
     ctx.state.session = session;
+    ctx.state.operator = session.operator;
+    return next();
+  };
+  /** A signed-in operator holding `role` or a higher one. */
+  const may = (role: OperatorRole) => async (ctx: Ctx, next: () => Promise<unknown>) => {
+    if (!hasRole(ctx.state.session!.operator.role, role))
+      throw new ApiError('forbidden', `This needs the ${role} role; you are ${ctx.state.session!.operator.role}.`);
     return next();
   };
   /** A form of a signed-in operator: its CSRF token must be the session's. */
@@ -157,11 +170,25 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
     if (!sessions.loginCsrfMatches(ctx, fields._csrf ?? '')) return refuse(403, 'The sign-in form expired: try again.');
     const parsed = ZConsoleLogin.safeParse(fields);
     if (!parsed.success) return refuse(400, parsed.error.issues.map((i) => i.message).join('; '));
-    if (!sessions.tokenMatches(parsed.data.token)) {
-      ctx.state.log.warn({ who: parsed.data.who }, 'operator console sign-in refused');
-      return refuse(401, 'That admin token is not right.');
+    await deps.throttle.signInAttempt(ctx, parsed.data.email);
+    await requestOperatorCode(deps, parsed.data.email);
+    send(ctx, 200, 'Sign in', codePage(sessions.loginCsrf(ctx), parsed.data.email, null));
+  });
+
+  router.post('/login/code', async (ctx) => {
+    const fields = await formBody(ctx);
+    const email = (fields.email ?? '').slice(0, 254);
+    const refuse = (status: number, message: string) => send(ctx, status, 'Sign in', codePage(sessions.loginCsrf(ctx), email, message));
+    if (!sessions.loginCsrfMatches(ctx, fields._csrf ?? '')) return refuse(403, 'The sign-in form expired: try again.');
+    const parsed = ZConsoleCode.safeParse(fields);
+    if (!parsed.success) return refuse(400, parsed.error.issues.map((i) => i.message).join('; '));
+    await deps.throttle.signInAttempt(ctx, parsed.data.email);
+    const operator = await signInOperator(deps, parsed.data.email, parsed.data.code, parsed.data.totp);
+    if (!operator) {
+      ctx.state.log.warn({ operatorEmail: parsed.data.email }, 'operator console sign-in refused');
+      return refuse(401, 'Those codes are not right, or the emailed code has expired: try again, or ask for a new code.');
     }
-    await sessions.start(ctx, parsed.data.who);
+    await sessions.start(ctx, operator);
     ctx.status = 303;
     ctx.redirect('/console');
   });
@@ -231,10 +258,10 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
       typeof ctx.query.done === 'string' ? { notice: 'Invited: they can sign in with their email now.' } : {},
     );
   });
-  router.post('/dashboard-users', signedIn, async (ctx) => {
+  router.post('/dashboard-users', signedIn, may('admin'), async (ctx) => {
     const input = await form(ctx, ZConsoleInvite);
     try {
-      await invitePartnerUser(deps.prisma, input.appId, { email: input.email, role: input.role, actor: ctx.state.session!.who });
+      await invitePartnerUser(deps.prisma, input.appId, { email: input.email, role: input.role, actor: ctx.state.session!.operator.email });
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500) throw err;
       return usersView(ctx, input.appId, { error: problemOf(err) }, err.status);
@@ -288,10 +315,10 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
       const done = typeof ctx.query.done === 'string' ? notices[ctx.query.done] : undefined;
       await detail(ctx, targetOf(ctx, type), done ? { notice: done } : {});
     });
-    router.post(`${base}/resolve`, signedIn, async (ctx) => {
+    router.post(`${base}/resolve`, signedIn, may('operator'), async (ctx) => {
       const target = targetOf(ctx, type);
       const input = await form(ctx, ZConsoleResolve);
-      const who = ctx.state.session!.who;
+      const who = ctx.state.session!.operator.email;
       await act(ctx, target, input.action, () =>
         resolveHold(
           deps,
@@ -304,10 +331,10 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
     });
   }
 
-  router.post('/payments/:id/incident-recoveries', signedIn, async (ctx) => {
+  router.post('/payments/:id/incident-recoveries', signedIn, may('operator'), async (ctx) => {
     const target = targetOf(ctx, 'payment');
     const input = await form(ctx, ZConsoleRecover);
-    const who = ctx.state.session!.who;
+    const who = ctx.state.session!.operator.email;
     await act(ctx, target, 'recover-incident', () =>
       recoverIncident(
         { prisma: deps.prisma, custody: deps.custody, chains: deps.chains, engine: deps.engine },

@@ -1,7 +1,6 @@
 import type Koa from 'koa';
 import Router from '@koa/router';
 import { z } from 'zod';
-import type { ServiceConfig } from '../../config';
 import type { Database } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import type { AddressBook } from '../../custody';
@@ -16,7 +15,7 @@ import { requireAccess } from '../middleware/modules';
 import { idempotent } from '../middleware/idempotency';
 import { jsonBody } from '../middleware/json-body';
 import { requireApp, type ApiRouter, type ApiState } from '../context';
-import { adminAuth } from '../middleware/admin-auth';
+import { adminRouter, bodyAsOperator, type AdminRouteDeps } from '../admin-router';
 import { mountRouter } from '../mount-router';
 
 export interface FundReturnRouteDeps {
@@ -75,24 +74,17 @@ export function registerFundReturnRoutes(router: ApiRouter, deps: FundReturnRout
 }
 
 /**
- * The operator's twin of `npm run cli -- payments recover` (Bearer ADMIN_API_TOKEN; no token, no route):
+ * The operator's twin of `npm run cli -- payments recover` (an operator's token; the actor is that operator):
  *
- *   POST /admin/v1/payments/{paymentId}/incident-recoveries   {incidentId, destinationAddress?, reason, actor}
+ *   POST /admin/v1/payments/{paymentId}/incident-recoveries   {incidentId, destinationAddress?, reason}
  */
-export function registerFundReturnAdminRoutes(
-  app: Koa<ApiState>,
-  deps: Omit<FundReturnRouteDeps, 'idempotency'> & { config: ServiceConfig },
-): void {
-  const token = deps.config.admin.apiToken;
-  if (!token) return;
-  const router = new Router<ApiState>({ prefix: '/admin/v1/payments' });
-  router.use(adminAuth(token));
-  router.use(jsonBody(deps.config.http.maxBodyBytes));
+export function registerFundReturnAdminRoutes(app: Koa<ApiState>, deps: Omit<FundReturnRouteDeps, 'idempotency'> & AdminRouteDeps): void {
+  const router = adminRouter('/admin/v1/payments', deps, 'operator');
   const domain: FundReturnDeps = { prisma: deps.prisma, custody: deps.custody, chains: deps.chains, engine: deps.engine };
 
   router.post('/:paymentId/incident-recoveries', async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
-    const { actor, ...input } = parseInput(ZAdminCreateRecovery, ctx.state.body, 'body');
+    const { actor, ...input } = parseInput(ZAdminCreateRecovery, bodyAsOperator(ctx), 'body');
     ctx.status = 201;
     ctx.body = { incidentRecovery: await recoverIncident(domain, { actor, channel: 'admin_api' }, paymentId, input) };
   });

@@ -1,9 +1,6 @@
 import type Koa from 'koa';
-import Router from '@koa/router';
 import { z } from 'zod';
 import type { ServiceConfig } from '../../config';
-import type { Database } from '../../db/client';
-import { adminAuth } from '../middleware/admin-auth';
 import { getWebhookDelivery, listWebhookDeliveries, redeliverWebhook } from '../../domain/webhooks/deliveries';
 import { recoverWebhookEndpoint } from '../../domain/webhooks/recovery';
 import { ZAppId, ZWebhookDeliveryId, ZWebhookEndpointId } from '../../domain/webhooks/endpoint.schemas';
@@ -20,7 +17,9 @@ import {
 } from '../../domain/webhooks/endpoints';
 import type { WebhookEngine } from '../../domain/engine/pure/engine';
 import type { ApiState } from '../context';
-import { jsonBody } from '../middleware/json-body';
+import { adminRouter, audit, type AdminRouteDeps } from '../admin-router';
+import type { AdminApiAction } from '../../domain/operators/operator-actions';
+import { requireRole } from '../middleware/admin-auth';
 import type { CursorCodec } from '../../domain/requests/pagination';
 import { parseInput } from '../../domain/requests/validation';
 import { mountRouter } from '../mount-router';
@@ -40,13 +39,11 @@ import type { ServiceSecret } from '../../domain/keys/service-keys';
  *   POST   /admin/v1/apps/{appId}/webhook-deliveries/{deliveryId}/redeliver
  *   POST   /admin/v1/apps/{appId}/webhook-endpoints/{endpointId}/recover      {since}
  *
- * Guarded by `Authorization: Bearer <ADMIN_API_TOKEN>`, compared in constant time. Without a configured
- * token none of these routes exist (404). Kept apart from the partner router: no Basic auth, no
- * partner rate limit, no Svc-Version.
+ * On the admin plane: any operator's token reads, the operator role changes, and every change is in
+ * the operator audit. No Basic auth, no partner rate limit, no Svc-Version.
  */
-export interface WebhookAdminDeps {
+export interface WebhookAdminDeps extends AdminRouteDeps {
   config: ServiceConfig;
-  db: Database;
   serviceSecret: ServiceSecret;
   cursors: CursorCodec;
   engine?: Pick<WebhookEngine, 'kickWebhookDispatcher'>;
@@ -57,21 +54,20 @@ const ZEndpointPath = z.object({ appId: ZAppId, endpointId: ZWebhookEndpointId }
 const ZDeliveryPath = z.object({ appId: ZAppId, deliveryId: ZWebhookDeliveryId });
 
 export function registerWebhookAdminRoutes(app: Koa<ApiState>, deps: WebhookAdminDeps): void {
-  const token = deps.config.admin.apiToken;
-  if (!token) return;
-  const prisma = deps.db.prisma;
+  const prisma = deps.prisma;
   const endpointDeps: WebhookEndpointDeps = {
     prisma,
     serviceSecret: deps.serviceSecret,
     destinations: deps.config.webhooks,
   };
-  const router = new Router<ApiState>({ prefix: '/admin/v1' });
-  router.use(adminAuth(token));
-  router.use(jsonBody(deps.config.http.maxBodyBytes));
+  const router = adminRouter('/admin/v1', deps, 'viewer');
+  const onApp = (ctx: { params: Record<string, string> }) => ({ type: 'app' as const, id: String(ctx.params.appId) });
+  /** A change: the operator role, audited under `action`. */
+  const change = (action: AdminApiAction) => [requireRole('operator'), audit(deps, action, onApp)] as const;
 
   const endpointRef = (params: unknown) => parseInput(ZEndpointPath, params, 'path');
 
-  router.post('/apps/:appId/webhook-endpoints', async (ctx) => {
+  router.post('/apps/:appId/webhook-endpoints', ...change('create-webhook-endpoint'), async (ctx) => {
     const { appId } = parseInput(ZAppPath, ctx.params, 'path');
     ctx.body = await createWebhookEndpoint(endpointDeps, appId, ctx.state.body);
     ctx.status = 201;
@@ -87,23 +83,23 @@ export function registerWebhookAdminRoutes(app: Koa<ApiState>, deps: WebhookAdmi
     ctx.body = await getWebhookEndpoint(prisma, endpointRef(ctx.params));
   });
 
-  router.patch('/apps/:appId/webhook-endpoints/:endpointId', async (ctx) => {
+  router.patch('/apps/:appId/webhook-endpoints/:endpointId', ...change('update-webhook-endpoint'), async (ctx) => {
     ctx.body = await updateWebhookEndpoint(prisma, endpointRef(ctx.params), ctx.state.body);
   });
 
-  router.post('/apps/:appId/webhook-endpoints/:endpointId/disable', async (ctx) => {
+  router.post('/apps/:appId/webhook-endpoints/:endpointId/disable', ...change('disable-webhook-endpoint'), async (ctx) => {
     ctx.body = await disableWebhookEndpoint(prisma, endpointRef(ctx.params));
   });
 
-  router.post('/apps/:appId/webhook-endpoints/:endpointId/enable', async (ctx) => {
+  router.post('/apps/:appId/webhook-endpoints/:endpointId/enable', ...change('enable-webhook-endpoint'), async (ctx) => {
     ctx.body = await enableWebhookEndpoint(prisma, endpointRef(ctx.params));
   });
 
-  router.post('/apps/:appId/webhook-endpoints/:endpointId/archive', async (ctx) => {
+  router.post('/apps/:appId/webhook-endpoints/:endpointId/archive', ...change('archive-webhook-endpoint'), async (ctx) => {
     ctx.body = await archiveWebhookEndpoint(prisma, endpointRef(ctx.params));
   });
 
-  router.post('/apps/:appId/webhook-endpoints/:endpointId/rotate-secret', async (ctx) => {
+  router.post('/apps/:appId/webhook-endpoints/:endpointId/rotate-secret', ...change('rotate-webhook-secret'), async (ctx) => {
     ctx.body = await rotateWebhookEndpointSecret(endpointDeps, endpointRef(ctx.params));
     ctx.set('Cache-Control', 'no-store');
   });
@@ -131,13 +127,13 @@ export function registerWebhookAdminRoutes(app: Koa<ApiState>, deps: WebhookAdmi
     }
   };
 
-  router.post('/apps/:appId/webhook-deliveries/:deliveryId/redeliver', async (ctx) => {
+  router.post('/apps/:appId/webhook-deliveries/:deliveryId/redeliver', ...change('redeliver-webhook'), async (ctx) => {
     ctx.body = await redeliverWebhook(prisma, parseInput(ZDeliveryPath, ctx.params, 'path'));
     ctx.status = 202;
     await kickDispatcher(ctx);
   });
 
-  router.post('/apps/:appId/webhook-endpoints/:endpointId/recover', async (ctx) => {
+  router.post('/apps/:appId/webhook-endpoints/:endpointId/recover', ...change('recover-webhook-endpoint'), async (ctx) => {
     ctx.body = await recoverWebhookEndpoint(prisma, endpointRef(ctx.params), ctx.state.body);
     ctx.status = 202;
     await kickDispatcher(ctx);

@@ -338,33 +338,33 @@ export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
     auth: 'admin',
     params: (f) => ({ id: f.paymentId }),
     touches: 'payment',
-    body: () => ({ action: 'fail', reason: 'fuzz', actor: 'fuzz-operator' }),
+    body: () => ({ action: 'fail', reason: 'fuzz' }),
   },
   'POST /admin/v1/deposits/:id/resolve': {
     auth: 'admin',
     params: () => ({ id: 'deposit_0fuzz0' }),
-    body: () => ({ action: 'retry', actor: 'fuzz-operator' }),
+    body: () => ({ action: 'retry' }),
   },
   'POST /admin/v1/fund-returns/:id/resolve': {
     auth: 'admin',
     params: () => ({ id: 'refund_0fuzz0' }),
-    body: () => ({ action: 'mark-settled', txHash: `0x${'cd'.repeat(32)}`, reason: 'fuzz', actor: 'fuzz-operator' }),
+    body: () => ({ action: 'mark-settled', txHash: `0x${'cd'.repeat(32)}`, reason: 'fuzz' }),
   },
   'POST /admin/v1/payments/:paymentId/incident-recoveries': {
     auth: 'admin',
     params: payment,
-    body: () => ({ incidentId: 'incident_0fuzz0', reason: 'fuzz', actor: 'fuzz-operator' }),
+    body: () => ({ incidentId: 'incident_0fuzz0', reason: 'fuzz' }),
   },
   // An app no fixture uses: a rotation (overlap 0) or a revocation of the fuzz's own app would refuse its later requests.
   'POST /admin/v1/apps/:appId/secret-rotations': {
     auth: 'admin',
     params: () => ({ appId: 'app_0fuzz0' }),
-    body: () => ({ actor: 'fuzz-operator', reason: 'fuzz', overlapSeconds: 60 }),
+    body: () => ({ reason: 'fuzz', overlapSeconds: 60 }),
   },
   'POST /admin/v1/apps/:appId/revocation': {
     auth: 'admin',
     params: () => ({ appId: 'app_0fuzz0' }),
-    body: () => ({ actor: 'fuzz-operator', reason: 'fuzz' }),
+    body: () => ({ reason: 'fuzz' }),
   },
   'POST /admin/v1/apps/:appId/webhook-endpoints': {
     auth: 'admin',
@@ -399,13 +399,13 @@ export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
   'POST /admin/v1/apps/:appId/dashboard-users': {
     auth: 'admin',
     params: app,
-    body: () => ({ email: 'fuzz@partner.example', role: 'viewer', actor: 'fuzz-operator' }),
+    body: () => ({ email: 'fuzz@partner.example', role: 'viewer' }),
   },
   'GET /admin/v1/apps/:appId/dashboard-users': { auth: 'admin', params: app },
   'POST /admin/v1/apps/:appId/dashboard-users/:userId/removal': {
     auth: 'admin',
     params: (f) => ({ appId: f.cred.appId, userId: 'puser_0fuzz0' }),
-    body: () => ({ actor: 'fuzz-operator' }),
+    body: () => ({}),
   },
   'GET /admin/v1/alerts': { auth: 'admin', query: () => ({ open: 'true', kind: 'ledger_difference', limit: '5' }) },
   'GET /admin/v1/alerts/:alertId': { auth: 'admin', params: () => ({ alertId: 'alert_0fuzz0' }) },

@@ -18,6 +18,7 @@ export const TABLES_NOT_COMPARED: Readonly<Record<string, string>> = {
 
 export const COLUMNS_NOT_COMPARED: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   events: { dispatched_at: 'the webhook dispatcher marks each event once fanned out, after its commit' },
+  operator_tokens: { last_used_at: "a token's last use is recorded whatever the answer to its request (at most once a minute)" },
 };
 
 /** Rows a refusal writes by design (a condition on alias `t` keeps the rest compared), each with why. */
