@@ -11,6 +11,7 @@ export const ALERT_KINDS = [
   'settlement_dropped',
   'deposit_unrecorded',
   'gas_treasury_empty',
+  'return_destination_refused',
 ] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 

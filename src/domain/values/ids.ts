@@ -35,6 +35,7 @@ export const ID_PREFIXES = {
   // Internal: the operator audit (docs/decisions/dashboard-and-console.md "Operator console").
   operatorAction: 'opact_',
   consoleSession: 'csess_',
+  operatorApproval: 'approval_',
   // Internal: the partner dashboard (docs/decisions/dashboard-and-console.md "The partner dashboard").
   partnerUser: 'puser_',
   partnerSignInCode: 'psign_',
