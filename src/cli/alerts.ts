@@ -8,7 +8,7 @@ import { resolveServiceKeys } from '../runtime/service-secret';
 import type { Register } from './shared';
 
 /**
- *   alerts list [--open] [--kind ledger_difference|payment_workflow_missing|settlement_dropped|deposit_unrecorded|gas_treasury_empty] [--limit n] [--cursor c]
+ *   alerts list [--open] [--kind ledger_difference|payment_workflow_missing|settlement_dropped|deposit_unrecorded|gas_treasury_empty|return_destination_refused] [--limit n] [--cursor c]
  *       operator alerts, newest first: {items: [{id, kind, severity, subject, details, createdAt,
  *       updatedAt, resolvedAt}], nextCursor}. --open lists only the unresolved ones.
  */

@@ -14,7 +14,9 @@ import { assertLedgerBalanced, createPayment, eventNames, newMerchant, waitForPa
 import { startAdminApi } from '../webhooks/support/admin';
 import { awaitWorkflowResult } from '../support/workflow-result';
 import { cli } from '../support/cli';
+import { recoverIncident } from '../../src/domain/operators/operator-actions';
 import { fundedVault, key, paidPayment, post, USDC, waitForReturn } from './support';
+import { approvedApproval, operatorReturnDeps } from './approvals';
 
 describe('Refunds and incident recovery', () => {
   endsWithBooksChecked();
@@ -161,7 +163,7 @@ describe('Refunds and incident recovery', () => {
     }
   });
 
-  test("operators return an underpaid Payment's funds (CLI, to the payer) and its late funds (admin API, to a given address); a service address is refused", async () => {
+  test("operators return an underpaid Payment's funds (CLI, to the payer) and its late funds (to a given address, under a second operator's approval); a service address is refused", async () => {
     const h = await getHarness();
     const p = (await createPayment(m, { amount: '10', expiresInSeconds: 60 })).body.payment;
     const escrow = p.funding.depositAddress.address as string;
@@ -220,18 +222,30 @@ describe('Refunds and incident recovery', () => {
         1,
       );
       const target = (await newPayer(0n)).address;
-      // The CLI (its own process) and the admin API at once: one escrow, two recoveries, each paid once.
-      const [printed, res] = await Promise.all([
+      // Another address than the payer's goes only under an approval a second operator gave.
+      const approval = await approvedApproval({
+        paymentId: p.id,
+        incidentId: late.id,
+        destinationAddress: target,
+        requestedBy: 'ops@example.com',
+        decidedBy: 'ops:alice',
+      });
+      // The CLI (its own process) and an operator's recovery in this one at once: one escrow, two recoveries, each paid once.
+      const [printed, toTarget] = await Promise.all([
         cli(['payments', 'recover', p.id, '--incident', underpaid.id, '--reason', 'expired underpaid', '--actor', 'ops:alice'], {
           DATA_DIR: h.custodyDataDir,
         }),
-        admin.call('POST', route, { incidentId: late.id, destinationAddress: target, reason: 'payer asked' }),
+        recoverIncident(operatorReturnDeps(h), { actor: 'ops@example.com', channel: 'admin_api' }, p.id, {
+          incidentId: late.id,
+          destinationAddress: target,
+          reason: 'payer asked',
+          approvalId: approval.id,
+        }),
       ]);
-      assert.equal(res.status, 201, JSON.stringify(res.body));
       assert.equal(printed.object, 'incident_recovery');
       assert.equal(printed.destinationAddress, payer.address.toLowerCase());
       await waitForReturn(m, p.id, 'incident-recoveries', printed.id, 'confirmed');
-      await waitForReturn(m, p.id, 'incident-recoveries', res.body.incidentRecovery.id, 'confirmed');
+      await waitForReturn(m, p.id, 'incident-recoveries', toTarget.id, 'confirmed');
       assert.equal(await tokenBalance(payer.address), before + USDC(4));
       assert.equal(await tokenBalance(target), USDC(2));
       assert.equal(await tokenBalance(escrow), 0n);
@@ -242,7 +256,7 @@ describe('Refunds and incident recovery', () => {
       assert.deepEqual(
         rows.map((r) => [r.requestedBy, r.actor, r.reason]),
         [
-          ['operator', admin.operator.email, 'payer asked'],
+          ['operator', 'ops@example.com', 'payer asked'],
           ['operator', 'ops:alice', 'expired underpaid'],
         ],
       );

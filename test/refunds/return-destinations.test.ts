@@ -8,7 +8,9 @@ import { endsWithBooksChecked } from '../support/books';
 import { awaitWorkflowResult } from '../support/workflow-result';
 import { newMerchant, type Merchant } from '../support/fixtures';
 import { startAdminApi } from '../webhooks/support/admin';
+import { recoverIncident } from '../../src/domain/operators/operator-actions';
 import { fundedVault, paidPayment, post, USDC, waitForReturn } from './support';
+import { approvedApproval, operatorReturnDeps } from './approvals';
 
 const TOKEN = '0xf1108D9fDF3d265B59Bf6Ce7Bf240f99c071ffF5';
 
@@ -55,30 +57,32 @@ describe('Where returned money may go', () => {
     assert.equal(await tokenBalance(stranger), 0n);
   });
 
-  test('an operator may name another address: the recovery is paid there and audited with who, why and where', async () => {
+  test('an operator may name another address under an approval by a second operator: the recovery is paid there and audited with who, why and where', async () => {
     const h = await getHarness();
     const { payment } = await paidPayment(m, 2, 1);
     const [incident] = (await call(`/v2/payments/${payment.id}/incidents`, { credential: m.cred })).body.items;
     const target = (await newPayer(0n)).address;
-    const admin = await startAdminApi({ allowPrivate: false, withEngine: true });
-    try {
-      const res = await admin.call('POST', `/admin/v1/payments/${payment.id}/incident-recoveries`, {
-        incidentId: incident.id,
-        destinationAddress: target,
-        reason: 'payer lost the key',
-        actor: 'ops:bob',
-      });
-      assert.equal(res.status, 201, JSON.stringify(res.body));
-      await waitForReturn(m, payment.id, 'incident-recoveries', res.body.incidentRecovery.id, 'confirmed');
-      assert.equal(await tokenBalance(target), USDC(1));
-      const audit = await h.db.prisma.operatorAction.findMany({ where: { targetType: 'payment', targetId: payment.id } });
-      assert.deepEqual(
-        audit.map((a) => [a.actor, a.action, a.reason, a.outcome, (a.details as Record<string, string>).destinationAddress]),
-        [['ops:bob', 'recover-incident', 'payer lost the key', 'created', target]],
-      );
-    } finally {
-      await admin.close();
-    }
+    const approval = await approvedApproval({
+      paymentId: payment.id,
+      incidentId: incident.id,
+      destinationAddress: target,
+      requestedBy: 'ops:bob',
+      decidedBy: 'ops:alice',
+    });
+    const created = await recoverIncident(operatorReturnDeps(h), { actor: 'ops:bob', channel: 'admin_api' }, payment.id, {
+      incidentId: incident.id,
+      destinationAddress: target,
+      reason: 'payer lost the key',
+      approvalId: approval.id,
+    });
+    await waitForReturn(m, payment.id, 'incident-recoveries', created.id, 'confirmed');
+    assert.equal(await tokenBalance(target), USDC(1));
+    assert.equal((await h.db.prisma.fundReturn.findUniqueOrThrow({ where: { id: created.id } })).approvalId, approval.id);
+    const audit = await h.db.prisma.operatorAction.findMany({ where: { targetType: 'payment', targetId: payment.id } });
+    assert.deepEqual(
+      audit.map((a) => [a.actor, a.action, a.reason, a.outcome, (a.details as Record<string, string>).destinationAddress]),
+      [['ops:bob', 'recover-incident', 'payer lost the key', 'created', target]],
+    );
   });
 
   test('the zero address and the token contract are refused as a return destination, even by an operator, and as a payout wallet', async () => {

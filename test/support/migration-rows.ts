@@ -202,6 +202,7 @@ const ID_PREFIX_OF_TABLE: Record<string, string> = {
   sandbox_mail_outbox: ID_PREFIXES.sandboxMail,
   fund_returns: ID_PREFIXES.refund,
   operator_actions: ID_PREFIXES.operatorAction,
+  operator_approvals: ID_PREFIXES.operatorApproval,
   settlement_legs: 'leg_',
 };
 

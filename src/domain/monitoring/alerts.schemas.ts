@@ -12,6 +12,7 @@ export const ALERT_KINDS = [
   'deposit_unrecorded',
   'gas_treasury_empty',
   'operator_sign_in_throttled',
+  'return_destination_refused',
 ] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 

@@ -151,7 +151,7 @@ export async function recoverIncident(
   deps: FundReturnDeps,
   who: { actor: string; channel: OperatorChannel },
   paymentId: string,
-  input: TCreateRecovery & { reason: string },
+  input: TCreateRecovery & { reason: string; approvalId?: string },
 ): Promise<TFundReturn> {
   const entry: AuditEntry = {
     actor: who.actor,
@@ -159,7 +159,11 @@ export async function recoverIncident(
     action: 'recover-incident',
     target: { type: 'payment', id: paymentId },
     reason: input.reason,
-    details: { incidentId: input.incidentId, ...(input.destinationAddress ? { destinationAddress: input.destinationAddress } : {}) },
+    details: {
+      incidentId: input.incidentId,
+      ...(input.destinationAddress ? { destinationAddress: input.destinationAddress } : {}),
+      ...(input.approvalId ? { approvalId: input.approvalId } : {}),
+    },
   };
   return audited(
     deps.prisma,

@@ -8,6 +8,9 @@ import { lockVault } from '../vaults/vaults';
 import { afterCheck, incidentStatusFor, refundConfirmedEvent, type ReturnStatus } from './fund-return-rules';
 import { fundReturnPosting } from './fund-return-postings';
 import { writeRefundEvent, type FundReturnRow } from './fund-returns';
+import { assertReturnDestination, RETURN_DESTINATION_REFUSED, ReturnDestinationRefusedError } from './return-destination';
+import type { DestinationRefusal } from './pure/return-destination-check';
+import { raiseAlert } from '../monitoring/alerts';
 
 export const sourceOf = (r: Pick<FundReturnRow, 'id' | 'kind'>): SettlementSource => ({
   type: r.kind === 'refund' ? 'refund' : 'incident_recovery',
@@ -67,14 +70,49 @@ export async function move(
 export async function sendFundReturn(deps: SettlementSenderDeps, id: string): Promise<ReturnState> {
   const { r, payment } = await load(deps.prisma, id);
   if (r.status !== 'pending') return { status: r.status as ReturnStatus };
-  const { txHash } = await sendSettlement(deps, {
-    source: sourceOf(r),
-    chainId: r.chainId,
-    token: r.tokenAddress,
-    payer: await payerOf(deps.prisma, r, payment.escrowIndex),
-    legs: [{ leg: 'net', to: r.toAddress, amountAtomic: BigInt(r.amountAtomic.toFixed()) }],
-  });
+  let txHash: string;
+  try {
+    ({ txHash } = await sendSettlement(deps, {
+      source: sourceOf(r),
+      chainId: r.chainId,
+      token: r.tokenAddress,
+      payer: await payerOf(deps.prisma, r, payment.escrowIndex),
+      legs: [{ leg: 'net', to: r.toAddress, amountAtomic: BigInt(r.amountAtomic.toFixed()) }],
+      authorize: () => assertReturnDestination(deps.prisma, r),
+    }));
+  } catch (err) {
+    if (err instanceof ReturnDestinationRefusedError) return holdRefusedReturn(deps, r, err.reason);
+    throw err;
+  }
   return move(deps.prisma, r, { status: 'broadcast', broadcastAt: new Date(), transactionHash: txHash.toLowerCase() });
+}
+
+/**
+ * The signer refused the destination: nothing was signed. A critical alert first (raised once while
+ * open), then the return is held for an operator with the reason, so a retry of this step after a
+ * crash still alerts.
+ */
+async function holdRefusedReturn(deps: SettlementSenderDeps, r: FundReturnRow, reason: DestinationRefusal): Promise<ReturnState> {
+  const logger = deps.logger ?? { error: () => undefined, info: () => undefined };
+  await raiseAlert(
+    { prisma: deps.prisma, logger },
+    {
+      kind: RETURN_DESTINATION_REFUSED,
+      severity: 'critical',
+      subject: `fund_return:${r.id}`,
+      details: {
+        fundReturnId: r.id,
+        kind: r.kind,
+        paymentId: r.paymentId,
+        incidentId: r.incidentId,
+        destinationAddress: r.toAddress,
+        amountAtomic: r.amountAtomic.toFixed(),
+        approvalId: r.approvalId,
+        reason,
+      },
+    },
+  );
+  return move(deps.prisma, r, { status: 'requires_intervention', failureReason: reason });
 }
 
 /** While the return confirms: its leg stuck under a rising base fee is sent again with higher fees. */

@@ -322,7 +322,7 @@ export async function createRefund(
  * of a per-payer share). An incident from before that record: its transfer's sender, else the
  * Payment's payers (several, for a whole incident of a Payment paid from several addresses).
  */
-async function payersOf(
+export async function payersOf(
   db: PrismaClient,
   incident: { paymentId: string; transferId: string | null; fromAddress: string | null },
 ): Promise<string[]> {
@@ -344,7 +344,9 @@ export async function createRecovery(
   deps: FundReturnDeps,
   who: ReturnRequester,
   paymentId: string,
-  input: TCreateRecovery,
+  // approvalId: not on any HTTP schema; an operator's two-person approval of another destination,
+  // which the signer checks again (return-destination.ts).
+  input: TCreateRecovery & { approvalId?: string },
   onCreated?: (tx: Prisma.TransactionClient, row: FundReturnRow) => Promise<void>,
 ): Promise<TFundReturn> {
   const payment = await deps.prisma.payment.findFirst({ where: { id: paymentId, ...(who.by === 'partner' ? { appId: who.app.id } : {}) } });
@@ -380,6 +382,7 @@ export async function createRecovery(
         reason: input.reason ?? null,
         requestedBy: who.by,
         actor: who.by === 'partner' ? who.app.id : who.actor,
+        approvalId: who.by === 'operator' ? (input.approvalId ?? null) : null,
       },
     });
     await tx.paymentIncident.update({ where: { id: incident.id }, data: { status: 'pending' } });

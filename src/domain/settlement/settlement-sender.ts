@@ -57,6 +57,11 @@ export interface SettlementOrder {
    * again only once that transaction is final.
    */
   redelivery?: boolean;
+  /**
+   * The source's own check, after the destination rule and before the payer's lease or any signature
+   * (a fund return's payer-or-approval check): it throws to stop the send.
+   */
+  authorize?: () => Promise<void>;
 }
 
 /** Nothing can be sent: retrying can't help. The workflow holds the resource for an operator. */
@@ -272,6 +277,7 @@ function assertNoneHeld(order: SettlementOrder, held: SettlementLeg[]): void {
 export async function sendSettlement(deps: SettlementSenderDeps, order: SettlementOrder): Promise<{ txHash: string }> {
   const { planned, net } = legsToSend(order);
   await assertDestinationAllowed(deps, order, net);
+  await order.authorize?.();
   const chain = deps.chains.get(order.chainId);
   const payer = deps.custody.signer(order.payer);
   return withLease(deps.prisma, senderKey(order.chainId, payer.address), async (lease) => {

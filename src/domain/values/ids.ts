@@ -38,6 +38,7 @@ export const ID_PREFIXES = {
   operator: 'op_',
   operatorToken: 'optok_',
   operatorSignInCode: 'opsign_',
+  operatorApproval: 'approval_',
   // Internal: the partner dashboard (docs/decisions/dashboard-and-console.md "The partner dashboard").
   partnerUser: 'puser_',
   partnerSignInCode: 'psign_',
