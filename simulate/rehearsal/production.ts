@@ -114,7 +114,8 @@ export function receiverCertificate(dir: string): Tls {
 
 export interface ProductionInput {
   dataDir: string;
-  databaseUrl: string;
+  /** Each process role's own login (the owner migrated before any starts, as compose's migrate). */
+  databaseUrls: { api: string; worker: string };
   temporalAddress: string;
   temporal: { namespace: string; taskQueue: string };
   serviceSecret: string;
@@ -129,9 +130,11 @@ export interface ProductionInput {
 
 export interface ProductionEnv {
   catalogFile: string;
-  /** Both roles' settings; the workers add the seed. */
+  /** Each role's settings with its own database login; the workers add the seed. */
   api: Record<string, string>;
   worker: Record<string, string>;
+  /** The operator CLI's: the API's, with the worker's login (it writes what the worker writes) and no seed. */
+  operator: Record<string, string>;
 }
 
 /** Every setting of the service processes, the catalog written; nothing a sandbox default would fill in. */
@@ -139,10 +142,9 @@ export function productionEnv(input: ProductionInput): ProductionEnv {
   const catalogFile = path.join(input.dataDir, 'environments.json');
   const bundled = JSON.parse(readFileSync(path.join(projectRoot(), 'config', 'environments.json'), 'utf8'));
   writeFileSync(catalogFile, `${JSON.stringify(productionCatalog(bundled), null, 2)}\n`);
-  const api: Record<string, string> = {
+  const common: Record<string, string> = {
     NODE_ENV: 'production',
     DEPLOYMENT: 'production',
-    DATABASE_URL: input.databaseUrl,
     TEMPORAL_ADDRESS: input.temporalAddress,
     TEMPORAL_NAMESPACE: input.temporal.namespace,
     TEMPORAL_TASK_QUEUE: input.temporal.taskQueue,
@@ -164,7 +166,13 @@ export function productionEnv(input: ProductionInput): ProductionEnv {
     LOG_LEVEL: 'warn',
     ...Object.fromEntries(Object.entries(input.rpcUrls).map(([code, url]) => [rpcUrlSetting(code), url])),
   };
-  return { catalogFile, api, worker: { ...api, CUSTODY_MNEMONIC_FILE: input.custody.seedFile } };
+  const worker = { ...common, WORKER_DATABASE_URL: input.databaseUrls.worker };
+  return {
+    catalogFile,
+    api: { ...common, API_DATABASE_URL: input.databaseUrls.api },
+    worker: { ...worker, CUSTODY_MNEMONIC_FILE: input.custody.seedFile },
+    operator: worker,
+  };
 }
 
 /** The production check of each role, as the service runs it at start; throws listing every problem. */
@@ -179,6 +187,8 @@ export function assertProductionShape(env: ProductionEnv): TEnvironments {
     const problems = productionConfigProblems({ config, report, roles: [role], env: settings });
     if (config.deployment !== 'production') problems.push(`DEPLOYMENT: ${config.deployment}, not production`);
     if ('CUSTODY_MNEMONIC_FILE' in settings && role === 'api') problems.push('the API must not hold the seed');
+    for (const other of ['DATABASE_URL', role === 'api' ? 'WORKER_DATABASE_URL' : 'API_DATABASE_URL'])
+      if (other in settings) problems.push(`the ${role} must not hold ${other}, another role's login`);
     if (problems.length > 0) throw new Error(`the rehearsal's ${role} is not production-shaped:\n  ${problems.join('\n  ')}`);
     environments = report.environments;
   }

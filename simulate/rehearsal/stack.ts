@@ -74,7 +74,7 @@ export interface RehearsalStack {
   workers: ServiceProcess[];
   crashes: Crash[];
   serviceSecret: string;
-  /** The settings every service process runs with. */
+  /** The operator CLI's settings: the service's, with the worker's database login and no seed. */
   serviceEnv: Record<string, string>;
   /** Where the sandbox off-ramp provider keeps its own records (its state.json). */
   providerDir: string;
@@ -110,7 +110,9 @@ export async function startRehearsalStack(opts: {
     const pg = await postgres.start();
     stops.push(() => postgres.stop());
     const dbUrl = await pg.ensureDatabase(DATABASE, { fresh: true });
-    await applyMigrations(dbUrl);
+    // Migrated and granted here, as the owner, before any service starts (compose's migrate step).
+    const roles = await pg.ensureRoles();
+    await applyMigrations(dbUrl, { grants: roles });
     const db = createDatabase({ url: dbUrl, poolMax: 5, acquireTimeoutMs: 10_000 });
     stops.push(() => db.close());
     log(`postgres 127.0.0.1:${pg.port}`);
@@ -154,7 +156,7 @@ export async function startRehearsalStack(opts: {
 
     const env = productionEnv({
       dataDir,
-      databaseUrl: dbUrl,
+      databaseUrls: { api: pg.url(DATABASE, roles.api), worker: pg.url(DATABASE, roles.worker) },
       temporalAddress: cluster.address,
       temporal: config.temporal,
       serviceSecret,
@@ -204,7 +206,7 @@ export async function startRehearsalStack(opts: {
       workers,
       crashes,
       serviceSecret,
-      serviceEnv: env.api,
+      serviceEnv: env.operator,
       providerDir,
       crashPostgres: () => postgres.crash(),
       stop,

@@ -2,6 +2,7 @@ import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
 import { toolchain } from './toolchain';
 import { parseRpcUrlSettings } from './network-settings';
+import type { DatabaseRoles } from '../db/roles';
 
 // Environment variables are parsed once, here, at start-up. Nothing else reads process.env.
 const ZFlag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
@@ -16,7 +17,20 @@ const ZEnv = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(toolchain.ports.api),
   HOST: z.string().default('127.0.0.1'),
   PUBLIC_BASE_URL: z.url().optional(),
+  /** The owner's login: migrations and grants (and, unless told otherwise, the API's and the worker's login). */
   DATABASE_URL: z.string().min(1).optional(),
+  /** Each process role's own login (src/db/roles.ts); unset: DATABASE_URL's, refused in production. */
+  API_DATABASE_URL: z.string().min(1).optional(),
+  WORKER_DATABASE_URL: z.string().min(1).optional(),
+  /** The logins the migration grants to; unset: the user names of API_/WORKER_DATABASE_URL. */
+  API_DATABASE_ROLE: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lowercase role name')
+    .optional(),
+  WORKER_DATABASE_ROLE: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lowercase role name')
+    .optional(),
   // The API and the worker each get a pool of their own, so neither can starve the other.
   API_DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
   API_DATABASE_POOL_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(1).default(2000),
@@ -168,7 +182,18 @@ export interface ServiceConfig {
   deployment: Deployment;
   /** trustedProxies: whose X-Forwarded-For names the client (proxy-addr's trust list); empty: none. */
   http: { port: number; host: string; publicBaseUrl: string; maxBodyBytes: number; serverTiming: boolean; trustedProxies: string[] };
-  database: { url?: string; embeddedPort: number; pools: Record<PoolRole, PoolSettings> };
+  /**
+   * url: the owner's (migrations); apiUrl, workerUrl: each role's own login as set (unset: url's).
+   * roles: the logins granted their access after migrations, when both are known.
+   */
+  database: {
+    url?: string;
+    apiUrl?: string;
+    workerUrl?: string;
+    roles?: DatabaseRoles;
+    embeddedPort: number;
+    pools: Record<PoolRole, PoolSettings>;
+  };
   temporal: {
     address?: string;
     /** Deadline of each gRPC call to Temporal that is not a long poll (src/temporal/deadlines.ts). */
@@ -244,7 +269,8 @@ export class ConfigError extends Error {}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   const { e, rpcUrls } = parseEnv(env);
-  const deployment: Deployment = e.DEPLOYMENT ?? (e.DATABASE_URL && e.TEMPORAL_ADDRESS ? 'production' : 'sandbox');
+  const externalDatabase = Boolean(e.DATABASE_URL || e.API_DATABASE_URL || e.WORKER_DATABASE_URL);
+  const deployment: Deployment = e.DEPLOYMENT ?? (externalDatabase && e.TEMPORAL_ADDRESS ? 'production' : 'sandbox');
   return {
     deployment,
     http: readHttp(e),
@@ -263,7 +289,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     // the worker and the CLI all read this one value.
     webhooks: {
       allowPrivateDestinations:
-        e.WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS ?? (deployment === 'sandbox' && (!e.DATABASE_URL || !e.TEMPORAL_ADDRESS)),
+        e.WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS ?? (deployment === 'sandbox' && (!externalDatabase || !e.TEMPORAL_ADDRESS)),
       trustedDestinations: e.WEBHOOKS_TRUSTED_DESTINATIONS,
     },
     admin: { host: e.ADMIN_HOST, port: e.ADMIN_PORT, metricsToken: e.METRICS_TOKEN, consoleSessionSeconds: e.CONSOLE_SESSION_SECONDS },
@@ -297,8 +323,13 @@ function readHttp(e: TEnv): ServiceConfig['http'] {
 }
 
 function readDatabase(e: TEnv): ServiceConfig['database'] {
+  const api = e.API_DATABASE_ROLE ?? userOf(e.API_DATABASE_URL);
+  const worker = e.WORKER_DATABASE_ROLE ?? userOf(e.WORKER_DATABASE_URL);
   return {
     url: e.DATABASE_URL,
+    apiUrl: e.API_DATABASE_URL,
+    workerUrl: e.WORKER_DATABASE_URL,
+    ...(api && worker ? { roles: { api, worker } } : {}),
     embeddedPort: e.EMBEDDED_POSTGRES_PORT,
     pools: {
       api: {
@@ -309,6 +340,16 @@ function readDatabase(e: TEnv): ServiceConfig['database'] {
       worker: { max: e.WORKER_DATABASE_POOL_MAX, acquireTimeoutMs: e.WORKER_DATABASE_POOL_ACQUIRE_TIMEOUT_MS },
     },
   };
+}
+
+/** The login of a postgresql:// URL, if it names one. */
+export function userOf(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    return decodeURIComponent(new URL(url).username) || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function readTemporal(e: TEnv): ServiceConfig['temporal'] {

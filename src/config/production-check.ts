@@ -1,6 +1,6 @@
 import { isAddressEqual } from 'viem';
 import { ANVIL_CHAIN_ID, SANDBOX_TOKEN_ADDRESS } from '../chain/sandbox';
-import { ConfigError, type ServiceConfig } from './index';
+import { ConfigError, userOf, type ServiceConfig } from './index';
 import type { EnvironmentName, EnvironmentsReport, TNetworkConfig } from './environments';
 import { rpcUrlSetting } from './network-settings';
 
@@ -21,7 +21,40 @@ export interface ProductionCheckInput {
  * The custody keys are only checked for presence here; src/custody/supply.ts reads and verifies them.
  */
 export function productionConfigProblems({ config, report, roles, env = {} }: ProductionCheckInput): string[] {
-  return [...serviceProblems(config, roles), ...custodyProblems(env, roles), ...environmentsProblems(config, report)];
+  return [
+    ...databaseProblems(config, roles),
+    ...serviceProblems(config, roles),
+    ...custodyProblems(env, roles),
+    ...environmentsProblems(config, report),
+  ];
+}
+
+/**
+ * Each role logs in as itself, never as the owner (DATABASE_URL) nor as the other role; whether a
+ * login is a superuser or can write what it must not is checked against the database at start
+ * (src/db/roles.ts, loginProblems).
+ */
+function databaseProblems(config: ServiceConfig, roles: ProductionCheckInput['roles']): string[] {
+  const { url, apiUrl, workerUrl } = config.database;
+  const owner = userOf(url);
+  const problems: string[] = [];
+  for (const [role, setting, login] of [
+    ['api', 'API_DATABASE_URL', apiUrl],
+    ['worker', 'WORKER_DATABASE_URL', workerUrl],
+  ] as const) {
+    if (!roles.includes(role)) continue;
+    if (!login)
+      problems.push(
+        `${setting}: required where the ${role} runs, a login of its own; without it the ${role} uses DATABASE_URL's (the owner's) or an embedded PostgreSQL`,
+      );
+    else if (owner && userOf(login) === owner)
+      problems.push(`${setting}: logs in as ${owner}, DATABASE_URL's owner; the ${role} needs its own role`);
+  }
+  if (roles.includes('api') && roles.includes('worker') && apiUrl && workerUrl && userOf(apiUrl) === userOf(workerUrl))
+    problems.push(
+      `WORKER_DATABASE_URL: logs in as ${userOf(workerUrl)}, as API_DATABASE_URL does; the API and the worker each need a role of their own`,
+    );
+  return problems;
 }
 
 function custodyProblems(env: NodeJS.ProcessEnv, roles: ProductionCheckInput['roles']): string[] {
@@ -47,8 +80,6 @@ export function assertProductionConfig(input: ProductionCheckInput): void {
 
 function serviceProblems(config: ServiceConfig, roles: ProductionCheckInput['roles']): string[] {
   const problems: string[] = [];
-  if (!config.database.url)
-    problems.push('DATABASE_URL: required; without it the service starts an embedded PostgreSQL under its data directory');
   if (!config.temporal.address) problems.push('TEMPORAL_ADDRESS: required; without it the service starts an embedded Temporal dev server');
   if (!config.serviceSecret)
     problems.push(

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { applyRoleGrants, type DatabaseRoles } from './roles';
 
 /**
  * The project's own migration runner. It applies `prisma/migrations/<timestamp>_<name>/migration.sql`
@@ -31,6 +32,8 @@ export interface MigrationFile {
 export interface ApplyMigrationsOptions {
   /** Folder of migration folders (default `<repo>/prisma/migrations`). */
   migrationsDir?: string;
+  /** The API's and the worker's logins, granted their access after the migrations (src/db/roles.ts). */
+  grants?: DatabaseRoles;
   /** Progress messages (default: none). */
   log?: (message: string) => void;
 }
@@ -160,6 +163,8 @@ export async function applyMigrations(databaseUrl: string, options: ApplyMigrati
         }
         result.applied.push(m.name);
       }
+      // Under the same lock: two runs granting at once can fail on the same catalog rows.
+      if (options.grants) await applyRoleGrants(client, options.grants);
       return result;
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_ADVISORY_LOCK_KEY]).catch(() => undefined);

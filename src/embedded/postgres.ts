@@ -4,6 +4,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { pgPortLocal, postgresDataDir } from './paths';
 import { isPortOpen, spawnLogged, tailFile } from './process';
+import { DEFAULT_DATABASE_ROLES, ensureLoginRoles, type DatabaseRoles } from '../db/roles';
 
 /**
  * The project-local PostgreSQL cluster in `<data>/postgres`, initialised by `scripts/setup.mjs`
@@ -29,8 +30,13 @@ export interface EmbeddedPostgres {
   port: number;
   /** True when this call started the cluster; only then does `stop()` stop it. */
   started: boolean;
-  /** `postgresql://postgres@127.0.0.1:<port>/<dbName>` */
-  url(dbName: string): string;
+  /** `postgresql://<user, default postgres>@127.0.0.1:<port>/<dbName>` */
+  url(dbName: string, user?: string): string;
+  /**
+   * Creates the API's and the worker's logins unless they exist (no password: the cluster trusts
+   * 127.0.0.1, as it does for the owner). Returns their names.
+   */
+  ensureRoles(): Promise<DatabaseRoles>;
   /** Creates the database unless it exists; `fresh: true` drops it first (closing its connections). Returns its URL. */
   ensureDatabase(name: string, options?: { fresh?: boolean }): Promise<string>;
   /** Stops the cluster if this call started it (pg_ctl stop -m fast). Safe to call twice. */
@@ -68,8 +74,8 @@ export function findPostgresBinDir(clusterVersion?: string): string | undefined 
   );
 }
 
-function databaseUrl(port: number, dbName: string): string {
-  return `postgresql://${SUPERUSER}@${HOST}:${port}/${encodeURIComponent(dbName)}`;
+function databaseUrl(port: number, dbName: string, user = SUPERUSER): string {
+  return `postgresql://${encodeURIComponent(user)}@${HOST}:${port}/${encodeURIComponent(dbName)}`;
 }
 
 function quoteIdent(name: string): string {
@@ -188,7 +194,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
     host: HOST,
     port: finalPort,
     started,
-    url: (dbName) => databaseUrl(finalPort, dbName),
+    url: (dbName, user) => databaseUrl(finalPort, dbName, user),
+    ensureRoles: () => admin((client) => ensureLoginRoles(client, DEFAULT_DATABASE_ROLES)).then(() => DEFAULT_DATABASE_ROLES),
     async ensureDatabase(name, opts = {}) {
       const ident = quoteIdent(name);
       await admin(async (client) => {

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import path from 'node:path';
-import type { ServiceConfig } from '../config';
+import { ConfigError, type ServiceConfig } from '../config';
+import { loginFacts, loginProblems } from '../db/roles';
 import { withRpcUrl, type TEnvironments } from '../config/environments';
 import { loadServiceEnvironments } from './service-environments';
 import type { Logger } from '../logger';
@@ -83,7 +84,7 @@ export async function startService(opts: {
 }): Promise<RunningService> {
   const { logger, roles } = opts;
   const config: ServiceConfig = opts.config;
-  const embedded = !config.database.url || !config.temporal.address;
+  const embedded = !(config.database.url || config.database.apiUrl || config.database.workerUrl) || !config.temporal.address;
   const lifecycle = opts.lifecycle ?? new Lifecycle();
   const stop = () => lifecycle.stop();
   try {
@@ -94,13 +95,7 @@ export async function startService(opts: {
     // Then: a process that can't have its keys starts nothing. The worker reads the seed, an API alone only the public keys.
     const keys = keysForRoles(roles, { deployment: config.deployment, dataDir: data, env });
 
-    // Each role has a pool of its own (API_/WORKER_DATABASE_POOL_*), also when both share this process.
-    const database = await openDatabase(config, { role: roles.includes('worker') ? 'worker' : 'api' });
-    lifecycle.add(
-      'postgresql',
-      () => database.close(),
-      () => database.kill(),
-    );
+    const database = await openServiceDatabase(config, roles, lifecycle, logger);
 
     let temporalAddress = config.temporal.address;
     let uiUrl: string | undefined;
@@ -242,7 +237,7 @@ export async function startService(opts: {
       );
       await retriedAtStart(logger, 'webhook dispatcher', () => engine.ensureWebhookDispatcher());
       const kicks = startWebhookPickup({
-        databaseUrl: database.url,
+        databaseUrl: database.urlOf('worker'),
         prisma: workerDb.prisma,
         logger,
         serviceSecret,
@@ -260,7 +255,7 @@ export async function startService(opts: {
     let adminUrl: string | undefined;
     if (roles.includes('api')) {
       const apiDb = database.pool('api');
-      const { credentials, ready, stop: stopFollowing } = service.credentials({ db: apiDb, databaseUrl: database.url });
+      const { credentials, ready, stop: stopFollowing } = service.credentials({ db: apiDb, databaseUrl: database.urlOf('api') });
       lifecycle.add('credential changes', stopFollowing);
       await ready;
       const apiDeps = service.api({
@@ -300,6 +295,35 @@ export async function startService(opts: {
     await stop().catch((stopErr: unknown) => logger.error({ msg: String(stopErr) }, 'stop after a failed start failed'));
     throw err;
   }
+}
+
+/** Each role has a pool (API_/WORKER_DATABASE_POOL_*) and login of its own, also when both share this process. */
+async function openServiceDatabase(config: ServiceConfig, roles: Role[], lifecycle: Lifecycle, logger: Logger): Promise<OpenedDatabase> {
+  const database = await openDatabase(config, { role: roles.includes('worker') ? 'worker' : 'api' });
+  lifecycle.add(
+    'postgresql',
+    () => database.close(),
+    () => database.kill(),
+  );
+  await checkLogins(config, database, roles, logger);
+  return database;
+}
+
+/**
+ * Each role's login as the database sees it: in production a superuser, a login that could change the
+ * schema, or an API login that can write the worker's tables (the worker's or the owner's) stops the
+ * start; the sandbox only warns.
+ */
+async function checkLogins(config: ServiceConfig, database: OpenedDatabase, roles: Role[], logger: Logger): Promise<void> {
+  const problems: string[] = [];
+  for (const role of roles) {
+    const facts = await loginFacts((sql) => database.pool(role).pool.query(sql));
+    problems.push(...loginProblems(role, facts));
+  }
+  if (problems.length === 0) return;
+  if (config.deployment === 'production')
+    throw new ConfigError(`invalid production configuration (DEPLOYMENT=production):\n  ${problems.join('\n  ')}`);
+  logger.warn({ problems }, 'database logins are not separated (refused in production)');
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Worker } from '@temporalio/worker';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { loadConfig, type ServiceConfig } from '../../src/config';
 import { loadEnvironments, type TEnvironments } from '../../src/config/environments';
-import type { Database } from '../../src/db/client';
+import { createDatabase, type Database } from '../../src/db/client';
 import { createApi, serveApi, type ApiDeps } from '../../src/http/app';
 import { createLogger, type Logger } from '../../src/logger';
 import { openDatabase, type OpenedDatabase } from '../../src/runtime/database';
@@ -46,6 +46,8 @@ export interface Harness {
   environments: TEnvironments;
   db: Database;
   databaseUrl: string;
+  /** The API's or the worker's own login to the same database (the owner's when DATABASE_URL alone is set). */
+  databaseUrlOf(role: 'api' | 'worker'): string;
   env: TestWorkflowEnvironment;
   /** The service's one gateway to Temporal, on the time-skipping test server. */
   engine: TemporalGateway;
@@ -230,8 +232,15 @@ async function start(): Promise<Harness> {
   // A database per run, so two runs on one machine (a developer's and CI's) can't drop each other's.
   const databaseName = `partner_payments_test_${process.pid}`;
   const opened: OpenedDatabase = await openDatabase(config, { databaseName, fresh: true });
+  // Tests seed, inspect and rig the database (triggers, ALTERs) as its owner, and the service under
+  // test shares that pool; test/db/database-roles.test.ts checks the API's and the worker's logins.
+  const ownerDb = createDatabase({
+    url: opened.url,
+    poolMax: config.database.pools.worker.max,
+    acquireTimeoutMs: config.database.pools.worker.acquireTimeoutMs,
+  });
   cleanups.push(async () => {
-    await opened.db.close();
+    await ownerDb.close();
     await dropDatabase(opened.url, databaseName);
     await opened.close();
   });
@@ -245,7 +254,7 @@ async function start(): Promise<Harness> {
   cleanups.push(() => env.teardown());
   noteEngineClock(env);
 
-  await registerServiceWallets(opened.db.prisma, chain.addressBook);
+  await registerServiceWallets(ownerDb.prisma, chain.addressBook);
   // Deliveries' first attempts as activities: see GatewayOptions.policies.webhookDelivery.
   const policies: Harness['policies'] = { webhookDelivery: { firstAttemptLocal: false } };
   const webhookRetry: Harness['webhookRetry'] = { backoffMs: null };
@@ -283,7 +292,7 @@ async function start(): Promise<Harness> {
       }),
     },
   );
-  const activities = service.activities({ db: opened.db, custody: chain.custody });
+  const activities = service.activities({ db: ownerDb, custody: chain.custody });
   // Cached workflows replay nothing on each task; a process that stops its worker can't cache (test-files.ts).
   const stoppable = processFiles().some(stopsTheWorker);
   let worker: Worker | undefined;
@@ -321,10 +330,10 @@ async function start(): Promise<Harness> {
   );
 
   // As the service runs it: credentials cached, a rotation or revocation heard through a NOTIFY.
-  const { credentials, ready, stop: stopFollowing } = service.credentials({ db: opened.db, databaseUrl: opened.url });
+  const { credentials, ready, stop: stopFollowing } = service.credentials({ db: ownerDb, databaseUrl: opened.url });
   cleanups.push(stopFollowing);
   await ready;
-  const apiDeps = service.api({ db: opened.db, credentials, temporalMetricsUrl: temporalMetrics.metricsUrl });
+  const apiDeps = service.api({ db: ownerDb, credentials, temporalMetricsUrl: temporalMetrics.metricsUrl });
   offrampDeps = apiDeps.offramp;
   const api = createApi(apiDeps);
   serveApi(server, api, environments.apiVersion);
@@ -355,8 +364,9 @@ async function start(): Promise<Harness> {
   return {
     config,
     environments,
-    db: opened.db,
+    db: ownerDb,
     databaseUrl: opened.url,
+    databaseUrlOf: opened.urlOf,
     env,
     engine,
     probes: createEngineProbes(env.client, config.temporal.taskQueue),

@@ -91,6 +91,36 @@ describe('docker-compose.yml, the production shape', () => {
     for (const name of ['api', 'worker', 'migrate']) assert.equal(c.services[name]!.environment?.DEPLOYMENT, 'production', name);
   });
 
+  test('no database password has a default, and the API, the worker and migrate each log in as a role of their own', () => {
+    const file = readFileSync(composeFile(), 'utf8');
+    assert.deepEqual(
+      [...file.matchAll(/\$\{(\w*PASSWORD\w*):-/g)].map((m) => m[1]),
+      [],
+      'passwords are required (${NAME:?...})',
+    );
+    const c = compose();
+    const env = (name: string) => c.services[name]!.environment ?? {};
+    // The password is still a ${NAME:?...} here, no valid URL yet.
+    const login = (url: string | undefined) => /^postgresql:\/\/([\w-]+)[:@]/.exec(url ?? '')?.[1];
+    const owner = login(env('migrate').DATABASE_URL);
+    const api = login(env('api').API_DATABASE_URL);
+    const worker = login(env('worker').WORKER_DATABASE_URL);
+    assert.ok(owner && api && worker, 'each has its URL');
+    assert.equal(new Set([owner, api, worker, env('postgres').POSTGRES_USER]).size, 4, 'four logins: the superuser is none of them');
+    assert.deepEqual([env('migrate').API_DATABASE_ROLE, env('migrate').WORKER_DATABASE_ROLE], [api, worker], 'migrate grants these two');
+    // The owner's login and the other role's stay out of each role's process.
+    assert.equal(env('api').DATABASE_URL, undefined);
+    assert.equal(env('api').WORKER_DATABASE_URL, undefined);
+    assert.equal(env('worker').DATABASE_URL, undefined);
+    assert.equal(env('worker').API_DATABASE_URL, undefined);
+    // The roles step makes each login, none a superuser, and runs before migrate.
+    const roles = commandText(c.services['postgres-roles']!);
+    for (const role of [owner, api, worker])
+      assert.match(roles, new RegExp(`ALTER ROLE ${role} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE`));
+    assert.equal(dependsOn(c.services.migrate!)['postgres-roles']?.condition, 'service_completed_successfully');
+    for (const name of ['api', 'worker']) assert.equal(dependsOn(c.services[name]!).migrate?.condition, 'service_completed_successfully');
+  });
+
   test('data lives on named volumes; a host path is only configuration from ops/, mounted read-only', () => {
     const c = compose();
     const named = Object.keys(c.volumes ?? {});

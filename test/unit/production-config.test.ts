@@ -19,6 +19,8 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 const GOOD: NodeJS.ProcessEnv = {
   DEPLOYMENT: 'production',
   DATABASE_URL: 'postgresql://pp:secret@db.internal:5432/pp',
+  API_DATABASE_URL: 'postgresql://pp_api:secret@db.internal:5432/pp',
+  WORKER_DATABASE_URL: 'postgresql://pp_worker:secret@db.internal:5432/pp',
   TEMPORAL_ADDRESS: 'temporal.internal:7233',
   SERVICE_SECRET: 's'.repeat(64),
   SMTP_URL: 'smtp://mail.internal:587',
@@ -86,7 +88,9 @@ describe('production configuration', () => {
   });
 
   test('each sandbox default is refused with the setting that replaces it', () => {
-    assertOneProblem(problemsOf(without('DATABASE_URL')), 'DATABASE_URL', /embedded PostgreSQL/);
+    assert.deepEqual(problemsOf(without('DATABASE_URL')), [], 'the roles need not hold the owner’s login');
+    assertOneProblem(problemsOf(without('API_DATABASE_URL'), ['api']), 'API_DATABASE_URL', /login of its own/);
+    assertOneProblem(problemsOf(without('WORKER_DATABASE_URL'), ['worker']), 'WORKER_DATABASE_URL', /login of its own/);
     assertOneProblem(problemsOf(without('TEMPORAL_ADDRESS')), 'TEMPORAL_ADDRESS', /embedded Temporal/);
     assertOneProblem(problemsOf(without('SERVICE_SECRET')), 'SERVICE_SECRET', /generates one under/);
     assertOneProblem(problemsOf(without('SMTP_URL')), 'SMTP_URL', /emailed code/);
@@ -98,6 +102,18 @@ describe('production configuration', () => {
       'WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS',
       /private/,
     );
+  });
+
+  test('the API and the worker each log in as a role of their own, never as the owner', () => {
+    const owner = GOOD.DATABASE_URL!;
+    assertOneProblem(problemsOf({ ...GOOD, API_DATABASE_URL: owner }, ['api']), 'API_DATABASE_URL', /DATABASE_URL's owner/);
+    assertOneProblem(problemsOf({ ...GOOD, WORKER_DATABASE_URL: owner }, ['worker']), 'WORKER_DATABASE_URL', /DATABASE_URL's owner/);
+    assertOneProblem(
+      problemsOf({ ...GOOD, WORKER_DATABASE_URL: GOOD.API_DATABASE_URL }),
+      'WORKER_DATABASE_URL',
+      /as API_DATABASE_URL does/,
+    );
+    assert.deepEqual(loadConfig(GOOD).database.roles, { api: 'pp_api', worker: 'pp_worker' });
   });
 
   test('the custody keys are required: the seed where the worker signs, the public keys everywhere', () => {
@@ -175,7 +191,8 @@ describe('production configuration', () => {
   test('every problem at once, each naming its setting', () => {
     const problems = problemsOf({ DEPLOYMENT: 'production' });
     for (const setting of [
-      'DATABASE_URL',
+      'API_DATABASE_URL',
+      'WORKER_DATABASE_URL',
       'TEMPORAL_ADDRESS',
       'SERVICE_SECRET',
       'SMTP_URL',
@@ -190,7 +207,13 @@ describe('production configuration', () => {
   });
 
   test('the service refuses to start in production with every problem in one error, before it starts anything', async () => {
-    const config = loadConfig({ DEPLOYMENT: 'production', DATABASE_URL: GOOD.DATABASE_URL, ENVIRONMENTS_FILE: EXAMPLE_FILE });
+    const config = loadConfig({
+      DEPLOYMENT: 'production',
+      DATABASE_URL: GOOD.DATABASE_URL,
+      API_DATABASE_URL: GOOD.API_DATABASE_URL,
+      WORKER_DATABASE_URL: GOOD.WORKER_DATABASE_URL,
+      ENVIRONMENTS_FILE: EXAMPLE_FILE,
+    });
     await assert.rejects(startService({ config, logger: createLogger('silent'), roles: ['api', 'worker'] }), (err: Error) => {
       assert.ok(err instanceof ConfigError, String(err));
       for (const setting of [
@@ -205,6 +228,7 @@ describe('production configuration', () => {
         assert.match(err.message, new RegExp(`${setting}: `));
       }
       assert.doesNotMatch(err.message, /DATABASE_URL: /);
+      assert.doesNotMatch(err.message, /API_DATABASE_URL: |WORKER_DATABASE_URL: /);
       return true;
     });
   });

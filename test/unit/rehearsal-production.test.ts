@@ -11,7 +11,10 @@ import { assertProductionShape, productionEnv, type ProductionInput } from '../.
 describe("The production rehearsal's deployment", () => {
   const input = (rpcHost: string): ProductionInput => ({
     dataDir: mkdtempSync(path.join(tmpdir(), 'rehearsal-production-')),
-    databaseUrl: 'postgresql://postgres@127.0.0.1:5432/rehearsal',
+    databaseUrls: {
+      api: 'postgresql://partner_payments_api@127.0.0.1:5432/rehearsal',
+      worker: 'postgresql://partner_payments_worker@127.0.0.1:5432/rehearsal',
+    },
     temporalAddress: '127.0.0.1:7233',
     temporal: { namespace: 'default', taskQueue: 'partner-payments' },
     serviceSecret: 'x'.repeat(40),
@@ -40,6 +43,19 @@ describe("The production rehearsal's deployment", () => {
     assert.equal(env.api.CUSTODY_MNEMONIC_FILE, undefined);
     assert.equal(env.worker.CUSTODY_MNEMONIC_FILE, '/run/secrets/seed.txt');
     assert.equal(env.api.WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS, 'false');
+  });
+
+  test('each role logs in as its own database role, and neither holds the owner’s or the other’s login', () => {
+    const env = productionEnv(input('192.0.2.2'));
+    assert.match(env.api.API_DATABASE_URL!, /\/\/partner_payments_api@/);
+    assert.match(env.worker.WORKER_DATABASE_URL!, /\/\/partner_payments_worker@/);
+    for (const name of ['DATABASE_URL', 'WORKER_DATABASE_URL']) assert.equal(env.api[name], undefined, name);
+    for (const name of ['DATABASE_URL', 'API_DATABASE_URL']) assert.equal(env.worker[name], undefined, name);
+    assert.equal(env.operator.CUSTODY_MNEMONIC_FILE, undefined, 'the operator CLI signs nothing');
+    assert.throws(
+      () => assertProductionShape({ ...env, api: { ...env.api, WORKER_DATABASE_URL: env.worker.WORKER_DATABASE_URL! } }),
+      /the api must not hold WORKER_DATABASE_URL/,
+    );
   });
 
   test('fails it with the chains on loopback, as a deployment pointed at anvil would', () => {
