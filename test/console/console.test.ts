@@ -13,7 +13,8 @@ import { eventually, mine, newPayer, payTo, setNativeBalance, tokenBalance } fro
 import { createPayment, getPayment, newMerchant, waitForPayment, type Merchant } from '../support/fixtures';
 import { endsWithBooksChecked } from '../support/books';
 import { cli } from '../support/cli';
-import { newConsole, pageProblems, signIn, TOKEN, UI, type ConsoleInBrowser } from './support';
+import { createTestOperator } from '../support/operators';
+import { newConsole, pageProblems, requestSignInCode, signIn, UI, wrongTotp, type ConsoleInBrowser } from './support';
 import { axeViolations } from '../support/axe';
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n;
@@ -65,13 +66,15 @@ describe('Operator console', () => {
   });
   after(() => web?.close());
 
-  test('is absent (404) when no admin token is configured, like the admin API', async () => {
+  test('is on the admin listener only: the partner API answers 404 for the console, the admin API and /metrics', async () => {
     const h = await getHarness();
-    for (const target of ['/console', '/console/login'])
+    for (const target of ['/console', '/console/login', '/admin/v1/apps/app_x/dashboard-users', '/metrics'])
       assert.equal((await fetch(`${h.baseUrl}${target}`, { redirect: 'manual' })).status, 404, target);
+    assert.equal((await fetch(`${web.baseUrl}/console/login`, { redirect: 'manual' })).status, 200, 'the admin listener has it');
   });
 
-  test('sends a visitor without a session to sign in, refuses a wrong token, signs in with the right one, and logs out', async () => {
+  test('sends a visitor without a session to sign in, refuses a wrong authenticator code, signs in with the emailed and authenticator codes, and logs out', async () => {
+    const op = await createTestOperator('operator');
     await web.page.goto(`${web.baseUrl}/console/payments/payment_x`);
     assert.equal(new URL(web.page.url()).pathname, '/console/login');
     const login = await web.page.goto(`${web.baseUrl}/console/login`);
@@ -82,24 +85,26 @@ describe('Operator console', () => {
     assert.equal(login!.headers()['cache-control'], 'no-store');
     assert.equal(login!.headers()['referrer-policy'], 'no-referrer');
 
-    await signIn(web.page, web.baseUrl, 'ops@example.com', `wrong-${TOKEN}`);
-    assert.equal(new URL(web.page.url()).pathname, '/console/login');
-    assert.equal(await web.page.getByRole('alert').textContent(), 'That admin token is not right.');
+    // The right emailed code with a wrong authenticator code: refused, on the code form, no session.
+    await signIn(web.page, web.baseUrl, op, { totp: await wrongTotp(op) });
+    assert.equal(new URL(web.page.url()).pathname, '/console/login/code');
+    assert.match((await web.page.getByRole('alert').textContent()) ?? '', /Those codes are not right/);
     assert.equal(
       (await web.context.cookies()).some((c) => c.name === 'pp_console'),
       false,
     );
 
-    await signIn(web.page, web.baseUrl, 'ops@example.com');
+    await signIn(web.page, web.baseUrl, op);
     assert.equal(new URL(web.page.url()).pathname, '/console');
     assert.equal(await web.page.getByRole('heading', { level: 1 }).textContent(), 'Holds');
-    assert.match((await web.page.locator('header').textContent()) ?? '', /Signed in as ops@example\.com/);
+    const header = (await web.page.locator('header').textContent()) ?? '';
+    assert.ok(header.includes(`Signed in as ${op.email}`), header);
     const cookie = (await web.context.cookies()).find((c) => c.name === 'pp_console');
     assert.ok(cookie, 'a session cookie');
     assert.equal(cookie.httpOnly, true);
     assert.equal(cookie.sameSite, 'Strict');
-    assert.equal(cookie.path, '/console');
-    assert.doesNotMatch(cookie.value, /ops@example/, 'the session is sealed, not readable');
+    assert.equal(cookie.path, '/', "the admin listener is the console's own: its cookie goes to every path");
+    assert.ok(!cookie.value.includes(op.email.split('@')[0]!), 'the session is sealed, not readable');
 
     await web.page.getByRole('button', { name: 'Log out' }).click();
     await web.page.waitForLoadState('domcontentloaded');
@@ -110,14 +115,13 @@ describe('Operator console', () => {
 
   test('ends a session at its expiry: a session past its time is sent to sign in, and a forged or tampered cookie never signs in', async () => {
     const h = await getHarness();
-    await signIn(web.page, web.baseUrl, 'eve@example.com');
+    const eve = await createTestOperator('viewer');
+    await signIn(web.page, web.baseUrl, eve);
     const cookie = (await web.context.cookies()).find((c) => c.name === 'pp_console')!;
     const url = new URL(web.baseUrl);
     const visit = async (value: string) => {
       await web.context.clearCookies();
-      await web.context.addCookies([
-        { name: 'pp_console', value, domain: url.hostname, path: '/console', httpOnly: true, sameSite: 'Strict' },
-      ]);
+      await web.context.addCookies([{ name: 'pp_console', value, domain: url.hostname, path: '/', httpOnly: true, sameSite: 'Strict' }]);
       await web.page.goto(`${web.baseUrl}/console`);
       return new URL(web.page.url()).pathname;
     };
@@ -128,11 +132,11 @@ describe('Operator console', () => {
       TEST_SERVICE_SECRET,
       'console-session',
       'pp_console',
-      JSON.stringify({ id: 'csess_forged', who: 'eve@example.com', csrf: 'c'.repeat(43), expiresAt: Date.now() + 60_000 }),
+      JSON.stringify({ id: 'csess_forged', who: eve.email, csrf: 'c'.repeat(43), expiresAt: Date.now() + 60_000 }),
     );
     assert.equal(await visit(forged), '/console/login', 'nor a session the server never opened');
     await h.db.prisma.consoleSession.updateMany({
-      where: { actor: 'eve@example.com', endedAt: null },
+      where: { operatorId: eve.id, endedAt: null },
       data: { expiresAt: new Date(Date.now() - 1) },
     });
     assert.equal(await visit(cookie.value), '/console/login', 'an expired one is not');
@@ -142,7 +146,7 @@ describe('Operator console', () => {
     const h = await getHarness();
     const m = await newMerchant();
     const p = (await createPayment(m)).body.payment;
-    await signIn(web.page, web.baseUrl, 'ops@example.com');
+    await signIn(web.page, web.baseUrl, await createTestOperator('operator'));
     // The browser's own request context sends the session cookie, as a forged cross-site form would.
     const forged = await web.context.request.post(`${web.baseUrl}/console/payments/${p.id}/resolve`, {
       form: { action: 'fail', reason: 'forged' },
@@ -167,7 +171,8 @@ describe('Operator console', () => {
       { id: string; fees: { merchantNetAmountAtomic: string } },
       { id: string; fees: { merchantNetAmountAtomic: string } },
     ];
-    await signIn(web.page, web.baseUrl, 'Alice Ops <alice@example.com>');
+    const alice = await createTestOperator('operator', `alice-${Date.now()}@ops.example`);
+    await signIn(web.page, web.baseUrl, alice);
     if (process.env.SCREENSHOT_DIR) {
       // npm run screenshots:console: the list with two holds, as an operator sees it.
       mkdirSync(process.env.SCREENSHOT_DIR, { recursive: true });
@@ -211,7 +216,7 @@ describe('Operator console', () => {
     await web.page.waitForLoadState('domcontentloaded');
     assert.match((await web.page.getByRole('status').textContent()) ?? '', /Fail sent to the workflow/);
     const audit = await web.page.locator('table.audit tbody tr').first().locator('td').allTextContents();
-    assert.deepEqual(audit.slice(1), ['Alice Ops <alice@example.com>', 'console', 'fail', 'customer refunded off-platform', 'signalled']);
+    assert.deepEqual(audit.slice(1), [alice.email, 'console', 'fail', 'customer refunded off-platform', 'signalled']);
     assert.ok(!Number.isNaN(Date.parse(audit[0]!)), `a time: ${audit[0]}`);
     const failed = await waitForPayment(m, toFail.id, 'failed', (x) => x.status === 'failed');
     assert.deepEqual(failed.failure, { code: 'operator_failed', message: 'customer refunded off-platform' });
@@ -228,12 +233,7 @@ describe('Operator console', () => {
     await web.page.waitForLoadState('domcontentloaded');
     assert.match((await web.page.getByRole('alert').textContent()) ?? '', /not on the chain/);
     const refused = await web.page.locator('table.audit tbody tr').first().locator('td').allTextContents();
-    assert.deepEqual(refused.slice(1, 5), [
-      'Alice Ops <alice@example.com>',
-      'console',
-      `mark-settled txHash=0x${'ab'.repeat(32)}`,
-      'paid out by hand',
-    ]);
+    assert.deepEqual(refused.slice(1, 5), [alice.email, 'console', `mark-settled txHash=0x${'ab'.repeat(32)}`, 'paid out by hand']);
     assert.match(refused[5]!, /^refused .*not on the chain/);
 
     const chain = h.chain.chains.get(h.chainId);
@@ -259,9 +259,9 @@ describe('Operator console', () => {
     assert.deepEqual(
       rows.map((r) => [r.targetId, r.action, r.actor, r.channel, r.outcome, r.reason]),
       [
-        [toFail.id, 'fail', 'Alice Ops <alice@example.com>', 'console', 'signalled', 'customer refunded off-platform'],
-        [toMark.id, 'mark-settled', 'Alice Ops <alice@example.com>', 'console', 'refused', 'paid out by hand'],
-        [toMark.id, 'mark-settled', 'Alice Ops <alice@example.com>', 'console', 'signalled', 'paid out by hand from the escrow'],
+        [toFail.id, 'fail', alice.email, 'console', 'signalled', 'customer refunded off-platform'],
+        [toMark.id, 'mark-settled', alice.email, 'console', 'refused', 'paid out by hand'],
+        [toMark.id, 'mark-settled', alice.email, 'console', 'signalled', 'paid out by hand from the escrow'],
       ],
     );
     assert.deepEqual(rows[2]!.details, { txHash: tx });
@@ -270,8 +270,8 @@ describe('Operator console', () => {
     assert.deepEqual(
       resolutions.map((r) => [r.paymentId, r.action, r.actor]).sort(),
       [
-        [toFail.id, 'fail', 'Alice Ops <alice@example.com>'],
-        [toMark.id, 'mark-settled', 'Alice Ops <alice@example.com>'],
+        [toFail.id, 'fail', alice.email],
+        [toMark.id, 'mark-settled', alice.email],
       ].sort(),
     );
 
@@ -295,7 +295,8 @@ describe('Operator console', () => {
     );
     const incident = await h.db.prisma.paymentIncident.findFirstOrThrow({ where: { paymentId: p.id } });
 
-    await signIn(web.page, web.baseUrl, 'bob@example.com');
+    const bob = await createTestOperator('operator');
+    await signIn(web.page, web.baseUrl, bob);
     const listed = web.page.locator('#incidents ~ table tr', { hasText: incident.id });
     assert.equal(await listed.count(), 1, 'the incident is listed');
     await listed.getByRole('link', { name: p.id }).click();
@@ -314,7 +315,7 @@ describe('Operator console', () => {
     const [audit] = await h.db.prisma.operatorAction.findMany({ where: { targetId: p.id } });
     assert.deepEqual(
       [audit?.action, audit?.actor, audit?.channel, audit?.outcome, audit?.outcomeDetail, audit?.details],
-      ['recover-incident', 'bob@example.com', 'console', 'created', recovery.id, { incidentId: incident.id }],
+      ['recover-incident', bob.email, 'console', 'created', recovery.id, { incidentId: incident.id }],
     );
     await eventually(async () => {
       const res = await call(`/v2/payments/${p.id}/incident-recoveries`, { credential: m.cred });
@@ -327,19 +328,23 @@ describe('Operator console', () => {
     const h = await getHarness();
     const m = await newMerchant();
     const p = (await createPayment(m)).body.payment;
+    const dave = await createTestOperator('operator');
     await assert.rejects(cli(['payments', 'resolve', p.id, '--action', 'retry', '--actor', 'carol', '--reason', 'try again']));
-    const res = await fetch(`${web.baseUrl}/admin/v1/payments/${p.id}/incident-recoveries`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ incidentId: 'incident_none', reason: 'no such incident', actor: 'dave' }),
-    });
-    assert.equal(res.status, 404);
+    const recover = (body: object) =>
+      fetch(`${web.baseUrl}/admin/v1/payments/${p.id}/incident-recoveries`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${dave.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    // The actor is the operator the token belongs to: a body naming another is refused, and acts on nothing.
+    assert.equal((await recover({ incidentId: 'incident_none', reason: 'no such incident', actor: 'mallory' })).status, 400);
+    assert.equal((await recover({ incidentId: 'incident_none', reason: 'no such incident' })).status, 404);
     const rows = await h.db.prisma.operatorAction.findMany({ where: { targetId: p.id }, orderBy: { createdAt: 'asc' } });
     assert.deepEqual(
       rows.map((r) => [r.channel, r.actor, r.action, r.reason, r.outcome]),
       [
         ['cli', 'carol', 'retry', 'try again', 'refused'],
-        ['admin_api', 'dave', 'recover-incident', 'no such incident', 'refused'],
+        ['admin_api', dave.email, 'recover-incident', 'no such incident', 'refused'],
       ],
     );
     assert.match(rows[0]!.outcomeDetail ?? '', /not held/);
@@ -354,7 +359,7 @@ describe('Operator console', () => {
     const payIn = await payTo(await newPayer(USDC(3)), paid.funding.depositAddress.address, USDC(3));
     await waitForPayment(m, paid.id, 'succeeded', (x) => x.status === 'succeeded');
     const leg = await h.db.prisma.settlementLeg.findFirstOrThrow({ where: { sourceType: 'payment', sourceId: paid.id } });
-    await signIn(web.page, web.baseUrl, 'ops@example.com');
+    await signIn(web.page, web.baseUrl, await createTestOperator('viewer'));
 
     const find = async (q: string) => {
       await web.page.getByLabel('Find').fill(q);
@@ -382,27 +387,45 @@ describe('Operator console', () => {
     assert.match(anonymous.headers.get('location') ?? '', /\/console\/login/);
   });
 
-  test("invites a partner user to an app's dashboard, and changes their role; a bad email is refused on the page", async () => {
+  test("invites a partner user to an app's dashboard as an admin operator, and changes their role; a bad email is refused on the page, and an operator below admin may not invite", async () => {
+    const h = await getHarness();
     const app = await newApp();
-    await signIn(web.page, web.baseUrl, 'ops@example.com');
-    await web.page.getByRole('link', { name: 'Dashboard users' }).click();
-    await web.page.getByLabel('App id').fill(app.appId);
-    await web.page.getByRole('button', { name: 'Show' }).click();
+    const showUsers = async () => {
+      await web.page.getByRole('link', { name: 'Dashboard users' }).click();
+      await web.page.getByLabel('App id').fill(app.appId);
+      await web.page.getByRole('button', { name: 'Show' }).click();
+    };
+    const invite = async (email: string, role: string) => {
+      await web.page.getByLabel('Email').fill(email);
+      await web.page.getByLabel('Role').selectOption(role);
+      const [answer] = await Promise.all([
+        web.page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/console/dashboard-users'),
+        web.page.getByRole('button', { name: 'Invite' }).click(),
+      ]);
+      await web.page.waitForLoadState('domcontentloaded');
+      return answer.status();
+    };
+
+    // The operator role reads the page, but inviting needs admin: 403, and nobody is invited.
+    await signIn(web.page, web.baseUrl, await createTestOperator('operator'));
+    await showUsers();
+    assert.equal(await invite('early@partner.example', 'developer'), 403);
+    assert.equal(await h.db.prisma.partnerUser.count({ where: { appId: app.appId } }), 0);
+
+    const admin = await createTestOperator('admin');
+    await signIn(web.page, web.baseUrl, admin);
+    await showUsers();
     assert.match(await web.page.locator('#users + table').innerText(), /Nobody yet/);
-    await web.page.getByLabel('Email').fill('Dev@Partner.example');
-    await web.page.getByLabel('Role').selectOption('developer');
-    await web.page.getByRole('button', { name: 'Invite' }).click();
+    assert.equal(await invite('Dev@Partner.example', 'developer'), 303);
     assert.match(await web.page.getByRole('status').innerText(), /Invited/);
-    assert.match(await web.page.locator('#users + table').innerText(), /dev@partner\.example\s+developer\s+ops@example\.com/);
-    await web.page.getByLabel('Email').fill('dev@partner.example');
-    await web.page.getByLabel('Role').selectOption('admin');
-    await web.page.getByRole('button', { name: 'Invite' }).click();
+    const invitedBy = admin.email.replace(/[.+]/g, '\\$&');
+    assert.match(await web.page.locator('#users + table').innerText(), new RegExp(`dev@partner\\.example\\s+developer\\s+${invitedBy}`));
+    assert.equal(await invite('dev@partner.example', 'admin'), 303);
     assert.match(await web.page.locator('#users + table').innerText(), /dev@partner\.example\s+admin/);
     assert.equal(await web.page.locator('#users + table tbody tr').count(), 1, 'one membership per email and app');
     // Past the browser's own check, as a script or an old browser would send it.
     await web.page.locator('#email').evaluate((el: { setAttribute(name: string, value: string): void }) => el.setAttribute('type', 'text'));
-    await web.page.getByLabel('Email').fill('not-an-email');
-    await web.page.getByRole('button', { name: 'Invite' }).click();
+    assert.equal(await invite('not-an-email', 'viewer'), 400);
     assert.match(await web.page.getByRole('alert').innerText(), /email/);
     assert.deepEqual(await axeViolations(web.page), [], 'axe on the refusal');
   });
@@ -414,7 +437,13 @@ describe('Operator console', () => {
     await web.context.clearCookies();
     await web.page.goto(`${web.baseUrl}/console/login`);
     assert.deepEqual(await check(), [], 'login');
-    await signIn(web.page, web.baseUrl, 'ops@example.com');
+    const op = await createTestOperator('admin');
+    const code = await requestSignInCode(web.page, web.baseUrl, op.email);
+    assert.deepEqual(await check(), [], 'the code form');
+    await web.page.getByLabel('Emailed code').fill(code);
+    await web.page.getByLabel('Authenticator code').fill(await op.totp());
+    await web.page.getByRole('button', { name: 'Sign in' }).click();
+    await web.page.waitForURL(`${web.baseUrl}/console`);
     for (const target of [
       '/console',
       `/console/payments/${p.id}`,

@@ -222,12 +222,8 @@ describe('Partner dashboard: who may do what', () => {
     const h = await getHarness();
     assert.equal(await h.db.prisma.webhookEndpoint.count({ where: { appId: app.appId } }), 0);
 
-    const removed = await fetch(`${api.baseUrl}/admin/v1/apps/${app.appId}/dashboard-users/${user.id}/removal`, {
-      method: 'POST',
-      headers: { authorization: 'Bearer dashboard-test-admin-token-0123456789abcdef', 'content-type': 'application/json' },
-      body: JSON.stringify({ actor: 'ops@example.com' }),
-    });
-    assert.equal(removed.status, 200);
+    const removed = await api.remove(app.appId, user.id);
+    assert.equal(removed.id, user.id);
     await page.goto(`${api.baseUrl}/dashboard/webhooks`);
     assert.equal(new URL(page.url()).pathname, '/dashboard/login', 'the removed user is signed out');
   });

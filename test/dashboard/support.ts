@@ -2,32 +2,50 @@ import http, { type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { listenApi } from '../support/bounded-api';
+import { listenAdminApi, listenApi } from '../support/bounded-api';
+import { createTestOperator } from '../support/operators';
 import { apiDepsOnHarness, getHarness } from '../support/harness';
 import { axeViolations } from '../support/axe';
 
-export const ADMIN_TOKEN = 'dashboard-test-admin-token-0123456789abcdef';
-
-/** The API with an admin token (to invite) and private webhook destinations (a local receiver), on the shared harness. */
+/**
+ * The API with private webhook destinations (a local receiver), on the shared harness, and the admin
+ * plane of the same dependencies on a listener of its own, where an admin operator invites and removes
+ * dashboard users with their token.
+ */
 export async function startDashboardApi() {
   const h = await getHarness();
-  const api = await listenApi(
-    await apiDepsOnHarness({
-      config: { ...h.config, admin: { apiToken: ADMIN_TOKEN }, webhooks: { ...h.config.webhooks, allowPrivateDestinations: true } },
-      engine: h.engine,
-    }),
-  );
+  const deps = await apiDepsOnHarness({
+    config: { ...h.config, webhooks: { ...h.config.webhooks, allowPrivateDestinations: true } },
+    engine: h.engine,
+  });
+  const operator = await createTestOperator('admin');
+  const api = await listenApi(deps);
+  const adminApi = await listenAdminApi(deps);
+  const asAdmin = async (path: string, body: object) => {
+    const res = await fetch(`${adminApi.baseUrl}/admin/v1${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${operator.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as { user: { id: string; invitedBy: string } } };
+  };
   return {
     ...api,
+    /** The admin operator who invites and removes (the audit's actor). */
+    operator,
     async invite(appId: string, email: string, role: string) {
-      const res = await fetch(`${api.baseUrl}/admin/v1/apps/${appId}/dashboard-users`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ email, role, actor: 'ops@example.com' }),
-      });
-      const body = (await res.json()) as { user: { id: string } };
-      assert.equal(res.status, 201, JSON.stringify(body));
-      return body.user;
+      const res = await asAdmin(`/apps/${appId}/dashboard-users`, { email, role });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      assert.equal(res.body.user.invitedBy, operator.email, 'the inviter is the operator the token belongs to');
+      return res.body.user;
+    },
+    async remove(appId: string, userId: string) {
+      const res = await asAdmin(`/apps/${appId}/dashboard-users/${userId}/removal`, {});
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      return res.body.user;
+    },
+    async close() {
+      await Promise.all([api.close(), adminApi.close()]);
     },
   };
 }

@@ -8,6 +8,7 @@ import { terminateAtRest } from '../support/engine-clock';
 import { createPayment, newMerchant } from '../support/fixtures';
 import { paymentReconciliationWorkflowId } from '../../workflows/contracts/payment-reconciliation';
 import { RECONCILIATION_ALERT_KINDS } from '../../src/domain/monitoring/reconciliation-runs';
+import { createTestOperator } from '../support/operators';
 import { newConsole, pageProblems, signIn, UI, type ConsoleInBrowser } from '../console/support';
 
 void getBrowser();
@@ -39,7 +40,8 @@ describe('Operator console: open alerts and the last run of each reconciliation'
       where: { kind: 'payment_workflow_missing', subject: `payment:${p.id}`, resolvedAt: null },
     });
 
-    await signIn(web.page, web.baseUrl, 'ops@example.com');
+    await signIn(web.page, web.baseUrl, await createTestOperator('viewer'));
+    assert.equal(new URL(web.page.url()).pathname, '/console', 'signed in');
     await web.page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Alerts' }).click();
     await web.page.waitForLoadState('domcontentloaded');
     assert.equal(new URL(web.page.url()).pathname, '/console/alerts');
