@@ -155,6 +155,8 @@ export function productionEnv(input: ProductionInput): ProductionEnv {
     SMTP_URL: 'smtp://127.0.0.1:9',
     METRICS_TOKEN: randomBytes(24).toString('hex'),
     PUBLIC_BASE_URL: 'https://payments.rehearsal.example',
+    // The load reaches the API directly, with no proxy in front.
+    TRUSTED_PROXIES: 'none',
     CUSTODY_PUBLIC_KEYS: input.custody.publicKeys,
     OFFRAMP_PROVIDER_URL: input.offramp.url,
     OFFRAMP_CALLBACK_SECRET: input.offramp.callbackSecret,

@@ -3,8 +3,12 @@ import { z } from 'zod';
 import { toolchain } from './toolchain';
 import { parseRpcUrlSettings } from './network-settings';
 import type { DatabaseRoles } from '../db/roles';
+import { resolveSecretFiles, type ReadSecretFile } from './secret-files';
 
 // Environment variables are parsed once, here, at start-up. Nothing else reads process.env.
+/** TRUSTED_PROXIES' value for "no proxy in front": the socket's peer is the client. */
+export const NO_PROXIES = 'none';
+
 const ZFlag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 const ZEnv = z.object({
@@ -80,18 +84,24 @@ const ZEnv = z.object({
   PUBLIC_RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
   /**
    * Reverse proxies whose X-Forwarded-For is believed (comma-separated addresses, CIDR ranges, or
-   * proxy-addr's names loopback, linklocal, uniquelocal); unset: the socket's address is the client's.
+   * proxy-addr's names loopback, linklocal, uniquelocal), or `none`: clients connect directly and the
+   * socket's address is the client's. Unset means the same as none, but production requires it set.
    */
   TRUSTED_PROXIES: z
     .string()
     .optional()
-    .transform((v) =>
-      (v ?? '')
+    .transform((v) => ({
+      declared: v !== undefined && v.trim() !== '',
+      list: (v ?? '')
         .split(',')
         .map((p) => p.trim())
         .filter(Boolean),
-    )
-    .superRefine((list, ctx) => {
+    }))
+    .superRefine(({ list }, ctx) => {
+      if (list.includes(NO_PROXIES)) {
+        if (list.length > 1) ctx.addIssue({ code: 'custom', message: `${NO_PROXIES} stands alone, not beside proxies` });
+        return;
+      }
       try {
         proxyaddr.compile(list);
       } catch (err) {
@@ -100,7 +110,8 @@ const ZEnv = z.object({
           message: `not an address, CIDR range or proxy name: ${err instanceof Error ? err.message : String(err)}`,
         });
       }
-    }),
+    })
+    .transform(({ declared, list }) => ({ declared, list: list.filter((p) => p !== NO_PROXIES) })),
   /** /healthz answers from its last probe of PostgreSQL and Temporal while that probe is younger than this. */
   HEALTHZ_PROBE_INTERVAL_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   /** How long an API process trusts a verified app credential before reading the app again; 0 = never. */
@@ -180,8 +191,19 @@ export type Deployment = 'sandbox' | 'production';
 export interface ServiceConfig {
   /** Whether sandbox defaults (a generated seed, anvil, the test token) are allowed: see DEPLOYMENT. */
   deployment: Deployment;
-  /** trustedProxies: whose X-Forwarded-For names the client (proxy-addr's trust list); empty: none. */
-  http: { port: number; host: string; publicBaseUrl: string; maxBodyBytes: number; serverTiming: boolean; trustedProxies: string[] };
+  /**
+   * trustedProxies: whose X-Forwarded-For names the client (proxy-addr's trust list); empty: none.
+   * proxiesDeclared: TRUSTED_PROXIES was set (to proxies or `none`), as production requires.
+   */
+  http: {
+    port: number;
+    host: string;
+    publicBaseUrl: string;
+    maxBodyBytes: number;
+    serverTiming: boolean;
+    trustedProxies: string[];
+    proxiesDeclared?: boolean;
+  };
   /**
    * url: the owner's (migrations); apiUrl, workerUrl: each role's own login as set (unset: url's).
    * roles: the logins granted their access after migrations, when both are known.
@@ -267,8 +289,9 @@ export interface PoolSettings {
 
 export class ConfigError extends Error {}
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
-  const { e, rpcUrls } = parseEnv(env);
+/** The configuration from the environment; `readSecretFile` reads the `<NAME>_FILE` settings (src/config/secret-files.ts). */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, readSecretFile?: ReadSecretFile): ServiceConfig {
+  const { e, rpcUrls } = parseEnv(env, readSecretFile);
   const externalDatabase = Boolean(e.DATABASE_URL || e.API_DATABASE_URL || e.WORKER_DATABASE_URL);
   const deployment: Deployment = e.DEPLOYMENT ?? (externalDatabase && e.TEMPORAL_ADDRESS ? 'production' : 'sandbox');
   return {
@@ -300,10 +323,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
 }
 
 /** The variables checked against ZEnv and the RPC URL settings, every problem named in one ConfigError. */
-function parseEnv(env: NodeJS.ProcessEnv): { e: TEnv; rpcUrls: ServiceConfig['rpcUrls'] } {
+function parseEnv(raw: NodeJS.ProcessEnv, readSecretFile?: ReadSecretFile): { e: TEnv; rpcUrls: ServiceConfig['rpcUrls'] } {
+  const { env, problems: fileProblems } = resolveSecretFiles(raw, readSecretFile);
   const parsed = ZEnv.safeParse(env);
   const rpcUrls = parseRpcUrlSettings(env);
-  const problems = [...(parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`)), ...rpcUrls.problems];
+  const problems = [
+    ...fileProblems,
+    ...(parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`)),
+    ...rpcUrls.problems,
+  ];
   if (!parsed.success || problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   const e = parsed.data;
   if (e.OFFRAMP_PROVIDER_URL && !e.OFFRAMP_CALLBACK_SECRET)
@@ -318,7 +346,8 @@ function readHttp(e: TEnv): ServiceConfig['http'] {
     publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`,
     maxBodyBytes: e.MAX_BODY_BYTES,
     serverTiming: e.SERVER_TIMING,
-    trustedProxies: e.TRUSTED_PROXIES,
+    trustedProxies: e.TRUSTED_PROXIES.list,
+    proxiesDeclared: e.TRUSTED_PROXIES.declared,
   };
 }
 

@@ -91,6 +91,12 @@ function serviceProblems(config: ServiceConfig, roles: ProductionCheckInput['rol
     problems.push('PUBLIC_BASE_URL: required, the public https URL of the API; the default points at localhost');
   else if (!config.http.publicBaseUrl.startsWith('https:'))
     problems.push('PUBLIC_BASE_URL: must be https in production (over http the sign-in cookies lose Secure and no HSTS is sent)');
+  // Unset would mean "no proxy": behind a load balancer every client would then share its address in
+  // the per-address limits, so production makes the operator say which. The worker serves no clients.
+  if (roles.includes('api') && !config.http.proxiesDeclared)
+    problems.push(
+      'TRUSTED_PROXIES: required: the addresses or CIDR ranges of the reverse proxies in front of the service, or `none` when clients connect directly',
+    );
   if (config.webhooks.allowPrivateDestinations)
     problems.push('WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: must be false; webhooks to private or local addresses are a sandbox convenience');
   return problems;

@@ -41,7 +41,11 @@ export function bodyAsOperator(ctx: ApiContext): Record<string, unknown> {
  * Audits an admin action the domain does not audit itself (webhook endpoints, dashboard users): one
  * operator_actions row after the handler, with its outcome (a 4xx is refused, a 5xx failed).
  */
-export function audit(deps: Pick<AdminRouteDeps, 'prisma'>, action: AdminApiAction, targetOf: (ctx: ApiContext) => AdminTarget): ApiMiddleware {
+export function audit(
+  deps: Pick<AdminRouteDeps, 'prisma'>,
+  action: AdminApiAction,
+  targetOf: (ctx: ApiContext) => AdminTarget,
+): ApiMiddleware {
   return async (ctx, next) => {
     const operator = requireOperator(ctx);
     const entry = { actor: operator.email, channel: 'admin_api' as const, action, target: targetOf(ctx) };

@@ -8,7 +8,8 @@ import type { ServiceSecret } from '../domain/keys/service-keys';
  * The cookies of a signed-in HTML area (the operator console, the partner dashboard): a session
  * cookie naming a server-side session and carrying its forms' CSRF token, and a short-lived one for
  * the sign-in form's own CSRF token. Both are sealed (AES-GCM under SERVICE_SECRET), HttpOnly,
- * SameSite=Strict and sent only under the area's path. Whether a session is live is the caller's
+ * SameSite=Strict, and placed by `cookiePlace`: over http sent only under the area's path, over
+ * https `__Host-` cookies of the whole host. Whether a session is live is the caller's
  * store's to say; the cookie only names it.
  */
 export interface CookieSession {
@@ -34,22 +35,49 @@ export interface SealedCookies {
 
 const LOGIN_SECONDS = 600;
 
-export function sealedCookies(opts: {
+/** A cookie's name and the Path and Secure it is set with. */
+export interface CookiePlace {
+  name: string;
   path: string;
-  sessionCookie: string;
-  label: string;
-  serviceSecret: ServiceSecret;
-  secureCookies: boolean;
-}): SealedCookies {
-  const loginCookie = `${opts.sessionCookie}_login`;
+  secure: boolean;
+}
+
+/**
+ * Where every cookie of the service lives. Served over https (PUBLIC_BASE_URL), it is
+ * `__Host-<name>`: the browser then takes it only with Secure, Path=/ and no Domain, so neither a
+ * sibling subdomain nor a plain-http page can plant or shadow it. Over plain http (development) a
+ * browser refuses that prefix, so the plain name, the given path and no Secure.
+ */
+export function cookiePlace(publicBaseUrl: string, name: string, path: string): CookiePlace {
+  return new URL(publicBaseUrl).protocol === 'https:' ? { name: `__Host-${name}`, path: '/', secure: true } : { name, path, secure: false };
+}
+
+/** Placed by cookiePlace (publicBaseUrl), or, until the console adopts it, by a path and a Secure flag of its own. */
+type Placement = { publicBaseUrl: string } | { secureCookies: boolean };
+
+export function sealedCookies(
+  opts: Placement & {
+    path: string;
+    sessionCookie: string;
+    label: string;
+    serviceSecret: ServiceSecret;
+  },
+): SealedCookies {
+  const place = (name: string): CookiePlace =>
+    'publicBaseUrl' in opts ? cookiePlace(opts.publicBaseUrl, name, opts.path) : { name, path: opts.path, secure: opts.secureCookies };
+  const sessionPlace = place(opts.sessionCookie);
+  const loginPlace = place(`${opts.sessionCookie}_login`);
+  const sessionCookie = sessionPlace.name;
+  const loginCookie = loginPlace.name;
   const set = (ctx: Ctx, name: string, value: string | null, maxAgeSeconds: number) => {
+    const { path, secure } = name === sessionCookie ? sessionPlace : loginPlace;
     // Behind a TLS-terminating proxy (PUBLIC_BASE_URL https) the cookie is Secure although this hop is http.
-    if (opts.secureCookies) ctx.cookies.secure = true;
+    if (secure) ctx.cookies.secure = true;
     ctx.cookies.set(name, value, {
       httpOnly: true,
       sameSite: 'strict',
-      path: opts.path,
-      secure: opts.secureCookies,
+      path,
+      secure,
       maxAge: maxAgeSeconds * 1000,
       overwrite: true,
     });
@@ -69,18 +97,18 @@ export function sealedCookies(opts: {
   const seal = (name: string, value: object) => sealText(opts.serviceSecret, opts.label, name, JSON.stringify(value));
   return {
     read(ctx) {
-      const s = open(ctx, opts.sessionCookie);
+      const s = open(ctx, sessionCookie);
       return s && typeof s.who === 'string' && typeof s.id === 'string'
         ? { id: s.id, who: s.who, csrf: s.csrf, expiresAt: s.expiresAt }
         : null;
     },
     write(ctx, id, who, seconds) {
       const session: CookieSession = { id, who, csrf: randomBytes(32).toString('base64url'), expiresAt: Date.now() + seconds * 1000 };
-      set(ctx, opts.sessionCookie, seal(opts.sessionCookie, session), seconds);
+      set(ctx, sessionCookie, seal(sessionCookie, session), seconds);
       set(ctx, loginCookie, null, 0);
       return session;
     },
-    clear: (ctx) => set(ctx, opts.sessionCookie, null, 0),
+    clear: (ctx) => set(ctx, sessionCookie, null, 0),
     csrfMatches: (session, presented) => safeEqual(session.csrf, presented),
     loginCsrf(ctx) {
       const csrf = randomBytes(32).toString('base64url');

@@ -211,7 +211,9 @@ describe('Fuzzing every endpoint as a buggy client would call it', () => {
 
   test('every route the app serves has a fuzz model, and every model a route', () => {
     // The HTML areas (operator console, partner dashboard) take forms behind sessions: their own suites test them.
-    const served = [...listRoutes(api.app), ...listRoutes(api.adminApp)].sort().filter((route) => !/^\/(console|dashboard)(\/|$)/.test(route.split(' ')[1]!));
+    const served = [...listRoutes(api.app), ...listRoutes(api.adminApp)]
+      .sort()
+      .filter((route) => !/^\/(console|dashboard)(\/|$)/.test(route.split(' ')[1]!));
     assert.ok(served.length >= 30, `only ${served.length} routes found`);
     assert.deepEqual(served, Object.keys(ROUTE_MODELS).sort());
   });

@@ -31,7 +31,13 @@ before(async () => {
     ...h.config,
     http: { ...h.config.http, trustedProxies: ['127.0.0.1'] },
     // Failed logins are shared between processes once a second: the cross-process test waits for that.
-    ipRateLimits: { failedLogins: { ...POLICY, syncMs: 1000 }, checkout: POLICY, publicPayments: POLICY, dashboardSignIn: POLICY, operatorSignIn: POLICY },
+    ipRateLimits: {
+      failedLogins: { ...POLICY, syncMs: 1000 },
+      checkout: POLICY,
+      publicPayments: POLICY,
+      dashboardSignIn: POLICY,
+      operatorSignIn: POLICY,
+    },
   };
   const verify: typeof authenticateApp = async (prisma, appId, secret) => {
     verifications += 1;

@@ -56,7 +56,9 @@ describe('Hosted checkout: the payer session and the Vault option', () => {
     await Promise.all([page.waitForURL(`${h.baseUrl}/checkout/${payment.id}`), page.click('button')]);
     for (const url of requested) assert.ok(!url.includes(payment.secret) && !url.includes(token), `a secret in ${url}`);
 
-    const [cookie] = (await desktop.cookies(h.baseUrl + `/checkout/${payment.id}`)).filter((c) => c.name === 'checkout_session');
+    const [cookie] = (await desktop.cookies(h.baseUrl + `/checkout/${payment.id}`)).filter(
+      (c) => c.name === `checkout_session_${payment.id}`,
+    );
     assert.ok(cookie, 'the session cookie is set');
     assert.equal(cookie.httpOnly, true);
     assert.equal(cookie.sameSite, 'Strict');
@@ -109,7 +111,7 @@ describe('Hosted checkout: the payer session and the Vault option', () => {
     assert.equal(ok.headers.get('location'), `/checkout/${a.id}`);
     assert.match(
       ok.headers.get('set-cookie')!,
-      new RegExp(`^checkout_session=[^;]+; Path=/checkout/${a.id}; Max-Age=900; HttpOnly; SameSite=Strict$`),
+      new RegExp(`^checkout_session_${a.id}=[^;]+; Path=/checkout/${a.id}; Max-Age=900; HttpOnly; SameSite=Strict$`),
     );
     const cookie = cookieOf(ok);
 
@@ -125,6 +127,11 @@ describe('Hosted checkout: the payer session and the Vault option', () => {
       (await fetch(`${h.baseUrl}/checkout/${b.id}/vault`, { headers: { cookie } })).status,
       401,
       "another Payment's cookie opens nothing",
+    );
+    assert.equal(
+      (await fetch(`${h.baseUrl}/checkout/${b.id}/vault`, { headers: { cookie: cookie.replace(a.id, b.id) } })).status,
+      401,
+      "nor under that Payment's name: the value is sealed to its own",
     );
     const noCsrf = await fetch(`${h.baseUrl}/checkout/${a.id}/vault/authorize`, { method: 'POST', headers: { cookie } });
     assert.equal(noCsrf.status, 403);

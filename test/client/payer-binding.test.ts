@@ -221,7 +221,7 @@ describe('Hosted checkout: the Vault session obeys the payer binding', () => {
       p.id,
       JSON.stringify({ token: bobToken, csrf, exp: Math.floor(Date.now() / 1000) + 600 }),
     );
-    const cookie = `checkout_session=${sealed}`;
+    const cookie = `checkout_session_${p.id}=${sealed}`;
     const vault = await fetch(`${h.baseUrl}/checkout/${p.id}/vault`, { headers: { cookie } });
     assert.equal(vault.status, 404);
     assert.deepEqual(await vault.json(), missing.body);

@@ -19,7 +19,7 @@ describe('Dashboard users from the CLI, and sign-in codes without SMTP', () => {
     );
 
     const deps = { prisma: h.db.prisma, serviceSecret: TEST_SERVICE_SECRET, mailer: null };
-    assert.equal(await requestSignInCode(deps, email.toLowerCase()), 'sent');
+    assert.equal((await requestSignInCode(deps, email.toLowerCase())).outcome, 'sent');
     const { code } = await cli(['dashboard', 'sandbox-code', '--email', email]);
     assert.match(code, /^\d{6}$/);
     const opened = await redeemSignInCode(deps, email.toLowerCase(), code);
@@ -30,7 +30,7 @@ describe('Dashboard users from the CLI, and sign-in codes without SMTP', () => {
 
     const production = await newApp({ environment: 'production' });
     await cli(['dashboard', 'invite', '--app', production.appId, '--email', email, '--role', 'viewer', '--actor', 'ops']);
-    assert.equal(await requestSignInCode(deps, email.toLowerCase()), 'no_mail', 'a production membership needs SMTP');
+    assert.equal((await requestSignInCode(deps, email.toLowerCase())).outcome, 'no_mail', 'a production membership needs SMTP');
 
     const removed = await cli(['dashboard', 'remove', '--app', app.appId, '--user', invited.user.id, '--actor', 'ops']);
     assert.equal(removed.user.id, invited.user.id);
@@ -44,7 +44,7 @@ describe('Dashboard users from the CLI, and sign-in codes without SMTP', () => {
     await cli(['dashboard', 'invite', '--app', app.appId, '--email', email, '--role', 'viewer', '--actor', 'ops']);
     const deps = { prisma: h.db.prisma, serviceSecret: TEST_SERVICE_SECRET, mailer: null };
     const newCode = async (now: Date) => {
-      assert.equal(await requestSignInCode(deps, email, now), 'sent');
+      assert.equal((await requestSignInCode(deps, email, now)).outcome, 'sent');
       return (await cli(['dashboard', 'sandbox-code', '--email', email])).code as string;
     };
     const wrong = (code: string) => String((Number(code) + 1) % 1_000_000).padStart(6, '0');
@@ -67,7 +67,7 @@ describe('Dashboard users from the CLI, and sign-in codes without SMTP', () => {
       'the right code, with guesses left on it, is refused while locked',
     );
     const later = new Date(start.getTime() + SIGN_IN.windowSeconds * 1000 + 1000);
-    assert.equal(await requestSignInCode(deps, email, later), 'locked', 'and no new code is sent, however long after');
+    assert.equal((await requestSignInCode(deps, email, later)).outcome, 'locked', 'and no new code is sent, however long after');
 
     assert.deepEqual(await cli(['dashboard', 'unlock', '--email', email]), { email, failures: 0, lockedAt: null });
     code = await newCode(later);

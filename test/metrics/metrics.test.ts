@@ -49,7 +49,9 @@ describe('Prometheus metrics at /metrics (what operators watch)', () => {
     assert.equal(missing.status, 401);
     assert.equal(((await missing.json()) as { error: { code: string } }).error.code, 'unauthorized');
     assert.match(missing.headers.get('www-authenticate') ?? '', /^Bearer /);
-    const wrong = await fetch(`${admin.adminBaseUrl}/metrics`, { headers: { authorization: 'Bearer not-the-metrics-token-0123456789abcdef01' } });
+    const wrong = await fetch(`${admin.adminBaseUrl}/metrics`, {
+      headers: { authorization: 'Bearer not-the-metrics-token-0123456789abcdef01' },
+    });
     assert.equal(wrong.status, 401);
     const operator = await fetch(`${admin.adminBaseUrl}/metrics`, { headers: { authorization: `Bearer ${admin.token}` } });
     assert.equal(operator.status, 401, 'an operator token is not the scrape credential');

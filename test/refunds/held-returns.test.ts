@@ -89,8 +89,7 @@ describe('Held fund returns: an operator releases them', () => {
     const h = await getHarness();
     const held = await heldRecovery(m);
     const route = `/admin/v1/fund-returns/${held.recoveryId}/resolve`;
-    const mark = (txHash: string) =>
-      admin.call('POST', route, { action: 'mark-settled', txHash, reason: 'paid by hand' });
+    const mark = (txHash: string) => admin.call('POST', route, { action: 'mark-settled', txHash, reason: 'paid by hand' });
 
     // Not a payout of this return: the reverted leg, and a transfer of the payer's own.
     const reverted = await mark(held.revertedTxHash);

@@ -5,7 +5,6 @@ import { existsSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { freePort, isPortOpen } from '../../src/embedded/process';
-import { newId } from '../../src/domain/values/ids';
 import { until } from '../support/until';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -56,7 +55,14 @@ async function startService(): Promise<Started> {
     }
     await new Promise((r) => setTimeout(r, 250));
   }
-  return { child, ports, apiUrl: `http://127.0.0.1:${env.PORT}`, adminUrl: `http://127.0.0.1:${env.ADMIN_PORT}`, output: () => output, exit };
+  return {
+    child,
+    ports,
+    apiUrl: `http://127.0.0.1:${env.PORT}`,
+    adminUrl: `http://127.0.0.1:${env.ADMIN_PORT}`,
+    output: () => output,
+    exit,
+  };
 }
 
 async function exitWithin(started: Started, ms: number): Promise<number | null> {
@@ -83,7 +89,10 @@ async function requestUnderWay(adminUrl: string) {
   const form = await fetch(`${adminUrl}/console/login`);
   const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1];
   assert.ok(csrf, 'the sign-in form carries its CSRF token');
-  const cookie = form.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const cookie = form.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
   const body = new URLSearchParams({ _csrf: csrf, email: 'nobody@ops.example' }).toString();
   const req = http.request(`${adminUrl}/console/login`, {
     method: 'POST',
@@ -134,7 +143,11 @@ describe('stopping the service', () => {
       assert.doesNotMatch(tail, /Error|Not running/, 'no error, no second drain');
       assert.match(tail, /SIGINT: stopping[\s\S]*\nstopped\n/);
       assert.equal(tail.match(/state: 'DRAINING'/g)?.length, 1, 'the worker drains exactly once');
-      assert.deepEqual(await openPorts(s.ports), [], 'API, admin, PostgreSQL, Temporal, its UI, anvil and sandbox provider ports are all free');
+      assert.deepEqual(
+        await openPorts(s.ports),
+        [],
+        'API, admin, PostgreSQL, Temporal, its UI, anvil and sandbox provider ports are all free',
+      );
       assert.equal(existsSync(path.join(DATA_DIR, 'postgres', 'postmaster.pid')), false, 'the embedded PostgreSQL stopped');
     },
   );

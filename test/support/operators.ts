@@ -15,7 +15,10 @@ export interface TestOperator {
   totp(stepsAhead?: number): Promise<string>;
 }
 
-export async function createTestOperator(role: OperatorRole, email = `${role}-${randomToken(8).toLowerCase()}@ops.example`): Promise<TestOperator> {
+export async function createTestOperator(
+  role: OperatorRole,
+  email = `${role}-${randomToken(8).toLowerCase()}@ops.example`,
+): Promise<TestOperator> {
   const h = await getHarness();
   const created = await createOperator(h.db.prisma, TEST_SERVICE_SECRET, { email, name: `Test ${role}`, role });
   const { token } = await issueOperatorToken(h.db.prisma, email, { name: 'tests', days: 1 });

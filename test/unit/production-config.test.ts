@@ -25,6 +25,7 @@ const GOOD: NodeJS.ProcessEnv = {
   SERVICE_SECRET: 's'.repeat(64),
   SMTP_URL: 'smtp://mail.internal:587',
   PUBLIC_BASE_URL: 'https://pay.example.com',
+  TRUSTED_PROXIES: '10.0.0.0/8',
   ENVIRONMENTS_FILE: EXAMPLE_FILE,
   RPC_URLS_BASE: 'https://base-1.example/v2/key,https://base-2.example',
   RPC_URLS_ETHEREUM: 'https://eth-1.example/v2/key,https://eth-2.example',
@@ -116,6 +117,24 @@ describe('production configuration', () => {
     assert.deepEqual(loadConfig(GOOD).database.roles, { api: 'pp_api', worker: 'pp_worker' });
   });
 
+  test('the API needs TRUSTED_PROXIES said out loud: its proxies, or none; the worker serves no clients', () => {
+    assertOneProblem(problemsOf(without('TRUSTED_PROXIES')), 'TRUSTED_PROXIES', /reverse proxies .* or `none`/);
+    assertOneProblem(problemsOf({ ...GOOD, TRUSTED_PROXIES: ' ' }), 'TRUSTED_PROXIES', /required/);
+    assert.deepEqual(problemsOf({ ...GOOD, TRUSTED_PROXIES: 'none' }), []);
+    assert.deepEqual(problemsOf(without('TRUSTED_PROXIES'), ['worker']), []);
+  });
+
+  test('TRUSTED_PROXIES=none trusts no proxy; none beside an address is refused; unset is none but not declared', () => {
+    assert.deepEqual(loadConfig({ TRUSTED_PROXIES: 'none' }).http, { ...loadConfig({}).http, proxiesDeclared: true });
+    assert.deepEqual(loadConfig({ TRUSTED_PROXIES: 'none' }).http.trustedProxies, []);
+    assert.equal(loadConfig({}).http.proxiesDeclared, false);
+    assert.deepEqual(loadConfig({ TRUSTED_PROXIES: '10.0.0.1, loopback' }).http.trustedProxies, ['10.0.0.1', 'loopback']);
+    assert.throws(
+      () => loadConfig({ TRUSTED_PROXIES: 'none,10.0.0.1' }),
+      (err: unknown) => err instanceof ConfigError && /TRUSTED_PROXIES: none stands alone/.test(err.message),
+    );
+  });
+
   test('the custody keys are required: the seed where the worker signs, the public keys everywhere', () => {
     assertOneProblem(
       problemsOf(without('CUSTODY_MNEMONIC_FILE'), ['worker']),
@@ -197,6 +216,7 @@ describe('production configuration', () => {
       'SERVICE_SECRET',
       'SMTP_URL',
       'PUBLIC_BASE_URL',
+      'TRUSTED_PROXIES',
       'ENVIRONMENTS_FILE',
     ]) {
       assert.ok(

@@ -36,7 +36,7 @@ describe('Webhook endpoints (admin API)', () => {
 
   const base = (appId: string) => `/admin/v1/apps/${appId}/webhook-endpoints`;
 
-  test('the admin API is not on the partner port, and refuses a missing or wrong operator token and a viewer\'s change', async () => {
+  test("the admin API is not on the partner port, and refuses a missing or wrong operator token and a viewer's change", async () => {
     const h = await getHarness();
     const app = await newApp();
     const absent = await fetch(`${h.baseUrl}${base(app.appId)}`, {

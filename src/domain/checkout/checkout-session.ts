@@ -13,7 +13,7 @@ import type { ServiceSecret } from '../keys/service-keys';
 /**
  * The payer's session on the hosted checkout: what the partner's front end handed over in a POST body
  * (the client token and the payment secret), verified like the client API does, then kept sealed
- * (AES-GCM, owner = the Payment id) in an HttpOnly cookie of the Payment's page alone. It holds the
+ * (AES-GCM, owner = the Payment id) in an HttpOnly cookie named by the Payment. It holds the
  * client token, so every use verifies the token again (expiry, revocation); the payment secret is
  * not kept: the session exists only because it was shown once.
  */

@@ -11,9 +11,9 @@ import { membershipsOf } from './partner-users';
  * as an HMAC under a key of its own. Throttled per email, in PostgreSQL so every API process agrees:
  * at most 5 codes per 15 minutes, 5 wrong guesses spend a code, and 20 wrong guesses in all (a running
  * total a sign-in resets) lock the email until an operator unlocks it: no code is sent or taken
- * meanwhile. The answer never says whether an email has access (no enumeration). Without SMTP the code
- * goes to the sandbox outbox, and only for an email whose every app is a sandbox app; production apps
- * need SMTP.
+ * meanwhile. The answer never says whether an email has access (no enumeration), nor does its time:
+ * see requestSignInCode. Without SMTP the code goes to the sandbox outbox, and only for an email whose
+ * every app is a sandbox app; production apps need SMTP.
  */
 export const SIGN_IN = { codeTtlSeconds: 600, codesPerWindow: 5, windowSeconds: 900, guessesPerCode: 5, failuresBeforeLock: 20 } as const;
 
@@ -25,6 +25,16 @@ export interface SignInDeps {
 
 export type CodeRequestOutcome = 'sent' | 'no_access' | 'throttled' | 'no_mail' | 'locked';
 
+export interface CodeRequest {
+  outcome: CodeRequestOutcome;
+  /**
+   * The mail's send over SMTP, left running so the answer waits for no mail server: its time would
+   * tell a member from a stranger. Settles with the send's error, or null (also when nothing is sent);
+   * never rejects.
+   */
+  mailing: Promise<Error | null>;
+}
+
 const codeHash = (deps: SignInDeps, codeId: string, code: string) =>
   hmacHex(currentKey(deps.serviceSecret), `dashboard-sign-in-code:${codeId}:${code}`);
 
@@ -35,20 +45,41 @@ function mailText(code: string): { subject: string; text: string } {
   };
 }
 
-export async function requestSignInCode(deps: SignInDeps, email: string, now = new Date()): Promise<CodeRequestOutcome> {
-  const memberships = await membershipsOf(deps.prisma, email);
-  if (memberships.length === 0) return 'no_access';
-  if (await isLocked(deps.prisma, email)) return 'locked';
+/** How a new code reaches the email: SMTP, the sandbox outbox of one of its apps, or not at all (and why). */
+type Delivery = { outcome: 'sent'; by: 'smtp' } | { outcome: 'sent'; by: 'outbox'; appId: string } | { outcome: 'no_access' | 'no_mail' };
+
+function deliveryOf(deps: SignInDeps, apps: ReadonlyArray<{ appId: string; environment: string }>): Delivery {
+  if (apps.length === 0) return { outcome: 'no_access' };
+  if (deps.mailer !== null) return { outcome: 'sent', by: 'smtp' };
+  // Without SMTP only an email whose every app is a sandbox app gets its code, in the outbox.
+  const outbox = apps.find((a) => a.environment === 'sandbox');
+  if (outbox === undefined || apps.some((a) => a.environment !== 'sandbox')) return { outcome: 'no_mail' };
+  return { outcome: 'sent', by: 'outbox', appId: outbox.appId };
+}
+
+/** The apps an email is a member of, with their environments, in one read whether or not there are any. */
+const appsOf = (prisma: PrismaClient, email: string) =>
+  prisma.$queryRaw<Array<{ appId: string; environment: string }>>`
+    SELECT u.app_id AS "appId", a.environment
+    FROM partner_users u JOIN apps a ON a.id = u.app_id
+    WHERE u.email = ${email} AND u.removed_at IS NULL`;
+
+const nothingMailed: Promise<Error | null> = Promise.resolve(null);
+
+/**
+ * A new code for the email. Member or not, the request takes one path: the same reads, the lock and
+ * the throttle, and a code made, hashed and written in the same transaction. A stranger's code is
+ * never mailed, so it opens nothing (redeeming finds no membership), and every code's mail goes out
+ * after the answer; what differs is only whether a mail is sent, which the answer can't show.
+ */
+export async function requestSignInCode(deps: SignInDeps, email: string, now = new Date()): Promise<CodeRequest> {
+  const apps = await appsOf(deps.prisma, email);
+  if (await isLocked(deps.prisma, email)) return { outcome: 'locked', mailing: nothingMailed };
   const recent = await deps.prisma.partnerSignInCode.count({
     where: { email, createdAt: { gt: new Date(now.getTime() - SIGN_IN.windowSeconds * 1000) } },
   });
-  if (recent >= SIGN_IN.codesPerWindow) return 'throttled';
-  const apps = await deps.prisma.app.findMany({
-    where: { id: { in: memberships.map((m) => m.appId) } },
-    select: { id: true, environment: true },
-  });
-  const outbox = deps.mailer === null ? apps.find((a) => a.environment === 'sandbox') : undefined;
-  if (deps.mailer === null && (outbox === undefined || apps.some((a) => a.environment !== 'sandbox'))) return 'no_mail';
+  if (recent >= SIGN_IN.codesPerWindow) return { outcome: 'throttled', mailing: nothingMailed };
+  const delivery = deliveryOf(deps, apps);
   const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
   const id = newId('partnerSignInCode');
   const message = mailText(code);
@@ -64,13 +95,19 @@ export async function requestSignInCode(deps: SignInDeps, email: string, now = n
         createdAt: now,
       },
     });
-    if (outbox)
+    if ('by' in delivery && delivery.by === 'outbox')
       await tx.sandboxMail.create({
-        data: { id: newId('sandboxMail'), appId: outbox.id, toAddress: email, subject: message.subject, body: message.text },
+        data: { id: newId('sandboxMail'), appId: delivery.appId, toAddress: email, subject: message.subject, body: message.text },
       });
   });
-  if (deps.mailer) await deps.mailer.send({ to: email, ...message });
-  return 'sent';
+  const mailing =
+    'by' in delivery && delivery.by === 'smtp' && deps.mailer
+      ? deps.mailer.send({ to: email, ...message }).then(
+          () => null,
+          (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
+        )
+      : nothingMailed;
+  return { outcome: delivery.outcome, mailing };
 }
 
 /** The memberships a right code opens; null for a wrong, spent, expired or over-guessed code. */

@@ -14,8 +14,14 @@ const ZWhy = z.string().trim().min(1, 'Say why').max(500);
 export const ZConsoleLogin = z.object({ email: z.string().trim().min(1, 'Enter your operator email').max(254), _csrf: ZCsrf });
 export const ZConsoleCode = z.object({
   email: z.string().trim().min(1).max(254),
-  code: z.string().trim().regex(/^\d{6}$/, 'The emailed code is 6 digits'),
-  totp: z.string().trim().regex(/^\d{6}$/, 'The authenticator code is 6 digits'),
+  code: z
+    .string()
+    .trim()
+    .regex(/^\d{6}$/, 'The emailed code is 6 digits'),
+  totp: z
+    .string()
+    .trim()
+    .regex(/^\d{6}$/, 'The authenticator code is 6 digits'),
   _csrf: ZCsrf,
 });
 

@@ -20,7 +20,7 @@ import { parseInput } from '../../domain/requests/validation';
 import { zInt4Param } from '../../platform/int4';
 import type { ApiContext, ApiState } from '../context';
 import { htmlAreaGuard, problemOf, readForm } from '../html-area';
-import { sessionKeeper, type ConsoleSession } from './console-session';
+import { sessionKeeper, type ConsoleSession, type SessionKeeper } from './console-session';
 import {
   ZConsoleAlerts,
   ZConsoleCsrfOnly,
@@ -164,34 +164,7 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
     send(ctx, 200, 'Sign in', loginPage(sessions.loginCsrf(ctx), null));
   });
 
-  router.post('/login', async (ctx) => {
-    const fields = await formBody(ctx);
-    const refuse = (status: number, message: string) => send(ctx, status, 'Sign in', loginPage(sessions.loginCsrf(ctx), message));
-    if (!sessions.loginCsrfMatches(ctx, fields._csrf ?? '')) return refuse(403, 'The sign-in form expired: try again.');
-    const parsed = ZConsoleLogin.safeParse(fields);
-    if (!parsed.success) return refuse(400, parsed.error.issues.map((i) => i.message).join('; '));
-    await deps.throttle.signInAttempt(ctx, parsed.data.email);
-    await requestOperatorCode(deps, parsed.data.email);
-    send(ctx, 200, 'Sign in', codePage(sessions.loginCsrf(ctx), parsed.data.email, null));
-  });
-
-  router.post('/login/code', async (ctx) => {
-    const fields = await formBody(ctx);
-    const email = (fields.email ?? '').slice(0, 254);
-    const refuse = (status: number, message: string) => send(ctx, status, 'Sign in', codePage(sessions.loginCsrf(ctx), email, message));
-    if (!sessions.loginCsrfMatches(ctx, fields._csrf ?? '')) return refuse(403, 'The sign-in form expired: try again.');
-    const parsed = ZConsoleCode.safeParse(fields);
-    if (!parsed.success) return refuse(400, parsed.error.issues.map((i) => i.message).join('; '));
-    await deps.throttle.signInAttempt(ctx, parsed.data.email);
-    const operator = await signInOperator(deps, parsed.data.email, parsed.data.code, parsed.data.totp);
-    if (!operator) {
-      ctx.state.log.warn({ operatorEmail: parsed.data.email }, 'operator console sign-in refused');
-      return refuse(401, 'Those codes are not right, or the emailed code has expired: try again, or ask for a new code.');
-    }
-    await sessions.start(ctx, operator);
-    ctx.status = 303;
-    ctx.redirect('/console');
-  });
+  registerSignIn(router, deps, sessions, send);
 
   router.post('/logout', signedIn, async (ctx) => {
     await form(ctx, ZConsoleCsrfOnly);
@@ -379,4 +352,41 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
 
   app.use(router.routes() as unknown as Koa.Middleware<ApiState>);
   app.use(router.allowedMethods() as unknown as Koa.Middleware<ApiState>);
+}
+
+/** Sign-in: an email asks for a code; the emailed code and the authenticator's code open a session. */
+function registerSignIn(
+  router: Router<State>,
+  deps: ConsoleDeps,
+  sessions: SessionKeeper,
+  send: (ctx: Ctx, status: number, title: string, body: Html) => void,
+): void {
+  router.post('/login', async (ctx) => {
+    const fields = await formBody(ctx);
+    const refuse = (status: number, message: string) => send(ctx, status, 'Sign in', loginPage(sessions.loginCsrf(ctx), message));
+    if (!sessions.loginCsrfMatches(ctx, fields._csrf ?? '')) return refuse(403, 'The sign-in form expired: try again.');
+    const parsed = ZConsoleLogin.safeParse(fields);
+    if (!parsed.success) return refuse(400, parsed.error.issues.map((i) => i.message).join('; '));
+    await deps.throttle.signInAttempt(ctx, parsed.data.email);
+    await requestOperatorCode(deps, parsed.data.email);
+    send(ctx, 200, 'Sign in', codePage(sessions.loginCsrf(ctx), parsed.data.email, null));
+  });
+
+  router.post('/login/code', async (ctx) => {
+    const fields = await formBody(ctx);
+    const email = (fields.email ?? '').slice(0, 254);
+    const refuse = (status: number, message: string) => send(ctx, status, 'Sign in', codePage(sessions.loginCsrf(ctx), email, message));
+    if (!sessions.loginCsrfMatches(ctx, fields._csrf ?? '')) return refuse(403, 'The sign-in form expired: try again.');
+    const parsed = ZConsoleCode.safeParse(fields);
+    if (!parsed.success) return refuse(400, parsed.error.issues.map((i) => i.message).join('; '));
+    await deps.throttle.signInAttempt(ctx, parsed.data.email);
+    const operator = await signInOperator(deps, parsed.data.email, parsed.data.code, parsed.data.totp);
+    if (!operator) {
+      ctx.state.log.warn({ operatorEmail: parsed.data.email }, 'operator console sign-in refused');
+      return refuse(401, 'Those codes are not right, or the emailed code has expired: try again, or ask for a new code.');
+    }
+    await sessions.start(ctx, operator);
+    ctx.status = 303;
+    ctx.redirect('/console');
+  });
 }

@@ -30,7 +30,10 @@ export function registerCredentialPages(router: DashboardRouter, kit: DashboardK
   router.get('/credentials', signedIn, async (ctx) => credentialsView(ctx, {}));
   router.post('/credentials/code', signedIn, async (ctx) => {
     await form(ctx, ZCsrfOnly, 'manage_credentials');
-    const outcome = await requestSignInCode(signIn, member(ctx).email);
+    const { outcome, mailing } = await requestSignInCode(signIn, member(ctx).email);
+    // A signed-in member learns nothing from the wait: a failed send is theirs to see, as before.
+    const failed = await mailing;
+    if (failed) throw failed;
     if (outcome !== 'sent') ctx.state.log.warn({ outcome }, 'partner dashboard confirmation code not sent');
     await credentialsView(
       ctx,

@@ -88,7 +88,7 @@ export function dashboardKit(deps: DashboardDeps): DashboardKit {
     sessionCookie: 'pp_dashboard',
     label: 'dashboard-session',
     serviceSecret: deps.serviceSecret,
-    secureCookies: deps.config.http.publicBaseUrl.startsWith('https:'),
+    publicBaseUrl: deps.config.http.publicBaseUrl,
   });
   const member = (ctx: DashboardCtx) => ctx.state.member!;
   const kit: DashboardKit = {

@@ -20,9 +20,10 @@ export function registerSignInPages(router: DashboardRouter, kit: DashboardKit):
       return send(ctx, 403, 'Sign in', views.signInPage(cookies.loginCsrf(ctx), { error: 'The sign-in form expired: try again.' }));
     const parsed = ZSignInEmail.safeParse(fields);
     if (!parsed.success) return send(ctx, 400, 'Sign in', views.signInPage(cookies.loginCsrf(ctx), { error: 'Enter an email address.' }));
-    const outcome = await requestSignInCode(signIn, parsed.data.email);
-    // The page is the same whatever happened: it must not tell who has access.
+    const { outcome, mailing } = await requestSignInCode(signIn, parsed.data.email);
+    // The page is the same whatever happened, and sent as soon: it must not tell who has access.
     if (outcome !== 'sent') ctx.state.log.warn({ outcome }, 'partner dashboard sign-in code not sent');
+    void mailing.then((err) => err && ctx.state.log.error({ err }, 'partner dashboard sign-in code: the mail was not sent'));
     await send(ctx, 200, 'Enter your code', views.codePage(cookies.loginCsrf(ctx), parsed.data.email, {}));
   });
   router.post('/login/code', limited, async (ctx) => {

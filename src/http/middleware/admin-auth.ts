@@ -51,11 +51,13 @@ export function operatorThrottle(deps: {
       const ip = deps.clientIp(ctx);
       if (!(await quota.take(`operator-sign-in-ip:${ip}`)).allowed) throw await refuse(`ip:${ip}`, 'sign-in attempts from one address');
       const who = email.trim().toLowerCase().slice(0, 254);
-      if (!(await quota.take(`operator-sign-in-email:${who}`)).allowed) throw await refuse(`email:${who}`, 'sign-in attempts for one email');
+      if (!(await quota.take(`operator-sign-in-email:${who}`)).allowed)
+        throw await refuse(`email:${who}`, 'sign-in attempts for one email');
     },
     async tokenFailure(ctx) {
       const ip = deps.clientIp(ctx);
-      if (!(await quota.take(`operator-token-ip:${ip}`)).allowed) throw await refuse(`ip:${ip}`, 'failed admin API tokens from one address');
+      if (!(await quota.take(`operator-token-ip:${ip}`)).allowed)
+        throw await refuse(`ip:${ip}`, 'failed admin API tokens from one address');
     },
   };
 }

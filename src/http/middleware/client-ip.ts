@@ -24,11 +24,25 @@ export type ClientIp = (ctx: ApiContext) => string;
  * the header that no trusted proxy added (proxy-addr walks it from the right), since a client can
  * write any value into the part before its proxy's. Otherwise, or with no trusted proxy, the socket's
  * address.
+ *
+ * The header from any other peer is ignored, not refused: a client (or a forward proxy of its own)
+ * may send one. But a proxy left out of TRUSTED_PROXIES looks just like that and makes every client
+ * share its address, so the first such request of the process is logged for the operator to see.
  */
 export function clientAddress(trustedProxies: readonly string[]): ClientIp {
   const trust = proxyaddr.compile([...trustedProxies]);
+  let warned = false;
   return (ctx) => {
-    if (!ctx.req.socket.remoteAddress) return '';
-    return clientIpKey(trustedProxies.length === 0 ? ctx.req.socket.remoteAddress : proxyaddr(ctx.req, trust));
+    const peer = ctx.req.socket.remoteAddress;
+    if (!peer) return '';
+    const trusted = trustedProxies.length > 0 && trust(peer, 0);
+    if (!trusted && !warned && ctx.get('X-Forwarded-For')) {
+      warned = true;
+      ctx.state.log?.warn(
+        { peer },
+        'X-Forwarded-For from a peer TRUSTED_PROXIES does not name: ignored, the peer counts as the client (if it is your proxy, add it)',
+      );
+    }
+    return clientIpKey(trusted ? proxyaddr(ctx.req, trust) : peer);
   };
 }

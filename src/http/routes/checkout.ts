@@ -19,6 +19,7 @@ import { renderCheckoutPage } from '../checkout/page';
 import { phaseText } from '../checkout/phase-text';
 import { qrSvg } from '../checkout/qr';
 import type { ApiContext, ApiMiddleware, ApiRouter } from '../context';
+import { cookiePlace } from '../sealed-cookies';
 import type { ServiceSecret } from '../../domain/keys/service-keys';
 
 export interface CheckoutRouteDeps {
@@ -50,7 +51,12 @@ export const CHECKOUT_CSP = [
   "form-action 'self'",
 ].join('; ');
 
-const SESSION_COOKIE = 'checkout_session';
+/**
+ * The payer's session cookie of one Payment. Named by the Payment: over https it is a `__Host-` cookie
+ * of Path=/, so one name for all would let a second checkout's session replace the first's.
+ */
+export const checkoutCookie = (publicBaseUrl: string, paymentId: string) =>
+  cookiePlace(publicBaseUrl, `checkout_session_${paymentId}`, `/checkout/${paymentId}`);
 const ZPaymentPath = z.strictObject({ paymentId: ZPaymentId });
 
 /** The page's script and stylesheet, read once at start-up from public/checkout/, named by content hash. */
@@ -102,7 +108,7 @@ type CheckoutAssets = ReturnType<typeof loadAssets>;
  * The hosted checkout behind checkout.paymentUrl (docs/decisions/payments.md, "Hosted checkout"). The Payment id
  * in the URL is a view-only capability: the page and its status show what a payer needs to pay and
  * nothing else. The Vault option needs the payer's identity, handed over once in a POST body and kept
- * in a sealed, HttpOnly session cookie of this Payment's path.
+ * in a sealed, HttpOnly session cookie of this Payment (`checkoutCookie`).
  */
 export function registerCheckoutRoutes(router: ApiRouter, deps: CheckoutRouteDeps): void {
   const assets = loadAssets();
@@ -162,20 +168,20 @@ function registerPage(router: ApiRouter, deps: CheckoutRouteDeps, assets: Checko
 
 /** The partner's front end posts the payer's client token and the payment secret here (never in a URL). */
 function registerSession(router: ApiRouter, deps: CheckoutRouteDeps): void {
-  const secureCookie = deps.publicBaseUrl.startsWith('https:');
   router.post('/checkout/:paymentId/session', async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
     const input = parseInput(ZCheckoutSessionRequest, await formOrJson(ctx, deps.maxBodyBytes), 'body');
     const opened = await openCheckoutSession(deps, paymentId, input);
+    const cookie = checkoutCookie(deps.publicBaseUrl, paymentId);
     // Written by hand: Koa's cookies refuse Secure on a plain-HTTP hop (TLS ends at the proxy).
     const attrs = [
-      `Path=/checkout/${paymentId}`,
+      `Path=${cookie.path}`,
       `Max-Age=${opened.maxAgeSeconds}`,
       'HttpOnly',
       'SameSite=Strict',
-      ...(secureCookie ? ['Secure'] : []),
+      ...(cookie.secure ? ['Secure'] : []),
     ];
-    ctx.append('Set-Cookie', `${SESSION_COOKIE}=${opened.sealed}; ${attrs.join('; ')}`);
+    ctx.append('Set-Cookie', `${cookie.name}=${opened.sealed}; ${attrs.join('; ')}`);
     ctx.status = 303;
     ctx.redirect(`/checkout/${paymentId}`);
   });
@@ -213,7 +219,7 @@ async function loadPage(deps: CheckoutRouteDeps, paymentId: string, now: Date): 
 
 /** The payer's session of this Payment, from its cookie: unauthorized without one. */
 async function requireSession(deps: CheckoutRouteDeps, ctx: ApiContext, paymentId: string): Promise<CheckoutSession> {
-  const found = await readCheckoutSession(deps, paymentId, ctx.cookies.get(SESSION_COOKIE));
+  const found = await readCheckoutSession(deps, paymentId, ctx.cookies.get(checkoutCookie(deps.publicBaseUrl, paymentId).name));
   if (!found)
     throw new ApiError(
       'unauthorized',

@@ -1,5 +1,4 @@
 import type Koa from 'koa';
-import Router from '@koa/router';
 import { z } from 'zod';
 import type { Database } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
@@ -13,7 +12,6 @@ import { ZAdminCreateRecovery, ZCreateRecovery, ZCreateRefund } from '../../doma
 import { parseInput } from '../../domain/requests/validation';
 import { requireAccess } from '../middleware/modules';
 import { idempotent } from '../middleware/idempotency';
-import { jsonBody } from '../middleware/json-body';
 import { requireApp, type ApiRouter, type ApiState } from '../context';
 import { adminRouter, bodyAsOperator, type AdminRouteDeps } from '../admin-router';
 import { mountRouter } from '../mount-router';
