@@ -13,6 +13,8 @@ export const SECRET_SETTINGS = [
   'SMTP_URL',
   'OFFRAMP_CALLBACK_SECRET',
   'DATABASE_URL',
+  'API_DATABASE_URL',
+  'WORKER_DATABASE_URL',
 ] as const;
 
 export type ReadSecretFile = (file: string) => string;

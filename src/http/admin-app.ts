@@ -5,6 +5,7 @@ import { createChainRegistry } from '../chain/registry';
 import { createCursorCodec } from '../domain/requests/pagination';
 import { requestContext } from './middleware/request-context';
 import { errorHandler } from './middleware/error-handler';
+import { echoSvcVersion } from './middleware/versioning';
 import { discardBody } from './middleware/json-body';
 import { clientAddress } from './middleware/client-ip';
 import { operatorAuth, operatorThrottle } from './middleware/admin-auth';
@@ -29,6 +30,7 @@ export function createAdminApi(deps: ApiDeps): Koa<ApiState> {
   const { config, environments, db, logger } = deps;
   const app = newKoaApp(environments.apiVersion);
   app.use(requestContext(logger, { serverTiming: config.http.serverTiming }));
+  app.use(echoSvcVersion(environments.apiVersion));
   app.use(errorHandler());
   app.use(discardBody(config.http.maxBodyBytes));
 

@@ -140,7 +140,6 @@ describe('Returns go to each payer for what that payer paid', () => {
         const unnamedByOperator = await admin.call('POST', `/admin/v1/payments/${p.id}/incident-recoveries`, {
           incidentId: legacy.id,
           reason: 'test',
-          actor: 'ops:test',
         });
         assert.equal(unnamedByOperator.status, 400, JSON.stringify(unnamedByOperator.body));
         assert.equal(unnamedByOperator.body.error.details.reasonCode, 'destination_required');

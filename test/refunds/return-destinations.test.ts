@@ -101,7 +101,6 @@ describe('Where returned money may go', () => {
           incidentId: incident.id,
           destinationAddress: address,
           reason: 'test',
-          actor: 'ops:bob',
         });
         assertRefusedDestination({ status: res.status, text: JSON.stringify(res.body), body: res.body }, reasonCode);
       }

@@ -171,15 +171,28 @@ describe('docker-compose.yml, the production shape', () => {
       );
   });
 
+  test('the admin plane listens apart, on an internal network with no host port', () => {
+    const c = compose();
+    const api = c.services.api!;
+    const env = api.environment ?? {};
+    assert.equal(env.ADMIN_HOST, '0.0.0.0');
+    assert.equal(String(env.ADMIN_PORT), '3001');
+    assert.ok(networksOf(api).includes('admin'), 'the API joins the admin network');
+    assert.equal(c.networks?.admin?.internal, true, 'the admin network has no route out');
+    const published = JSON.stringify(api.ports ?? []);
+    assert.ok(!published.includes('3001'), `no host port for the admin plane: ${published}`);
+    for (const [name, service] of Object.entries(c.services))
+      if (name !== 'api') assert.ok(!networksOf(service).includes('admin'), `${name} is not on the admin network`);
+  });
+
   test('each role as compose configures it passes the production check, given the settings compose asks for', () => {
     const c = compose();
     // What an operator supplies for each ${NAME:?...}; a ${NAME:-default} keeps its default.
     const supplied = (name: string) =>
       name.startsWith('RPC_URLS_')
         ? 'https://rpc-1.example/key,https://rpc-2.example'
-        : name === 'PUBLIC_BASE_URL'
-          ? 'https://pay.example.com'
-          : 'x'.repeat(40);
+        : ({ PUBLIC_BASE_URL: 'https://pay.example.com', SMTP_URL: 'smtp://mail.internal:587', TRUSTED_PROXIES: '10.0.0.0/8' }[name] ??
+          'x'.repeat(40));
     const resolve = (value: string) =>
       String(value).replace(/\$\{(\w+)(?::([?-])([^}]*))?\}/g, (_all, name: string, op?: string, rest?: string) =>
         op === '-' ? rest! : supplied(name),

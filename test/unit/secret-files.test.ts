@@ -89,12 +89,14 @@ describe('secrets from files (<NAME>_FILE)', () => {
 
   test('the list holds every secret of the configuration', () => {
     assert.deepEqual([...SECRET_SETTINGS].sort(), [
-      'METRICS_TOKEN',
+      'API_DATABASE_URL',
       'DATABASE_URL',
+      'METRICS_TOKEN',
       'OFFRAMP_CALLBACK_SECRET',
       'SERVICE_SECRET',
       'SERVICE_SECRET_PREVIOUS',
       'SMTP_URL',
+      'WORKER_DATABASE_URL',
     ]);
   });
 });

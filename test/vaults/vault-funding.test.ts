@@ -525,7 +525,6 @@ describe('Vault funding: the on-chain leg', () => {
         incidentId: incident.id,
         destinationAddress: other.vault.address,
         reason: 'wrong vault',
-        actor: 'ops:test',
       });
       assert.equal(byOperator.status, 400, JSON.stringify(byOperator.body));
       assert.equal(byOperator.body.error.details.reasonCode, 'service_controlled', JSON.stringify(byOperator.body));

@@ -42,9 +42,10 @@ CREATE TABLE "operator_sign_in_codes" (
 );
 CREATE INDEX "operator_sign_in_codes_operator_id_created_at_idx" ON "operator_sign_in_codes"("operator_id", "created_at");
 
--- Sessions opened under the shared admin token have no operator: they end here.
-DELETE FROM "console_sessions";
-ALTER TABLE "console_sessions" DROP COLUMN "actor", DROP COLUMN "token_hash", ADD COLUMN "operator_id" TEXT NOT NULL;
+-- Sessions opened under the shared admin token have no operator: they end here (kept for the record).
+UPDATE "console_sessions" SET "ended_at" = CURRENT_TIMESTAMP WHERE "ended_at" IS NULL;
+ALTER TABLE "console_sessions" DROP COLUMN "token_hash", ADD COLUMN "operator_id" TEXT;
+ALTER TABLE "console_sessions" ALTER COLUMN "actor" DROP NOT NULL;
 
 -- Every admin API write is in the one audit: webhook endpoints and dashboard users name themselves.
 ALTER TABLE "operator_actions" DROP CONSTRAINT "operator_actions_action_known";

@@ -25,7 +25,7 @@ export function consoleSessionStore(prisma: PrismaClient): ConsoleSessionStore {
     async operatorOf(id, now = new Date()) {
       if (id.length > 64) return null;
       const row = await prisma.consoleSession.findUnique({ where: { id } });
-      if (!row || row.endedAt !== null || row.expiresAt <= now) return null;
+      if (!row || row.endedAt !== null || row.expiresAt <= now || !row.operatorId) return null;
       return activeOperatorById(prisma, row.operatorId);
     },
     async end(id) {
