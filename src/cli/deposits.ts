@@ -1,7 +1,6 @@
+import { resolveFromCli } from './holds';
 import { parseArgs } from 'node:util';
-import { resolveHold } from '../domain/operators/operator-actions';
-import { openDatabase } from '../runtime/database';
-import { chainsFor, parseResolutionArgs, withEngine } from './shared';
+import { withEngine } from './shared';
 
 import type { Register } from './shared';
 
@@ -16,18 +15,7 @@ const USAGE_RESOLVE =
  *       (default: the last 7 days) and prints {checked, valid, pending, reversed}.
  */
 export function registerDepositCommands(register: Register): void {
-  register('deposits resolve', async (argv, ctx) => {
-    const { id: depositId, ...request } = parseResolutionArgs(argv, USAGE_RESOLVE);
-    const config = ctx.config();
-    const opened = await openDatabase(config);
-    try {
-      return await withEngine(config, (engine) =>
-        resolveHold({ prisma: opened.db.prisma, chains: chainsFor(config) }, engine, { type: 'deposit', id: depositId }, request, 'cli'),
-      );
-    } finally {
-      await opened.close();
-    }
-  });
+  register('deposits resolve', (argv, ctx) => resolveFromCli(ctx, 'deposit', argv, USAGE_RESOLVE));
 
   register('deposits reconcile', async (argv, ctx) => {
     const { values } = parseArgs({ args: argv, options: { since: { type: 'string' } }, strict: true });

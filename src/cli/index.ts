@@ -16,6 +16,7 @@ import { registerFundReturnCommands } from './returns';
 import { registerWebhookCommands } from './webhooks';
 import { DASHBOARD_CLI_USAGE, registerDashboardCommands } from './dashboard';
 import { OPERATORS_CLI_USAGE, registerOperatorCommands } from './operators';
+import { APPROVALS_CLI_USAGE, registerApprovalCommands } from './approvals';
 import { registerSandboxCommands, SANDBOX_USAGE } from './sandbox';
 import { jsonText } from '../domain/values/json-text';
 import { cliContext, CommandFailed, UsageError, type Command } from './shared';
@@ -36,6 +37,7 @@ const USAGE = `usage:
 ${CUSTODY_USAGE}
 ${DASHBOARD_CLI_USAGE}
 ${OPERATORS_CLI_USAGE}
+${APPROVALS_CLI_USAGE}
 ${SANDBOX_USAGE}`;
 
 const commands: Record<string, Command> = {
@@ -121,6 +123,7 @@ registerFundReturnCommands(registerCommand);
 registerWebhookCommands(registerCommand);
 registerDashboardCommands(registerCommand);
 registerOperatorCommands(registerCommand);
+registerApprovalCommands(registerCommand);
 registerSandboxCommands(registerCommand);
 registerAlertCommands(registerCommand);
 registerKeyCommands(registerCommand);

@@ -1,3 +1,5 @@
+import { cliActing, resolveFromCli } from './holds';
+import { recoverFunds } from '../domain/operators/operator-approvals';
 import { parseArgs } from 'node:util';
 import type { Address } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -5,11 +7,10 @@ import type { ServiceConfig } from '../config';
 import { loadEnvironments } from '../config/environments';
 import { createEvmChain } from '../chain/evm';
 import { mintTo, SANDBOX_TOKEN_ADDRESS } from '../chain/sandbox';
-import { recoverIncident, resolveHold } from '../domain/operators/operator-actions';
 import { remainingOf } from '../domain/payments/payment-view';
 import { toAtomic, formatAtomic } from '../domain/amounts/amounts';
 import { openDatabase } from '../runtime/database';
-import { chainsFor, parseResolutionArgs, serviceChains, UsageError, withEngine } from './shared';
+import { serviceChains, UsageError, withEngine } from './shared';
 import { ZAdminCreateRecovery } from '../domain/returns/fund-return.schemas';
 import { parseInput } from '../domain/requests/validation';
 
@@ -38,21 +39,14 @@ async function loadPaymentRow(config: ServiceConfig, paymentId: string) {
  *   sandbox pay <paymentId> [--amount <decimal>]
  */
 export function registerPaymentCommands(register: Register): void {
-  register('payments resolve', async (argv, ctx) => {
-    const { id: paymentId, ...request } = parseResolutionArgs(
+  register('payments resolve', (argv, ctx) =>
+    resolveFromCli(
+      ctx,
+      'payment',
       argv,
       'usage: payments resolve <paymentId> --action retry|mark-settled|fail [--tx <hash>] [--reason <text>] [--actor <who>]',
-    );
-    const config = ctx.config();
-    const opened = await openDatabase(config);
-    try {
-      return await withEngine(config, (engine) =>
-        resolveHold({ prisma: opened.db.prisma, chains: chainsFor(config) }, engine, { type: 'payment', id: paymentId }, request, 'cli'),
-      );
-    } finally {
-      await opened.close();
-    }
-  });
+    ),
+  );
 
   register('payments recover', async (argv, ctx) => {
     const usage = 'usage: payments recover <paymentId> --incident <incidentId> [--to <address>] --reason <text> --actor <who>';
@@ -73,9 +67,11 @@ export function registerPaymentCommands(register: Register): void {
     const { chains, addressBook: custody } = serviceChains(config, ctx.env);
     const opened = await openDatabase(config);
     try {
-      return await withEngine(config, (engine) =>
-        recoverIncident({ prisma: opened.db.prisma, custody, chains, engine }, { actor, channel: 'cli' }, paymentId, input),
+      const who = await cliActing(opened.db.prisma, actor);
+      const outcome = await withEngine(config, (engine) =>
+        recoverFunds({ prisma: opened.db.prisma, custody, chains, engine }, who, paymentId, input),
       );
+      return 'done' in outcome ? outcome.done : outcome;
     } finally {
       await opened.close();
     }

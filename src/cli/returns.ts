@@ -1,6 +1,4 @@
-import { resolveHold } from '../domain/operators/operator-actions';
-import { openDatabase } from '../runtime/database';
-import { chainsFor, parseResolutionArgs, withEngine } from './shared';
+import { resolveFromCli } from './holds';
 
 import type { Register } from './shared';
 
@@ -14,16 +12,5 @@ const USAGE_RESOLVE =
  *       signal to its FundReturnWorkflow, audited like every operator action.
  */
 export function registerFundReturnCommands(register: Register): void {
-  register('fund-returns resolve', async (argv, ctx) => {
-    const { id, ...request } = parseResolutionArgs(argv, USAGE_RESOLVE);
-    const config = ctx.config();
-    const opened = await openDatabase(config);
-    try {
-      return await withEngine(config, (engine) =>
-        resolveHold({ prisma: opened.db.prisma, chains: chainsFor(config) }, engine, { type: 'fund_return', id }, request, 'cli'),
-      );
-    } finally {
-      await opened.close();
-    }
-  });
+  register('fund-returns resolve', (argv, ctx) => resolveFromCli(ctx, 'fund_return', argv, USAGE_RESOLVE));
 }

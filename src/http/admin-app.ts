@@ -16,6 +16,7 @@ import { registerAppAdminRoutes } from './routes/apps-admin';
 import { registerDashboardUserAdminRoutes } from './routes/dashboard-users-admin';
 import { registerFundReturnAdminRoutes } from './routes/fund-returns';
 import { registerHoldAdminRoutes } from './routes/holds-admin';
+import { registerApprovalAdminRoutes } from './routes/approvals-admin';
 import { registerMetricsRoutes } from './routes/metrics';
 import { registerOperatorConsole } from './console/console';
 
@@ -52,6 +53,7 @@ export function createAdminApi(deps: ApiDeps): Koa<ApiState> {
   if (deps.returns) registerFundReturnAdminRoutes(app, { ...admin, custody: deps.custody, chains, engine: deps.returns });
   if (deps.operator) {
     registerHoldAdminRoutes(app, { ...admin, chains, engine: deps.operator.engine });
+    registerApprovalAdminRoutes(app, { ...admin, chains, custody: deps.custody, engine: deps.operator.engine });
     registerOperatorConsole(app, {
       config,
       prisma: db.prisma,

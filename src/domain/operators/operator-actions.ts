@@ -36,7 +36,7 @@ export const ADMIN_API_ACTIONS = [
   'remove-dashboard-user',
 ] as const;
 export type AdminApiAction = (typeof ADMIN_API_ACTIONS)[number];
-export type OperatorActionName = ResolutionAction | 'recover-incident' | 'rotate-secret' | 'revoke' | AdminApiAction;
+export type OperatorActionName = ResolutionAction | 'recover-incident' | 'rotate-secret' | 'revoke' | 'approve' | 'reject' | AdminApiAction;
 /** What an operator can release (a held item), and what else an action may name (an app, an approval). */
 export type HeldTarget = { type: 'payment' | 'deposit' | 'fund_return'; id: string };
 export type AdminTarget = { type: 'app' | 'approval'; id: string };
@@ -45,10 +45,10 @@ export type OperatorTarget = HeldTarget | AdminTarget;
  * signalled: the workflow was told (it applies the action); created: a recovery or a secret was
  * created; applied: done at once (a revocation); refused: the rules said no; failed: an error.
  */
-export type OperatorOutcome = 'signalled' | 'created' | 'applied' | 'refused' | 'failed';
+export type OperatorOutcome = 'signalled' | 'created' | 'applied' | 'requested' | 'refused' | 'failed';
 
 /** Who did what to which item, and why: what an action writes before its outcome is known. */
-interface AuditEntry {
+export interface AuditEntry {
   actor: string;
   channel: OperatorChannel;
   action: OperatorActionName;
@@ -66,7 +66,7 @@ export interface OperatorActionView extends AuditEntry {
 type Db = PrismaClient | Prisma.TransactionClient;
 type Written = (db: Db, outcome: OperatorOutcome, detail: string | null) => Promise<void>;
 
-async function writeAudit(db: Db, entry: AuditEntry, outcome: OperatorOutcome, detail: string | null): Promise<void> {
+export async function writeAudit(db: Db, entry: AuditEntry, outcome: OperatorOutcome, detail: string | null): Promise<void> {
   await db.operatorAction.create({
     data: {
       id: newId('operatorAction'),
@@ -123,6 +123,8 @@ export async function resolveHold(
   target: HeldTarget,
   request: ResolutionRequest,
   channel: OperatorChannel,
+  /** The two-person approval this carries out, if any: named in the audit. */
+  approvalId?: string,
 ) {
   // A deposit's and a return's settlement hash is stored lowercased (as the chain reader answers it).
   const req = target.type !== 'payment' && request.txHash ? { ...request, txHash: request.txHash.toLowerCase() } : request;
@@ -132,7 +134,10 @@ export async function resolveHold(
     action: req.action,
     target,
     reason: req.reason ?? null,
-    details: req.action === 'mark-settled' && req.txHash ? { txHash: req.txHash } : {},
+    details: {
+      ...(req.action === 'mark-settled' && req.txHash ? { txHash: req.txHash } : {}),
+      ...(approvalId ? { approvalId } : {}),
+    },
   };
   return audited(
     deps.prisma,
@@ -144,6 +149,26 @@ export async function resolveHold(
     },
     'signalled',
   );
+}
+
+/** The engine of a check: every rule of a release is read and judged, and nothing is signalled. */
+const NO_SIGNAL: Pick<OperatorEngine, 'resolvePayment' | 'resolveDeposit' | 'resolveUnrecordedDeposit' | 'resolveFundReturn'> = {
+  resolvePayment: async () => undefined,
+  resolveDeposit: async () => undefined,
+  resolveUnrecordedDeposit: async () => undefined,
+  resolveFundReturn: async () => undefined,
+};
+
+/**
+ * Whether a release would be accepted now (the item exists and is held, a mark-settled's payout is on
+ * chain as expected), without releasing anything: a request for a second operator is refused at once
+ * for what its approval would be refused for. Throws what the release would throw.
+ */
+export async function checkHold(deps: HoldDeps, target: HeldTarget, request: ResolutionRequest): Promise<void> {
+  const req = target.type !== 'payment' && request.txHash ? { ...request, txHash: request.txHash.toLowerCase() } : request;
+  if (target.type === 'payment') await resolvePayment(deps, NO_SIGNAL, target.id, req);
+  else if (target.type === 'deposit') await resolveDeposit(deps, NO_SIGNAL, target.id, req);
+  else await resolveFundReturn(deps, NO_SIGNAL, target.id, req);
 }
 
 /** Returns an incident's funds from the Payment's escrow (createRecovery), audited in its transaction. */

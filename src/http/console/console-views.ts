@@ -32,7 +32,7 @@ export function page(title: string, ctx: PageContext, body: Html): string {
 <header class="bar"><a class="brand" href="/console">Operator console</a>
 ${
   ctx.who
-    ? html`<nav aria-label="Console"><a href="/console">Holds</a> <a href="/console/alerts">Alerts</a> <a href="/console/dashboard-users">Dashboard users</a> <a href="/console/actions">Audit</a></nav>
+    ? html`<nav aria-label="Console"><a href="/console">Holds</a> <a href="/console/alerts">Alerts</a> <a href="/console/approvals">Approvals</a> <a href="/console/dashboard-users">Dashboard users</a> <a href="/console/actions">Audit</a></nav>
 <form class="search" role="search" method="get" action="/console/search"><label for="console-search">Find</label> <input id="console-search" name="q" type="search" maxlength="255" placeholder="id, externalReference or transaction hash"> <button type="submit">Find</button></form>
 <form class="logout" method="post" action="/console/logout"><input type="hidden" name="_csrf" value="${ctx.csrf}"><span>Signed in as <strong>${ctx.who}</strong></span> <button type="submit">Log out</button></form>`
     : ''

@@ -11,7 +11,9 @@ import { ApiError, notFound } from '../../domain/requests/errors';
 import { listAlerts } from '../../domain/monitoring/alerts';
 import type { CursorCodec } from '../../domain/requests/pagination';
 import { listReconciliationRuns } from '../../domain/monitoring/reconciliation-runs';
-import { listOperatorActions, recoverIncident, resolveHold, type HeldTarget } from '../../domain/operators/operator-actions';
+import { listOperatorActions, type HeldTarget } from '../../domain/operators/operator-actions';
+import { recoverFunds, releaseHold, type Outcome } from '../../domain/operators/operator-approvals';
+import { registerApprovalPages } from './approval-pages';
 import { depositHold, fundReturnHold, listHolds, paymentHold } from '../../domain/operators/operator-holds';
 import { searchForOperator } from '../../domain/operators/operator-search';
 import { invitePartnerUser, listPartnerUsers } from '../../domain/dashboard/partner-users';
@@ -269,11 +271,13 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
     'mark-settled': 'Mark settled sent to the workflow: it records the payout and finishes.',
     fail: 'Fail sent to the workflow.',
     'recover-incident': 'Incident recovery created: its send has started.',
+    requested: 'Sent for approval: nothing moves until a second operator with the approver role approves it (Approvals).',
   };
   /** Runs an action; a refusal re-renders the page with the reason (and its status), success redirects (POST/redirect/GET). */
-  const act = async (ctx: Ctx, target: HeldTarget, what: string, run: () => Promise<unknown>) => {
+  const act = async (ctx: Ctx, target: HeldTarget, action: string, run: () => Promise<Outcome<unknown>>) => {
+    let what = action;
     try {
-      await run();
+      if ('approval' in (await run())) what = 'requested';
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500 || err.code === 'forbidden' || err.code === 'unsupported_media_type') throw err;
       return detail(ctx, target, { error: problemOf(err) }, err.status);
@@ -291,15 +295,9 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
     router.post(`${base}/resolve`, signedIn, may('operator'), async (ctx) => {
       const target = targetOf(ctx, type);
       const input = await form(ctx, ZConsoleResolve);
-      const who = ctx.state.session!.operator.email;
+      const who = { operator: ctx.state.session!.operator, channel: 'console' as const };
       await act(ctx, target, input.action, () =>
-        resolveHold(
-          deps,
-          deps.engine,
-          target,
-          { action: input.action, reason: input.reason, actor: who, ...(input.txHash ? { txHash: input.txHash } : {}) },
-          'console',
-        ),
+        releaseHold(deps, who, target, { action: input.action, reason: input.reason, ...(input.txHash ? { txHash: input.txHash } : {}) }),
       );
     });
   }
@@ -307,20 +305,17 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
   router.post('/payments/:id/incident-recoveries', signedIn, may('operator'), async (ctx) => {
     const target = targetOf(ctx, 'payment');
     const input = await form(ctx, ZConsoleRecover);
-    const who = ctx.state.session!.operator.email;
+    const who = { operator: ctx.state.session!.operator, channel: 'console' as const };
     await act(ctx, target, 'recover-incident', () =>
-      recoverIncident(
-        { prisma: deps.prisma, custody: deps.custody, chains: deps.chains, engine: deps.engine },
-        { actor: who, channel: 'console' },
-        target.id,
-        {
-          incidentId: input.incidentId,
-          reason: input.reason,
-          ...(input.destinationAddress ? { destinationAddress: input.destinationAddress } : {}),
-        },
-      ),
+      recoverFunds(deps, who, target.id, {
+        incidentId: input.incidentId,
+        reason: input.reason,
+        ...(input.destinationAddress ? { destinationAddress: input.destinationAddress } : {}),
+      }),
     );
   });
+
+  registerApprovalPages(router, { ...deps, signedIn, may, form, send });
 
   router.get('/chains/:chainId/transactions/:txHash', signedIn, async (ctx) => {
     const { chainId, txHash } = parseInput(ZTxPath, ctx.params, 'path');

@@ -7,12 +7,12 @@ import type { FundReturnEngine } from '../../domain/engine/pure/engine';
 import type { IdempotencyRecords } from '../../domain/requests/idempotency-records';
 import { ZPaymentId } from '../../domain/payments/payment.schemas';
 import { createRecovery, createRefund, listFundReturns, listIncidents, type FundReturnDeps } from '../../domain/returns/fund-returns';
-import { recoverIncident } from '../../domain/operators/operator-actions';
+import { recoverFunds } from '../../domain/operators/operator-approvals';
 import { ZAdminCreateRecovery, ZCreateRecovery, ZCreateRefund } from '../../domain/returns/fund-return.schemas';
 import { parseInput } from '../../domain/requests/validation';
 import { requireAccess } from '../middleware/modules';
 import { idempotent } from '../middleware/idempotency';
-import { requireApp, type ApiRouter, type ApiState } from '../context';
+import { requireApp, requireOperator, type ApiRouter, type ApiState } from '../context';
 import { adminRouter, bodyAsOperator, type AdminRouteDeps } from '../admin-router';
 import { mountRouter } from '../mount-router';
 
@@ -75,6 +75,7 @@ export function registerFundReturnRoutes(router: ApiRouter, deps: FundReturnRout
  * The operator's twin of `npm run cli -- payments recover` (an operator's token; the actor is that operator):
  *
  *   POST /admin/v1/payments/{paymentId}/incident-recoveries   {incidentId, destinationAddress?, reason}
+ *        201 {incidentRecovery} to the payer; 202 {approval} anywhere else (a second operator approves)
  */
 export function registerFundReturnAdminRoutes(app: Koa<ApiState>, deps: Omit<FundReturnRouteDeps, 'idempotency'> & AdminRouteDeps): void {
   const router = adminRouter('/admin/v1/payments', deps, 'operator');
@@ -82,9 +83,17 @@ export function registerFundReturnAdminRoutes(app: Koa<ApiState>, deps: Omit<Fun
 
   router.post('/:paymentId/incident-recoveries', async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
-    const { actor, ...input } = parseInput(ZAdminCreateRecovery, bodyAsOperator(ctx), 'body');
+    const { incidentId, destinationAddress, reason } = parseInput(ZAdminCreateRecovery, bodyAsOperator(ctx), 'body');
+    const input = { incidentId, reason, ...(destinationAddress ? { destinationAddress } : {}) };
+    const outcome = await recoverFunds(domain, { operator: requireOperator(ctx), channel: 'admin_api' }, paymentId, input);
+    // To anyone but the payer: a request for a second operator, nothing sent yet.
+    if ('approval' in outcome) {
+      ctx.status = 202;
+      ctx.body = outcome;
+      return;
+    }
     ctx.status = 201;
-    ctx.body = { incidentRecovery: await recoverIncident(domain, { actor, channel: 'admin_api' }, paymentId, input) };
+    ctx.body = { incidentRecovery: outcome.done };
   });
 
   mountRouter(app, router);

@@ -3,10 +3,11 @@ import { z } from 'zod';
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import type { OperatorEngine } from '../../domain/engine/pure/engine';
-import { resolveHold, type HeldTarget } from '../../domain/operators/operator-actions';
+import type { HeldTarget } from '../../domain/operators/operator-actions';
+import { releaseHold } from '../../domain/operators/operator-approvals';
 import { ZAdminResolve, ZHeldId } from '../../domain/operators/operator-actions.schemas';
 import { parseInput } from '../../domain/requests/validation';
-import type { ApiState } from '../context';
+import { requireOperator, type ApiState } from '../context';
 import { mountRouter } from '../mount-router';
 import { adminRouter, bodyAsOperator, type AdminRouteDeps } from '../admin-router';
 
@@ -15,6 +16,7 @@ import { adminRouter, bodyAsOperator, type AdminRouteDeps } from '../admin-route
  * `npm run cli -- payments|deposits|fund-returns resolve` (one audit: src/domain/operators/operator-actions.ts):
  *
  *   POST /admin/v1/payments/{paymentId}/resolve       {action, txHash?, reason?}   200 {…, signalled: true}
+ *                                                     or 202 {approval} for a mark-settled or a funded Payment's fail
  *   POST /admin/v1/deposits/{depositId}/resolve
  *   POST /admin/v1/fund-returns/{returnId}/resolve    a held refund or incident recovery
  *
@@ -29,9 +31,14 @@ export function registerHoldAdminRoutes(
   for (const type of Object.keys(paths) as Array<HeldTarget['type']>) {
     router.post(`/${paths[type]}/:id/resolve`, async (ctx) => {
       const { id } = parseInput(z.object({ id: ZHeldId[type] }), ctx.params, 'path');
-      const { actor, txHash, reason, action } = parseInput(ZAdminResolve, bodyAsOperator(ctx), 'body');
-      const request = { action, actor, ...(txHash ? { txHash } : {}), ...(reason ? { reason } : {}) };
-      ctx.body = await resolveHold({ prisma: deps.prisma, chains: deps.chains }, deps.engine, { type, id }, request, 'admin_api');
+      const { txHash, reason, action } = parseInput(ZAdminResolve, bodyAsOperator(ctx), 'body');
+      const request = { action, ...(txHash ? { txHash } : {}), ...(reason ? { reason } : {}) };
+      const outcome = await releaseHold(deps, { operator: requireOperator(ctx), channel: 'admin_api' }, { type, id }, request);
+      // A money-moving release waits for a second operator: accepted, not done.
+      if ('approval' in outcome) {
+        ctx.status = 202;
+        ctx.body = outcome;
+      } else ctx.body = outcome.done;
     });
   }
   mountRouter(app, router);
