@@ -164,7 +164,7 @@ describe('Operator console', () => {
     assert.equal((await getPayment(m, p.id)).payment.status, 'requires_payment_method');
   });
 
-  test('lists held Payments with reason, amount, timeline, Temporal and chain links; fail and mark-settled from the browser are applied and audited', async () => {
+  test('lists held Payments with reason, amount, timeline, Temporal and chain links; fail and mark-settled from the browser wait for a second operator, who approves them in the browser', async () => {
     const h = await getHarness();
     const m = await newMerchant();
     const [toFail, toMark] = (await heldPayments(m, 2)) as [
@@ -214,13 +214,16 @@ describe('Operator console', () => {
     await failForm.getByLabel('Why').fill('customer refunded off-platform');
     await failForm.getByRole('button', { name: 'Fail' }).click();
     await web.page.waitForLoadState('domcontentloaded');
-    assert.match((await web.page.getByRole('status').textContent()) ?? '', /Fail sent to the workflow/);
+    // Its escrow holds the payer's funds: failing it is a request for a second operator.
+    assert.match((await web.page.getByRole('status').textContent()) ?? '', /Sent for approval/);
     const audit = await web.page.locator('table.audit tbody tr').first().locator('td').allTextContents();
-    assert.deepEqual(audit.slice(1), [alice.email, 'console', 'fail', 'customer refunded off-platform', 'signalled']);
+    assert.deepEqual(audit.slice(1, 3), [alice.email, 'console']);
+    assert.match(audit[3]!, /^fail approvalId=approval_/);
+    assert.deepEqual(audit.slice(4, 5), ['customer refunded off-platform']);
+    assert.match(audit[5]!, /^requested /);
     assert.ok(!Number.isNaN(Date.parse(audit[0]!)), `a time: ${audit[0]}`);
-    const failed = await waitForPayment(m, toFail.id, 'failed', (x) => x.status === 'failed');
-    assert.deepEqual(failed.failure, { code: 'operator_failed', message: 'customer refunded off-platform' });
-    await waitUntilUnlisted(web.page, web.baseUrl, toFail.id);
+    const partnerView = await call(`/v2/payments/${toFail.id}`, { credential: m.cred });
+    assert.deepEqual([partnerView.body.payment.status, partnerView.body.payment.operationalState], ['accepted', 'requires_intervention']);
 
     // Mark settled: a hash that pays nobody is refused (shown, audited), then the real manual payout.
     await web.page.goto(`${web.baseUrl}/console/payments/${toMark.id}`);
@@ -247,9 +250,29 @@ describe('Operator console', () => {
     await markForm().getByLabel('Why').fill('paid out by hand from the escrow');
     await markForm().getByRole('button', { name: 'Mark settled' }).click();
     await web.page.waitForLoadState('domcontentloaded');
-    assert.match((await web.page.getByRole('status').textContent()) ?? '', /Mark settled sent/);
+    assert.match((await web.page.getByRole('status').textContent()) ?? '', /Sent for approval/);
+
+    // Alice sees both requests but can't decide her own; Bob, an approver, approves them.
+    await web.page.goto(`${web.baseUrl}/console/approvals`);
+    for (const id of [toFail.id, toMark.id]) assert.ok(((await web.page.locator('main').textContent()) ?? '').includes(id), `${id} waits`);
+    assert.equal(await web.page.getByRole('button', { name: /^Approve / }).count(), 0, 'no approve button for the requester');
+    const bob = await createTestOperator('approver', `bob-${Date.now()}@ops.example`);
+    await signIn(web.page, web.baseUrl, bob);
+    await web.page.goto(`${web.baseUrl}/console/approvals`);
+    assert.deepEqual(await pageProblems(web.page), []);
+    for (const id of [toFail.id, toMark.id]) {
+      await web.page
+        .locator('tr', { hasText: id })
+        .getByRole('button', { name: /^Approve / })
+        .click();
+      await web.page.waitForLoadState('domcontentloaded');
+      assert.match((await web.page.getByRole('status').textContent()) ?? '', /Approved and carried out/);
+    }
+    const failed = await waitForPayment(m, toFail.id, 'failed', (x) => x.status === 'failed');
+    assert.deepEqual(failed.failure, { code: 'operator_failed', message: 'customer refunded off-platform' });
     const marked = await waitForPayment(m, toMark.id, 'succeeded', (x) => x.status === 'succeeded');
     assert.equal(marked.operationalState, 'normal');
+    await waitUntilUnlisted(web.page, web.baseUrl, toFail.id);
     await waitUntilUnlisted(web.page, web.baseUrl, toMark.id);
 
     const rows = await h.db.prisma.operatorAction.findMany({
@@ -259,19 +282,22 @@ describe('Operator console', () => {
     assert.deepEqual(
       rows.map((r) => [r.targetId, r.action, r.actor, r.channel, r.outcome, r.reason]),
       [
-        [toFail.id, 'fail', alice.email, 'console', 'signalled', 'customer refunded off-platform'],
+        [toFail.id, 'fail', alice.email, 'console', 'requested', 'customer refunded off-platform'],
         [toMark.id, 'mark-settled', alice.email, 'console', 'refused', 'paid out by hand'],
-        [toMark.id, 'mark-settled', alice.email, 'console', 'signalled', 'paid out by hand from the escrow'],
+        [toMark.id, 'mark-settled', alice.email, 'console', 'requested', 'paid out by hand from the escrow'],
+        [toFail.id, 'fail', bob.email, 'console', 'signalled', 'customer refunded off-platform'],
+        [toMark.id, 'mark-settled', bob.email, 'console', 'signalled', 'paid out by hand from the escrow'],
       ],
     );
-    assert.deepEqual(rows[2]!.details, { txHash: tx });
+    assert.equal((rows[4]!.details as Record<string, string>).txHash, tx);
+    assert.equal((rows[4]!.details as Record<string, string>).approvalId, (rows[2]!.details as Record<string, string>).approvalId);
     // The workflow recorded who released each hold, as it does for the CLI.
     const resolutions = await h.db.prisma.paymentResolution.findMany({ where: { paymentId: { in: [toFail.id, toMark.id] } } });
     assert.deepEqual(
       resolutions.map((r) => [r.paymentId, r.action, r.actor]).sort(),
       [
-        [toFail.id, 'fail', alice.email],
-        [toMark.id, 'mark-settled', alice.email],
+        [toFail.id, 'fail', bob.email],
+        [toMark.id, 'mark-settled', bob.email],
       ].sort(),
     );
 

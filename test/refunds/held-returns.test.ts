@@ -8,6 +8,7 @@ import { getHarness } from '../support/harness';
 import { endsWithBooksChecked } from '../support/books';
 import { cli } from '../support/cli';
 import { assertLedgerBalanced, newMerchant, type Merchant } from '../support/fixtures';
+import { createTestOperator } from '../support/operators';
 import { startAdminApi, type AdminApi } from '../webhooks/support/admin';
 import { awaitWorkflowResult } from '../support/workflow-result';
 import { heldRecovery } from './held-returns';
@@ -118,9 +119,24 @@ describe('Held fund returns: an operator releases them', () => {
       'the payout at depth',
       { mine: true },
     );
-    const ok = await mark(byHand);
+    // A mark-settled is a request: nothing is signalled until a second operator approves it.
+    const asked = await mark(byHand);
+    assert.equal(asked.status, 202, JSON.stringify(asked.body));
+    const approvalId: string = asked.body.approval.id;
+    assert.deepEqual(
+      [asked.body.approval.status, asked.body.approval.action, asked.body.approval.requestedBy, asked.body.approval.params.txHash],
+      ['pending', 'mark-settled', admin.operator.email, byHand],
+    );
+    assert.equal((await returnRow(held.recoveryId)).status, 'requires_intervention', 'still held while the request waits');
+    const own = await admin.call('POST', `/admin/v1/approvals/${approvalId}/approve`, {});
+    assert.equal(own.status, 403, 'the requester never approves their own request');
+    const approver = await createTestOperator('approver');
+    const ok = await admin.call('POST', `/admin/v1/approvals/${approvalId}/approve`, {}, approver.token);
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
-    assert.deepEqual(ok.body, { fundReturnId: held.recoveryId, action: 'mark-settled', signalled: true });
+    assert.deepEqual(ok.body.result, { fundReturnId: held.recoveryId, action: 'mark-settled', signalled: true });
+    assert.deepEqual([ok.body.approval.status, ok.body.approval.decidedBy], ['approved', approver.email]);
+    const twice = await admin.call('POST', `/admin/v1/approvals/${approvalId}/approve`, {}, approver.token);
+    assert.equal(twice.status, 409, 'an approval is decided once');
     const done = await waitForReturnStatus(held.recoveryId, 'confirmed');
     assert.equal(done.transactionHash, byHand.toLowerCase());
     assert.equal(await tokenBalance(held.escrow), 0n);
@@ -131,8 +147,21 @@ describe('Held fund returns: an operator releases them', () => {
     assert.deepEqual(await auditOf(held.recoveryId), [
       ['admin_api', admin.operator.email, 'mark-settled', 'refused'],
       ['admin_api', admin.operator.email, 'mark-settled', 'refused'],
-      ['admin_api', admin.operator.email, 'mark-settled', 'signalled'],
+      ['admin_api', admin.operator.email, 'mark-settled', 'requested'],
+      ['admin_api', approver.email, 'mark-settled', 'signalled'],
     ]);
+    const decisions = await h.db.prisma.operatorAction.findMany({
+      where: { targetType: 'approval', targetId: approvalId },
+      orderBy: { createdAt: 'asc' },
+    });
+    assert.deepEqual(
+      decisions.map((d) => [d.actor, d.action, d.outcome]),
+      [
+        [admin.operator.email, 'approve', 'refused'],
+        [approver.email, 'approve', 'applied'],
+        [approver.email, 'approve', 'refused'],
+      ],
+    );
     await assertLedgerBalanced();
   });
 

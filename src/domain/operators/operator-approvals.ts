@@ -81,6 +81,9 @@ async function viewOf(prisma: PrismaClient, row: OperatorApproval, now = new Dat
   };
 }
 
+/** What the audit shows of a request's input: its facts, not the action it already names. */
+const auditParams = (params: Record<string, string>) => Object.fromEntries(Object.entries(params).filter(([k]) => k !== 'action'));
+
 async function request(
   deps: { prisma: PrismaClient },
   who: Acting,
@@ -113,7 +116,7 @@ async function request(
         action: action as never,
         target,
         reason,
-        details: { ...params, approvalId: created.id },
+        details: { ...auditParams(params), approvalId: created.id },
       },
       'requested',
       `waits for a second operator until ${created.expiresAt.toISOString()}`,
@@ -132,14 +135,8 @@ export async function releaseHold(
 ): Promise<Outcome<unknown>> {
   const fundedPayment = target.type === 'payment' && input.action === 'fail' && (await payerShares(deps.prisma, target.id)).length > 0;
   if (needsSecondOperator({ action: input.action, target: target.type, fundedPayment })) {
-    const entry = {
-      actor: who.operator.email,
-      channel: who.channel,
-      action: input.action,
-      target,
-      reason: input.reason ?? null,
-      details: {},
-    };
+    const details: Record<string, string> = input.txHash ? { txHash: input.txHash } : {};
+    const entry = { actor: who.operator.email, channel: who.channel, action: input.action, target, reason: input.reason ?? null, details };
     try {
       if (!input.reason) throw new ApiError('bad_request', 'Say why: a request for a second operator needs a reason');
       await checkHold(deps, target, { ...input, actor: who.operator.email });
