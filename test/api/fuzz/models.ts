@@ -407,6 +407,14 @@ export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
     params: (f) => ({ appId: f.cred.appId, userId: 'puser_0fuzz0' }),
     body: () => ({}),
   },
+  // Two-person approvals: nothing pending under these ids (404), every refusal's envelope and no write.
+  'GET /admin/v1/approvals': { auth: 'admin', query: () => ({ status: 'pending' }) },
+  'POST /admin/v1/approvals/:approvalId/approve': { auth: 'admin', params: () => ({ approvalId: 'approval_0fuzz0' }), body: () => ({}) },
+  'POST /admin/v1/approvals/:approvalId/reject': {
+    auth: 'admin',
+    params: () => ({ approvalId: 'approval_0fuzz0' }),
+    body: () => ({ reason: 'fuzz' }),
+  },
   'GET /admin/v1/alerts': { auth: 'admin', query: () => ({ open: 'true', kind: 'ledger_difference', limit: '5' }) },
   'GET /admin/v1/alerts/:alertId': { auth: 'admin', params: () => ({ alertId: 'alert_0fuzz0' }) },
   // Prometheus metrics (text, not JSON): a 200 answers the exposition, a refusal the envelope.
