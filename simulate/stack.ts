@@ -189,7 +189,8 @@ export async function startStack(opts: {
     return {
       config,
       environments,
-      db: opened.db,
+      // The run's own checks and drives (posting a vault receipt, reading the books) act as the worker does, not as the API.
+      db: opened.pool('worker'),
       engine,
       chain,
       chainId: network.chainId,
