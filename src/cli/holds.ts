@@ -9,8 +9,9 @@ import { chainsFor, parseResolutionArgs, withEngine, type CliContext } from './s
 
 /**
  * The CLI acts as the operator `--actor` names when it is one; otherwise as that typed name, which
- * may release a hold but never ask for a money-moving action (that needs an operator a second one can
- * be told apart from). Whoever runs the CLI holds the database: this names, it does not authenticate.
+ * may release a hold but never ask for a money-moving action (operator-approvals.ts refuses a request
+ * from anyone but an operator). Whoever runs the CLI holds the database: this names, it does not
+ * authenticate.
  */
 export async function cliActing(prisma: PrismaClient, actor: string): Promise<Acting> {
   const operator: SignedInOperator = (await activeOperator(prisma, actor)) ?? {

@@ -175,12 +175,24 @@ describe('Deposits held for a data error', () => {
     assert.match(rendered, /Retry the write/);
     assert.doesNotMatch(rendered, /value="mark-settled"|Retry settlement/);
 
-    // Nothing is recorded to settle: mark-settled is refused, with the reason.
-    const markSettled = await cli(['deposits', 'resolve', retryId, '--action', 'mark-settled', '--tx', `0x${'ab'.repeat(32)}`]).catch(
-      (err: { code?: number; stderr?: string }) => err,
-    );
+    // Nothing is recorded to settle: mark-settled is refused when it is asked for, with the reason, and
+    // no request is left waiting for a second operator.
+    const markSettled = await cli([
+      'deposits',
+      'resolve',
+      retryId,
+      '--action',
+      'mark-settled',
+      '--tx',
+      `0x${'ab'.repeat(32)}`,
+      '--reason',
+      'paid by hand',
+      '--actor',
+      'ops:bob',
+    ]).catch((err: { code?: number; stderr?: string }) => err);
     assert.equal((markSettled as { code?: number }).code, 1);
     assert.match((markSettled as { stderr: string }).stderr, /not recorded/);
+    assert.equal(await h.db.prisma.operatorApproval.count({ where: { targetId: retryId } }), 0);
     await cli(['deposits', 'resolve', retryId, '--action', 'retry', '--actor', 'ops:bob', '--reason', 'constraint dropped']);
     await cli(['deposits', 'resolve', failId, '--action', 'fail', '--actor', 'ops:bob', '--reason', 'not ours']);
 

@@ -26,6 +26,8 @@ import { depositReconciliationWorkflowId } from '../../workflows/contracts/depos
 import { awaitWorkflowResult } from '../support/workflow-result';
 import { resolveDeposit } from '../../src/domain/deposits/deposits';
 import { newAccountWithWallet, newDepositAddress } from '../support/fixtures';
+import { createTestOperator } from '../support/operators';
+import { approvalRefusedByCli, approveByCli, requestByCli, resolutionSignals } from '../support/approvals';
 
 const DEPOSIT_KEYS = [
   'accountId',
@@ -438,14 +440,35 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     // Only a held deposit can be resolved, and each action needs its argument.
     await assert.rejects(cli(['deposits', 'resolve', 'deposit_unknown', '--action', 'retry']), (err: { code?: number }) => err.code === 1);
     await assert.rejects(cli(['deposits', 'resolve', toMark.id, '--action', 'mark-settled']), (err: { code?: number }) => err.code === 1);
+    // A mark-settled waits for a second operator: carol asks, dave (another approver) approves.
+    const [carol, dave] = [await createTestOperator('approver'), await createTestOperator('approver')];
+    // A request says why.
+    await assert.rejects(
+      cli(['deposits', 'resolve', toMark.id, '--action', 'mark-settled', '--tx', `0x${'ab'.repeat(32)}`, '--actor', carol.email]),
+      (err: { code?: number; stderr?: string }) => err.code === 1 && /Say why/.test(err.stderr ?? ''),
+    );
 
-    // mark-settled is checked against the chain: a transfer that does not come from the deposit address is refused.
+    // mark-settled is checked against the chain when it is asked for: a transfer that does not come from
+    // the deposit address is refused, and nothing waits for an approval.
     const notOurs = await send(payer, destination, 29_550_000n);
     await mine(2);
     await assert.rejects(
-      cli(['deposits', 'resolve', toMark.id, '--action', 'mark-settled', '--tx', notOurs]),
-      (err: { code?: number }) => err.code === 1,
+      cli([
+        'deposits',
+        'resolve',
+        toMark.id,
+        '--action',
+        'mark-settled',
+        '--tx',
+        notOurs,
+        '--reason',
+        'paid by hand',
+        '--actor',
+        carol.email,
+      ]),
+      (err: { code?: number; stderr?: string }) => err.code === 1 && /does not move/.test(err.stderr ?? ''),
     );
+    assert.equal(await h.db.prisma.operatorApproval.count({ where: { targetId: toMark.id } }), 0);
     // The operator pays the third one's net amount out of the deposit address by hand and records that
     // transaction; the service then pays its fees.
     const row = await h.db.prisma.depositAddress.findUniqueOrThrow({ where: { id: address.id } });
@@ -455,11 +478,12 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
       .get(h.chainId)
       .sendTokenTransfer({ from: custodySigner, token: TOKEN, to: destination as `0x${string}`, amountAtomic: 29_550_000n });
     await mine(2);
-    // Three operators at once: each resolve is its own CLI process.
-    const [retried, failed, marked] = await Promise.all([
+    // Three operators at once: each resolve is its own CLI process. retry and a deposit's fail are
+    // carried out at once; the mark-settled becomes a request.
+    const [retried, failed, requested] = await Promise.all([
       cli(['deposits', 'resolve', toRetry.id, '--action', 'retry', '--actor', 'ops:alice']),
       cli(['deposits', 'resolve', toFail.id, '--action', 'fail', '--reason', 'returned to the sender by support', '--actor', 'ops:bob']),
-      cli([
+      requestByCli([
         'deposits',
         'resolve',
         toMark.id,
@@ -470,12 +494,36 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
         '--reason',
         'paid by hand',
         '--actor',
-        'ops:carol',
+        carol.email,
       ]),
     ]);
     assert.deepEqual(retried, { depositId: toRetry.id, action: 'retry', signalled: true });
     assert.deepEqual(failed, { depositId: toFail.id, action: 'fail', signalled: true });
-    assert.deepEqual(marked, { depositId: toMark.id, action: 'mark-settled', signalled: true });
+    assert.deepEqual(
+      [requested.action, requested.target, requested.params, requested.reason, requested.requestedBy],
+      ['mark-settled', { type: 'deposit', id: toMark.id }, { action: 'mark-settled', txHash: manual }, 'paid by hand', carol.email],
+    );
+    // The other two are done while the mark-settled waits: still held, never signalled, nothing recorded.
+    const before = await waitForDeposits(accountId, (d) => d.filter((x) => x.status === 'settled' || x.status === 'failed').length === 2, {
+      mine: true,
+      what: 'the retried and the failed one resolved',
+    });
+    const waiting = before.find((d) => d.id === toMark.id)!;
+    assert.deepEqual([waiting.status, waiting.settlementStatus], ['requires_intervention', 'requires_intervention']);
+    assert.deepEqual(await resolutionSignals(toMark.workflowId), []);
+    assert.equal(await h.db.prisma.depositResolution.count({ where: { depositId: toMark.id } }), 0);
+    assert.deepEqual(Object.keys(await entriesOf(toMark.id)), ['receipt']);
+
+    // Nobody approves their own request, whatever their role; nothing is decided by the refusal.
+    assert.match(await approvalRefusedByCli(requested.id, carol), /not the one who asked/);
+    assert.equal((await h.db.prisma.operatorApproval.findUniqueOrThrow({ where: { id: requested.id } })).status, 'pending');
+    // A second operator approves: the release is carried out as asked, under the approver's name.
+    const approved = await approveByCli(requested.id, dave);
+    assert.deepEqual(approved.result, { depositId: toMark.id, action: 'mark-settled', signalled: true });
+    assert.equal(approved.approval.requestedBy, carol.email);
+    assert.deepEqual(await resolutionSignals(toMark.workflowId), [
+      { action: 'mark-settled', txHash: manual.toLowerCase(), reason: 'paid by hand', actor: dave.email },
+    ]);
     const done = await waitForDeposits(accountId, (d) => d.every((x) => x.status === 'settled' || x.status === 'failed'), {
       mine: true,
       what: 'resolved',
@@ -498,8 +546,24 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
       [
         [toRetry.id, 'retry', 'ops:alice', null, null],
         [toFail.id, 'fail', 'ops:bob', 'returned to the sender by support', null],
-        [toMark.id, 'mark-settled', 'ops:carol', 'paid by hand', manual.toLowerCase()],
+        [toMark.id, 'mark-settled', dave.email, 'paid by hand', manual.toLowerCase()],
       ].sort(),
+    );
+    // The audit: each refusal, the request, the self-approval refused, the approval and the release it made.
+    const audit = await h.db.prisma.operatorAction.findMany({
+      where: { targetId: { in: [toMark.id, requested.id] } },
+      orderBy: { createdAt: 'asc' },
+    });
+    assert.deepEqual(
+      audit.map((a) => [a.targetType, a.action, a.outcome, a.actor, (a.details as { approvalId?: string } | null)?.approvalId ?? null]),
+      [
+        ['deposit', 'mark-settled', 'refused', carol.email, null],
+        ['deposit', 'mark-settled', 'refused', carol.email, null],
+        ['deposit', 'mark-settled', 'requested', carol.email, requested.id],
+        ['approval', 'approve', 'refused', carol.email, null],
+        ['approval', 'approve', 'applied', dave.email, null],
+        ['deposit', 'mark-settled', 'signalled', dave.email, requested.id],
+      ],
     );
     assert.deepEqual(
       (await depositEvents(toRetry.id)).map((e) => e.name),

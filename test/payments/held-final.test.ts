@@ -53,10 +53,14 @@ describe('A Payment held when already final', () => {
         'mark-settled',
         '--tx',
         `0x${'12'.repeat(32)}`,
+        '--reason',
+        'paid by hand',
         '--actor',
         'erin',
       ]);
       assert.match(marked, /already succeeded \(final\): mark-settled would change a final status/);
+      // Both would wait for a second operator, but are refused when asked for: no request is stored.
+      assert.equal(await h.db.prisma.operatorApproval.count({ where: { targetId: p.id } }), 0);
       const audit = await h.db.prisma.operatorAction.findMany({ where: { targetId: p.id }, orderBy: { createdAt: 'asc' } });
       assert.deepEqual(
         audit.map((a) => [a.action, a.outcome]),

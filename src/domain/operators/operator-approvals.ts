@@ -12,7 +12,7 @@ import type { TCreateRecovery, TFundReturn } from '../returns/fund-return.schema
 import type { ResolutionAction } from './pure/operator-resolution';
 import { APPROVAL_TTL_SECONDS, needsSecondOperator, statusAt, type ApprovalStatus } from './pure/money-approval';
 import { mayApprove } from './pure/operator-roles';
-import type { SignedInOperator } from './operator-accounts';
+import { activeOperatorById, type SignedInOperator } from './operator-accounts';
 import {
   checkHold,
   recoverIncident,
@@ -92,6 +92,9 @@ async function request(
   params: Record<string, string>,
   reason: string,
 ): Promise<{ approval: ApprovalView }> {
+  // A request names the operator a second one must differ from: never a typed name (the CLI's).
+  if (!(await activeOperatorById(deps.prisma, who.operator.id)))
+    throw new ApiError('forbidden', 'Asking for a second operator needs an operator: sign in, or give the CLI --actor <operator email>');
   const now = new Date();
   const row = await deps.prisma.$transaction(async (tx) => {
     const created = await tx.operatorApproval.create({
