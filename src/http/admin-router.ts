@@ -16,7 +16,9 @@ export interface AdminRouteDeps {
 
 /** A router under `prefix` on the admin plane: an operator's token required, at least `role`, JSON bodies. */
 export function adminRouter(prefix: string, deps: AdminRouteDeps, role: OperatorRole): Router<ApiState> {
-  const router = new Router<ApiState>({ prefix });
+  // Case-sensitive: @koa/router matches routes without case but runs a router's `use` middleware only
+  // on its exact prefix, so /ADMIN/V1/... would reach a handler past the operator's authentication.
+  const router = new Router<ApiState>({ prefix, sensitive: true });
   router.use(deps.auth);
   router.use(requireRole(role));
   router.use(jsonBody(deps.maxBodyBytes));

@@ -214,6 +214,11 @@ describe('rotating and revoking app credentials', () => {
       headers: { authorization: `Bearer ${ops.token}` },
     });
     assert.equal(onPartnerPort.status, 404, 'the partner port serves no admin API');
+    // Another spelling of the path is another path: it never reaches a handler past the authentication.
+    for (const shouted of [`/ADMIN/V1/APPS/${cred.appId}/REVOCATION`, `/Admin/v1/apps/${cred.appId}/revocation`]) {
+      const res = await call(shouted, { baseUrl: a.adminBaseUrl, method: 'POST', body: {} });
+      assert.equal(res.status, 404, `${shouted}: ${res.text}`);
+    }
     const h = await getHarness();
     assert.equal(await h.db.prisma.appSecret.count({ where: { appId: cred.appId } }), 1);
     assert.equal((await h.db.prisma.app.findUniqueOrThrow({ where: { id: cred.appId } })).revokedAt, null);

@@ -7,7 +7,7 @@ import { ApiError, notFound } from '../requests/errors';
 import { parseInput } from '../requests/validation';
 import { newId } from '../values/ids';
 import { payerShares } from '../payments/payer-shares';
-import { payersOf, type FundReturnDeps } from '../returns/fund-returns';
+import { checkRecovery, type FundReturnDeps } from '../returns/fund-returns';
 import type { TCreateRecovery, TFundReturn } from '../returns/fund-return.schemas';
 import type { ResolutionAction } from './pure/operator-resolution';
 import { APPROVAL_TTL_SECONDS, needsSecondOperator, statusAt, type ApprovalStatus } from './pure/money-approval';
@@ -160,13 +160,29 @@ export async function recoverFunds(
   paymentId: string,
   input: TCreateRecovery & { reason: string },
 ): Promise<Outcome<TFundReturn>> {
-  const incident = await deps.prisma.paymentIncident.findUnique({ where: { id: input.incidentId } });
-  const payers = incident && incident.paymentId === paymentId ? await payersOf(deps.prisma, incident) : [];
-  if (incident && needsSecondOperator({ action: 'recover-incident', destinationAddress: input.destinationAddress, payers })) {
+  const details: Record<string, string> = {
+    incidentId: input.incidentId,
+    ...(input.destinationAddress ? { destinationAddress: input.destinationAddress } : {}),
+  };
+  const entry = {
+    actor: who.operator.email,
+    channel: who.channel,
+    action: 'recover-incident' as const,
+    target: { type: 'payment' as const, id: paymentId },
+    reason: input.reason,
+    details,
+  };
+  const { payers } = await checkRecovery(deps, { by: 'operator', actor: who.operator.email }, paymentId, input).catch(
+    async (err: unknown) => {
+      // Refused for what the recovery itself would be refused for: audited as its refusal.
+      if (err instanceof ApiError && err.status < 500) await writeAudit(deps.prisma, entry, 'refused', err.message);
+      throw err;
+    },
+  );
+  if (needsSecondOperator({ action: 'recover-incident', destinationAddress: input.destinationAddress, payers })) {
     const params = { incidentId: input.incidentId, destinationAddress: input.destinationAddress! };
     return request(deps, who, 'recover-incident', { type: 'payment', id: paymentId }, params, input.reason);
   }
-  // No such incident: the recovery refuses it in its own words.
   return { done: await recoverIncident(deps, { actor: who.operator.email, channel: who.channel }, paymentId, input) };
 }
 

@@ -333,6 +333,27 @@ export async function payersOf(
 }
 
 /**
+ * Whether a recovery would be created now, and of what: the Payment and its incident exist, the
+ * incident's payers, and the destination the rules allow (its payer by default; never the zero
+ * address, a token contract or the service's own address but the vault it came from). Reads only.
+ */
+export async function checkRecovery(deps: FundReturnDeps, who: ReturnRequester, paymentId: string, input: TCreateRecovery) {
+  const payment = await deps.prisma.payment.findFirst({ where: { id: paymentId, ...(who.by === 'partner' ? { appId: who.app.id } : {}) } });
+  if (!payment?.escrowAddress) throw notFound('Payment');
+  const incident = await deps.prisma.paymentIncident.findFirst({ where: { id: input.incidentId, paymentId } });
+  if (!incident) throw notFound('Incident');
+  const payers = await payersOf(deps.prisma, incident);
+  // Recorded whole before incidents were per payer: no one payer may have it all on a partner's word.
+  if (payers.length > 1 && who.by === 'partner') throw refusal('incident_several_payers');
+  const ownVault = (address: string) => returnsVaultFunding(deps.prisma, { paymentId, transferId: incident.transferId, to: address });
+  const to = await destinationFor(deps, who.by, input.destinationAddress, payers, payment.tokenAddress, ownVault);
+  const live = await deps.prisma.fundReturn.findFirst({ where: { incidentId: incident.id, status: { not: 'failed' } } });
+  const decision = decideRecovery({ incidentStatus: incident.status, liveRecovery: live });
+  if (!decision.ok) throw refusal(decision.reason);
+  return { payment, incident, payers, to };
+}
+
+/**
  * Returns an incident's funds from the Payment's escrow: to its payer by default (the incident
  * transfer's sender; an underpaid Payment's incidents are one per payer), else to the given address.
  * A vault's late funding goes back to that vault, the one service address a return may reach.
@@ -349,15 +370,7 @@ export async function createRecovery(
   input: TCreateRecovery & { approvalId?: string },
   onCreated?: (tx: Prisma.TransactionClient, row: FundReturnRow) => Promise<void>,
 ): Promise<TFundReturn> {
-  const payment = await deps.prisma.payment.findFirst({ where: { id: paymentId, ...(who.by === 'partner' ? { appId: who.app.id } : {}) } });
-  if (!payment?.escrowAddress) throw notFound('Payment');
-  const incident = await deps.prisma.paymentIncident.findFirst({ where: { id: input.incidentId, paymentId } });
-  if (!incident) throw notFound('Incident');
-  const payers = await payersOf(deps.prisma, incident);
-  // Recorded whole before incidents were per payer: no one payer may have it all on a partner's word.
-  if (payers.length > 1 && who.by === 'partner') throw refusal('incident_several_payers');
-  const ownVault = (address: string) => returnsVaultFunding(deps.prisma, { paymentId, transferId: incident.transferId, to: address });
-  const to = await destinationFor(deps, who.by, input.destinationAddress, payers, payment.tokenAddress, ownVault);
+  const { payment, incident, to } = await checkRecovery(deps, who, paymentId, input);
   const row = await deps.prisma.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT id FROM payment_incidents WHERE id = ${incident.id} FOR UPDATE`;
     const current = await tx.paymentIncident.findUniqueOrThrow({ where: { id: incident.id } });
