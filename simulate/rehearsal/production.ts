@@ -151,8 +151,6 @@ export function productionEnv(input: ProductionInput): ProductionEnv {
     ENVIRONMENTS_FILE: catalogFile,
     DATA_DIR: input.dataDir,
     SERVICE_SECRET: input.serviceSecret,
-    // Operators sign in by emailed code: production needs a mail server (none answers here; nobody signs in).
-    SMTP_URL: 'smtp://127.0.0.1:9',
     METRICS_TOKEN: randomBytes(24).toString('hex'),
     PUBLIC_BASE_URL: 'https://payments.rehearsal.example',
     // The load reaches the API directly, with no proxy in front.

@@ -85,8 +85,6 @@ function serviceProblems(config: ServiceConfig, roles: ProductionCheckInput['rol
     problems.push(
       'SERVICE_SECRET: required (32+ characters); without it the service generates one under its data directory, which another process or a new container would not share',
     );
-  if (roles.includes('api') && !config.mail.smtpUrl)
-    problems.push('SMTP_URL: required where the API runs: operators sign in to the console with an emailed code and their TOTP');
   if (isLocalUrl(config.http.publicBaseUrl))
     problems.push('PUBLIC_BASE_URL: required, the public https URL of the API; the default points at localhost');
   else if (!config.http.publicBaseUrl.startsWith('https:'))

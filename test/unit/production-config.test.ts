@@ -84,8 +84,8 @@ describe('production configuration', () => {
     );
   });
 
-  test('a worker alone needs no SMTP_URL (it serves no console)', () => {
-    assert.deepEqual(problemsOf(without('SMTP_URL'), ['worker']), []);
+  test('SMTP_URL is not required: without it no console sign-in code is sent, and operators use their admin API tokens', () => {
+    assert.deepEqual(problemsOf(without('SMTP_URL')), []);
   });
 
   test('each sandbox default is refused with the setting that replaces it', () => {
@@ -94,7 +94,6 @@ describe('production configuration', () => {
     assertOneProblem(problemsOf(without('WORKER_DATABASE_URL'), ['worker']), 'WORKER_DATABASE_URL', /login of its own/);
     assertOneProblem(problemsOf(without('TEMPORAL_ADDRESS')), 'TEMPORAL_ADDRESS', /embedded Temporal/);
     assertOneProblem(problemsOf(without('SERVICE_SECRET')), 'SERVICE_SECRET', /generates one under/);
-    assertOneProblem(problemsOf(without('SMTP_URL')), 'SMTP_URL', /emailed code/);
     assertOneProblem(problemsOf(without('PUBLIC_BASE_URL')), 'PUBLIC_BASE_URL', /localhost/);
     assertOneProblem(problemsOf({ ...GOOD, PUBLIC_BASE_URL: 'http://127.0.0.1:3000' }), 'PUBLIC_BASE_URL', /local/);
     assertOneProblem(problemsOf({ ...GOOD, PUBLIC_BASE_URL: 'http://pay.example.com' }), 'PUBLIC_BASE_URL', /must be https/);
@@ -214,7 +213,6 @@ describe('production configuration', () => {
       'WORKER_DATABASE_URL',
       'TEMPORAL_ADDRESS',
       'SERVICE_SECRET',
-      'SMTP_URL',
       'PUBLIC_BASE_URL',
       'TRUSTED_PROXIES',
       'ENVIRONMENTS_FILE',
@@ -239,7 +237,6 @@ describe('production configuration', () => {
       for (const setting of [
         'TEMPORAL_ADDRESS',
         'SERVICE_SECRET',
-        'SMTP_URL',
         'PUBLIC_BASE_URL',
         'RPC_URLS_BASE',
         'RPC_URLS_ETHEREUM',

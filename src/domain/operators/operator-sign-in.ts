@@ -19,6 +19,8 @@ export interface OperatorSignInDeps {
   prisma: PrismaClient;
   serviceSecret: ServiceSecret;
   mailer: Mailer | null;
+  /** Keep the code for `operators dev-code` when no mail goes out: never in production. */
+  keepOutbox?: boolean;
 }
 
 const codeHash = (deps: OperatorSignInDeps, codeId: string, code: string) =>
@@ -42,7 +44,7 @@ export async function requestOperatorCode(deps: OperatorSignInDeps, email: strin
         id,
         operatorId: operator.id,
         codeHash: hash,
-        outboxCode: deps.mailer ? null : code,
+        outboxCode: deps.mailer || deps.keepOutbox === false ? null : code,
         expiresAt: new Date(now.getTime() + OPERATOR_SIGN_IN.codeTtlSeconds * 1000),
         createdAt: now,
       },

@@ -363,7 +363,7 @@ function registerSignIn(
     const parsed = ZConsoleLogin.safeParse(fields);
     if (!parsed.success) return refuse(400, parsed.error.issues.map((i) => i.message).join('; '));
     await deps.throttle.signInAttempt(ctx, parsed.data.email);
-    await requestOperatorCode(deps, parsed.data.email);
+    await requestOperatorCode({ ...deps, keepOutbox: deps.config.deployment !== 'production' }, parsed.data.email);
     send(ctx, 200, 'Sign in', codePage(sessions.loginCsrf(ctx), parsed.data.email, null));
   });
 
