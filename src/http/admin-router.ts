@@ -50,7 +50,10 @@ export function audit(
 ): ApiMiddleware {
   return async (ctx, next) => {
     const operator = requireOperator(ctx);
-    const entry = { actor: operator.email, channel: 'admin_api' as const, action, target: targetOf(ctx) };
+    const target = targetOf(ctx);
+    // The path is the caller's: a NUL can't be stored in text, and a refusal is audited all the same.
+    const id = target.id.replace(/\0/g, '\\0').slice(0, 200);
+    const entry = { actor: operator.email, channel: 'admin_api' as const, action, target: { ...target, id } };
     try {
       await next();
     } catch (err) {

@@ -62,6 +62,11 @@ describe('Webhook endpoints (admin API)', () => {
     const change = await admin.call('POST', base(app.appId), { url: 'https://93.184.216.34/hooks/viewer' }, viewer.token);
     assert.equal(change.status, 403, JSON.stringify(change.body));
     assert.equal(await h.db.prisma.webhookEndpoint.count({ where: { appId: app.appId } }), 0);
+    // A path holding NUL is refused in the envelope, and the refusal is audited (the NUL escaped).
+    const nul = await admin.call('PATCH', `/admin/v1/apps/app_nul%00x/webhook-endpoints/whe_nothing`, { description: 'x' });
+    assert.equal(nul.status, 400, JSON.stringify(nul.body));
+    const audited = await h.db.prisma.operatorAction.findFirstOrThrow({ where: { targetId: 'app_nul\\0x' } });
+    assert.deepEqual([audited.action, audited.outcome], ['update-webhook-endpoint', 'refused']);
   });
 
   test('creates an endpoint, shows the signing secret once, and stores it only encrypted', async () => {
