@@ -174,11 +174,30 @@ const ZEnv = z.object({
   /** Operator sign-in attempts per client address and per email, and failed operator tokens per address. */
   OPERATOR_SIGN_IN_LIMIT_POINTS: z.coerce.number().int().min(1).default(10),
   OPERATOR_SIGN_IN_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(900),
+  /**
+   * The admin listener's URL as operators' browsers reach it (the OpenID Connect redirect, and
+   * `__Host-` Secure console cookies when https); default: http://ADMIN_HOST:ADMIN_PORT.
+   */
+  ADMIN_BASE_URL: z.url().optional(),
+  /**
+   * The company's OpenID Connect provider for console sign-in (all three, or none: then an emailed
+   * code and TOTP). The client is registered there with redirect URI <ADMIN_BASE_URL>/console/login/oidc/callback.
+   */
+  OPERATOR_OIDC_ISSUER: z.url().optional(),
+  OPERATOR_OIDC_CLIENT_ID: z.string().trim().min(1).max(255).optional(),
+  OPERATOR_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
   /** How long an operator console session lasts after login. */
   CONSOLE_SESSION_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3600),
 });
 
 export type TEnv = z.infer<typeof ZEnv>;
+
+/** The company's OpenID Connect provider and this service's client there. */
+export interface OperatorOidcSettings {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+}
 
 export interface RateLimitSettings {
   points: number;
@@ -261,10 +280,20 @@ export interface ServiceConfig {
   anvil: { embeddedPort: number };
   webhooks: { allowPrivateDestinations: boolean; trustedDestinations?: readonly string[] };
   /**
-   * The admin plane (admin API, console, metrics) on a listener of its own; metricsToken: Prometheus's
-   * read-only credential; consoleSessionSeconds: the console session's life (default 3600).
+   * The admin plane (admin API, console, metrics) on a listener of its own; baseUrl: where operators'
+   * browsers reach it (ADMIN_BASE_URL, declared or made up from the listener); metricsToken:
+   * Prometheus's read-only credential; consoleSessionSeconds: the console session's life (default
+   * 3600); oidc: the company's OpenID Connect provider for console sign-in (clientSecret is a secret).
    */
-  admin: { host: string; port: number; metricsToken?: string; consoleSessionSeconds?: number };
+  admin: {
+    host: string;
+    port: number;
+    baseUrl?: string;
+    baseUrlDeclared?: boolean;
+    metricsToken?: string;
+    consoleSessionSeconds?: number;
+    oidc?: OperatorOidcSettings;
+  };
   /** Outgoing mail (vault approval codes). smtpUrl may hold a password: never log it. */
   mail: { smtpUrl?: string; from: string };
   /** The off-ramp provider. callbackSecret is a secret: never log it. */
@@ -315,7 +344,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, readSecretFile?
         e.WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS ?? (deployment === 'sandbox' && (!externalDatabase || !e.TEMPORAL_ADDRESS)),
       trustedDestinations: e.WEBHOOKS_TRUSTED_DESTINATIONS,
     },
-    admin: { host: e.ADMIN_HOST, port: e.ADMIN_PORT, metricsToken: e.METRICS_TOKEN, consoleSessionSeconds: e.CONSOLE_SESSION_SECONDS },
+    admin: readAdmin(e),
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     offramp: readOfframp(e),
     rpcUrls,
@@ -336,6 +365,11 @@ function parseEnv(raw: NodeJS.ProcessEnv, readSecretFile?: ReadSecretFile): { e:
   const e = parsed.data;
   if (e.OFFRAMP_PROVIDER_URL && !e.OFFRAMP_CALLBACK_SECRET)
     throw new ConfigError('invalid configuration: OFFRAMP_CALLBACK_SECRET is required with OFFRAMP_PROVIDER_URL');
+  const oidcSet = [e.OPERATOR_OIDC_ISSUER, e.OPERATOR_OIDC_CLIENT_ID, e.OPERATOR_OIDC_CLIENT_SECRET].filter(Boolean).length;
+  if (oidcSet !== 0 && oidcSet !== 3)
+    throw new ConfigError(
+      'invalid configuration: OPERATOR_OIDC_ISSUER, OPERATOR_OIDC_CLIENT_ID and OPERATOR_OIDC_CLIENT_SECRET go together (all three, or none)',
+    );
   return { e, rpcUrls: rpcUrls.settings };
 }
 
@@ -412,6 +446,22 @@ function readRateLimits(e: TEnv): Pick<ServiceConfig, 'rateLimit' | 'clientRateL
       dashboardSignIn: quota(e.DASHBOARD_SIGN_IN_LIMIT_POINTS, e.DASHBOARD_SIGN_IN_LIMIT_WINDOW_SECONDS),
       operatorSignIn: quota(e.OPERATOR_SIGN_IN_LIMIT_POINTS, e.OPERATOR_SIGN_IN_LIMIT_WINDOW_SECONDS),
     },
+  };
+}
+
+function readAdmin(e: TEnv): ServiceConfig['admin'] {
+  const issuer = e.OPERATOR_OIDC_ISSUER;
+  return {
+    host: e.ADMIN_HOST,
+    port: e.ADMIN_PORT,
+    baseUrl: (e.ADMIN_BASE_URL ?? `http://${e.ADMIN_HOST.includes(':') ? `[${e.ADMIN_HOST}]` : e.ADMIN_HOST}:${e.ADMIN_PORT}`).replace(
+      /\/$/,
+      '',
+    ),
+    baseUrlDeclared: Boolean(e.ADMIN_BASE_URL),
+    metricsToken: e.METRICS_TOKEN,
+    consoleSessionSeconds: e.CONSOLE_SESSION_SECONDS,
+    oidc: issuer ? { issuer, clientId: e.OPERATOR_OIDC_CLIENT_ID!, clientSecret: e.OPERATOR_OIDC_CLIENT_SECRET! } : undefined,
   };
 }
 

@@ -95,8 +95,22 @@ function serviceProblems(config: ServiceConfig, roles: ProductionCheckInput['rol
     problems.push(
       'TRUSTED_PROXIES: required: the addresses or CIDR ranges of the reverse proxies in front of the service, or `none` when clients connect directly',
     );
+  problems.push(...adminProblems(config, roles));
   if (config.webhooks.allowPrivateDestinations)
     problems.push('WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: must be false; webhooks to private or local addresses are a sandbox convenience');
+  return problems;
+}
+
+/** Where the console signs in through the company's provider, the whole round trip is https. */
+function adminProblems(config: ServiceConfig, roles: ProductionCheckInput['roles']): string[] {
+  const { oidc, baseUrl, baseUrlDeclared } = config.admin;
+  if (!roles.includes('api') || !oidc) return [];
+  const problems: string[] = [];
+  if (!oidc.issuer.startsWith('https:')) problems.push('OPERATOR_OIDC_ISSUER: must be https in production');
+  if (!baseUrlDeclared || !baseUrl?.startsWith('https:'))
+    problems.push(
+      "ADMIN_BASE_URL: required with OPERATOR_OIDC_ISSUER in production, the admin listener's https URL as operators reach it (the provider redirects there)",
+    );
   return problems;
 }
 

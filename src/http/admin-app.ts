@@ -18,13 +18,15 @@ import { registerFundReturnAdminRoutes } from './routes/fund-returns';
 import { registerHoldAdminRoutes } from './routes/holds-admin';
 import { registerApprovalAdminRoutes } from './routes/approvals-admin';
 import { registerMetricsRoutes } from './routes/metrics';
-import { registerOperatorConsole } from './console/console';
+import { adminBaseUrl, registerOperatorConsole } from './console/console';
+import { operatorOidc } from '../domain/operators/operator-oidc';
 
 /**
  * The admin plane (docs/decisions/dashboard-and-console.md "The admin plane"): the admin API
  * (/admin/v1), the operator console (/console) and Prometheus's /metrics, on a listener of their own
  * (ADMIN_HOST/ADMIN_PORT, loopback by default), never on the partner port. Operators authenticate as
- * themselves: a token of their own on the admin API, an emailed code and TOTP in the console; the
+ * themselves: a token of their own on the admin API, the company's OpenID Connect provider or an
+ * emailed code and TOTP in the console; the
  * metrics scraper with METRICS_TOKEN, which opens nothing else.
  */
 export function createAdminApi(deps: ApiDeps): Koa<ApiState> {
@@ -63,6 +65,7 @@ export function createAdminApi(deps: ApiDeps): Koa<ApiState> {
       cursors,
       mailer: mailerOf(deps),
       throttle,
+      oidc: config.admin.oidc ? operatorOidc(config.admin.oidc, adminBaseUrl(config)) : undefined,
       ...deps.operator,
     });
   }

@@ -52,19 +52,15 @@ export function cookiePlace(publicBaseUrl: string, name: string, path: string): 
   return new URL(publicBaseUrl).protocol === 'https:' ? { name: `__Host-${name}`, path: '/', secure: true } : { name, path, secure: false };
 }
 
-/** Placed by cookiePlace (publicBaseUrl), or, until the console adopts it, by a path and a Secure flag of its own. */
-type Placement = { publicBaseUrl: string } | { secureCookies: boolean };
-
-export function sealedCookies(
-  opts: Placement & {
-    path: string;
-    sessionCookie: string;
-    label: string;
-    serviceSecret: ServiceSecret;
-  },
-): SealedCookies {
-  const place = (name: string): CookiePlace =>
-    'publicBaseUrl' in opts ? cookiePlace(opts.publicBaseUrl, name, opts.path) : { name, path: opts.path, secure: opts.secureCookies };
+export function sealedCookies(opts: {
+  /** The area's base URL as browsers reach it: https places the cookies as `__Host-` ones (cookiePlace). */
+  publicBaseUrl: string;
+  path: string;
+  sessionCookie: string;
+  label: string;
+  serviceSecret: ServiceSecret;
+}): SealedCookies {
+  const place = (name: string): CookiePlace => cookiePlace(opts.publicBaseUrl, name, opts.path);
   const sessionPlace = place(opts.sessionCookie);
   const loginPlace = place(`${opts.sessionCookie}_login`);
   const sessionCookie = sessionPlace.name;

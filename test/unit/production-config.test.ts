@@ -104,6 +104,32 @@ describe('production configuration', () => {
     );
   });
 
+  test("console sign-in through the company's provider is https both ways, and its three settings go together", () => {
+    const OIDC = {
+      OPERATOR_OIDC_ISSUER: 'https://id.example.com',
+      OPERATOR_OIDC_CLIENT_ID: 'payments-console',
+      OPERATOR_OIDC_CLIENT_SECRET: 'c'.repeat(40),
+    };
+    assert.deepEqual(problemsOf({ ...GOOD, ...OIDC, ADMIN_BASE_URL: 'https://ops.pay.example.com' }), []);
+    assertOneProblem(problemsOf({ ...GOOD, ...OIDC }), 'ADMIN_BASE_URL', /required with OPERATOR_OIDC_ISSUER/);
+    assertOneProblem(problemsOf({ ...GOOD, ...OIDC, ADMIN_BASE_URL: 'http://10.0.0.5:3001' }), 'ADMIN_BASE_URL', /https URL/);
+    assertOneProblem(
+      problemsOf({ ...GOOD, ...OIDC, ADMIN_BASE_URL: 'https://ops.pay.example.com', OPERATOR_OIDC_ISSUER: 'http://id.example.com' }),
+      'OPERATOR_OIDC_ISSUER',
+      /must be https/,
+    );
+    assert.deepEqual(problemsOf({ ...GOOD, ...OIDC, ADMIN_BASE_URL: 'http://10.0.0.5:3001' }, ['worker']), [], 'the worker serves no console');
+    for (const left of Object.keys(OIDC))
+      assert.throws(
+        () => loadConfig({ ...GOOD, ...OIDC, [left]: undefined }),
+        (err: unknown) => err instanceof ConfigError && /go together/.test(err.message),
+        `without ${left}`,
+      );
+    const config = loadConfig({ ...GOOD, ...OIDC, ADMIN_BASE_URL: 'https://ops.pay.example.com/' });
+    assert.equal(config.admin.baseUrl, 'https://ops.pay.example.com', 'kept without its trailing slash');
+    assert.deepEqual(config.admin.oidc, { issuer: 'https://id.example.com', clientId: 'payments-console', clientSecret: 'c'.repeat(40) });
+  });
+
   test('the API and the worker each log in as a role of their own, never as the owner', () => {
     const owner = GOOD.DATABASE_URL!;
     assertOneProblem(problemsOf({ ...GOOD, API_DATABASE_URL: owner }, ['api']), 'API_DATABASE_URL', /DATABASE_URL's owner/);

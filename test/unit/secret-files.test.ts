@@ -93,6 +93,7 @@ describe('secrets from files (<NAME>_FILE)', () => {
       'DATABASE_URL',
       'METRICS_TOKEN',
       'OFFRAMP_CALLBACK_SECRET',
+      'OPERATOR_OIDC_CLIENT_SECRET',
       'SERVICE_SECRET',
       'SERVICE_SECRET_PREVIOUS',
       'SMTP_URL',

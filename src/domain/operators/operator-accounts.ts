@@ -79,6 +79,34 @@ export async function activeOperator(prisma: PrismaClient, email: string): Promi
   return row && !row.disabledAt ? view(row) : null;
 }
 
+/** Who the company's OpenID Connect provider vouches for: its issuer and subject, and the email it says. */
+export interface OidcIdentity {
+  issuer: string;
+  subject: string;
+  email: string | null;
+  emailVerified: boolean;
+}
+
+/**
+ * The active operator an identity from the company's provider signs in as, or null. A subject bound
+ * before is that operator for good; an unbound one binds, once, to the unbound active operator with
+ * its verified email. So a provider account that later takes over an address never becomes an
+ * operator someone else already signs in as.
+ */
+export async function operatorOfIdentity(prisma: PrismaClient, identity: OidcIdentity): Promise<SignedInOperator | null> {
+  const bound = await prisma.operator.findUnique({
+    where: { oidcIssuer_oidcSubject: { oidcIssuer: identity.issuer, oidcSubject: identity.subject } },
+  });
+  if (bound) return bound.disabledAt ? null : view(bound);
+  const email = ZOperatorEmail.safeParse(identity.email ?? '');
+  if (!identity.emailVerified || !email.success) return null;
+  const claimed = await prisma.operator.updateMany({
+    where: { email: email.data, disabledAt: null, oidcSubject: null },
+    data: { oidcIssuer: identity.issuer, oidcSubject: identity.subject },
+  });
+  return claimed.count === 1 ? activeOperator(prisma, email.data) : null;
+}
+
 export async function activeOperatorById(prisma: PrismaClient, id: string): Promise<SignedInOperator | null> {
   const row = await prisma.operator.findUnique({ where: { id } });
   return row && !row.disabledAt ? view(row) : null;

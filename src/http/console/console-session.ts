@@ -30,7 +30,8 @@ export function sessionKeeper(opts: {
   prisma: PrismaClient;
   serviceSecret: ServiceSecret;
   sessionSeconds: number;
-  secureCookies: boolean;
+  /** The admin listener's URL as operators reach it: https makes the cookies `__Host-` ones. */
+  adminBaseUrl: string;
 }): SessionKeeper {
   const store = consoleSessionStore(opts.prisma);
   // The console has the admin listener to itself: its cookies go to every path of that origin.
@@ -39,7 +40,7 @@ export function sessionKeeper(opts: {
     sessionCookie: SESSION_COOKIE,
     label: 'console-session',
     serviceSecret: opts.serviceSecret,
-    secureCookies: opts.secureCookies,
+    publicBaseUrl: opts.adminBaseUrl,
   });
   return {
     async current(ctx) {

@@ -53,6 +53,13 @@ ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
 </form>`;
 }
 
+/** Sign-in where the company's OpenID Connect provider is configured: one link to it. */
+export function oidcLoginPage(): Html {
+  return html`<h1>Sign in</h1>
+<p>Operators sign in with their company account.</p>
+<p><a class="button" href="/console/login/oidc">Sign in with your company account</a></p>`;
+}
+
 /** The second step: the emailed code and the authenticator's code, for the email given. */
 export function codePage(csrf: string, email: string, error: string | null): Html {
   return html`<h1>Sign in</h1>
@@ -293,6 +300,7 @@ a{color:#0b57d0}.state,.outcome{white-space:nowrap;padding:.1em .45em;border-rad
 .stack{display:flex;flex-direction:column;gap:.35em;max-width:28em}
 input,select,button{font:inherit;padding:.45em .55em;border:1px solid #6b7480;border-radius:4px}
 button{background:#0b57d0;color:#fff;border-color:#0b57d0;cursor:pointer;align-self:flex-start}
+a.button{display:inline-block;padding:.45em .8em;border-radius:4px;background:#0b57d0;color:#fff;text-decoration:none}
 .bar button{background:#fff;color:#1b2a41;border-color:#fff}
 :focus-visible{outline:3px solid #f4b400;outline-offset:2px}
 .actions{display:grid;grid-template-columns:repeat(auto-fit,minmax(16em,1fr));gap:1em}

@@ -43,6 +43,7 @@ import {
   itemHref,
   listPage,
   loginPage,
+  oidcLoginPage,
   codePage,
   messagePage,
   page,
@@ -57,12 +58,15 @@ import type { Mailer } from '../../mail/mailer';
 import { requestOperatorCode, signInOperator } from '../../domain/operators/operator-sign-in';
 import { hasRole, type OperatorRole } from '../../domain/operators/pure/operator-roles';
 import type { OperatorThrottle } from '../middleware/admin-auth';
+import type { OperatorOidc } from '../../domain/operators/operator-oidc';
+import { registerOidcSignIn } from './oidc-sign-in';
 
 /**
  * The operator console (docs/decisions/dashboard-and-console.md "Operator console"): server-rendered pages under /console
  * listing what waits for an operator, each item's story, and forms for the operator actions, which go
  * through src/domain/operators/operator-actions.ts like the CLI and the admin API (one audit). On the admin
- * listener only; an operator signs in with an emailed code and their TOTP, and acts as themselves.
+ * listener only; an operator signs in through the company's OpenID Connect provider where one is
+ * configured (./oidc-sign-in.ts), otherwise with an emailed code and their TOTP, and acts as themselves.
  *
  *   GET  /console/login, POST /console/login (email), POST /console/login/code (code, totp), POST /console/logout
  *   GET  /console                                   Payments, deposits and fund returns held or retrying, open incidents
@@ -89,7 +93,12 @@ export interface ConsoleDeps {
   /** Sign-in codes go out by this mail; null: kept for `npm run cli -- operators dev-code` (never in production). */
   mailer: Mailer | null;
   throttle: OperatorThrottle;
+  /** The company's OpenID Connect provider: when given, the only console sign-in. */
+  oidc?: OperatorOidc;
 }
+
+/** The admin listener's URL as operators' browsers reach it. */
+export const adminBaseUrl = (config: ServiceConfig) => config.admin.baseUrl ?? `http://${config.admin.host}:${config.admin.port}`;
 
 const ZTxPath = z.object({ chainId: zInt4Param({ min: 1 }), txHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a transaction hash') });
 
@@ -104,7 +113,7 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
     prisma: deps.prisma,
     serviceSecret: deps.serviceSecret,
     sessionSeconds: deps.config.admin.consoleSessionSeconds ?? 3600,
-    secureCookies: deps.config.http.publicBaseUrl.startsWith('https:'),
+    adminBaseUrl: adminBaseUrl(deps.config),
   });
   const namespace = deps.config.temporal.namespace;
   const links: Links = {
@@ -163,10 +172,12 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
 
   router.get('/login', async (ctx) => {
     if (await sessions.current(ctx)) return ctx.redirect('/console');
-    send(ctx, 200, 'Sign in', loginPage(sessions.loginCsrf(ctx), null));
+    send(ctx, 200, 'Sign in', deps.oidc ? oidcLoginPage() : loginPage(sessions.loginCsrf(ctx), null));
   });
 
-  registerSignIn(router, deps, sessions, send);
+  // Where the company's provider is configured it is the only way in (operators' tokens aside).
+  if (deps.oidc) registerOidcSignIn(router, { ...deps, oidc: deps.oidc, sessions, adminBaseUrl: adminBaseUrl(deps.config), send });
+  else registerSignIn(router, deps, sessions, send);
 
   router.post('/logout', signedIn, async (ctx) => {
     await form(ctx, ZConsoleCsrfOnly);

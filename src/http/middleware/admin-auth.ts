@@ -25,6 +25,8 @@ const unauthorized = (what: string) =>
 export interface OperatorThrottle {
   /** One sign-in attempt of `email` from the context's address; throws 429 past either limit. */
   signInAttempt(ctx: ApiContext, email: string): Promise<void>;
+  /** One sign-in step from the context's address where no email is typed (the company provider's); throws 429 past the limit. */
+  addressAttempt(ctx: ApiContext): Promise<void>;
   /** A failed token from the context's address; throws 429 past the limit. */
   tokenFailure(ctx: ApiContext): Promise<void>;
 }
@@ -46,10 +48,14 @@ export function operatorThrottle(deps: {
       'Retry-After': String(deps.policy.windowSeconds),
     });
   };
+  const addressAttempt = async (ctx: ApiContext) => {
+    const ip = deps.clientIp(ctx);
+    if (!(await quota.take(`operator-sign-in-ip:${ip}`)).allowed) throw await refuse(`ip:${ip}`, 'sign-in attempts from one address');
+  };
   return {
+    addressAttempt,
     async signInAttempt(ctx, email) {
-      const ip = deps.clientIp(ctx);
-      if (!(await quota.take(`operator-sign-in-ip:${ip}`)).allowed) throw await refuse(`ip:${ip}`, 'sign-in attempts from one address');
+      await addressAttempt(ctx);
       const who = email.trim().toLowerCase().slice(0, 254);
       if (!(await quota.take(`operator-sign-in-email:${who}`)).allowed)
         throw await refuse(`email:${who}`, 'sign-in attempts for one email');
