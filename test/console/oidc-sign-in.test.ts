@@ -21,7 +21,9 @@ const CLIENT_ID = 'payments-console';
 const CLIENT_SECRET = 'test-oidc-client-secret-0123456789abcdef';
 
 /** A listener started before its handler exists: each side's URL must be known to configure the other. */
-async function listenFirst(host?: string): Promise<{ server: Server; port: number; serve(handler: RequestListener): void; close(): Promise<void> }> {
+async function listenFirst(
+  host?: string,
+): Promise<{ server: Server; port: number; serve(handler: RequestListener): void; close(): Promise<void> }> {
   let handler: RequestListener = (_req, res) => res.writeHead(503).end();
   const server = createServer((req, res) => handler(req, res));
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
@@ -175,7 +177,10 @@ describe("console sign-in through the company's OpenID Connect provider", () => 
       .map((c) => c.split(';')[0]!)
       .find((c) => c.startsWith('pp_console_oidc='));
     assert.ok(flow, 'the flow cookie');
-    assert.match(start.headers.getSetCookie().find((c) => c.startsWith('pp_console_oidc='))!, /samesite=lax/i);
+    assert.match(
+      start.headers.getSetCookie().find((c) => c.startsWith('pp_console_oidc='))!,
+      /samesite=lax/i,
+    );
     const forged = await fetch(`${adminUrl}/console/login/oidc/callback?code=x&state=not-the-flows&iss=${encodeURIComponent(issuer)}`, {
       redirect: 'manual',
       headers: { cookie: flow },

@@ -118,7 +118,11 @@ describe('production configuration', () => {
       'OPERATOR_OIDC_ISSUER',
       /must be https/,
     );
-    assert.deepEqual(problemsOf({ ...GOOD, ...OIDC, ADMIN_BASE_URL: 'http://10.0.0.5:3001' }, ['worker']), [], 'the worker serves no console');
+    assert.deepEqual(
+      problemsOf({ ...GOOD, ...OIDC, ADMIN_BASE_URL: 'http://10.0.0.5:3001' }, ['worker']),
+      [],
+      'the worker serves no console',
+    );
     for (const left of Object.keys(OIDC))
       assert.throws(
         () => loadConfig({ ...GOOD, ...OIDC, [left]: undefined }),
