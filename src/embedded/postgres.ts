@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync, accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { withConnection } from '../db/one-connection';
 import { pgPortLocal, postgresDataDir } from './paths';
 import { isPortOpen, spawnLogged, tailFile } from './process';
 import { DEFAULT_DATABASE_ROLES, ensureLoginRoles, type DatabaseRoles } from '../db/roles';
@@ -179,16 +180,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
 
   const finalPort = port;
   let stopped = false;
-  const admin = async <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => {
-    const client = new pg.Client({ connectionString: databaseUrl(finalPort, 'postgres'), connectionTimeoutMillis: 10_000 });
-    client.on('error', () => undefined);
-    await client.connect();
-    try {
-      return await fn(client);
-    } finally {
-      await client.end().catch(() => undefined);
-    }
-  };
+  const admin = <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => withConnection(databaseUrl(finalPort, 'postgres'), fn);
 
   return {
     host: HOST,

@@ -4,18 +4,7 @@ import pg from 'pg';
 import { getHarness } from '../support/harness';
 import { API_DENIED_TABLES, API_READ_ONLY_TABLES, loginFacts, loginProblems } from '../../src/db/roles';
 import { userOf } from '../../src/config';
-
-/** Runs `fn` on a connection of `url`, closed after. */
-async function as<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  client.on('error', () => undefined);
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
+import { withConnection as as } from '../../src/db/one-connection';
 
 /** The statement fails with PostgreSQL's insufficient_privilege (42501). */
 async function refused(client: pg.Client, sql: string): Promise<void> {

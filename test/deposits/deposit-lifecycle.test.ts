@@ -443,8 +443,21 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     // A mark-settled waits for a second operator: carol asks, dave (another approver) approves.
     const [carol, dave] = [await createTestOperator('approver'), await createTestOperator('approver')];
     // A request says why.
+    // carol's mark-settled of toMark with a payout hash, and a reason when given.
+    const markSettled = (tx: string, reason?: string) => [
+      'deposits',
+      'resolve',
+      toMark.id,
+      '--action',
+      'mark-settled',
+      '--tx',
+      tx,
+      ...(reason ? ['--reason', reason] : []),
+      '--actor',
+      carol.email,
+    ];
     await assert.rejects(
-      cli(['deposits', 'resolve', toMark.id, '--action', 'mark-settled', '--tx', `0x${'ab'.repeat(32)}`, '--actor', carol.email]),
+      cli(markSettled(`0x${'ab'.repeat(32)}`)),
       (err: { code?: number; stderr?: string }) => err.code === 1 && /Say why/.test(err.stderr ?? ''),
     );
 
@@ -453,19 +466,7 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     const notOurs = await send(payer, destination, 29_550_000n);
     await mine(2);
     await assert.rejects(
-      cli([
-        'deposits',
-        'resolve',
-        toMark.id,
-        '--action',
-        'mark-settled',
-        '--tx',
-        notOurs,
-        '--reason',
-        'paid by hand',
-        '--actor',
-        carol.email,
-      ]),
+      cli(markSettled(notOurs, 'paid by hand')),
       (err: { code?: number; stderr?: string }) => err.code === 1 && /does not move/.test(err.stderr ?? ''),
     );
     assert.equal(await h.db.prisma.operatorApproval.count({ where: { targetId: toMark.id } }), 0);
@@ -483,19 +484,7 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     const [retried, failed, requested] = await Promise.all([
       cli(['deposits', 'resolve', toRetry.id, '--action', 'retry', '--actor', 'ops:alice']),
       cli(['deposits', 'resolve', toFail.id, '--action', 'fail', '--reason', 'returned to the sender by support', '--actor', 'ops:bob']),
-      requestByCli([
-        'deposits',
-        'resolve',
-        toMark.id,
-        '--action',
-        'mark-settled',
-        '--tx',
-        manual,
-        '--reason',
-        'paid by hand',
-        '--actor',
-        carol.email,
-      ]),
+      requestByCli(markSettled(manual, 'paid by hand')),
     ]);
     assert.deepEqual(retried, { depositId: toRetry.id, action: 'retry', signalled: true });
     assert.deepEqual(failed, { depositId: toFail.id, action: 'fail', signalled: true });

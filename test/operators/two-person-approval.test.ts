@@ -130,4 +130,32 @@ describe('Two people move money: an operator asks, another approves', () => {
     assert.equal(await tokenBalance(elsewhere), 0n);
     assert.equal((await decide('approval_doesnotexist', 'approve', approver.token)).status, 404);
   });
+
+  test('an approval whose action is refused when carried out (the incident recovered meanwhile) is failed, says why, and moves nothing', async () => {
+    const h = await getHarness();
+    const p = await overpaid(m);
+    const elsewhere = (await newPayer(0n)).address;
+    const asked = await recover(p.paymentId, { incidentId: p.incidentId, destinationAddress: elsewhere, reason: 'new wallet' });
+    assert.equal(asked.status, 202);
+    // Meanwhile the payer gets the funds back at once, as any operator may do.
+    const toPayer = await recover(p.paymentId, { incidentId: p.incidentId, destinationAddress: p.payer.address, reason: 'payer asked' });
+    assert.equal(toPayer.status, 201, JSON.stringify(toPayer.body));
+
+    const approved = await decide(asked.body.approval.id, 'approve', approver.token);
+    assert.equal(approved.status, 409, JSON.stringify(approved.body));
+    const row = await h.db.prisma.operatorApproval.findUniqueOrThrow({ where: { id: asked.body.approval.id } });
+    assert.deepEqual([row.status, row.decidedBy, row.resultId], ['failed', approver.id, null]);
+    assert.equal(row.failure, approved.body.error.message, 'the refusal is kept with the approval');
+    const listed = await admin.call('GET', '/admin/v1/approvals?status=all');
+    const seen = listed.body.items.find((a: { id: string }) => a.id === row.id);
+    assert.deepEqual([seen?.status, seen?.failure], ['failed', row.failure], JSON.stringify(listed.body.items.slice(0, 3)));
+    assert.equal((await decide(row.id, 'approve', approver.token)).status, 409, 'a failed request is not approved again');
+
+    await waitForReturn(m, p.paymentId, 'incident-recoveries', toPayer.body.incidentRecovery.id, 'confirmed');
+    assert.deepEqual(
+      (await recoveriesOf(p.paymentId)).map((r) => r.id),
+      [toPayer.body.incidentRecovery.id],
+    );
+    assert.equal(await tokenBalance(elsewhere), 0n);
+  });
 });

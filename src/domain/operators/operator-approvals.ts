@@ -19,6 +19,7 @@ import {
   resolveHold,
   writeAudit,
   type HeldTarget,
+  type AuditEntry,
   type HoldDeps,
   type OperatorChannel,
   type OperatorTarget,
@@ -57,14 +58,22 @@ export interface ApprovalView {
   decidedBy: string | null;
   decidedAt: string | null;
   resultId: string | null;
+  /** Why the approved action was refused when carried out (status failed); otherwise null. */
+  failure: string | null;
 }
 
 /** An action done at once, or a request that waits for a second operator. */
 export type Outcome<T> = { done: T } | { approval: ApprovalView };
 
-async function viewOf(prisma: PrismaClient, row: OperatorApproval, now = new Date()): Promise<ApprovalView> {
-  const ids = [row.requestedBy, ...(row.decidedBy ? [row.decidedBy] : [])];
-  const people = new Map((await prisma.operator.findMany({ where: { id: { in: ids } } })).map((o) => [o.id, o.email]));
+/** The emails of the operators who asked for and decided these requests, read in one query. */
+async function emailsOf(prisma: PrismaClient, rows: OperatorApproval[]): Promise<Map<string, string>> {
+  const ids = [...new Set(rows.flatMap((r) => (r.decidedBy ? [r.requestedBy, r.decidedBy] : [r.requestedBy])))];
+  return new Map(
+    (await prisma.operator.findMany({ where: { id: { in: ids } }, select: { id: true, email: true } })).map((o) => [o.id, o.email]),
+  );
+}
+
+function viewOf(row: OperatorApproval, people: Map<string, string>, now: Date): ApprovalView {
   return {
     id: row.id,
     action: row.action,
@@ -78,7 +87,12 @@ async function viewOf(prisma: PrismaClient, row: OperatorApproval, now = new Dat
     decidedBy: row.decidedBy ? (people.get(row.decidedBy) ?? row.decidedBy) : null,
     decidedAt: row.decidedAt?.toISOString() ?? null,
     resultId: row.resultId,
+    failure: row.failure,
   };
+}
+
+async function viewOne(prisma: PrismaClient, row: OperatorApproval, now = new Date()): Promise<ApprovalView> {
+  return viewOf(row, await emailsOf(prisma, [row]), now);
 }
 
 /** What the audit shows of a request's input: its facts, not the action it already names. */
@@ -126,7 +140,17 @@ async function request(
     );
     return created;
   });
-  return { approval: await viewOf(deps.prisma, row, now) };
+  return { approval: await viewOne(deps.prisma, row, now) };
+}
+
+/** A request's checks: refused for what the action itself would be refused for, audited as its refusal. */
+async function refusalsAudited<T>(prisma: PrismaClient, entry: AuditEntry, check: () => Promise<T>): Promise<T> {
+  try {
+    return await check();
+  } catch (err) {
+    if (err instanceof ApiError && err.status < 500) await writeAudit(prisma, entry, 'refused', err.message);
+    throw err;
+  }
 }
 
 /** Releases a hold: at once, or, for a mark-settled or a funded Payment's fail, as a request. */
@@ -140,13 +164,10 @@ export async function releaseHold(
   if (needsSecondOperator({ action: input.action, target: target.type, fundedPayment })) {
     const details: Record<string, string> = input.txHash ? { txHash: input.txHash } : {};
     const entry = { actor: who.operator.email, channel: who.channel, action: input.action, target, reason: input.reason ?? null, details };
-    try {
+    await refusalsAudited(deps.prisma, entry, async () => {
       if (!input.reason) throw new ApiError('bad_request', 'Say why: a request for a second operator needs a reason');
       await checkHold(deps, target, { ...input, actor: who.operator.email });
-    } catch (err) {
-      if (err instanceof ApiError && err.status < 500) await writeAudit(deps.prisma, entry, 'refused', err.message);
-      throw err;
-    }
+    });
     const params = { action: input.action, ...(input.txHash ? { txHash: input.txHash } : {}) };
     return request(deps, who, input.action, target, params, input.reason!);
   }
@@ -172,12 +193,8 @@ export async function recoverFunds(
     reason: input.reason,
     details,
   };
-  const { payers } = await checkRecovery(deps, { by: 'operator', actor: who.operator.email }, paymentId, input).catch(
-    async (err: unknown) => {
-      // Refused for what the recovery itself would be refused for: audited as its refusal.
-      if (err instanceof ApiError && err.status < 500) await writeAudit(deps.prisma, entry, 'refused', err.message);
-      throw err;
-    },
+  const { payers } = await refusalsAudited(deps.prisma, entry, () =>
+    checkRecovery(deps, { by: 'operator', actor: who.operator.email }, paymentId, input),
   );
   if (needsSecondOperator({ action: 'recover-incident', destinationAddress: input.destinationAddress, payers })) {
     const params = { incidentId: input.incidentId, destinationAddress: input.destinationAddress! };
@@ -228,11 +245,28 @@ async function decide(deps: ApprovalDeps, who: Acting, id: string, verdict: 'app
   return row;
 }
 
-/** Approves another operator's request and carries it out, as it was asked, under the approver's name. */
+/**
+ * Approves another operator's request and carries it out, as it was asked, under the approver's name.
+ * An action refused for what it is (its item released or recovered meanwhile) changed nothing: the
+ * approval is then `failed`, with the refusal, so it never stands approved with nothing done. Any
+ * other error leaves it approved (the action may have happened; the audit says what failed).
+ */
 export async function approveRequest(deps: ApprovalDeps, who: Acting, id: string): Promise<{ approval: ApprovalView; result: unknown }> {
   const row = await decide(deps, who, id, 'approved', null);
+  const result = await carryOut(deps, who, row).catch(async (err: unknown) => {
+    if (err instanceof ApiError && err.status < 500)
+      await deps.prisma.operatorApproval.updateMany({
+        where: { id: row.id, status: 'approved', resultId: null },
+        data: { status: 'failed', failure: err.message.slice(0, 1000) },
+      });
+    throw err;
+  });
+  const fresh = await deps.prisma.operatorApproval.findUniqueOrThrow({ where: { id: row.id } });
+  return { approval: await viewOne(deps.prisma, fresh), result };
+}
+
+async function carryOut(deps: ApprovalDeps, who: Acting, row: OperatorApproval): Promise<unknown> {
   const params = row.params as Record<string, string>;
-  let result: unknown;
   if (row.action === 'recover-incident') {
     const recovery = await recoverIncident(deps, { actor: who.operator.email, channel: who.channel }, row.targetId, {
       incidentId: params.incidentId!,
@@ -241,21 +275,18 @@ export async function approveRequest(deps: ApprovalDeps, who: Acting, id: string
       approvalId: row.id,
     });
     await deps.prisma.operatorApproval.update({ where: { id: row.id }, data: { resultId: recovery.id } });
-    result = { incidentRecovery: recovery };
-  } else {
-    const target = { type: row.targetType, id: row.targetId } as HeldTarget;
-    const action = params.action as ResolutionAction;
-    const req = { action, reason: row.reason, actor: who.operator.email, ...(params.txHash ? { txHash: params.txHash } : {}) };
-    result = await resolveHold(deps, deps.engine, target, req, who.channel, row.id);
+    return { incidentRecovery: recovery };
   }
-  const fresh = await deps.prisma.operatorApproval.findUniqueOrThrow({ where: { id: row.id } });
-  return { approval: await viewOf(deps.prisma, fresh), result };
+  const target = { type: row.targetType, id: row.targetId } as HeldTarget;
+  const action = params.action as ResolutionAction;
+  const req = { action, reason: row.reason, actor: who.operator.email, ...(params.txHash ? { txHash: params.txHash } : {}) };
+  return resolveHold(deps, deps.engine, target, req, who.channel, row.id);
 }
 
 export async function rejectRequest(deps: ApprovalDeps, who: Acting, id: string, note?: string) {
   const row = await decide(deps, who, id, 'rejected', note ?? null);
   const fresh = await deps.prisma.operatorApproval.findUniqueOrThrow({ where: { id: row.id } });
-  return { approval: await viewOf(deps.prisma, fresh) };
+  return { approval: await viewOne(deps.prisma, fresh) };
 }
 
 /** The requests, newest first: pending ones (expired excluded) by default. */
@@ -266,5 +297,6 @@ export async function listApprovals(prisma: PrismaClient, opts: { pendingOnly: b
     orderBy: [{ requestedAt: 'desc' }, { id: 'desc' }],
     take: opts.limit ?? 100,
   });
-  return { items: await Promise.all(rows.map((r) => viewOf(prisma, r, now))) };
+  const people = await emailsOf(prisma, rows);
+  return { items: rows.map((r) => viewOf(r, people, now)) };
 }

@@ -20,7 +20,8 @@ export function needsSecondOperator(a: MoneyAction): boolean {
   return a.action === 'fail' && a.target === 'payment' && a.fundedPayment;
 }
 
-export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired';
+/** failed: approved, but the action was refused when carried out (its item had moved on); nothing was done. */
+export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired' | 'failed';
 
 /** A pending request past its deadline is expired, whether or not a row says so yet. */
 export function statusAt(row: { status: string; expiresAt: Date }, now: Date): ApprovalStatus {
