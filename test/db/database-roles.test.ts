@@ -46,6 +46,15 @@ describe('database roles: the API and the worker log in as roles of their own', 
     });
   });
 
+  test('the API and the worker under test run on their own logins, as in production, not the owner tests seed with', async (t) => {
+    const h = await getHarness();
+    if (userOf(h.databaseUrlOf('api')) === userOf(h.databaseUrl)) return t.skip('DATABASE_URL alone: one login for every role');
+    const userOfPool = async (db: typeof h.db) => (await db.pool.query<{ u: string }>('SELECT current_user AS u')).rows[0]!.u;
+    assert.equal(await userOfPool(h.apiDb), userOf(h.databaseUrlOf('api')));
+    assert.equal(await userOfPool(h.workerDb), userOf(h.databaseUrlOf('worker')));
+    assert.equal(await userOfPool(h.db), userOf(h.databaseUrl));
+  });
+
   test('the worker login writes every table of the service but changes no schema and is no superuser', async (t) => {
     const h = await getHarness();
     const url = h.databaseUrlOf('worker');

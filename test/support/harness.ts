@@ -44,7 +44,12 @@ import { processFiles, stopsTheWorker } from './test-files';
 export interface Harness {
   config: ServiceConfig;
   environments: TEnvironments;
+  /** The owner's pool: what tests seed, inspect and rig the database with. */
   db: Database;
+  /** The API's own login's pool: what the API under test (and apiDepsOnHarness) runs on. */
+  apiDb: Database;
+  /** The worker's own login's pool: what the worker's activities run on. */
+  workerDb: Database;
   databaseUrl: string;
   /** The API's or the worker's own login to the same database (the owner's when DATABASE_URL alone is set). */
   databaseUrlOf(role: 'api' | 'worker'): string;
@@ -232,15 +237,19 @@ async function start(): Promise<Harness> {
   // A database per run, so two runs on one machine (a developer's and CI's) can't drop each other's.
   const databaseName = `partner_payments_test_${process.pid}`;
   const opened: OpenedDatabase = await openDatabase(config, { databaseName, fresh: true });
-  // Tests seed, inspect and rig the database (triggers, ALTERs) as its owner, and the service under
-  // test shares that pool; test/db/database-roles.test.ts checks the API's and the worker's logins.
+  // Tests seed, inspect and rig the database (triggers, ALTERs) as its owner; the service under test
+  // runs as in production, the API on its login and the worker on its own, so a statement either
+  // makes beyond its role's grants fails here (test/db/database-roles.test.ts checks the grants).
   const ownerDb = createDatabase({
     url: opened.url,
     poolMax: config.database.pools.worker.max,
     acquireTimeoutMs: config.database.pools.worker.acquireTimeoutMs,
   });
+  const apiDb = opened.pool('api');
+  const workerDb = opened.pool('worker');
   cleanups.push(async () => {
-    await ownerDb.close();
+    // Every pool ends before the database is dropped (its FORCE would break their idle connections).
+    for (const db of [ownerDb, apiDb, workerDb]) await db.close();
     await dropDatabase(opened.url, databaseName);
     await opened.close();
   });
@@ -292,7 +301,7 @@ async function start(): Promise<Harness> {
       }),
     },
   );
-  const activities = service.activities({ db: ownerDb, custody: chain.custody });
+  const activities = service.activities({ db: workerDb, custody: chain.custody });
   // Cached workflows replay nothing on each task; a process that stops its worker can't cache (test-files.ts).
   const stoppable = processFiles().some(stopsTheWorker);
   let worker: Worker | undefined;
@@ -330,10 +339,10 @@ async function start(): Promise<Harness> {
   );
 
   // As the service runs it: credentials cached, a rotation or revocation heard through a NOTIFY.
-  const { credentials, ready, stop: stopFollowing } = service.credentials({ db: ownerDb, databaseUrl: opened.url });
+  const { credentials, ready, stop: stopFollowing } = service.credentials({ db: apiDb, databaseUrl: opened.urlOf('api') });
   cleanups.push(stopFollowing);
   await ready;
-  const apiDeps = service.api({ db: ownerDb, credentials, temporalMetricsUrl: temporalMetrics.metricsUrl });
+  const apiDeps = service.api({ db: apiDb, credentials, temporalMetricsUrl: temporalMetrics.metricsUrl });
   offrampDeps = apiDeps.offramp;
   const api = createApi(apiDeps);
   serveApi(server, api, environments.apiVersion);
@@ -365,6 +374,8 @@ async function start(): Promise<Harness> {
     config,
     environments,
     db: ownerDb,
+    apiDb,
+    workerDb,
     databaseUrl: opened.url,
     databaseUrlOf: opened.urlOf,
     env,
@@ -449,7 +460,7 @@ export async function apiDepsOnHarness(overrides: Partial<ApiDeps> = {}): Promis
     config: h.config,
     environments: h.environments,
     custody: h.chain.addressBook,
-    db: h.db,
+    db: h.apiDb,
     logger: h.logger,
     serviceSecret: TEST_SERVICE_SECRET,
     temporalHealth: async () => undefined,
