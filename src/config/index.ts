@@ -39,6 +39,13 @@ const ZEnv = z.object({
   API_DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
   API_DATABASE_POOL_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(1).default(2000),
   API_DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
+  /**
+   * The API's admission gate for writes (src/http/middleware/admission.ts): how many run at once, how
+   * many wait and for how long; beyond, 503 at once. Unset: twice the API's pool and as many waiting.
+   */
+  API_MAX_IN_FLIGHT_WRITES: z.coerce.number().int().min(1).optional(),
+  API_MAX_QUEUED_WRITES: z.coerce.number().int().min(0).optional(),
+  API_QUEUED_WRITE_WAIT_MS: z.coerce.number().int().min(1).default(1000),
   WORKER_DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
   WORKER_DATABASE_POOL_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
   EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(1).max(65535).default(toolchain.ports.postgres),
@@ -222,6 +229,8 @@ export interface ServiceConfig {
     serverTiming: boolean;
     trustedProxies: string[];
     proxiesDeclared?: boolean;
+    /** The admission gate of the API's writes; absent: 2 × the API pool in flight, as many queued, 1 s. */
+    admission?: { maxInFlight: number; maxQueued: number; maxQueueWaitMs: number };
   };
   /**
    * url: the owner's (migrations); apiUrl, workerUrl: each role's own login as set (unset: url's).
@@ -373,6 +382,14 @@ function parseEnv(raw: NodeJS.ProcessEnv, readSecretFile?: ReadSecretFile): { e:
   return { e, rpcUrls: rpcUrls.settings };
 }
 
+/**
+ * The API's write gate from its pool: twice as many writes in flight as connections (a write holds
+ * one only part of its time), and as many again waiting.
+ */
+export function defaultAdmission(apiPoolMax: number, maxQueueWaitMs = 1000): NonNullable<ServiceConfig['http']['admission']> {
+  return { maxInFlight: 2 * apiPoolMax, maxQueued: 2 * apiPoolMax, maxQueueWaitMs };
+}
+
 function readHttp(e: TEnv): ServiceConfig['http'] {
   return {
     port: e.PORT,
@@ -382,6 +399,11 @@ function readHttp(e: TEnv): ServiceConfig['http'] {
     serverTiming: e.SERVER_TIMING,
     trustedProxies: e.TRUSTED_PROXIES.list,
     proxiesDeclared: e.TRUSTED_PROXIES.declared,
+    admission: {
+      ...defaultAdmission(e.API_DATABASE_POOL_MAX, e.API_QUEUED_WRITE_WAIT_MS),
+      ...(e.API_MAX_IN_FLIGHT_WRITES ? { maxInFlight: e.API_MAX_IN_FLIGHT_WRITES } : {}),
+      ...(e.API_MAX_QUEUED_WRITES !== undefined ? { maxQueued: e.API_MAX_QUEUED_WRITES } : {}),
+    },
   };
 }
 

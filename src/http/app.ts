@@ -4,6 +4,7 @@ import Router from '@koa/router';
 import type { Database } from '../db/client';
 import type { TEnvironments } from '../config/environments';
 import type { ServiceConfig } from '../config';
+import { defaultAdmission } from '../config';
 import type { Logger } from '../logger';
 import type { ApiState } from './context';
 import { authenticate } from './middleware/auth';
@@ -46,6 +47,7 @@ import type { AddressBook } from '../custody';
 import type { FundReturnEngine, OperatorEngine, PaymentEngine, VaultFundingEngine, WebhookEngine } from '../domain/engine/pure/engine';
 import { registerFundReturnRoutes } from './routes/fund-returns';
 import { httpMetrics } from './middleware/http-metrics';
+import { admission, AdmissionGate } from './middleware/admission';
 import type { ServiceSecret } from '../domain/keys/service-keys';
 import type { ServiceMetrics } from './metrics';
 
@@ -141,6 +143,8 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   app.use(echoSvcVersion(environments.apiVersion));
   app.use(transportSecurity(config.http.publicBaseUrl));
   app.use(errorHandler());
+  // Before anything costs: a write past the gate is refused before its body or credential is read.
+  app.use(admission(new AdmissionGate(config.http.admission ?? defaultAdmission(config.database.pools.api.max))));
   app.use(discardBody(config.http.maxBodyBytes));
 
   const clientIp = clientAddress(config.http.trustedProxies);

@@ -10,6 +10,7 @@ import { call, newApp } from '../support/api-client';
 import { apiDepsOnHarness, getHarness } from '../support/harness';
 import { newMerchant } from '../support/fixtures';
 import { listenApi } from '../support/bounded-api';
+import { until } from '../support/until';
 
 /** A TCP relay to Temporal that the test can cut, as if the server went away under a running API. */
 async function relayTo(target: string): Promise<{ address: string; cut(): Promise<void> }> {
@@ -68,6 +69,45 @@ describe('overload and upstream failures answer 503 fast, never 500', () => {
       const served = await call('/v2/partners/config', { baseUrl: api.baseUrl, credential: cred });
       assert.equal(served.status, 200, served.text);
     } finally {
+      await api.close();
+      await tiny.close();
+    }
+  });
+
+  test('past the admission gate a write is refused at once with 503 and Retry-After, before its credential or body is read, and the gate reopens', async () => {
+    const h = await getHarness();
+    // A pool of one connection, held by the test: an admitted write then waits inside, in flight.
+    const tiny = createDatabase({ url: h.databaseUrlOf('api'), poolMax: 1, acquireTimeoutMs: 60_000 });
+    const api = await listenApi(
+      await apiDepsOnHarness({
+        db: tiny,
+        config: { ...h.config, http: { ...h.config.http, admission: { maxInFlight: 1, maxQueued: 0, maxQueueWaitMs: 60_000 } } },
+      }),
+    );
+    const cred = await newApp();
+    const account = (externalUserId: string) => call('/v2/accounts', { baseUrl: api.baseUrl, credential: cred, body: { externalUserId } });
+    const held = await tiny.pool.connect();
+    let released = false;
+    try {
+      const admitted = account('admitted-first');
+      // The first write is in flight once the gate has let it in (its connection wait is inside).
+      await until(() => tiny.pool.waitingCount > 0, 'the admitted write waiting for a connection of the pool', 30_000);
+      const refused = await call('/v2/accounts', {
+        baseUrl: api.baseUrl,
+        headers: { authorization: `Basic ${Buffer.from('app_unknown:not-read').toString('base64')}` },
+        body: { externalUserId: 'refused' },
+      });
+      assert.equal(refused.status, 503, refused.text);
+      assert.equal(refused.headers.get('retry-after'), '1');
+      assert.equal(refused.body.error.code, 'service_unavailable');
+      held.release();
+      released = true;
+      assert.equal((await admitted).status, 201);
+      assert.equal((await account('after-reopen')).status, 201, 'the gate reopens once the write is done');
+      const made = await h.db.prisma.account.findMany({ where: { appId: cred.appId }, select: { externalUserId: true } });
+      assert.deepEqual(made.map((a) => a.externalUserId).sort(), ['admitted-first', 'after-reopen'], 'the refused write created nothing');
+    } finally {
+      if (!released) held.release();
       await api.close();
       await tiny.close();
     }

@@ -62,15 +62,17 @@ function fromUnexpected(err: unknown, family: UpstreamFamily): ApiError {
   return new ApiError('internal_error', 'An unexpected error occurred');
 }
 
+/** 503: this process is full (its database pool, or its admission gate); nothing was done. */
+export const atCapacity = () =>
+  new ApiError('service_unavailable', 'The service is at capacity; retry after the Retry-After interval', undefined, {
+    'Retry-After': String(RETRY_AFTER_SECONDS.capacity),
+  });
+
 const UPSTREAM_NAME = { temporal: 'The workflow engine', chain: 'The chain RPC provider' } as const;
 
 /** The table in docs/decisions/api-conventions.md "Overload and upstream failures". */
 function fromFailure(failure: FailureClass, family: UpstreamFamily): ApiError {
-  if (failure.kind === 'capacity') {
-    return new ApiError('service_unavailable', 'The service is at capacity; retry after the Retry-After interval', undefined, {
-      'Retry-After': String(RETRY_AFTER_SECONDS.capacity),
-    });
-  }
+  if (failure.kind === 'capacity') return atCapacity();
   const what = UPSTREAM_NAME[failure.source];
   if (failure.kind === 'unreachable') {
     return upstreamError(
