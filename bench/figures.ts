@@ -33,7 +33,17 @@ export interface BenchFigures {
   listP99?: ListsP99;
   /** The chain scanner under mainnet-shaped traffic (bench/phases/scanner.ts). */
   scannerUnderTraffic?: ScannerTrafficFigures;
-  overload?: { ratePerSecond: number; seconds: number; count: number; answers: Record<string, number>; latency: Latency; passed: boolean };
+  /** refused: the 503 and 429 answers' times; accepted: the 201s' (absent in results from before they were kept apart). */
+  overload?: {
+    ratePerSecond: number;
+    seconds: number;
+    count: number;
+    answers: Record<string, number>;
+    latency: Latency;
+    refused?: Latency;
+    accepted?: Latency;
+    passed: boolean;
+  };
   apiPeakRssMb?: number;
 }
 

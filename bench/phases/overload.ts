@@ -17,7 +17,11 @@ export async function overloadPhase(ctx: BenchContext, seconds: number): Promise
   const count = Math.max(1, Math.round(rate * seconds));
   const answers: Record<string, number> = {};
   const note = (key: string) => void (answers[key] = (answers[key] ?? 0) + 1);
+  // Each answer's time by what it was: a refusal must come at once, an accepted create near its unloaded time.
+  const refusedMs: number[] = [];
+  const acceptedMs: number[] = [];
   const samples = await openLoop(count, rate, async () => {
+    const t0 = performance.now();
     try {
       const res = await fetch(`${ctx.apiUrl}/v2/payments`, {
         method: 'POST',
@@ -26,6 +30,8 @@ export async function overloadPhase(ctx: BenchContext, seconds: number): Promise
         signal: AbortSignal.timeout(HANG_MS),
       });
       const body = (await res.json().catch(() => ({}))) as { error?: { code?: string } };
+      if (res.status === 503 || res.status === 429) refusedMs.push(performance.now() - t0);
+      else if (res.status === 201) acceptedMs.push(performance.now() - t0);
       note(body.error?.code ? `${res.status} ${body.error.code}` : String(res.status));
       if (res.status === 503 && !(Number(res.headers.get('retry-after')) >= 1)) note('503 without Retry-After');
     } catch (err) {
@@ -37,7 +43,9 @@ export async function overloadPhase(ctx: BenchContext, seconds: number): Promise
   );
   const passed = bad.length === 0;
   const lat = latency(samples);
-  figures.overload = { ratePerSecond: Math.round(rate * 10) / 10, seconds, count, answers, latency: lat, passed };
+  const refused = latency(refusedMs);
+  const accepted = latency(acceptedMs);
+  figures.overload = { ratePerSecond: Math.round(rate * 10) / 10, seconds, count, answers, latency: lat, refused, accepted, passed };
   const share = (prefix: string) => {
     const n = Object.entries(answers)
       .filter(([k]) => k.startsWith(prefix))
@@ -47,6 +55,7 @@ export async function overloadPhase(ctx: BenchContext, seconds: number): Promise
   out(
     `overload at ${rate.toFixed(1)}/s (2x max) for ${seconds} s, ${count} creates: 429 ${share('429')}, 503 ${share('503')}   ${showLatency(lat)}   max ${lat.maxMs} ms`,
   );
+  out(`  refusals ${showLatency(refused)} (${refused.count});  accepted creates ${showLatency(accepted)} (${accepted.count})`);
   out(
     `  answers: ${Object.entries(answers)
       .sort((a, b) => b[1] - a[1])
