@@ -1,9 +1,12 @@
+// First: tracing's instrumentation must be in place before pg and http load (src/telemetry/tracing.ts).
+import './telemetry/start';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config';
 import { createLogger } from './logger';
 import { startService, type Role } from './runtime/service';
 import { Lifecycle } from './runtime/lifecycle';
+import { tracingStarted } from './telemetry/tracing';
 
 /**
  * `npm start`: the whole service on one machine (see startService). `--only api` / `--only worker`
@@ -19,6 +22,9 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   // Listening from the start, so a Ctrl-C during start-up also stops whatever had started.
   lifecycle.stopOnSignals((line) => process.stdout.write(`${line}\n`));
+  // Added first, so stopped last: the spans of the stop itself are exported too.
+  const tracing = tracingStarted();
+  if (tracing) lifecycle.add('traces', () => tracing.shutdown());
   const service = await startService({ config, logger, roles, lifecycle });
 
   const chainId = service.environments.environments.sandbox.networks[0]?.chainId;

@@ -48,6 +48,7 @@ import type { FundReturnEngine, OperatorEngine, PaymentEngine, VaultFundingEngin
 import { registerFundReturnRoutes } from './routes/fund-returns';
 import { httpMetrics } from './middleware/http-metrics';
 import { admission, AdmissionGate } from './middleware/admission';
+import { requestSpan } from './middleware/request-span';
 import type { ServiceSecret } from '../domain/keys/service-keys';
 import type { ServiceMetrics } from './metrics';
 
@@ -136,6 +137,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   const chains = deps.chains ?? createChainRegistry(environments);
   const metrics = deps.serviceMetrics;
 
+  app.use(requestSpan());
   app.use(requestContext(logger, { serverTiming: config.http.serverTiming }));
   app.use(requestLog(db.prisma));
   // Outside the error handler: it counts the status answered.

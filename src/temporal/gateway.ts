@@ -7,9 +7,12 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   WorkflowUpdateRPCTimeoutOrCancelledError,
+  type ClientInterceptors,
   type ScheduleDescription,
   type ScheduleOptions,
 } from '@temporalio/client';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
+import { tracingStarted } from '../telemetry/tracing';
 import { ApplicationFailure, type SignalDefinition } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time';
 import type { NativeConnection } from '@temporalio/worker';
@@ -571,6 +574,14 @@ export const DEFAULT_RPC_TIMEOUT_MS = 5000;
  * but the long polls has a deadline (src/temporal/deadlines.ts), so Temporal being away fails a
  * request within rpcTimeoutMs instead of holding it.
  */
+/**
+ * While tracing is on, each start, signal and update carries the caller's trace into the workflow's
+ * headers; while off, no interceptor, so nothing is added to any history.
+ */
+function clientTracing(): ClientInterceptors | undefined {
+  return tracingStarted() ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined;
+}
+
 export async function connectTemporalGateway(
   opts: { address: string; namespace: string; rpcTimeoutMs?: number } & GatewayOptions,
 ): Promise<TemporalGateway & { close(): Promise<void> }> {
@@ -579,7 +590,7 @@ export async function connectTemporalGateway(
     connectTimeout: '10s',
     interceptors: temporalInterceptors(opts.rpcTimeoutMs ?? DEFAULT_RPC_TIMEOUT_MS),
   });
-  const client = new Client({ connection, namespace: opts.namespace });
+  const client = new Client({ connection, namespace: opts.namespace, interceptors: clientTracing() });
   return Object.assign(createTemporalGateway(client, opts), { close: () => connection.close() });
 }
 
@@ -594,7 +605,7 @@ export function workerWebhookStarter(
   connection: NativeConnection,
   opts: { namespace: string; taskQueue: string; rpcTimeoutMs?: number },
 ): Pick<WebhookEngine, 'startWebhookDelivery'> {
-  const gateway = createTemporalGateway(new Client({ connection, namespace: opts.namespace }), {
+  const gateway = createTemporalGateway(new Client({ connection, namespace: opts.namespace, interceptors: clientTracing() }), {
     taskQueue: opts.taskQueue,
     eagerWebhookDeliveries: true,
   });

@@ -1,6 +1,15 @@
 import type { Duration } from '@temporalio/common';
 import { NativeConnection, Runtime, Worker, type TelemetryOptions, type WorkflowBundleOption } from '@temporalio/worker';
 
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry';
+import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { tracingStarted } from '../telemetry/tracing';
+import { WORKFLOW_TRACING_MODULE } from './workflow-bundle';
+
 export { bundleWorkflows, WORKFLOWS_PATH } from './workflow-bundle';
 
 export interface WorkerOptions {
@@ -47,7 +56,58 @@ export async function createWorker(opts: WorkerOptions): Promise<Worker> {
     ...(opts.shutdownGraceTime === undefined ? {} : { shutdownGraceTime: opts.shutdownGraceTime }),
     ...(opts.reuseV8Context === undefined ? {} : { reuseV8Context: opts.reuseV8Context }),
   };
-  return Worker.create(options);
+  return Worker.create({ ...options, ...workerTracing() });
+}
+
+/**
+ * While tracing is on: a span for each workflow task and activity, in the trace the workflow's
+ * start carried; the workflow's spans leave its sandbox through the `exporter` sink. The bundle then
+ * holds the workflow interceptors (workflow-bundle.ts).
+ */
+function workerTracing(): Pick<Parameters<typeof Worker.create>[0], 'interceptors' | 'sinks'> {
+  const tracing = tracingStarted();
+  if (!tracing) return {};
+  return {
+    interceptors: {
+      workflowModules: [WORKFLOW_TRACING_MODULE],
+      activity: [
+        (ctx) => ({
+          inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
+          outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+        }),
+      ],
+    },
+    sinks: { exporter: makeWorkflowExporter(asWorkflowSpanSink(tracing.spanProcessor), tracing.resource as never) },
+  };
+}
+
+/** A span as the workflow sandbox hands it over: OpenTelemetry SDK 1's shape (Temporal's interceptors use it). */
+interface SandboxSpan {
+  spanContext(): { traceId: string; spanId: string; traceFlags: number };
+  parentSpanId?: string;
+  instrumentationLibrary?: { name: string; version?: string };
+}
+
+/**
+ * The workflow's spans into this process's SDK 2 processor: SDK 2 reads the parent from
+ * `parentSpanContext` and the scope from `instrumentationScope`, where SDK 1 had `parentSpanId` and
+ * `instrumentationLibrary`. Without this the workflow's spans would lose their parent.
+ */
+function asWorkflowSpanSink(processor: SpanProcessor): never {
+  const adapted = {
+    onStart: () => undefined,
+    forceFlush: () => processor.forceFlush(),
+    shutdown: () => processor.shutdown(),
+    onEnd(span: SandboxSpan) {
+      const { traceId } = span.spanContext();
+      processor.onEnd({
+        ...span,
+        parentSpanContext: span.parentSpanId ? { traceId, spanId: span.parentSpanId, traceFlags: 1 } : undefined,
+        instrumentationScope: span.instrumentationLibrary ?? { name: '@temporalio/interceptors-opentelemetry' },
+      } as unknown as ReadableSpan);
+    },
+  };
+  return adapted as never;
 }
 
 export async function connectWorkerConnection(address: string): Promise<NativeConnection> {

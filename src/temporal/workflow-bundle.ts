@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode, type WorkflowBundleOption, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { tracingStarted } from '../telemetry/tracing';
 
 /** workflows/ from source: what `npm start`, the tests and the build bundle. */
 export const WORKFLOWS_PATH = path.resolve(__dirname, '../../workflows/index.ts');
@@ -8,9 +9,25 @@ export const WORKFLOWS_PATH = path.resolve(__dirname, '../../workflows/index.ts'
 /** Written by `npm run build` (scripts/build-workflow-bundle.ts) at the root of dist/. */
 export const WORKFLOW_BUNDLE_FILE = 'workflow-bundle.js';
 
-/** Bundles workflows/ once (webpack); tests and the service reuse the bundle for every worker. */
-export async function bundleWorkflows(workflowsPath = WORKFLOWS_PATH): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
+/** Written beside it: the bundle with Temporal's OpenTelemetry workflow interceptors, for a traced worker. */
+export const TRACED_WORKFLOW_BUNDLE_FILE = 'workflow-bundle-traced.js';
+
+/** The workflow side of tracing: spans of each workflow task, exported through a sink. */
+export const WORKFLOW_TRACING_MODULE = require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
+
+/**
+ * Bundles workflows/ once (webpack); tests and the service reuse the bundle for every worker. Traced:
+ * with the tracing interceptors (a traced worker needs them in its bundle; an untraced one runs none).
+ */
+export async function bundleWorkflows(
+  workflowsPath = WORKFLOWS_PATH,
+  opts: { traced?: boolean } = { traced: tracingStarted() !== null },
+): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({
+    workflowsPath,
+    logger: quietBundlerLogger,
+    ...(opts.traced ? { workflowInterceptorModules: [WORKFLOW_TRACING_MODULE] } : {}),
+  });
 }
 
 const noop = () => undefined;
@@ -23,7 +40,7 @@ const quietBundlerLogger = { trace: noop, debug: noop, info: noop, warn: noop, e
  */
 export async function loadWorkflowBundle(): Promise<WorkflowBundleOption> {
   if (path.extname(__filename) !== '.js') return bundleWorkflows();
-  const codePath = path.resolve(__dirname, '../..', WORKFLOW_BUNDLE_FILE);
+  const codePath = path.resolve(__dirname, '../..', tracingStarted() ? TRACED_WORKFLOW_BUNDLE_FILE : WORKFLOW_BUNDLE_FILE);
   if (!existsSync(codePath)) throw new Error(`${codePath} is missing: run \`npm run build\` (it bundles workflows/)`);
   return { codePath };
 }
