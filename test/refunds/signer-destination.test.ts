@@ -11,7 +11,7 @@ import { resolveAlerts } from '../../src/domain/monitoring/alerts';
 import { RETURN_DESTINATION_REFUSED } from '../../src/domain/returns/return-destination';
 import { recoverIncident } from '../../src/domain/operators/operator-actions';
 import { approvedApproval, operatorReturnDeps } from './approvals';
-import { paidPayment, USDC } from './support';
+import { fundedVault, paidPayment, post, USDC, waitForReturn } from './support';
 
 const SILENT = { error: () => undefined, info: () => undefined };
 
@@ -25,7 +25,7 @@ async function heldReturn(id: string) {
 }
 
 /** What the signer did about a refused return: nothing signed, an open critical alert naming it. */
-async function assertRefusedBySigner(id: string, reason: string) {
+async function assertRefusedBySigner(id: string, reason: string, allowedAtomic?: bigint) {
   const h = await getHarness();
   const row = await heldReturn(id);
   assert.equal(row.failureReason, reason);
@@ -39,6 +39,7 @@ async function assertRefusedBySigner(id: string, reason: string) {
     [(alerts[0]!.details as Record<string, unknown>).reason, (alerts[0]!.details as Record<string, unknown>).destinationAddress],
     [reason, row.toAddress],
   );
+  if (allowedAtomic !== undefined) assert.equal((alerts[0]!.details as Record<string, unknown>).allowedAtomic, String(allowedAtomic));
 }
 
 /** An operator fails the held return (the incident is free again) and closes the alert, as after looking into it. */
@@ -97,6 +98,60 @@ describe('The signer checks where a fund return goes', () => {
     assert.equal(await tokenBalance(attacker), 0n);
     await failHeld(row.id, confirmations);
     assert.equal(await tokenBalance(escrow), escrowBefore);
+  });
+
+  test("a refund row inserted to a real payer for more than the books leave it is refused by the signer; the payer's own refunds still pay", async () => {
+    const h = await getHarness();
+    const vault = await fundedVault(m, 10);
+    const { payment, payer } = await paidPayment(m, 2);
+    const confirmations = h.chain.chains.network(h.chainId).confirmations;
+    const insert = (amountAtomic: bigint) =>
+      h.db.prisma.fundReturn.create({
+        data: {
+          id: newId('refund'),
+          kind: 'refund',
+          appId: m.cred.appId,
+          paymentId: payment.id,
+          vaultId: vault.id,
+          status: 'pending',
+          statusVersion: 1,
+          chainId: h.chainId,
+          tokenAddress: payment.paymentAmount.tokenAddress.toLowerCase(),
+          fromAddress: vault.address.toLowerCase(),
+          toAddress: payer.address.toLowerCase(),
+          amountAtomic: String(amountAtomic),
+          requestedBy: 'partner',
+          actor: m.cred.appId,
+        },
+      });
+    const balances = async () => [await tokenBalance(payer.address), await tokenBalance(vault.address)];
+    const before = await balances();
+
+    // The payer paid 2: 3 is more than it paid, though the vault holds it.
+    const over = await insert(USDC(3));
+    assert.equal(await h.engine.startFundReturn(over.id, confirmations), 'started');
+    await assertRefusedBySigner(over.id, 'amount_exceeds_books', USDC(2));
+    assert.deepEqual(await balances(), before, 'nothing left the vault');
+    await failHeld(over.id, confirmations);
+
+    // A partial refund through the API pays; then 1.5 is more than is left (1), with the first refund counted.
+    const part = await post(m, `/v2/payments/${payment.id}/refunds`, { amount: '1' });
+    assert.equal(part.status, 201, part.text);
+    await waitForReturn(m, payment.id, 'refunds', part.body.refund.id, 'confirmed');
+    const afterPart = await balances();
+    assert.deepEqual(afterPart, [before[0]! + USDC(1), before[1]! - USDC(1)]);
+    const beyondRest = await insert(1_500_000n);
+    assert.equal(await h.engine.startFundReturn(beyondRest.id, confirmations), 'started');
+    await assertRefusedBySigner(beyondRest.id, 'amount_exceeds_books', USDC(1));
+    assert.deepEqual(await balances(), afterPart);
+    await failHeld(beyondRest.id, confirmations);
+
+    // The rest, exactly what is left: its own row does not count against it.
+    const rest = await post(m, `/v2/payments/${payment.id}/refunds`, {});
+    assert.equal(rest.status, 201, rest.text);
+    assert.equal(rest.body.refund.amount.amountAtomic, String(USDC(1)));
+    await waitForReturn(m, payment.id, 'refunds', rest.body.refund.id, 'confirmed');
+    assert.deepEqual(await balances(), [before[0]! + USDC(2), before[1]! - USDC(2)]);
   });
 
   test('an approval requested and approved by the same operator does not let a recovery go to another address', async () => {

@@ -2,6 +2,7 @@
  * The rules of returning funds (refunds and incident recoveries), pure and unit-tested. The callers
  * read the facts under a row lock (the Payment's, the incident's), so a decision holds until commit.
  */
+import { decideRefundAmount, holdsAmount, isRefundable, type RefundAmountFacts, type RefundAmountRefusal } from './pure/return-amounts';
 
 export const RETURN_KINDS = ['refund', 'incident_recovery'] as const;
 export type ReturnKind = (typeof RETURN_KINDS)[number];
@@ -15,32 +16,18 @@ export type ReturnKind = (typeof RETURN_KINDS)[number];
 export const RETURN_STATUSES = ['pending', 'broadcast', 'confirmed', 'failed', 'requires_intervention'] as const;
 export type ReturnStatus = (typeof RETURN_STATUSES)[number];
 
-/** Every status but failed holds its amount against what can be returned. */
-export const holdsAmount = (status: string): boolean => status !== 'failed';
-
 export type RefundRefusal =
   | 'payment_not_refundable'
-  | 'refund_amount_invalid'
-  | 'refund_exceeds_payment'
-  | 'refund_exceeds_payer'
+  | RefundAmountRefusal
   | 'vault_missing'
   | 'vault_policy_inactive'
   | 'vault_token_not_allowed'
   | 'vault_spend_limit_exceeded'
   | 'vault_insufficient_balance';
 
-export interface RefundFacts {
+export interface RefundFacts extends RefundAmountFacts {
   paymentIntent: string;
   paymentStatus: string;
-  paymentAmountAtomic: bigint;
-  /** The sum of the Payment's refunds that hold their amount (not failed). */
-  heldAtomic: bigint;
-  /** The amount asked for; null: the rest of the Payment (of the payer's share). */
-  requestedAtomic: bigint | null;
-  /** The destination payer's share of the Payment (what its funding transfers counted). */
-  payerShareAtomic: bigint;
-  /** The sum of the refunds to that payer that hold their amount. */
-  payerHeldAtomic: bigint;
   hasVault: boolean;
   /** The vault's policy, as vault funding obeys it (src/domain/vaults/vault-funding.ts decideFunding). */
   policyActive: boolean;
@@ -58,14 +45,10 @@ export interface RefundFacts {
  * within the vault's policy: money leaving a vault obeys its policy whatever the reason.
  */
 export function decideRefund(f: RefundFacts): { ok: true; amountAtomic: bigint } | { ok: false; reason: RefundRefusal } {
-  if (f.paymentIntent !== 'receive' || f.paymentStatus !== 'succeeded') return { ok: false, reason: 'payment_not_refundable' };
-  const rest = f.paymentAmountAtomic - f.heldAtomic;
-  const payerRest = f.payerShareAtomic - f.payerHeldAtomic;
-  const amount = f.requestedAtomic ?? (payerRest < rest ? payerRest : rest);
-  if (f.requestedAtomic !== null && f.requestedAtomic <= 0n) return { ok: false, reason: 'refund_amount_invalid' };
-  if (amount <= 0n && rest > 0n) return { ok: false, reason: 'refund_exceeds_payer' };
-  if (amount <= 0n || amount > rest) return { ok: false, reason: 'refund_exceeds_payment' };
-  if (amount > payerRest) return { ok: false, reason: 'refund_exceeds_payer' };
+  if (!isRefundable(f.paymentIntent, f.paymentStatus)) return { ok: false, reason: 'payment_not_refundable' };
+  const decided = decideRefundAmount(f);
+  if (!decided.ok) return decided;
+  const amount = decided.amountAtomic;
   if (!f.hasVault) return { ok: false, reason: 'vault_missing' };
   if (!f.policyActive) return { ok: false, reason: 'vault_policy_inactive' };
   if (!f.tokenAllowed) return { ok: false, reason: 'vault_token_not_allowed' };

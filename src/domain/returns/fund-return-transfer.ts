@@ -9,7 +9,6 @@ import { afterCheck, incidentStatusFor, refundConfirmedEvent, type ReturnStatus 
 import { fundReturnPosting } from './fund-return-postings';
 import { writeRefundEvent, type FundReturnRow } from './fund-returns';
 import { assertReturnDestination, RETURN_DESTINATION_REFUSED, ReturnDestinationRefusedError } from './return-destination';
-import type { DestinationRefusal } from './pure/return-destination-check';
 import { raiseAlert } from '../monitoring/alerts';
 
 export const sourceOf = (r: Pick<FundReturnRow, 'id' | 'kind'>): SettlementSource => ({
@@ -81,18 +80,23 @@ export async function sendFundReturn(deps: SettlementSenderDeps, id: string): Pr
       authorize: () => assertReturnDestination(deps.prisma, r),
     }));
   } catch (err) {
-    if (err instanceof ReturnDestinationRefusedError) return holdRefusedReturn(deps, r, err.reason);
+    if (err instanceof ReturnDestinationRefusedError) return holdRefusedReturn(deps, r, err);
     throw err;
   }
   return move(deps.prisma, r, { status: 'broadcast', broadcastAt: new Date(), transactionHash: txHash.toLowerCase() });
 }
 
 /**
- * The signer refused the destination: nothing was signed. A critical alert first (raised once while
- * open), then the return is held for an operator with the reason, so a retry of this step after a
- * crash still alerts.
+ * The signer refused the destination or the amount: nothing was signed. A critical alert first (raised
+ * once while open), then the return is held for an operator with the reason, so a retry of this step
+ * after a crash still alerts.
  */
-async function holdRefusedReturn(deps: SettlementSenderDeps, r: FundReturnRow, reason: DestinationRefusal): Promise<ReturnState> {
+async function holdRefusedReturn(
+  deps: SettlementSenderDeps,
+  r: FundReturnRow,
+  refused: ReturnDestinationRefusedError,
+): Promise<ReturnState> {
+  const { reason, allowedAtomic } = refused;
   const logger = deps.logger ?? { error: () => undefined, info: () => undefined };
   await raiseAlert(
     { prisma: deps.prisma, logger },
@@ -109,6 +113,7 @@ async function holdRefusedReturn(deps: SettlementSenderDeps, r: FundReturnRow, r
         amountAtomic: r.amountAtomic.toFixed(),
         approvalId: r.approvalId,
         reason,
+        ...(allowedAtomic === undefined ? {} : { allowedAtomic: allowedAtomic.toString() }),
       },
     },
   );
