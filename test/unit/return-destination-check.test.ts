@@ -181,8 +181,9 @@ describe('The signer checks a return amount against the books', () => {
     amountAtomic: 1n,
     chainId: 1,
     tokenAddress: TOKEN,
+    vaultId: 'vault_recipient',
   };
-  const recovery: AmountToCheck = { ...refund, id: 'recovery_1', kind: 'incident_recovery', incidentId: 'incident_1' };
+  const recovery: AmountToCheck = { ...refund, id: 'recovery_1', kind: 'incident_recovery', incidentId: 'incident_1', vaultId: null };
   const books: AmountFacts = {
     paymentIntent: 'receive',
     paymentStatus: 'succeeded',
@@ -193,6 +194,7 @@ describe('The signer checks a return amount against the books', () => {
     ],
     incident: { amountAtomic: 1_000_000n },
     asset: { chainId: 1, tokenAddress: TOKEN },
+    recipientVaultId: 'vault_recipient',
     returns: [],
     approval: null,
   };
@@ -296,6 +298,17 @@ describe('The signer checks a return amount against the books', () => {
     assert.deepEqual(amountOf({ ...refund, tokenAddress: ELSEWHERE }, 1n), { ok: false, reason: 'asset_not_in_books', allowedAtomic: 0n });
     assert.deepEqual(amountOf({ ...recovery, chainId: 2 }, 1n), { ok: false, reason: 'asset_not_in_books', allowedAtomic: 0n });
     assert.equal(amountOf({ ...recovery, chainId: 2 }, 1n, { ...books, asset: { chainId: 2, tokenAddress: TOKEN } }).ok, true);
+  });
+
+  test("a refund paid from another vault than the recipient's, or from none, is refused; a recovery pays from the escrow whatever the row says", () => {
+    assert.deepEqual(amountOf({ ...refund, vaultId: 'vault_someone_else' }, 1n), {
+      ok: false,
+      reason: 'source_not_in_books',
+      allowedAtomic: 0n,
+    });
+    assert.equal(amountOf({ ...refund, vaultId: null }, 1n).ok, false);
+    assert.equal(amountOf(refund, 1n, { ...books, recipientVaultId: null }).ok, false, 'a recipient with no vault refunds nothing');
+    assert.equal(amountOf({ ...recovery, vaultId: 'vault_someone_else' }, 1n).ok, true);
   });
 
   const payer = fc.constantFrom(A, B, PAYER);

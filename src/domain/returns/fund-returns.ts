@@ -243,6 +243,11 @@ async function refundFacts(deps: Pick<FundReturnDeps, 'chains'>, tx: Prisma.Tran
   };
 }
 
+/** The vault a Payment's refunds are paid from: its recipient's, in its app (the create and the signer both ask). */
+export function recipientVaultOf(prisma: PrismaClient, payment: { recipientAccountId: string; appId: string }) {
+  return prisma.vault.findFirst({ where: { accountId: payment.recipientAccountId, appId: payment.appId, address: { not: null } } });
+}
+
 /** A new pending refund from the recipient's vault to the payer, as the partner asked. */
 function newRefundRow(
   app: AuthenticatedApp,
@@ -288,9 +293,7 @@ export async function createRefund(
   const found = await deps.prisma.payment.findFirst({ where: { id: paymentId, appId: app.id } });
   if (!found) throw notFound('Payment');
   const requested = requestedRefund(input.amount, found.decimals);
-  const vault = await deps.prisma.vault.findFirst({
-    where: { accountId: found.recipientAccountId, appId: found.appId, address: { not: null } },
-  });
+  const vault = await recipientVaultOf(deps.prisma, found);
   // Funding is final once the Payment succeeded: its payers' shares are read before the lock.
   const shares = found.status === 'succeeded' ? await payerShares(deps.prisma, paymentId) : [];
   const to =

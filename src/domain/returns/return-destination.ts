@@ -1,6 +1,6 @@
 import type { PrismaClient } from '../../db/client';
 import { payerShares, type PayerShare } from '../payments/payer-shares';
-import { payersOf, type FundReturnRow } from './fund-returns';
+import { payersOf, recipientVaultOf, type FundReturnRow } from './fund-returns';
 import {
   checkReturnAmount,
   checkReturnDestination,
@@ -71,10 +71,13 @@ async function approvalNow(prisma: PrismaClient, approvalId: string | null): Pro
  */
 async function amountFacts(prisma: PrismaClient, books: Books, approval: ApprovalFacts | null): Promise<AmountFacts> {
   const { payment, incident } = books;
-  const returns = await prisma.fundReturn.findMany({
-    where: { paymentId: payment.id },
-    select: { id: true, kind: true, incidentId: true, toAddress: true, status: true, amountAtomic: true },
-  });
+  const [returns, recipientVault] = await Promise.all([
+    prisma.fundReturn.findMany({
+      where: { paymentId: payment.id },
+      select: { id: true, kind: true, incidentId: true, toAddress: true, status: true, amountAtomic: true },
+    }),
+    recipientVaultOf(prisma, payment),
+  ]);
   return {
     paymentIntent: payment.intent,
     paymentStatus: payment.status,
@@ -87,6 +90,7 @@ async function amountFacts(prisma: PrismaClient, books: Books, approval: Approva
       tokenAddress: incident?.tokenAddress ?? payment.tokenAddress,
     },
     returns: returns.map((x) => ({ ...x, amountAtomic: BigInt(x.amountAtomic.toFixed()) })),
+    recipientVaultId: recipientVault?.id ?? null,
     approval,
   };
 }
@@ -116,7 +120,7 @@ export async function assertReturnDestination(prisma: PrismaClient, r: FundRetur
     );
   const amount = BigInt(r.amountAtomic.toFixed());
   const weighed = checkReturnAmount(
-    { ...toCheck, amountAtomic: amount, chainId: r.chainId, tokenAddress: r.tokenAddress },
+    { ...toCheck, amountAtomic: amount, chainId: r.chainId, tokenAddress: r.tokenAddress, vaultId: r.vaultId },
     verdict.via,
     await amountFacts(prisma, books, verdict.via === 'approval' ? approval : null),
   );

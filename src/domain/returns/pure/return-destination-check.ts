@@ -110,6 +110,8 @@ export const AMOUNT_REFUSALS = [
   'amount_exceeds_books',
   /** Another chain or token than the one the books hold the money in. */
   'asset_not_in_books',
+  /** A refund paid from another vault than the Payment's recipient's (the key that signs is the row's vault's). */
+  'source_not_in_books',
 ] as const;
 export type AmountRefusal = (typeof AMOUNT_REFUSALS)[number];
 
@@ -118,6 +120,8 @@ export interface AmountToCheck extends ReturnToCheck {
   amountAtomic: bigint;
   chainId: number;
   tokenAddress: string;
+  /** The vault a refund is paid from (its key signs); a recovery pays from the Payment's escrow. */
+  vaultId: string | null;
 }
 
 /** A fund return as the signer reads it, to count what it holds. */
@@ -140,6 +144,8 @@ export interface AmountFacts {
   incident: { amountAtomic: bigint } | null;
   /** Where the books hold the money: the Payment's chain and token, or its incident's. */
   asset: { chainId: number; tokenAddress: string };
+  /** The Payment's recipient's vault, which alone pays its refunds; null: it has none. */
+  recipientVaultId: string | null;
   /** The Payment's returns as read now; the one checked is left out by id (a retry is not its own rival). */
   returns: readonly ReturnHolding[];
   /** The approval the destination passed under (via 'approval'); its params.amountAtomic caps the amount. */
@@ -194,11 +200,13 @@ function recoveryAllowed(r: AmountToCheck, via: DestinationVia, f: AmountFacts):
 
 /**
  * Whether the signer may send this amount, once the destination passed (`via`): in the asset the
- * books hold, and no more than they leave to it with every other return that holds its amount counted.
+ * books hold, a refund from the recipient's own vault, and no more than they leave to it with every other return that holds its amount counted.
  */
 export function checkReturnAmount(r: AmountToCheck, via: DestinationVia, f: AmountFacts): AmountVerdict {
   if (r.chainId !== f.asset.chainId || !same(r.tokenAddress, f.asset.tokenAddress))
     return { ok: false, reason: 'asset_not_in_books', allowedAtomic: 0n };
+  if (r.kind === 'refund' && (r.vaultId === null || r.vaultId !== f.recipientVaultId))
+    return { ok: false, reason: 'source_not_in_books', allowedAtomic: 0n };
   const allowed = r.kind === 'refund' ? refundAllowed(r, via, f) : recoveryAllowed(r, via, f);
   if (r.amountAtomic > 0n && r.amountAtomic <= allowed) return { ok: true, allowedAtomic: allowed };
   return { ok: false, reason: 'amount_exceeds_books', allowedAtomic: allowed };
