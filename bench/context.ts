@@ -14,10 +14,16 @@ export interface BenchContext {
   tokenAddress: Address;
   /** A receive Payment's create body for `accountId`. */
   createBody: Record<string, unknown>;
-  /** Calls the API; throws (with `status`) on a status of 300 or more. */
+  /** Calls the API as the bench app (`headers` replace its own); throws (with `status`) on a status of 300 or more. */
   api(
     path: string,
-    init?: { method?: string; body?: unknown; key?: string; onTimings?: (steps: Map<string, number>) => void },
+    init?: {
+      method?: string;
+      body?: unknown;
+      key?: string;
+      headers?: Record<string, string>;
+      onTimings?: (steps: Map<string, number>) => void;
+    },
   ): Promise<any>;
   /** POST /v2/payments with a fresh Idempotency-Key; `onTimings` gets the answer's Server-Timing steps. */
   createPayment(onTimings?: (steps: Map<string, number>) => void): Promise<any>;

@@ -1,4 +1,5 @@
 import os from 'node:os';
+import type { FlowEngineWork } from './engine-work';
 import type { Latency, Rate } from './measure';
 
 /**
@@ -45,7 +46,19 @@ export interface BenchFigures {
     passed: boolean;
   };
   apiPeakRssMb?: number;
+  /** What one run of each flow cost the engine, read from its workflows' histories (bench/phases/engine-work.ts). */
+  engineWork?: Partial<Record<EngineWorkFlow, FlowEngineWork>>;
 }
+
+/** The flows whose engine work the bench counts, in the order it runs them, and how the docs name them. */
+export const ENGINE_WORK_FLOWS = {
+  receivePaymentSucceeded: 'receive Payment that succeeds',
+  depositSettled: 'deposit that settles',
+  webhookDeliveredFirstAttempt: 'webhook delivery, first attempt 2xx',
+  refund: 'refund of a succeeded Payment',
+  vaultFunding: 'vault funding of a Payment, with the Payment',
+} as const;
+export type EngineWorkFlow = keyof typeof ENGINE_WORK_FLOWS;
 
 /**
  * One webhook run: committed event -> delivered. Older runs have only the first five keys.

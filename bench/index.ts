@@ -10,6 +10,7 @@ import { createApp } from '../src/domain/apps/apps';
 import { freePort } from '../src/embedded/process';
 import { dataDir } from '../src/embedded/paths';
 import { stackSettings } from '../simulate/stack';
+import { rpcUrlSetting } from '../src/config/network-settings';
 import { startApiProcess } from './api-process';
 import type { BenchContext } from './context';
 import { ENGINES, newBenchRun, newFigures, type BenchFigures, type Engine } from './figures';
@@ -21,13 +22,15 @@ import { overloadPhase } from './phases/overload';
 import { webhooksPhase, webhooksSustainedPhase } from './phases/webhooks';
 import { listsPhase } from './phases/lists';
 import { scannerPhase } from './phases/scanner';
+import { engineWorkPhase } from './phases/engine-work';
 
 /**
  * `npm run bench`: the figures of docs/performance.md, against an embedded stack of its own (`<data>/bench-<engine>`:
  * PostgreSQL, the Temporal engine, anvil), with the API in its own process. Prints; asserts nothing but
  * the overload check.
  *   --json          end with one JSON line of every figure (BenchRun in bench/figures.ts), for scripts
- *   --only a,b      run only these phases: ceilings, create, settle, webhooks, webhooks-sustained, lists, scanner, overload
+ *   --only a,b      run only these phases: engine-work, ceilings, create, settle, webhooks, webhooks-sustained, lists, scanner, overload
+ *                   (engine-work: one run of each flow, its workflow tasks, activity tasks, local activities and history events)
  *   --engine cluster  Temporal Server's four roles over PostgreSQL instead of the dev server (set up when missing);
  *   --engine both (or dev,cluster)  the phases on each engine in turn, the first's stack stopped before the next starts
  *   BENCH_COUNT (2000) and BENCH_CONCURRENCY (32): requests per closed-loop figure and clients;
@@ -44,7 +47,7 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const SETTLE = Number(process.env.BENCH_SETTLE ?? 40);
 const OVERLOAD_SECONDS = Number(process.env.BENCH_OVERLOAD_SECONDS ?? 15);
 
-const PHASES = ['ceilings', 'create', 'settle', 'webhooks', 'webhooks-sustained', 'lists', 'scanner', 'overload'] as const;
+const PHASES = ['engine-work', 'ceilings', 'create', 'settle', 'webhooks', 'webhooks-sustained', 'lists', 'scanner', 'overload'] as const;
 type PhaseName = (typeof PHASES)[number];
 
 /** `--engine dev`, `cluster`, `both` or a list (`dev,cluster`): the engines, in the order given. */
@@ -108,22 +111,28 @@ async function benchEngine(
   });
   const logger = createLogger('warn');
   const service = await startService({ config, logger, roles: ['worker'], scannerPollSeconds: 1, sandboxBlockTime: 0, lifecycle });
+  const network = service.environments.environments.sandbox.networks[0]!;
   const api = await startApiProcess({
     databaseUrl: service.database.url,
     temporalAddress: service.temporalAddress,
     port: config.http.port,
-    // The quota is lifted: the bench measures the service, not the per-credential limit.
-    env: { SERVER_TIMING: 'true', RATE_LIMIT_POINTS: '1000000', API_DATABASE_POOL_MAX: process.env.API_DATABASE_POOL_MAX ?? '20' },
+    env: {
+      // The quota is lifted: the bench measures the service, not the per-credential limit.
+      SERVER_TIMING: 'true',
+      RATE_LIMIT_POINTS: '1000000',
+      API_DATABASE_POOL_MAX: process.env.API_DATABASE_POOL_MAX ?? '20',
+      // The bench's own anvil, not the environments file's default port (vaults read the chain).
+      [rpcUrlSetting(network.code)]: service.rpcUrl!,
+    },
   });
   lifecycle.add('api process', () => api.stop());
   const figures = newFigures(engine);
-  const network = service.environments.environments.sandbox.networks[0]!;
   const cred = await createApp(service.database.db.prisma, { name: 'bench', environment: 'sandbox' }, service.environments.apiVersion);
   const authorization = `Basic ${Buffer.from(`${cred.appId}:${cred.appSecret}`).toString('base64')}`;
   const call: BenchContext['api'] = async (path, init = {}) => {
     const res = await fetch(`${api.url}${path}`, {
       method: init.method ?? (init.body ? 'POST' : 'GET'),
-      headers: { authorization, 'content-type': 'application/json', ...(init.key ? { 'idempotency-key': init.key } : {}) },
+      headers: { authorization, 'content-type': 'application/json', ...(init.key ? { 'idempotency-key': init.key } : {}), ...init.headers },
       body: init.body ? JSON.stringify(init.body) : undefined,
     });
     const body = (await res.json()) as any;
@@ -167,6 +176,8 @@ async function benchEngine(
   out(
     `# Partner Payments benchmark (${figures.date}) on the ${engine} engine, ${COUNT} requests per figure, concurrency ${CONCURRENCY}, ${figures.machine.cpus} cores`,
   );
+  // First, on a quiet engine: a backlog can add tasks (one timed out and retried).
+  if (runs('engine-work')) await engineWorkPhase(ctx);
   if (runs('ceilings')) {
     await ceilings(ctx, COUNT, CONCURRENCY);
     // The server closes the probe workflows 30 s after their start: that work lands in no figure.

@@ -1,15 +1,27 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { asBenchRun, backlogFlat, ENGINES, type BenchFigures, type BenchRun, type Engine } from './figures';
+import {
+  asBenchRun,
+  backlogFlat,
+  ENGINE_WORK_FLOWS,
+  ENGINES,
+  type BenchFigures,
+  type BenchRun,
+  type Engine,
+  type EngineWorkFlow,
+} from './figures';
+import type { FlowEngineWork } from './engine-work';
 import type { Latency, Rate } from './measure';
 
 /**
  * `npm run bench:readme -- <bench output>`: rewrites the figures table of docs/performance.md
  * (between its bench-figures markers) from the last JSON line of `npm run bench -- --json` runs: a
- * column per engine measured, and what limits each figure, with the date and the machine. The
- * table is never edited by hand.
+ * column per engine measured, and what limits each figure, with the date and the machine; and the
+ * engine work per flow (between its bench-engine-work markers). The tables are never edited by hand.
  */
 const START = '<!-- bench-figures:start -->';
 const END = '<!-- bench-figures:end -->';
+const ENGINE_WORK_START = '<!-- bench-engine-work:start -->';
+const ENGINE_WORK_END = '<!-- bench-engine-work:end -->';
 /** The page holding the figures table (relative to the repository root, where npm runs the script). */
 const FIGURES_PAGE = 'docs/performance.md';
 
@@ -273,6 +285,50 @@ export function mergeRuns(runs: BenchRun[]): BenchRun {
   return { date: last.date, machine: last.machine, engines };
 }
 
+const engineName = (e: Engine) => ENGINE_COLUMN[e].split(' (')[0]!;
+
+function engineWorkRow(flow: EngineWorkFlow, engine: Engine, w: FlowEngineWork): string {
+  const extra = [
+    w.failedWorkflowTasks && `${w.failedWorkflowTasks} failed`,
+    w.timedOutWorkflowTasks && `${w.timedOutWorkflowTasks} timed out`,
+  ];
+  const tasks = extra.some(Boolean) ? `${w.workflowTasks} (and ${extra.filter(Boolean).join(', ')})` : w.workflowTasks;
+  const types = w.workflowTypes.map((t) => `\`${t}\``).join(' + ');
+  return `| ${[ENGINE_WORK_FLOWS[flow], engineName(engine), types, tasks, w.activityTasks, w.localActivities, w.historyEvents].join(' | ')} |`;
+}
+
+/**
+ * The engine work per flow: a row per flow and engine, from the last of the runs that counted it on
+ * that engine, named with its date and load (rarely the run the figures table's header names).
+ */
+export function engineWorkTable(runs: BenchRun[]): string {
+  const measured = ENGINES.flatMap((e) => {
+    const f = [...runs].reverse().find((r) => r.engines[e]?.engineWork)?.engines[e];
+    return f?.engineWork ? [{ e, f, work: f.engineWork }] : [];
+  });
+  if (measured.length === 0) return 'Not measured yet (`npm run bench -- --only engine-work --json`).';
+  const when = measured.map(
+    ({ e, f }) => `${engineName(e).toLowerCase()} ${f.date.slice(0, 16).replace('T', ' ')} UTC (load ${f.machine.loadAverage1m})`,
+  );
+  const flows = Object.keys(ENGINE_WORK_FLOWS) as EngineWorkFlow[];
+  const rows = flows.flatMap((flow) => measured.flatMap(({ e, work }) => (work[flow] ? [engineWorkRow(flow, e, work[flow])] : [])));
+  return [
+    `One run of each flow, measured on the ${when.join(', on the ')}.`,
+    '',
+    '| Flow | Engine | Workflows counted | Workflow tasks | Activity tasks | Local activities | History events |',
+    '|---|---|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
+}
+
+/** The page with the text between `start` and `end` replaced by `content`. */
+function replaceBlock(page: string, start: string, end: string, content: string): string {
+  const a = page.indexOf(start);
+  const b = page.indexOf(end);
+  if (a < 0 || b < a) throw new Error(`${FIGURES_PAGE} has no ${start} … ${end} block`);
+  return `${page.slice(0, a + start.length)}\n${content}\n${page.slice(b)}`;
+}
+
 function main(): void {
   const files = process.argv.slice(2);
   if (files.length === 0)
@@ -289,12 +345,9 @@ function main(): void {
           )
           .join('; ')}.`
       : '';
-  const page = readFileSync(FIGURES_PAGE, 'utf8');
-  const a = page.indexOf(START);
-  const b = page.indexOf(END);
-  if (a < 0 || b < a) throw new Error(`${FIGURES_PAGE} has no ${START} … ${END} block`);
-  writeFileSync(FIGURES_PAGE, `${page.slice(0, a + START.length)}\n${table}${more}\n${page.slice(b)}`);
-  process.stdout.write(`${FIGURES_PAGE}: figures table rewritten\n`);
+  const page = replaceBlock(readFileSync(FIGURES_PAGE, 'utf8'), START, END, `${table}${more}`);
+  writeFileSync(FIGURES_PAGE, replaceBlock(page, ENGINE_WORK_START, ENGINE_WORK_END, engineWorkTable(runs)));
+  process.stdout.write(`${FIGURES_PAGE}: figures and engine work tables rewritten\n`);
 }
 
 if (process.argv[1]?.endsWith('readme-table.ts')) main();

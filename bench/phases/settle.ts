@@ -1,6 +1,5 @@
 import type { Address } from 'viem';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { fundTestWallet } from '../../src/chain/sandbox';
+import { fundedPayer, keepMining } from '../chain';
 import type { BenchContext } from '../context';
 import { latency, showLatency, sleep } from '../measure';
 
@@ -13,23 +12,8 @@ export async function settlePhase(ctx: BenchContext, count: number): Promise<voi
   const { service, out, figures } = ctx;
   const rpc = service.rpcUrl!;
   const chain = service.chain.chains.get(ctx.network.chainId);
-  const mine = async (n: number) => {
-    // A dropped keep-alive connection to anvil only costs one block.
-    await fetch(rpc, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_mine', params: [`0x${n.toString(16)}`] }),
-    }).catch(() => undefined);
-  };
-  const payer = privateKeyToAccount(generatePrivateKey());
-  await fundTestWallet({ rpcUrl: rpc, address: payer.address, tokenAtomic: BigInt(count + 1) * 1_000_000n, nativeWei: 10n ** 18n });
-  let mining = true;
-  const miner = (async () => {
-    while (mining) {
-      await mine(1);
-      await sleep(100);
-    }
-  })();
+  const payer = await fundedPayer(rpc, BigInt(count + 1) * 1_000_000n);
+  const stopMining = keepMining(rpc, 100);
   const samples: number[] = [];
   try {
     // The first Payment is untimed: its transfer's signal waits behind the earlier phases' backlog of
@@ -53,8 +37,7 @@ export async function settlePhase(ctx: BenchContext, count: number): Promise<voi
       if (i >= 0) samples.push(performance.now() - t0);
     }
   } finally {
-    mining = false;
-    await miner;
+    await stopMining();
   }
   figures.confirmedTransferToSucceeded = latency(samples);
   out(

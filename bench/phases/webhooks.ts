@@ -97,17 +97,7 @@ async function webhookRun(ctx: BenchContext, ratePerSecond: number, seconds: num
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   try {
-    const { port } = receiver.address() as AddressInfo;
-    // Through the domain with the in-process service: the API process refuses private destinations.
-    const { endpoint } = await createWebhookEndpoint(
-      {
-        prisma,
-        serviceSecret: resolveServiceSecret(service.config.serviceSecret, service.dataDir),
-        destinations: { allowPrivateDestinations: true },
-      },
-      ctx.appId,
-      { url: `http://127.0.0.1:${port}/bench`, events: ['account.created'] },
-    );
+    const endpoint = await accountCreatedEndpoint(ctx, (receiver.address() as AddressInfo).port);
     // Untimed warm-up at the run's rate: the delivery path's Prisma plans, JIT and workflow code, so
     // the figure is the steady state, not the first seconds after the stack started.
     const warmup = await warmUp(ctx, ratePerSecond, () => arrivals.size);
@@ -191,6 +181,24 @@ async function webhookRun(ctx: BenchContext, ratePerSecond: number, seconds: num
     receiver.closeAllConnections();
     await new Promise<void>((resolve) => receiver.close(() => resolve()));
   }
+}
+
+/**
+ * An endpoint of the bench app subscribed to account.created, at a receiver of this process on `port`.
+ * Through the domain with the in-process service: the API process refuses private destinations.
+ */
+export async function accountCreatedEndpoint(ctx: BenchContext, port: number) {
+  const { service } = ctx;
+  const { endpoint } = await createWebhookEndpoint(
+    {
+      prisma: service.database.db.prisma,
+      serviceSecret: resolveServiceSecret(service.config.serviceSecret, service.dataDir),
+      destinations: { allowPrivateDestinations: true },
+    },
+    ctx.appId,
+    { url: `http://127.0.0.1:${port}/bench`, events: ['account.created'] },
+  );
+  return endpoint;
 }
 
 /** Creates WARMUP_SECONDS of accounts at `ratePerSecond` and waits (bounded) for their deliveries; answers how many. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { asBenchRun, type BenchFigures, type BenchRun } from '../../bench/figures';
-import { figuresTable, mergeRuns } from '../../bench/readme-table';
+import { engineWorkTable, figuresTable, mergeRuns } from '../../bench/readme-table';
 
 const machine = (loadAverage1m: number) => ({ cpus: 2, model: 'AMD EPYC', memoryGb: 24, node: 'v20.20.2', loadAverage1m });
 const latency = (p50Ms: number, p99Ms: number) => ({ p50Ms, p99Ms, maxMs: p99Ms, count: 100 });
@@ -88,5 +88,47 @@ describe('the figures table of docs/performance.md', () => {
       'p50 945 ms, p99 1253.9 ms — **missed**',
       'not measured',
     ]);
+  });
+
+  test('engine work: a row per flow and engine, from the last run that counted it on that engine, with its date', () => {
+    const work = (workflowTasks: number) => ({
+      workflowTypes: ['paymentWorkflow'],
+      workflowTasks,
+      activityTasks: 8,
+      localActivities: 0,
+      historyEvents: 72,
+    });
+    const counted = (date: string, engine: 'dev' | 'cluster', tasks: number): BenchRun => ({
+      date,
+      machine: machine(3),
+      engines: { [engine]: { ...figures(engine, 50, 300), date, engineWork: { receivePaymentSucceeded: work(tasks) } } },
+    });
+    const vault = {
+      workflowTypes: ['paymentWorkflow', 'vaultFundingWorkflow'],
+      workflowTasks: 17,
+      activityTasks: 10,
+      localActivities: 0,
+      historyEvents: 92,
+      timedOutWorkflowTasks: 1,
+    };
+    const later = counted('2026-11-29T18:05:00.000Z', 'cluster', 14);
+    later.engines.cluster!.engineWork!.vaultFunding = vault;
+    const table = engineWorkTable([
+      counted('2026-11-28T10:00:00.000Z', 'dev', 12),
+      counted('2026-11-29T18:04:00.000Z', 'dev', 13),
+      run,
+      later,
+    ]);
+    assert.match(
+      table,
+      /^One run of each flow, measured on the dev server 2026-11-29 18:04 UTC \(load 2\.5\), on the cluster 2026-11-29 18:05 UTC/,
+    );
+    const rows = table.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| Flow'));
+    assert.deepEqual(rows, [
+      '| receive Payment that succeeds | Dev server | `paymentWorkflow` | 13 | 8 | 0 | 72 |',
+      '| receive Payment that succeeds | Cluster | `paymentWorkflow` | 14 | 8 | 0 | 72 |',
+      '| vault funding of a Payment, with the Payment | Cluster | `paymentWorkflow` + `vaultFundingWorkflow` | 17 (and 1 timed out) | 10 | 0 | 92 |',
+    ]);
+    assert.match(engineWorkTable([run]), /^Not measured yet/);
   });
 });
