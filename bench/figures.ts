@@ -3,7 +3,7 @@ import type { FlowEngineWork } from './engine-work';
 import type { Latency, Rate } from './measure';
 
 /**
- * Every figure `npm run bench` measures, keyed as in the figures table of docs/performance.md (and issue 11), so
+ * Every figure `npm run bench` measures, keyed as in the figures table of docs/performance.md, so
  * that two runs' JSON lines (`--json`) can be compared by a script. A phase that did not run leaves
  * its keys out.
  */

@@ -1,84 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { freePort, isPortOpen } from '../../src/embedded/process';
 import { until } from '../support/until';
+import { exitWithin, npmStart, openPorts } from '../support/npm-start';
 
 const ROOT = path.resolve(__dirname, '../..');
 const DATA_DIR = path.join(ROOT, '.data', 'shutdown-test');
-const PORT_VARS = [
-  'EMBEDDED_POSTGRES_PORT',
-  'EMBEDDED_TEMPORAL_PORT',
-  'TEMPORAL_UI_PORT',
-  'EMBEDDED_ANVIL_PORT',
-  'SANDBOX_PROVIDER_PORT',
-  'PORT',
-  'ADMIN_PORT',
-] as const;
-
-interface Started {
-  child: ReturnType<typeof spawn>;
-  ports: number[];
-  apiUrl: string;
-  adminUrl: string;
-  output: () => string;
-  exit: Promise<number | null>;
-}
-
-/**
- * `npm start` as a user runs it, on its own stack (free ports, data in .data/shutdown-test), in its
- * own process group: signalling the group is what Ctrl-C in a terminal does.
- */
-async function startService(): Promise<Started> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR, LOG_LEVEL: 'warn' };
-  for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'PGPORT_LOCAL']) delete env[name];
-  const ports: number[] = [];
-  for (const name of PORT_VARS) {
-    const port = await freePort();
-    env[name] = String(port);
-    ports.push(port);
-  }
-  const child = spawn('npm', ['start'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 180_000;
-  while (!output.includes('Press Ctrl-C to stop.')) {
-    if (child.exitCode !== null) throw new Error(`npm start exited (${child.exitCode}) before it was ready:\n${output}`);
-    if (Date.now() > deadline) {
-      process.kill(-child.pid!, 'SIGKILL');
-      throw new Error(`npm start not ready after 180 s:\n${output}`);
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  return {
-    child,
-    ports,
-    apiUrl: `http://127.0.0.1:${env.PORT}`,
-    adminUrl: `http://127.0.0.1:${env.ADMIN_PORT}`,
-    output: () => output,
-    exit,
-  };
-}
-
-async function exitWithin(started: Started, ms: number): Promise<number | null> {
-  const timer = setTimeout(() => process.kill(-started.child.pid!, 'SIGKILL'), ms);
-  try {
-    return await started.exit;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-async function openPorts(ports: number[]): Promise<number[]> {
-  const open: number[] = [];
-  for (const port of ports) if (await isPortOpen(port)) open.push(port);
-  return open;
-}
 
 /**
  * A request still under way when the signal comes: its headers are in, its body arrives after the
@@ -125,7 +54,7 @@ describe('stopping the service', () => {
     'Ctrl-C lets the in-flight request finish, drains the worker once, stops every embedded child and exits 0 without a stack trace',
     { timeout: 300_000 },
     async () => {
-      const s = await startService();
+      const s = await npmStart(DATA_DIR);
       const underWay = await requestUnderWay(s.adminUrl);
       await underWay.headersIn;
       process.kill(-s.child.pid!, 'SIGINT');
@@ -153,7 +82,7 @@ describe('stopping the service', () => {
   );
 
   it('SIGTERM to npm, then a second one, forces the stop and still leaves no port open', { timeout: 300_000 }, async () => {
-    const s = await startService();
+    const s = await npmStart(DATA_DIR);
     // A request that never finishes keeps the first stop waiting on the API's drain (10 s), so the
     // second signal comes while it is still under way.
     const stuck = await requestUnderWay(s.adminUrl);
