@@ -443,7 +443,6 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     // A mark-settled waits for a second operator: carol asks, dave (another approver) approves.
     const [carol, dave] = [await createTestOperator('approver'), await createTestOperator('approver')];
     // A request says why.
-    // carol's mark-settled of toMark with a payout hash, and a reason when given.
     const markSettled = (tx: string, reason?: string) => [
       'deposits',
       'resolve',

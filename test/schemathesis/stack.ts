@@ -2,17 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { freePort } from '../../src/embedded/process';
+import { NPM_START_PORT_VARS } from '../support/npm-start';
 
 const ROOT = path.resolve(__dirname, '../..');
-/** Every port `npm start` listens on: each gets a free one, so another `npm start` is never disturbed. */
-const PORT_VARS = [
-  'EMBEDDED_POSTGRES_PORT',
-  'EMBEDDED_TEMPORAL_PORT',
-  'TEMPORAL_UI_PORT',
-  'EMBEDDED_ANVIL_PORT',
-  'SANDBOX_PROVIDER_PORT',
-  'PORT',
-] as const;
 const READY_LINE = 'Press Ctrl-C to stop.';
 
 export interface Stack {
@@ -42,7 +34,7 @@ export async function startStack(opts: { dataDir: string; readyWithinMs: number;
     PUBLIC_RATE_LIMIT_POINTS: '1000000',
   };
   for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'PGPORT_LOCAL', 'PUBLIC_BASE_URL']) delete env[name];
-  for (const name of PORT_VARS) env[name] = String(await freePort());
+  for (const name of NPM_START_PORT_VARS) env[name] = String(await freePort());
   const child = spawn('npm', ['start'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const collect = (chunk: Buffer) => (output += chunk.toString('utf8'));

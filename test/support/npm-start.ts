@@ -3,7 +3,8 @@ import path from 'node:path';
 import { freePort, isPortOpen } from '../../src/embedded/process';
 
 const ROOT = path.resolve(__dirname, '../..');
-const PORT_VARS = [
+/** Every port `npm start` listens on: each gets a free one, so another `npm start` is never disturbed. */
+export const NPM_START_PORT_VARS = [
   'EMBEDDED_POSTGRES_PORT',
   'EMBEDDED_TEMPORAL_PORT',
   'TEMPORAL_UI_PORT',
@@ -32,7 +33,7 @@ export async function npmStart(dataDir: string, extraEnv: NodeJS.ProcessEnv = {}
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...extraEnv };
   for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'PGPORT_LOCAL']) delete env[name];
   const ports: number[] = [];
-  for (const name of PORT_VARS) {
+  for (const name of NPM_START_PORT_VARS) {
     const port = await freePort();
     env[name] = String(port);
     ports.push(port);
