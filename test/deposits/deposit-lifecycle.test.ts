@@ -27,7 +27,7 @@ import { awaitWorkflowResult } from '../support/workflow-result';
 import { resolveDeposit } from '../../src/domain/deposits/deposits';
 import { newAccountWithWallet, newDepositAddress } from '../support/fixtures';
 import { createTestOperator } from '../support/operators';
-import { approvalRefusedByCli, approveByCli, requestByCli, resolutionSignals } from '../support/approvals';
+import { approvalRefusedByCli, approveByCli, markSettledArgs, requestByCli, resolutionSignals } from '../support/approvals';
 
 const DEPOSIT_KEYS = [
   'accountId',
@@ -443,18 +443,7 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     // A mark-settled waits for a second operator: carol asks, dave (another approver) approves.
     const [carol, dave] = [await createTestOperator('approver'), await createTestOperator('approver')];
     // A request says why.
-    const markSettled = (tx: string, reason?: string) => [
-      'deposits',
-      'resolve',
-      toMark.id,
-      '--action',
-      'mark-settled',
-      '--tx',
-      tx,
-      ...(reason ? ['--reason', reason] : []),
-      '--actor',
-      carol.email,
-    ];
+    const markSettled = (tx: string, reason?: string) => markSettledArgs('deposits', toMark.id, tx, carol.email, reason);
     await assert.rejects(
       cli(markSettled(`0x${'ab'.repeat(32)}`)),
       (err: { code?: number; stderr?: string }) => err.code === 1 && /Say why/.test(err.stderr ?? ''),

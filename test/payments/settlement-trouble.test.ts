@@ -9,7 +9,7 @@ import { endsWithBooksChecked } from '../support/books';
 import { runCli as cli } from '../deposits/helpers';
 import { paymentWorkflowId } from '../../workflows/contracts/payment';
 import { createTestOperator } from '../support/operators';
-import { approveByCli, requestByCli, resolutionSignals } from '../support/approvals';
+import { approveByCli, markSettledArgs, requestByCli, resolutionSignals } from '../support/approvals';
 
 describe('Settlement trouble', () => {
   endsWithBooksChecked();
@@ -75,19 +75,7 @@ describe('Settlement trouble', () => {
 
     // mark-settled and a funded Payment's fail wait for a second operator: one asks, an approver approves.
     const [requester, approver] = [await createTestOperator('operator'), await createTestOperator('approver')];
-    const markArgs = (tx: string) => [
-      'payments',
-      'resolve',
-      toMark.id,
-      '--action',
-      'mark-settled',
-      '--tx',
-      tx,
-      '--reason',
-      'paid out of the escrow by hand',
-      '--actor',
-      requester.email,
-    ];
+    const markArgs = (tx: string) => markSettledArgs('payments', toMark.id, tx, requester.email, 'paid out of the escrow by hand');
     // An operator's word is checked against the chain when it is asked for: a hash that pays nobody is
     // refused, the hold stays and nothing waits for an approval.
     await assert.rejects(

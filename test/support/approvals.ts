@@ -21,6 +21,11 @@ export async function requestByCli(args: string[]): Promise<Approval> {
   return approval;
 }
 
+/** `<payments|deposits> resolve <id> --action mark-settled --tx <hash> [--reason <why>] --actor <email>`: a request once it says why. */
+export function markSettledArgs(kind: 'payments' | 'deposits', id: string, tx: string, actor: string, reason?: string): string[] {
+  return [kind, 'resolve', id, '--action', 'mark-settled', '--tx', tx, ...(reason ? ['--reason', reason] : []), '--actor', actor];
+}
+
 /**
  * A second operator approves a request through the CLI (`approvals approve <id> --actor <email>`),
  * which carries it out under the approver's name: answers the decided approval and what the release
