@@ -19,7 +19,12 @@ function walk(dir: string): string[] {
  * the Temporal CLI's dev server: `npm run test:stacks` (TEST_STACKS=1) runs them, and only them, so a
  * cold `npm test` needs no Temporal CLI.
  */
-const STACKS = [`${path.sep}crash${path.sep}`, `${path.sep}simulation${path.sep}`, `${path.sep}runtime${path.sep}shutdown.test.ts`, `${path.sep}runtime${path.sep}traces.test.ts`];
+const STACKS = [
+  `${path.sep}crash${path.sep}`,
+  `${path.sep}simulation${path.sep}`,
+  `${path.sep}runtime${path.sep}shutdown.test.ts`,
+  `${path.sep}runtime${path.sep}traces.test.ts`,
+];
 const isStack = (file: string) => STACKS.some((part) => file.includes(part));
 
 /**
