@@ -471,15 +471,18 @@ function readRateLimits(e: TEnv): Pick<ServiceConfig, 'rateLimit' | 'clientRateL
   };
 }
 
+/** The admin listener's URL as operators' browsers reach it: ADMIN_BASE_URL, else the listener's own address. */
+export function adminBaseUrl(admin: Pick<ServiceConfig['admin'], 'host' | 'port' | 'baseUrl'>): string {
+  const host = admin.host.includes(':') ? `[${admin.host}]` : admin.host;
+  return (admin.baseUrl ?? `http://${host}:${admin.port}`).replace(/\/$/, '');
+}
+
 function readAdmin(e: TEnv): ServiceConfig['admin'] {
   const issuer = e.OPERATOR_OIDC_ISSUER;
   return {
     host: e.ADMIN_HOST,
     port: e.ADMIN_PORT,
-    baseUrl: (e.ADMIN_BASE_URL ?? `http://${e.ADMIN_HOST.includes(':') ? `[${e.ADMIN_HOST}]` : e.ADMIN_HOST}:${e.ADMIN_PORT}`).replace(
-      /\/$/,
-      '',
-    ),
+    baseUrl: adminBaseUrl({ host: e.ADMIN_HOST, port: e.ADMIN_PORT, baseUrl: e.ADMIN_BASE_URL }),
     baseUrlDeclared: Boolean(e.ADMIN_BASE_URL),
     metricsToken: e.METRICS_TOKEN,
     consoleSessionSeconds: e.CONSOLE_SESSION_SECONDS,

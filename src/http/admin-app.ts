@@ -18,7 +18,8 @@ import { registerFundReturnAdminRoutes } from './routes/fund-returns';
 import { registerHoldAdminRoutes } from './routes/holds-admin';
 import { registerApprovalAdminRoutes } from './routes/approvals-admin';
 import { registerMetricsRoutes } from './routes/metrics';
-import { adminBaseUrl, registerOperatorConsole } from './console/console';
+import { registerOperatorConsole } from './console/console';
+import { adminBaseUrl } from '../config';
 import { operatorOidc } from '../domain/operators/operator-oidc';
 
 /**
@@ -65,7 +66,7 @@ export function createAdminApi(deps: ApiDeps): Koa<ApiState> {
       cursors,
       mailer: mailerOf(deps),
       throttle,
-      oidc: config.admin.oidc ? operatorOidc(config.admin.oidc, adminBaseUrl(config)) : undefined,
+      oidc: config.admin.oidc ? operatorOidc(config.admin.oidc, adminBaseUrl(config.admin)) : undefined,
       ...deps.operator,
     });
   }

@@ -2,7 +2,7 @@ import type Koa from 'koa';
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { Hash } from 'viem';
-import type { ServiceConfig } from '../../config';
+import { adminBaseUrl, type ServiceConfig } from '../../config';
 import type { PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
 import type { AddressBook } from '../../custody';
@@ -97,9 +97,6 @@ export interface ConsoleDeps {
   oidc?: OperatorOidc;
 }
 
-/** The admin listener's URL as operators' browsers reach it. */
-export const adminBaseUrl = (config: ServiceConfig) => config.admin.baseUrl ?? `http://${config.admin.host}:${config.admin.port}`;
-
 const ZTxPath = z.object({ chainId: zInt4Param({ min: 1 }), txHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a transaction hash') });
 
 type State = ApiState & { session?: ConsoleSession };
@@ -113,7 +110,7 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
     prisma: deps.prisma,
     serviceSecret: deps.serviceSecret,
     sessionSeconds: deps.config.admin.consoleSessionSeconds ?? 3600,
-    adminBaseUrl: adminBaseUrl(deps.config),
+    adminBaseUrl: adminBaseUrl(deps.config.admin),
   });
   const namespace = deps.config.temporal.namespace;
   const links: Links = {
@@ -176,7 +173,7 @@ export function registerOperatorConsole(app: Koa<ApiState>, deps: ConsoleDeps): 
   });
 
   // Where the company's provider is configured it is the only way in (operators' tokens aside).
-  if (deps.oidc) registerOidcSignIn(router, { ...deps, oidc: deps.oidc, sessions, adminBaseUrl: adminBaseUrl(deps.config), send });
+  if (deps.oidc) registerOidcSignIn(router, { ...deps, oidc: deps.oidc, sessions, adminBaseUrl: adminBaseUrl(deps.config.admin), send });
   else registerSignIn(router, deps, sessions, send);
 
   router.post('/logout', signedIn, async (ctx) => {
