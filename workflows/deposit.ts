@@ -28,14 +28,14 @@ import { refusalReason } from '../src/domain/settlement/pure/hold-reasons';
 import { resolveDepositSignal, type DepositWorkflowInput, type DepositWorkflowResult } from './contracts/deposit';
 import { isDataError } from './contracts/failures';
 import { holdingDataErrors } from './data-hold';
-import { SINGLE_ATTEMPT, UNTIL_DONE } from './retry-profiles';
+import { SINGLE_ATTEMPT } from './retry-profiles';
 import { settleOnce } from './settle';
+import { shortSteps, type ShortSteps } from './short-steps';
 import { blockWaiter } from './wait';
 
 /** Source reads at the fast pace before a still-shallow source is read ever less often. */
 const SLOW_AFTER_CHECKS = 300;
 
-const untilDone = proxyActivities<DepositActivities>({ ...UNTIL_DONE, startToCloseTimeout: '30s' });
 const singleAttempt = proxyActivities<DepositActivities>(SINGLE_ATTEMPT);
 
 const nowIso = () => new Date(Date.now()).toISOString();
@@ -47,12 +47,13 @@ const nowIso = () => new Date(Date.now()).toISOString();
  * failed run) resumes from the database.
  */
 export async function depositWorkflow(input: DepositWorkflowInput): Promise<DepositWorkflowResult> {
+  const { steps, patched } = shortSteps<DepositActivities>({ activityTasks: input.policy.shortStepsLocal === false });
   const queue: ResolutionRequest[] = [];
   setHandler(resolveDepositSignal, (request) => void queue.push(request));
   const blocks = blockWaiter();
-  const recorded = await recordDetected(input, queue);
+  const recorded = await recordDetected(input, queue, steps);
   if (!recorded) return { status: 'failed', statusVersion: 0 };
-  const run = new DepositRun(input, fromPersistedState(recorded), queue, blocks);
+  const run = new DepositRun(input, fromPersistedState(recorded), queue, blocks, steps, patched);
 
   while (!isTerminal(run.state)) {
     // Resolutions only mean something while held; any others are dropped here.
@@ -69,7 +70,11 @@ export async function depositWorkflow(input: DepositWorkflowInput): Promise<Depo
  * row the database refuses for its data has no row to hold: the activity raised its alert, and the
  * run waits for an operator. Retry writes it again; fail ends the run with nothing recorded (null).
  */
-async function recordDetected(input: DepositWorkflowInput, queue: ResolutionRequest[]): Promise<PersistedDepositState | null> {
+async function recordDetected(
+  input: DepositWorkflowInput,
+  queue: ResolutionRequest[],
+  steps: ShortSteps<DepositActivities>,
+): Promise<PersistedDepositState | null> {
   const initial = detect({
     amountAtomic: BigInt(input.amountAtomic),
     minimum: { amountAtomic: BigInt(input.minimumDeposit.amountAtomic), inclusive: input.minimumDeposit.inclusive },
@@ -79,14 +84,14 @@ async function recordDetected(input: DepositWorkflowInput, queue: ResolutionRequ
   });
   for (;;) {
     try {
-      return await untilDone.recordDepositDetected(input, { state: toPersistedState(initial.state), events: initial.events, at: nowIso() });
+      return await steps.recordDepositDetected(input, { state: toPersistedState(initial.state), events: initial.events, at: nowIso() });
     } catch (err) {
       if (!isDataError(err)) throw err;
     }
     await condition(() => queue.length > 0);
     const request = queue.shift()!;
     if (request.action === 'fail') {
-      await untilDone.failUnrecordedDeposit({ depositId: input.depositId, actor: request.actor, reason: request.reason ?? null });
+      await steps.failUnrecordedDeposit({ depositId: input.depositId, actor: request.actor, reason: request.reason ?? null });
       return null;
     }
     // retry (mark-settled is refused before it is sent: there is nothing recorded to settle)
@@ -109,6 +114,10 @@ class DepositRun {
     public state: DepositState,
     private readonly queue: ResolutionRequest[],
     private readonly blocks: ReturnType<typeof blockWaiter>,
+    /** The database writes and chain reads (short-steps.ts). */
+    private readonly steps: ShortSteps<DepositActivities>,
+    /** Runs under the short-steps patch: a settlement's first check waits for a block. */
+    private readonly shortStepsPatched: boolean,
   ) {
     const pollMs = input.policy.confirmationPollSeconds * 1000;
     this.schedule = { firstMs: pollMs, maxMs: pollMs, fastRounds: SLOW_AFTER_CHECKS };
@@ -125,7 +134,7 @@ class DepositRun {
 
   private async apply(t: Transition | null): Promise<void> {
     if (!t) return;
-    await untilDone.persistDepositTransition(this.input.depositId, toPersistedTransition(t, nowIso()));
+    await this.steps.persistDepositTransition(this.input.depositId, toPersistedTransition(t, nowIso()));
     this.state = t.state;
   }
 
@@ -142,7 +151,7 @@ class DepositRun {
   /** Reads the source transfer at the confirmation depth; one that stays shallow (e.g. back in the mempool after a reorg) is re-read less often. */
   private async checkSource(): Promise<void> {
     const { input } = this;
-    const outcome = await untilDone.verifyDepositSource({
+    const outcome = await this.steps.verifyDepositSource({
       chainId: input.chainId,
       txHash: input.txHash,
       logIndex: input.logIndex,
@@ -161,20 +170,21 @@ class DepositRun {
     const { input } = this;
     return settleOnce({
       broadcast: () => singleAttempt.broadcastDepositSettlement({ depositId: input.depositId }),
-      check: () => untilDone.checkDepositSettlement({ depositId: input.depositId, confirmations: input.confirmations }),
+      check: () => this.steps.checkDepositSettlement({ depositId: input.depositId, confirmations: input.confirmations }),
       refused: (reasonCode) => this.apply(onSettlementTrouble(this.state, refusalReason(reasonCode))),
       attemptFailed: async () => {
         await this.apply(onSettlementAttemptFailed(this.state, { maxAttempts: input.policy.maxAttempts }));
         return this.state.status === 'settling' ? input.policy.retryBackoffSeconds * 1000 * 2 ** (this.state.settlementAttempts - 1) : null;
       },
       broadcastDone: (txHash) => this.apply(onSettlementBroadcast(this.state, txHash)),
-      minedTxHash: () => untilDone.depositSettlementTxHash({ depositId: input.depositId }),
+      minedTxHash: () => this.steps.depositSettlementTxHash({ depositId: input.depositId }),
       confirmed: (txHash) => this.apply(onSettlementConfirmed(this.state, txHash, nowIso())),
       trouble: (reason) => this.apply(onSettlementTrouble(this.state, reason)),
       // The settlement's budget is counted in the timer's rounds (never slowed down, as a source's are).
       waitBeforeCheck: (check) =>
         this.blocks.wait(() => false, safetyNetMs(check, { ...this.schedule, fastRounds: Infinity }, safetyNetFloorMs(input.policy))),
       maxConfirmationChecks: input.policy.maxConfirmationChecks,
+      checkAfterABlock: this.shortStepsPatched,
     });
   }
 
@@ -184,11 +194,11 @@ class DepositRun {
     // A run that did not see the hold (a new run: continue-as-new, a rerun) reads where it stood from the books.
     const from =
       dataHeld && this.dataHoldFrom === undefined && request.action !== 'mark-settled'
-        ? await untilDone.depositDataHoldFrom({ depositId })
+        ? await this.steps.depositDataHoldFrom({ depositId })
         : this.dataHoldFrom;
     const resolved = onOperatorResolution(this.state, toOperatorAction(request), dataHeld ? { dataHoldFrom: from } : {});
     if (!resolved) return; // not held: a stray or repeated resolution changes nothing
-    await untilDone.recordDepositResolution({
+    await this.steps.recordDepositResolution({
       id: `${depositId}:resolution:${this.state.statusVersion}`,
       depositId,
       action: request.action,
@@ -198,7 +208,7 @@ class DepositRun {
     });
     // The operator's payout must be on chain as claimed (the CLI checked it; checked again here); the
     // settlement then pays what is left (the fees).
-    if (request.action === 'mark-settled' && !(await untilDone.recordManualDepositPayout({ depositId, txHash: request.txHash ?? '' })))
+    if (request.action === 'mark-settled' && !(await this.steps.recordManualDepositPayout({ depositId, txHash: request.txHash ?? '' })))
       return;
     await this.apply(resolved.transition);
   }

@@ -53,8 +53,10 @@ import { chainScannerWorkflowId, pokeSignal } from './contracts/chain-scanner';
 import { holdingDataErrors } from './data-hold';
 import { SINGLE_ATTEMPT, UNTIL_DONE } from './retry-profiles';
 import { settleOnce } from './settle';
+import { shortSteps, type ShortSteps } from './short-steps';
 import { blockWaiter, runIsLong, wakeOn } from './wait';
 
+// A provider's payout calls: activity tasks whatever the run (shortSteps is for the database and the chain).
 const untilDone = proxyActivities<PaymentActivities>({ ...UNTIL_DONE, startToCloseTimeout: '30s' });
 const singleAttempt = proxyActivities<PaymentActivities>(SINGLE_ATTEMPT);
 
@@ -75,12 +77,13 @@ const nowIso = () => new Date(Date.now()).toISOString();
  * continue as new, carrying the state.
  */
 export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<PaymentWorkflowResult> {
+  const { steps, patched } = shortSteps<PaymentActivities>({ activityTasks: input.settlement.shortStepsLocal === false });
   const queue: Command[] = [];
-  const state = await startingState(input, queue);
+  const state = await startingState(input, queue, steps);
   setHandler(transferDetectedSignal, (transfer) => void queue.push({ type: 'transfer', transfer }));
   setHandler(resolveSignal, (resolution) => void queue.push({ type: 'resolve', resolution }));
   setHandler(payoutUpdatedSignal, (update) => void queue.push({ type: 'payout', update }));
-  const run = new PaymentRun(input, state, queue, blockWaiter());
+  const run = new PaymentRun(input, state, queue, blockWaiter(), steps, patched);
   setHandler(cancelUpdate, (request) => run.cancel(request));
 
   for (;;) {
@@ -105,11 +108,11 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
 }
 
 /** The state a run starts from: carried across continue-as-new, loaded for a resumed Payment, or new. */
-async function startingState(input: PaymentWorkflowInput, queue: Command[]): Promise<PaymentState> {
+async function startingState(input: PaymentWorkflowInput, queue: Command[], steps: ShortSteps<PaymentActivities>): Promise<PaymentState> {
   if (input.carried) return fromCarriedState(input.carried.state);
   const state = initialState(input.intent, BigInt(input.requiredAtomic));
   if (input.resume) {
-    const stored = await untilDone.loadPaymentState(input.paymentId);
+    const stored = await steps.loadPaymentState(input.paymentId);
     // Recorded by the scanner, never taken by a run (a lost signal): taken now, as if just seen.
     for (const transfer of stored.unacknowledged) queue.push({ type: 'transfer', transfer });
     return fromCarriedState(stored.state);
@@ -154,6 +157,10 @@ class PaymentRun {
     public state: PaymentState,
     private readonly queue: Command[],
     private readonly blocks: ReturnType<typeof blockWaiter>,
+    /** The database writes and chain reads (short-steps.ts). */
+    private readonly steps: ShortSteps<PaymentActivities>,
+    /** Runs under the short-steps patch: a settlement's first check waits for a block. */
+    private readonly shortStepsPatched: boolean,
   ) {
     const { settlement } = input;
     this.schedule = { firstMs: settlement.confirmationPollSeconds * 1000, maxMs: settlement.maxPollSeconds * 1000, fastRounds: 150 };
@@ -205,7 +212,7 @@ class PaymentRun {
 
   private async apply(t: Transition | null): Promise<void> {
     if (!t) return;
-    await untilDone.persistPaymentTransition(this.input.paymentId, toPersistedTransition(t, nowIso()));
+    await this.steps.persistPaymentTransition(this.input.paymentId, toPersistedTransition(t, nowIso()));
     this.state = t.state;
   }
 
@@ -269,13 +276,13 @@ class PaymentRun {
     const { paymentId } = this.input;
     const resolved = onOperatorResolution(this.state, toOperatorAction(resolution));
     if (!resolved) return; // nothing on hold: a stray or repeated resolution changes nothing
-    await untilDone.recordPaymentResolution({
+    await this.steps.recordPaymentResolution({
       paymentId,
       id: `${paymentId}:resolution:${this.state.statusVersion}:${nowIso()}`,
       ...resolution,
     });
     // The operator's payout must be on chain as claimed (the CLI checked it; checked again here).
-    if (resolution.action === 'mark-settled' && !(await untilDone.recordManualPayout({ paymentId, txHash: resolution.txHash ?? '' })))
+    if (resolution.action === 'mark-settled' && !(await this.steps.recordManualPayout({ paymentId, txHash: resolution.txHash ?? '' })))
       return;
     await this.apply(resolved.transition);
     // Released: the steps a data error stopped are offered again.
@@ -290,7 +297,7 @@ class PaymentRun {
 
   private async verifyTransfers(): Promise<void> {
     const { input } = this;
-    const results = await untilDone.verifyPaymentTransfers({
+    const results = await this.steps.verifyPaymentTransfers({
       chainId: input.chainId,
       token: input.tokenAddress,
       to: input.escrowAddress,
@@ -311,7 +318,7 @@ class PaymentRun {
    */
   private async readChainThroughExpiry(): Promise<void> {
     const read = this.expiryRead;
-    const answer = await untilDone.chainReadThrough({ chainId: this.input.chainId, block: read.block });
+    const answer = await this.steps.chainReadThrough({ chainId: this.input.chainId, block: read.block });
     read.block = answer.block;
     read.read = answer.read;
     if (read.read) return;
@@ -330,7 +337,7 @@ class PaymentRun {
     const { paymentId, settlement } = input;
     return settleOnce({
       broadcast: () => singleAttempt.broadcastSettlement({ paymentId }),
-      check: () => untilDone.checkSettlement({ paymentId, confirmations: input.confirmations }),
+      check: () => this.steps.checkSettlement({ paymentId, confirmations: input.confirmations }),
       refused: (reasonCode) => this.apply(onSettlementTrouble(this.state, refusalReason(reasonCode))),
       attemptFailed: async () => {
         await this.apply(onSettlementAttemptFailed(this.state, { maxAttempts: settlement.maxAttempts }));
@@ -339,7 +346,7 @@ class PaymentRun {
           : null;
       },
       broadcastDone: (txHash) => this.apply(onSettlementBroadcast(this.state, txHash)),
-      minedTxHash: () => untilDone.settlementTxHash({ paymentId }),
+      minedTxHash: () => this.steps.settlementTxHash({ paymentId }),
       // A bank Payment's settlement paid the provider: its payout is next.
       confirmed: (txHash) =>
         this.apply(this.state.payout ? onProviderFunded(this.state, txHash) : onSettlementConfirmed(this.state, txHash, nowIso())),
@@ -351,6 +358,7 @@ class PaymentRun {
         return woke;
       },
       maxConfirmationChecks: settlement.maxConfirmationChecks,
+      checkAfterABlock: this.shortStepsPatched,
     });
   }
 

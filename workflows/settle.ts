@@ -29,6 +29,11 @@ export interface SettlementSteps {
   /** 'early': woken before the round's timer (a new block), so the check that follows spends no round of the budget. */
   waitBeforeCheck(check: number): Promise<'early' | 'timer'>;
   maxConfirmationChecks: number;
+  /**
+   * Waits before the first check too: a transaction just broadcast is in no block yet, so a check at
+   * once reads nothing and costs the engine a round trip (runs before the short-steps patch checked).
+   */
+  checkAfterABlock?: boolean;
 }
 
 export async function settleOnce(steps: SettlementSteps): Promise<void> {
@@ -45,11 +50,14 @@ export async function settleOnce(steps: SettlementSteps): Promise<void> {
     return;
   }
   await steps.broadcastDone(txHash);
+  const first = steps.checkAfterABlock ? 'wait' : 'check';
   for (let check = 0; check < steps.maxConfirmationChecks;) {
+    // The last round's wait is followed by one more check (first = 'wait'), never by giving up unread.
+    if (first === 'wait' && (await steps.waitBeforeCheck(check)) !== 'early') check += 1;
     const status = await steps.check();
     if (status === 'confirmed') return steps.confirmed((await steps.minedTxHash()) ?? txHash);
     if (status === 'reverted') return steps.trouble('settlement_failed');
-    if ((await steps.waitBeforeCheck(check)) !== 'early') check += 1;
+    if (first === 'check' && (await steps.waitBeforeCheck(check)) !== 'early') check += 1;
   }
   // Broadcast but never confirmed: it may still land, so nothing is resent automatically.
   await steps.trouble('settlement_unconfirmed');

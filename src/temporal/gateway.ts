@@ -187,6 +187,8 @@ export interface GatewayOptions {
      * attempt runs again: correct but slow, so the harness turns it off except where it tests it.
      */
     webhookDelivery?: { firstAttemptLocal: boolean };
+    /** `local: false` runs Payments' and deposits' short steps as activity tasks (workflows/short-steps.ts), for the same reason. */
+    shortSteps?: { local: boolean };
   };
   /** Tests only: the safety-net floor of every workflow started (see PaymentSettlementPolicy). */
   safetyNetFloorSeconds?: number;
@@ -211,19 +213,21 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
     pollSeconds: 1,
     maxChecks: 600,
   });
+  const activityTaskSteps = () => (opts.policies?.shortSteps?.local === false ? { shortStepsLocal: false as const } : {});
   const depositInput = (start: DepositStart): DepositWorkflowInput => ({
     ...start,
     policy: {
       ...DEPOSIT_SETTLEMENT_POLICY,
       ...(opts.safetyNetFloorSeconds === undefined ? {} : { safetyNetFloorSeconds: opts.safetyNetFloorSeconds }),
       ...opts.policies?.deposit,
+      ...activityTaskSteps(),
     },
   });
   const paymentInput = (payment: PaymentStart, confirmations: number, o: { resume?: boolean }) => {
     const input = paymentWorkflowInput(payment, confirmations, o);
     const floor = opts.safetyNetFloorSeconds === undefined ? {} : { safetyNetFloorSeconds: opts.safetyNetFloorSeconds };
-    return opts.policies?.payment || opts.safetyNetFloorSeconds !== undefined
-      ? { ...input, settlement: { ...input.settlement, ...floor, ...opts.policies?.payment } }
+    return opts.policies?.payment || opts.policies?.shortSteps || opts.safetyNetFloorSeconds !== undefined
+      ? { ...input, settlement: { ...input.settlement, ...floor, ...opts.policies?.payment, ...activityTaskSteps() } }
       : input;
   };
 

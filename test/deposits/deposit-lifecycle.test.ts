@@ -25,6 +25,7 @@ import { endsWithBooksChecked } from '../support/books';
 import { depositReconciliationWorkflowId } from '../../workflows/contracts/deposit-reconciliation';
 import { awaitWorkflowResult } from '../support/workflow-result';
 import { resolveDeposit } from '../../src/domain/deposits/deposits';
+import { chainWaiters } from '../../src/domain/chain/chain-waiters';
 import { newAccountWithWallet, newDepositAddress } from '../support/fixtures';
 import { createTestOperator } from '../support/operators';
 import { approvalRefusedByCli, approveByCli, markSettledArgs, requestByCli, resolutionSignals } from '../support/approvals';
@@ -73,6 +74,35 @@ async function depositEvents(depositId: string) {
   });
   return events.map((e) => ({ name: e.name, accountId: e.accountId, payload: e.payload as Record<string, unknown> }));
 }
+
+/** Told of a block only while it can use one: a settling deposit once a leg is broadcast (rolled back after). */
+async function settlingWaitsOnBlocksOnlyWithALegBroadcast(deposit: { id: string; workflowId: string }): Promise<void> {
+  const h = await getHarness();
+  const waitsOnBlocks = (tx: unknown) =>
+    chainWaiters(tx as typeof h.db.prisma, h.chainId).then((ws) =>
+      ws.some((w) => 'depositWorkflowId' in w && w.depositWorkflowId === deposit.workflowId),
+    );
+  const seen: boolean[] = [];
+  await h.db.prisma
+    .$transaction(async (tx) => {
+      seen.push(await waitsOnBlocks(tx));
+      await tx.deposit.update({ where: { id: deposit.id }, data: { status: 'settling' } });
+      seen.push(await waitsOnBlocks(tx));
+      const { count } = await tx.settlementLeg.updateMany({
+        where: { sourceType: 'deposit', sourceId: deposit.id, leg: 'net' },
+        data: { status: 'broadcast' },
+      });
+      assert.equal(count, 1, 'the deposit has one net leg');
+      seen.push(await waitsOnBlocks(tx));
+      throw new RolledBack();
+    })
+    .catch((err: unknown) => {
+      if (!(err instanceof RolledBack)) throw err;
+    });
+  assert.deepEqual(seen, [false, false, true], 'settled; settling with its legs confirmed; settling with its net leg broadcast');
+}
+
+class RolledBack extends Error {}
 
 describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', () => {
   endsWithBooksChecked();
@@ -189,6 +219,7 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
     const result = await awaitWorkflowResult(h, settled!.workflowId);
     assert.deepEqual(result, { status: 'settled', statusVersion: 4 });
     await ledgerIsBalanced();
+    await settlingWaitsOnBlocksOnlyWithALegBroadcast(settled!);
   });
 
   test('records a transfer under the minimum as ignored and visible, settles nothing, and counts one at the inclusive minimum', async () => {

@@ -264,8 +264,8 @@ async function start(): Promise<Harness> {
   noteEngineClock(env);
 
   await registerServiceWallets(ownerDb.prisma, chain.addressBook);
-  // Deliveries' first attempts as activities: see GatewayOptions.policies.webhookDelivery.
-  const policies: Harness['policies'] = { webhookDelivery: { firstAttemptLocal: false } };
+  // Deliveries' first attempts and workflows' short steps as activities: see GatewayOptions.policies.
+  const policies: Harness['policies'] = { webhookDelivery: { firstAttemptLocal: false }, shortSteps: { local: false } };
   const webhookRetry: Harness['webhookRetry'] = { backoffMs: null };
   // Its scanner scans when poked, not on every block: workflows keep their fast polls (no 2 s floor).
   const engine = createTemporalGateway(env.client, { taskQueue: config.temporal.taskQueue, policies, safetyNetFloorSeconds: 0 });

@@ -10,7 +10,7 @@ import { createWebhookActivities } from '../../activities/webhooks';
 import { TEST_SERVICE_SECRET } from '../support/harness';
 import { verifyWebhook } from '../../src/webhooks/verify';
 import { startAdminApi, type AdminApi } from './support/admin';
-import { newAccountWithEvent, dispatch, ensureTestDispatcher } from './support/flow';
+import { newAccountWithEvent, dispatch, ensureTestDispatcher, stopTestDispatcher } from './support/flow';
 import { startReceiver, type ReceivedRequest, type Receiver } from './support/receiver';
 
 /** Long enough for a kicked pass and its delivery on a loaded machine: a bound, not a timing assertion. */
@@ -40,9 +40,8 @@ describe('Webhook kicks after commit', () => {
   });
 
   after(async () => {
-    const h = await getHarness();
     await kicks.stop();
-    await h.engine.stopWebhookDispatcher('webhook kick tests done');
+    await stopTestDispatcher('webhook kick tests done');
     await admin.close();
     await receiver.close();
   });
@@ -115,7 +114,7 @@ describe('Webhook dispatch in the listener', () => {
 
   test("an event committed by an API call is delivered by the listener's pass, with no dispatcher workflow", async () => {
     const h = await getHarness();
-    await h.engine.stopWebhookDispatcher('the listener dispatches alone');
+    await stopTestDispatcher('the listener dispatches alone');
     const { dispatchWebhookEvents } = createWebhookActivities({
       prisma: h.db.prisma,
       logger: h.logger,

@@ -26,6 +26,8 @@ export interface DepositSettlementPolicy {
   maxConfirmationChecks: number;
   /** As PaymentSettlementPolicy.safetyNetFloorSeconds. */
   safetyNetFloorSeconds?: number;
+  /** As PaymentSettlementPolicy.shortStepsLocal. */
+  shortStepsLocal?: false;
 }
 
 /** The same for every deposit (see docs/decisions/deposits.md). */

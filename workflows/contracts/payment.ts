@@ -35,6 +35,8 @@ export interface PaymentSettlementPolicy {
   maxRunEvents?: number;
   /** Bank Payments: the safety-net read of the provider's payout between its callbacks (default 60 s). */
   payoutPollSeconds?: number;
+  /** Tests only: `false` runs the short steps as activity tasks (see workflows/short-steps.ts). */
+  shortStepsLocal?: false;
 }
 
 /** The same for every Payment (see docs/decisions/payments.md). */

@@ -13,7 +13,8 @@ const SIGNALS_AT_ONCE = 16;
  * The workflows with something in flight on a network, one indexed query each (partial indexes of
  * migration 20261122090000): Payments with a transfer still pending (open, final or held: each is
  * followed to its resolution) or a settlement leg broadcast and not yet confirmed; deposits whose
- * source is not yet confirmed (detected, confirming) or whose settlement is under way.
+ * source is not yet confirmed (detected, confirming) or whose settlement legs are broadcast and not
+ * yet confirmed.
  */
 export async function chainWaiters(prisma: PrismaClient, chainId: number, cap = MAX_WAITERS_PER_SCAN): Promise<ChainWaiter[]> {
   // Newest first: what just arrived is what a block can move on now (a transfer pending for long
@@ -24,8 +25,15 @@ export async function chainWaiters(prisma: PrismaClient, chainId: number, cap = 
       UNION ALL
       SELECT source_id AS id, created_at FROM settlement_legs WHERE chain_id = ${chainId} AND source_type = 'payment' AND status = 'broadcast'
     ) w GROUP BY id ORDER BY max(created_at) DESC LIMIT ${cap}`;
+  // A settling deposit waits on blocks only once its legs are broadcast (before that, on its activity
+  // or its backoff): told earlier, it spends a workflow task on a block it can't use.
   const deposits = await prisma.$queryRaw<Array<{ id: string }>>`
-    SELECT workflow_id AS id FROM deposits WHERE chain_id = ${chainId} AND status IN ('detected', 'confirming', 'settling') ORDER BY created_at DESC LIMIT ${cap}`;
+    SELECT workflow_id AS id FROM (
+      SELECT workflow_id, created_at FROM deposits WHERE chain_id = ${chainId} AND status IN ('detected', 'confirming')
+      UNION ALL
+      SELECT d.workflow_id, d.created_at FROM settlement_legs l JOIN deposits d ON d.id = l.source_id
+        WHERE l.chain_id = ${chainId} AND l.source_type = 'deposit' AND l.status = 'broadcast' AND d.status = 'settling'
+    ) w GROUP BY workflow_id ORDER BY max(created_at) DESC LIMIT ${cap}`;
   return [...deposits.map((r) => ({ depositWorkflowId: r.id })), ...payments.map((r) => ({ paymentId: r.id }))];
 }
 

@@ -4,7 +4,8 @@ import { startReceiver, type Receiver } from './receiver';
 import { uniqueUserId } from '../../support/api-client';
 import { getHarness } from '../../support/harness';
 import type { AppCredential } from '../../../src/domain/apps/apps';
-import { webhookDeliveryWorkflowId, type DispatchSummary, type WebhookDeliveryResult } from '../../../workflows/contracts/webhooks';
+import { terminateAtRest } from '../../support/engine-clock';
+import { WEBHOOK_DISPATCHER_WORKFLOW_ID, webhookDeliveryWorkflowId, type DispatchSummary, type WebhookDeliveryResult } from '../../../workflows/contracts/webhooks';
 import { awaitWorkflowResult } from '../../support/workflow-result';
 import { newAccount } from '../../support/fixtures';
 
@@ -42,6 +43,16 @@ export async function newAccountWithEvent(app: AppCredential, externalUserId = u
  * What a suite that checks signed deliveries needs: the admin API (to add endpoints), a receiver, and
  * the test dispatcher. Registers its own before/after hooks in the calling describe.
  */
+/**
+ * Ends the shared dispatcher once it rests: terminated with a kicked pass still out, the time-skipping
+ * server would keep that task's clock lock for the rest of the shard.
+ */
+export async function stopTestDispatcher(reason: string): Promise<void> {
+  const h = await getHarness();
+  const run = await h.engine.describeWorkflow(WEBHOOK_DISPATCHER_WORKFLOW_ID).catch(() => undefined);
+  if (run?.status === 'RUNNING') await terminateAtRest(h.env, WEBHOOK_DISPATCHER_WORKFLOW_ID, reason);
+}
+
 export function webhookTestbed(): { admin(): AdminApi; receiver(): Receiver } {
   let admin: AdminApi | undefined;
   let receiver: Receiver | undefined;
@@ -51,8 +62,7 @@ export function webhookTestbed(): { admin(): AdminApi; receiver(): Receiver } {
     await ensureTestDispatcher();
   });
   after(async () => {
-    const h = await getHarness();
-    await h.engine.stopWebhookDispatcher('suite done');
+    await stopTestDispatcher('suite done');
     await admin?.close();
     await receiver?.close();
   });

@@ -1,0 +1,119 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { newApp } from '../support/api-client';
+import { mine, pokeScanner } from '../support/chain';
+import { getHarness } from '../support/harness';
+import { endsWithBooksChecked } from '../support/books';
+import { createPayment, getPayment, newAccountWithWallet, newDepositAddress, newMerchant } from '../support/fixtures';
+import { USDC, newPayer, send } from '../deposits/helpers';
+import { LOCAL_ACTIVITY_MARKER } from '../../bench/engine-work';
+import { SHORT_STEPS_LOCAL } from '../../workflows/short-steps';
+import { nominateForRecording } from '../support/record-histories';
+
+/** What a run's history shows of its work: activity tasks by type, local activities, the short-steps patch. */
+async function work(workflowId: string) {
+  const h = await getHarness();
+  const events = (await h.probes.workflowHistory(workflowId)).events ?? [];
+  const markers = events.map((e) => e.markerRecordedEventAttributes).filter((m) => m);
+  return {
+    activityTasks: events.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter((n) => n),
+    // Each local activity's marker names its type (sdk-core's LocalActivityMarkerData, as JSON).
+    localActivities: [
+      ...new Set(
+        markers
+          .filter((m) => m!.markerName === LOCAL_ACTIVITY_MARKER)
+          .map(
+            (m) =>
+              (JSON.parse(Buffer.from(m!.details?.data?.payloads?.[0]?.data ?? []).toString('utf8')) as { activity_type: string })
+                .activity_type,
+          ),
+      ),
+    ].sort(),
+    patched: markers.some(
+      (m) =>
+        m!.markerName === 'core_patch' &&
+        Buffer.from(m!.details?.['patch-data']?.payloads?.[0]?.data ?? [])
+          .toString('utf8')
+          .includes(SHORT_STEPS_LOCAL),
+    ),
+    completed: events.some((e) => e.workflowExecutionCompletedEventAttributes),
+  };
+}
+
+const runId = async (workflowId: string) => (await (await getHarness()).engine.describeWorkflow(workflowId)).runId;
+
+/**
+ * A block a second, each scanned at once, until `check` answers. Never skips time: the time-skipping
+ * server would skip through a task running a local activity (the task times out and runs again).
+ */
+async function blockByBlock<T>(check: () => Promise<T | undefined>, what: string): Promise<T> {
+  for (let round = 0; round < 120; round += 1) {
+    const value = await check();
+    if (value) return value;
+    await mine(1);
+    await pokeScanner();
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  throw new Error(`timed out after 120 blocks waiting for ${what}`);
+}
+
+/** As the service runs them: the short steps local (the harness otherwise keeps them activity tasks). */
+async function withLocalShortSteps(fn: () => Promise<void>): Promise<void> {
+  const h = await getHarness();
+  h.policies.shortSteps = { local: true };
+  try {
+    await fn();
+  } finally {
+    h.policies.shortSteps = { local: false };
+  }
+}
+
+describe('Short steps run as local activities (the engine schedules only the sends)', () => {
+  endsWithBooksChecked();
+
+  test('a receive Payment succeeds with one activity task, its settlement broadcast; every transition, read and check runs locally', async () => {
+    await withLocalShortSteps(async () => {
+      const m = await newMerchant();
+      const p = (await createPayment(m, { amount: '3' })).body.payment;
+      await send(await newPayer(3n * USDC), p.funding.depositAddress.address, 3n * USDC);
+      await pokeScanner();
+      const paid = await blockByBlock(async () => {
+        const { payment } = await getPayment(m, p.id);
+        return payment.status === 'succeeded' && (await work(p.id)).completed ? payment : undefined;
+      }, `Payment ${p.id} succeeded and its run ended`);
+      assert.equal(paid.paymentAmount.amount, '3');
+      const w = await work(p.id);
+      assert.deepEqual(w.activityTasks, ['broadcastSettlement']);
+      // Recorded apart from the harness's runs (whose short steps are activity tasks): replay covers both.
+      nominateForRecording('payment--receive-succeeded-local-steps', p.id, await runId(p.id));
+      assert.equal(w.patched, true);
+      assert.deepEqual(w.localActivities, ['checkSettlement', 'persistPaymentTransition', 'settlementTxHash', 'verifyPaymentTransfers']);
+    });
+  });
+
+  test('a deposit settles with one activity task, its settlement broadcast; recording, reads and checks run locally', async () => {
+    await withLocalShortSteps(async () => {
+      const h = await getHarness();
+      const cred = await newApp();
+      const { accountId } = await newAccountWithWallet(cred);
+      const address = await newDepositAddress(cred, accountId);
+      await send(await newPayer(20n * USDC), address.address, 20n * USDC);
+      await pokeScanner();
+      const settled = await blockByBlock(async () => {
+        const row = await h.db.prisma.deposit.findFirst({ where: { accountId, status: 'settled' } });
+        return row && (await work(row.workflowId)).completed ? row : undefined;
+      }, `the deposit to ${address.address} settled and its run ended`);
+      const w = await work(settled.workflowId);
+      assert.deepEqual(w.activityTasks, ['broadcastDepositSettlement']);
+      nominateForRecording('deposit--settled-local-steps', settled.workflowId, await runId(settled.workflowId));
+      assert.equal(w.patched, true);
+      assert.deepEqual(w.localActivities, [
+        'checkDepositSettlement',
+        'depositSettlementTxHash',
+        'persistDepositTransition',
+        'recordDepositDetected',
+        'verifyDepositSource',
+      ]);
+    });
+  });
+});
