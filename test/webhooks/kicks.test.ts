@@ -1,5 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { newApp } from '../support/api-client';
 import { getHarness } from '../support/harness';
 import { until as poll } from '../support/until';
@@ -17,6 +20,36 @@ import { startReceiver, type ReceivedRequest, type Receiver } from './support/re
 const BOUND_MS = 60_000;
 
 const until = <T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> => poll(probe, what, BOUND_MS);
+
+/** The API guide's "Delivery headers" table: each header's name, in order. */
+function guideDeliveryHeaders(): string[] {
+  const guide = readFileSync(path.join(__dirname, '../../docs/api-guide.md'), 'utf8');
+  const section = guide.slice(guide.indexOf('**Delivery headers.**'), guide.indexOf('**Latency.**'));
+  return [...section.matchAll(/^\| `(x-svc-[a-z-]+)` \|/gm)].map((m) => m[1]!);
+}
+
+/**
+ * A delivery as a partner reads it from the guide alone: every x-svc header it carries is in the
+ * guide's table, and the signature is the HMAC-SHA256 the guide describes (the whole secret as the key,
+ * over `<t>.<delivery>.<event id>.` and the raw bytes), recomputed here without the client's verifier.
+ */
+function deliveryReadsAsTheGuideSays(req: ReceivedRequest, secret: string): void {
+  const documented = guideDeliveryHeaders();
+  const sent = Object.keys(req.headers).filter((k) => k.startsWith('x-svc-'));
+  assert.deepEqual(
+    sent.filter((k) => !documented.includes(k)),
+    [],
+    `documented: ${documented.join(', ')}`,
+  );
+  const header = (name: string) => String(req.headers[name]);
+  const v1 = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header('x-svc-signature'));
+  assert.ok(v1, header('x-svc-signature'));
+  assert.equal(v1[1], header('x-svc-timestamp'));
+  const mac = createHmac('sha256', Buffer.from(secret, 'utf8'))
+    .update(Buffer.concat([Buffer.from(`${v1[1]}.${header('x-svc-delivery')}.${header('x-svc-event-id')}.`), req.rawBody]))
+    .digest('hex');
+  assert.equal(v1[2], mac);
+}
 
 /**
  * The after-commit path: with the dispatcher's poll at 30 days (and no time skipping, since nothing
@@ -60,6 +93,7 @@ describe('Webhook kicks after commit', () => {
       receiver.requests(ep.path).find((r) => r.headers['x-svc-event-id'] === eventId),
     );
     const envelope = verifyWebhook(req.rawBody, req.headers, ep.secret);
+    deliveryReadsAsTheGuideSays(req, ep.secret);
     assert.equal(envelope.id, eventId);
     assert.equal(envelope.name, 'account.created');
     assert.deepEqual(envelope.payload, { accountId, externalUserId: (envelope.payload as { externalUserId: string }).externalUserId });
