@@ -7,7 +7,9 @@ import { ZPartnerConfig } from '../../src/domain/apps/partner-config.schemas';
 import type { ApiDeps } from '../../src/http/app';
 import { call, newApp, responseChecker, uniqueUserId } from '../support/api-client';
 import { listenApi } from '../support/bounded-api';
-import { apiDepsOnHarness, getHarness } from '../support/harness';
+import { apiDepsOnHarness, getHarness, TEST_SERVICE_SECRET } from '../support/harness';
+import { requestSignInCode } from '../../src/domain/dashboard/sign-in';
+import { invitePartnerUser } from '../../src/domain/dashboard/partner-users';
 import { startAdminApi } from '../webhooks/support/admin';
 
 test('GET /v2/partners/config returns the full configuration for the credential', async () => {
@@ -191,6 +193,31 @@ describe('integrations and capabilities agree with what the routes do', () => {
     const refused = await call('/v2/client/auth/exchange', { credential: noPayments, body: { accountId: account.body.account.id } });
     assert.equal(refused.status, 403, refused.text);
     assert.deepEqual(config.body.integrations.partnerConsole, { enabled: true, availableToCredential: true });
+  });
+
+  test('partnerConsole is on only where a partner user can sign in: SMTP, or the sandbox outbox; links.dashboard follows it', async () => {
+    const h = await getHarness();
+    const sandbox = await newApp();
+    const production = await newApp({ environment: 'production' });
+    const dashboardOf = async (cred: typeof sandbox, baseUrl?: string) => {
+      const config = await call('/v2/partners/config', { credential: cred, ...(baseUrl ? { baseUrl } : {}) });
+      assert.equal(config.status, 200, config.text);
+      return [config.body.integrations.partnerConsole.enabled, config.body.links.dashboard];
+    };
+    // With SMTP (the harness's mailbox) every app's people get their codes.
+    assert.deepEqual(await dashboardOf(production), [true, '/dashboard']);
+    const api = await startApi({ mailer: null });
+    try {
+      assert.deepEqual(await dashboardOf(sandbox, api.baseUrl), [true, '/dashboard']);
+      assert.deepEqual(await dashboardOf(production, api.baseUrl), [false, null]);
+    } finally {
+      await api.close();
+    }
+    // What the flag says is what sign-in does: without SMTP, a production app's member gets no code.
+    const email = `console-${uniqueUserId('flag')}@partner.example`;
+    await invitePartnerUser(h.db.prisma, production.appId, { email, role: 'developer', actor: 'test' });
+    const request = await requestSignInCode({ prisma: h.db.prisma, serviceSecret: TEST_SERVICE_SECRET, mailer: null }, email);
+    assert.equal(request.outcome, 'no_mail');
   });
 
   test('an API built without the client API reports clientApi off, and has no token exchange', async () => {

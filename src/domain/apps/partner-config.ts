@@ -12,7 +12,8 @@ import {
 } from './modules';
 import { toAtomic } from '../amounts/amounts';
 import type { TPartnerConfig } from './partner-config.schemas';
-import { approvalMailReady, vaultsSetup, type MailAvailability } from '../vaults/vault-config';
+import { vaultsSetup } from '../vaults/vault-config';
+import { mailReaches, type MailAvailability } from './mail-reach';
 import { BANK_COUNTRY_NAMES } from '../bank-accounts/bank-requirements';
 import { publicPaymentCreation } from '../payments/public-payments';
 import { DELIVERY_POLICY, EVENT_GROUPS, EVENT_NAMES, RECOMMENDED_EVENTS, SIGNATURES } from '../event-log/event-catalog';
@@ -51,6 +52,8 @@ export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, r
     disabledReason: deposits.operational ? null : 'not_operational',
   };
   const balancesSwitch = featureSwitch(true, [moduleState('balances_and_transactions')]);
+  // On only where a partner user can sign in: the code is mailed (SMTP), or put in the sandbox outbox.
+  const partnerConsole = featureSwitch(runtime.partnerConsole && mailReaches(app.environment, runtime.mail), []);
 
   return {
     id: `pcfg_${app.id}`,
@@ -77,16 +80,16 @@ export function buildPartnerConfig(app: AuthenticatedApp, envs: TEnvironments, r
       payments: paymentsCapability(app, env, payments, moduleState('bank_accounts')),
       balancesAndTransactions: { ...balancesSwitch, balances: { ...balancesSwitch }, transactions: { ...balancesSwitch } },
       webhooks: webhooksCapability(runtime.webhooks),
-      vaults: vaultsCapability(moduleState('vaults'), vaultsSetup(env), approvalMailReady(app.environment, runtime.mail)),
+      vaults: vaultsCapability(moduleState('vaults'), vaultsSetup(env), mailReaches(app.environment, runtime.mail)),
     },
     integrations: {
       // Every client route reads a Payment: the payments module's (src/http/routes/client.ts).
       clientApi: featureSwitch(runtime.clientApi, [payments]),
       webhooks: featureSwitch(true, [moduleState('webhooks')]),
-      partnerConsole: featureSwitch(runtime.partnerConsole, []),
+      partnerConsole,
     },
     // The dashboard served here, unless the environments file names another (a hosted one).
-    links: { ...env.links, dashboard: env.links.dashboard ?? (runtime.partnerConsole ? '/dashboard' : null) },
+    links: { ...env.links, dashboard: env.links.dashboard ?? (partnerConsole.enabled ? '/dashboard' : null) },
   };
 }
 

@@ -18,11 +18,6 @@ export interface VaultsSetup {
   resourceVersion: number;
 }
 
-/** Whether outgoing mail exists for an environment: SMTP, or the sandbox outbox (docs/decisions/vaults.md). */
-export interface MailAvailability {
-  smtpConfigured: boolean;
-}
-
 export const SPEND_PERIOD = 'fixed_30_day';
 export const SPEND_PERIOD_MS = 30 * 24 * 60 * 60 * 1000;
 
@@ -62,11 +57,6 @@ export function vaultNetwork(setup: VaultsSetup, chainId: number): TNetworkConfi
 
 /** A reserve's key: a token is one contract on one chain. */
 export const reserveKey = (chainId: number, tokenAddress: string): string => `${chainId}:${tokenAddress.toLowerCase()}`;
-
-/** Managed approval needs a way to mail the code: SMTP anywhere, or the outbox in the sandbox. */
-export function approvalMailReady(environment: 'sandbox' | 'production', mail: MailAvailability): boolean {
-  return mail.smtpConfigured || environment === 'sandbox';
-}
 
 /** Start of the fixed 30-day period containing `at`, counted from the vault's anchor. */
 export function periodStartOf(anchor: Date, at: Date): Date {
