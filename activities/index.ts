@@ -44,6 +44,8 @@ export interface ActivityDeps {
   webhooks?: { allowPrivateDestinations: boolean };
   /** Tests only: the webhook retry waits (WebhookAttemptDeps.retryBackoffMs). */
   webhookRetryBackoffMs?: () => readonly number[];
+  /** The environments whose apps get deliveries (WebhookActivityDeps.deliversIn). */
+  webhookEnvironments?: readonly string[];
 }
 
 /**
@@ -62,6 +64,7 @@ export function createActivities(deps: ActivityDeps) {
     destinations: deps.webhooks,
     engine: deps.engine,
     ...(deps.webhookRetryBackoffMs ? { retryBackoffMs: deps.webhookRetryBackoffMs } : {}),
+    ...(deps.webhookEnvironments ? { deliversIn: deps.webhookEnvironments } : {}),
   });
   return withCrashPoints({
     ...classifiedActivities(createPaymentActivities({ prisma, chains: deps.chains, settlement, offramp: deps.offramp })),

@@ -21,6 +21,8 @@ export interface WebhookActivityDeps {
   http?: { timeoutMs?: number; maxResponseBytes?: number };
   /** Tests only: see WebhookAttemptDeps.retryBackoffMs. */
   retryBackoffMs?: () => readonly number[];
+  /** The environments whose apps get deliveries (the webhooks module's, webhooks-module.ts); absent: every one. */
+  deliversIn?: readonly string[];
 }
 
 export const WEBHOOK_HTTP_TIMEOUT_MS = 10_000;
@@ -47,7 +49,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
      * a start that failed stays queued and fails the pass, so its retry starts it.
      */
     async dispatchWebhookEvents(input: { batchSize: number }): Promise<DispatchPass> {
-      const claimed = await claimEventsIntoDeliveries(deps.prisma, input.batchSize);
+      const claimed = await claimEventsIntoDeliveries(deps.prisma, input.batchSize, deps.deliversIn);
       const queued = await queuedDeliveries(deps.prisma, input.batchSize);
       const starts = await Promise.allSettled(
         queued.map((d) =>

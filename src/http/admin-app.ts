@@ -49,7 +49,7 @@ export function createAdminApi(deps: ApiDeps): Koa<ApiState> {
   });
   const admin: AdminRouteDeps = { auth: operatorAuth(db.prisma, throttle), maxBodyBytes: config.http.maxBodyBytes, prisma: db.prisma };
 
-  registerWebhookAdminRoutes(app, { ...admin, config, serviceSecret: deps.serviceSecret, cursors, engine: deps.engine });
+  registerWebhookAdminRoutes(app, { ...admin, config, environments, serviceSecret: deps.serviceSecret, cursors, engine: deps.engine });
   registerAlertAdminRoutes(app, { ...admin, cursors });
   registerAppAdminRoutes(app, admin);
   registerDashboardUserAdminRoutes(app, admin);

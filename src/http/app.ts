@@ -240,6 +240,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
     mailer,
     cursors: shared.cursors,
     engine: deps.engine,
+    environments,
     signInLimit: rateLimit(db.pool, config.ipRateLimits.dashboardSignIn, (ctx) => `dashboard-sign-in:${clientIp(ctx)}`),
   });
 

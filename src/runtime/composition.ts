@@ -14,6 +14,7 @@ import type { OfframpCallbackDeps } from '../domain/bank-accounts/provider-callb
 import { onPayoutUpdated } from '../domain/payments/payment-payouts';
 import { onProviderBankAccountUpdated } from '../domain/bank-accounts/bank-accounts';
 import { createActivities, type ActivityDeps, type Activities } from '../../activities';
+import { deliveringEnvironments } from '../domain/webhooks/webhooks-module';
 import { followCredentialChanges } from './credential-changes';
 import type { ChannelListener } from '../db/listener';
 
@@ -126,6 +127,7 @@ export function composeService(parts: ServiceParts, overrides: ServiceOverrides 
         engine: placement.webhookStarter ? { ...engine, ...placement.webhookStarter } : engine,
         serviceSecret,
         webhooks: config.webhooks,
+        webhookEnvironments: deliveringEnvironments(environments),
         ...(parts.offramp ? { offramp: parts.offramp } : {}),
         ...(overrides.webhookRetryBackoffMs ? { webhookRetryBackoffMs: overrides.webhookRetryBackoffMs } : {}),
       });

@@ -4,6 +4,7 @@ import { ConfigError, type ServiceConfig } from '../config';
 import { loginFacts, loginProblems } from '../db/roles';
 import { withRpcUrl, type TEnvironments } from '../config/environments';
 import { loadServiceEnvironments } from './service-environments';
+import { deliveringEnvironments } from '../domain/webhooks/webhooks-module';
 import type { Logger } from '../logger';
 import { openDatabase, type OpenedDatabase } from './database';
 import { resolveServiceKeys } from './service-secret';
@@ -242,6 +243,7 @@ export async function startService(opts: {
         logger,
         serviceSecret,
         destinations: config.webhooks,
+        deliversIn: deliveringEnvironments(environments),
         engine,
         webhookStarter,
       });
@@ -374,6 +376,7 @@ function startWebhookPickup(opts: {
   logger: Logger;
   serviceSecret: Parameters<typeof createWebhookActivities>[0]['serviceSecret'];
   destinations: Parameters<typeof createWebhookActivities>[0]['destinations'];
+  deliversIn: readonly string[];
   engine: TemporalGateway;
   webhookStarter: ReturnType<typeof workerWebhookStarter>;
 }) {
@@ -382,6 +385,7 @@ function startWebhookPickup(opts: {
     logger: opts.logger,
     serviceSecret: opts.serviceSecret,
     destinations: opts.destinations,
+    deliversIn: opts.deliversIn,
     engine: opts.webhookStarter,
   });
   return startWebhookKicks({

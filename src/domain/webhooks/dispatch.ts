@@ -1,4 +1,4 @@
-import type { PrismaClient } from '../../db/client';
+import type { Prisma, PrismaClient } from '../../db/client';
 import { newId } from '../values/ids';
 
 /**
@@ -10,7 +10,12 @@ import { newId } from '../values/ids';
  * dispatched. A crash before the commit leaves the events undispatched; after it, the deliveries are
  * queued: either way nothing is lost and nothing is created twice (unique (event, endpoint)).
  */
-export async function claimEventsIntoDeliveries(prisma: PrismaClient, limit: number): Promise<{ events: number; deliveries: number }> {
+export async function claimEventsIntoDeliveries(
+  prisma: PrismaClient,
+  limit: number,
+  /** The environments whose apps get deliveries (webhooks-module.ts); absent: every one. Others' events are dispatched to no endpoint. */
+  deliversIn?: readonly string[],
+): Promise<{ events: number; deliveries: number }> {
   return prisma.$transaction(async (tx) => {
     const events = await tx.$queryRaw<Array<{ id: string; app_id: string; name: string; created_at: Date }>>`
       SELECT id, app_id, name, created_at FROM events
@@ -19,7 +24,7 @@ export async function claimEventsIntoDeliveries(prisma: PrismaClient, limit: num
       LIMIT ${limit}
       FOR UPDATE`;
     if (events.length === 0) return { events: 0, deliveries: 0 };
-    const appIds = [...new Set(events.map((e) => e.app_id))];
+    const appIds = await deliveringApps(tx, [...new Set(events.map((e) => e.app_id))], deliversIn);
     const endpoints = await tx.webhookEndpoint.findMany({
       where: { appId: { in: appIds }, status: 'enabled' },
       select: { id: true, appId: true, events: true, createdAt: true },
@@ -49,6 +54,13 @@ export async function claimEventsIntoDeliveries(prisma: PrismaClient, limit: num
     await tx.event.updateMany({ where: { id: { in: events.map((e) => e.id) } }, data: { dispatchedAt: now } });
     return { events: events.length, deliveries: created.count };
   });
+}
+
+/** Of `appIds`, those whose environment gets deliveries. */
+export async function deliveringApps(tx: Prisma.TransactionClient, appIds: string[], deliversIn?: readonly string[]): Promise<string[]> {
+  if (!deliversIn) return appIds;
+  const apps = await tx.app.findMany({ where: { id: { in: appIds }, environment: { in: [...deliversIn] } }, select: { id: true } });
+  return apps.map((a) => a.id);
 }
 
 export interface QueuedDelivery {

@@ -19,6 +19,8 @@ import type { Html } from '../html';
 import { sealedCookies, type CookieSession, type SealedCookies } from '../sealed-cookies';
 import * as views from './dashboard-views';
 import type { Flash, Viewer } from './dashboard-views';
+import type { TEnvironments } from '../../config/environments';
+import { requireWebhooksIn } from '../../domain/webhooks/webhooks-module';
 
 /**
  * What every page of the partner dashboard shares: its dependencies, the signed-in member, the
@@ -34,6 +36,8 @@ export interface DashboardDeps {
   engine?: Pick<WebhookEngine, 'kickWebhookDispatcher'>;
   /** The per-address limit on the sign-in forms (asking for a code, entering one); none when absent. */
   signInLimit?: (ctx: DashboardCtx, next: Next) => Promise<unknown>;
+  /** Where endpoints may be managed: the environments the webhooks module runs in (absent: everywhere). */
+  environments?: TEnvironments;
 }
 
 export const DASHBOARD_SESSION_SECONDS = 8 * 3600;
@@ -117,6 +121,7 @@ export function dashboardKit(deps: DashboardDeps): DashboardKit {
         throw new ApiError('forbidden', 'The form has expired or did not come from this dashboard: reload the page and try again.');
       }
       if (!kit.can(ctx, permission)) throw forbiddenFor(member(ctx).role);
+      if (permission === 'manage_webhooks' && deps.environments) requireWebhooksIn(deps.environments, member(ctx).environment);
       return { input: parseInput(schema, Object.fromEntries(fields), 'body'), fields };
     },
     audit: (ctx, action, target) =>

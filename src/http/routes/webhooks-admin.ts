@@ -16,7 +16,9 @@ import {
   type WebhookEndpointDeps,
 } from '../../domain/webhooks/endpoints';
 import type { WebhookEngine } from '../../domain/engine/pure/engine';
-import type { ApiState } from '../context';
+import type { ApiMiddleware, ApiState } from '../context';
+import type { TEnvironments } from '../../config/environments';
+import { requireWebhooksForApp } from '../../domain/webhooks/webhooks-module';
 import { adminRouter, audit, type AdminRouteDeps } from '../admin-router';
 import type { AdminApiAction } from '../../domain/operators/operator-actions';
 import { requireRole } from '../middleware/admin-auth';
@@ -44,6 +46,8 @@ import type { ServiceSecret } from '../../domain/keys/service-keys';
  */
 export interface WebhookAdminDeps extends AdminRouteDeps {
   config: ServiceConfig;
+  /** Whose apps may have endpoints: the environments the webhooks module runs in. */
+  environments: TEnvironments;
   serviceSecret: ServiceSecret;
   cursors: CursorCodec;
   engine?: Pick<WebhookEngine, 'kickWebhookDispatcher'>;
@@ -62,8 +66,12 @@ export function registerWebhookAdminRoutes(app: Koa<ApiState>, deps: WebhookAdmi
   };
   const router = adminRouter('/admin/v1', deps, 'viewer');
   const onApp = (ctx: { params: Record<string, string> }) => ({ type: 'app' as const, id: String(ctx.params.appId) });
-  /** A change: the operator role, audited under `action`. */
-  const change = (action: AdminApiAction) => [requireRole('operator'), audit(deps, action, onApp)] as const;
+  /** A change: the operator role, audited under `action`, to an app whose environment runs the webhooks module (else 424). */
+  const webhooksRun: ApiMiddleware = async (ctx, next) => {
+    await requireWebhooksForApp(prisma, deps.environments, parseInput(ZAppPath, ctx.params, 'path').appId);
+    await next();
+  };
+  const change = (action: AdminApiAction) => [requireRole('operator'), audit(deps, action, onApp), webhooksRun] as const;
 
   const endpointRef = (params: unknown) => parseInput(ZEndpointPath, params, 'path');
 

@@ -1,3 +1,4 @@
+import type { TEnvironments } from '../../../src/config/environments';
 import type Koa from 'koa';
 import { createApi } from '../../../src/http/app';
 import { createAdminApi } from '../../../src/http/admin-app';
@@ -40,6 +41,8 @@ export async function startAdminApi(opts: {
   withEngine?: boolean;
   withOperator?: boolean;
   role?: OperatorRole;
+  /** The environments the APIs run with (default: the harness's). */
+  environments?: TEnvironments;
 }): Promise<AdminApi> {
   const h = await getHarness();
   const deps = await apiDepsOnHarness({
@@ -48,6 +51,7 @@ export async function startAdminApi(opts: {
       admin: { ...h.config.admin, metricsToken: METRICS_TOKEN },
       webhooks: { allowPrivateDestinations: opts.allowPrivate },
     },
+    ...(opts.environments ? { environments: opts.environments } : {}),
     // No Temporal client by default: the admin API's best-effort kick of the dispatcher stays out of
     // the tests, which drive dispatch themselves (dispatchWebhooksNow). withEngine: every route
     // (the Payment and client routes need the engine), for tests of the whole surface. withOperator:
