@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { newApp } from '../support/api-client';
-import { eventually, mine, pokeScanner, sendOnHeldChain } from '../support/chain';
+import { blockByBlock, eventually, sendOnHeldChain } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { endsWithBooksChecked } from '../support/books';
 import { createPayment, getPayment, newMerchant, newAccountWithWallet, newDepositAddress } from '../support/fixtures';
@@ -78,21 +78,6 @@ async function scannerState() {
 function sendHeld(payer: PrivateKeyAccount, to: string, amountAtomic: bigint) {
   const fromPayer = (tx: { from: string }) => tx.from.toLowerCase() === payer.address.toLowerCase();
   return sendOnHeldChain(() => send(payer, to, amountAtomic), fromPayer, 'the transfer mined');
-}
-
-/**
- * A block a second, each scanned at once, as the service's scanner does when it waits for blocks
- * (the harness's scanner sleeps between pokes, so that time-skipping stays cheap). Never skips time.
- */
-async function blockByBlock<T>(check: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let round = 0; round < 300; round += 1) {
-    const value = await check();
-    if (value) return value;
-    await mine(1);
-    await pokeScanner();
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 describe('Confirmations wait on blocks, not timers (the scanner signals every workflow with something in flight)', () => {

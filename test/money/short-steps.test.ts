@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { newApp } from '../support/api-client';
-import { mine, pokeScanner } from '../support/chain';
+import { blockByBlock, pokeScanner } from '../support/chain';
 import { getHarness } from '../support/harness';
 import { endsWithBooksChecked } from '../support/books';
 import { createPayment, getPayment, newAccountWithWallet, newDepositAddress, newMerchant } from '../support/fixtures';
@@ -42,21 +42,6 @@ async function work(workflowId: string) {
 
 const runId = async (workflowId: string) => (await (await getHarness()).engine.describeWorkflow(workflowId)).runId;
 
-/**
- * A block a second, each scanned at once, until `check` answers. Never skips time: the time-skipping
- * server would skip through a task running a local activity (the task times out and runs again).
- */
-async function blockByBlock<T>(check: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let round = 0; round < 120; round += 1) {
-    const value = await check();
-    if (value) return value;
-    await mine(1);
-    await pokeScanner();
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-  throw new Error(`timed out after 120 blocks waiting for ${what}`);
-}
-
 /** As the service runs them: the short steps local (the harness otherwise keeps them activity tasks). */
 async function withLocalShortSteps(fn: () => Promise<void>): Promise<void> {
   const h = await getHarness();
@@ -77,10 +62,14 @@ describe('Short steps run as local activities (the engine schedules only the sen
       const p = (await createPayment(m, { amount: '3' })).body.payment;
       await send(await newPayer(3n * USDC), p.funding.depositAddress.address, 3n * USDC);
       await pokeScanner();
-      const paid = await blockByBlock(async () => {
-        const { payment } = await getPayment(m, p.id);
-        return payment.status === 'succeeded' && (await work(p.id)).completed ? payment : undefined;
-      }, `Payment ${p.id} succeeded and its run ended`);
+      const paid = await blockByBlock(
+        async () => {
+          const { payment } = await getPayment(m, p.id);
+          return payment.status === 'succeeded' && (await work(p.id)).completed ? payment : undefined;
+        },
+        `Payment ${p.id} succeeded and its run ended`,
+        120,
+      );
       assert.equal(paid.paymentAmount.amount, '3');
       const w = await work(p.id);
       assert.deepEqual(w.activityTasks, ['broadcastSettlement']);
@@ -99,10 +88,14 @@ describe('Short steps run as local activities (the engine schedules only the sen
       const address = await newDepositAddress(cred, accountId);
       await send(await newPayer(20n * USDC), address.address, 20n * USDC);
       await pokeScanner();
-      const settled = await blockByBlock(async () => {
-        const row = await h.db.prisma.deposit.findFirst({ where: { accountId, status: 'settled' } });
-        return row && (await work(row.workflowId)).completed ? row : undefined;
-      }, `the deposit to ${address.address} settled and its run ended`);
+      const settled = await blockByBlock(
+        async () => {
+          const row = await h.db.prisma.deposit.findFirst({ where: { accountId, status: 'settled' } });
+          return row && (await work(row.workflowId)).completed ? row : undefined;
+        },
+        `the deposit to ${address.address} settled and its run ended`,
+        120,
+      );
       const w = await work(settled.workflowId);
       assert.deepEqual(w.activityTasks, ['broadcastDepositSettlement']);
       nominateForRecording('deposit--settled-local-steps', settled.workflowId, await runId(settled.workflowId));

@@ -72,6 +72,22 @@ export async function setNativeBalance(address: string, wei: bigint): Promise<vo
 }
 
 /**
+ * A block a second, each scanned at once (as the service's scanner does when it waits for blocks),
+ * until `check` answers, for at most `blocks` blocks. Never skips time: a wait that skips time would
+ * hide what the blocks alone do, and would skip through a workflow task running a local activity.
+ */
+export async function blockByBlock<T>(check: () => Promise<T | undefined>, what: string, blocks = 300): Promise<T> {
+  for (let round = 0; round < blocks; round += 1) {
+    const value = await check();
+    if (value) return value;
+    await mine(1);
+    await pokeScanner();
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  throw new Error(`timed out after ${blocks} blocks waiting for ${what}`);
+}
+
+/**
  * Polls until check() answers a value, mining a block each round so confirmations advance (or, with
  * `mine: false`, leaving the chain as it is). The test scanner polls hourly, so it is poked at once
  * and then every second. Never faster: each poke is a workflow task of the scanner, and pokes faster
