@@ -11,9 +11,16 @@ type AnyFn = (...args: never[]) => unknown;
 export function withCrashPoints<T extends Record<string, AnyFn>>(activities: T): T {
   const wrapped: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
   for (const [name, fn] of Object.entries(activities)) {
+    // The run and the activity's id name one step: a re-run of it (a local activity run again after
+    // its task's completion was refused, a retried attempt) has the same, a new step never does.
     const context = () => {
       const info = Context.current().info;
-      return { workflowType: info.workflowType, workflowId: info.workflowExecution?.workflowId };
+      return {
+        workflowType: info.workflowType,
+        workflowId: info.workflowExecution?.workflowId,
+        runId: info.workflowExecution?.runId,
+        activityId: info.activityId,
+      };
     };
     wrapped[name] = async (...args: unknown[]) => {
       crashPoint(activityCrashPoint(name, 'before'), context);

@@ -35,7 +35,7 @@ import { WebhookReceiver } from './webhook-receiver';
  * CRASH_POINTS_TRACE records every crash point the activities of its workflow (and the settlement sender
  * inside them) pass, in order; each point becomes a cell at its first hit, and each hit of a
  * transition-writing activity (persist*, record*: one transition, its events and postings) is a cell of
- * its own. Polls (verify, check) repeat a number of times that depends on timing, so only their first
+ * its own, once per step (a step run again hits its points again: not a new cell). Polls (verify, check) repeat a number of times that depends on timing, so only their first
  * hit is a cell. The API cells are the points of API_CRASH_POINTS.
  *
  * A cell: what the flow acts on is made with a clean worker (a paid Payment to refund, a funded vault);
@@ -92,6 +92,9 @@ interface TraceLine {
   point: string;
   n: number;
   workflowType?: string;
+  /** The step's run and activity id (activities/crash-points.ts): a re-run of one step has the same. */
+  runId?: string;
+  activityId?: string;
 }
 
 /** The cells of one lifecycle, from the trace of its clean run (the rule is in the comment at the top). */
@@ -103,8 +106,11 @@ export function cellsFromTrace(lifecycle: FlowName, lines: TraceLine[]): Cell[] 
     const ours = l.workflowType === workflowType || (l.workflowType === undefined && l.point.startsWith('settlement.'));
     if (!ours) continue;
     const transition = /^activity\.(persist|record)\w*\.(before|after)$/.test(l.point);
-    if (seen.has(l.point) && !transition) continue;
-    seen.add(l.point);
+    // A transition write is a cell per step, not per hit: a step run again (a local activity whose
+    // task's completion the server refused) hits its points again, in some runs and not others.
+    const key = transition ? `${l.point}|${l.runId ?? ''}|${l.activityId ?? l.n}` : l.point;
+    if (seen.has(key)) continue;
+    seen.add(key);
     cells.push({ lifecycle, target: { point: l.point, occurrence: l.n } });
   }
   return cells;

@@ -38,6 +38,24 @@ describe('crash points', () => {
     ]);
   });
 
+  test('a transition write run again (the same run and activity id: a local activity re-run after a refused completion) is no new cell', () => {
+    const D = 'depositWorkflow';
+    const at = (n: number, activityId: string) => ({
+      point: 'activity.persistDepositTransition.before',
+      n,
+      workflowType: D,
+      runId: 'r1',
+      activityId,
+    });
+    const trace = [at(1, '2'), at(2, '4'), at(3, '6'), at(4, '10'), at(5, '10')];
+    assert.deepEqual(cellsFromTrace('deposit', trace).map(cellName), [
+      'deposit:activity.persistDepositTransition.before',
+      'deposit:activity.persistDepositTransition.before#2',
+      'deposit:activity.persistDepositTransition.before#3',
+      'deposit:activity.persistDepositTransition.before#4',
+    ]);
+  });
+
   test("a flow's cells are its own workflow's points: a refund's or a vault funding's, not the Payment's whose settlement points it passes", () => {
     const trace = [
       { point: 'activity.persistPaymentTransition.before', n: 1, workflowType: 'paymentWorkflow' },
