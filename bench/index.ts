@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -98,6 +99,9 @@ async function benchEngine(
   opts: { runs: (name: PhaseName) => boolean; out: (line: string) => void; lifecycle: Lifecycle },
 ): Promise<BenchFigures> {
   const { runs, out, lifecycle } = opts;
+  // A fresh stack each run: an earlier run's open Payments (thousands, from create and overload)
+  // would be resumed by the reconciler and load the engine under this run's figures.
+  rmSync(dir, { recursive: true, force: true });
   process.env.DATA_DIR = dir;
   const { config } = await stackSettings({
     defaultDataDir: dir,
