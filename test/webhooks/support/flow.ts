@@ -5,7 +5,12 @@ import { uniqueUserId } from '../../support/api-client';
 import { getHarness } from '../../support/harness';
 import type { AppCredential } from '../../../src/domain/apps/apps';
 import { terminateAtRest } from '../../support/engine-clock';
-import { WEBHOOK_DISPATCHER_WORKFLOW_ID, webhookDeliveryWorkflowId, type DispatchSummary, type WebhookDeliveryResult } from '../../../workflows/contracts/webhooks';
+import {
+  WEBHOOK_DISPATCHER_WORKFLOW_ID,
+  webhookDeliveryWorkflowId,
+  type DispatchSummary,
+  type WebhookDeliveryResult,
+} from '../../../workflows/contracts/webhooks';
 import { awaitWorkflowResult } from '../../support/workflow-result';
 import { newAccount } from '../../support/fixtures';
 
