@@ -29,7 +29,7 @@ import { call } from '../support/api-client';
 import { eventually, newPayer, payTo, setNativeBalance, tokenBalance } from '../support/chain';
 import { until } from '../support/until';
 import { endsWithBooksChecked } from '../support/books';
-import { apiDepsOnHarness, getHarness, TEST_OFFRAMP_CALLBACK_SECRET, TEST_SERVICE_SECRET } from '../support/harness';
+import { apiDepsOnHarness, getHarness, TEST_OFFRAMP_CALLBACK_SECRET, TEST_SERVICE_SECRET, testEnginePolicies } from '../support/harness';
 import { eventNames } from '../support/fixtures';
 import { createBankPayment, newBankParty, readBankPayment, waitForBankPayment, type BankParty } from './bank-fixtures';
 
@@ -204,7 +204,11 @@ describe('bank payouts', () => {
   before(async () => {
     const h = await getHarness();
     const taskQueue = 'bank-payouts-test';
-    gateway = createTemporalGateway(h.env.client, { taskQueue, safetyNetFloorSeconds: 0, policies: { payment: { payoutPollSeconds: 2 } } });
+    gateway = createTemporalGateway(h.env.client, {
+      taskQueue,
+      safetyNetFloorSeconds: 0,
+      policies: { ...testEnginePolicies(), payment: { payoutPollSeconds: 2 } },
+    });
     worker = await createWorker({
       connection: h.env.nativeConnection,
       namespace: h.env.namespace ?? 'default',

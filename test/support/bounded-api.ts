@@ -5,7 +5,7 @@ import { createApi, type ApiDeps } from '../../src/http/app';
 import { createAdminApi } from '../../src/http/admin-app';
 import type { ApiState } from '../../src/http/context';
 import { createTemporalGateway } from '../../src/temporal/gateway';
-import { apiDepsOnHarness, getHarness } from './harness';
+import { apiDepsOnHarness, getHarness, testEnginePolicies } from './harness';
 
 /**
  * An API of its own on the shared harness whose workflow updates (cancel) answer within
@@ -14,7 +14,7 @@ import { apiDepsOnHarness, getHarness } from './harness';
  */
 export async function apiWithUpdateTimeout(updateTimeoutMs: number): Promise<{ baseUrl: string; close(): Promise<void> }> {
   const h = await getHarness();
-  const engine = createTemporalGateway(h.env.client, { taskQueue: h.taskQueue, updateTimeoutMs });
+  const engine = createTemporalGateway(h.env.client, { taskQueue: h.taskQueue, updateTimeoutMs, policies: testEnginePolicies() });
   return listenApi(await apiDepsOnHarness({ engine }));
 }
 

@@ -162,6 +162,15 @@ export function getHarness(): Promise<Harness> {
   return starting;
 }
 
+/**
+ * What every gateway of the tests starts workflows with: deliveries' first attempts and Payments' and
+ * deposits' short steps as activity tasks, not local activities (GatewayOptions.policies: the
+ * time-skipping server skips time through a task that runs a local activity).
+ */
+export function testEnginePolicies(): NonNullable<GatewayOptions['policies']> {
+  return { webhookDelivery: { firstAttemptLocal: false }, shortSteps: { local: false } };
+}
+
 export const TEST_SERVICE_SECRET = 'test-service-secret-0123456789abcdef0123456789';
 
 async function start(): Promise<Harness> {
@@ -264,8 +273,7 @@ async function start(): Promise<Harness> {
   noteEngineClock(env);
 
   await registerServiceWallets(ownerDb.prisma, chain.addressBook);
-  // Deliveries' first attempts and workflows' short steps as activities: see GatewayOptions.policies.
-  const policies: Harness['policies'] = { webhookDelivery: { firstAttemptLocal: false }, shortSteps: { local: false } };
+  const policies: Harness['policies'] = testEnginePolicies();
   const webhookRetry: Harness['webhookRetry'] = { backoffMs: null };
   // Its scanner scans when poked, not on every block: workflows keep their fast polls (no 2 s floor).
   const engine = createTemporalGateway(env.client, { taskQueue: config.temporal.taskQueue, policies, safetyNetFloorSeconds: 0 });
