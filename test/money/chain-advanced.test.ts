@@ -15,10 +15,17 @@ const HOURLY = { confirmationPollSeconds: 3600, maxPollSeconds: 3600 };
 async function drivers(workflowId: string) {
   const h = await getHarness();
   const events = (await h.probes.workflowHistory(workflowId)).events ?? [];
-  const activities = (name: string) => events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === name).length;
+  const scheduled = (name: string) => events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === name);
+  const activities = (name: string) => scheduled(name).length;
+  // Read, not just asked for: a read scheduled before a block and run after it sees that block.
+  const completed = (name: string) => {
+    const ids = new Set(scheduled(name).map((e) => String(e.eventId)));
+    return events.filter((e) => ids.has(String(e.activityTaskCompletedEventAttributes?.scheduledEventId ?? ''))).length;
+  };
   const seconds = (i: number) => Number(events[i]!.eventTime?.seconds ?? 0);
   return {
     activities,
+    completed,
     signals: events.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'chainAdvanced').length,
     timersFired: events.filter((e) => e.timerFiredEventAttributes).length,
     clockSeconds: seconds(events.length - 1) - seconds(0),
@@ -92,7 +99,7 @@ describe('Confirmations wait on blocks, not timers (the scanner signals every wo
       const payer = await newPayer(3n * USDC);
       const held = await sendHeld(payer, p.funding.depositAddress.address, 3n * USDC);
       try {
-        await firstReadBeforeAnyBlock(async () => ((await drivers(p.id)).activities('verifyPaymentTransfers') >= 1 ? true : undefined));
+        await firstReadBeforeAnyBlock(async () => ((await drivers(p.id)).completed('verifyPaymentTransfers') >= 1 ? true : undefined));
         await blockByBlock(
           async () => ((await getPayment(m, p.id)).payment.status === 'succeeded' ? true : undefined),
           'the Payment succeeded',
@@ -121,7 +128,7 @@ describe('Confirmations wait on blocks, not timers (the scanner signals every wo
       try {
         workflowId = await firstReadBeforeAnyBlock(async () => {
           const row = await h.db.prisma.deposit.findFirst({ where: { accountId } });
-          return row && (await drivers(row.workflowId)).activities('verifyDepositSource') >= 1 ? row.workflowId : undefined;
+          return row && (await drivers(row.workflowId)).completed('verifyDepositSource') >= 1 ? row.workflowId : undefined;
         });
         const settled = await blockByBlock(
           () => h.db.prisma.deposit.findFirst({ where: { accountId, status: 'settled' } }).then((d) => d ?? undefined),
