@@ -376,7 +376,7 @@ function startWebhookPickup(opts: {
   logger: Logger;
   serviceSecret: Parameters<typeof createWebhookActivities>[0]['serviceSecret'];
   destinations: Parameters<typeof createWebhookActivities>[0]['destinations'];
-  deliversIn: readonly string[];
+  deliversIn: readonly string[] | undefined;
   engine: TemporalGateway;
   webhookStarter: ReturnType<typeof workerWebhookStarter>;
 }) {
@@ -385,7 +385,7 @@ function startWebhookPickup(opts: {
     logger: opts.logger,
     serviceSecret: opts.serviceSecret,
     destinations: opts.destinations,
-    deliversIn: opts.deliversIn,
+    ...(opts.deliversIn ? { deliversIn: opts.deliversIn } : {}),
     engine: opts.webhookStarter,
   });
   return startWebhookKicks({

@@ -10,7 +10,7 @@ import { until } from '../support/until';
 import { call, newApp } from '../support/api-client';
 import { eventually, newPayer, payTo } from '../support/chain';
 import { createPayment, newMerchant, waitForPayment } from '../support/fixtures';
-import { delivered, dispatch, ensureTestDispatcher } from '../webhooks/support/flow';
+import { delivered, dispatch, ensureTestDispatcher, stopTestDispatcher } from '../webhooks/support/flow';
 import { assertAccessible, emailedCode, signInByEmail, startDashboardApi, startPartnerReceiver, type PartnerReceiver } from './support';
 
 const shot = async (page: Page, name: string) => {
@@ -37,7 +37,7 @@ describe('Partner dashboard: a new partner, as a new user would', () => {
   after(async () => {
     const h = await getHarness();
     h.webhookRetry.backoffMs = null;
-    await h.engine.stopWebhookDispatcher('suite done');
+    await stopTestDispatcher('suite done');
     await context?.close();
     await receiver?.close();
     await api?.close();

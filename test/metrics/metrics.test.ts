@@ -7,7 +7,7 @@ import { until } from '../support/until';
 import { withWorkerStopped } from '../support/bounded-api';
 import { createPayment, newMerchant } from '../support/fixtures';
 import { startAdminApi, METRICS_TOKEN, type AdminApi } from '../webhooks/support/admin';
-import { newAccountWithEvent, delivered, dispatch, ensureTestDispatcher } from '../webhooks/support/flow';
+import { newAccountWithEvent, delivered, dispatch, ensureTestDispatcher, stopTestDispatcher } from '../webhooks/support/flow';
 import { startReceiver, type Receiver } from '../webhooks/support/receiver';
 import { raiseAlert, resolveAlerts } from '../../src/domain/monitoring/alerts';
 import { LEDGER_DIFFERENCE } from '../../src/domain/ledger/reconcile';
@@ -24,8 +24,7 @@ describe('Prometheus metrics at /metrics (what operators watch)', () => {
     await ensureTestDispatcher();
   });
   after(async () => {
-    const h = await getHarness();
-    await h.engine.stopWebhookDispatcher('suite done');
+    await stopTestDispatcher('suite done');
     await admin.close();
     await receiver.close();
   });

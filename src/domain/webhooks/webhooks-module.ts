@@ -1,6 +1,6 @@
 import type { TEnvironments } from '../../config/environments';
 import type { PrismaClient } from '../../db/client';
-import { moduleAvailability, moduleUnavailable } from '../apps/modules';
+import { assertModuleAvailable, moduleAvailability, moduleUnavailable } from '../apps/modules';
 
 /** The webhooks module needs nothing of the deployment: only the environment's list decides. */
 const NO_RUNTIME = { offrampProviderCode: null };
@@ -15,14 +15,21 @@ export function webhooksRunIn(environments: TEnvironments, environment: string):
   return env !== undefined && moduleAvailability('webhooks', env, NO_RUNTIME).available;
 }
 
-/** The environments whose apps get deliveries. */
-export function deliveringEnvironments(environments: TEnvironments): string[] {
-  return Object.keys(environments.environments).filter((e) => webhooksRunIn(environments, e));
+/**
+ * The environments whose apps get deliveries, or undefined when every one does: then the dispatch
+ * pass has no app to filter out and reads no app row.
+ */
+export function deliveringEnvironments(environments: TEnvironments): string[] | undefined {
+  const all = Object.keys(environments.environments);
+  const delivering = all.filter((e) => webhooksRunIn(environments, e));
+  return delivering.length === all.length ? undefined : delivering;
 }
 
-/** 424 chain_config_missing naming the webhooks module, for a change to an endpoint of an app whose environment has it off. */
+/** 424 chain_config_missing naming the webhooks module and why, for a change to an endpoint of an app whose environment has it off. */
 export function requireWebhooksIn(environments: TEnvironments, environment: string): void {
-  if (!webhooksRunIn(environments, environment)) throw moduleUnavailable('webhooks', 'not_entitled');
+  const env = environments.environments[environment as keyof TEnvironments['environments']];
+  if (!env) throw moduleUnavailable('webhooks', 'not_entitled');
+  assertModuleAvailable('webhooks', env, NO_RUNTIME);
 }
 
 /** As requireWebhooksIn, for an app by id (an unknown app is left to the route's own 404). */
