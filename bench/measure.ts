@@ -28,8 +28,11 @@ export interface Rate {
   latency: Latency;
 }
 
-/** `count` operations from `concurrency` clients, each starting its next as soon as one answers. */
-export async function closedLoop(count: number, concurrency: number, op: (i: number) => Promise<void>): Promise<Rate> {
+/**
+ * `count` operations from `concurrency` clients, each starting its next as soon as one answers. An
+ * operation that answers false (refused: the service shed it) counts in neither the rate nor the latency.
+ */
+export async function closedLoop(count: number, concurrency: number, op: (i: number) => Promise<boolean | void>): Promise<Rate> {
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
@@ -38,17 +41,16 @@ export async function closedLoop(count: number, concurrency: number, op: (i: num
       while (next < count) {
         const i = next++;
         const t0 = performance.now();
-        await op(i);
-        latencies.push(performance.now() - t0);
+        if ((await op(i)) !== false) latencies.push(performance.now() - t0);
       }
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  return { perSecond: round1(count / seconds), latency: latency(latencies) };
+  return { perSecond: round1(latencies.length / seconds), latency: latency(latencies) };
 }
 
-/** `count` operations started at `ratePerSecond` whatever the answers (so a slow service queues). */
-export async function openLoop(count: number, ratePerSecond: number, op: (i: number) => Promise<void>): Promise<number[]> {
+/** `count` operations started at `ratePerSecond` whatever the answers (so a slow service queues); a refused one (false) has no latency. */
+export async function openLoop(count: number, ratePerSecond: number, op: (i: number) => Promise<boolean | void>): Promise<number[]> {
   const latencies: number[] = [];
   const interval = 1000 / ratePerSecond;
   const started = performance.now();
@@ -61,8 +63,7 @@ export async function openLoop(count: number, ratePerSecond: number, op: (i: num
     inflight.push(
       (async () => {
         const t0 = performance.now();
-        await op(i);
-        latencies.push(performance.now() - t0);
+        if ((await op(i)) !== false) latencies.push(performance.now() - t0);
       })().catch((err: unknown) => {
         failure ??= err;
       }),

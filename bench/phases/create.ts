@@ -14,12 +14,14 @@ export async function createPhase(ctx: BenchContext, count: number, concurrency:
     if (!collecting) return;
     for (const [name, ms] of timings) steps.set(name, [...(steps.get(name) ?? []), ms]);
   };
-  const timedCreate = async () => {
+  const timedCreate = async (): Promise<boolean> => {
     try {
       await ctx.createPayment(collect);
+      return true;
     } catch (err) {
       if ((err as { status?: number }).status !== 503) throw err;
       refused += 1;
+      return false;
     }
   };
   const refusedNote = () => {

@@ -1,13 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import type { BenchContext } from '../context';
-import { latency, openLoop, showLatency } from '../measure';
+import { openLoopInThread } from '../load-thread';
+import { latency, showLatency } from '../measure';
 
 /** A request still unanswered after this counts as hung (the client gives up on it). */
 const HANG_MS = 30_000;
 
 /**
- * Open-loop creates at twice the measured maximum rate for `seconds`; every request gets HANG_MS to
- * answer. Counts each answer by status and error code. The one check of the bench (in the output and
+ * Open-loop creates at twice the measured maximum rate for `seconds`, sent from a thread of their own;
+ * every request gets HANG_MS to answer. Counts each answer by status and error code. The one check of the bench (in the output and
  * the exit code): no request hung or answered 500, and every 503 carried Retry-After.
  */
 export async function overloadPhase(ctx: BenchContext, seconds: number): Promise<boolean> {
@@ -20,24 +20,21 @@ export async function overloadPhase(ctx: BenchContext, seconds: number): Promise
   // Each answer's time by what it was: a refusal must come at once, an accepted create near its unloaded time.
   const refusedMs: number[] = [];
   const acceptedMs: number[] = [];
-  const samples = await openLoop(count, rate, async () => {
-    const t0 = performance.now();
-    try {
-      const res = await fetch(`${ctx.apiUrl}/v2/payments`, {
-        method: 'POST',
-        headers: { authorization: ctx.authorization, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
-        body: JSON.stringify(ctx.createBody),
-        signal: AbortSignal.timeout(HANG_MS),
-      });
-      const body = (await res.json().catch(() => ({}))) as { error?: { code?: string } };
-      if (res.status === 503 || res.status === 429) refusedMs.push(performance.now() - t0);
-      else if (res.status === 201) acceptedMs.push(performance.now() - t0);
-      note(body.error?.code ? `${res.status} ${body.error.code}` : String(res.status));
-      if (res.status === 503 && !(Number(res.headers.get('retry-after')) >= 1)) note('503 without Retry-After');
-    } catch (err) {
-      note(err instanceof Error && err.name === 'TimeoutError' ? 'hung' : 'connection failed');
-    }
+  const results = await openLoopInThread({
+    url: `${ctx.apiUrl}/v2/payments`,
+    headers: { authorization: ctx.authorization, 'content-type': 'application/json' },
+    body: JSON.stringify(ctx.createBody),
+    count,
+    ratePerSecond: rate,
+    hangMs: HANG_MS,
   });
+  for (const { outcome, code, retryAfter, ms } of results) {
+    if (outcome === 503 || outcome === 429) refusedMs.push(ms);
+    else if (outcome === 201) acceptedMs.push(ms);
+    note(code ? `${outcome} ${code}` : String(outcome));
+    if (outcome === 503 && !(Number(retryAfter) >= 1)) note('503 without Retry-After');
+  }
+  const samples = results.map((r) => r.ms);
   const bad = Object.entries(answers).filter(
     ([k]) => k === 'hung' || k === 'connection failed' || k.startsWith('500') || k === '503 without Retry-After',
   );
