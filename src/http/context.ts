@@ -5,6 +5,7 @@ import type { ClientPrincipal } from '../domain/client-auth/access-tokens';
 import type { TEnvironments } from '../config/environments';
 import type { ModuleRuntime } from '../domain/apps/modules';
 import type { SignedInOperator } from '../domain/operators/operator-accounts';
+import type { IdempotentRequest } from '../domain/requests/idempotency-records';
 
 export interface ApiState {
   requestId: string;
@@ -18,6 +19,8 @@ export interface ApiState {
   /** The exact request bytes (idempotency compares them byte for byte). */
   rawBody?: Buffer;
   body?: unknown;
+  /** Set by the idempotency middleware once it holds the key: what a create records on what it makes. */
+  idempotency?: IdempotentRequest;
   /** What requireModule judges modules by (set by the moduleRuntime middleware). */
   modules?: { environments: TEnvironments; runtime: ModuleRuntime };
   /** Admin plane only: the operator a token or a console session speaks for. */

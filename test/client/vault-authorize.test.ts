@@ -401,6 +401,71 @@ describe('Authorize a Vault funding operation (client)', () => {
     );
   });
 
+  test('an authorize answered 503 whose funding the reconciliation pass then started: the same-key retry answers that funding, it is sent once, and another request under the key is refused', async () => {
+    const h = await getHarness();
+    const p = await payerWithVault(USDC(100), USDC(20));
+    const grpc = Object.assign(new Error('14 UNAVAILABLE: connection refused'), { code: 14, details: 'connection refused', metadata: {} });
+    const unavailable = () => Object.assign(new Error('Failed to start Workflow', { cause: grpc }), { name: 'ServiceError' });
+    const down = await listenApi(
+      await apiDepsOnHarness({
+        chains: h.chain.chains,
+        client: { engine: { ...h.engine, startVaultFunding: async () => Promise.reject(unavailable()) } },
+      }),
+    );
+    const payment = await newPayment(p.merchant, { amount: '3' });
+    const option = await vaultOptionOf(p, payment);
+    const body = { actionId: option.execution!.actionId, proof: approved, metadata: { orderRef: 'R-1' } };
+    const key = newKey();
+    try {
+      assertError(await authorize(p, payment, option.id, body, key, { baseUrl: down.baseUrl }), 503, 'payment_provider_unavailable');
+    } finally {
+      await down.close();
+    }
+    const op = await h.db.prisma.vaultFundingOperation.findFirstOrThrow({ where: { paymentId: payment.id } });
+    // Another request under the released key, or this one under another key: never the funding the key made.
+    assertError(await authorize(p, payment, option.id, { ...body, metadata: { orderRef: 'R-2' } }, key), 409, 'idempotency_conflict');
+    assertError(await authorize(p, payment, option.id, body), 409, 'conflict', 'action_already_used');
+    // The pass starts the orphan before the client retries (what a partner saw answered 409 action_already_used).
+    const pass = await h.engine.runPaymentReconciliation({ graceSeconds: 3600 });
+    assert.ok((pass.vaultReceipts?.funding?.started ?? 0) >= 1, JSON.stringify(pass.vaultReceipts));
+
+    const starts: string[] = [];
+    const counting = {
+      ...h.engine,
+      async startVaultFunding(id: string, confirmations: number) {
+        const outcome = await h.engine.startVaultFunding(id, confirmations);
+        starts.push(`${id}:${outcome}`);
+        return outcome;
+      },
+    };
+    const up = await listenApi(await apiDepsOnHarness({ chains: h.chain.chains, client: { engine: counting } }));
+    try {
+      const again = await authorize(p, payment, option.id, body, key, { baseUrl: up.baseUrl });
+      assert.equal(again.status, 200, again.text);
+      assert.equal(again.headers.get('idempotent-replayed'), null);
+      const answered = ZAuthorizeVaultOptionResponse.parse(again.body);
+      assert.equal(answered.fundingOperation.id, op.id);
+      assert.equal(answered.option.status, 'processing');
+      assert.ok(!starts.includes(`${op.id}:started`), `the workflow was started once, by the pass: ${starts.join(', ')}`);
+      const replay = await authorize(p, payment, option.id, body, key, { baseUrl: up.baseUrl });
+      assert.equal(replay.status, 200, replay.text);
+      assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+      assert.deepEqual(replay.body, again.body);
+    } finally {
+      await up.close();
+    }
+    await settled(p, [payment]);
+    const done = await eventually(async () => {
+      const row = await h.db.prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: op.id } });
+      return row.status === 'confirmed' ? row : undefined;
+    }, `the funding ${op.id} confirmed`);
+    assert.ok(done.transactionHash);
+    assert.equal(await h.db.prisma.vaultFundingOperation.count({ where: { paymentId: payment.id } }), 1);
+    assert.equal(await h.db.prisma.settlementLeg.count({ where: { sourceId: op.id, status: 'confirmed' } }), 1, 'sent once');
+    assert.equal(await tokenBalance(p.vault.address), USDC(20) - USDC(3));
+    await assertLedgerBalanced();
+  });
+
   test('20 concurrent authorizations against one vault never exceed its limit per period', async () => {
     const p = await payerWithVault(USDC(50), USDC(200));
     const payments = [];

@@ -69,7 +69,7 @@ export async function payFromVault(
       proof: { type: 'managed_authorization', authorization: 'approved' },
       metadata: { channel: 'hosted_checkout' },
     },
-    now,
+    { now },
   );
   return toCheckoutVault(answer.option, csrfToken);
 }

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { z } from 'zod';
+import { ApiError } from './errors';
 
 /**
  * Every Idempotency-Key, on every endpoint that takes one: 1-256 printable ASCII characters. The
@@ -18,6 +19,26 @@ export interface IdempotencyTarget {
   method: string;
   path: string;
   requestHash: string;
+}
+
+/**
+ * The key a create runs under and its request's hash (method, path, exact body), as the middleware
+ * claimed them. A create records both on what it makes: a 5xx releases the key, and the identical
+ * retry must find that and finish it, while another request under the released key must not get it.
+ */
+export interface IdempotentRequest {
+  key: string;
+  requestHash: string;
+}
+
+/**
+ * What a create recorded under `request.key` answers the retry only if this very request made it:
+ * another request under the released key is refused as the middleware refuses one under a held key.
+ */
+export function assertSameRequest(recordedHash: string | null, request: IdempotentRequest): void {
+  if (recordedHash !== request.requestHash) {
+    throw new ApiError('idempotency_conflict', 'This Idempotency-Key was already used with a different request');
+  }
 }
 
 export interface IdempotencyRecord {

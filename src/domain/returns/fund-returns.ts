@@ -7,6 +7,7 @@ import { formatAtomic, toAtomic } from '../amounts/amounts';
 import { DESTINATION_REFUSAL_MESSAGES, destinationRefusal } from '../chain/custody-addresses';
 import type { FundReturnEngine } from '../engine/pure/engine';
 import { ApiError, notFound } from '../requests/errors';
+import { assertSameRequest, type IdempotentRequest } from '../requests/idempotency-records';
 import { writeEvents } from '../event-log/events';
 import { paymentEventIds, paymentSubject } from '../payments/payment-origin';
 import { newId } from '../values/ids';
@@ -36,8 +37,11 @@ export interface FundReturnDeps {
   engine: Pick<FundReturnEngine, 'startFundReturn'>;
 }
 
-/** Who asked: a partner (its app) or an operator (CLI, admin API), with the actor recorded. */
-export type ReturnRequester = { by: 'partner'; app: AuthenticatedApp } | { by: 'operator'; actor: string };
+/**
+ * Who asked: a partner (its app, and the Idempotency-Key its request runs under) or an operator (CLI,
+ * admin API), with the actor recorded.
+ */
+export type ReturnRequester = { by: 'partner'; app: AuthenticatedApp; request?: IdempotentRequest } | { by: 'operator'; actor: string };
 
 // A Payment's return requests queue on its row lock; the default 5 s would fail the back of a burst.
 const LOCKED_TX = { maxWait: 20_000, timeout: 30_000 };
@@ -179,6 +183,31 @@ async function startReturn(deps: Pick<FundReturnDeps, 'chains' | 'engine'>, row:
   await deps.engine.startFundReturn(row.id, deps.chains.network(row.chainId).confirmations);
 }
 
+/** What a new return records of the partner's request that made it (nothing for an operator's). */
+function madeUnder(request: IdempotentRequest | undefined) {
+  return { idempotencyKey: request?.key ?? null, requestHash: request?.requestHash ?? null };
+}
+
+/**
+ * The return an earlier try of this very request made: a 5xx after its commit (its workflow's start
+ * failed) released the key, so the retry runs again and, rather than being refused by the amount it
+ * holds itself, finishes what it started. Its workflow is started if it has none: the workflow id is
+ * the return's, so one started by that try or by the reconciler answers 'exists' and nothing is sent
+ * twice. Null when nothing was made under the key; another request under it is a conflict.
+ */
+async function madeEarlier(
+  deps: Pick<FundReturnDeps, 'prisma' | 'chains' | 'engine'>,
+  appId: string,
+  request: IdempotentRequest | undefined,
+): Promise<FundReturnRow | null> {
+  if (!request) return null;
+  const row = await deps.prisma.fundReturn.findUnique({ where: { appId_idempotencyKey: { appId, idempotencyKey: request.key } } });
+  if (!row) return null;
+  assertSameRequest(row.requestHash, request);
+  await startReturn(deps, row);
+  return row;
+}
+
 /** The refund amount asked for in the Payment's atomic units (null: the rest); more decimals than the asset has is 400. */
 function requestedRefund(amount: string | undefined, decimals: number): bigint | null {
   if (amount === undefined) return null;
@@ -281,17 +310,20 @@ function newRefundRow(
  * short transaction holds the Payment's row lock (SELECT ... FOR UPDATE) and then the vault's, so
  * concurrent refunds run one after another and each sees the others: their total never passes the
  * Payment's amount, nor their sum the vault's balance (read under the lock) less what it has promised.
- * The destination is read before it.
- * Emits payment.refund_pending; then the FundReturnWorkflow sends it.
+ * The destination is read before it. The identical retry of a request whose try made a refund gets
+ * that refund (madeEarlier). Emits payment.refund_pending; then the FundReturnWorkflow sends it.
  */
 export async function createRefund(
   deps: FundReturnDeps,
   app: AuthenticatedApp,
   paymentId: string,
   input: TCreateRefund,
+  request?: IdempotentRequest,
 ): Promise<TFundReturn> {
   const found = await deps.prisma.payment.findFirst({ where: { id: paymentId, appId: app.id } });
   if (!found) throw notFound('Payment');
+  const earlier = await madeEarlier(deps, app.id, request);
+  if (earlier) return toFundReturnView(earlier, found);
   const requested = requestedRefund(input.amount, found.decimals);
   const vault = await recipientVaultOf(deps.prisma, found);
   // Funding is final once the Payment succeeded: its payers' shares are read before the lock.
@@ -312,7 +344,8 @@ export async function createRefund(
     const locked = vault ? await lockVault(tx, vault.id) : null;
     const decision = decideRefund(await refundFacts(deps, tx, { found, payment, vault, locked, to, shares, requested }));
     if (!decision.ok) throw refusal(decision.reason);
-    const row = await tx.fundReturn.create({ data: newRefundRow(app, payment, vault!, to!, decision.amountAtomic, input.reason) });
+    const data = { ...newRefundRow(app, payment, vault!, to!, decision.amountAtomic, input.reason), ...madeUnder(request) };
+    const row = await tx.fundReturn.create({ data });
     await writeRefundEvent(tx, payment, row.id, 'pending', 'payment.refund_pending');
     return { row, payment };
   }, LOCKED_TX);
@@ -362,7 +395,8 @@ export async function checkRecovery(deps: FundReturnDeps, who: ReturnRequester, 
  * A vault's late funding goes back to that vault, the one service address a return may reach.
  * One recovery per incident at a time, under the incident's row lock (and a unique index on the live
  * one); a failed recovery may be asked for again. onCreated runs in the creating transaction (the
- * operator audit, src/domain/operators/operator-actions.ts).
+ * operator audit, src/domain/operators/operator-actions.ts). A partner's identical retry of a request
+ * whose try made a recovery gets that recovery (madeEarlier).
  */
 export async function createRecovery(
   deps: FundReturnDeps,
@@ -373,6 +407,8 @@ export async function createRecovery(
   input: TCreateRecovery & { approvalId?: string },
   onCreated?: (tx: Prisma.TransactionClient, row: FundReturnRow) => Promise<void>,
 ): Promise<TFundReturn> {
+  const earlier = who.by === 'partner' ? await madeEarlier(deps, who.app.id, who.request) : null;
+  if (earlier) return recoveryView(deps.prisma, earlier);
   const { payment, incident, to } = await checkRecovery(deps, who, paymentId, input);
   const row = await deps.prisma.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT id FROM payment_incidents WHERE id = ${incident.id} FOR UPDATE`;
@@ -399,6 +435,7 @@ export async function createRecovery(
         requestedBy: who.by,
         actor: who.by === 'partner' ? who.app.id : who.actor,
         approvalId: who.by === 'operator' ? (input.approvalId ?? null) : null,
+        ...madeUnder(who.by === 'partner' ? who.request : undefined),
       },
     });
     await tx.paymentIncident.update({ where: { id: incident.id }, data: { status: 'pending' } });
@@ -407,6 +444,13 @@ export async function createRecovery(
   }, LOCKED_TX);
   await startReturn(deps, row);
   return toFundReturnView(row, payment, (await foreignAssets(deps.prisma, paymentId, [incident])).get(incident.id));
+}
+
+/** A recovery as its create answers it: in the asset its incident is held in. */
+async function recoveryView(prisma: PrismaClient, row: FundReturnRow): Promise<TFundReturn> {
+  const payment = await prisma.payment.findUniqueOrThrow({ where: { id: row.paymentId } });
+  const incident = await prisma.paymentIncident.findUniqueOrThrow({ where: { id: row.incidentId! }, select: { id: true, chainId: true } });
+  return toFundReturnView(row, payment, (await foreignAssets(prisma, row.paymentId, [incident])).get(incident.id));
 }
 
 /** A Payment's refunds or recoveries, oldest first (a Payment has few). */

@@ -3,6 +3,7 @@ import type { PrismaClient } from '../../db/client';
 import type { ClientPrincipal } from '../client-auth/access-tokens';
 import type { VaultFundingEngine } from '../engine/pure/engine';
 import { ApiError, notFound } from '../requests/errors';
+import { assertSameRequest, type IdempotentRequest } from '../requests/idempotency-records';
 import { loadPayable } from '../payments/client-payments';
 import { consumeAction, findAction, issueAction } from '../payments/payment-actions';
 import {
@@ -128,11 +129,12 @@ export interface AuthorizeVaultOptionDeps {
 
 /**
  * POST /v2/client/me/payments/{paymentId}/options/{optionId}/authorize. The funding is authorized
- * first (idempotent per Payment, under its lock), then the action is used: a retry after a crash
- * between the two finds the same operation and uses the action then; a retry after a failed workflow
- * start starts it then (resumeUnstarted), and the reconciliation pass starts any left unstarted
- * (vault-funding-recovery.ts). Its workflow moves the funds; the Payment advances only when its own
- * verification sees them arrive.
+ * first (idempotent per Payment, under its lock), then the action is used, recording the request
+ * (its Idempotency-Key and hash) and the funding: a retry after a crash between the two finds the
+ * same operation and uses the action then; the identical retry after a 5xx once it was used (its
+ * workflow's start failed) is answered with that funding (authorizedEarlier), and the reconciliation
+ * pass starts any left unstarted (vault-funding-recovery.ts). Its workflow moves the funds; the
+ * Payment advances only when its own verification sees them arrive.
  */
 export async function authorizeVaultOption(
   deps: AuthorizeVaultOptionDeps,
@@ -140,8 +142,9 @@ export async function authorizeVaultOption(
   paymentId: string,
   optionId: string,
   input: TAuthorizeVaultOption,
-  now = new Date(),
+  opts: { request?: IdempotentRequest; now?: Date } = {},
 ) {
+  const now = opts.now ?? new Date();
   const { prisma } = deps;
   const payment = await loadPayable(prisma, principal, paymentId, 'payer');
   if (!isPaymentOptionId(deps.serviceSecret, paymentId, VAULT_METHOD, optionId)) {
@@ -160,12 +163,12 @@ export async function authorizeVaultOption(
   if (!action || action.paymentId !== paymentId || action.accountId !== principal.accountId || action.optionId !== optionId)
     throw notFound('Action');
   if (action.usedAt) {
-    const resumed = await resumeUnstarted(deps, paymentId, principal.accountId, network.confirmations);
-    if (!resumed)
+    const funding = await authorizedEarlier(deps, action, opts.request, network.confirmations);
+    if (!funding)
       throw new ApiError('conflict', 'This actionId was already used; read the Payment for a new one', {
         reasonCode: 'action_already_used',
       });
-    return answer(deps, principal, payment, resumed.id, now);
+    return answer(deps, principal, payment, funding.id, now);
   }
   assertOptionUsable(payment, now, 'authorization');
   if (action.expiresAt <= now)
@@ -175,7 +178,8 @@ export async function authorizeVaultOption(
     { prisma, chains: deps.chains },
     { paymentId, payerAccountId: principal.accountId, optionId, actor: { type: 'client', id: principal.accountId }, now },
   );
-  if (!(await consumeAction(prisma, { actionId: action.id, proof: input.proof, metadata: input.metadata }, now))) {
+  const use = { actionId: action.id, proof: input.proof, metadata: input.metadata, request: opts.request };
+  if (!(await consumeAction(prisma, { ...use, fundingOperationId: authorized.fundingOperation.id }, now))) {
     throw new ApiError('conflict', 'This actionId was already used; read the Payment for a new one', { reasonCode: 'action_already_used' });
   }
   await deps.engine.startVaultFunding(authorized.fundingOperation.id, network.confirmations);
@@ -183,19 +187,24 @@ export async function authorizeVaultOption(
 }
 
 /**
- * A repeat of an authorize whose action was used but whose workflow never started (the start failed
- * after the action was used, and the request answered 5xx): it starts it now and answers as the first
- * would have. Null when there is nothing to resume: the workflow exists (the action's use is final).
+ * The funding an earlier try of this very request authorized when it used the action: a 5xx after
+ * that (its workflow's start failed, or timed out) released the key, and the identical retry is
+ * answered as the first success would have been. Its workflow is started if it has none: the
+ * workflow id is the operation's, so one started by that try or by the reconciliation pass answers
+ * 'exists'. Null when the action was used under another key (its use is final); the same key with
+ * another request is a conflict.
  */
-async function resumeUnstarted(
+async function authorizedEarlier(
   deps: AuthorizeVaultOptionDeps,
-  paymentId: string,
-  accountId: string,
+  action: { idempotencyKey: string | null; requestHash: string | null; fundingOperationId: string | null },
+  request: IdempotentRequest | undefined,
   confirmations: number,
 ): Promise<FundingRow | null> {
-  const funding = await liveFunding(deps.prisma, paymentId, accountId);
-  if (funding?.status !== 'authorized') return null;
-  return (await deps.engine.startVaultFunding(funding.id, confirmations)) === 'started' ? funding : null;
+  if (!request || action.idempotencyKey !== request.key || !action.fundingOperationId) return null;
+  assertSameRequest(action.requestHash, request);
+  const funding = await deps.prisma.vaultFundingOperation.findUniqueOrThrow({ where: { id: action.fundingOperationId } });
+  if (funding.status === 'authorized') await deps.engine.startVaultFunding(funding.id, confirmations);
+  return funding;
 }
 
 async function answer(

@@ -86,6 +86,7 @@ export function idempotent(records: IdempotencyRecords, options: IdempotencyOpti
       }
     }
 
+    ctx.state.idempotency = { key, requestHash };
     try {
       await next();
     } catch (err) {

@@ -118,7 +118,7 @@ export function registerClientRoutes(
       const { paymentId, optionId } = parseInput(ZOptionPath, ctx.params, 'path');
       parseInput(ZNoQuery, ctx.query, 'query');
       const input = parseInput(ZAuthorizeVaultOption, ctx.state.body, 'body');
-      ctx.body = await authorizeVaultOption(deps, requireClient(ctx), paymentId, optionId, input);
+      ctx.body = await authorizeVaultOption(deps, requireClient(ctx), paymentId, optionId, input, { request: ctx.state.idempotency });
     },
   );
 }

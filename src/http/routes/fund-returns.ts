@@ -45,7 +45,7 @@ export function registerFundReturnRoutes(router: ApiRouter, deps: FundReturnRout
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
     const input = parseInput(ZCreateRefund, ctx.state.body, 'body');
     ctx.status = 201;
-    ctx.body = { refund: await createRefund(domain, requireApp(ctx), paymentId, input) };
+    ctx.body = { refund: await createRefund(domain, requireApp(ctx), paymentId, input, ctx.state.idempotency) };
   });
 
   router.get('/v2/payments/:paymentId/refunds', ...access, async (ctx) => {
@@ -57,7 +57,8 @@ export function registerFundReturnRoutes(router: ApiRouter, deps: FundReturnRout
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
     const input = parseInput(ZCreateRecovery, ctx.state.body, 'body');
     ctx.status = 201;
-    ctx.body = { incidentRecovery: await createRecovery(domain, { by: 'partner', app: requireApp(ctx) }, paymentId, input) };
+    const who = { by: 'partner' as const, app: requireApp(ctx), request: ctx.state.idempotency };
+    ctx.body = { incidentRecovery: await createRecovery(domain, who, paymentId, input) };
   });
 
   router.get('/v2/payments/:paymentId/incident-recoveries', ...access, async (ctx) => {
