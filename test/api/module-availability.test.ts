@@ -53,6 +53,7 @@ const ROUTE_MODULES: Record<RouteKey, readonly ModuleId[] | null> = {
   'POST /v2/accounts/:accountId/vault/policy/approval': ['vaults'],
   'POST /v2/accounts/:accountId/vault/policy/approval/verify': ['vaults'],
   'GET /v2/accounts/:accountId/vault/audit-events': ['vaults'],
+  'POST /v2/vaults/:vaultId/policy/evaluate': ['vaults'],
   'GET /v2/accounts/:accountId/bank-account-requirements': ['bank_accounts'],
   'POST /v2/accounts/:accountId/bank-accounts': ['bank_accounts'],
   'GET /v2/accounts/:accountId/bank-accounts': ['bank_accounts'],
@@ -105,6 +106,7 @@ function fill(path: string, accountId: string): string {
     providerCode: 'sandbox',
     appId: 'app_nothing',
     eventId: 'evt_nothing',
+    vaultId: 'vault_nothing',
   };
   return path.replace(/:([A-Za-z]+)/g, (_, name: string) => {
     const value = values[name];

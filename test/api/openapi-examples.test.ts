@@ -319,6 +319,9 @@ async function tour(doc: Json, record: (operationId: string, res: ApiResponse) =
   const token = (await send('exchangeClientToken', 200)).body.accessToken as string;
 
   const funded = (await createPayment(merchant, { amount: '25.00' })).body;
+  // A dry run of paying it from the vault: allowed, and nothing reserved (the authorize below still pays it).
+  ids['{vaultId}'] = vault.body.vault.id;
+  await send('evaluateVaultPolicy', 200, { ids: { payment_2Vt7Hc4Mz8: funded.payment.id } });
   const bearer = { authorization: `Bearer ${token}`, 'x-svc-payment-secret': funded.checkout.clientSecret };
   const read = await call(`/v2/client/me/payments/${funded.payment.id}`, { headers: bearer });
   const option = (read.body.options as Json[]).find((o) => o.paymentMethodType === 'vault')!;

@@ -20,6 +20,7 @@ export interface Fixtures {
   clientToken: string;
   depositAddressId: string;
   bankAccountId: string;
+  vaultId: string;
 }
 
 /** `npm run cli -- <args>` against the stack's database; its one JSON line. */
@@ -41,7 +42,7 @@ function client(apiUrl: string, auth: string) {
   };
 }
 
-/** A merchant account with a settlement profile, a Payment to it, a deposit address, a linked bank account, and a payer's client token. */
+/** A merchant account with a settlement profile, a Payment to it, a deposit address, a linked bank account, and a payer's client token and vault. */
 export async function createFixtures(apiUrl: string, env: NodeJS.ProcessEnv): Promise<Fixtures> {
   const cred = await cli(env, ['apps', 'create', '--environment', 'sandbox', '--name', 'schemathesis']);
   const api = client(apiUrl, `Basic ${Buffer.from(`${cred.appId}:${cred.appSecret}`).toString('base64')}`);
@@ -77,6 +78,8 @@ export async function createFixtures(apiUrl: string, env: NodeJS.ProcessEnv): Pr
   // The recipient is never the payer: the client token belongs to a second account, which the first read binds.
   const { account: payer } = await api('POST', '/v2/accounts', { externalUserId: 'schemathesis-payer' });
   const token = await api('POST', '/v2/client/auth/exchange', { accountId: payer.id });
+  // The payer's vault, so the policy dry run reaches past 404 (without a policy, it denies).
+  const { vault } = await api('POST', `/v2/accounts/${payer.id}/vault`, {});
   const clientApi = client(apiUrl, `Bearer ${token.accessToken}`);
   const read = await clientApi('GET', `/v2/client/me/payments/${created.payment.id}`, undefined, {
     'x-svc-payment-secret': created.checkout.clientSecret,
@@ -92,5 +95,6 @@ export async function createFixtures(apiUrl: string, env: NodeJS.ProcessEnv): Pr
     clientToken: token.accessToken,
     depositAddressId: depositAddress.id,
     bankAccountId: bankAccount.id,
+    vaultId: vault.id,
   };
 }

@@ -63,6 +63,7 @@ function fixtureEnv(f: Fixtures): NodeJS.ProcessEnv {
     ST_OPTION_ID: f.optionId,
     ST_DEPOSIT_ADDRESS_ID: f.depositAddressId,
     ST_BANK_ACCOUNT_ID: f.bankAccountId,
+    ST_VAULT_ID: f.vaultId,
   };
 }
 

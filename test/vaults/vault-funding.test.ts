@@ -7,7 +7,8 @@ import { assertMinedExactlyWhenLive, replacedUnderRisingBaseFee } from '../suppo
 import { createPayment, newMerchant, waitForPayment } from '../support/fixtures';
 import { awaitWorkflowResult } from '../support/workflow-result';
 import { endsWithBooksChecked } from '../support/books';
-import { authorizeVaultFunding, decideFunding, vaultOptionFor } from '../../src/domain/vaults/vault-funding';
+import { authorizeVaultFunding, vaultOptionFor } from '../../src/domain/vaults/vault-funding';
+import { decideFunding } from '../../src/domain/vaults/pure/vault-policy-rules';
 import { periodStartOf, SPEND_PERIOD_MS } from '../../src/domain/vaults/vault-config';
 import { createVaultActivities } from '../../activities/vaults';
 import { ApiError } from '../../src/domain/requests/errors';

@@ -668,6 +668,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/vaults/{vaultId}/policy/evaluate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dry-run a spend against the vault's policy (nothing is reserved or written)
+         * @description Answers what authorizing this spend from the vault would decide now: every rule's verdict, the first failed rule's reasonCode (the one the Vault option's authorize would answer in a 422), and the spend limit left in the current period. It reads the same facts and applies the same rules as the authorization, but locks, reserves and writes nothing, so the answer is advisory: the authorization decides again. With a paymentId the spend must be that Payment's (amount, asset, chain and recipient; else 400) and its state is weighed too. No Idempotency-Key: a retry evaluates again.
+         *
+         *     Scope: `v2:vaults`.
+         */
+        post: operations["evaluateVaultPolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/accounts/{accountId}/vault/audit-events": {
         parameters: {
             query?: never;
@@ -4112,6 +4134,112 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            424: components["responses"]["Error424"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    evaluateVaultPolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version the caller expects; it must equal the app environment's pin (else 400 api_version_mismatch). */
+                "Svc-Version"?: components["parameters"]["SvcVersion"];
+            };
+            path: {
+                vaultId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    amount: string;
+                    assetCode: string;
+                    chainId: number;
+                    destination: {
+                        /** @constant */
+                        type: "upa";
+                        accountId: string;
+                    };
+                    paymentId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The decision and each rule, allow or deny alike. */
+            200: {
+                headers: {
+                    "Svc-Version": components["headers"]["SvcVersion"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        evaluation: {
+                            vaultId: string;
+                            accountId: string;
+                            policyId: string | null;
+                            spend: {
+                                amount: string;
+                                amountAtomic: string;
+                                assetCode: string;
+                                decimals: number;
+                                chainId: number;
+                                tokenAddress: string;
+                                destination: {
+                                    /** @constant */
+                                    type: "upa";
+                                    accountId: string;
+                                };
+                                paymentId: string | null;
+                            };
+                            /**
+                             * @description What authorizing this spend would answer now: allow, or deny with the first failed rule. requires_approval is kept for a policy rule that asks an approval per spend; no policy has one today.
+                             * @enum {string}
+                             */
+                            decision: "allow" | "deny" | "requires_approval";
+                            reasonCode: ("vault_missing" | "vault_policy_inactive" | "vault_token_not_allowed" | "vault_spend_limit_exceeded" | "vault_insufficient_balance" | "payment_not_fundable") | null;
+                            rules: {
+                                /** @enum {string} */
+                                rule: "payment" | "destination" | "policy_active" | "allowed_tokens" | "spend_limit" | "available_balance" | "managed_approval";
+                                /** @enum {string} */
+                                verdict: "pass" | "fail" | "not_applicable";
+                                reasonCode: ("vault_missing" | "vault_policy_inactive" | "vault_token_not_allowed" | "vault_spend_limit_exceeded" | "vault_insufficient_balance" | "payment_not_fundable") | null;
+                                detail: string;
+                            }[];
+                            spendLimit: {
+                                amountAtomic: string;
+                                currency: string;
+                                decimals: number;
+                                /** @constant */
+                                period: "fixed_30_day";
+                                /** Format: date-time */
+                                startsAt: string;
+                                /** Format: date-time */
+                                endsAt: string;
+                                authorizedAtomic: string;
+                                remainingAtomic: string;
+                            } | null;
+                            approvalRequired: boolean;
+                            /** Format: date-time */
+                            evaluatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];

@@ -2,6 +2,7 @@
  * The rules of returning funds (refunds and incident recoveries), pure and unit-tested. The callers
  * read the facts under a row lock (the Payment's, the incident's), so a decision holds until commit.
  */
+import { decisionOf, policyRules } from '../vaults/pure/vault-policy-rules';
 import { decideRefundAmount, holdsAmount, isRefundable, type RefundAmountFacts, type RefundAmountRefusal } from './pure/return-amounts';
 
 export const RETURN_KINDS = ['refund', 'incident_recovery'] as const;
@@ -29,7 +30,7 @@ export interface RefundFacts extends RefundAmountFacts {
   paymentIntent: string;
   paymentStatus: string;
   hasVault: boolean;
-  /** The vault's policy, as vault funding obeys it (src/domain/vaults/vault-funding.ts decideFunding). */
+  /** The vault's policy, as vault funding obeys it (src/domain/vaults/pure/vault-policy-rules.ts policyRules). */
   policyActive: boolean;
   tokenAllowed: boolean;
   limitAtomic: bigint;
@@ -50,11 +51,8 @@ export function decideRefund(f: RefundFacts): { ok: true; amountAtomic: bigint }
   if (!decided.ok) return decided;
   const amount = decided.amountAtomic;
   if (!f.hasVault) return { ok: false, reason: 'vault_missing' };
-  if (!f.policyActive) return { ok: false, reason: 'vault_policy_inactive' };
-  if (!f.tokenAllowed) return { ok: false, reason: 'vault_token_not_allowed' };
-  if (f.spentInPeriodAtomic + amount > f.limitAtomic) return { ok: false, reason: 'vault_spend_limit_exceeded' };
-  if (f.vaultAvailableAtomic < amount) return { ok: false, reason: 'vault_insufficient_balance' };
-  return { ok: true, amountAtomic: amount };
+  const policy = decisionOf(policyRules({ ...f, availableAtomic: f.vaultAvailableAtomic, amountAtomic: amount }));
+  return policy.ok ? { ok: true, amountAtomic: amount } : { ok: false, reason: policy.reason as RefundRefusal };
 }
 
 export type RecoveryRefusal = 'incident_already_recovered' | 'recovery_in_progress';

@@ -8,6 +8,7 @@ import { periodStartOf, reserveKey, SPEND_PERIOD_MS } from './vault-config';
 import type { TFundingOperation } from './vault.schemas';
 import { lockVault, reservedByToken, spentInPeriod } from './vaults';
 import { policyTokens } from './vault-view';
+import { decideFunding, type FundingFacts, type FundingRefusal } from './pure/vault-policy-rules';
 
 type Db = PrismaClient | Prisma.TransactionClient;
 type FundingRow = Awaited<ReturnType<PrismaClient['vaultFundingOperation']['findFirstOrThrow']>>;
@@ -34,37 +35,6 @@ export interface VaultOption {
   periodEndsAt: string;
 }
 
-/** Why a vault can't fund a Payment (reasonCode of a 422 payment_method_not_supported). */
-export type FundingRefusal =
-  | 'vault_missing'
-  | 'vault_policy_inactive'
-  | 'vault_token_not_allowed'
-  | 'vault_spend_limit_exceeded'
-  | 'vault_insufficient_balance'
-  | 'payment_not_fundable';
-
-export interface FundingFacts {
-  policyActive: boolean;
-  tokenAllowed: boolean;
-  limitAtomic: bigint;
-  spentInPeriodAtomic: bigint;
-  availableAtomic: bigint;
-  amountAtomic: bigint;
-}
-
-/**
- * The one rule (pure, property-tested): an active policy, an allowed token, the period's authorized
- * total plus this amount within the limit, and the available balance covering the amount.
- */
-export function decideFunding(f: FundingFacts): { ok: true } | { ok: false; reason: FundingRefusal } {
-  if (!f.policyActive) return { ok: false, reason: 'vault_policy_inactive' };
-  if (!f.tokenAllowed) return { ok: false, reason: 'vault_token_not_allowed' };
-  if (f.amountAtomic <= 0n) return { ok: false, reason: 'payment_not_fundable' };
-  if (f.spentInPeriodAtomic + f.amountAtomic > f.limitAtomic) return { ok: false, reason: 'vault_spend_limit_exceeded' };
-  if (f.availableAtomic < f.amountAtomic) return { ok: false, reason: 'vault_insufficient_balance' };
-  return { ok: true };
-}
-
 interface Evaluation {
   facts: FundingFacts;
   vault: {
@@ -88,6 +58,78 @@ interface Evaluation {
   periodStart: Date;
 }
 
+type PaymentRow = NonNullable<Awaited<ReturnType<PrismaClient['payment']['findUnique']>>>;
+type PolicyRow = NonNullable<Awaited<ReturnType<PrismaClient['vaultPolicy']['findUnique']>>>;
+type SpendingVault = Evaluation['vault'];
+
+/** Money that would leave the vault: the Payment it pays, or in a dry run without one, what is named. */
+export interface VaultSpend {
+  chainId: number;
+  tokenAddress: string;
+  amountAtomic: bigint;
+  recipientAccountId: string | null;
+  payment: PaymentRow | null;
+}
+
+export const spendOfPayment = (p: PaymentRow): VaultSpend => ({
+  chainId: p.chainId,
+  tokenAddress: p.tokenAddress,
+  amountAtomic: BigInt(p.amountAtomic.toFixed()),
+  recipientAccountId: p.recipientAccountId,
+  payment: p,
+});
+
+/** An open receive Payment with an escrow, before its expiry: what a vault may fund. */
+function paymentOpen(p: PaymentRow, now: Date): boolean {
+  return p.intent === 'receive' && p.status === 'requires_payment_method' && p.expiresAt > now && Boolean(p.escrowAddress);
+}
+
+export interface SpendReading {
+  facts: FundingFacts;
+  policy: PolicyRow | null;
+  periodStart: Date;
+}
+
+/**
+ * Reads every fact the funding rules weigh for one spend (only reads: the real authorization calls it
+ * under the vault's lock, the dry run and the option without one).
+ */
+export async function readSpendFacts(
+  db: Db,
+  chains: VaultFundingDeps['chains'],
+  vault: SpendingVault,
+  spend: VaultSpend,
+  now: Date,
+): Promise<SpendReading> {
+  const policy = vault.activePolicyId ? await db.vaultPolicy.findUnique({ where: { id: vault.activePolicyId } }) : null;
+  const policyActive = policy?.status === 'active' && vault.periodAnchorAt !== null;
+  const token = spend.tokenAddress.toLowerCase();
+  const tokenAllowed = policy
+    ? policyTokens(policy).some((t) => t.chainId === spend.chainId && t.tokenAddress.toLowerCase() === token)
+    : false;
+  const periodStart = periodStartOf(vault.periodAnchorAt ?? now, now);
+  const spent = await spentInPeriod(db, vault.id, periodStart);
+  const reserved = (await reservedByToken(db, vault.id)).get(reserveKey(spend.chainId, spend.tokenAddress)) ?? 0n;
+  const balance =
+    policyActive && tokenAllowed && vault.address
+      ? await chains.get(spend.chainId).getTokenBalance({ token: spend.tokenAddress as Address, owner: vault.address as Address })
+      : 0n;
+  return {
+    facts: {
+      paymentOpen: spend.payment ? paymentOpen(spend.payment, now) : null,
+      destinationAllowed: spend.recipientAccountId !== vault.accountId,
+      policyActive,
+      tokenAllowed,
+      limitAtomic: policy ? BigInt(policy.spendLimitAtomic.toFixed()) : 0n,
+      spentInPeriodAtomic: spent,
+      availableAtomic: balance > reserved ? balance - reserved : 0n,
+      amountAtomic: spend.amountAtomic,
+    },
+    policy,
+    periodStart,
+  };
+}
+
 /** Reads everything the rule needs; inside a transaction that locked the vault, the answer holds until commit. */
 async function evaluate(
   db: Db,
@@ -100,35 +142,8 @@ async function evaluate(
   if (!payment) throw notFound('Payment');
   const vault = await db.vault.findFirst({ where: { accountId: payerAccountId } });
   if (!vault || vault.appId !== payment.appId || !vault.address) return 'vault_missing';
-  if (payment.intent !== 'receive' || payment.status !== 'requires_payment_method' || payment.expiresAt <= now || !payment.escrowAddress)
-    return 'payment_not_fundable';
-  if (payment.recipientAccountId === payerAccountId) return 'payment_not_fundable';
-  const policy = vault.activePolicyId ? await db.vaultPolicy.findUnique({ where: { id: vault.activePolicyId } }) : null;
-  const policyActive = policy?.status === 'active' && vault.periodAnchorAt !== null;
-  const tokenAllowed = policy
-    ? policyTokens(policy).some((t) => t.chainId === payment.chainId && t.tokenAddress.toLowerCase() === payment.tokenAddress.toLowerCase())
-    : false;
-  const periodStart = periodStartOf(vault.periodAnchorAt ?? now, now);
-  const spent = await spentInPeriod(db, vault.id, periodStart);
-  const reserved = (await reservedByToken(db, vault.id)).get(reserveKey(payment.chainId, payment.tokenAddress)) ?? 0n;
-  const balance =
-    policyActive && tokenAllowed
-      ? await chains.get(payment.chainId).getTokenBalance({ token: payment.tokenAddress as Address, owner: vault.address as Address })
-      : 0n;
-  return {
-    facts: {
-      policyActive,
-      tokenAllowed,
-      limitAtomic: policy ? BigInt(policy.spendLimitAtomic.toFixed()) : 0n,
-      spentInPeriodAtomic: spent,
-      availableAtomic: balance > reserved ? balance - reserved : 0n,
-      amountAtomic: BigInt(payment.amountAtomic.toFixed()),
-    },
-    vault,
-    payment,
-    policyId: policy?.id ?? null,
-    periodStart,
-  };
+  const reading = await readSpendFacts(db, chains, vault, spendOfPayment(payment), now);
+  return { facts: reading.facts, vault, payment, policyId: reading.policy?.id ?? null, periodStart: reading.periodStart };
 }
 
 /**

@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { ZCursor } from '../requests/pagination';
 import { ZChainId, zInt4Param } from '../../platform/int4';
+import { DECIMAL_PATTERN } from '../amounts/amounts';
+import { ZAccountId } from '../accounts/account.schemas';
+import { ZPaymentId } from '../payments/payment.schemas';
+import { FUNDING_REFUSALS, RULE_VERDICTS, VAULT_POLICY_RULES } from './pure/vault-policy-rules';
 
 // ---- requests ----
 const ZAtomicString = z.string().regex(/^[1-9]\d{0,77}$/, 'a positive integer string of atomic units');
@@ -32,6 +36,28 @@ export const ZVerifyVaultApproval = z.strictObject({
   code: z.string().regex(/^\d{6}$/, 'the 6-digit code from the email'),
 });
 export type TVerifyVaultApproval = z.output<typeof ZVerifyVaultApproval>;
+
+export const ZVaultId = z
+  .string()
+  .regex(/^vault_[A-Za-z0-9]+$/, 'a vault id (vault_...)')
+  .max(64);
+
+/**
+ * Body of POST /v2/vaults/{vaultId}/policy/evaluate: a would-be spend from the vault, validated as a
+ * receive Payment's fields are (the destination is the recipient account the vault would pay).
+ */
+export const ZEvaluateVaultPolicy = z.strictObject({
+  amount: z
+    .string()
+    .regex(DECIMAL_PATTERN, 'a decimal string such as "12.50"')
+    .max(40)
+    .refine((a) => /[1-9]/.test(a), 'greater than 0'),
+  assetCode: z.string().min(1).max(16),
+  chainId: ZChainId,
+  destination: z.strictObject({ type: z.literal('upa'), accountId: ZAccountId }),
+  paymentId: ZPaymentId.optional(),
+});
+export type TEvaluateVaultPolicy = z.output<typeof ZEvaluateVaultPolicy>;
 
 /** The spec's List vault audit events query: limit 1-100, default 20. */
 export const ZListVaultAuditEventsQuery = z.strictObject({
@@ -95,6 +121,54 @@ export const ZVault = z.strictObject({
 });
 export type TVault = z.infer<typeof ZVault>;
 export const ZVaultResponse = z.strictObject({ vault: ZVault });
+
+export const ZVaultPolicyRuleResult = z.strictObject({
+  rule: z.enum(VAULT_POLICY_RULES),
+  verdict: z.enum(RULE_VERDICTS),
+  /** The refusal a failed rule answers (details.reasonCode of the real authorization's 422). */
+  reasonCode: z.enum(FUNDING_REFUSALS).nullable(),
+  detail: z.string(),
+});
+
+export const ZVaultPolicyEvaluation = z.strictObject({
+  vaultId: z.string(),
+  accountId: z.string(),
+  policyId: z.string().nullable(),
+  spend: z.strictObject({
+    amount: z.string(),
+    amountAtomic: z.string(),
+    assetCode: z.string(),
+    decimals: z.number().int(),
+    chainId: z.number().int(),
+    tokenAddress: z.string(),
+    destination: z.strictObject({ type: z.literal('upa'), accountId: z.string() }),
+    paymentId: z.string().nullable(),
+  }),
+  decision: z.enum(['allow', 'deny', 'requires_approval']).meta({
+    description:
+      'What authorizing this spend would answer now: allow, or deny with the first failed rule. requires_approval is ' +
+      'kept for a policy rule that asks an approval per spend; no policy has one today.',
+  }),
+  reasonCode: z.enum(FUNDING_REFUSALS).nullable(),
+  rules: z.array(ZVaultPolicyRuleResult),
+  /** The active policy's limit and its current period, as the vault's spendPeriod shows it; null without an active policy. */
+  spendLimit: z
+    .strictObject({
+      amountAtomic: z.string(),
+      currency: z.string(),
+      decimals: z.number().int(),
+      period: z.literal('fixed_30_day'),
+      startsAt: ZDateTime,
+      endsAt: ZDateTime,
+      authorizedAtomic: z.string(),
+      remainingAtomic: z.string(),
+    })
+    .nullable(),
+  approvalRequired: z.boolean(),
+  evaluatedAt: ZDateTime,
+});
+export type TVaultPolicyEvaluation = z.infer<typeof ZVaultPolicyEvaluation>;
+export const ZVaultPolicyEvaluationResponse = z.strictObject({ evaluation: ZVaultPolicyEvaluation });
 
 /**
  * Who made an audited change (spec: `partner_app` is a call made with the partner's app credentials;

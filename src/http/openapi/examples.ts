@@ -271,6 +271,56 @@ export const vaultExample = {
 /** The spend period a policy opens when it becomes active: 30 days from activation. */
 export const spendPeriodExample = { startsAt: AT, endsAt: '2026-10-09T12:00:00.000Z', authorizedAtomic: '0', remainingAtomic: '500000000' };
 
+/** A dry run of paying a 25 USDC Payment from the vault: every rule passes. */
+export const policyEvaluationExample = {
+  vaultId: 'vault_5Gh2',
+  accountId: PAYER_ACCOUNT_ID,
+  policyId: 'vault_policy_3Nf8',
+  spend: {
+    amount: '25',
+    amountAtomic: '25000000',
+    assetCode: 'USDC',
+    decimals: 6,
+    chainId: CHAIN_ID,
+    tokenAddress: TOKEN,
+    destination: { type: 'upa', accountId: ACCOUNT_ID },
+    paymentId: 'payment_2Vt7Hc4Mz8',
+  },
+  decision: 'allow',
+  reasonCode: null,
+  rules: [
+    { rule: 'payment', verdict: 'pass', reasonCode: null, detail: 'The Payment is open to vault funding' },
+    { rule: 'destination', verdict: 'pass', reasonCode: null, detail: "The recipient is not the vault's own account" },
+    { rule: 'policy_active', verdict: 'pass', reasonCode: null, detail: 'The policy is active' },
+    { rule: 'allowed_tokens', verdict: 'pass', reasonCode: null, detail: 'The policy allows this token' },
+    {
+      rule: 'spend_limit',
+      verdict: 'pass',
+      reasonCode: null,
+      detail: '0 authorized in this period + 25000000 is within the limit of 500000000 (atomic units)',
+    },
+    { rule: 'available_balance', verdict: 'pass', reasonCode: null, detail: '100000000 available covers 25000000 (atomic units)' },
+    {
+      rule: 'managed_approval',
+      verdict: 'not_applicable',
+      reasonCode: null,
+      detail: "The policy's email approval is asked when the policy changes, not for each spend",
+    },
+  ],
+  spendLimit: {
+    amountAtomic: '500000000',
+    currency: 'USD',
+    decimals: 6,
+    period: 'fixed_30_day',
+    startsAt: AT,
+    endsAt: '2026-10-09T12:00:00.000Z',
+    authorizedAtomic: '0',
+    remainingAtomic: '500000000',
+  },
+  approvalRequired: false,
+  evaluatedAt: AT,
+};
+
 export const bankAccountExample = {
   id: 'bank_account_7Yt2Kq',
   accountId: ACCOUNT_ID,

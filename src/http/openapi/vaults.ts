@@ -4,12 +4,15 @@ import {
   ZListVaultAuditEventsQuery,
   ZPutVaultPolicy,
   ZVaultApprovalSent,
+  ZEvaluateVaultPolicy,
   ZVaultAuditEventList,
+  ZVaultPolicyEvaluationResponse,
   ZVaultResponse,
   ZVerifyVaultApproval,
 } from '../../domain/vaults/vault.schemas';
 import { ZAccountPath } from '../routes/accounts';
-import { EXAMPLE, spendPeriodExample, vaultExample } from './examples';
+import { ZVaultPath } from '../routes/vaults';
+import { ACCOUNT_ID, EXAMPLE, policyEvaluationExample, spendPeriodExample, vaultExample } from './examples';
 import { operation, type OpenApiPaths } from './operation';
 
 /** src/http/routes/vaults.ts: every route answers 424 when vaults are not set up for the environment. */
@@ -95,6 +98,39 @@ export const vaultPaths: OpenApiPaths = {
         }),
       },
       errors: [409, 422, 424, 502],
+    }),
+  },
+  '/v2/vaults/{vaultId}/policy/evaluate': {
+    post: operation({
+      ...common,
+      path: ZVaultPath,
+      operationId: 'evaluateVaultPolicy',
+      summary: "Dry-run a spend against the vault's policy (nothing is reserved or written)",
+      description:
+        "Answers what authorizing this spend from the vault would decide now: every rule's verdict, the first failed rule's " +
+        "reasonCode (the one the Vault option's authorize would answer in a 422), and the spend limit left in the current " +
+        'period. It reads the same facts and applies the same rules as the authorization, but locks, reserves and writes ' +
+        'nothing, so the answer is advisory: the authorization decides again. With a paymentId the spend must be that ' +
+        "Payment's (amount, asset, chain and recipient; else 400) and its state is weighed too. No Idempotency-Key: a " +
+        'retry evaluates again.',
+      body: {
+        schema: ZEvaluateVaultPolicy,
+        example: {
+          amount: '25.00',
+          assetCode: 'USDC',
+          chainId: EXAMPLE.CHAIN_ID,
+          destination: { type: 'upa', accountId: ACCOUNT_ID },
+          paymentId: 'payment_2Vt7Hc4Mz8',
+        },
+      },
+      responses: {
+        200: {
+          description: 'The decision and each rule, allow or deny alike.',
+          schema: ZVaultPolicyEvaluationResponse,
+          example: { evaluation: policyEvaluationExample },
+        },
+      },
+      errors: [422, 424, 502],
     }),
   },
   '/v2/accounts/{accountId}/vault/audit-events': {

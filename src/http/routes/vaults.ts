@@ -8,7 +8,15 @@ import { ZAccountId } from '../../domain/accounts/account.schemas';
 import { createVault, getVault, putVaultPolicy } from '../../domain/vaults/vaults';
 import { sendVaultApproval, verifyVaultApproval } from '../../domain/vaults/vault-approval';
 import { listVaultAuditEvents } from '../../domain/vaults/vault-audit';
-import { ZCreateVault, ZListVaultAuditEventsQuery, ZPutVaultPolicy, ZVerifyVaultApproval } from '../../domain/vaults/vault.schemas';
+import { evaluateVaultPolicy } from '../../domain/vaults/vault-policy-evaluation';
+import {
+  ZCreateVault,
+  ZEvaluateVaultPolicy,
+  ZListVaultAuditEventsQuery,
+  ZPutVaultPolicy,
+  ZVaultId,
+  ZVerifyVaultApproval,
+} from '../../domain/vaults/vault.schemas';
 import type { IdempotencyRecords } from '../../domain/requests/idempotency-records';
 import type { CursorCodec } from '../../domain/requests/pagination';
 import { parseInput, ZEmptyBody } from '../../domain/requests/validation';
@@ -29,8 +37,9 @@ export interface VaultRouteDeps {
 }
 
 const ZAccountPath = z.object({ accountId: ZAccountId });
+export const ZVaultPath = z.object({ vaultId: ZVaultId });
 
-/** The account's vault, its policy, the policy's email approval and the audit trail: scope v2:vaults. */
+/** The account's vault, its policy, the policy's email approval, its dry run and the audit trail: scope v2:vaults. */
 export function registerVaultRoutes(router: ApiRouter, deps: VaultRouteDeps): void {
   const envOf = (ctx: Parameters<ApiMiddleware>[0]) => deps.environments.environments[requireApp(ctx).environment];
   const guard = requireAccess('v2:vaults', 'vaults');
@@ -73,5 +82,12 @@ export function registerVaultRoutes(router: ApiRouter, deps: VaultRouteDeps): vo
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
     const query = parseInput(ZListVaultAuditEventsQuery, ctx.query, 'query');
     ctx.body = await listVaultAuditEvents(deps.prisma, requireApp(ctx), accountId, query, deps.cursors);
+  });
+
+  // A dry run: it creates nothing, so it takes no Idempotency-Key (a retry evaluates again).
+  router.post('/v2/vaults/:vaultId/policy/evaluate', ...guard, async (ctx) => {
+    const { vaultId } = parseInput(ZVaultPath, ctx.params, 'path');
+    const input = parseInput(ZEvaluateVaultPolicy, ctx.state.body ?? {}, 'body');
+    ctx.body = await evaluateVaultPolicy(deps, requireApp(ctx), envOf(ctx), vaultId, input);
   });
 }

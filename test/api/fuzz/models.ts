@@ -203,6 +203,12 @@ export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
     body: () => ({ code: '123456' }),
   },
   'GET /v2/accounts/:accountId/vault/audit-events': { auth: 'partner', params: account, touches: 'account', query: () => ({ limit: '5' }) },
+  // A well-formed id of no vault: a dry run writes nothing, so the fuzz checks its 400s and the 404.
+  'POST /v2/vaults/:vaultId/policy/evaluate': {
+    auth: 'partner',
+    params: () => ({ vaultId: 'vault_0fuzz0' }),
+    body: (f) => ({ amount: '5', assetCode: 'USDC', chainId: 31337, destination: { type: 'upa', accountId: f.accountId } }),
+  },
   'GET /v2/accounts/:accountId/bank-account-requirements': { auth: 'partner', params: account, touches: 'account' },
   'POST /v2/accounts/:accountId/bank-accounts': {
     auth: 'partner',
