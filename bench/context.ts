@@ -1,5 +1,6 @@
 import type { Address } from 'viem';
 import type { RunningService } from '../src/runtime/service';
+import type { ApiProcess } from './api-process';
 import type { BenchFigures } from './figures';
 
 /** What every bench phase gets: the running stack, a partner credential, and where to report. */
@@ -22,13 +23,14 @@ export interface BenchContext {
       body?: unknown;
       key?: string;
       headers?: Record<string, string>;
-      onTimings?: (steps: Map<string, number>) => void;
     },
   ): Promise<any>;
-  /** POST /v2/payments with a fresh Idempotency-Key; `onTimings` gets the answer's Server-Timing steps. */
-  createPayment(onTimings?: (steps: Map<string, number>) => void): Promise<any>;
+  /** POST /v2/payments with a fresh Idempotency-Key. */
+  createPayment(): Promise<any>;
   /** CPU seconds the API process has used so far. */
   apiCpuSeconds(): number;
+  /** Another API process like the one under test, on a port of its own, with `env` added (e.g. tracing on). */
+  startApi(env?: Record<string, string>): Promise<ApiProcess>;
   figures: BenchFigures;
   out(line: string): void;
 }

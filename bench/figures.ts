@@ -23,8 +23,10 @@ export interface BenchFigures {
   apiCpuMsPerCreate?: number;
   /** apiCreate / paymentWorkflowStartWithWorker (target >= 0.8). */
   ratio?: number;
-  /** `steps`: each step's latency inside the API (its Server-Timing header), `total` the API's own. */
+  /** `steps` (runs before the traces): each step's latency inside the API from its Server-Timing header. */
   createAtHalfMaxRate?: { ratePerSecond: number; latency: Latency; steps?: Record<string, Latency> };
+  /** Where a create's time goes, from the traces of a traced API process at the same rate (bench/phases/create-traces.ts). */
+  createTraced?: { ratePerSecond: number; creates: number; sqlStatementsPerCreate: number; parts: Record<string, Latency> };
   confirmedTransferToSucceeded?: Latency;
   /** `latency` of the events delivered; `undelivered` of the `events` committed were not within the phase's straggler wait. */
   committedEventToWebhookDelivered?: WebhookRunFigures;

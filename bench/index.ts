@@ -15,9 +15,9 @@ import { rpcUrlSetting } from '../src/config/network-settings';
 import { startApiProcess } from './api-process';
 import type { BenchContext } from './context';
 import { ENGINES, newBenchRun, newFigures, type BenchFigures, type Engine } from './figures';
-import { parseServerTiming } from './measure';
 import { ceilings } from './phases/ceilings';
 import { createPhase } from './phases/create';
+import { createTracesPhase } from './phases/create-traces';
 import { settlePhase } from './phases/settle';
 import { overloadPhase } from './phases/overload';
 import { webhooksPhase, webhooksSustainedPhase } from './phases/webhooks';
@@ -116,19 +116,21 @@ async function benchEngine(
   const logger = createLogger('warn');
   const service = await startService({ config, logger, roles: ['worker'], scannerPollSeconds: 1, sandboxBlockTime: 0, lifecycle });
   const network = service.environments.environments.sandbox.networks[0]!;
-  const api = await startApiProcess({
-    databaseUrl: service.database.url,
-    temporalAddress: service.temporalAddress,
-    port: config.http.port,
-    env: {
-      // The quota is lifted: the bench measures the service, not the per-credential limit.
-      SERVER_TIMING: 'true',
-      RATE_LIMIT_POINTS: '1000000',
-      API_DATABASE_POOL_MAX: process.env.API_DATABASE_POOL_MAX ?? '20',
-      // The bench's own anvil, not the environments file's default port (vaults read the chain).
-      [rpcUrlSetting(network.code)]: service.rpcUrl!,
-    },
-  });
+  const startApi = async (port: number, env: Record<string, string> = {}) =>
+    startApiProcess({
+      databaseUrl: service.database.url,
+      temporalAddress: service.temporalAddress,
+      port,
+      env: {
+        // The quota is lifted: the bench measures the service, not the per-credential limit.
+        RATE_LIMIT_POINTS: '1000000',
+        API_DATABASE_POOL_MAX: process.env.API_DATABASE_POOL_MAX ?? '20',
+        // The bench's own anvil, not the environments file's default port (vaults read the chain).
+        [rpcUrlSetting(network.code)]: service.rpcUrl!,
+        ...env,
+      },
+    });
+  const api = await startApi(config.http.port);
   lifecycle.add('api process', () => api.stop());
   const figures = newFigures(engine);
   const cred = await createApp(service.database.db.prisma, { name: 'bench', environment: 'sandbox' }, service.environments.apiVersion);
@@ -140,7 +142,6 @@ async function benchEngine(
       body: init.body ? JSON.stringify(init.body) : undefined,
     });
     const body = (await res.json()) as any;
-    init.onTimings?.(parseServerTiming(res.headers.get('server-timing')));
     if (res.status >= 300) throw Object.assign(new Error(`${path}: ${res.status} ${JSON.stringify(body)}`), { status: res.status });
     return body;
   };
@@ -169,8 +170,10 @@ async function benchEngine(
     tokenAddress: network.assets[0]!.tokenAddress as Address,
     createBody,
     api: call,
-    createPayment: (onTimings) => call('/v2/payments', { body: createBody, key: randomUUID(), onTimings }),
+    createPayment: () => call('/v2/payments', { body: createBody, key: randomUUID() }),
     apiCpuSeconds: () => api.cpuSeconds(),
+    // Its admin listener too on a free port: the API under test holds the default one.
+    startApi: async (env) => startApi(await freePort(), { ADMIN_PORT: String(await freePort()), ...env }),
     figures,
     out,
   };
@@ -187,7 +190,10 @@ async function benchEngine(
     // The server closes the probe workflows 30 s after their start: that work lands in no figure.
     await new Promise((r) => setTimeout(r, 35_000));
   }
-  if (runs('create')) await createPhase(ctx, COUNT, CONCURRENCY);
+  if (runs('create')) {
+    await createPhase(ctx, COUNT, CONCURRENCY);
+    await createTracesPhase(ctx, Number(process.env.BENCH_TRACED_CREATES ?? 300));
+  }
   const baseline = figures.paymentWorkflowStartWithWorker?.perSecond;
   if (figures.apiCreate && baseline) {
     figures.ratio = Math.round((figures.apiCreate.perSecond / baseline) * 100) / 100;

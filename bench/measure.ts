@@ -75,13 +75,3 @@ export async function openLoop(count: number, ratePerSecond: number, op: (i: num
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Parses a `Server-Timing` header of `name;dur=ms` entries (the API's step timings, SERVER_TIMING). */
-export function parseServerTiming(header: string | null): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const part of (header ?? '').split(',')) {
-    const m = /^\s*([A-Za-z0-9_-]+);dur=([0-9.]+)\s*$/.exec(part);
-    if (m) out.set(m[1]!, Number(m[2]));
-  }
-  return out;
-}

@@ -68,14 +68,15 @@ function createLimit(engines: Engines): string {
   );
 }
 
-/** The slowest step inside the API at half the maximum rate (its Server-Timing header), per engine. */
+/** The slowest step inside the API at half the maximum rate, per engine: from its traces, or an older run's Server-Timing. */
 function slowestStep(engines: Engines): string {
   const steps = perEngine(engines, (f) => {
-    const all = Object.entries(f.createAtHalfMaxRate?.steps ?? {}).filter(([name]) => name !== 'total');
+    const measured = f.createTraced?.parts ?? f.createAtHalfMaxRate?.steps ?? {};
+    const all = Object.entries(measured).filter(([name]) => name.startsWith('step.') || (!f.createTraced && name !== 'total'));
     const [name, l] = all.sort(([, a], [, b]) => b.p99Ms - a.p99Ms)[0] ?? [];
     return name && l ? `\`${name}\` p50 ${l.p50Ms} ms, p99 ${l.p99Ms} ms` : undefined;
   });
-  return steps ? `the slowest step inside the API: ${steps}` : 'the workflow start (Server-Timing not measured in this run)';
+  return steps ? `the slowest step inside the API: ${steps}` : 'the workflow start (its steps not measured in this run)';
 }
 
 export function figureRows(f: BenchFigures): FigureRow[] {

@@ -1,20 +1,25 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { trace } from '@opentelemetry/api';
 
 /**
- * Per-request step timings, answered as a `Server-Timing` header when enabled (SERVER_TIMING), so the
- * bench can say which step of a create costs what without a profiler. Off, `timed` is one lookup.
+ * A request's named steps: each is a span `step.<name>` of the request's trace (its SQL and RPC calls
+ * under it; the bench's "where the time goes" reads them), and, when enabled (SERVER_TIMING), an entry
+ * of the answer's `Server-Timing` header. With tracing off the span is the API's no-op.
  */
 const steps = new AsyncLocalStorage<Map<string, number>>();
+const tracer = trace.getTracer('partner-payments');
 
 export async function timed<T>(step: string, fn: () => Promise<T>): Promise<T> {
-  const into = steps.getStore();
-  if (!into) return fn();
-  const started = performance.now();
-  try {
-    return await fn();
-  } finally {
-    into.set(step, (into.get(step) ?? 0) + performance.now() - started);
-  }
+  return tracer.startActiveSpan(`step.${step}`, async (span) => {
+    const into = steps.getStore();
+    const started = performance.now();
+    try {
+      return await fn();
+    } finally {
+      span.end();
+      into?.set(step, (into.get(step) ?? 0) + performance.now() - started);
+    }
+  });
 }
 
 /** Runs `fn` collecting its steps; `report` gets them in the order they first ran. */

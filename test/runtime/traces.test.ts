@@ -1,69 +1,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { until } from '../support/until';
 import { exitWithin, npmStart } from '../support/npm-start';
+import { ancestry, isSql, otlpReceiver } from '../support/otlp-receiver';
 
 const ROOT = path.resolve(__dirname, '../..');
 const DATA_DIR = path.join(ROOT, '.data', 'traces-test');
 const run = promisify(execFile);
-
-/** A span as OTLP/JSON carries it. */
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  attributes?: Array<{ key: string; value: Record<string, unknown> }>;
-  service: string;
-}
-
-/** An OTLP/HTTP traces receiver (JSON, as the exporter sends it): every span it was sent, with its service. */
-async function otlpReceiver(): Promise<{ url: string; spans: OtlpSpan[]; close(): Promise<void> }> {
-  const spans: OtlpSpan[] = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-    req.on('end', () => {
-      if (req.url === '/v1/traces') {
-        const parsed = JSON.parse(body) as {
-          resourceSpans: Array<{
-            resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> };
-            scopeSpans: Array<{ spans: Omit<OtlpSpan, 'service'>[] }>;
-          }>;
-        };
-        for (const rs of parsed.resourceSpans) {
-          const service = rs.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue ?? '';
-          for (const ss of rs.scopeSpans) for (const span of ss.spans) spans.push({ ...span, service });
-        }
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    spans,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-/** Each span's ancestors' names, nearest first, as far as the spans received reach. */
-function ancestry(span: OtlpSpan, spans: OtlpSpan[]): string[] {
-  const byId = new Map(spans.map((s) => [s.spanId, s]));
-  const names: string[] = [];
-  for (
-    let at = span.parentSpanId ? byId.get(span.parentSpanId) : undefined;
-    at;
-    at = at.parentSpanId ? byId.get(at.parentSpanId) : undefined
-  )
-    names.push(at.name);
-  return names;
-}
 
 describe('traces', () => {
   it(
@@ -141,6 +87,13 @@ describe('traces', () => {
         const spans = inTrace();
         const names = spans.map((x) => x.name);
         assert.equal(request.parentSpanId ?? '', '', "the partner's request starts the trace");
+        // The create's named steps are spans of the request, the workflow's start under its own.
+        for (const step of ['step.idempotency_claim', 'step.insert', 'step.workflow_start']) {
+          const found = spans.find((x) => x.name === step);
+          assert.equal(found && ancestry(found, spans)[0], 'POST /v2/payments', `${step} under the request: ${names.join(', ')}`);
+        }
+        const start = spans.find((x) => x.name === 'StartWorkflow:paymentWorkflow');
+        assert.equal(start && ancestry(start, spans)[0], 'step.workflow_start');
         // Each activity descends from the workflow's run, which the start made, which the request made.
         const activities = spans.filter((x) => x.name.startsWith('RunActivity:'));
         assert.ok(activities.length >= 2, names.join(', '));
@@ -150,7 +103,7 @@ describe('traces', () => {
             assert.ok(up.includes(name), `${activity.name} under ${name}: ${up.join(' < ')}`);
         }
         // Their SQL and RPC calls are in it too, the request's and the activities'.
-        const sql = spans.filter((x) => x.attributes?.some((a) => a.key === 'db.system' || a.key === 'db.system.name'));
+        const sql = spans.filter(isSql);
         assert.ok(
           sql.some((x) => ancestry(x, spans)[0] === 'POST /v2/payments'),
           "the request's SQL",
