@@ -26,6 +26,7 @@ import { registerAccountRoutes } from './routes/accounts';
 import { registerHealthRoutes, type HealthProbe } from './routes/health';
 import { registerPartnerConfigRoutes } from './routes/partner-config';
 import { registerTransactionRoutes } from './routes/transactions';
+import { registerIdempotencyKeyRoutes } from './routes/idempotency-keys';
 import { registerEventRoutes } from './routes/events';
 import { registerPaymentRoutes } from './routes/payments';
 import { registerPublicPaymentRoutes } from './routes/public-payments';
@@ -266,6 +267,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   });
   // Feature routes: one register call per module.
   if (deps.client) registerClientAuthRoutes(partner, { prisma: db.prisma, serviceSecret: deps.serviceSecret });
+  registerIdempotencyKeyRoutes(partner, { idempotency });
   registerAccountRoutes(partner, { prisma: db.prisma, idempotency, environments, custody: deps.custody });
   registerTransactionRoutes(partner, { prisma: db.prisma, cursors: shared.cursors });
   registerEventRoutes(partner, { prisma: db.prisma, cursors: shared.cursors });

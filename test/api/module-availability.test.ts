@@ -17,6 +17,7 @@ import { listRoutes, type RouteKey } from './fuzz/routes';
  */
 const ROUTE_MODULES: Record<RouteKey, readonly ModuleId[] | null> = {
   'GET /v2/partners/config': null,
+  'GET /v2/idempotency-keys/:key': null,
   'POST /v2/providers/:providerCode/callbacks': null,
   'POST /v2/client/auth/exchange': ['payments'],
   'POST /v2/client/auth/revoke': ['payments'],
@@ -107,6 +108,7 @@ function fill(path: string, accountId: string): string {
     appId: 'app_nothing',
     eventId: 'evt_nothing',
     vaultId: 'vault_nothing',
+    key: 'key-of-nothing',
   };
   return path.replace(/:([A-Za-z]+)/g, (_, name: string) => {
     const value = values[name];

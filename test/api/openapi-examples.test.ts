@@ -251,11 +251,13 @@ async function tour(doc: Json, record: (operationId: string, res: ApiResponse) =
     const example = op.requestBody?.content['application/json'].examples.default.value;
     const url = path.replace(/\{(\w+)\}/g, (_, name: string) => opts.path?.[name] ?? ids[`{${name}}`]!);
     const takesKey = ((op.parameters ?? []) as Json[]).some((p) => /IdempotencyKey/.test(p.$ref ?? '') || p.name === 'Idempotency-Key');
+    // The key sent last, which getIdempotencyKey looks up ({key} in its path).
+    if (takesKey) ids['{key}'] = `examples-${process.pid}-${(keys += 1)}-0123456789`;
     const res = await call(url, {
       method,
       ...(example === undefined ? {} : { body: substitute(example, { ...ids, ...opts.ids }) }),
       credential: opts.credential === undefined ? cred : opts.credential,
-      headers: { ...(takesKey ? { 'idempotency-key': `examples-${process.pid}-${(keys += 1)}-0123456789` } : {}), ...opts.headers },
+      headers: { ...(takesKey ? { 'idempotency-key': ids['{key}'] } : {}), ...opts.headers },
     });
     assert.equal(res.status, status, `${operationId}: ${res.text}`);
     record(operationId, res);
@@ -275,6 +277,9 @@ async function tour(doc: Json, record: (operationId: string, res: ApiResponse) =
   // A Payment to it, cancelled; deposit addresses.
   const payment = await send('createPayment', 201);
   ids['{paymentId}'] = payment.body.payment.id;
+  // The create's key, looked up as a partner whose create timed out would: completed, with the Payment's id.
+  const lookup = await send('getIdempotencyKey', 200);
+  assert.equal(lookup.body.response.resourceId, payment.body.payment.id, lookup.text);
   await send('cancelPayment', 200);
   // The event log: its newest event is the cancellation (the examples' event).
   const log = await send('listEvents', 200);

@@ -596,7 +596,10 @@ describe('Client API: confirming a Payment', () => {
       { 'idempotency-key': 'not-mined-yet' },
     );
     assert.equal(keyed.body.error.details.reasonCode, 'transaction_not_found');
-    assert.equal(await h.db.prisma.idempotencyRecord.count({ where: { appId: m.cred.appId, key: `client:${alice}:not-mined-yet` } }), 0);
+    const released = await h.db.prisma.idempotencyRecord.findUnique({
+      where: { appId_key: { appId: m.cred.appId, key: `client:${alice}:not-mined-yet` } },
+    });
+    assert.equal(released?.state, 'released');
     // Other refusals are the key's answer, as everywhere else.
     const refused = await confirm(
       aliceToken,

@@ -84,12 +84,17 @@ describe('The partner client package', () => {
         body: { connectedWalletId: wallet.data.connectedWallets[0]!.id },
       });
       assert.equal(profile.response.status, 200, JSON.stringify(profile.error));
+      const key = `order ${Date.now()}/1`;
       const created = await client.POST('/v2/payments', {
-        params: { header: { 'Idempotency-Key': `order-${Date.now()}` } },
+        params: { header: { 'Idempotency-Key': key } },
         body: { intent: 'receive', amount: '12.50', assetCode: 'USDC', chainId: h.chainId, destination: { type: 'upa', accountId } },
       });
       assert.ok(created.data, JSON.stringify(created.error));
       const payment = created.data.payment;
+      // Had the create timed out, its key says whether it ran (the client percent-encodes the key).
+      const lookedUp = await client.GET('/v2/idempotency-keys/{key}', { params: { path: { key } } });
+      assert.ok(lookedUp.data, JSON.stringify(lookedUp.error));
+      assert.deepEqual([lookedUp.data.status, lookedUp.data.response?.resourceId], ['completed', payment.id]);
       const refused = await client.POST('/v2/payments', {
         params: { header: { 'Idempotency-Key': `bad-${Date.now()}` } },
         body: { intent: 'receive', amount: 'lots', assetCode: 'USDC', chainId: h.chainId, destination: { type: 'upa', accountId } },

@@ -138,7 +138,8 @@ describe('Cancel an unpaid receive Payment', () => {
       assert.equal(typeof unavailable.body.error.message, 'string');
       assert.match(unavailable.headers.get('retry-after') ?? '', /^[1-9][0-9]*$/);
       // The 5xx released the key: the retry runs again instead of replaying the 503.
-      assert.equal(await h.db.prisma.idempotencyRecord.count({ where: { appId: m.cred.appId, key: 'cancel-1' } }), 0);
+      const released = await h.db.prisma.idempotencyRecord.findUnique({ where: { appId_key: { appId: m.cred.appId, key: 'cancel-1' } } });
+      assert.equal(released?.state, 'released');
       const retried = await cancel();
       assert.equal(retried.status, 200, retried.text);
       assert.equal(retried.body.payment.status, 'cancelled');

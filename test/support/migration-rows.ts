@@ -223,7 +223,7 @@ const KNOWN_VALUES: Record<string, string[]> = {
   'accounts.subject_type': ['individual', 'business'],
   'webhook_endpoints.status': ['enabled', 'disabled', 'archived'],
   'webhook_deliveries.status': ['pending', 'succeeded', 'abandoned'],
-  'idempotency_records.state': ['completed', 'in_progress'],
+  'idempotency_records.state': ['completed', 'in_progress', 'released'],
   'webhook_attempts.state': ['completed', 'claimed'],
   'settlement_legs.leg': ['net', 'platform_fee', 'partner_fee'],
   'apps.environment': ['sandbox', 'production'],

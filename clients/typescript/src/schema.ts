@@ -38,6 +38,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/idempotency-keys/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Look up an Idempotency-Key of this app: did the request that used it run, and what did it answer?
+         * @description For a request that timed out: `completed` (its answer is stored: read the resource, or retry identically to get the answer replayed), `in_flight` (still running: wait and look again), `released` (it failed or was refused before it ran: retry, corrected if need be, with the same key) or `unknown` (it never arrived: retry with the same key). Only the app's own keys, exactly as sent (percent-encode the key in the path). Any valid credential may call it, whatever its scopes.
+         */
+        get: operations["getIdempotencyKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/client/auth/exchange": {
         parameters: {
             query?: never;
@@ -1870,6 +1890,35 @@ export interface components {
             /** @description The account the event belongs to; null for a public wallet Payment. */
             accountId: string | null;
         };
+        IdempotencyKey: {
+            /** @constant */
+            object: "idempotency_key";
+            key: string;
+            /**
+             * @description unknown: no request used the key. in_flight: a request holds it (until lockExpiresAt; after that the identical request takes it over). completed: its answer is stored and an identical retry replays it. released: the request failed or was refused before it ran; any request may use the key.
+             * @enum {string}
+             */
+            status: "unknown" | "in_flight" | "completed" | "released";
+            /** @description The request that holds, completed or last released the key; null when unknown. */
+            request: {
+                method: string;
+                path: string;
+                /** @description Hex SHA-256 of the raw request body bytes (null for keys used before it was recorded). */
+                bodySha256: string | null;
+            } | null;
+            /** @description The stored answer; only when completed. */
+            response: {
+                status: number;
+                /** @description The id of the resource the answer carries (its top-level id, else its first top-level object's id); null for an error. */
+                resourceId: string | null;
+            } | null;
+            /** @description When the request that holds, completed or last released the key claimed it. */
+            createdAt: string | null;
+            completedAt: string | null;
+            releasedAt: string | null;
+            /** @description Only when in_flight: after it, the identical request takes the key over and runs. */
+            lockExpiresAt: string | null;
+        };
     };
     responses: {
         /** @description The request is invalid (body, query, path, headers or Svc-Version); details.fields names each field. Codes: bad_request, api_version_mismatch. */
@@ -1980,27 +2029,6 @@ export interface components {
                 };
             };
         };
-        /** @description The credential lacks the scope of this endpoint (details.requiredScope). Codes: forbidden. */
-        Error403: {
-            headers: {
-                "Svc-Version": components["headers"]["SvcVersion"];
-                "X-Request-Id": components["headers"]["RequestId"];
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": {
-                    error: {
-                        /** @enum {string} */
-                        code: "forbidden";
-                        message: string;
-                        details?: unknown;
-                    };
-                };
-            };
-        };
         /** @description The resource (or one the path names) does not exist for this credential. Codes: not_found. */
         Error404: {
             headers: {
@@ -2016,6 +2044,27 @@ export interface components {
                     error: {
                         /** @enum {string} */
                         code: "not_found";
+                        message: string;
+                        details?: unknown;
+                    };
+                };
+            };
+        };
+        /** @description The credential lacks the scope of this endpoint (details.requiredScope). Codes: forbidden. */
+        Error403: {
+            headers: {
+                "Svc-Version": components["headers"]["SvcVersion"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    error: {
+                        /** @enum {string} */
+                        code: "forbidden";
                         message: string;
                         details?: unknown;
                     };
@@ -2277,6 +2326,42 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getIdempotencyKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version the caller expects; it must equal the app environment's pin (else 400 api_version_mismatch). */
+                "Svc-Version"?: components["parameters"]["SvcVersion"];
+            };
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the service knows of the key. */
+            200: {
+                headers: {
+                    "Svc-Version": components["headers"]["SvcVersion"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyKey"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];

@@ -19,6 +19,10 @@ export interface IdempotencyTarget {
   method: string;
   path: string;
   requestHash: string;
+  /** Hex SHA-256 of the raw body alone, which a partner can compute and compare. */
+  bodySha256: string;
+  /** The key is in a principal's namespace (not the app's own key as sent). */
+  namespaced: boolean;
 }
 
 /**
@@ -41,14 +45,30 @@ export function assertSameRequest(recordedHash: string | null, request: Idempote
   }
 }
 
+export type IdempotencyState = 'in_progress' | 'completed' | 'released';
+
 export interface IdempotencyRecord {
   method: string;
   path: string;
   requestHash: string;
-  state: string;
+  state: IdempotencyState;
   responseStatus: number | null;
   responseBody: string | null;
   lockedUntil: Date;
+}
+
+/** What the app's own lookup of a key reads (never the stored response body itself, only what it is told from it). */
+export interface IdempotencyKeyRecord {
+  method: string;
+  path: string;
+  bodySha256: string | null;
+  state: IdempotencyState;
+  responseStatus: number | null;
+  responseBody: string | null;
+  lockedUntil: Date;
+  createdAt: Date;
+  completedAt: Date | null;
+  releasedAt: Date | null;
 }
 
 /** How long a claimed key stays locked; a process that died mid-request frees it after this. */
@@ -61,14 +81,27 @@ const LOCK_MS = 60_000;
 export function idempotencyRecords(pool: pg.Pool) {
   const lockUntil = () => new Date(Date.now() + LOCK_MS);
   return {
-    /** True when this request now holds the key (an INSERT on the primary key: one winner). */
+    /**
+     * True when this request now holds the key: a new key (an INSERT on the primary key: one winner),
+     * or a released one taken over in the same statement (a released key is free for any request;
+     * the UPDATE's row lock makes one winner). Not ON CONFLICT DO UPDATE: that locks the row on every
+     * duplicate too, a write (and a WAL flush) per retry where DO NOTHING only reads.
+     */
     async claim(t: IdempotencyTarget): Promise<boolean> {
-      const res = await pool.query(
-        `INSERT INTO idempotency_records (app_id, key, method, path, request_hash, state, locked_until)
-         VALUES ($1, $2, $3, $4, $5, 'in_progress', $6) ON CONFLICT DO NOTHING`,
-        [t.appId, t.key, t.method, t.path, t.requestHash, lockUntil()],
+      const res = await pool.query<{ claimed: boolean }>(
+        `WITH inserted AS (
+           INSERT INTO idempotency_records (app_id, key, method, path, request_hash, body_sha256, namespaced, state, locked_until)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, 'in_progress', $8) ON CONFLICT DO NOTHING RETURNING 1
+         ), taken AS (
+           UPDATE idempotency_records SET method = $3, path = $4, request_hash = $5, body_sha256 = $6, namespaced = $7,
+             state = 'in_progress', locked_until = $8, created_at = now(), released_at = NULL,
+             response_status = NULL, response_body = NULL, completed_at = NULL
+            WHERE app_id = $1 AND key = $2 AND state = 'released' RETURNING 1
+         )
+         SELECT EXISTS (SELECT 1 FROM inserted) OR EXISTS (SELECT 1 FROM taken) AS claimed`,
+        [t.appId, t.key, t.method, t.path, t.requestHash, t.bodySha256, t.namespaced, lockUntil()],
       );
-      return res.rowCount === 1;
+      return res.rows[0]?.claimed === true;
     },
 
     async find(appId: string, key: string): Promise<IdempotencyRecord | null> {
@@ -76,6 +109,18 @@ export function idempotencyRecords(pool: pg.Pool) {
         `SELECT method, path, request_hash AS "requestHash", state, response_status AS "responseStatus",
                 response_body AS "responseBody", locked_until AS "lockedUntil"
            FROM idempotency_records WHERE app_id = $1 AND key = $2`,
+        [appId, key],
+      );
+      return res.rows[0] ?? null;
+    },
+
+    /** The app's own key as it sent it: a namespaced key (a principal's) is never found here. */
+    async lookup(appId: string, key: string): Promise<IdempotencyKeyRecord | null> {
+      const res = await pool.query<IdempotencyKeyRecord>(
+        `SELECT method, path, body_sha256 AS "bodySha256", state, response_status AS "responseStatus",
+                response_body AS "responseBody", locked_until AS "lockedUntil", created_at AS "createdAt",
+                completed_at AS "completedAt", released_at AS "releasedAt"
+           FROM idempotency_records WHERE app_id = $1 AND key = $2 AND NOT namespaced`,
         [appId, key],
       );
       return res.rows[0] ?? null;
@@ -100,9 +145,16 @@ export function idempotencyRecords(pool: pg.Pool) {
       );
     },
 
-    /** Frees the key for a retry (the request failed for a reason of ours). */
+    /**
+     * Frees the key for a retry (the request failed for a reason of ours, or was refused before it ran).
+     * The row stays, released, so a lookup can say so; the next claim of the key takes it over.
+     */
     async release(t: IdempotencyTarget): Promise<void> {
-      await pool.query(`DELETE FROM idempotency_records WHERE app_id = $1 AND key = $2 AND state = 'in_progress'`, [t.appId, t.key]);
+      await pool.query(
+        `UPDATE idempotency_records SET state = 'released', released_at = now()
+          WHERE app_id = $1 AND key = $2 AND state = 'in_progress'`,
+        [t.appId, t.key],
+      );
     },
   };
 }

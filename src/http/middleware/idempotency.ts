@@ -62,12 +62,24 @@ export function idempotent(records: IdempotencyRecords, options: IdempotencyOpti
     const parsed = readIdempotencyKey(ctx, ZIdempotencyKey);
     const key = options.namespace ? `${options.namespace(ctx)}:${parsed}` : parsed;
     const app = requireApp(ctx);
-    const requestHash = sha256Hex(Buffer.concat([Buffer.from(`${ctx.method} ${ctx.path}\n`), ctx.state.rawBody ?? Buffer.alloc(0)]));
-    const target = { appId: app.id, key, method: ctx.method, path: ctx.path, requestHash };
+    const rawBody = ctx.state.rawBody ?? Buffer.alloc(0);
+    const requestHash = sha256Hex(Buffer.concat([Buffer.from(`${ctx.method} ${ctx.path}\n`), rawBody]));
+    const target = {
+      appId: app.id,
+      key,
+      method: ctx.method,
+      path: ctx.path,
+      requestHash,
+      bodySha256: sha256Hex(rawBody),
+      namespaced: options.namespace !== undefined,
+    };
 
     if (!(await timed('idempotency_claim', () => records.claim(target)))) {
       const record = await records.find(app.id, key);
-      if (!record) throw new ApiError('request_in_progress', 'A request with this Idempotency-Key is still running');
+      // Released between the claim and this read: another request is taking it over.
+      if (!record || record.state === 'released') {
+        throw new ApiError('request_in_progress', 'A request with this Idempotency-Key is still running');
+      }
       if (record.method !== ctx.method || record.path !== ctx.path || record.requestHash !== requestHash) {
         throw new ApiError('idempotency_conflict', 'This Idempotency-Key was already used with a different request');
       }

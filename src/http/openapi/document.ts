@@ -7,6 +7,7 @@ import { clientPaths } from './client';
 import { depositPaths } from './deposits';
 import { eventPaths } from './events';
 import { fundReturnPaths } from './fund-returns';
+import { idempotencyKeyPaths } from './idempotency-keys';
 import { headerComponents, operation, SECURITY_SCHEMES, svcVersionParameter, withUpstreamCodes, type OpenApiPaths } from './operation';
 import { partnerConfigPaths } from './partner-config';
 import { paymentPaths } from './payments';
@@ -22,6 +23,7 @@ import { ZPartnerConfig } from '../../domain/apps/partner-config.schemas';
 import { ZPaymentOption } from '../../domain/payments/payment-option.schemas';
 import { ZCheckout, ZNextAction, ZPayment } from '../../domain/payments/payment.schemas';
 import { ZFundReturn } from '../../domain/returns/fund-return.schemas';
+import { ZIdempotencyKeyView } from '../../domain/requests/idempotency-keys';
 import { ZFundingOperation, ZVault, ZVaultPolicy } from '../../domain/vaults/vault.schemas';
 
 /** The resources named once under components.schemas and referenced wherever they appear. */
@@ -41,6 +43,7 @@ const SCHEMAS = {
   VaultPolicy: ZVaultPolicy,
   BankAccount: ZBankAccount,
   Event: ZEvent,
+  IdempotencyKey: ZIdempotencyKeyView,
 };
 
 export const OPENAPI_PATH = '/v2/openapi/partners.json';
@@ -71,6 +74,7 @@ const openApiPaths: OpenApiPaths = {
 const PARTNER_PATHS: readonly OpenApiPaths[] = [
   openApiPaths,
   partnerConfigPaths,
+  idempotencyKeyPaths,
   clientPaths,
   accountPaths,
   transactionPaths,
@@ -121,6 +125,7 @@ function build(options: OpenApiOptions): OpenApiDocument {
     servers: [{ url: options.publicBaseUrl }],
     tags: [
       { name: 'Configuration' },
+      { name: 'Idempotency keys' },
       { name: 'Accounts' },
       { name: 'Balances and transactions' },
       { name: 'Payments' },

@@ -92,6 +92,7 @@ export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
   },
 
   'GET /v2/partners/config': { auth: 'partner' },
+  'GET /v2/idempotency-keys/:key': { auth: 'partner', params: () => ({ key: 'fuzz-key-1' }) },
   'POST /v2/accounts': {
     auth: 'partner',
     idempotencyKey: 'optional',
