@@ -5,6 +5,7 @@ import { call, type ApiResponse } from '../support/api-client';
 import { tokenBalance } from '../support/chain';
 import { apiDepsOnHarness, getHarness } from '../support/harness';
 import { listenApi } from '../support/bounded-api';
+import { until } from '../support/until';
 import { endsWithBooksChecked } from '../support/books';
 import { assertLedgerBalanced, newMerchant, type Merchant } from '../support/fixtures';
 import { fundedVault, key, paidPayment, USDC, waitForReturn } from './support';
@@ -141,8 +142,11 @@ describe('A refund or recovery whose first try answered 503', () => {
 
     for (const r of [refundRow, otherRow]) await waitForReturn(m, payment.id, 'refunds', r.id, 'confirmed');
     await waitForReturn(m, payment.id, 'incident-recoveries', recoveryRow.id, 'confirmed');
+    // The row reads confirmed in the workflow's last step; its run completes just after.
     for (const r of [refundRow, recoveryRow, otherRow]) {
-      assert.equal((await h.engine.describeWorkflow(`fund-return:${r.id}`)).status, 'COMPLETED', `the workflow of ${r.id}`);
+      const status = async () => (await h.engine.describeWorkflow(`fund-return:${r.id}`)).status;
+      await until(async () => (await status()) !== 'RUNNING', `the workflow of ${r.id} to end`, 60_000);
+      assert.equal(await status(), 'COMPLETED', `the workflow of ${r.id}`);
     }
     // Each return sent once: 1 and 0.5 from the vault, the 1 of the incident from escrow.
     assert.equal(await h.db.prisma.fundReturn.count({ where: { paymentId: payment.id } }), 3);
