@@ -1,6 +1,7 @@
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
 import { toolchain } from './toolchain';
+import { DEFAULT_LIMIT_POLICY, type AdaptiveLimitPolicy } from '../platform/adaptive-limit';
 import { parseRpcUrlSettings } from './network-settings';
 import type { DatabaseRoles } from '../db/roles';
 import { resolveSecretFiles, type ReadSecretFile } from './secret-files';
@@ -40,12 +41,14 @@ const ZEnv = z.object({
   API_DATABASE_POOL_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(1).default(2000),
   API_DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
   /**
-   * The API's admission gate for writes (src/http/middleware/admission.ts): how many run at once, how
-   * many wait and for how long; beyond, 503 at once. Unset: twice the API's pool and as many waiting.
+   * The API's admission gate for writes (src/http/middleware/admission.ts): how many run at once (at
+   * most; fewer while the adaptive limit sees them queue), how many wait and for how long; beyond, 503
+   * at once. Unset: twice the API's pool, as many waiting, for 100 ms.
    */
   API_MAX_IN_FLIGHT_WRITES: z.coerce.number().int().min(1).optional(),
   API_MAX_QUEUED_WRITES: z.coerce.number().int().min(0).optional(),
-  API_QUEUED_WRITE_WAIT_MS: z.coerce.number().int().min(1).default(1000),
+  API_QUEUED_WRITE_WAIT_MS: z.coerce.number().int().min(1).default(100),
+  API_ADAPTIVE_WRITE_LIMIT: ZFlag.default(true),
   WORKER_DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
   WORKER_DATABASE_POOL_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
   EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(1).max(65535).default(toolchain.ports.postgres),
@@ -229,8 +232,8 @@ export interface ServiceConfig {
     serverTiming: boolean;
     trustedProxies: string[];
     proxiesDeclared?: boolean;
-    /** The admission gate of the API's writes; absent: 2 × the API pool in flight, as many queued, 1 s. */
-    admission?: { maxInFlight: number; maxQueued: number; maxQueueWaitMs: number };
+    /** The admission gate of the API's writes; absent: defaultAdmission of the API pool. */
+    admission?: { maxInFlight: number; maxQueued: number; maxQueueWaitMs: number; adaptive?: Omit<AdaptiveLimitPolicy, 'maxLimit'> };
   };
   /**
    * url: the owner's (migrations); apiUrl, workerUrl: each role's own login as set (unset: url's).
@@ -386,8 +389,19 @@ function parseEnv(raw: NodeJS.ProcessEnv, readSecretFile?: ReadSecretFile): { e:
  * The API's write gate from its pool: twice as many writes in flight as connections (a write holds
  * one only part of its time), and as many again waiting.
  */
-export function defaultAdmission(apiPoolMax: number, maxQueueWaitMs = 1000): NonNullable<ServiceConfig['http']['admission']> {
-  return { maxInFlight: 2 * apiPoolMax, maxQueued: 2 * apiPoolMax, maxQueueWaitMs };
+export function defaultAdmission(
+  apiPoolMax: number,
+  maxQueueWaitMs = 100,
+  adaptive = true,
+): NonNullable<ServiceConfig['http']['admission']> {
+  return {
+    maxInFlight: 2 * apiPoolMax,
+    maxQueued: 2 * apiPoolMax,
+    maxQueueWaitMs,
+    // Learned down to the pool's size at most: a machine busy with other work slows every write,
+    // and the limit must not take that for this process's own queue.
+    ...(adaptive ? { adaptive: { ...DEFAULT_LIMIT_POLICY, minLimit: apiPoolMax } } : {}),
+  };
 }
 
 function readHttp(e: TEnv): ServiceConfig['http'] {
@@ -400,7 +414,7 @@ function readHttp(e: TEnv): ServiceConfig['http'] {
     trustedProxies: e.TRUSTED_PROXIES.list,
     proxiesDeclared: e.TRUSTED_PROXIES.declared,
     admission: {
-      ...defaultAdmission(e.API_DATABASE_POOL_MAX, e.API_QUEUED_WRITE_WAIT_MS),
+      ...defaultAdmission(e.API_DATABASE_POOL_MAX, e.API_QUEUED_WRITE_WAIT_MS, e.API_ADAPTIVE_WRITE_LIMIT),
       ...(e.API_MAX_IN_FLIGHT_WRITES ? { maxInFlight: e.API_MAX_IN_FLIGHT_WRITES } : {}),
       ...(e.API_MAX_QUEUED_WRITES !== undefined ? { maxQueued: e.API_MAX_QUEUED_WRITES } : {}),
     },

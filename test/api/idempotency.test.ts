@@ -166,7 +166,9 @@ describe('Idempotency-Key', () => {
     );
     const created = results.filter((r) => r.status === 201);
     const inProgress = results.filter((r) => r.status === 409 && r.body.error.code === 'request_in_progress');
-    assert.equal(created.length + inProgress.length, 50, JSON.stringify(results.map((r) => r.status)));
+    // A burst past the API's write gate is refused at the door, having done nothing (a busy machine admits fewer at once).
+    const refused = results.filter((r) => r.status === 503 && r.body.error.code === 'service_unavailable');
+    assert.equal(created.length + inProgress.length + refused.length, 50, JSON.stringify(results.map((r) => r.status)));
     assert.ok(created.length >= 1);
     assert.equal(new Set(created.map((r) => r.body.account.id)).size, 1);
     assert.equal(await h.db.prisma.account.count({ where: { appId: cred.appId } }), 1);

@@ -197,6 +197,10 @@ async function start(): Promise<Harness> {
     // Delivery tests post to local receivers: the API (endpoint creation, the config) and the worker
     // (delivery) follow this one setting, as in the embedded stack.
     WEBHOOKS_ALLOW_PRIVATE_DESTINATIONS: 'true',
+    // The write gate at its fixed bounds: a busy machine must not shrink what a test's burst may
+    // send. The learned limit is tested on its own (adaptive-limit, admission-gate).
+    API_ADAPTIVE_WRITE_LIMIT: 'false',
+    API_QUEUED_WRITE_WAIT_MS: '1000',
   });
   const [anvil, twoChains] = await Promise.all([startAnvil({ port: 0 }), startTwoChains()]);
   cleanups.push(

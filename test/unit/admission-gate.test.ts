@@ -76,4 +76,23 @@ describe('the admission gate of the API’s writes', () => {
     const again = gate.enter();
     assert.equal(typeof again, 'function');
   });
+
+  test('an adaptive gate admits fewer once its writes take longer than their route’s fastest', async () => {
+    const gate = new AdmissionGate({
+      maxInFlight: 4,
+      maxQueued: 0,
+      maxQueueWaitMs: 60_000,
+      adaptive: { minLimit: 1, tolerance: 2, floorMs: 0, window: 10, backoff: 0.5 },
+    });
+    assert.equal(gate.limit, 4);
+    // A fast write teaches the route's fastest; one far slower (held 30 ms) halves the limit.
+    (gate.enter() as (route?: string) => void)('POST /x');
+    const slow = gate.enter() as (route?: string) => void;
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    slow('POST /x');
+    assert.equal(gate.limit, 2);
+    const held = [gate.enter(), gate.enter()];
+    assert.ok(held.every((r) => typeof r === 'function'));
+    assert.equal(gate.enter(), null, 'refused past the learned limit, below maxInFlight');
+  });
 });
