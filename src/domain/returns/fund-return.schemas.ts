@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ZTokenAmount } from '../amounts/token-amount.schemas';
 import { ZEvmAddress } from '../accounts/account.schemas';
 import { DECIMAL_PATTERN } from '../amounts/amounts';
 import { RETURN_STATUSES } from './fund-return-rules';
@@ -27,14 +28,7 @@ export type TCreateRecovery = z.output<typeof ZCreateRecovery>;
 
 export const ZAdminCreateRecovery = ZCreateRecovery.extend({ reason: ZReason, actor: z.string().min(1).max(200) });
 
-const ZAmount = z.strictObject({
-  amount: z.string(),
-  amountAtomic: z.string(),
-  assetCode: z.string(),
-  decimals: z.number().int(),
-  chainId: z.number().int(),
-  tokenAddress: z.string(),
-});
+const ZAmount = ZTokenAmount;
 
 /** A refund or a recovery as the API shows it. */
 export const ZFundReturn = z.strictObject({

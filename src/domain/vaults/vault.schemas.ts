@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ZTokenAmount } from '../amounts/token-amount.schemas';
 import { ZCursor } from '../requests/pagination';
 import { ZChainId, zInt4Param } from '../../platform/int4';
 import { DECIMAL_PATTERN } from '../amounts/amounts';
@@ -134,13 +135,7 @@ export const ZVaultPolicyEvaluation = z.strictObject({
   vaultId: z.string(),
   accountId: z.string(),
   policyId: z.string().nullable(),
-  spend: z.strictObject({
-    amount: z.string(),
-    amountAtomic: z.string(),
-    assetCode: z.string(),
-    decimals: z.number().int(),
-    chainId: z.number().int(),
-    tokenAddress: z.string(),
+  spend: ZTokenAmount.extend({
     destination: z.strictObject({ type: z.literal('upa'), accountId: z.string() }),
     paymentId: z.string().nullable(),
   }),
