@@ -2435,8 +2435,15 @@ export interface operations {
                         /** @constant */
                         authorization: "approved";
                     };
+                    /** @description Your own JSON object: at most 4096 bytes as JSON, 3 levels of objects or arrays (this object the first), 25 keys per object, 50 items per array, 512 characters per string. Text holds no NUL and no unpaired UTF-16 surrogate (PostgreSQL and UTF-8 can’t store them). */
                     metadata?: {
-                        [key: string]: unknown;
+                        [key: string]: string | number | boolean | null | (string | number | boolean | null | (string | number | boolean | null)[] | {
+                            [key: string]: string | number | boolean | null;
+                        })[] | {
+                            [key: string]: string | number | boolean | null | (string | number | boolean | null)[] | {
+                                [key: string]: string | number | boolean | null;
+                            };
+                        };
                     };
                 };
             };
@@ -2501,8 +2508,15 @@ export interface operations {
                         /** @constant */
                         authorization: "approved";
                     };
+                    /** @description Your own JSON object: at most 4096 bytes as JSON, 3 levels of objects or arrays (this object the first), 25 keys per object, 50 items per array, 512 characters per string. Text holds no NUL and no unpaired UTF-16 surrogate (PostgreSQL and UTF-8 can’t store them). */
                     metadata?: {
-                        [key: string]: unknown;
+                        [key: string]: string | number | boolean | null | (string | number | boolean | null | (string | number | boolean | null)[] | {
+                            [key: string]: string | number | boolean | null;
+                        })[] | {
+                            [key: string]: string | number | boolean | null | (string | number | boolean | null)[] | {
+                                [key: string]: string | number | boolean | null;
+                            };
+                        };
                     };
                 };
             };
@@ -2563,8 +2577,15 @@ export interface operations {
                      * @enum {string}
                      */
                     subjectType?: "individual" | "business";
+                    /** @description Your own JSON object: at most 4096 bytes as JSON, 3 levels of objects or arrays (this object the first), 25 keys per object, 50 items per array, 512 characters per string. Text holds no NUL and no unpaired UTF-16 surrogate (PostgreSQL and UTF-8 can’t store them). */
                     metadata?: {
-                        [key: string]: unknown;
+                        [key: string]: string | number | boolean | null | (string | number | boolean | null | (string | number | boolean | null)[] | {
+                            [key: string]: string | number | boolean | null;
+                        })[] | {
+                            [key: string]: string | number | boolean | null | (string | number | boolean | null)[] | {
+                                [key: string]: string | number | boolean | null;
+                            };
+                        };
                     };
                 };
             };
@@ -3169,8 +3190,15 @@ export interface operations {
                     expiresInSeconds?: number;
                     externalReference?: string;
                     description?: string;
+                    /** @description Your own JSON object: at most 4096 bytes as JSON, 3 levels of objects or arrays (this object the first), 25 keys per object, 50 items per array, 512 characters per string. Text holds no NUL and no unpaired UTF-16 surrogate (PostgreSQL and UTF-8 can’t store them). */
                     metadata?: {
-                        [key: string]: unknown;
+                        [key: string]: string | number | boolean | null | (string | number | boolean | null | (string | number | boolean | null)[] | {
+                            [key: string]: string | number | boolean | null;
+                        })[] | {
+                            [key: string]: string | number | boolean | null | (string | number | boolean | null)[] | {
+                                [key: string]: string | number | boolean | null;
+                            };
+                        };
                     };
                     /** Format: uri */
                     returnUrl?: string;
@@ -3189,8 +3217,15 @@ export interface operations {
                     expiresInSeconds?: number;
                     externalReference?: string;
                     description?: string;
+                    /** @description Your own JSON object: at most 4096 bytes as JSON, 3 levels of objects or arrays (this object the first), 25 keys per object, 50 items per array, 512 characters per string. Text holds no NUL and no unpaired UTF-16 surrogate (PostgreSQL and UTF-8 can’t store them). */
                     metadata?: {
-                        [key: string]: unknown;
+                        [key: string]: string | number | boolean | null | (string | number | boolean | null | (string | number | boolean | null)[] | {
+                            [key: string]: string | number | boolean | null;
+                        })[] | {
+                            [key: string]: string | number | boolean | null | (string | number | boolean | null)[] | {
+                                [key: string]: string | number | boolean | null;
+                            };
+                        };
                     };
                     /** Format: uri */
                     returnUrl?: string;
