@@ -6,8 +6,9 @@ import { partnersOpenApi } from '../src/http/openapi/document';
 
 /**
  * The typed client's schema: openapi-typescript over the document the API serves at
- * /v2/openapi/partners.json. `npm run client:generate` rewrites clients/typescript/src/schema.ts; a
- * test fails when the committed file differs from what this produces.
+ * /v2/openapi/partners.json, without the environments' chain ids, assets and fiat currencies as enums
+ * (a client serves any deployment). `npm run client:generate` rewrites clients/typescript/src/schema.ts;
+ * a test fails when the committed file differs from what this produces.
  */
 export const CLIENT_SCHEMA_FILE = path.join(__dirname, '..', 'clients', 'typescript', 'src', 'schema.ts');
 

@@ -1,9 +1,14 @@
 import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { PrismaClient } from '../generated/prisma/client';
+import { Prisma, PrismaClient } from '../generated/prisma/client';
 
 export type { PrismaClient };
-export { Prisma } from '../generated/prisma/client';
+export { Prisma };
+
+// Amounts are NUMERIC(78, 0) atomic units read back as Decimal, and turned into strings and bigints
+// with toString(): decimal.js writes 1e21 and above in exponent notation, which BigInt() refuses
+// (a Payment of 10^15 USDC was accepted, then every read of it failed). Never use exponent notation.
+Prisma.Decimal.set({ toExpPos: 9e15, toExpNeg: -9e15 });
 
 export interface Database {
   prisma: PrismaClient;

@@ -34,6 +34,7 @@ import { registerDepositRoutes } from './routes/deposits';
 import { registerCheckoutRoutes } from './routes/checkout';
 import { registerDocsRoutes } from './routes/docs';
 import { registerOpenApiRoutes } from './routes/openapi';
+import { offeredValues } from './openapi/request-rules';
 import { registerClientAuthRoutes, registerClientRoutes } from './routes/client';
 import type { PaymentOptionProvider } from '../domain/payments/payment-options';
 import { registerVaultRoutes } from './routes/vaults';
@@ -153,16 +154,14 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
   const clientIp = clientAddress(config.http.trustedProxies);
   const open = new Router<ApiState>();
   registerHealthRoutes(open, { prisma: db.prisma, temporalHealth: deps.temporalHealth, probeIntervalMs: config.health.probeIntervalMs });
-  registerOpenApiRoutes(open, {
+  const openApi = {
     apiVersion: environments.apiVersion,
     supportedApiVersions: environments.supportedApiVersions,
     publicBaseUrl: config.http.publicBaseUrl,
-  });
-  registerDocsRoutes(open, {
-    apiVersion: environments.apiVersion,
-    supportedApiVersions: environments.supportedApiVersions,
-    publicBaseUrl: config.http.publicBaseUrl,
-  });
+    offered: offeredValues(environments),
+  };
+  registerOpenApiRoutes(open, openApi);
+  registerDocsRoutes(open, openApi);
   // Signed by the provider, not the partner: outside the partner router's Basic authentication.
   if (deps.offramp) registerProviderCallbackRoutes(open, { ...deps.offramp, maxBodyBytes: config.http.maxBodyBytes });
   mountRouter(app, open);

@@ -1,5 +1,6 @@
 import { createApp, type AppCredential, type Scope } from '../../src/domain/apps/apps';
 import { partnersOpenApi } from '../../src/http/openapi/document';
+import { offeredValues } from '../../src/http/openapi/request-rules';
 import { getHarness } from './harness';
 import { createResponseChecker, type ResponseChecker } from './openapi-check';
 import { pollInProgress, ServerErrorAnswer } from './until';
@@ -11,6 +12,7 @@ export async function harnessOpenApi() {
     apiVersion: h.environments.apiVersion,
     supportedApiVersions: h.environments.supportedApiVersions,
     publicBaseUrl: h.config.http.publicBaseUrl,
+    offered: offeredValues(h.environments),
   });
 }
 

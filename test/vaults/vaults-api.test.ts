@@ -97,6 +97,20 @@ describe('Vaults: access', () => {
 });
 
 describe('Vaults: create and read', () => {
+  test('a body of JSON null is refused 400 naming the body, as the document has it (an object), not taken as no body', async () => {
+    const { cred, accountId } = await newVault();
+    for (const path of ['/vault', '/vault/policy', '/vault/policy/approval', '/vault/policy/approval/verify']) {
+      const r = await call(`/v2/accounts/${accountId}${path}`, {
+        method: path === '/vault/policy' ? 'PUT' : 'POST',
+        credential: cred,
+        rawBody: 'null',
+        headers: { 'Content-Type': 'application/json', 'Idempotency-Key': `null-body-${path}` },
+      });
+      assert.equal(r.status, 400, `${path}: ${r.text}`);
+      assert.equal(r.body.error.details.fields[0].field, 'body', path);
+    }
+  });
+
   test('creates one vault per account at a custody address of its own, audited as vault.created in the same transaction', async () => {
     const h = await getHarness();
     const { cred, accountId, vault } = await newVault();

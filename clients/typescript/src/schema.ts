@@ -2542,8 +2542,15 @@ export interface operations {
                         /** @constant */
                         authorization: "approved";
                     };
+                    /** @description Your own JSON object: at most 4096 bytes as JSON, 3 levels of objects or arrays (this object the first), 25 keys per object, 50 items per array, 512 characters per string. Text holds no NUL and no unpaired UTF-16 surrogate (PostgreSQL and UTF-8 can’t store them). */
                     metadata?: {
-                        [key: string]: unknown;
+                        [key: string]: string | number | boolean | null | (string | number | boolean | null | (string | number | boolean | null)[] | {
+                            [key: string]: string | number | boolean | null;
+                        })[] | {
+                            [key: string]: string | number | boolean | null | (string | number | boolean | null)[] | {
+                                [key: string]: string | number | boolean | null;
+                            };
+                        };
                     };
                 };
             };
@@ -2608,8 +2615,15 @@ export interface operations {
                         /** @constant */
                         authorization: "approved";
                     };
+                    /** @description Your own JSON object: at most 4096 bytes as JSON, 3 levels of objects or arrays (this object the first), 25 keys per object, 50 items per array, 512 characters per string. Text holds no NUL and no unpaired UTF-16 surrogate (PostgreSQL and UTF-8 can’t store them). */
                     metadata?: {
-                        [key: string]: unknown;
+                        [key: string]: string | number | boolean | null | (string | number | boolean | null | (string | number | boolean | null)[] | {
+                            [key: string]: string | number | boolean | null;
+                        })[] | {
+                            [key: string]: string | number | boolean | null | (string | number | boolean | null)[] | {
+                                [key: string]: string | number | boolean | null;
+                            };
+                        };
                     };
                 };
             };
@@ -2670,8 +2684,15 @@ export interface operations {
                      * @enum {string}
                      */
                     subjectType?: "individual" | "business";
+                    /** @description Your own JSON object: at most 4096 bytes as JSON, 3 levels of objects or arrays (this object the first), 25 keys per object, 50 items per array, 512 characters per string. Text holds no NUL and no unpaired UTF-16 surrogate (PostgreSQL and UTF-8 can’t store them). */
                     metadata?: {
-                        [key: string]: unknown;
+                        [key: string]: string | number | boolean | null | (string | number | boolean | null | (string | number | boolean | null)[] | {
+                            [key: string]: string | number | boolean | null;
+                        })[] | {
+                            [key: string]: string | number | boolean | null | (string | number | boolean | null)[] | {
+                                [key: string]: string | number | boolean | null;
+                            };
+                        };
                     };
                 };
             };
@@ -3276,8 +3297,15 @@ export interface operations {
                     expiresInSeconds?: number;
                     externalReference?: string;
                     description?: string;
+                    /** @description Your own JSON object: at most 4096 bytes as JSON, 3 levels of objects or arrays (this object the first), 25 keys per object, 50 items per array, 512 characters per string. Text holds no NUL and no unpaired UTF-16 surrogate (PostgreSQL and UTF-8 can’t store them). */
                     metadata?: {
-                        [key: string]: unknown;
+                        [key: string]: string | number | boolean | null | (string | number | boolean | null | (string | number | boolean | null)[] | {
+                            [key: string]: string | number | boolean | null;
+                        })[] | {
+                            [key: string]: string | number | boolean | null | (string | number | boolean | null)[] | {
+                                [key: string]: string | number | boolean | null;
+                            };
+                        };
                     };
                     /** Format: uri */
                     returnUrl?: string;
@@ -3296,8 +3324,15 @@ export interface operations {
                     expiresInSeconds?: number;
                     externalReference?: string;
                     description?: string;
+                    /** @description Your own JSON object: at most 4096 bytes as JSON, 3 levels of objects or arrays (this object the first), 25 keys per object, 50 items per array, 512 characters per string. Text holds no NUL and no unpaired UTF-16 surrogate (PostgreSQL and UTF-8 can’t store them). */
                     metadata?: {
-                        [key: string]: unknown;
+                        [key: string]: string | number | boolean | null | (string | number | boolean | null | (string | number | boolean | null)[] | {
+                            [key: string]: string | number | boolean | null;
+                        })[] | {
+                            [key: string]: string | number | boolean | null | (string | number | boolean | null)[] | {
+                                [key: string]: string | number | boolean | null;
+                            };
+                        };
                     };
                     /** Format: uri */
                     returnUrl?: string;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ZAssetSymbol } from '../values/environment-values';
 import { checkEvmAddress } from '../../chain/address';
 import { ZMetadata } from '../values/metadata';
 import { ZChainId, zInt4 } from '../../platform/int4';
@@ -69,7 +70,7 @@ export type TRegisterConnectedWallet = z.output<typeof ZRegisterConnectedWallet>
 
 export const ZSetSettlementProfile = z.strictObject({
   connectedWalletId: ZWalletId,
-  assetSymbol: z.string().min(1).max(16).optional(),
+  assetSymbol: ZAssetSymbol.optional(),
 });
 export type TSetSettlementProfile = z.output<typeof ZSetSettlementProfile>;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ZAssetSymbol } from '../values/environment-values';
 import { ZCursor } from '../requests/pagination';
 import { DEPOSIT_STATUSES } from './pure/deposit-machine';
 import { ZChainId, zInt4Param } from '../../platform/int4';
@@ -16,7 +17,7 @@ export const ZDepositId = z
 export const ZCreateDepositAddress = z.strictObject({
   chainId: ZChainId,
   /** Defaults to the network's defaultAsset. */
-  assetSymbol: z.string().min(1).max(16).optional(),
+  assetSymbol: ZAssetSymbol.optional(),
   /** false (default): answer the account's existing address for this network and asset, if any. */
   newAddress: z.boolean().default(false),
 });

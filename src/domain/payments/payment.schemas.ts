@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ZAssetSymbol } from '../values/environment-values';
 import { ZCursor } from '../requests/pagination';
 import { ZAccountId } from '../accounts/account.schemas';
 import { DECIMAL_PATTERN } from '../amounts/amounts';
@@ -23,7 +24,7 @@ const ZBankDestination = z.strictObject({
 /** What every Payment creation carries, whatever its intent. */
 const paymentFields = {
   amount: z.string().regex(DECIMAL_PATTERN, 'a decimal string such as "12.50"').max(40),
-  assetCode: z.string().min(1).max(16),
+  assetCode: ZAssetSymbol,
   chainId: ZChainId,
   expiresInSeconds: zInt4({ min: 60, max: 86_400 }).default(600),
   externalReference: z.string().min(1).max(255).optional(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ZAssetSymbol, ZFiatCurrency } from '../values/environment-values';
 import { DECIMAL_PATTERN } from '../amounts/amounts';
 import { ZIdempotencyKey } from '../requests/idempotency-records';
 import { ZChainId } from '../../platform/int4';
@@ -15,12 +16,9 @@ export const ZCreatePublicPayment = z.strictObject({
   recipient: z.strictObject({ handle: ZPaymentHandleRef }),
   amount: z.string().regex(DECIMAL_PATTERN, 'a decimal string such as "12.50"').max(40),
   chainId: ZChainId,
-  assetSymbol: z.string().min(1).max(16),
+  assetSymbol: ZAssetSymbol,
   /** The currency the payer's wallet shows beside the amount; one of allowedFiatCurrencies. */
-  fiatCurrency: z
-    .string()
-    .regex(/^[A-Z]{3}$/, 'an ISO 4217 code')
-    .optional(),
+  fiatCurrency: ZFiatCurrency.optional(),
   description: z.string().min(1).max(280).optional(),
 });
 export type TCreatePublicPayment = z.output<typeof ZCreatePublicPayment>;

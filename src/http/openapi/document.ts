@@ -12,6 +12,7 @@ import { headerComponents, operation, SECURITY_SCHEMES, svcVersionParameter, wit
 import { partnerConfigPaths } from './partner-config';
 import { paymentPaths } from './payments';
 import { providerCallbackPaths } from './provider-callbacks';
+import { requestRules, withTextRule, type OfferedValues } from './request-rules';
 import { transactionPaths } from './transactions';
 import { vaultPaths } from './vaults';
 import { ZAccountBundle } from '../../domain/accounts/account.schemas';
@@ -94,6 +95,8 @@ export interface OpenApiOptions {
   supportedApiVersions: readonly string[];
   /** The service's public base URL (the document's server). */
   publicBaseUrl: string;
+  /** The environments' chain ids, assets and fiat currencies, listed as the request fields' enums (absent: not listed). */
+  offered?: OfferedValues;
 }
 
 function mergePaths(modules: readonly OpenApiPaths[]): ZodOpenApiPathsObject {
@@ -114,43 +117,47 @@ function mergePaths(modules: readonly OpenApiPaths[]): ZodOpenApiPathsObject {
 export type OpenApiDocument = ReturnType<typeof createDocument>;
 
 function build(options: OpenApiOptions): OpenApiDocument {
-  return createDocument({
-    openapi: '3.1.0',
-    info: {
-      title: 'Partner Payments API',
-      version: options.apiVersion,
-      description:
-        'UPAs (accounts), escrow Payments, deposits, vaults, bank accounts and the client API. Every response echoes `Svc-Version`; every error has the body `{error: {code, message, details?}}`. `RateLimit-*` headers describe the most constrained quota that counted the request; a 429 adds `Retry-After`. Operator routes (/admin/v1), the hosted checkout, health and metrics are not part of this document.',
+  const doc = createDocument(
+    {
+      openapi: '3.1.0',
+      info: {
+        title: 'Partner Payments API',
+        version: options.apiVersion,
+        description:
+          'UPAs (accounts), escrow Payments, deposits, vaults, bank accounts and the client API. Every response echoes `Svc-Version`; every error has the body `{error: {code, message, details?}}`. No request text (a value or an object key, in any field) may hold a NUL or an unpaired UTF-16 surrogate: 400. Chain ids, asset symbols and fiat currencies are listed as the environments offer them (sandbox and production together); one your app’s environment does not offer is refused with the status its operation documents (422 or 424, or 400 for a fiat currency). `RateLimit-*` headers describe the most constrained quota that counted the request; a 429 adds `Retry-After`. Operator routes (/admin/v1), the hosted checkout, health and metrics are not part of this document.',
+      },
+      servers: [{ url: options.publicBaseUrl }],
+      tags: [
+        { name: 'Configuration' },
+        { name: 'Idempotency keys' },
+        { name: 'Accounts' },
+        { name: 'Balances and transactions' },
+        { name: 'Payments' },
+        { name: 'Refunds and incident recoveries' },
+        { name: 'Deposits' },
+        { name: 'Vaults' },
+        { name: 'Bank accounts' },
+        { name: 'Client API' },
+        { name: 'Provider callbacks' },
+      ],
+      components: {
+        securitySchemes: SECURITY_SCHEMES,
+        schemas: SCHEMAS,
+        parameters: { SvcVersion: svcVersionParameter(options.supportedApiVersions) },
+        headers: headerComponents(options.supportedApiVersions),
+      },
+      paths: withUpstreamCodes(mergePaths(PARTNER_PATHS)),
     },
-    servers: [{ url: options.publicBaseUrl }],
-    tags: [
-      { name: 'Configuration' },
-      { name: 'Idempotency keys' },
-      { name: 'Accounts' },
-      { name: 'Balances and transactions' },
-      { name: 'Payments' },
-      { name: 'Refunds and incident recoveries' },
-      { name: 'Deposits' },
-      { name: 'Vaults' },
-      { name: 'Bank accounts' },
-      { name: 'Client API' },
-      { name: 'Provider callbacks' },
-    ],
-    components: {
-      securitySchemes: SECURITY_SCHEMES,
-      schemas: SCHEMAS,
-      parameters: { SvcVersion: svcVersionParameter(options.supportedApiVersions) },
-      headers: headerComponents(options.supportedApiVersions),
-    },
-    paths: withUpstreamCodes(mergePaths(PARTNER_PATHS)),
-  });
+    { override: requestRules(options.offered) },
+  );
+  return withTextRule(doc);
 }
 
 const built = new Map<string, OpenApiDocument>();
 
 /** The document, built once per (apiVersion, publicBaseUrl) and kept: it never changes while the process runs. */
 export function partnersOpenApi(options: OpenApiOptions): OpenApiDocument {
-  const key = `${options.apiVersion} ${options.supportedApiVersions.join(',')} ${options.publicBaseUrl}`;
+  const key = JSON.stringify([options.apiVersion, options.supportedApiVersions, options.publicBaseUrl, options.offered ?? null]);
   let doc = built.get(key);
   if (!doc) {
     doc = build(options);

@@ -39,7 +39,7 @@ export function registerDepositRoutes(router: ApiRouter, deps: DepositRouteDeps)
   // 201 with a new address; 200 with the account's existing one for that network and asset.
   router.post('/v2/accounts/:accountId/deposit-addresses', ...access, idempotent(deps.idempotency, { required: false }), async (ctx) => {
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
-    const input = parseInput(ZCreateDepositAddress, ctx.state.body ?? {}, 'body');
+    const input = parseInput(ZCreateDepositAddress, ctx.state.body === undefined ? {} : ctx.state.body, 'body');
     const app = requireApp(ctx);
     const result = await createDepositAddress(deps, app, deps.environments.environments[app.environment], accountId, input);
     ctx.status = result.created ? 201 : 200;

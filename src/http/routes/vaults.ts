@@ -46,7 +46,7 @@ export function registerVaultRoutes(router: ApiRouter, deps: VaultRouteDeps): vo
 
   router.post('/v2/accounts/:accountId/vault', ...guard, idempotent(deps.idempotency, { required: false }), async (ctx) => {
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
-    const input = parseInput(ZCreateVault, ctx.state.body ?? {}, 'body');
+    const input = parseInput(ZCreateVault, ctx.state.body === undefined ? {} : ctx.state.body, 'body');
     const result = await createVault(deps, requireApp(ctx), envOf(ctx), accountId, input);
     ctx.status = result.created ? 201 : 200;
     ctx.body = { vault: result.vault };
@@ -59,20 +59,20 @@ export function registerVaultRoutes(router: ApiRouter, deps: VaultRouteDeps): vo
 
   router.put('/v2/accounts/:accountId/vault/policy', ...guard, idempotent(deps.idempotency, { required: false }), async (ctx) => {
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
-    const input = parseInput(ZPutVaultPolicy, ctx.state.body ?? {}, 'body');
+    const input = parseInput(ZPutVaultPolicy, ctx.state.body === undefined ? {} : ctx.state.body, 'body');
     ctx.body = await putVaultPolicy(deps, requireApp(ctx), envOf(ctx), accountId, input);
   });
 
   router.post('/v2/accounts/:accountId/vault/policy/approval', ...guard, async (ctx) => {
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
-    parseInput(ZEmptyBody, ctx.state.body ?? {}, 'body');
+    parseInput(ZEmptyBody, ctx.state.body === undefined ? {} : ctx.state.body, 'body');
     ctx.status = 201;
     ctx.body = await sendVaultApproval(deps, requireApp(ctx), accountId);
   });
 
   router.post('/v2/accounts/:accountId/vault/policy/approval/verify', ...guard, async (ctx) => {
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
-    const input = parseInput(ZVerifyVaultApproval, ctx.state.body ?? {}, 'body');
+    const input = parseInput(ZVerifyVaultApproval, ctx.state.body === undefined ? {} : ctx.state.body, 'body');
     const app = requireApp(ctx);
     await verifyVaultApproval(deps, app, accountId, input.code);
     ctx.body = await getVault(deps, app, envOf(ctx), accountId);
