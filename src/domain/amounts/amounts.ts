@@ -1,5 +1,7 @@
 /** Exact conversions between decimal strings (API) and atomic units (bigint). No floats anywhere. */
 export const DECIMAL_PATTERN = /^(0|[1-9]\d*)(\.\d+)?$/;
+/** A decimal string above zero, as a pattern the OpenAPI document carries. */
+export const POSITIVE_DECIMAL_PATTERN = /^([1-9]\d*(\.\d+)?|0\.\d*[1-9]\d*)$/;
 
 export function toAtomic(amount: string, decimals: number): bigint {
   if (!DECIMAL_PATTERN.test(amount)) throw new Error(`not a decimal amount: ${amount}`);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ZTokenAmount } from '../amounts/token-amount.schemas';
 import { ZCursor } from '../requests/pagination';
 import { ZChainId, zInt4Param } from '../../platform/int4';
-import { DECIMAL_PATTERN } from '../amounts/amounts';
+import { POSITIVE_DECIMAL_PATTERN } from '../amounts/amounts';
 import { ZAccountId } from '../accounts/account.schemas';
 import { ZPaymentId } from '../payments/payment.schemas';
 import { FUNDING_REFUSALS, RULE_VERDICTS, VAULT_POLICY_RULES } from './pure/vault-policy-rules';
@@ -48,11 +48,7 @@ export const ZVaultId = z
  * receive Payment's fields are (the destination is the recipient account the vault would pay).
  */
 export const ZEvaluateVaultPolicy = z.strictObject({
-  amount: z
-    .string()
-    .regex(DECIMAL_PATTERN, 'a decimal string such as "12.50"')
-    .max(40)
-    .refine((a) => /[1-9]/.test(a), 'greater than 0'),
+  amount: z.string().regex(POSITIVE_DECIMAL_PATTERN, 'a decimal string greater than 0, such as "12.50"').max(40),
   assetCode: z.string().min(1).max(16),
   chainId: ZChainId,
   destination: z.strictObject({ type: z.literal('upa'), accountId: ZAccountId }),
