@@ -892,6 +892,28 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        Finality: {
+            transfers: {
+                chainId: number;
+                transactionHash: string;
+                blockNumber: number | null;
+                confirmations: number;
+                confirmationsRequired: number;
+                finalized: boolean;
+                estimatedFinalAt: string | null;
+            }[];
+            settlement: {
+                chainId: number;
+                transactionHash: string;
+                blockNumber: number | null;
+                confirmations: number;
+                confirmationsRequired: number;
+                finalized: boolean;
+                estimatedFinalAt: string | null;
+                /** @enum {string} */
+                leg: "net" | "platform_fee" | "partner_fee";
+            }[];
+        };
         VaultPolicy: {
             id: string;
             vaultId: string;
@@ -1517,6 +1539,7 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            finality: components["schemas"]["Finality"];
         };
         NextAction: ({
             id: string;
@@ -1680,6 +1703,7 @@ export interface components {
             createdAt: string;
             broadcastAt: string | null;
             confirmedAt: string | null;
+            finality: components["schemas"]["Finality"];
         };
         Transaction: {
             id: string;
@@ -1774,6 +1798,7 @@ export interface components {
                 [key: string]: unknown;
             };
             txHash: string;
+            finality: components["schemas"]["Finality"];
         };
         Vault: {
             id: string;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ZFinality } from '../chain/finality.schemas';
 import { ZCursor } from '../requests/pagination';
 import { DEPOSIT_STATUSES } from './pure/deposit-machine';
 import { ZChainId, zInt4Param } from '../../platform/int4';
@@ -67,7 +68,7 @@ export const ZAssetAmount = z.strictObject({ asset: ZAsset, amount: z.string().r
 
 const ZAtomic = z.string().regex(/^\d+$/);
 
-/** Exactly the spec's Deposit fields. */
+/** The spec's Deposit fields, and finality (additive). */
 export const ZDeposit = z.strictObject({
   id: ZDepositId,
   accountId: z.string(),
@@ -97,6 +98,8 @@ export const ZDeposit = z.strictObject({
   }),
   settlementProfileSnapshot: z.record(z.string(), z.unknown()),
   txHash: z.string(),
+  /** Where its money stands on chain: its source transfer and each settlement leg (docs/api-guide.md, "Live finality"). */
+  finality: ZFinality,
 });
 export type TDeposit = z.infer<typeof ZDeposit>;
 

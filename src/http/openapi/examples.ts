@@ -110,6 +110,8 @@ export const paymentExample = {
   },
   createdAt: AT,
   updatedAt: AT,
+  // Nothing on chain yet; once paid, one entry per incoming transfer and per settlement leg.
+  finality: { transfers: [], settlement: [] },
 };
 
 export const nextActionExample = { id: 'action_5Tz1', type: 'transaction', expiresAt: LATER, depositInstructions };
@@ -214,6 +216,7 @@ export const fundReturnExample = {
   createdAt: AT,
   broadcastAt: null,
   confirmedAt: null,
+  finality: { transfers: [], settlement: [] },
 };
 
 export const depositAddressExample = {
