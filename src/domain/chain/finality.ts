@@ -29,17 +29,17 @@ interface Row {
   block_time_ms: number | null;
 }
 
-/** The incoming transfers of each kind: a Payment's (not dust or foreign: the sweep's), a deposit's own. */
+/** The incoming transfers of each kind: a Payment's (not dust or foreign: the sweep's), a deposit's own. The first SELECT names the columns. */
 function transfersOf(owners: FinalityOwners): Prisma.Sql {
   switch (owners.kind) {
     case 'payment':
       return Prisma.sql`SELECT payment_id AS owner_id, 'transfer' AS part, NULL AS leg, chain_id, tx_hash, block_number AS ord, log_index AS sub, created_at
         FROM payment_transfers WHERE payment_id = ANY(${owners.ids}::text[]) AND status IN ('pending', 'confirmed', 'dropped')`;
     case 'deposit':
-      return Prisma.sql`SELECT id, 'transfer', NULL, chain_id, tx_hash, block_number, log_index, created_at
+      return Prisma.sql`SELECT id AS owner_id, 'transfer' AS part, NULL AS leg, chain_id, tx_hash, block_number AS ord, log_index AS sub, created_at
         FROM deposits WHERE id = ANY(${owners.ids}::text[])`;
     case 'fund_return':
-      return Prisma.sql`SELECT NULL, 'transfer', NULL, 0, '', 0::bigint, 0, now() WHERE false`;
+      return Prisma.sql`SELECT NULL AS owner_id, 'transfer' AS part, NULL AS leg, 0 AS chain_id, '' AS tx_hash, 0::bigint AS ord, 0 AS sub, now() AS created_at WHERE false`;
   }
 }
 

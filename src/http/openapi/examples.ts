@@ -114,6 +114,28 @@ export const paymentExample = {
   finality: { transfers: [], settlement: [] },
 };
 
+/**
+ * A Payment whose payer's transfer was just handed over (a client's confirm): not read on chain yet, so
+ * no block and no confirmation; the scanner's next read fills them in.
+ */
+export const paidPaymentExample = {
+  ...paymentExample,
+  finality: {
+    transfers: [
+      {
+        chainId: CHAIN_ID,
+        transactionHash: TX_HASH,
+        blockNumber: null,
+        confirmations: 0,
+        confirmationsRequired: 2,
+        finalized: false,
+        estimatedFinalAt: null,
+      },
+    ],
+    settlement: [],
+  },
+};
+
 export const nextActionExample = { id: 'action_5Tz1', type: 'transaction', expiresAt: LATER, depositInstructions };
 
 export const checkoutExample = {
