@@ -9,6 +9,7 @@ import { takePaymentTransfer } from '../src/domain/payments/payment-intake';
 import { isServiceSender } from '../src/domain/chain/custody-addresses';
 import { takeVaultTransfer } from '../src/domain/vaults/vault-receipts';
 import { recordScanCursor } from '../src/domain/chain/chain-scan-cursors';
+import { forgetInclusionsFrom, recordInclusions } from '../src/domain/chain/chain-inclusions';
 import { ownedRecipients } from '../src/domain/chain/our-addresses';
 import type { Custody } from '../src/custody';
 
@@ -33,6 +34,7 @@ export function createChainScannerActivities(deps: ChainScannerDeps) {
   const takers: TransferTaker[] = [(t) => takePaymentTransfer(deps, t), (t) => takeDepositTransfer(deps, t), vaultTaker];
   return {
     async scanTransfers(input: { chainId: number; fromBlock: string; checkpoints: BlockCheckpoint[] }) {
+      let headAt: Date | undefined;
       const result = await scanRange(
         {
           chains: deps.chains,
@@ -44,13 +46,25 @@ export function createChainScannerActivities(deps: ChainScannerDeps) {
           // A vault's late funding returned to it from the escrow (vault-returns.ts) is its receipt.
           takersOfOurs: [vaultTaker],
           progress: () => Context.current().heartbeat(),
+          // Live finality: where our transactions are mined, and when the range's last block was.
+          read: async (range) => {
+            await recordInclusions(deps.prisma, input.chainId, range);
+            headAt = new Date(Number(range.timestamp) * 1000);
+          },
         },
         input,
       );
+      // A reorg: what was read from the rescan's first block on is forgotten until read again.
+      if (result.reorg) await forgetInclusionsFrom(deps.prisma, input.chainId, BigInt(result.reorg.rescanFrom));
       // Where the scanner is now: every transfer through it has been handed over, which is all a
       // Payment's expiry waits for (chainReadThrough), and the lag /metrics reports. Before the
       // waiters' fan-out, so a busy fan-out never holds an expiry back; the workflow keeps its own cursor.
-      await recordScanCursor(deps.prisma, input.chainId, result.nextFromBlock);
+      await recordScanCursor(
+        deps.prisma,
+        input.chainId,
+        result.nextFromBlock,
+        result.reorg ? { at: null } : headAt ? { at: headAt } : undefined,
+      );
       // New blocks read: what waits on a confirmation may have one now (after the transfers were handed over).
       if (result.checkpoint)
         await notifyChainAdvanced(deps, input.chainId, BigInt(result.checkpoint.number), () => Context.current().heartbeat());

@@ -86,8 +86,27 @@
     } else {
       pay.hidden = true;
     }
+    applyConfirmations(s.confirmations);
     if (FINAL[s.phase] || s.phase === 'accepted') section('vault').hidden = true;
     if (s.phase === 'succeeded' && s.returnUrl) redirect(s.returnUrl);
+  }
+
+  // The payer's transfers' depth: "n of m confirmations" (src/http/checkout/page.ts renders the same).
+  var confirming = false;
+  function applyConfirmations(c) {
+    var box = section('confirmations');
+    confirming = Boolean(c && !c.finalized);
+    if (!c) {
+      box.hidden = true;
+      return;
+    }
+    var bar = field('confirmations-bar');
+    var text = c.confirmations + ' of ' + c.confirmationsRequired + ' confirmations';
+    bar.max = c.confirmationsRequired;
+    bar.value = Math.min(c.confirmations, c.confirmationsRequired);
+    bar.textContent = text;
+    if (field('confirmations-text').textContent !== text) field('confirmations-text').textContent = text;
+    box.hidden = false;
   }
 
   function redirect(url) {
@@ -139,7 +158,8 @@
   }
   function loop() {
     poll().then(function () {
-      if (!FINAL[phase]) window.setTimeout(loop, POLL_MS);
+      // A final Payment whose transfers are still confirming keeps its bar counting.
+      if (!FINAL[phase] || confirming) window.setTimeout(loop, POLL_MS);
     });
   }
 
@@ -209,6 +229,7 @@
     var link = field('return-link');
     if (link) redirect(link.getAttribute('href'));
   }
-  if (!FINAL[phase]) window.setTimeout(loop, POLL_MS);
+  // A bar on the page may still count up after the Payment is final: one poll tells.
+  if (!FINAL[phase] || !section('confirmations').hidden) window.setTimeout(loop, POLL_MS);
   loadVault();
 })();

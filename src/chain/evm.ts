@@ -140,14 +140,16 @@ export function createEvmChain(options: EvmChainOptions): Chain {
 
     getBlockNumber: () => client.getBlockNumber(),
 
-    async getBlockHash(blockNumber) {
+    async getBlockHeader(blockNumber) {
       try {
-        return (await client.getBlock({ blockNumber })).hash;
+        const block = await client.getBlock({ blockNumber });
+        return { hash: block.hash, timestamp: block.timestamp };
       } catch (err) {
         if (err instanceof BlockNotFoundError) return null;
         throw err;
       }
     },
+    getBlockHash: async (blockNumber) => (await chain.getBlockHeader(blockNumber))?.hash ?? null,
 
     async getTransfers({ token, to, fromBlock, toBlock }) {
       if (to !== undefined && to.length === 0) return []; // an empty filter would otherwise match everyone

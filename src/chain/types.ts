@@ -105,6 +105,8 @@ export interface Chain {
   getBlockNumber(): Promise<bigint>;
   /** The canonical block hash at a height, or null above the head (reorg detection). */
   getBlockHash(blockNumber: bigint): Promise<Hash | null>;
+  /** The canonical block at a height, its hash and timestamp (seconds), or null above the head. */
+  getBlockHeader(blockNumber: bigint): Promise<{ hash: Hash; timestamp: bigint } | null>;
   /** Transfer logs in [fromBlock, toBlock], ordered by block then log index. */
   getTransfers(query: TransferQuery): Promise<Transfer[]>;
   /** The ERC-20 Transfer logs of a mined transaction (empty when it is not mined). */

@@ -32,6 +32,8 @@ export const ZNetworkConfig = z.object({
   /** Further RPC URLs, tried in this order when rpcUrl fails (viem's fallback transport). */
   fallbackRpcUrls: z.array(z.string().min(1)).default([]),
   confirmations: zInt4({ min: 1 }),
+  /** The average time between blocks: live finality's estimate until the scanner has measured it. */
+  blockTimeMs: zInt4({ min: 1 }).optional(),
   defaultAsset: z.string().min(1),
   assets: z.array(ZAssetConfig).min(1),
   /** A block explorer's transaction page, `{txHash}` standing for the hash (the operator console links it); unset: the console's own receipt page. */

@@ -77,6 +77,7 @@ export function expandCatalogNetwork(
     rpcUrl: urls[0],
     fallbackRpcUrls: urls.slice(1),
     confirmations: ref.confirmations ?? network.confirmations.depth,
+    blockTimeMs: network.blockTimeMs,
     defaultAsset: ref.defaultAsset ?? assets[0]!.symbol,
     assets,
     explorerTxUrl: ref.explorerTxUrl ?? network.explorerTxUrl,

@@ -22,6 +22,7 @@ export const API_DENIED_TABLES = ['sender_locks'] as const;
 export const API_READ_ONLY_TABLES = [
   'settlement_legs',
   'chain_scan_cursors',
+  'chain_inclusions',
   'deposit_resolutions',
   'vault_receipts',
   'webhook_attempts',

@@ -285,7 +285,14 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
     });
   }
   if (deps.returns)
-    registerFundReturnRoutes(partner, { prisma: db.prisma, idempotency, custody: deps.custody, chains, engine: deps.returns });
+    registerFundReturnRoutes(partner, {
+      prisma: db.prisma,
+      idempotency,
+      custody: deps.custody,
+      chains,
+      engine: deps.returns,
+      environments,
+    });
   registerDepositRoutes(partner, { prisma: db.prisma, idempotency, custody: deps.custody, environments, cursors: shared.cursors });
   registerVaultRoutes(partner, {
     prisma: db.prisma,

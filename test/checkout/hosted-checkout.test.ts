@@ -5,13 +5,39 @@ import { CHECKOUT_CSP } from '../../src/http/routes/checkout';
 import { call } from '../support/api-client';
 import { newContext } from '../support/browser';
 import { runCli } from '../support/cli';
-import { paysInToken, sendOnHeldChain } from '../support/chain';
+import { eventually, mine, paysInToken, sendOnHeldChain } from '../support/chain';
 import { SANDBOX_DEPLOYER } from '../../src/chain/sandbox';
 import { getHarness } from '../support/harness';
 import { awaitWorkflowResult } from '../support/workflow-result';
 import { endsWithBooksChecked } from '../support/books';
 import { eventNames, newMerchant, waitForPayment, type Merchant, newPayment } from '../support/fixtures';
-import { openCheckout, partnerSite, untilPhase } from './support';
+import { openCheckout, partnerSite, untilPhase, type CheckoutTab } from './support';
+
+/** The page's confirmations bar (an accessible <progress> and its text) at n of required, with no reload; the chain as it is. */
+async function untilBar(tab: CheckoutTab, n: number, required: number): Promise<void> {
+  const text = `${n} of ${required} confirmations`;
+  await eventually(
+    async (saw) => {
+      const bar = await tab.page.$eval('[data-field="confirmations-bar"]', (el) => {
+        // Read in the page: the DOM's own types are not this project's (no "dom" lib).
+        const p = el as unknown as {
+          value: number;
+          max: number;
+          getAttribute(n: string): string | null;
+          closest(s: string): { hidden: boolean };
+        };
+        return { value: p.value, max: p.max, label: p.getAttribute('aria-labelledby'), hidden: p.closest('section').hidden };
+      });
+      const shown = await tab.page.textContent('[data-field="confirmations-text"]');
+      saw({ bar, shown });
+      return (
+        !bar.hidden && shown === text && bar.value === Math.min(n, required) && bar.max === required && bar.label === 'confirmations-text'
+      );
+    },
+    `the bar to show ${text}`,
+    { mine: false },
+  );
+}
 
 describe('Hosted checkout page (Chromium)', () => {
   endsWithBooksChecked();
@@ -104,6 +130,11 @@ describe('Hosted checkout page (Chromium)', () => {
     try {
       assert.equal(JSON.parse(held.result.stdout).to, escrow);
       await untilPhase(tab, 'confirming', { mine: false });
+      // The bar counts the transfer's blocks as the scanner reads them, one block at a time.
+      const required = (await getHarness()).chain.chains.network(payment.funding.depositAddress.chainId).confirmations;
+      await untilBar(tab, 1, required);
+      await mine(1);
+      await untilBar(tab, 2, required);
     } finally {
       await held.release();
     }

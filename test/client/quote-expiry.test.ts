@@ -120,6 +120,7 @@ describe('Client API: payment_quote_expired', () => {
       serviceSecret: TEST_SERVICE_SECRET,
       publicBaseUrl: 'http://localhost',
       chains: h.chain.chains,
+      environments: h.environments,
       engine: h.engine,
     };
     const actionId = (await readClientPayment(deps, principal, p.id)).options[0]!.execution!.actionId;

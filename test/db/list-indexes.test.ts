@@ -125,7 +125,7 @@ describe('list queries use an index matching their filters and order', () => {
   }
 
   const payments = (query: Record<string, unknown>) => (db: PrismaClient) =>
-    listPayments(db, app, ZListPaymentsQuery.parse(query), anyCursor);
+    listPayments({ prisma: db }, app, ZListPaymentsQuery.parse(query), anyCursor);
 
   const summary = (nodes: PlanNode[]) =>
     nodes.map((n) => `${n['Node Type']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`).join(' > ');
@@ -258,7 +258,7 @@ describe('list queries use an index matching their filters and order', () => {
 
     test(`GET /v2/accounts/{id}/deposits${page}: all, by status`, async () => {
       const list = (query: Record<string, unknown>) => (db: PrismaClient) =>
-        listDeposits(db, app, merchant.accountId, ZListDepositsQuery.parse(query), anyCursor);
+        listDeposits({ prisma: db }, app, merchant.accountId, ZListDepositsQuery.parse(query), anyCursor);
       await assertIndexed('deposits', ['deposits_account_id_created_at_id_idx'], list({ cursor }));
       await assertIndexed('deposits', ['deposits_account_id_status_created_at_id_idx'], list({ cursor, status: 'settled' }));
     });

@@ -35,6 +35,7 @@ const DEPOSIT_KEYS = [
   'amount',
   'depositAddressId',
   'fees',
+  'finality',
   'id',
   'settlement',
   'settlementProfileSnapshot',
@@ -179,8 +180,20 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
       },
       settlementProfileSnapshot: profile.snapshot as Record<string, unknown>,
       txHash: txHash.toLowerCase(),
+      finality: deposit.finality,
     });
     assert.match(deposit.settlement.txHash ?? '', /^0x[0-9a-f]{64}$/);
+    // Its finality: the source transfer where the scanner read it, and the settlement's legs.
+    const required = h.chain.chains.network(h.chainId).confirmations;
+    const [source] = deposit.finality.transfers;
+    assert.equal(deposit.finality.transfers.length, 1);
+    assert.deepEqual(
+      [source!.transactionHash, source!.blockNumber !== null, source!.confirmationsRequired],
+      [txHash.toLowerCase(), true, required],
+    );
+    assert.ok(source!.confirmations >= 1);
+    const net = deposit.finality.settlement.find((l) => l.leg === 'net');
+    assert.equal(net?.transactionHash, deposit.settlement.txHash, 'the net leg is the settlement transaction');
 
     // On chain: the destination got the net, the fee wallets the fees, and the deposit address is empty.
     assert.equal(await tokenBalance(destination), 98_500_000n);

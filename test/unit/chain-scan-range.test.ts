@@ -15,6 +15,7 @@ function nodeRefusingWideRanges(head: bigint, maxBlocks: bigint) {
   const chain = {
     getBlockNumber: async () => head,
     getBlockHash: async (n: bigint) => `0x${n.toString(16).padStart(64, '0')}`,
+    getBlockHeader: async (n: bigint) => ({ hash: `0x${n.toString(16).padStart(64, '0')}`, timestamp: n * 2n }),
     getTransfers: async ({ fromBlock, toBlock }: { fromBlock: bigint; toBlock: bigint }) => {
       asked.push([fromBlock, toBlock]);
       if (toBlock - fromBlock + 1n > maxBlocks) throw new ResponseBodyTooLargeError({ maxSize: 10_485_760, size: 50_000_000 });

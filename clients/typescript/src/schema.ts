@@ -934,6 +934,28 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        Finality: {
+            transfers: {
+                chainId: number;
+                transactionHash: string;
+                blockNumber: number | null;
+                confirmations: number;
+                confirmationsRequired: number;
+                finalized: boolean;
+                estimatedFinalAt: string | null;
+            }[];
+            settlement: {
+                chainId: number;
+                transactionHash: string;
+                blockNumber: number | null;
+                confirmations: number;
+                confirmationsRequired: number;
+                finalized: boolean;
+                estimatedFinalAt: string | null;
+                /** @enum {string} */
+                leg: "net" | "platform_fee" | "partner_fee";
+            }[];
+        };
         VaultPolicy: {
             id: string;
             vaultId: string;
@@ -1559,6 +1581,7 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            finality: components["schemas"]["Finality"];
         };
         NextAction: ({
             id: string;
@@ -1722,6 +1745,7 @@ export interface components {
             createdAt: string;
             broadcastAt: string | null;
             confirmedAt: string | null;
+            finality: components["schemas"]["Finality"];
         };
         Transaction: {
             id: string;
@@ -1816,6 +1840,7 @@ export interface components {
                 [key: string]: unknown;
             };
             txHash: string;
+            finality: components["schemas"]["Finality"];
         };
         Vault: {
             id: string;

@@ -1,15 +1,29 @@
 import type { PrismaClient } from '../../db/client';
+import { nextBlockTimeMs } from './pure/block-time';
 
 /**
  * Each network's chain scanner's progress: the next block it reads (the scanner's cursor lives in its
- * workflow; this copy is what the operations metrics read). A scan that went back (a reorg) moves it
- * back too: the row says where the scanner is, not how far it ever got.
+ * workflow; this copy is what the operations metrics and live finality read). A scan that went back (a
+ * reorg) moves it back too: the row says where the scanner is, not how far it ever got.
+ * `head`: the time of the block before nextFromBlock when the scan read it (null: not known, after a
+ * reorg; absent: unchanged, as after a scan that found no new block). The measured block time follows it.
  */
-export async function recordScanCursor(prisma: PrismaClient, chainId: number, nextFromBlock: string): Promise<void> {
+export async function recordScanCursor(
+  prisma: PrismaClient,
+  chainId: number,
+  nextFromBlock: string,
+  head?: { at: Date | null },
+): Promise<void> {
+  // One scanner per network writes its row: reading it first races nothing but a retried attempt of the same scan.
+  const previous = await prisma.chainScanCursor.findUnique({ where: { chainId } });
+  const next = BigInt(nextFromBlock);
+  const headBlockAt = head === undefined ? (previous?.headBlockAt ?? null) : head.at;
+  const blockTimeMs = nextBlockTimeMs(previous, { nextFromBlock: next, headBlockAt });
   await prisma.$executeRaw`
-    INSERT INTO chain_scan_cursors (chain_id, next_from_block, scanned_at)
-    VALUES (${chainId}, ${BigInt(nextFromBlock)}, now())
-    ON CONFLICT (chain_id) DO UPDATE SET next_from_block = EXCLUDED.next_from_block, scanned_at = EXCLUDED.scanned_at`;
+    INSERT INTO chain_scan_cursors (chain_id, next_from_block, scanned_at, head_block_at, block_time_ms)
+    VALUES (${chainId}, ${next}, now(), ${headBlockAt}, ${blockTimeMs})
+    ON CONFLICT (chain_id) DO UPDATE SET next_from_block = EXCLUDED.next_from_block, scanned_at = EXCLUDED.scanned_at,
+      head_block_at = EXCLUDED.head_block_at, block_time_ms = EXCLUDED.block_time_ms`;
 }
 
 /**

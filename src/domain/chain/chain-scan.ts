@@ -38,6 +38,12 @@ export interface ScanDeps {
    * transfers are someone else's and go to no taker. Absent: every transfer is offered to the takers.
    */
   owned?: (recipients: string[]) => Promise<Set<string>>;
+  /**
+   * Told every range read (after its last block was found still canonical): all its transfers, those
+   * to our addresses (owned), its last block and that block's timestamp (seconds). A failure fails
+   * the scan, which is retried.
+   */
+  read?: (range: { to: bigint; timestamp: bigint; transfers: Transfer[]; owned: Set<Transfer> }) => Promise<void>;
 }
 
 /**
@@ -98,8 +104,9 @@ export async function scanRange(
     await take(t);
     deps.progress?.();
   });
-  const after = await chain.getBlockHash(to);
-  if (!before || before !== after) throw new Error(`block ${to} changed while it was scanned (a reorg): scanning it again`);
+  const after = await chain.getBlockHeader(to);
+  if (!before || before !== after?.hash) throw new Error(`block ${to} changed while it was scanned (a reorg): scanning it again`);
+  await deps.read?.({ to, timestamp: after.timestamp, transfers: read, owned: new Set(transfers) });
   return { nextFromBlock: (to + 1n).toString(), caughtUp: to === head, seen, checkpoint: { number: to.toString(), hash: before } };
 }
 

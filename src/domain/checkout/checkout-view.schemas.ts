@@ -43,6 +43,15 @@ export const ZCheckoutStatus = z.strictObject({
   expiresAt: z.string(),
   /** Where the page sends the payer once the Payment succeeded (the partner's returnUrl), or null. */
   returnUrl: z.string().nullable(),
+  /** How deep the payer's transfers are (the least deep of them), or null before any is seen: the page's progress bar. */
+  confirmations: z
+    .strictObject({
+      confirmations: z.number().int().min(0),
+      confirmationsRequired: z.number().int().min(1),
+      finalized: z.boolean(),
+      estimatedFinalAt: z.string().nullable(),
+    })
+    .nullable(),
 });
 export type TCheckoutStatus = z.infer<typeof ZCheckoutStatus>;
 

@@ -1,6 +1,7 @@
 import type { Payment } from '../../generated/prisma/client';
 import { formatAtomic } from '../amounts/amounts';
 import type { PaymentStatus } from '../payments/pure/payment-machine';
+import { NO_FINALITY, type TFinality, type TTransactionFinality } from '../chain/finality.schemas';
 import type { TCheckoutPage, TCheckoutPhase, TCheckoutStatus } from './checkout-view.schemas';
 
 /** What the phase depends on: the Payment's status, its amounts, its expiry and the clock. */
@@ -71,8 +72,24 @@ export function checkoutStateOf(p: Payment): CheckoutPaymentState {
   };
 }
 
+/**
+ * The payer's transfers as one bar: the least deep of them (the one everything waits on), with the
+ * latest estimate; null before any is seen.
+ */
+export function payerConfirmations(transfers: TTransactionFinality[]): TCheckoutStatus['confirmations'] {
+  if (transfers.length === 0) return null;
+  const least = transfers.reduce((a, b) => (b.confirmations < a.confirmations ? b : a));
+  const estimates = transfers.map((t) => t.estimatedFinalAt).filter((t): t is string => t !== null);
+  return {
+    confirmations: least.confirmations,
+    confirmationsRequired: least.confirmationsRequired,
+    finalized: transfers.every((t) => t.finalized),
+    estimatedFinalAt: estimates.length === 0 ? null : estimates.reduce((a, b) => (Date.parse(b) > Date.parse(a) ? b : a)),
+  };
+}
+
 /** The live part of the page. Nothing here is secret: the Payment id is the capability to read it. */
-export function toCheckoutStatus(p: Payment, now: Date): TCheckoutStatus {
+export function toCheckoutStatus(p: Payment, now: Date, finality: TFinality = NO_FINALITY): TCheckoutStatus {
   const s = checkoutStateOf(p);
   const phase = checkoutPhaseOf(s, now);
   const seen = s.receivedAtomic + s.pendingAtomic;
@@ -97,13 +114,14 @@ export function toCheckoutStatus(p: Payment, now: Date): TCheckoutStatus {
     payable,
     expiresAt: p.expiresAt.toISOString(),
     returnUrl: p.returnUrl,
+    confirmations: payerConfirmations(finality.transfers),
   };
 }
 
 /** The page's view: the status, the recipient as captured at creation, and the network by name. */
-export function toCheckoutPage(p: Payment, network: { name: string }, now: Date): TCheckoutPage {
+export function toCheckoutPage(p: Payment, network: { name: string }, now: Date, finality: TFinality = NO_FINALITY): TCheckoutPage {
   return {
-    status: toCheckoutStatus(p, now),
+    status: toCheckoutStatus(p, now, finality),
     recipient: { displayName: p.recipientDisplayName, logoUrl: p.recipientLogoUrl },
     description: p.description,
     network: { name: network.name, chainId: p.chainId },

@@ -1,3 +1,4 @@
+import { finalityOfOne, type FinalityDeps } from '../chain/finality';
 import type { PrismaClient } from '../../db/client';
 import type { EnvironmentName } from '../../config/environments';
 import type { AuthenticatedApp, Scope } from '../apps/apps';
@@ -31,10 +32,10 @@ export async function recentDeposits(prisma: PrismaClient, app: AuthenticatedApp
   }));
 }
 
-export async function depositOf(prisma: PrismaClient, app: AuthenticatedApp, depositId: string) {
-  const row = depositId.length <= 64 ? await prisma.deposit.findFirst({ where: { id: depositId, appId: app.id } }) : null;
+export async function depositOf(deps: FinalityDeps, app: AuthenticatedApp, depositId: string) {
+  const row = depositId.length <= 64 ? await deps.prisma.deposit.findFirst({ where: { id: depositId, appId: app.id } }) : null;
   if (!row) throw notFound('Deposit');
-  return toDepositView(row);
+  return toDepositView(row, await finalityOfOne(deps, { kind: 'deposit', id: row.id }, new Date()));
 }
 
 export interface TimelineStep {

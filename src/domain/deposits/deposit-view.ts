@@ -1,3 +1,4 @@
+import type { TFinality } from '../chain/finality.schemas';
 import type { Deposit, DepositAddress } from '../../generated/prisma/client';
 import type { DepositState, DepositStatus, SettlementStatus } from './pure/deposit-machine';
 import type { TDeposit, TDepositAddress } from './deposit.schemas';
@@ -22,7 +23,7 @@ export function toDepositAddressView(a: DepositAddress): TDepositAddress {
 }
 
 /** Exactly the spec's Deposit fields (see docs/decisions/deposits.md for the values). */
-export function toDepositView(d: Deposit): TDeposit {
+export function toDepositView(d: Deposit, finality: TFinality): TDeposit {
   const asset = { chainId: d.chainId, tokenAddress: d.tokenAddress, symbol: d.assetSymbol, decimals: d.decimals, kind: 'token' as const };
   return {
     id: d.id,
@@ -48,6 +49,7 @@ export function toDepositView(d: Deposit): TDeposit {
     },
     settlementProfileSnapshot: d.settlementProfileSnapshot as Record<string, unknown>,
     txHash: d.txHash,
+    finality,
   };
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ZAssetSymbol } from '../values/environment-values';
+import { ZFinality } from '../chain/finality.schemas';
 import { ZCursor } from '../requests/pagination';
 import { DEPOSIT_STATUSES } from './pure/deposit-machine';
 import { ZChainId, zInt4Param } from '../../platform/int4';
@@ -68,7 +69,7 @@ export const ZAssetAmount = z.strictObject({ asset: ZAsset, amount: z.string().r
 
 const ZAtomic = z.string().regex(/^\d+$/);
 
-/** Exactly the spec's Deposit fields. */
+/** The spec's Deposit fields, and finality (additive). */
 export const ZDeposit = z.strictObject({
   id: ZDepositId,
   accountId: z.string(),
@@ -98,6 +99,8 @@ export const ZDeposit = z.strictObject({
   }),
   settlementProfileSnapshot: z.record(z.string(), z.unknown()),
   txHash: z.string(),
+  /** Where its money stands on chain: its source transfer and each settlement leg (docs/api-guide.md, "Live finality"). */
+  finality: ZFinality,
 });
 export type TDeposit = z.infer<typeof ZDeposit>;
 

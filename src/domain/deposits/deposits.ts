@@ -10,16 +10,18 @@ import { expectedDepositPayout } from './deposit-settlement';
 import type { TListDepositsQuery } from './deposit.schemas';
 import { requireAccount } from './deposit-addresses';
 import { toDepositView } from './deposit-view';
+import { finalitiesOf, finalityOfOne, type FinalityDeps } from '../chain/finality';
 import { resolveUnrecordedDeposit } from './deposit-unrecorded';
 
 /** GET /v2/accounts/{accountId}/deposits: newest first, optionally one status; the cursor is bound to both. */
 export async function listDeposits(
-  prisma: PrismaClient,
+  deps: FinalityDeps,
   app: AuthenticatedApp,
   accountId: string,
   query: TListDepositsQuery,
   cursors: CursorCodec,
 ) {
+  const { prisma } = deps;
   await requireAccount(prisma, app.id, accountId);
   const scope = `deposits:${app.id}:${accountId}:${query.status ?? ''}`;
   const position = query.cursor ? cursors.decode(scope, query.cursor) : undefined;
@@ -30,14 +32,17 @@ export async function listDeposits(
     take: query.limit + 1,
   });
   const page = pageOf(rows, query.limit, cursors, scope);
-  return { accountId, deposits: page.items.map(toDepositView), nextCursor: page.nextCursor };
+  // The page's finality in one query, whatever its size.
+  const finality = await finalitiesOf(deps, { kind: 'deposit', ids: page.items.map((d) => d.id) }, new Date());
+  return { accountId, deposits: page.items.map((d) => toDepositView(d, finality.get(d.id)!)), nextCursor: page.nextCursor };
 }
 
-export async function getDeposit(prisma: PrismaClient, app: AuthenticatedApp, accountId: string, depositId: string) {
+export async function getDeposit(deps: FinalityDeps, app: AuthenticatedApp, accountId: string, depositId: string) {
+  const { prisma } = deps;
   await requireAccount(prisma, app.id, accountId);
   const row = await prisma.deposit.findFirst({ where: { id: depositId, accountId, appId: app.id } });
   if (!row) throw notFound('Deposit');
-  return { deposit: toDepositView(row) };
+  return { deposit: toDepositView(row, await finalityOfOne(deps, { kind: 'deposit', id: row.id }, new Date())) };
 }
 
 /**

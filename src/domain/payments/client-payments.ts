@@ -13,12 +13,16 @@ import { takePaymentTransfer } from './payment-intake';
 import { PAYMENT_VIEW_INCLUDE, toCheckout, toNextAction, toPaymentView, type PaymentRow } from './payment-view';
 import type { TConfirmClientPayment } from './client-payment.schemas';
 import type { ServiceSecret } from '../keys/service-keys';
+import type { TEnvironments } from '../../config/environments';
+import { finalityOfOne } from '../chain/finality';
 
 export interface ClientPaymentDeps {
   prisma: PrismaClient;
   serviceSecret: ServiceSecret;
   publicBaseUrl: string;
   chains: ChainRegistry;
+  /** The networks' settings, for the Payment's finality. */
+  environments: TEnvironments;
   engine: Pick<PaymentEngine, 'transferSeen'>;
   extraOptions?: readonly PaymentOptionProvider[];
 }
@@ -54,8 +58,13 @@ export async function loadPayable(
   return p;
 }
 
-function view(deps: ClientPaymentDeps, p: PaymentRow) {
-  return { payment: toPaymentView(p), checkout: toCheckout(p, deps.serviceSecret, deps.publicBaseUrl), nextAction: toNextAction(p) };
+async function view(deps: ClientPaymentDeps, p: PaymentRow) {
+  const finality = await finalityOfOne(deps, { kind: 'payment', id: p.id }, new Date());
+  return {
+    payment: toPaymentView(p, finality),
+    checkout: toCheckout(p, deps.serviceSecret, deps.publicBaseUrl),
+    nextAction: toNextAction(p),
+  };
 }
 
 /** GET /v2/client/me/payments/{paymentId} (the payment secret is checked by the route, before this). */
@@ -65,7 +74,7 @@ export async function readClientPayment(deps: ClientPaymentDeps, principal: Clie
     { prisma: deps.prisma, serviceSecret: deps.serviceSecret, payment, accountId: principal.accountId, scopes: principal.app.scopes, now },
     deps.extraOptions,
   );
-  return { ...view(deps, payment), options };
+  return { ...(await view(deps, payment)), options };
 }
 
 /**

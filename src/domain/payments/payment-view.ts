@@ -3,6 +3,7 @@ import { refundSummaryOf } from '../returns/fund-return-rules';
 import { formatAtomic } from '../amounts/amounts';
 import { hmacHex, safeEqual } from '../../platform/secrets';
 import type { TNextAction, TPayment } from './payment.schemas';
+import type { TFinality } from '../chain/finality.schemas';
 import { isOpenStatus } from './pure/payment-machine';
 import type { z } from 'zod';
 import type { ZCheckout } from './payment.schemas';
@@ -110,7 +111,8 @@ function incidentRecoverySummaryOf(incidents: PaymentIncident[]): TPayment['inci
   };
 }
 
-export function toPaymentView(p: PaymentRow): TPayment {
+/** finality: read with it (src/domain/chain/finality.ts), or NO_FINALITY for a Payment just created. */
+export function toPaymentView(p: PaymentRow, finality: TFinality): TPayment {
   const gross = big(p.amountAtomic);
   const platformFee = big(p.platformFeeAtomic);
   const partnerFee = big(p.partnerFeeAtomic);
@@ -154,6 +156,7 @@ export function toPaymentView(p: PaymentRow): TPayment {
     incidentRecoverySummary: incidentRecoverySummaryOf(p.incidents),
     createdAt: p.createdAt.toISOString(),
     updatedAt: p.updatedAt.toISOString(),
+    finality,
   };
 }
 

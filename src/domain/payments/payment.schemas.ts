@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ZAssetSymbol } from '../values/environment-values';
+import { ZFinality } from '../chain/finality.schemas';
 import { ZCursor } from '../requests/pagination';
 import { ZAccountId } from '../accounts/account.schemas';
 import { DECIMAL_PATTERN } from '../amounts/amounts';
@@ -186,6 +187,8 @@ export const ZPayment = z.object({
   }),
   createdAt: ZIsoDate,
   updatedAt: ZIsoDate,
+  /** Where its money stands on chain: each incoming transfer and each settlement leg (docs/api-guide.md, "Live finality"). */
+  finality: ZFinality,
 });
 export type TPayment = z.infer<typeof ZPayment>;
 

@@ -9,6 +9,8 @@ import { requirePayout } from '../settlement/manual-payout';
 import { isFinalStatus } from './pure/payment-machine';
 import { expectedPaymentPayout } from './payment-settlement';
 import type { TCancelPayment, TListPaymentsQuery, TPaymentList } from './payment.schemas';
+import { finalitiesOf, finalityOfOne, type FinalityDeps } from '../chain/finality';
+import type { TFinality } from '../chain/finality.schemas';
 import { PAYMENT_VIEW_INCLUDE, toNextAction, toPaymentView, type PaymentRow } from './payment-view';
 
 export async function loadPayment(prisma: PrismaClient, appId: string, paymentId: string): Promise<PaymentRow> {
@@ -17,12 +19,17 @@ export async function loadPayment(prisma: PrismaClient, appId: string, paymentId
   return p;
 }
 
-export function paymentResponse(p: PaymentRow) {
-  return { payment: toPaymentView(p), nextAction: toNextAction(p) };
+export function paymentResponse(p: PaymentRow, finality: TFinality) {
+  return { payment: toPaymentView(p, finality), nextAction: toNextAction(p) };
+}
+
+/** A stored Payment as the API answers it, with its live finality. */
+export async function paymentResponseOf(deps: FinalityDeps, p: PaymentRow, now = new Date()) {
+  return paymentResponse(p, await finalityOfOne(deps, { kind: 'payment', id: p.id }, now));
 }
 
 export async function listPayments(
-  prisma: PrismaClient,
+  deps: FinalityDeps,
   app: AuthenticatedApp,
   query: TListPaymentsQuery,
   cursors: CursorCodec,
@@ -43,14 +50,16 @@ export async function listPayments(
   // The cursor is bound to the filters, so it can't be replayed against another list.
   const scope = `payments:${app.id}:${query.externalReference ?? ''}:${query.status ?? ''}:${query.createdFrom ?? ''}:${query.createdTo ?? ''}`;
   const position = query.cursor ? cursors.decode(scope, query.cursor) : undefined;
-  const rows = await prisma.payment.findMany({
+  const rows = await deps.prisma.payment.findMany({
     where: { AND: [filters, afterPosition(position)] },
     include: PAYMENT_VIEW_INCLUDE,
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
     take: query.limit + 1,
   });
   const page = pageOf(rows, query.limit, cursors, scope);
-  return { data: page.items.map(toPaymentView), nextCursor: page.nextCursor };
+  // The page's finality in one query, whatever its size.
+  const finality = await finalitiesOf(deps, { kind: 'payment', ids: page.items.map((p) => p.id) }, new Date());
+  return { data: page.items.map((p) => toPaymentView(p, finality.get(p.id)!)), nextCursor: page.nextCursor };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { NO_FINALITY } from '../chain/finality.schemas';
 import { findAsset, findNetwork, type TEnvironmentConfig, type TPublicPaymentsConfig } from '../../config/environments';
 import type { PrismaClient } from '../../db/client';
 import type { AuthenticatedApp } from '../apps/apps';
@@ -170,7 +171,7 @@ export async function createPublicPayment(
 
 /** The payer's answer: the Payment's public view, the hosted checkout, and what to send where. No account id. */
 export function publicPaymentResponse(row: PaymentRow, env: TEnvironmentConfig, publicBaseUrl: string): TCreatePublicPaymentResponse {
-  const view = toPaymentView(row);
+  const view = toPaymentView(row, NO_FINALITY); // the payer's view shows none of it
   const fiat = (row.metadata as Record<string, unknown>).fiatCurrency;
   return {
     payment: {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ZTokenAmount } from '../amounts/token-amount.schemas';
+import { ZFinality } from '../chain/finality.schemas';
 import { ZEvmAddress } from '../accounts/account.schemas';
 import { DECIMAL_PATTERN } from '../amounts/amounts';
 import { RETURN_STATUSES } from './fund-return-rules';
@@ -46,6 +47,8 @@ export const ZFundReturn = z.strictObject({
   createdAt: z.string(),
   broadcastAt: z.string().nullable(),
   confirmedAt: z.string().nullable(),
+  /** Where the returned money stands on chain: its leg (settlement; no incoming transfer). Empty in a create's answer: nothing is sent yet. */
+  finality: ZFinality,
 });
 export type TFundReturn = z.infer<typeof ZFundReturn>;
 export const ZFundReturnList = z.strictObject({ items: z.array(ZFundReturn) });

@@ -1,3 +1,5 @@
+import { finalitiesOf, type FinalityDeps } from '../chain/finality';
+import { NO_FINALITY, type TFinality } from '../chain/finality.schemas';
 import type { Address } from 'viem';
 import { Prisma, type PrismaClient } from '../../db/client';
 import type { ChainRegistry } from '../../chain/registry';
@@ -51,6 +53,7 @@ export function toFundReturnView(
   r: FundReturnRow,
   p: Pick<Payment, 'assetCode' | 'decimals'>,
   held?: { assetCode: string; decimals: number },
+  finality: TFinality = NO_FINALITY,
 ): TFundReturn {
   const asset = held ?? p;
   const atomic = BigInt(r.amountAtomic.toFixed());
@@ -76,6 +79,7 @@ export function toFundReturnView(
     createdAt: r.createdAt.toISOString(),
     broadcastAt: r.broadcastAt?.toISOString() ?? null,
     confirmedAt: r.confirmedAt?.toISOString() ?? null,
+    finality,
   };
 }
 
@@ -455,11 +459,12 @@ async function recoveryView(prisma: PrismaClient, row: FundReturnRow): Promise<T
 
 /** A Payment's refunds or recoveries, oldest first (a Payment has few). */
 export async function listFundReturns(
-  prisma: PrismaClient,
+  deps: FinalityDeps,
   appId: string,
   paymentId: string,
   kind: 'refund' | 'incident_recovery',
 ): Promise<{ items: TFundReturn[] }> {
+  const { prisma } = deps;
   const payment = await prisma.payment.findFirst({ where: { id: paymentId, appId } });
   if (!payment) throw notFound('Payment');
   const rows = await prisma.fundReturn.findMany({ where: { paymentId, kind }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
@@ -468,7 +473,8 @@ export async function listFundReturns(
     select: { id: true, chainId: true },
   });
   const held = await foreignAssets(prisma, paymentId, incidents);
-  return { items: rows.map((r) => toFundReturnView(r, payment, r.incidentId ? held.get(r.incidentId) : undefined)) };
+  const finality = await finalitiesOf(deps, { kind: 'fund_return', ids: rows.map((r) => r.id) }, new Date());
+  return { items: rows.map((r) => toFundReturnView(r, payment, r.incidentId ? held.get(r.incidentId) : undefined, finality.get(r.id))) };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { TCheckoutPage } from '../../domain/checkout/checkout-view.schemas';
+import type { TCheckoutPage, TCheckoutStatus } from '../../domain/checkout/checkout-view.schemas';
 import { phaseText } from './phase-text';
 import { escapeHtml } from '../html';
 
@@ -21,6 +21,22 @@ function countdownText(expiresAt: string, now: Date): string {
   const m = Math.floor((left % 3600) / 60);
   const s = String(left % 60).padStart(2, '0');
   return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`;
+}
+
+/** "n of m confirmations": the bar's text, here and in the script (public/checkout/checkout.js). */
+export function confirmationsText(c: { confirmations: number; confirmationsRequired: number }): string {
+  return `${c.confirmations} of ${c.confirmationsRequired} confirmations`;
+}
+
+/** The payer's transfers' depth as a progress bar, counted up by the status poll; hidden before any transfer is seen. */
+function confirmationsSection(c: TCheckoutStatus['confirmations']): string {
+  const max = c?.confirmationsRequired ?? 1;
+  const value = Math.min(c?.confirmations ?? 0, max);
+  const text = c ? confirmationsText(c) : '';
+  return `<section class="confirmations" data-section="confirmations" aria-label="Confirmations on chain"${c ? '' : ' hidden'}>
+    <progress data-field="confirmations-bar" max="${max}" value="${value}" aria-labelledby="confirmations-text">${e(text)}</progress>
+    <p id="confirmations-text" data-field="confirmations-text">${e(text)}</p>
+  </section>`;
 }
 
 /**
@@ -73,6 +89,8 @@ export function renderCheckoutPage(page: TCheckoutPage, assets: CheckoutAssetUrl
     <p data-field="detail">${e(text.detail)}</p>
     <p class="redirect" data-field="redirect" hidden></p>
   </section>
+
+  ${confirmationsSection(s.confirmations)}
 
   <section class="pay" data-section="payable" aria-label="Pay by wallet transfer"${payable ? '' : ' hidden'}>
     <img class="qr" data-field="qr" width="240" height="240"${payable ? ` src="${e(qrUrl(s.paymentId, payable.amountAtomic))}"` : ''} alt="QR code of this payment request for a wallet app: the amount to send, to the deposit address below">

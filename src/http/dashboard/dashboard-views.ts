@@ -7,6 +7,7 @@ import type { TEvent } from '../../domain/event-log/event-log.schemas';
 import type { WebhookAttemptView, WebhookDeliveryView, WebhookEndpointView } from '../../domain/webhooks/endpoint.schemas';
 import { WEBHOOK_LIMITS } from '../../domain/webhooks/endpoint.schemas';
 import { Html, html, renderHtml } from '../html';
+import type { TFinality, TTransactionFinality } from '../../domain/chain/finality.schemas';
 
 /**
  * The partner dashboard's pages: server-rendered HTML and forms, no script (the CSP allows none),
@@ -258,8 +259,30 @@ ${rows.length === 0 ? empty(4, 'None yet.') : rows.map((r) => html`<tr data-id="
 </tbody></table>`;
 }
 
-export function resourcePage(title: string, view: unknown, timeline: TimelineStep[]): Html {
-  return html`<h1>${title}</h1>
+/** One bar per transaction: "n of m confirmations", as the hosted checkout shows the payer's. */
+function finalitySection(finality: TFinality | undefined): Html | string {
+  if (!finality) return '';
+  const rows = [
+    ...finality.transfers.map((f) => ({ label: 'Incoming transfer', f })),
+    ...finality.settlement.map((f) => ({ label: `Settlement (${f.leg.replace('_', ' ')})`, f })),
+  ];
+  return html`<h2 id="finality">On chain</h2>${
+    rows.length === 0
+      ? html`<p>Nothing on chain yet.</p>`
+      : html`<ul class="finality">${rows.map(
+          ({ label, f }) =>
+            html`<li data-tx="${f.transactionHash}">${label} <span class="mono">${f.transactionHash}</span><br><progress max="${String(f.confirmationsRequired)}" value="${String(Math.min(f.confirmations, f.confirmationsRequired))}" aria-label="${label} confirmations">${String(f.confirmations)} of ${String(f.confirmationsRequired)}</progress> <span data-field="confirmations">${confirmationsText(f)}</span></li>`,
+        )}</ul>`
+  }`;
+}
+
+export function confirmationsText(f: TTransactionFinality): string {
+  if (f.blockNumber === null) return 'not mined yet';
+  return `${f.confirmations} of ${f.confirmationsRequired} confirmations${f.finalized ? ' (final)' : ''}`;
+}
+
+export function resourcePage(title: string, view: unknown, timeline: TimelineStep[], finality?: TFinality): Html {
+  return html`<h1>${title}</h1>${finalitySection(finality)}
 <h2 id="timeline">Timeline</h2>
 <ol class="timeline">${timeline.length === 0 ? html`<li>No events yet.</li>` : timeline.map((t) => html`<li>${when(t.createdAt)} <a href="/dashboard/events/${t.eventId}">${t.name}</a> (#${t.resourceSequence})</li>`)}</ol>
 <h2 id="api">As the API answers it</h2><pre class="mono" tabindex="0">${JSON.stringify(view, null, 2)}</pre>`;

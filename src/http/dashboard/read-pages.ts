@@ -3,7 +3,7 @@ import { listPartnerActions } from '../../domain/dashboard/partner-actions';
 import { recentRequests } from '../../domain/dashboard/request-log';
 import { getEvent, listEvents } from '../../domain/event-log/event-log';
 import { ZListEventsQuery } from '../../domain/event-log/event-log.schemas';
-import { loadPayment, listPayments, paymentResponse } from '../../domain/payments/payments';
+import { loadPayment, listPayments, paymentResponseOf } from '../../domain/payments/payments';
 import { ZListPaymentsQuery } from '../../domain/payments/payment.schemas';
 import { parseInput } from '../../domain/requests/validation';
 import { ZEventsFilter } from './dashboard.schemas';
@@ -13,6 +13,7 @@ import type { DashboardKit, DashboardRouter } from './kit';
 /** The read-only pages: overview, events, Payments, deposits, the request log and the audit. */
 export function registerReadPages(router: DashboardRouter, kit: DashboardKit): void {
   const { prisma, deps, viewerOf, send, signedIn, member } = kit;
+  const finality = { prisma, environments: deps.environments };
   router.get('/', signedIn, async (ctx) => {
     const appId = member(ctx).appId;
     const [app, endpoints, payments, deposits] = await Promise.all([
@@ -41,7 +42,7 @@ export function registerReadPages(router: DashboardRouter, kit: DashboardKit): v
   });
   router.get('/payments', signedIn, async (ctx) => {
     const app = await dashboardApp(prisma, member(ctx).appId);
-    const list = await listPayments(prisma, app, parseInput(ZListPaymentsQuery, { limit: '50' }, 'query'), deps.cursors);
+    const list = await listPayments(finality, app, parseInput(ZListPaymentsQuery, { limit: '50' }, 'query'), deps.cursors);
     const rows = list.data.map((p) => ({
       id: p.id,
       status: p.status,
@@ -53,12 +54,13 @@ export function registerReadPages(router: DashboardRouter, kit: DashboardKit): v
   router.get('/payments/:id', signedIn, async (ctx) => {
     const app = await dashboardApp(prisma, member(ctx).appId);
     const id = String(ctx.params.id).slice(0, 64);
-    const view = paymentResponse(await loadPayment(prisma, app.id, id));
+    const row = await loadPayment(prisma, app.id, id);
+    const view = await paymentResponseOf(finality, row);
     await send(
       ctx,
       200,
       `Payment ${id}`,
-      views.resourcePage(`Payment ${id}`, view, await timelineOf(prisma, app, id)),
+      views.resourcePage(`Payment ${id}`, view, await timelineOf(prisma, app, id), view.payment.finality),
       '/dashboard/payments',
     );
   });
@@ -70,12 +72,12 @@ export function registerReadPages(router: DashboardRouter, kit: DashboardKit): v
   router.get('/deposits/:id', signedIn, async (ctx) => {
     const app = await dashboardApp(prisma, member(ctx).appId);
     const id = String(ctx.params.id).slice(0, 64);
-    const view = await depositOf(prisma, app, id);
+    const view = await depositOf(finality, app, id);
     await send(
       ctx,
       200,
       `Deposit ${id}`,
-      views.resourcePage(`Deposit ${id}`, { deposit: view }, await timelineOf(prisma, app, id)),
+      views.resourcePage(`Deposit ${id}`, { deposit: view }, await timelineOf(prisma, app, id), view.finality),
       '/dashboard/deposits',
     );
   });

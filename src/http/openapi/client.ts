@@ -13,7 +13,7 @@ import {
   checkoutExample,
   fundingOperationExample,
   nextActionExample,
-  paymentExample,
+  paidPaymentExample,
   vaultOptionExample,
 } from './examples';
 import { operation, type OpenApiPaths } from './operation';
@@ -89,7 +89,7 @@ export const clientPaths: OpenApiPaths = {
         200: {
           description: 'The Payment as it stands: the transfer is handed to the Payment, which moves on once it is confirmed.',
           schema: ZClientConfirmResponse,
-          example: { payment: paymentExample, checkout: checkoutExample, nextAction: nextActionExample },
+          example: { payment: paidPaymentExample, checkout: checkoutExample, nextAction: nextActionExample },
         },
       },
       errors: [409, 422, 424, 502],

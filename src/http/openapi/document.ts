@@ -17,6 +17,7 @@ import { transactionPaths } from './transactions';
 import { vaultPaths } from './vaults';
 import { ZAccountBundle } from '../../domain/accounts/account.schemas';
 import { ZBankAccount } from '../../domain/bank-accounts/bank-account.schemas';
+import { ZFinality } from '../../domain/chain/finality.schemas';
 import { ZDeposit, ZDepositAddress } from '../../domain/deposits/deposit.schemas';
 import { ZEvent } from '../../domain/event-log/event-log.schemas';
 import { ZTransaction } from '../../domain/ledger/transactions.schemas';
@@ -40,6 +41,7 @@ const SCHEMAS = {
   Transaction: ZTransaction,
   DepositAddress: ZDepositAddress,
   Deposit: ZDeposit,
+  Finality: ZFinality,
   Vault: ZVault,
   VaultPolicy: ZVaultPolicy,
   BankAccount: ZBankAccount,

@@ -110,6 +110,30 @@ export const paymentExample = {
   },
   createdAt: AT,
   updatedAt: AT,
+  // Nothing on chain yet; once paid, one entry per incoming transfer and per settlement leg.
+  finality: { transfers: [], settlement: [] },
+};
+
+/**
+ * A Payment whose payer's transfer was just handed over (a client's confirm): not read on chain yet, so
+ * no block and no confirmation; the scanner's next read fills them in.
+ */
+export const paidPaymentExample = {
+  ...paymentExample,
+  finality: {
+    transfers: [
+      {
+        chainId: CHAIN_ID,
+        transactionHash: TX_HASH,
+        blockNumber: null,
+        confirmations: 0,
+        confirmationsRequired: 2,
+        finalized: false,
+        estimatedFinalAt: null,
+      },
+    ],
+    settlement: [],
+  },
 };
 
 export const nextActionExample = { id: 'action_5Tz1', type: 'transaction', expiresAt: LATER, depositInstructions };
@@ -214,6 +238,7 @@ export const fundReturnExample = {
   createdAt: AT,
   broadcastAt: null,
   confirmedAt: null,
+  finality: { transfers: [], settlement: [] },
 };
 
 export const depositAddressExample = {

@@ -12,6 +12,7 @@ import { ApiError, notFound } from '../../domain/requests/errors';
 import { parseInput } from '../../domain/requests/validation';
 import { ZPaymentId } from '../../domain/payments/payment.schemas';
 import { toCheckoutPage } from '../../domain/checkout/checkout-view';
+import { finalityOfOne } from '../../domain/chain/finality';
 import { ZCheckoutSessionRequest, type TCheckoutPage } from '../../domain/checkout/checkout-view.schemas';
 import { assertCsrf, openCheckoutSession, readCheckoutSession, type CheckoutSession } from '../../domain/checkout/checkout-session';
 import { checkoutVault, payFromVault } from '../../domain/checkout/checkout-vault';
@@ -214,7 +215,8 @@ async function loadPage(deps: CheckoutRouteDeps, paymentId: string, now: Date): 
   const network = Object.values(deps.environments.environments)
     .flatMap((env) => env.networks)
     .find((n) => n.chainId === p.chainId);
-  return toCheckoutPage(p, { name: network?.name ?? network?.code ?? `Chain ${p.chainId}` }, now);
+  const finality = await finalityOfOne(deps, { kind: 'payment', id: p.id }, now);
+  return toCheckoutPage(p, { name: network?.name ?? network?.code ?? `Chain ${p.chainId}` }, now, finality);
 }
 
 /** The payer's session of this Payment, from its cookie: unauthorized without one. */

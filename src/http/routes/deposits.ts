@@ -60,11 +60,11 @@ export function registerDepositRoutes(router: ApiRouter, deps: DepositRouteDeps)
   router.get('/v2/accounts/:accountId/deposits', ...access, async (ctx) => {
     const { accountId } = parseInput(ZAccountPath, ctx.params, 'path');
     const query = parseInput(ZListDepositsQuery, ctx.query, 'query');
-    ctx.body = await listDeposits(prisma, requireApp(ctx), accountId, query, deps.cursors);
+    ctx.body = await listDeposits(deps, requireApp(ctx), accountId, query, deps.cursors);
   });
 
   router.get('/v2/accounts/:accountId/deposits/:depositId', ...access, async (ctx) => {
     const { accountId, depositId } = parseInput(ZDepositPath, ctx.params, 'path');
-    ctx.body = await getDeposit(prisma, requireApp(ctx), accountId, depositId);
+    ctx.body = await getDeposit(deps, requireApp(ctx), accountId, depositId);
   });
 }

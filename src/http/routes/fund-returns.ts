@@ -1,3 +1,4 @@
+import type { TEnvironments } from '../../config/environments';
 import type Koa from 'koa';
 import { z } from 'zod';
 import type { Database } from '../../db/client';
@@ -22,6 +23,8 @@ export interface FundReturnRouteDeps {
   custody: AddressBook;
   chains: ChainRegistry;
   engine: Pick<FundReturnEngine, 'startFundReturn'>;
+  /** The networks' settings, for each return's finality (absent: none is shown). */
+  environments?: TEnvironments;
 }
 
 const ZPaymentPath = z.object({ paymentId: ZPaymentId });
@@ -50,7 +53,7 @@ export function registerFundReturnRoutes(router: ApiRouter, deps: FundReturnRout
 
   router.get('/v2/payments/:paymentId/refunds', ...access, async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
-    ctx.body = await listFundReturns(deps.prisma, requireApp(ctx).id, paymentId, 'refund');
+    ctx.body = await listFundReturns(deps, requireApp(ctx).id, paymentId, 'refund');
   });
 
   router.post('/v2/payments/:paymentId/incident-recoveries', ...access, idempotent(deps.idempotency, { required: true }), async (ctx) => {
@@ -63,7 +66,7 @@ export function registerFundReturnRoutes(router: ApiRouter, deps: FundReturnRout
 
   router.get('/v2/payments/:paymentId/incident-recoveries', ...access, async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
-    ctx.body = await listFundReturns(deps.prisma, requireApp(ctx).id, paymentId, 'incident_recovery');
+    ctx.body = await listFundReturns(deps, requireApp(ctx).id, paymentId, 'incident_recovery');
   });
 
   router.get('/v2/payments/:paymentId/incidents', ...access, async (ctx) => {

@@ -6,7 +6,8 @@ import type { TEnvironments } from '../../config/environments';
 import type { AddressBook } from '../../custody';
 import type { PaymentEngine } from '../../domain/engine/pure/engine';
 import { createPayment } from '../../domain/payments/create-payment';
-import { cancelPayment, listPayments, loadPayment, paymentResponse } from '../../domain/payments/payments';
+import { cancelPayment, listPayments, loadPayment, paymentResponse, paymentResponseOf } from '../../domain/payments/payments';
+import { NO_FINALITY } from '../../domain/chain/finality.schemas';
 import { ZCancelPayment, ZCreatePayment, ZListPaymentsQuery, ZPaymentId } from '../../domain/payments/payment.schemas';
 import { checkoutSecretSealing, toCheckout } from '../../domain/payments/payment-view';
 import { requireAccess } from '../middleware/modules';
@@ -51,23 +52,24 @@ export function registerPaymentRoutes(router: ApiRouter, deps: PaymentRouteDeps)
       bodyHash,
     });
     ctx.status = 201;
-    ctx.body = { ...paymentResponse(row), checkout: toCheckout(row, deps.serviceSecret, deps.publicBaseUrl) };
+    // Just created: nothing on chain yet.
+    ctx.body = { ...paymentResponse(row, NO_FINALITY), checkout: toCheckout(row, deps.serviceSecret, deps.publicBaseUrl) };
   });
 
   router.get('/v2/payments', ...access, async (ctx) => {
     const query = parseInput(ZListPaymentsQuery, ctx.query, 'query');
-    ctx.body = await listPayments(prisma, requireApp(ctx), query, deps.cursors);
+    ctx.body = await listPayments(deps, requireApp(ctx), query, deps.cursors);
   });
 
   router.get('/v2/payments/:paymentId', ...access, async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
-    ctx.body = paymentResponse(await loadPayment(prisma, requireApp(ctx).id, paymentId));
+    ctx.body = await paymentResponseOf(deps, await loadPayment(prisma, requireApp(ctx).id, paymentId));
   });
 
   router.post('/v2/payments/:paymentId/cancel', ...access, idempotent(deps.idempotency, { required: false }), async (ctx) => {
     const { paymentId } = parseInput(ZPaymentPath, ctx.params, 'path');
     const input = parseInput(ZCancelPayment, ctx.state.body, 'body');
     const row = await cancelPayment(prisma, deps.engine, requireApp(ctx), paymentId, input);
-    ctx.body = paymentResponse(row);
+    ctx.body = await paymentResponseOf(deps, row);
   });
 }

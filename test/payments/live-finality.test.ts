@@ -1,0 +1,91 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Address, Hash } from 'viem';
+import { createChainFaults } from '../../src/chain/chain-faults';
+import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
+import type { TTransactionFinality } from '../../src/domain/chain/finality.schemas';
+import { call } from '../support/api-client';
+import { eventually, mine, newPayer, pokeScanner, receiptOf, withMiningPaused } from '../support/chain';
+import { createPayment, newMerchant, type Merchant } from '../support/fixtures';
+import { getHarness } from '../support/harness';
+import { until } from '../support/until';
+
+const USDC = 1_000_000n;
+
+async function readPayment(m: Merchant, paymentId: string) {
+  const res = await call(`/v2/payments/${paymentId}`, { credential: m.cred });
+  assert.equal(res.status, 200);
+  return res.body.payment;
+}
+
+/** The transfer's finality once GET /v2/payments/{id} answers it with these confirmations (the scanner reads blocks when poked). */
+function transferAt(m: Merchant, paymentId: string, txHash: string, confirmations: number): Promise<TTransactionFinality> {
+  return until(
+    async (saw) => {
+      const finality = (await readPayment(m, paymentId)).finality as { transfers: TTransactionFinality[] };
+      const t = finality.transfers.find((x) => x.transactionHash === txHash.toLowerCase());
+      saw(finality);
+      return t?.confirmations === confirmations ? t : undefined;
+    },
+    `the payer's transfer at ${confirmations} confirmation(s)`,
+    60_000,
+  );
+}
+
+describe("A Payment's live finality (GET /v2/payments/{id})", () => {
+  test('counts up one confirmation per block the scanner reads, is final at the depth, moves back on a reorg, and follows the settlement legs', async () => {
+    const h = await getHarness();
+    const required = h.chain.chains.network(h.chainId).confirmations;
+    const chain = h.chain.chains.get(h.chainId);
+    const m = await newMerchant();
+    const created = (await createPayment(m, { amount: '3' })).body.payment;
+    assert.deepEqual(created.finality, { transfers: [], settlement: [] }, 'nothing on chain yet');
+    const payer = await newPayer(3n * USDC);
+    const escrow = created.funding.depositAddress.address as Address;
+
+    await withMiningPaused(async () => {
+      const funding = await chain.signTokenTransfer({ from: payer, token: SANDBOX_TOKEN_ADDRESS, to: escrow, amountAtomic: 3n * USDC });
+      await chain.broadcast(funding);
+      await mine(1);
+      const mined = Number(BigInt((await receiptOf(funding.txHash)).blockNumber));
+      await pokeScanner();
+
+      // Block by block: one confirmation each, final at the network's depth, the estimate gone with it.
+      const depth = required + 2;
+      for (let n = 1; n <= depth; n += 1) {
+        if (n > 1) {
+          await mine(1);
+          await pokeScanner();
+        }
+        const t = await transferAt(m, created.id, funding.txHash, n);
+        assert.deepEqual(
+          [t.chainId, t.blockNumber, t.confirmationsRequired, t.finalized, t.estimatedFinalAt === null],
+          [h.chainId, mined, required, n >= required, n >= required],
+          `after ${n} block(s)`,
+        );
+        if (t.estimatedFinalAt !== null) assert.ok(Date.parse(t.estimatedFinalAt) > 0);
+      }
+
+      // A reorg mines the transfer one block later: the scanner reads the new chain and it counts one fewer.
+      const faults = createChainFaults(h.rpcUrl);
+      await faults.remine(funding.txHash as Hash, { blocksLater: 1 });
+      await pokeScanner();
+      const moved = await transferAt(m, created.id, funding.txHash, depth - 1);
+      assert.equal(moved.blockNumber, mined + 1, 'read in its new block');
+      assert.equal(moved.finalized, depth - 1 >= required);
+
+      // The settlement the Payment sent meanwhile: each leg counts up as the blocks come.
+      const legs = await eventually(
+        async (saw) => {
+          const finality = (await readPayment(m, created.id)).finality as { settlement: Array<TTransactionFinality & { leg: string }> };
+          saw(finality.settlement);
+          return finality.settlement.length === 3 && finality.settlement.every((l) => l.finalized) ? finality.settlement : undefined;
+        },
+        'every settlement leg final',
+        { timeoutMs: 90_000 },
+      );
+      assert.deepEqual(legs.map((l) => l.leg).sort(), ['net', 'partner_fee', 'platform_fee']);
+      for (const l of legs) assert.ok(l.blockNumber !== null && l.confirmations >= required && l.estimatedFinalAt === null);
+    });
+  });
+});

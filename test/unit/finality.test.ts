@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import { confirmationsAt, finalityOf, type FinalitySubject, type ScannedHead } from '../../src/domain/chain/pure/finality';
+import { nextBlockTimeMs } from '../../src/domain/chain/pure/block-time';
+
+const NOW = new Date('2026-09-09T12:00:00.000Z');
+const block = fc.bigInt({ min: 0n, max: 10_000_000n });
+const network = fc.record({ confirmations: fc.integer({ min: 1, max: 500 }), blockTimeMs: fc.integer({ min: 1, max: 60_000 }) });
+const head = fc.record({
+  block: fc.option(block, { nil: null }),
+  at: fc.option(fc.date({ min: new Date('2026-09-09T11:00:00Z'), max: new Date('2026-09-09T13:00:00Z'), noInvalidDate: true }), {
+    nil: null,
+  }),
+  blockTimeMs: fc.option(fc.integer({ min: 0, max: 60_000 }), { nil: null }),
+});
+const subject = fc.record({
+  chainId: fc.constant(31337),
+  transactionHash: fc.constant(`0x${'ab'.repeat(32)}`),
+  blockNumber: fc.option(block, { nil: null }),
+});
+
+describe('Live finality (finalityOf)', () => {
+  test('property: confirmations are never negative, and finalized exactly when they reach the depth', () => {
+    fc.assert(
+      fc.property(subject, head, network, (s: FinalitySubject, h: ScannedHead, n) => {
+        const f = finalityOf(s, h, n, NOW);
+        assert.ok(f.confirmations >= 0);
+        assert.equal(f.finalized, f.confirmations >= n.confirmations);
+        assert.equal(f.confirmationsRequired, n.confirmations);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  test('property: confirmations never fall as the head rises, and a lower head (a reorg moved the scanner back) never counts more', () => {
+    fc.assert(
+      fc.property(fc.option(block, { nil: null }), block, fc.bigInt({ min: 0n, max: 1000n }), (mined, h, up) => {
+        assert.ok(confirmationsAt(mined, h + up) >= confirmationsAt(mined, h));
+        // Once mined and read, each block more is one confirmation more.
+        if (mined !== null && h >= mined) assert.equal(confirmationsAt(mined, h + 1n), confirmationsAt(mined, h) + 1);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  test('property: a transfer a reorg moved to a later block, or took off the chain, counts fewer confirmations at the same head', () => {
+    fc.assert(
+      fc.property(block, fc.bigInt({ min: 1n, max: 1000n }), fc.bigInt({ min: 0n, max: 1000n }), (mined, later, above) => {
+        const h = mined + later + above;
+        const before = confirmationsAt(mined, h);
+        assert.ok(confirmationsAt(mined + later, h) < before, 'moved to a later block');
+        assert.equal(confirmationsAt(null, h), 0, 'taken off the chain');
+        assert.ok(before > 0);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  test('the estimate counts the missing blocks from the head block at the measured block time, never before now, and is null once final or when not mined', () => {
+    const n = { confirmations: 5, blockTimeMs: 12_000 };
+    const at = new Date(NOW.getTime() - 1000);
+    const mined = { chainId: 1, transactionHash: '0x01', blockNumber: 100n };
+    const f = finalityOf(mined, { block: 101n, at, blockTimeMs: 2000 }, n, NOW);
+    assert.deepEqual([f.blockNumber, f.confirmations, f.finalized], [100, 2, false]);
+    assert.equal(f.estimatedFinalAt, new Date(at.getTime() + 3 * 2000).toISOString(), 'three blocks at the measured 2 s');
+    const unmeasured = finalityOf(mined, { block: 101n, at: null, blockTimeMs: null }, n, NOW);
+    assert.equal(unmeasured.estimatedFinalAt, new Date(NOW.getTime() + 3 * 12_000).toISOString(), 'the configured block time from now');
+    const stale = finalityOf(mined, { block: 101n, at: new Date(NOW.getTime() - 3_600_000), blockTimeMs: 2000 }, n, NOW);
+    assert.equal(stale.estimatedFinalAt, NOW.toISOString(), 'a scanner behind: any moment now, never in the past');
+    assert.equal(finalityOf(mined, { block: 104n, at, blockTimeMs: 2000 }, n, NOW).estimatedFinalAt, null, 'final');
+    const pending = finalityOf({ ...mined, blockNumber: null }, { block: 104n, at, blockTimeMs: 2000 }, n, NOW);
+    assert.deepEqual([pending.blockNumber, pending.confirmations, pending.finalized, pending.estimatedFinalAt], [null, 0, false, null]);
+    assert.equal(
+      finalityOf(mined, { block: null, at: null, blockTimeMs: null }, n, NOW).confirmations,
+      0,
+      'the scanner has read nothing yet',
+    );
+  });
+});
+
+describe('The measured block time (nextBlockTimeMs)', () => {
+  const t = (s: number) => new Date(NOW.getTime() + s * 1000);
+
+  test('a scan forward from a head of known time measures; a first measure is taken whole, later ones move the average by the blocks they cover', () => {
+    assert.equal(
+      nextBlockTimeMs({ nextFromBlock: 11n, headBlockAt: t(0), blockTimeMs: null }, { nextFromBlock: 16n, headBlockAt: t(10) }),
+      2000,
+    );
+    assert.equal(
+      nextBlockTimeMs({ nextFromBlock: 11n, headBlockAt: t(0), blockTimeMs: 2000 }, { nextFromBlock: 12n, headBlockAt: t(12) }),
+      2500,
+    );
+    assert.equal(
+      nextBlockTimeMs({ nextFromBlock: 11n, headBlockAt: t(0), blockTimeMs: 2000 }, { nextFromBlock: 31n, headBlockAt: t(240) }),
+      12_000,
+    );
+  });
+
+  test('property: nothing measured without a forward scan from a known time; the average stays within its samples', () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 0n, max: 1000n }),
+        fc.bigInt({ min: -5n, max: 600n }),
+        fc.option(fc.integer({ min: 0, max: 60_000 }), { nil: null }),
+        fc.integer({ min: 0, max: 3_600 }),
+        fc.boolean(),
+        (from, step, kept, seconds, known) => {
+          const previous = { nextFromBlock: from, headBlockAt: known ? t(0) : null, blockTimeMs: kept };
+          const next = { nextFromBlock: from + step, headBlockAt: t(seconds) };
+          const measured = nextBlockTimeMs(previous, next);
+          if (step <= 0n || !known) return assert.equal(measured, kept);
+          const sample = (seconds * 1000) / Number(step);
+          const lo = Math.min(sample, kept ?? sample);
+          const hi = Math.max(sample, kept ?? sample);
+          assert.ok(measured !== null && measured >= Math.floor(lo) && measured <= Math.ceil(hi), `${measured} in [${lo}, ${hi}]`);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+});
