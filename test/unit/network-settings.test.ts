@@ -64,6 +64,7 @@ describe('environments enable catalog networks by code', () => {
       rpcUrl: 'https://a.example',
       fallbackRpcUrls: ['https://b.example'],
       confirmations: 270,
+      blockTimeMs: 2000,
       defaultAsset: 'USDC',
       assets: [
         {

@@ -91,7 +91,10 @@ function addTextRule(node: unknown): void {
  * responses', left alone). Done on the built document, not per zod schema: a component rendered for
  * both requests and responses would otherwise split in two.
  */
-export function withTextRule<D extends { paths?: Record<string, unknown> }>(doc: D): D {
+export function withTextRule<D extends { paths?: Record<string, unknown> }>(built: D): D {
+  // A copy: the document's schemas share objects with what other routes serve (a country's bank
+  // account schema, published by the requirements endpoint as it is).
+  const doc = structuredClone(built);
   for (const item of Object.values(doc.paths ?? {})) {
     for (const op of Object.values(item as Record<string, { requestBody?: unknown; parameters?: unknown }>)) {
       addTextRule(op.requestBody);
