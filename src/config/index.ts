@@ -43,11 +43,11 @@ const ZEnv = z.object({
   /**
    * The API's admission gate for writes (src/http/middleware/admission.ts): how many run at once (at
    * most; fewer while the adaptive limit sees them queue), how many wait and for how long; beyond, 503
-   * at once. Unset: twice the API's pool, as many waiting, for 100 ms.
+   * at once. Unset: twice the API's pool, as many waiting, for 20 ms.
    */
   API_MAX_IN_FLIGHT_WRITES: z.coerce.number().int().min(1).optional(),
   API_MAX_QUEUED_WRITES: z.coerce.number().int().min(0).optional(),
-  API_QUEUED_WRITE_WAIT_MS: z.coerce.number().int().min(1).default(100),
+  API_QUEUED_WRITE_WAIT_MS: z.coerce.number().int().min(1).default(20),
   API_ADAPTIVE_WRITE_LIMIT: ZFlag.default(true),
   WORKER_DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
   WORKER_DATABASE_POOL_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
@@ -391,7 +391,7 @@ function parseEnv(raw: NodeJS.ProcessEnv, readSecretFile?: ReadSecretFile): { e:
  */
 export function defaultAdmission(
   apiPoolMax: number,
-  maxQueueWaitMs = 100,
+  maxQueueWaitMs = 20,
   adaptive = true,
 ): NonNullable<ServiceConfig['http']['admission']> {
   return {
