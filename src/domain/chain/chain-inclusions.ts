@@ -33,21 +33,3 @@ export async function recordInclusions(
 export async function forgetInclusionsFrom(prisma: PrismaClient, chainId: number, fromBlock: bigint): Promise<void> {
   await prisma.$executeRaw`DELETE FROM chain_inclusions WHERE chain_id = ${chainId} AND block_number >= ${fromBlock}`;
 }
-
-/** Where each of these transactions was last read mined on `chainId`'s network (absent: not mined, or not read yet). */
-export async function inclusionsOf(prisma: PrismaClient, keys: Array<{ chainId: number; txHash: string }>): Promise<Map<string, bigint>> {
-  if (keys.length === 0) return new Map();
-  const rows = await prisma.chainInclusion.findMany({
-    where: { OR: [...groupByChain(keys)].map(([chainId, txHashes]) => ({ chainId, txHash: { in: txHashes } })) },
-    select: { chainId: true, txHash: true, blockNumber: true },
-  });
-  return new Map(rows.map((r) => [inclusionKey(r.chainId, r.txHash), r.blockNumber]));
-}
-
-export const inclusionKey = (chainId: number, txHash: string) => `${chainId}:${txHash.toLowerCase()}`;
-
-function groupByChain(keys: Array<{ chainId: number; txHash: string }>): Map<number, string[]> {
-  const byChain = new Map<number, string[]>();
-  for (const k of keys) byChain.set(k.chainId, [...(byChain.get(k.chainId) ?? []), k.txHash.toLowerCase()]);
-  return byChain;
-}

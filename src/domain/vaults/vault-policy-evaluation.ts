@@ -40,8 +40,8 @@ function assertSpendIsPayment(p: PaymentRow, input: TEvaluateVaultPolicy, amount
 }
 
 /** The spend the request describes: the Payment's own when it names one (as authorize would weigh it). */
-async function spendOf(deps: VaultFundingDeps, app: AuthenticatedApp, env: TEnvironmentConfig, input: TEvaluateVaultPolicy) {
-  const asset = assetOf(availableVaultsSetup(env), input);
+async function spendOf(deps: VaultFundingDeps, app: AuthenticatedApp, setup: VaultsSetup, input: TEvaluateVaultPolicy) {
+  const asset = assetOf(setup, input);
   const amountAtomic = amountAtomicOf(input.amount, asset.decimals);
   const recipient = await deps.prisma.account.findFirst({
     where: { id: input.destination.accountId, appId: app.id },
@@ -97,7 +97,7 @@ export async function evaluateVaultPolicy(
   const setup = availableVaultsSetup(env);
   const vault = await deps.prisma.vault.findFirst({ where: { id: vaultId, appId: app.id } });
   if (!vault) throw notFound('Vault');
-  const { asset, spend } = await spendOf(deps, app, env, input);
+  const { asset, spend } = await spendOf(deps, app, setup, input);
   const reading = await readSpendFacts(deps.prisma, deps.chains, vault, spend, now);
   const rules = fundingRules(reading.facts);
   const decision = decisionOf(rules);
