@@ -54,6 +54,7 @@ import { holdingDataErrors } from './data-hold';
 import { SINGLE_ATTEMPT, UNTIL_DONE } from './retry-profiles';
 import { settleOnce } from './settle';
 import { shortSteps, type ShortSteps } from './short-steps';
+import { sandboxClock } from './sandbox-clock';
 import { blockWaiter, runIsLong, wakeOn } from './wait';
 
 // A provider's payout calls: activity tasks whatever the run (shortSteps is for the database and the chain).
@@ -64,7 +65,9 @@ type Command =
   | { type: 'transfer'; transfer: TransferSeen }
   | { type: 'payout'; update: PayoutUpdateSeen }
   | { type: 'resolve'; resolution: ResolutionRequest }
-  | { type: 'cancel'; id: number; request: CancelRequest };
+  | { type: 'cancel'; id: number; request: CancelRequest }
+  // The sandbox clock moved: nothing to do but decide again (a timer may now be due).
+  | { type: 'clock' };
 
 const nowIso = () => new Date(Date.now()).toISOString();
 
@@ -83,13 +86,14 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
   setHandler(transferDetectedSignal, (transfer) => void queue.push({ type: 'transfer', transfer }));
   setHandler(resolveSignal, (resolution) => void queue.push({ type: 'resolve', resolution }));
   setHandler(payoutUpdatedSignal, (update) => void queue.push({ type: 'payout', update }));
-  const run = new PaymentRun(input, state, queue, blockWaiter(), steps, patched);
+  const clock = sandboxClock(input.carried?.clockAdvancedSeconds ?? 0, () => void queue.push({ type: 'clock' }));
+  const run = new PaymentRun(input, state, queue, blockWaiter(), steps, patched, clock.nowMs);
   setHandler(cancelUpdate, (request) => run.cancel(request));
 
   for (;;) {
     const step = nextStep(run.state, {
       queued: queue.length,
-      nowMs: Date.now(),
+      nowMs: clock.nowMs(),
       expiresAtMs: run.expiresAtMs,
       chainReadThroughExpiry: run.expiryRead.read,
       runIsLong: runIsLong(input.settlement.maxRunEvents),
@@ -100,7 +104,11 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
       await continueAsNew<typeof paymentWorkflow>({
         ...input,
         resume: undefined,
-        carried: { state: toCarriedState(run.state), expiresAtMs: run.expiresAtMs },
+        carried: {
+          state: toCarriedState(run.state),
+          expiresAtMs: run.expiresAtMs,
+          ...(clock.advancedSeconds > 0 ? { clockAdvancedSeconds: clock.advancedSeconds } : {}),
+        },
       });
     }
     await run.perform(step);
@@ -161,6 +169,8 @@ class PaymentRun {
     private readonly steps: ShortSteps<PaymentActivities>,
     /** Runs under the short-steps patch: a settlement's first check waits for a block. */
     private readonly shortStepsPatched: boolean,
+    /** The Payment's clock for its deadlines (its quote's): the workflow clock unless a sandbox app moved it. */
+    private readonly clockNowMs: () => number,
   ) {
     const { settlement } = input;
     this.schedule = { firstMs: settlement.confirmationPollSeconds * 1000, maxMs: settlement.maxPollSeconds * 1000, fastRounds: 150 };
@@ -240,7 +250,7 @@ class PaymentRun {
       await this.apply(onPayoutUpdate(this.state, cmd.update, nowIso()));
     } else if (cmd.type === 'cancel') {
       await this.takeCancel(cmd);
-    } else {
+    } else if (cmd.type === 'resolve') {
       await this.takeResolution(cmd.resolution);
     }
   }
@@ -304,7 +314,7 @@ class PaymentRun {
       confirmations: input.confirmations,
       transfers: unresolvedTransfers(this.state).map((t) => t.key),
     });
-    const verified = onTransfersVerified(this.state, results, nowIso());
+    const verified = onTransfersVerified(this.state, results, nowIso(), new Date(this.clockNowMs()).toISOString());
     if (verified) this.verifyRound = 0;
     await this.apply(verified);
   }

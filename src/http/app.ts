@@ -27,6 +27,7 @@ import { registerHealthRoutes, type HealthProbe } from './routes/health';
 import { registerPartnerConfigRoutes } from './routes/partner-config';
 import { registerTransactionRoutes } from './routes/transactions';
 import { registerIdempotencyKeyRoutes } from './routes/idempotency-keys';
+import { registerSandboxRoutes } from './routes/sandbox';
 import { registerEventRoutes } from './routes/events';
 import { registerPaymentRoutes } from './routes/payments';
 import { registerPublicPaymentRoutes } from './routes/public-payments';
@@ -67,7 +68,7 @@ export interface ApiDeps {
   credentials?: AppCredentialCache;
   temporalHealth: HealthProbe;
   /** The workflow engine (src/temporal/gateway.ts). Optional only for tests of the HTTP layer alone. */
-  engine?: Pick<PaymentEngine, 'startPayment' | 'cancelPayment'> & Pick<WebhookEngine, 'kickWebhookDispatcher'>;
+  engine?: Pick<PaymentEngine, 'startPayment' | 'cancelPayment' | 'advancePaymentClock'> & Pick<WebhookEngine, 'kickWebhookDispatcher'>;
   /** Derives escrow and deposit addresses, and tells the service's own addresses from others. */
   custody: AddressBook;
   /** Chain clients (vault balances, client confirms); default: one per configured network of `environments`. */
@@ -283,6 +284,7 @@ export function createApi(deps: ApiDeps): Koa<ApiState> {
       cursors: shared.cursors,
       offramp: deps.offramp,
     });
+    registerSandboxRoutes(partner, { prisma: db.prisma, idempotency, engine: deps.engine, chains });
   }
   if (deps.returns)
     registerFundReturnRoutes(partner, {

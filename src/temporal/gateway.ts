@@ -28,6 +28,7 @@ import type {
   PaymentStart,
   TransferSeen,
   PayoutUpdateSeen,
+  ClockAdvance,
   WebhookDeliveryStart,
   WebhookEngine,
   VaultFundingEngine,
@@ -62,6 +63,7 @@ import {
   paymentWorkflowId,
   paymentWorkflowInput,
   resolveSignal,
+  advanceClockSignal,
   transferDetectedSignal,
   payoutUpdatedSignal,
 } from '../../workflows/contracts/payment';
@@ -331,6 +333,10 @@ export function createTemporalGateway(client: Client, opts: GatewayOptions): Tem
 
     async transferSeen(payment: PaymentStart, confirmations: number, transfer: TransferSeen) {
       await signalPayment(payment, confirmations, transferDetectedSignal, transfer);
+    },
+
+    async advancePaymentClock(payment: PaymentStart, confirmations: number, advance: ClockAdvance) {
+      await signalPayment(payment, confirmations, advanceClockSignal, advance);
     },
 
     async payoutUpdated(payment: PaymentStart, confirmations: number, update: PayoutUpdateSeen) {

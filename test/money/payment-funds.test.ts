@@ -164,6 +164,7 @@ describe('Every unit that reaches an escrow is accounted for', () => {
             throw new Error('Temporal is unavailable');
           },
           cancelPayment: async () => ({ outcome: 'closed' as const }),
+          advancePaymentClock: async () => undefined,
           kickWebhookDispatcher: async () => undefined,
         },
       }),

@@ -1,9 +1,9 @@
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { CancelRequest, PaymentStart, PayoutUpdateSeen, TransferSeen } from '../../src/domain/engine/pure/engine';
+import type { CancelRequest, ClockAdvance, PaymentStart, PayoutUpdateSeen, TransferSeen } from '../../src/domain/engine/pure/engine';
 import type { ResolutionRequest } from '../../src/domain/operators/pure/operator-resolution';
 import type { CarriedPaymentState } from '../../src/domain/payments/pure/payment-serde';
 
-export type { CancelRequest, PaymentStart, PayoutUpdateSeen, TransferSeen };
+export type { CancelRequest, ClockAdvance, PaymentStart, PayoutUpdateSeen, TransferSeen };
 
 /** The PaymentWorkflow's contract: its name, id, input, messages and failure types. */
 export const PAYMENT_WORKFLOW = 'paymentWorkflow';
@@ -68,8 +68,11 @@ export interface PaymentWorkflowInput {
   payout?: { quoteExpiresInSeconds: number };
   /** Set when the run starts again for a finished Payment (a late transfer): its state is loaded. */
   resume?: boolean;
-  /** The state carried across continue-as-new, and where expiry stands on the workflow clock. */
-  carried?: { state: CarriedPaymentState; expiresAtMs: number };
+  /**
+   * The state carried across continue-as-new, where expiry stands on the workflow clock, and how far a
+   * sandbox app moved the Payment's clock (absent: not moved).
+   */
+  carried?: { state: CarriedPaymentState; expiresAtMs: number; clockAdvancedSeconds?: number };
 }
 
 export function paymentWorkflowInput(p: PaymentStart, confirmations: number, opts: { resume?: boolean } = {}): PaymentWorkflowInput {
@@ -104,6 +107,12 @@ export const transferDetectedSignal = defineSignal<[TransferSeen]>('transferDete
 export const payoutUpdatedSignal = defineSignal<[PayoutUpdateSeen]>('payoutUpdated');
 /** An operator's release of a requires_intervention hold. */
 export const resolveSignal = defineSignal<[ResolutionRequest]>('resolve');
+/**
+ * A sandbox app moved the Payment's clock: `advancedSeconds` is where it now stands (the sum of every
+ * move), so a repeated or reordered signal moves it no further. Its timers then decide as they would
+ * have that much later.
+ */
+export const advanceClockSignal = defineSignal<[ClockAdvance]>('advanceClock');
 /** The workflow decides against its own state, so a cancel can't race a transfer not yet recorded. */
 export const cancelUpdate = defineUpdate<CancelResult, [CancelRequest]>('cancel');
 

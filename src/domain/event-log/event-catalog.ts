@@ -71,13 +71,15 @@ export const EVENT_GROUPS = [
     label: 'Smart wallets',
     events: ['smart_wallet.active', 'smart_wallet.deployment_failed', 'smart_wallet.requires_intervention'],
   },
+  // Not in the spec's catalog: a sandbox app moved a resource's clock (docs/decisions/sandbox-clock.md).
+  { id: 'sandbox', label: 'Sandbox', events: ['sandbox.clock_advanced'] },
 ] as const;
 
 export type EventName = (typeof EVENT_GROUPS)[number]['events'][number];
 
 export const EVENT_NAMES: readonly EventName[] = EVENT_GROUPS.flatMap((g) => [...g.events]);
 
-const NOT_RECOMMENDED_GROUPS = new Set(['kyc', 'vaults', 'smart_wallets']);
+const NOT_RECOMMENDED_GROUPS = new Set(['kyc', 'vaults', 'smart_wallets', 'sandbox']);
 const NOT_RECOMMENDED_EVENTS = new Set(['payment.created', 'payment.requires_action', 'deposit.failed', 'compliance.submitted']);
 
 /** The spec's recommended subset: everything except the listed events and groups. */

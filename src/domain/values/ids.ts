@@ -45,6 +45,8 @@ export const ID_PREFIXES = {
   partnerSession: 'psess_',
   partnerAction: 'pact_',
   requestLogEntry: 'reqlog_',
+  // Not shown in the spec (docs/decisions/sandbox-clock.md).
+  sandboxClockMove: 'clock_move_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -6,6 +6,7 @@ import { ApiError, UpstreamFailure } from '../requests/errors';
 import { newId } from '../values/ids';
 import { hmacHex, safeEqual } from '../../platform/secrets';
 import { writeVaultAudit } from './vault-audit';
+import { clockNow } from '../sandbox/sandbox-clock';
 import { appActor, lockVault, requireVault } from './vaults';
 import { maskEmail } from './vault-view';
 import { anyKey, currentKey, type ServiceSecret } from '../keys/service-keys';
@@ -137,7 +138,9 @@ export async function verifyVaultApproval(deps: Omit<ApprovalDeps, 'mailer'>, ap
     const now = new Date();
     const row = await tx.vaultApprovalCode.findFirst({ where: { policyId: pending.id }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
     const expired = new ApiError('approval_code_expired', 'The code expired, was used, or ran out of attempts: request a new one');
-    if (!row || row.consumedAt || row.expiresAt <= now || row.attempts >= APPROVAL_MAX_ATTEMPTS) return { ok: false, error: expired };
+    // A sandbox app may have moved the approval's clock (sandbox-clock.ts): its codes expire on it.
+    const clock = await clockNow(tx, app, 'vault_policy_approval', pending.id, now);
+    if (!row || row.consumedAt || row.expiresAt <= clock || row.attempts >= APPROVAL_MAX_ATTEMPTS) return { ok: false, error: expired };
     if (!anyKey(deps.serviceSecret, (key) => safeEqual(codeHash(key, row.id, code), row.codeHash))) {
       const attempts = row.attempts + 1;
       await tx.vaultApprovalCode.update({ where: { id: row.id }, data: { attempts } });

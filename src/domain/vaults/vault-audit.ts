@@ -20,6 +20,7 @@ export const VAULT_AUDIT_EVENT_TYPES = [
   'vault.policy.approval_sent',
   'vault.policy.approval_failed',
   'vault.policy.approval_verified',
+  'vault.policy.approval_clock_advanced',
   'vault.policy_active',
   'vault.funding.authorized',
   'vault.funding.broadcast',

@@ -13,6 +13,7 @@ import { partnerConfigPaths } from './partner-config';
 import { paymentPaths } from './payments';
 import { providerCallbackPaths } from './provider-callbacks';
 import { requestRules, withTextRule, type OfferedValues } from './request-rules';
+import { sandboxPaths } from './sandbox';
 import { transactionPaths } from './transactions';
 import { vaultPaths } from './vaults';
 import { ZAccountBundle } from '../../domain/accounts/account.schemas';
@@ -87,6 +88,7 @@ const PARTNER_PATHS: readonly OpenApiPaths[] = [
   vaultPaths,
   bankAccountPaths,
   eventPaths,
+  sandboxPaths,
   providerCallbackPaths,
   publicPaymentPaths,
 ];

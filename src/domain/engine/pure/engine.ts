@@ -34,6 +34,11 @@ export interface TransferSeen {
   amountAtomic: string;
 }
 
+/** Where a sandbox app has moved a Payment's clock to: the sum of its moves, in seconds. */
+export interface ClockAdvance {
+  advancedSeconds: number;
+}
+
 export interface CancelRequest {
   reasonCode: string;
   reason: string | null;
@@ -68,6 +73,8 @@ export interface PaymentEngine {
   transferSeen(payment: PaymentStart, confirmations: number, transfer: TransferSeen): Promise<void>;
   /** Hands a provider payout update to a bank Payment's workflow, starting it again (from the stored Payment) when it has finished. */
   payoutUpdated(payment: PaymentStart, confirmations: number, update: PayoutUpdateSeen): Promise<void>;
+  /** Tells the Payment's workflow where its sandbox clock stands, starting it again when it has finished. */
+  advancePaymentClock(payment: PaymentStart, confirmations: number, advance: ClockAdvance): Promise<void>;
 }
 
 /** Who waits on the chain: a Payment (by id) or a deposit (by its workflow's id). */

@@ -229,6 +229,8 @@ export function onTransfersVerified(
   state: PaymentState,
   results: Array<{ key: string; outcome: 'confirmed' | 'dropped' | 'pending' }>,
   nowIso: string,
+  /** The Payment's own clock, which its quote lapses on (ahead of nowIso once a sandbox app moved it). */
+  clockIso: string = nowIso,
 ): Transition | null {
   const t = begin(state);
   let changed = false;
@@ -241,7 +243,7 @@ export function onTransfersVerified(
     t.transferStatuses.push({ key: r.key, status: r.outcome, role: tracked.role });
   }
   if (!changed) return null;
-  if (t.state.confirmedAtomic >= t.state.requiredAtomic && OPEN.has(t.state.status) && quoteLapsed(t.state, nowIso)) {
+  if (t.state.confirmedAtomic >= t.state.requiredAtomic && OPEN.has(t.state.status) && quoteLapsed(t.state, clockIso)) {
     // Funded on a lapsed quote: nothing leaves escrow (the quote can't be refreshed on this Payment).
     moveTo(t, 'failed', null);
     t.events.push('payment.failed');
