@@ -69,11 +69,12 @@ describe('Integers in requests fit the INTEGER columns that store them', () => {
   /** The operation's documented request example with `value` at the field, sent as the merchant. */
   async function send(f: IntegerField, value: number, idempotencyKey: string) {
     const op = (await responseChecker()).operationFor(f.method, f.path.replace(/\{\w+\}/g, 'x1'))!.operation as Json;
-    // A vault id of the right shape that names none: the body is read before the vault is.
+    // Ids of the right shape that name nothing: the body is read before the vault or Payment is.
     const route = f.path
       .replace('{accountId}', merchant.accountId)
       .replace('{appId}', merchant.cred.appId)
-      .replace('{vaultId}', 'vault_AAAAAAAAAAAAAAAAAAAAAA');
+      .replace('{vaultId}', 'vault_AAAAAAAAAAAAAAAAAAAAAA')
+      .replace('{paymentId}', 'payment_AAAAAAAAAAAAAAAAAAAAAA');
     const takesKey = ((op.parameters ?? []) as Json[]).some((p) => /IdempotencyKey/.test(p.$ref ?? '') || p.name === 'Idempotency-Key');
     const example = op.requestBody?.content['application/json'].examples.default.value;
     const body = example === undefined ? undefined : structuredClone(example);

@@ -55,6 +55,8 @@ const ROUTE_MODULES: Record<RouteKey, readonly ModuleId[] | null> = {
   'POST /v2/accounts/:accountId/vault/policy/approval/verify': ['vaults'],
   'GET /v2/accounts/:accountId/vault/audit-events': ['vaults'],
   'POST /v2/vaults/:vaultId/policy/evaluate': ['vaults'],
+  'POST /v2/sandbox/payments/:paymentId/advance-clock': ['payments'],
+  'POST /v2/sandbox/accounts/:accountId/vault/policy/approval/advance-clock': ['vaults'],
   'GET /v2/accounts/:accountId/bank-account-requirements': ['bank_accounts'],
   'POST /v2/accounts/:accountId/bank-accounts': ['bank_accounts'],
   'GET /v2/accounts/:accountId/bank-accounts': ['bank_accounts'],

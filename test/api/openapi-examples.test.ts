@@ -319,6 +319,8 @@ async function tour(doc: Json, record: (operationId: string, res: ApiResponse) =
   const mails = h.mailbox.received.length;
   await send('sendVaultPolicyApproval', 201);
   ids['482913'] = h.mailbox.codeOf(await h.mailbox.next('payer@example.com', mails));
+  // The approval's clock moved five minutes of its code's ten: the code still works.
+  await send('advanceVaultApprovalClock', 200);
   const vault = await send('verifyVaultPolicyApproval', 200);
   await payTo(await newPayer(100_000_000n), vault.body.vault.address, 100_000_000n);
   const token = (await send('exchangeClientToken', 200)).body.accessToken as string;
@@ -327,6 +329,8 @@ async function tour(doc: Json, record: (operationId: string, res: ApiResponse) =
   // A dry run of paying it from the vault: allowed, and nothing reserved (the authorize below still pays it).
   ids['{vaultId}'] = vault.body.vault.id;
   await send('evaluateVaultPolicy', 200, { ids: { payment_2Vt7Hc4Mz8: funded.payment.id } });
+  // Its sandbox clock moved a minute of its fifteen: still open for the authorization below.
+  await send('advancePaymentClock', 200, { path: { paymentId: funded.payment.id } });
   const bearer = { authorization: `Bearer ${token}`, 'x-svc-payment-secret': funded.checkout.clientSecret };
   const read = await call(`/v2/client/me/payments/${funded.payment.id}`, { headers: bearer });
   const option = (read.body.options as Json[]).find((o) => o.paymentMethodType === 'vault')!;

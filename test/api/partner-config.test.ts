@@ -60,7 +60,9 @@ test('GET /v2/partners/config returns the full configuration for the credential'
 
   const hooks = c.capabilities.webhooks;
   assert.deepEqual([...hooks.supportedEvents].sort(), [...EVENT_NAMES].sort());
-  assert.equal(hooks.supportedEvents.length, 47);
+  // The spec's 47, and sandbox.clock_advanced (docs/decisions/sandbox-clock.md).
+  assert.equal(hooks.supportedEvents.length, 48);
+  assert.ok(!hooks.recommendedEvents.includes('sandbox.clock_advanced'));
   assert.ok(!hooks.recommendedEvents.includes('payment.created'));
   assert.ok(!hooks.recommendedEvents.includes('kyc.updated'));
   assert.ok(!hooks.recommendedEvents.includes('vault.failed'));

@@ -6,6 +6,7 @@ import { newPayer, payTo } from '../support/chain';
 import { endsWithBooksChecked } from '../support/books';
 import { createPayment, eventNames, getPayment, newMerchant, newVault, waitForPayment, type Merchant } from '../support/fixtures';
 import { getHarness } from '../support/harness';
+import { nominateForRecording } from '../support/record-histories';
 import { requestCode, uniqueEmail } from '../vaults/support';
 import { ZSandboxClockResponse } from '../../src/domain/sandbox/sandbox-clock.schemas';
 
@@ -66,6 +67,10 @@ describe("Sandbox clock: a Payment's", () => {
       advancedSeconds: seconds,
       clockTime: clock.clockTime,
     });
+    // The run its own timer expired: worth recording (the late funds below start another run).
+    const h = await getHarness();
+    const run = await h.env.client.workflow.getHandle(p.id).describe();
+    nominateForRecording('payment--receive-expired-sandbox-clock', p.id, run.runId);
     // Only the moved Payment's clock moved.
     assert.equal((await getPayment(m, untouched.id)).payment.status, 'requires_payment_method');
     assert.deepEqual(await movesOf(untouched.id), []);

@@ -65,6 +65,15 @@ describe('the payout machine', () => {
     assert.deepEqual(verified.incidents, [{ kind: 'quote_expired', amountAtomic: 100n, transferKey: null }]);
   });
 
+  test("the quote lapses on the Payment's own clock: a sandbox clock moved past it fails funds confirmed before it in real time, and stamps nothing with the moved time", () => {
+    const s = apply(bankPayment(), onTransferDetected(bankPayment(), { key: 'k', amountAtomic: 100n, txHash: '0xfund' }));
+    const moved = onTransfersVerified(s, [{ key: 'k', outcome: 'confirmed' }], BEFORE_EXPIRY, AFTER_EXPIRY)!;
+    assert.equal(moved.failure?.code, 'payment_quote_expired');
+    const held = onTransfersVerified(s, [{ key: 'k', outcome: 'confirmed' }], BEFORE_EXPIRY, BEFORE_EXPIRY)!;
+    assert.equal(held.state.status, 'accepted');
+    assert.equal(held.stamps.acceptedAt, BEFORE_EXPIRY);
+  });
+
   test('a upa Payment ignores quotes: the same funds are accepted whatever the time', () => {
     let s = initialState('send', 100n);
     s = onTransferDetected(s, { key: 'k', amountAtomic: 100n })!.state;

@@ -39,6 +39,8 @@ const BASELINE_OUTCOMES: Array<[what: string, name: RegExp]> = [
 
 /** Old branches no recorded history can take, and why: reported as skipped, never silently passed. */
 const NO_OLD_BRANCH: Record<string, string> = {
+  'sandbox-clock':
+    'patched() is called only when an advanceClock signal arrives, and no code before the patch sent one (the API route came with it)',
   'settlement-waits-under-fee-cap':
     'patched() is called only for a send failed with type fee_above_cap, which no code before the patch raised (a send the cap stopped then failed as FeeAboveCapError and took the old path without reaching patched())',
 };

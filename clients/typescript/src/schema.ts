@@ -876,6 +876,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/sandbox/payments/{paymentId}/advance-clock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a sandbox Payment's clock forward (its expiry, its quotes)
+         * @description Sandbox credentials only: production credentials get 404 not_found. The Payment's workflow then decides on its own timers as it would that many seconds later: advanced to one second before `expiresAt`, the Payment expires a second later, with the events of any expiry. Moves add up; each is a `sandbox.clock_advanced` event on the Payment. Only an open Payment (`requires_payment_method` or `processing`) has a clock left to move: any other answers 409 payment_not_open.
+         *
+         *     Scope: `v2:payments`.
+         */
+        post: operations["advancePaymentClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/sandbox/accounts/{accountId}/vault/policy/approval/advance-clock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the clock of a sandbox vault policy's approval forward (its codes' expiry)
+         * @description Sandbox credentials only: production credentials get 404 not_found. The codes sent for the policy waiting for approval expire as they would that many seconds later (a code lives 10 minutes). Moves add up; each is a `sandbox.clock_advanced` event on the vault and a row of its audit. No policy waiting for approval answers 409 conflict (no_pending_policy).
+         *
+         *     Scope: `v2:vaults`.
+         */
+        post: operations["advanceVaultApprovalClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/providers/{providerCode}/callbacks": {
         parameters: {
             query?: never;
@@ -4833,7 +4877,7 @@ export interface operations {
                 limit?: number;
                 cursor?: string;
                 /** @description One event name from the catalog. */
-                name?: "account.created" | "account.updated" | "deposit.detected" | "deposit.settled" | "deposit.failed" | "deposit.requires_intervention" | "deposit.reversed" | "bank_funding.completed" | "bank_funding.failed" | "payment.created" | "payment.requires_action" | "payment.processing" | "payment.accepted" | "payment.refund_pending" | "payment.partially_refunded" | "payment.refunded" | "payment.succeeded" | "payment.failed" | "payment.cancelled" | "payment.expired" | "payment.requires_intervention" | "payment.duplicate_received" | "payment.late_received" | "payment.settlement_returned" | "kyc.session_created" | "kyc.updated" | "partner_kyc.requires_information" | "partner_kyc.information_submitted" | "partner_kyc.ready_to_submit" | "partner_kyc.submitted" | "partner_kyc.approved" | "partner_kyc.rejected" | "offramp_partner_account.linked" | "compliance.action_required" | "compliance.submitted" | "compliance.approved" | "compliance.rejected" | "compliance.requires_intervention" | "vault.policy_active" | "vault.failed" | "vault.funding_posted" | "vault.funding_requires_intervention" | "vault.yield_supply_settled" | "vault.yield_supply_failed" | "smart_wallet.active" | "smart_wallet.deployment_failed" | "smart_wallet.requires_intervention";
+                name?: "account.created" | "account.updated" | "deposit.detected" | "deposit.settled" | "deposit.failed" | "deposit.requires_intervention" | "deposit.reversed" | "bank_funding.completed" | "bank_funding.failed" | "payment.created" | "payment.requires_action" | "payment.processing" | "payment.accepted" | "payment.refund_pending" | "payment.partially_refunded" | "payment.refunded" | "payment.succeeded" | "payment.failed" | "payment.cancelled" | "payment.expired" | "payment.requires_intervention" | "payment.duplicate_received" | "payment.late_received" | "payment.settlement_returned" | "kyc.session_created" | "kyc.updated" | "partner_kyc.requires_information" | "partner_kyc.information_submitted" | "partner_kyc.ready_to_submit" | "partner_kyc.submitted" | "partner_kyc.approved" | "partner_kyc.rejected" | "offramp_partner_account.linked" | "compliance.action_required" | "compliance.submitted" | "compliance.approved" | "compliance.rejected" | "compliance.requires_intervention" | "vault.policy_active" | "vault.failed" | "vault.funding_posted" | "vault.funding_requires_intervention" | "vault.yield_supply_settled" | "vault.yield_supply_failed" | "smart_wallet.active" | "smart_wallet.deployment_failed" | "smart_wallet.requires_intervention" | "sandbox.clock_advanced";
                 /** @description The id of the resource the events are about: an account, Payment, deposit or vault. */
                 resourceId?: string;
                 /** @description Events created at or after this time. */
@@ -4906,6 +4950,154 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    advancePaymentClock: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Makes the request safe to retry: an identical retry gets the stored answer (Idempotent-Replayed: true); the same key with another request answers 409 idempotency_conflict. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKeyRequired"];
+                /** @description The API version the caller expects; it must equal the app environment's pin (else 400 api_version_mismatch). */
+                "Svc-Version"?: components["parameters"]["SvcVersion"];
+            };
+            path: {
+                paymentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description How far to move the resource's clock forward, in whole seconds.
+                     * @example 60
+                     */
+                    seconds: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Where the Payment's clock stands. */
+            200: {
+                headers: {
+                    "Svc-Version": components["headers"]["SvcVersion"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sandboxClock: {
+                            /** @constant */
+                            object: "sandbox_clock";
+                            /** @enum {string} */
+                            resourceType: "payment" | "vault_policy_approval";
+                            resourceId: string;
+                            moveId: string;
+                            /** @description How far this move moved the clock. */
+                            seconds: number;
+                            /** @description How far the clock stands ahead of real time: the sum of every move. */
+                            advancedSeconds: number;
+                            /**
+                             * Format: date-time
+                             * @description The resource's clock when the move was made (real time plus advancedSeconds).
+                             */
+                            clockTime: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            424: components["responses"]["Error424"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    advanceVaultApprovalClock: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Makes the request safe to retry: an identical retry gets the stored answer (Idempotent-Replayed: true); the same key with another request answers 409 idempotency_conflict. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKeyRequired"];
+                /** @description The API version the caller expects; it must equal the app environment's pin (else 400 api_version_mismatch). */
+                "Svc-Version"?: components["parameters"]["SvcVersion"];
+            };
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description How far to move the resource's clock forward, in whole seconds.
+                     * @example 60
+                     */
+                    seconds: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Where the approval's clock stands. */
+            200: {
+                headers: {
+                    "Svc-Version": components["headers"]["SvcVersion"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sandboxClock: {
+                            /** @constant */
+                            object: "sandbox_clock";
+                            /** @enum {string} */
+                            resourceType: "payment" | "vault_policy_approval";
+                            resourceId: string;
+                            moveId: string;
+                            /** @description How far this move moved the clock. */
+                            seconds: number;
+                            /** @description How far the clock stands ahead of real time: the sum of every move. */
+                            advancedSeconds: number;
+                            /**
+                             * Format: date-time
+                             * @description The resource's clock when the move was made (real time plus advancedSeconds).
+                             */
+                            clockTime: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            424: components["responses"]["Error424"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];

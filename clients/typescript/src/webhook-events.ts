@@ -49,6 +49,7 @@ export const WEBHOOK_EVENT_NAMES = [
   'smart_wallet.active',
   'smart_wallet.deployment_failed',
   'smart_wallet.requires_intervention',
+  'sandbox.clock_advanced',
 ] as const;
 
 export type WebhookEventName = (typeof WEBHOOK_EVENT_NAMES)[number];

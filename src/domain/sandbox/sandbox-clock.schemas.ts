@@ -15,7 +15,7 @@ export const ZAdvanceClock = z.strictObject({
     .int()
     .min(1)
     .max(MAX_CLOCK_MOVE_SECONDS)
-    .meta({ description: "How far to move the resource's clock forward, in whole seconds.", example: 899 }),
+    .meta({ description: "How far to move the resource's clock forward, in whole seconds.", example: 60 }),
 });
 export type TAdvanceClock = z.output<typeof ZAdvanceClock>;
 

@@ -31,12 +31,12 @@ export const sandboxPaths: OpenApiPaths = {
       scope: 'v2:payments',
       path: ZPaymentPath,
       idempotency: 'required',
-      body: { schema: ZAdvanceClock, example: { seconds: 899 } },
+      body: { schema: ZAdvanceClock, example: { seconds: 60 } },
       responses: {
         200: {
           description: "Where the Payment's clock stands.",
           schema: ZSandboxClockResponse,
-          example: clockExample('payment', PAYMENT_ID, 899),
+          example: clockExample('payment', PAYMENT_ID, 60),
         },
       },
       errors: [409],
@@ -52,12 +52,12 @@ export const sandboxPaths: OpenApiPaths = {
       scope: 'v2:vaults',
       path: ZAccountPath,
       idempotency: 'required',
-      body: { schema: ZAdvanceClock, example: { seconds: 600 } },
+      body: { schema: ZAdvanceClock, example: { seconds: 300 } },
       responses: {
         200: {
           description: "Where the approval's clock stands.",
           schema: ZSandboxClockResponse,
-          example: clockExample('vault_policy_approval', 'vault_policy_8Kq2Wn5Rt1', 600),
+          example: clockExample('vault_policy_approval', 'vault_policy_8Kq2Wn5Rt1', 300),
         },
       },
       errors: [409],

@@ -278,6 +278,22 @@ export const ROUTE_MODELS: Record<RouteKey, RouteModel> = {
     body: () => ({ reasonCode: 'customer_request', reason: 'changed their mind' }),
   },
 
+  // A second of the fixture Payment's sandbox clock per valid request: far from its expiry.
+  'POST /v2/sandbox/payments/:paymentId/advance-clock': {
+    auth: 'partner',
+    idempotencyKey: 'required',
+    params: payment,
+    touches: 'payment',
+    body: () => ({ seconds: 1 }),
+  },
+  'POST /v2/sandbox/accounts/:accountId/vault/policy/approval/advance-clock': {
+    auth: 'partner',
+    idempotencyKey: 'required',
+    params: account,
+    touches: 'account',
+    body: () => ({ seconds: 60 }),
+  },
+
   // An open Payment: a refund is refused (409), an unknown incident is not found (404).
   'POST /v2/payments/:paymentId/refunds': {
     auth: 'partner',
