@@ -314,8 +314,26 @@ export async function runPlan(stack: Stack, plan: Plan, log: (line: string) => v
   log(
     `traffic: ${plan.payments.length} Payments, ${plan.deposits.length} deposits over ${(plan.trafficMs / 1000).toFixed(0)} s; ${plan.faults.length} faults, ${plan.bursts.length} one-block bursts`,
   );
-  await Promise.all([...payments.map(runPayment), ...deposits.map(runDeposit), runFaults()]);
-  clearInterval(progress);
+  // Each Payment's waits are bounded by its expiry; the phase as a whole is too, naming what still runs.
+  const outstanding = new Set<string>();
+  const tracked = (name: string, run: Promise<void>) => {
+    outstanding.add(name);
+    return run.finally(() => outstanding.delete(name));
+  };
+  const longestExpiryMs = Math.max(0, ...plan.payments.map((p) => p.expiresInSeconds * 1000));
+  try {
+    await withinDeadline(
+      Promise.all([
+        ...payments.map((r) => tracked(`payment ${r.plan.index}`, runPayment(r))),
+        ...deposits.map((r) => tracked(`deposit ${r.plan.index}`, runDeposit(r))),
+        tracked('faults', runFaults()),
+      ]),
+      plan.trafficMs + longestExpiryMs + 600_000,
+      () => `the traffic phase: ${outstanding.size} still running (${[...outstanding].slice(0, 12).join(', ')})`,
+    );
+  } finally {
+    clearInterval(progress);
+  }
   log(`${stamp()} traffic done: every planned request and transfer was made`);
   return { accounts, payments, deposits, faults, client, driver, trafficStartedAt: t0 };
 }
@@ -332,4 +350,17 @@ export async function createRecipient(client: PartnerClient, chainId: number, na
 
 function memberKey(m: BurstMember): string {
   return `${m.kind}:${m.index}`;
+}
+
+/** `work`, or an error naming what was waited for once `ms` pass (the work itself is left to end). */
+async function withinDeadline<T>(work: Promise<T>, ms: number, what: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`waited ${Math.round(ms / 1000)} s for ${what()}`)), ms);
+  });
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
