@@ -422,4 +422,31 @@ describe('bank payouts', () => {
     assert.equal(await tokenBalance(payment.funding.depositAddress.address), 14_000_000n);
     assert.equal(provider.requests.filter((r) => r.paymentId === payment.id).length, 0);
   });
+
+  test('a sandbox clock moved past the quote while the funds confirm fails the Payment with payment_quote_expired, as a lapse in real time does', async () => {
+    const p = await newParty();
+    const created = await createPayment(p, { amount: '17' });
+    assert.equal(created.status, 201, created.text);
+    const payment = created.body.payment;
+    const payer = await newPayer(17_000_000n);
+    await payTo(payer, payment.funding.depositAddress.address, 17_000_000n);
+    await eventually(async () => (await readPayment(p, payment.id)).status === 'processing', 'seen', { mine: false });
+    // The quote has minutes to run in real time; its Payment's clock is moved a second past it.
+    const seconds = Math.ceil((Date.parse(payment.funding.quoteExpiresAt) - Date.now()) / 1000) + 1;
+    assert.ok(seconds > 30, `the quote lapses in ${seconds} s of real time`);
+    const moved = await call(`/v2/sandbox/payments/${payment.id}/advance-clock`, {
+      baseUrl,
+      credential: p.cred,
+      headers: { 'idempotency-key': `quote-clock-${payment.id}` },
+      body: { seconds },
+    });
+    assert.equal(moved.status, 200, moved.text);
+    const failed = await waitFor(p, payment.id, 'failed', (x) => x.status === 'failed');
+    assert.equal(failed.failure?.code, 'payment_quote_expired');
+    assert.equal(await tokenBalance(payment.funding.depositAddress.address), 17_000_000n);
+    assert.equal(provider.requests.filter((r) => r.paymentId === payment.id).length, 0);
+    const names = await eventNames(payment.id);
+    assert.ok(names.indexOf('sandbox.clock_advanced') < names.indexOf('payment.failed'), names.join(', '));
+    assert.equal(names.filter((n) => n === 'payment.failed').length, 1);
+  });
 });
