@@ -1,19 +1,18 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { BrowserContext, Page } from 'playwright-core';
-import type { Address, Hash } from 'viem';
+import type { Address } from 'viem';
 import { SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { HTML_AREA_CSP } from '../../src/http/html-area';
 import { LIVE_FINALITY_IDLE_STOP_MS, LIVE_FINALITY_POLL_MS } from '../../src/http/dashboard/live-finality';
-import { loadLegs } from '../../src/domain/settlement/settlement-legs';
 import type { TTransactionFinality } from '../../src/domain/chain/finality.schemas';
 import { call } from '../support/api-client';
 import { newContext } from '../support/browser';
 import { endsWithBooksChecked } from '../support/books';
-import { eventually, mine, newPayer, pokeScanner, receiptOf, rpc, withMiningPaused } from '../support/chain';
+import { eventually, legMinedAtHead, mine, newPayer, pokeScanner, receiptOf, withMiningPaused } from '../support/chain';
 import { createPayment, newMerchant, waitForPayment, type Merchant } from '../support/fixtures';
 import { getHarness } from '../support/harness';
-import { poll, until } from '../support/until';
+import { until } from '../support/until';
 import { assertAccessible, signInByEmail, startDashboardApi } from './support';
 
 const USDC = 1_000_000n;
@@ -84,40 +83,6 @@ async function apiTransferAt(m: Merchant, paymentId: string, txHash: string, n: 
     `GET /v2/payments/${paymentId} to count ${n} confirmation(s) of ${txHash}`,
     { mine: false },
   );
-}
-
-/**
- * On the held chain: a block a round, only while the Payment's net leg is not mined yet (a gas top-up
- * of its escrow may have to be mined first), so that it ends with the net leg in the head block: one
- * confirmation, and no block comes until the test mines one.
- */
-async function netLegMinedAtHead(paymentId: string): Promise<string> {
-  const h = await getHarness();
-  const chain = h.chain.chains.get(h.chainId);
-  const netLeg = async () =>
-    (await loadLegs(h.db.prisma, { type: 'payment', id: paymentId })).find((l) => l.leg === 'net' && l.status !== 'replaced');
-  const minedAt = async (txHash: string) => (await chain.getTransactionInclusion(txHash as Hash))?.blockNumber ?? null;
-  const leg = await poll(
-    async (saw) => {
-      const l = await netLeg();
-      const block = l ? await minedAt(l.txHash) : null;
-      saw({ netLeg: l?.txHash ?? 'not sent yet', minedAt: block });
-      return l && block !== null ? l : undefined;
-    },
-    `the net leg of ${paymentId} sent and mined`,
-    {
-      timeoutMs: 90_000,
-      async between() {
-        const l = await netLeg();
-        if (!l || (await minedAt(l.txHash)) === null) await mine(1);
-        await new Promise((r) => setTimeout(r, 100));
-      },
-    },
-  );
-  const head = BigInt(await rpc<string>('eth_blockNumber'));
-  assert.equal(BigInt((await receiptOf(leg.txHash as Hash)).blockNumber), head, 'the net leg is in the head block: one confirmation');
-  await pokeScanner();
-  return leg.txHash;
 }
 
 describe('Partner dashboard: live finality bars (Chromium)', () => {
@@ -231,7 +196,7 @@ describe('Partner dashboard: live finality bars (Chromium)', () => {
       assert.match((await liveState(page)).status, /Incoming transfer is final/);
 
       // The settlement it sends next appears on the page and counts up too, one block at a time.
-      const netLeg = await netLegMinedAtHead(created.id);
+      const netLeg = await legMinedAtHead({ type: 'payment', id: created.id });
       const netAtOne = await untilBar(page, netLeg, '1 of 2 confirmations', required);
       assert.deepEqual([netAtOne.label, netAtOne.finalized], ['Settlement (net) confirmations', 'false']);
       await mine(1);
