@@ -42,7 +42,8 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY config ./config
 COPY prisma/migrations ./prisma/migrations
 COPY contracts ./contracts
-# public/: the hosted checkout's script and stylesheet (served from /checkout/assets/).
+# public/: the hosted checkout's script and stylesheet (served from /checkout/assets/) and the partner
+# dashboard's live finality script (/dashboard/assets/).
 COPY public ./public
 COPY --from=build /app/dist ./dist
 RUN mkdir -p /app/.data && chown node:node /app/.data

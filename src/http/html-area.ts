@@ -7,9 +7,21 @@ import type { ApiContext, ApiMiddleware } from './context';
  * strict headers (no script at all, styles from the service only, no framing, forms post only here),
  * their forms' bodies, and errors answered as pages, never the JSON envelope.
  */
+export const HTML_AREA_CSP =
+  "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/**
+ * The one exception (docs/decisions/dashboard-and-console.md, "Live finality bars"): a page that
+ * follows something live runs the one script tag carrying this answer's nonce (no other script, inline
+ * or from anywhere), which may only call back to this origin. Every other page keeps HTML_AREA_CSP.
+ */
+export function htmlAreaCspWithScript(nonce: string): string {
+  if (!/^[A-Za-z0-9+/_-]{16,}={0,2}$/.test(nonce)) throw new Error('a script nonce is at least 16 base64 characters');
+  return `${HTML_AREA_CSP}; script-src 'nonce-${nonce}'; connect-src 'self'`;
+}
+
 export const HTML_AREA_HEADERS = {
-  'Content-Security-Policy':
-    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'Content-Security-Policy': HTML_AREA_CSP,
   'Cache-Control': 'no-store',
   'Referrer-Policy': 'no-referrer',
   'X-Content-Type-Options': 'nosniff',

@@ -8,7 +8,7 @@ import { call } from '../support/api-client';
 import { eventually, mine, newPayer, pokeScanner, receiptOf, withMiningPaused } from '../support/chain';
 import { createPayment, newMerchant, type Merchant } from '../support/fixtures';
 import { getHarness } from '../support/harness';
-import { until } from '../support/until';
+import { countsUpBlockByBlock, finalityAt, type FinalityRead } from '../support/finality';
 
 const USDC = 1_000_000n;
 
@@ -18,18 +18,13 @@ async function readPayment(m: Merchant, paymentId: string) {
   return res.body.payment;
 }
 
-/** The transfer's finality once GET /v2/payments/{id} answers it with these confirmations (the scanner reads blocks when poked). */
-function transferAt(m: Merchant, paymentId: string, txHash: string, confirmations: number): Promise<TTransactionFinality> {
-  return until(
-    async (saw) => {
-      const finality = (await readPayment(m, paymentId)).finality as { transfers: TTransactionFinality[] };
-      const t = finality.transfers.find((x) => x.transactionHash === txHash.toLowerCase());
-      saw(finality);
-      return t?.confirmations === confirmations ? t : undefined;
-    },
-    `the payer's transfer at ${confirmations} confirmation(s)`,
-    60_000,
-  );
+/** The payer's transfer as GET /v2/payments/{id} answers it. */
+function transferOf(m: Merchant, paymentId: string, txHash: string): FinalityRead {
+  return async (saw) => {
+    const finality = (await readPayment(m, paymentId)).finality as { transfers: TTransactionFinality[] };
+    saw(finality);
+    return finality.transfers.find((x) => x.transactionHash === txHash.toLowerCase());
+  };
 }
 
 describe("A Payment's live finality (GET /v2/payments/{id})", () => {
@@ -52,25 +47,14 @@ describe("A Payment's live finality (GET /v2/payments/{id})", () => {
 
       // Block by block: one confirmation each, final at the network's depth, the estimate gone with it.
       const depth = required + 2;
-      for (let n = 1; n <= depth; n += 1) {
-        if (n > 1) {
-          await mine(1);
-          await pokeScanner();
-        }
-        const t = await transferAt(m, created.id, funding.txHash, n);
-        assert.deepEqual(
-          [t.chainId, t.blockNumber, t.confirmationsRequired, t.finalized, t.estimatedFinalAt === null],
-          [h.chainId, mined, required, n >= required, n >= required],
-          `after ${n} block(s)`,
-        );
-        if (t.estimatedFinalAt !== null) assert.ok(Date.parse(t.estimatedFinalAt) > 0);
-      }
+      const transfer = transferOf(m, created.id, funding.txHash);
+      await countsUpBlockByBlock(transfer, "the payer's transfer", { minedAt: mined, depth });
 
       // A reorg mines the transfer one block later: the scanner reads the new chain and it counts one fewer.
       const faults = createChainFaults(h.rpcUrl);
       await faults.remine(funding.txHash as Hash, { blocksLater: 1 });
       await pokeScanner();
-      const moved = await transferAt(m, created.id, funding.txHash, depth - 1);
+      const moved = await finalityAt(transfer, "the payer's transfer after the reorg", depth - 1);
       assert.equal(moved.blockNumber, mined + 1, 'read in its new block');
       assert.equal(moved.finalized, depth - 1 >= required);
 

@@ -4,6 +4,7 @@ import { createChainFaults } from '../../src/chain/chain-faults';
 import { fundTestWallet, SANDBOX_TOKEN_ADDRESS } from '../../src/chain/sandbox';
 import { readChainState, restoreChain, withChainRestored } from './chain-baseline';
 import { getHarness } from './harness';
+import { isLive, loadLegs, type SettlementLeg, type SettlementSource } from '../../src/domain/settlement/settlement-legs';
 import { poll, until, type Check } from './until';
 
 /** A fresh payer wallet with test USDC (atomic units) and gas money. */
@@ -222,4 +223,38 @@ export async function settlementLegsMined<L extends { txHash: string }>(liveLegs
     between: aBlockARound,
   });
   return legs;
+}
+
+/**
+ * On a chain that mines only when told: a block a round, only while the source's `leg` is not mined
+ * yet (a gas top-up of its sender may have to be mined first), so that it ends with the leg in the
+ * head block, at one confirmation; no block comes until the test mines one. Answers its hash.
+ */
+export async function legMinedAtHead(source: SettlementSource, leg: SettlementLeg['leg'] = 'net'): Promise<Hash> {
+  const h = await getHarness();
+  const chain = h.chain.chains.get(h.chainId);
+  const live = async () => (await loadLegs(h.db.prisma, source)).find((l) => l.leg === leg && isLive(l));
+  const minedAt = async (txHash: string) => (await chain.getTransactionInclusion(txHash as Hash))?.blockNumber ?? null;
+  const sent = await poll(
+    async (saw) => {
+      const l = await live();
+      const block = l ? await minedAt(l.txHash) : null;
+      saw({ leg: l?.txHash ?? 'not sent yet', minedAt: block });
+      return l && block !== null ? l : undefined;
+    },
+    `the ${leg} leg of ${source.type} ${source.id} sent and mined`,
+    {
+      timeoutMs: 90_000,
+      async between() {
+        const l = await live();
+        if (!l || (await minedAt(l.txHash)) === null) await mine(1);
+        await new Promise((r) => setTimeout(r, 100));
+      },
+    },
+  );
+  const head = BigInt(await rpc<Hex>('eth_blockNumber'));
+  const block = BigInt((await receiptOf(sent.txHash as Hash)).blockNumber);
+  if (block !== head) throw new Error(`the ${leg} leg of ${source.type} ${source.id} is in block ${block}, not the head ${head}`);
+  await pokeScanner();
+  return sent.txHash as Hash;
 }

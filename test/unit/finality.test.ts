@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { confirmationsAt, finalityOf, type FinalitySubject, type ScannedHead } from '../../src/domain/chain/pure/finality';
+import {
+  confirmationsAt,
+  finalityOf,
+  finalityStillMoving,
+  type FinalitySubject,
+  type ScannedHead,
+} from '../../src/domain/chain/pure/finality';
+import { liveFinality } from '../../src/http/dashboard/live-finality';
+import { HTML_AREA_CSP, htmlAreaCspWithScript } from '../../src/http/html-area';
 import { nextBlockTimeMs } from '../../src/domain/chain/pure/block-time';
 
 const NOW = new Date('2026-09-09T12:00:00.000Z');
@@ -118,5 +126,55 @@ describe('The measured block time (nextBlockTimeMs)', () => {
       ),
       { numRuns: 500 },
     );
+  });
+});
+
+describe("The dashboard's live finality bars (finalityStillMoving, liveFinality, the page's CSP)", () => {
+  test('a page follows finality while a transaction is not final, or while money is on chain and the resource not at rest; never with nothing on chain', () => {
+    const final = { finalized: true };
+    const notYet = { finalized: false };
+    assert.equal(finalityStillMoving([final, notYet], true), true, 'a leg still confirming after the resource came to rest');
+    assert.equal(finalityStillMoving([final], false), true, 'the transfer final, the settlement still to be sent');
+    assert.equal(finalityStillMoving([final, final], true), false, 'at rest and every transaction final');
+    assert.equal(finalityStillMoving([], false), false, 'nothing on chain yet: nothing to follow');
+  });
+
+  test("the dashboard's bars: incoming transfers, then legs, worded once, live as finalityStillMoving says", () => {
+    const f = (n: number, blockNumber: number | null) => ({
+      chainId: 31337,
+      transactionHash: `0x${String(n).repeat(64)}`,
+      blockNumber,
+      confirmations: blockNumber === null ? 0 : n,
+      confirmationsRequired: 2,
+      finalized: blockNumber !== null && n >= 2,
+      estimatedFinalAt: null,
+    });
+    const shown = liveFinality(
+      {
+        transfers: [f(3, 10)],
+        settlement: [
+          { ...f(1, 12), leg: 'platform_fee' },
+          { ...f(0, null), leg: 'net' },
+        ],
+      },
+      true,
+    );
+    assert.deepEqual(
+      shown.bars.map((b) => [b.label, b.text, b.finalized]),
+      [
+        ['Incoming transfer', '3 of 2 confirmations (final)', true],
+        ['Settlement (platform fee)', '1 of 2 confirmations', false],
+        ['Settlement (net)', 'not mined yet', false],
+      ],
+    );
+    assert.equal(shown.live, true);
+    assert.equal(liveFinality({ transfers: [f(3, 10)], settlement: [] }, true).live, false);
+  });
+
+  test("a live page's CSP is the area's, plus one nonce's script and calls back to its own origin; a nonce too short to be secret is refused", () => {
+    const nonce = 'AAAAAAAAAAAAAAAAAAAAAAAA';
+    assert.equal(htmlAreaCspWithScript(nonce), `${HTML_AREA_CSP}; script-src 'nonce-${nonce}'; connect-src 'self'`);
+    assert.throws(() => htmlAreaCspWithScript('short'), /at least 16/);
+    assert.throws(() => htmlAreaCspWithScript("AAAAAAAAAAAAAAAAAAAA' 'unsafe-inline"), /at least 16/);
   });
 });

@@ -6,6 +6,9 @@ import { formatAtomic } from '../amounts/amounts';
 import { notFound } from '../requests/errors';
 import { toDepositView } from '../deposits/deposit-view';
 import { readableResourceTypes } from '../event-log/event-log';
+import type { TFinality } from '../chain/finality.schemas';
+import { isFinalStatus } from '../payments/pure/payment-machine';
+import { TERMINAL as DEPOSIT_TERMINAL, type DepositStatus } from '../deposits/pure/deposit-machine';
 
 /** What the dashboard reads of an app, with the app's own scopes: it shows what the app's API shows. */
 export async function dashboardApp(prisma: PrismaClient, appId: string): Promise<AuthenticatedApp & { revokedAt: string | null }> {
@@ -36,6 +39,28 @@ export async function depositOf(deps: FinalityDeps, app: AuthenticatedApp, depos
   const row = depositId.length <= 64 ? await deps.prisma.deposit.findFirst({ where: { id: depositId, appId: app.id } }) : null;
   if (!row) throw notFound('Deposit');
   return toDepositView(row, await finalityOfOne(deps, { kind: 'deposit', id: row.id }, new Date()));
+}
+
+/**
+ * What a resource page's live bars read again every few seconds: the resource's finality, and whether
+ * it is at rest (final: no settlement is still to come). Two small reads: its status, then finalityOfOne.
+ */
+export async function resourceFinalityOf(
+  deps: FinalityDeps,
+  app: AuthenticatedApp,
+  resource: { kind: 'payment' | 'deposit'; id: string },
+): Promise<{ finality: TFinality; atRest: boolean }> {
+  const where = { id: resource.id, appId: app.id };
+  const select = { id: true, status: true };
+  const row =
+    resource.id.length > 64
+      ? null
+      : resource.kind === 'payment'
+        ? await deps.prisma.payment.findFirst({ where, select })
+        : await deps.prisma.deposit.findFirst({ where, select });
+  if (!row) throw notFound(resource.kind === 'payment' ? 'Payment' : 'Deposit');
+  const atRest = resource.kind === 'payment' ? isFinalStatus(row.status) : DEPOSIT_TERMINAL.has(row.status as DepositStatus);
+  return { finality: await finalityOfOne(deps, { kind: resource.kind, id: row.id }, new Date()), atRest };
 }
 
 export interface TimelineStep {

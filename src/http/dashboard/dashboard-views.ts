@@ -7,11 +7,13 @@ import type { TEvent } from '../../domain/event-log/event-log.schemas';
 import type { WebhookAttemptView, WebhookDeliveryView, WebhookEndpointView } from '../../domain/webhooks/endpoint.schemas';
 import { WEBHOOK_LIMITS } from '../../domain/webhooks/endpoint.schemas';
 import { Html, html, renderHtml } from '../html';
-import type { TFinality, TTransactionFinality } from '../../domain/chain/finality.schemas';
+import type { TLiveFinality } from './dashboard.schemas';
+import { LIVE_FINALITY_IDLE_STOP_MS, LIVE_FINALITY_POLL_MS } from './live-finality';
 
 /**
- * The partner dashboard's pages: server-rendered HTML and forms, no script (the CSP allows none),
- * the console's stylesheet. Every value is escaped by `html`; secrets appear only on the one page
+ * The partner dashboard's pages: server-rendered HTML and forms, the console's stylesheet, and no
+ * script (the CSP allows none) except the live finality bars' on a resource page whose bars can
+ * still move (live-finality.ts). Every value is escaped by `html`; secrets appear only on the one page
  * that shows them once.
  */
 export interface Viewer {
@@ -40,7 +42,13 @@ const NAV: Array<[string, string]> = [
   ['/dashboard/audit', 'Audit'],
 ];
 
-export function page(title: string, viewer: Viewer | null, body: Html, current = ''): string {
+/** A script of the page: the one tag the answer's CSP allows, by this nonce (htmlAreaCspWithScript). */
+export interface PageScript {
+  src: string;
+  nonce: string;
+}
+
+export function page(title: string, viewer: Viewer | null, body: Html, current = '', script?: PageScript): string {
   return `<!doctype html>${renderHtml(html`<html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Partner dashboard</title><link rel="stylesheet" href="/dashboard/assets/dashboard.css"></head>
@@ -55,6 +63,7 @@ ${
 }
 </header>
 <main>${body}</main>
+${script ? html`<script src="${script.src}" nonce="${script.nonce}"></script>` : ''}
 </body></html>`)}`;
 }
 
@@ -259,29 +268,34 @@ ${rows.length === 0 ? empty(4, 'None yet.') : rows.map((r) => html`<tr data-id="
 </tbody></table>`;
 }
 
-/** One bar per transaction: "n of m confirmations", as the hosted checkout shows the payer's. */
-function finalitySection(finality: TFinality | undefined): Html | string {
+/** Where a resource page's bars are read again while live (GET, JSON: ZLiveFinality). */
+export interface FinalityOnPage {
+  state: TLiveFinality;
+  url: string;
+}
+
+/**
+ * One bar per transaction: "n of m confirmations", as the hosted checkout shows the payer's. While
+ * live, the page's script (public/dashboard/finality.js) asks `url` again every pollMs and moves the
+ * bars, stops once nothing can move, and offers a button to pause (WCAG 2.2.2); the status line
+ * tells a screen reader when a transaction becomes final and when the updates stop.
+ */
+function finalitySection(finality: FinalityOnPage | undefined): Html | string {
   if (!finality) return '';
-  const rows = [
-    ...finality.transfers.map((f) => ({ label: 'Incoming transfer', f })),
-    ...finality.settlement.map((f) => ({ label: `Settlement (${f.leg.replace('_', ' ')})`, f })),
-  ];
-  return html`<h2 id="finality">On chain</h2>${
-    rows.length === 0
-      ? html`<p>Nothing on chain yet.</p>`
-      : html`<ul class="finality">${rows.map(
-          ({ label, f }) =>
-            html`<li data-tx="${f.transactionHash}">${label} <span class="mono">${f.transactionHash}</span><br><progress max="${String(f.confirmationsRequired)}" value="${String(Math.min(f.confirmations, f.confirmationsRequired))}" aria-label="${label} confirmations">${String(f.confirmations)} of ${String(f.confirmationsRequired)}</progress> <span data-field="confirmations">${confirmationsText(f)}</span></li>`,
-        )}</ul>`
-  }`;
+  const { state, url } = finality;
+  if (state.bars.length === 0) return html`<h2 id="finality">On chain</h2><p>Nothing on chain yet.</p>`;
+  const list = html`<ul class="finality">${state.bars.map(
+    (b) =>
+      html`<li data-tx="${b.transactionHash}" data-finalized="${String(b.finalized)}">${b.label} <span class="mono">${b.transactionHash}</span><br><progress max="${String(b.confirmationsRequired)}" value="${String(Math.min(b.confirmations, b.confirmationsRequired))}" aria-label="${b.label} confirmations">${String(b.confirmations)} of ${String(b.confirmationsRequired)}</progress> <span data-field="confirmations">${b.text}</span></li>`,
+  )}</ul>`;
+  if (!state.live) return html`<h2 id="finality">On chain</h2>${list}`;
+  return html`<h2 id="finality">On chain</h2>
+<div data-live-finality="${url}" data-poll-ms="${String(LIVE_FINALITY_POLL_MS)}" data-idle-stop-ms="${String(LIVE_FINALITY_IDLE_STOP_MS)}">${list}
+<p class="live-controls" hidden><button type="button" data-action="pause">Pause live updates</button></p>
+<p class="help" role="status" data-field="finality-status"></p></div>`;
 }
 
-export function confirmationsText(f: TTransactionFinality): string {
-  if (f.blockNumber === null) return 'not mined yet';
-  return `${f.confirmations} of ${f.confirmationsRequired} confirmations${f.finalized ? ' (final)' : ''}`;
-}
-
-export function resourcePage(title: string, view: unknown, timeline: TimelineStep[], finality?: TFinality): Html {
+export function resourcePage(title: string, view: unknown, timeline: TimelineStep[], finality?: FinalityOnPage): Html {
   return html`<h1>${title}</h1>${finalitySection(finality)}
 <h2 id="timeline">Timeline</h2>
 <ol class="timeline">${timeline.length === 0 ? html`<li>No events yet.</li>` : timeline.map((t) => html`<li>${when(t.createdAt)} <a href="/dashboard/events/${t.eventId}">${t.name}</a> (#${t.resourceSequence})</li>`)}</ol>

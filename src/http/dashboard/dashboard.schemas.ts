@@ -28,3 +28,23 @@ export const ZEventsFilter = z.object({
   resourceId: z.string().max(128).optional(),
   cursor: z.string().max(1000).optional(),
 });
+
+/** One transaction's bar on a resource page: what the page shows, worded here so the page's script words nothing. */
+export const ZFinalityBar = z.strictObject({
+  transactionHash: z.string(),
+  /** What the transaction is: "Incoming transfer", "Settlement (net)"... */
+  label: z.string(),
+  confirmations: z.number().int().min(0),
+  confirmationsRequired: z.number().int().min(1),
+  finalized: z.boolean(),
+  /** "n of m confirmations", "(final)" once final, or "not mined yet". */
+  text: z.string(),
+});
+export type TFinalityBar = z.infer<typeof ZFinalityBar>;
+
+/**
+ * A resource's bars, and whether they can still change by themselves (live): what the page renders and
+ * what its script reads back from GET /dashboard/{payments|deposits}/{id}/finality while live.
+ */
+export const ZLiveFinality = z.strictObject({ live: z.boolean(), bars: z.array(ZFinalityBar) });
+export type TLiveFinality = z.infer<typeof ZLiveFinality>;

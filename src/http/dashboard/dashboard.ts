@@ -7,6 +7,7 @@ import * as views from './dashboard-views';
 import { registerCredentialPages } from './credential-pages';
 import { dashboardKit, type DashboardCtx, type DashboardDeps, type DashboardState } from './kit';
 import { registerReadPages } from './read-pages';
+import { registerResourcePages } from './resource-pages';
 import { registerSignInPages } from './sign-in-pages';
 import { registerDeliveryPages, registerEndpointActions, registerEndpointPages } from './webhook-pages';
 
@@ -32,12 +33,19 @@ export function registerPartnerDashboard(app: Koa<ApiState>, deps: DashboardDeps
     ctx.type = 'text/css; charset=utf-8';
     ctx.body = CONSOLE_CSS;
   });
+  router.get('/assets/finality.js', (ctx) => {
+    // Named by content hash in the page: a new deploy is a new URL.
+    ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
+    ctx.type = 'text/javascript; charset=utf-8';
+    ctx.body = kit.finalityScript.body;
+  });
   for (const register of [
     registerSignInPages,
     registerEndpointPages,
     registerEndpointActions,
     registerDeliveryPages,
     registerReadPages,
+    registerResourcePages,
     registerCredentialPages,
   ])
     register(router, kit);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type Router from '@koa/router';
 import type { z } from 'zod';
 import type { ServiceConfig } from '../../config';
@@ -14,10 +15,11 @@ import { forbiddenFor, membershipsOf, roleAllows, type PartnerPermission } from 
 import type { SignInDeps } from '../../domain/dashboard/sign-in';
 import type { WebhookEndpointDeps } from '../../domain/webhooks/endpoints';
 import type { ApiContext, ApiState } from '../context';
-import { readForm } from '../html-area';
+import { htmlAreaCspWithScript, readForm } from '../html-area';
 import type { Html } from '../html';
 import { sealedCookies, type CookieSession, type SealedCookies } from '../sealed-cookies';
 import * as views from './dashboard-views';
+import { loadFinalityScript } from './live-finality';
 import type { Flash, Viewer } from './dashboard-views';
 import type { TEnvironments } from '../../config/environments';
 import { requireWebhooksIn } from '../../domain/webhooks/webhooks-module';
@@ -65,8 +67,14 @@ export interface DashboardKit {
   cookies: SealedCookies;
   endpointDeps: WebhookEndpointDeps;
   signIn: SignInDeps;
+  /** The live finality bars' script (public/dashboard/finality.js), read once, and its content-hashed URL. */
+  finalityScript: { body: Buffer; url: string };
   viewerOf(ctx: DashboardCtx): Promise<Viewer | null>;
-  send(ctx: DashboardCtx, status: number, title: string, body: Html, current?: string): Promise<void>;
+  /**
+   * Answers a page. With `script` (live finality bars), the page carries that one script under a
+   * nonce of this answer's own, and the answer's CSP allows it and nothing more (htmlAreaCspWithScript).
+   */
+  send(ctx: DashboardCtx, status: number, title: string, body: Html, current?: string, script?: string): Promise<void>;
   redirect(ctx: DashboardCtx, to: string): void;
   /** Middleware: a live session, or the sign-in page (GET) / 401. */
   signedIn(ctx: DashboardCtx, next: Next): Promise<unknown>;
@@ -102,11 +110,19 @@ export function dashboardKit(deps: DashboardDeps): DashboardKit {
     cookies,
     endpointDeps: { prisma, serviceSecret: deps.serviceSecret, destinations: deps.config.webhooks },
     signIn: { prisma, serviceSecret: deps.serviceSecret, mailer: deps.mailer },
+    finalityScript: loadFinalityScript(),
     viewerOf: (ctx) => viewerOf(prisma, ctx),
-    async send(ctx, status, title, body, current = '') {
+    async send(ctx, status, title, body, current = '', script) {
+      const viewer = await viewerOf(prisma, ctx);
       ctx.status = status;
       ctx.type = 'text/html; charset=utf-8';
-      ctx.body = views.page(title, await viewerOf(prisma, ctx), body, current);
+      if (!script) {
+        ctx.body = views.page(title, viewer, body, current);
+        return;
+      }
+      const nonce = randomBytes(18).toString('base64');
+      ctx.set('Content-Security-Policy', htmlAreaCspWithScript(nonce));
+      ctx.body = views.page(title, viewer, body, current, { src: script, nonce });
     },
     redirect(ctx, to) {
       ctx.status = 303;

@@ -1,16 +1,16 @@
-import { dashboardApp, depositOf, recentDeposits, timelineOf } from '../../domain/dashboard/dashboard-reads';
+import { dashboardApp, recentDeposits } from '../../domain/dashboard/dashboard-reads';
 import { listPartnerActions } from '../../domain/dashboard/partner-actions';
 import { recentRequests } from '../../domain/dashboard/request-log';
 import { getEvent, listEvents } from '../../domain/event-log/event-log';
 import { ZListEventsQuery } from '../../domain/event-log/event-log.schemas';
-import { loadPayment, listPayments, paymentResponseOf } from '../../domain/payments/payments';
+import { listPayments } from '../../domain/payments/payments';
 import { ZListPaymentsQuery } from '../../domain/payments/payment.schemas';
 import { parseInput } from '../../domain/requests/validation';
 import { ZEventsFilter } from './dashboard.schemas';
 import * as views from './dashboard-views';
 import type { DashboardKit, DashboardRouter } from './kit';
 
-/** The read-only pages: overview, events, Payments, deposits, the request log and the audit. */
+/** The read-only pages: overview, events, the lists of Payments and deposits, the request log and the audit. */
 export function registerReadPages(router: DashboardRouter, kit: DashboardKit): void {
   const { prisma, deps, viewerOf, send, signedIn, member } = kit;
   const finality = { prisma, environments: deps.environments };
@@ -51,35 +51,10 @@ export function registerReadPages(router: DashboardRouter, kit: DashboardKit): v
     }));
     await send(ctx, 200, 'Payments', views.resourceListPage('Payments', '/dashboard/payments', rows), '/dashboard/payments');
   });
-  router.get('/payments/:id', signedIn, async (ctx) => {
-    const app = await dashboardApp(prisma, member(ctx).appId);
-    const id = String(ctx.params.id).slice(0, 64);
-    const row = await loadPayment(prisma, app.id, id);
-    const view = await paymentResponseOf(finality, row);
-    await send(
-      ctx,
-      200,
-      `Payment ${id}`,
-      views.resourcePage(`Payment ${id}`, view, await timelineOf(prisma, app, id), view.payment.finality),
-      '/dashboard/payments',
-    );
-  });
   router.get('/deposits', signedIn, async (ctx) => {
     const app = await dashboardApp(prisma, member(ctx).appId);
     const rows = await recentDeposits(prisma, app);
     await send(ctx, 200, 'Deposits', views.resourceListPage('Deposits', '/dashboard/deposits', rows), '/dashboard/deposits');
-  });
-  router.get('/deposits/:id', signedIn, async (ctx) => {
-    const app = await dashboardApp(prisma, member(ctx).appId);
-    const id = String(ctx.params.id).slice(0, 64);
-    const view = await depositOf(finality, app, id);
-    await send(
-      ctx,
-      200,
-      `Deposit ${id}`,
-      views.resourcePage(`Deposit ${id}`, { deposit: view }, await timelineOf(prisma, app, id), view.finality),
-      '/dashboard/deposits',
-    );
   });
   router.get('/requests', signedIn, async (ctx) => {
     await send(ctx, 200, 'Request log', views.requestsPage(await recentRequests(prisma, member(ctx).appId)), '/dashboard/requests');

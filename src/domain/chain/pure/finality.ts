@@ -67,3 +67,12 @@ export function finalityOf(subject: FinalitySubject, head: ScannedHead, network:
     estimatedFinalAt,
   };
 }
+
+/**
+ * Whether a resource's finality can still change by itself, so a page showing it keeps asking: a
+ * transaction not final yet, or money on chain while the resource is not at rest (its settlement is
+ * still to be sent, and its legs to appear). Nothing on chain and nothing in flight: nothing to follow.
+ */
+export function finalityStillMoving(all: ReadonlyArray<{ finalized: boolean }>, atRest: boolean): boolean {
+  return all.some((f) => !f.finalized) || (!atRest && all.length > 0);
+}
