@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { call, newApp } from '../support/api-client';
 import { newPayer, payTo } from '../support/chain';
 import { endsWithBooksChecked } from '../support/books';
 import { createPayment, eventNames, getPayment, newMerchant, newVault, waitForPayment, type Merchant } from '../support/fixtures';
-import { getHarness } from '../support/harness';
+import { apiDepsOnHarness, getHarness } from '../support/harness';
+import { createApi } from '../../src/http/app';
 import { nominateForRecording } from '../support/record-histories';
 import { requestCode, uniqueEmail } from '../vaults/support';
 import { ZSandboxClockResponse } from '../../src/domain/sandbox/sandbox-clock.schemas';
@@ -105,6 +108,46 @@ describe("Sandbox clock: a Payment's", () => {
     );
     assert.deepEqual(await eventNames(p.id), ['payment.created', 'sandbox.clock_advanced', 'sandbox.clock_advanced']);
     assert.equal((await getPayment(m, p.id)).payment.status, 'requires_payment_method', 'an hour less three minutes is left');
+  });
+
+  test('a move whose signal failed (a 5xx) is finished by the identical retry: the same move, told to the workflow, and the Payment expires on it', async () => {
+    const m = await newMerchant();
+    const p = (await createPayment(m, { expiresInSeconds: 600 })).body.payment;
+    // The same service while Temporal is down: the move commits, its signal fails.
+    const down = createApi(
+      await apiDepsOnHarness({
+        engine: {
+          startPayment: async () => 'exists' as const,
+          cancelPayment: async () => ({ outcome: 'closed' as const }),
+          advancePaymentClock: async () => {
+            throw new Error('Temporal is unavailable');
+          },
+          kickWebhookDispatcher: async () => undefined,
+        },
+      }),
+    );
+    const server = await new Promise<Server>((resolve) => {
+      const s = down.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    const retried = key('after-5xx');
+    const seconds = Math.floor((Date.parse(p.expiresAt) - Date.now()) / 1000) - 1;
+    try {
+      const first = await call(`/v2/sandbox/payments/${p.id}/advance-clock`, {
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        credential: m.cred,
+        headers: { 'idempotency-key': retried },
+        body: { seconds },
+      });
+      assert.ok(first.status >= 500, first.text);
+    } finally {
+      server.close();
+    }
+    const [recorded] = await movesOf(p.id);
+    assert.equal(recorded?.seconds, seconds, 'the move committed before the signal failed');
+    const clock = await advanced(m, `payments/${p.id}`, seconds, retried);
+    assert.equal(clock.moveId, recorded!.id);
+    assert.equal((await movesOf(p.id)).length, 1, 'the retry moved nothing twice');
+    await waitForPayment(m, p.id, 'expired on the retried move', (x) => x.status === 'expired', { mine: false });
   });
 
   test('refusals create nothing: production credentials 404, an ended Payment 409, a bad body 400, no key 400, another app 404', async () => {
