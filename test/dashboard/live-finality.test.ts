@@ -71,6 +71,29 @@ async function untilBar(page: Page, txHash: string, text: string, required: numb
 const asked = (page: Page) => page.evaluate<number>('window.__finalityAsks');
 
 /** The Payment's finality through the API once its transfer has `n` confirmations (the scanner poked, the chain as it is). */
+/** Inside a held chain: the Payment paid in one block, and the API showing it at one confirmation. */
+async function payMinedOnce(
+  m: Merchant,
+  payment: { id: string; funding: { depositAddress: { address: string } } },
+  payer: Awaited<ReturnType<typeof newPayer>>,
+  amountAtomic: bigint,
+) {
+  const h = await getHarness();
+  const chain = h.chain.chains.get(h.chainId);
+  const funding = await chain.signTokenTransfer({
+    from: payer,
+    token: SANDBOX_TOKEN_ADDRESS,
+    to: payment.funding.depositAddress.address as Address,
+    amountAtomic,
+  });
+  await chain.broadcast(funding);
+  await mine(1);
+  await receiptOf(funding.txHash);
+  await pokeScanner();
+  await apiTransferAt(m, payment.id, funding.txHash, 1);
+  return funding;
+}
+
 async function apiTransferAt(m: Merchant, paymentId: string, txHash: string, n: number): Promise<TTransactionFinality> {
   return eventually(
     async (saw) => {
@@ -131,23 +154,12 @@ describe('Partner dashboard: live finality bars (Chromium)', () => {
     const h = await getHarness();
     const required = h.chain.chains.network(h.chainId).confirmations;
     assert.equal(required, 2, 'the sandbox network counts two confirmations: the steps below are written for it');
-    const chain = h.chain.chains.get(h.chainId);
     const { page, cspViolations } = await signedInTab();
     const created = (await createPayment(m, { amount: '3' })).body.payment;
     const payer = await newPayer(3n * USDC);
 
     await withMiningPaused(async () => {
-      const funding = await chain.signTokenTransfer({
-        from: payer,
-        token: SANDBOX_TOKEN_ADDRESS,
-        to: created.funding.depositAddress.address as Address,
-        amountAtomic: 3n * USDC,
-      });
-      await chain.broadcast(funding);
-      await mine(1);
-      await receiptOf(funding.txHash);
-      await pokeScanner();
-      await apiTransferAt(m, created.id, funding.txHash, 1);
+      const funding = await payMinedOnce(m, created, payer, 3n * USDC);
 
       // The page as served: one of two confirmations, and the one script its CSP allows, by nonce.
       const res = await page.goto(`${api.baseUrl}/dashboard/payments/${created.id}`);
@@ -234,23 +246,11 @@ describe('Partner dashboard: live finality bars (Chromium)', () => {
   });
 
   test('a page whose bars stay still stops asking after a long while, and says how to look again', async () => {
-    const h = await getHarness();
-    const chain = h.chain.chains.get(h.chainId);
     const { page, cspViolations } = await signedInTab();
     const created = (await createPayment(m, { amount: '2' })).body.payment;
     const payer = await newPayer(2n * USDC);
     await withMiningPaused(async () => {
-      const funding = await chain.signTokenTransfer({
-        from: payer,
-        token: SANDBOX_TOKEN_ADDRESS,
-        to: created.funding.depositAddress.address as Address,
-        amountAtomic: 2n * USDC,
-      });
-      await chain.broadcast(funding);
-      await mine(1);
-      await receiptOf(funding.txHash);
-      await pokeScanner();
-      await apiTransferAt(m, created.id, funding.txHash, 1);
+      const funding = await payMinedOnce(m, created, payer, 2n * USDC);
       await page.goto(`${api.baseUrl}/dashboard/payments/${created.id}`);
       assert.equal((await liveState(page)).polling, 'on');
 
