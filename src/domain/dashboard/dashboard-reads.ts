@@ -59,8 +59,15 @@ export async function resourceFinalityOf(
         ? await deps.prisma.payment.findFirst({ where, select })
         : await deps.prisma.deposit.findFirst({ where, select });
   if (!row) throw notFound(resource.kind === 'payment' ? 'Payment' : 'Deposit');
-  const atRest = resource.kind === 'payment' ? isFinalStatus(row.status) : DEPOSIT_TERMINAL.has(row.status as DepositStatus);
-  return { finality: await finalityOfOne(deps, { kind: resource.kind, id: row.id }, new Date()), atRest };
+  return {
+    finality: await finalityOfOne(deps, { kind: resource.kind, id: row.id }, new Date()),
+    atRest: atRest(resource.kind, row.status),
+  };
+}
+
+/** A Payment or deposit at rest: final, so no settlement leg of it is still to come. */
+export function atRest(kind: 'payment' | 'deposit', status: string): boolean {
+  return kind === 'payment' ? isFinalStatus(status) : DEPOSIT_TERMINAL.has(status as DepositStatus);
 }
 
 export interface TimelineStep {

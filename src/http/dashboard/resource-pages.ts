@@ -1,6 +1,4 @@
-import { dashboardApp, depositOf, resourceFinalityOf, timelineOf } from '../../domain/dashboard/dashboard-reads';
-import { TERMINAL as DEPOSIT_TERMINAL } from '../../domain/deposits/pure/deposit-machine';
-import { isFinalStatus } from '../../domain/payments/pure/payment-machine';
+import { atRest, dashboardApp, depositOf, resourceFinalityOf, timelineOf } from '../../domain/dashboard/dashboard-reads';
 import { loadPayment, paymentResponseOf } from '../../domain/payments/payments';
 import * as views from './dashboard-views';
 import { liveFinality } from './live-finality';
@@ -18,7 +16,7 @@ export function registerResourcePages(router: DashboardRouter, kit: DashboardKit
     const id = String(ctx.params.id).slice(0, 64);
     const row = await loadPayment(prisma, app.id, id);
     const view = await paymentResponseOf(finality, row);
-    const onChain = liveFinality(view.payment.finality, isFinalStatus(row.status));
+    const onChain = liveFinality(view.payment.finality, atRest('payment', row.status));
     await send(
       ctx,
       200,
@@ -35,7 +33,7 @@ export function registerResourcePages(router: DashboardRouter, kit: DashboardKit
     const app = await dashboardApp(prisma, member(ctx).appId);
     const id = String(ctx.params.id).slice(0, 64);
     const view = await depositOf(finality, app, id);
-    const onChain = liveFinality(view.finality, DEPOSIT_TERMINAL.has(view.status));
+    const onChain = liveFinality(view.finality, atRest('deposit', view.status));
     await send(
       ctx,
       200,
