@@ -7,6 +7,7 @@ import { sandboxVaultCodes } from '../../src/domain/vaults/sandbox-mail';
 import { Mutex } from '../chain-driver';
 import { US_BANK_ACCOUNT } from '../partner';
 import { until } from '../until';
+import { readThroughRestart } from './harness-reads';
 import type { RehearsalPartner } from './partner';
 import type { RehearsalChain, RehearsalStack } from './stack';
 import type { PaymentPlan, PlannedDeposit, PlannedPayment, ReleasedHold } from './verdicts';
@@ -160,12 +161,18 @@ async function fundedVault(
   const code = await until(
     'the vault approval code in the sandbox outbox',
     60_000,
-    async () => (await sandboxVaultCodes(ctx.stack.db.prisma, accountId, 1)).mails[0]?.code ?? undefined,
+    async () =>
+      (await readThroughRestart('the sandbox outbox', () => sandboxVaultCodes(ctx.stack.db.prisma, accountId, 1))).mails[0]?.code ??
+      undefined,
   );
   await p.post('POST /v2/accounts/{id}/vault/policy/approval/verify', `/v2/accounts/${accountId}/vault/policy/approval/verify`, { code });
   await payers.send(vault.address as string, fund);
   await until(`the funding of vault ${vault.id} posted`, 120_000, async () =>
-    (await ctx.stack.db.prisma.vaultReceipt.count({ where: { vaultId: vault.id, status: 'posted' } })) > 0 ? true : undefined,
+    (await readThroughRestart(`vault ${vault.id}'s receipts`, () =>
+      ctx.stack.db.prisma.vaultReceipt.count({ where: { vaultId: vault.id, status: 'posted' } }),
+    )) > 0
+      ? true
+      : undefined,
   );
 }
 

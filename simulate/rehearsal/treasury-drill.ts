@@ -2,6 +2,7 @@ import { jsonRpc } from '../../src/chain/chain-faults';
 import { GAS_TREASURY_EMPTY } from '../../src/domain/settlement/settlement-sender';
 import { until } from '../until';
 import { amountOf, createAndPay, type FlowContext } from './flows';
+import { readThroughRestart } from './harness-reads';
 import { operatorCli } from './operator';
 import type { ReleasedHold } from './verdicts';
 
@@ -44,7 +45,9 @@ export async function treasuryDrill(
     });
     // The operator learns of it from the alert, before any partner asks.
     const subject = `${chain.chainId}:${treasury.toLowerCase()}`;
-    const alert = await ctx.stack.db.prisma.operatorAlert.findFirst({ where: { kind: GAS_TREASURY_EMPTY, subject, resolvedAt: null } });
+    const alert = await readThroughRestart(`the open ${GAS_TREASURY_EMPTY} alert`, () =>
+      ctx.stack.db.prisma.operatorAlert.findFirst({ where: { kind: GAS_TREASURY_EMPTY, subject, resolvedAt: null } }),
+    );
     if (!alert) failures.push(`treasury drill: no open ${GAS_TREASURY_EMPTY} alert for ${subject} while its Payment was held`);
   } catch (err) {
     failures.push(`treasury drill: ${message(err)}`);
@@ -66,14 +69,12 @@ async function setNativeBalance(rpcUrl: string, address: string, wei: bigint): P
 /** Each item on the chain held for its settlement tries, released with retry through the CLI. */
 async function releaseHolds(ctx: FlowContext, chainId: number): Promise<void> {
   const prisma = ctx.stack.db.prisma;
-  const payments = await prisma.payment.findMany({
-    where: { chainId, operationalState: HELD, operationalReasonCode: PLANNED_REASON },
-    select: { id: true },
-  });
-  const deposits = await prisma.deposit.findMany({
-    where: { chainId, status: HELD, settlementReasonCode: PLANNED_REASON },
-    select: { id: true },
-  });
+  const payments = await readThroughRestart(`the held Payments on chain ${chainId}`, () =>
+    prisma.payment.findMany({ where: { chainId, operationalState: HELD, operationalReasonCode: PLANNED_REASON }, select: { id: true } }),
+  );
+  const deposits = await readThroughRestart(`the held deposits on chain ${chainId}`, () =>
+    prisma.deposit.findMany({ where: { chainId, status: HELD, settlementReasonCode: PLANNED_REASON }, select: { id: true } }),
+  );
   const held: ReleasedHold[] = [
     ...payments.map((p) => ({ kind: 'payment' as const, id: p.id, reason: PLANNED_REASON })),
     ...deposits.map((d) => ({ kind: 'deposit' as const, id: d.id, reason: PLANNED_REASON })),
@@ -105,6 +106,8 @@ async function release(ctx: FlowContext, h: ReleasedHold): Promise<ReleasedHold>
 
 async function stillHeld(ctx: FlowContext, h: ReleasedHold): Promise<boolean> {
   const prisma = ctx.stack.db.prisma;
-  if (h.kind === 'payment') return (await prisma.payment.findUnique({ where: { id: h.id } }))?.operationalState === HELD;
-  return (await prisma.deposit.findUnique({ where: { id: h.id } }))?.status === HELD;
+  return readThroughRestart(`whether ${h.kind} ${h.id} is still held`, async () => {
+    if (h.kind === 'payment') return (await prisma.payment.findUnique({ where: { id: h.id } }))?.operationalState === HELD;
+    return (await prisma.deposit.findUnique({ where: { id: h.id } }))?.status === HELD;
+  });
 }

@@ -68,6 +68,12 @@ describe('failure classes (which cause answers which code)', () => {
     assert.deepEqual(classifyFailure(new NamespaceNotFoundError('default')), { kind: 'unreachable', source: 'temporal' });
     const wrapped = new Error('outer', { cause: new Error('timeout exceeded when trying to connect') });
     assert.deepEqual(classifyFailure(wrapped), { kind: 'capacity', source: 'database' });
+    // Prisma's P2039 for a SQLSTATE it has no code of its own for: PostgreSQL replaying its WAL after a kill.
+    const startingUp = Object.assign(new Error('Database error. Code: `57P03`. Message: `the database system is starting up`'), {
+      code: 'P2039',
+      meta: { driverAdapterError: { cause: { kind: 'postgres', code: '57P03', originalCode: '57P03' } } },
+    });
+    assert.deepEqual(classifyFailure(startingUp), { kind: 'capacity', source: 'database' });
     assert.equal(classifyFailure(new TypeError("Cannot read properties of undefined (reading 'id')")), null);
     assert.equal(classifyFailure('not an error'), null);
   });
