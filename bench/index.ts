@@ -1,4 +1,5 @@
 import { rmSync } from 'node:fs';
+import os from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -42,6 +43,7 @@ import { engineWorkPhase } from './phases/engine-work';
  *   BENCH_SCANNER_SECONDS (60), BENCH_SCANNER_BASELINE_SECONDS (10), BENCH_SCANNER_BLOCK_MS (2000),
  *   BENCH_SCANNER_TRANSFERS (200) and BENCH_SCANNER_OURS (2): mainnet-shaped blocks for the chain scanner;
  *   BENCH_OVERLOAD_SECONDS (15): creates at twice the maximum rate, last.
+ *   BENCH_QUIET_LOAD (1.5) and BENCH_QUIET_WAIT_SECONDS (600): each engine's half waits for the load average to fall under it, this long at most.
  */
 const COUNT = Number(process.env.BENCH_COUNT ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
@@ -77,6 +79,7 @@ async function main(): Promise<void> {
   for (const engine of engines) {
     // One engine's stack at a time, each in its own data folder: its own PostgreSQL cluster, chain,
     // engine store and ports, so nothing the first left behind lands in the second's figures.
+    const load = await quietMachine(out);
     const stack = new Lifecycle();
     lifecycle.add(
       `${engine} stack`,
@@ -84,12 +87,29 @@ async function main(): Promise<void> {
       () => stack.kill(),
     );
     try {
-      run.engines[engine] = await benchEngine(engine, path.join(base, `bench-${engine}`), { runs, out, lifecycle: stack });
+      const figures = await benchEngine(engine, path.join(base, `bench-${engine}`), { runs, out, lifecycle: stack });
+      // The load this half started on, before its own stack: the figure the table prints.
+      run.engines[engine] = { ...figures, machine: { ...figures.machine, loadAverage1m: load } };
     } finally {
       await stack.stop();
     }
   }
   if (values.json) out(JSON.stringify(run));
+}
+
+/**
+ * Waits for the machine to be quiet before an engine's half: the 1-minute load average under
+ * BENCH_QUIET_LOAD (1.5), for at most BENCH_QUIET_WAIT_SECONDS (600). Answers the load it starts on;
+ * a machine that stays busy is run anyway, and the load printed says so.
+ */
+async function quietMachine(out: (line: string) => void): Promise<number> {
+  const below = Number(process.env.BENCH_QUIET_LOAD ?? 1.5);
+  const deadline = Date.now() + Number(process.env.BENCH_QUIET_WAIT_SECONDS ?? 600) * 1000;
+  const load = () => Math.round(os.loadavg()[0]! * 100) / 100;
+  while (load() >= below && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5000));
+  const reached = load();
+  out(`bench: load average ${reached} at the start (${reached < below ? 'quiet' : `still not under ${below} after the wait`})`);
+  return reached;
 }
 
 /** Starts one engine's stack in `dir`, runs the chosen phases against it, and returns its figures. */
