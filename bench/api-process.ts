@@ -2,6 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { sleep } from './measure';
 
+export interface LoopSchedule {
+  ranMs: number;
+  waitedMs: number;
+}
+
 export interface ApiProcess {
   url: string;
   pid: number;
@@ -9,6 +14,8 @@ export interface ApiProcess {
   peakRssMb(): number;
   /** CPU seconds (user + system) the process has used so far. */
   cpuSeconds(): number;
+  /** Its main thread (the event loop) so far: ms on a core, and ms runnable but waiting for one. */
+  loopSchedule(): LoopSchedule;
   stop(): Promise<void>;
 }
 
@@ -72,11 +79,21 @@ export async function startApiProcess(opts: {
       return NaN;
     }
   };
+  // The kernel's schedstat: ns on a core, ns waiting on a run queue, timeslices.
+  const loopSchedule = (): LoopSchedule => {
+    try {
+      const [ran, waited] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').trim().split(' ').map(Number);
+      return { ranMs: ran! / 1e6, waitedMs: waited! / 1e6 };
+    } catch {
+      return { ranMs: NaN, waitedMs: NaN };
+    }
+  };
   return {
     url,
     pid,
     peakRssMb,
     cpuSeconds,
+    loopSchedule,
     stop: async () => {
       peakRssMb();
       if (exited) return;

@@ -1,6 +1,6 @@
 import type { Address } from 'viem';
 import type { RunningService } from '../src/runtime/service';
-import type { ApiProcess } from './api-process';
+import type { ApiProcess, LoopSchedule } from './api-process';
 import type { BenchFigures } from './figures';
 
 /** What every bench phase gets: the running stack, a partner credential, and where to report. */
@@ -29,6 +29,8 @@ export interface BenchContext {
   createPayment(): Promise<any>;
   /** CPU seconds the API process has used so far. */
   apiCpuSeconds(): number;
+  /** The API process's event-loop thread so far: ms run, ms waited for a core. */
+  apiLoopSchedule(): LoopSchedule;
   /** Another API process like the one under test, on a port of its own, with `env` added (e.g. tracing on). */
   startApi(env?: Record<string, string>): Promise<ApiProcess>;
   figures: BenchFigures;

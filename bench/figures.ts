@@ -45,9 +45,13 @@ export interface BenchFigures {
     latency: Latency;
     refused?: Latency;
     accepted?: Latency;
+    /** The API's event-loop thread over the phase, per second of it: ms on a core, ms runnable but waiting for one. */
+    apiLoop?: { ranMsPerSecond: number; waitedMsPerSecond: number };
     passed: boolean;
   };
   apiPeakRssMb?: number;
+  /** Before each phase, how long the stack rested and the cores it kept busy when the phase began (bench/stack-cpu.ts). */
+  restBefore?: Record<string, { seconds: number; coresBusy: number }>;
   /** What one run of each flow cost the engine, read from its workflows' histories (bench/phases/engine-work.ts). */
   engineWork?: Partial<Record<EngineWorkFlow, FlowEngineWork>>;
 }

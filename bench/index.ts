@@ -25,6 +25,7 @@ import { webhooksPhase, webhooksSustainedPhase } from './phases/webhooks';
 import { listsPhase } from './phases/lists';
 import { scannerPhase } from './phases/scanner';
 import { engineWorkPhase } from './phases/engine-work';
+import { restStack } from './stack-cpu';
 
 /**
  * `npm run bench`: the figures of docs/performance.md, against an embedded stack of its own (`<data>/bench-<engine>`:
@@ -43,6 +44,7 @@ import { engineWorkPhase } from './phases/engine-work';
  *   BENCH_SCANNER_SECONDS (60), BENCH_SCANNER_BASELINE_SECONDS (10), BENCH_SCANNER_BLOCK_MS (2000),
  *   BENCH_SCANNER_TRANSFERS (200) and BENCH_SCANNER_OURS (2): mainnet-shaped blocks for the chain scanner;
  *   BENCH_OVERLOAD_SECONDS (15): creates at twice the maximum rate, last.
+ *   BENCH_REST_CORES (0.3) and BENCH_REST_SECONDS (300): before each phase, the stack rests until it keeps fewer cores busy, this long at most;
  *   BENCH_QUIET_LOAD (1.5) and BENCH_QUIET_WAIT_SECONDS (600): each engine's half waits for the load average to fall under it, this long at most.
  */
 const COUNT = Number(process.env.BENCH_COUNT ?? 2000);
@@ -192,11 +194,15 @@ async function benchEngine(
     api: call,
     createPayment: () => call('/v2/payments', { body: createBody, key: randomUUID() }),
     apiCpuSeconds: () => api.cpuSeconds(),
+    apiLoopSchedule: () => api.loopSchedule(),
     // Its admin listener too on a free port: the API under test holds the default one.
     startApi: async (env) => startApi(await freePort(), { ADMIN_PORT: String(await freePort()), ...env }),
     figures,
     out,
   };
+
+  // Before each phase: what the phases before it left running must not land in its figures.
+  const rest = async (phase: PhaseName) => void ((figures.restBefore ??= {})[phase] = await restStack(ctx, phase));
 
   // Warm up the connection pools, the Prisma plans and the workflow cache.
   for (let i = 0; i < 50; i += 1) await ctx.createPayment();
@@ -211,6 +217,7 @@ async function benchEngine(
     await new Promise((r) => setTimeout(r, 35_000));
   }
   if (runs('create')) {
+    await rest('create');
     await createPhase(ctx, COUNT, CONCURRENCY);
     await createTracesPhase(ctx, Number(process.env.BENCH_TRACED_CREATES ?? 300));
   }
@@ -219,19 +226,28 @@ async function benchEngine(
     figures.ratio = Math.round((figures.apiCreate.perSecond / baseline) * 100) / 100;
     out(`ratio API create / PaymentWorkflow start with the worker: ${figures.ratio}   (target >= 0.80)`);
   }
-  if (runs('settle') && SETTLE > 0) await settlePhase(ctx, SETTLE);
-  if (runs('webhooks'))
+  if (runs('settle') && SETTLE > 0) {
+    await rest('settle');
+    await settlePhase(ctx, SETTLE);
+  }
+  if (runs('webhooks')) {
+    await rest('webhooks');
     await webhooksPhase(ctx, Number(process.env.BENCH_WEBHOOK_RATE ?? 20), Number(process.env.BENCH_WEBHOOK_SECONDS ?? 60));
+  }
   if (runs('webhooks-sustained')) {
+    await rest('webhooks-sustained');
     await webhooksSustainedPhase(
       ctx,
       Number(process.env.BENCH_WEBHOOK_SUSTAINED_RATE ?? 50),
       Number(process.env.BENCH_WEBHOOK_SUSTAINED_SECONDS ?? 300),
     );
   }
-  if (runs('lists'))
+  if (runs('lists')) {
+    await rest('lists');
     await listsPhase(ctx, { rows: Number(process.env.BENCH_LIST_ROWS ?? 1_000_000), reads: Number(process.env.BENCH_LIST_READS ?? 200) });
+  }
   if (runs('scanner')) {
+    await rest('scanner');
     await scannerPhase(ctx, {
       seconds: Number(process.env.BENCH_SCANNER_SECONDS ?? 60),
       baselineSeconds: Number(process.env.BENCH_SCANNER_BASELINE_SECONDS ?? 10),
@@ -241,7 +257,10 @@ async function benchEngine(
     });
   }
   // Last, so its backlog of workflows can't slow the phases above.
-  if (runs('overload') && !(await overloadPhase(ctx, OVERLOAD_SECONDS))) process.exitCode = 1;
+  if (runs('overload')) {
+    await rest('overload');
+    if (!(await overloadPhase(ctx, OVERLOAD_SECONDS))) process.exitCode = 1;
+  }
   figures.apiPeakRssMb = api.peakRssMb();
   out(`API process peak RSS: ${figures.apiPeakRssMb} MB`);
   return figures;

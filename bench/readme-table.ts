@@ -155,7 +155,7 @@ export function figureRows(f: BenchFigures): FigureRow[] {
       target: '',
       limit: fixed('the API process alone: Node, the Prisma client, the Temporal client'),
     },
-    overloadRow(f.overload),
+    overloadRow(f.overload, f.createAtHalfMaxRate?.latency.p99Ms),
   ];
 }
 
@@ -176,17 +176,28 @@ function sustainedWebhooksRow(w: BenchFigures['webhooksSustained']): FigureRow {
   return { ...row, measured, ...(w.ratePerSecond >= 50 && w.seconds >= 300 ? { met } : {}) };
 }
 
-function overloadRow(o: BenchFigures['overload']): FigureRow {
+/** Met: nothing bad, refusals p99 within 50 ms, and accepted creates p99 within twice the unloaded one (the half-rate create's). */
+function overloadRow(o: BenchFigures['overload'], unloadedP99?: number): FigureRow {
+  const answers = o
+    ? Object.entries(o.answers)
+        .map(([k, v]) => `${k} ×${v}`)
+        .join(', ')
+    : '';
+  const loop = o?.apiLoop
+    ? `; the API's event loop per second: ${o.apiLoop.ranMsPerSecond} ms on a core, ${o.apiLoop.waitedMsPerSecond} ms waiting for one`
+    : '';
+  const unloaded = unloadedP99 === undefined ? '' : ` (unloaded p99 ${unloadedP99} ms)`;
+  const split = o?.refused ? `refusals ${lat(o.refused)}; accepted ${o.accepted ? lat(o.accepted) : '—'}${unloaded}` : lat(o?.latency);
+  const refusedFast = !o?.refused || o.refused.count === 0 || o.refused.p99Ms <= 50;
+  const acceptedNear = !o?.accepted || unloadedP99 === undefined || o.accepted.count === 0 || o.accepted.p99Ms <= 2 * unloadedP99;
   return {
     name: 'overload (creates at twice the max rate)',
-    measured: o
-      ? `${o.ratePerSecond}/s for ${o.seconds} s: ${Object.entries(o.answers)
-          .map(([k, v]) => `${k} ×${v}`)
-          .join(', ')}; ${o.refused ? `refusals ${lat(o.refused)}; accepted ${o.accepted ? lat(o.accepted) : '—'}` : lat(o.latency)}`
-      : 'not measured',
-    target: 'no 500, none hung; refusals p99 ≤ 50 ms',
-    ...(o ? { met: o.passed && (o.refused ? o.refused.count === 0 || o.refused.p99Ms <= 50 : true) } : {}),
-    limit: fixed("the engine's start rate: above it the API answers 503 with Retry-After"),
+    measured: o ? `${o.ratePerSecond}/s for ${o.seconds} s: ${answers}; ${split}${loop}` : 'not measured',
+    target: 'no 500, none hung; refusals p99 ≤ 50 ms; accepted p99 ≤ 2 × unloaded',
+    ...(o ? { met: o.passed && refusedFast && acceptedNear } : {}),
+    limit: fixed(
+      "the cores: a refusal is answered on the API's event loop, which waits for one of 2 cores shared with the worker, the engine, PostgreSQL and the load (its run-queue wait, measured)",
+    ),
   };
 }
 

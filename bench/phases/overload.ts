@@ -1,6 +1,7 @@
 import type { BenchContext } from '../context';
 import { openLoopInThread } from '../load-thread';
 import { latency, showLatency } from '../measure';
+import type { LoopSchedule } from '../api-process';
 
 /** A request still unanswered after this counts as hung (the client gives up on it). */
 const HANG_MS = 30_000;
@@ -20,6 +21,8 @@ export async function overloadPhase(ctx: BenchContext, seconds: number): Promise
   // Each answer's time by what it was: a refusal must come at once, an accepted create near its unloaded time.
   const refusedMs: number[] = [];
   const acceptedMs: number[] = [];
+  const loopBefore = ctx.apiLoopSchedule();
+  const startedAt = performance.now();
   const results = await openLoopInThread({
     url: `${ctx.apiUrl}/v2/payments`,
     headers: { authorization: ctx.authorization, 'content-type': 'application/json' },
@@ -28,6 +31,7 @@ export async function overloadPhase(ctx: BenchContext, seconds: number): Promise
     ratePerSecond: rate,
     hangMs: HANG_MS,
   });
+  const apiLoop = perSecond(loopBefore, ctx.apiLoopSchedule(), (performance.now() - startedAt) / 1000);
   for (const { outcome, code, retryAfter, ms } of results) {
     if (outcome === 503 || outcome === 429) refusedMs.push(ms);
     else if (outcome === 201) acceptedMs.push(ms);
@@ -42,7 +46,17 @@ export async function overloadPhase(ctx: BenchContext, seconds: number): Promise
   const lat = latency(samples);
   const refused = latency(refusedMs);
   const accepted = latency(acceptedMs);
-  figures.overload = { ratePerSecond: Math.round(rate * 10) / 10, seconds, count, answers, latency: lat, refused, accepted, passed };
+  figures.overload = {
+    ratePerSecond: Math.round(rate * 10) / 10,
+    seconds,
+    count,
+    answers,
+    latency: lat,
+    refused,
+    accepted,
+    apiLoop,
+    passed,
+  };
   const share = (prefix: string) => {
     const n = Object.entries(answers)
       .filter(([k]) => k.startsWith(prefix))
@@ -53,6 +67,9 @@ export async function overloadPhase(ctx: BenchContext, seconds: number): Promise
     `overload at ${rate.toFixed(1)}/s (2x max) for ${seconds} s, ${count} creates: 429 ${share('429')}, 503 ${share('503')}   ${showLatency(lat)}   max ${lat.maxMs} ms`,
   );
   out(`  refusals ${showLatency(refused)} (${refused.count});  accepted creates ${showLatency(accepted)} (${accepted.count})`);
+  out(
+    `  the API's event loop, per second: ${apiLoop.ranMsPerSecond} ms on a core, ${apiLoop.waitedMsPerSecond} ms runnable and waiting for one`,
+  );
   out(
     `  answers: ${Object.entries(answers)
       .sort((a, b) => b[1] - a[1])
@@ -65,4 +82,10 @@ export async function overloadPhase(ctx: BenchContext, seconds: number): Promise
       : `overload check: FAIL (${bad.map(([k, v]) => `${k}: ${v}`).join(', ')})`,
   );
   return passed;
+}
+
+/** How the loop's thread spent the phase, per second of it (a second waited per second: always runnable, never on a core). */
+function perSecond(before: LoopSchedule, after: LoopSchedule, seconds: number) {
+  const rate = (ms: number) => Math.round(ms / seconds);
+  return { ranMsPerSecond: rate(after.ranMs - before.ranMs), waitedMsPerSecond: rate(after.waitedMs - before.waitedMs) };
 }

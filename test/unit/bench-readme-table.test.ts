@@ -66,6 +66,34 @@ describe('the figures table of docs/performance.md', () => {
     ]);
   });
 
+  test("overload is met only when refusals come within 50 ms and accepted creates within twice the unloaded p99, and shows the API loop's wait for a core", () => {
+    // The unloaded p99 is the half-rate create's: dev 260 ms, cluster 430 ms.
+    const overload = (refusedP99: number, acceptedP99: number) => ({
+      ratePerSecond: 100,
+      seconds: 15,
+      count: 1500,
+      answers: { '201': 900, '503 service_unavailable': 600 },
+      latency: latency(40, acceptedP99),
+      refused: latency(5, refusedP99),
+      accepted: latency(150, acceptedP99),
+      apiLoop: { ranMsPerSecond: 610, waitedMsPerSecond: 240 },
+      passed: true,
+    });
+    const loaded: BenchRun = {
+      ...run,
+      engines: {
+        dev: { ...run.engines.dev!, overload: overload(45, 520) },
+        cluster: { ...run.engines.cluster!, overload: overload(45, 861) },
+      },
+    };
+    const row = rowOf(figuresTable(loaded), 'overload (creates at twice the max rate)')!;
+    assert.match(row[1]!, /refusals p50 5 ms, p99 45 ms; accepted p50 150 ms, p99 520 ms \(unloaded p99 260 ms\)/);
+    assert.match(row[1]!, /610 ms on a core, 240 ms waiting for one — met$/);
+    assert.match(row[2]!, /accepted p50 150 ms, p99 861 ms \(unloaded p99 430 ms\).* — \*\*missed\*\*$/);
+    const slowRefusals: BenchRun = { ...loaded, engines: { dev: { ...run.engines.dev!, overload: overload(51, 300) } } };
+    assert.match(rowOf(figuresTable(slowRefusals), 'overload (creates at twice the max rate)')![1]!, /— \*\*missed\*\*$/);
+  });
+
   test('a figure only one engine measured reads "not measured" in the other column', () => {
     const onlyDev: BenchRun = { ...run, engines: { dev: { ...run.engines.dev!, apiPeakRssMb: 500 }, cluster: run.engines.cluster! } };
     const rss = rowOf(figuresTable(onlyDev), 'API process peak RSS')!;
