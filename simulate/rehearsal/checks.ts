@@ -189,10 +189,10 @@ export interface CheckInput {
   plants: Plant[];
 }
 
-/** Each outage's window, and each unplanned exit's until its process was back. */
+/** Each outage's window (with when the service caught up), and each unplanned exit's until its process was back. */
 function windowsOf(o: CheckInput): Window[] {
   return [
-    ...o.outages.map((x) => ({ part: x.part, at: x.at, backAt: x.backAt ?? Date.now() })),
+    ...o.outages.map((x) => ({ part: x.part, at: x.at, backAt: x.backAt ?? Date.now(), recoveredAt: x.paymentAt })),
     ...o.stack.crashes.map((c) => ({ part: c.name, at: c.at, backAt: c.backAt ?? Date.now() })),
   ];
 }

@@ -158,6 +158,8 @@ export interface Window {
   part: string;
   at: number;
   backAt: number;
+  /** When the service showed it had caught up with what the fault left queued: the next Payment succeeded. */
+  recoveredAt?: number;
 }
 
 /** A delivery the worker made just before a fault may have been made again: its attempt's timeout ahead of the kill. */
@@ -237,10 +239,16 @@ export interface Unavailable {
   at: number;
 }
 
-/** A 503 only while a part was away: the request's time overlaps a fault's window, which ends when the part is back. */
+/**
+ * A 503 only while a fault's effect lasted: the request's time overlaps the fault's window, from the
+ * kill until the part was back or, if later, until the service had caught up with the work the fault
+ * left queued (its next Payment succeeded, itself bounded by BOUNDS.paymentMs). Meanwhile an update
+ * a workflow can't answer within its deadline is the contract's 503 with Retry-After.
+ */
 export function unavailableVerdicts(answers: Unavailable[], windows: Window[]): string[] {
+  const endOf = (w: Window) => Math.max(w.backAt, w.recoveredAt ?? w.backAt);
   return answers
-    .filter((u) => !windows.some((w) => u.sentAt <= w.backAt && u.at >= w.at))
+    .filter((u) => !windows.some((w) => u.sentAt <= endOf(w) && u.at >= w.at))
     .map(
       (u) => `${u.op} answered 503 at ${new Date(u.at).toISOString()} (sent ${u.at - u.sentAt} ms before), outside every fault's window`,
     );

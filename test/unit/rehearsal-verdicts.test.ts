@@ -203,6 +203,16 @@ describe('Rehearsal verdicts (pure)', () => {
     assert.equal(unavailableVerdicts([{ op: 'GET /v2/payments', sentAt: 12_500, at: 13_000 }], windows).length, 1);
   });
 
+  test('a 503 while the service catches up after a fault passes, until its next Payment succeeded, and not after', () => {
+    const windows: Window[] = [{ part: 'postgres', at: 10_000, backAt: 12_000, recoveredAt: 40_000 }];
+    const cancel = (sentAt: number, at: number) => [{ op: 'POST /v2/payments/{id}/cancel', sentAt, at }];
+    assert.deepEqual(unavailableVerdicts(cancel(30_000, 40_000), windows), []);
+    assert.deepEqual(unavailableVerdicts(cancel(39_000, 49_000), windows), []);
+    assert.equal(unavailableVerdicts(cancel(41_000, 51_000), windows).length, 1);
+    // A Payment that succeeded before the part was back does not shorten the window.
+    assert.deepEqual(unavailableVerdicts(cancel(11_500, 11_800), [{ ...windows[0]!, recoveredAt: 11_000 }]), []);
+  });
+
   test('every part must be killed, come back and see a Payment succeed within the bounds', () => {
     const bounds = { backMs: 1_000, paymentMs: 5_000 };
     const ok = { part: 'api', what: 'SIGKILL api-1', at: 0, backAt: 900, paymentAt: 4_000 };
