@@ -70,7 +70,6 @@ async function untilBar(page: Page, txHash: string, text: string, required: numb
 /** How many times the page's script has asked for the bars (counted in the page, as each fetch starts). */
 const asked = (page: Page) => page.evaluate<number>('window.__finalityAsks');
 
-/** The Payment's finality through the API once its transfer has `n` confirmations (the scanner poked, the chain as it is). */
 /** Inside a held chain: the Payment paid in one block, and the API showing it at one confirmation. */
 async function payMinedOnce(
   m: Merchant,
@@ -94,6 +93,7 @@ async function payMinedOnce(
   return funding;
 }
 
+/** The Payment's finality through the API once its transfer has `n` confirmations (the scanner poked, the chain as it is). */
 async function apiTransferAt(m: Merchant, paymentId: string, txHash: string, n: number): Promise<TTransactionFinality> {
   return eventually(
     async (saw) => {
