@@ -111,6 +111,7 @@ export interface BaseFeeHold {
 
 /** How often a held base fee is set again; a block mined in between may fall by an eighth. */
 const BASE_FEE_HOLD_EVERY_MS = 50;
+const BASE_FEE_RESTORE_TRIES = 5;
 
 export class ChainFaultError extends Error {
   override name = 'ChainFaultError';
@@ -350,8 +351,17 @@ async function holdBaseFee(fees: BaseFeeControls, baseFeeWei: bigint): Promise<B
       if (!held) return;
       held = false;
       await beat;
-      await fees.setNext(baselineWei);
-      await fees.mine();
+      // A block the node mines on its own between setting the fee and mining takes the set fee, and
+      // ours then falls from it: mine again until the latest block carries the baseline.
+      for (let tries = 1; ; tries++) {
+        await fees.setNext(baselineWei);
+        await fees.mine();
+        const latest = await fees.latest();
+        if (latest === baselineWei) return;
+        if (tries === BASE_FEE_RESTORE_TRIES) {
+          throw new ChainFaultError(`the base fee is ${latest} after ${tries} tries to set it back to ${baselineWei}`);
+        }
+      }
     },
   };
 }

@@ -9,12 +9,11 @@ import { paysInToken, sendOnHeldChain } from '../support/chain';
 import {
   TOKEN,
   USDC,
-  blockNumber,
   cli,
+  depositEvents,
   mine,
   newPayer,
   pokeScanner,
-  restartScannerFrom,
   rpc,
   send,
   statuses,
@@ -65,15 +64,6 @@ async function entriesOf(depositId: string) {
       { entries: p.entries.map((e) => [e.book, e.amountAtomic.toString(), e.accountId]), transactions: p.transactions },
     ]),
   );
-}
-
-async function depositEvents(depositId: string) {
-  const h = await getHarness();
-  const events = await h.db.prisma.event.findMany({
-    where: { resourceType: 'deposit', resourceId: depositId },
-    orderBy: { sequence: 'asc' },
-  });
-  return events.map((e) => ({ name: e.name, accountId: e.accountId, payload: e.payload as Record<string, unknown> }));
 }
 
 /** Told of a block only while it can use one: a settling deposit once a leg is broadcast (rolled back after). */
@@ -625,70 +615,6 @@ describe('Deposits (DepositWorkflow end to end: anvil, Temporal, PostgreSQL)', (
       const history = await h.probes.workflowHistory(d.workflowId);
       await Worker.runReplayHistory({ workflowBundle: h.workflowBundle }, history);
     }
-  });
-
-  test('makes one deposit per transfer when the scanner is restarted mid-range and rescans it, running or finished', async () => {
-    const h = await getHarness();
-    const cred = await newApp();
-    const { accountId } = await newAccountWithWallet(cred);
-    const address = await newDepositAddress(cred, accountId);
-    const payer = await newPayer(30n * USDC);
-    const before = await blockNumber();
-
-    // Held one block deep, so the first deposit's workflow is still running when the worker restarts.
-    const held = await sendOnHeldChain(
-      () => send(payer, address.address, 10n * USDC),
-      (tx) => paysInToken(tx, address.address),
-      'the first transfer mined, alone',
-    );
-    const tx1 = held.result;
-    let firstWorkflowId: string;
-    let runId: string;
-    try {
-      await pokeScanner();
-      const [first] = await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'confirming', { what: 'first detected' });
-      firstWorkflowId = first!.workflowId;
-      runId = (await h.engine.describeWorkflow(firstWorkflowId)).runId;
-    } finally {
-      await held.release();
-    }
-
-    // While the first deposit's workflow runs: the worker restarts and the scanner re-reads the range.
-    await h.restartWorker();
-    await restartScannerFrom(before);
-    const tx2 = await send(payer, address.address, 11n * USDC);
-    await pokeScanner();
-    // The scanner reads in block order: once the second transfer is seen, the first was rescanned.
-    let rows = await waitForDeposits(accountId, (d) => d.length === 2 && d.every((x) => x.status === 'settled'), {
-      mine: true,
-      what: 'both settled',
-    });
-    assert.deepEqual(rows.map((r) => r.txHash).sort(), [tx1.toLowerCase(), tx2.toLowerCase()].sort());
-
-    // Both workflows have finished; a rescan from before both still starts nothing new.
-    await restartScannerFrom(before);
-    await send(payer, address.address, 9n * USDC);
-    await pokeScanner();
-    rows = await waitForDeposits(accountId, (d) => d.length === 3 && d.every((x) => x.status === 'settled'), {
-      mine: true,
-      what: 'third settled',
-    });
-    assert.equal(rows.length, 3);
-    const described = await h.engine.describeWorkflow(firstWorkflowId);
-    assert.equal(described.runId, runId);
-    assert.equal(described.status, 'COMPLETED');
-    for (const d of rows) {
-      assert.deepEqual(
-        (await depositEvents(d.id)).map((e) => e.name),
-        ['deposit.detected', 'deposit.settled'],
-      );
-    }
-    const settledLegs = await h.db.prisma.ledgerPosting.count({
-      where: { sourceType: 'deposit', sourceId: { in: rows.map((r) => r.id) }, leg: 'settlement' },
-    });
-    assert.equal(settledLegs, 3);
-    assert.equal(await tokenBalance(address.address), 0n);
-    await ledgerIsBalanced();
   });
 
   test("lists an account's deposits newest first, filtered by status and paged with a cursor to the end", async () => {

@@ -60,6 +60,16 @@ export async function waitForDeposits(
   );
 }
 
+/** A deposit's events in order: name, account and payload. */
+export async function depositEvents(depositId: string) {
+  const h = await getHarness();
+  const events = await h.db.prisma.event.findMany({
+    where: { resourceType: 'deposit', resourceId: depositId },
+    orderBy: { sequence: 'asc' },
+  });
+  return events.map((e) => ({ name: e.name, accountId: e.accountId, payload: e.payload as Record<string, unknown> }));
+}
+
 export const statuses = (rows: Deposit[]) => rows.map((r) => r.status);
 
 export { cli, runCli } from '../support/cli';

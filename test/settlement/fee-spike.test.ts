@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseTransaction, type Address, type Hex } from 'viem';
-import { createChainFaults } from '../../src/chain/chain-faults';
+import { type BaseFeeHold, createChainFaults } from '../../src/chain/chain-faults';
 import { createEvmChain } from '../../src/chain/evm';
 import { FEE_ABOVE_CAP } from '../../workflows/contracts/settlement';
 import { paymentWorkflowId } from '../../workflows/contracts/payment';
@@ -162,26 +162,25 @@ async function withBaseFeeHeld(baseFeeWei: bigint, body: () => Promise<void>): P
   const faults = createChainFaults(h.rpcUrl);
   const mode = await faults.miningMode();
   await faults.setMiningMode({ mode: 'interval', seconds: 1 });
+  let hold: BaseFeeHold | undefined;
   try {
-    const hold = await faults.holdBaseFee(baseFeeWei);
-    try {
-      // Nothing is priced before a block at the held fee is the latest one.
-      await poll(
-        async (saw) => {
-          const latest = await h.chain.chains.get(h.chainId).getBaseFee();
-          saw(`latest base fee ${latest}`);
-          return latest * 8n >= baseFeeWei * 7n;
-        },
-        `a block at the held base fee ${baseFeeWei}`,
-        { timeoutMs: 30_000, done: Boolean, between: () => new Promise((r) => setTimeout(r, 100)) },
-      );
-      await body();
-    } finally {
-      await hold.release();
-    }
+    hold = await faults.holdBaseFee(baseFeeWei);
+    // Nothing is priced before a block at the held fee is the latest one.
+    await poll(
+      async (saw) => {
+        const latest = await h.chain.chains.get(h.chainId).getBaseFee();
+        saw(`latest base fee ${latest}`);
+        return latest * 8n >= baseFeeWei * 7n;
+      },
+      `a block at the held base fee ${baseFeeWei}`,
+      { timeoutMs: 30_000, done: Boolean, between: () => new Promise((r) => setTimeout(r, 100)) },
+    );
+    await body();
     return hold.baselineWei;
   } finally {
+    // The mining mode first: an interval block after the fee is set back would lower it again.
     await faults.setMiningMode(mode);
+    await hold?.release();
   }
 }
 

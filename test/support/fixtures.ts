@@ -123,7 +123,12 @@ export const paymentSummary = (p: any) => ({
   stage: p.stage,
   operationalState: p.operationalState,
   offrampStatus: p.offrampStatus,
+  // Where its transfers and legs stand, so a wait that gives up says whether the chain or the workflow stalled.
+  transfers: p.finality?.transfers.map(onChain),
+  settlement: p.finality?.settlement.map((f: any) => `${f.leg} ${onChain(f)}`),
 });
+
+const onChain = (f: any) => `${f.transactionHash.slice(0, 10)} block ${f.blockNumber} ${f.confirmations}/${f.confirmationsRequired}`;
 
 /**
  * Waits until the Payment read through the API satisfies predicate. Its rounds mine blocks (pass

@@ -48,7 +48,7 @@ export function suiteFiles(env: NodeJS.ProcessEnv = process.env): string[] {
 const STOP_THE_WORKER = [
   'api/idempotency.test.ts',
   'api/openapi-examples.test.ts',
-  'deposits/deposit-lifecycle.test.ts',
+  'deposits/scanner-restart.test.ts',
   'metrics/metrics.test.ts',
   'payments/expiry-cancel.test.ts',
 ];
