@@ -2,11 +2,12 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import type { ModuleId, TEnvironments } from '../../src/config/environments';
+import type { ModuleId } from '../../src/config/environments';
 import { MODULE_IDS } from '../../src/config/environments';
 import type { AppCredential } from '../../src/domain/apps/apps';
 import { createApi, type ApiDeps } from '../../src/http/app';
 import { call, newApp, uniqueUserId } from '../support/api-client';
+import { sandboxWithout } from '../support/environments';
 import { apiDepsOnHarness, getHarness } from '../support/harness';
 import { listRoutes, type RouteKey } from './fuzz/routes';
 
@@ -144,12 +145,6 @@ async function start(overrides: Partial<ApiDeps>): Promise<Running> {
   };
 }
 
-/** The sandbox with one module taken off its list. */
-function without(envs: TEnvironments, id: ModuleId): TEnvironments {
-  const sandbox = envs.environments.sandbox;
-  return { ...envs, environments: { ...envs.environments, sandbox: { ...sandbox, modules: sandbox.modules.filter((m) => m !== id) } } };
-}
-
 describe('Module availability: the config and the routes agree', () => {
   let cred: AppCredential;
   let accountId: string;
@@ -223,7 +218,7 @@ describe('Module availability: the config and the routes agree', () => {
   for (const id of MODULE_IDS) {
     test(`${id} off: the config reports it unavailable (not_entitled) and every route of it answers 424 chain_config_missing (but those that answer while it is off), creating nothing`, async () => {
       const h = await getHarness();
-      const off = await start({ environments: without(h.environments, id) });
+      const off = await start({ environments: sandboxWithout(h.environments, id) });
       try {
         const config = await call('/v2/partners/config', { credential: cred, baseUrl: off.baseUrl });
         assert.equal(config.status, 200, config.text);
@@ -263,7 +258,7 @@ describe('Module availability: the config and the routes agree', () => {
 
   test('a missing scope stays 403 forbidden on a module that is off: the scope is checked first', async () => {
     const h = await getHarness();
-    const off = await start({ environments: without(without(h.environments, 'payments'), 'vaults') });
+    const off = await start({ environments: sandboxWithout(h.environments, 'payments', 'vaults') });
     try {
       const noPayments = await newApp({ scopes: ['v2:accounts'] });
       for (const route of ['GET /v2/payments', 'POST /v2/payments/:paymentId/refunds', 'POST /v2/client/auth/exchange'] as RouteKey[]) {

@@ -1,12 +1,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ModuleId, TEnvironments } from '../../src/config/environments';
 import type { Scope } from '../../src/domain/apps/apps';
 import { EVENT_NAMES } from '../../src/domain/event-log/event-catalog';
 import { ZPartnerConfig } from '../../src/domain/apps/partner-config.schemas';
 import type { ApiDeps } from '../../src/http/app';
 import { call, newApp, responseChecker, uniqueUserId } from '../support/api-client';
 import { listenApi } from '../support/bounded-api';
+import { sandboxWithout } from '../support/environments';
 import { apiDepsOnHarness, getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import { requestSignInCode } from '../../src/domain/dashboard/sign-in';
 import { invitePartnerUser } from '../../src/domain/dashboard/partner-users';
@@ -108,15 +108,6 @@ async function startApi(overrides: Partial<ApiDeps> = {}) {
   return listenApi(
     await apiDepsOnHarness({ engine: h.engine, chains: h.chain.chains, client: { engine: h.engine }, returns: h.engine, ...overrides }),
   );
-}
-
-/** The sandbox with modules taken off its list. */
-function without(envs: TEnvironments, ...ids: ModuleId[]): TEnvironments {
-  const sandbox = envs.environments.sandbox;
-  return {
-    ...envs,
-    environments: { ...envs.environments, sandbox: { ...sandbox, modules: sandbox.modules.filter((m) => !ids.includes(m)) } },
-  };
 }
 
 describe('availability flags', () => {
@@ -237,7 +228,7 @@ describe('integrations and capabilities agree with what the routes do', () => {
 
   test('payments and webhooks modules off: clientApi, webhooks and the payment capabilities are off, and the exchange answers 424', async () => {
     const h = await getHarness();
-    const api = await startApi({ environments: without(h.environments, 'payments', 'webhooks') });
+    const api = await startApi({ environments: sandboxWithout(h.environments, 'payments', 'webhooks') });
     try {
       const cred = await newApp();
       const config = await call('/v2/partners/config', { credential: cred, baseUrl: api.baseUrl });

@@ -5,6 +5,7 @@ import { ZAuthorizeVaultOptionResponse, ZClientPaymentResponse } from '../../src
 import { paymentOptionId } from '../../src/domain/payments/payment-options';
 import { verifyWebhook } from '../../src/webhooks/verify';
 import { call, newApp, uniqueUserId, type ApiResponse } from '../support/api-client';
+import { sandboxWithout } from '../support/environments';
 import { apiDepsOnHarness, getHarness, TEST_SERVICE_SECRET } from '../support/harness';
 import { listenApi } from '../support/bounded-api';
 import { eventually, newPayer, payTo, pokeScanner, tokenBalance } from '../support/chain';
@@ -226,11 +227,7 @@ describe('Authorize a Vault funding operation (client)', () => {
     const p = await payerWithVault(USDC(10), USDC(10));
     const payment = await newPayment(p.merchant, { amount: '1' });
     const option = await vaultOptionOf(p, payment);
-    const sandbox = h.environments.environments.sandbox;
-    const noVaults = {
-      ...h.environments,
-      environments: { ...h.environments.environments, sandbox: { ...sandbox, modules: sandbox.modules.filter((m) => m !== 'vaults') } },
-    };
+    const noVaults = sandboxWithout(h.environments, 'vaults');
     const api = await listenApi(await apiDepsOnHarness({ environments: noVaults, chains: h.chain.chains, client: { engine: h.engine } }));
     try {
       const res = await authorize(p, payment, option.id, { actionId: option.execution!.actionId, proof: approved }, newKey(), {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { verifyWebhook } from '../../src/webhooks/verify';
 import { newContext } from '../support/browser';
+import { sandboxWithout } from '../support/environments';
 import { getHarness } from '../support/harness';
 import { until } from '../support/until';
 import { call, newApp } from '../support/api-client';
@@ -364,5 +365,40 @@ describe('Partner dashboard: who may do what', () => {
     const ok = await login({ email, code: mails.at(-1)! }, '/dashboard/login/code');
     assert.equal(ok.status, 303, 'the newest code signs in');
     assert.equal((await login({ email, code: mails.at(-1)! }, '/dashboard/login/code')).status, 401, 'once');
+  });
+});
+
+describe('Partner dashboard: an environment without the webhooks module', () => {
+  let api: Awaited<ReturnType<typeof startDashboardApi>>;
+  let context: BrowserContext;
+  let page: Page;
+  before(async () => {
+    const h = await getHarness();
+    api = await startDashboardApi({ environments: sandboxWithout(h.environments, 'webhooks') });
+    context = await newContext('desktop');
+    page = await context.newPage();
+  });
+  after(async () => {
+    await context?.close();
+    await api?.close();
+  });
+
+  test("an admin's endpoint form is refused 424 naming the module, as the admin API refuses it, and no endpoint is made", async () => {
+    const h = await getHarness();
+    const app = await newApp();
+    const email = `admin-${Date.now()}@partner.example`;
+    await api.invite(app.appId, email, 'admin');
+    await signInByEmail(page, api.baseUrl, email);
+    await page.goto(`${api.baseUrl}/dashboard/webhooks`);
+    await page.getByLabel(/^URL/).fill('https://example.com/hooks');
+    const [answer] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/dashboard/webhooks'),
+      page.getByRole('button', { name: 'Add endpoint' }).click(),
+    ]);
+    assert.equal(answer.status(), 424);
+    assert.equal(await page.getByRole('heading', { level: 1 }).innerText(), 'Request refused');
+    assert.match(await page.getByRole('alert').innerText(), /webhooks/);
+    await assertAccessible(page, 'the refusal');
+    assert.equal(await h.db.prisma.webhookEndpoint.count({ where: { appId: app.appId } }), 0);
   });
 });

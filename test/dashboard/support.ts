@@ -2,6 +2,7 @@ import http, { type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
+import type { TEnvironments } from '../../src/config/environments';
 import { listenAdminApi, listenApi } from '../support/bounded-api';
 import { createTestOperator } from '../support/operators';
 import { apiDepsOnHarness, getHarness } from '../support/harness';
@@ -12,11 +13,12 @@ import { axeViolations } from '../support/axe';
  * plane of the same dependencies on a listener of its own, where an admin operator invites and removes
  * dashboard users with their token.
  */
-export async function startDashboardApi() {
+export async function startDashboardApi(opts: { environments?: TEnvironments } = {}) {
   const h = await getHarness();
   const deps = await apiDepsOnHarness({
     config: { ...h.config, webhooks: { ...h.config.webhooks, allowPrivateDestinations: true } },
     engine: h.engine,
+    ...opts,
   });
   const operator = await createTestOperator('admin');
   const api = await listenApi(deps);

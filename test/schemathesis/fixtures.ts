@@ -21,6 +21,10 @@ export interface Fixtures {
   depositAddressId: string;
   bankAccountId: string;
   vaultId: string;
+  /** The payer's account, whose vault vaultId is. */
+  vaultAccountId: string;
+  /** A Payment only the sandbox clock's operation moves. */
+  clockPaymentId: string;
 }
 
 /** `npm run cli -- <args>` against the stack's database; its one JSON line. */
@@ -42,7 +46,7 @@ function client(apiUrl: string, auth: string) {
   };
 }
 
-/** A merchant account with a settlement profile, a Payment to it, a deposit address, a linked bank account, and a payer's client token and vault. */
+/** A merchant account with a settlement profile, two Payments to it (one for the sandbox clock), a deposit address, a linked bank account, and a payer's client token and vault. */
 export async function createFixtures(apiUrl: string, env: NodeJS.ProcessEnv): Promise<Fixtures> {
   const cred = await cli(env, ['apps', 'create', '--environment', 'sandbox', '--name', 'schemathesis']);
   const api = client(apiUrl, `Basic ${Buffer.from(`${cred.appId}:${cred.appSecret}`).toString('base64')}`);
@@ -58,6 +62,12 @@ export async function createFixtures(apiUrl: string, env: NodeJS.ProcessEnv): Pr
     '/v2/payments',
     { intent: 'receive', amount: '12.50', assetCode: 'USDC', chainId: 31337, destination: { type: 'upa', accountId: account.id } },
     { 'idempotency-key': 'schemathesis-payment-1' },
+  );
+  const clocked = await api(
+    'POST',
+    '/v2/payments',
+    { intent: 'receive', amount: '1.25', assetCode: 'USDC', chainId: 31337, destination: { type: 'upa', accountId: account.id } },
+    { 'idempotency-key': 'schemathesis-payment-clock' },
   );
   const { depositAddress } = await api('POST', `/v2/accounts/${account.id}/deposit-addresses`, { chainId: 31337 });
   const { bankAccount } = await api(
@@ -96,5 +106,7 @@ export async function createFixtures(apiUrl: string, env: NodeJS.ProcessEnv): Pr
     depositAddressId: depositAddress.id,
     bankAccountId: bankAccount.id,
     vaultId: vault.id,
+    vaultAccountId: payer.id,
+    clockPaymentId: clocked.payment.id,
   };
 }

@@ -65,6 +65,8 @@ function fixtureEnv(f: Fixtures): NodeJS.ProcessEnv {
     ST_DEPOSIT_ADDRESS_ID: f.depositAddressId,
     ST_BANK_ACCOUNT_ID: f.bankAccountId,
     ST_VAULT_ID: f.vaultId,
+    ST_VAULT_ACCOUNT_ID: f.vaultAccountId,
+    ST_CLOCK_PAYMENT_ID: f.clockPaymentId,
   };
 }
 

@@ -4,17 +4,11 @@ import type { TEnvironments } from '../../src/config/environments';
 import { deliveringApps } from '../../src/domain/webhooks/dispatch';
 import { deliveringEnvironments } from '../../src/domain/webhooks/webhooks-module';
 import { call, newApp } from '../support/api-client';
+import { sandboxWithout } from '../support/environments';
 import { getHarness } from '../support/harness';
 import { startAdminApi, type AdminApi } from './support/admin';
 
-/** The harness's environments with the webhooks module taken off the sandbox's list. */
-function sandboxWithoutWebhooks(envs: TEnvironments): TEnvironments {
-  const sandbox = envs.environments.sandbox;
-  return {
-    ...envs,
-    environments: { ...envs.environments, sandbox: { ...sandbox, modules: sandbox.modules.filter((m) => m !== 'webhooks') } },
-  };
-}
+const sandboxWithoutWebhooks = (envs: TEnvironments) => sandboxWithout(envs, 'webhooks');
 
 /** Where the environment has no webhooks module, nothing is delivered and no endpoint is managed: what integrations.webhooks says. */
 describe('The webhooks module off for an environment', () => {
