@@ -5,7 +5,8 @@ import { CHECKOUT_CSP } from '../../src/http/routes/checkout';
 import { call } from '../support/api-client';
 import { newContext } from '../support/browser';
 import { runCli } from '../support/cli';
-import { eventually, mine, paysInToken, sendOnHeldChain } from '../support/chain';
+import { eventually, mine, paysInToken, pokeScanner, sendOnHeldChain } from '../support/chain';
+import { createChainFaults } from '../../src/chain/chain-faults';
 import { SANDBOX_DEPLOYER } from '../../src/chain/sandbox';
 import { getHarness } from '../support/harness';
 import { awaitWorkflowResult } from '../support/workflow-result';
@@ -160,6 +161,58 @@ describe('Hosted checkout page (Chromium)', () => {
     // Every transition, as the service recorded it (no poll can miss these).
     await waitForPayment(m, payment.id, 'succeeded', (p) => p.status === 'succeeded');
     assert.deepEqual(await eventNames(payment.id), ['payment.created', 'payment.processing', 'payment.accepted', 'payment.succeeded']);
+    await tab.page.close();
+  });
+
+  test('a reorg that takes the transfer away moves the page back (no bar, the address offered again); paid again, it counts up and succeeds', async () => {
+    const h = await getHarness();
+    const { payment } = await newPayment(m);
+    const escrow = payment.funding.depositAddress.address as string;
+    const required = h.chain.chains.network(payment.funding.depositAddress.chainId).confirmations;
+    const tab = await openCheckout(phone, payment.id);
+    const faults = createChainFaults(h.rpcUrl);
+    const pay = (what: string) =>
+      sendOnHeldChain(
+        () => runCli(['sandbox', 'pay', payment.id]),
+        (tx) => tx.from.toLowerCase() === SANDBOX_DEPLOYER.toLowerCase() || paysInToken(tx, escrow),
+        what,
+      );
+    const first = await pay('the first payment mined, alone');
+    try {
+      await untilBar(tab, 1, required);
+      // The transfer's block replaced by an empty one, and the transfer nowhere, not even pending.
+      const { dropped } = await faults.reorg(1);
+      const pending = new Set(await faults.pendingTransactions());
+      for (const hash of dropped) if (pending.has(hash)) await faults.dropTransaction(hash);
+      await pokeScanner();
+      await eventually(
+        async (saw) => {
+          const shown = {
+            bar: !(await tab.page.isHidden('[data-section="confirmations"]')),
+            payable: await tab.page.isVisible('[data-section="payable"]'),
+          };
+          saw(shown);
+          return !shown.bar && shown.payable;
+        },
+        'the bar gone and the address offered again',
+        // Blocks without it: the workflow learns it is gone from the chain it reads.
+        { mine: true },
+      );
+    } finally {
+      await first.release();
+    }
+    const second = await pay('the second payment mined, alone');
+    try {
+      await untilBar(tab, 1, required);
+      await mine(1);
+      await untilBar(tab, 2, required);
+    } finally {
+      await second.release();
+    }
+    await untilPhase(tab, 'succeeded');
+    const paid = await waitForPayment(m, payment.id, 'succeeded', (p) => p.status === 'succeeded');
+    assert.equal(paid.finality.transfers.filter((t: { finalized: boolean }) => t.finalized).length, 1, 'one transfer on chain, final');
+    assert.deepEqual(tab.cspViolations, []);
     await tab.page.close();
   });
 

@@ -47,6 +47,9 @@ describe('Deposits across a worker restart', () => {
       const [first] = await waitForDeposits(accountId, (d) => d.length === 1 && d[0]!.status === 'confirming', { what: 'first detected' });
       firstWorkflowId = first!.workflowId;
       runId = (await h.engine.describeWorkflow(firstWorkflowId)).runId;
+      // This process's worker caches nothing, so its workflows get longer tasks (test/support/harness.ts).
+      const config = (await h.env.client.workflow.getHandle(firstWorkflowId).describe()).raw.executionConfig;
+      assert.equal(Number(config?.defaultWorkflowTaskTimeout?.seconds), 30, 'a task may take 30 s');
     } finally {
       await held.release();
     }

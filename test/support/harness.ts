@@ -19,6 +19,7 @@ import { createEngineProbes, type EngineProbes } from '../../src/temporal/probes
 import { WEBHOOK_RETRY_POLICY } from '../../src/domain/webhooks/policy';
 import { registerServiceWallets } from '../../src/domain/chain/custody-addresses';
 import { createTemporalGateway, type GatewayOptions, type TemporalGateway } from '../../src/temporal/gateway';
+import { workflowTaskTimeout } from '../../src/temporal/task-timeout';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -151,6 +152,12 @@ const cleanups: Array<() => Promise<void>> = [];
 
 /** Workflows the shared worker keeps in memory: more than a shard has open at once. */
 const CACHED_WORKFLOWS = 500;
+/**
+ * Seconds a workflow task may take where the worker caches nothing: there each task replays its whole
+ * history, and on a busy machine the tasks queued behind one another outlast the default 10 s, the
+ * server takes them back ("Expired workflow task"), and the workflow stalls. The service's worker caches.
+ */
+const UNCACHED_TASK_TIMEOUT_SECONDS = 30;
 let offrampDeps: ApiDeps['offramp'];
 
 export function getHarness(): Promise<Harness> {
@@ -270,8 +277,11 @@ async function start(): Promise<Harness> {
   // Temporal's own INFO lines drown the test report; warnings and errors still show. Installed before
   // any worker, with the Prometheus exporter the service's worker has (the /metrics tests read it).
   const temporalMetrics = await installTestRuntime();
+  // Cached workflows replay nothing on each task; a process that stops its worker can't cache (test-files.ts).
+  const stoppable = processFiles().some(stopsTheWorker);
   const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: testServerExecutable() } },
+    ...(stoppable ? { client: { interceptors: { workflow: [workflowTaskTimeout(UNCACHED_TASK_TIMEOUT_SECONDS)] } } } : {}),
   });
   cleanups.push(() => env.teardown());
   noteEngineClock(env);
@@ -314,8 +324,6 @@ async function start(): Promise<Harness> {
     },
   );
   const activities = service.activities({ db: workerDb, custody: chain.custody });
-  // Cached workflows replay nothing on each task; a process that stops its worker can't cache (test-files.ts).
-  const stoppable = processFiles().some(stopsTheWorker);
   let worker: Worker | undefined;
   let running: Promise<void> | undefined;
   const startWorker = async () => {

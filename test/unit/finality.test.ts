@@ -9,6 +9,7 @@ import {
   type ScannedHead,
 } from '../../src/domain/chain/pure/finality';
 import { liveFinality } from '../../src/http/dashboard/live-finality';
+import { payerConfirmations } from '../../src/domain/checkout/checkout-view';
 import { HTML_AREA_CSP, htmlAreaCspWithScript } from '../../src/http/html-area';
 import { nextBlockTimeMs } from '../../src/domain/chain/pure/block-time';
 
@@ -176,5 +177,33 @@ describe("The dashboard's live finality bars (finalityStillMoving, liveFinality,
     assert.equal(htmlAreaCspWithScript(nonce), `${HTML_AREA_CSP}; script-src 'nonce-${nonce}'; connect-src 'self'`);
     assert.throws(() => htmlAreaCspWithScript('short'), /at least 16/);
     assert.throws(() => htmlAreaCspWithScript("AAAAAAAAAAAAAAAAAAAA' 'unsafe-inline"), /at least 16/);
+  });
+});
+
+describe("The checkout page's bar (payerConfirmations)", () => {
+  const transfer = (n: number, blockNumber: number | null, confirmations: number) => ({
+    chainId: 31337,
+    transactionHash: `0x${String(n).repeat(64)}`,
+    blockNumber,
+    confirmations,
+    confirmationsRequired: 2,
+    finalized: confirmations >= 2,
+    estimatedFinalAt: confirmations >= 2 || blockNumber === null ? null : `2026-09-09T12:00:0${n}.000Z`,
+  });
+
+  test('the least deep transfer on chain with the latest estimate; one a reorg took away counts for nothing; none on chain, no bar', () => {
+    assert.equal(payerConfirmations([]), null, 'nothing seen yet');
+    assert.deepEqual(payerConfirmations([transfer(1, 10, 3), transfer(2, 12, 1), transfer(3, 11, 2)]), {
+      confirmations: 1,
+      confirmationsRequired: 2,
+      finalized: false,
+      estimatedFinalAt: '2026-09-09T12:00:02.000Z',
+    });
+    assert.equal(payerConfirmations([transfer(1, null, 0)]), null, 'the only transfer reorged away: the bar goes');
+    assert.deepEqual(
+      payerConfirmations([transfer(1, null, 0), transfer(2, 14, 2)]),
+      { confirmations: 2, confirmationsRequired: 2, finalized: true, estimatedFinalAt: null },
+      'paid again after a reorg: final once the transfer on chain is',
+    );
   });
 });

@@ -73,10 +73,12 @@ export function checkoutStateOf(p: Payment): CheckoutPaymentState {
 }
 
 /**
- * The payer's transfers as one bar: the least deep of them (the one everything waits on), with the
- * latest estimate; null before any is seen.
+ * The payer's transfers on chain as one bar: the least deep of them (the one everything waits on),
+ * with the latest estimate; null while none is on chain (before any is seen, or after a reorg took
+ * them away). One taken away counts for nothing: it would hold the bar at 0, never final.
  */
-export function payerConfirmations(transfers: TTransactionFinality[]): TCheckoutStatus['confirmations'] {
+export function payerConfirmations(all: TTransactionFinality[]): TCheckoutStatus['confirmations'] {
+  const transfers = all.filter((t) => t.blockNumber !== null);
   if (transfers.length === 0) return null;
   const least = transfers.reduce((a, b) => (b.confirmations < a.confirmations ? b : a));
   const estimates = transfers.map((t) => t.estimatedFinalAt).filter((t): t is string => t !== null);
