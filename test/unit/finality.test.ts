@@ -170,6 +170,11 @@ describe("The dashboard's live finality bars (finalityStillMoving, liveFinality,
     );
     assert.equal(shown.live, true);
     assert.equal(liveFinality({ transfers: [f(3, 10)], settlement: [] }, true).live, false);
+
+    // A transfer a reorg took away: followed while the resource moves, and not once it is at rest.
+    const reorged = { transfers: [f(2, null), f(3, 10)], settlement: [{ ...f(2, 12), leg: 'net' as const }] };
+    assert.equal(liveFinality(reorged, true).live, false, 'at rest: nothing left to follow');
+    assert.equal(liveFinality(reorged, false).live, true, 'not at rest: it may come back');
   });
 
   test("a live page's CSP is the area's, plus one nonce's script and calls back to its own origin; a nonce too short to be secret is refused", () => {
