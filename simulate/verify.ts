@@ -1,4 +1,5 @@
 import type { Hash } from 'viem';
+import type { TransactionStatus } from '../src/chain/types';
 import { checkLedger, type LedgerCheckResult } from '../src/domain/ledger/check';
 import { reconcileLedger } from '../src/domain/ledger/reconcile';
 import type { ReconcileResult } from '../src/domain/ledger/pure/reconcile-report';
@@ -66,10 +67,11 @@ function kindOf(failure: string): string {
     .replace(/-?\d+(\.\d+)?/g, 'N');
 }
 
-async function revertedOf(stack: Stack, txHashes: string[]): Promise<string[]> {
+/** Where the chain has each transfer: a 'not_found' or 'pending' one is the chain's or the payer's to explain, not the service's. */
+async function chainStatusesOf(stack: Stack, txHashes: string[]): Promise<Map<string, TransactionStatus>> {
   const chain = stack.chain.chains.get(stack.chainId);
   const statuses = await Promise.all(txHashes.map((tx) => chain.getTransactionStatus(tx as Hash, 1)));
-  return txHashes.filter((_, i) => statuses[i] === 'reverted');
+  return new Map(txHashes.map((tx, i) => [tx, statuses[i]!]));
 }
 
 /**
@@ -96,12 +98,15 @@ async function waitUntilAtRest(stack: Stack, run: RunRecord, deadlineMs: number,
       );
       const unrecorded = [...paymentTxs.filter((tx) => !seenPayment.has(tx)), ...depositTxs.filter((tx) => !seenDeposit.has(tx))];
       // A payer's transfer the chain reverted moved nothing: no service will ever record it.
-      const reverted = await revertedOf(stack, unrecorded);
+      const onChain = await chainStatusesOf(stack, unrecorded);
+      const reverted = unrecorded.filter((tx) => onChain.get(tx) === 'reverted');
       if (reverted.length > 0) return reverted.map((tx) => `transfer ${tx} reverted on chain: the simulated payer's send failed`);
       for (const tx of paymentTxs)
-        if (!seenPayment.has(tx)) waiting.push(`transfer ${tx} to an escrow address not recorded by the service`);
+        if (!seenPayment.has(tx))
+          waiting.push(`transfer ${tx} to an escrow address not recorded by the service (chain: ${onChain.get(tx)})`);
       for (const tx of depositTxs)
-        if (!seenDeposit.has(tx)) waiting.push(`transfer ${tx} to a deposit address not recorded by the service`);
+        if (!seenDeposit.has(tx))
+          waiting.push(`transfer ${tx} to a deposit address not recorded by the service (chain: ${onChain.get(tx)})`);
 
       const payments = await prisma.payment.findMany({
         where: { id: { in: paymentIds } },
