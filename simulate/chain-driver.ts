@@ -1,6 +1,13 @@
 import { createPublicClient, http, keccak256, stringToHex, type Address, type Hash } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { ChainFaultError, createChainFaults, jsonRpc, type ChainFaults, type ReorgResult } from '../src/chain/chain-faults';
+import {
+  ChainFaultError,
+  createChainFaults,
+  jsonRpc,
+  type BaseFeeHold,
+  type ChainFaults,
+  type ReorgResult,
+} from '../src/chain/chain-faults';
 import { mintTo, SANDBOX_TOKEN_ADDRESS } from '../src/chain/sandbox';
 import type { Stack } from './stack';
 
@@ -122,6 +129,19 @@ export class ChainDriver {
       await new Promise((r) => setTimeout(r, 250));
     }
     return false;
+  }
+
+  /**
+   * A busy hour: the base fee held at `baseFeeWei` from the next block. The payers' pending transfers
+   * are mined first, at the fee they were priced for: anvil drops a pending transaction priced under a
+   * block's base fee, where a real mempool keeps it (and its payer's wallet would send it again), and
+   * the run would count a transfer the chain never had against the service.
+   */
+  holdBaseFee(baseFeeWei: bigint): Promise<BaseFeeHold> {
+    return this.lock.run(async () => {
+      await this.faults.mine(1);
+      return this.faults.holdBaseFee(baseFeeWei);
+    });
   }
 
   pauseMining(): Promise<void> {

@@ -269,7 +269,7 @@ export async function runPlan(stack: Stack, plan: Plan, log: (line: string) => v
         return `stopped for ${f.pauseMs} ms`;
       }
       case 'fee_spike': {
-        const hold = await driver.faults.holdBaseFee(BigInt(f.gwei) * 1_000_000_000n);
+        const hold = await driver.holdBaseFee(BigInt(f.gwei) * 1_000_000_000n);
         try {
           await sleep(f.holdMs);
         } finally {
