@@ -132,12 +132,16 @@ describe('The measured block time (nextBlockTimeMs)', () => {
 
 describe("The dashboard's live finality bars (finalityStillMoving, liveFinality, the page's CSP)", () => {
   test('a page follows finality while a transaction is not final, or while money is on chain and the resource not at rest; never with nothing on chain', () => {
-    const final = { finalized: true };
-    const notYet = { finalized: false };
-    assert.equal(finalityStillMoving([final, notYet], true), true, 'a leg still confirming after the resource came to rest');
-    assert.equal(finalityStillMoving([final], false), true, 'the transfer final, the settlement still to be sent');
-    assert.equal(finalityStillMoving([final, final], true), false, 'at rest and every transaction final');
-    assert.equal(finalityStillMoving([], false), false, 'nothing on chain yet: nothing to follow');
+    const final = { finalized: true, blockNumber: 10 };
+    const notYet = { finalized: false, blockNumber: 11 };
+    const reorged = { finalized: false, blockNumber: null };
+    const of = (transfers: (typeof final | typeof reorged)[], settlement: (typeof final)[] = []) => ({ transfers, settlement });
+    assert.equal(finalityStillMoving(of([final], [notYet]), true), true, 'a leg still confirming after the resource came to rest');
+    assert.equal(finalityStillMoving(of([final]), false), true, 'the transfer final, the settlement still to be sent');
+    assert.equal(finalityStillMoving(of([final], [final]), true), false, 'at rest and every transaction final');
+    assert.equal(finalityStillMoving(of([]), false), false, 'nothing on chain yet: nothing to follow');
+    assert.equal(finalityStillMoving(of([reorged, final], [final]), true), false, 'at rest, a transfer a reorg took away holds nothing up');
+    assert.equal(finalityStillMoving(of([reorged, final], [final]), false), true, 'not at rest, it may come back');
   });
 
   test("the dashboard's bars: incoming transfers, then legs, worded once, live as finalityStillMoving says", () => {

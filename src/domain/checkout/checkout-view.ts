@@ -2,6 +2,7 @@ import type { Payment } from '../../generated/prisma/client';
 import { formatAtomic } from '../amounts/amounts';
 import type { PaymentStatus } from '../payments/pure/payment-machine';
 import { NO_FINALITY, type TFinality, type TTransactionFinality } from '../chain/finality.schemas';
+import { onChain } from '../chain/pure/finality';
 import type { TCheckoutPage, TCheckoutPhase, TCheckoutStatus } from './checkout-view.schemas';
 
 /** What the phase depends on: the Payment's status, its amounts, its expiry and the clock. */
@@ -78,7 +79,7 @@ export function checkoutStateOf(p: Payment): CheckoutPaymentState {
  * them away). One taken away counts for nothing: it would hold the bar at 0, never final.
  */
 export function payerConfirmations(all: TTransactionFinality[]): TCheckoutStatus['confirmations'] {
-  const transfers = all.filter((t) => t.blockNumber !== null);
+  const transfers = all.filter(onChain);
   if (transfers.length === 0) return null;
   const least = transfers.reduce((a, b) => (b.confirmations < a.confirmations ? b : a));
   const estimates = transfers.map((t) => t.estimatedFinalAt).filter((t): t is string => t !== null);

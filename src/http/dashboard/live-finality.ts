@@ -27,20 +27,14 @@ export function confirmationsText(f: TTransactionFinality): string {
   return `${f.confirmations} of ${f.confirmationsRequired} confirmations${f.finalized ? ' (final)' : ''}`;
 }
 
-/**
- * A resource's bars (incoming transfers first, then its settlement legs), and whether they can still
- * move. An incoming transfer the scanner reads in no block (a reorg took it away, or it came before
- * inclusions were recorded) no longer holds up a resource at rest: nothing is waiting on it.
- */
+/** A resource's bars (incoming transfers first, then its settlement legs), and whether they can still move. */
 export function liveFinality(finality: TFinality, atRest: boolean): TLiveFinality {
-  const onChain = (f: TTransactionFinality) => f.blockNumber !== null;
   const rows = [
     ...finality.transfers.map((f) => ({ label: 'Incoming transfer', f })),
     ...finality.settlement.map((f) => ({ label: `Settlement (${f.leg.replace('_', ' ')})`, f })),
   ];
-  const following = [...(atRest ? finality.transfers.filter(onChain) : finality.transfers), ...finality.settlement];
   return ZLiveFinality.parse({
-    live: finalityStillMoving(following, atRest),
+    live: finalityStillMoving(finality, atRest),
     bars: rows.map(({ label, f }) => ({
       transactionHash: f.transactionHash,
       label,

@@ -68,11 +68,18 @@ export function finalityOf(subject: FinalitySubject, head: ScannedHead, network:
   };
 }
 
+/** Read by the scanner in a block: an incoming transfer in none was taken away by a reorg. */
+export const onChain = (f: { blockNumber: number | null }): boolean => f.blockNumber !== null;
+
+type Followed = ReadonlyArray<{ finalized: boolean; blockNumber: number | null }>;
+
 /**
  * Whether a resource's finality can still change by itself, so a page showing it keeps asking: a
  * transaction not final yet, or money on chain while the resource is not at rest (its settlement is
  * still to be sent, and its legs to appear). Nothing on chain and nothing in flight: nothing to follow.
+ * An incoming transfer a reorg took away no longer holds up a resource at rest: nothing waits on it.
  */
-export function finalityStillMoving(all: ReadonlyArray<{ finalized: boolean }>, atRest: boolean): boolean {
-  return all.some((f) => !f.finalized) || (!atRest && all.length > 0);
+export function finalityStillMoving(f: { transfers: Followed; settlement: Followed }, atRest: boolean): boolean {
+  const all = [...(atRest ? f.transfers.filter(onChain) : f.transfers), ...f.settlement];
+  return all.some((x) => !x.finalized) || (!atRest && all.length > 0);
 }
