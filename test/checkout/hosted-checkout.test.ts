@@ -40,6 +40,15 @@ async function untilBar(tab: CheckoutTab, n: number, required: number): Promise<
   );
 }
 
+/** `sandbox pay` for the Payment, its blocks mined and then the chain held (sendOnHeldChain): release() in a finally. */
+function sandboxPayOnHeldChain(paymentId: string, escrow: string, what: string) {
+  return sendOnHeldChain(
+    () => runCli(['sandbox', 'pay', paymentId]),
+    (tx) => tx.from.toLowerCase() === SANDBOX_DEPLOYER.toLowerCase() || paysInToken(tx, escrow),
+    what,
+  );
+}
+
 describe('Hosted checkout page (Chromium)', () => {
   endsWithBooksChecked();
   let m: Merchant;
@@ -123,11 +132,7 @@ describe('Hosted checkout page (Chromium)', () => {
     assert.deepEqual(tab.phases, ['awaiting_payment']);
     // The chain is held after the transfer's block: one confirmation of the two the network needs, and
     // no block comes, so the Payment stays confirming until the page has shown it (it polls every 2 s).
-    const held = await sendOnHeldChain(
-      () => runCli(['sandbox', 'pay', payment.id]),
-      (tx) => tx.from.toLowerCase() === SANDBOX_DEPLOYER.toLowerCase() || paysInToken(tx, escrow),
-      'the sandbox payment mined, alone',
-    );
+    const held = await sandboxPayOnHeldChain(payment.id, escrow, 'the sandbox payment mined, alone');
     try {
       assert.equal(JSON.parse(held.result.stdout).to, escrow);
       await untilPhase(tab, 'confirming', { mine: false });
@@ -171,13 +176,7 @@ describe('Hosted checkout page (Chromium)', () => {
     const required = h.chain.chains.network(payment.funding.depositAddress.chainId).confirmations;
     const tab = await openCheckout(phone, payment.id);
     const faults = createChainFaults(h.rpcUrl);
-    const pay = (what: string) =>
-      sendOnHeldChain(
-        () => runCli(['sandbox', 'pay', payment.id]),
-        (tx) => tx.from.toLowerCase() === SANDBOX_DEPLOYER.toLowerCase() || paysInToken(tx, escrow),
-        what,
-      );
-    const first = await pay('the first payment mined, alone');
+    const first = await sandboxPayOnHeldChain(payment.id, escrow, 'the first payment mined, alone');
     try {
       await untilBar(tab, 1, required);
       // The transfer's block replaced by an empty one, and the transfer nowhere, not even pending.
@@ -201,7 +200,7 @@ describe('Hosted checkout page (Chromium)', () => {
     } finally {
       await first.release();
     }
-    const second = await pay('the second payment mined, alone');
+    const second = await sandboxPayOnHeldChain(payment.id, escrow, 'the second payment mined, alone');
     try {
       await untilBar(tab, 1, required);
       await mine(1);

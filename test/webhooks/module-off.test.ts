@@ -1,14 +1,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { TEnvironments } from '../../src/config/environments';
 import { deliveringApps } from '../../src/domain/webhooks/dispatch';
 import { deliveringEnvironments } from '../../src/domain/webhooks/webhooks-module';
 import { call, newApp } from '../support/api-client';
 import { sandboxWithout } from '../support/environments';
 import { getHarness } from '../support/harness';
 import { startAdminApi, type AdminApi } from './support/admin';
-
-const sandboxWithoutWebhooks = (envs: TEnvironments) => sandboxWithout(envs, 'webhooks');
 
 /** Where the environment has no webhooks module, nothing is delivered and no endpoint is managed: what integrations.webhooks says. */
 describe('The webhooks module off for an environment', () => {
@@ -17,7 +14,7 @@ describe('The webhooks module off for an environment', () => {
   before(async () => {
     const h = await getHarness();
     on = await startAdminApi({ allowPrivate: true });
-    off = await startAdminApi({ allowPrivate: true, environments: sandboxWithoutWebhooks(h.environments) });
+    off = await startAdminApi({ allowPrivate: true, environments: sandboxWithout(h.environments, 'webhooks') });
   });
   after(async () => {
     await on.close();
@@ -58,7 +55,7 @@ describe('The webhooks module off for an environment', () => {
     const productionApp = await newApp({ environment: 'production' });
     const ids = [sandboxApp.appId, productionApp.appId];
     assert.equal(deliveringEnvironments(h.environments), undefined, 'every environment delivers: no filter');
-    const offIn = deliveringEnvironments(sandboxWithoutWebhooks(h.environments));
+    const offIn = deliveringEnvironments(sandboxWithout(h.environments, 'webhooks'));
     assert.deepEqual(offIn, ['production']);
     assert.deepEqual(await deliveringApps(h.db.prisma, ids, offIn), [productionApp.appId]);
     assert.deepEqual((await deliveringApps(h.db.prisma, ids, ['production', 'sandbox'])).sort(), [...ids].sort());
