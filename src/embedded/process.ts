@@ -4,6 +4,7 @@ import http2 from 'node:http2';
 import net from 'node:net';
 import path from 'node:path';
 import { logsDir } from './paths';
+import { reservePort } from './port-reservations';
 
 /** Small helpers shared by the embedded servers: logged child processes, port and gRPC probes. */
 
@@ -98,13 +99,17 @@ function ephemeralLow(): number {
 /**
  * A TCP port free right now on host, for a server started a moment later. Drawn at random below the
  * kernel's ephemeral range: a port from that range (what listening on port 0 gives) can be taken in
- * between by any outgoing connection, which made embedded servers fail with "address in use".
+ * between by any outgoing connection, which made embedded servers fail with "address in use". The
+ * draw is reserved machine-wide, so no other process's `freePort` hands out the same number before
+ * its server binds it.
  */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   const high = ephemeralLow() - 1;
   const low = Math.max(1024, high - 12_000);
   for (let attempt = 0; attempt < 50; attempt++) {
-    const port = await tryPort(host, low + Math.floor(Math.random() * (high - low + 1)));
+    const drawn = low + Math.floor(Math.random() * (high - low + 1));
+    if (!reservePort(drawn)) continue;
+    const port = await tryPort(host, drawn);
     if (port !== null) return port;
   }
   const any = await tryPort(host, 0);
