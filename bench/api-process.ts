@@ -30,7 +30,8 @@ export async function startApiProcess(opts: {
   port: number;
   env?: Record<string, string>;
 }): Promise<ApiProcess> {
-  // e.g. BENCH_API_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the API alone.
+  // e.g. BENCH_API_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the API alone, or
+  // BENCH_API_NODE_ARGS=--trace-gc with BENCH_API_STDOUT=1 (its stdout into the bench's) to see its collections.
   const nodeArgs = (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts', '--only', 'api'], {
     env: {
@@ -42,8 +43,15 @@ export async function startApiProcess(opts: {
       PORT: String(opts.port),
       ...opts.env,
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', process.env.BENCH_API_STDOUT ? 'inherit' : 'ignore', 'inherit'],
+    // A session of its own, as a container of its own would be: where the kernel shares the cores
+    // between sessions (autogroups) first, its priority is then its own (bench/priority.ts).
+    detached: true,
   });
+  // Not in the bench's process group, so a bench that dies without stopping it still takes it down.
+  const kill = () => void child.kill('SIGKILL');
+  process.once('exit', kill);
+  child.once('exit', () => process.removeListener('exit', kill));
   const url = `http://127.0.0.1:${opts.port}`;
   let exited = false;
   child.once('exit', () => {

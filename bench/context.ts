@@ -1,6 +1,7 @@
 import type { Address } from 'viem';
 import type { RunningService } from '../src/runtime/service';
 import type { ApiProcess, LoopSchedule } from './api-process';
+import type { Prioritised } from './priority';
 import type { BenchFigures } from './figures';
 
 /** What every bench phase gets: the running stack, a partner credential, and where to report. */
@@ -31,6 +32,8 @@ export interface BenchContext {
   apiCpuSeconds(): number;
   /** The API process's event-loop thread so far: ms run, ms waited for a core. */
   apiLoopSchedule(): LoopSchedule;
+  /** Every thread of the API process at this nice value (bench/priority.ts). */
+  prioritiseApi(nice: number): Prioritised;
   /** Another API process like the one under test, on a port of its own, with `env` added (e.g. tracing on). */
   startApi(env?: Record<string, string>): Promise<ApiProcess>;
   figures: BenchFigures;

@@ -1,5 +1,6 @@
 import os from 'node:os';
 import type { FlowEngineWork } from './engine-work';
+import type { Prioritised } from './priority';
 import type { Latency, Rate } from './measure';
 
 /**
@@ -47,6 +48,8 @@ export interface BenchFigures {
     accepted?: Latency;
     /** The API's event-loop thread over the phase, per second of it: ms on a core, ms runnable but waiting for one. */
     apiLoop?: { ranMsPerSecond: number; waitedMsPerSecond: number };
+    /** The nice values the API process and the load thread ran the phase at (absent before they were set). */
+    priority?: { api: Prioritised; load: Prioritised };
     passed: boolean;
   };
   apiPeakRssMb?: number;

@@ -26,6 +26,7 @@ import { listsPhase } from './phases/lists';
 import { scannerPhase } from './phases/scanner';
 import { engineWorkPhase } from './phases/engine-work';
 import { restStack } from './stack-cpu';
+import { prioritiseProcess } from './priority';
 
 /**
  * `npm run bench`: the figures of docs/performance.md, against an embedded stack of its own (`<data>/bench-<engine>`:
@@ -43,7 +44,8 @@ import { restStack } from './stack-cpu';
  *   BENCH_LIST_ROWS (1000000) and BENCH_LIST_READS (200): rows seeded per list (after 10k), reads per page;
  *   BENCH_SCANNER_SECONDS (60), BENCH_SCANNER_BASELINE_SECONDS (10), BENCH_SCANNER_BLOCK_MS (2000),
  *   BENCH_SCANNER_TRANSFERS (200) and BENCH_SCANNER_OURS (2): mainnet-shaped blocks for the chain scanner;
- *   BENCH_OVERLOAD_SECONDS (15): creates at twice the maximum rate, last.
+ *   BENCH_OVERLOAD_SECONDS (15): creates at twice the maximum rate, last;
+ *   BENCH_OVERLOAD_NICE (-10): the API process and the load thread's nice value in that phase, 0 to leave them (needs root or CAP_SYS_NICE);
  *   BENCH_REST_CORES (0.3) and BENCH_REST_SECONDS (300): before each phase, the stack rests until it keeps fewer cores busy, this long at most;
  *   BENCH_QUIET_LOAD (1.5) and BENCH_QUIET_WAIT_SECONDS (600): each engine's half waits for the load average to fall under it, this long at most.
  */
@@ -51,6 +53,7 @@ const COUNT = Number(process.env.BENCH_COUNT ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const SETTLE = Number(process.env.BENCH_SETTLE ?? 40);
 const OVERLOAD_SECONDS = Number(process.env.BENCH_OVERLOAD_SECONDS ?? 15);
+const OVERLOAD_NICE = Number(process.env.BENCH_OVERLOAD_NICE ?? -10);
 
 const PHASES = ['engine-work', 'ceilings', 'create', 'settle', 'webhooks', 'webhooks-sustained', 'lists', 'scanner', 'overload'] as const;
 type PhaseName = (typeof PHASES)[number];
@@ -195,6 +198,7 @@ async function benchEngine(
     createPayment: () => call('/v2/payments', { body: createBody, key: randomUUID() }),
     apiCpuSeconds: () => api.cpuSeconds(),
     apiLoopSchedule: () => api.loopSchedule(),
+    prioritiseApi: (nice) => prioritiseProcess(api.pid, nice),
     // Its admin listener too on a free port: the API under test holds the default one.
     startApi: async (env) => startApi(await freePort(), { ADMIN_PORT: String(await freePort()), ...env }),
     figures,
@@ -259,7 +263,7 @@ async function benchEngine(
   // Last, so its backlog of workflows can't slow the phases above.
   if (runs('overload')) {
     await rest('overload');
-    if (!(await overloadPhase(ctx, OVERLOAD_SECONDS))) process.exitCode = 1;
+    if (!(await overloadPhase(ctx, OVERLOAD_SECONDS, OVERLOAD_NICE))) process.exitCode = 1;
   }
   figures.apiPeakRssMb = api.peakRssMb();
   out(`API process peak RSS: ${figures.apiPeakRssMb} MB`);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { prioritiseThisThread, type Prioritised } from './priority';
 
 /** One POST of an open loop, as the client saw it. */
 export interface LoadAnswer {
@@ -17,6 +18,14 @@ export interface LoadSpec {
   count: number;
   ratePerSecond: number;
   hangMs: number;
+  /** The thread's own nice value while it sends (bench/priority.ts); 0 leaves it as it is. */
+  nice: number;
+}
+
+export interface LoadRun {
+  answers: LoadAnswer[];
+  /** The nice value the thread ran at, and why not the one asked for. */
+  priority: Prioritised;
 }
 
 async function post(spec: LoadSpec): Promise<LoadAnswer> {
@@ -52,12 +61,12 @@ async function run(spec: LoadSpec): Promise<LoadAnswer[]> {
  * An open loop of POSTs from a thread of its own: the bench's main thread also runs the worker, whose
  * activations would otherwise delay reading the answers and be counted as the API's latency.
  */
-export function openLoopInThread(spec: LoadSpec): Promise<LoadAnswer[]> {
+export function openLoopInThread(spec: LoadSpec): Promise<LoadRun> {
   return new Promise((resolve, reject) => {
     // A TypeScript entry needs tsx's loader in the thread before it is read.
     const entry = `require('tsx/cjs'); require(${JSON.stringify(__filename)});`;
     const thread = new Worker(entry, { eval: true, workerData: spec });
-    thread.once('message', (answers: LoadAnswer[]) => resolve(answers));
+    thread.once('message', (run: LoadRun) => resolve(run));
     thread.once('error', reject);
     thread.once('exit', (code) => code !== 0 && reject(new Error(`the load thread exited with ${code}`)));
   });
@@ -65,5 +74,7 @@ export function openLoopInThread(spec: LoadSpec): Promise<LoadAnswer[]> {
 
 if (!isMainThread && parentPort) {
   const port = parentPort;
-  void run(workerData as LoadSpec).then((answers) => port.postMessage(answers));
+  const spec = workerData as LoadSpec;
+  const priority = prioritiseThisThread(spec.nice);
+  void run(spec).then((answers) => port.postMessage({ answers, priority } satisfies LoadRun));
 }

@@ -2,16 +2,20 @@ import type { BenchContext } from '../context';
 import { openLoopInThread } from '../load-thread';
 import { latency, showLatency } from '../measure';
 import type { LoopSchedule } from '../api-process';
+import type { Prioritised } from '../priority';
 
 /** A request still unanswered after this counts as hung (the client gives up on it). */
 const HANG_MS = 30_000;
 
 /**
  * Open-loop creates at twice the measured maximum rate for `seconds`, sent from a thread of their own;
- * every request gets HANG_MS to answer. Counts each answer by status and error code. The one check of the bench (in the output and
+ * every request gets HANG_MS to answer. The API process and the load thread run at `nice` (the
+ * shape of a host where the API has cores of its own and the partners are elsewhere: on 2 shared
+ * cores a refusal otherwise waits for the engine's threads to yield one). The phase is each engine's
+ * last, so nothing after it runs at that priority. Counts each answer by status and error code. The one check of the bench (in the output and
  * the exit code): no request hung or answered 500, and every 503 carried Retry-After.
  */
-export async function overloadPhase(ctx: BenchContext, seconds: number): Promise<boolean> {
+export async function overloadPhase(ctx: BenchContext, seconds: number, nice: number): Promise<boolean> {
   const { out, figures } = ctx;
   const rate = 2 * (figures.apiCreate?.perSecond ?? 0);
   if (!(rate > 0) || seconds <= 0) return true;
@@ -21,15 +25,17 @@ export async function overloadPhase(ctx: BenchContext, seconds: number): Promise
   // Each answer's time by what it was: a refusal must come at once, an accepted create near its unloaded time.
   const refusedMs: number[] = [];
   const acceptedMs: number[] = [];
+  const apiPriority = ctx.prioritiseApi(nice);
   const loopBefore = ctx.apiLoopSchedule();
   const startedAt = performance.now();
-  const results = await openLoopInThread({
+  const { answers: results, priority: loadPriority } = await openLoopInThread({
     url: `${ctx.apiUrl}/v2/payments`,
     headers: { authorization: ctx.authorization, 'content-type': 'application/json' },
     body: JSON.stringify(ctx.createBody),
     count,
     ratePerSecond: rate,
     hangMs: HANG_MS,
+    nice,
   });
   const apiLoop = perSecond(loopBefore, ctx.apiLoopSchedule(), (performance.now() - startedAt) / 1000);
   for (const { outcome, code, retryAfter, ms } of results) {
@@ -55,6 +61,7 @@ export async function overloadPhase(ctx: BenchContext, seconds: number): Promise
     refused,
     accepted,
     apiLoop,
+    priority: { api: apiPriority, load: loadPriority },
     passed,
   };
   const share = (prefix: string) => {
@@ -67,6 +74,7 @@ export async function overloadPhase(ctx: BenchContext, seconds: number): Promise
     `overload at ${rate.toFixed(1)}/s (2x max) for ${seconds} s, ${count} creates: 429 ${share('429')}, 503 ${share('503')}   ${showLatency(lat)}   max ${lat.maxMs} ms`,
   );
   out(`  refusals ${showLatency(refused)} (${refused.count});  accepted creates ${showLatency(accepted)} (${accepted.count})`);
+  out(`  priority (nice): the API ${showPriority(apiPriority)}, the load thread ${showPriority(loadPriority)}`);
   out(
     `  the API's event loop, per second: ${apiLoop.ranMsPerSecond} ms on a core, ${apiLoop.waitedMsPerSecond} ms runnable and waiting for one`,
   );
@@ -88,4 +96,8 @@ export async function overloadPhase(ctx: BenchContext, seconds: number): Promise
 function perSecond(before: LoopSchedule, after: LoopSchedule, seconds: number) {
   const rate = (ms: number) => Math.round(ms / seconds);
   return { ranMsPerSecond: rate(after.ranMs - before.ranMs), waitedMsPerSecond: rate(after.waitedMs - before.waitedMs) };
+}
+
+function showPriority(p: Prioritised): string {
+  return 'refused' in p ? `0 (${p.refused})` : String(p.nice);
 }

@@ -25,6 +25,7 @@ type Service = {
   secrets?: (string | { source: string; target?: string })[];
   volumes?: (string | { type?: string; source?: string; target: string })[];
   networks?: string[] | Record<string, unknown>;
+  cpu_shares?: number;
 };
 type Compose = {
   services: Record<string, Service>;
@@ -183,6 +184,13 @@ describe('docker-compose.yml, the production shape', () => {
     assert.ok(!published.includes('3001'), `no host port for the admin plane: ${published}`);
     for (const [name, service] of Object.entries(c.services))
       if (name !== 'api') assert.ok(!networksOf(service).includes('admin'), `${name} is not on the admin network`);
+  });
+
+  test("the API outweighs every other service for a contended host's cores", () => {
+    const c = compose();
+    const api = c.services.api!.cpu_shares ?? 1024;
+    for (const [name, service] of Object.entries(c.services))
+      if (name !== 'api') assert.ok((service.cpu_shares ?? 1024) < api, `${name} weighs less than the API (${api})`);
   });
 
   test('each role as compose configures it passes the production check, given the settings compose asks for', () => {
