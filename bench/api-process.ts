@@ -1,11 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { sleep } from './measure';
+import { readSchedule, type ThreadSchedule as LoopSchedule } from './schedstat';
 
-export interface LoopSchedule {
-  ranMs: number;
-  waitedMs: number;
-}
+export type { ThreadSchedule as LoopSchedule } from './schedstat';
 
 export interface ApiProcess {
   url: string;
@@ -87,15 +85,7 @@ export async function startApiProcess(opts: {
       return NaN;
     }
   };
-  // The kernel's schedstat: ns on a core, ns waiting on a run queue, timeslices.
-  const loopSchedule = (): LoopSchedule => {
-    try {
-      const [ran, waited] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').trim().split(' ').map(Number);
-      return { ranMs: ran! / 1e6, waitedMs: waited! / 1e6 };
-    } catch {
-      return { ranMs: NaN, waitedMs: NaN };
-    }
-  };
+  const loopSchedule = (): LoopSchedule => readSchedule(`/proc/${pid}/task/${pid}/schedstat`);
   return {
     url,
     pid,

@@ -48,7 +48,9 @@ export interface BenchFigures {
     accepted?: Latency;
     /** The API's event-loop thread over the phase, per second of it: ms on a core, ms runnable but waiting for one. */
     apiLoop?: { ranMsPerSecond: number; waitedMsPerSecond: number };
-    /** The nice values the API process and the load thread ran the phase at (absent before they were set). */
+    /** The same for the main thread of the process that sent the load and timed the answers. */
+    loadProcess?: { ranMsPerSecond: number; waitedMsPerSecond: number };
+    /** The nice values the API process and the load's process ran the phase at (absent before they were set). */
     priority?: { api: Prioritised; load: Prioritised };
     passed: boolean;
   };

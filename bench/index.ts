@@ -45,7 +45,7 @@ import { prioritiseProcess } from './priority';
  *   BENCH_SCANNER_SECONDS (60), BENCH_SCANNER_BASELINE_SECONDS (10), BENCH_SCANNER_BLOCK_MS (2000),
  *   BENCH_SCANNER_TRANSFERS (200) and BENCH_SCANNER_OURS (2): mainnet-shaped blocks for the chain scanner;
  *   BENCH_OVERLOAD_SECONDS (15): creates at twice the maximum rate, last;
- *   BENCH_OVERLOAD_NICE (-10): the API process and the load thread's nice value in that phase, 0 to leave them (needs root or CAP_SYS_NICE);
+ *   BENCH_OVERLOAD_NICE (-10): the API process and the load's process's nice value in that phase, 0 to leave them (needs root or CAP_SYS_NICE);
  *   BENCH_REST_CORES (0.3) and BENCH_REST_SECONDS (300): before each phase, the stack rests until it keeps fewer cores busy, this long at most;
  *   BENCH_QUIET_LOAD (1.5) and BENCH_QUIET_WAIT_SECONDS (600): each engine's half waits for the load average to fall under it, this long at most.
  */

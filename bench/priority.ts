@@ -31,12 +31,6 @@ function prioritiseAutogroup(pid: number, nice: number): Prioritised {
   }
 }
 
-/** The calling thread alone (a worker thread's own, not its process's others). */
-export function prioritiseThisThread(nice: number): Prioritised {
-  // pid 0: the caller, which Linux reads as the calling thread.
-  return prioritise([0], nice);
-}
-
 function prioritise(threads: number[], nice: number): Prioritised {
   if (nice === 0) return { nice: 0 };
   for (const tid of threads) {

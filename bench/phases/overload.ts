@@ -1,15 +1,15 @@
 import type { BenchContext } from '../context';
-import { openLoopInThread } from '../load-thread';
+import { openLoopInProcess } from '../load-process';
 import { latency, showLatency } from '../measure';
-import type { LoopSchedule } from '../api-process';
+import { schedulePerSecond } from '../schedstat';
 import type { Prioritised } from '../priority';
 
 /** A request still unanswered after this counts as hung (the client gives up on it). */
 const HANG_MS = 30_000;
 
 /**
- * Open-loop creates at twice the measured maximum rate for `seconds`, sent from a thread of their own;
- * every request gets HANG_MS to answer. The API process and the load thread run at `nice` (the
+ * Open-loop creates at twice the measured maximum rate for `seconds`, sent from a process of their own;
+ * every request gets HANG_MS to answer. The API process and the load's process run at `nice` (the
  * shape of a host where the API has cores of its own and the partners are elsewhere: on 2 shared
  * cores a refusal otherwise waits for the engine's threads to yield one). The phase is each engine's
  * last, so nothing after it runs at that priority. Counts each answer by status and error code. The one check of the bench (in the output and
@@ -28,7 +28,11 @@ export async function overloadPhase(ctx: BenchContext, seconds: number, nice: nu
   const apiPriority = ctx.prioritiseApi(nice);
   const loopBefore = ctx.apiLoopSchedule();
   const startedAt = performance.now();
-  const { answers: results, priority: loadPriority } = await openLoopInThread({
+  const {
+    answers: results,
+    priority: loadPriority,
+    schedule: loadSchedule,
+  } = await openLoopInProcess({
     url: `${ctx.apiUrl}/v2/payments`,
     headers: { authorization: ctx.authorization, 'content-type': 'application/json' },
     body: JSON.stringify(ctx.createBody),
@@ -37,7 +41,9 @@ export async function overloadPhase(ctx: BenchContext, seconds: number, nice: nu
     hangMs: HANG_MS,
     nice,
   });
-  const apiLoop = perSecond(loopBefore, ctx.apiLoopSchedule(), (performance.now() - startedAt) / 1000);
+  const elapsed = (performance.now() - startedAt) / 1000;
+  const apiLoop = schedulePerSecond(loopBefore, ctx.apiLoopSchedule(), elapsed);
+  const loadProcess = schedulePerSecond(loadSchedule.before, loadSchedule.after, elapsed);
   for (const { outcome, code, retryAfter, ms } of results) {
     if (outcome === 503 || outcome === 429) refusedMs.push(ms);
     else if (outcome === 201) acceptedMs.push(ms);
@@ -61,6 +67,7 @@ export async function overloadPhase(ctx: BenchContext, seconds: number, nice: nu
     refused,
     accepted,
     apiLoop,
+    loadProcess,
     priority: { api: apiPriority, load: loadPriority },
     passed,
   };
@@ -74,9 +81,10 @@ export async function overloadPhase(ctx: BenchContext, seconds: number, nice: nu
     `overload at ${rate.toFixed(1)}/s (2x max) for ${seconds} s, ${count} creates: 429 ${share('429')}, 503 ${share('503')}   ${showLatency(lat)}   max ${lat.maxMs} ms`,
   );
   out(`  refusals ${showLatency(refused)} (${refused.count});  accepted creates ${showLatency(accepted)} (${accepted.count})`);
-  out(`  priority (nice): the API ${showPriority(apiPriority)}, the load thread ${showPriority(loadPriority)}`);
+  out(`  priority (nice): the API ${showPriority(apiPriority)}, the load ${showPriority(loadPriority)}`);
   out(
-    `  the API's event loop, per second: ${apiLoop.ranMsPerSecond} ms on a core, ${apiLoop.waitedMsPerSecond} ms runnable and waiting for one`,
+    `  per second, the API's event loop: ${apiLoop.ranMsPerSecond} ms on a core, ${apiLoop.waitedMsPerSecond} ms runnable and waiting for one;` +
+      ` the load's: ${loadProcess.ranMsPerSecond} ms, ${loadProcess.waitedMsPerSecond} ms`,
   );
   out(
     `  answers: ${Object.entries(answers)
@@ -90,12 +98,6 @@ export async function overloadPhase(ctx: BenchContext, seconds: number, nice: nu
       : `overload check: FAIL (${bad.map(([k, v]) => `${k}: ${v}`).join(', ')})`,
   );
   return passed;
-}
-
-/** How the loop's thread spent the phase, per second of it (a second waited per second: always runnable, never on a core). */
-function perSecond(before: LoopSchedule, after: LoopSchedule, seconds: number) {
-  const rate = (ms: number) => Math.round(ms / seconds);
-  return { ranMsPerSecond: rate(after.ranMs - before.ranMs), waitedMsPerSecond: rate(after.waitedMs - before.waitedMs) };
 }
 
 function showPriority(p: Prioritised): string {

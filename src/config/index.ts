@@ -47,7 +47,7 @@ const ZEnv = z.object({
    */
   API_MAX_IN_FLIGHT_WRITES: z.coerce.number().int().min(1).optional(),
   API_MAX_QUEUED_WRITES: z.coerce.number().int().min(0).optional(),
-  API_QUEUED_WRITE_WAIT_MS: z.coerce.number().int().min(1).default(20),
+  API_QUEUED_WRITE_WAIT_MS: z.coerce.number().int().min(1).default(5),
   API_ADAPTIVE_WRITE_LIMIT: ZFlag.default(true),
   WORKER_DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
   WORKER_DATABASE_POOL_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
@@ -391,7 +391,7 @@ function parseEnv(raw: NodeJS.ProcessEnv, readSecretFile?: ReadSecretFile): { e:
  */
 export function defaultAdmission(
   apiPoolMax: number,
-  maxQueueWaitMs = 20,
+  maxQueueWaitMs = 5,
   adaptive = true,
 ): NonNullable<ServiceConfig['http']['admission']> {
   return {
