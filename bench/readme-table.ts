@@ -183,8 +183,9 @@ function overloadRow(o: BenchFigures['overload'], unloadedP99?: number): FigureR
         .map(([k, v]) => `${k} ×${v}`)
         .join(', ')
     : '';
+  const priority = o?.priority ? `; the API and the load at nice ${o.priority.api.nice} and ${o.priority.load.nice}` : '';
   const loop = o?.apiLoop
-    ? `; the API's event loop per second: ${o.apiLoop.ranMsPerSecond} ms on a core, ${o.apiLoop.waitedMsPerSecond} ms waiting for one`
+    ? `${priority}; the API's event loop per second: ${o.apiLoop.ranMsPerSecond} ms on a core, ${o.apiLoop.waitedMsPerSecond} ms waiting for one`
     : '';
   const unloaded = unloadedP99 === undefined ? '' : ` (unloaded p99 ${unloadedP99} ms)`;
   const split = o?.refused ? `refusals ${lat(o.refused)}; accepted ${o.accepted ? lat(o.accepted) : '—'}${unloaded}` : lat(o?.latency);
@@ -196,7 +197,7 @@ function overloadRow(o: BenchFigures['overload'], unloadedP99?: number): FigureR
     target: 'no 500, none hung; refusals p99 ≤ 50 ms; accepted p99 ≤ 2 × unloaded',
     ...(o ? { met: o.passed && refusedFast && acceptedNear } : {}),
     limit: fixed(
-      "the cores: a refusal is answered on the API's event loop, which waits for one of 2 cores shared with the worker, the engine, PostgreSQL and the load (its run-queue wait, measured)",
+      "refusals: the API's event loop, its own work and its wait for a core (measured); accepted: the gate keeps at least the pool's size in flight, which the engine's rate on 2 cores turns into their time",
     ),
   };
 }
