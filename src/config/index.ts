@@ -389,11 +389,7 @@ function parseEnv(raw: NodeJS.ProcessEnv, readSecretFile?: ReadSecretFile): { e:
  * The API's write gate from its pool: twice as many writes in flight as connections (a write holds
  * one only part of its time), and as many again waiting.
  */
-export function defaultAdmission(
-  apiPoolMax: number,
-  maxQueueWaitMs = 5,
-  adaptive = true,
-): NonNullable<ServiceConfig['http']['admission']> {
+export function defaultAdmission(apiPoolMax: number, maxQueueWaitMs = 5, adaptive = true): NonNullable<ServiceConfig['http']['admission']> {
   return {
     maxInFlight: 2 * apiPoolMax,
     maxQueued: 2 * apiPoolMax,
