@@ -1,9 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { killWithParent } from '../src/embedded/process';
 import { sleep } from './measure';
-import { readSchedule, type ThreadSchedule as LoopSchedule } from './schedstat';
-
-export type { ThreadSchedule as LoopSchedule } from './schedstat';
+import { readSchedule, type ThreadSchedule } from './schedstat';
 
 export interface ApiProcess {
   url: string;
@@ -13,7 +12,7 @@ export interface ApiProcess {
   /** CPU seconds (user + system) the process has used so far. */
   cpuSeconds(): number;
   /** Its main thread (the event loop) so far: ms on a core, and ms runnable but waiting for one. */
-  loopSchedule(): LoopSchedule;
+  loopSchedule(): ThreadSchedule;
   stop(): Promise<void>;
 }
 
@@ -46,10 +45,7 @@ export async function startApiProcess(opts: {
     // between sessions (autogroups) first, its priority is then its own (bench/priority.ts).
     detached: true,
   });
-  // Not in the bench's process group, so a bench that dies without stopping it still takes it down.
-  const kill = () => void child.kill('SIGKILL');
-  process.once('exit', kill);
-  child.once('exit', () => process.removeListener('exit', kill));
+  killWithParent(child);
   const url = `http://127.0.0.1:${opts.port}`;
   let exited = false;
   child.once('exit', () => {
@@ -85,7 +81,7 @@ export async function startApiProcess(opts: {
       return NaN;
     }
   };
-  const loopSchedule = (): LoopSchedule => readSchedule(`/proc/${pid}/task/${pid}/schedstat`);
+  const loopSchedule = (): ThreadSchedule => readSchedule(`/proc/${pid}/task/${pid}/schedstat`);
   return {
     url,
     pid,

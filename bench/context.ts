@@ -1,8 +1,9 @@
 import type { Address } from 'viem';
 import type { RunningService } from '../src/runtime/service';
-import type { ApiProcess, LoopSchedule } from './api-process';
+import type { ApiProcess } from './api-process';
 import type { Prioritised } from './priority';
 import type { BenchFigures } from './figures';
+import type { ThreadSchedule } from './schedstat';
 
 /** What every bench phase gets: the running stack, a partner credential, and where to report. */
 export interface BenchContext {
@@ -31,7 +32,7 @@ export interface BenchContext {
   /** CPU seconds the API process has used so far. */
   apiCpuSeconds(): number;
   /** The API process's event-loop thread so far: ms run, ms waited for a core. */
-  apiLoopSchedule(): LoopSchedule;
+  apiLoopSchedule(): ThreadSchedule;
   /** Every thread of the API process at this nice value (bench/priority.ts). */
   prioritiseApi(nice: number): Prioritised;
   /** Another API process like the one under test, on a port of its own, with `env` added (e.g. tracing on). */

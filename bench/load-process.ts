@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { killWithParent } from '../src/embedded/process';
 import { prioritiseProcess, type Prioritised } from './priority';
 import { readSchedule, type ThreadSchedule } from './schedstat';
 
@@ -76,8 +77,7 @@ export function openLoopInProcess(spec: LoadSpec): Promise<LoadRun> {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       detached: true,
     });
-    const kill = () => void child.kill('SIGKILL');
-    process.once('exit', kill);
+    killWithParent(child);
     let priority: Prioritised = { nice: 0 };
     child.once('spawn', () => {
       priority = prioritiseProcess(child.pid!, spec.nice);
@@ -86,7 +86,6 @@ export function openLoopInProcess(spec: LoadSpec): Promise<LoadRun> {
     child.once('message', (run: Omit<LoadRun, 'priority'>) => resolve({ ...run, priority }));
     child.once('error', reject);
     child.once('exit', (code) => {
-      process.removeListener('exit', kill);
       if (code !== 0) reject(new Error(`the load process exited with ${code}`));
     });
   });

@@ -15,9 +15,9 @@ export type Prioritised = { nice: number } | { nice: 0; refused: string };
  * So `pid` should lead a session of its own, as a process in a container of its own does.
  */
 export function prioritiseProcess(pid: number, nice: number): Prioritised {
+  if (nice === 0) return { nice: 0 };
   const threads = prioritise(readdirSync(`/proc/${pid}/task`).map(Number), nice);
-  if ('refused' in threads || nice === 0) return threads;
-  return prioritiseAutogroup(pid, nice);
+  return 'refused' in threads ? threads : prioritiseAutogroup(pid, nice);
 }
 
 function prioritiseAutogroup(pid: number, nice: number): Prioritised {
@@ -32,7 +32,6 @@ function prioritiseAutogroup(pid: number, nice: number): Prioritised {
 }
 
 function prioritise(threads: number[], nice: number): Prioritised {
-  if (nice === 0) return { nice: 0 };
   for (const tid of threads) {
     try {
       os.setPriority(tid, nice);

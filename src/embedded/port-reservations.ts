@@ -6,11 +6,11 @@ import path from 'node:path';
  * Ports handed out by `freePort` and not yet bound, shared by every process on the machine: a port is
  * free when it is drawn but its server binds it later, and another process drawing in between (a
  * worker's metrics port while `npm start` is still starting) would otherwise get the same number.
- * One file per port, created exclusively; a reservation lapses after HOLD_MS, by when a server has
+ * One file per port, created exclusively; a reservation lapses after RESERVATION_HOLD_MS, by when a server has
  * bound its port or never will.
  */
 const DIR = path.join(os.tmpdir(), 'partner-payments-port-reservations');
-const HOLD_MS = 15 * 60_000;
+export const RESERVATION_HOLD_MS = 15 * 60_000;
 let pruned = false;
 
 /** Reserves port for this process; false when another process holds a live reservation on it. */
@@ -38,7 +38,7 @@ function create(file: string): boolean {
 
 function lapsed(file: string, now: number): boolean {
   try {
-    return now - statSync(file).mtimeMs > HOLD_MS;
+    return now - statSync(file).mtimeMs > RESERVATION_HOLD_MS;
   } catch {
     return true;
   }

@@ -117,6 +117,19 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
   return any;
 }
 
+/**
+ * SIGKILLs `child` if this process exits first: a detached child is in a process group of its own,
+ * which no signal to ours reaches, and must not outlive us holding its ports. Answers that kill.
+ */
+export function killWithParent(child: ChildProcess): () => void {
+  const kill = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+  process.once('exit', kill);
+  child.once('exit', () => process.removeListener('exit', kill));
+  return kill;
+}
+
 /** Whether something accepts TCP connections on host:port right now. */
 export function isPortOpen(port: number, host = '127.0.0.1', timeoutMs = 1000): Promise<boolean> {
   return new Promise((resolve) => {

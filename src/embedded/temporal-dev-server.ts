@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { toolchain } from '../config/toolchain';
 import { requireTool, temporalCliPath, temporalDbFile } from './paths';
-import { isPortOpen, spawnLogged, stopProcess, tailFile, temporalNamespaceReady, waitFor } from './process';
+import { isPortOpen, killWithParent, spawnLogged, stopProcess, tailFile, temporalNamespaceReady, waitFor } from './process';
 
 /**
  * The Temporal CLI's dev server (`temporal server start-dev`, built by `scripts/setup.mjs`), persistent
@@ -83,11 +83,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions =
   // Its own process group, so a Ctrl-C reaches only our process, which stops the server after the
   // worker has drained; a parent that exits without stopping it still takes it down.
   const proc = spawnLogged(cli, args, { log: 'temporal.log', detached: true });
-  const kill = () => {
-    if (!proc.exited()) proc.child.kill('SIGKILL');
-  };
-  process.once('exit', kill);
-  void proc.exit.then(() => process.removeListener('exit', kill));
+  const kill = killWithParent(proc.child);
   try {
     await waitFor(allReady, {
       timeoutMs: options.startTimeoutMs ?? 60_000,

@@ -2,9 +2,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { describe, test } from 'node:test';
 import { freePort } from '../../src/embedded/process';
-import { reservePort } from '../../src/embedded/port-reservations';
-
-const HOLD_MS = 15 * 60_000;
+import { RESERVATION_HOLD_MS, reservePort } from '../../src/embedded/port-reservations';
 
 describe('port reservations', () => {
   test('a drawn port is not handed out again while its server has not bound it, and lapses after the hold', async () => {
@@ -12,7 +10,7 @@ describe('port reservations', () => {
     // Still free to bind (nothing listens yet), so only the reservation keeps a second draw off it.
     assert.equal(await bindable(port), true);
     assert.equal(reservePort(port), false, 'a live reservation refuses another process');
-    assert.equal(reservePort(port, Date.now() + HOLD_MS + 1_000), true, 'a lapsed one is taken over');
+    assert.equal(reservePort(port, Date.now() + RESERVATION_HOLD_MS + 1_000), true, 'a lapsed one is taken over');
   });
 
   test('draws in a row never repeat a number, though none of them is bound', async () => {
