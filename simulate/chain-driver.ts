@@ -131,17 +131,9 @@ export class ChainDriver {
     return false;
   }
 
-  /**
-   * A busy hour: the base fee held at `baseFeeWei` from the next block. The payers' pending transfers
-   * are mined first, at the fee they were priced for: anvil drops a pending transaction priced under a
-   * block's base fee, where a real mempool keeps it (and its payer's wallet would send it again), and
-   * the run would count a transfer the chain never had against the service.
-   */
+  /** A busy hour: the base fee held at `baseFeeWei` from the next block (pending transfers mined first). */
   holdBaseFee(baseFeeWei: bigint): Promise<BaseFeeHold> {
-    return this.lock.run(async () => {
-      await this.faults.mine(1);
-      return this.faults.holdBaseFee(baseFeeWei);
-    });
+    return this.lock.run(() => this.faults.holdBaseFee(baseFeeWei));
   }
 
   pauseMining(): Promise<void> {

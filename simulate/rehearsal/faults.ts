@@ -1,5 +1,4 @@
 import { createChainFaults } from '../../src/chain/chain-faults';
-import { until } from '../until';
 import type { FlowContext } from './flows';
 import { probePayment } from './operator';
 import type { RehearsalStack } from './stack';
@@ -67,11 +66,6 @@ export function faultPlan(stack: RehearsalStack): Fault[] {
       what: `the base fee of ${sandboxChain.code} held at ${FEE_SPIKE.gwei} gwei for ${FEE_SPIKE.ms / 1000} s`,
       run: async () => {
         const faults = createChainFaults(sandboxChain.rpcUrl);
-        // anvil evicts a pending transaction the new base fee leaves underpriced, where geth keeps it:
-        // a payer's transfer evicted so would leave its Payment unpaid. The spike starts between blocks.
-        await until('the sandbox chain mempool empty before the fee spike', 30_000, async () =>
-          (await faults.pendingTransactions()).length === 0 ? true : undefined,
-        );
         const hold = await faults.holdBaseFee(BigInt(FEE_SPIKE.gwei) * 1_000_000_000n);
         try {
           await sleep(FEE_SPIKE.ms); // the busy hour's length, not a wait for anything

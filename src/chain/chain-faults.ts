@@ -97,7 +97,9 @@ export interface ChainFaults {
    * A fee spike, as a busy hour on Ethereum: one block is mined at `baseFeeWei` at once, and every
    * block after it is held there until `release` (EIP-1559 would let it fall by an eighth per block
    * under target, so it is set again before each). `release` sets back the base fee it found and mines
-   * a block at it.
+   * a block at it. The first block drops nothing: anvil drops a pending transaction priced under a
+   * block's base fee, where a real mempool keeps it (and its wallet would send it again), so what is
+   * pending under the spike is mined first, at the fee it was priced for.
    */
   holdBaseFee(baseFeeWei: bigint): Promise<BaseFeeHold>;
 }
@@ -242,7 +244,7 @@ export function createChainFaults(rpcUrl: string): ChainFaults {
 
   const faults: ChainFaults = {
     rpcUrl,
-    holdBaseFee: (baseFeeWei) => holdBaseFee(baseFeeControls(client, rpcUrl, mine), baseFeeWei),
+    holdBaseFee: (baseFeeWei) => holdBaseFee(baseFeeControls(client, rpc, { mine, withMiningPaused }), baseFeeWei),
     head,
     miningMode,
     pauseMining: () => setMiningMode({ mode: 'paused' }),
@@ -301,11 +303,7 @@ export function createChainFaults(rpcUrl: string): ChainFaults {
     },
 
     async pendingTransactions() {
-      type Pool = Record<string, Record<string, { hash: Hash }>>;
-      const content = await rpc<{ pending: Pool; queued: Pool }>('txpool_content');
-      return [content.pending, content.queued].flatMap((pool) =>
-        Object.values(pool).flatMap((byNonce) => Object.values(byNonce).map((tx) => tx.hash.toLowerCase() as Hash)),
-      );
+      return (await mempool(rpc)).map((tx) => tx.hash.toLowerCase() as Hash);
     },
 
     position,
@@ -317,25 +315,73 @@ interface BaseFeeControls {
   latest(): Promise<bigint>;
   setNext(wei: bigint): Promise<unknown>;
   mine(): Promise<unknown>;
+  /** The mempool's transactions whose fee cap is under `wei`: a block at that base fee would drop them. */
+  pricedUnder(wei: bigint): Promise<Hash[]>;
+  withMiningPaused<T>(fn: () => Promise<T>): Promise<T>;
 }
 
-function baseFeeControls(client: PublicClient, rpcUrl: string, mine: (blocks?: number) => Promise<BlockRef>): BaseFeeControls {
+type Rpc = <T>(method: string, params?: unknown[]) => Promise<T>;
+
+interface PoolTransaction {
+  hash: Hash;
+  maxFeePerGas?: Hex | null;
+  gasPrice?: Hex | null;
+}
+
+/** Every transaction in the mempool, pending or queued behind a nonce gap. */
+async function mempool(rpc: Rpc): Promise<PoolTransaction[]> {
+  type Pool = Record<string, Record<string, PoolTransaction>>;
+  const content = await rpc<{ pending: Pool; queued: Pool }>('txpool_content');
+  return [content.pending, content.queued].flatMap((pool) => Object.values(pool).flatMap((byNonce) => Object.values(byNonce)));
+}
+
+function baseFeeControls(
+  client: PublicClient,
+  rpc: Rpc,
+  mining: { mine: (blocks?: number) => Promise<BlockRef>; withMiningPaused: <T>(fn: () => Promise<T>) => Promise<T> },
+): BaseFeeControls {
   return {
     async latest() {
       const block = await client.getBlock({ blockTag: 'latest' });
       if (block.baseFeePerGas === null) throw new ChainFaultError('the node has no base fee (not an EIP-1559 chain)');
       return block.baseFeePerGas;
     },
-    setNext: (wei) => jsonRpc(rpcUrl, 'anvil_setNextBlockBaseFeePerGas', [quantity(wei)]),
-    mine: () => mine(1),
+    setNext: (wei) => rpc('anvil_setNextBlockBaseFeePerGas', [quantity(wei)]),
+    mine: () => mining.mine(1),
+    async pricedUnder(wei) {
+      return (await mempool(rpc)).filter((tx) => BigInt(tx.maxFeePerGas ?? tx.gasPrice ?? 0) < wei).map((tx) => tx.hash);
+    },
+    withMiningPaused: mining.withMiningPaused,
   };
+}
+
+/** Tries at mining what the spike would drop before it starts; more arrive only between two calls. */
+const SPIKE_START_TRIES = 20;
+
+/**
+ * Mines the spike's first block once nothing pending is priced under it. With mining paused and the
+ * next base fee already at the spike, the node refuses any new transaction it prices out, so the
+ * mempool read is all a block at the spike could drop; what it holds is mined at the baseline first.
+ */
+async function startSpike(fees: BaseFeeControls, baseFeeWei: bigint, baselineWei: bigint): Promise<void> {
+  await fees.withMiningPaused(async () => {
+    for (let tries = 1; ; tries++) {
+      await fees.setNext(baseFeeWei);
+      const under = await fees.pricedUnder(baseFeeWei);
+      if (under.length === 0) return void (await fees.mine());
+      if (tries === SPIKE_START_TRIES) {
+        throw new ChainFaultError(`${under.length} transaction(s) stay pending under the spike after ${tries} blocks: ${under.join(', ')}`);
+      }
+      await fees.setNext(baselineWei);
+      await fees.mine();
+    }
+  });
 }
 
 async function holdBaseFee(fees: BaseFeeControls, baseFeeWei: bigint): Promise<BaseFeeHold> {
   if (baseFeeWei <= 0n) throw new ChainFaultError(`a held base fee must be positive, got ${baseFeeWei}`);
   const baselineWei = await fees.latest();
-  await fees.setNext(baseFeeWei);
-  await fees.mine();
+  await startSpike(fees, baseFeeWei, baselineWei);
   let held = true;
   // Setting the next block's base fee is idempotent: set it again on a short beat, whatever is mined.
   const beat = (async () => {

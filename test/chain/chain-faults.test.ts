@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Hash } from 'viem';
+import { createPublicClient, http, type Hash } from 'viem';
 import { ChainFaultError } from '../../src/chain/chain-faults';
 import { freshAddress, startFaultyChain, type FaultyChain } from '../support/chain-faults';
 
@@ -218,6 +218,31 @@ describe('chain faults on anvil', () => {
     });
     assert.equal(await t.balance(to), 0n);
     assert.equal(await t.balance(payer.address), 10_000_000n);
+  });
+
+  test('a fee spike drops no pending transfer: one priced under it is mined first, at the fee it found', async () => {
+    const payer = await t.newPayer(10_000_000n);
+    const to = freshAddress();
+    const spikeWei = 150n * 1_000_000_000n;
+    await t.faults.pauseMining();
+    const pending = await t.transfer(payer, to, 7_000_000n);
+    assert.equal(await t.chain.getTransactionStatus(pending, 1), 'pending');
+
+    const hold = await t.faults.holdBaseFee(spikeWei);
+    try {
+      assert.ok(hold.baselineWei < spikeWei, `the baseline ${hold.baselineWei} is under the spike`);
+      const mined = await t.faults.position(pending);
+      assert.ok(mined, 'the pending transfer was mined, not dropped');
+      const { baseFeePerGas } = await createPublicClient({ transport: http(t.rpcUrl) }).getBlock({ blockNumber: mined.blockNumber });
+      assert.ok(baseFeePerGas! < spikeWei, `mined in a block at ${baseFeePerGas}, under the spike`);
+      assert.equal(await t.chain.getBaseFee(), spikeWei);
+    } finally {
+      await hold.release();
+      await t.faults.resumeMining();
+    }
+    assert.equal(await t.balance(to), 7_000_000n);
+    assert.equal(await t.chain.getBaseFee(), hold.baselineWei, 'the fee set back');
+    assert.deepEqual(await t.faults.miningMode(), { mode: 'automine' });
   });
 
   test('refuses what it cannot do: a reorg past genesis, dropping a mined transaction, re-mining an unknown one', async () => {
