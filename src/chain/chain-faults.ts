@@ -369,10 +369,10 @@ async function startSpike(fees: BaseFeeControls, baseFeeWei: bigint, baselineWei
       await fees.setNext(baseFeeWei);
       const under = await fees.pricedUnder(baseFeeWei);
       if (under.length === 0) return void (await fees.mine());
+      await fees.setNext(baselineWei);
       if (tries === SPIKE_START_TRIES) {
         throw new ChainFaultError(`${under.length} transaction(s) stay pending under the spike after ${tries} blocks: ${under.join(', ')}`);
       }
-      await fees.setNext(baselineWei);
       await fees.mine();
     }
   });
