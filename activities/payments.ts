@@ -11,6 +11,7 @@ import type { SettlementSenderDeps } from '../src/domain/settlement/settlement-s
 import type { OfframpProvider } from '../src/offramp/offramp-provider';
 import { readPayout, requestPayout } from '../src/domain/payments/payment-payouts';
 import { scannedThrough } from '../src/domain/chain/chain-scan-cursors';
+import { currentStepId } from './step-id';
 
 export interface PaymentActivityDeps {
   prisma: PrismaClient;
@@ -24,7 +25,8 @@ export interface PaymentActivityDeps {
 export function createPaymentActivities(deps: PaymentActivityDeps) {
   const { prisma, chains } = deps;
   return {
-    persistPaymentTransition: (paymentId: string, t: PersistedTransition) => persistPaymentTransition(prisma, paymentId, t),
+    persistPaymentTransition: (paymentId: string, t: PersistedTransition) =>
+      persistPaymentTransition(prisma, paymentId, t, currentStepId()),
 
     loadPaymentState: (paymentId: string) => loadPaymentState(prisma, paymentId),
 

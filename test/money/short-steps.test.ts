@@ -9,6 +9,8 @@ import { USDC, newPayer, send } from '../deposits/helpers';
 import { LOCAL_ACTIVITY_MARKER } from '../../bench/engine-work';
 import { SHORT_STEPS_LOCAL } from '../../workflows/short-steps';
 import { nominateForRecording } from '../support/record-histories';
+import { chainAdvancedSignal } from '../../workflows/contracts/chain-advanced';
+import { poll } from '../support/until';
 
 /** What a run's history shows of its work: activity tasks by type, local activities, the short-steps patch. */
 async function work(workflowId: string) {
@@ -107,6 +109,71 @@ describe('Short steps run as local activities (the engine schedules only the sen
         'recordDepositDetected',
         'verifyDepositSource',
       ]);
+    });
+  });
+
+  test('a step that keeps the status, run again after the engine refused its task, writes its event once', async () => {
+    await withLocalShortSteps(async () => {
+      const h = await getHarness();
+      const m = await newMerchant();
+      const p = (await createPayment(m, { amount: '3' })).body.payment;
+      const escrow = p.funding.depositAddress.address;
+      const payer = await newPayer(6n * USDC);
+      await send(payer, escrow, 3n * USDC);
+      await pokeScanner();
+      await blockByBlock(
+        async () => ((await getPayment(m, p.id)).payment.status === 'succeeded' && (await work(p.id)).completed) || undefined,
+        `Payment ${p.id} succeeded and its run ended`,
+        120,
+      );
+      await send(payer, escrow, 3n * USDC);
+      await pokeScanner();
+      await poll(
+        async (saw) => {
+          const rows = await h.db.prisma.paymentTransfer.findMany({ where: { paymentId: p.id, role: 'duplicate' } });
+          saw(`duplicate transfers ${JSON.stringify(rows.map((r) => r.status))}`);
+          return rows.some((r) => r.status === 'pending') && (await work(p.id)).completed === false;
+        },
+        `the second transfer to ${p.id} tracked by a new run`,
+        { timeoutMs: 60_000, done: Boolean, between: async () => (await pokeScanner(), new Promise((r) => setTimeout(r, 500))) },
+      );
+
+      // The row held, the step that confirms the duplicate waits in its write; a signal meanwhile makes
+      // the engine refuse the task that would end the run, so the next task runs the step again.
+      await h.db.prisma.$transaction(
+        async (tx) => {
+          await tx.$queryRaw`SELECT id FROM payments WHERE id = ${p.id} FOR UPDATE`;
+          await blockByBlock(
+            async () => {
+              const [row] = await h.db.prisma.$queryRaw<Array<{ waiting: bigint }>>`
+                SELECT count(*) AS waiting FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+                WHERE NOT l.granted AND a.datname = current_database()`;
+              return row!.waiting > 0n || undefined;
+            },
+            `the write confirming the duplicate to ${p.id} waiting on the held row`,
+            60,
+          );
+          await h.env.client.workflow
+            .getHandle(p.id)
+            .signal(chainAdvancedSignal, String(await h.chain.chains.get(h.chainId).getBlockNumber()));
+        },
+        { timeout: 120_000, maxWait: 10_000 },
+      );
+
+      await blockByBlock(
+        async () => (await work(p.id)).completed || undefined,
+        `the run that confirmed the duplicate to ${p.id} ended`,
+        60,
+      );
+      const history = (await h.probes.workflowHistory(p.id)).events ?? [];
+      assert.ok(
+        history.some((e) => e.workflowTaskFailedEventAttributes || e.workflowTaskTimedOutEventAttributes),
+        'the engine refused the task that ran the step, so the step ran again',
+      );
+      const duplicates = await h.db.prisma.event.findMany({ where: { resourceId: p.id, name: 'payment.duplicate_received' } });
+      assert.equal(duplicates.length, 1, `payment.duplicate_received written ${duplicates.length} times`);
+      assert.equal(await h.db.prisma.paymentIncident.count({ where: { paymentId: p.id, kind: 'duplicate' } }), 1);
+      assert.equal((await getPayment(m, p.id)).payment.incidentRecoverySummary.count, 1);
     });
   });
 });

@@ -22,7 +22,9 @@ import type { CarriedPaymentState, PersistedTransition } from './pure/payment-se
 /**
  * Where a Payment's steps are written: the row (conditional on the statusVersion the workflow saw),
  * its events, incidents, transfer statuses and ledger postings, each step in one transaction. Every id
- * derives from (Payment, step), so a retried step writes nothing twice.
+ * derives from (Payment, step), so a retried step writes nothing twice. A step that moves the status
+ * is found applied by its statusVersion; one that keeps it (a duplicate received, a hold) by its
+ * events' ids, which derive from the step's id (activities/step-id.ts), never from the clock.
  */
 
 const digest = (...parts: string[]) => createHash('sha256').update(parts.join('|')).digest('hex').slice(0, 24);
@@ -56,11 +58,21 @@ function paymentEvents(p: Payment, names: PaymentEventName[], payout: PaymentPay
   );
 }
 
-export async function persistPaymentTransition(prisma: PrismaClient, paymentId: string, t: PersistedTransition): Promise<void> {
-  await prisma.$transaction((tx) => applyPaymentTransition(tx, paymentId, t));
+export async function persistPaymentTransition(
+  prisma: PrismaClient,
+  paymentId: string,
+  t: PersistedTransition,
+  stepId: string,
+): Promise<void> {
+  await prisma.$transaction((tx) => applyPaymentTransition(tx, paymentId, t, stepId));
 }
 
-export async function applyPaymentTransition(tx: Prisma.TransactionClient, paymentId: string, t: PersistedTransition): Promise<void> {
+async function applyPaymentTransition(
+  tx: Prisma.TransactionClient,
+  paymentId: string,
+  t: PersistedTransition,
+  stepId: string,
+): Promise<void> {
   const current = await tx.payment.findUniqueOrThrow({ where: { id: paymentId } });
   if (current.statusVersion > t.fromStatusVersion) return; // already applied by an earlier attempt
   const { count } = await tx.payment.updateMany({
@@ -117,10 +129,7 @@ export async function applyPaymentTransition(tx: Prisma.TransactionClient, payme
   }
   if (payout && t.ledger.includes('payout')) await postToLedger(tx, payoutPosting(payment, payout));
   if (payout && t.ledger.includes('payout_returned')) await postToLedger(tx, payoutReturnedPosting(payment, payout));
-  // Several steps can share a statusVersion and a workflow time (duplicates seen together): the
-  // incidents' transfers tell them apart.
-  const step = `v${t.fromStatusVersion}@${t.at}:${t.incidents.map((x) => x.transferKey ?? x.kind).join(',')}`;
-  await writeEvents(tx, paymentSubject(payment), step, paymentEvents(payment, t.events, payout));
+  await writeEvents(tx, paymentSubject(payment), stepId, paymentEvents(payment, t.events, payout));
 }
 
 /** Transfer statuses the dust sweep follows (dust.ts), never a Payment's workflow. */

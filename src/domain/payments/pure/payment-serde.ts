@@ -26,7 +26,7 @@ export interface PersistedTransition {
   payoutReasonCode?: string | null;
   cancel: { reasonCode: string; reason: string | null } | null;
   failure: { code: string; message: string } | null;
-  /** Workflow time of the step: with the statusVersion it identifies the step (row ids derive from it). */
+  /** Workflow time of the step; an incident with no transfer of its own takes its id from it (such a step moves the status). */
   at: string;
 }
 
