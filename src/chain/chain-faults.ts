@@ -335,11 +335,7 @@ async function mempool(rpc: Rpc): Promise<PoolTransaction[]> {
   return [content.pending, content.queued].flatMap((pool) => Object.values(pool).flatMap((byNonce) => Object.values(byNonce)));
 }
 
-function baseFeeControls(
-  client: PublicClient,
-  rpc: Rpc,
-  mining: { mine: (blocks?: number) => Promise<BlockRef>; withMiningPaused: <T>(fn: () => Promise<T>) => Promise<T> },
-): BaseFeeControls {
+function baseFeeControls(client: PublicClient, rpc: Rpc, mining: Pick<ChainFaults, 'mine' | 'withMiningPaused'>): BaseFeeControls {
   return {
     async latest() {
       const block = await client.getBlock({ blockTag: 'latest' });
